@@ -1,0 +1,1 @@
+//! rankscope: forensics for multi-rank LLM inference server start-ups.
