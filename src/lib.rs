@@ -1,1 +1,17 @@
 //! rankscope: forensics for multi-rank LLM inference server start-ups.
+//!
+//! Data flows one way: `source` (bytes in) → `scan` with `grammar` (events) → `model`
+//! (ranks, phases, failures) → `analysis` (alignment, diff) → `render` (text, JSON, TUI).
+//! See docs/architecture.md.
+
+pub mod analysis;
+pub mod cli;
+pub mod event;
+pub mod grammar;
+pub mod load;
+pub mod model;
+pub mod render;
+pub mod scan;
+pub mod source;
+pub mod text;
+pub mod units;

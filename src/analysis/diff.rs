@@ -1,0 +1,613 @@
+//! Baseline against candidate: which figure moved first, on which ranks, by how much,
+//! what it cost, and where each run stopped.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::align::Spread;
+use crate::event::{FieldValue, Rank};
+use crate::model::{Failure, FailureKind, Phase, Run};
+use crate::units::{group_thousands, human_bytes, human_delta_mib};
+
+/// The figures compared, in start-up order, and which direction is the worse one.
+pub const COMPARED: &[(Phase, &str, Worse)] = &[
+    (Phase::DistInit, "mem_usage", Worse::Up),
+    (Phase::WeightLoad, "avail_before", Worse::Down),
+    (Phase::WeightLoad, "avail_after", Worse::Down),
+    (Phase::WeightLoad, "mem_usage", Worse::Up),
+    (Phase::KvCache, "kv_avail", Worse::Down),
+    (Phase::KvCache, "tokens", Worse::Down),
+    (Phase::KvCache, "kv_size", Worse::Down),
+    (Phase::KvCache, "avail_after", Worse::Down),
+    (Phase::CudaGraph, "avail_before", Worse::Down),
+    (Phase::CudaGraph, "mem_usage", Worse::Up),
+    (Phase::CudaGraph, "avail_after", Worse::Down),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Worse {
+    Up,
+    Down,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaClass {
+    /// No rank moved.
+    Same,
+    /// Within the printed resolution, and not all ranks the same way.
+    Noise,
+    /// At least 3/4 of the ranks moved the same way beyond noise, or every rank moved the
+    /// same way at all.
+    Systematic,
+    /// Some ranks only.
+    Local,
+}
+
+impl DeltaClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeltaClass::Same => "same",
+            DeltaClass::Noise => "noise",
+            DeltaClass::Systematic => "systematic",
+            DeltaClass::Local => "local",
+        }
+    }
+    pub fn is_signal(self) -> bool {
+        matches!(self, DeltaClass::Systematic | DeltaClass::Local)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RankDelta {
+    pub rank: Rank,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// Beyond one print step.
+    pub beyond_noise: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FigureDiff {
+    pub phase: Phase,
+    pub figure: &'static str,
+    pub is_bytes: bool,
+    /// One print step (bytes for memory); deltas within it are noise.
+    pub resolution: f64,
+    pub class: DeltaClass,
+    pub ranks_compared: usize,
+    /// Ranks that moved beyond noise in the dominant direction.
+    pub ranks_moved: usize,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+    pub delta: Spread,
+    /// The candidate is worse on this figure (more used, less free, fewer tokens).
+    pub worse: bool,
+    pub per_rank: Vec<RankDelta>,
+    /// Baseline and candidate lines of the first rank, for `--explain`.
+    pub baseline_text: Option<String>,
+    pub candidate_text: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailureGroup {
+    pub kind: FailureKind,
+    pub phase: Phase,
+    pub ranks: Vec<Rank>,
+    pub total_ranks: usize,
+    /// Parsed OOM figures common to the group (bytes).
+    pub requested_bytes: Option<i64>,
+    pub allowed_bytes: Option<i64>,
+    pub free_bytes: Option<i64>,
+    pub reserved_unallocated_bytes: Option<i64>,
+    pub private_pools_bytes: Option<i64>,
+    pub message: String,
+    /// The ranks failed because `consequence_of` did first.
+    pub consequence_of: Option<Rank>,
+}
+
+impl FailureGroup {
+    /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{}/{} ranks: {} in {}",
+            self.ranks.len(),
+            self.total_ranks,
+            self.kind.name(),
+            self.phase
+        );
+        if let Some(b) = self.requested_bytes {
+            s.push_str(&format!(", tried to allocate {}", human_bytes(b)));
+        }
+        if let Some(b) = self.allowed_bytes {
+            s.push_str(&format!(", {} allowed", human_bytes(b)));
+        }
+        if let Some(b) = self.free_bytes {
+            if self.allowed_bytes.is_none() {
+                s.push_str(&format!(", {} free on the device", human_bytes(b)));
+            }
+        }
+        if let Some(b) = self.reserved_unallocated_bytes {
+            s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
+        }
+        if let Some(r) = &self.consequence_of {
+            s.push_str(&format!(" (after {r} failed)"));
+        }
+        s
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunOutcome {
+    pub ranks: usize,
+    pub ready: bool,
+    pub failed_ranks: usize,
+    pub groups: Vec<FailureGroup>,
+    /// The rank that failed first (by time, then file order) and how.
+    pub first_failure: Option<(Rank, FailureKind, Phase)>,
+    pub launcher_failures: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Divergence {
+    pub phase: Phase,
+    pub figure: &'static str,
+    pub class: DeltaClass,
+    pub ranks_moved: usize,
+    pub ranks_compared: usize,
+    pub delta: Spread,
+    pub is_bytes: bool,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+}
+
+/// What the first divergence cost further on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Effect {
+    /// Median change in KV tokens per rank (negative: lost).
+    pub kv_tokens_delta: Option<i64>,
+    pub kv_tokens_baseline: Option<i64>,
+    /// The same in bytes, from the candidate's bytes per token.
+    pub kv_bytes_delta: Option<i64>,
+    /// Median change of free memory after the KV pool.
+    pub avail_after_pool_delta: Option<i64>,
+    pub avail_after_pool: Option<(i64, i64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Nothing beyond noise.
+    Same,
+    /// The candidate fails where the baseline did not (or fails too).
+    Failed,
+    /// No failure, but less capacity or more memory used.
+    Regressed,
+    /// Only changes for the better.
+    Improved,
+}
+
+impl Status {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Status::Same | Status::Improved => 0,
+            Status::Failed | Status::Regressed => 1,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Same => "SAME",
+            Status::Failed => "FAILED",
+            Status::Regressed => "REGRESSED",
+            Status::Improved => "IMPROVED",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparability {
+    pub common_ranks: usize,
+    pub only_in_baseline: Vec<Rank>,
+    pub only_in_candidate: Vec<Rank>,
+    /// Per-rank memory is compared only when the rank sets match.
+    pub memory_compared: bool,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunDiff {
+    pub status: Status,
+    pub headline: String,
+    pub comparability: Comparability,
+    pub figures: Vec<FigureDiff>,
+    pub first_divergence: Option<Divergence>,
+    pub effect: Option<Effect>,
+    pub baseline: RunOutcome,
+    pub candidate: RunOutcome,
+}
+
+fn figure_value(run: &Run, rank: &Rank, phase: Phase, name: &str) -> Option<(FieldValue, String)> {
+    let f = run.rank(rank)?.figure(phase, name)?;
+    let line = run.events.iter().find(|e| e.origin == f.origin).map(|e| {
+        format!(
+            "{}:{}: {}",
+            run.source_name(&f.origin),
+            f.origin.line,
+            e.message
+        )
+    });
+    Some((f.value.clone(), line.unwrap_or_default()))
+}
+
+fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
+    let n = per_rank.len();
+    if n == 0 || per_rank.iter().all(|d| d.delta == 0.0) {
+        return (DeltaClass::Same, 0);
+    }
+    let up = per_rank
+        .iter()
+        .filter(|d| d.beyond_noise && d.delta > 0.0)
+        .count();
+    let down = per_rank
+        .iter()
+        .filter(|d| d.beyond_noise && d.delta < 0.0)
+        .count();
+    let moved = up.max(down);
+    let all_same_way =
+        per_rank.iter().all(|d| d.delta > 0.0) || per_rank.iter().all(|d| d.delta < 0.0);
+    if moved * 4 >= n * 3 || (all_same_way && n >= 2) {
+        let same_way = if all_same_way { n } else { moved };
+        return (DeltaClass::Systematic, same_way);
+    }
+    if up + down > 0 {
+        return (DeltaClass::Local, up + down);
+    }
+    (DeltaClass::Noise, 0)
+}
+
+pub fn outcome(run: &Run) -> RunOutcome {
+    let total = run.ranks.len();
+    type Key = (
+        FailureKind,
+        Phase,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<Rank>,
+    );
+    let mut groups: BTreeMap<String, (Key, Vec<Rank>, String)> = BTreeMap::new();
+    let b = |f: &Failure, n: &str| f.fields.get(n).and_then(|v| v.as_bytes());
+    for r in &run.ranks {
+        let Some(f) = &r.failure else { continue };
+        let key: Key = (
+            f.kind,
+            f.phase,
+            b(f, "requested_bytes"),
+            b(f, "allowed_bytes"),
+            b(f, "reserved_unallocated_bytes"),
+            f.consequence_of.clone(),
+        );
+        let k = format!("{key:?}");
+        groups
+            .entry(k)
+            .or_insert_with(|| (key, Vec::new(), f.message.clone()))
+            .1
+            .push(r.rank.clone());
+    }
+    let mut groups: Vec<FailureGroup> = groups
+        .into_values()
+        .map(|(key, ranks, message)| {
+            let first = ranks
+                .first()
+                .and_then(|r| run.rank(r))
+                .and_then(|r| r.failure.as_ref());
+            FailureGroup {
+                kind: key.0,
+                phase: key.1,
+                ranks,
+                total_ranks: total,
+                requested_bytes: key.2,
+                allowed_bytes: key.3,
+                free_bytes: first.and_then(|f| b(f, "free_bytes")),
+                reserved_unallocated_bytes: key.4,
+                private_pools_bytes: first.and_then(|f| b(f, "private_pools_bytes")),
+                message,
+                consequence_of: key.5,
+            }
+        })
+        .collect();
+    groups.sort_by_key(|g| std::cmp::Reverse(g.ranks.len()));
+    let first_failure = run
+        .ranks
+        .iter()
+        .filter_map(|r| {
+            let f = r.failure.as_ref()?;
+            if f.kind == FailureKind::Hang {
+                return None;
+            }
+            Some((
+                f.ts,
+                f.origin.as_ref().map(|o| (o.source, o.line)),
+                r.rank.clone(),
+                f.kind,
+                f.phase,
+            ))
+        })
+        .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
+        .map(|x| (x.2, x.3, x.4));
+    RunOutcome {
+        ranks: total,
+        ready: run.ready,
+        failed_ranks: run.failed_ranks(),
+        groups,
+        first_failure,
+        launcher_failures: run
+            .launcher_failures
+            .iter()
+            .map(|f| f.message.clone())
+            .collect(),
+    }
+}
+
+pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
+    let b_ranks: Vec<&Rank> = baseline.ranks.iter().map(|r| &r.rank).collect();
+    let c_ranks: Vec<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
+    let common: Vec<&Rank> = b_ranks
+        .iter()
+        .copied()
+        .filter(|r| c_ranks.contains(r))
+        .collect();
+    let only_in_baseline: Vec<Rank> = b_ranks
+        .iter()
+        .filter(|r| !c_ranks.contains(r))
+        .map(|r| (*r).clone())
+        .collect();
+    let only_in_candidate: Vec<Rank> = c_ranks
+        .iter()
+        .filter(|r| !b_ranks.contains(r))
+        .map(|r| (*r).clone())
+        .collect();
+    let mut notes = Vec::new();
+    let memory_compared =
+        !common.is_empty() && only_in_baseline.is_empty() && only_in_candidate.is_empty();
+    if baseline.events.is_empty() {
+        notes.push(format!(
+            "baseline {}: no start-up events found",
+            baseline.name
+        ));
+    }
+    if candidate.events.is_empty() {
+        notes.push(format!(
+            "candidate {}: no start-up events found",
+            candidate.name
+        ));
+    }
+    if !memory_compared && !common.is_empty() {
+        notes.push(format!(
+            "rank sets differ ({} vs {} ranks): per-rank memory is not comparable across different parallel layouts; only outcomes are compared",
+            b_ranks.len(),
+            c_ranks.len()
+        ));
+    } else if common.is_empty() && !b_ranks.is_empty() && !c_ranks.is_empty() {
+        notes.push("the runs share no rank names: only outcomes are compared".into());
+    }
+    if !baseline.grammars.is_empty() && !candidate.grammars.is_empty() {
+        let servers = |r: &Run| {
+            r.grammars
+                .iter()
+                .filter(|g| *g != "pytorch" && *g != "nccl")
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let (bs, cs) = (servers(baseline), servers(candidate));
+        if !bs.is_empty() && !cs.is_empty() && bs != cs {
+            notes.push(format!(
+                "the runs come from different servers ({} vs {}): figures are compared by canonical phase, wording differs",
+                bs.join("+"),
+                cs.join("+")
+            ));
+        }
+    }
+
+    let mut figures = Vec::new();
+    if memory_compared {
+        for &(phase, name, worse_dir) in COMPARED {
+            let mut per_rank = Vec::new();
+            let mut resolution: f64 = 0.0;
+            let mut is_bytes = false;
+            let mut texts = (None, None);
+            for r in &common {
+                let (Some((bv, bt)), Some((cv, ct))) = (
+                    figure_value(baseline, r, phase, name),
+                    figure_value(candidate, r, phase, name),
+                ) else {
+                    continue;
+                };
+                let (Some(b), Some(c)) = (bv.as_f64(), cv.as_f64()) else {
+                    continue;
+                };
+                is_bytes |= bv.as_bytes().is_some();
+                let step = bv.resolution().max(cv.resolution()) as f64;
+                resolution = resolution.max(step);
+                if texts.0.is_none() {
+                    texts = (Some(bt), Some(ct));
+                }
+                let delta = c - b;
+                per_rank.push(RankDelta {
+                    rank: (*r).clone(),
+                    baseline: b,
+                    candidate: c,
+                    delta,
+                    beyond_noise: delta.abs() > step * 1.01,
+                });
+            }
+            if per_rank.is_empty() {
+                continue;
+            }
+            let (class, ranks_moved) = classify(&per_rank);
+            let mut deltas: Vec<f64> = per_rank.iter().map(|d| d.delta).collect();
+            let mut bs: Vec<f64> = per_rank.iter().map(|d| d.baseline).collect();
+            let mut cs: Vec<f64> = per_rank.iter().map(|d| d.candidate).collect();
+            let (Some(delta), Some(bm), Some(cm)) = (
+                Spread::of(&mut deltas),
+                Spread::of(&mut bs),
+                Spread::of(&mut cs),
+            ) else {
+                continue;
+            };
+            let worse = match worse_dir {
+                Worse::Up => delta.median > 0.0,
+                Worse::Down => delta.median < 0.0,
+            };
+            figures.push(FigureDiff {
+                phase,
+                figure: name,
+                is_bytes,
+                resolution,
+                class,
+                ranks_compared: per_rank.len(),
+                ranks_moved,
+                baseline_median: bm.median,
+                candidate_median: cm.median,
+                delta,
+                worse,
+                per_rank,
+                baseline_text: texts.0,
+                candidate_text: texts.1,
+            });
+        }
+    }
+    let first_divergence = figures
+        .iter()
+        .find(|f| f.class.is_signal())
+        .map(|f| Divergence {
+            phase: f.phase,
+            figure: f.figure,
+            class: f.class,
+            ranks_moved: f.ranks_moved,
+            ranks_compared: f.ranks_compared,
+            delta: f.delta.clone(),
+            is_bytes: f.is_bytes,
+            baseline_median: f.baseline_median,
+            candidate_median: f.candidate_median,
+        });
+    let find = |p: Phase, n: &str| figures.iter().find(|f| f.phase == p && f.figure == n);
+    let effect = first_divergence.as_ref().map(|_| {
+        let tokens = find(Phase::KvCache, "tokens");
+        let kv_tokens_delta = tokens.map(|t| t.delta.median.round() as i64);
+        let bytes_per_token = candidate.ranks.first().and_then(|r| {
+            let t = r.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
+            let b = r.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
+            (t > 0).then(|| b as f64 / t as f64)
+        });
+        let pool = find(Phase::KvCache, "avail_after");
+        Effect {
+            kv_tokens_delta,
+            kv_tokens_baseline: tokens.map(|t| t.baseline_median.round() as i64),
+            kv_bytes_delta: match (kv_tokens_delta, bytes_per_token) {
+                (Some(d), Some(bpt)) => Some((d as f64 * bpt).round() as i64),
+                _ => None,
+            },
+            avail_after_pool_delta: pool.map(|p| p.delta.median.round() as i64),
+            avail_after_pool: pool.map(|p| (p.baseline_median as i64, p.candidate_median as i64)),
+        }
+    });
+
+    let b_out = outcome(baseline);
+    let c_out = outcome(candidate);
+    let candidate_failed = c_out.failed_ranks > 0 || !c_out.launcher_failures.is_empty();
+    let any_worse = figures.iter().any(|f| f.class.is_signal() && f.worse);
+    let any_signal = figures.iter().any(|f| f.class.is_signal());
+    let status = if candidate_failed {
+        Status::Failed
+    } else if any_worse {
+        Status::Regressed
+    } else if any_signal {
+        Status::Improved
+    } else {
+        Status::Same
+    };
+    let headline = headline(status, &b_out, &c_out, effect.as_ref());
+    RunDiff {
+        status,
+        headline,
+        comparability: Comparability {
+            common_ranks: common.len(),
+            only_in_baseline,
+            only_in_candidate,
+            memory_compared,
+            notes,
+        },
+        figures,
+        first_divergence,
+        effect,
+        baseline: b_out,
+        candidate: c_out,
+    }
+}
+
+fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effect>) -> String {
+    let base = if b.ready {
+        "baseline reached ready".to_string()
+    } else if b.failed_ranks > 0 {
+        format!("baseline failed too ({}/{} ranks)", b.failed_ranks, b.ranks)
+    } else {
+        "baseline did not reach ready".to_string()
+    };
+    match status {
+        Status::Failed => {
+            let what = match c.groups.first() {
+                Some(g) if g.ranks.len() == c.ranks => format!(
+                    "all {} ranks {} in {}",
+                    c.ranks,
+                    failure_verb(g.kind),
+                    g.phase
+                ),
+                Some(g) => format!(
+                    "{}/{} ranks {} in {}",
+                    c.failed_ranks,
+                    c.ranks,
+                    failure_verb(g.kind),
+                    g.phase
+                ),
+                None => "the launcher failed".to_string(),
+            };
+            format!("candidate: {what}; {base}")
+        }
+        Status::Regressed => {
+            let mut s = "candidate started, with less capacity".to_string();
+            if let Some(e) = effect {
+                if let Some(d) = e.kv_tokens_delta.filter(|d| *d < 0) {
+                    s = format!(
+                        "candidate started, but with {} fewer KV tokens per rank{}",
+                        group_thousands(-d),
+                        e.kv_bytes_delta
+                            .map(|b| format!(" ({})", human_bytes(-b)))
+                            .unwrap_or_default()
+                    );
+                } else if let Some(d) = e.avail_after_pool_delta.filter(|d| *d < 0) {
+                    s = format!(
+                        "candidate started, with {} less free after the KV pool",
+                        human_delta_mib(-d).trim_start_matches('+')
+                    );
+                }
+            }
+            s
+        }
+        Status::Improved => "candidate differs from the baseline, for the better".into(),
+        Status::Same => "no difference beyond the print resolution".into(),
+    }
+}
+
+pub fn failure_verb(k: FailureKind) -> &'static str {
+    match k {
+        FailureKind::Oom => "ran out of memory",
+        FailureKind::NotEnoughMemory => "had not enough memory",
+        FailureKind::Nccl => "failed in NCCL",
+        FailureKind::Exception => "raised an exception",
+        FailureKind::Hang => "stopped (log ends)",
+    }
+}

@@ -1,0 +1,4 @@
+//! Analysis: pure functions over run models. No I/O here.
+
+pub mod align;
+pub mod diff;

@@ -1,0 +1,94 @@
+//! The command line, defined once: help, completions and the man page come from here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::render::ColorChoice;
+
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success; for `diff`: no meaningful difference (or only improvements)
+  1  `diff`: the candidate failed or regressed against the baseline
+  2  usage or input error (missing path, unreadable or binary file, bad grammar)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rankscope",
+    version,
+    about = "Forensics for multi-rank LLM inference server start-ups",
+    long_about = "Reads the start-up logs of every rank of an SGLang (or any grammar-described) \
+server, lines up their phases, and names the cause when one run fails or regresses against another.",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// When to colour the output (NO_COLOR is honoured under `auto`)
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    pub color: ColorChoice,
+    /// Add a grammar file (TOML) to the built-in ones; repeatable
+    #[arg(long = "grammar", value_name = "FILE", global = true)]
+    pub grammars: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One run: phases × ranks, memory, skew, where each rank stopped
+    Summary {
+        /// A log file, a run directory, or `-` for stdin
+        run: PathBuf,
+        /// Per-rank detail: last phase, outcome and key figures of every rank
+        #[arg(long)]
+        ranks: bool,
+        /// The whole summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every start-up event, typed, with memory in bytes and time in seconds
+    Events {
+        run: PathBuf,
+        /// One JSON document
+        #[arg(long, conflicts_with = "ndjson")]
+        json: bool,
+        /// One JSON object per line, `type`/`data` envelopes, written as they are found
+        #[arg(long)]
+        ndjson: bool,
+        /// Only events of this kind (repeatable)
+        #[arg(long = "kind")]
+        kinds: Vec<String>,
+        /// Only events of this rank, e.g. `TP3` or `"PP1 TP2"`
+        #[arg(long)]
+        rank: Option<String>,
+    },
+    /// Name the cause of a failing or regressed start-up against a baseline
+    #[command(after_help = EXIT_CODES)]
+    Diff {
+        baseline: PathBuf,
+        candidate: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Show the log line behind every compared figure
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Grammars: list the loaded ones, or check every sample of a file
+    Grammars {
+        #[command(subcommand)]
+        action: GrammarAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GrammarAction {
+    /// The grammars rankscope reads with, and how many events and samples each has
+    List,
+    /// Verify every sample of the built-in grammars, or of FILE
+    Check { file: Option<PathBuf> },
+}

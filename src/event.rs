@@ -1,0 +1,192 @@
+//! Typed start-up events: what a grammar turns a log record into.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+
+/// The parallelism dimensions SGLang and vLLM name a rank by, in display order.
+pub const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP"];
+
+/// A rank is the set of its tags (`DP1 PP0 TP3`), parsed in any order and kept in
+/// `TAG_ORDER` so that ranks compare and sort the same whatever order a server printed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rank {
+    /// (index into TAG_ORDER or 255 for an unknown tag, tag name, number)
+    tags: Vec<(u8, String, u32)>,
+}
+
+impl Rank {
+    pub fn from_pairs<I: IntoIterator<Item = (String, u32)>>(pairs: I) -> Rank {
+        let mut tags: Vec<(u8, String, u32)> = pairs
+            .into_iter()
+            .map(|(name, n)| {
+                let order = TAG_ORDER
+                    .iter()
+                    .position(|t| *t == name)
+                    .map_or(255, |p| p as u8);
+                (order, name, n)
+            })
+            .collect();
+        tags.sort();
+        tags.dedup();
+        Rank { tags }
+    }
+
+    /// Parses `" DP1 TP3"`-style tag lists; `None` when the text holds no tag.
+    pub fn parse_tags(text: &str) -> Option<Rank> {
+        let mut pairs = Vec::new();
+        for word in text.split_whitespace() {
+            let split = word.find(|c: char| c.is_ascii_digit())?;
+            let (name, num) = word.split_at(split);
+            if name.is_empty() {
+                return None;
+            }
+            pairs.push((name.to_string(), num.parse().ok()?));
+        }
+        if pairs.is_empty() {
+            None
+        } else {
+            Some(Rank::from_pairs(pairs))
+        }
+    }
+
+    pub fn tp(n: u32) -> Rank {
+        Rank::from_pairs([("TP".to_string(), n)])
+    }
+
+    pub fn get(&self, tag: &str) -> Option<u32> {
+        self.tags.iter().find(|t| t.1 == tag).map(|t| t.2)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+    }
+}
+
+/// In JSON a rank is its display name (`"PP1 TP2"`).
+impl Serialize for Rank {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl fmt::Display for Rank {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (_, name, n)) in self.tags.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{name}{n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A value a grammar captured, already in canonical units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// Memory in bytes. `resolution` is the size of one step of the printed figure
+    /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
+    Bytes {
+        bytes: i64,
+        resolution: u64,
+    },
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl FieldValue {
+    pub fn as_bytes(&self) -> Option<i64> {
+        match self {
+            FieldValue::Bytes { bytes, .. } => Some(*bytes),
+            _ => None,
+        }
+    }
+    pub fn resolution(&self) -> u64 {
+        match self {
+            FieldValue::Bytes { resolution, .. } => *resolution,
+            _ => 0,
+        }
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            FieldValue::Bytes { bytes, .. } => Some(*bytes as f64),
+            FieldValue::Int(i) => Some(*i as f64),
+            FieldValue::Float(f) => Some(*f),
+            FieldValue::Text(_) => None,
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            FieldValue::Bytes { bytes, .. } => Some(*bytes),
+            FieldValue::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            FieldValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Where a record came from, so every figure can be traced back to its line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// Index into the run's list of sources.
+    pub source: usize,
+    /// 1-based physical line number.
+    pub line: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    pub origin: Origin,
+    /// Wall-clock time as printed (1 s resolution for SGLang).
+    pub ts: Option<NaiveDateTime>,
+    /// True when the year was not printed and was inferred.
+    pub year_inferred: bool,
+    pub rank: Option<Rank>,
+    pub pid: Option<u32>,
+    /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
+    pub kind: String,
+    pub grammar: String,
+    pub fields: BTreeMap<String, FieldValue>,
+    /// The record's message, control sequences removed.
+    pub message: String,
+    /// Continuation lines (a traceback) that belong to this record.
+    pub detail: Option<String>,
+}
+
+impl Event {
+    pub fn field(&self, name: &str) -> Option<&FieldValue> {
+        self.fields.get(name)
+    }
+    pub fn bytes(&self, name: &str) -> Option<i64> {
+        self.field(name).and_then(FieldValue::as_bytes)
+    }
+}
+
+/// The canonical event kinds of DESIGN.md, in start-up order where they have one.
+pub mod kind {
+    pub const SERVER_ARGS: &str = "server_args";
+    pub const DIST_INIT_BEGIN: &str = "dist_init_begin";
+    pub const DIST_INIT_END: &str = "dist_init_end";
+    pub const NCCL_COMM_INIT: &str = "nccl_comm_init";
+    pub const WEIGHT_LOAD_BEGIN: &str = "weight_load_begin";
+    pub const WEIGHT_LOAD_END: &str = "weight_load_end";
+    pub const KV_BUDGET: &str = "kv_budget";
+    pub const KV_CACHE_ALLOC: &str = "kv_cache_alloc";
+    pub const MEM_POOL_END: &str = "mem_pool_end";
+    pub const CUDA_GRAPH_BEGIN: &str = "cuda_graph_begin";
+    pub const CUDA_GRAPH_END: &str = "cuda_graph_end";
+    pub const READY: &str = "ready";
+    pub const OOM: &str = "oom";
+    pub const ERROR: &str = "error";
+    pub const WARNING: &str = "warning";
+}

@@ -1,0 +1,578 @@
+//! Grammars: a server's log wording as data (`grammars/*.toml`), compiled into one matcher.
+//!
+//! A grammar has three layers. *Prefixes* say how a record starts and what it tells about
+//! time, rank and process; they are shared by all grammars, because one stream often mixes
+//! families (SGLang stamps in front of vendored vLLM lines, NCCL lines between them).
+//! *Events* are a literal (what the buffer scan looks for) plus a regex with named captures
+//! applied only to lines that hit the literal. *Noise* literals mark lines that are known
+//! and deliberately ignored, so "lines not understood" means what it says.
+
+mod spec;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use regex::Regex;
+
+pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
+
+use crate::event::{FieldValue, Rank};
+use crate::units;
+
+/// The grammars compiled into the binary. Adding a server version is an edit here.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("sglang", include_str!("../../grammars/sglang.toml")),
+    ("pytorch", include_str!("../../grammars/pytorch.toml")),
+    ("nccl", include_str!("../../grammars/nccl.toml")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum GrammarError {
+    #[error("{origin}: not a valid grammar: {message}")]
+    Toml { origin: String, message: String },
+    #[error("{origin}: event `{kind}`: bad regex: {message}")]
+    Regex {
+        origin: String,
+        kind: String,
+        message: String,
+    },
+    #[error("{origin}: prefix `{id}`: bad regex: {message}")]
+    PrefixRegex {
+        origin: String,
+        id: String,
+        message: String,
+    },
+    #[error("{origin}: event `{kind}`: unit `{unit}` for capture `{field}` is not a capture of its regex")]
+    UnitWithoutCapture {
+        origin: String,
+        kind: String,
+        field: String,
+        unit: String,
+    },
+    #[error("{origin}: event `{kind}` has no literal; every event needs one for the buffer scan")]
+    NoLiteral { origin: String, kind: String },
+    #[error("cannot read grammar {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("building the literal matcher: {0}")]
+    Matcher(String),
+}
+
+pub struct CompiledEvent {
+    pub kind: String,
+    pub regex: Regex,
+    pub units: BTreeMap<String, Unit>,
+    /// Following lines without a record start belong to this record (tracebacks).
+    pub traceback: bool,
+    pub set: BTreeMap<String, String>,
+}
+
+pub struct CompiledPrefix {
+    pub id: String,
+    pub regex: Regex,
+}
+
+pub struct Grammar {
+    pub spec: GrammarSpec,
+    /// Where it came from: `builtin:sglang` or a file path.
+    pub origin: String,
+    pub events: Vec<CompiledEvent>,
+    pub prefixes: Vec<CompiledPrefix>,
+}
+
+impl Grammar {
+    pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
+        let spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        let mut events = Vec::new();
+        for ev in &spec.event {
+            if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
+                return Err(GrammarError::NoLiteral {
+                    origin: origin.into(),
+                    kind: ev.kind.clone(),
+                });
+            }
+            let regex = Regex::new(&ev.regex).map_err(|e| GrammarError::Regex {
+                origin: origin.into(),
+                kind: ev.kind.clone(),
+                message: e.to_string(),
+            })?;
+            for (field, unit) in &ev.units {
+                if !regex.capture_names().flatten().any(|n| n == field) {
+                    return Err(GrammarError::UnitWithoutCapture {
+                        origin: origin.into(),
+                        kind: ev.kind.clone(),
+                        field: field.clone(),
+                        unit: format!("{unit:?}"),
+                    });
+                }
+            }
+            events.push(CompiledEvent {
+                kind: ev.kind.clone(),
+                regex,
+                units: ev.units.clone(),
+                traceback: ev.traceback,
+                set: ev.set.clone(),
+            });
+        }
+        let mut prefixes = Vec::new();
+        for p in &spec.prefix {
+            let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
+                origin: origin.into(),
+                id: p.id.clone(),
+                message: e.to_string(),
+            })?;
+            prefixes.push(CompiledPrefix {
+                id: p.id.clone(),
+                regex,
+            });
+        }
+        Ok(Grammar {
+            spec,
+            origin: origin.to_string(),
+            events,
+            prefixes,
+        })
+    }
+
+    pub fn from_path(path: &Path) -> Result<Grammar, GrammarError> {
+        let text = std::fs::read_to_string(path).map_err(|source| GrammarError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Grammar::from_toml(&text, &path.display().to_string())
+    }
+
+    pub fn id(&self) -> &str {
+        &self.spec.id
+    }
+}
+
+/// What a record's prefix says about it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PrefixInfo {
+    pub ts: Option<NaiveDateTime>,
+    /// The date was not printed (time-only or yearless stamps).
+    pub date_inferred: bool,
+    pub rank: Option<Rank>,
+    pub pid: Option<u32>,
+    /// Byte offset in the line where the message starts.
+    pub message_start: usize,
+    /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
+    pub prefix_start: usize,
+}
+
+/// A matched event, before it is placed in a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineMatch {
+    pub grammar: usize,
+    pub kind: String,
+    pub fields: BTreeMap<String, FieldValue>,
+    pub prefix: Option<PrefixInfo>,
+    pub message: String,
+    pub traceback: bool,
+    /// Captures dropped because they ran to the end of a cut line.
+    pub cut_fields: Vec<String>,
+}
+
+/// All grammars of a run, compiled into the scanners the hot loop uses.
+pub struct GrammarSet {
+    pub grammars: Vec<Grammar>,
+    /// Every event literal; `literal_owner[pattern]` lists the (grammar, event) it serves.
+    literal_ac: AhoCorasick,
+    literal_owner: Vec<Vec<(usize, usize)>>,
+    /// Anchored: does a line begin like a record of some family?
+    start_ac: AhoCorasick,
+    /// Unanchored: does a line hold a known noise marker (tqdm, NCCL INFO, uvicorn …)?
+    noise_ac: Option<AhoCorasick>,
+    /// Reference date for stamps that print no date (file mtime or today).
+    pub reference_date: Option<NaiveDate>,
+}
+
+impl GrammarSet {
+    pub fn builtin() -> Result<GrammarSet, GrammarError> {
+        GrammarSet::new(Self::builtin_grammars()?)
+    }
+
+    pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
+        BUILTIN
+            .iter()
+            .map(|(id, text)| Grammar::from_toml(text, &format!("builtin:{id}")))
+            .collect()
+    }
+
+    pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
+        let mut literals: Vec<String> = Vec::new();
+        let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut starts: Vec<String> = Vec::new();
+        let mut noise: Vec<String> = Vec::new();
+        for (gi, g) in grammars.iter().enumerate() {
+            for (ei, ev) in g.spec.event.iter().enumerate() {
+                for lit in &ev.literals {
+                    match literals.iter().position(|l| l == lit) {
+                        Some(p) => literal_owner[p].push((gi, ei)),
+                        None => {
+                            literals.push(lit.clone());
+                            literal_owner.push(vec![(gi, ei)]);
+                        }
+                    }
+                }
+            }
+            for p in &g.spec.prefix {
+                starts.extend(p.starts_with.iter().cloned());
+            }
+            for n in &g.spec.noise {
+                noise.extend(n.literals.iter().cloned());
+            }
+        }
+        let literal_ac = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&literals)
+            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+        starts.retain(|s| !s.is_empty());
+        let start_ac = AhoCorasickBuilder::new()
+            .start_kind(StartKind::Anchored)
+            .build(&starts)
+            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+        noise.retain(|s| !s.is_empty());
+        let noise_ac = if noise.is_empty() {
+            None
+        } else {
+            Some(AhoCorasick::new(&noise).map_err(|e| GrammarError::Matcher(e.to_string()))?)
+        };
+        Ok(GrammarSet {
+            grammars,
+            literal_ac,
+            literal_owner,
+            start_ac,
+            noise_ac,
+            reference_date: None,
+        })
+    }
+
+    pub fn literal_matcher(&self) -> &AhoCorasick {
+        &self.literal_ac
+    }
+
+    pub fn owners(&self, pattern: usize) -> &[(usize, usize)] {
+        self.literal_owner
+            .get(pattern)
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Cheap test on a line's first bytes: does it start like a record of a known family?
+    /// This is the per-line work of the scan, so it is one anchored automaton step, not a
+    /// regex: a line that starts with `[` is taken as an SGLang-family record here and is
+    /// only parsed for real when it carries an event.
+    pub fn starts_record(&self, line: &[u8]) -> bool {
+        let head = &line[..line.len().min(64)];
+        self.start_ac
+            .find(Input::new(head).anchored(Anchored::Yes))
+            .is_some()
+    }
+
+    pub fn is_noise(&self, line: &[u8]) -> bool {
+        self.noise_ac.as_ref().is_some_and(|ac| ac.is_match(line))
+    }
+
+    /// Finds the record prefix that governs the text at `before` in `line`: the last
+    /// prefix match of any grammar that ends at or before it.
+    pub fn find_prefix(&self, line: &str, before: usize) -> Option<PrefixInfo> {
+        let mut best: Option<(usize, usize, &CompiledPrefix)> = None;
+        let head = line.get(..before).unwrap_or(line);
+        for g in &self.grammars {
+            for p in &g.prefixes {
+                for caps in p.regex.captures_iter(head) {
+                    let Some(m) = caps.get(0) else { continue };
+                    let better = match best {
+                        None => true,
+                        Some((start, _, _)) => m.start() > start,
+                    };
+                    if better {
+                        best = Some((m.start(), m.end(), p));
+                    }
+                }
+            }
+        }
+        let (start, _, p) = best?;
+        let caps = p.regex.captures_at(line, start)?;
+        Some(self.prefix_info(&caps, start))
+    }
+
+    fn prefix_info(&self, caps: &regex::Captures<'_>, start: usize) -> PrefixInfo {
+        let whole = caps.get(0).map_or(start..start, |m| m.range());
+        let time = caps
+            .name("time")
+            .and_then(|m| NaiveTime::parse_from_str(m.as_str(), "%H:%M:%S%.f").ok());
+        let mut date_inferred = false;
+        let date = match caps.name("date") {
+            Some(d) => NaiveDate::parse_from_str(d.as_str(), "%Y-%m-%d").ok(),
+            None => {
+                date_inferred = true;
+                match caps.name("md") {
+                    Some(md) => {
+                        let year = self
+                            .reference_date
+                            .map_or(1970, |d| chrono::Datelike::year(&d));
+                        NaiveDate::parse_from_str(&format!("{year}-{}", md.as_str()), "%Y-%m-%d")
+                            .ok()
+                    }
+                    None => self.reference_date,
+                }
+            }
+        };
+        let ts = match (date, time) {
+            (Some(d), Some(t)) => Some(d.and_time(t)),
+            _ => None,
+        };
+        let rank = caps.name("tags").and_then(|t| Rank::parse_tags(t.as_str()));
+        let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
+        PrefixInfo {
+            ts,
+            date_inferred: date_inferred && ts.is_some(),
+            rank,
+            pid,
+            message_start: whole.end,
+            prefix_start: whole.start,
+        }
+    }
+
+    /// Matches one clean line against the candidate events whose literals it hit.
+    /// `cut` says the line is the truncated end of a file: captures that run to its end
+    /// may be missing digits and are dropped, never read as a shorter number.
+    pub fn match_line(
+        &self,
+        line: &str,
+        candidates: &[(usize, usize, usize)],
+        cut: bool,
+    ) -> Option<LineMatch> {
+        for &(gi, ei, at) in candidates {
+            let Some(ev) = self.grammars.get(gi).and_then(|g| g.events.get(ei)) else {
+                continue;
+            };
+            let prefix = self.find_prefix(line, at);
+            let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
+            let message = line.get(msg_start..).unwrap_or("");
+            let Some(caps) = ev.regex.captures(message) else {
+                continue;
+            };
+            let mut fields: BTreeMap<String, FieldValue> = ev
+                .set
+                .iter()
+                .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
+                .collect();
+            let mut cut_fields = Vec::new();
+            for name in ev.regex.capture_names().flatten() {
+                let Some(m) = caps.name(name) else { continue };
+                if cut && m.end() == message.len() {
+                    cut_fields.push(name.to_string());
+                    continue;
+                }
+                let unit = ev.units.get(name).copied().unwrap_or(Unit::Text);
+                if let Some(v) = convert(m.as_str(), unit) {
+                    fields.insert(name.to_string(), v);
+                }
+            }
+            return Some(LineMatch {
+                grammar: gi,
+                kind: ev.kind.clone(),
+                fields,
+                prefix,
+                message: message.trim_end().to_string(),
+                traceback: ev.traceback,
+                cut_fields,
+            });
+        }
+        None
+    }
+
+    /// Matches a line the way the scanner does, from scratch (for samples and tests).
+    pub fn match_text(&self, line: &str) -> Option<LineMatch> {
+        let mut candidates = Vec::new();
+        for m in self.literal_ac.find_iter(line) {
+            for &(g, e) in self.owners(m.pattern().as_usize()) {
+                candidates.push((g, e, m.start()));
+            }
+        }
+        candidates.sort_by_key(|c| (c.0, c.1));
+        candidates.dedup_by_key(|c| (c.0, c.1));
+        self.match_line(line, &candidates, false)
+    }
+}
+
+/// Converts a captured text into the field's canonical unit.
+pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
+    let t = text.trim();
+    match unit {
+        Unit::Text => Some(FieldValue::Text(t.to_string())),
+        Unit::Int => t.replace(',', "").parse().ok().map(FieldValue::Int),
+        Unit::Float | Unit::Seconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v)),
+        Unit::Size => {
+            units::parse_size(t).map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
+        }
+        Unit::Bytes | Unit::KiB | Unit::MiB | Unit::GiB => {
+            let name = match unit {
+                Unit::Bytes => "B",
+                Unit::KiB => "KiB",
+                Unit::MiB => "MiB",
+                _ => "GiB",
+            };
+            units::to_bytes(t, name)
+                .map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
+        }
+    }
+}
+
+/// Checks every sample of a grammar: the line must give the stated kind and fields.
+/// Returns one message per failing sample.
+pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
+    let mut failures = Vec::new();
+    let Some(g) = set.grammars.get(grammar) else {
+        return failures;
+    };
+    for (i, sample) in g.spec.sample.iter().enumerate() {
+        let got = set.match_text(&sample.line);
+        let label = format!(
+            "{} sample {} ({:?})",
+            g.origin,
+            i + 1,
+            truncate(&sample.line, 60)
+        );
+        match (&sample.kind, got) {
+            (None, None) => {}
+            (None, Some(m)) => {
+                failures.push(format!("{label}: expected no event, got `{}`", m.kind))
+            }
+            (Some(k), None) => failures.push(format!(
+                "{label}: expected `{k}`, nothing matched\n{}",
+                explain_miss(set, &sample.line)
+            )),
+            (Some(k), Some(m)) => {
+                if &m.kind != k {
+                    failures.push(format!("{label}: expected `{k}`, got `{}`", m.kind));
+                    continue;
+                }
+                if let Some(r) = &sample.rank {
+                    let got_rank = m
+                        .prefix
+                        .as_ref()
+                        .and_then(|p| p.rank.as_ref())
+                        .map(|r| r.to_string())
+                        .unwrap_or_default();
+                    if &got_rank != r {
+                        failures.push(format!("{label}: rank `{got_rank}`, expected `{r}`"));
+                    }
+                }
+                for (name, want) in &sample.fields {
+                    let have = m.fields.get(name);
+                    let ok = match (want, have) {
+                        (toml::Value::Integer(w), Some(v)) => v.as_i64() == Some(*w),
+                        (toml::Value::Float(w), Some(v)) => v
+                            .as_f64()
+                            .is_some_and(|h| (h - w).abs() <= 1e-9 * w.abs().max(1.0)),
+                        (toml::Value::String(w), Some(FieldValue::Text(h))) => w == h,
+                        _ => false,
+                    };
+                    if !ok {
+                        failures.push(format!(
+                            "{label}: field `{name}` = {have:?}, expected {want}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// For a line no event matched: how far each candidate pattern got, as lnav does — the
+/// longest leading part of the regex (cut at a top-level boundary) that still matches.
+pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
+    let mut out = String::new();
+    for g in &set.grammars {
+        for ev in &g.events {
+            let hit = g
+                .spec
+                .event
+                .iter()
+                .find(|e| e.kind == ev.kind && e.regex == ev.regex.as_str())
+                .is_some_and(|e| e.literals.iter().any(|l| line.contains(l.as_str())));
+            if !hit {
+                continue;
+            }
+            let pattern = ev.regex.as_str();
+            let mut best = 0;
+            for cut in pattern_cut_points(pattern) {
+                if Regex::new(&pattern[..cut]).is_ok_and(|r| r.is_match(line)) {
+                    best = cut;
+                }
+            }
+            out.push_str(&format!(
+                "  {}:{}: matched `{}`, failed at `{}`\n",
+                g.spec.id,
+                ev.kind,
+                &pattern[..best],
+                truncate(&pattern[best..], 40)
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("  no event literal occurs in the line\n");
+    }
+    out
+}
+
+/// Byte offsets in a regex where cutting it leaves a valid pattern prefix: after each
+/// top-level atom (a char, an escape, a group or class, with its quantifier).
+fn pattern_cut_points(p: &str) -> Vec<usize> {
+    let b = p.as_bytes();
+    let mut cuts = Vec::new();
+    let mut i = 0;
+    let mut depth = 0i32;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' if !in_class => {
+                in_class = true;
+                i += 1
+            }
+            b']' if in_class => {
+                in_class = false;
+                i += 1
+            }
+            b'(' if !in_class => {
+                depth += 1;
+                i += 1
+            }
+            b')' if !in_class => {
+                depth -= 1;
+                i += 1
+            }
+            _ => i += 1,
+        }
+        while i < b.len() && !in_class && matches!(b[i], b'?' | b'*' | b'+') {
+            i += 1;
+        }
+        if depth == 0 && !in_class && i <= b.len() && p.is_char_boundary(i.min(b.len())) {
+            cuts.push(i.min(b.len()));
+        }
+    }
+    cuts
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n).collect();
+        t.push('…');
+        t
+    }
+}

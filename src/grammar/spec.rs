@@ -1,0 +1,100 @@
+//! The TOML shape of a grammar file. Unknown keys are rejected, so a typo in a user's
+//! grammar is an error and not a silently ignored setting.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrammarSpec {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub prefix: Vec<PrefixSpec>,
+    #[serde(default)]
+    pub event: Vec<EventSpec>,
+    #[serde(default)]
+    pub noise: Vec<NoiseSpec>,
+    #[serde(default)]
+    pub sample: Vec<SampleSpec>,
+}
+
+/// How a record of this family starts. Named captures the scanner reads: `date`
+/// (YYYY-MM-DD), `md` (MM-DD, year inferred), `time` (HH:MM:SS[.fff]), `tags` (rank tags
+/// such as ` DP1 TP3`), `pid`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefixSpec {
+    pub id: String,
+    pub regex: String,
+    /// Literals a line of this family begins with; the per-line classification uses these
+    /// instead of running the regex on every line.
+    #[serde(default)]
+    pub starts_with: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    pub kind: String,
+    /// Fixed text that every matching line contains; the buffer scan looks for these.
+    pub literals: Vec<String>,
+    /// Applied to the message (after the prefix) of lines that hit a literal.
+    pub regex: String,
+    /// Unit of each named capture; captures without one are kept as text.
+    #[serde(default)]
+    pub units: BTreeMap<String, Unit>,
+    /// Following lines that start no record (a traceback) belong to this one.
+    #[serde(default)]
+    pub traceback: bool,
+    /// Constant fields every match carries (`failure = "not_enough_memory"`).
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum Unit {
+    #[serde(rename = "text")]
+    Text,
+    #[serde(rename = "int")]
+    Int,
+    #[serde(rename = "float")]
+    Float,
+    #[serde(rename = "s")]
+    Seconds,
+    /// A number followed by its own unit word: `20.00 MiB`, `0 bytes`.
+    #[serde(rename = "size")]
+    Size,
+    #[serde(rename = "bytes")]
+    Bytes,
+    #[serde(rename = "KiB")]
+    KiB,
+    #[serde(rename = "MiB")]
+    MiB,
+    /// SGLang's `GB` is GiB; say `GiB` for it.
+    #[serde(rename = "GiB")]
+    GiB,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoiseSpec {
+    pub id: String,
+    pub literals: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleSpec {
+    pub line: String,
+    /// The event kind the line must give; absent means it must give none.
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub rank: Option<String>,
+    #[serde(default)]
+    pub fields: BTreeMap<String, toml::Value>,
+}

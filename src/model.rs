@@ -1,0 +1,626 @@
+//! The run model: events placed on ranks and phases, with each rank's failure.
+//!
+//! Pure functions over events; no I/O. `load.rs` builds the events, `analysis` compares.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+
+use crate::event::{kind, Event, FieldValue, Origin, Rank};
+use crate::scan::{LineCounts, UnknownLine};
+
+/// Start-up phases in order (DESIGN.md's canonical names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Launch,
+    DistInit,
+    WeightLoad,
+    KvCache,
+    CudaGraph,
+    Ready,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 6] = [
+        Phase::Launch,
+        Phase::DistInit,
+        Phase::WeightLoad,
+        Phase::KvCache,
+        Phase::CudaGraph,
+        Phase::Ready,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Launch => "launch",
+            Phase::DistInit => "dist_init",
+            Phase::WeightLoad => "weight_load",
+            Phase::KvCache => "kv_cache",
+            Phase::CudaGraph => "cuda_graph",
+            Phase::Ready => "ready",
+        }
+    }
+    pub fn next(self) -> Phase {
+        match self {
+            Phase::Launch => Phase::DistInit,
+            Phase::DistInit => Phase::WeightLoad,
+            Phase::WeightLoad => Phase::KvCache,
+            Phase::KvCache => Phase::CudaGraph,
+            Phase::CudaGraph | Phase::Ready => Phase::Ready,
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where an event kind sits in start-up, and whether it opens or closes its phase.
+pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
+    Some(match kind {
+        kind::SERVER_ARGS => (Phase::Launch, Edge::Inside),
+        kind::DIST_INIT_BEGIN => (Phase::DistInit, Edge::Begin),
+        kind::DIST_INIT_END => (Phase::DistInit, Edge::End),
+        kind::NCCL_COMM_INIT | "nccl_version" | "nccl_init_time" | "custom_allreduce" => {
+            (Phase::DistInit, Edge::Inside)
+        }
+        kind::WEIGHT_LOAD_BEGIN => (Phase::WeightLoad, Edge::Begin),
+        kind::WEIGHT_LOAD_END => (Phase::WeightLoad, Edge::End),
+        kind::KV_BUDGET | kind::KV_CACHE_ALLOC => (Phase::KvCache, Edge::Begin),
+        kind::MEM_POOL_END => (Phase::KvCache, Edge::End),
+        kind::CUDA_GRAPH_BEGIN => (Phase::CudaGraph, Edge::Begin),
+        kind::CUDA_GRAPH_END => (Phase::CudaGraph, Edge::End),
+        kind::READY => (Phase::Ready, Edge::Begin),
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    Begin,
+    Inside,
+    End,
+}
+
+/// A memory or count figure a phase reported, traceable to its line.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: FieldValue,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseSpan {
+    pub phase: Phase,
+    pub start: Option<NaiveDateTime>,
+    pub end: Option<NaiveDateTime>,
+    /// The phase's closing line was seen.
+    pub complete: bool,
+    pub figures: Vec<Figure>,
+}
+
+impl PhaseSpan {
+    pub fn duration_s(&self) -> Option<f64> {
+        match (self.start, self.end) {
+            (Some(s), Some(e)) => Some((e - s).num_milliseconds() as f64 / 1000.0),
+            _ => None,
+        }
+    }
+    pub fn figure(&self, name: &str) -> Option<&Figure> {
+        self.figures.iter().find(|f| f.name == name)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    Oom,
+    NotEnoughMemory,
+    Nccl,
+    Exception,
+    /// The log ends mid-phase.
+    Hang,
+}
+
+impl FailureKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Oom => "oom",
+            FailureKind::NotEnoughMemory => "not_enough_memory",
+            FailureKind::Nccl => "nccl",
+            FailureKind::Exception => "exception",
+            FailureKind::Hang => "hang",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Failure {
+    pub phase: Phase,
+    pub kind: FailureKind,
+    pub message: String,
+    pub fields: BTreeMap<String, FieldValue>,
+    pub ts: Option<NaiveDateTime>,
+    pub origin: Option<Origin>,
+    /// The traceback, when the log printed one.
+    pub traceback: Option<String>,
+    /// This rank failed because another did first (barrier timeouts, NCCL errors).
+    pub consequence_of: Option<Rank>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RankRun {
+    pub rank: Rank,
+    pub phases: Vec<PhaseSpan>,
+    pub last_phase: Phase,
+    pub reached_ready: bool,
+    pub failure: Option<Failure>,
+    /// Indices into `Run::events`.
+    pub events: Vec<usize>,
+}
+
+impl RankRun {
+    pub fn phase(&self, p: Phase) -> Option<&PhaseSpan> {
+        self.phases.iter().find(|s| s.phase == p)
+    }
+    pub fn figure(&self, p: Phase, name: &str) -> Option<&Figure> {
+        self.phase(p).and_then(|s| s.figure(name))
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceInfo {
+    pub path: String,
+    pub bytes: u64,
+    pub counts: LineCounts,
+    pub unknown_samples: Vec<UnknownLine>,
+    pub cut_last_line: Option<String>,
+    pub cut_fields: Vec<String>,
+    /// Events dropped because another file of the run holds the same lines.
+    pub duplicate_events: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    pub name: String,
+    pub sources: Vec<SourceInfo>,
+    pub events: Vec<Event>,
+    pub ranks: Vec<RankRun>,
+    /// Failures printed by the launcher (no rank tag).
+    pub launcher_failures: Vec<Failure>,
+    pub ready: bool,
+    pub start: Option<NaiveDateTime>,
+    /// Grammars that produced events.
+    pub grammars: Vec<String>,
+    pub year_inferred: bool,
+    pub notes: Vec<String>,
+}
+
+impl Run {
+    pub fn counts(&self) -> LineCounts {
+        let mut c = LineCounts::default();
+        for s in &self.sources {
+            c.lines += s.counts.lines;
+            c.events += s.counts.events;
+            c.records += s.counts.records;
+            c.continuation += s.counts.continuation;
+            c.noise += s.counts.noise;
+            c.blank += s.counts.blank;
+            c.unknown += s.counts.unknown;
+            c.split_long_lines += s.counts.split_long_lines;
+        }
+        c
+    }
+    pub fn rank(&self, r: &Rank) -> Option<&RankRun> {
+        self.ranks.iter().find(|x| &x.rank == r)
+    }
+    pub fn source_name(&self, o: &Origin) -> &str {
+        self.sources.get(o.source).map_or("?", |s| s.path.as_str())
+    }
+    pub fn server_args(&self) -> Option<&Event> {
+        self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
+    }
+    pub fn failed_ranks(&self) -> usize {
+        self.ranks.iter().filter(|r| r.failure.is_some()).count()
+    }
+}
+
+/// Which figure of which phase an event's field is, under a canonical name.
+fn figures_of(ev: &Event) -> Vec<(&'static str, FieldValue)> {
+    let f = |n: &str| ev.field(n).cloned();
+    let mut out = Vec::new();
+    let mut push = |name: &'static str, v: Option<FieldValue>| {
+        if let Some(v) = v {
+            out.push((name, v));
+        }
+    };
+    match ev.kind.as_str() {
+        kind::DIST_INIT_END => {
+            push("mem_usage", f("mem_usage_bytes"));
+            push("elapsed", f("elapsed_s"));
+        }
+        kind::WEIGHT_LOAD_BEGIN => push("avail_before", f("avail_bytes")),
+        kind::WEIGHT_LOAD_END => {
+            push("avail_after", f("avail_bytes"));
+            push("mem_usage", f("mem_usage_bytes"));
+            push("elapsed", f("elapsed_s"));
+        }
+        kind::KV_BUDGET => {
+            push("tokens", f("tokens"));
+            push("kv_avail", f("kv_avail_bytes"));
+        }
+        kind::KV_CACHE_ALLOC => {
+            push("tokens", f("tokens"));
+            let kv = match (f("k_size_bytes"), f("v_size_bytes"), f("kv_size_bytes")) {
+                (Some(k), Some(v), _) => Some(FieldValue::Bytes {
+                    bytes: k.as_bytes().unwrap_or(0) + v.as_bytes().unwrap_or(0),
+                    resolution: k.resolution() + v.resolution(),
+                }),
+                (_, _, kv) => kv,
+            };
+            push("kv_size", kv);
+        }
+        kind::MEM_POOL_END => push("avail_after", f("avail_bytes")),
+        kind::CUDA_GRAPH_BEGIN => push("avail_before", f("avail_bytes")),
+        kind::CUDA_GRAPH_END => {
+            push(
+                "mem_usage",
+                f("mem_usage_bytes").or_else(|| f("mem_usage_bytes_v1")),
+            );
+            push(
+                "avail_after",
+                f("avail_bytes").or_else(|| f("avail_bytes_v1")),
+            );
+            push("elapsed", f("elapsed_s"));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Functions in a traceback that say which phase failed, whatever the last log line was
+/// (an OOM during KV-pool creation is reported after `Load weight end`).
+const FRAME_PHASES: &[(&str, Phase)] = &[
+    ("init_torch_distributed", Phase::DistInit),
+    ("init_distributed_environment", Phase::DistInit),
+    ("load_model", Phase::WeightLoad),
+    ("init_memory_pool", Phase::KvCache),
+    ("determine_available_memory", Phase::KvCache),
+    ("_initialize_kv_caches", Phase::KvCache),
+    ("init_cuda_graphs", Phase::CudaGraph),
+    ("CudaGraphRunner", Phase::CudaGraph),
+    ("capture_graphs", Phase::CudaGraph),
+    ("capture_model", Phase::CudaGraph),
+];
+
+fn phase_from_traceback(tb: &str) -> Option<Phase> {
+    // The innermost recognised frame decides: scan lines from the end.
+    for line in tb.lines().rev() {
+        let t = line.trim_start();
+        if !t.starts_with("File \"") {
+            continue;
+        }
+        if let Some((_, func)) = t.rsplit_once(", in ") {
+            if let Some((_, p)) = FRAME_PHASES.iter().find(|(f, _)| func.trim() == *f) {
+                return Some(*p);
+            }
+        }
+    }
+    None
+}
+
+/// Events that are the same line seen in two files of one run (`server.log` and
+/// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
+pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
+    type Key = (Option<Rank>, String, Option<NaiveDateTime>, String);
+    let key = |e: &Event| -> Key { (e.rank.clone(), e.kind.clone(), e.ts, e.message.clone()) };
+    let mut kept: HashMap<Key, usize> = HashMap::new();
+    let mut by_source: BTreeMap<usize, Vec<Event>> = BTreeMap::new();
+    for e in events {
+        by_source.entry(e.origin.source).or_default().push(e);
+    }
+    let mut out = Vec::new();
+    for (src, evs) in by_source {
+        let mut seen_here: HashMap<Key, usize> = HashMap::new();
+        for e in evs {
+            let k = key(&e);
+            let here = seen_here.entry(k.clone()).or_insert(0);
+            *here += 1;
+            let total = kept.entry(k).or_insert(0);
+            if *here <= *total {
+                if let Some(s) = sources.get_mut(src) {
+                    s.duplicate_events += 1;
+                }
+                continue;
+            }
+            *total += 1;
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Builds the run model from deduplicated events.
+pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> Run {
+    // Stable order: by time where known, file order otherwise. Events without a time take
+    // the time of the event before them in their own file for ordering only.
+    let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
+    let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, Event)> = Vec::new();
+    events.sort_by_key(|e| (e.origin.source, e.origin.line));
+    for e in events {
+        let t = e.ts.or_else(|| last_ts.get(&e.origin.source).copied());
+        if let Some(ts) = e.ts {
+            last_ts.insert(e.origin.source, ts);
+        }
+        keyed.push((t, e.origin.source, e.origin.line, e));
+    }
+    keyed.sort_by_key(|k| (k.0, k.1, k.2));
+    let events: Vec<Event> = keyed.into_iter().map(|k| k.3).collect();
+
+    let start = events.iter().filter_map(|e| e.ts).min();
+    let ready = events.iter().any(|e| e.kind == kind::READY);
+    let mut grammars: Vec<String> = events.iter().map(|e| e.grammar.clone()).collect();
+    grammars.sort();
+    grammars.dedup();
+    let year_inferred = events.iter().any(|e| e.year_inferred);
+
+    let mut rank_events: BTreeMap<Rank, Vec<usize>> = BTreeMap::new();
+    let mut launcher: Vec<usize> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.rank {
+            Some(r) if !r.is_empty() => rank_events.entry(r.clone()).or_default().push(i),
+            _ => launcher.push(i),
+        }
+    }
+
+    let mut ranks: Vec<RankRun> = rank_events
+        .into_iter()
+        .map(|(rank, idx)| build_rank(rank, idx, &events, start, ready))
+        .collect();
+    mark_consequences(&mut ranks);
+
+    let launcher_failures = launcher
+        .iter()
+        .filter_map(|&i| {
+            let e = &events[i];
+            failure_of(e, Phase::Launch)
+        })
+        .collect();
+
+    let mut notes = Vec::new();
+    if year_inferred {
+        notes.push("some time stamps print no date; the date was inferred".to_string());
+    }
+    Run {
+        name,
+        sources,
+        events,
+        ranks,
+        launcher_failures,
+        ready,
+        start,
+        grammars,
+        year_inferred,
+        notes,
+    }
+}
+
+fn failure_of(e: &Event, phase: Phase) -> Option<Failure> {
+    let kind = match e.kind.as_str() {
+        kind::OOM => FailureKind::Oom,
+        kind::ERROR => match e.field("failure").and_then(|v| v.as_text()) {
+            Some("not_enough_memory") => FailureKind::NotEnoughMemory,
+            Some("nccl") => FailureKind::Nccl,
+            _ => FailureKind::Exception,
+        },
+        _ => return None,
+    };
+    let phase = e
+        .detail
+        .as_deref()
+        .and_then(phase_from_traceback)
+        .unwrap_or(phase);
+    Some(Failure {
+        phase,
+        kind,
+        message: e.message.clone(),
+        fields: e.fields.clone(),
+        ts: e.ts,
+        origin: Some(e.origin.clone()),
+        traceback: e.detail.clone(),
+        consequence_of: None,
+    })
+}
+
+/// How specific a failure is: an OOM explains more than the exception that carried it.
+fn specificity(k: FailureKind) -> u8 {
+    match k {
+        FailureKind::Oom => 4,
+        FailureKind::NotEnoughMemory => 3,
+        FailureKind::Nccl => 2,
+        FailureKind::Exception => 1,
+        FailureKind::Hang => 0,
+    }
+}
+
+fn build_rank(
+    rank: Rank,
+    idx: Vec<usize>,
+    events: &[Event],
+    run_start: Option<NaiveDateTime>,
+    run_ready: bool,
+) -> RankRun {
+    let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
+    let mut current = Phase::Launch;
+    let mut failure: Option<Failure> = None;
+    let mut traceback: Option<String> = None;
+    for &i in &idx {
+        let e = &events[i];
+        if let Some((phase, edge)) = phase_of(&e.kind) {
+            let span = spans.entry(phase).or_insert_with(|| PhaseSpan {
+                phase,
+                start: None,
+                end: None,
+                complete: false,
+                figures: Vec::new(),
+            });
+            match edge {
+                Edge::Begin => {
+                    if span.start.is_none() {
+                        span.start = e.ts;
+                    }
+                    current = phase;
+                }
+                Edge::Inside => {
+                    if span.start.is_none() {
+                        span.start = e.ts;
+                    }
+                    current = current.max(phase);
+                }
+                Edge::End => {
+                    if span.start.is_none() {
+                        span.start = e.ts;
+                    }
+                    span.end = e.ts;
+                    span.complete = true;
+                    current = phase;
+                }
+            }
+            for (name, value) in figures_of(e) {
+                if span.figure(name).is_none() {
+                    span.figures.push(Figure {
+                        name,
+                        value,
+                        origin: e.origin.clone(),
+                    });
+                }
+            }
+            continue;
+        }
+        if e.kind == kind::ERROR && e.detail.is_some() {
+            traceback = e.detail.clone();
+        }
+        // The phase a failure belongs to: the one in progress, or the next one when the
+        // last line closed a phase.
+        let in_phase = match spans.get(&current) {
+            Some(s) if s.complete && current != Phase::Ready => current.next(),
+            _ => current,
+        };
+        if let Some(mut f) = failure_of(e, in_phase) {
+            if f.traceback.is_none() {
+                f.traceback = traceback.clone();
+                if let Some(p) = traceback.as_deref().and_then(phase_from_traceback) {
+                    f.phase = p;
+                }
+            }
+            let is_consequence = e.field("consequence").is_some();
+            let replace = match &failure {
+                None => true,
+                Some(old) => !is_consequence && specificity(f.kind) > specificity(old.kind),
+            };
+            if replace {
+                failure = Some(f);
+            }
+        }
+    }
+    // Launch runs from the first line of the run to the rank's first line.
+    let first_ts = idx.iter().filter_map(|&i| events[i].ts).min();
+    if let (Some(s), Some(f)) = (run_start, first_ts) {
+        spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
+            phase: Phase::Launch,
+            start: Some(s),
+            end: Some(f),
+            complete: true,
+            figures: Vec::new(),
+        });
+    }
+    let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
+    let reached_ready = failure.is_none() && run_ready;
+    if run_ready && failure.is_none() {
+        spans.entry(Phase::Ready).or_insert(PhaseSpan {
+            phase: Phase::Ready,
+            start: None,
+            end: None,
+            complete: true,
+            figures: Vec::new(),
+        });
+    }
+    if failure.is_none() && !run_ready {
+        let last = idx.last().map(|&i| &events[i]);
+        let open = spans.get(&last_phase);
+        let phase = match open {
+            Some(s) if s.complete => last_phase.next(),
+            _ => last_phase,
+        };
+        failure = Some(Failure {
+            phase,
+            kind: FailureKind::Hang,
+            message: format!(
+                "log ends in {phase}{}",
+                last.and_then(|e| e.ts)
+                    .map(|t| format!(" (last line of this rank at {t})"))
+                    .unwrap_or_default()
+            ),
+            fields: BTreeMap::new(),
+            ts: last.and_then(|e| e.ts),
+            origin: last.map(|e| e.origin.clone()),
+            traceback: None,
+            consequence_of: None,
+        });
+    }
+    let last_phase = match &failure {
+        Some(f) => f.phase,
+        None if run_ready => Phase::Ready,
+        None => last_phase,
+    };
+    RankRun {
+        rank,
+        phases: spans.into_values().collect(),
+        last_phase,
+        reached_ready,
+        failure,
+        events: idx,
+    }
+}
+
+/// When one rank fails and others then fail on collectives or stall, the others are
+/// consequences: they are marked with the first failing rank (by time, then file order).
+fn mark_consequences(ranks: &mut [RankRun]) {
+    let first = ranks
+        .iter()
+        .filter_map(|r| {
+            let f = r.failure.as_ref()?;
+            if matches!(f.kind, FailureKind::Hang) {
+                return None;
+            }
+            Some((
+                f.ts,
+                f.origin.as_ref().map(|o| (o.source, o.line)),
+                r.rank.clone(),
+                f.kind,
+            ))
+        })
+        .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let Some((_, _, first_rank, first_kind)) = first else {
+        return;
+    };
+    if matches!(first_kind, FailureKind::Nccl) {
+        return;
+    }
+    for r in ranks.iter_mut() {
+        if r.rank == first_rank {
+            continue;
+        }
+        if let Some(f) = r.failure.as_mut() {
+            let secondary = matches!(f.kind, FailureKind::Hang | FailureKind::Nccl)
+                || f.fields.contains_key("consequence");
+            if secondary {
+                f.consequence_of = Some(first_rank.clone());
+            }
+        }
+    }
+}

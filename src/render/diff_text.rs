@@ -1,0 +1,244 @@
+//! `rankscope diff`: the verdict first, then the tables that support it.
+
+use std::fmt::Write;
+
+use super::summary_text::figure_label;
+use super::{figure_text, fit, Style};
+use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
+use crate::units::{group_thousands, human_delta_mib};
+
+fn delta_text(f: &FigureDiff, v: f64) -> String {
+    if f.is_bytes {
+        human_delta_mib(v.round() as i64)
+    } else if v == 0.0 {
+        "0".into()
+    } else {
+        format!(
+            "{}{}",
+            if v > 0.0 { "+" } else { "" },
+            group_thousands(v.round() as i64)
+        )
+    }
+}
+
+fn spread_text(f: &FigureDiff) -> String {
+    let d = &f.delta;
+    if d.min == d.max {
+        delta_text(f, d.median)
+    } else {
+        format!("{}..{}", delta_text(f, d.min), delta_text(f, d.max))
+    }
+}
+
+/// Extra lines the caller adds under `cause` (config changes, snapshot attribution).
+#[derive(Default)]
+pub struct Extra {
+    pub config: Vec<String>,
+    pub attribution: Vec<String>,
+}
+
+pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
+    let mut o = String::new();
+    let label = match d.status {
+        Status::Failed => style.bad(d.status.label()),
+        Status::Regressed => style.warn(d.status.label()),
+        _ => style.good(d.status.label()),
+    };
+    let _ = writeln!(o, "{label}  {}", d.headline);
+    o.push('\n');
+    for (i, c) in extra.config.iter().enumerate() {
+        let _ = writeln!(o, "{} {}", fit(if i == 0 { "config" } else { "" }, 9), c);
+    }
+    if let Some(div) = &d.first_divergence {
+        let f = d
+            .figures
+            .iter()
+            .find(|f| f.phase == div.phase && f.figure == div.figure);
+        if let Some(f) = f {
+            let _ = writeln!(
+                o,
+                "{} {}  {} {} on {}/{} ranks ({}; {} -> {}{})",
+                fit("cause", 9),
+                f.phase,
+                figure_label(f.figure),
+                spread_text(f),
+                div.ranks_moved,
+                div.ranks_compared,
+                div.class.name(),
+                figure_text(f.baseline_median, f.is_bytes, f.resolution),
+                figure_text(f.candidate_median, f.is_bytes, f.resolution),
+                if f.is_bytes {
+                    format!(
+                        "; log resolution {:.2} MiB",
+                        f.resolution / crate::units::MIB
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for a in &extra.attribution {
+            let _ = writeln!(o, "{} {}", fit("", 9), a);
+        }
+    } else if d.comparability.memory_compared {
+        let _ = writeln!(
+            o,
+            "{} no figure moved beyond the print resolution",
+            fit("cause", 9)
+        );
+    }
+    if let Some(e) = &d.effect {
+        let mut parts = Vec::new();
+        match e.kv_tokens_delta {
+            Some(0) => parts.push(format!(
+                "KV pool sized as before ({} tokens/rank)",
+                e.kv_tokens_baseline
+                    .map(group_thousands)
+                    .unwrap_or_default()
+            )),
+            Some(t) => parts.push(format!(
+                "KV pool {} {} tokens/rank{}",
+                if t < 0 { "lost" } else { "gained" },
+                group_thousands(t.abs()),
+                e.kv_bytes_delta
+                    .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
+                    .unwrap_or_default()
+            )),
+            None => {}
+        }
+        if let (Some(dl), Some((b, c))) = (e.avail_after_pool_delta, e.avail_after_pool) {
+            if dl != 0 {
+                parts.push(format!(
+                    "free memory after the pool {} {} -> {}",
+                    if dl < 0 { "fell" } else { "rose" },
+                    figure_text(b as f64, true, crate::units::GIB / 100.0),
+                    figure_text(c as f64, true, crate::units::GIB / 100.0)
+                ));
+            }
+        }
+        if let Some(g) = d.candidate.groups.first() {
+            if let Some(req) = g.requested_bytes {
+                parts.push(format!(
+                    "{} asked for {}{}",
+                    g.phase,
+                    crate::units::human_bytes(req),
+                    g.allowed_bytes
+                        .map(|a| format!(" past the {} allowed", crate::units::human_bytes(a)))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        if !parts.is_empty() {
+            let text = parts.join("; ");
+            for (i, line) in wrap(&text, 70).into_iter().enumerate() {
+                let _ = writeln!(o, "{} {}", fit(if i == 0 { "effect" } else { "" }, 9), line);
+            }
+        }
+    }
+    for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
+        for g in &out.groups {
+            let _ = writeln!(o, "{} {}", fit(name, 9), style.bad(&g.describe()));
+        }
+        if out.groups.is_empty() {
+            let _ = writeln!(
+                o,
+                "{} {}",
+                fit(name, 9),
+                if out.ready {
+                    style.good(&format!("{} ranks reached ready", out.ranks))
+                } else {
+                    format!("{} ranks, no ready line", out.ranks)
+                }
+            );
+        }
+        if out.failed_ranks > 1 {
+            if let Some((r, k, p)) = &out.first_failure {
+                let _ = writeln!(o, "{} first to fail: {r} ({} in {p})", fit("", 9), k.name());
+            }
+        }
+    }
+    for n in &d.comparability.notes {
+        let _ = writeln!(o, "{} {}", fit("note", 9), n);
+    }
+    if !d.figures.is_empty() {
+        o.push('\n');
+        let _ = writeln!(
+            o,
+            "{}",
+            style.bold("phase        figure          baseline   candidate  delta        ranks")
+        );
+        for f in &d.figures {
+            let ranks = match f.class {
+                DeltaClass::Same => "-".to_string(),
+                DeltaClass::Noise => "noise".to_string(),
+                c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
+            };
+            let row = format!(
+                "{} {} {} {} {} {}",
+                fit(f.phase.name(), 12),
+                fit(&figure_label(f.figure), 15),
+                fit(
+                    &figure_text(f.baseline_median, f.is_bytes, f.resolution),
+                    10
+                ),
+                fit(
+                    &figure_text(f.candidate_median, f.is_bytes, f.resolution),
+                    10
+                ),
+                fit(&spread_text(f), 12),
+                ranks
+            );
+            let _ = writeln!(
+                o,
+                "{}",
+                if f.class.is_signal() && f.worse {
+                    style.warn(&row)
+                } else {
+                    row
+                }
+            );
+            if f.class == DeltaClass::Local {
+                let moved: Vec<String> = f
+                    .per_rank
+                    .iter()
+                    .filter(|r| r.beyond_noise)
+                    .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
+                    .collect();
+                let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
+            }
+        }
+    }
+    o
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = lines.last_mut().map(|l| l.chars().count()).unwrap_or(0);
+        if cur > 0 && cur + 1 + word.chars().count() > width {
+            lines.push(String::new());
+        }
+        if let Some(l) = lines.last_mut() {
+            if !l.is_empty() {
+                l.push(' ');
+            }
+            l.push_str(word);
+        }
+    }
+    lines
+}
+
+/// `--explain`: the baseline and candidate line behind every compared figure.
+pub fn explain(d: &RunDiff) -> String {
+    let mut o = String::from("\nwhere each figure comes from (first rank shown):\n");
+    for f in &d.figures {
+        let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
+        if let Some(b) = &f.baseline_text {
+            let _ = writeln!(o, "  - {}", fit(b, 100));
+        }
+        if let Some(c) = &f.candidate_text {
+            let _ = writeln!(o, "  + {}", fit(c, 100));
+        }
+    }
+    o
+}

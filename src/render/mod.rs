@@ -1,0 +1,142 @@
+//! Output: text for people, JSON for programs. Nothing here parses or analyses.
+
+pub mod diff_text;
+pub mod json;
+pub mod summary_text;
+
+use std::io::IsTerminal;
+
+/// Colour is decided once, here: `--color always|never`, else `NO_COLOR`, else whether
+/// stdout is a terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    pub color: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl Style {
+    pub fn decide(choice: ColorChoice) -> Style {
+        let color = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        };
+        Style { color }
+    }
+    pub fn plain() -> Style {
+        Style { color: false }
+    }
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    pub fn bad(&self, s: &str) -> String {
+        self.paint("1;31", s)
+    }
+    pub fn good(&self, s: &str) -> String {
+        self.paint("1;32", s)
+    }
+    pub fn warn(&self, s: &str) -> String {
+        self.paint("1;33", s)
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+}
+
+/// Pads or cuts to a display width (counted in chars; log text here is sanitized).
+pub fn fit(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n > width {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    } else {
+        format!("{s}{}", " ".repeat(width - n))
+    }
+}
+
+/// Formats a figure for tables: memory as SGLang printed it (GB = GiB, two decimals)
+/// when it came from a GB line, else with binary units; counts with separators.
+pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
+    if is_bytes {
+        let gib = crate::units::GIB;
+        if (resolution - gib / 100.0).abs() < 2.0 || resolution > gib / 200.0 {
+            format!("{:.2} GB", value / gib)
+        } else {
+            crate::units::human_bytes(value.round() as i64)
+        }
+    } else if value.fract() == 0.0 {
+        crate::units::group_thousands(value as i64)
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// `rankscope events` as a table.
+pub fn events_text(
+    run: &crate::model::Run,
+    keep: &dyn Fn(&crate::event::Event) -> bool,
+    style: Style,
+) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{}",
+        style.bold("TIME      RANK         KIND               FIELDS")
+    );
+    for e in run.events.iter().filter(|e| keep(e)) {
+        let time =
+            e.ts.map(|t| t.format("%H:%M:%S").to_string())
+                .unwrap_or_else(|| "-".into());
+        let rank = e
+            .rank
+            .as_ref()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "-".into());
+        let fields: Vec<String> = e
+            .fields
+            .iter()
+            .map(|(k, v)| match v {
+                crate::event::FieldValue::Bytes { bytes, .. } => {
+                    format!("{k}={}", crate::units::human_bytes(*bytes))
+                }
+                crate::event::FieldValue::Int(i) => format!("{k}={i}"),
+                crate::event::FieldValue::Float(f) => format!("{k}={f}"),
+                crate::event::FieldValue::Text(t) => format!("{k}={}", fit(t, 40)),
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "{} {} {} {}",
+            fit(&time, 9),
+            fit(&rank, 12),
+            fit(&e.kind, 18),
+            fields.join(" ")
+        );
+    }
+    let c = run.counts();
+    let _ = writeln!(
+        o,
+        "{} events; {} lines not understood",
+        run.events.len(),
+        c.unknown
+    );
+    o
+}

@@ -1,0 +1,269 @@
+//! `rankscope summary`: one run, phases × ranks, in 80 columns.
+
+use std::fmt::Write;
+
+use super::{figure_text, fit, Style};
+use crate::analysis::align::{phase_stats, PhaseStats};
+use crate::analysis::diff::{failure_verb, outcome};
+use crate::model::{Phase, Run};
+
+pub fn figure_label(name: &str) -> String {
+    name.replace('_', " ")
+}
+
+fn secs(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
+    let mut o = String::new();
+    let stats = phase_stats(run);
+    let out = outcome(run);
+    let status = if run.ranks.is_empty() {
+        style.warn("NO RANKS")
+    } else if out.failed_ranks == 0 && run.ready {
+        style.good("READY")
+    } else {
+        style.bad("FAILED")
+    };
+    let _ = writeln!(
+        o,
+        "{}  {}  {} ranks, {} source{}{}",
+        status,
+        style.bold(&run.name),
+        run.ranks.len(),
+        run.sources.len(),
+        if run.sources.len() == 1 { "" } else { "s" },
+        if run.grammars.is_empty() {
+            String::new()
+        } else {
+            format!(", read as {}", run.grammars.join("+"))
+        }
+    );
+    if let Some(start) = run.start {
+        let end = run.events.iter().filter_map(|e| e.ts).max();
+        let _ = writeln!(
+            o,
+            "started {start}{}{}",
+            end.map(|e| format!(", last line {} s later", (e - start).num_seconds()))
+                .unwrap_or_default(),
+            if run.year_inferred {
+                " (date inferred)"
+            } else {
+                ""
+            }
+        );
+    }
+    for g in &out.groups {
+        let _ = writeln!(o, "{}", style.bad(&g.describe()));
+    }
+    if let Some((rank, kind, phase)) = &out.first_failure {
+        if out.failed_ranks > 1 {
+            let _ = writeln!(
+                o,
+                "first to fail: {rank} ({} in {phase})",
+                failure_verb(*kind)
+            );
+        }
+    }
+    for f in &run.launcher_failures {
+        let _ = writeln!(
+            o,
+            "{}",
+            style.bad(&format!("launcher: {}", fit(&f.message, 68)))
+        );
+    }
+    o.push('\n');
+    let _ = writeln!(
+        o,
+        "{}",
+        style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
+    );
+    for s in &stats {
+        phase_block(&mut o, s, run.ranks.len(), style);
+    }
+    if per_rank {
+        o.push('\n');
+        rank_table(&mut o, run, style);
+    }
+    o.push('\n');
+    lines_report(&mut o, run, style);
+    o
+}
+
+fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
+    let dur = s
+        .duration_s
+        .as_ref()
+        .map(|d| format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max)))
+        .unwrap_or_else(|| "-".into());
+    let skew = s
+        .end_skew_s
+        .map(|v| format!("{} s", secs(v)))
+        .unwrap_or_else(|| "-".into());
+    let ranks = if s.phase == Phase::Ready || s.completed == s.ranks {
+        format!("{}/{}", s.ranks, total)
+    } else {
+        format!("{}/{}*", s.completed, total)
+    };
+    let notes = if s.stragglers.is_empty() {
+        String::new()
+    } else {
+        style.warn(&format!(
+            "straggler{}: {}",
+            if s.stragglers.len() > 1 { "s" } else { "" },
+            s.stragglers
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    let _ = writeln!(
+        o,
+        "{} {} {} {} {}",
+        fit(s.phase.name(), 12),
+        fit(&ranks, 6),
+        fit(&dur, 21),
+        fit(&skew, 9),
+        notes
+    );
+    for f in &s.figures {
+        if f.name == "elapsed" {
+            continue;
+        }
+        let sp = &f.spread;
+        let val = if sp.min == sp.max {
+            figure_text(sp.median, f.is_bytes, f.resolution)
+        } else {
+            format!(
+                "{} / {} / {}",
+                figure_text(sp.min, f.is_bytes, f.resolution),
+                figure_text(sp.median, f.is_bytes, f.resolution),
+                figure_text(sp.max, f.is_bytes, f.resolution)
+            )
+        };
+        let outl = if f.outliers.is_empty() {
+            String::new()
+        } else {
+            style.warn(&format!(
+                "  off median: {}",
+                f.outliers
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        };
+        let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
+    }
+}
+
+fn rank_table(o: &mut String, run: &Run, style: Style) {
+    let _ = writeln!(
+        o,
+        "{}",
+        style.bold("RANK         LAST PHASE   OUTCOME    INIT MEM  WEIGHTS   KV TOKENS  GRAPH MEM")
+    );
+    for r in &run.ranks {
+        let fig = |p: Phase, n: &str| {
+            r.figure(p, n)
+                .and_then(|f| {
+                    f.value
+                        .as_f64()
+                        .map(|v| (v, f.value.as_bytes().is_some(), f.value.resolution() as f64))
+                })
+                .map(|(v, b, res)| figure_text(v, b, res))
+                .unwrap_or_else(|| "-".into())
+        };
+        let outcome = match &r.failure {
+            Some(f) => style.bad(&fit(f.kind.name(), 10)),
+            None if r.reached_ready => style.good(&fit("ready", 10)),
+            None => fit("-", 10),
+        };
+        let _ = writeln!(
+            o,
+            "{} {} {} {} {} {} {}",
+            fit(&r.rank.to_string(), 12),
+            fit(r.last_phase.name(), 12),
+            outcome,
+            fit(&fig(Phase::DistInit, "mem_usage"), 9),
+            fit(&fig(Phase::WeightLoad, "mem_usage"), 9),
+            fit(&fig(Phase::KvCache, "tokens"), 10),
+            fig(Phase::CudaGraph, "mem_usage"),
+        );
+    }
+    for r in &run.ranks {
+        if let Some(f) = &r.failure {
+            let at = f
+                .origin
+                .as_ref()
+                .map(|o| format!("{}:{}", run.source_name(o), o.line))
+                .unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "  {} {} in {}: {} {}",
+                r.rank,
+                f.kind.name(),
+                f.phase,
+                fit(&f.message, 50),
+                style.dim(&at)
+            );
+        }
+    }
+}
+
+pub fn lines_report(o: &mut String, run: &Run, style: Style) {
+    let c = run.counts();
+    let dup: u64 = run.sources.iter().map(|s| s.duplicate_events).sum();
+    let _ = writeln!(
+        o,
+        "lines: {} read: {} events, {} other records, {} continuation, {} noise, {} blank, {} not understood",
+        c.lines, c.events, c.records, c.continuation, c.noise, c.blank,
+        if c.unknown > 0 { style.warn(&c.unknown.to_string()) } else { "0".into() }
+    );
+    if dup > 0 {
+        let _ = writeln!(
+            o,
+            "{dup} events seen in more than one file of the run were counted once"
+        );
+    }
+    if c.split_long_lines > 0 {
+        let _ = writeln!(
+            o,
+            "{} over-long line(s) were split to keep memory bounded",
+            c.split_long_lines
+        );
+    }
+    for s in &run.sources {
+        for u in s.unknown_samples.iter().take(3) {
+            let _ = writeln!(
+                o,
+                "  not understood {}:{}: {}",
+                s.path,
+                u.line,
+                fit(&u.text, 50)
+            );
+        }
+        if let Some(cut) = &s.cut_last_line {
+            let _ = writeln!(
+                o,
+                "  {} ends without a newline (cut?): {}{}",
+                s.path,
+                fit(cut, 40),
+                if s.cut_fields.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not read as values: {}", s.cut_fields.join(", "))
+                }
+            );
+        }
+    }
+    for n in &run.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+}

@@ -1,0 +1,504 @@
+//! The buffer scan: bytes in, typed events and line accounting out.
+//!
+//! Start-up events are a few hundred lines in files that may hold gigabytes of request
+//! traffic, so the scan never runs a regex per line. Each block of whole lines is searched
+//! once for every grammar literal (one Aho-Corasick pass); only lines that hit are cleaned,
+//! split and matched. Every other line costs a newline search and an anchored look at its
+//! first bytes, which is enough to count it as a record, noise, a continuation or unknown.
+//! Blocks are scanned in parallel and merged in order; what crosses a block boundary (a
+//! traceback, the record an unprefixed line belongs to) is settled in the merge.
+
+use std::io::{self, Read};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::event::{Event, Origin};
+use crate::grammar::{GrammarSet, LineMatch};
+use crate::text::{clean_line, is_blank};
+
+/// Bytes per block. Memory held at once is about `threads × 2 × BLOCK` plus the events.
+pub const DEFAULT_BLOCK: usize = 4 << 20;
+/// Cap on the continuation text kept with one event (a traceback).
+const MAX_DETAIL: usize = 64 << 10;
+/// Unknown lines kept as examples for the report.
+const MAX_UNKNOWN_SAMPLES: usize = 8;
+
+/// How the lines of a source were understood. `unknown` is the count the user is shown:
+/// lines that no grammar recognised as a record, noise or a continuation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LineCounts {
+    pub lines: u64,
+    pub events: u64,
+    pub records: u64,
+    pub continuation: u64,
+    pub noise: u64,
+    pub blank: u64,
+    pub unknown: u64,
+    /// Physical lines longer than a block, split to keep memory bounded.
+    pub split_long_lines: u64,
+}
+
+impl LineCounts {
+    fn add(&mut self, o: &LineCounts) {
+        self.lines += o.lines;
+        self.events += o.events;
+        self.records += o.records;
+        self.continuation += o.continuation;
+        self.noise += o.noise;
+        self.blank += o.blank;
+        self.unknown += o.unknown;
+        self.split_long_lines += o.split_long_lines;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnknownLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// Everything one source gave.
+#[derive(Debug, Default)]
+pub struct SourceScan {
+    pub events: Vec<Event>,
+    pub counts: LineCounts,
+    pub unknown_samples: Vec<UnknownLine>,
+    /// The last line had no newline: the text of that cut line (shortened).
+    pub cut_last_line: Option<String>,
+    /// Captures dropped from the cut last line, as `kind.field`.
+    pub cut_fields: Vec<String>,
+    pub bytes: u64,
+}
+
+struct PendingEvent {
+    line_in_block: u64,
+    m: LineMatch,
+    detail: String,
+    /// No prefix and no record before it in the block: its rank comes from the record
+    /// open at the end of the previous block, if any.
+    inherit: bool,
+    /// No prefix, inside the traceback of this event of the block: its rank comes from it.
+    owner: Option<usize>,
+}
+
+#[derive(Default)]
+struct BlockScan {
+    events: Vec<PendingEvent>,
+    counts: LineCounts,
+    unknown: Vec<UnknownLine>,
+    /// Lines before the block's first record start, kept apart: whether they continue a
+    /// traceback depends on the previous block.
+    lead_lines: u64,
+    lead_text: String,
+    lead_counts: LineCounts,
+    lead_unknown: Vec<UnknownLine>,
+    seen_record: bool,
+    /// Index of the event whose traceback is still open at the end of the block.
+    open_at_end: Option<usize>,
+    lines: u64,
+    cut_fields: Vec<String>,
+}
+
+fn push_detail(detail: &mut String, line: &str) {
+    if detail.len() + line.len() < MAX_DETAIL {
+        if !detail.is_empty() {
+            detail.push('\n');
+        }
+        detail.push_str(line);
+    }
+}
+
+/// Scans one block of whole lines. `cut_tail` says the block's last line is the cut end
+/// of the input (no newline).
+fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool) -> BlockScan {
+    let mut out = BlockScan::default();
+    let ac = gs.literal_matcher();
+    let hits: Vec<usize> = ac.find_iter(buf).map(|m| m.start()).collect();
+    let mut hit_i = 0;
+    let mut open_tb: Option<usize> = None;
+    let mut start = 0usize;
+    let mut line_no = 0u64;
+    while start < buf.len() {
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+        line_no += 1;
+        let raw = &buf[start..end];
+        let mut has_hit = false;
+        while hit_i < hits.len() && hits[hit_i] < end {
+            if hits[hit_i] >= start {
+                has_hit = true;
+            }
+            hit_i += 1;
+        }
+        let is_cut = cut_tail && end == buf.len();
+        if has_hit {
+            scan_hit_line(gs, raw, line_no, is_cut, &mut out, &mut open_tb);
+        } else {
+            classify_plain(gs, raw, line_no, &mut out, &mut open_tb);
+        }
+        start = end + 1;
+    }
+    out.lines = line_no;
+    out.open_at_end = open_tb;
+    out.counts.lines = line_no;
+    out
+}
+
+/// A physical line may hold several records separated by `\r` (progress bars glued to the
+/// next record); each segment is handled as a line of its own.
+fn scan_hit_line(
+    gs: &GrammarSet,
+    raw: &[u8],
+    line_no: u64,
+    is_cut: bool,
+    out: &mut BlockScan,
+    open_tb: &mut Option<usize>,
+) {
+    let segments: Vec<&[u8]> = raw
+        .split(|&b| b == b'\r')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let n = segments.len();
+    let mut any_event = false;
+    for (si, seg) in segments.into_iter().enumerate() {
+        let text = clean_line(seg);
+        let mut candidates = Vec::new();
+        for m in gs.literal_matcher().find_iter(text.as_bytes()) {
+            for &(g, e) in gs.owners(m.pattern().as_usize()) {
+                candidates.push((g, e, m.start()));
+            }
+        }
+        candidates.sort_by_key(|c| (c.0, c.1));
+        candidates.dedup_by_key(|c| (c.0, c.1));
+        let cut = is_cut && si + 1 == n;
+        match gs.match_line(&text, &candidates, cut) {
+            Some(m) => {
+                any_event = true;
+                for f in &m.cut_fields {
+                    out.cut_fields.push(format!("{}.{}", m.kind, f));
+                }
+                let mut inherit = false;
+                let mut owner = None;
+                if m.prefix.is_none() {
+                    if let Some(tb) = *open_tb {
+                        owner = Some(tb);
+                        if let Some(o) = out.events.get_mut(tb) {
+                            push_detail(&mut o.detail, &text);
+                        }
+                    } else if !out.seen_record {
+                        inherit = true;
+                    }
+                } else {
+                    out.seen_record = true;
+                    *open_tb = None;
+                }
+                let opens = m.traceback;
+                let pe = PendingEvent {
+                    line_in_block: line_no,
+                    m,
+                    detail: String::new(),
+                    inherit,
+                    owner,
+                };
+                out.events.push(pe);
+                if opens {
+                    *open_tb = Some(out.events.len() - 1);
+                }
+            }
+            None => {
+                // Counted below as a plain line if no segment gave an event.
+            }
+        }
+    }
+    if any_event {
+        out.counts.events += 1;
+    } else {
+        classify_plain(gs, raw, line_no, out, open_tb);
+    }
+}
+
+fn classify_plain(
+    gs: &GrammarSet,
+    raw: &[u8],
+    line_no: u64,
+    out: &mut BlockScan,
+    open_tb: &mut Option<usize>,
+) {
+    // A `\r`-separated bar glued to a record: classify by the last segment, as a terminal
+    // would show it.
+    let last = raw
+        .rsplit(|&b| b == b'\r')
+        .find(|s| !is_blank(s))
+        .unwrap_or(raw);
+    if is_blank(last) {
+        if out.seen_record {
+            out.counts.blank += 1;
+        } else {
+            out.lead_lines += 1;
+            out.lead_counts.blank += 1;
+        }
+        return;
+    }
+    if gs.starts_record(trim_wrapper(last)) || gs.is_noise(last) {
+        let record = gs.starts_record(trim_wrapper(last));
+        if !out.seen_record && !record {
+            // Noise before the first record cannot close a traceback of an earlier block
+            // any more than it can here; it is counted as noise either way.
+            out.lead_lines += 1;
+            out.lead_counts.noise += 1;
+            return;
+        }
+        *open_tb = None;
+        if record {
+            out.seen_record = true;
+            out.counts.records += 1;
+        } else {
+            out.counts.noise += 1;
+        }
+        return;
+    }
+    if !out.seen_record {
+        out.lead_lines += 1;
+        let text = clean_line(last);
+        if out.lead_text.len() + text.len() < MAX_DETAIL {
+            push_detail(&mut out.lead_text, &text);
+        }
+        if last.first().is_some_and(|b| b.is_ascii_whitespace()) {
+            out.lead_counts.continuation += 1;
+        } else {
+            out.lead_counts.unknown += 1;
+            if out.lead_unknown.len() < MAX_UNKNOWN_SAMPLES {
+                out.lead_unknown.push(UnknownLine {
+                    line: line_no,
+                    text,
+                });
+            }
+        }
+        return;
+    }
+    if let Some(tb) = *open_tb {
+        out.counts.continuation += 1;
+        if let Some(owner) = out.events.get_mut(tb) {
+            push_detail(&mut owner.detail, &clean_line(last));
+        }
+        return;
+    }
+    if last.first().is_some_and(|b| b.is_ascii_whitespace()) {
+        out.counts.continuation += 1;
+        return;
+    }
+    out.counts.unknown += 1;
+    if out.unknown.len() < MAX_UNKNOWN_SAMPLES {
+        out.unknown.push(UnknownLine {
+            line: line_no,
+            text: clean_line(last),
+        });
+    }
+}
+
+/// Container wrappers (`svc-1  | `) in front of a record.
+fn trim_wrapper(line: &[u8]) -> &[u8] {
+    if let Some(p) = memchr::memmem::find(&line[..line.len().min(48)], b"| ") {
+        let head = &line[..p];
+        if !head.is_empty()
+            && head
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_. ".contains(b))
+        {
+            return &line[p + 2..];
+        }
+    }
+    line
+}
+
+/// Merges block results in order into one source's scan.
+struct Merger<'a> {
+    gs: &'a GrammarSet,
+    source: usize,
+    out: SourceScan,
+    line_base: u64,
+    /// Event (index in `out.events`) whose traceback is open across the block boundary.
+    carry: Option<usize>,
+}
+
+impl<'a> Merger<'a> {
+    fn push(&mut self, b: BlockScan) {
+        match self.carry {
+            Some(owner) => {
+                self.out.counts.continuation +=
+                    b.lead_lines - b.lead_counts.blank - b.lead_counts.noise;
+                self.out.counts.blank += b.lead_counts.blank;
+                self.out.counts.noise += b.lead_counts.noise;
+                if let Some(ev) = self.out.events.get_mut(owner) {
+                    let d = ev.detail.get_or_insert_with(String::new);
+                    if !b.lead_text.is_empty() {
+                        push_detail(d, &b.lead_text);
+                    }
+                }
+            }
+            None => {
+                self.out.counts.add(&b.lead_counts);
+                for u in b.lead_unknown {
+                    self.add_unknown(u);
+                }
+            }
+        }
+        self.out.counts.add(&b.counts);
+        for u in b.unknown {
+            self.add_unknown(u);
+        }
+        self.out.cut_fields.extend(b.cut_fields);
+        let base_index = self.out.events.len();
+        for pe in b.events {
+            let source_of_context = match (pe.owner, pe.inherit) {
+                (Some(local), _) => Some(base_index + local),
+                (None, true) => self.carry,
+                (None, false) => None,
+            };
+            let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
+            if let Some(o) = source_of_context.and_then(|i| self.out.events.get(i)) {
+                ev.rank = o.rank.clone();
+                ev.ts = o.ts;
+                ev.pid = o.pid;
+                ev.year_inferred = o.year_inferred;
+            }
+            self.out.events.push(ev);
+        }
+        self.carry = match b.open_at_end {
+            Some(local) => Some(base_index + local),
+            None if b.seen_record => None,
+            None => self.carry,
+        };
+        self.line_base += b.lines;
+    }
+
+    fn add_unknown(&mut self, mut u: UnknownLine) {
+        if self.out.unknown_samples.len() < MAX_UNKNOWN_SAMPLES {
+            u.line += self.line_base;
+            self.out.unknown_samples.push(u);
+        }
+    }
+
+    fn to_event(&self, m: LineMatch, line_in_block: u64, detail: String) -> Event {
+        let grammar = self
+            .gs
+            .grammars
+            .get(m.grammar)
+            .map(|g| g.spec.id.clone())
+            .unwrap_or_default();
+        let (ts, year_inferred, rank, pid) = match &m.prefix {
+            Some(p) => (p.ts, p.date_inferred, p.rank.clone(), p.pid),
+            None => (None, false, None, None),
+        };
+        Event {
+            origin: Origin {
+                source: self.source,
+                line: self.line_base + line_in_block,
+            },
+            ts,
+            year_inferred,
+            rank,
+            pid,
+            kind: m.kind,
+            grammar,
+            fields: m.fields,
+            message: m.message,
+            detail: if detail.is_empty() {
+                None
+            } else {
+                Some(detail)
+            },
+        }
+    }
+}
+
+/// Scans a byte stream with bounded memory: blocks of whole lines are read in batches,
+/// each batch scanned in parallel and merged in order.
+pub fn scan_reader<R: Read>(
+    gs: &GrammarSet,
+    source: usize,
+    mut reader: R,
+    block_size: usize,
+    mut progress: impl FnMut(u64),
+) -> io::Result<SourceScan> {
+    let block_size = block_size.max(4096);
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut merger = Merger {
+        gs,
+        source,
+        out: SourceScan::default(),
+        line_base: 0,
+        carry: None,
+    };
+    let mut pending: Vec<u8> = Vec::new();
+    let mut eof = false;
+    let mut total = 0u64;
+    while !eof || !pending.is_empty() {
+        let mut blocks: Vec<(Vec<u8>, bool)> = Vec::with_capacity(batch);
+        while blocks.len() < batch && !(eof && pending.is_empty()) {
+            while !eof && pending.len() < block_size {
+                let old = pending.len();
+                pending.resize(old + block_size, 0);
+                let n = read_full(&mut reader, &mut pending[old..])?;
+                pending.truncate(old + n);
+                total += n as u64;
+                if n == 0 {
+                    eof = true;
+                }
+            }
+            let cut_at = if eof {
+                pending.len()
+            } else {
+                match memchr::memrchr(b'\n', &pending) {
+                    Some(p) => p + 1,
+                    None => {
+                        // One line longer than a block: split it at its last `\r` if any
+                        // (flattened progress output), else where the block ends.
+                        merger.out.counts.split_long_lines += 1;
+                        memchr::memrchr(b'\r', &pending).map_or(pending.len(), |p| p + 1)
+                    }
+                }
+            };
+            let rest = pending.split_off(cut_at);
+            let block = std::mem::replace(&mut pending, rest);
+            let cut_tail = eof && pending.is_empty() && block.last().is_some_and(|&b| b != b'\n');
+            if !block.is_empty() {
+                blocks.push((block, cut_tail));
+            }
+        }
+        let results: Vec<BlockScan> = blocks
+            .par_iter()
+            .map(|(b, cut)| scan_block(gs, b, *cut))
+            .collect();
+        for (r, (b, cut)) in results.into_iter().zip(blocks.iter()) {
+            if *cut {
+                let tail_start = memchr::memrchr(b'\n', b).map_or(0, |p| p + 1);
+                let tail = clean_line(&b[tail_start..]);
+                merger.out.cut_last_line = Some(tail.chars().take(120).collect());
+            }
+            merger.push(r);
+        }
+        progress(total);
+    }
+    merger.out.bytes = total;
+    Ok(merger.out)
+}
+
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Scans an in-memory text (tests, samples).
+pub fn scan_bytes(gs: &GrammarSet, bytes: &[u8]) -> SourceScan {
+    // Reading from a slice cannot fail.
+    scan_reader(gs, 0, bytes, DEFAULT_BLOCK, |_| {}).unwrap_or_default()
+}
