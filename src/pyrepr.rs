@@ -467,44 +467,24 @@ fn ident(i: &str) -> PResult<'_, &str> {
     }
 }
 
+#[inline(never)]
 fn dotted_name(i: &str) -> PResult<'_, &str> {
     recognize(pair(ident, nom::multi::many0(pair(ch('.'), ident))))(i)
 }
 
+// Every level of nesting costs a frame of `value` plus one of the container parser. In
+// debug builds a frame holds the locals of every match arm, so the arms live in separate
+// never-inlined functions: only the ones on the recursive path sit on the stack.
 fn value(i: &str, depth: usize) -> PResult<'_, PyValue> {
     let Some(c) = i.chars().next() else {
         return fail(i, "a value");
     };
     match c {
-        '\'' | '"' => {
-            let (rest, s) = string_body(i, false)?;
-            Ok((rest, PyValue::Str(s)))
-        }
-        '[' | '(' | '{' => {
-            if depth >= MAX_DEPTH {
-                return Err(nom::Err::Failure(PErr {
-                    input: i,
-                    expected: "shallower nesting",
-                    too_deep: true,
-                }));
-            }
-            match c {
-                '[' => {
-                    let (rest, (items, _)) = items(&i[1..], depth + 1, ']')?;
-                    Ok((rest, PyValue::List(items)))
-                }
-                '(' => {
-                    let (rest, (mut items, comma)) = items(&i[1..], depth + 1, ')')?;
-                    // `(x)` is just x; only a comma or emptiness makes a tuple.
-                    if items.len() == 1 && !comma {
-                        Ok((rest, items.pop().unwrap_or(PyValue::None)))
-                    } else {
-                        Ok((rest, PyValue::Tuple(items)))
-                    }
-                }
-                _ => brace(&i[1..], depth + 1),
-            }
-        }
+        '\'' | '"' => str_value(i),
+        '[' | '(' | '{' if depth >= MAX_DEPTH => too_deep(i),
+        '[' => items(&i[1..], depth + 1, ']'),
+        '(' => items(&i[1..], depth + 1, ')'),
+        '{' => brace(&i[1..], depth + 1),
         '<' => angle(i),
         '.' if i.starts_with("...") => Ok((&i[3..], PyValue::Name("...".into()))),
         '-' | '+' | '.' | '0'..='9' => number(i),
@@ -513,86 +493,132 @@ fn value(i: &str, depth: usize) -> PResult<'_, PyValue> {
     }
 }
 
-/// Items up to `close`; also says whether a comma was seen, which tells `(1,)` from `(1)`.
-fn items(i: &str, depth: usize, close: char) -> PResult<'_, (Vec<PyValue>, bool)> {
-    let expected = if close == ']' {
-        "`,` or `]`"
-    } else {
-        "`,` or `)`"
-    };
+fn too_deep<T>(i: &str) -> PResult<'_, T> {
+    Err(nom::Err::Failure(PErr {
+        input: i,
+        expected: "shallower nesting",
+        too_deep: true,
+    }))
+}
+
+#[inline(never)]
+fn str_value(i: &str) -> PResult<'_, PyValue> {
+    let (rest, s) = string_body(i, false)?;
+    Ok((rest, PyValue::Str(s)))
+}
+
+/// The items of a list or tuple, after the opening bracket. Written as one loop with a
+/// single recursive call and no `?` on it, because in debug builds each `?` and call site
+/// keeps its own copy of the result on the stack, and this frame repeats at every level.
+#[inline(never)]
+fn items(i: &str, depth: usize, close: char) -> PResult<'_, PyValue> {
     let mut out = Vec::new();
     let mut comma = false;
     let mut i = ws(i);
     loop {
         if let Some(rest) = i.strip_prefix(close) {
-            return Ok((rest, (out, comma)));
+            let v = if close == ']' {
+                PyValue::List(out)
+            } else if out.len() == 1 && !comma {
+                // `(x)` is just x; only a comma or emptiness makes a tuple.
+                out.pop().unwrap_or(PyValue::None)
+            } else {
+                PyValue::Tuple(out)
+            };
+            return Ok((rest, v));
         }
-        let (rest, v) = value(i, depth)?;
-        out.push(v);
-        i = ws(rest);
-        if let Some(rest) = i.strip_prefix(',') {
+        let rest = match value(i, depth) {
+            Ok((rest, v)) => {
+                out.push(v);
+                ws(rest)
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(r) = rest.strip_prefix(',') {
             comma = true;
-            i = ws(rest);
-        } else if !i.starts_with(close) {
-            return fail(i, expected);
+            i = ws(r);
+        } else if rest.starts_with(close) {
+            i = rest;
+        } else {
+            return fail(
+                rest,
+                if close == ']' {
+                    "`,` or `]`"
+                } else {
+                    "`,` or `)`"
+                },
+            );
         }
     }
 }
 
-/// After `{`: a dict or a set, decided by whether the first item is followed by `:`.
+/// After `{`: a dict or a set, decided by whether the first item is followed by `:`. One
+/// loop and one recursive call, for the stack's sake as in [`items`].
+#[inline(never)]
 fn brace(i: &str, depth: usize) -> PResult<'_, PyValue> {
-    let i = ws(i);
+    let mut i = ws(i);
     if let Some(rest) = i.strip_prefix('}') {
         return Ok((rest, PyValue::Dict(Vec::new())));
     }
-    let (rest, first) = value(i, depth)?;
-    let rest = ws(rest);
-    if let Some(rest) = rest.strip_prefix(':') {
-        let (rest, v) = value(ws(rest), depth)?;
-        let mut pairs = vec![(first, v)];
-        let mut i = ws(rest);
-        loop {
-            if let Some(rest) = i.strip_prefix('}') {
-                return Ok((rest, PyValue::Dict(pairs)));
-            }
-            let Some(rest) = i.strip_prefix(',') else {
-                return fail(i, "`,` or `}`");
-            };
-            i = ws(rest);
-            if let Some(rest) = i.strip_prefix('}') {
-                return Ok((rest, PyValue::Dict(pairs)));
-            }
-            let (rest, k) = value(i, depth)?;
-            let rest = ws(rest);
-            let Some(rest) = rest.strip_prefix(':') else {
-                return fail(rest, "`:`");
-            };
-            let (rest, v) = value(ws(rest), depth)?;
-            pairs.push((k, v));
-            i = ws(rest);
-        }
-    }
-    let mut out = vec![first];
-    let mut i = rest;
+    // Set items, or dict keys and values alternating.
+    let mut parts: Vec<PyValue> = Vec::new();
+    let mut is_dict: Option<bool> = None;
     loop {
-        if let Some(rest) = i.strip_prefix('}') {
-            return Ok((rest, PyValue::Set(out)));
-        }
-        let Some(rest) = i.strip_prefix(',') else {
-            return fail(i, "`,`, `:` or `}`");
+        let rest = match value(i, depth) {
+            Ok((rest, v)) => {
+                parts.push(v);
+                ws(rest)
+            }
+            Err(e) => return Err(e),
         };
-        i = ws(rest);
-        if let Some(rest) = i.strip_prefix('}') {
-            return Ok((rest, PyValue::Set(out)));
+        let dict = match is_dict {
+            Some(d) => d,
+            None => {
+                is_dict = Some(rest.starts_with(':'));
+                rest.starts_with(':')
+            }
+        };
+        let (next, expected) = if dict && parts.len() % 2 == 1 {
+            (rest.strip_prefix(':'), "`:`")
+        } else if let Some(r) = rest.strip_prefix(',') {
+            (Some(ws(r)), "")
+        } else if rest.starts_with('}') {
+            (Some(rest), "")
+        } else if dict {
+            (None, "`,` or `}`")
+        } else {
+            (None, "`,`, `:` or `}`")
+        };
+        let Some(next) = next else {
+            return fail(rest, expected);
+        };
+        if dict && parts.len() % 2 == 1 {
+            i = ws(next);
+            continue;
         }
-        let (rest, v) = value(i, depth)?;
-        out.push(v);
-        i = ws(rest);
+        if let Some(r) = next.strip_prefix('}') {
+            return Ok((r, finish_brace(parts, dict)));
+        }
+        i = next;
     }
+}
+
+#[inline(never)]
+fn finish_brace(parts: Vec<PyValue>, dict: bool) -> PyValue {
+    if !dict {
+        return PyValue::Set(parts);
+    }
+    let mut pairs = Vec::with_capacity(parts.len() / 2);
+    let mut it = parts.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        pairs.push((k, v));
+    }
+    PyValue::Dict(pairs)
 }
 
 /// `<ModelImpl.AUTO: 'auto'>`, `<class 'int'>`, `<function f at 0x7f..>`: opaque, kept as
 /// text. Quotes are skipped so a `>` inside a string does not end it.
+#[inline(never)]
 fn angle(i: &str) -> PResult<'_, PyValue> {
     let mut level = 0usize;
     let mut quote: Option<char> = None;
@@ -631,6 +657,7 @@ fn angle(i: &str) -> PResult<'_, PyValue> {
     )
 }
 
+#[inline(never)]
 fn number(i: &str) -> PResult<'_, PyValue> {
     let (after_sign, sign) = opt(one_of("+-"))(i)?;
     // Python prints non-finite floats as bare words; JSON dumps them as Infinity/NaN.
@@ -690,8 +717,42 @@ fn normalise_big_int(digits: &str) -> String {
     }
 }
 
+#[inline(never)]
 fn name_or_call(i: &str, depth: usize) -> PResult<'_, PyValue> {
     let (rest, name) = dotted_name(i)?;
+    if let Some(body) = rest.strip_prefix('(') {
+        if depth >= MAX_DEPTH {
+            return too_deep(i);
+        }
+        return call_value(body, name, depth + 1);
+    }
+    name_value(rest, name)
+}
+
+#[inline(never)]
+fn call_value<'a>(body: &'a str, name: &str, depth: usize) -> PResult<'a, PyValue> {
+    let mut args = Vec::new();
+    let mut kwargs = Vec::new();
+    match call_body(body, depth, &mut args, &mut kwargs) {
+        Ok(rest) => Ok((rest, finish_call(name, args, kwargs))),
+        Err(e) => Err(e),
+    }
+}
+
+#[inline(never)]
+fn finish_call(name: &str, args: Vec<PyValue>, kwargs: Vec<(String, PyValue)>) -> PyValue {
+    if name == "set" && args.is_empty() && kwargs.is_empty() {
+        return PyValue::Set(Vec::new());
+    }
+    PyValue::Call {
+        name: name.to_string(),
+        args,
+        kwargs,
+    }
+}
+
+#[inline(never)]
+fn name_value<'a>(rest: &'a str, name: &str) -> PResult<'a, PyValue> {
     // String prefixes: b'..' for bytes, r'..' raw. There is no bytes variant: the text is
     // what a reader compares.
     if rest.starts_with(['\'', '"'])
@@ -703,29 +764,6 @@ fn name_or_call(i: &str, depth: usize) -> PResult<'_, PyValue> {
         let raw = name.contains(['r', 'R']);
         let (rest, s) = string_body(rest, raw)?;
         return Ok((rest, PyValue::Str(s)));
-    }
-    if let Some(after) = rest.strip_prefix('(') {
-        if depth >= MAX_DEPTH {
-            return Err(nom::Err::Failure(PErr {
-                input: i,
-                expected: "shallower nesting",
-                too_deep: true,
-            }));
-        }
-        let mut args = Vec::new();
-        let mut kwargs = Vec::new();
-        let rest = call_body(after, depth + 1, &mut args, &mut kwargs)?;
-        if name == "set" && args.is_empty() && kwargs.is_empty() {
-            return Ok((rest, PyValue::Set(Vec::new())));
-        }
-        return Ok((
-            rest,
-            PyValue::Call {
-                name: name.to_string(),
-                args,
-                kwargs,
-            },
-        ));
     }
     let v = match name {
         "None" | "null" => PyValue::None,
@@ -758,19 +796,23 @@ fn call_body<'a>(
             Some((_, after_eq)) => ws(after_eq),
             None => i,
         };
-        let (rest, v) = value(start, depth)?;
-        let rest = ws(rest);
+        // No `?`: see `items`.
+        let (rest, v) = match value(start, depth) {
+            Ok((rest, v)) => (ws(rest), v),
+            Err(e) => return Err(e),
+        };
         let (rest, done) = if let Some(r) = rest.strip_prefix(',') {
             (ws(r), false)
         } else if let Some(r) = rest.strip_prefix(')') {
             (r, true)
         } else {
-            return fail(rest, "`,` or `)`").map(|(r, ())| r);
+            return Err(nom::Err::Error(PErr {
+                input: rest,
+                expected: "`,` or `)`",
+                too_deep: false,
+            }));
         };
-        match key {
-            Some((k, _)) => kwargs.push((k.to_string(), v)),
-            None => args.push(v),
-        }
+        push_arg(key.map(|(k, _)| k), v, args, kwargs);
         if done {
             return Ok(rest);
         }
@@ -778,7 +820,21 @@ fn call_body<'a>(
     }
 }
 
+#[inline(never)]
+fn push_arg(
+    key: Option<&str>,
+    v: PyValue,
+    args: &mut Vec<PyValue>,
+    kwargs: &mut Vec<(String, PyValue)>,
+) {
+    match key {
+        Some(k) => kwargs.push((k.to_string(), v)),
+        None => args.push(v),
+    }
+}
+
 /// `name=` (but not `name==`): the key and the text after `=`.
+#[inline(never)]
 fn keyword(i: &str) -> Option<(&str, &str)> {
     let (rest, k) = ident(i).ok()?;
     let rest = ws(rest);
@@ -791,6 +847,7 @@ fn keyword(i: &str) -> Option<(&str, &str)> {
 
 /// A quoted string starting at its opening quote. Errors inside point at the offending
 /// escape; a missing closing quote points at the end of the input, i.e. truncation.
+#[inline(never)]
 fn string_body(i: &str, raw: bool) -> PResult<'_, String> {
     let mut chars = i.char_indices();
     let Some((_, quote)) = chars.next() else {
@@ -1409,6 +1466,31 @@ mod tests {
             assert!(parse_kwargs_lenient(&kw).is_err());
         }
         assert_eq!(err(&"[".repeat(10_000)).kind, ReprErrorKind::TooDeep);
+        let mixed = format!("{}1{}", "[{0: F(a=(".repeat(70), ",)))}]".repeat(70));
+        assert_eq!(err(&mixed).kind, ReprErrorKind::TooDeep);
+    }
+
+    /// Debug builds spend about 2.3 KiB of stack per level on the costliest shape (calls);
+    /// a full-depth parse must fit in 1 MiB, half a default thread's stack, so that
+    /// callers on worker threads need not think about it.
+    #[test]
+    fn full_depth_fits_in_one_mebibyte_of_stack() {
+        let run = || {
+            for (open, close) in [("[", "]"), ("{", "}"), ("{1: ", "}"), ("F(a=", ")")] {
+                let ok = format!("{}1{}", open.repeat(MAX_DEPTH), close.repeat(MAX_DEPTH));
+                assert!(parse_value(&ok).is_ok());
+                let deep = format!("{}1", open.repeat(10_000));
+                assert_eq!(err(&deep).kind, ReprErrorKind::TooDeep);
+                let kw = format!("a={ok}");
+                assert!(parse_kwargs(&kw).is_ok());
+            }
+        };
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
         assert!(parse_value(&"<".repeat(100_000)).is_err());
     }
 
