@@ -6,10 +6,12 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod config;
 pub mod event;
 pub mod grammar;
 pub mod load;
 pub mod model;
+pub mod pyrepr;
 pub mod render;
 pub mod scan;
 pub mod source;

@@ -1,0 +1,408 @@
+//! The configuration a server printed at start-up, and the diff of two of them.
+//!
+//! A failing run and its baseline usually differ in one flag (`enable_custom_allreduce`
+//! False → True); the diff is how that flag gets named.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::pyrepr::{
+    parse_call_lenient, parse_kwargs, parse_kwargs_lenient, parse_value_prefix, PyValue, ReprError,
+};
+
+/// Which log message a configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ConfigSource {
+    /// SGLang: `server_args=ServerArgs(...)`.
+    SglangServerArgs,
+    /// vLLM: `Initializing a V1 LLM engine (v0.11.0) with config: model='x', ...`.
+    VllmEngineConfig { version: Option<String> },
+    /// vLLM: `non-default args: {'model': 'x', ...}`.
+    VllmNonDefaultArgs,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// In printed order, which is the order tables and diffs show.
+    pub entries: Vec<(String, PyValue)>,
+    pub source: ConfigSource,
+}
+
+/// A configuration read from a line that may have been cut short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParsedConfig {
+    pub config: Config,
+    /// The line ended before the configuration did; `config` holds the entries before the
+    /// cut, so a diff against it shows the missing keys as removed.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no server_args=, `with config:` or `non-default args:` in the line")]
+    NotAConfigLine,
+    /// Offsets are into the whole line.
+    #[error("{0}")]
+    Repr(#[from] ReprError),
+    #[error("at byte {offset}: expected {expected}, found {found}")]
+    Shape {
+        offset: usize,
+        expected: &'static str,
+        found: String,
+    },
+}
+
+const SGLANG_MARK: &str = "server_args=";
+const VLLM_MARK: &str = "with config: ";
+const VLLM_NON_DEFAULT_MARK: &str = "non-default args: ";
+
+impl Config {
+    /// Read the configuration out of one log line (any prefix such as a timestamp is
+    /// skipped). A cut line is an error; see [`Config::from_line_lenient`].
+    pub fn from_line(line: &str) -> Result<Config, ConfigError> {
+        let parsed = Self::parse(line, false)?;
+        Ok(parsed.config)
+    }
+
+    /// Like [`Config::from_line`], but a line cut short gives the entries before the cut.
+    /// `non-default args` dicts are not salvaged: they are short and rarely cut.
+    pub fn from_line_lenient(line: &str) -> Result<ParsedConfig, ConfigError> {
+        Self::parse(line, true)
+    }
+
+    /// The first line that carries a configuration, read leniently.
+    pub fn find_in_lines<'a>(
+        lines: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Result<ParsedConfig, ConfigError>> {
+        lines
+            .into_iter()
+            .map(Self::from_line_lenient)
+            .find(|r| !matches!(r, Err(ConfigError::NotAConfigLine)))
+    }
+
+    /// The value of `key`; the first one if a key were printed twice.
+    pub fn get(&self, key: &str) -> Option<&PyValue> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn parse(line: &str, lenient: bool) -> Result<ParsedConfig, ConfigError> {
+        if let Some(pos) = line.find(SGLANG_MARK) {
+            let base = pos + SGLANG_MARK.len();
+            return sglang(&line[base..], base, lenient);
+        }
+        if let Some(pos) = line.find(VLLM_MARK) {
+            let base = pos + VLLM_MARK.len();
+            let source = ConfigSource::VllmEngineConfig {
+                version: vllm_version(&line[..pos]),
+            };
+            let body = &line[base..];
+            let (entries, truncated) = if lenient {
+                let l = parse_kwargs_lenient(body).map_err(|e| e.shifted(base))?;
+                (l.kwargs, l.truncated)
+            } else {
+                (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
+            };
+            return Ok(ParsedConfig {
+                config: Config { entries, source },
+                truncated,
+            });
+        }
+        if let Some(pos) = line.find(VLLM_NON_DEFAULT_MARK) {
+            let base = pos + VLLM_NON_DEFAULT_MARK.len();
+            let (v, _) = parse_value_prefix(&line[base..]).map_err(|e| e.shifted(base))?;
+            let PyValue::Dict(pairs) = v else {
+                return Err(shape_error(line, base, "a dict"));
+            };
+            let entries = pairs
+                .into_iter()
+                .map(|(k, v)| match k {
+                    PyValue::Str(s) => (s, v),
+                    other => (other.to_python_repr(), v),
+                })
+                .collect();
+            return Ok(ParsedConfig {
+                config: Config {
+                    entries,
+                    source: ConfigSource::VllmNonDefaultArgs,
+                },
+                truncated: false,
+            });
+        }
+        Err(ConfigError::NotAConfigLine)
+    }
+}
+
+fn sglang(body: &str, base: usize, lenient: bool) -> Result<ParsedConfig, ConfigError> {
+    let call = parse_call_lenient(body).map_err(|e| e.shifted(base))?;
+    if call.truncated && !lenient {
+        // Re-parse strictly for the error, which says where the line ends and what it
+        // still needed.
+        let e = match parse_value_prefix(body) {
+            Err(e) => e.shifted(base),
+            Ok(_) => unreachable_cut(body.len() + base),
+        };
+        return Err(ConfigError::Repr(e));
+    }
+    if !call.args.is_empty() {
+        return Err(ConfigError::Shape {
+            offset: base,
+            expected: "keyword arguments only",
+            found: format!("{} positional argument(s)", call.args.len()),
+        });
+    }
+    Ok(ParsedConfig {
+        config: Config {
+            entries: call.kwargs,
+            source: ConfigSource::SglangServerArgs,
+        },
+        truncated: call.truncated,
+    })
+}
+
+// The lenient and strict parsers share their grammar, so a strict success after a
+// lenient cut cannot happen; answer with a truncation error rather than a panic anyway.
+fn unreachable_cut(offset: usize) -> ReprError {
+    ReprError {
+        offset,
+        expected: "`)`".into(),
+        found: None,
+        kind: crate::pyrepr::ReprErrorKind::Truncated,
+    }
+}
+
+fn shape_error(line: &str, base: usize, expected: &'static str) -> ConfigError {
+    let found: String = line[base..].chars().take(20).collect();
+    ConfigError::Shape {
+        offset: base,
+        expected,
+        found: format!("{found:?}"),
+    }
+}
+
+/// `Initializing a V1 LLM engine (v0.11.0)` → `0.11.0`.
+fn vllm_version(prefix: &str) -> Option<String> {
+    let start = prefix.rfind("(v")? + 2;
+    let len = prefix[start..].find(')')?;
+    let v = &prefix[start..start + len];
+    (!v.is_empty() && !v.contains(char::is_whitespace)).then(|| v.to_string())
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub key: String,
+    pub old: PyValue,
+    pub new: PyValue,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ConfigDiff {
+    /// In the order of `a`'s keys.
+    pub changed: Vec<Change>,
+    /// Keys only in `b`, in `b`'s order.
+    pub added: Vec<(String, PyValue)>,
+    /// Keys only in `a`, in `a`'s order.
+    pub removed: Vec<(String, PyValue)>,
+}
+
+impl ConfigDiff {
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+fn index(c: &Config) -> HashMap<&str, &PyValue> {
+    let mut m = HashMap::with_capacity(c.entries.len());
+    for (k, v) in &c.entries {
+        m.entry(k.as_str()).or_insert(v);
+    }
+    m
+}
+
+/// What changed from `a` to `b`. Values compare as Python would (`1e-05 == 0.00001`,
+/// dict order ignored) but with no tolerance: 0.9 → 0.91 is a change, as it may be the
+/// one that matters. `1` and `1.0` differ: a changed type is worth showing.
+pub fn diff(a: &Config, b: &Config) -> ConfigDiff {
+    let (ia, ib) = (index(a), index(b));
+    let mut out = ConfigDiff::default();
+    let mut seen = std::collections::HashSet::new();
+    for (k, old) in &a.entries {
+        if !seen.insert(k.as_str()) {
+            continue;
+        }
+        match ib.get(k.as_str()) {
+            Some(new) if *new != old => out.changed.push(Change {
+                key: k.clone(),
+                old: old.clone(),
+                new: (*new).clone(),
+            }),
+            Some(_) => {}
+            None => out.removed.push((k.clone(), old.clone())),
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (k, new) in &b.entries {
+        if seen.insert(k.as_str()) && !ia.contains_key(k.as_str()) {
+            out.added.push((k.clone(), new.clone()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // First lines of fixtures/gpu/tp8_baseline/server.log and tp8_custom_ar/server.log.
+    const BASELINE: &str = "[2026-11-29 09:18:09] server_args=ServerArgs(model_path='synthetic-61L', tp_size=8, pp_size=1, mem_fraction_static=0.9, cuda_graph_max_bs=128, enable_custom_allreduce=False)";
+    const CUSTOM_AR: &str = "[2026-11-29 09:18:30] server_args=ServerArgs(model_path='synthetic-61L', tp_size=8, pp_size=1, mem_fraction_static=0.9, cuda_graph_max_bs=128, enable_custom_allreduce=True)";
+
+    const VLLM: &str = "(EngineCore_DP0 pid=4242) INFO 10-15 12:00:00 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='x', speculative_config=None, tokenizer='x', dtype=torch.bfloat16, max_seq_len=4096, tensor_parallel_size=8, disable_custom_all_reduce=False, served_model_name=x, compilation_config={\"level\":3,\"debug_dump_path\":\"\",\"use_cudagraph\":true}";
+
+    fn cfg(line: &str) -> Config {
+        Config::from_line(line).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+    }
+
+    #[test]
+    fn real_fixture_lines_differ_in_custom_allreduce_only() {
+        let (a, b) = (cfg(BASELINE), cfg(CUSTOM_AR));
+        assert_eq!(a.source, ConfigSource::SglangServerArgs);
+        assert_eq!(a.entries.len(), 6);
+        let d = diff(&a, &b);
+        assert_eq!(
+            d.changed,
+            [Change {
+                key: "enable_custom_allreduce".into(),
+                old: PyValue::Bool(false),
+                new: PyValue::Bool(true),
+            }]
+        );
+        assert!(d.added.is_empty() && d.removed.is_empty());
+        assert!(diff(&a, &a).is_empty());
+        let j = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            j,
+            r#"{"changed":[{"key":"enable_custom_allreduce","old":false,"new":true}],"added":[],"removed":[]}"#
+        );
+    }
+
+    #[test]
+    fn diff_orders_and_kinds() {
+        let a = cfg("server_args=ServerArgs(a=1, b=2, c=3, d=4, e=5)");
+        let b = cfg("server_args=ServerArgs(z=0, e=50, c=3, b=20, y=9)");
+        let d = diff(&a, &b);
+        let changed: Vec<&str> = d.changed.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(changed, ["b", "e"]);
+        let removed: Vec<&str> = d.removed.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(removed, ["a", "d"]);
+        let added: Vec<&str> = d.added.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(added, ["z", "y"]);
+        assert_eq!(d.changed[1].old, PyValue::Int(5));
+        assert_eq!(d.changed[1].new, PyValue::Int(50));
+    }
+
+    #[test]
+    fn float_equality_is_exact_but_spelling_free() {
+        let a = cfg("server_args=ServerArgs(eps=1e-05, m=0.9, x=nan, d={'a': 1, 'b': 2})");
+        let b = cfg("server_args=ServerArgs(eps=0.00001, m=0.90, x=nan, d={'b': 2, 'a': 1})");
+        assert!(diff(&a, &b).is_empty());
+        let c = cfg("server_args=ServerArgs(eps=1.00001e-05, m=0.9, x=nan, d={'a': 1, 'b': 2})");
+        let d = diff(&a, &c);
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].key, "eps");
+        let e = cfg("server_args=ServerArgs(eps=1e-05, m=1, x=nan, d={'a': 1, 'b': 2})");
+        assert_eq!(diff(&a, &e).changed[0].key, "m");
+    }
+
+    #[test]
+    fn vllm_engine_config_line() {
+        let c = cfg(VLLM);
+        assert_eq!(
+            c.source,
+            ConfigSource::VllmEngineConfig {
+                version: Some("0.11.0".into())
+            }
+        );
+        assert_eq!(c.entries.len(), 9);
+        assert_eq!(
+            c.get("dtype"),
+            Some(&PyValue::Name("torch.bfloat16".into()))
+        );
+        assert_eq!(c.get("served_model_name"), Some(&PyValue::Name("x".into())));
+        let other = VLLM.replace(
+            "disable_custom_all_reduce=False",
+            "disable_custom_all_reduce=True",
+        );
+        let d = diff(&c, &cfg(&other));
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].key, "disable_custom_all_reduce");
+    }
+
+    #[test]
+    fn vllm_non_default_args_line() {
+        let c = cfg("INFO 10-15 12:00:00 [utils.py:233] non-default args: {'model': 'x', 'tensor_parallel_size': 8, 'disable_log_stats': True}");
+        assert_eq!(c.source, ConfigSource::VllmNonDefaultArgs);
+        assert_eq!(c.get("tensor_parallel_size"), Some(&PyValue::Int(8)));
+        assert!(matches!(
+            Config::from_line("non-default args: ['x']"),
+            Err(ConfigError::Shape { .. })
+        ));
+    }
+
+    #[test]
+    fn errors_point_into_the_line() {
+        assert_eq!(
+            Config::from_line("[09:18:12 TP5] Init torch distributed begin."),
+            Err(ConfigError::NotAConfigLine)
+        );
+        let cut = &BASELINE[..BASELINE.find("cuda_graph").unwrap() + 4];
+        match Config::from_line(cut) {
+            Err(ConfigError::Repr(e)) => {
+                assert_eq!(e.kind, crate::pyrepr::ReprErrorKind::Truncated);
+                assert_eq!(e.offset, cut.len());
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad = "x server_args=ServerArgs(a=[1 2])";
+        match Config::from_line(bad) {
+            Err(ConfigError::Repr(e)) => assert_eq!(&bad[e.offset..], "2])"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            Config::from_line("server_args=ServerArgs('pos')"),
+            Err(ConfigError::Shape { .. })
+        ));
+    }
+
+    #[test]
+    fn lenient_salvages_cut_lines() {
+        let cut = &BASELINE[..BASELINE.find("cuda_graph").unwrap() + 4];
+        let p = Config::from_line_lenient(cut).unwrap();
+        assert!(p.truncated);
+        assert_eq!(p.config.entries.len(), 4);
+        let d = diff(&cfg(BASELINE), &p.config);
+        assert_eq!(d.removed.len(), 2);
+        assert!(d.changed.is_empty());
+        let whole = Config::from_line_lenient(BASELINE).unwrap();
+        assert!(!whole.truncated);
+        for n in (0..=BASELINE.len()).filter(|n| BASELINE.is_char_boundary(*n)) {
+            let _ = Config::from_line(&BASELINE[..n]);
+            let _ = Config::from_line_lenient(&BASELINE[..n]);
+            let _ = Config::from_line(&VLLM[..n.min(VLLM.len())]);
+            let _ = Config::from_line_lenient(&VLLM[..n.min(VLLM.len())]);
+        }
+    }
+
+    #[test]
+    fn finds_the_config_among_log_lines() {
+        let log = [
+            "[2026-11-29 09:18:12 TP5] Init torch distributed begin.",
+            BASELINE,
+            CUSTOM_AR,
+        ];
+        let found = Config::find_in_lines(log).unwrap().unwrap();
+        assert_eq!(found.config, cfg(BASELINE));
+        assert!(Config::find_in_lines(["nothing here"]).is_none());
+    }
+}
