@@ -131,13 +131,7 @@ fn run(cli: Cli) -> Result<u8> {
             let d = diff::diff(&b, &c);
             let code = d.status.exit_code() as u8;
             if *as_json {
-                out_json(&json::diff_doc(
-                    &b,
-                    &c,
-                    &d,
-                    serde_json::Value::Null,
-                    serde_json::Value::Null,
-                ))?;
+                out_json(&json::diff_doc(&b, &c, &d, serde_json::Value::Null))?;
             } else {
                 let extra = render::diff_text::Extra::default();
                 let mut text = render::diff_text::diff(&d, &extra, style);

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::align::Spread;
+use crate::config::{self, Config, ConfigDiff};
 use crate::event::{FieldValue, Rank};
 use crate::model::{Failure, FailureKind, Phase, Run};
 use crate::units::{group_thousands, human_bytes, human_delta_mib};
@@ -221,6 +222,10 @@ pub struct Comparability {
 pub struct RunDiff {
     pub status: Status,
     pub headline: String,
+    /// `server_args` (or the vLLM engine config) of the two runs, key by key.
+    pub config: Option<ConfigDiff>,
+    /// Why the configurations could not be compared, when they could not.
+    pub config_note: Option<String>,
     pub comparability: Comparability,
     pub figures: Vec<FigureDiff>,
     pub first_divergence: Option<Divergence>,
@@ -531,9 +536,12 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
         Status::Same
     };
     let headline = headline(status, &b_out, &c_out, effect.as_ref());
+    let (config, config_note) = compare_config(baseline, candidate);
     RunDiff {
         status,
         headline,
+        config,
+        config_note,
         comparability: Comparability {
             common_ranks: common.len(),
             only_in_baseline,
@@ -609,5 +617,21 @@ pub fn failure_verb(k: FailureKind) -> &'static str {
         FailureKind::Nccl => "failed in NCCL",
         FailureKind::Exception => "raised an exception",
         FailureKind::Hang => "stopped (log ends)",
+    }
+}
+
+fn run_config(run: &Run) -> Result<Config, String> {
+    let ev = run
+        .server_args()
+        .ok_or_else(|| format!("{}: no server_args line", run.name))?;
+    config::Config::from_line_lenient(&ev.message)
+        .map(|p| p.config)
+        .map_err(|e| format!("{}: server_args not readable: {e}", run.name))
+}
+
+fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<String>) {
+    match (run_config(b), run_config(c)) {
+        (Ok(a), Ok(b)) => (Some(config::diff(&a, &b)), None),
+        (Err(e), _) | (_, Err(e)) => (None, Some(e)),
     }
 }

@@ -3,8 +3,9 @@
 use std::fmt::Write;
 
 use super::summary_text::figure_label;
-use super::{figure_text, fit, Style};
+use super::{cut, figure_text, fit, Style};
 use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
+use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
 
 fn delta_text(f: &FigureDiff, v: f64) -> String {
@@ -46,7 +47,36 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     };
     let _ = writeln!(o, "{label}  {}", d.headline);
     o.push('\n');
-    for (i, c) in extra.config.iter().enumerate() {
+    let mut config_lines: Vec<String> = Vec::new();
+    if let Some(cd) = &d.config {
+        for ch in &cd.changed {
+            config_lines.push(format!(
+                "{}  {} -> {}",
+                ch.key,
+                cut(&sanitize(&ch.old.to_python_repr()), 30),
+                cut(&sanitize(&ch.new.to_python_repr()), 30)
+            ));
+        }
+        for (k, v) in &cd.added {
+            config_lines.push(format!(
+                "{k}  (added) {}",
+                cut(&sanitize(&v.to_python_repr()), 40)
+            ));
+        }
+        for (k, v) in &cd.removed {
+            config_lines.push(format!(
+                "{k}  (removed, was {})",
+                cut(&sanitize(&v.to_python_repr()), 40)
+            ));
+        }
+        if cd.is_empty() {
+            config_lines.push("no change in server_args".into());
+        }
+    } else if let Some(n) = &d.config_note {
+        config_lines.push(sanitize(n));
+    }
+    config_lines.extend(extra.config.iter().cloned());
+    for (i, c) in config_lines.iter().enumerate() {
         let _ = writeln!(o, "{} {}", fit(if i == 0 { "config" } else { "" }, 9), c);
     }
     if let Some(div) = &d.first_divergence {
@@ -55,10 +85,8 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             .iter()
             .find(|f| f.phase == div.phase && f.figure == div.figure);
         if let Some(f) = f {
-            let _ = writeln!(
-                o,
-                "{} {}  {} {} on {}/{} ranks ({}; {} -> {}{})",
-                fit("cause", 9),
+            let text = format!(
+                "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
                 f.phase,
                 figure_label(f.figure),
                 spread_text(f),
@@ -76,6 +104,9 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                     String::new()
                 }
             );
+            for (i, line) in wrap(&text, 70).into_iter().enumerate() {
+                let _ = writeln!(o, "{} {}", fit(if i == 0 { "cause" } else { "" }, 9), line);
+            }
         }
         for a in &extra.attribution {
             let _ = writeln!(o, "{} {}", fit("", 9), a);

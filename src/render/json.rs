@@ -262,7 +262,8 @@ pub struct DiffDoc<'a> {
     pub exit_code: i32,
     /// The verdict in one line, as the text output's first line.
     pub verdict: String,
-    pub config: serde_json::Value,
+    pub config: &'a Option<crate::config::ConfigDiff>,
+    pub config_note: &'a Option<String>,
     pub attribution: serde_json::Value,
     pub comparability: &'a crate::analysis::diff::Comparability,
     pub first_divergence: &'a Option<crate::analysis::diff::Divergence>,
@@ -276,7 +277,6 @@ pub fn diff_doc<'a>(
     b: &Run,
     c: &Run,
     d: &'a RunDiff,
-    config: serde_json::Value,
     attribution: serde_json::Value,
 ) -> DiffDoc<'a> {
     DiffDoc {
@@ -287,7 +287,8 @@ pub fn diff_doc<'a>(
         status: d.status,
         exit_code: d.status.exit_code(),
         verdict: d.headline.clone(),
-        config,
+        config: &d.config,
+        config_note: &d.config_note,
         attribution,
         comparability: &d.comparability,
         first_divergence: &d.first_divergence,

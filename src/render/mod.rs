@@ -71,6 +71,11 @@ pub fn fit(s: &str, width: usize) -> String {
     }
 }
 
+/// Cuts to a display width without padding.
+pub fn cut(s: &str, width: usize) -> String {
+    fit(s, width).trim_end().to_string()
+}
+
 /// Formats a figure for tables: memory as SGLang printed it (GB = GiB, two decimals)
 /// when it came from a GB line, else with binary units; counts with separators.
 pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {

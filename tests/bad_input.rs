@@ -1,0 +1,198 @@
+//! Broken input as real logs have it (shared/FORMATS.md §8): every case gives a result,
+//! no event is lost, and what was not understood is counted.
+
+use rankscope::grammar::GrammarSet;
+use rankscope::scan::{scan_bytes, scan_reader, LineCounts, SourceScan};
+
+fn gs() -> GrammarSet {
+    GrammarSet::builtin().expect("built-in grammars compile")
+}
+
+fn scan(text: &[u8]) -> SourceScan {
+    let s = scan_bytes(&gs(), text);
+    assert_accounted(&s.counts);
+    s
+}
+
+/// Every line lands in exactly one bucket.
+fn assert_accounted(c: &LineCounts) {
+    assert_eq!(
+        c.lines,
+        c.events + c.records + c.continuation + c.noise + c.blank + c.unknown,
+        "{c:?}"
+    );
+}
+
+const END_TP0: &str =
+    "[2026-03-01 10:00:01 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB";
+
+#[test]
+fn crlf_line_endings() {
+    let text =
+        format!("{END_TP0}\r\n[2026-03-01 10:00:01 TP0] Load weight begin. avail mem=14.00 GB\r\n");
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(s.events[0].bytes("mem_usage_bytes"), Some(644_245_094));
+    assert_eq!(s.events[1].bytes("avail_bytes"), Some(15_032_385_536));
+    assert_eq!(s.counts.unknown, 0);
+}
+
+#[test]
+fn ansi_colour_codes_real_and_replaced() {
+    let text = "\x1b[32m[2026-03-01 10:00:01 TP3]\x1b[0m Load weight begin. avail mem=14.00 GB\n\
+                \u{fffd}[1;36m[2026-03-01 10:00:02 TP3]\u{fffd}[0m Memory pool end. avail mem=0.64 GB\n";
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(
+        s.events[0].rank.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP3")
+    );
+    assert_eq!(s.events[1].kind, "mem_pool_end");
+    assert!(!s.events[0].message.contains('\u{1b}'));
+}
+
+#[test]
+fn progress_bar_glued_to_the_next_record() {
+    let text = "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.00it/s]\r\
+                [2026-03-01 10:00:05 TP1] Load weight end. elapsed=4.00 s, type=LlamaForCausalLM, avail mem=6.60 GB, mem usage=7.29 GB.\n\
+                Loading safetensors checkpoint shards: 100% Completed | 2/2 [00:02<00:00,  1.00it/s]\n";
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 1);
+    assert_eq!(s.events[0].kind, "weight_load_end");
+    assert_eq!(
+        s.events[0].rank.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP1")
+    );
+    assert_eq!(s.counts.noise, 1, "the bar-only line is known noise");
+    assert_eq!(s.counts.unknown, 0);
+}
+
+#[test]
+fn non_utf8_bytes_do_not_lose_the_event() {
+    let mut text =
+        b"[2026-03-01 10:00:01 TP0] Init torch distributed begin. \xff\xfe\x80\n".to_vec();
+    text.extend_from_slice(b"\xc3\x28 stray bytes from a bad copy\n");
+    let s = scan(&text);
+    assert_eq!(s.events.len(), 1);
+    assert_eq!(s.events[0].kind, "dist_init_begin");
+    assert_eq!(s.counts.unknown, 1);
+    assert!(s.unknown_samples[0].text.contains('\u{fffd}'));
+    assert_eq!(s.unknown_samples[0].line, 2);
+}
+
+#[test]
+fn truncated_last_line_is_reported_not_read_as_a_value() {
+    // `9114` may be `91141` cut short: the event is kept, the figure dropped and said so.
+    let text = format!("{END_TP0}\n[2026-03-01 10:00:02 TP0] max_total_num_tokens=9114");
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(s.events[1].kind, "kv_budget");
+    assert_eq!(s.events[1].field("tokens"), None);
+    assert_eq!(s.cut_fields, vec!["kv_budget.tokens".to_string()]);
+    assert!(s
+        .cut_last_line
+        .as_deref()
+        .is_some_and(|l| l.ends_with("max_total_num_tokens=9114")));
+
+    // Cut before its unit, the line no longer has the event's shape: no event, but the cut
+    // line is reported and counted, never read as 11.2 GB.
+    let text = format!("{END_TP0}\n[2026-03-01 10:00:02 TP0] Load weight begin. avail mem=11.2");
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 1);
+    assert_eq!(s.counts.lines, 2);
+    assert!(s
+        .cut_last_line
+        .as_deref()
+        .is_some_and(|l| l.ends_with("avail mem=11.2")));
+}
+
+#[test]
+fn empty_and_blank_inputs() {
+    let s = scan(b"");
+    assert_eq!((s.events.len(), s.counts.lines), (0, 0));
+    let s = scan(b"\n\n   \n");
+    assert_eq!((s.events.len(), s.counts.blank), (0, 3));
+}
+
+#[test]
+fn traceback_attaches_to_its_rank_and_the_oom_inside_it_inherits_the_rank() {
+    let text = "[2026-03-01 10:00:09 TP5] Scheduler hit an exception: Traceback (most recent call last):\n\
+                \x20 File \"/srv/sglang/model_executor/model_runner.py\", line 300, in init_memory_pool\n\
+                \x20   self.pool = make_pool()\n\
+                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.10 GiB of which 1.50 GiB is free.\n\
+                \n\
+                [2026-03-01 10:00:10] Received sigquit from a child process. It usually means the child failed.\n";
+    let s = scan(text.as_bytes());
+    let kinds: Vec<&str> = s.events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["error", "oom", "error"]);
+    assert_eq!(
+        s.events[1].rank.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP5")
+    );
+    assert_eq!(s.events[1].bytes("requested_bytes"), Some(2 << 30));
+    let tb = s.events[0].detail.as_deref().expect("traceback");
+    assert!(tb.contains("in init_memory_pool") && tb.contains("OutOfMemoryError"));
+    assert!(s.events[2].rank.is_none(), "the launcher line has no rank");
+    assert_eq!(s.counts.unknown, 0);
+}
+
+#[test]
+fn traceback_split_across_blocks_is_joined() {
+    // A tiny block size forces the traceback and its OOM line into later blocks.
+    let mut text = String::from(
+        "[2026-03-01 10:00:09 TP2] Scheduler hit an exception: Traceback (most recent call last):\n",
+    );
+    for i in 0..400 {
+        text.push_str(&format!(
+            "  File \"/srv/x.py\", line {i}, in capture_graphs\n"
+        ));
+    }
+    text.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 30.96 GiB is free.\n");
+    let s = scan_reader(&gs(), 0, text.as_bytes(), 4096, |_| {}).expect("in memory");
+    assert_accounted(&s.counts);
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(s.events[1].kind, "oom");
+    assert_eq!(
+        s.events[1].rank.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP2")
+    );
+    assert_eq!(s.counts.continuation, 400);
+    assert_eq!(s.counts.unknown, 0);
+    assert_eq!(s.events[1].origin.line, 402);
+}
+
+#[test]
+fn a_fifty_megabyte_line_is_split_and_later_events_survive() {
+    let mut text = Vec::with_capacity(51 << 20);
+    text.extend_from_slice(b"[2026-03-01 10:00:00 TP0] Init torch distributed begin. ");
+    text.resize(50 << 20, b'x');
+    text.push(b'\n');
+    text.extend_from_slice(END_TP0.as_bytes());
+    text.push(b'\n');
+    let s = scan(&text);
+    let kinds: Vec<&str> = s.events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["dist_init_begin", "dist_init_end"]);
+    assert!(s.counts.split_long_lines >= 1);
+    assert_eq!(s.events[1].bytes("mem_usage_bytes"), Some(644_245_094));
+}
+
+#[test]
+fn duplicate_consoles_and_repeats_within_a_file() {
+    // The same line twice in one file is two events (Python printed it twice).
+    let text = format!("{END_TP0}\n{END_TP0}\n");
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 2);
+}
+
+#[test]
+fn hostile_control_sequences_never_reach_the_message() {
+    let text = "[2026-03-01 10:00:01 TP0] Scheduler hit an exception: \x1b]0;pwned\x07\x1b[2J\x1b[31mboom\u{202e}\n";
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 1);
+    let m = &s.events[0].message;
+    assert!(
+        !m.chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "{m:?}"
+    );
+    assert!(m.ends_with("boom"));
+}

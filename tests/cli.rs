@@ -1,0 +1,148 @@
+//! The binary as a user runs it: exit codes, JSON contract, errors that name the file.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn rankscope() -> Command {
+    let mut c = Command::cargo_bin("rankscope").expect("binary built");
+    c.env("NO_COLOR", "1");
+    c
+}
+
+#[test]
+fn diff_exit_codes_follow_the_documented_contract() {
+    rankscope()
+        .args(["diff", "samples/tp8-baseline", "samples/tp8-custom-ar"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("FAILED"))
+        .stdout(predicate::str::contains(
+            "enable_custom_allreduce  False -> True",
+        ));
+    rankscope()
+        .args([
+            "diff",
+            "samples/tp8-baseline",
+            "samples/tp8-custom-ar-fixed",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("REGRESSED"))
+        .stdout(predicate::str::contains("597 fewer KV tokens per rank"));
+    rankscope()
+        .args(["diff", "samples/tp8-baseline", "samples/tp8-baseline"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("SAME"));
+}
+
+#[test]
+fn diff_json_carries_schema_version_and_canonical_names() {
+    let out = rankscope()
+        .args([
+            "diff",
+            "samples/tp8-baseline",
+            "samples/tp8-custom-ar",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["first_divergence"]["phase"], "dist_init");
+    assert_eq!(v["first_divergence"]["class"], "systematic");
+    assert_eq!(v["config"]["changed"][0]["key"], "enable_custom_allreduce");
+    assert_eq!(v["candidate_outcome"]["groups"][0]["kind"], "oom");
+    assert_eq!(v["candidate_outcome"]["groups"][0]["phase"], "cuda_graph");
+    assert_eq!(
+        v["candidate_outcome"]["groups"][0]["requested_bytes"],
+        20_971_520
+    );
+}
+
+#[test]
+fn events_json_and_ndjson_agree() {
+    let out = rankscope()
+        .args(["events", "samples/tp8-baseline/server.log", "--json"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(v["schema_version"], 1);
+    let events = v["events"].as_array().expect("events array");
+    // server.log: 1 server_args + 8 ranks × 10 start-up lines + 1 ready = 82 lines, minus
+    // the 8 `Capture cuda graph bs` lines that are not events.
+    assert_eq!(events.len(), 74);
+    let first_end = events
+        .iter()
+        .find(|e| e["kind"] == "dist_init_end")
+        .expect("dist_init_end");
+    assert_eq!(first_end["rank"], "TP1");
+    assert_eq!(first_end["fields"]["mem_usage_bytes"]["bytes"], 644_245_094);
+    assert_eq!(first_end["line"], 10);
+
+    let nd = rankscope()
+        .args(["events", "samples/tp8-baseline/server.log", "--ndjson"])
+        .output()
+        .expect("runs");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&nd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.iter().filter(|l| l["type"] == "event").count(), 74);
+    assert_eq!(
+        lines.last().map(|l| l["type"].clone()),
+        Some("summary".into())
+    );
+}
+
+#[test]
+fn summary_reads_stdin_and_reports_ranks() {
+    let log = std::fs::read("samples/tp8-custom-ar/server.log").expect("sample");
+    rankscope()
+        .args(["summary", "-", "--ranks"])
+        .write_stdin(log)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("FAILED"))
+        .stdout(predicate::str::contains("8/8 ranks: oom in cuda_graph"));
+}
+
+#[test]
+fn missing_and_binary_inputs_are_clear_errors() {
+    rankscope()
+        .args(["summary", "no/such/run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no/such/run: no such file or directory",
+        ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("core.log");
+    std::fs::write(&bin, b"\x7fELF\x02\x01\x01\x00\x00\x00garbage").expect("write");
+    rankscope()
+        .arg("summary")
+        .arg(&bin)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "core.log: binary data (NUL byte at offset 7)",
+        ));
+    let empty = tempfile::tempdir().expect("tempdir");
+    rankscope()
+        .arg("summary")
+        .arg(empty.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no log files in this directory"));
+}
+
+#[test]
+fn grammar_samples_all_pass() {
+    rankscope()
+        .args(["grammars", "check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(" 0 failed"));
+}

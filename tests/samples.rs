@@ -1,0 +1,175 @@
+//! The demo runs (real H200 start-ups in `samples/`), with every expected value checked
+//! by hand against the logs: `grep 'Init torch distributed ends' samples/tp8-baseline/server.log`
+//! shows `mem usage=0.60 GB` on all eight ranks (0.60 × 2^30 = 644,245,094.4 bytes), the
+//! `max_total_num_tokens=` lines say 91141, and the custom-AR tracebacks end in
+//! `Tried to allocate 20.00 MiB` (20 × 2^20 = 20,971,520 bytes).
+
+use std::path::Path;
+
+use rankscope::analysis::diff::{self, DeltaClass, Status};
+use rankscope::event::Rank;
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::model::{FailureKind, Phase, Run};
+
+fn load(path: &str) -> Run {
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    load_run(&gs, Path::new(path), &LoadOptions::default(), &|_| {})
+        .expect("sample loads")
+        .run
+}
+
+#[test]
+fn baseline_all_ranks_ready_with_hand_checked_figures() {
+    let run = load("samples/tp8-baseline");
+    assert_eq!(run.ranks.len(), 8);
+    for (i, r) in run.ranks.iter().enumerate() {
+        assert_eq!(r.rank, Rank::tp(i as u32));
+        assert!(r.reached_ready, "{} should reach ready", r.rank);
+        assert!(r.failure.is_none());
+        let mem = r
+            .figure(Phase::DistInit, "mem_usage")
+            .expect("dist_init mem usage");
+        assert_eq!(mem.value.as_bytes(), Some(644_245_094));
+        // 0.01 GiB, the step of a two-decimal GB figure.
+        assert_eq!(mem.value.resolution(), 10_737_418);
+        let tokens = r.figure(Phase::KvCache, "tokens").expect("KV tokens");
+        assert_eq!(tokens.value.as_i64(), Some(91_141));
+    }
+    // server.log and stdout.txt hold the same console stream: events are counted once.
+    let dist_ends = run
+        .events
+        .iter()
+        .filter(|e| e.kind == "dist_init_end")
+        .count();
+    assert_eq!(dist_ends, 8);
+}
+
+#[test]
+fn custom_ar_all_ranks_oom_in_cuda_graph() {
+    let run = load("samples/tp8-custom-ar");
+    assert!(!run.ready);
+    assert_eq!(run.ranks.len(), 8);
+    for r in &run.ranks {
+        assert!(!r.reached_ready);
+        let f = r.failure.as_ref().expect("every rank fails");
+        assert_eq!(f.kind, FailureKind::Oom, "{}", r.rank);
+        assert_eq!(f.phase, Phase::CudaGraph, "{}", r.rank);
+        assert_eq!(
+            f.fields.get("requested_bytes").and_then(|v| v.as_bytes()),
+            Some(20_971_520)
+        );
+        // "14.00 GiB allowed; … and 131.96 MiB is reserved by PyTorch but unallocated"
+        assert_eq!(
+            f.fields.get("allowed_bytes").and_then(|v| v.as_bytes()),
+            Some(15_032_385_536)
+        );
+        assert_eq!(
+            f.fields
+                .get("reserved_unallocated_bytes")
+                .and_then(|v| v.as_bytes()),
+            Some(138_370_089)
+        );
+        let tb = f.traceback.as_deref().expect("traceback attached");
+        assert!(tb.contains("in capture_graphs"), "{tb}");
+        assert_eq!(r.last_phase, Phase::CudaGraph);
+    }
+    // TP2's traceback is the first in the file (server.log line 82).
+    let out = diff::outcome(&run);
+    assert_eq!(
+        out.first_failure.as_ref().map(|f| f.0.clone()),
+        Some(Rank::tp(2))
+    );
+    assert_eq!(out.groups.len(), 1);
+    assert_eq!(
+        out.groups[0].describe(),
+        "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated"
+    );
+}
+
+#[test]
+fn per_rank_files_read_like_the_interleaved_log() {
+    // tp8-custom-ar-fixed has server.log, stdout.txt and rank0..7.log: the same events.
+    let run = load("samples/tp8-custom-ar-fixed");
+    assert_eq!(run.ranks.len(), 8);
+    assert!(run.ranks.iter().all(|r| r.reached_ready));
+    for r in &run.ranks {
+        assert_eq!(
+            r.figure(Phase::KvCache, "tokens")
+                .and_then(|f| f.value.as_i64()),
+            Some(90_544)
+        );
+    }
+    let single = load("samples/tp8-custom-ar-fixed/rank3.log");
+    assert_eq!(single.ranks.len(), 1);
+    assert_eq!(single.ranks[0].rank, Rank::tp(3));
+}
+
+#[test]
+fn diff_custom_ar_names_config_divergence_and_failure() {
+    let b = load("samples/tp8-baseline");
+    let c = load("samples/tp8-custom-ar");
+    let d = diff::diff(&b, &c);
+    assert_eq!(d.status, Status::Failed);
+    assert_eq!(d.status.exit_code(), 1);
+    let cfg = d.config.as_ref().expect("both runs print server_args");
+    assert_eq!(cfg.changed.len(), 1);
+    assert_eq!(cfg.changed[0].key, "enable_custom_allreduce");
+    assert_eq!(cfg.changed[0].old.to_python_repr(), "False");
+    assert_eq!(cfg.changed[0].new.to_python_repr(), "True");
+    let div = d.first_divergence.as_ref().expect("a divergence");
+    assert_eq!(div.phase, Phase::DistInit);
+    assert_eq!(div.figure, "mem_usage");
+    assert_eq!(div.class, DeltaClass::Systematic);
+    assert_eq!((div.ranks_moved, div.ranks_compared), (8, 8));
+    // 0.64 GB − 0.60 GB = 687,194,767 − 644,245,094 bytes.
+    assert_eq!(div.delta.median, 42_949_673.0);
+    assert_eq!(div.delta.min, div.delta.max);
+    assert_eq!(d.candidate.failed_ranks, 8);
+    let g = &d.candidate.groups[0];
+    assert_eq!(
+        (g.kind, g.phase, g.requested_bytes),
+        (FailureKind::Oom, Phase::CudaGraph, Some(20_971_520))
+    );
+    let e = d.effect.as_ref().expect("an effect");
+    assert_eq!(e.kv_tokens_delta, Some(0));
+    assert_eq!(e.avail_after_pool, Some((687_194_767, 644_245_094)));
+}
+
+#[test]
+fn diff_custom_ar_fixed_is_a_capacity_regression() {
+    let b = load("samples/tp8-baseline");
+    let c = load("samples/tp8-custom-ar-fixed");
+    let d = diff::diff(&b, &c);
+    assert_eq!(d.status, Status::Regressed);
+    assert_eq!(d.status.exit_code(), 1);
+    assert_eq!(d.candidate.failed_ranks, 0);
+    let div = d.first_divergence.as_ref().expect("a divergence");
+    assert_eq!((div.phase, div.figure), (Phase::DistInit, "mem_usage"));
+    assert_eq!(div.delta.median, 42_949_673.0);
+    let tokens = d
+        .figures
+        .iter()
+        .find(|f| f.phase == Phase::KvCache && f.figure == "tokens")
+        .expect("tokens compared");
+    assert_eq!(tokens.class, DeltaClass::Systematic);
+    assert!(tokens
+        .per_rank
+        .iter()
+        .all(|r| r.baseline == 91_141.0 && r.candidate == 90_544.0));
+    assert_eq!(
+        d.effect.as_ref().and_then(|e| e.kv_tokens_delta),
+        Some(-597)
+    );
+}
+
+#[test]
+fn diff_of_a_run_with_itself_is_clean() {
+    let b = load("samples/tp8-baseline");
+    let d = diff::diff(&b, &b);
+    assert_eq!(d.status, Status::Same);
+    assert_eq!(d.status.exit_code(), 0);
+    assert!(d.first_divergence.is_none());
+    assert!(d.config.as_ref().is_some_and(|c| c.is_empty()));
+    assert!(d.figures.iter().all(|f| f.class == DeltaClass::Same));
+}
