@@ -1,1 +1,3 @@
 //! rankscope: forensics for multi-rank LLM inference server start-ups.
+pub mod nvsmi;
+pub mod snapshot;

@@ -1,0 +1,1 @@
+//! nvidia-smi CSV parsing (placeholder; filled in by the next commit).
