@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::pickle::{Dict, Pickle, SeqKind, Value, ValueRef};
+use super::pickle::{Dict, FastMap, Pickle, SeqKind, Value, ValueRef};
 use super::SnapshotError;
 
 /// One Python or C++ frame. C++ frames (from `record_memory_history(stacks="all")`) have
@@ -165,9 +165,9 @@ struct Builder<'p> {
     snap: Snapshot,
     strs: HashMap<String, Arc<str>>,
     frame_ids: HashMap<Frame, u32>,
-    frame_by_node: HashMap<u32, u32>,
+    frame_by_node: FastMap<u32, u32>,
     stack_ids: HashMap<Vec<u32>, u32>,
-    stack_by_storage: HashMap<(u32, u32), u32>,
+    stack_by_storage: FastMap<(u32, u32), u32>,
     scratch: Vec<u32>,
 }
 
@@ -188,9 +188,9 @@ pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
         snap: Snapshot::default(),
         strs: HashMap::new(),
         frame_ids: HashMap::new(),
-        frame_by_node: HashMap::new(),
+        frame_by_node: FastMap::default(),
         stack_ids: HashMap::new(),
-        stack_by_storage: HashMap::new(),
+        stack_by_storage: FastMap::default(),
         scratch: Vec::new(),
     };
     b.snap.stacks.push(Vec::new());

@@ -361,6 +361,11 @@ pub trait Input {
     fn offset(&self) -> u64;
     /// Bytes left, when known; used to reject length prefixes before allocating.
     fn remaining(&self) -> u64;
+    /// The next `n` bytes if they are already in memory: the hot path, with no I/O and
+    /// no error plumbing. `None` means "ask `take`", not "end of input".
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]>;
+    /// How many bytes `take_buffered` can hand out right now.
+    fn buffered_len(&self) -> usize;
 }
 
 /// Reads from memory.
@@ -391,6 +396,16 @@ impl Input for SliceInput<'_> {
     }
     fn remaining(&self) -> u64 {
         (self.data.len() - self.pos) as u64
+    }
+    #[inline(always)]
+    fn buffered_len(&self) -> usize {
+        self.data.len() - self.pos
+    }
+    #[inline(always)]
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
     }
 }
 
@@ -455,6 +470,21 @@ impl<T: Read> Input for ReaderInput<T> {
     fn remaining(&self) -> u64 {
         self.total.saturating_sub(self.consumed)
     }
+    #[inline(always)]
+    fn buffered_len(&self) -> usize {
+        self.end - self.pos
+    }
+    #[inline(always)]
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.buf.get(self.pos..end.min(self.end))?;
+        if s.len() != n {
+            return None;
+        }
+        self.pos = end;
+        self.consumed += n as u64;
+        Some(s)
+    }
 }
 
 /// Decodes a whole pickle held in memory.
@@ -480,6 +510,32 @@ impl Hasher for PreHashed {
     }
 }
 type PreMap<V> = HashMap<u64, V, BuildHasherDefault<PreHashed>>;
+
+/// A small multiplicative hasher for integer keys (node ids, ranges): SipHash's DoS
+/// resistance buys nothing for keys that are arena indices, and costs a tenth of the time.
+#[derive(Default)]
+pub struct FastHasher(u64);
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 = mix(self.0, x as u64);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = mix(self.0, v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = mix(self.0, v);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = mix(self.0, v as u64);
+    }
+}
+/// A `HashMap` keyed by arena indices.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 #[inline]
 fn mix(h: u64, v: u64) -> u64 {
@@ -513,9 +569,11 @@ struct Machine<I: Input> {
     memo_sparse: HashMap<u64, ValueRef>,
     strings: PreMap<Vec<u32>>,
     batches: PreMap<(u32, u32)>,
-    /// Offset of the opcode being executed, for errors.
+    scratch: Vec<ValueRef>,
+    scratch2: Vec<ValueRef>,
+    /// Offset and byte of the opcode being executed, for errors.
     at: u64,
-    op_name: &'static str,
+    op: u8,
 }
 
 impl<I: Input> Machine<I> {
@@ -529,21 +587,35 @@ impl<I: Input> Machine<I> {
             memo_sparse: HashMap::new(),
             strings: PreMap::default(),
             batches: PreMap::default(),
+            scratch: Vec::new(),
+            scratch2: Vec::new(),
             at: 0,
-            op_name: "",
+            op: 0,
         }
     }
 
     fn malformed(&self, why: &'static str) -> PickleError {
         PickleError::Malformed {
-            name: self.op_name,
+            name: op_name(self.op),
             offset: self.at,
             why,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, n: usize, what: &'static str) -> R<&[u8]> {
+        if self.input.buffered_len() >= n {
+            let offset = self.input.offset();
+            return self
+                .input
+                .take_buffered(n)
+                .ok_or(PickleError::Truncated { offset, what });
+        }
+        self.take_slow(n, what)
+    }
+
+    #[cold]
+    fn take_slow(&mut self, n: usize, what: &'static str) -> R<&[u8]> {
         let offset = self.input.offset();
         match self.input.take(n) {
             Ok(Some(s)) => Ok(s),
@@ -751,17 +823,32 @@ impl<I: Input> Machine<I> {
         })
     }
 
+    /// Moves the stack above `from` into the scratch buffer, reusing its allocation.
+    fn take_batch(&mut self, from: usize) -> Vec<ValueRef> {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.clear();
+        batch.extend_from_slice(self.stack.get(from..).unwrap_or(&[]));
+        self.stack.truncate(from);
+        batch
+    }
+
     /// APPEND/APPENDS/ADDITEMS: extend the list below the mark with the stack tail.
     fn extend_seq(&mut self, target: ValueRef, from: usize) -> R<()> {
+        let batch = self.take_batch(from);
+        let r = self.extend_seq_with(target, &batch);
+        self.scratch = batch;
+        r
+    }
+
+    fn extend_seq_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
             _ => return Err(self.malformed("target is not a list")),
         };
-        let batch = self.stack.split_off(from);
         match node {
             Node::Seq { kind, len: 0, .. } => {
-                let start = self.store_batch(&batch)?;
+                let start = self.store_batch(batch)?;
                 self.p.nodes[idx] = Node::Seq {
                     kind,
                     start,
@@ -771,14 +858,14 @@ impl<I: Input> Machine<I> {
             Node::Seq { kind, start, len } => {
                 // A second batch (lists over 1000 items): move to a growable vector once.
                 let mut v = slice(&self.p.items, start, len).to_vec();
-                v.extend_from_slice(&batch);
+                v.extend_from_slice(batch);
                 let big = self.p.big_seqs.len() as u32;
                 self.p.big_seqs.push(v);
                 self.p.nodes[idx] = Node::BigSeq { kind, idx: big };
             }
             Node::BigSeq { idx: big, .. } => {
                 if let Some(v) = self.p.big_seqs.get_mut(big as usize) {
-                    v.extend_from_slice(&batch);
+                    v.extend_from_slice(batch);
                 }
             }
             _ => return Err(self.malformed("target is not a list")),
@@ -788,20 +875,30 @@ impl<I: Input> Machine<I> {
 
     /// SETITEM/SETITEMS: pairs from the stack tail into the dict below them.
     fn extend_dict(&mut self, target: ValueRef, from: usize) -> R<()> {
+        if (self.stack.len() - from) % 2 != 0 {
+            return Err(self.malformed("odd number of items for a dict"));
+        }
+        let batch = self.take_batch(from);
+        let r = self.extend_dict_with(target, &batch);
+        self.scratch = batch;
+        r
+    }
+
+    fn extend_dict_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
             _ => return Err(self.malformed("target is not a dict")),
         };
-        if (self.stack.len() - from) % 2 != 0 {
-            return Err(self.malformed("odd number of items for a dict"));
-        }
-        let batch = self.stack.split_off(from);
         match node {
             Node::Dict { len: 0, .. } => {
                 let n = batch.len() / 2;
-                let keys: Vec<ValueRef> = batch.iter().step_by(2).copied().collect();
-                let keys = self.store_batch(&keys)?;
+                let mut keys = std::mem::take(&mut self.scratch2);
+                keys.clear();
+                keys.extend(batch.iter().step_by(2));
+                let stored = self.store_batch(&keys);
+                self.scratch2 = keys;
+                let keys = stored?;
                 let vals = self.p.items.len();
                 if vals + n > u32::MAX as usize {
                     return Err(PickleError::TooLarge { offset: self.at });
@@ -874,17 +971,20 @@ impl<I: Input> Machine<I> {
         }
         loop {
             self.at = self.input.offset();
-            let op = match self.input.take(1) {
-                Ok(Some(b)) => b[0],
-                Ok(None) => return Err(PickleError::NoStop { offset: self.at }),
-                Err(e) => {
-                    return Err(PickleError::Io {
-                        offset: self.at,
-                        message: e.to_string(),
-                    })
-                }
+            let op = match self.input.take_buffered(1) {
+                Some(b) => b[0],
+                None => match self.input.take(1) {
+                    Ok(Some(b)) => b[0],
+                    Ok(None) => return Err(PickleError::NoStop { offset: self.at }),
+                    Err(e) => {
+                        return Err(PickleError::Io {
+                            offset: self.at,
+                            message: e.to_string(),
+                        })
+                    }
+                },
             };
-            self.op_name = op_name(op);
+            self.op = op;
             match op {
                 b'h' => {
                     let k = self.fixed::<1>("BINGET")?[0] as u64;
@@ -998,21 +1098,22 @@ impl<I: Input> Machine<I> {
                     if self.stack.len() < floor + n {
                         return Err(self.malformed("stack is empty"));
                     }
-                    let from = self.stack.len() - n;
-                    let items = self.stack.split_off(from);
-                    let r = self.new_seq(SeqKind::Tuple, &items)?;
-                    self.push(r);
+                    let items = self.take_batch(self.stack.len() - n);
+                    let r = self.new_seq(SeqKind::Tuple, &items);
+                    self.scratch = items;
+                    self.push(r?);
                 }
                 b't' | b'l' | 0x91 => {
                     let from = self.pop_mark()?;
-                    let items = self.stack.split_off(from);
+                    let items = self.take_batch(from);
                     let kind = match op {
                         b't' => SeqKind::Tuple,
                         b'l' => SeqKind::List,
                         _ => SeqKind::Set,
                     };
-                    let r = self.new_seq(kind, &items)?;
-                    self.push(r);
+                    let r = self.new_seq(kind, &items);
+                    self.scratch = items;
+                    self.push(r?);
                 }
                 b'd' => {
                     let from = self.pop_mark()?;
@@ -1103,13 +1204,13 @@ impl<I: Input> Machine<I> {
                 b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84
                 | b'P' | b'Q' => {
                     return Err(PickleError::Forbidden {
-                        name: self.op_name,
+                        name: op_name(op),
                         offset: self.at,
                     })
                 }
                 b'I' | b'L' | b'F' | b'S' | b'V' | b'g' | b'p' | 0x97 | 0x98 => {
                     return Err(PickleError::Unsupported {
-                        name: self.op_name,
+                        name: op_name(op),
                         offset: self.at,
                     })
                 }
