@@ -30,6 +30,14 @@ summ() { # name -> "min_s median_s max_rss_kb"
 }
 read -r RMIN RMED RRSS < <(summ rust)
 read -r PMIN PMED PRSS < <(summ py)
+# CPU time is steadier than wall time on a shared machine; perf is optional.
+CPU_LINE="(perf not installed: no CPU-time figures)"
+if command -v perf >/dev/null 2>&1; then
+  cpu() { perf stat -x, -e task-clock -r "$N" "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.1f", $1}'; }
+  RCPU=$(cpu "$BIN" "$F")
+  PCPU=$(cpu python3 -c 'import pickle,sys; pickle.load(open(sys.argv[1],"rb"))' "$F")
+  CPU_LINE="CPU time (perf task-clock, mean of $N): Rust ${RCPU} ms, Python ${PCPU} ms, ratio **$(awk -v p="$PCPU" -v r="$RCPU" 'BEGIN {printf "%.1f", p / r}')x**."
+fi
 SIZE=$(wc -c <"$F" | tr -d " ")
 RATIO=$(awk -v p="$PMIN" -v r="$RMIN" 'BEGIN {printf "%.1f", p / r}')
 RATIO_MED=$(awk -v p="$PMED" -v r="$RMED" 'BEGIN {printf "%.1f", p / r}')
@@ -48,6 +56,7 @@ File: \`$F\` ($SIZE bytes, 212,637 trace entries). $N interleaved runs of each.
 | \`python3 -c 'pickle.load(...)'\` (read only) | $PMIN | $PMED | $((PRSS / 1024)) MiB |
 
 Ratio (Python / Rust): **${RATIO}x** on minima, ${RATIO_MED}x on medians.
+$CPU_LINE
 Targets: at least 5x faster than \`pickle.load\` alone; peak RSS at most 2x the file size.
 Both wall times include process start-up (Python's interpreter start is ~20 ms of its figure).
 

@@ -79,10 +79,12 @@ pub struct ValueRef(u32);
 const INLINE: u32 = 1 << 31;
 const INLINE_MIN: i64 = -(1 << 30);
 const INLINE_MAX: i64 = (1 << 30) - 1;
+const MEMO_HOLE: u32 = u32::MAX;
 
 impl ValueRef {
     fn int(v: i64) -> Option<ValueRef> {
-        if (INLINE_MIN..=INLINE_MAX).contains(&v) {
+        // -1 would encode as u32::MAX, which the memo uses for "no entry".
+        if (INLINE_MIN..=INLINE_MAX).contains(&v) && v != -1 {
             Some(ValueRef(INLINE | (v as u32 & !INLINE)))
         } else {
             None
@@ -225,6 +227,15 @@ impl<'a> Dict<'a> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Equal for two dicts whose keys are stored in the same place (dicts filled with an
+    /// identical key batch share it), so callers can resolve key names once per layout.
+    pub fn layout_id(&self) -> (usize, usize) {
+        match self.inner {
+            DictInner::Split { keys, .. } => (keys.as_ptr() as usize, keys.len()),
+            DictInner::Pairs(p) => (p.as_ptr() as usize, usize::MAX),
+        }
+    }
+
     pub fn pair(&self, i: usize) -> Option<(ValueRef, ValueRef)> {
         match self.inner {
             DictInner::Split { keys, vals } => Some((*keys.get(i)?, *vals.get(i)?)),
@@ -565,7 +576,12 @@ struct Machine<I: Input> {
     p: Pickle,
     stack: Vec<ValueRef>,
     marks: Vec<usize>,
-    memo: Vec<Option<ValueRef>>,
+    /// Dense memo; `MEMO_HOLE` marks keys never stored. Four bytes per entry because
+    /// the 568k entries of a large snapshot are read at random, so cache lines matter.
+    memo: Vec<u32>,
+    /// Where the last dict's key batch went: consecutive trace entries share keys, and a
+    /// direct comparison is cheaper than hashing.
+    last_keys: Option<(u32, u32)>,
     memo_sparse: HashMap<u64, ValueRef>,
     strings: PreMap<Vec<u32>>,
     batches: PreMap<(u32, u32)>,
@@ -584,6 +600,7 @@ impl<I: Input> Machine<I> {
             stack: Vec::new(),
             marks: Vec::new(),
             memo: Vec::new(),
+            last_keys: None,
             memo_sparse: HashMap::new(),
             strings: PreMap::default(),
             batches: PreMap::default(),
@@ -896,7 +913,18 @@ impl<I: Input> Machine<I> {
                 let mut keys = std::mem::take(&mut self.scratch2);
                 keys.clear();
                 keys.extend(batch.iter().step_by(2));
-                let stored = self.store_batch(&keys);
+                let stored = match self.last_keys {
+                    Some((start, len))
+                        if len as usize == keys.len()
+                            && slice(&self.p.items, start, len) == keys =>
+                    {
+                        Ok(start)
+                    }
+                    _ => self.store_batch(&keys),
+                };
+                if let Ok(start) = stored {
+                    self.last_keys = Some((start, keys.len() as u32));
+                }
                 self.scratch2 = keys;
                 let keys = stored?;
                 let vals = self.p.items.len();
@@ -934,9 +962,9 @@ impl<I: Input> Machine<I> {
     fn memo_put(&mut self, key: u64, v: ValueRef) {
         let k = key as usize;
         if k < self.memo.len() {
-            self.memo[k] = Some(v);
+            self.memo[k] = v.0;
         } else if k == self.memo.len() {
-            self.memo.push(Some(v));
+            self.memo.push(v.0);
         } else {
             self.memo_sparse.insert(key, v);
         }
@@ -945,7 +973,7 @@ impl<I: Input> Machine<I> {
     #[inline]
     fn memo_get(&mut self, key: u64) -> R<ValueRef> {
         let found = match self.memo.get(key as usize) {
-            Some(Some(v)) => Some(*v),
+            Some(&v) if v != MEMO_HOLE => Some(ValueRef(v)),
             _ => self.memo_sparse.get(&key).copied(),
         };
         found.ok_or(PickleError::MemoMissing {
@@ -1305,7 +1333,8 @@ mod tests {
 
     #[test]
     fn inline_ints_round_trip() {
-        for v in [0, 1, -1, INLINE_MIN, INLINE_MAX, 12345, -9876] {
+        assert!(ValueRef::int(-1).is_none());
+        for v in [0, 1, -2, INLINE_MIN, INLINE_MAX, 12345, -9876] {
             assert_eq!(ValueRef::int(v).and_then(|r| r.inline_int()), Some(v));
         }
         assert!(ValueRef::int(INLINE_MAX + 1).is_none());
