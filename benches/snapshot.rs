@@ -1,0 +1,37 @@
+//! Read + summarise the 23 MB `decode_heavy` snapshot (212,637 trace entries).
+//! Skips, saying so, when `../shared/fixtures` is absent.
+
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use rankscope::snapshot::{analysis, read_bytes, read_path};
+
+fn bench(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/gpu/decode_heavy/snapshot.pickle");
+    if !path.exists() {
+        eprintln!("SKIPPED snapshot bench: {} is absent", path.display());
+        return;
+    }
+    let rule = analysis::SiteRule::default();
+    let mut g = c.benchmark_group("decode_heavy");
+    g.sample_size(10);
+    g.bench_function("read_path+summarize", |b| {
+        b.iter(|| {
+            let s = read_path(&path).expect("read");
+            analysis::summarize(&s, &rule)
+        })
+    });
+    let bytes = std::fs::read(&path).expect("read file");
+    g.bench_function("read_bytes (in memory)", |b| {
+        b.iter(|| read_bytes(&bytes).expect("parse"))
+    });
+    let snap = read_bytes(&bytes).expect("parse");
+    g.bench_function("summarize", |b| {
+        b.iter(|| analysis::summarize(&snap, &rule))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,38 @@
+//! Reads one snapshot and prints its summary; used by `benches/snapshot_vs_python.sh`.
+//! `snapshot_summary FILE [BASELINE]`: with two files, prints the diff BASELINE -> FILE.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use rankscope::snapshot::{analysis, read_path, render};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(file) = args.first() else {
+        eprintln!("usage: snapshot_summary FILE [BASELINE]");
+        return ExitCode::from(2);
+    };
+    let rule = analysis::SiteRule::default();
+    let read = |p: &str| match read_path(Path::new(p)) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    };
+    let Some(snap) = read(file) else {
+        return ExitCode::FAILURE;
+    };
+    let sum = analysis::summarize(&snap, &rule);
+    match args.get(1) {
+        None => print!("{}", render::summary_text(&sum, 12)),
+        Some(base) => {
+            let Some(b) = read(base) else {
+                return ExitCode::FAILURE;
+            };
+            let bs = analysis::summarize(&b, &rule);
+            print!("{}", render::diff_text(&analysis::diff(&bs, &sum), 12));
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,720 @@
+//! Pure analysis over a [`Snapshot`]: totals, pools, peaks, OOM, allocation sites, a
+//! memory-over-time series, run-vs-run diffs and per-window site deltas.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::model::{Action, BlockState, Frame, Snapshot, StackId, TraceEntry};
+
+/// How much of a stack names an allocation site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SiteGranularity {
+    /// File and function: the three buffers `init_custom_ar` allocates on lines 85–87 are
+    /// one site, which is what a reader of a diff wants first.
+    Function,
+    /// File, function and line.
+    Line,
+}
+
+/// Which frame of a stack is "the site".
+///
+/// Frames run innermost first. The site is the first frame that is (1) Python (file ends
+/// in `.py` or is `<string>`-like; C++ frames from `stacks="all"` have `??`, empty or
+/// `.cpp` file names and line 0) and (2) matches none of `skip`. If every Python frame is
+/// skipped — SGLang or vLLM installed with pip lives under `site-packages/` — the first
+/// Python frame outside `fallback_skip` (PyTorch itself and the standard library) is used,
+/// so an installed server still gets its own frames named. If that fails too, the first
+/// frame of any kind, and `<no frames>` for an empty stack.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteRule {
+    pub skip: Vec<String>,
+    pub fallback_skip: Vec<String>,
+    pub skip_native: bool,
+    pub granularity: SiteGranularity,
+}
+
+impl Default for SiteRule {
+    fn default() -> Self {
+        SiteRule {
+            skip: [
+                "/torch/",
+                "torch/",
+                "site-packages/",
+                "dist-packages/",
+                "<frozen",
+                "/lib/python3",
+            ]
+            .map(String::from)
+            .to_vec(),
+            fallback_skip: [
+                "/torch/",
+                "torch/",
+                "<frozen",
+                "/lib/python3.",
+                "/lib64/python3.",
+            ]
+            .map(String::from)
+            .to_vec(),
+            skip_native: true,
+            granularity: SiteGranularity::Function,
+        }
+    }
+}
+
+fn is_native(f: &Frame) -> bool {
+    let n = &*f.filename;
+    !(n.ends_with(".py") || (n.starts_with('<') && n != "<unknown>"))
+}
+
+fn choose<'s>(s: &'s Snapshot, rule: &SiteRule, stack: StackId) -> Option<&'s Frame> {
+    let ok = |f: &Frame, skip: &[String]| {
+        !(skip.iter().any(|p| f.filename.contains(p.as_str())) || rule.skip_native && is_native(f))
+    };
+    s.stack(stack)
+        .find(|f| ok(f, &rule.skip))
+        .or_else(|| s.stack(stack).find(|f| ok(f, &rule.fallback_skip)))
+        .or_else(|| s.stack(stack).next())
+}
+
+/// The display name of the site of `stack`.
+pub fn site_of(s: &Snapshot, rule: &SiteRule, stack: StackId) -> String {
+    match choose(s, rule, stack) {
+        Some(f) => site_name(f, rule.granularity),
+        None => "<no frames>".into(),
+    }
+}
+
+fn site_name(f: &Frame, g: SiteGranularity) -> String {
+    let file = f.filename.rsplit('/').next().unwrap_or(&f.filename);
+    match g {
+        SiteGranularity::Function => format!("{} ({file})", f.name),
+        SiteGranularity::Line => format!("{} ({file}:{})", f.name, f.line),
+    }
+}
+
+/// The line a site's bytes came from; with function granularity a site can span lines.
+fn site_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> Option<i64> {
+    choose(s, rule, stack).map(|f| f.line)
+}
+
+/// Caches site names per stack (a snapshot has few distinct stacks, many references).
+struct Sites<'a> {
+    s: &'a Snapshot,
+    rule: &'a SiteRule,
+    cache: HashMap<StackId, (std::rc::Rc<str>, Option<i64>)>,
+}
+
+impl<'a> Sites<'a> {
+    fn new(s: &'a Snapshot, rule: &'a SiteRule) -> Self {
+        Sites {
+            s,
+            rule,
+            cache: HashMap::new(),
+        }
+    }
+    fn get(&mut self, st: StackId) -> (std::rc::Rc<str>, Option<i64>) {
+        self.cache
+            .entry(st)
+            .or_insert_with(|| {
+                (
+                    site_of(self.s, self.rule, st).into(),
+                    site_line(self.s, self.rule, st),
+                )
+            })
+            .clone()
+    }
+}
+
+/// Live memory at one site, from the segments' blocks at snapshot time.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SiteBytes {
+    pub site: String,
+    /// Distinct source lines that contributed (sorted; at most 16 kept).
+    pub lines: Vec<i64>,
+    /// Bytes of `active_allocated` blocks (rounded block sizes).
+    pub allocated: u64,
+    pub requested: u64,
+    pub blocks: u64,
+    /// Bytes of segments whose site this is (segment stack, else its first block's).
+    pub reserved: u64,
+    pub segments: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Totals {
+    pub segments: u64,
+    pub reserved: u64,
+    pub allocated: u64,
+    pub active: u64,
+    pub requested: u64,
+}
+
+impl Totals {
+    fn add(&mut self, seg: &super::model::Segment) {
+        self.segments += 1;
+        self.reserved += seg.total_size;
+        self.allocated += seg.allocated_size;
+        self.active += seg.active_size;
+        self.requested += seg.requested_size;
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PoolTotals {
+    pub pool: (i64, i64),
+    /// Not `(0, 0)`: a private pool, in practice a CUDA graph's.
+    pub private: bool,
+    pub totals: Totals,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StreamTotals {
+    pub stream: u64,
+    /// `default` for stream 0, else `s1`, `s2`, … by first appearance: raw stream values
+    /// are pointers and differ from run to run.
+    pub label: String,
+    pub totals: Totals,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Peak {
+    pub bytes: u64,
+    pub time_us: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OomInfo {
+    pub requested: u64,
+    pub device_free: Option<u64>,
+    pub time_us: i64,
+    pub stream: u64,
+    pub site: String,
+    pub device: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct SeriesPoint {
+    pub time_us: i64,
+    /// Requested bytes live (the trace records requested, not rounded, sizes).
+    pub allocated: u64,
+    pub reserved: u64,
+}
+
+/// A segment described without its address, so runs can be matched.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SegmentKey {
+    pub size: u64,
+    pub pool: (i64, i64),
+    pub stream: String,
+    pub site: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SegmentSig {
+    pub key: SegmentKey,
+    pub allocated: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MemSummary {
+    pub totals: Totals,
+    pub by_pool: Vec<PoolTotals>,
+    pub by_stream: Vec<StreamTotals>,
+    pub by_segment_type: BTreeMap<String, Totals>,
+    pub peak_reserved: Option<Peak>,
+    pub peak_allocated: Option<Peak>,
+    pub ooms: Vec<OomInfo>,
+    /// Every site with live or reserved memory, largest allocated first.
+    pub sites: Vec<SiteBytes>,
+    pub segments: Vec<SegmentSig>,
+    pub series: Vec<SeriesPoint>,
+    pub trace_entries: u64,
+    pub first_time_us: Option<i64>,
+    pub last_time_us: Option<i64>,
+}
+
+/// How many points `summarize` keeps in the memory-over-time series.
+pub const SERIES_POINTS: usize = 512;
+
+fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
+    // Only streams that hold segments get labels, in order of first use in the trace:
+    // graph capture touches many short-lived streams that would shift the numbering.
+    let used: std::collections::HashSet<u64> = s.segments.iter().map(|g| g.stream).collect();
+    let mut labels = HashMap::new();
+    labels.insert(0, "default".to_string());
+    let mut next = 1;
+    let order = time_ordered(s)
+        .into_iter()
+        .map(|e| e.stream)
+        .chain(s.segments.iter().map(|g| g.stream));
+    for st in order.filter(|st| used.contains(st)) {
+        labels.entry(st).or_insert_with(|| {
+            let l = format!("s{next}");
+            next += 1;
+            l
+        });
+    }
+    labels
+}
+
+/// The snapshot's memory in one structure; see [`MemSummary`].
+pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
+    summarize_with(s, rule, SERIES_POINTS)
+}
+
+pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> MemSummary {
+    let mut sites = Sites::new(s, rule);
+    let labels = stream_labels(s);
+    let mut totals = Totals::default();
+    let mut pools: BTreeMap<(i64, i64), Totals> = BTreeMap::new();
+    let mut streams: BTreeMap<u64, Totals> = BTreeMap::new();
+    let mut types: BTreeMap<String, Totals> = BTreeMap::new();
+    let mut by_site: HashMap<std::rc::Rc<str>, SiteBytes> = HashMap::new();
+    let mut segments = Vec::with_capacity(s.segments.len());
+
+    for seg in &s.segments {
+        totals.add(seg);
+        pools.entry(seg.segment_pool_id).or_default().add(seg);
+        streams.entry(seg.stream).or_default().add(seg);
+        types
+            .entry(seg.segment_type.to_string())
+            .or_default()
+            .add(seg);
+
+        let seg_stack = if s.stack_len(seg.stack) > 0 {
+            seg.stack
+        } else {
+            seg.blocks
+                .iter()
+                .find(|b| s.stack_len(b.stack) > 0)
+                .map_or(seg.stack, |b| b.stack)
+        };
+        let (seg_site, _) = sites.get(seg_stack);
+        let sb = site_entry(&mut by_site, &seg_site);
+        sb.reserved += seg.total_size;
+        sb.segments += 1;
+        segments.push(SegmentSig {
+            key: SegmentKey {
+                size: seg.total_size,
+                pool: seg.segment_pool_id,
+                stream: labels.get(&seg.stream).cloned().unwrap_or_default(),
+                site: seg_site.to_string(),
+            },
+            allocated: seg.allocated_size,
+        });
+
+        for b in &seg.blocks {
+            if b.state != BlockState::ActiveAllocated {
+                continue;
+            }
+            let (name, line) = sites.get(b.stack);
+            let sb = site_entry(&mut by_site, &name);
+            sb.allocated += b.size;
+            sb.requested += b.requested_size;
+            sb.blocks += 1;
+            if let Some(l) = line {
+                if !sb.lines.contains(&l) && sb.lines.len() < 16 {
+                    sb.lines.push(l);
+                    sb.lines.sort_unstable();
+                }
+            }
+        }
+    }
+
+    let mut sites_v: Vec<SiteBytes> = by_site.into_values().collect();
+    sites_v.sort_by(|a, b| {
+        (b.allocated, b.reserved)
+            .cmp(&(a.allocated, a.reserved))
+            .then_with(|| a.site.cmp(&b.site))
+    });
+    segments.sort_by(|a, b| a.key.cmp(&b.key));
+
+    let ooms = s
+        .device_traces
+        .iter()
+        .enumerate()
+        .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
+        .filter(|(_, e)| e.action == Action::Oom)
+        .map(|(device, e)| OomInfo {
+            requested: e.size,
+            device_free: e.device_free,
+            time_us: e.time_us,
+            stream: e.stream,
+            site: sites.get(e.stack).0.to_string(),
+            device,
+        })
+        .collect();
+
+    // The series ends at the snapshot's own state: the trace may have started after memory
+    // was already in use (or be a ring buffer), so replay deltas and anchor at the end.
+    let live_requested: u64 = s
+        .segments
+        .iter()
+        .flat_map(|g| &g.blocks)
+        .filter(|b| b.state == BlockState::ActiveAllocated)
+        .map(|b| b.requested_size)
+        .sum();
+    let (full, peak_allocated, peak_reserved) = replay(s, live_requested, totals.reserved);
+    let series = downsample(&full, series_points);
+
+    let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
+    let first_time_us = s.trace_entries().map(|e| e.time_us).min();
+    let last_time_us = s.trace_entries().map(|e| e.time_us).max();
+
+    MemSummary {
+        totals,
+        by_pool: pools
+            .into_iter()
+            .map(|(pool, totals)| PoolTotals {
+                pool,
+                private: pool != (0, 0),
+                totals,
+            })
+            .collect(),
+        by_stream: streams
+            .into_iter()
+            .map(|(stream, totals)| StreamTotals {
+                stream,
+                label: labels.get(&stream).cloned().unwrap_or_default(),
+                totals,
+            })
+            .collect(),
+        by_segment_type: types,
+        peak_reserved,
+        peak_allocated,
+        ooms,
+        sites: sites_v,
+        segments,
+        series,
+        trace_entries,
+        first_time_us,
+        last_time_us,
+    }
+}
+
+fn site_entry<'m>(
+    m: &'m mut HashMap<std::rc::Rc<str>, SiteBytes>,
+    name: &std::rc::Rc<str>,
+) -> &'m mut SiteBytes {
+    m.entry(name.clone()).or_insert_with(|| SiteBytes {
+        site: name.to_string(),
+        lines: Vec::new(),
+        allocated: 0,
+        requested: 0,
+        blocks: 0,
+        reserved: 0,
+        segments: 0,
+    })
+}
+
+/// Signed effect of one entry on (allocated, reserved).
+fn delta(e: &TraceEntry) -> (i128, i128) {
+    let n = e.size as i128;
+    match e.action {
+        Action::Alloc => (n, 0),
+        Action::FreeCompleted => (-n, 0),
+        Action::SegmentAlloc | Action::SegmentMap => (0, n),
+        Action::SegmentFree | Action::SegmentUnmap => (0, -n),
+        _ => (0, 0),
+    }
+}
+
+fn time_ordered(s: &Snapshot) -> Vec<&TraceEntry> {
+    let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
+    if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
+        all.sort_by_key(|e| e.time_us);
+    }
+    all
+}
+
+fn replay(
+    s: &Snapshot,
+    end_alloc: u64,
+    end_res: u64,
+) -> (Vec<SeriesPoint>, Option<Peak>, Option<Peak>) {
+    let entries = time_ordered(s);
+    let (mut na, mut nr) = (0i128, 0i128);
+    for e in &entries {
+        let (a, r) = delta(e);
+        na += a;
+        nr += r;
+    }
+    let mut alloc = end_alloc as i128 - na;
+    let mut res = end_res as i128 - nr;
+    let clamp = |v: i128| v.clamp(0, u64::MAX as i128) as u64;
+    let mut out = Vec::with_capacity(entries.len());
+    let (mut pa, mut pr): (Option<Peak>, Option<Peak>) = (None, None);
+    for e in entries {
+        let (a, r) = delta(e);
+        if a == 0 && r == 0 {
+            continue;
+        }
+        alloc += a;
+        res += r;
+        let p = SeriesPoint {
+            time_us: e.time_us,
+            allocated: clamp(alloc),
+            reserved: clamp(res),
+        };
+        if pa.as_ref().map_or(true, |x| p.allocated > x.bytes) {
+            pa = Some(Peak {
+                bytes: p.allocated,
+                time_us: p.time_us,
+            });
+        }
+        if pr.as_ref().map_or(true, |x| p.reserved > x.bytes) {
+            pr = Some(Peak {
+                bytes: p.reserved,
+                time_us: p.time_us,
+            });
+        }
+        out.push(p);
+    }
+    (out, pa, pr)
+}
+
+/// Keeps at most `n` points: the series is cut into `n` runs of equal length and each run
+/// reports its maxima (at its last time), so short spikes — the ones that OOM — survive.
+pub fn downsample(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if full.len() <= n {
+        return full.to_vec();
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let lo = i * full.len() / n;
+        let hi = ((i + 1) * full.len() / n).max(lo + 1);
+        let run = &full[lo..hi.min(full.len())];
+        if let Some(last) = run.last() {
+            out.push(SeriesPoint {
+                time_us: last.time_us,
+                allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
+                reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
+            });
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SiteChange {
+    pub site: String,
+    pub a_allocated: u64,
+    pub b_allocated: u64,
+    pub a_reserved: u64,
+    pub b_reserved: u64,
+    pub delta_allocated: i64,
+    pub delta_reserved: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SegmentChange {
+    pub key: SegmentKey,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct TotalsDelta {
+    pub segments: i64,
+    pub reserved: i64,
+    pub allocated: i64,
+    pub active: i64,
+    pub requested: i64,
+    pub peak_reserved: i64,
+    pub peak_allocated: i64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MemDiff {
+    pub only_a: Vec<SiteChange>,
+    pub only_b: Vec<SiteChange>,
+    pub changed: Vec<SiteChange>,
+    /// Segments in B with no counterpart in A, matched by (size, pool, stream, site).
+    pub new_segments: Vec<SegmentChange>,
+    pub gone_segments: Vec<SegmentChange>,
+    pub totals: TotalsDelta,
+    pub a_totals: Totals,
+    pub b_totals: Totals,
+    pub a_ooms: usize,
+    pub b_ooms: usize,
+}
+
+fn sdelta(a: u64, b: u64) -> i64 {
+    (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Compares run A (baseline) with run B (candidate). Sites are matched by name, segments
+/// by their [`SegmentKey`] as multisets: addresses differ between runs.
+pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
+    let mut sites: BTreeMap<&str, (Option<&SiteBytes>, Option<&SiteBytes>)> = BTreeMap::new();
+    for s in &a.sites {
+        sites.entry(&s.site).or_default().0 = Some(s);
+    }
+    for s in &b.sites {
+        sites.entry(&s.site).or_default().1 = Some(s);
+    }
+    let (mut only_a, mut only_b, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, (x, y)) in sites {
+        let (aa, ar) = x.map_or((0, 0), |s| (s.allocated, s.reserved));
+        let (ba, br) = y.map_or((0, 0), |s| (s.allocated, s.reserved));
+        let c = SiteChange {
+            site: name.to_string(),
+            a_allocated: aa,
+            b_allocated: ba,
+            a_reserved: ar,
+            b_reserved: br,
+            delta_allocated: sdelta(aa, ba),
+            delta_reserved: sdelta(ar, br),
+        };
+        let a_has = aa > 0 || ar > 0;
+        let b_has = ba > 0 || br > 0;
+        match (a_has, b_has) {
+            (true, false) => only_a.push(c),
+            (false, true) => only_b.push(c),
+            (true, true) if aa != ba || ar != br => changed.push(c),
+            _ => {}
+        }
+    }
+    let mag = |c: &SiteChange| {
+        c.delta_allocated
+            .unsigned_abs()
+            .max(c.delta_reserved.unsigned_abs())
+    };
+    for v in [&mut only_a, &mut only_b, &mut changed] {
+        v.sort_by(|x, y| mag(y).cmp(&mag(x)).then_with(|| x.site.cmp(&y.site)));
+    }
+
+    let mut counts: BTreeMap<&SegmentKey, (u64, u64)> = BTreeMap::new();
+    for s in &a.segments {
+        counts.entry(&s.key).or_default().0 += 1;
+    }
+    for s in &b.segments {
+        counts.entry(&s.key).or_default().1 += 1;
+    }
+    let (mut new_segments, mut gone_segments) = (Vec::new(), Vec::new());
+    for (k, (ca, cb)) in counts {
+        let change = |n: u64| SegmentChange {
+            key: k.clone(),
+            count: n,
+            bytes: n * k.size,
+        };
+        if cb > ca {
+            new_segments.push(change(cb - ca));
+        } else if ca > cb {
+            gone_segments.push(change(ca - cb));
+        }
+    }
+    for v in [&mut new_segments, &mut gone_segments] {
+        v.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.key.cmp(&y.key)));
+    }
+
+    let peak = |p: &Option<Peak>| p.as_ref().map_or(0, |p| p.bytes);
+    MemDiff {
+        only_a,
+        only_b,
+        changed,
+        new_segments,
+        gone_segments,
+        totals: TotalsDelta {
+            segments: sdelta(a.totals.segments, b.totals.segments),
+            reserved: sdelta(a.totals.reserved, b.totals.reserved),
+            allocated: sdelta(a.totals.allocated, b.totals.allocated),
+            active: sdelta(a.totals.active, b.totals.active),
+            requested: sdelta(a.totals.requested, b.totals.requested),
+            peak_reserved: sdelta(peak(&a.peak_reserved), peak(&b.peak_reserved)),
+            peak_allocated: sdelta(peak(&a.peak_allocated), peak(&b.peak_allocated)),
+        },
+        a_totals: a.totals.clone(),
+        b_totals: b.totals.clone(),
+        a_ooms: a.ooms.len(),
+        b_ooms: b.ooms.len(),
+    }
+}
+
+/// Net memory per site over a time window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SiteDelta {
+    pub site: String,
+    /// Requested bytes allocated in the window minus those freed in it, each attributed to
+    /// the site that allocated the block (frees carry the freeing stack, not the owner's).
+    pub net_allocated: i64,
+    pub allocs: u64,
+    pub frees: u64,
+    /// Segment bytes reserved minus released in the window, by the segment's site.
+    pub net_reserved: i64,
+}
+
+/// What each site allocated and reserved, net, between `t0_us` (inclusive) and `t1_us`
+/// (exclusive), e.g. during one start-up phase taken from the logs. Sorted by magnitude.
+pub fn sites_between(s: &Snapshot, rule: &SiteRule, t0_us: i64, t1_us: i64) -> Vec<SiteDelta> {
+    let mut sites = Sites::new(s, rule);
+    // Owner of each live block / segment, learnt from the whole trace before the window.
+    let mut block_owner: HashMap<(usize, u64), StackId> = HashMap::new();
+    let mut seg_owner: HashMap<(usize, u64), StackId> = HashMap::new();
+    let mut out: HashMap<std::rc::Rc<str>, SiteDelta> = HashMap::new();
+    for (dev, trace) in s.device_traces.iter().enumerate() {
+        for e in trace {
+            let inside = e.time_us >= t0_us && e.time_us < t1_us;
+            let owner = match e.action {
+                Action::Alloc => {
+                    block_owner.insert((dev, e.addr), e.stack);
+                    Some(e.stack)
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    seg_owner.insert((dev, e.addr), e.stack);
+                    Some(e.stack)
+                }
+                Action::FreeCompleted => {
+                    Some(block_owner.remove(&(dev, e.addr)).unwrap_or(e.stack))
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    Some(seg_owner.remove(&(dev, e.addr)).unwrap_or(e.stack))
+                }
+                _ => None,
+            };
+            let (Some(owner), true) = (owner, inside) else {
+                continue;
+            };
+            let (name, _) = sites.get(owner);
+            let d = out.entry(name.clone()).or_insert_with(|| SiteDelta {
+                site: name.to_string(),
+                net_allocated: 0,
+                allocs: 0,
+                frees: 0,
+                net_reserved: 0,
+            });
+            let n = e.size.min(i64::MAX as u64) as i64;
+            match e.action {
+                Action::Alloc => {
+                    d.net_allocated = d.net_allocated.saturating_add(n);
+                    d.allocs += 1;
+                }
+                Action::FreeCompleted => {
+                    d.net_allocated = d.net_allocated.saturating_sub(n);
+                    d.frees += 1;
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    d.net_reserved = d.net_reserved.saturating_add(n)
+                }
+                _ => d.net_reserved = d.net_reserved.saturating_sub(n),
+            }
+        }
+    }
+    let mut v: Vec<SiteDelta> = out
+        .into_values()
+        .filter(|d| d.net_allocated != 0 || d.net_reserved != 0 || d.allocs > 0)
+        .collect();
+    v.sort_by(|a, b| {
+        let m = |d: &SiteDelta| {
+            d.net_allocated
+                .unsigned_abs()
+                .max(d.net_reserved.unsigned_abs())
+        };
+        m(b).cmp(&m(a)).then_with(|| a.site.cmp(&b.site))
+    });
+    v
+}

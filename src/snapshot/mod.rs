@@ -1,0 +1,94 @@
+//! PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot()`): a safe pickle
+//! reader, the typed model, analysis by allocation site, and text rendering.
+
+pub mod analysis;
+pub mod model;
+pub mod pickle;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+pub use model::{Action, Block, BlockState, Frame, Segment, Snapshot, StackId, TraceEntry};
+pub use pickle::PickleError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}pickle: {source}", path_prefix(path))]
+    Pickle {
+        path: Option<PathBuf>,
+        source: PickleError,
+    },
+    #[error("snapshot key `{path}`: expected {expected}, found {found}")]
+    Shape {
+        path: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("snapshot key `{path}` is missing")]
+    MissingKey { path: String },
+}
+
+fn path_prefix(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default()
+}
+
+impl SnapshotError {
+    /// The byte offset in the file, for pickle-level errors.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            SnapshotError::Pickle { source, .. } => source.offset(),
+            _ => None,
+        }
+    }
+}
+
+impl PickleError {
+    /// The byte offset the error refers to.
+    pub fn offset(&self) -> Option<u64> {
+        use PickleError::*;
+        match self {
+            BadMagic { .. } => Some(0),
+            BadProtocol { offset, .. }
+            | Truncated { offset, .. }
+            | NoStop { offset }
+            | Forbidden { offset, .. }
+            | Unsupported { offset, .. }
+            | UnknownOpcode { offset, .. }
+            | LengthTooLarge { offset, .. }
+            | Malformed { offset, .. }
+            | MemoMissing { offset, .. }
+            | Utf8 { offset }
+            | TooLarge { offset }
+            | Io { offset, .. } => Some(*offset),
+        }
+    }
+}
+
+/// Reads a snapshot file. The file is streamed through a small buffer rather than mapped,
+/// so peak memory is the decoded arena, not arena plus file.
+pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
+    let io = |source| SnapshotError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
+    let p = pickle::parse_reader(f, len).map_err(|source| SnapshotError::Pickle {
+        path: Some(path.to_owned()),
+        source,
+    })?;
+    model::from_pickle(&p)
+}
+
+/// Reads a snapshot held in memory.
+pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
+    let p = pickle::parse(bytes).map_err(|source| SnapshotError::Pickle { path: None, source })?;
+    model::from_pickle(&p)
+}

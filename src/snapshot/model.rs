@@ -1,0 +1,587 @@
+//! The snapshot as typed data, built from the pickle arena.
+//!
+//! Frames and whole stacks are interned: a snapshot repeats the same few hundred stacks
+//! across hundreds of thousands of trace entries, so an entry holds a `StackId` and the
+//! strings exist once. Unknown keys are ignored (PyTorch adds keys between versions); a
+//! known key holding the wrong type is an error naming the key's path.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::pickle::{Dict, FastMap, Pickle, SeqKind, Value, ValueRef};
+use super::SnapshotError;
+
+/// One Python or C++ frame. C++ frames (from `record_memory_history(stacks="all")`) have
+/// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Frame {
+    #[serde(serialize_with = "ser_arc")]
+    pub filename: Arc<str>,
+    pub line: i64,
+    #[serde(serialize_with = "ser_arc")]
+    pub name: Arc<str>,
+}
+
+// serde's `rc` feature is off in this crate; strings are all these Arcs hold.
+fn ser_arc<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v)
+}
+
+/// Index into [`Snapshot::stacks`]; `StackId(0)` is always the empty stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+pub struct StackId(pub u32);
+
+/// What a trace entry records. Unknown actions keep their name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Oom,
+    Snapshot,
+    Other(#[serde(serialize_with = "ser_arc")] Arc<str>),
+}
+
+impl Action {
+    fn from_name(s: &str) -> Action {
+        match s {
+            "alloc" => Action::Alloc,
+            "free_requested" => Action::FreeRequested,
+            "free_completed" => Action::FreeCompleted,
+            "segment_alloc" => Action::SegmentAlloc,
+            "segment_free" => Action::SegmentFree,
+            "segment_map" => Action::SegmentMap,
+            "segment_unmap" => Action::SegmentUnmap,
+            "oom" => Action::Oom,
+            "snapshot" => Action::Snapshot,
+            other => Action::Other(other.into()),
+        }
+    }
+}
+
+/// One entry of `device_traces[device]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceEntry {
+    pub action: Action,
+    pub addr: u64,
+    /// For `alloc`/`free_*`: the requested bytes (not the rounded block size); for
+    /// segment actions: the segment bytes; for `oom`: the bytes asked for.
+    pub size: u64,
+    pub stream: u64,
+    /// Microseconds since the Unix epoch (PyTorch's clock), for lining up with logs.
+    pub time_us: i64,
+    /// Only on `oom`: what the driver reported free.
+    pub device_free: Option<u64>,
+    pub stack: StackId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockState {
+    ActiveAllocated,
+    ActivePendingFree,
+    Inactive,
+    Other,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Block {
+    pub address: u64,
+    pub size: u64,
+    pub requested_size: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    pub device: i64,
+    pub address: u64,
+    pub total_size: u64,
+    pub allocated_size: u64,
+    pub active_size: u64,
+    pub requested_size: u64,
+    pub stream: u64,
+    #[serde(serialize_with = "ser_arc")]
+    pub segment_type: Arc<str>,
+    /// `(0, 0)` is the default pool; anything else is a private pool (CUDA graphs).
+    pub segment_pool_id: (i64, i64),
+    pub is_expandable: bool,
+    /// The stack that allocated the segment, when PyTorch recorded one (often empty).
+    pub stack: StackId,
+    pub blocks: Vec<Block>,
+}
+
+/// A PyTorch CUDA memory snapshot.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Snapshot {
+    pub segments: Vec<Segment>,
+    /// One trace per device, in recording order.
+    pub device_traces: Vec<Vec<TraceEntry>>,
+    pub host_segments: Vec<Segment>,
+    pub host_traces: Vec<Vec<TraceEntry>>,
+    /// Rendered as JSON (nested at most [`JSON_DEPTH`] levels); informational only.
+    pub allocator_settings: serde_json::Value,
+    pub external_annotations: serde_json::Value,
+    pub frames: Vec<Frame>,
+    /// Each stack is a list of indices into `frames`, innermost (allocation call) first.
+    pub stacks: Vec<Vec<u32>>,
+}
+
+impl Snapshot {
+    /// The frames of a stack, innermost first.
+    pub fn stack(&self, id: StackId) -> impl Iterator<Item = &Frame> + '_ {
+        self.stacks
+            .get(id.0 as usize)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&f| self.frames.get(f as usize))
+    }
+
+    pub fn stack_len(&self, id: StackId) -> usize {
+        self.stacks.get(id.0 as usize).map_or(0, |v| v.len())
+    }
+
+    /// All device trace entries, device by device.
+    pub fn trace_entries(&self) -> impl Iterator<Item = &TraceEntry> + '_ {
+        self.device_traces.iter().flatten()
+    }
+}
+
+/// How deep `allocator_settings`/`external_annotations` are rendered into JSON; deeper
+/// values become the string `"…"` (the walk is recursive, so it must be bounded).
+pub const JSON_DEPTH: usize = 16;
+
+struct Builder<'p> {
+    p: &'p Pickle,
+    snap: Snapshot,
+    strs: HashMap<String, Arc<str>>,
+    frame_ids: HashMap<Frame, u32>,
+    frame_by_node: FastMap<u32, u32>,
+    stack_ids: HashMap<Vec<u32>, u32>,
+    stack_by_storage: FastMap<(u32, u32), u32>,
+    scratch: Vec<u32>,
+    /// Field of each key, per dict key layout: trace entries share one layout, so key
+    /// names are compared once instead of 212,637 times.
+    entry_layouts: FastMap<(usize, usize), Vec<EntryField>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EntryField {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    DeviceFree,
+    Frames,
+    Ignored,
+}
+
+type Res<T> = Result<T, SnapshotError>;
+
+fn shape(path: impl Into<String>, expected: &'static str, found: &'static str) -> SnapshotError {
+    SnapshotError::Shape {
+        path: path.into(),
+        expected,
+        found,
+    }
+}
+
+/// Builds the model from a decoded pickle.
+pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
+    let mut b = Builder {
+        p,
+        snap: Snapshot::default(),
+        strs: HashMap::new(),
+        frame_ids: HashMap::new(),
+        frame_by_node: FastMap::default(),
+        stack_ids: HashMap::new(),
+        stack_by_storage: FastMap::default(),
+        scratch: Vec::new(),
+        entry_layouts: FastMap::default(),
+    };
+    b.snap.stacks.push(Vec::new());
+    b.stack_ids.insert(Vec::new(), 0);
+
+    let root = match p.get(p.root()) {
+        Value::Dict(d) => d,
+        other => return Err(shape("<top level>", "dict", other.type_name())),
+    };
+    let Some(segs) = p.dict_get(&root, "segments") else {
+        return Err(SnapshotError::MissingKey {
+            path: "segments".into(),
+        });
+    };
+    b.snap.segments = b.segments(segs, "segments")?;
+    if let Some(t) = p.dict_get(&root, "device_traces") {
+        b.snap.device_traces = b.traces(t, "device_traces")?;
+    }
+    if let Some(s) = p.dict_get(&root, "host_segments") {
+        b.snap.host_segments = b.segments(s, "host_segments")?;
+    }
+    if let Some(t) = p.dict_get(&root, "host_traces") {
+        b.snap.host_traces = b.traces(t, "host_traces")?;
+    }
+    if let Some(v) = p.dict_get(&root, "allocator_settings") {
+        b.snap.allocator_settings = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
+    }
+    if let Some(v) = p.dict_get(&root, "external_annotations") {
+        b.snap.external_annotations = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
+    }
+    Ok(b.snap)
+}
+
+impl<'p> Builder<'p> {
+    fn seq(&self, r: ValueRef, path: &dyn Fn() -> String) -> Res<&'p [ValueRef]> {
+        match self.p.get(r) {
+            Value::Seq(SeqKind::List | SeqKind::Tuple, s) => Ok(s.refs()),
+            other => Err(shape(path(), "list", other.type_name())),
+        }
+    }
+
+    fn dict(&self, r: ValueRef, path: &dyn Fn() -> String) -> Res<Dict<'p>> {
+        match self.p.get(r) {
+            Value::Dict(d) => Ok(d),
+            other => Err(shape(path(), "dict", other.type_name())),
+        }
+    }
+
+    fn int(&self, r: ValueRef, path: &dyn Fn() -> String) -> Res<i64> {
+        match self.p.get(r) {
+            Value::Int(i) => Ok(i),
+            Value::Bool(b) => Ok(b as i64),
+            other => Err(shape(path(), "int", other.type_name())),
+        }
+    }
+
+    fn uint(&self, r: ValueRef, path: &dyn Fn() -> String) -> Res<u64> {
+        let i = self.int(r, path)?;
+        u64::try_from(i).map_err(|_| shape(path(), "non-negative int", "negative int"))
+    }
+
+    fn str(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<Arc<str>> {
+        match self.p.get(r) {
+            Value::Str(s) => Ok(self.intern(s)),
+            other => Err(shape(path(), "str", other.type_name())),
+        }
+    }
+
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.strs.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = s.into();
+        self.strs.insert(s.to_owned(), a.clone());
+        a
+    }
+
+    fn segments(&mut self, r: ValueRef, base: &str) -> Res<Vec<Segment>> {
+        let list = self.seq(r, &|| base.to_owned())?;
+        let mut out = Vec::with_capacity(list.len());
+        for (i, &sr) in list.iter().enumerate() {
+            let path = |k: &str| format!("{base}[{i}].{k}");
+            let d = self.dict(sr, &|| format!("{base}[{i}]"))?;
+            let mut seg = Segment {
+                device: 0,
+                address: 0,
+                total_size: 0,
+                allocated_size: 0,
+                active_size: 0,
+                requested_size: 0,
+                stream: 0,
+                segment_type: self.intern(""),
+                segment_pool_id: (0, 0),
+                is_expandable: false,
+                stack: StackId(0),
+                blocks: Vec::new(),
+            };
+            for (k, v) in d.iter() {
+                let Value::Str(key) = self.p.get(k) else {
+                    continue;
+                };
+                let p = || path(key);
+                match key {
+                    "device" => seg.device = self.int(v, &p)?,
+                    "address" => seg.address = self.uint(v, &p)?,
+                    "total_size" => seg.total_size = self.uint(v, &p)?,
+                    "allocated_size" => seg.allocated_size = self.uint(v, &p)?,
+                    "active_size" => seg.active_size = self.uint(v, &p)?,
+                    "requested_size" => seg.requested_size = self.uint(v, &p)?,
+                    "stream" => seg.stream = self.uint(v, &p)?,
+                    "segment_type" => seg.segment_type = self.str(v, &p)?,
+                    "segment_pool_id" => {
+                        let t = self.seq(v, &p)?;
+                        let a = t.first().map(|&x| self.int(x, &p)).transpose()?;
+                        let b = t.get(1).map(|&x| self.int(x, &p)).transpose()?;
+                        seg.segment_pool_id = (a.unwrap_or(0), b.unwrap_or(0));
+                    }
+                    "is_expandable" => {
+                        seg.is_expandable = match self.p.get(v) {
+                            Value::Bool(b) => b,
+                            Value::Int(i) => i != 0,
+                            other => return Err(shape(p(), "bool", other.type_name())),
+                        }
+                    }
+                    "frames" => seg.stack = self.stack(v, &p)?,
+                    "blocks" => {
+                        let bl = self.seq(v, &p)?;
+                        seg.blocks.reserve(bl.len());
+                        for (j, &br) in bl.iter().enumerate() {
+                            let blk = self.block(br, &|| format!("{base}[{i}].blocks[{j}]"))?;
+                            seg.blocks.push(blk);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push(seg);
+        }
+        Ok(out)
+    }
+
+    fn block(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<Block> {
+        let d = self.dict(r, base)?;
+        let mut b = Block {
+            address: 0,
+            size: 0,
+            requested_size: 0,
+            state: BlockState::Other,
+            stack: StackId(0),
+        };
+        for (k, v) in d.iter() {
+            let Value::Str(key) = self.p.get(k) else {
+                continue;
+            };
+            let p = || format!("{}.{key}", base());
+            match key {
+                "address" => b.address = self.uint(v, &p)?,
+                "size" => b.size = self.uint(v, &p)?,
+                "requested_size" => b.requested_size = self.uint(v, &p)?,
+                "state" => {
+                    b.state = match self.p.get(v) {
+                        Value::Str("active_allocated") => BlockState::ActiveAllocated,
+                        Value::Str("active_pending_free") => BlockState::ActivePendingFree,
+                        Value::Str("inactive") => BlockState::Inactive,
+                        Value::Str(_) => BlockState::Other,
+                        other => return Err(shape(p(), "str", other.type_name())),
+                    }
+                }
+                "frames" => b.stack = self.stack(v, &p)?,
+                _ => {}
+            }
+        }
+        Ok(b)
+    }
+
+    fn traces(&mut self, r: ValueRef, base: &str) -> Res<Vec<Vec<TraceEntry>>> {
+        let devs = self.seq(r, &|| base.to_owned())?;
+        let mut out = Vec::with_capacity(devs.len());
+        for (dev, &tr) in devs.iter().enumerate() {
+            let entries = self.seq(tr, &|| format!("{base}[{dev}]"))?;
+            let mut v = Vec::with_capacity(entries.len());
+            for (i, &er) in entries.iter().enumerate() {
+                v.push(self.entry(er, &|| format!("{base}[{dev}][{i}]"))?);
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    fn entry(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<TraceEntry> {
+        let d = self.dict(r, base)?;
+        let mut e = TraceEntry {
+            action: Action::Snapshot,
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: 0,
+            device_free: None,
+            stack: StackId(0),
+        };
+        let id = d.layout_id();
+        let layout = match self.entry_layouts.remove(&id) {
+            Some(l) => l,
+            None => d
+                .iter()
+                .map(|(k, _)| match self.p.get(k) {
+                    Value::Str("action") => EntryField::Action,
+                    Value::Str("addr") => EntryField::Addr,
+                    Value::Str("size") => EntryField::Size,
+                    Value::Str("stream") => EntryField::Stream,
+                    Value::Str("time_us") => EntryField::TimeUs,
+                    Value::Str("device_free") => EntryField::DeviceFree,
+                    Value::Str("frames") => EntryField::Frames,
+                    _ => EntryField::Ignored,
+                })
+                .collect(),
+        };
+        let res = self.entry_fields(&d, &layout, &mut e, base);
+        self.entry_layouts.insert(id, layout);
+        res?;
+        Ok(e)
+    }
+
+    fn entry_fields(
+        &mut self,
+        d: &Dict<'p>,
+        layout: &[EntryField],
+        e: &mut TraceEntry,
+        base: &dyn Fn() -> String,
+    ) -> Res<()> {
+        let mut has_action = false;
+        for (&field, (k, v)) in layout.iter().zip(d.iter()) {
+            let p = || match self.p.get(k) {
+                Value::Str(key) => format!("{}.{key}", base()),
+                _ => base(),
+            };
+            match field {
+                EntryField::Action => {
+                    e.action = match self.p.get(v) {
+                        Value::Str(s) => Action::from_name(s),
+                        other => return Err(shape(p(), "str", other.type_name())),
+                    };
+                    has_action = true;
+                }
+                EntryField::Addr => e.addr = self.uint(v, &p)?,
+                EntryField::Size => e.size = self.uint(v, &p)?,
+                EntryField::Stream => e.stream = self.uint(v, &p)?,
+                EntryField::TimeUs => e.time_us = self.int(v, &p)?,
+                EntryField::DeviceFree => e.device_free = Some(self.uint(v, &p)?),
+                EntryField::Frames => e.stack = self.stack(v, &p)?,
+                EntryField::Ignored => {}
+            }
+        }
+        if !has_action {
+            return Err(SnapshotError::MissingKey {
+                path: format!("{}.action", base()),
+            });
+        }
+        Ok(())
+    }
+
+    fn stack(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<StackId> {
+        // Equal stacks usually share one items range in the arena; cache on it first.
+        let storage = self.p.seq_storage_key(r);
+        if let Some(key) = storage {
+            if let Some(&id) = self.stack_by_storage.get(&key) {
+                return Ok(StackId(id));
+            }
+        }
+        let list = self.seq(r, path)?;
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        for (i, &fr) in list.iter().enumerate() {
+            match self.frame(fr, &|| format!("{}[{i}]", path())) {
+                Ok(f) => ids.push(f),
+                Err(e) => {
+                    self.scratch = ids;
+                    return Err(e);
+                }
+            }
+        }
+        let id = match self.stack_ids.get(&ids) {
+            Some(&id) => id,
+            None => {
+                let id = self.snap.stacks.len() as u32;
+                self.snap.stacks.push(ids.clone());
+                self.stack_ids.insert(ids.clone(), id);
+                id
+            }
+        };
+        self.scratch = ids;
+        if let Some(key) = storage {
+            self.stack_by_storage.insert(key, id);
+        }
+        Ok(StackId(id))
+    }
+
+    fn frame(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<u32> {
+        let node = self.p.node_id(r);
+        if let Some(n) = node {
+            if let Some(&id) = self.frame_by_node.get(&n) {
+                return Ok(id);
+            }
+        }
+        let d = self.dict(r, path)?;
+        let mut f = Frame {
+            filename: self.intern(""),
+            line: 0,
+            name: self.intern(""),
+        };
+        for (k, v) in d.iter() {
+            let Value::Str(key) = self.p.get(k) else {
+                continue;
+            };
+            let p = || format!("{}.{key}", path());
+            match key {
+                "filename" => f.filename = self.str(v, &p)?,
+                "name" => f.name = self.str(v, &p)?,
+                "line" => f.line = self.int(v, &p)?,
+                _ => {}
+            }
+        }
+        let id = match self.frame_ids.get(&f) {
+            Some(&id) => id,
+            None => {
+                let id = self.snap.frames.len() as u32;
+                self.snap.frames.push(f.clone());
+                self.frame_ids.insert(f, id);
+                id
+            }
+        };
+        if let Some(n) = node {
+            self.frame_by_node.insert(n, id);
+        }
+        Ok(id)
+    }
+}
+
+/// How many values one JSON rendering may visit: shared references can make a small
+/// pickle describe an exponentially large tree, so depth alone is not a bound.
+pub const JSON_BUDGET: usize = 200_000;
+
+/// Renders a value as JSON, at most `depth` levels deep and `budget` values in all
+/// (cycles and shared references are possible in a pickle; the bounds keep this finite).
+pub fn to_json(p: &Pickle, r: ValueRef, depth: usize, budget: &mut usize) -> serde_json::Value {
+    use serde_json::Value as J;
+    if depth == 0 || *budget == 0 {
+        return J::String("…".into());
+    }
+    *budget -= 1;
+    match p.get(r) {
+        Value::None => J::Null,
+        Value::Bool(b) => J::Bool(b),
+        Value::Int(i) => J::from(i),
+        Value::BigInt(b) => J::String(format!("<int of {} bytes>", b.len())),
+        Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        Value::Str(s) => J::String(s.to_owned()),
+        Value::Bytes(b) => J::String(format!("<{} bytes>", b.len())),
+        Value::Seq(_, s) => J::Array(
+            s.refs()
+                .iter()
+                .map(|&x| to_json(p, x, depth - 1, budget))
+                .collect(),
+        ),
+        Value::Dict(d) => {
+            let mut m = serde_json::Map::new();
+            for (k, v) in d.iter() {
+                let key = match p.get(k) {
+                    Value::Str(s) => s.to_owned(),
+                    Value::Int(i) => i.to_string(),
+                    other => format!("<{}>", other.type_name()),
+                };
+                m.insert(key, to_json(p, v, depth - 1, budget));
+            }
+            J::Object(m)
+        }
+    }
+}

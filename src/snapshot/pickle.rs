@@ -1,0 +1,1360 @@
+//! A reader for the pickle subset that `torch.cuda.memory._dump_snapshot()` writes.
+//!
+//! Hand-written rather than serde-pickle: serde-pickle 1.2 stops on every real snapshot
+//! with `Syntax(Recursive)` (it removes a memo entry while visiting it, and snapshots share
+//! memoised frames and strings heavily); with `replace_recursive_structures` it takes 7 s on
+//! the 23 MB `decode_heavy` fixture and replaces shared values with `None`. Here values live
+//! in an arena and the memo holds indices into it, so a frame dict referenced a million
+//! times is stored once and costs four bytes per reference.
+//!
+//! Safety rules this module keeps:
+//! - no opcode that names or calls Python code is executed (`GLOBAL`, `REDUCE`, `BUILD`, …
+//!   are errors carrying the opcode and byte offset; the snapshots never contain them);
+//! - the reader is a stack machine, never recursive, so 100,000 nested lists are just a
+//!   long stack; the arena may even contain cycles (a list appended to itself), so every
+//!   walk over it must be iterative or depth-limited;
+//! - length prefixes are checked against the bytes that are actually left before anything
+//!   is allocated or read;
+//! - memo keys from `BINPUT`/`LONG_BINPUT` are untrusted: a sparse key goes to a map, it
+//!   never sizes a vector.
+//!
+//! Memory: containers store their first batch of items as a range in one shared `u32`
+//! vector, and identical small batches (the same call stack, the same dict keys) share one
+//! range; ints that fit 31 bits live inside the reference itself; equal strings are
+//! stored once. On `decode_heavy` this keeps the arena well under the file size.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Read;
+
+/// What went wrong, with the byte offset of the opcode (or length field) at fault.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PickleError {
+    #[error("not a pickle of protocol 2-5: byte 0 is 0x{found:02x}, expected PROTO (0x80)")]
+    BadMagic { found: u8 },
+    #[error("unsupported pickle protocol {protocol} at byte {offset} (2-5 are read)")]
+    BadProtocol { protocol: u8, offset: u64 },
+    #[error("input ends at byte {offset} inside {what}")]
+    Truncated { offset: u64, what: &'static str },
+    #[error("input ends at byte {offset} without a STOP opcode")]
+    NoStop { offset: u64 },
+    #[error(
+        "opcode {name} at byte {offset} would run Python code; snapshots are read as data only"
+    )]
+    Forbidden { name: &'static str, offset: u64 },
+    #[error("opcode {name} at byte {offset} is not supported by this reader")]
+    Unsupported { name: &'static str, offset: u64 },
+    #[error("unknown opcode 0x{op:02x} at byte {offset}")]
+    UnknownOpcode { op: u8, offset: u64 },
+    #[error("length {len} at byte {offset} exceeds the {remaining} bytes left in the input")]
+    LengthTooLarge {
+        len: u64,
+        remaining: u64,
+        offset: u64,
+    },
+    #[error("{name} at byte {offset}: {why}")]
+    Malformed {
+        name: &'static str,
+        offset: u64,
+        why: &'static str,
+    },
+    #[error("memo key {key} read at byte {offset} was never stored")]
+    MemoMissing { key: u64, offset: u64 },
+    #[error("string at byte {offset} is not valid UTF-8")]
+    Utf8 { offset: u64 },
+    #[error("input at byte {offset} exceeds this reader's 4 GiB arena limits")]
+    TooLarge { offset: u64 },
+    #[error("read error at byte {offset}: {message}")]
+    Io { offset: u64, message: String },
+}
+
+type R<T> = Result<T, PickleError>;
+
+/// A reference to a value: either an arena node index or, with the top bit set, a small
+/// int held inline (31-bit two's complement). Most ints in a snapshot (sizes, lines,
+/// streams) fit, which saves a 16-byte node each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ValueRef(u32);
+
+const INLINE: u32 = 1 << 31;
+const INLINE_MIN: i64 = -(1 << 30);
+const INLINE_MAX: i64 = (1 << 30) - 1;
+const MEMO_HOLE: u32 = u32::MAX;
+
+impl ValueRef {
+    fn int(v: i64) -> Option<ValueRef> {
+        // -1 would encode as u32::MAX, which the memo uses for "no entry".
+        if (INLINE_MIN..=INLINE_MAX).contains(&v) && v != -1 {
+            Some(ValueRef(INLINE | (v as u32 & !INLINE)))
+        } else {
+            None
+        }
+    }
+    fn inline_int(self) -> Option<i64> {
+        if self.0 & INLINE != 0 {
+            // Sign-extend the 31-bit payload.
+            Some(((self.0 << 1) as i32 >> 1) as i64)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Node {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// Ints too wide for i64 (LONG1/LONG4): little-endian two's complement in `bytes`.
+    BigInt {
+        start: u32,
+        len: u32,
+    },
+    Str {
+        start: u32,
+        len: u32,
+    },
+    Bytes {
+        start: u32,
+        len: u32,
+    },
+    /// Items in `items[start..start+len]`; `Big` when filled by more than one batch.
+    Seq {
+        kind: SeqKind,
+        start: u32,
+        len: u32,
+    },
+    BigSeq {
+        kind: SeqKind,
+        idx: u32,
+    },
+    /// Keys in `items[keys..keys+len]` (shared between dicts with the same key batch),
+    /// values in `items[vals..vals+len]`.
+    Dict {
+        keys: u32,
+        vals: u32,
+        len: u32,
+    },
+    BigDict {
+        idx: u32,
+    },
+}
+
+/// Container flavour; sets are kept as sequences because snapshots never hold them and a
+/// reader has no use for set semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeqKind {
+    List,
+    Tuple,
+    Set,
+}
+
+/// A decoded value borrowed from a [`Pickle`].
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An int wider than 64 bits, as little-endian two's complement bytes.
+    BigInt(&'a [u8]),
+    Float(f64),
+    Str(&'a str),
+    Bytes(&'a [u8]),
+    Seq(SeqKind, Seq<'a>),
+    Dict(Dict<'a>),
+}
+
+impl Value<'_> {
+    /// A short name for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::Seq(SeqKind::List, _) => "list",
+            Value::Seq(SeqKind::Tuple, _) => "tuple",
+            Value::Seq(SeqKind::Set, _) => "set",
+            Value::Dict(_) => "dict",
+        }
+    }
+}
+
+/// The items of a list, tuple or set.
+#[derive(Clone, Copy, Debug)]
+pub struct Seq<'a> {
+    pub(crate) items: &'a [ValueRef],
+}
+
+impl<'a> Seq<'a> {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    pub fn refs(&self) -> &'a [ValueRef] {
+        self.items
+    }
+}
+
+/// The entries of a dict, in insertion order (later duplicates are kept; `get` returns the
+/// last, as Python would).
+#[derive(Clone, Copy, Debug)]
+pub struct Dict<'a> {
+    inner: DictInner<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum DictInner<'a> {
+    Split {
+        keys: &'a [ValueRef],
+        vals: &'a [ValueRef],
+    },
+    Pairs(&'a [(ValueRef, ValueRef)]),
+}
+
+impl<'a> Dict<'a> {
+    pub fn len(&self) -> usize {
+        match self.inner {
+            DictInner::Split { keys, .. } => keys.len(),
+            DictInner::Pairs(p) => p.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Equal for two dicts whose keys are stored in the same place (dicts filled with an
+    /// identical key batch share it), so callers can resolve key names once per layout.
+    pub fn layout_id(&self) -> (usize, usize) {
+        match self.inner {
+            DictInner::Split { keys, .. } => (keys.as_ptr() as usize, keys.len()),
+            DictInner::Pairs(p) => (p.as_ptr() as usize, usize::MAX),
+        }
+    }
+
+    pub fn pair(&self, i: usize) -> Option<(ValueRef, ValueRef)> {
+        match self.inner {
+            DictInner::Split { keys, vals } => Some((*keys.get(i)?, *vals.get(i)?)),
+            DictInner::Pairs(p) => p.get(i).copied(),
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (ValueRef, ValueRef)> + 'a {
+        let d = *self;
+        (0..d.len()).filter_map(move |i| d.pair(i))
+    }
+}
+
+/// A decoded pickle: an arena of values and the root reference.
+#[derive(Debug, Default)]
+pub struct Pickle {
+    nodes: Vec<Node>,
+    items: Vec<ValueRef>,
+    big_seqs: Vec<Vec<ValueRef>>,
+    big_dicts: Vec<Vec<(ValueRef, ValueRef)>>,
+    text: String,
+    bytes: Vec<u8>,
+    root: Option<ValueRef>,
+}
+
+impl Pickle {
+    /// The top-level value (what `pickle.load` returns).
+    pub fn root(&self) -> ValueRef {
+        self.root.unwrap_or(ValueRef(0))
+    }
+
+    /// Looks a reference up. Every `ValueRef` handed out by this `Pickle` is valid; a
+    /// foreign one reads as `None` rather than panicking.
+    pub fn get(&self, r: ValueRef) -> Value<'_> {
+        if let Some(v) = r.inline_int() {
+            return Value::Int(v);
+        }
+        let Some(node) = self.nodes.get(r.0 as usize) else {
+            return Value::None;
+        };
+        match *node {
+            Node::None => Value::None,
+            Node::Bool(b) => Value::Bool(b),
+            Node::Int(i) => Value::Int(i),
+            Node::Float(f) => Value::Float(f),
+            Node::BigInt { start, len } => Value::BigInt(slice(&self.bytes, start, len)),
+            Node::Str { start, len } => {
+                let (s, e) = (start as usize, start as usize + len as usize);
+                Value::Str(self.text.get(s..e).unwrap_or(""))
+            }
+            Node::Bytes { start, len } => Value::Bytes(slice(&self.bytes, start, len)),
+            Node::Seq { kind, start, len } => Value::Seq(
+                kind,
+                Seq {
+                    items: slice(&self.items, start, len),
+                },
+            ),
+            Node::BigSeq { kind, idx } => Value::Seq(
+                kind,
+                Seq {
+                    items: self
+                        .big_seqs
+                        .get(idx as usize)
+                        .map_or(&[], |v| v.as_slice()),
+                },
+            ),
+            Node::Dict { keys, vals, len } => Value::Dict(Dict {
+                inner: DictInner::Split {
+                    keys: slice(&self.items, keys, len),
+                    vals: slice(&self.items, vals, len),
+                },
+            }),
+            Node::BigDict { idx } => Value::Dict(Dict {
+                inner: DictInner::Pairs(self.big_dicts.get(idx as usize).map_or(&[], |v| v)),
+            }),
+        }
+    }
+
+    /// Looks up `key` (a str) in a dict value; `None` if `r` is not a dict or lacks it.
+    pub fn dict_get(&self, d: &Dict<'_>, key: &str) -> Option<ValueRef> {
+        let mut found = None;
+        for (k, v) in d.iter() {
+            if matches!(self.get(k), Value::Str(s) if s == key) {
+                found = Some(v);
+            }
+        }
+        found
+    }
+
+    /// A stable identity for container values, so callers can cache work per shared
+    /// node (a memoised frame dict, a shared stack list). Inline ints have none.
+    pub fn node_id(&self, r: ValueRef) -> Option<u32> {
+        (r.0 & INLINE == 0).then_some(r.0)
+    }
+
+    /// For seqs whose items range is shared between equal batches: a key equal for two
+    /// seqs whenever their items are the same range, so callers can cache per content.
+    pub fn seq_storage_key(&self, r: ValueRef) -> Option<(u32, u32)> {
+        match self.nodes.get(r.0 as usize)? {
+            Node::Seq { start, len, .. } if r.0 & INLINE == 0 => Some((*start, *len)),
+            _ => None,
+        }
+    }
+
+    /// Approximate heap bytes held by the arena (for the performance notes).
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.items.capacity() * 4
+            + self
+                .big_seqs
+                .iter()
+                .map(|v| v.capacity() * 4)
+                .sum::<usize>()
+            + self
+                .big_dicts
+                .iter()
+                .map(|v| v.capacity() * 8)
+                .sum::<usize>()
+            + self.text.capacity()
+            + self.bytes.capacity()
+    }
+}
+
+fn slice<T>(v: &[T], start: u32, len: u32) -> &[T] {
+    let s = start as usize;
+    v.get(s..s + len as usize).unwrap_or(&[])
+}
+
+/// Where the reader takes bytes from: a slice, or a file read in chunks so that a large
+/// snapshot is never resident twice (once as bytes, once decoded).
+pub trait Input {
+    /// The next `n` bytes, or `None` when fewer than `n` are left.
+    fn take(&mut self, n: usize) -> Result<Option<&[u8]>, std::io::Error>;
+    /// Bytes consumed so far.
+    fn offset(&self) -> u64;
+    /// Bytes left, when known; used to reject length prefixes before allocating.
+    fn remaining(&self) -> u64;
+    /// The next `n` bytes if they are already in memory: the hot path, with no I/O and
+    /// no error plumbing. `None` means "ask `take`", not "end of input".
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]>;
+    /// How many bytes `take_buffered` can hand out right now.
+    fn buffered_len(&self) -> usize;
+}
+
+/// Reads from memory.
+pub struct SliceInput<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> SliceInput<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        SliceInput { data, pos: 0 }
+    }
+}
+
+impl Input for SliceInput<'_> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<Option<&[u8]>, std::io::Error> {
+        let end = match self.pos.checked_add(n) {
+            Some(e) if e <= self.data.len() => e,
+            _ => return Ok(None),
+        };
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(Some(s))
+    }
+    fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+    fn remaining(&self) -> u64 {
+        (self.data.len() - self.pos) as u64
+    }
+    #[inline(always)]
+    fn buffered_len(&self) -> usize {
+        self.data.len() - self.pos
+    }
+    #[inline(always)]
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+}
+
+/// Reads from any `Read` of known total length, through a buffer that only grows to hold
+/// the largest single item (bounded by `total`, which is checked first).
+pub struct ReaderInput<R: Read> {
+    inner: R,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    consumed: u64,
+    total: u64,
+}
+
+const CHUNK: usize = 256 * 1024;
+
+impl<T: Read> ReaderInput<T> {
+    pub fn new(inner: T, total: u64) -> Self {
+        ReaderInput {
+            inner,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            consumed: 0,
+            total,
+        }
+    }
+
+    #[cold]
+    fn refill(&mut self, n: usize) -> Result<bool, std::io::Error> {
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        while self.end < n {
+            let got = self.inner.read(&mut self.buf[self.end..])?;
+            if got == 0 {
+                return Ok(false);
+            }
+            self.end += got;
+        }
+        Ok(true)
+    }
+}
+
+impl<T: Read> Input for ReaderInput<T> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<Option<&[u8]>, std::io::Error> {
+        if self.end - self.pos < n && (n as u64 > self.remaining() || !self.refill(n)?) {
+            return Ok(None);
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        self.consumed += n as u64;
+        Ok(Some(s))
+    }
+    fn offset(&self) -> u64 {
+        self.consumed
+    }
+    fn remaining(&self) -> u64 {
+        self.total.saturating_sub(self.consumed)
+    }
+    #[inline(always)]
+    fn buffered_len(&self) -> usize {
+        self.end - self.pos
+    }
+    #[inline(always)]
+    fn take_buffered(&mut self, n: usize) -> Option<&[u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.buf.get(self.pos..end.min(self.end))?;
+        if s.len() != n {
+            return None;
+        }
+        self.pos = end;
+        self.consumed += n as u64;
+        Some(s)
+    }
+}
+
+/// Decodes a whole pickle held in memory.
+pub fn parse(data: &[u8]) -> R<Pickle> {
+    Machine::new(SliceInput::new(data)).run()
+}
+
+/// Decodes a pickle from a reader of known length.
+pub fn parse_reader<T: Read>(inner: T, total: u64) -> R<Pickle> {
+    Machine::new(ReaderInput::new(inner, total)).run()
+}
+
+/// Identity hasher for keys that already are hashes.
+#[derive(Default)]
+struct PreHashed(u64);
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {}
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+type PreMap<V> = HashMap<u64, V, BuildHasherDefault<PreHashed>>;
+
+/// A small multiplicative hasher for integer keys (node ids, ranges): SipHash's DoS
+/// resistance buys nothing for keys that are arena indices, and costs a tenth of the time.
+#[derive(Default)]
+pub struct FastHasher(u64);
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 = mix(self.0, x as u64);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = mix(self.0, v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = mix(self.0, v);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = mix(self.0, v as u64);
+    }
+}
+/// A `HashMap` keyed by arena indices.
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+#[inline]
+fn mix(h: u64, v: u64) -> u64 {
+    (h.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = b.len() as u64;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    for &x in chunks.remainder() {
+        h = mix(h, x as u64);
+    }
+    mix(h, 0xff)
+}
+
+/// Batches longer than this are not shared: long ones are unlikely to repeat, and hashing
+/// them would cost more than it saves.
+const SHARE_MAX: usize = 256;
+
+struct Machine<I: Input> {
+    input: I,
+    p: Pickle,
+    stack: Vec<ValueRef>,
+    marks: Vec<usize>,
+    /// Dense memo; `MEMO_HOLE` marks keys never stored. Four bytes per entry because
+    /// the 568k entries of a large snapshot are read at random, so cache lines matter.
+    memo: Vec<u32>,
+    /// Where the last dict's key batch went: consecutive trace entries share keys, and a
+    /// direct comparison is cheaper than hashing.
+    last_keys: Option<(u32, u32)>,
+    memo_sparse: HashMap<u64, ValueRef>,
+    strings: PreMap<Vec<u32>>,
+    batches: PreMap<(u32, u32)>,
+    scratch: Vec<ValueRef>,
+    scratch2: Vec<ValueRef>,
+    /// Offset and byte of the opcode being executed, for errors.
+    at: u64,
+    op: u8,
+}
+
+impl<I: Input> Machine<I> {
+    fn new(input: I) -> Self {
+        Machine {
+            input,
+            p: Pickle::default(),
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: Vec::new(),
+            last_keys: None,
+            memo_sparse: HashMap::new(),
+            strings: PreMap::default(),
+            batches: PreMap::default(),
+            scratch: Vec::new(),
+            scratch2: Vec::new(),
+            at: 0,
+            op: 0,
+        }
+    }
+
+    fn malformed(&self, why: &'static str) -> PickleError {
+        PickleError::Malformed {
+            name: op_name(self.op),
+            offset: self.at,
+            why,
+        }
+    }
+
+    #[inline(always)]
+    fn take(&mut self, n: usize, what: &'static str) -> R<&[u8]> {
+        if self.input.buffered_len() >= n {
+            let offset = self.input.offset();
+            return self
+                .input
+                .take_buffered(n)
+                .ok_or(PickleError::Truncated { offset, what });
+        }
+        self.take_slow(n, what)
+    }
+
+    #[cold]
+    fn take_slow(&mut self, n: usize, what: &'static str) -> R<&[u8]> {
+        let offset = self.input.offset();
+        match self.input.take(n) {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => Err(PickleError::Truncated { offset, what }),
+            Err(e) => Err(PickleError::Io {
+                offset,
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&mut self, what: &'static str) -> R<[u8; N]> {
+        let s = self.take(N, what)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    /// Reads a length field and rejects it unless that many bytes are actually left.
+    fn length(&mut self, width: usize) -> R<usize> {
+        let offset = self.input.offset();
+        let len = match width {
+            1 => self.fixed::<1>("a length")?[0] as u64,
+            4 => u32::from_le_bytes(self.fixed::<4>("a length")?) as u64,
+            _ => u64::from_le_bytes(self.fixed::<8>("a length")?),
+        };
+        let remaining = self.input.remaining();
+        if len > remaining {
+            return Err(PickleError::LengthTooLarge {
+                len,
+                remaining,
+                offset,
+            });
+        }
+        usize::try_from(len).map_err(|_| PickleError::TooLarge { offset })
+    }
+
+    fn node(&mut self, n: Node) -> R<ValueRef> {
+        let idx = self.p.nodes.len();
+        if idx >= INLINE as usize {
+            return Err(PickleError::TooLarge { offset: self.at });
+        }
+        self.p.nodes.push(n);
+        Ok(ValueRef(idx as u32))
+    }
+
+    #[inline]
+    fn push(&mut self, r: ValueRef) {
+        self.stack.push(r);
+    }
+
+    #[inline]
+    fn pop(&mut self) -> R<ValueRef> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.malformed("stack is empty"));
+        }
+        self.stack
+            .pop()
+            .ok_or_else(|| self.malformed("stack is empty"))
+    }
+
+    fn top(&self) -> R<ValueRef> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.malformed("stack is empty"));
+        }
+        self.stack
+            .last()
+            .copied()
+            .ok_or_else(|| self.malformed("stack is empty"))
+    }
+
+    fn pop_mark(&mut self) -> R<usize> {
+        self.marks.pop().ok_or_else(|| self.malformed("no MARK"))
+    }
+
+    fn int(&mut self, v: i64) -> R<ValueRef> {
+        match ValueRef::int(v) {
+            Some(r) => Ok(r),
+            None => self.node(Node::Int(v)),
+        }
+    }
+
+    fn long(&mut self, width: usize) -> R<ValueRef> {
+        let n = self.length(width)?;
+        let b = self.take(n, "a long")?;
+        if n == 0 {
+            return self.int(0);
+        }
+        if n <= 8 {
+            let neg = b[n - 1] & 0x80 != 0;
+            let mut w = if neg { [0xffu8; 8] } else { [0u8; 8] };
+            w[..n].copy_from_slice(b);
+            let v = i64::from_le_bytes(w);
+            return self.int(v);
+        }
+        let b = b.to_vec();
+        let start = self.append_bytes(&b)?;
+        self.node(Node::BigInt {
+            start,
+            len: n as u32,
+        })
+    }
+
+    fn append_bytes(&mut self, b: &[u8]) -> R<u32> {
+        let start = self.p.bytes.len();
+        if start + b.len() > u32::MAX as usize {
+            return Err(PickleError::TooLarge { offset: self.at });
+        }
+        self.p.bytes.extend_from_slice(b);
+        Ok(start as u32)
+    }
+
+    fn string(&mut self, width: usize) -> R<ValueRef> {
+        let n = self.length(width)?;
+        let offset = self.input.offset();
+        let at = self.at;
+        let raw = match self.input.take(n) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return Err(PickleError::Truncated {
+                    offset,
+                    what: "a string",
+                })
+            }
+            Err(e) => {
+                return Err(PickleError::Io {
+                    offset,
+                    message: e.to_string(),
+                })
+            }
+        };
+        // Equal strings are stored once: torch writes a fresh str object for every
+        // repeated value (`'N/A'`, file names), so pickle's own memo does not share them.
+        let h = hash_bytes(raw);
+        if let Some(cands) = self.strings.get(&h) {
+            for &c in cands {
+                if let Some(Node::Str { start, len }) = self.p.nodes.get(c as usize) {
+                    let (s, e) = (*start as usize, *start as usize + *len as usize);
+                    if self.p.text.as_bytes().get(s..e) == Some(raw) {
+                        return Ok(ValueRef(c));
+                    }
+                }
+            }
+        }
+        let s = std::str::from_utf8(raw).map_err(|_| PickleError::Utf8 { offset })?;
+        let start = self.p.text.len();
+        if start + s.len() > u32::MAX as usize {
+            return Err(PickleError::TooLarge { offset: at });
+        }
+        self.p.text.push_str(s);
+        let r = self.node(Node::Str {
+            start: start as u32,
+            len: n as u32,
+        })?;
+        self.strings.entry(h).or_default().push(r.0);
+        Ok(r)
+    }
+
+    fn bytes(&mut self, width: usize) -> R<ValueRef> {
+        let n = self.length(width)?;
+        let b = self.take(n, "bytes")?.to_vec();
+        let start = self.append_bytes(&b)?;
+        self.node(Node::Bytes {
+            start,
+            len: n as u32,
+        })
+    }
+
+    /// Stores a batch of refs in `items`, sharing the range with an identical earlier
+    /// batch when there is one. Returns the start.
+    fn store_batch(&mut self, batch: &[ValueRef]) -> R<u32> {
+        let share = batch.len() <= SHARE_MAX && !batch.is_empty();
+        let mut h = 0;
+        if share {
+            h = batch.len() as u64;
+            for r in batch {
+                h = mix(h, r.0 as u64);
+            }
+            if let Some(&(start, len)) = self.batches.get(&h) {
+                if len as usize == batch.len() && slice(&self.p.items, start, len) == batch {
+                    return Ok(start);
+                }
+            }
+        }
+        let start = self.p.items.len();
+        if start + batch.len() > u32::MAX as usize {
+            return Err(PickleError::TooLarge { offset: self.at });
+        }
+        self.p.items.extend_from_slice(batch);
+        if share {
+            self.batches.insert(h, (start as u32, batch.len() as u32));
+        }
+        Ok(start as u32)
+    }
+
+    fn new_seq(&mut self, kind: SeqKind, items: &[ValueRef]) -> R<ValueRef> {
+        let start = self.store_batch(items)?;
+        self.node(Node::Seq {
+            kind,
+            start,
+            len: items.len() as u32,
+        })
+    }
+
+    /// Moves the stack above `from` into the scratch buffer, reusing its allocation.
+    fn take_batch(&mut self, from: usize) -> Vec<ValueRef> {
+        let mut batch = std::mem::take(&mut self.scratch);
+        batch.clear();
+        batch.extend_from_slice(self.stack.get(from..).unwrap_or(&[]));
+        self.stack.truncate(from);
+        batch
+    }
+
+    /// APPEND/APPENDS/ADDITEMS: extend the list below the mark with the stack tail.
+    fn extend_seq(&mut self, target: ValueRef, from: usize) -> R<()> {
+        let batch = self.take_batch(from);
+        let r = self.extend_seq_with(target, &batch);
+        self.scratch = batch;
+        r
+    }
+
+    fn extend_seq_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        let idx = target.0 as usize;
+        let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
+            (0, Some(n)) => *n,
+            _ => return Err(self.malformed("target is not a list")),
+        };
+        match node {
+            Node::Seq { kind, len: 0, .. } => {
+                let start = self.store_batch(batch)?;
+                self.p.nodes[idx] = Node::Seq {
+                    kind,
+                    start,
+                    len: batch.len() as u32,
+                };
+            }
+            Node::Seq { kind, start, len } => {
+                // A second batch (lists over 1000 items): move to a growable vector once.
+                let mut v = slice(&self.p.items, start, len).to_vec();
+                v.extend_from_slice(batch);
+                let big = self.p.big_seqs.len() as u32;
+                self.p.big_seqs.push(v);
+                self.p.nodes[idx] = Node::BigSeq { kind, idx: big };
+            }
+            Node::BigSeq { idx: big, .. } => {
+                if let Some(v) = self.p.big_seqs.get_mut(big as usize) {
+                    v.extend_from_slice(batch);
+                }
+            }
+            _ => return Err(self.malformed("target is not a list")),
+        }
+        Ok(())
+    }
+
+    /// SETITEM/SETITEMS: pairs from the stack tail into the dict below them.
+    fn extend_dict(&mut self, target: ValueRef, from: usize) -> R<()> {
+        if (self.stack.len() - from) % 2 != 0 {
+            return Err(self.malformed("odd number of items for a dict"));
+        }
+        let batch = self.take_batch(from);
+        let r = self.extend_dict_with(target, &batch);
+        self.scratch = batch;
+        r
+    }
+
+    fn extend_dict_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        let idx = target.0 as usize;
+        let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
+            (0, Some(n)) => *n,
+            _ => return Err(self.malformed("target is not a dict")),
+        };
+        match node {
+            Node::Dict { len: 0, .. } => {
+                let n = batch.len() / 2;
+                let mut keys = std::mem::take(&mut self.scratch2);
+                keys.clear();
+                keys.extend(batch.iter().step_by(2));
+                let stored = match self.last_keys {
+                    Some((start, len))
+                        if len as usize == keys.len()
+                            && slice(&self.p.items, start, len) == keys =>
+                    {
+                        Ok(start)
+                    }
+                    _ => self.store_batch(&keys),
+                };
+                if let Ok(start) = stored {
+                    self.last_keys = Some((start, keys.len() as u32));
+                }
+                self.scratch2 = keys;
+                let keys = stored?;
+                let vals = self.p.items.len();
+                if vals + n > u32::MAX as usize {
+                    return Err(PickleError::TooLarge { offset: self.at });
+                }
+                self.p.items.extend(batch.iter().skip(1).step_by(2));
+                self.p.nodes[idx] = Node::Dict {
+                    keys,
+                    vals: vals as u32,
+                    len: n as u32,
+                };
+            }
+            Node::Dict { keys, vals, len } => {
+                let mut v: Vec<(ValueRef, ValueRef)> = slice(&self.p.items, keys, len)
+                    .iter()
+                    .copied()
+                    .zip(slice(&self.p.items, vals, len).iter().copied())
+                    .collect();
+                v.extend(batch.chunks_exact(2).map(|c| (c[0], c[1])));
+                let big = self.p.big_dicts.len() as u32;
+                self.p.big_dicts.push(v);
+                self.p.nodes[idx] = Node::BigDict { idx: big };
+            }
+            Node::BigDict { idx: big } => {
+                if let Some(v) = self.p.big_dicts.get_mut(big as usize) {
+                    v.extend(batch.chunks_exact(2).map(|c| (c[0], c[1])));
+                }
+            }
+            _ => return Err(self.malformed("target is not a dict")),
+        }
+        Ok(())
+    }
+
+    fn memo_put(&mut self, key: u64, v: ValueRef) {
+        let k = key as usize;
+        if k < self.memo.len() {
+            self.memo[k] = v.0;
+        } else if k == self.memo.len() {
+            self.memo.push(v.0);
+        } else {
+            self.memo_sparse.insert(key, v);
+        }
+    }
+
+    #[inline]
+    fn memo_get(&mut self, key: u64) -> R<ValueRef> {
+        let found = match self.memo.get(key as usize) {
+            Some(&v) if v != MEMO_HOLE => Some(ValueRef(v)),
+            _ => self.memo_sparse.get(&key).copied(),
+        };
+        found.ok_or(PickleError::MemoMissing {
+            key,
+            offset: self.at,
+        })
+    }
+
+    fn run(mut self) -> R<Pickle> {
+        // Header: PROTO n with 2 <= n <= 5.
+        let first = self
+            .take(1, "the header")
+            .map_err(|_| PickleError::BadMagic { found: 0 })?[0];
+        if first != 0x80 {
+            return Err(PickleError::BadMagic { found: first });
+        }
+        let proto = self.fixed::<1>("the protocol number")?[0];
+        if !(2..=5).contains(&proto) {
+            return Err(PickleError::BadProtocol {
+                protocol: proto,
+                offset: 1,
+            });
+        }
+        loop {
+            self.at = self.input.offset();
+            let op = match self.input.take_buffered(1) {
+                Some(b) => b[0],
+                None => match self.input.take(1) {
+                    Ok(Some(b)) => b[0],
+                    Ok(None) => return Err(PickleError::NoStop { offset: self.at }),
+                    Err(e) => {
+                        return Err(PickleError::Io {
+                            offset: self.at,
+                            message: e.to_string(),
+                        })
+                    }
+                },
+            };
+            self.op = op;
+            match op {
+                b'h' => {
+                    let k = self.fixed::<1>("BINGET")?[0] as u64;
+                    let v = self.memo_get(k)?;
+                    self.push(v);
+                }
+                b'j' => {
+                    let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINGET")?) as u64;
+                    let v = self.memo_get(k)?;
+                    self.push(v);
+                }
+                0x94 => {
+                    // MEMOIZE
+                    let v = self.top()?;
+                    let k = (self.memo.len() + self.memo_sparse.len()) as u64;
+                    self.memo_put(k, v);
+                }
+                b'q' => {
+                    let k = self.fixed::<1>("BINPUT")?[0] as u64;
+                    let v = self.top()?;
+                    self.memo_put(k, v);
+                }
+                b'r' => {
+                    let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINPUT")?) as u64;
+                    let v = self.top()?;
+                    self.memo_put(k, v);
+                }
+                b'K' => {
+                    let v = self.fixed::<1>("BININT1")?[0] as i64;
+                    let r = self.int(v)?;
+                    self.push(r);
+                }
+                b'M' => {
+                    let v = u16::from_le_bytes(self.fixed::<2>("BININT2")?) as i64;
+                    let r = self.int(v)?;
+                    self.push(r);
+                }
+                b'J' => {
+                    let v = i32::from_le_bytes(self.fixed::<4>("BININT")?) as i64;
+                    let r = self.int(v)?;
+                    self.push(r);
+                }
+                0x8a => {
+                    let r = self.long(1)?;
+                    self.push(r);
+                }
+                0x8b => {
+                    let r = self.long(4)?;
+                    self.push(r);
+                }
+                b'G' => {
+                    let v = f64::from_be_bytes(self.fixed::<8>("BINFLOAT")?);
+                    let r = self.node(Node::Float(v))?;
+                    self.push(r);
+                }
+                b'N' => {
+                    let r = self.node(Node::None)?;
+                    self.push(r);
+                }
+                0x88 | 0x89 => {
+                    let r = self.node(Node::Bool(op == 0x88))?;
+                    self.push(r);
+                }
+                0x8c => {
+                    let r = self.string(1)?;
+                    self.push(r);
+                }
+                b'X' => {
+                    let r = self.string(4)?;
+                    self.push(r);
+                }
+                0x8d => {
+                    let r = self.string(8)?;
+                    self.push(r);
+                }
+                b'C' | b'U' => {
+                    let r = self.bytes(1)?;
+                    self.push(r);
+                }
+                b'B' | b'T' => {
+                    let r = self.bytes(4)?;
+                    self.push(r);
+                }
+                0x8e | 0x96 => {
+                    let r = self.bytes(8)?;
+                    self.push(r);
+                }
+                b'}' => {
+                    let r = self.node(Node::Dict {
+                        keys: 0,
+                        vals: 0,
+                        len: 0,
+                    })?;
+                    self.push(r);
+                }
+                b']' => {
+                    let r = self.new_seq(SeqKind::List, &[])?;
+                    self.push(r);
+                }
+                b')' => {
+                    let r = self.new_seq(SeqKind::Tuple, &[])?;
+                    self.push(r);
+                }
+                0x8f => {
+                    let r = self.new_seq(SeqKind::Set, &[])?;
+                    self.push(r);
+                }
+                0x85..=0x87 => {
+                    let n = (op - 0x84) as usize;
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if self.stack.len() < floor + n {
+                        return Err(self.malformed("stack is empty"));
+                    }
+                    let items = self.take_batch(self.stack.len() - n);
+                    let r = self.new_seq(SeqKind::Tuple, &items);
+                    self.scratch = items;
+                    self.push(r?);
+                }
+                b't' | b'l' | 0x91 => {
+                    let from = self.pop_mark()?;
+                    let items = self.take_batch(from);
+                    let kind = match op {
+                        b't' => SeqKind::Tuple,
+                        b'l' => SeqKind::List,
+                        _ => SeqKind::Set,
+                    };
+                    let r = self.new_seq(kind, &items);
+                    self.scratch = items;
+                    self.push(r?);
+                }
+                b'd' => {
+                    let from = self.pop_mark()?;
+                    let r = self.node(Node::Dict {
+                        keys: 0,
+                        vals: 0,
+                        len: 0,
+                    })?;
+                    if self.stack.len() > from {
+                        self.extend_dict(r, from)?;
+                    }
+                    self.push(r);
+                }
+                b'(' => self.marks.push(self.stack.len()),
+                b'a' => {
+                    let from = self.stack.len().saturating_sub(1);
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if from < floor + 1 || self.stack.len() < 2 {
+                        return Err(self.malformed("stack is empty"));
+                    }
+                    let target = self.stack[from - 1];
+                    self.extend_seq(target, from)?;
+                }
+                b'e' | 0x90 => {
+                    let from = self.pop_mark()?;
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if from == 0 || from <= floor {
+                        return Err(self.malformed("no list below the MARK"));
+                    }
+                    let target = self.stack[from - 1];
+                    if self.stack.len() > from {
+                        self.extend_seq(target, from)?;
+                    }
+                }
+                b's' => {
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if self.stack.len() < floor + 3 {
+                        return Err(self.malformed("stack is empty"));
+                    }
+                    let from = self.stack.len() - 2;
+                    let target = self.stack[from - 1];
+                    self.extend_dict(target, from)?;
+                }
+                b'u' => {
+                    let from = self.pop_mark()?;
+                    let floor = self.marks.last().copied().unwrap_or(0);
+                    if from == 0 || from <= floor {
+                        return Err(self.malformed("no dict below the MARK"));
+                    }
+                    let target = self.stack[from - 1];
+                    if self.stack.len() > from {
+                        self.extend_dict(target, from)?;
+                    }
+                }
+                0x95 => {
+                    // FRAME: a hint for buffered readers; our input is already buffered.
+                    self.fixed::<8>("FRAME")?;
+                }
+                0x80 => {
+                    let proto = self.fixed::<1>("PROTO")?[0];
+                    if !(2..=5).contains(&proto) {
+                        return Err(PickleError::BadProtocol {
+                            protocol: proto,
+                            offset: self.at,
+                        });
+                    }
+                }
+                b'0' => {
+                    self.pop()?;
+                }
+                b'1' => {
+                    let from = self.pop_mark()?;
+                    self.stack.truncate(from);
+                }
+                b'2' => {
+                    let v = self.top()?;
+                    self.push(v);
+                }
+                b'.' => {
+                    let root = self.pop()?;
+                    if !self.marks.is_empty() {
+                        return Err(self.malformed("STOP inside an open MARK"));
+                    }
+                    self.p.root = Some(root);
+                    // The arena keeps what was built; the scratch tables go.
+                    return Ok(self.p);
+                }
+                b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84
+                | b'P' | b'Q' => {
+                    return Err(PickleError::Forbidden {
+                        name: op_name(op),
+                        offset: self.at,
+                    })
+                }
+                b'I' | b'L' | b'F' | b'S' | b'V' | b'g' | b'p' | 0x97 | 0x98 => {
+                    return Err(PickleError::Unsupported {
+                        name: op_name(op),
+                        offset: self.at,
+                    })
+                }
+                _ => {
+                    return Err(PickleError::UnknownOpcode {
+                        op,
+                        offset: self.at,
+                    })
+                }
+            }
+        }
+    }
+}
+
+fn op_name(op: u8) -> &'static str {
+    match op {
+        b'(' => "MARK",
+        b'.' => "STOP",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        b'F' => "FLOAT",
+        b'I' => "INT",
+        b'J' => "BININT",
+        b'K' => "BININT1",
+        b'L' => "LONG",
+        b'M' => "BININT2",
+        b'N' => "NONE",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        b'R' => "REDUCE",
+        b'S' => "STRING",
+        b'T' => "BINSTRING",
+        b'U' => "SHORT_BINSTRING",
+        b'V' => "UNICODE",
+        b'X' => "BINUNICODE",
+        b'a' => "APPEND",
+        b'b' => "BUILD",
+        b'c' => "GLOBAL",
+        b'd' => "DICT",
+        b'}' => "EMPTY_DICT",
+        b'e' => "APPENDS",
+        b'g' => "GET",
+        b'h' => "BINGET",
+        b'i' => "INST",
+        b'j' => "LONG_BINGET",
+        b'l' => "LIST",
+        b']' => "EMPTY_LIST",
+        b'o' => "OBJ",
+        b'p' => "PUT",
+        b'q' => "BINPUT",
+        b'r' => "LONG_BINPUT",
+        b's' => "SETITEM",
+        b't' => "TUPLE",
+        b')' => "EMPTY_TUPLE",
+        b'u' => "SETITEMS",
+        b'G' => "BINFLOAT",
+        b'B' => "BINBYTES",
+        b'C' => "SHORT_BINBYTES",
+        0x80 => "PROTO",
+        0x81 => "NEWOBJ",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x85 => "TUPLE1",
+        0x86 => "TUPLE2",
+        0x87 => "TUPLE3",
+        0x88 => "NEWTRUE",
+        0x89 => "NEWFALSE",
+        0x8a => "LONG1",
+        0x8b => "LONG4",
+        0x8c => "SHORT_BINUNICODE",
+        0x8d => "BINUNICODE8",
+        0x8e => "BINBYTES8",
+        0x8f => "EMPTY_SET",
+        0x90 => "ADDITEMS",
+        0x91 => "FROZENSET",
+        0x92 => "NEWOBJ_EX",
+        0x93 => "STACK_GLOBAL",
+        0x94 => "MEMOIZE",
+        0x95 => "FRAME",
+        0x96 => "BYTEARRAY8",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_ints_round_trip() {
+        assert!(ValueRef::int(-1).is_none());
+        for v in [0, 1, -2, INLINE_MIN, INLINE_MAX, 12345, -9876] {
+            assert_eq!(ValueRef::int(v).and_then(|r| r.inline_int()), Some(v));
+        }
+        assert!(ValueRef::int(INLINE_MAX + 1).is_none());
+    }
+
+    #[test]
+    fn small_dict_and_shared_memo() {
+        // pickle.dumps({'a': [1, 2], 'b': 'x'} with 'x' memoised and reused), protocol 4.
+        let data = b"\x80\x04\x95\x1c\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(K\x01K\x02e\x8c\x01b\x94h\x01u.";
+        let p = parse(data).unwrap();
+        let Value::Dict(d) = p.get(p.root()) else {
+            panic!("not a dict")
+        };
+        assert_eq!(d.len(), 2);
+        let a = p.dict_get(&d, "a").unwrap();
+        let Value::Seq(SeqKind::List, s) = p.get(a) else {
+            panic!("not a list")
+        };
+        assert_eq!(s.len(), 2);
+        let b = p.dict_get(&d, "b").unwrap();
+        assert!(matches!(p.get(b), Value::Str("a")));
+    }
+}
