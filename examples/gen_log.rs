@@ -24,12 +24,13 @@ fn main() -> std::io::Result<()> {
         rng
     };
     let mut line = String::with_capacity(256);
-    let emit = |w: &mut BufWriter<std::fs::File>, s: &str, written: &mut u64| -> std::io::Result<()> {
-        w.write_all(s.as_bytes())?;
-        w.write_all(b"\n")?;
-        *written += s.len() as u64 + 1;
-        Ok(())
-    };
+    let emit =
+        |w: &mut BufWriter<std::fs::File>, s: &str, written: &mut u64| -> std::io::Result<()> {
+            w.write_all(s.as_bytes())?;
+            w.write_all(b"\n")?;
+            *written += s.len() as u64 + 1;
+            Ok(())
+        };
     emit(&mut w, "[2026-11-29 09:18:09] server_args=ServerArgs(model_path='synthetic-61L', tp_size=8, pp_size=1, mem_fraction_static=0.9, enable_custom_allreduce=False)", &mut written)?;
     for tp in 0..8 {
         for l in [
@@ -46,7 +47,11 @@ fn main() -> std::io::Result<()> {
             emit(&mut w, &l, &mut written)?;
         }
     }
-    emit(&mut w, "[2026-11-29 09:18:19 TP0] The server is fired up and ready to roll!", &mut written)?;
+    emit(
+        &mut w,
+        "[2026-11-29 09:18:19 TP0] The server is fired up and ready to roll!",
+        &mut written,
+    )?;
     let mut second = 0u64;
     let mut n = 0u64;
     while written < target {
@@ -79,8 +84,16 @@ fn main() -> std::io::Result<()> {
         emit(&mut w, &line, &mut written)?;
     }
     // A late failure, so a scan that stops early would miss it.
-    emit(&mut w, "[2026-11-29 23:59:58 TP3] Scheduler hit an exception: Traceback (most recent call last):", &mut written)?;
-    emit(&mut w, "  File \"/srv/sglang/managers/scheduler.py\", line 2101, in run_batch", &mut written)?;
+    emit(
+        &mut w,
+        "[2026-11-29 23:59:58 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+        &mut written,
+    )?;
+    emit(
+        &mut w,
+        "  File \"/srv/sglang/managers/scheduler.py\", line 2101, in run_batch",
+        &mut written,
+    )?;
     emit(&mut w, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 3 has a total capacity of 139.80 GiB of which 1.02 GiB is free.", &mut written)?;
     w.flush()?;
     eprintln!("wrote {out}: {written} bytes");

@@ -78,6 +78,20 @@ pub enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// PyTorch memory snapshots: totals, peak, OOM and the top allocation sites; or
+    /// `mem diff A B`, the per-site comparison of two snapshots
+    #[command(args_conflicts_with_subcommands = true)]
+    Mem {
+        #[command(subcommand)]
+        diff: Option<MemAction>,
+        /// Snapshot files (`torch.cuda.memory._dump_snapshot()` pickles)
+        snapshots: Vec<PathBuf>,
+        /// How many allocation sites to list
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Grammars: list the loaded ones, or check every sample of a file
     Grammars {
         #[command(subcommand)]
@@ -91,4 +105,17 @@ pub enum GrammarAction {
     List,
     /// Verify every sample of the built-in grammars, or of FILE
     Check { file: Option<PathBuf> },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemAction {
+    /// Per allocation site: bytes only in A, only in B, changed; segments new and gone
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -131,3 +131,46 @@ pub fn load_run(
     run.notes.extend(notes);
     Ok(Loaded { run, files })
 }
+
+/// Reads the run's `snapshot_rank{N}.pickle` files in parallel and attaches each to its
+/// rank. A snapshot that cannot be read is reported, not fatal: the logs still stand.
+pub fn load_snapshots(
+    run: &Run,
+    files: &[SourceFile],
+) -> (Vec<crate::analysis::attribute::RankSnapshot>, Vec<String>) {
+    use crate::analysis::attribute::{rank_for_hint, RankSnapshot};
+    let snaps: Vec<&SourceFile> = files
+        .iter()
+        .filter(|f| f.kind == SourceKind::Snapshot)
+        .collect();
+    let read: Vec<Result<RankSnapshot, String>> = snaps
+        .par_iter()
+        .map(|sf| {
+            let n = sf
+                .rank_hint
+                .ok_or_else(|| format!("{}: no rank number in the file name", sf.display()))?;
+            let rank = rank_for_hint(run, n).ok_or_else(|| {
+                format!(
+                    "{}: rank {n} is not among the run's {} ranks",
+                    sf.display(),
+                    run.ranks.len()
+                )
+            })?;
+            let snapshot = crate::snapshot::read_path(&sf.path).map_err(|e| e.to_string())?;
+            Ok(RankSnapshot {
+                rank,
+                path: sf.display(),
+                snapshot,
+            })
+        })
+        .collect();
+    let mut ok = Vec::new();
+    let mut errors = Vec::new();
+    for r in read {
+        match r {
+            Ok(s) => ok.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    (ok, errors)
+}

@@ -5,12 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use rankscope::analysis::diff;
-use rankscope::cli::{Cli, Command, GrammarAction};
+use rankscope::analysis::{attribute, diff};
+use rankscope::cli::{Cli, Command, GrammarAction, MemAction};
 use rankscope::grammar::{self, Grammar, GrammarSet};
 use rankscope::load::{self, LoadOptions};
 use rankscope::model::Run;
 use rankscope::render::{self, json, Style};
+use rankscope::snapshot;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -20,7 +21,17 @@ fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            let msg = format!("{e:#}");
+            // Typed errors often print their source already; say each thing once.
+            let mut msg = String::new();
+            for cause in e.chain() {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    if !msg.is_empty() {
+                        msg.push_str(": ");
+                    }
+                    msg.push_str(&c);
+                }
+            }
             eprintln!("rankscope: {}", rankscope::text::sanitize(&msg));
             ExitCode::from(2)
         }
@@ -42,8 +53,11 @@ fn grammars(cli: &Cli) -> Result<GrammarSet> {
 }
 
 fn load(gs: &GrammarSet, path: &std::path::Path) -> Result<Run> {
-    let loaded = load::load_run(gs, path, &LoadOptions::default(), &|_| {})?;
-    Ok(loaded.run)
+    Ok(load_full(gs, path)?.run)
+}
+
+fn load_full(gs: &GrammarSet, path: &std::path::Path) -> Result<load::Loaded> {
+    Ok(load::load_run(gs, path, &LoadOptions::default(), &|_| {})?)
 }
 
 fn out(text: &str) -> Result<()> {
@@ -125,22 +139,114 @@ fn run(cli: Cli) -> Result<u8> {
             json: as_json,
             explain,
         } => {
-            let (b, c) = rayon::join(|| load(&gs, baseline), || load(&gs, candidate));
+            let (b, c) = rayon::join(|| load_full(&gs, baseline), || load_full(&gs, candidate));
             let b = b.with_context(|| format!("baseline {}", baseline.display()))?;
             let c = c.with_context(|| format!("candidate {}", candidate.display()))?;
-            let d = diff::diff(&b, &c);
+            let d = diff::diff(&b.run, &c.run);
+            let ((bs, be), (cs, ce)) = rayon::join(
+                || load::load_snapshots(&b.run, &b.files),
+                || load::load_snapshots(&c.run, &c.files),
+            );
+            let attribution = attribute::attribute(&b.run, &c.run, &d, &bs, &cs);
+            let mut notes: Vec<String> = be.into_iter().chain(ce).collect();
+            if attribution.is_none()
+                && d.first_divergence.is_some()
+                && (bs.is_empty() || cs.is_empty())
+            {
+                notes.push("no snapshots in one of the runs: the divergence is not attributed to allocation sites".into());
+            }
             let code = d.status.exit_code() as u8;
             if *as_json {
-                out_json(&json::diff_doc(&b, &c, &d, serde_json::Value::Null))?;
+                let attr = serde_json::to_value(&attribution)?;
+                out_json(&json::diff_doc(&b.run, &c.run, &d, attr))?;
             } else {
-                let extra = render::diff_text::Extra::default();
+                let extra = render::diff_text::Extra {
+                    config: Vec::new(),
+                    attribution: attribution
+                        .as_ref()
+                        .map(render::diff_text::attribution_lines)
+                        .unwrap_or_default(),
+                    notes,
+                };
                 let mut text = render::diff_text::diff(&d, &extra, style);
                 if *explain {
                     text.push_str(&render::diff_text::explain(&d));
+                    if let Some(a) = &attribution {
+                        for c in &a.clock {
+                            text.push_str(&format!("clock: {c}\n"));
+                        }
+                    }
                 }
                 out(&text)?;
             }
             Ok(code)
+        }
+        Command::Mem {
+            diff: Some(MemAction::Diff { a, b, top, json }),
+            ..
+        } => {
+            let rule = snapshot::analysis::SiteRule::default();
+            let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
+            let (sa, sb) = (sa?, sb?);
+            let d = snapshot::analysis::diff(
+                &snapshot::analysis::summarize(&sa, &rule),
+                &snapshot::analysis::summarize(&sb, &rule),
+            );
+            if *json {
+                out_json(&serde_json::json!({
+                    "schema_version": json::SCHEMA_VERSION,
+                    "command": "mem diff",
+                    "a": a.display().to_string(),
+                    "b": b.display().to_string(),
+                    "diff": d,
+                }))?;
+            } else {
+                out(&format!(
+                    "A {}\nB {}\n\n{}",
+                    a.display(),
+                    b.display(),
+                    snapshot::render::diff_text(&d, *top)
+                ))?;
+            }
+            Ok(0)
+        }
+        Command::Mem {
+            diff: None,
+            snapshots,
+            top,
+            json,
+        } => {
+            if snapshots.is_empty() {
+                anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
+            }
+            let rule = snapshot::analysis::SiteRule::default();
+            let mut docs = Vec::new();
+            let mut text = String::new();
+            for path in snapshots {
+                let s = snapshot::read_path(path)?;
+                let summary = snapshot::analysis::summarize(&s, &rule);
+                if *json {
+                    docs.push(
+                        serde_json::json!({"path": path.display().to_string(), "summary": summary}),
+                    );
+                } else {
+                    text.push_str(&format!(
+                        "{}\n{}\n",
+                        path.display(),
+                        snapshot::render::summary_text(&summary, *top)
+                    ));
+                }
+            }
+            if *json {
+                out_json(&serde_json::json!({
+                    "schema_version": json::SCHEMA_VERSION,
+                    "command": "mem",
+                    "snapshots": docs,
+                }))?;
+            } else {
+                out(&text)?;
+            }
+            Ok(0)
         }
         Command::Grammars { action } => match action {
             GrammarAction::List => {

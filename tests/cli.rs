@@ -146,3 +146,52 @@ fn grammar_samples_all_pass() {
         .code(0)
         .stdout(predicate::str::contains(" 0 failed"));
 }
+
+#[test]
+fn mem_reads_a_real_snapshot_and_diffs_by_site() {
+    rankscope()
+        .args(["mem", "samples/tp8-custom-ar/snapshot_rank0.pickle"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("OOM  asked 20.00 MiB"))
+        .stdout(predicate::str::contains(
+            "init_custom_ar (model_runner.py:85-87)         24.03 MiB   40.00 MiB          3",
+        ));
+    rankscope()
+        .args([
+            "mem",
+            "diff",
+            "samples/tp8-baseline/snapshot_rank0.pickle",
+            "samples/tp8-custom-ar/snapshot_rank0.pickle",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("2 x 20.00 MiB = 40.00 MiB"));
+    rankscope()
+        .args(["diff", "samples/tp8-baseline", "samples/tp8-custom-ar"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "by init_custom_ar (model_runner.py:85-87) on 8/8 ranks",
+        ))
+        .stdout(predicate::str::contains(
+            "within the log's 10.24 MiB resolution: ~0",
+        ));
+}
+
+#[test]
+fn a_corrupt_snapshot_is_an_error_with_its_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("snapshot_rank0.pickle");
+    let real = std::fs::read("samples/tp8-baseline/snapshot_rank0.pickle").expect("sample");
+    std::fs::write(&p, &real[..1000]).expect("write");
+    rankscope()
+        .arg("mem")
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("snapshot_rank0.pickle"))
+        .stderr(predicate::str::contains(
+            "at byte 987 exceeds the 12 bytes left",
+        ));
+}

@@ -108,8 +108,8 @@ fn nesting_100_000_deep() {
     let depth = 100_000;
     // EMPTY_LIST x depth, then APPEND x (depth-1): each list inside the one below it.
     let mut p = vec![0x80, 4];
-    p.extend(std::iter::repeat(b']').take(depth));
-    p.extend(std::iter::repeat(b'a').take(depth - 1));
+    p.extend(std::iter::repeat_n(b']', depth));
+    p.extend(std::iter::repeat_n(b'a', depth - 1));
     p.push(b'.');
     let pk = parse(&p).unwrap();
     // Walk it iteratively: the depth is all there.
@@ -131,8 +131,8 @@ fn nesting_100_000_deep() {
 
     // MARK-based nesting (LIST), 100,000 deep inside a key the model renders to JSON.
     let mut fixed = b"\x80\x04}(\x8c\x08segments]\x8c\x12allocator_settings".to_vec();
-    fixed.extend(std::iter::repeat(b'(').take(depth));
-    fixed.extend(std::iter::repeat(b'l').take(depth));
+    fixed.extend(std::iter::repeat_n(b'(', depth));
+    fixed.extend(std::iter::repeat_n(b'l', depth));
     fixed.extend(b"u.");
     let s = read_bytes(&fixed).unwrap();
     assert!(s.segments.is_empty());

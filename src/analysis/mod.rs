@@ -1,4 +1,5 @@
 //! Analysis: pure functions over run models. No I/O here.
 
 pub mod align;
+pub mod attribute;
 pub mod diff;

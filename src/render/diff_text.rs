@@ -36,6 +36,50 @@ fn spread_text(f: &FigureDiff) -> String {
 pub struct Extra {
     pub config: Vec<String>,
     pub attribution: Vec<String>,
+    /// Things the reader should know (snapshots that could not be read, …).
+    pub notes: Vec<String>,
+}
+
+/// The snapshot side of the cause: who allocated the divergence, and what PyTorch
+/// could not see.
+pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
+    use crate::units::human_bytes;
+    let mut lines = Vec::new();
+    for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
+        lines.push(format!(
+            "snapshots: {} reserved, {} allocated in {} block{} by {} on {}/{} ranks",
+            human_delta_mib(s.delta_reserved.median as i64),
+            human_bytes(s.delta_allocated.median as i64),
+            s.blocks,
+            if s.blocks == 1 { "" } else { "s" },
+            s.label,
+            s.ranks,
+            a.ranks_compared
+        ));
+    }
+    for (site, n, bytes) in a.new_segments.iter().take(2) {
+        lines.push(format!(
+            "{n} new segment{} ({}) in the candidate, from {site}",
+            if *n == 1 { "" } else { "s" },
+            human_bytes(*bytes as i64)
+        ));
+    }
+    if let (Some(r), Some(res)) = (a.residual, a.log_resolution) {
+        let within = r.unsigned_abs() <= res;
+        lines.push(format!(
+            "residual outside PyTorch (log delta - allocator delta): {}{}",
+            human_delta_mib(r),
+            if within {
+                format!(
+                    ", within the log's {:.2} MiB resolution: ~0",
+                    res as f64 / crate::units::MIB
+                )
+            } else {
+                " (NCCL, cudaMalloc outside PyTorch, IPC mappings)".to_string()
+            }
+        ));
+    }
+    lines
 }
 
 pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
@@ -188,7 +232,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             }
         }
     }
-    for n in &d.comparability.notes {
+    for n in d.comparability.notes.iter().chain(extra.notes.iter()) {
         let _ = writeln!(o, "{} {}", fit("note", 9), n);
     }
     if !d.figures.is_empty() {

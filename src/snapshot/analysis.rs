@@ -457,13 +457,13 @@ fn replay(
             allocated: clamp(alloc),
             reserved: clamp(res),
         };
-        if pa.as_ref().map_or(true, |x| p.allocated > x.bytes) {
+        if pa.as_ref().is_none_or(|x| p.allocated > x.bytes) {
             pa = Some(Peak {
                 bytes: p.allocated,
                 time_us: p.time_us,
             });
         }
-        if pr.as_ref().map_or(true, |x| p.reserved > x.bytes) {
+        if pr.as_ref().is_none_or(|x| p.reserved > x.bytes) {
             pr = Some(Peak {
                 bytes: p.reserved,
                 time_us: p.time_us,

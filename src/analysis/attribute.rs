@@ -1,0 +1,291 @@
+//! Who moved the memory: a phase's log-level delta attributed to allocation sites from the
+//! ranks' PyTorch snapshots, and the residual that PyTorch cannot see.
+//!
+//! Clocks: snapshot trace times are microseconds since the Unix epoch; SGLang stamps are
+//! local wall-clock seconds with no zone. The two are matched by the whole number of
+//! quarter hours (a time-zone offset) that puts the snapshot's first trace entry closest
+//! to the rank's first log line; the offset used is reported. Phase windows are widened by
+//! the log's one-second resolution.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+
+use super::align::Spread;
+use super::diff::RunDiff;
+use crate::event::Rank;
+use crate::model::{Phase, RankRun, Run};
+use crate::snapshot::analysis::{self as snap, SiteRule};
+use crate::snapshot::render::site_label;
+use crate::snapshot::Snapshot;
+
+/// A rank's snapshot, read and ready.
+pub struct RankSnapshot {
+    pub rank: Rank,
+    pub path: String,
+    pub snapshot: Snapshot,
+}
+
+/// Matches snapshot files to ranks: `snapshot_rank{N}` is the N-th rank in rank order
+/// (global rank order is DP, PP, TP major to minor, which is how `Rank` sorts).
+pub fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
+    run.ranks.get(n as usize).map(|r| r.rank.clone())
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SiteShare {
+    pub site: String,
+    /// `init_custom_ar (model_runner.py:85-87)`
+    pub label: String,
+    /// Where the site first allocated, on the log's clock.
+    pub phase: Option<Phase>,
+    /// Ranks on which this site changed.
+    pub ranks: usize,
+    pub delta_reserved: Spread,
+    pub delta_allocated: Spread,
+    /// Live blocks at this site in the candidate's snapshot (median over ranks).
+    pub blocks: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Attribution {
+    pub phase: Phase,
+    /// Ranks with a snapshot in both runs.
+    pub ranks_compared: usize,
+    pub sites: Vec<SiteShare>,
+    /// Median over ranks of the allocator-level change in reserved bytes in the phase.
+    pub allocator_delta_reserved: i64,
+    /// Median over ranks of the log-level (driver) delta of the diverging figure.
+    pub driver_delta: Option<i64>,
+    /// driver − allocator: memory PyTorch's allocator did not see (NCCL, cudaMalloc, IPC).
+    pub residual: Option<i64>,
+    /// One print step of the log figure; a residual within it is indistinguishable from 0.
+    pub log_resolution: Option<u64>,
+    /// New segments in the candidate's snapshots (whole snapshot, matched by size, pool,
+    /// stream and site): count and bytes, median over ranks.
+    pub new_segments: Vec<(String, u64, u64)>,
+    /// How the snapshot clock was matched to the log clock, per run.
+    pub clock: Vec<String>,
+}
+
+fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
+    let first_log = rr.phases.iter().filter_map(|p| p.start).min()?;
+    let first_trace = s.device_traces.iter().flatten().map(|e| e.time_us).min()?;
+    let log_us = first_log.and_utc().timestamp_micros();
+    let quarter = 15 * 60 * 1_000_000i64;
+    let diff = first_trace - log_us;
+    Some(((diff as f64 / quarter as f64).round() as i64) * quarter)
+}
+
+/// The phase a moment of the rank's process belongs to. Stamps are whole seconds, and a
+/// phase usually ends in the same second the next begins: within such a second the
+/// earlier phase wins, so a phase covers [start, end + 1 s).
+fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
+    let secs = |t: NaiveDateTime| t.and_utc().timestamp_micros();
+    let mut best = None;
+    for p in &rr.phases {
+        let Some(start) = p.start else { continue };
+        let end = p.end.unwrap_or(start);
+        if t_log_us >= secs(start) && t_log_us < secs(end) + 1_000_000 {
+            return Some(p.phase);
+        }
+        if t_log_us >= secs(start) {
+            best = Some(p.phase);
+        }
+    }
+    best
+}
+
+/// First allocation time (snapshot clock) of every site in a snapshot.
+fn first_alloc_by_site(s: &Snapshot, rule: &SiteRule) -> BTreeMap<String, i64> {
+    use crate::snapshot::Action;
+    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    for e in s.device_traces.iter().flatten() {
+        if !matches!(e.action, Action::Alloc | Action::SegmentAlloc) {
+            continue;
+        }
+        let site = snap::site_of(s, rule, e.stack);
+        let t = out.entry(site).or_insert(e.time_us);
+        *t = (*t).min(e.time_us);
+    }
+    out
+}
+
+/// One rank's change at one site: (phase placed in, Δreserved, Δallocated, live blocks
+/// in the candidate).
+type RankSiteChange = (Option<Phase>, i64, i64, u64);
+
+/// Attributes the first divergence of `d` to allocation sites. Sites are compared over
+/// the whole snapshot (what each site holds at the end, as PyTorch's own viewer shows),
+/// then placed in the phase where the site first allocated, on the log's clock.
+pub fn attribute(
+    baseline: &Run,
+    candidate: &Run,
+    d: &RunDiff,
+    base_snaps: &[RankSnapshot],
+    cand_snaps: &[RankSnapshot],
+) -> Option<Attribution> {
+    let div = d.first_divergence.as_ref()?;
+    let rule = SiteRule::default();
+    let mut clock = Vec::new();
+    let mut offsets: Vec<i64> = Vec::new();
+    let mut by_site: BTreeMap<String, Vec<RankSiteChange>> = BTreeMap::new();
+    let mut ranks_compared = 0;
+    let mut seg_counts: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    for c in cand_snaps {
+        let Some(b) = base_snaps.iter().find(|b| b.rank == c.rank) else {
+            continue;
+        };
+        let Some(rr) = candidate.rank(&c.rank) else {
+            continue;
+        };
+        let Some(offset) = clock_offset_us(rr, &c.snapshot) else {
+            continue;
+        };
+        offsets.push(offset);
+        ranks_compared += 1;
+        let (sb, sc) = (
+            snap::summarize(&b.snapshot, &rule),
+            snap::summarize(&c.snapshot, &rule),
+        );
+        let md = snap::diff(&sb, &sc);
+        let first_c = first_alloc_by_site(&c.snapshot, &rule);
+        let first_b = first_alloc_by_site(&b.snapshot, &rule);
+        let base_rr = baseline.rank(&b.rank);
+        let base_offset = base_rr.and_then(|r| clock_offset_us(r, &b.snapshot));
+        for ch in md.only_a.iter().chain(&md.only_b).chain(&md.changed) {
+            if ch.delta_reserved == 0 && ch.delta_allocated == 0 {
+                continue;
+            }
+            let phase = match first_c.get(&ch.site) {
+                Some(t) => phase_at(rr, t - offset),
+                None => match (first_b.get(&ch.site), base_rr, base_offset) {
+                    (Some(t), Some(br), Some(o)) => phase_at(br, t - o),
+                    _ => None,
+                },
+            };
+            let blocks = sc
+                .sites
+                .iter()
+                .find(|s| s.site == ch.site)
+                .map_or(0, |s| s.blocks);
+            by_site.entry(ch.site.clone()).or_default().push((
+                phase,
+                ch.delta_reserved,
+                ch.delta_allocated,
+                blocks,
+            ));
+        }
+        let mut per: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for sg in &md.new_segments {
+            let e = per.entry(sg.key.site.clone()).or_default();
+            e.0 += sg.count;
+            e.1 += sg.bytes;
+        }
+        for (k, v) in per {
+            seg_counts.entry(k).or_default().push(v);
+        }
+    }
+    if ranks_compared == 0 {
+        return None;
+    }
+    offsets.sort();
+    offsets.dedup();
+    for o in &offsets {
+        let mins = o / 60_000_000;
+        clock.push(format!(
+            "snapshot clock = log clock {}{:02}:{:02} (the time-zone offset that best fits each rank's first lines)",
+            if mins < 0 { "-" } else { "+" },
+            mins.abs() / 60,
+            mins.abs() % 60
+        ));
+    }
+    let mut sites: Vec<SiteShare> = by_site
+        .into_iter()
+        .filter_map(|(site, v)| {
+            // The phase most ranks agree on.
+            let mut votes: BTreeMap<Option<Phase>, usize> = BTreeMap::new();
+            for x in &v {
+                *votes.entry(x.0).or_default() += 1;
+            }
+            let phase = votes
+                .into_iter()
+                .max_by_key(|(_, n)| *n)
+                .and_then(|(p, _)| p);
+            let mut res: Vec<f64> = v.iter().map(|x| x.1 as f64).collect();
+            let mut all: Vec<f64> = v.iter().map(|x| x.2 as f64).collect();
+            let mut blocks: Vec<f64> = v.iter().map(|x| x.3 as f64).collect();
+            let lines = site_lines(cand_snaps, &site);
+            Some(SiteShare {
+                label: site_label(&site, &lines),
+                site,
+                phase,
+                ranks: v.len(),
+                delta_reserved: Spread::of(&mut res)?,
+                delta_allocated: Spread::of(&mut all)?,
+                blocks: Spread::of(&mut blocks).map_or(0, |s| s.median as u64),
+            })
+        })
+        .collect();
+    sites.sort_by_key(|s| {
+        (
+            s.phase != Some(div.phase),
+            std::cmp::Reverse(
+                (s.delta_reserved.median.abs() + s.delta_allocated.median.abs()) as i64,
+            ),
+        )
+    });
+    let allocator_delta_reserved: i64 = sites
+        .iter()
+        .filter(|s| s.phase == Some(div.phase))
+        .map(|s| s.delta_reserved.median as i64)
+        .sum();
+    let fig = d
+        .figures
+        .iter()
+        .find(|f| f.phase == div.phase && f.figure == div.figure);
+    // The log figure's sign: a usage figure grows with memory taken, a free figure shrinks.
+    let driver_delta = fig.filter(|f| f.is_bytes).map(|f| {
+        let v = f.delta.median.round() as i64;
+        if f.figure.starts_with("avail") {
+            -v
+        } else {
+            v
+        }
+    });
+    let residual = driver_delta.map(|dd| dd - allocator_delta_reserved);
+    let new_segments = seg_counts
+        .into_iter()
+        .filter(|(_, v)| v.len() == ranks_compared)
+        .map(|(site, v)| {
+            let (n, b) = v[v.len() / 2];
+            (site, n, b)
+        })
+        .collect();
+    Some(Attribution {
+        phase: div.phase,
+        ranks_compared,
+        sites,
+        allocator_delta_reserved,
+        driver_delta,
+        residual,
+        log_resolution: fig.map(|f| f.resolution as u64),
+        new_segments,
+        clock,
+    })
+}
+
+fn site_lines(snaps: &[RankSnapshot], site: &str) -> Vec<i64> {
+    snaps
+        .first()
+        .map(|rs| {
+            snap::summarize(&rs.snapshot, &SiteRule::default())
+                .sites
+                .into_iter()
+                .find(|s| s.site == site)
+                .map(|s| s.lines)
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}

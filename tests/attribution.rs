@@ -1,0 +1,47 @@
+//! The diff's cause named by allocation site, from the real snapshots in `samples/`.
+//! Hand-checked with python's pickle on samples/tp8-custom-ar/snapshot_rank0.pickle: the
+//! `init_custom_ar` blocks are 8,421,376 + 8,388,608 + 8,388,608 = 25,198,592 bytes
+//! (24.03 MiB) in two 20 MiB segments (41,943,040 bytes); the baseline has no such site.
+
+use std::path::Path;
+
+use rankscope::analysis::{attribute, diff};
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, load_snapshots, LoadOptions};
+use rankscope::model::Phase;
+
+#[test]
+fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
+    let gs = GrammarSet::builtin().expect("grammars");
+    let opts = LoadOptions::default();
+    let b = load_run(&gs, Path::new("samples/tp8-baseline"), &opts, &|_| {}).expect("baseline");
+    let c = load_run(&gs, Path::new("samples/tp8-custom-ar"), &opts, &|_| {}).expect("candidate");
+    let (bs, be) = load_snapshots(&b.run, &b.files);
+    let (cs, ce) = load_snapshots(&c.run, &c.files);
+    assert!(be.is_empty() && ce.is_empty(), "{be:?} {ce:?}");
+    assert_eq!((bs.len(), cs.len()), (8, 8));
+    let d = diff::diff(&b.run, &c.run);
+    let a = attribute::attribute(&b.run, &c.run, &d, &bs, &cs).expect("attribution");
+    assert_eq!(a.phase, Phase::DistInit);
+    assert_eq!(a.ranks_compared, 8);
+    let top = &a.sites[0];
+    assert_eq!(top.site, "init_custom_ar (model_runner.py)");
+    assert_eq!(top.phase, Some(Phase::DistInit));
+    assert_eq!(top.ranks, 8);
+    assert_eq!(top.delta_reserved.median, 41_943_040.0);
+    assert_eq!(top.delta_allocated.median, 25_198_592.0);
+    assert_eq!(top.blocks, 3);
+    assert_eq!(a.allocator_delta_reserved, 41_943_040);
+    // Log: 0.64 − 0.60 GB = 42,949,673 bytes; the allocator saw 41,943,040 of it.
+    assert_eq!(a.driver_delta, Some(42_949_673));
+    assert_eq!(a.residual, Some(1_006_633));
+    assert!(a.residual.unwrap_or(i64::MAX).unsigned_abs() <= a.log_resolution.unwrap_or(0));
+    assert_eq!(
+        a.new_segments,
+        vec![(
+            "init_custom_ar (model_runner.py)".to_string(),
+            2,
+            41_943_040
+        )]
+    );
+}
