@@ -89,7 +89,14 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         Status::Regressed => style.warn(d.status.label()),
         _ => style.good(d.status.label()),
     };
-    let _ = writeln!(o, "{label}  {}", d.headline);
+    let indent = d.status.label().len() + 2;
+    for (i, line) in wrap(&d.headline, 78 - indent).into_iter().enumerate() {
+        if i == 0 {
+            let _ = writeln!(o, "{label}  {line}");
+        } else {
+            let _ = writeln!(o, "{}{line}", " ".repeat(indent));
+        }
+    }
     o.push('\n');
     let mut config_lines: Vec<String> = Vec::new();
     if let Some(cd) = &d.config {
@@ -121,7 +128,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     }
     config_lines.extend(extra.config.iter().cloned());
     for (i, c) in config_lines.iter().enumerate() {
-        let _ = writeln!(o, "{} {}", fit(if i == 0 { "config" } else { "" }, 9), c);
+        row(&mut o, if i == 0 { "config" } else { "" }, c);
     }
     if let Some(div) = &d.first_divergence {
         let f = d
@@ -148,12 +155,10 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                     String::new()
                 }
             );
-            for (i, line) in wrap(&text, 70).into_iter().enumerate() {
-                let _ = writeln!(o, "{} {}", fit(if i == 0 { "cause" } else { "" }, 9), line);
-            }
+            row(&mut o, "cause", &text);
         }
         for a in &extra.attribution {
-            let _ = writeln!(o, "{} {}", fit("", 9), a);
+            row(&mut o, "", a);
         }
     } else if d.comparability.memory_compared {
         let _ = writeln!(
@@ -204,15 +209,15 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             }
         }
         if !parts.is_empty() {
-            let text = parts.join("; ");
-            for (i, line) in wrap(&text, 70).into_iter().enumerate() {
-                let _ = writeln!(o, "{} {}", fit(if i == 0 { "effect" } else { "" }, 9), line);
-            }
+            row(&mut o, "effect", &parts.join("; "));
         }
     }
     for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
-        for g in &out.groups {
-            let _ = writeln!(o, "{} {}", fit(name, 9), style.bad(&g.describe()));
+        for (i, g) in out.groups.iter().enumerate() {
+            for (j, line) in wrap(&g.describe(), 70).into_iter().enumerate() {
+                let label = if i == 0 && j == 0 { name } else { "" };
+                let _ = writeln!(o, "{} {}", fit(label, 9), style.bad(&line));
+            }
         }
         if out.groups.is_empty() {
             let _ = writeln!(
@@ -228,12 +233,16 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         }
         if out.failed_ranks > 1 {
             if let Some((r, k, p)) = &out.first_failure {
-                let _ = writeln!(o, "{} first to fail: {r} ({} in {p})", fit("", 9), k.name());
+                row(
+                    &mut o,
+                    "",
+                    &format!("first to fail: {r} ({} in {p})", k.name()),
+                );
             }
         }
     }
     for n in d.comparability.notes.iter().chain(extra.notes.iter()) {
-        let _ = writeln!(o, "{} {}", fit("note", 9), n);
+        row(&mut o, "note", &sanitize(n));
     }
     if !d.figures.is_empty() {
         o.push('\n');
@@ -284,6 +293,13 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         }
     }
     o
+}
+
+/// A labelled row of the verdict, wrapped to 80 columns under its label.
+fn row(o: &mut String, label: &str, text: &str) {
+    for (i, line) in wrap(text, 70).into_iter().enumerate() {
+        let _ = writeln!(o, "{} {}", fit(if i == 0 { label } else { "" }, 9), line);
+    }
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
