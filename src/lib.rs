@@ -16,4 +16,5 @@ pub mod render;
 pub mod scan;
 pub mod source;
 pub mod text;
+pub mod tui;
 pub mod units;

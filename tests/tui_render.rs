@@ -1,0 +1,142 @@
+//! The TUI rendered into a fixed-size buffer after synthetic key presses.
+
+use std::path::Path;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::model::Run;
+use rankscope::tui::{input, render_text, update, App, Msg, View};
+
+const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
+
+fn load(name: &str) -> Run {
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    // Relative, so that snapshots show the same path on every machine; tests run from
+    // the package root.
+    let path = Path::new("samples").join(name);
+    load_run(&gs, &path, &LoadOptions::default(), &|_| {})
+        .expect("sample loads")
+        .run
+}
+
+fn failing() -> App {
+    App::new(load("tp8-custom-ar"), None, false)
+}
+
+fn with_baseline() -> App {
+    App::new(load("tp8-custom-ar"), Some(load("tp8-baseline")), false)
+}
+
+/// Presses keys through the same mapping the terminal loop uses.
+fn keys(app: &mut App, codes: &[KeyCode]) {
+    for c in codes {
+        if let Some(m) = input::from_key(KeyEvent::new(*c, KeyModifiers::NONE), app) {
+            update(app, m);
+        }
+    }
+}
+
+fn chars(app: &mut App, s: &str) {
+    let codes: Vec<KeyCode> = s.chars().map(KeyCode::Char).collect();
+    keys(app, &codes);
+}
+
+#[test]
+fn timeline_shows_every_rank_phase_and_the_oom() {
+    let mut app = failing();
+    let screen = render_text(&mut app, 120, 40);
+    for r in 0..8 {
+        assert!(
+            screen.lines().any(|l| l.starts_with(&format!("TP{r}"))),
+            "TP{r} row missing:\n{screen}"
+        );
+    }
+    for p in [
+        "launch",
+        "dist_init",
+        "weight_load",
+        "kv_cache",
+        "cuda_graph",
+        "ready",
+    ] {
+        assert!(screen.contains(p), "{p} missing from the legend");
+    }
+    assert!(screen.contains("✗oom"), "OOM marker missing:\n{screen}");
+    insta::assert_snapshot!("timeline_120x40", screen);
+}
+
+#[test]
+fn timeline_at_80x24_after_zoom_and_moves() {
+    let mut app = failing();
+    keys(
+        &mut app,
+        &[KeyCode::Down, KeyCode::Down, KeyCode::Right, KeyCode::Right],
+    );
+    chars(&mut app, "++llllllllll");
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("TP2"), "{screen}");
+    assert_eq!(
+        app.selected_rank().map(|r| r.to_string()).as_deref(),
+        Some("TP2")
+    );
+    insta::assert_snapshot!("timeline_80x24_zoomed", screen);
+}
+
+#[test]
+fn events_view_filters_by_rank_searches_and_shows_detail() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Down, KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Events);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(screen.contains("Events of TP1"), "{screen}");
+    insta::assert_snapshot!("events_tp1_120x40", screen);
+
+    chars(&mut app, "/oom");
+    keys(&mut app, &[KeyCode::Enter]);
+    let e = app.selected_event().expect("a match is selected");
+    assert!(e.message.to_lowercase().contains("out of memory") || e.kind == "oom");
+    keys(&mut app, &[KeyCode::Enter]);
+    assert!(app.detail);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(
+        screen.contains("server.log:"),
+        "file:line missing:\n{screen}"
+    );
+    assert!(
+        screen.contains("Traceback") || screen.contains("File \""),
+        "{screen}"
+    );
+    insta::assert_snapshot!("events_detail_120x40", screen);
+
+    // Esc closes the detail pane first, and only then quits.
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(!app.detail && !app.quit);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(app.quit);
+}
+
+#[test]
+fn no_size_panics_and_views_cycle() {
+    for (w, h) in [(1, 1), (10, 5), (20, 3), (80, 24), (250, 70)] {
+        for mut app in [failing(), with_baseline()] {
+            for _ in 0..5 {
+                let _ = render_text(&mut app, w, h);
+                update(&mut app, Msg::ZoomIn);
+                update(&mut app, Msg::MoveTime(1000));
+                update(&mut app, Msg::Move(100));
+                update(&mut app, Msg::ToggleHelp);
+                let _ = render_text(&mut app, w, h);
+                update(&mut app, Msg::ToggleHelp);
+                update(&mut app, Msg::ToggleDetail);
+                update(&mut app, Msg::NextView);
+            }
+        }
+    }
+    for (w, h) in SIZES {
+        let mut app = failing();
+        update(&mut app, Msg::ZoomOut);
+        update(&mut app, Msg::ZoomOut);
+        let _ = render_text(&mut app, w, h);
+    }
+}
