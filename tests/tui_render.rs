@@ -140,3 +140,57 @@ fn no_size_panics_and_views_cycle() {
         let _ = render_text(&mut app, w, h);
     }
 }
+
+#[test]
+fn memory_view_lists_each_rank_with_its_figures() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Tab]);
+    assert_eq!(app.view, View::Memory);
+    for (w, h) in SIZES {
+        let screen = render_text(&mut app, w, h);
+        assert!(screen.contains("weights"), "{screen}");
+        assert!(screen.lines().any(|l| l.starts_with("TP7")), "{screen}");
+        assert!(
+            screen.contains("7.31 GB"),
+            "weights figure missing:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("memory_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn diff_view_calls_out_the_first_divergence_and_the_failure() {
+    let mut app = with_baseline();
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Diff);
+    for (w, h) in SIZES {
+        let screen = render_text(&mut app, w, h);
+        assert!(screen.contains("FAILED"), "{screen}");
+        assert!(screen.contains("first divergence"), "{screen}");
+        assert!(screen.contains("dist_init"), "{screen}");
+        assert!(screen.contains("+41 MiB"), "{screen}");
+        assert!(screen.contains("oom in cuda_graph"), "{screen}");
+        insta::assert_snapshot!(format!("diff_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn help_overlay_lists_the_keys_and_esc_closes_it() {
+    let mut app = failing();
+    chars(&mut app, "?");
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("zoom in / out"), "{screen}");
+    insta::assert_snapshot!("help_80x24", screen);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(!app.help && !app.quit);
+}
+
+#[test]
+fn colour_off_and_on_draw_the_same_text() {
+    let mut plain = failing();
+    let mut coloured = App::new(load("tp8-custom-ar"), None, true);
+    assert_eq!(
+        render_text(&mut plain, 120, 40),
+        render_text(&mut coloured, 120, 40)
+    );
+}

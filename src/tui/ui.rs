@@ -429,7 +429,7 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), head);
 
     let (list_area, detail_area) = if app.detail {
-        let [a, b] = Layout::vertical([Constraint::Percentage(45), Constraint::Min(0)]).areas(rest);
+        let [a, b] = Layout::vertical([Constraint::Percentage(35), Constraint::Min(0)]).areas(rest);
         (a, Some(b))
     } else {
         (rest, None)
@@ -485,6 +485,21 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
                     )),
                 ]));
                 text.push_line(Line::from(sanitize(&e.message)));
+                // An OOM line often carries no traceback of its own; the failure it
+                // produced keeps the one printed before it.
+                let tb = e.detail.as_deref().or_else(|| {
+                    app.run
+                        .ranks
+                        .iter()
+                        .filter_map(|r| r.failure.as_ref())
+                        .find(|f| f.origin.as_ref() == Some(&e.origin))
+                        .and_then(|f| f.traceback.as_deref())
+                });
+                if let Some(d) = tb {
+                    for l in d.lines() {
+                        text.push_line(Line::from(sanitize(l)));
+                    }
+                }
                 for (k, v) in &e.fields {
                     let vt = match v {
                         crate::event::FieldValue::Bytes { bytes, .. } => {
@@ -495,11 +510,6 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
                         crate::event::FieldValue::Text(t) => sanitize(t),
                     };
                     text.push_line(Line::styled(format!("  {k} = {vt}"), dim(app.color)));
-                }
-                if let Some(d) = &e.detail {
-                    for l in d.lines() {
-                        text.push_line(Line::from(sanitize(l)));
-                    }
                 }
             }
             None => text.push_line(Line::from("no event selected")),
@@ -514,7 +524,7 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
 }
 
 fn draw_help(f: &mut Frame, app: &App, area: Rect) {
-    let w = 72.min(area.width);
+    let w = 78.min(area.width);
     let h = (HELP.len() as u16 + 2).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
