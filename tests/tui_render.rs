@@ -267,3 +267,76 @@ fn docs_list_every_key_of_the_help_overlay() {
         );
     }
 }
+
+/// The captures in docs/tui.md are the snapshots, blank runs folded to one line: when a
+/// snapshot changes, this says which capture to paste again.
+#[test]
+fn docs_captures_match_the_snapshots() {
+    let doc = std::fs::read_to_string("docs/tui.md").expect("docs/tui.md");
+    let mut checked = 0;
+    for part in doc.split("<!-- snapshot: ").skip(1) {
+        let Some((name, rest)) = part.split_once(" -->\n```\n") else {
+            panic!("malformed capture marker in docs/tui.md");
+        };
+        let Some((capture, _)) = rest.split_once("\n```") else {
+            panic!("unclosed capture {name} in docs/tui.md");
+        };
+        let path = format!("tests/snapshots/tui_render__{name}.snap");
+        let snap = std::fs::read_to_string(&path).expect("snapshot exists");
+        let body = snap.splitn(3, "---\n").nth(2).unwrap_or_default();
+        let mut folded: Vec<&str> = Vec::new();
+        for line in body.trim_end_matches('\n').lines() {
+            if line.trim().is_empty() && folded.last().is_some_and(|l| l.trim().is_empty()) {
+                continue;
+            }
+            folded.push(line);
+        }
+        assert_eq!(
+            capture,
+            folded.join("\n"),
+            "docs/tui.md capture {name} differs from {path}"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "expected a capture of each view in docs/tui.md"
+    );
+}
+
+#[test]
+fn mouse_wheel_moves_the_rank_selection() {
+    use crossterm::event::{Event, MouseEvent, MouseEventKind};
+    let mut app = failing();
+    let wheel = |kind| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollDown), &app) {
+        update(&mut app, m);
+    }
+    assert_eq!(app.rank_sel, 3);
+    if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollUp), &app) {
+        update(&mut app, m);
+    }
+    assert_eq!(app.rank_sel, 0);
+}
+
+#[test]
+fn zoom_keeps_the_cursor_column_and_fit_restores_the_whole_run() {
+    let mut app = failing();
+    update(&mut app, Msg::Resize(120, 40));
+    let fitted = app.scale;
+    chars(&mut app, "llllllllllllllllllll");
+    let col = (app.cursor_s - app.offset_s) / app.scale;
+    chars(&mut app, "++");
+    assert!((app.scale - fitted / 4.0).abs() < 1e-9);
+    let col_after = (app.cursor_s - app.offset_s) / app.scale;
+    assert!((col - col_after).abs() < 1.0, "{col} vs {col_after}");
+    chars(&mut app, "=");
+    assert!((app.scale - fitted).abs() < 1e-9 && app.offset_s == 0.0);
+}

@@ -264,6 +264,15 @@ fn delta_text(f: &FigureDiff, v: f64) -> String {
     }
 }
 
+/// A table column; width 0 leaves it out.
+fn col(s: &str, width: usize) -> String {
+    if width == 0 {
+        String::new()
+    } else {
+        fit(s, width)
+    }
+}
+
 fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
     let Some(d) = &app.diff else {
         f.render_widget(
@@ -322,16 +331,22 @@ fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
     lines.push(Line::from(""));
     let rank = app.selected_rank();
     let rank_name = rank.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
+    // Narrow terminals keep the all-ranks delta but drop the medians and the rank count,
+    // so that the selected rank's figures fit.
+    let w: [usize; 6] = if area.width < 110 {
+        [12, 13, 0, 0, 10, 0]
+    } else {
+        [12, 14, 11, 11, 20, 16]
+    };
     lines.push(Line::styled(
         format!(
-            "{}{}{}{}{}{}│ {}",
-            fit("phase", 12),
-            fit("figure", 14),
-            fit("baseline", 11),
-            fit("candidate", 11),
-            fit("delta", 20),
-            fit("ranks", 16),
-            fit(&format!("{rank_name} (↑↓): base → cand  delta"), 44),
+            "{}{}{}{}{}{}│ {rank_name} (↑↓): delta  base → cand",
+            col("phase", w[0]),
+            col("figure", w[1]),
+            col("baseline", w[2]),
+            col("candidate", w[3]),
+            col("delta", w[4]),
+            col("ranks", w[5]),
         ),
         bold(),
     ));
@@ -365,32 +380,29 @@ fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
             Style::new()
         };
         let mut spans = vec![
-            Span::raw(fit(fd.phase.name(), 12)),
-            Span::raw(fit(&fd.figure.replace('_', " "), 14)),
-            Span::raw(fit(
+            Span::raw(col(fd.phase.name(), w[0])),
+            Span::raw(col(&fd.figure.replace('_', " "), w[1])),
+            Span::raw(col(
                 &figure_text(fd.baseline_median, fd.is_bytes, fd.resolution),
-                11,
+                w[2],
             )),
-            Span::raw(fit(
+            Span::raw(col(
                 &figure_text(fd.candidate_median, fd.is_bytes, fd.resolution),
-                11,
+                w[3],
             )),
-            Span::styled(fit(&delta, 20), row_st),
-            Span::raw(fit(&ranks, 16)),
+            Span::styled(col(&delta, w[4]), row_st),
+            Span::raw(col(&ranks, w[5])),
             Span::raw("│ "),
         ];
         match fd.per_rank.iter().find(|r| Some(&r.rank) == rank) {
             Some(r) => {
-                let st = if r.beyond_noise { row_st } else { Style::new() };
+                let st = if r.beyond_noise { row_st } else { dim(c) };
+                spans.push(Span::styled(col(&delta_text(fd, r.delta), 10), st));
                 spans.push(Span::raw(format!(
-                    "{} → {}  ",
+                    "{} → {}",
                     figure_text(r.baseline, fd.is_bytes, fd.resolution),
                     figure_text(r.candidate, fd.is_bytes, fd.resolution)
                 )));
-                spans.push(Span::styled(
-                    delta_text(fd, r.delta),
-                    if r.beyond_noise { st } else { dim(c) },
-                ));
             }
             None => spans.push(Span::raw("-")),
         }
