@@ -340,3 +340,30 @@ fn zoom_keeps_the_cursor_column_and_fit_restores_the_whole_run() {
     chars(&mut app, "=");
     assert!((app.scale - fitted).abs() < 1e-9 && app.offset_s == 0.0);
 }
+
+#[test]
+fn event_filters_and_search_escape() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    let one_rank = app.visible_events().len();
+    chars(&mut app, "r");
+    let all = app.visible_events().len();
+    assert!(all > one_rank, "{all} <= {one_rank}");
+    chars(&mut app, "ff");
+    let problems = app.visible_events();
+    assert!(!problems.is_empty());
+    assert!(problems
+        .iter()
+        .all(|&i| matches!(app.run.events[i].kind.as_str(), "oom" | "error" | "warning")));
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("kinds: problems"), "{screen}");
+
+    // While typing a search, q is a letter and Esc cancels the search, not the program.
+    chars(&mut app, "/q");
+    assert_eq!(app.search_input.as_deref(), Some("q"));
+    assert!(!app.quit);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(app.search_input.is_none() && !app.quit);
+    chars(&mut app, "q");
+    assert!(app.quit);
+}

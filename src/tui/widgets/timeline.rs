@@ -120,7 +120,9 @@ impl Widget for Timeline<'_> {
         );
         let step = tick_step(app.scale, 8.0);
         let mut t = (app.offset_s / step).ceil() * step;
-        while t <= app.offset_s + f64::from(cols) * app.scale {
+        // No ticks past the end of the log: empty time there would read as data.
+        let last = (app.offset_s + f64::from(cols) * app.scale).min(app.span_s + 1e-9);
+        while t <= last {
             let c = ((t - app.offset_s) / app.scale).round();
             if c >= 0.0 && c < f64::from(cols) {
                 let x = x0.saturating_add(c as u16);
