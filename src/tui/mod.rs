@@ -11,6 +11,7 @@ pub mod widgets;
 
 use std::io::{self, Stdout};
 use std::panic::PanicHookInfo;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
@@ -24,8 +25,16 @@ pub use app::{update, App, Msg, View};
 
 use crate::model::Run;
 
-/// Puts the terminal back. Safe to call twice (guard drop after the panic hook ran).
+/// Whether the terminal is in the TUI's state. Restoring twice is not harmless: leaving
+/// the alternate screen a second time restores the saved cursor again, and the shell then
+/// overwrites the panic message printed in between.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal back, once (the panic hook and the guard's drop both call it).
 fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = disable_raw_mode();
     let _ = crossterm::execute!(
         io::stdout(),
@@ -78,6 +87,7 @@ pub fn run(run: Run, baseline: Option<Run>, color: bool) -> io::Result<()> {
     let mut app = App::new(run, baseline, color);
     let _hook = HookGuard::install();
     enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
     let _guard = TerminalGuard;
     crossterm::execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     let mut terminal: Terminal<CrosstermBackend<Stdout>> =
