@@ -496,7 +496,7 @@ pub fn update(app: &mut App, msg: Msg) {
     }
 }
 
-/// The distinct ranks with a failure, for headers.
+/// The kinds of failure in the run, for the header.
 pub fn failed_kinds(app: &App) -> BTreeSet<&'static str> {
     app.lanes
         .iter()

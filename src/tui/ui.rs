@@ -49,7 +49,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     draw_status(f, app, bottom);
     if app.help {
-        draw_help(f, app, area);
+        draw_help(f, area);
     }
 }
 
@@ -535,7 +535,7 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
     }
 }
 
-fn draw_help(f: &mut Frame, app: &App, area: Rect) {
+fn draw_help(f: &mut Frame, area: Rect) {
     let w = 78.min(area.width);
     let h = (HELP.len() as u16 + 2).min(area.height);
     let r = Rect {
@@ -554,7 +554,6 @@ fn draw_help(f: &mut Frame, app: &App, area: Rect) {
         })
         .collect();
     f.render_widget(Clear, r);
-    let _ = app;
     f.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" keys (? or Esc closes) ")),
         r,
