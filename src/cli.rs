@@ -92,6 +92,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Interactive timeline, memory, diff and event views of a run
+    Tui {
+        run: PathBuf,
+        /// A baseline run to compare against (adds the Diff view)
+        #[arg(long)]
+        vs: Option<PathBuf>,
+    },
     /// Grammars: list the loaded ones, or check every sample of a file
     Grammars {
         #[command(subcommand)]

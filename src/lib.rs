@@ -18,4 +18,5 @@ pub mod scan;
 pub mod snapshot;
 pub mod source;
 pub mod text;
+pub mod tui;
 pub mod units;

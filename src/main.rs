@@ -248,6 +248,15 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(0)
         }
+        Command::Tui { run, vs } => {
+            let r = load(&gs, run)?;
+            let b = vs
+                .as_ref()
+                .map(|p| load(&gs, p).with_context(|| format!("baseline {}", p.display())))
+                .transpose()?;
+            rankscope::tui::run(r, b, style.color)?;
+            Ok(0)
+        }
         Command::Grammars { action } => match action {
             GrammarAction::List => {
                 let mut s = String::new();

@@ -172,10 +172,10 @@ fn mem_reads_a_real_snapshot_and_diffs_by_site() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "by init_custom_ar (model_runner.py:85-87) on 8/8 ranks",
+            "init_custom_ar (model_runner.py:85-87) on 8/8 ranks",
         ))
         .stdout(predicate::str::contains(
-            "within the log's 10.24 MiB resolution: ~0",
+            "the log's 10.24 MiB resolution: ~0",
         ));
 }
 

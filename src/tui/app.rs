@@ -1,0 +1,505 @@
+//! TUI state and the one function that changes it. No I/O and no drawing here, so every
+//! screen can be reached in tests by feeding messages.
+
+use std::collections::BTreeSet;
+
+use chrono::NaiveDateTime;
+
+use crate::analysis::align::phase_stats;
+use crate::analysis::diff::{diff, RunDiff};
+use crate::event::{kind, Event, Rank};
+use crate::model::{Phase, Run};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Timeline,
+    Memory,
+    Diff,
+    Events,
+}
+
+impl View {
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Timeline => "Timeline",
+            View::Memory => "Memory",
+            View::Diff => "Diff",
+            View::Events => "Events",
+        }
+    }
+}
+
+/// Which events the Events view lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindFilter {
+    All,
+    /// Events that open or close a phase, and failures.
+    Phases,
+    /// Out-of-memory, errors and warnings only.
+    Problems,
+}
+
+impl KindFilter {
+    pub fn name(self) -> &'static str {
+        match self {
+            KindFilter::All => "all kinds",
+            KindFilter::Phases => "phase edges",
+            KindFilter::Problems => "problems",
+        }
+    }
+    fn next(self) -> KindFilter {
+        match self {
+            KindFilter::All => KindFilter::Phases,
+            KindFilter::Phases => KindFilter::Problems,
+            KindFilter::Problems => KindFilter::All,
+        }
+    }
+    pub fn keeps(self, e: &Event) -> bool {
+        let problem = matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::WARNING);
+        match self {
+            KindFilter::All => true,
+            KindFilter::Phases => problem || crate::model::phase_of(&e.kind).is_some(),
+            KindFilter::Problems => problem,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Msg {
+    Resize(u16, u16),
+    Quit,
+    /// Esc: closes the innermost overlay, or quits when none is open.
+    Back,
+    NextView,
+    PrevView,
+    /// Columns to move the time cursor (negative: left).
+    MoveTime(i32),
+    TimeHome,
+    TimeEnd,
+    ZoomIn,
+    ZoomOut,
+    FitWidth,
+    /// Rows to move (negative: up): ranks in most views, events in the event list.
+    Move(i32),
+    ToggleHelp,
+    ToggleDetail,
+    ToggleRankFilter,
+    CycleKindFilter,
+    SearchStart,
+    SearchChar(char),
+    SearchBackspace,
+    SearchSubmit,
+    NextMatch,
+    PrevMatch,
+}
+
+/// One phase of one rank on the time axis, in seconds since the run started.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    pub phase: Phase,
+    pub start: f64,
+    pub end: f64,
+    pub complete: bool,
+}
+
+/// What the timeline draws for one rank, computed once from the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    pub rank: Rank,
+    pub segments: Vec<Segment>,
+    /// Failure kind and when it happened.
+    pub failure: Option<(&'static str, f64)>,
+    /// Phases in which this rank finished well after the others.
+    pub straggler_in: Vec<Phase>,
+}
+
+pub struct App {
+    pub run: Run,
+    pub baseline: Option<Run>,
+    pub diff: Option<RunDiff>,
+    pub lanes: Vec<Lane>,
+    pub color: bool,
+    pub view: View,
+    pub width: u16,
+    pub height: u16,
+    /// Width of the rank-name column, shared by drawing and cursor arithmetic.
+    pub label_w: u16,
+    /// Seconds from the first to the last time stamp of the run (at least 1).
+    pub span_s: f64,
+    pub cursor_s: f64,
+    /// Seconds per column.
+    pub scale: f64,
+    /// Time at the left edge of the plot.
+    pub offset_s: f64,
+    pub rank_sel: usize,
+    pub help: bool,
+    pub detail: bool,
+    pub rank_filter: bool,
+    pub kind_filter: KindFilter,
+    /// Index into `visible_events()`.
+    pub event_sel: usize,
+    /// `Some` while the user types a search.
+    pub search_input: Option<String>,
+    pub search: String,
+    pub status: String,
+    pub quit: bool,
+}
+
+pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
+    Some((ts? - start?).num_milliseconds() as f64 / 1000.0)
+}
+
+fn lanes_of(run: &Run) -> Vec<Lane> {
+    let stats = phase_stats(run);
+    let run_end = run
+        .events
+        .iter()
+        .filter_map(|e| seconds(run.start, e.ts))
+        .fold(0.0, f64::max);
+    run.ranks
+        .iter()
+        .map(|r| {
+            let last_seen = r
+                .events
+                .iter()
+                .filter_map(|&i| run.events.get(i))
+                .filter_map(|e| seconds(run.start, e.ts))
+                .fold(0.0, f64::max);
+            let failure = r
+                .failure
+                .as_ref()
+                .map(|f| (f.kind.name(), seconds(run.start, f.ts).unwrap_or(last_seen)));
+            let segments = r
+                .phases
+                .iter()
+                .filter_map(|p| {
+                    let start = seconds(run.start, p.start)?;
+                    // An open phase lasts until the rank failed or fell silent; `ready`
+                    // is a state, drawn to the end of the log.
+                    let end = match seconds(run.start, p.end) {
+                        Some(e) => e,
+                        None if p.phase == Phase::Ready => run_end,
+                        None => failure.map_or(last_seen, |f| f.1),
+                    };
+                    Some(Segment {
+                        phase: p.phase,
+                        start,
+                        end: end.max(start),
+                        complete: p.complete,
+                    })
+                })
+                .collect();
+            let straggler_in = stats
+                .iter()
+                .filter(|s| s.stragglers.contains(&r.rank))
+                .map(|s| s.phase)
+                .collect();
+            Lane {
+                rank: r.rank.clone(),
+                segments,
+                failure,
+                straggler_in,
+            }
+        })
+        .collect()
+}
+
+impl App {
+    pub fn new(run: Run, baseline: Option<Run>, color: bool) -> App {
+        let diff = baseline.as_ref().map(|b| diff(b, &run));
+        let lanes = lanes_of(&run);
+        let span_s = run
+            .events
+            .iter()
+            .filter_map(|e| seconds(run.start, e.ts))
+            .fold(0.0, f64::max)
+            .max(1.0);
+        let longest = lanes
+            .iter()
+            .map(|l| l.rank.to_string().chars().count())
+            .max()
+            .unwrap_or(4);
+        let label_w = (longest + 3).clamp(6, 20) as u16;
+        let mut app = App {
+            run,
+            baseline,
+            diff,
+            lanes,
+            color,
+            view: View::Timeline,
+            width: 80,
+            height: 24,
+            label_w,
+            span_s,
+            cursor_s: 0.0,
+            scale: 1.0,
+            offset_s: 0.0,
+            rank_sel: 0,
+            help: false,
+            detail: false,
+            rank_filter: true,
+            kind_filter: KindFilter::All,
+            event_sel: 0,
+            search_input: None,
+            search: String::new(),
+            status: String::new(),
+            quit: false,
+        };
+        app.fit();
+        app
+    }
+
+    pub fn views(&self) -> Vec<View> {
+        let mut v = vec![View::Timeline, View::Memory];
+        if self.diff.is_some() {
+            v.push(View::Diff);
+        }
+        v.push(View::Events);
+        v
+    }
+
+    pub fn plot_width(&self) -> u16 {
+        self.width.saturating_sub(self.label_w).max(1)
+    }
+
+    pub fn selected_rank(&self) -> Option<&Rank> {
+        self.lanes.get(self.rank_sel).map(|l| &l.rank)
+    }
+
+    /// Indices into `run.events` that the Events view lists, in time order.
+    pub fn visible_events(&self) -> Vec<usize> {
+        let want = if self.rank_filter {
+            self.selected_rank()
+        } else {
+            None
+        };
+        self.run
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| want.is_none_or(|w| e.rank.as_ref() == Some(w)))
+            .filter(|(_, e)| self.kind_filter.keeps(e))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    pub fn selected_event(&self) -> Option<&Event> {
+        let v = self.visible_events();
+        v.get(self.event_sel).and_then(|&i| self.run.events.get(i))
+    }
+
+    pub fn matches(&self, e: &Event) -> bool {
+        if self.search.is_empty() {
+            return false;
+        }
+        let q = self.search.to_lowercase();
+        e.message.to_lowercase().contains(&q)
+            || e.kind.to_lowercase().contains(&q)
+            || e.detail
+                .as_ref()
+                .is_some_and(|d| d.to_lowercase().contains(&q))
+    }
+
+    /// Events of the selected rank nearest the cursor, in time order.
+    pub fn events_near_cursor(&self, n: usize) -> Vec<(f64, &Event)> {
+        let Some(rank) = self.selected_rank() else {
+            return Vec::new();
+        };
+        let mut near: Vec<(f64, &Event)> = self
+            .run
+            .events
+            .iter()
+            .filter(|e| e.rank.as_ref() == Some(rank))
+            .filter_map(|e| seconds(self.run.start, e.ts).map(|t| (t, e)))
+            .collect();
+        near.sort_by(|a, b| {
+            (a.0 - self.cursor_s)
+                .abs()
+                .total_cmp(&(b.0 - self.cursor_s).abs())
+        });
+        near.truncate(n);
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        near
+    }
+
+    fn fit(&mut self) {
+        self.scale = (self.span_s / fit_cols(self.plot_width())).max(MIN_SCALE);
+        self.offset_s = 0.0;
+        self.cursor_s = self.cursor_s.clamp(0.0, self.span_s);
+    }
+
+    fn max_scale(&self) -> f64 {
+        self.span_s.max(MIN_SCALE)
+    }
+
+    fn clamp_offset(&mut self) {
+        let visible = f64::from(self.plot_width()) * self.scale;
+        let max_off = (self.span_s - visible).max(0.0);
+        self.offset_s = self.offset_s.clamp(0.0, max_off);
+        // Keep the cursor on screen.
+        if self.cursor_s < self.offset_s {
+            self.offset_s = self.cursor_s;
+        }
+        let last_col = f64::from(self.plot_width().saturating_sub(1)) * self.scale;
+        if self.cursor_s > self.offset_s + last_col + self.scale * 0.5 {
+            self.offset_s = self.cursor_s - last_col;
+        }
+    }
+
+    fn zoom(&mut self, factor: f64) {
+        let col = (self.cursor_s - self.offset_s) / self.scale;
+        self.scale = (self.scale * factor).clamp(MIN_SCALE, self.max_scale());
+        self.offset_s = self.cursor_s - col * self.scale;
+        self.clamp_offset();
+    }
+
+    fn move_rows(&mut self, by: i32) {
+        if self.view == View::Events {
+            let n = self.visible_events().len();
+            self.event_sel = step(self.event_sel, by, n);
+        } else {
+            self.rank_sel = step(self.rank_sel, by, self.lanes.len());
+            self.event_sel = 0;
+        }
+    }
+
+    /// Moves to the next (or previous) matching event; `include_current` lets a fresh
+    /// search stop on the line the user is already on.
+    fn jump_match(&mut self, forward: bool, include_current: bool) {
+        let v = self.visible_events();
+        if v.is_empty() || self.search.is_empty() {
+            return;
+        }
+        let n = v.len();
+        let cur = self.event_sel.min(n - 1);
+        let first = if include_current { 0 } else { 1 };
+        for k in first..=n {
+            let i = if forward {
+                (cur + k) % n
+            } else {
+                (cur + n - k % n) % n
+            };
+            if let Some(e) = v.get(i).and_then(|&j| self.run.events.get(j)) {
+                if self.matches(e) {
+                    self.event_sel = i;
+                    self.status.clear();
+                    return;
+                }
+            }
+        }
+        self.status = format!("no match for \u{201c}{}\u{201d}", self.search);
+    }
+}
+
+/// Columns the whole run spreads over when fitted: room is left after the end for the
+/// last failure marker and for phases pushed right by shared columns.
+fn fit_cols(plot_width: u16) -> f64 {
+    f64::from(plot_width.saturating_sub(8).max(1))
+}
+
+/// Below this, columns are finer than any log prints time.
+const MIN_SCALE: f64 = 0.01;
+
+fn step(cur: usize, by: i32, len: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let next = cur as i64 + i64::from(by);
+    next.clamp(0, len as i64 - 1) as usize
+}
+
+pub fn update(app: &mut App, msg: Msg) {
+    match msg {
+        Msg::Resize(w, h) => {
+            let was_fit = app.offset_s == 0.0
+                && (app.scale - (app.span_s / fit_cols(app.plot_width())).max(MIN_SCALE)).abs()
+                    < 1e-9;
+            app.width = w;
+            app.height = h;
+            if was_fit {
+                app.fit();
+            } else {
+                app.clamp_offset();
+            }
+        }
+        Msg::Quit => app.quit = true,
+        Msg::Back => {
+            if app.help {
+                app.help = false;
+            } else if app.search_input.is_some() {
+                app.search_input = None;
+            } else if app.detail {
+                app.detail = false;
+            } else {
+                app.quit = true;
+            }
+        }
+        Msg::NextView | Msg::PrevView => {
+            let views = app.views();
+            let i = views.iter().position(|v| *v == app.view).unwrap_or(0);
+            let n = views.len();
+            let j = if msg == Msg::NextView {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            };
+            app.view = views[j];
+        }
+        Msg::MoveTime(cols) => {
+            app.cursor_s = (app.cursor_s + f64::from(cols) * app.scale).clamp(0.0, app.span_s);
+            app.clamp_offset();
+        }
+        Msg::TimeHome => {
+            app.cursor_s = 0.0;
+            app.clamp_offset();
+        }
+        Msg::TimeEnd => {
+            app.cursor_s = app.span_s;
+            app.clamp_offset();
+        }
+        Msg::ZoomIn => app.zoom(0.5),
+        Msg::ZoomOut => app.zoom(2.0),
+        Msg::FitWidth => app.fit(),
+        Msg::Move(by) => app.move_rows(by),
+        Msg::ToggleHelp => app.help = !app.help,
+        Msg::ToggleDetail => app.detail = !app.detail,
+        Msg::ToggleRankFilter => {
+            app.rank_filter = !app.rank_filter;
+            app.event_sel = 0;
+        }
+        Msg::CycleKindFilter => {
+            app.kind_filter = app.kind_filter.next();
+            app.event_sel = 0;
+        }
+        Msg::SearchStart => {
+            app.view = View::Events;
+            app.search_input = Some(String::new());
+        }
+        Msg::SearchChar(c) => {
+            if let Some(s) = app.search_input.as_mut() {
+                s.push(c);
+            }
+        }
+        Msg::SearchBackspace => {
+            if let Some(s) = app.search_input.as_mut() {
+                s.pop();
+            }
+        }
+        Msg::SearchSubmit => {
+            if let Some(s) = app.search_input.take() {
+                app.search = s;
+                app.jump_match(true, true);
+            }
+        }
+        Msg::NextMatch => app.jump_match(true, false),
+        Msg::PrevMatch => app.jump_match(false, false),
+    }
+}
+
+/// The kinds of failure in the run, for the header.
+pub fn failed_kinds(app: &App) -> BTreeSet<&'static str> {
+    app.lanes
+        .iter()
+        .filter_map(|l| l.failure.map(|f| f.0))
+        .collect()
+}

@@ -1,0 +1,89 @@
+//! Terminal events to messages. Which key means what lives here and in the help text only.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use super::app::{App, Msg, View};
+
+/// The key map shown by `?` and in docs/tui.md.
+pub const HELP: &[(&str, &str)] = &[
+    ("Tab / Shift-Tab", "next / previous view"),
+    ("← → / h l", "move the time cursor (Shift: 10 columns)"),
+    ("+ / -", "zoom in / out around the cursor"),
+    (
+        "= / Home / End",
+        "fit the run to the width / cursor to start / end",
+    ),
+    ("↑ ↓ / j k", "previous / next rank (Events: event)"),
+    ("PgUp / PgDn", "ten rows up / down"),
+    ("mouse wheel", "scroll rows"),
+    ("/", "search event messages; Enter to run it"),
+    ("n / N", "next / previous match"),
+    ("Enter", "Events: show or hide the detail pane"),
+    ("r", "Events: selected rank only / all ranks"),
+    (
+        "f",
+        "Events: cycle kind filter (all, phase edges, problems)",
+    ),
+    ("?", "show or hide this help"),
+    ("Esc", "close help, search or detail; else quit"),
+    ("q / Ctrl-C", "quit"),
+];
+
+pub fn from_event(ev: &Event, app: &App) -> Option<Msg> {
+    match ev {
+        Event::Key(k) if k.kind != KeyEventKind::Release => from_key(*k, app),
+        Event::Resize(w, h) => Some(Msg::Resize(*w, *h)),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollUp => Some(Msg::Move(-3)),
+            MouseEventKind::ScrollDown => Some(Msg::Move(3)),
+            MouseEventKind::ScrollLeft => Some(Msg::MoveTime(-3)),
+            MouseEventKind::ScrollRight => Some(Msg::MoveTime(3)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
+    if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+        return Some(Msg::Quit);
+    }
+    if app.search_input.is_some() {
+        return match k.code {
+            KeyCode::Esc => Some(Msg::Back),
+            KeyCode::Enter => Some(Msg::SearchSubmit),
+            KeyCode::Backspace => Some(Msg::SearchBackspace),
+            KeyCode::Char(c) => Some(Msg::SearchChar(c)),
+            _ => None,
+        };
+    }
+    let shift = k.modifiers.contains(KeyModifiers::SHIFT);
+    let cols = if shift { 10 } else { 1 };
+    Some(match k.code {
+        KeyCode::Char('q') => Msg::Quit,
+        KeyCode::Esc => Msg::Back,
+        KeyCode::Tab => Msg::NextView,
+        KeyCode::BackTab => Msg::PrevView,
+        KeyCode::Left | KeyCode::Char('h') => Msg::MoveTime(-cols),
+        KeyCode::Right | KeyCode::Char('l') => Msg::MoveTime(cols),
+        KeyCode::Char('H') => Msg::MoveTime(-10),
+        KeyCode::Char('L') => Msg::MoveTime(10),
+        KeyCode::Char('+') => Msg::ZoomIn,
+        KeyCode::Char('-') => Msg::ZoomOut,
+        KeyCode::Char('=') => Msg::FitWidth,
+        KeyCode::Home => Msg::TimeHome,
+        KeyCode::End => Msg::TimeEnd,
+        KeyCode::Up | KeyCode::Char('k') => Msg::Move(-1),
+        KeyCode::Down | KeyCode::Char('j') => Msg::Move(1),
+        KeyCode::PageUp => Msg::Move(-10),
+        KeyCode::PageDown => Msg::Move(10),
+        KeyCode::Char('?') => Msg::ToggleHelp,
+        KeyCode::Char('/') => Msg::SearchStart,
+        KeyCode::Char('n') => Msg::NextMatch,
+        KeyCode::Char('N') => Msg::PrevMatch,
+        KeyCode::Enter if app.view == View::Events => Msg::ToggleDetail,
+        KeyCode::Char('r') if app.view == View::Events => Msg::ToggleRankFilter,
+        KeyCode::Char('f') if app.view == View::Events => Msg::CycleKindFilter,
+        _ => return None,
+    })
+}

@@ -1,0 +1,124 @@
+//! What each rank's log says the GPU holds after each phase, as a table and a stacked bar
+//! on one scale, so a rank that holds more stands out by the length of its bar.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::Widget;
+
+use super::{failure_style, phase_glyph, phase_style, put};
+use crate::model::{Phase, RankRun};
+use crate::render::{figure_text, fit};
+use crate::tui::app::App;
+
+/// The figures stacked in the bar, in start-up order; the last one is what was left free.
+pub const PARTS: [(Phase, &str, &str); 5] = [
+    (Phase::DistInit, "mem_usage", "init"),
+    (Phase::WeightLoad, "mem_usage", "weights"),
+    (Phase::KvCache, "kv_size", "kv"),
+    (Phase::CudaGraph, "mem_usage", "graph"),
+    (Phase::Ready, "", "free"),
+];
+
+/// Free memory as last reported: after graphs, else after the pool, else after weights.
+fn free_after(r: &RankRun) -> Option<(i64, f64)> {
+    [
+        (Phase::CudaGraph, "avail_after"),
+        (Phase::KvCache, "avail_after"),
+        (Phase::WeightLoad, "avail_after"),
+        (Phase::WeightLoad, "avail_before"),
+    ]
+    .iter()
+    .find_map(|(p, n)| r.figure(*p, n))
+    .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
+}
+
+pub fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
+    let mut out = [None; 5];
+    for (i, (p, name, _)) in PARTS.iter().enumerate() {
+        out[i] = if *p == Phase::Ready {
+            free_after(r)
+        } else {
+            r.figure(*p, name)
+                .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
+        };
+    }
+    out
+}
+
+pub struct Memory<'a> {
+    pub app: &'a App,
+}
+
+const COL: usize = 10;
+
+impl Widget for Memory<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let color = app.color;
+        let bold = Style::new().add_modifier(Modifier::BOLD);
+        let lw = usize::from(app.label_w);
+        let mut head = fit("rank", lw);
+        for (_, _, label) in PARTS {
+            head.push_str(&fit(label, COL));
+        }
+        head.push_str(&fit("outcome", COL));
+        put(buf, area, area.x, area.y, &head, bold);
+        let table_w = (lw + COL * (PARTS.len() + 1)) as u16;
+        let bar_x = area.x.saturating_add(table_w);
+        let bar_w = area.right().saturating_sub(bar_x);
+        let rows: Vec<_> = app.run.ranks.iter().map(parts_of).collect();
+        let total_max = rows
+            .iter()
+            .map(|p| p.iter().flatten().map(|v| v.0.max(0)).sum::<i64>())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        if bar_w > 4 {
+            put(
+                buf,
+                area,
+                bar_x,
+                area.y,
+                "held after each phase, then free",
+                bold,
+            );
+        }
+        for (i, (r, parts)) in app.run.ranks.iter().zip(&rows).enumerate() {
+            let y = area.y.saturating_add(1 + i as u16);
+            if y >= area.bottom() {
+                break;
+            }
+            let mut sel = Style::new();
+            if i == app.rank_sel {
+                sel = sel.add_modifier(Modifier::REVERSED);
+            }
+            let mut x = put(buf, area, area.x, y, &fit(&r.rank.to_string(), lw), sel);
+            for p in parts {
+                let t = p.map_or("-".to_string(), |(b, res)| figure_text(b as f64, true, res));
+                x = put(buf, area, x, y, &fit(&t, COL), Style::new());
+            }
+            let (outcome, st) = match &r.failure {
+                Some(f) => (f.kind.name(), failure_style(color)),
+                None if r.reached_ready => ("ready", Style::new()),
+                None => (r.last_phase.name(), Style::new()),
+            };
+            put(buf, area, x, y, &fit(outcome, COL - 1), st);
+            if bar_w > 4 {
+                let mut bx = bar_x;
+                for (k, p) in parts.iter().enumerate() {
+                    let Some((b, _)) = p else { continue };
+                    let n = (*b.max(&0) as f64 / total_max as f64 * f64::from(bar_w)).round();
+                    let phase = PARTS[k].0;
+                    let glyph = if phase == Phase::Ready {
+                        '·'
+                    } else {
+                        phase_glyph(phase)
+                    };
+                    let s: String = std::iter::repeat_n(glyph, n as usize).collect();
+                    bx = put(buf, area, bx, y, &s, phase_style(phase, color));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Ranks as rows, time across: one bar per rank, a glyph and colour per phase, failures
+//! marked where they happened, and the cursor column.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::Widget;
+
+use super::{failure_style, phase_glyph, phase_style, put, warn_style};
+use crate::tui::app::{App, Lane};
+
+pub struct Timeline<'a> {
+    pub app: &'a App,
+}
+
+/// A tick every this many seconds keeps labels apart.
+fn tick_step(scale: f64, min_cols: f64) -> f64 {
+    const STEPS: [f64; 16] = [
+        0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0,
+        3600.0,
+    ];
+    STEPS
+        .iter()
+        .copied()
+        .find(|s| s / scale >= min_cols)
+        .unwrap_or(7200.0)
+}
+
+pub fn time_label(t: f64) -> String {
+    if t >= 60.0 {
+        let m = (t / 60.0).floor();
+        let s = t - m * 60.0;
+        if s.abs() < 0.05 {
+            format!("{m:.0}m")
+        } else {
+            format!("{m:.0}m{s:02.0}s")
+        }
+    } else if (t - t.round()).abs() < 0.05 {
+        format!("{t:.0}s")
+    } else {
+        format!("{t:.1}s")
+    }
+}
+
+impl Timeline<'_> {
+    fn lane(&self, buf: &mut Buffer, area: Rect, y: u16, lane: &Lane, selected: bool) {
+        let app = self.app;
+        let color = app.color;
+        let mut label_style = Style::new();
+        if !lane.straggler_in.is_empty() {
+            label_style = warn_style(color);
+        }
+        if lane.failure.is_some() {
+            label_style = failure_style(color).remove_modifier(Modifier::REVERSED);
+        }
+        if selected {
+            label_style = label_style.add_modifier(Modifier::REVERSED);
+        }
+        let mark = if !lane.straggler_in.is_empty() {
+            "!"
+        } else {
+            " "
+        };
+        let name = format!("{}{}", lane.rank, mark);
+        put(buf, area, area.x, y, &name, label_style);
+
+        let x0 = area.x.saturating_add(app.label_w);
+        let cols = i64::from(area.right().saturating_sub(x0));
+        let col_of = |t: f64| ((t - app.offset_s) / app.scale).floor() as i64;
+        // Logs print time to the second, so several phases often share one column. Each
+        // phase still gets at least one column, laid after the one before it, so the order
+        // of events stays readable at every zoom; the shift is at most a few columns.
+        let mut next_free = i64::MIN;
+        for s in &lane.segments {
+            let cs = col_of(s.start).max(next_free);
+            let ce = col_of(s.end).max(cs + 1);
+            next_free = ce;
+            let mut st = phase_style(s.phase, color);
+            if lane.straggler_in.contains(&s.phase) {
+                st = st.add_modifier(Modifier::UNDERLINED);
+            }
+            let glyph = if s.complete || s.phase == crate::model::Phase::Ready {
+                phase_glyph(s.phase)
+            } else {
+                // An unfinished phase is drawn lighter so it does not read as done.
+                '┄'
+            };
+            for c in cs.max(0)..ce.min(cols) {
+                if let Some(cell) = buf.cell_mut((x0 + c as u16, y)) {
+                    cell.set_char(glyph).set_style(st);
+                }
+            }
+        }
+        if let Some((kind, t)) = lane.failure {
+            let c = col_of(t).max(next_free);
+            if (0..cols).contains(&c) {
+                let x = x0 + c as u16;
+                put(buf, area, x, y, &format!("✗{kind}"), failure_style(color));
+            }
+        }
+    }
+}
+
+impl Widget for Timeline<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        if area.height == 0 || area.width == 0 {
+            return;
+        }
+        // Axis: tick labels above the bars.
+        let x0 = area.x.saturating_add(app.label_w);
+        let cols = area.right().saturating_sub(x0);
+        put(
+            buf,
+            area,
+            area.x,
+            area.y,
+            "rank",
+            Style::new().add_modifier(Modifier::BOLD),
+        );
+        let step = tick_step(app.scale, 8.0);
+        let mut t = (app.offset_s / step).ceil() * step;
+        // No ticks past the end of the log: empty time there would read as data.
+        let last = (app.offset_s + f64::from(cols) * app.scale).min(app.span_s + 1e-9);
+        while t <= last {
+            let c = ((t - app.offset_s) / app.scale).round();
+            if c >= 0.0 && c < f64::from(cols) {
+                let x = x0.saturating_add(c as u16);
+                put(
+                    buf,
+                    area,
+                    x,
+                    area.y,
+                    &format!("┆{}", time_label(t)),
+                    Style::new(),
+                );
+            }
+            t += step;
+        }
+        let rows = area.height.saturating_sub(1);
+        // Keep the selected rank on screen when there are more ranks than rows.
+        let first = app
+            .rank_sel
+            .saturating_sub(usize::from(rows).saturating_sub(1));
+        for (i, lane) in app.lanes.iter().enumerate().skip(first) {
+            let y = area.y + 1 + (i - first) as u16;
+            if y >= area.bottom() {
+                break;
+            }
+            self.lane(buf, area, y, lane, i == app.rank_sel);
+        }
+        // The cursor column, over everything.
+        let cc = (app.cursor_s - app.offset_s) / app.scale;
+        if cc >= 0.0 && cc < f64::from(cols) {
+            let x = x0.saturating_add(cc as u16);
+            for y in area.y + 1..area.bottom() {
+                if let Some(cell) = buf.cell_mut((x, y)) {
+                    if cell.symbol() == " " {
+                        cell.set_char('│');
+                    }
+                    cell.modifier.insert(Modifier::REVERSED);
+                }
+            }
+        }
+    }
+}

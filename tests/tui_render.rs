@@ -1,0 +1,369 @@
+//! The TUI rendered into a fixed-size buffer after synthetic key presses.
+
+use std::path::Path;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::model::Run;
+use rankscope::tui::{input, render_text, update, App, Msg, View};
+
+const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
+
+fn load(name: &str) -> Run {
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    // Relative, so that snapshots show the same path on every machine; tests run from
+    // the package root.
+    let path = Path::new("samples").join(name);
+    load_run(&gs, &path, &LoadOptions::default(), &|_| {})
+        .expect("sample loads")
+        .run
+}
+
+fn failing() -> App {
+    App::new(load("tp8-custom-ar"), None, false)
+}
+
+fn with_baseline() -> App {
+    App::new(load("tp8-custom-ar"), Some(load("tp8-baseline")), false)
+}
+
+/// Presses keys through the same mapping the terminal loop uses.
+fn keys(app: &mut App, codes: &[KeyCode]) {
+    for c in codes {
+        if let Some(m) = input::from_key(KeyEvent::new(*c, KeyModifiers::NONE), app) {
+            update(app, m);
+        }
+    }
+}
+
+fn chars(app: &mut App, s: &str) {
+    let codes: Vec<KeyCode> = s.chars().map(KeyCode::Char).collect();
+    keys(app, &codes);
+}
+
+#[test]
+fn timeline_shows_every_rank_phase_and_the_oom() {
+    let mut app = failing();
+    let screen = render_text(&mut app, 120, 40);
+    for r in 0..8 {
+        assert!(
+            screen.lines().any(|l| l.starts_with(&format!("TP{r}"))),
+            "TP{r} row missing:\n{screen}"
+        );
+    }
+    for p in [
+        "launch",
+        "dist_init",
+        "weight_load",
+        "kv_cache",
+        "cuda_graph",
+        "ready",
+    ] {
+        assert!(screen.contains(p), "{p} missing from the legend");
+    }
+    assert!(screen.contains("✗oom"), "OOM marker missing:\n{screen}");
+    insta::assert_snapshot!("timeline_120x40", screen);
+}
+
+#[test]
+fn timeline_at_80x24_after_zoom_and_moves() {
+    let mut app = failing();
+    keys(
+        &mut app,
+        &[KeyCode::Down, KeyCode::Down, KeyCode::Right, KeyCode::Right],
+    );
+    chars(&mut app, "++llllllllll");
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("TP2"), "{screen}");
+    assert_eq!(
+        app.selected_rank().map(|r| r.to_string()).as_deref(),
+        Some("TP2")
+    );
+    insta::assert_snapshot!("timeline_80x24_zoomed", screen);
+}
+
+#[test]
+fn events_view_filters_by_rank_searches_and_shows_detail() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Down, KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Events);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(screen.contains("Events of TP1"), "{screen}");
+    insta::assert_snapshot!("events_tp1_120x40", screen);
+
+    chars(&mut app, "/oom");
+    keys(&mut app, &[KeyCode::Enter]);
+    let e = app.selected_event().expect("a match is selected");
+    assert!(e.message.to_lowercase().contains("out of memory") || e.kind == "oom");
+    keys(&mut app, &[KeyCode::Enter]);
+    assert!(app.detail);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(
+        screen.contains("server.log:"),
+        "file:line missing:\n{screen}"
+    );
+    assert!(
+        screen.contains("in capture_graphs"),
+        "traceback missing:\n{screen}"
+    );
+    insta::assert_snapshot!("events_detail_120x40", screen);
+
+    // Esc closes the detail pane first, and only then quits.
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(!app.detail && !app.quit);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(app.quit);
+}
+
+#[test]
+fn no_size_panics_and_views_cycle() {
+    for (w, h) in [(1, 1), (10, 5), (20, 3), (80, 24), (250, 70)] {
+        for mut app in [failing(), with_baseline()] {
+            for _ in 0..5 {
+                let _ = render_text(&mut app, w, h);
+                update(&mut app, Msg::ZoomIn);
+                update(&mut app, Msg::MoveTime(1000));
+                update(&mut app, Msg::Move(100));
+                update(&mut app, Msg::ToggleHelp);
+                let _ = render_text(&mut app, w, h);
+                update(&mut app, Msg::ToggleHelp);
+                update(&mut app, Msg::ToggleDetail);
+                update(&mut app, Msg::NextView);
+            }
+        }
+    }
+    for (w, h) in SIZES {
+        let mut app = failing();
+        update(&mut app, Msg::ZoomOut);
+        update(&mut app, Msg::ZoomOut);
+        let _ = render_text(&mut app, w, h);
+    }
+}
+
+#[test]
+fn memory_view_lists_each_rank_with_its_figures() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Tab]);
+    assert_eq!(app.view, View::Memory);
+    for (w, h) in SIZES {
+        let screen = render_text(&mut app, w, h);
+        assert!(screen.contains("weights"), "{screen}");
+        assert!(screen.lines().any(|l| l.starts_with("TP7")), "{screen}");
+        assert!(
+            screen.contains("7.31 GB"),
+            "weights figure missing:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("memory_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn diff_view_calls_out_the_first_divergence_and_the_failure() {
+    let mut app = with_baseline();
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Diff);
+    for (w, h) in SIZES {
+        let screen = render_text(&mut app, w, h);
+        assert!(screen.contains("FAILED"), "{screen}");
+        assert!(screen.contains("first divergence"), "{screen}");
+        assert!(screen.contains("dist_init"), "{screen}");
+        assert!(screen.contains("+41 MiB"), "{screen}");
+        assert!(screen.contains("oom in cuda_graph"), "{screen}");
+        insta::assert_snapshot!(format!("diff_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn help_overlay_lists_the_keys_and_esc_closes_it() {
+    let mut app = failing();
+    chars(&mut app, "?");
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("zoom in / out"), "{screen}");
+    insta::assert_snapshot!("help_80x24", screen);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(!app.help && !app.quit);
+}
+
+#[test]
+fn colour_off_and_on_draw_the_same_text() {
+    let mut plain = failing();
+    let mut coloured = App::new(load("tp8-custom-ar"), None, true);
+    assert_eq!(
+        render_text(&mut plain, 120, 40),
+        render_text(&mut coloured, 120, 40)
+    );
+}
+
+/// A 40-minute start-up (a large model loading slowly) built from synthetic events.
+fn long_run() -> Run {
+    use rankscope::event::{Event, Origin, Rank};
+    let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
+        .and_then(|d| d.and_hms_opt(8, 0, 0))
+        .expect("valid date");
+    let steps: [(&str, i64); 9] = [
+        ("dist_init_begin", 0),
+        ("dist_init_end", 300),
+        ("weight_load_begin", 300),
+        ("weight_load_end", 2000),
+        ("kv_budget", 2000),
+        ("mem_pool_end", 2030),
+        ("cuda_graph_begin", 2030),
+        ("cuda_graph_end", 2380),
+        ("ready", 2400),
+    ];
+    let mut events = Vec::new();
+    let mut line = 0;
+    for tp in 0..4u32 {
+        // TP3 loads its weights ten minutes late.
+        let lag = if tp == 3 { 600 } else { 0 };
+        for (kind, s) in steps {
+            line += 1;
+            let s = if s >= 2000 { s + lag } else { s };
+            events.push(Event {
+                origin: Origin { source: 0, line },
+                ts: Some(t0 + chrono::Duration::seconds(s)),
+                year_inferred: false,
+                rank: Some(Rank::tp(tp)),
+                pid: None,
+                kind: kind.to_string(),
+                grammar: "synthetic".into(),
+                fields: Default::default(),
+                message: format!("{kind} of TP{tp}"),
+                detail: None,
+            });
+        }
+    }
+    rankscope::model::build("long".into(), events, Vec::new())
+}
+
+#[test]
+fn a_forty_minute_start_up_fits_the_width_and_zooms() {
+    let mut app = App::new(long_run(), None, false);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(screen.contains("┆10m"), "minute ticks expected:\n{screen}");
+    assert!(
+        screen.lines().any(|l| l.starts_with("TP3!")),
+        "straggler mark:\n{screen}"
+    );
+    insta::assert_snapshot!("long_run_fit_120x40", screen);
+    keys(&mut app, &[KeyCode::End]);
+    chars(&mut app, "+++++");
+    let screen = render_text(&mut app, 120, 40);
+    assert!(
+        screen.contains("cursor 50m") || screen.contains("cursor 40m"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("long_run_zoomed_end_120x40", screen);
+}
+
+#[test]
+fn docs_list_every_key_of_the_help_overlay() {
+    let doc = std::fs::read_to_string("docs/tui.md").expect("docs/tui.md");
+    for (k, what) in input::HELP {
+        assert!(
+            doc.contains(&format!("| `{k}` | {what} |")),
+            "docs/tui.md lacks the key row for {k}"
+        );
+    }
+}
+
+/// The captures in docs/tui.md are the snapshots, blank runs folded to one line: when a
+/// snapshot changes, this says which capture to paste again.
+#[test]
+fn docs_captures_match_the_snapshots() {
+    let doc = std::fs::read_to_string("docs/tui.md").expect("docs/tui.md");
+    let mut checked = 0;
+    for part in doc.split("<!-- snapshot: ").skip(1) {
+        let Some((name, rest)) = part.split_once(" -->\n```\n") else {
+            panic!("malformed capture marker in docs/tui.md");
+        };
+        let Some((capture, _)) = rest.split_once("\n```") else {
+            panic!("unclosed capture {name} in docs/tui.md");
+        };
+        let path = format!("tests/snapshots/tui_render__{name}.snap");
+        let snap = std::fs::read_to_string(&path).expect("snapshot exists");
+        let body = snap.splitn(3, "---\n").nth(2).unwrap_or_default();
+        let mut folded: Vec<&str> = Vec::new();
+        for line in body.trim_end_matches('\n').lines() {
+            if line.trim().is_empty() && folded.last().is_some_and(|l| l.trim().is_empty()) {
+                continue;
+            }
+            folded.push(line);
+        }
+        assert_eq!(
+            capture,
+            folded.join("\n"),
+            "docs/tui.md capture {name} differs from {path}"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 5,
+        "expected a capture of each view in docs/tui.md"
+    );
+}
+
+#[test]
+fn mouse_wheel_moves_the_rank_selection() {
+    use crossterm::event::{Event, MouseEvent, MouseEventKind};
+    let mut app = failing();
+    let wheel = |kind| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollDown), &app) {
+        update(&mut app, m);
+    }
+    assert_eq!(app.rank_sel, 3);
+    if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollUp), &app) {
+        update(&mut app, m);
+    }
+    assert_eq!(app.rank_sel, 0);
+}
+
+#[test]
+fn zoom_keeps_the_cursor_column_and_fit_restores_the_whole_run() {
+    let mut app = failing();
+    update(&mut app, Msg::Resize(120, 40));
+    let fitted = app.scale;
+    chars(&mut app, "llllllllllllllllllll");
+    let col = (app.cursor_s - app.offset_s) / app.scale;
+    chars(&mut app, "++");
+    assert!((app.scale - fitted / 4.0).abs() < 1e-9);
+    let col_after = (app.cursor_s - app.offset_s) / app.scale;
+    assert!((col - col_after).abs() < 1.0, "{col} vs {col_after}");
+    chars(&mut app, "=");
+    assert!((app.scale - fitted).abs() < 1e-9 && app.offset_s == 0.0);
+}
+
+#[test]
+fn event_filters_and_search_escape() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    let one_rank = app.visible_events().len();
+    chars(&mut app, "r");
+    let all = app.visible_events().len();
+    assert!(all > one_rank, "{all} <= {one_rank}");
+    chars(&mut app, "ff");
+    let problems = app.visible_events();
+    assert!(!problems.is_empty());
+    assert!(problems
+        .iter()
+        .all(|&i| matches!(app.run.events[i].kind.as_str(), "oom" | "error" | "warning")));
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("kinds: problems"), "{screen}");
+
+    // While typing a search, q is a letter and Esc cancels the search, not the program.
+    chars(&mut app, "/q");
+    assert_eq!(app.search_input.as_deref(), Some("q"));
+    assert!(!app.quit);
+    keys(&mut app, &[KeyCode::Esc]);
+    assert!(app.search_input.is_none() && !app.quit);
+    chars(&mut app, "q");
+    assert!(app.quit);
+}
