@@ -52,6 +52,16 @@ impl Rank {
         }
     }
 
+    /// The engine / driver process of a server that is not itself a numbered rank
+    /// (vLLM's engine core, a V0 driver with no prefix): it still reports figures.
+    pub fn engine() -> Rank {
+        Rank::from_pairs([(ENGINE.to_string(), 0)])
+    }
+
+    pub fn is_engine(&self) -> bool {
+        self.tags.len() == 1 && self.tags[0].1 == ENGINE
+    }
+
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
@@ -72,8 +82,13 @@ impl Serialize for Rank {
     }
 }
 
+const ENGINE: &str = "engine";
+
 impl fmt::Display for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_engine() {
+            return f.write_str(ENGINE);
+        }
         for (i, (_, name, n)) in self.tags.iter().enumerate() {
             if i > 0 {
                 f.write_str(" ")?;
@@ -149,10 +164,15 @@ pub struct Event {
     pub origin: Origin,
     /// Wall-clock time as printed (1 s resolution for SGLang).
     pub ts: Option<NaiveDateTime>,
-    /// True when the year was not printed and was inferred.
+    /// True when the year (or the whole date) was not printed and was inferred.
     pub year_inferred: bool,
+    /// Only a time of day was printed; the date was inferred.
+    #[serde(skip)]
+    pub time_only: bool,
     pub rank: Option<Rank>,
     pub pid: Option<u32>,
+    /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
+    pub process: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
     pub grammar: String,

@@ -3,7 +3,10 @@
 use std::io::{Cursor, Read};
 use std::path::Path;
 
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime};
 use rayon::prelude::*;
+
+use crate::event::Event;
 
 use crate::grammar::GrammarSet;
 use crate::model::{self, Run, SourceInfo};
@@ -125,6 +128,11 @@ pub fn load_run(
             duplicate_events: 0,
         });
     }
+    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    let how = infer_dates(&mut events, &refs);
+    if let Some(how) = how {
+        notes.push(how);
+    }
     let events = model::dedup_across_sources(events, &mut sources);
     let name = path.display().to_string();
     let mut run = model::build(name, events, sources);
@@ -173,4 +181,75 @@ pub fn load_snapshots(
         }
     }
     (ok, errors)
+}
+
+fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
+    if sf.is_stdin() {
+        return Some(chrono::Local::now().date_naive());
+    }
+    let t = std::fs::metadata(&sf.path).ok()?.modified().ok()?;
+    Some(chrono::DateTime::<chrono::Local>::from(t).date_naive())
+}
+
+/// Dates the stamps that printed no year (vLLM's `MM-DD`) or no date at all (SGLang
+/// 0.3's `[HH:MM:SS TP0]`): from the nearest fully dated line before it in the same file,
+/// else the first fully dated line of the run, else the file's modification date. A
+/// month-day that falls more than half a year before the previous line is a new year
+/// (Dec → Jan); a time of day more than half a day before it is a new day. Returns how
+/// the dates were inferred, for the run's notes.
+fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> Option<String> {
+    if !events.iter().any(|e| e.year_inferred) {
+        return None;
+    }
+    let run_anchor = events
+        .iter()
+        .find(|e| !e.year_inferred && e.ts.is_some())
+        .and_then(|e| e.ts.map(|t| t.date()));
+    let mut from_file_dates = false;
+    let mut by_source: std::collections::BTreeMap<usize, Vec<&mut Event>> = Default::default();
+    for e in events.iter_mut() {
+        by_source.entry(e.origin.source).or_default().push(e);
+    }
+    for (src, mut evs) in by_source {
+        evs.sort_by_key(|e| e.origin.line);
+        let mut current = run_anchor.or_else(|| {
+            from_file_dates = true;
+            refs.get(src).copied().flatten()
+        });
+        let mut prev: Option<NaiveDateTime> = None;
+        for e in evs {
+            let Some(ts) = e.ts else { continue };
+            if !e.year_inferred {
+                current = Some(ts.date());
+                prev = Some(ts);
+                continue;
+            }
+            let Some(anchor) = current else { continue };
+            let mut guess = if e.time_only {
+                anchor.and_time(ts.time())
+            } else {
+                match ts.date().with_year(anchor.year()) {
+                    Some(d) => d.and_time(ts.time()),
+                    None => continue,
+                }
+            };
+            if let Some(p) = prev {
+                if e.time_only && guess < p - Duration::hours(12) {
+                    guess += Duration::days(1);
+                } else if !e.time_only && guess < p - Duration::days(183) {
+                    if let Some(d) = guess.date().with_year(guess.year() + 1) {
+                        guess = d.and_time(guess.time());
+                    }
+                }
+            }
+            current = Some(guess.date());
+            prev = Some(guess);
+            e.ts = Some(guess);
+        }
+    }
+    Some(if run_anchor.is_some() && !from_file_dates {
+        "some stamps print no year or date: inferred from the fully dated lines of the run".into()
+    } else {
+        "some stamps print no year or date: inferred from the files' modification dates".into()
+    })
 }

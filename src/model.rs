@@ -64,9 +64,11 @@ pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
         kind::SERVER_ARGS => (Phase::Launch, Edge::Inside),
         kind::DIST_INIT_BEGIN => (Phase::DistInit, Edge::Begin),
         kind::DIST_INIT_END => (Phase::DistInit, Edge::End),
-        kind::NCCL_COMM_INIT | "nccl_version" | "nccl_init_time" | "custom_allreduce" => {
-            (Phase::DistInit, Edge::Inside)
-        }
+        kind::NCCL_COMM_INIT
+        | "nccl_version"
+        | "nccl_init_time"
+        | "custom_allreduce"
+        | "rank_assign" => (Phase::DistInit, Edge::Inside),
         kind::WEIGHT_LOAD_BEGIN => (Phase::WeightLoad, Edge::Begin),
         kind::WEIGHT_LOAD_END => (Phase::WeightLoad, Edge::End),
         kind::KV_BUDGET | kind::KV_CACHE_ALLOC => (Phase::KvCache, Edge::Begin),
@@ -344,8 +346,131 @@ pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> V
     out
 }
 
+/// How sure a pid → rank link is; a stronger source replaces a weaker one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Evidence {
+    /// NCCL `comm … rank R nranks N`: the rank within one communicator.
+    NcclRank,
+    /// `world_size=N rank=R` or `(VllmWorker rank=R …)`: a global rank.
+    GlobalRank,
+    /// `rank R in world size N is assigned as DP rank …, TP rank …`.
+    Assignment,
+    /// The prefix named the rank's tags (`Worker_TP3`, `[… TP3]`).
+    Tags,
+}
+
+fn rank_from_assignment(e: &Event) -> Option<Rank> {
+    let mut pairs = Vec::new();
+    for (field, tag) in [
+        ("dp", "DP"),
+        ("pp", "PP"),
+        ("pcp", "PCP"),
+        ("tp", "TP"),
+        ("ep", "EP"),
+    ] {
+        if let Some(v) = e.field(field).and_then(|v| v.as_i64()) {
+            pairs.push((tag.to_string(), v as u32));
+        }
+    }
+    // A single-replica, single-stage run is named by its TP rank alone, as SGLang does.
+    let only_default = |t: &str| pairs.iter().any(|(n, v)| n == t && *v == 0);
+    if ["DP", "PP", "PCP"]
+        .iter()
+        .all(|t| only_default(t) || !pairs.iter().any(|(n, _)| n == t))
+    {
+        pairs.retain(|(n, v)| !(matches!(n.as_str(), "DP" | "PP" | "PCP" | "EP") && *v == 0));
+    }
+    (!pairs.is_empty()).then(|| Rank::from_pairs(pairs))
+}
+
+/// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
+/// strongest evidence any line of that pid gives, then given to all its lines. Lines of
+/// an engine or driver process that report figures but never name a rank are placed on
+/// the `engine` rank; the launcher's own lines stay rank-less.
+fn resolve_processes(events: &mut [Event]) {
+    let mut learnt: HashMap<u32, (Evidence, Rank)> = HashMap::new();
+    let mut learn = |pid: u32, ev: Evidence, r: Rank| {
+        let e = learnt.entry(pid).or_insert((ev, r.clone()));
+        if ev > e.0 {
+            *e = (ev, r);
+        }
+    };
+    for e in events.iter() {
+        let Some(pid) = e.pid else { continue };
+        if let Some(r) = &e.rank {
+            learn(pid, Evidence::Tags, r.clone());
+        }
+        if e.kind == "rank_assign" {
+            if let Some(r) = rank_from_assignment(e) {
+                learn(pid, Evidence::Assignment, r);
+            }
+        }
+        if let Some(g) = e.field("global_rank").and_then(|v| v.as_i64()) {
+            learn(pid, Evidence::GlobalRank, Rank::tp(g as u32));
+        }
+        if let Some(g) = e
+            .process
+            .as_deref()
+            .and_then(|p| p.split("rank=").nth(1))
+            .and_then(|n| n.trim().parse::<u32>().ok())
+        {
+            learn(pid, Evidence::GlobalRank, Rank::tp(g));
+        }
+        if e.kind == kind::NCCL_COMM_INIT {
+            if let Some(r) = e.field("nccl_rank").and_then(|v| v.as_i64()) {
+                learn(pid, Evidence::NcclRank, Rank::tp(r as u32));
+            }
+        }
+    }
+    // A driver without a prefix can still say which rank it is.
+    let driver_rank = events
+        .iter()
+        .filter(|e| e.pid.is_none() && e.rank.is_none() && e.kind == "rank_assign")
+        .find_map(rank_from_assignment);
+    for e in events.iter_mut() {
+        if e.rank.is_some() {
+            continue;
+        }
+        if let Some((_, r)) = e.pid.and_then(|p| learnt.get(&p)) {
+            e.rank = Some(r.clone());
+            continue;
+        }
+        let engine_process = e
+            .process
+            .as_deref()
+            .is_some_and(|p| p.starts_with("EngineCore"))
+            || (e.pid.is_none() && e.grammar == "vllm");
+        if e.pid.is_none() && e.grammar == "vllm" {
+            if let Some(r) = &driver_rank {
+                e.rank = Some(r.clone());
+                continue;
+            }
+        }
+        if engine_process {
+            if phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
+                || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            {
+                e.rank = Some(Rank::engine());
+            }
+            continue;
+        }
+        // A worker process that never said which rank it is: named by its pid rather than
+        // guessed from spawn order.
+        let launcher = e
+            .process
+            .as_deref()
+            .is_some_and(|p| p.starts_with("APIServer"));
+        if let (Some(pid), false) = (e.pid, launcher) {
+            if e.process.is_some() {
+                e.rank = Some(Rank::from_pairs([("pid".to_string(), pid)]));
+            }
+        }
+    }
+}
+
 /// Builds the run model from deduplicated events.
 pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> Run {
+    resolve_processes(&mut events);
     // Stable order: by time where known, file order otherwise. Events without a time take
     // the time of the event before them in their own file for ordering only.
     let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
@@ -391,10 +516,8 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         })
         .collect();
 
-    let mut notes = Vec::new();
-    if year_inferred {
-        notes.push("some time stamps print no date; the date was inferred".to_string());
-    }
+    let notes = Vec::new();
+
     Run {
         name,
         sources,

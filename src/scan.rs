@@ -188,6 +188,13 @@ fn scan_hit_line(
                     } else if !out.seen_record {
                         inherit = true;
                     }
+                } else if continues_traceback(out, *open_tb, m.prefix.as_ref()) {
+                    // vLLM prints every line of a traceback with the process prefix: the
+                    // exception line inside it is both an event and part of the record.
+                    if let Some(o) = open_tb.and_then(|tb| out.events.get_mut(tb)) {
+                        let msg_start = m.prefix.as_ref().map_or(0, |p| p.message_start);
+                        push_detail(&mut o.detail, text.get(msg_start..).unwrap_or(""));
+                    }
                 } else {
                     out.seen_record = true;
                     *open_tb = None;
@@ -241,6 +248,20 @@ fn classify_plain(
     }
     if gs.starts_record(trim_wrapper(last)) || gs.is_noise(last) {
         let record = gs.starts_record(trim_wrapper(last));
+        if record && open_tb.is_some() && out.seen_record {
+            // Only while a traceback is open (rare) is a record's prefix parsed here: a
+            // line from the same process continues it.
+            let text = clean_line(last);
+            let prefix = gs.find_prefix(&text, text.len());
+            if continues_traceback(out, *open_tb, prefix.as_ref()) {
+                out.counts.continuation += 1;
+                if let Some(o) = open_tb.and_then(|tb| out.events.get_mut(tb)) {
+                    let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
+                    push_detail(&mut o.detail, text.get(msg_start..).unwrap_or(""));
+                }
+                return;
+            }
+        }
         if !out.seen_record && !record {
             // Noise before the first record cannot close a traceback of an earlier block
             // any more than it can here; it is counted as noise either way.
@@ -296,16 +317,64 @@ fn classify_plain(
     }
 }
 
-/// Container wrappers (`svc-1  | `) in front of a record.
-fn trim_wrapper(line: &[u8]) -> &[u8] {
-    if let Some(p) = memchr::memmem::find(&line[..line.len().min(48)], b"| ") {
-        let head = &line[..p];
-        if !head.is_empty()
-            && head
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_. ".contains(b))
-        {
-            return &line[p + 2..];
+/// A line with a process prefix continues the open traceback when the same process wrote
+/// it (vLLM repeats `(Worker_TP3 pid=7781) ERROR … [file.py:N] ` on every line).
+fn continues_traceback(
+    out: &BlockScan,
+    open_tb: Option<usize>,
+    prefix: Option<&crate::grammar::PrefixInfo>,
+) -> bool {
+    let Some(opener) = open_tb.and_then(|tb| out.events.get(tb)) else {
+        return false;
+    };
+    let opener_pid = opener.m.prefix.as_ref().and_then(|p| p.pid);
+    opener_pid.is_some() && prefix.and_then(|p| p.pid) == opener_pid
+}
+
+/// Peels what wrappers put in front of a record, for the per-line classification:
+/// docker-compose `svc-1  | `, a `> ` quote, a `│ ` box, a container runtime's RFC 3339
+/// stamp, a Python-logging `… - INFO - ` wrapper. (Event lines need none of this: their
+/// prefix is searched anywhere in the line.)
+fn trim_wrapper(mut line: &[u8]) -> &[u8] {
+    for _ in 0..4 {
+        let before = line.len();
+        let head = &line[..line.len().min(64)];
+        if let Some(p) = memchr::memmem::find(head, b"| ") {
+            let h = &line[..p];
+            if !h.is_empty()
+                && h.iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_. :".contains(b))
+            {
+                line = &line[p + 2..];
+            }
+        }
+        if let Some(rest) = line.strip_prefix(b"> ") {
+            line = rest;
+        }
+        if let Some(rest) = line.strip_prefix("│ ".as_bytes()) {
+            line = rest;
+        }
+        // 2026-01-07T09:31:55.102938471Z
+        if line.len() > 21 && line[4] == b'-' && line[10] == b'T' {
+            if let Some(sp) = memchr::memchr(b' ', &line[..line.len().min(40)]) {
+                if sp > 0 && line[sp - 1] == b'Z' {
+                    line = &line[sp + 1..];
+                }
+            }
+        }
+        for level in [
+            &b" - INFO - "[..],
+            b" - WARNING - ",
+            b" - ERROR - ",
+            b" - DEBUG - ",
+        ] {
+            if let Some(p) = memchr::memmem::find(&line[..line.len().min(96)], level) {
+                line = &line[p + level.len()..];
+                break;
+            }
+        }
+        if line.len() == before {
+            break;
         }
     }
     line
@@ -360,7 +429,9 @@ impl<'a> Merger<'a> {
                 ev.rank = o.rank.clone();
                 ev.ts = o.ts;
                 ev.pid = o.pid;
+                ev.process = o.process.clone();
                 ev.year_inferred = o.year_inferred;
+                ev.time_only = o.time_only;
             }
             self.out.events.push(ev);
         }
@@ -386,9 +457,16 @@ impl<'a> Merger<'a> {
             .get(m.grammar)
             .map(|g| g.spec.id.clone())
             .unwrap_or_default();
-        let (ts, year_inferred, rank, pid) = match &m.prefix {
-            Some(p) => (p.ts, p.date_inferred, p.rank.clone(), p.pid),
-            None => (None, false, None, None),
+        let (ts, year_inferred, time_only, rank, pid, process) = match &m.prefix {
+            Some(p) => (
+                p.ts,
+                p.date_inferred,
+                p.time_only,
+                p.rank.clone(),
+                p.pid,
+                p.process.clone(),
+            ),
+            None => (None, false, false, None, None, None),
         };
         Event {
             origin: Origin {
@@ -397,8 +475,10 @@ impl<'a> Merger<'a> {
             },
             ts,
             year_inferred,
+            time_only,
             rank,
             pid,
+            process,
             kind: m.kind,
             grammar,
             fields: m.fields,

@@ -226,6 +226,8 @@ fn long_run() -> Run {
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
                 pid: None,
+                process: None,
+                time_only: false,
                 kind: kind.to_string(),
                 grammar: "synthetic".into(),
                 fields: Default::default(),

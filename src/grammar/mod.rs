@@ -154,14 +154,25 @@ impl Grammar {
     }
 }
 
+/// Stands in for a date no stamp printed, until the loader infers the real one.
+pub const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
+    Some(d) => d,
+    None => NaiveDate::MIN,
+};
+
 /// What a record's prefix says about it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrefixInfo {
     pub ts: Option<NaiveDateTime>,
     /// The date was not printed (time-only or yearless stamps).
     pub date_inferred: bool,
+    /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a placeholder
+    /// until the loader infers it.
+    pub time_only: bool,
     pub rank: Option<Rank>,
     pub pid: Option<u32>,
+    /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
+    pub process: Option<String>,
     /// Byte offset in the line where the message starts.
     pub message_start: usize,
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
@@ -284,15 +295,19 @@ impl GrammarSet {
     /// Finds the record prefix that governs the text at `before` in `line`: the last
     /// prefix match of any grammar that ends at or before it.
     pub fn find_prefix(&self, line: &str, before: usize) -> Option<PrefixInfo> {
+        // The governing prefix is the one that ends nearest the event (a record glued to a
+        // progress bar, a wrapper in front); of those ending at the same place, the longest
+        // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
         let mut best: Option<(usize, usize, &CompiledPrefix)> = None;
         let head = line.get(..before).unwrap_or(line);
         for g in &self.grammars {
             for p in &g.prefixes {
-                for caps in p.regex.captures_iter(head) {
-                    let Some(m) = caps.get(0) else { continue };
+                for m in p.regex.find_iter(head) {
                     let better = match best {
                         None => true,
-                        Some((start, _, _)) => m.start() > start,
+                        Some((start, end, _)) => {
+                            m.end() > end || (m.end() == end && m.start() < start)
+                        }
                     };
                     if better {
                         best = Some((m.start(), m.end(), p));
@@ -317,13 +332,14 @@ impl GrammarSet {
                 date_inferred = true;
                 match caps.name("md") {
                     Some(md) => {
+                        // A leap year, so `02-29` parses; the loader sets the real year.
                         let year = self
                             .reference_date
-                            .map_or(1970, |d| chrono::Datelike::year(&d));
+                            .map_or(2000, |d| chrono::Datelike::year(&d));
                         NaiveDate::parse_from_str(&format!("{year}-{}", md.as_str()), "%Y-%m-%d")
                             .ok()
                     }
-                    None => self.reference_date,
+                    None => Some(self.reference_date.unwrap_or(PLACEHOLDER_DATE)),
                 }
             }
         };
@@ -331,13 +347,25 @@ impl GrammarSet {
             (Some(d), Some(t)) => Some(d.and_time(t)),
             _ => None,
         };
-        let rank = caps.name("tags").and_then(|t| Rank::parse_tags(t.as_str()));
+        let process = caps.name("proc").map(|p| p.as_str().to_string());
+        let rank = caps
+            .name("tags")
+            .and_then(|t| Rank::parse_tags(t.as_str()))
+            .or_else(|| {
+                caps.name("gpu")
+                    .and_then(|g| g.as_str().parse().ok())
+                    .map(Rank::tp)
+            })
+            .or_else(|| process.as_deref().and_then(rank_from_process));
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
+        let time_only = caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
             ts,
             date_inferred: date_inferred && ts.is_some(),
+            time_only: time_only && ts.is_some(),
             rank,
             pid,
+            process,
             message_start: whole.end,
             prefix_start: whole.start,
         }
@@ -404,6 +432,16 @@ impl GrammarSet {
         candidates.dedup_by_key(|c| (c.0, c.1));
         self.match_line(line, &candidates, false)
     }
+}
+
+/// A rank from a vLLM process name: `Worker_TP3`, `Worker_DP0_PP1_TP2_EP3`,
+/// `VllmWorker TP1`. Names that carry no tags (`VllmWorker rank=2`, `EngineCore_DP0`,
+/// `VllmWorkerProcess`) give none here; the model learns those ranks by pid.
+pub fn rank_from_process(name: &str) -> Option<Rank> {
+    let rest = name
+        .strip_prefix("Worker_")
+        .or_else(|| name.strip_prefix("VllmWorker "))?;
+    Rank::parse_tags(&rest.replace('_', " "))
 }
 
 /// Converts a captured text into the field's canonical unit.
