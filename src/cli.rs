@@ -83,6 +83,35 @@ pub enum Command {
         #[command(subcommand)]
         action: GrammarAction,
     },
+    /// Print the JSON Schema of a JSON document rankscope writes
+    Schema {
+        #[arg(value_enum)]
+        document: SchemaDocument,
+    },
+}
+
+/// The JSON documents with a published schema (docs/schema/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaDocument {
+    /// `summary --json`
+    Summary,
+    /// `events --json`
+    Events,
+    /// `diff --json`
+    Diff,
+    /// One line of `events --ndjson`
+    Event,
+}
+
+impl SchemaDocument {
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemaDocument::Summary => "summary",
+            SchemaDocument::Events => "events",
+            SchemaDocument::Diff => "diff",
+            SchemaDocument::Event => "event",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

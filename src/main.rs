@@ -87,23 +87,36 @@ fn run(cli: Cli) -> Result<u8> {
                     })
             };
             if *ndjson {
-                let mut stdout = io::stdout().lock();
-                for e in r.events.iter().filter(|e| keep(e)) {
-                    let env = json::Envelope {
-                        kind: "event",
-                        schema_version: json::SCHEMA_VERSION,
-                        data: json::event_doc(&r, e),
-                    };
-                    serde_json::to_writer(&mut stdout, &env)?;
+                let mut stdout = io::BufWriter::new(io::stdout().lock());
+                let mut emit = |m: json::Message| -> Result<()> {
+                    // Through io::Error, so that a closed pipe is seen as one and ends quietly.
+                    serde_json::to_writer(&mut stdout, &json::MessageDoc::new(m))
+                        .map_err(io::Error::from)?;
                     stdout.write_all(b"\n")?;
-                }
-                let env = json::Envelope {
-                    kind: "summary",
-                    schema_version: json::SCHEMA_VERSION,
-                    data: r.counts(),
+                    Ok(())
                 };
-                serde_json::to_writer(&mut stdout, &env)?;
-                stdout.write_all(b"\n")?;
+                emit(json::run_message(&r))?;
+                let mut written = 0u64;
+                for e in r.events.iter().filter(|e| keep(e)) {
+                    emit(json::Message::Event(json::event_doc(&r, e)))?;
+                    written += 1;
+                }
+                let rank_kept =
+                    |x: &rankscope::event::Rank| rank.as_ref().is_none_or(|w| x.to_string() == *w);
+                for rr in r.ranks.iter().filter(|x| rank_kept(&x.rank)) {
+                    emit(json::rank_message(&r, rr))?;
+                }
+                for rr in r.ranks.iter().filter(|x| rank_kept(&x.rank)) {
+                    if let Some(f) = &rr.failure {
+                        emit(json::failure_message(&r, Some(&rr.rank), f))?;
+                    }
+                }
+                if rank.is_none() {
+                    for f in &r.launcher_failures {
+                        emit(json::failure_message(&r, None, f))?;
+                    }
+                }
+                emit(json::summary_message(&r, written))?;
                 stdout.flush()?;
             } else if *as_json {
                 let mut doc = json::events_doc(&r);
@@ -197,5 +210,11 @@ fn run(cli: Cli) -> Result<u8> {
                 Ok(if failures.is_empty() { 0 } else { 1 })
             }
         },
+        Command::Schema { document } => {
+            let schema = json::schema(document.name())
+                .with_context(|| format!("no schema named {}", document.name()))?;
+            out_json(&schema)?;
+            Ok(0)
+        }
     }
 }
