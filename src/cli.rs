@@ -83,11 +83,29 @@ pub enum Command {
         #[command(subcommand)]
         action: GrammarAction,
     },
+    /// Write a run for other tools: a Perfetto/Chrome trace, or Prometheus metrics
+    #[command(group(clap::ArgGroup::new("format").required(true)))]
+    Export {
+        run: PathBuf,
+        /// Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing (`-`: stdout)
+        #[arg(long, value_name = "FILE", group = "format")]
+        perfetto: Option<PathBuf>,
+        /// Prometheus text exposition format, to stdout
+        #[arg(long, group = "format")]
+        prometheus: bool,
+    },
     /// Print the JSON Schema of a JSON document rankscope writes
     Schema {
         #[arg(value_enum)]
         document: SchemaDocument,
     },
+    /// Shell completions, generated from this command line
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The man page (roff), generated from this command line
+    Man,
 }
 
 /// The JSON documents with a published schema (docs/schema/).

@@ -42,8 +42,87 @@ fn grammars(cli: &Cli) -> Result<GrammarSet> {
 }
 
 fn load(gs: &GrammarSet, path: &std::path::Path) -> Result<Run> {
-    let loaded = load::load_run(gs, path, &LoadOptions::default(), &|_| {})?;
-    Ok(loaded.run)
+    let bar = progress::bar_for(path);
+    let report = |n: u64| {
+        if let Some(b) = &bar {
+            b.report(n);
+        }
+    };
+    let loaded = load::load_run(gs, path, &LoadOptions::default(), &report);
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    Ok(loaded?.run)
+}
+
+/// The progress bar for large inputs: on stderr only, only when stderr is a terminal,
+/// never while a command writes JSON or an export (scripts read those).
+mod progress {
+    use std::collections::HashMap;
+    use std::io::IsTerminal;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    use std::thread::ThreadId;
+
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+    pub static MACHINE_OUTPUT: AtomicBool = AtomicBool::new(false);
+    const MIN_BYTES: u64 = 100_000_000;
+    const MIN_FILES: usize = 32;
+
+    pub struct Bar {
+        bar: ProgressBar,
+        /// The callback gets each source's own running total, without saying which
+        /// source; sources are scanned one per rayon task, so the last total seen on a
+        /// thread is close enough to turn totals into increments for a progress bar.
+        seen: Mutex<HashMap<ThreadId, u64>>,
+    }
+
+    impl Bar {
+        pub fn report(&self, total: u64) {
+            let Ok(mut seen) = self.seen.lock() else {
+                return;
+            };
+            let last = seen.entry(std::thread::current().id()).or_insert(0);
+            let inc = if total >= *last { total - *last } else { total };
+            *last = total;
+            self.bar.inc(inc);
+        }
+        pub fn finish(&self) {
+            self.bar.finish_and_clear();
+        }
+    }
+
+    pub fn bar_for(path: &Path) -> Option<Bar> {
+        if MACHINE_OUTPUT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let files = rankscope::source::discover(path).ok()?;
+        let logs: Vec<_> = files
+            .iter()
+            .filter(|f| f.kind == rankscope::source::SourceKind::Log)
+            .collect();
+        let bytes: u64 = logs.iter().filter_map(|f| f.size).sum();
+        if bytes < MIN_BYTES && logs.len() < MIN_FILES {
+            return None;
+        }
+        static MULTI: OnceLock<MultiProgress> = OnceLock::new();
+        let multi =
+            MULTI.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        let bar = multi.add(ProgressBar::new(bytes));
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(path.display().to_string());
+        Some(Bar {
+            bar,
+            seen: Mutex::new(HashMap::new()),
+        })
+    }
 }
 
 fn out(text: &str) -> Result<()> {
@@ -59,7 +138,21 @@ fn out_json<T: serde::Serialize>(doc: &T) -> Result<()> {
     out(&s)
 }
 
+/// Commands whose stdout a program reads: no progress bar there.
+fn machine_output(c: &Command) -> bool {
+    match c {
+        Command::Summary { json, .. } | Command::Diff { json, .. } => *json,
+        Command::Events { json, ndjson, .. } => *json || *ndjson,
+        Command::Export { .. } => true,
+        _ => false,
+    }
+}
+
 fn run(cli: Cli) -> Result<u8> {
+    progress::MACHINE_OUTPUT.store(
+        machine_output(&cli.command),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let style = Style::decide(cli.global.color);
     let gs = grammars(&cli)?;
     match &cli.command {
@@ -210,10 +303,51 @@ fn run(cli: Cli) -> Result<u8> {
                 Ok(if failures.is_empty() { 0 } else { 1 })
             }
         },
+        Command::Export {
+            run,
+            perfetto,
+            prometheus,
+        } => {
+            use rankscope::export::{perfetto::Perfetto, prometheus::Prometheus, Exporter};
+            let r = load(&gs, run)?;
+            let mut buf = Vec::new();
+            // The `format` group makes the two flags exclusive and one of them required.
+            let (exporter, dest): (&dyn Exporter, _) = if *prometheus {
+                (&Prometheus, None)
+            } else {
+                (&Perfetto, perfetto.as_ref())
+            };
+            exporter.write(&r, &mut buf)?;
+            match dest {
+                Some(p) if p.as_os_str() != "-" => {
+                    std::fs::write(p, &buf).with_context(|| format!("writing {}", p.display()))?
+                }
+                _ => {
+                    let mut stdout = io::stdout().lock();
+                    stdout.write_all(&buf)?;
+                    stdout.flush()?;
+                }
+            }
+            Ok(0)
+        }
         Command::Schema { document } => {
             let schema = json::schema(document.name())
                 .with_context(|| format!("no schema named {}", document.name()))?;
             out_json(&schema)?;
+            Ok(0)
+        }
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut stdout = io::stdout().lock();
+            clap_complete::generate(*shell, &mut cmd, "rankscope", &mut stdout);
+            stdout.flush()?;
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut stdout = io::stdout().lock();
+            clap_mangen::Man::new(cmd).render(&mut stdout)?;
+            stdout.flush()?;
             Ok(0)
         }
     }
