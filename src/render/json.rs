@@ -27,13 +27,34 @@ pub const SCHEMA_NAMES: [&str; 4] = ["summary", "events", "diff", "event"];
 /// The JSON Schema of one document: `summary`, `events`, `diff`, or `event` (one NDJSON
 /// line of `events --ndjson`).
 pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
+    let gen = || {
+        schemars::gen::SchemaSettings::draft07()
+            .with_visitor(AlwaysPresent)
+            .into_generator()
+    };
     Some(match name {
-        "summary" => schemars::schema_for!(SummaryDoc),
-        "events" => schemars::schema_for!(EventsDoc),
-        "diff" => schemars::schema_for!(DiffDoc),
-        "event" => schemars::schema_for!(MessageDoc),
+        "summary" => gen().into_root_schema_for::<SummaryDoc>(),
+        "events" => gen().into_root_schema_for::<EventsDoc>(),
+        "diff" => gen().into_root_schema_for::<DiffDoc>(),
+        "event" => gen().into_root_schema_for::<MessageDoc>(),
         _ => return None,
     })
+}
+
+/// Every field of every output type is written, as `null` when unknown, so the schema
+/// marks them all required: a consumer can tell "unknown" (null) from "this version has
+/// no such field" (absent). schemars would leave `Option` fields optional.
+#[derive(Clone, Debug)]
+struct AlwaysPresent;
+
+impl schemars::visit::Visitor for AlwaysPresent {
+    fn visit_schema_object(&mut self, schema: &mut schemars::schema::SchemaObject) {
+        if let Some(obj) = schema.object.as_mut() {
+            let names: Vec<String> = obj.properties.keys().cloned().collect();
+            obj.required.extend(names);
+        }
+        schemars::visit::visit_schema_object(self, schema);
+    }
 }
 
 /// Times are ISO 8601 without a zone: the logs print local time and no offset.
@@ -170,7 +191,6 @@ pub struct EventDoc {
     pub fields: BTreeMap<String, FieldValueDoc>,
     pub message: String,
     /// Continuation lines (a traceback) that belong to the record.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
@@ -194,7 +214,6 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
 pub struct FigureDoc {
     /// Bytes for memory figures, seconds for `elapsed`, a count for `tokens`.
     pub value: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resolution_bytes: Option<u64>,
     pub source: String,
     pub line: u64,
@@ -223,7 +242,6 @@ pub struct FailureDoc {
     pub line: Option<u64>,
     /// The rank whose failure this one follows from (collective timeouts, NCCL errors).
     pub consequence_of: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub traceback: Option<String>,
 }
 
