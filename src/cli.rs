@@ -104,6 +104,53 @@ pub enum Command {
         #[command(subcommand)]
         action: GrammarAction,
     },
+    /// Write a run for other tools: a Perfetto/Chrome trace, or Prometheus metrics
+    #[command(group(clap::ArgGroup::new("format").required(true)))]
+    Export {
+        run: PathBuf,
+        /// Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing (`-`: stdout)
+        #[arg(long, value_name = "FILE", group = "format")]
+        perfetto: Option<PathBuf>,
+        /// Prometheus text exposition format, to stdout
+        #[arg(long, group = "format")]
+        prometheus: bool,
+    },
+    /// Print the JSON Schema of a JSON document rankscope writes
+    Schema {
+        #[arg(value_enum)]
+        document: SchemaDocument,
+    },
+    /// Shell completions, generated from this command line
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The man page (roff), generated from this command line
+    Man,
+}
+
+/// The JSON documents with a published schema (docs/schema/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaDocument {
+    /// `summary --json`
+    Summary,
+    /// `events --json`
+    Events,
+    /// `diff --json`
+    Diff,
+    /// One line of `events --ndjson`
+    Event,
+}
+
+impl SchemaDocument {
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemaDocument::Summary => "summary",
+            SchemaDocument::Events => "events",
+            SchemaDocument::Diff => "diff",
+            SchemaDocument::Event => "event",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod event;
+pub mod export;
 pub mod grammar;
 pub mod load;
 pub mod model;

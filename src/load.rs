@@ -50,7 +50,7 @@ fn scan_file(
     index: usize,
     sf: &SourceFile,
     opts: &LoadOptions,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<SourceScan, LoadError> {
     let mut reader = source::open(sf)?;
     // Look at the first bytes before scanning: a binary file is refused, not scanned
@@ -80,10 +80,12 @@ fn scan_file(
         .into());
     }
     let chained = Cursor::new(head).chain(reader);
-    scan::scan_reader(gs, index, chained, opts.block_size, progress).map_err(|e| LoadError::Read {
-        path: sf.display(),
-        offset: 0,
-        source: e,
+    scan::scan_reader(gs, index, chained, opts.block_size, |n| progress(index, n)).map_err(|e| {
+        LoadError::Read {
+            path: sf.display(),
+            offset: 0,
+            source: e,
+        }
     })
 }
 
@@ -92,7 +94,7 @@ pub fn load_run(
     gs: &GrammarSet,
     path: &Path,
     opts: &LoadOptions,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     let files = source::discover(path)?;
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();

@@ -57,7 +57,83 @@ fn load(gs: &GrammarSet, path: &std::path::Path) -> Result<Run> {
 }
 
 fn load_full(gs: &GrammarSet, path: &std::path::Path) -> Result<load::Loaded> {
-    Ok(load::load_run(gs, path, &LoadOptions::default(), &|_| {})?)
+    let bar = progress::bar_for(path);
+    let report = |source: usize, n: u64| {
+        if let Some(b) = &bar {
+            b.report(source, n);
+        }
+    };
+    let loaded = load::load_run(gs, path, &LoadOptions::default(), &report);
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    Ok(loaded?)
+}
+
+/// The progress bar for large inputs: on stderr only, only when stderr is a terminal,
+/// never while a command writes JSON or an export (scripts read those).
+mod progress {
+    use std::collections::HashMap;
+    use std::io::IsTerminal;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, OnceLock};
+
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+    pub static MACHINE_OUTPUT: AtomicBool = AtomicBool::new(false);
+    const MIN_BYTES: u64 = 100_000_000;
+    const MIN_FILES: usize = 32;
+
+    pub struct Bar {
+        bar: ProgressBar,
+        /// Bytes read so far per source: the callback reports running totals.
+        seen: Mutex<HashMap<usize, u64>>,
+    }
+
+    impl Bar {
+        pub fn report(&self, source: usize, total: u64) {
+            let Ok(mut seen) = self.seen.lock() else {
+                return;
+            };
+            let last = seen.entry(source).or_insert(0);
+            self.bar.inc(total.saturating_sub(*last));
+            *last = total;
+        }
+        pub fn finish(&self) {
+            self.bar.finish_and_clear();
+        }
+    }
+
+    pub fn bar_for(path: &Path) -> Option<Bar> {
+        if MACHINE_OUTPUT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let files = rankscope::source::discover(path).ok()?;
+        let logs: Vec<_> = files
+            .iter()
+            .filter(|f| f.kind == rankscope::source::SourceKind::Log)
+            .collect();
+        let bytes: u64 = logs.iter().filter_map(|f| f.size).sum();
+        if bytes < MIN_BYTES && logs.len() < MIN_FILES {
+            return None;
+        }
+        static MULTI: OnceLock<MultiProgress> = OnceLock::new();
+        let multi =
+            MULTI.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr()));
+        let bar = multi.add(ProgressBar::new(bytes));
+        let style = ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(path.display().to_string());
+        Some(Bar {
+            bar,
+            seen: Mutex::new(HashMap::new()),
+        })
+    }
 }
 
 fn out(text: &str) -> Result<()> {
@@ -73,7 +149,21 @@ fn out_json<T: serde::Serialize>(doc: &T) -> Result<()> {
     out(&s)
 }
 
+/// Commands whose stdout a program reads: no progress bar there.
+fn machine_output(c: &Command) -> bool {
+    match c {
+        Command::Summary { json, .. } | Command::Diff { json, .. } => *json,
+        Command::Events { json, ndjson, .. } => *json || *ndjson,
+        Command::Export { .. } => true,
+        _ => false,
+    }
+}
+
 fn run(cli: Cli) -> Result<u8> {
+    progress::MACHINE_OUTPUT.store(
+        machine_output(&cli.command),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let style = Style::decide(cli.global.color);
     let gs = grammars(&cli)?;
     match &cli.command {
@@ -101,23 +191,36 @@ fn run(cli: Cli) -> Result<u8> {
                     })
             };
             if *ndjson {
-                let mut stdout = io::stdout().lock();
-                for e in r.events.iter().filter(|e| keep(e)) {
-                    let env = json::Envelope {
-                        kind: "event",
-                        schema_version: json::SCHEMA_VERSION,
-                        data: json::event_doc(&r, e),
-                    };
-                    serde_json::to_writer(&mut stdout, &env)?;
+                let mut stdout = io::BufWriter::new(io::stdout().lock());
+                let mut emit = |m: json::Message| -> Result<()> {
+                    // Through io::Error, so that a closed pipe is seen as one and ends quietly.
+                    serde_json::to_writer(&mut stdout, &json::MessageDoc::new(m))
+                        .map_err(io::Error::from)?;
                     stdout.write_all(b"\n")?;
-                }
-                let env = json::Envelope {
-                    kind: "summary",
-                    schema_version: json::SCHEMA_VERSION,
-                    data: r.counts(),
+                    Ok(())
                 };
-                serde_json::to_writer(&mut stdout, &env)?;
-                stdout.write_all(b"\n")?;
+                emit(json::run_message(&r))?;
+                let mut written = 0u64;
+                for e in r.events.iter().filter(|e| keep(e)) {
+                    emit(json::Message::Event(json::event_doc(&r, e)))?;
+                    written += 1;
+                }
+                let rank_kept =
+                    |x: &rankscope::event::Rank| rank.as_ref().is_none_or(|w| x.to_string() == *w);
+                for rr in r.ranks.iter().filter(|x| rank_kept(&x.rank)) {
+                    emit(json::rank_message(&r, rr))?;
+                }
+                for rr in r.ranks.iter().filter(|x| rank_kept(&x.rank)) {
+                    if let Some(f) = &rr.failure {
+                        emit(json::failure_message(&r, Some(&rr.rank), f))?;
+                    }
+                }
+                if rank.is_none() {
+                    for f in &r.launcher_failures {
+                        emit(json::failure_message(&r, None, f))?;
+                    }
+                }
+                emit(json::summary_message(&r, written))?;
                 stdout.flush()?;
             } else if *as_json {
                 let mut doc = json::events_doc(&r);
@@ -312,5 +415,52 @@ fn run(cli: Cli) -> Result<u8> {
                 Ok(if failures.is_empty() { 0 } else { 1 })
             }
         },
+        Command::Export {
+            run,
+            perfetto,
+            prometheus,
+        } => {
+            use rankscope::export::{perfetto::Perfetto, prometheus::Prometheus, Exporter};
+            let r = load(&gs, run)?;
+            let mut buf = Vec::new();
+            // The `format` group makes the two flags exclusive and one of them required.
+            let (exporter, dest): (&dyn Exporter, _) = if *prometheus {
+                (&Prometheus, None)
+            } else {
+                (&Perfetto, perfetto.as_ref())
+            };
+            exporter.write(&r, &mut buf)?;
+            match dest {
+                Some(p) if p.as_os_str() != "-" => {
+                    std::fs::write(p, &buf).with_context(|| format!("writing {}", p.display()))?
+                }
+                _ => {
+                    let mut stdout = io::stdout().lock();
+                    stdout.write_all(&buf)?;
+                    stdout.flush()?;
+                }
+            }
+            Ok(0)
+        }
+        Command::Schema { document } => {
+            let schema = json::schema(document.name())
+                .with_context(|| format!("no schema named {}", document.name()))?;
+            out_json(&schema)?;
+            Ok(0)
+        }
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut stdout = io::stdout().lock();
+            clap_complete::generate(*shell, &mut cmd, "rankscope", &mut stdout);
+            stdout.flush()?;
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut stdout = io::stdout().lock();
+            clap_mangen::Man::new(cmd).render(&mut stdout)?;
+            stdout.flush()?;
+            Ok(0)
+        }
     }
 }

@@ -14,8 +14,9 @@ use rankscope::model::Phase;
 fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
     let gs = GrammarSet::builtin().expect("grammars");
     let opts = LoadOptions::default();
-    let b = load_run(&gs, Path::new("samples/tp8-baseline"), &opts, &|_| {}).expect("baseline");
-    let c = load_run(&gs, Path::new("samples/tp8-custom-ar"), &opts, &|_| {}).expect("candidate");
+    let b = load_run(&gs, Path::new("samples/tp8-baseline"), &opts, &|_, _| {}).expect("baseline");
+    let c =
+        load_run(&gs, Path::new("samples/tp8-custom-ar"), &opts, &|_, _| {}).expect("candidate");
     let (bs, be) = load_snapshots(&b.run, &b.files);
     let (cs, ce) = load_snapshots(&c.run, &c.files);
     assert!(be.is_empty() && ce.is_empty(), "{be:?} {ce:?}");

@@ -14,7 +14,7 @@ use rankscope::model::{FailureKind, Phase, Run};
 
 fn load(path: &str) -> Run {
     let gs = GrammarSet::builtin().expect("built-in grammars compile");
-    load_run(&gs, Path::new(path), &LoadOptions::default(), &|_| {})
+    load_run(&gs, Path::new(path), &LoadOptions::default(), &|_, _| {})
         .expect("sample loads")
         .run
 }

@@ -15,7 +15,7 @@ fn load(name: &str) -> Run {
     // Relative, so that snapshots show the same path on every machine; tests run from
     // the package root.
     let path = Path::new("samples").join(name);
-    load_run(&gs, &path, &LoadOptions::default(), &|_| {})
+    load_run(&gs, &path, &LoadOptions::default(), &|_, _| {})
         .expect("sample loads")
         .run
 }

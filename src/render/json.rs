@@ -1,52 +1,203 @@
 //! The JSON contract. These types are the output, kept apart from the internal model so
-//! that a refactor cannot change what scripts read by accident. Every document carries
+//! that a refactor cannot change what scripts read by accident: every internal value is
+//! converted here into a type that exists only to be serialised. Every document carries
 //! `schema_version`; a breaking change bumps it (see CHANGELOG.md and docs/json.md).
+//!
+//! The JSON Schemas in `docs/schema/` are generated from these types (`rankscope schema`)
+//! and `tests/schema.rs` fails when they drift.
 
 use std::collections::BTreeMap;
 
+use chrono::NaiveDateTime;
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::analysis::align::{phase_stats, PhaseStats};
-use crate::analysis::diff::{RunDiff, RunOutcome};
+use crate::analysis::align::{self, phase_stats};
+use crate::analysis::diff;
+use crate::config;
 use crate::event::{Event, FieldValue};
-use crate::model::{Failure, Run};
-use crate::scan::LineCounts;
+use crate::model::{self, Failure, Run};
+use crate::scan;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Serialize)]
-pub struct FieldDoc {
-    pub value: FieldValue,
-    /// One step of the printed figure, for memory in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resolution_bytes: Option<u64>,
+/// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
+pub const SCHEMA_NAMES: [&str; 4] = ["summary", "events", "diff", "event"];
+
+/// The JSON Schema of one document: `summary`, `events`, `diff`, or `event` (one NDJSON
+/// line of `events --ndjson`).
+pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
+    let gen = || {
+        schemars::gen::SchemaSettings::draft07()
+            .with_visitor(AlwaysPresent)
+            .into_generator()
+    };
+    Some(match name {
+        "summary" => gen().into_root_schema_for::<SummaryDoc>(),
+        "events" => gen().into_root_schema_for::<EventsDoc>(),
+        "diff" => gen().into_root_schema_for::<DiffDoc>(),
+        "event" => gen().into_root_schema_for::<MessageDoc>(),
+        _ => return None,
+    })
 }
 
-fn fields_doc(fields: &BTreeMap<String, FieldValue>) -> BTreeMap<String, FieldValue> {
-    fields.clone()
+/// Every field of every output type is written, as `null` when unknown, so the schema
+/// marks them all required: a consumer can tell "unknown" (null) from "this version has
+/// no such field" (absent). schemars would leave `Option` fields optional.
+#[derive(Clone, Debug)]
+struct AlwaysPresent;
+
+impl schemars::visit::Visitor for AlwaysPresent {
+    fn visit_schema_object(&mut self, schema: &mut schemars::schema::SchemaObject) {
+        if let Some(obj) = schema.object.as_mut() {
+            let names: Vec<String> = obj.properties.keys().cloned().collect();
+            obj.required.extend(names);
+        }
+        schemars::visit::visit_schema_object(self, schema);
+    }
 }
 
-#[derive(Serialize)]
+/// Times are ISO 8601 without a zone: the logs print local time and no offset.
+fn ts(t: NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.f").to_string()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseName {
+    Launch,
+    DistInit,
+    WeightLoad,
+    KvCache,
+    CudaGraph,
+    Ready,
+}
+
+impl From<model::Phase> for PhaseName {
+    fn from(p: model::Phase) -> Self {
+        use model::Phase as P;
+        match p {
+            P::Launch => PhaseName::Launch,
+            P::DistInit => PhaseName::DistInit,
+            P::WeightLoad => PhaseName::WeightLoad,
+            P::KvCache => PhaseName::KvCache,
+            P::CudaGraph => PhaseName::CudaGraph,
+            P::Ready => PhaseName::Ready,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKindName {
+    Oom,
+    NotEnoughMemory,
+    Nccl,
+    Exception,
+    /// The log ends mid-phase.
+    Hang,
+}
+
+impl From<model::FailureKind> for FailureKindName {
+    fn from(k: model::FailureKind) -> Self {
+        use model::FailureKind as K;
+        match k {
+            K::Oom => FailureKindName::Oom,
+            K::NotEnoughMemory => FailureKindName::NotEnoughMemory,
+            K::Nccl => FailureKindName::Nccl,
+            K::Exception => FailureKindName::Exception,
+            K::Hang => FailureKindName::Hang,
+        }
+    }
+}
+
+/// A captured value in canonical units.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FieldValueDoc {
+    /// Memory in bytes; `resolution` is one step of the printed figure in bytes (`0.60 GB`
+    /// is printed to 0.01 GiB = 10,737,418 bytes), so deltas below it are noise.
+    Bytes {
+        bytes: i64,
+        resolution: u64,
+    },
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl From<&FieldValue> for FieldValueDoc {
+    fn from(v: &FieldValue) -> Self {
+        match v {
+            FieldValue::Bytes { bytes, resolution } => FieldValueDoc::Bytes {
+                bytes: *bytes,
+                resolution: *resolution,
+            },
+            FieldValue::Int(i) => FieldValueDoc::Int(*i),
+            FieldValue::Float(f) => FieldValueDoc::Float(*f),
+            FieldValue::Text(t) => FieldValueDoc::Text(t.clone()),
+        }
+    }
+}
+
+fn fields_doc(fields: &BTreeMap<String, FieldValue>) -> BTreeMap<String, FieldValueDoc> {
+    fields.iter().map(|(k, v)| (k.clone(), v.into())).collect()
+}
+
+/// How the lines of the input were understood; `unknown` lines matched no grammar.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LineCountsDoc {
+    pub lines: u64,
+    pub events: u64,
+    pub records: u64,
+    pub continuation: u64,
+    pub noise: u64,
+    pub blank: u64,
+    pub unknown: u64,
+    /// Physical lines longer than a scan block, split to keep memory bounded.
+    pub split_long_lines: u64,
+}
+
+impl From<&scan::LineCounts> for LineCountsDoc {
+    fn from(c: &scan::LineCounts) -> Self {
+        LineCountsDoc {
+            lines: c.lines,
+            events: c.events,
+            records: c.records,
+            continuation: c.continuation,
+            noise: c.noise,
+            blank: c.blank,
+            unknown: c.unknown,
+            split_long_lines: c.split_long_lines,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EventDoc {
+    /// A canonical kind (docs/json.md) or one a grammar added.
     pub kind: String,
     pub ts: Option<String>,
+    /// The log printed no year (vLLM) and it was inferred.
     pub year_inferred: bool,
+    /// Display name of the rank (`TP3`, `PP1 TP2`); null for the launcher.
     pub rank: Option<String>,
     pub pid: Option<u32>,
     pub source: String,
+    /// 1-based physical line number in `source`.
     pub line: u64,
     pub grammar: String,
     /// Memory in bytes, time in seconds, counts as integers.
-    pub fields: BTreeMap<String, FieldValue>,
+    pub fields: BTreeMap<String, FieldValueDoc>,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Continuation lines (a traceback) that belong to the record.
     pub detail: Option<String>,
 }
 
 pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
     EventDoc {
         kind: e.kind.clone(),
-        ts: e.ts.map(|t| t.format("%Y-%m-%dT%H:%M:%S%.f").to_string()),
+        ts: e.ts.map(ts),
         year_inferred: e.year_inferred,
         rank: e.rank.as_ref().map(|r| r.to_string()),
         pid: e.pid,
@@ -59,46 +210,48 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FigureDoc {
+    /// Bytes for memory figures, seconds for `elapsed`, a count for `tokens`.
     pub value: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resolution_bytes: Option<u64>,
     pub source: String,
     pub line: u64,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PhaseDoc {
-    pub phase: &'static str,
+    pub phase: PhaseName,
     pub start: Option<String>,
     pub end: Option<String>,
     pub duration_s: Option<f64>,
+    /// The phase's closing line was seen.
     pub complete: bool,
-    pub figures: BTreeMap<&'static str, FigureDoc>,
+    pub figures: BTreeMap<String, FigureDoc>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FailureDoc {
-    pub phase: &'static str,
-    pub kind: &'static str,
+    pub phase: PhaseName,
+    pub kind: FailureKindName,
     pub message: String,
-    pub fields: BTreeMap<String, FieldValue>,
+    /// Parsed figures, e.g. `requested_bytes`, `free_bytes`, `allowed_bytes` for an OOM.
+    pub fields: BTreeMap<String, FieldValueDoc>,
     pub ts: Option<String>,
     pub source: Option<String>,
     pub line: Option<u64>,
+    /// The rank whose failure this one follows from (collective timeouts, NCCL errors).
     pub consequence_of: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub traceback: Option<String>,
 }
 
-fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
+pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
     FailureDoc {
-        phase: f.phase.name(),
-        kind: f.kind.name(),
+        phase: f.phase.into(),
+        kind: f.kind.into(),
         message: f.message.clone(),
-        fields: f.fields.clone(),
-        ts: f.ts.map(|t| t.to_string()),
+        fields: fields_doc(&f.fields),
+        ts: f.ts.map(ts),
         source: f.origin.as_ref().map(|o| run.source_name(o).to_string()),
         line: f.origin.as_ref().map(|o| o.line),
         consequence_of: f.consequence_of.as_ref().map(|r| r.to_string()),
@@ -106,100 +259,183 @@ fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RankDoc {
     pub rank: String,
-    pub last_phase: &'static str,
+    /// Where the rank stopped: `ready`, or the phase of its failure.
+    pub last_phase: PhaseName,
     pub reached_ready: bool,
     pub failure: Option<FailureDoc>,
     pub phases: Vec<PhaseDoc>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct UnknownLineDoc {
+    pub line: u64,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SourceDoc {
     pub path: String,
     pub bytes: u64,
-    pub lines: LineCounts,
+    pub lines: LineCountsDoc,
+    /// Events dropped because another file of the run holds the same lines.
     pub duplicate_events: u64,
+    /// The last line had no newline (the file was cut): its text, shortened.
     pub cut_last_line: Option<String>,
-    pub unknown_samples: Vec<crate::scan::UnknownLine>,
+    /// A few of the lines no grammar understood.
+    pub unknown_samples: Vec<UnknownLineDoc>,
 }
 
-#[derive(Serialize)]
+fn source_doc(s: &model::SourceInfo) -> SourceDoc {
+    SourceDoc {
+        path: s.path.clone(),
+        bytes: s.bytes,
+        lines: (&s.counts).into(),
+        duplicate_events: s.duplicate_events,
+        cut_last_line: s.cut_last_line.clone(),
+        unknown_samples: s
+            .unknown_samples
+            .iter()
+            .map(|u| UnknownLineDoc {
+                line: u.line,
+                text: u.text.clone(),
+            })
+            .collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SpreadDoc {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl From<&align::Spread> for SpreadDoc {
+    fn from(s: &align::Spread) -> Self {
+        SpreadDoc {
+            min: s.min,
+            median: s.median,
+            max: s.max,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FigureStatsDoc {
+    pub name: String,
+    pub ranks: usize,
+    pub spread: SpreadDoc,
+    /// One step of the printed figure, in its unit (bytes for memory).
+    pub resolution: f64,
+    pub is_bytes: bool,
+    /// Ranks off the median by more than one print step.
+    pub outliers: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseStatsDoc {
+    pub phase: PhaseName,
+    /// Ranks that reported the phase.
+    pub ranks: usize,
+    /// Of those, ranks that finished it.
+    pub completed: usize,
+    /// Seconds between the first and the last rank finishing.
+    pub end_skew_s: Option<f64>,
+    pub duration_s: Option<SpreadDoc>,
+    pub figures: Vec<FigureStatsDoc>,
+    /// Ranks that finished well after the median.
+    pub stragglers: Vec<String>,
+}
+
+fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
+    PhaseStatsDoc {
+        phase: p.phase.into(),
+        ranks: p.ranks,
+        completed: p.completed,
+        end_skew_s: p.end_skew_s,
+        duration_s: p.duration_s.as_ref().map(Into::into),
+        figures: p
+            .figures
+            .iter()
+            .map(|f| FigureStatsDoc {
+                name: f.name.to_string(),
+                ranks: f.ranks,
+                spread: (&f.spread).into(),
+                resolution: f.resolution,
+                is_bytes: f.is_bytes,
+                outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
+            })
+            .collect(),
+        stragglers: p.stragglers.iter().map(|r| r.to_string()).collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunDoc {
     pub name: String,
+    /// Some rank printed the server's ready line.
     pub ready: bool,
     pub start: Option<String>,
     pub grammars: Vec<String>,
     pub year_inferred: bool,
-    pub lines: LineCounts,
+    pub lines: LineCountsDoc,
     pub sources: Vec<SourceDoc>,
     pub ranks: Vec<RankDoc>,
-    pub phases: Vec<PhaseStats>,
+    pub phases: Vec<PhaseStatsDoc>,
+    /// Failures printed by the launcher, outside any rank.
     pub launcher_failures: Vec<FailureDoc>,
     pub notes: Vec<String>,
+}
+
+fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
+    PhaseDoc {
+        phase: p.phase.into(),
+        start: p.start.map(ts),
+        end: p.end.map(ts),
+        duration_s: p.duration_s(),
+        complete: p.complete,
+        figures: p
+            .figures
+            .iter()
+            .filter_map(|f| {
+                Some((
+                    f.name.to_string(),
+                    FigureDoc {
+                        value: f.value.as_f64()?,
+                        resolution_bytes: f.value.as_bytes().map(|_| f.value.resolution()),
+                        source: run.source_name(&f.origin).to_string(),
+                        line: f.origin.line,
+                    },
+                ))
+            })
+            .collect(),
+    }
+}
+
+pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
+    RankDoc {
+        rank: r.rank.to_string(),
+        last_phase: r.last_phase.into(),
+        reached_ready: r.reached_ready,
+        failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
+        phases: r.phases.iter().map(|p| phase_doc(run, p)).collect(),
+    }
 }
 
 pub fn run_doc(run: &Run) -> RunDoc {
     RunDoc {
         name: run.name.clone(),
         ready: run.ready,
-        start: run.start.map(|t| t.to_string()),
+        start: run.start.map(ts),
         grammars: run.grammars.clone(),
         year_inferred: run.year_inferred,
-        lines: run.counts(),
-        sources: run
-            .sources
-            .iter()
-            .map(|s| SourceDoc {
-                path: s.path.clone(),
-                bytes: s.bytes,
-                lines: s.counts.clone(),
-                duplicate_events: s.duplicate_events,
-                cut_last_line: s.cut_last_line.clone(),
-                unknown_samples: s.unknown_samples.clone(),
-            })
-            .collect(),
-        ranks: run
-            .ranks
-            .iter()
-            .map(|r| RankDoc {
-                rank: r.rank.to_string(),
-                last_phase: r.last_phase.name(),
-                reached_ready: r.reached_ready,
-                failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
-                phases: r
-                    .phases
-                    .iter()
-                    .map(|p| PhaseDoc {
-                        phase: p.phase.name(),
-                        start: p.start.map(|t| t.to_string()),
-                        end: p.end.map(|t| t.to_string()),
-                        duration_s: p.duration_s(),
-                        complete: p.complete,
-                        figures: p
-                            .figures
-                            .iter()
-                            .filter_map(|f| {
-                                Some((
-                                    f.name,
-                                    FigureDoc {
-                                        value: f.value.as_f64()?,
-                                        resolution_bytes: f
-                                            .value
-                                            .as_bytes()
-                                            .map(|_| f.value.resolution()),
-                                        source: run.source_name(&f.origin).to_string(),
-                                        line: f.origin.line,
-                                    },
-                                ))
-                            })
-                            .collect(),
-                    })
-                    .collect(),
-            })
-            .collect(),
-        phases: phase_stats(run),
+        lines: (&run.counts()).into(),
+        sources: run.sources.iter().map(source_doc).collect(),
+        ranks: run.ranks.iter().map(|r| rank_doc(run, r)).collect(),
+        phases: phase_stats(run).iter().map(phase_stats_doc).collect(),
         launcher_failures: run
             .launcher_failures
             .iter()
@@ -209,41 +445,46 @@ pub fn run_doc(run: &Run) -> RunDoc {
     }
 }
 
-#[derive(Serialize)]
+/// `rankscope summary --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SummaryDoc {
     pub schema_version: u32,
-    pub command: &'static str,
+    /// Always `summary`.
+    pub command: String,
     pub run: RunDoc,
 }
 
 pub fn summary_doc(run: &Run) -> SummaryDoc {
     SummaryDoc {
         schema_version: SCHEMA_VERSION,
-        command: "summary",
+        command: "summary".into(),
         run: run_doc(run),
     }
 }
 
-#[derive(Serialize)]
+/// `rankscope events --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EventsDoc {
     pub schema_version: u32,
-    pub command: &'static str,
+    /// Always `events`.
+    pub command: String,
     pub run: String,
-    pub lines: LineCounts,
+    pub lines: LineCountsDoc,
     pub events: Vec<EventDoc>,
 }
 
 pub fn events_doc(run: &Run) -> EventsDoc {
     EventsDoc {
         schema_version: SCHEMA_VERSION,
-        command: "events",
+        command: "events".into(),
         run: run.name.clone(),
-        lines: run.counts(),
+        lines: (&run.counts()).into(),
         events: run.events.iter().map(|e| event_doc(run, e)).collect(),
     }
 }
 
-/// One NDJSON message: a `type`/`data` envelope, as ripgrep's JSON printer does.
+/// One NDJSON message with a caller-chosen payload: a `type`/`data` envelope, as
+/// ripgrep's JSON printer does. `MessageDoc` is the documented set of `events --ndjson`.
 #[derive(Serialize)]
 pub struct Envelope<'a, T: Serialize> {
     #[serde(rename = "type")]
@@ -252,49 +493,452 @@ pub struct Envelope<'a, T: Serialize> {
     pub data: T,
 }
 
-#[derive(Serialize)]
-pub struct DiffDoc<'a> {
+/// One line of `rankscope events --ndjson`. The order on the stream is: one `run`, the
+/// `event`s in time order, one `rank` per rank, one `failure` per failure, and `summary`
+/// last.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MessageDoc {
+    #[serde(flatten)]
+    pub message: Message,
     pub schema_version: u32,
-    pub command: &'static str,
+}
+
+impl MessageDoc {
+    pub fn new(message: Message) -> MessageDoc {
+        MessageDoc {
+            message,
+            schema_version: SCHEMA_VERSION,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Message {
+    Run(RunMessage),
+    Event(EventDoc),
+    Rank(RankMessage),
+    Failure(FailureMessage),
+    Summary(SummaryMessage),
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunMessage {
+    pub name: String,
+    pub grammars: Vec<String>,
+    pub sources: Vec<SourceDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankMessage {
+    pub rank: String,
+    pub last_phase: PhaseName,
+    pub reached_ready: bool,
+    pub failure: Option<FailureDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureMessage {
+    /// Null for a failure the launcher printed outside any rank.
+    pub rank: Option<String>,
+    #[serde(flatten)]
+    pub failure: FailureDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SummaryMessage {
+    /// `event` messages written (after `--kind`/`--rank` filters).
+    pub events: u64,
+    pub ranks: usize,
+    pub failed_ranks: usize,
+    pub ready: bool,
+    pub lines: LineCountsDoc,
+}
+
+pub fn run_message(run: &Run) -> Message {
+    Message::Run(RunMessage {
+        name: run.name.clone(),
+        grammars: run.grammars.clone(),
+        sources: run.sources.iter().map(source_doc).collect(),
+    })
+}
+
+pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
+    Message::Rank(RankMessage {
+        rank: r.rank.to_string(),
+        last_phase: r.last_phase.into(),
+        reached_ready: r.reached_ready,
+        failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
+    })
+}
+
+pub fn failure_message(run: &Run, rank: Option<&crate::event::Rank>, f: &Failure) -> Message {
+    Message::Failure(FailureMessage {
+        rank: rank.map(|r| r.to_string()),
+        failure: failure_doc(run, f),
+    })
+}
+
+pub fn summary_message(run: &Run, events: u64) -> Message {
+    Message::Summary(SummaryMessage {
+        events,
+        ranks: run.ranks.len(),
+        failed_ranks: run.failed_ranks(),
+        ready: run.ready,
+        lines: (&run.counts()).into(),
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusName {
+    /// Nothing beyond noise (exit 0).
+    Same,
+    /// The candidate fails (exit 1).
+    Failed,
+    /// No failure, but less capacity or more memory used (exit 1).
+    Regressed,
+    /// Only changes for the better (exit 0).
+    Improved,
+}
+
+impl From<diff::Status> for StatusName {
+    fn from(s: diff::Status) -> Self {
+        match s {
+            diff::Status::Same => StatusName::Same,
+            diff::Status::Failed => StatusName::Failed,
+            diff::Status::Regressed => StatusName::Regressed,
+            diff::Status::Improved => StatusName::Improved,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaClassName {
+    /// No rank moved.
+    Same,
+    /// Within the printed resolution, and not all ranks the same way.
+    Noise,
+    /// Most ranks (or all) moved the same way.
+    Systematic,
+    /// Some ranks only.
+    Local,
+}
+
+impl From<diff::DeltaClass> for DeltaClassName {
+    fn from(c: diff::DeltaClass) -> Self {
+        match c {
+            diff::DeltaClass::Same => DeltaClassName::Same,
+            diff::DeltaClass::Noise => DeltaClassName::Noise,
+            diff::DeltaClass::Systematic => DeltaClassName::Systematic,
+            diff::DeltaClass::Local => DeltaClassName::Local,
+        }
+    }
+}
+
+/// A configuration key whose value changed. Values are the Python values as JSON
+/// (`None` is null, tuples and sets are arrays, calls are `{call, args, kwargs}`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ChangeDoc {
+    pub key: String,
+    pub old: serde_json::Value,
+    pub new: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct KeyValueDoc {
+    pub key: String,
+    pub value: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ConfigDiffDoc {
+    pub changed: Vec<ChangeDoc>,
+    /// Keys only in the candidate.
+    pub added: Vec<KeyValueDoc>,
+    /// Keys only in the baseline.
+    pub removed: Vec<KeyValueDoc>,
+}
+
+fn py(v: &crate::pyrepr::PyValue) -> serde_json::Value {
+    // PyValue's Serialize never fails (non-finite floats become strings), so Null is
+    // only a safety net.
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {
+    let kv = |(k, v): &(String, crate::pyrepr::PyValue)| KeyValueDoc {
+        key: k.clone(),
+        value: py(v),
+    };
+    ConfigDiffDoc {
+        changed: c
+            .changed
+            .iter()
+            .map(|ch| ChangeDoc {
+                key: ch.key.clone(),
+                old: py(&ch.old),
+                new: py(&ch.new),
+            })
+            .collect(),
+        added: c.added.iter().map(kv).collect(),
+        removed: c.removed.iter().map(kv).collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ComparabilityDoc {
+    pub common_ranks: usize,
+    pub only_in_baseline: Vec<String>,
+    pub only_in_candidate: Vec<String>,
+    /// Per-rank memory is compared only when the rank sets match.
+    pub memory_compared: bool,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankDeltaDoc {
+    pub rank: String,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// Beyond one print step.
+    pub beyond_noise: bool,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FigureDiffDoc {
+    pub phase: PhaseName,
+    pub figure: String,
+    pub is_bytes: bool,
+    /// One print step (bytes for memory); deltas within it are noise.
+    pub resolution: f64,
+    pub class: DeltaClassName,
+    pub ranks_compared: usize,
+    /// Ranks that moved beyond noise in the dominant direction.
+    pub ranks_moved: usize,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+    pub delta: SpreadDoc,
+    /// The candidate is worse on this figure (more used, less free, fewer tokens).
+    pub worse: bool,
+    pub per_rank: Vec<RankDeltaDoc>,
+    /// `file:line: message` of the first compared rank, baseline and candidate.
+    pub baseline_text: Option<String>,
+    pub candidate_text: Option<String>,
+}
+
+fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
+    FigureDiffDoc {
+        phase: f.phase.into(),
+        figure: f.figure.to_string(),
+        is_bytes: f.is_bytes,
+        resolution: f.resolution,
+        class: f.class.into(),
+        ranks_compared: f.ranks_compared,
+        ranks_moved: f.ranks_moved,
+        baseline_median: f.baseline_median,
+        candidate_median: f.candidate_median,
+        delta: (&f.delta).into(),
+        worse: f.worse,
+        per_rank: f
+            .per_rank
+            .iter()
+            .map(|d| RankDeltaDoc {
+                rank: d.rank.to_string(),
+                baseline: d.baseline,
+                candidate: d.candidate,
+                delta: d.delta,
+                beyond_noise: d.beyond_noise,
+            })
+            .collect(),
+        baseline_text: f.baseline_text.clone(),
+        candidate_text: f.candidate_text.clone(),
+    }
+}
+
+/// The first compared figure (in start-up order) that moved beyond noise.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DivergenceDoc {
+    pub phase: PhaseName,
+    pub figure: String,
+    pub class: DeltaClassName,
+    pub ranks_moved: usize,
+    pub ranks_compared: usize,
+    pub delta: SpreadDoc,
+    pub is_bytes: bool,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct BaselineCandidate {
+    pub baseline: i64,
+    pub candidate: i64,
+}
+
+/// What the first divergence cost further on (medians over ranks).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EffectDoc {
+    /// Change in KV tokens per rank (negative: lost).
+    pub kv_tokens_delta: Option<i64>,
+    pub kv_tokens_baseline: Option<i64>,
+    /// The same in bytes, from the candidate's bytes per token.
+    pub kv_bytes_delta: Option<i64>,
+    /// Change of free memory after the KV pool, bytes.
+    pub avail_after_pool_delta: Option<i64>,
+    pub avail_after_pool: Option<BaselineCandidate>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureGroupDoc {
+    pub kind: FailureKindName,
+    pub phase: PhaseName,
+    pub ranks: Vec<String>,
+    pub total_ranks: usize,
+    pub requested_bytes: Option<i64>,
+    pub allowed_bytes: Option<i64>,
+    pub free_bytes: Option<i64>,
+    pub reserved_unallocated_bytes: Option<i64>,
+    pub private_pools_bytes: Option<i64>,
+    pub message: String,
+    pub consequence_of: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FirstFailureDoc {
+    pub rank: String,
+    pub kind: FailureKindName,
+    pub phase: PhaseName,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunOutcomeDoc {
+    pub ranks: usize,
+    pub ready: bool,
+    pub failed_ranks: usize,
+    /// Ranks that failed the same way, largest group first.
+    pub groups: Vec<FailureGroupDoc>,
+    /// The rank that failed first (by time, then file order); hangs are not counted.
+    pub first_failure: Option<FirstFailureDoc>,
+    pub launcher_failures: Vec<String>,
+}
+
+fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
+    RunOutcomeDoc {
+        ranks: o.ranks,
+        ready: o.ready,
+        failed_ranks: o.failed_ranks,
+        groups: o
+            .groups
+            .iter()
+            .map(|g| FailureGroupDoc {
+                kind: g.kind.into(),
+                phase: g.phase.into(),
+                ranks: g.ranks.iter().map(|r| r.to_string()).collect(),
+                total_ranks: g.total_ranks,
+                requested_bytes: g.requested_bytes,
+                allowed_bytes: g.allowed_bytes,
+                free_bytes: g.free_bytes,
+                reserved_unallocated_bytes: g.reserved_unallocated_bytes,
+                private_pools_bytes: g.private_pools_bytes,
+                message: g.message.clone(),
+                consequence_of: g.consequence_of.as_ref().map(|r| r.to_string()),
+            })
+            .collect(),
+        first_failure: o
+            .first_failure
+            .as_ref()
+            .map(|(rank, kind, phase)| FirstFailureDoc {
+                rank: rank.to_string(),
+                kind: (*kind).into(),
+                phase: (*phase).into(),
+            }),
+        launcher_failures: o.launcher_failures.clone(),
+    }
+}
+
+/// `rankscope diff --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DiffDoc {
+    pub schema_version: u32,
+    /// Always `diff`.
+    pub command: String,
     pub baseline: String,
     pub candidate: String,
-    pub status: crate::analysis::diff::Status,
+    pub status: StatusName,
+    /// The exit code the command returns: 1 for `failed` and `regressed`, else 0.
     pub exit_code: i32,
     /// The verdict in one line, as the text output's first line.
     pub verdict: String,
-    pub config: &'a Option<crate::config::ConfigDiff>,
-    pub config_note: &'a Option<String>,
+    pub config: Option<ConfigDiffDoc>,
+    /// Why the configurations could not be compared, when they could not.
+    pub config_note: Option<String>,
+    /// Allocation sites from PyTorch snapshots; null when no snapshot was read.
     pub attribution: serde_json::Value,
-    pub comparability: &'a crate::analysis::diff::Comparability,
-    pub first_divergence: &'a Option<crate::analysis::diff::Divergence>,
-    pub effect: &'a Option<crate::analysis::diff::Effect>,
-    pub figures: &'a [crate::analysis::diff::FigureDiff],
-    pub baseline_outcome: &'a RunOutcome,
-    pub candidate_outcome: &'a RunOutcome,
+    pub comparability: ComparabilityDoc,
+    pub first_divergence: Option<DivergenceDoc>,
+    pub effect: Option<EffectDoc>,
+    pub figures: Vec<FigureDiffDoc>,
+    pub baseline_outcome: RunOutcomeDoc,
+    pub candidate_outcome: RunOutcomeDoc,
 }
 
-pub fn diff_doc<'a>(
-    b: &Run,
-    c: &Run,
-    d: &'a RunDiff,
-    attribution: serde_json::Value,
-) -> DiffDoc<'a> {
+pub fn diff_doc(b: &Run, c: &Run, d: &diff::RunDiff, attribution: serde_json::Value) -> DiffDoc {
     DiffDoc {
         schema_version: SCHEMA_VERSION,
-        command: "diff",
+        command: "diff".into(),
         baseline: b.name.clone(),
         candidate: c.name.clone(),
-        status: d.status,
+        status: d.status.into(),
         exit_code: d.status.exit_code(),
         verdict: d.headline.clone(),
-        config: &d.config,
-        config_note: &d.config_note,
+        config: d.config.as_ref().map(config_doc),
+        config_note: d.config_note.clone(),
         attribution,
-        comparability: &d.comparability,
-        first_divergence: &d.first_divergence,
-        effect: &d.effect,
-        figures: &d.figures,
-        baseline_outcome: &d.baseline,
-        candidate_outcome: &d.candidate,
+        comparability: ComparabilityDoc {
+            common_ranks: d.comparability.common_ranks,
+            only_in_baseline: d
+                .comparability
+                .only_in_baseline
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
+            only_in_candidate: d
+                .comparability
+                .only_in_candidate
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
+            memory_compared: d.comparability.memory_compared,
+            notes: d.comparability.notes.clone(),
+        },
+        first_divergence: d.first_divergence.as_ref().map(|v| DivergenceDoc {
+            phase: v.phase.into(),
+            figure: v.figure.to_string(),
+            class: v.class.into(),
+            ranks_moved: v.ranks_moved,
+            ranks_compared: v.ranks_compared,
+            delta: (&v.delta).into(),
+            is_bytes: v.is_bytes,
+            baseline_median: v.baseline_median,
+            candidate_median: v.candidate_median,
+        }),
+        effect: d.effect.as_ref().map(|e| EffectDoc {
+            kv_tokens_delta: e.kv_tokens_delta,
+            kv_tokens_baseline: e.kv_tokens_baseline,
+            kv_bytes_delta: e.kv_bytes_delta,
+            avail_after_pool_delta: e.avail_after_pool_delta,
+            avail_after_pool: e
+                .avail_after_pool
+                .map(|(baseline, candidate)| BaselineCandidate {
+                    baseline,
+                    candidate,
+                }),
+        }),
+        figures: d.figures.iter().map(figure_diff_doc).collect(),
+        baseline_outcome: outcome_doc(&d.baseline),
+        candidate_outcome: outcome_doc(&d.candidate),
     }
 }

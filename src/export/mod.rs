@@ -1,0 +1,14 @@
+//! Exports for the tools people already have: a Chrome/Perfetto trace to look at a run
+//! on a timeline, Prometheus text to put start-up figures on a dashboard. Each format is
+//! its own module behind one trait, as hyperfine does with its exporters.
+
+pub mod perfetto;
+pub mod prometheus;
+
+use std::io::{self, Write};
+
+use crate::model::Run;
+
+pub trait Exporter {
+    fn write(&self, run: &Run, out: &mut dyn Write) -> io::Result<()>;
+}

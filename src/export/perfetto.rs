@@ -1,0 +1,228 @@
+//! Chrome trace-event JSON (the "JSON Object Format" of the Trace Event Format document),
+//! which ui.perfetto.dev and chrome://tracing both open.
+//!
+//! One process per run; one thread per rank (the launcher, lines without a rank, is
+//! thread 0). Phases are complete events (`X`), log events and failures are thread-scoped
+//! instants (`i`), free and used memory are counters (`C`). Times are microseconds since
+//! the run's first time stamp; SGLang prints whole seconds, so slices start and end on
+//! second boundaries and a phase shorter than a second has duration 0.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::Exporter;
+use crate::event::{Event, FieldValue, Rank};
+use crate::model::Run;
+
+/// The run's process id in the trace; there is one run per file.
+const PID: u32 = 1;
+const LAUNCHER_TID: u32 = 0;
+
+pub struct Perfetto;
+
+#[derive(Serialize)]
+struct TraceEvent {
+    name: String,
+    ph: &'static str,
+    /// Microseconds since the start of the run.
+    ts: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<i64>,
+    pid: u32,
+    tid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    args: Map<String, Value>,
+}
+
+impl TraceEvent {
+    fn new(name: impl Into<String>, ph: &'static str, ts: i64, tid: u32) -> TraceEvent {
+        TraceEvent {
+            name: name.into(),
+            ph,
+            ts,
+            dur: None,
+            pid: PID,
+            tid,
+            s: None,
+            cat: None,
+            args: Map::new(),
+        }
+    }
+}
+
+fn micros(start: Option<NaiveDateTime>, t: NaiveDateTime) -> i64 {
+    start.map_or(0, |s| (t - s).num_microseconds().unwrap_or(0).max(0))
+}
+
+fn field_json(v: &FieldValue) -> Value {
+    match v {
+        FieldValue::Bytes { bytes, .. } => json!(bytes),
+        FieldValue::Int(i) => json!(i),
+        FieldValue::Float(f) => json!(f),
+        FieldValue::Text(t) => json!(t),
+    }
+}
+
+/// The memory series a figure belongs to: free memory (before and after each phase) is
+/// one line over time, used memory another.
+fn counter_series(figure: &str) -> Option<&'static str> {
+    match figure {
+        "avail_before" | "avail_after" => Some("avail"),
+        "mem_usage" => Some("mem_usage"),
+        _ => None,
+    }
+}
+
+pub fn trace(run: &Run) -> Value {
+    let start = run.start;
+    let mut out: Vec<TraceEvent> = Vec::new();
+    let tid_of: HashMap<&Rank, u32> = run
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (&r.rank, i as u32 + 1))
+        .collect();
+    let tid = |r: Option<&Rank>| {
+        r.and_then(|r| tid_of.get(r).copied())
+            .unwrap_or(LAUNCHER_TID)
+    };
+
+    let mut meta = TraceEvent::new("process_name", "M", 0, LAUNCHER_TID);
+    meta.args.insert("name".into(), json!(run.name));
+    out.push(meta);
+    let mut threads = vec![(LAUNCHER_TID, "launcher".to_string())];
+    threads.extend(
+        run.ranks
+            .iter()
+            .map(|r| (tid(Some(&r.rank)), r.rank.to_string())),
+    );
+    for (t, name) in threads {
+        let mut m = TraceEvent::new("thread_name", "M", 0, t);
+        m.args.insert("name".into(), json!(name));
+        out.push(m);
+        let mut m = TraceEvent::new("thread_sort_index", "M", 0, t);
+        m.args.insert("sort_index".into(), json!(t));
+        out.push(m);
+    }
+
+    // Lines without a time stamp (NCCL INFO) are placed at the time of the line before
+    // them, as the run model orders them.
+    let mut at: HashMap<(usize, u64), i64> = HashMap::new();
+    let mut last_rank_ts: HashMap<u32, i64> = HashMap::new();
+    let mut prev: i64 = 0;
+    for e in &run.events {
+        let ts = e.ts.map_or(prev, |t| micros(start, t));
+        prev = ts;
+        at.insert((e.origin.source, e.origin.line), ts);
+        let t = tid(e.rank.as_ref());
+        last_rank_ts.insert(t, ts);
+        out.push(instant(run, e, ts, t));
+    }
+
+    for r in &run.ranks {
+        let t = tid(Some(&r.rank));
+        let rank_end = last_rank_ts.get(&t).copied().unwrap_or(0);
+        for p in &r.phases {
+            let Some(s) = p.start else { continue };
+            let ts = micros(start, s);
+            let end = p.end.map_or(rank_end, |e| micros(start, e));
+            let mut x = TraceEvent::new(p.phase.name(), "X", ts, t);
+            x.dur = Some((end - ts).max(0));
+            x.cat = Some("phase");
+            x.args.insert("complete".into(), json!(p.complete));
+            for f in &p.figures {
+                x.args.insert(f.name.into(), field_json(&f.value));
+            }
+            out.push(x);
+            for f in &p.figures {
+                let (Some(series), Some(bytes)) = (counter_series(f.name), f.value.as_bytes())
+                else {
+                    continue;
+                };
+                let ts = at
+                    .get(&(f.origin.source, f.origin.line))
+                    .copied()
+                    .unwrap_or(ts);
+                let mut c = TraceEvent::new(format!("{} {series}", r.rank), "C", ts, t);
+                c.args.insert("bytes".into(), json!(bytes));
+                out.push(c);
+            }
+        }
+    }
+
+    let failures = run
+        .ranks
+        .iter()
+        .filter_map(|r| r.failure.as_ref().map(|f| (Some(&r.rank), f)))
+        .chain(run.launcher_failures.iter().map(|f| (None, f)));
+    for (rank, f) in failures {
+        let t = tid(rank);
+        let ts =
+            f.ts.map(|x| micros(start, x))
+                .or_else(|| {
+                    f.origin
+                        .as_ref()
+                        .and_then(|o| at.get(&(o.source, o.line)).copied())
+                })
+                .unwrap_or_else(|| last_rank_ts.get(&t).copied().unwrap_or(0));
+        let mut i = TraceEvent::new(format!("failure: {}", f.kind.name()), "i", ts, t);
+        i.s = Some("t");
+        i.cat = Some("failure");
+        i.args.insert("message".into(), json!(f.message));
+        i.args.insert("kind".into(), json!(f.kind.name()));
+        i.args.insert("phase".into(), json!(f.phase.name()));
+        for (k, v) in &f.fields {
+            i.args.insert(k.clone(), field_json(v));
+        }
+        if let Some(o) = &f.origin {
+            i.args.insert("source".into(), json!(run.source_name(o)));
+            i.args.insert("line".into(), json!(o.line));
+        }
+        if let Some(c) = &f.consequence_of {
+            i.args.insert("consequence_of".into(), json!(c.to_string()));
+        }
+        out.push(i);
+    }
+
+    json!({
+        "traceEvents": out,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "generator": concat!("rankscope ", env!("CARGO_PKG_VERSION")),
+            "run": run.name,
+            "start": run.start.map(|t| t.format("%Y-%m-%dT%H:%M:%S%.f").to_string()),
+        },
+    })
+}
+
+fn instant(run: &Run, e: &Event, ts: i64, tid: u32) -> TraceEvent {
+    let mut i = TraceEvent::new(e.kind.clone(), "i", ts, tid);
+    i.s = Some("t");
+    i.cat = Some("event");
+    for (k, v) in &e.fields {
+        i.args.insert(k.clone(), field_json(v));
+    }
+    i.args.insert("message".into(), json!(e.message));
+    i.args
+        .insert("source".into(), json!(run.source_name(&e.origin)));
+    i.args.insert("line".into(), json!(e.origin.line));
+    if e.ts.is_none() {
+        i.args.insert("ts_inferred".into(), json!(true));
+    }
+    i
+}
+
+impl Exporter for Perfetto {
+    fn write(&self, run: &Run, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer(&mut *out, &trace(run))?;
+        out.write_all(b"\n")
+    }
+}

@@ -1,0 +1,208 @@
+//! Every `$ rankscope …` line in a ```console block of the docs runs here, against the
+//! samples, so that the docs cannot drift from the binary.
+//!
+//! Conventions in the docs: the lines after a command, up to the next `$` line or the end
+//! of the block, are its expected output. A `...` line stands for any number of lines,
+//! and a line ending in `...` matches any line that starts with the text before it. No
+//! output shown means the output is not checked. A trailing `# exit N` gives the expected
+//! exit code (0 otherwise). The only shell syntax understood is quoting and a final
+//! `| head -N`. An output file named after `--perfetto` is written to a temporary
+//! directory instead.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+const DOCS: [&str; 3] = ["docs/json.md", "docs/exports.md", "docs/inputs.md"];
+
+#[derive(Debug)]
+struct Example {
+    doc: &'static str,
+    line: usize,
+    command: String,
+    expected: Vec<String>,
+}
+
+fn examples(doc: &'static str) -> Vec<Example> {
+    let text = std::fs::read_to_string(doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let mut out: Vec<Example> = Vec::new();
+    let mut in_console = false;
+    let mut current: Option<Example> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(fence) = line.strip_prefix("```") {
+            if in_console {
+                out.extend(current.take());
+                in_console = false;
+            } else {
+                in_console = fence.trim() == "console";
+            }
+            continue;
+        }
+        if !in_console {
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("$ ") {
+            out.extend(current.take());
+            current = Some(Example {
+                doc,
+                line: i + 1,
+                command: cmd.to_string(),
+                expected: Vec::new(),
+            });
+        } else if let Some(ex) = current.as_mut() {
+            ex.expected.push(line.to_string());
+        }
+    }
+    out
+}
+
+/// Splits like a POSIX shell for the simple cases the docs use: words, '…' and "…".
+fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in s.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn matches(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((e, rest)) if e == "..." => {
+            (0..=actual.len()).any(|skip| matches(rest, &actual[skip..]))
+        }
+        Some((e, rest)) => match actual.split_first() {
+            None => false,
+            Some((a, arest)) => {
+                let ok = match e.strip_suffix("...") {
+                    Some(prefix) => a.starts_with(prefix),
+                    None => a.trim_end() == e.trim_end(),
+                };
+                ok && matches(rest, arest)
+            }
+        },
+    }
+}
+
+fn run(ex: &Example, tmp: &Path) -> Result<(), String> {
+    let mut cmd = ex.command.clone();
+    let mut code = 0;
+    if let Some((c, comment)) = cmd.clone().split_once("  # exit ") {
+        code = comment
+            .trim()
+            .parse()
+            .map_err(|_| "bad # exit".to_string())?;
+        cmd = c.to_string();
+    }
+    let mut head: Option<usize> = None;
+    if let Some((c, h)) = cmd.clone().split_once(" | head -") {
+        head = Some(
+            h.trim_start_matches("n ")
+                .trim()
+                .parse()
+                .map_err(|_| "bad head".to_string())?,
+        );
+        cmd = c.to_string();
+    }
+    if cmd.contains(['|', '>', '<', ';', '&', '`', '$']) {
+        return Err("shell syntax the docs test does not run".into());
+    }
+    let mut args = words(&cmd);
+    if args.first().map(String::as_str) != Some("rankscope") {
+        return Err("not a rankscope command".into());
+    }
+    args.remove(0);
+    for i in 1..args.len() {
+        if args[i - 1] == "--perfetto" && args[i] != "-" {
+            args[i] = tmp.join(&args[i]).display().to_string();
+        }
+    }
+    let out = Command::cargo_bin("rankscope")
+        .map_err(|e| e.to_string())?
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .args(&args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.code() != Some(code) {
+        return Err(format!(
+            "exit {:?}, expected {code}; stderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if ex.expected.iter().all(|l| l.trim().is_empty()) {
+        return Ok(());
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    if let Some(n) = head {
+        lines.truncate(n);
+    }
+    let mut expected = ex.expected.clone();
+    while expected.last().is_some_and(|l| l.trim().is_empty()) {
+        expected.pop();
+    }
+    if matches(&expected, &lines) {
+        Ok(())
+    } else {
+        Err(format!(
+            "output differs.\n--- expected\n{}\n--- actual\n{}",
+            expected.join("\n"),
+            lines.join("\n")
+        ))
+    }
+}
+
+#[test]
+fn every_console_example_in_the_docs_runs() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for doc in DOCS {
+        for ex in examples(doc) {
+            if !ex.command.starts_with("rankscope ") {
+                continue;
+            }
+            ran += 1;
+            if let Err(e) = run(&ex, tmp.path()) {
+                failures.push(format!("{}:{}: $ {}\n{e}", ex.doc, ex.line, ex.command));
+            }
+        }
+    }
+    assert!(
+        ran >= 8,
+        "only {ran} examples found: is the fence syntax right?"
+    );
+    assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_matcher_understands_the_doc_conventions() {
+    let e = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(matches(&e(&["a", "...", "d"]), &["a", "b", "c", "d"]));
+    assert!(matches(&e(&["ab..."]), &["abc"]));
+    assert!(!matches(&e(&["a", "d"]), &["a", "b", "d"]));
+    assert!(!matches(&e(&["a"]), &["a", "b"]));
+    assert_eq!(words(r#"a "b c" 'd'"#), ["a", "b c", "d"]);
+}
