@@ -72,6 +72,8 @@ pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
         kind::WEIGHT_LOAD_BEGIN => (Phase::WeightLoad, Edge::Begin),
         kind::WEIGHT_LOAD_END => (Phase::WeightLoad, Edge::End),
         kind::KV_BUDGET | kind::KV_CACHE_ALLOC => (Phase::KvCache, Edge::Begin),
+        "kv_dtype" | "mamba_cache_alloc" | "max_concurrency" => (Phase::KvCache, Edge::Inside),
+        "cuda_graph_register" => (Phase::CudaGraph, Edge::Inside),
         kind::MEM_POOL_END => (Phase::KvCache, Edge::End),
         kind::CUDA_GRAPH_BEGIN => (Phase::CudaGraph, Edge::Begin),
         kind::CUDA_GRAPH_END => (Phase::CudaGraph, Edge::End),
@@ -650,9 +652,24 @@ fn build_rank(
             }
         }
     }
+    // A phase is over once a later one has begun, whether or not the server prints an
+    // end line for it (vLLM has no `Memory pool end`).
+    let starts: Vec<(Phase, Option<NaiveDateTime>)> =
+        spans.values().map(|s| (s.phase, s.start)).collect();
+    for span in spans.values_mut() {
+        if span.complete {
+            continue;
+        }
+        if let Some((_, next_start)) = starts.iter().find(|(p, _)| *p > span.phase) {
+            span.complete = true;
+            if span.end.is_none() {
+                span.end = *next_start;
+            }
+        }
+    }
     // Launch runs from the first line of the run to the rank's first line.
     let first_ts = idx.iter().filter_map(|&i| events[i].ts).min();
-    if let (Some(s), Some(f)) = (run_start, first_ts) {
+    if let (Some(s), Some(f), false) = (run_start, first_ts, rank.is_engine()) {
         spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
             phase: Phase::Launch,
             start: Some(s),
@@ -739,8 +756,11 @@ fn mark_consequences(ranks: &mut [RankRun]) {
             continue;
         }
         if let Some(f) = r.failure.as_mut() {
+            // The engine reports its workers' failures, and NCCL errors and hangs follow a
+            // peer's death.
             let secondary = matches!(f.kind, FailureKind::Hang | FailureKind::Nccl)
-                || f.fields.contains_key("consequence");
+                || f.fields.contains_key("consequence")
+                || r.rank.is_engine();
             if secondary {
                 f.consequence_of = Some(first_rank.clone());
             }

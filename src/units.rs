@@ -77,6 +77,10 @@ pub fn human_delta_mib(bytes: i64) -> String {
     if mib == 0.0 {
         return "0".into();
     }
+    if mib.abs() >= 1024.0 {
+        let gib = mib / 1024.0;
+        return format!("{}{:.2} GiB", if gib < 0.0 { "-" } else { "+" }, gib.abs());
+    }
     let body = if (mib.round() - mib).abs() < 0.05 {
         format!("{:.0}", mib.abs())
     } else {
@@ -123,6 +127,8 @@ mod tests {
         assert_eq!(human_bytes(25_198_592), "24.03 MiB");
         assert_eq!(human_delta_mib(41_943_040), "+40 MiB");
         assert_eq!(human_delta_mib(-10_737_418), "-10.2 MiB");
+        // 63.08 − 55.84 GiB
+        assert_eq!(human_delta_mib(7_773_890_806), "+7.24 GiB");
         assert_eq!(group_thousands(91_141), "91,141");
         assert_eq!(group_thousands(-597), "-597");
     }

@@ -324,7 +324,8 @@ pub fn outcome(run: &Run) -> RunOutcome {
             }
         })
         .collect();
-    groups.sort_by_key(|g| std::cmp::Reverse(g.ranks.len()));
+    // Root causes first, then by how many ranks share them.
+    groups.sort_by_key(|g| (g.consequence_of.is_some(), std::cmp::Reverse(g.ranks.len())));
     let first_failure = run
         .ranks
         .iter()
@@ -567,21 +568,36 @@ fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effe
     };
     match status {
         Status::Failed => {
-            let what = match c.groups.first() {
-                Some(g) if g.ranks.len() == c.ranks => format!(
-                    "all {} ranks {} in {}",
-                    c.ranks,
-                    failure_verb(g.kind),
-                    g.phase
-                ),
-                Some(g) => format!(
-                    "{}/{} ranks {} in {}",
-                    c.failed_ranks,
-                    c.ranks,
-                    failure_verb(g.kind),
-                    g.phase
-                ),
-                None => "the launcher failed".to_string(),
+            let primary: Vec<&FailureGroup> = c
+                .groups
+                .iter()
+                .filter(|g| g.consequence_of.is_none())
+                .collect();
+            let what = match (primary.as_slice(), &c.first_failure) {
+                ([g], _) if g.ranks.len() == c.ranks => {
+                    format!(
+                        "all {} ranks {} in {}",
+                        c.ranks,
+                        failure_verb(g.kind),
+                        g.phase
+                    )
+                }
+                (_, Some((rank, kind, phase))) => {
+                    let others = c.failed_ranks.saturating_sub(1);
+                    format!(
+                        "{rank} {} in {phase}{}",
+                        failure_verb(*kind),
+                        match others {
+                            0 => String::new(),
+                            1 => "; 1 more rank failed".to_string(),
+                            n => format!("; {n} more ranks failed"),
+                        }
+                    )
+                }
+                _ if c.failed_ranks > 0 => {
+                    format!("{}/{} ranks stopped before ready", c.failed_ranks, c.ranks)
+                }
+                _ => "the launcher failed".to_string(),
             };
             format!("candidate: {what}; {base}")
         }

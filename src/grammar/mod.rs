@@ -26,6 +26,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("sglang", include_str!("../../grammars/sglang.toml")),
     ("pytorch", include_str!("../../grammars/pytorch.toml")),
     ("nccl", include_str!("../../grammars/nccl.toml")),
+    ("vllm", include_str!("../../grammars/vllm.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
