@@ -40,7 +40,8 @@ impl Rank {
         for word in text.split_whitespace() {
             let split = word.find(|c: char| c.is_ascii_digit())?;
             let (name, num) = word.split_at(split);
-            if name.is_empty() {
+            // Tags are upper-case names (`TP`, `ATTN_CP`); `rank=2` is not one.
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
                 return None;
             }
             pairs.push((name.to_string(), num.parse().ok()?));

@@ -154,9 +154,12 @@ fn scan_hit_line(
     out: &mut BlockScan,
     open_tb: &mut Option<usize>,
 ) {
+    // Flattened logs replace newlines by ` ⏎ ` (U+23CE): those are record breaks too.
+    const RETURN_SYMBOL: &[u8] = "\u{23ce}".as_bytes();
     let segments: Vec<&[u8]> = raw
         .split(|&b| b == b'\r')
-        .filter(|s| !s.is_empty())
+        .flat_map(|s| split_on(s, RETURN_SYMBOL))
+        .filter(|s| !is_blank(s))
         .collect();
     let n = segments.len();
     let mut any_event = false;
@@ -246,9 +249,9 @@ fn classify_plain(
         }
         return;
     }
-    if gs.starts_record(trim_wrapper(last)) || gs.is_noise(last) {
-        let record = gs.starts_record(trim_wrapper(last));
-        if record && open_tb.is_some() && out.seen_record {
+    let record = gs.starts_record(trim_wrapper(last));
+    if record {
+        if open_tb.is_some() {
             // Only while a traceback is open (rare) is a record's prefix parsed here: a
             // line from the same process continues it.
             let text = clean_line(last);
@@ -262,19 +265,26 @@ fn classify_plain(
                 return;
             }
         }
-        if !out.seen_record && !record {
-            // Noise before the first record cannot close a traceback of an earlier block
-            // any more than it can here; it is counted as noise either way.
+        *open_tb = None;
+        out.seen_record = true;
+        out.counts.records += 1;
+        return;
+    }
+    // Inside a traceback everything up to the next record belongs to it, including lines
+    // that would be noise on their own (`Traceback (most recent call last):`).
+    if let Some(tb) = *open_tb {
+        out.counts.continuation += 1;
+        if let Some(owner) = out.events.get_mut(tb) {
+            push_detail(&mut owner.detail, &clean_line(last));
+        }
+        return;
+    }
+    if gs.is_noise(last) {
+        if out.seen_record {
+            out.counts.noise += 1;
+        } else {
             out.lead_lines += 1;
             out.lead_counts.noise += 1;
-            return;
-        }
-        *open_tb = None;
-        if record {
-            out.seen_record = true;
-            out.counts.records += 1;
-        } else {
-            out.counts.noise += 1;
         }
         return;
     }
@@ -294,13 +304,6 @@ fn classify_plain(
                     text,
                 });
             }
-        }
-        return;
-    }
-    if let Some(tb) = *open_tb {
-        out.counts.continuation += 1;
-        if let Some(owner) = out.events.get_mut(tb) {
-            push_detail(&mut owner.detail, &clean_line(last));
         }
         return;
     }
@@ -329,6 +332,17 @@ fn continues_traceback(
     };
     let opener_pid = opener.m.prefix.as_ref().and_then(|p| p.pid);
     opener_pid.is_some() && prefix.and_then(|p| p.pid) == opener_pid
+}
+
+fn split_on<'a>(s: &'a [u8], sep: &[u8]) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for p in memchr::memmem::find_iter(s, sep) {
+        out.push(&s[start..p]);
+        start = p + sep.len();
+    }
+    out.push(&s[start..]);
+    out
 }
 
 /// Peels what wrappers put in front of a record, for the per-line classification:

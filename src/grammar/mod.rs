@@ -27,6 +27,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("pytorch", include_str!("../../grammars/pytorch.toml")),
     ("nccl", include_str!("../../grammars/nccl.toml")),
     ("vllm", include_str!("../../grammars/vllm.toml")),
+    ("streams", include_str!("../../grammars/streams.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
