@@ -69,13 +69,15 @@ pub struct Attribution {
     pub clock: Vec<String>,
 }
 
-fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
+/// The offset (snapshot clock − log clock) in whole quarter hours, or `None` when either
+/// clock is missing or a damaged trace time makes the difference overflow.
+pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
     let first_log = rr.phases.iter().filter_map(|p| p.start).min()?;
     let first_trace = s.device_traces.iter().flatten().map(|e| e.time_us).min()?;
     let log_us = first_log.and_utc().timestamp_micros();
     let quarter = 15 * 60 * 1_000_000i64;
-    let diff = first_trace - log_us;
-    Some(((diff as f64 / quarter as f64).round() as i64) * quarter)
+    let diff = first_trace.checked_sub(log_us)?;
+    ((diff as f64 / quarter as f64).round() as i64).checked_mul(quarter)
 }
 
 /// The phase a moment of the rank's process belongs to. Stamps are whole seconds, and a
@@ -87,7 +89,7 @@ fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
     for p in &rr.phases {
         let Some(start) = p.start else { continue };
         let end = p.end.unwrap_or(start);
-        if t_log_us >= secs(start) && t_log_us < secs(end) + 1_000_000 {
+        if t_log_us >= secs(start) && t_log_us < secs(end).saturating_add(1_000_000) {
             return Some(p.phase);
         }
         if t_log_us >= secs(start) {
@@ -159,9 +161,9 @@ pub fn attribute(
                 continue;
             }
             let phase = match first_c.get(&ch.site) {
-                Some(t) => phase_at(rr, t - offset),
+                Some(t) => t.checked_sub(offset).and_then(|t| phase_at(rr, t)),
                 None => match (first_b.get(&ch.site), base_rr, base_offset) {
-                    (Some(t), Some(br), Some(o)) => phase_at(br, t - o),
+                    (Some(t), Some(br), Some(o)) => t.checked_sub(o).and_then(|t| phase_at(br, t)),
                     _ => None,
                 },
             };
