@@ -69,7 +69,7 @@ pub struct Attribution {
     pub clock: Vec<String>,
 }
 
-fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
+pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
     let first_log = rr.phases.iter().filter_map(|p| p.start).min()?;
     let first_trace = s.device_traces.iter().flatten().map(|e| e.time_us).min()?;
     let log_us = first_log.and_utc().timestamp_micros();
