@@ -434,6 +434,9 @@ fn detail_pane_scrolls_by_pages_and_stops_at_the_end() {
         keys(&mut app, &[KeyCode::PageUp]);
     }
     assert_eq!(app.detail_scroll, 0);
+    // J/K scroll by one line.
+    chars(&mut app, "JJJK");
+    assert_eq!(app.detail_scroll, 2);
     // Another event starts at its top.
     keys(&mut app, &[KeyCode::PageDown, KeyCode::Up]);
     assert_eq!(app.detail_scroll, 0);
@@ -478,4 +481,28 @@ fn loading_screen_shows_bytes_read_and_a_spinner() {
     assert!(text.contains("could not load the run"), "{text}");
     assert!(text.contains("no such file"), "{text}");
     insta::assert_snapshot!("loading_error_80x24", text);
+}
+
+#[test]
+fn worker_load_counts_log_bytes_and_attaches_snapshots() {
+    use rankscope::tui::loading::{load_app, Progress};
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    let p = Progress::default();
+    let app =
+        load_app(&gs, Path::new("samples/tp8-custom-ar"), None, false, &p).expect("sample loads");
+    assert_eq!(app.snaps.iter().flatten().count(), 8);
+    assert!(app.snaps.iter().flatten().all(|s| s.clock_matched));
+    let (_, bytes, total) = p.snapshot();
+    let logs: u64 = ["server.log", "stdout.txt"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(Path::new("samples/tp8-custom-ar").join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    assert_eq!(total, Some(logs));
+    assert!(bytes > 0 && bytes <= logs, "{bytes} of {logs}");
+
+    let err = load_app(&gs, Path::new("samples/no-such-run"), None, false, &p)
+        .err()
+        .expect("a missing run fails");
+    assert!(err.contains("no-such-run"), "{err}");
 }

@@ -86,6 +86,8 @@ pub enum Msg {
     Move(i32),
     /// Pages to scroll the event detail pane (negative: up).
     ScrollDetail(i32),
+    /// Lines to scroll the event detail pane (negative: up).
+    ScrollDetailLines(i32),
     ToggleHelp,
     ToggleDetail,
     ToggleRankFilter,
@@ -519,6 +521,12 @@ fn step(cur: usize, by: i32, len: usize) -> usize {
     next.clamp(0, len as i64 - 1) as usize
 }
 
+fn scroll_detail(app: &mut App, by: i64) {
+    let (_, max) = super::ui::detail_scroll_room(app);
+    let to = i64::from(app.detail_scroll) + by;
+    app.detail_scroll = to.clamp(0, i64::from(max)) as u16;
+}
+
 pub fn update(app: &mut App, msg: Msg) {
     match msg {
         Msg::Resize(w, h) => {
@@ -576,10 +584,10 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::FitWidth => app.fit(),
         Msg::Move(by) => app.move_rows(by),
         Msg::ScrollDetail(pages) => {
-            let (page, max) = super::ui::detail_scroll_room(app);
-            let to = i64::from(app.detail_scroll) + i64::from(pages) * i64::from(page.max(1));
-            app.detail_scroll = to.clamp(0, i64::from(max)) as u16;
+            let (page, _) = super::ui::detail_scroll_room(app);
+            scroll_detail(app, i64::from(pages) * i64::from(page.max(1)));
         }
+        Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
         Msg::ToggleHelp => app.help = !app.help,
         Msg::ToggleDetail => {
             app.detail = !app.detail;

@@ -303,10 +303,13 @@ fn draw_memory(f: &mut Frame, app: &App, area: Rect) {
     };
     let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache size · \
 graph: cuda_graph mem usage · free: last reported available memory";
-    f.render_widget(
-        Paragraph::new(Span::styled(text, dim(app.color))).wrap(Wrap { trim: true }),
-        note,
-    );
+    let mut lines = vec![Line::styled(text, dim(app.color))];
+    // Snapshots that were there but could not be used say so, or their absence would
+    // look like a run recorded without them.
+    for e in &app.snap_errors {
+        lines.push(Line::styled(sanitize(e), warn_style(app.color)));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), note);
 }
 
 /// The selected rank's largest allocation sites, live at the end of its snapshot.
@@ -569,7 +572,7 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
         if max > 0 {
             let last = (top + usize::from(inner.height)).min(lines.len());
             title.push_str(&format!(
-                ", PgUp/PgDn scrolls) lines {}-{last} of {} ",
+                ", PgUp/PgDn J/K scroll) lines {}-{last} of {} ",
                 top + 1,
                 lines.len()
             ));
