@@ -152,15 +152,33 @@ const SITES_KEPT: usize = 8;
 fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
     let rr = run.rank(&rs.rank)?;
     let sum = summarize(&rs.snapshot, &SiteRule::default());
-    let offset = clock_offset_us(rr, &rs.snapshot);
+    // `clock_offset_us` subtracts the log's first stamp from the trace's first time
+    // unchecked; a trace time from a damaged file could overflow it, so it is asked only
+    // when that difference exists.
+    let first_log = rr
+        .phases
+        .iter()
+        .filter_map(|p| p.start)
+        .min()
+        .map(|t| t.and_utc().timestamp_micros());
+    let fits = match (sum.first_time_us, first_log) {
+        (Some(a), Some(b)) => a.checked_sub(b).is_some(),
+        _ => false,
+    };
+    let offset = if fits {
+        clock_offset_us(rr, &rs.snapshot)
+    } else {
+        None
+    };
     let start_us = run.start.map(|s| s.and_utc().timestamp_micros());
     // Snapshot µs → seconds since the run's first stamp. Without a fitted offset the
     // snapshot's own first entry stands in for the run start.
     let base = match (offset, start_us) {
-        (Some(o), Some(s)) => s + o,
+        (Some(o), Some(s)) => s.saturating_add(o),
         _ => sum.first_time_us.unwrap_or(0),
     };
-    let t = |us: i64| (us - base) as f64 / 1e6;
+    // Trace times come from the file: no value may overflow the subtraction.
+    let t = |us: i64| us.saturating_sub(base) as f64 / 1e6;
     Some(SnapMem {
         path: rs.path.clone(),
         series: sum

@@ -239,7 +239,9 @@ impl Widget for MemChart<'_> {
         ]
         .into_iter()
         .find(|st| st / dt >= 8.0)
-        .unwrap_or(3600.0);
+        // A snapshot whose clock is far off (or damaged) can span years: at most one tick
+        // per eight columns whatever the span, so the loop below stays short.
+        .unwrap_or(dt * 8.0);
         let label = if s.clock_matched {
             "run time"
         } else {
