@@ -352,12 +352,9 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Command::Tui { run, vs } => {
-            let r = load(&gs, run)?;
-            let b = vs
-                .as_ref()
-                .map(|p| load(&gs, p).with_context(|| format!("baseline {}", p.display())))
-                .transpose()?;
-            rankscope::tui::run(r, b, style.color)?;
+            // Loads on its own thread behind a loading screen; a load error comes back
+            // after the user has read it and quit, and exits 2 like any other.
+            rankscope::tui::run_paths(gs, run, vs.as_deref(), style.color)?;
             Ok(0)
         }
         Command::Grammars { action } => match action {

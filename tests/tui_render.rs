@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
+use rankscope::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Run;
 use rankscope::tui::{input, render_text, update, App, Msg, View};
 
@@ -18,6 +18,21 @@ fn load(name: &str) -> Run {
     load_run(&gs, &path, &LoadOptions::default(), &|_, _| {})
         .expect("sample loads")
         .run
+}
+
+/// The run with its ranks' snapshots attached, as `rankscope tui` loads it.
+fn with_snapshots(name: &str) -> App {
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    let loaded = load_run(
+        &gs,
+        &Path::new("samples").join(name),
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("sample loads");
+    let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
+    assert!(errors.is_empty(), "{errors:?}");
+    App::new(loaded.run, None, false).with_snapshots(&snaps, errors)
 }
 
 fn failing() -> App {
@@ -368,4 +383,128 @@ fn event_filters_and_search_escape() {
     assert!(app.search_input.is_none() && !app.quit);
     chars(&mut app, "q");
     assert!(app.quit);
+}
+
+#[test]
+fn memory_view_draws_the_snapshot_series_peak_oom_and_sites() {
+    let mut app = with_snapshots("tp8-custom-ar");
+    assert!(app.has_snapshots());
+    keys(&mut app, &[KeyCode::Tab]);
+    assert_eq!(app.view, View::Memory);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(screen.contains("TP0 snapshot"), "{screen}");
+    assert!(screen.contains("✗oom at"), "OOM marker missing:\n{screen}");
+    assert!(screen.contains("▲ peak"), "peak marker missing:\n{screen}");
+    assert!(screen.contains("init_custom_ar"), "site missing:\n{screen}");
+    assert!(screen.contains("run time"), "clock not matched:\n{screen}");
+    insta::assert_snapshot!("memory_snapshots_120x40", screen);
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("✗oom at"), "{screen}");
+    assert!(screen.contains("load_weights"), "{screen}");
+    insta::assert_snapshot!("memory_snapshots_80x24", screen);
+}
+
+#[test]
+fn detail_pane_scrolls_by_pages_and_stops_at_the_end() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Down, KeyCode::Tab, KeyCode::Tab]);
+    chars(&mut app, "/oom");
+    keys(&mut app, &[KeyCode::Enter, KeyCode::Enter]);
+    assert!(app.detail);
+    let top = render_text(&mut app, 80, 24);
+    assert!(top.contains("lines 1-"), "{top}");
+    // PgDn pages the pane, not the event list, while it is open.
+    let sel = app.event_sel;
+    keys(&mut app, &[KeyCode::PageDown]);
+    assert_eq!(app.event_sel, sel);
+    assert!(app.detail_scroll > 0);
+    for _ in 0..20 {
+        keys(&mut app, &[KeyCode::PageDown]);
+    }
+    let bottom = render_text(&mut app, 80, 24);
+    assert!(
+        bottom.contains("allowed_bytes"),
+        "end of the text:\n{bottom}"
+    );
+    assert!(!bottom.contains("lines 1-"), "{bottom}");
+    insta::assert_snapshot!("events_detail_scrolled_80x24", bottom);
+    // One PgUp is enough to leave the end: the scroll never ran past it.
+    let at_end = app.detail_scroll;
+    keys(&mut app, &[KeyCode::PageUp]);
+    assert!(app.detail_scroll < at_end);
+    for _ in 0..20 {
+        keys(&mut app, &[KeyCode::PageUp]);
+    }
+    assert_eq!(app.detail_scroll, 0);
+    // J/K scroll by one line.
+    chars(&mut app, "JJJK");
+    assert_eq!(app.detail_scroll, 2);
+    // Another event starts at its top.
+    keys(&mut app, &[KeyCode::PageDown, KeyCode::Up]);
+    assert_eq!(app.detail_scroll, 0);
+}
+
+#[test]
+fn memory_table_follows_the_selection_past_the_last_row() {
+    let mut app = failing();
+    keys(&mut app, &[KeyCode::Tab]);
+    for _ in 0..7 {
+        keys(&mut app, &[KeyCode::Down]);
+    }
+    let screen = render_text(&mut app, 100, 10);
+    assert!(screen.lines().any(|l| l.starts_with("TP7")), "{screen}");
+    assert!(!screen.lines().any(|l| l.starts_with("TP0")), "{screen}");
+    assert!(screen.contains("ranks 5-8 of 8"), "{screen}");
+}
+
+#[test]
+fn loading_screen_shows_bytes_read_and_a_spinner() {
+    use rankscope::tui::{render_loading_text, Loading};
+    let mut screen = Loading::new("samples/tp8-custom-ar");
+    screen.stage = "reading the logs of samples/tp8-custom-ar".into();
+    screen.bytes = 19_000;
+    screen.total = Some(38_192);
+    let text = render_loading_text(&screen, 80, 24);
+    assert!(text.contains("50%"), "{text}");
+    assert!(text.contains("of logs read"), "{text}");
+    insta::assert_snapshot!("loading_80x24", text);
+
+    screen.total = None;
+    screen.tick = 3;
+    let text = render_loading_text(&screen, 80, 24);
+    assert!(
+        text.contains('⠸'),
+        "spinner when the total is unknown:\n{text}"
+    );
+    assert!(!text.contains('%'), "{text}");
+
+    screen.error = Some("samples/nope: no such file or directory".into());
+    let text = render_loading_text(&screen, 80, 24);
+    assert!(text.contains("could not load the run"), "{text}");
+    assert!(text.contains("no such file"), "{text}");
+    insta::assert_snapshot!("loading_error_80x24", text);
+}
+
+#[test]
+fn worker_load_counts_log_bytes_and_attaches_snapshots() {
+    use rankscope::tui::loading::{load_app, Progress};
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    let p = Progress::default();
+    let app =
+        load_app(&gs, Path::new("samples/tp8-custom-ar"), None, false, &p).expect("sample loads");
+    assert_eq!(app.snaps.iter().flatten().count(), 8);
+    assert!(app.snaps.iter().flatten().all(|s| s.clock_matched));
+    let (_, bytes, total) = p.snapshot();
+    let logs: u64 = ["server.log", "stdout.txt"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(Path::new("samples/tp8-custom-ar").join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    assert_eq!(total, Some(logs));
+    assert!(bytes > 0 && bytes <= logs, "{bytes} of {logs}");
+
+    let err = load_app(&gs, Path::new("samples/no-such-run"), None, false, &p)
+        .err()
+        .expect("a missing run fails");
+    assert!(err.contains("no-such-run"), "{err}");
 }

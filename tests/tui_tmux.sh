@@ -53,6 +53,18 @@ grep -q '✗oom' "$SCREEN_FILE" || fail "OOM marker ✗oom not on screen"
 [ "$(tmux display -p -t "$SESSION" '#{alternate_on}')" = 1 ] \
     || fail "the TUI did not switch to the alternate screen"
 
+# The Memory view draws the selected rank's snapshot: peak, OOM and its sites.
+tmux send-keys -t "$SESSION" Tab
+for _ in $(seq 1 50); do
+    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
+    grep -q 'init_custom_ar' "$SCREEN_FILE" && break
+    sleep 0.1
+done
+grep -q 'TP0 snapshot' "$SCREEN_FILE" || fail "no snapshot chart in the Memory view"
+grep -q '▲ peak' "$SCREEN_FILE" || fail "no peak mark in the Memory view"
+grep -q '✗oom at' "$SCREEN_FILE" || fail "no OOM mark in the Memory view"
+grep -q 'init_custom_ar' "$SCREEN_FILE" || fail "init_custom_ar not among the sites"
+
 tmux send-keys -t "$SESSION" q
 for _ in $(seq 1 100); do
     [ -s "$WORK/rc" ] && break
@@ -74,4 +86,23 @@ sleep 0.3
 tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
 grep -q '^still-cooked' "$SCREEN_FILE" || fail "terminal not back in cooked mode"
 
-echo "tui_tmux.sh: ok (8 rank rows, phase legend, ✗oom, exit 0, normal screen restored)"
+# A run that cannot be read: the reason on screen, q quits with status 2.
+rm -f "$WORK/rc"
+tmux send-keys -t "$SESSION" "'$BIN' tui '$WORK/no-such-run'; echo \$? > '$WORK/rc'" Enter
+for _ in $(seq 1 100); do
+    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
+    grep -q 'could not load the run' "$SCREEN_FILE" && break
+    sleep 0.1
+done
+grep -q 'could not load the run' "$SCREEN_FILE" || fail "load error not shown on screen"
+grep -q 'no-such-run' "$SCREEN_FILE" || fail "load error does not name the path"
+tmux send-keys -t "$SESSION" q
+for _ in $(seq 1 100); do
+    [ -s "$WORK/rc" ] && break
+    sleep 0.1
+done
+[ -s "$WORK/rc" ] || fail "rankscope did not exit within 10 s of q on the error screen"
+rc="$(cat "$WORK/rc")"
+[ "$rc" = 2 ] || fail "a load error exited with status $rc, not 2"
+
+echo "tui_tmux.sh: ok (8 rank rows, phase legend, ✗oom, exit 0, normal screen restored; memory chart with peak, OOM and sites; load error exits 2)"

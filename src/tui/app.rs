@@ -6,9 +6,12 @@ use std::collections::BTreeSet;
 use chrono::NaiveDateTime;
 
 use crate::analysis::align::phase_stats;
+use crate::analysis::attribute::{clock_offset_us, RankSnapshot};
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
 use crate::model::{Phase, Run};
+use crate::snapshot::analysis::{summarize, SiteRule};
+use crate::snapshot::render::site_label;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
@@ -81,6 +84,10 @@ pub enum Msg {
     FitWidth,
     /// Rows to move (negative: up): ranks in most views, events in the event list.
     Move(i32),
+    /// Pages to scroll the event detail pane (negative: up).
+    ScrollDetail(i32),
+    /// Lines to scroll the event detail pane (negative: up).
+    ScrollDetailLines(i32),
     ToggleHelp,
     ToggleDetail,
     ToggleRankFilter,
@@ -113,6 +120,91 @@ pub struct Lane {
     pub straggler_in: Vec<Phase>,
 }
 
+/// One allocation site of a rank's snapshot, as the Memory view lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SiteRow {
+    /// `init_custom_ar (model_runner.py:85-87)`
+    pub label: String,
+    pub allocated: u64,
+    pub reserved: u64,
+}
+
+/// A rank's PyTorch snapshot reduced to what the Memory view draws, times in seconds
+/// since the run started (on the log's clock).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapMem {
+    pub path: String,
+    /// (time, allocated, reserved), in time order.
+    pub series: Vec<(f64, u64, u64)>,
+    pub peak: Option<(f64, u64)>,
+    /// First out-of-memory: time, bytes asked for, site.
+    pub oom: Option<(f64, u64, String)>,
+    /// Largest live allocation first.
+    pub sites: Vec<SiteRow>,
+    /// False when no time-zone offset could be fitted: times are then counted from the
+    /// snapshot's first entry, which is not the run's start.
+    pub clock_matched: bool,
+}
+
+/// Sites kept per rank; the view shows as many as fit, at least three.
+const SITES_KEPT: usize = 8;
+
+fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
+    let rr = run.rank(&rs.rank)?;
+    let sum = summarize(&rs.snapshot, &SiteRule::default());
+    // `clock_offset_us` subtracts the log's first stamp from the trace's first time
+    // unchecked; a trace time from a damaged file could overflow it, so it is asked only
+    // when that difference exists.
+    let first_log = rr
+        .phases
+        .iter()
+        .filter_map(|p| p.start)
+        .min()
+        .map(|t| t.and_utc().timestamp_micros());
+    let fits = match (sum.first_time_us, first_log) {
+        (Some(a), Some(b)) => a.checked_sub(b).is_some(),
+        _ => false,
+    };
+    let offset = if fits {
+        clock_offset_us(rr, &rs.snapshot)
+    } else {
+        None
+    };
+    let start_us = run.start.map(|s| s.and_utc().timestamp_micros());
+    // Snapshot µs → seconds since the run's first stamp. Without a fitted offset the
+    // snapshot's own first entry stands in for the run start.
+    let base = match (offset, start_us) {
+        (Some(o), Some(s)) => s.saturating_add(o),
+        _ => sum.first_time_us.unwrap_or(0),
+    };
+    // Trace times come from the file: no value may overflow the subtraction.
+    let t = |us: i64| us.saturating_sub(base) as f64 / 1e6;
+    Some(SnapMem {
+        path: rs.path.clone(),
+        series: sum
+            .series
+            .iter()
+            .map(|p| (t(p.time_us), p.allocated, p.reserved))
+            .collect(),
+        peak: sum.peak_reserved.as_ref().map(|p| (t(p.time_us), p.bytes)),
+        oom: sum
+            .ooms
+            .first()
+            .map(|o| (t(o.time_us), o.requested, o.site.clone())),
+        sites: sum
+            .sites
+            .iter()
+            .take(SITES_KEPT)
+            .map(|s| SiteRow {
+                label: site_label(&s.site, &s.lines),
+                allocated: s.allocated,
+                reserved: s.reserved,
+            })
+            .collect(),
+        clock_matched: offset.is_some() && start_us.is_some(),
+    })
+}
+
 pub struct App {
     pub run: Run,
     pub baseline: Option<Run>,
@@ -134,6 +226,12 @@ pub struct App {
     pub rank_sel: usize,
     pub help: bool,
     pub detail: bool,
+    /// First line of the detail pane shown; kept within the text by `update`.
+    pub detail_scroll: u16,
+    /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
+    pub snaps: Vec<Option<SnapMem>>,
+    /// Snapshots that could not be read or placed.
+    pub snap_errors: Vec<String>,
     pub rank_filter: bool,
     pub kind_filter: KindFilter,
     /// Index into `visible_events()`.
@@ -237,6 +335,9 @@ impl App {
             rank_sel: 0,
             help: false,
             detail: false,
+            detail_scroll: 0,
+            snaps: Vec::new(),
+            snap_errors: Vec::new(),
             rank_filter: true,
             kind_filter: KindFilter::All,
             event_sel: 0,
@@ -247,6 +348,34 @@ impl App {
         };
         app.fit();
         app
+    }
+
+    /// Attaches the ranks' snapshots (as `load::load_snapshots` returns them).
+    pub fn with_snapshots(mut self, snaps: &[RankSnapshot], errors: Vec<String>) -> App {
+        self.snaps = self
+            .run
+            .ranks
+            .iter()
+            .map(|r| {
+                snaps
+                    .iter()
+                    .find(|s| s.rank == r.rank)
+                    .and_then(|s| snap_mem(&self.run, s))
+            })
+            .collect();
+        if self.snaps.iter().all(Option::is_none) {
+            self.snaps.clear();
+        }
+        self.snap_errors = errors;
+        self
+    }
+
+    pub fn has_snapshots(&self) -> bool {
+        !self.snaps.is_empty()
+    }
+
+    pub fn selected_snap(&self) -> Option<&SnapMem> {
+        self.snaps.get(self.rank_sel).and_then(Option::as_ref)
     }
 
     pub fn views(&self) -> Vec<View> {
@@ -357,6 +486,7 @@ impl App {
         if self.view == View::Events {
             let n = self.visible_events().len();
             self.event_sel = step(self.event_sel, by, n);
+            self.detail_scroll = 0;
         } else {
             self.rank_sel = step(self.rank_sel, by, self.lanes.len());
             self.event_sel = 0;
@@ -382,6 +512,7 @@ impl App {
             if let Some(e) = v.get(i).and_then(|&j| self.run.events.get(j)) {
                 if self.matches(e) {
                     self.event_sel = i;
+                    self.detail_scroll = 0;
                     self.status.clear();
                     return;
                 }
@@ -408,6 +539,12 @@ fn step(cur: usize, by: i32, len: usize) -> usize {
     next.clamp(0, len as i64 - 1) as usize
 }
 
+fn scroll_detail(app: &mut App, by: i64) {
+    let (_, max) = super::ui::detail_scroll_room(app);
+    let to = i64::from(app.detail_scroll) + by;
+    app.detail_scroll = to.clamp(0, i64::from(max)) as u16;
+}
+
 pub fn update(app: &mut App, msg: Msg) {
     match msg {
         Msg::Resize(w, h) => {
@@ -421,6 +558,9 @@ pub fn update(app: &mut App, msg: Msg) {
             } else {
                 app.clamp_offset();
             }
+            // A taller pane may show the whole text: keep no blank page at its end.
+            let (_, max) = super::ui::detail_scroll_room(app);
+            app.detail_scroll = app.detail_scroll.min(max);
         }
         Msg::Quit => app.quit = true,
         Msg::Back => {
@@ -461,15 +601,25 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::ZoomOut => app.zoom(2.0),
         Msg::FitWidth => app.fit(),
         Msg::Move(by) => app.move_rows(by),
+        Msg::ScrollDetail(pages) => {
+            let (page, _) = super::ui::detail_scroll_room(app);
+            scroll_detail(app, i64::from(pages) * i64::from(page.max(1)));
+        }
+        Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
         Msg::ToggleHelp => app.help = !app.help,
-        Msg::ToggleDetail => app.detail = !app.detail,
+        Msg::ToggleDetail => {
+            app.detail = !app.detail;
+            app.detail_scroll = 0;
+        }
         Msg::ToggleRankFilter => {
             app.rank_filter = !app.rank_filter;
             app.event_sel = 0;
+            app.detail_scroll = 0;
         }
         Msg::CycleKindFilter => {
             app.kind_filter = app.kind_filter.next();
             app.event_sel = 0;
+            app.detail_scroll = 0;
         }
         Msg::SearchStart => {
             app.view = View::Events;

@@ -6,15 +6,21 @@
 
 pub mod app;
 pub mod input;
+pub mod loading;
 pub mod ui;
 pub mod widgets;
 
 use std::io::{self, Stdout};
 use std::panic::PanicHookInfo;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::{
+    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyCode, KeyEventKind,
+    KeyModifiers,
+};
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
@@ -22,8 +28,20 @@ use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::Terminal;
 
 pub use app::{update, App, Msg, View};
+pub use loading::Loading;
 
+use crate::grammar::GrammarSet;
 use crate::model::Run;
+
+/// Why `rankscope tui` ended without showing the run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Terminal(#[from] io::Error),
+    /// The run could not be read; the message was on screen until the user quit.
+    #[error("{0}")]
+    Load(String),
+}
 
 /// Whether the terminal is in the TUI's state. Restoring twice is not harmless: leaving
 /// the alternate screen a second time restores the saved cursor again, and the shell then
@@ -83,37 +101,118 @@ impl Drop for HookGuard {
     }
 }
 
-pub fn run(run: Run, baseline: Option<Run>, color: bool) -> io::Result<()> {
-    let mut app = App::new(run, baseline, color);
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Runs `body` with the terminal in the TUI's state and puts it back however it ends.
+fn with_terminal<T>(body: impl FnOnce(&mut Term) -> Result<T, TuiError>) -> Result<T, TuiError> {
     let _hook = HookGuard::install();
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let _guard = TerminalGuard;
     crossterm::execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
-    let mut terminal: Terminal<CrosstermBackend<Stdout>> =
-        Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let out = body(&mut terminal);
+    terminal.show_cursor()?;
+    out
+}
+
+fn event_loop(terminal: &mut Term, app: &mut App) -> Result<(), TuiError> {
     let size = terminal.size()?;
-    update(&mut app, Msg::Resize(size.width, size.height));
+    update(app, Msg::Resize(size.width, size.height));
     // Redraw only after something happened: `read` blocks until the next key, mouse or
     // resize event.
     while !app.quit {
-        terminal.draw(|f| ui::draw(f, &app))?;
+        terminal.draw(|f| ui::draw(f, app))?;
         let ev = crossterm::event::read()?;
-        if let Some(msg) = input::from_event(&ev, &app) {
-            update(&mut app, msg);
+        if let Some(msg) = input::from_event(&ev, app) {
+            update(app, msg);
         }
     }
-    terminal.show_cursor()?;
     Ok(())
 }
 
-/// The screen as text lines, for tests and the captures in docs/tui.md.
-pub fn render_text(app: &mut App, width: u16, height: u16) -> String {
-    update(app, Msg::Resize(width, height));
+/// Shows an already loaded run.
+pub fn run(run: Run, baseline: Option<Run>, color: bool) -> io::Result<()> {
+    let mut app = App::new(run, baseline, color);
+    with_terminal(|t| event_loop(t, &mut app)).map_err(|e| match e {
+        TuiError::Terminal(e) => e,
+        TuiError::Load(m) => io::Error::other(m),
+    })
+}
+
+/// Whether a key on the loading screen asks to leave.
+fn quits(ev: &TermEvent) -> bool {
+    let TermEvent::Key(k) = ev else {
+        return false;
+    };
+    k.kind != KeyEventKind::Release
+        && (matches!(k.code, KeyCode::Char('q') | KeyCode::Esc)
+            || (k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c')))
+}
+
+/// Opens the terminal at once and reads the run (and baseline) on a worker thread, with a
+/// loading screen until it is ready. Quitting while loading leaves the worker to die with
+/// the process; a load error stays on screen until q and is then returned.
+pub fn run_paths(
+    gs: GrammarSet,
+    run_path: &Path,
+    vs: Option<&Path>,
+    color: bool,
+) -> Result<(), TuiError> {
+    let progress = Arc::new(loading::Progress::default());
+    let (tx, rx) = mpsc::channel();
+    {
+        let progress = Arc::clone(&progress);
+        let run_path = run_path.to_path_buf();
+        let vs: Option<PathBuf> = vs.map(Path::to_path_buf);
+        std::thread::Builder::new()
+            .name("tui-load".into())
+            .spawn(move || {
+                let r = loading::load_app(&gs, &run_path, vs.as_ref(), color, &progress);
+                // The receiver is gone only when the user quit first.
+                let _ = tx.send(r);
+            })?;
+    }
+    let mut screen = Loading::new(&run_path.display().to_string());
+    with_terminal(|terminal| {
+        loop {
+            if screen.error.is_none() {
+                match rx.try_recv() {
+                    Ok(Ok(mut app)) => return event_loop(terminal, &mut app),
+                    Ok(Err(e)) => screen.error = Some(e),
+                    Err(mpsc::TryRecvError::Empty) => {}
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        screen.error = Some("the loading thread stopped".into());
+                    }
+                }
+                screen.refresh(&progress);
+            }
+            terminal.draw(|f| ui::draw_loading(f, &screen, color))?;
+            screen.tick = screen.tick.wrapping_add(1);
+            // Wake up often enough to move the spinner and notice the worker finishing.
+            if crossterm::event::poll(Duration::from_millis(100))? {
+                let ev = crossterm::event::read()?;
+                if quits(&ev) {
+                    return match screen.error.take() {
+                        Some(e) => Err(TuiError::Load(e)),
+                        None => Ok(()),
+                    };
+                }
+            }
+        }
+    })
+}
+
+/// The loading screen as text lines, for tests and docs/tui.md.
+pub fn render_loading_text(screen: &Loading, width: u16, height: u16) -> String {
+    render_with(width, height, |f| ui::draw_loading(f, screen, false))
+}
+
+fn render_with(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
     let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
         return String::new();
     };
-    if terminal.draw(|f| ui::draw(f, app)).is_err() {
+    if terminal.draw(draw).is_err() {
         return String::new();
     }
     let buf = terminal.backend().buffer();
@@ -129,4 +228,10 @@ pub fn render_text(app: &mut App, width: u16, height: u16) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The screen as text lines, for tests and the captures in docs/tui.md.
+pub fn render_text(app: &mut App, width: u16, height: u16) -> String {
+    update(app, Msg::Resize(width, height));
+    render_with(width, height, |f| ui::draw(f, app))
 }

@@ -2,18 +2,21 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span, Text};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::app::{failed_kinds, seconds, App, View};
 use super::input::HELP;
+use super::loading::Loading;
+use super::widgets::memchart::MemChart;
 use super::widgets::memory::{Memory, PARTS};
 use super::widgets::timeline::{time_label, Timeline};
 use super::widgets::{failure_style, phase_glyph, phase_style, warn_style};
 use crate::analysis::diff::{DeltaClass, FigureDiff};
 use crate::model::Phase;
 use crate::render::{figure_text, fit};
+use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
 
@@ -34,12 +37,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let [top, body, bottom] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(0),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let [top, body, bottom] = frame_areas(area);
     draw_tabs(f, app, top);
     match app.view {
         View::Timeline => draw_timeline(f, app, body),
@@ -215,14 +213,39 @@ fn fmt_scale(s: f64) -> String {
 
 fn draw_memory(f: &mut Frame, app: &App, area: Rect) {
     let rows = app.run.ranks.len() as u16 + 1;
-    let [title, table, _gap, leg, note] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Max(rows),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Min(0),
-    ])
-    .areas(area);
+    let title = Rect {
+        height: area.height.min(1),
+        ..area
+    };
+    let mut y = title.bottom();
+    let left = |y: u16| area.bottom().saturating_sub(y);
+    // With snapshots the chart needs room more than the table needs every rank at once:
+    // the table scrolls to follow the selection instead.
+    let (chart_min, sites_h) = if app.has_snapshots() {
+        let n = app.selected_snap().map_or(0, |s| s.sites.len()) as u16;
+        let sites_h = if area.height >= 30 {
+            n.min(5)
+        } else {
+            n.min(3)
+        };
+        (7, if n > 0 { sites_h + 1 } else { 1 })
+    } else {
+        (0, 0)
+    };
+    let gap = u16::from(!app.has_snapshots());
+    let table_h = rows.min(left(y).saturating_sub(1 + gap + chart_min + sites_h).max(2));
+    let table = Rect {
+        y,
+        height: table_h.min(left(y)),
+        ..area
+    };
+    y = table.bottom().saturating_add(gap).min(area.bottom());
+    let leg = Rect {
+        y,
+        height: left(y).min(1),
+        ..area
+    };
+    y = leg.bottom();
     f.render_widget(
         Paragraph::new(Line::styled(
             "GPU memory per rank, as the log reports it after each phase",
@@ -242,12 +265,80 @@ fn draw_memory(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::raw(format!(" {label}  ")));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), leg);
+    if app.has_snapshots() {
+        let chart_h = left(y).saturating_sub(sites_h).min(18);
+        let chart = Rect {
+            y,
+            height: chart_h,
+            ..area
+        };
+        y = chart.bottom();
+        f.render_widget(MemChart { app }, chart);
+        let sites = Rect {
+            y,
+            height: left(y).min(sites_h),
+            ..area
+        };
+        y = sites.bottom();
+        draw_sites(f, app, sites);
+        if !app.snap_errors.is_empty() {
+            let note = Rect {
+                y,
+                height: left(y),
+                ..area
+            };
+            let text: Vec<Line> = app
+                .snap_errors
+                .iter()
+                .map(|e| Line::styled(sanitize(e), warn_style(app.color)))
+                .collect();
+            f.render_widget(Paragraph::new(text), note);
+        }
+        return;
+    }
+    let note = Rect {
+        y,
+        height: left(y),
+        ..area
+    };
     let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache size · \
 graph: cuda_graph mem usage · free: last reported available memory";
-    f.render_widget(
-        Paragraph::new(Span::styled(text, dim(app.color))).wrap(Wrap { trim: true }),
-        note,
-    );
+    let mut lines = vec![Line::styled(text, dim(app.color))];
+    // Snapshots that were there but could not be used say so, or their absence would
+    // look like a run recorded without them.
+    for e in &app.snap_errors {
+        lines.push(Line::styled(sanitize(e), warn_style(app.color)));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), note);
+}
+
+/// The selected rank's largest allocation sites, live at the end of its snapshot.
+fn draw_sites(f: &mut Frame, app: &App, area: Rect) {
+    let Some(s) = app.selected_snap() else {
+        return;
+    };
+    let mut lines = vec![Line::styled(
+        format!(
+            "{}{:>12}{:>12}   {}",
+            fit("allocation site (live at the end of the snapshot)", 52),
+            "allocated",
+            "reserved",
+            sanitize(&s.path)
+        ),
+        bold(),
+    )];
+    if s.sites.is_empty() {
+        lines.push(Line::from("no live allocations"));
+    }
+    for site in &s.sites {
+        lines.push(Line::from(format!(
+            "{}{:>12}{:>12}",
+            fit(&sanitize(&site.label), 52),
+            fmt_bytes(site.allocated),
+            fmt_bytes(site.reserved)
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), area);
 }
 
 fn delta_text(f: &FigureDiff, v: f64) -> String {
@@ -440,12 +531,7 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
     }
     f.render_widget(Paragraph::new(Line::from(spans)), head);
 
-    let (list_area, detail_area) = if app.detail {
-        let [a, b] = Layout::vertical([Constraint::Percentage(35), Constraint::Min(0)]).areas(rest);
-        (a, Some(b))
-    } else {
-        (rest, None)
-    };
+    let (list_area, detail_area) = split_events(app, rest);
     let items: Vec<ListItem> = visible
         .iter()
         .filter_map(|&i| app.run.events.get(i))
@@ -478,61 +564,149 @@ fn draw_events(f: &mut Frame, app: &App, area: Rect) {
     f.render_stateful_widget(list, list_area, &mut state);
 
     if let Some(da) = detail_area {
-        let mut text = Text::default();
-        match app.selected_event() {
-            Some(e) => {
-                text.push_line(Line::from(vec![
-                    Span::styled(
-                        format!(
-                            "{}:{}",
-                            sanitize(app.run.source_name(&e.origin)),
-                            e.origin.line
-                        ),
-                        bold(),
-                    ),
-                    Span::raw(format!(
-                        "  {} ({})",
-                        sanitize(&e.kind),
-                        sanitize(&e.grammar)
-                    )),
-                ]));
-                text.push_line(Line::from(sanitize(&e.message)));
-                // An OOM line often carries no traceback of its own; the failure it
-                // produced keeps the one printed before it.
-                let tb = e.detail.as_deref().or_else(|| {
-                    app.run
-                        .ranks
-                        .iter()
-                        .filter_map(|r| r.failure.as_ref())
-                        .find(|f| f.origin.as_ref() == Some(&e.origin))
-                        .and_then(|f| f.traceback.as_deref())
-                });
-                if let Some(d) = tb {
-                    for l in d.lines() {
-                        text.push_line(Line::from(sanitize(l)));
-                    }
-                }
-                for (k, v) in &e.fields {
-                    let vt = match v {
-                        crate::event::FieldValue::Bytes { bytes, .. } => {
-                            crate::units::human_bytes(*bytes)
-                        }
-                        crate::event::FieldValue::Int(i) => i.to_string(),
-                        crate::event::FieldValue::Float(x) => x.to_string(),
-                        crate::event::FieldValue::Text(t) => sanitize(t),
-                    };
-                    text.push_line(Line::styled(format!("  {k} = {vt}"), dim(app.color)));
-                }
-            }
-            None => text.push_line(Line::from("no event selected")),
+        let inner = Block::bordered().inner(da);
+        let lines = detail_lines(app, inner.width);
+        let max = lines.len().saturating_sub(usize::from(inner.height));
+        let top = usize::from(app.detail_scroll).min(max);
+        let mut title = " detail (Enter/Esc closes".to_string();
+        if max > 0 {
+            let last = (top + usize::from(inner.height)).min(lines.len());
+            title.push_str(&format!(
+                ", PgUp/PgDn J/K scroll) lines {}-{last} of {} ",
+                top + 1,
+                lines.len()
+            ));
+        } else {
+            title.push_str(") ");
         }
         f.render_widget(
-            Paragraph::new(text)
-                .block(Block::bordered().title(" detail (Enter/Esc closes) "))
-                .wrap(Wrap { trim: false }),
+            Paragraph::new(lines)
+                .block(Block::bordered().title(title))
+                .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)),
             da,
         );
     }
+}
+
+/// The top bar, the view and the status line.
+fn frame_areas(area: Rect) -> [Rect; 3] {
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(area)
+}
+
+/// The event list and, when open, the detail pane below it.
+fn split_events(app: &App, rest: Rect) -> (Rect, Option<Rect>) {
+    if app.detail {
+        let [a, b] = Layout::vertical([Constraint::Percentage(35), Constraint::Min(0)]).areas(rest);
+        (a, Some(b))
+    } else {
+        (rest, None)
+    }
+}
+
+/// Rows the detail pane shows at once and the furthest it can scroll, for the app's
+/// terminal size; `update` clamps with it so that a long PgDn run needs no long PgUp run.
+pub fn detail_scroll_room(app: &App) -> (u16, u16) {
+    if !app.detail {
+        return (0, 0);
+    }
+    let [_, body, _] = frame_areas(Rect::new(0, 0, app.width, app.height));
+    let [_, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
+    let Some(da) = split_events(app, rest).1 else {
+        return (0, 0);
+    };
+    let inner = Block::bordered().inner(da);
+    let n = detail_lines(app, inner.width).len();
+    let max = n.saturating_sub(usize::from(inner.height));
+    (inner.height, u16::try_from(max).unwrap_or(u16::MAX))
+}
+
+/// Breaks a line to `width` columns, at a space when there is one, so that the pane can
+/// count its rows and scroll by them exactly.
+fn wrap_line(s: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    if width == 0 || chars.len() <= width {
+        return vec![s.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let mut end = (i + width).min(chars.len());
+        if end < chars.len() && chars[end] != ' ' {
+            if let Some(sp) = chars[i..end].iter().rposition(|&c| c == ' ') {
+                if sp > 0 {
+                    end = i + sp + 1;
+                }
+            }
+        }
+        out.push(chars[i..end].iter().collect());
+        i = end;
+        // The space a line broke at is the break, not the next line's indent.
+        if i < chars.len() && chars[i] == ' ' {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The selected event: where it came from, its message, traceback and fields.
+fn detail_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let w = usize::from(width);
+    let mut lines = Vec::new();
+    let Some(e) = app.selected_event() else {
+        lines.push(Line::from("no event selected"));
+        return lines;
+    };
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!(
+                "{}:{}",
+                sanitize(app.run.source_name(&e.origin)),
+                e.origin.line
+            ),
+            bold(),
+        ),
+        Span::raw(format!(
+            "  {} ({})",
+            sanitize(&e.kind),
+            sanitize(&e.grammar)
+        )),
+    ]));
+    let mut push = |text: &str, st: Style| {
+        for part in wrap_line(text, w) {
+            lines.push(Line::styled(part, st));
+        }
+    };
+    push(&sanitize(&e.message), Style::new());
+    // An OOM line often carries no traceback of its own; the failure it produced keeps
+    // the one printed before it.
+    let tb = e.detail.as_deref().or_else(|| {
+        app.run
+            .ranks
+            .iter()
+            .filter_map(|r| r.failure.as_ref())
+            .find(|f| f.origin.as_ref() == Some(&e.origin))
+            .and_then(|f| f.traceback.as_deref())
+    });
+    if let Some(d) = tb {
+        for l in d.lines() {
+            push(&sanitize(l), Style::new());
+        }
+    }
+    for (k, v) in &e.fields {
+        let vt = match v {
+            crate::event::FieldValue::Bytes { bytes, .. } => crate::units::human_bytes(*bytes),
+            crate::event::FieldValue::Int(i) => i.to_string(),
+            crate::event::FieldValue::Float(x) => x.to_string(),
+            crate::event::FieldValue::Text(t) => sanitize(t),
+        };
+        push(&format!("  {k} = {vt}"), dim(app.color));
+    }
+    lines
 }
 
 fn draw_help(f: &mut Frame, area: Rect) {
@@ -558,4 +732,63 @@ fn draw_help(f: &mut Frame, area: Rect) {
         Paragraph::new(lines).block(Block::bordered().title(" keys (? or Esc closes) ")),
         r,
     );
+}
+
+const SPINNER: [char; 8] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧'];
+
+/// What shows while the worker reads the run: the path, the stage, the bytes read (a bar
+/// when the total is known, a spinner otherwise), or the error once it failed.
+pub fn draw_loading(f: &mut Frame, s: &Loading, color: bool) {
+    let area = f.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let w = area.width.min(72);
+    let mut lines = vec![
+        Line::styled(format!("rankscope tui  {}", sanitize(&s.what)), bold()),
+        Line::from(""),
+    ];
+    match &s.error {
+        Some(e) => {
+            lines.push(Line::styled("could not load the run", failure_style(color)));
+            for part in wrap_line(&sanitize(e), usize::from(w)) {
+                lines.push(Line::from(part));
+            }
+            lines.push(Line::from(""));
+            lines.push(Line::styled("q quit", dim(color)));
+        }
+        None => {
+            let spin = SPINNER[s.tick % SPINNER.len()];
+            lines.push(Line::from(format!("{spin} {}", sanitize(&s.stage))));
+            let read = crate::units::human_bytes(i64::try_from(s.bytes).unwrap_or(i64::MAX));
+            match s.total {
+                Some(t) if t > 0 => {
+                    let frac = (s.bytes as f64 / t as f64).clamp(0.0, 1.0);
+                    let bar_w = usize::from(w.saturating_sub(8)).max(1);
+                    let full = (frac * bar_w as f64).round() as usize;
+                    lines.push(Line::from(format!(
+                        "{}{} {:>3.0}%",
+                        "█".repeat(full),
+                        "░".repeat(bar_w - full.min(bar_w)),
+                        frac * 100.0
+                    )));
+                    lines.push(Line::from(format!(
+                        "{read} of {} of logs read",
+                        crate::units::human_bytes(i64::try_from(t).unwrap_or(i64::MAX))
+                    )));
+                }
+                _ => lines.push(Line::from(format!("{read} of logs read"))),
+            }
+            lines.push(Line::from(""));
+            lines.push(Line::styled("q quit", dim(color)));
+        }
+    }
+    let h = (lines.len() as u16).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    f.render_widget(Paragraph::new(lines), r);
 }

@@ -74,18 +74,20 @@ impl Widget for Memory<'_> {
             .max()
             .unwrap_or(0)
             .max(1);
+        // More ranks than rows: scroll just far enough to keep the selection in view.
+        let shown = usize::from(area.height.saturating_sub(1)).max(1);
+        let first = (app.rank_sel + 1).saturating_sub(shown);
         if bar_w > 4 {
-            put(
-                buf,
-                area,
-                bar_x,
-                area.y,
-                "held after each phase, then free",
-                bold,
-            );
+            let mut t = "held after each phase, then free".to_string();
+            // First, so that a narrow bar column still says that rows are hidden.
+            if rows.len() > shown {
+                let last = (first + shown).min(rows.len());
+                t = format!("ranks {}-{last} of {} · {t}", first + 1, rows.len());
+            }
+            put(buf, area, bar_x, area.y, &t, bold);
         }
-        for (i, (r, parts)) in app.run.ranks.iter().zip(&rows).enumerate() {
-            let y = area.y.saturating_add(1 + i as u16);
+        for (i, (r, parts)) in app.run.ranks.iter().zip(&rows).enumerate().skip(first) {
+            let y = area.y.saturating_add(1 + (i - first) as u16);
             if y >= area.bottom() {
                 break;
             }

@@ -1,5 +1,6 @@
 //! Widgets that draw straight into the buffer: the rank timeline and the memory lanes.
 
+pub mod memchart;
 pub mod memory;
 pub mod timeline;
 

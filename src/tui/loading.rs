@@ -1,0 +1,135 @@
+//! Reading a run on a worker thread while the terminal shows how far it got.
+//!
+//! The worker reports through [`Progress`], which the UI thread only reads; the finished
+//! `App`, or the error, comes back once over a channel.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::grammar::GrammarSet;
+use crate::load::{load_run, load_snapshots, LoadOptions};
+use crate::source::{self, Compression, SourceKind};
+
+use super::app::App;
+
+/// What the worker has done so far, shared with the UI thread.
+#[derive(Default)]
+pub struct Progress {
+    bytes: AtomicU64,
+    /// Log bytes to read; 0 while unknown (compressed input, stdin).
+    total: AtomicU64,
+    stage: Mutex<String>,
+    /// Last running total seen per source: `load_run` reports each file's bytes so far.
+    last: Mutex<HashMap<usize, u64>>,
+}
+
+impl Progress {
+    pub fn set_stage(&self, s: impl Into<String>) {
+        if let Ok(mut g) = self.stage.lock() {
+            *g = s.into();
+        }
+    }
+
+    /// Takes one source's running total from `load_run`'s callback.
+    pub fn report(&self, source: usize, running: u64) {
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        let prev = last.entry(source).or_insert(0);
+        self.bytes
+            .fetch_add(running.saturating_sub(*prev), Ordering::Relaxed);
+        *prev = running;
+    }
+
+    pub fn snapshot(&self) -> (String, u64, Option<u64>) {
+        let stage = self.stage.lock().map(|g| g.clone()).unwrap_or_default();
+        let total = self.total.load(Ordering::Relaxed);
+        (
+            stage,
+            self.bytes.load(Ordering::Relaxed),
+            (total > 0).then_some(total),
+        )
+    }
+}
+
+/// The loading screen's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Loading {
+    pub what: String,
+    pub stage: String,
+    pub bytes: u64,
+    pub total: Option<u64>,
+    /// Frames drawn, for the spinner.
+    pub tick: usize,
+    /// Set when loading failed; the screen then says why and waits for q.
+    pub error: Option<String>,
+}
+
+impl Loading {
+    pub fn new(what: &str) -> Loading {
+        Loading {
+            what: what.to_string(),
+            stage: "starting".into(),
+            ..Loading::default()
+        }
+    }
+
+    pub fn refresh(&mut self, p: &Progress) {
+        let (stage, bytes, total) = p.snapshot();
+        self.stage = stage;
+        self.bytes = total.map_or(bytes, |t| bytes.min(t));
+        self.total = total;
+    }
+}
+
+/// Log bytes in the run, when every log is a plain file of known size.
+fn log_bytes(path: &Path) -> Option<u64> {
+    let files = source::discover(path).ok()?;
+    files
+        .iter()
+        .filter(|f| f.kind == SourceKind::Log)
+        .map(|f| match f.compression {
+            Compression::None if !f.is_stdin() => f.size,
+            _ => None,
+        })
+        .sum()
+}
+
+/// Reads the run, its snapshots and the baseline, and builds the app: the work the
+/// terminal waits for.
+pub fn load_app(
+    gs: &GrammarSet,
+    run_path: &Path,
+    vs: Option<&PathBuf>,
+    color: bool,
+    p: &Progress,
+) -> Result<App, String> {
+    p.set_stage(format!("reading the logs of {}", run_path.display()));
+    p.total
+        .store(log_bytes(run_path).unwrap_or(0), Ordering::Relaxed);
+    let opts = LoadOptions::default();
+    let loaded =
+        load_run(gs, run_path, &opts, &|src, n| p.report(src, n)).map_err(|e| e.to_string())?;
+    let n = loaded
+        .files
+        .iter()
+        .filter(|f| f.kind == SourceKind::Snapshot)
+        .count();
+    if n > 0 {
+        p.set_stage(format!("reading {n} memory snapshots"));
+    }
+    let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
+    let baseline = match vs {
+        Some(b) => {
+            p.set_stage(format!("reading the baseline {}", b.display()));
+            let r = load_run(gs, b, &opts, &|_, _| {})
+                .map_err(|e| format!("baseline {}: {e}", b.display()))?;
+            Some(r.run)
+        }
+        None => None,
+    };
+    p.set_stage("lining up the ranks");
+    Ok(App::new(loaded.run, baseline, color).with_snapshots(&snaps, errors))
+}
