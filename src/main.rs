@@ -260,8 +260,7 @@ fn run(cli: Cli) -> Result<u8> {
             }
             let code = d.status.exit_code() as u8;
             if *as_json {
-                let attr = serde_json::to_value(&attribution)?;
-                out_json(&json::diff_doc(&b.run, &c.run, &d, attr))?;
+                out_json(&json::diff_doc(&b.run, &c.run, &d, attribution.as_ref()))?;
             } else {
                 let extra = render::diff_text::Extra {
                     config: Vec::new(),

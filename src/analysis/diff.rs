@@ -209,6 +209,43 @@ impl Status {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EnvChange {
+    pub name: String,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+/// The environment toggles a run's logs reveal, first value seen per name.
+pub fn env_of(run: &Run) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for e in run.events.iter().filter(|e| e.kind == "env") {
+        if let (Some(n), Some(v)) = (
+            e.field("name").and_then(|v| v.as_text()),
+            e.field("value").and_then(|v| v.as_text()),
+        ) {
+            out.entry(n.to_string()).or_insert_with(|| v.to_string());
+        }
+    }
+    out
+}
+
+fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
+    let (eb, ec) = (env_of(b), env_of(c));
+    let mut names: Vec<&String> = eb.keys().chain(ec.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| eb.get(*n) != ec.get(*n))
+        .map(|n| EnvChange {
+            name: n.clone(),
+            baseline: eb.get(n).cloned(),
+            candidate: ec.get(n).cloned(),
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Comparability {
     pub common_ranks: usize,
     pub only_in_baseline: Vec<Rank>,
@@ -226,6 +263,8 @@ pub struct RunDiff {
     pub config: Option<ConfigDiff>,
     /// Why the configurations could not be compared, when they could not.
     pub config_note: Option<String>,
+    /// Environment toggles the logs show (`NCCL_… set by environment to …`) that differ.
+    pub env: Vec<EnvChange>,
     pub comparability: Comparability,
     pub figures: Vec<FigureDiff>,
     pub first_divergence: Option<Divergence>,
@@ -543,6 +582,7 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
         headline,
         config,
         config_note,
+        env: env_changes(baseline, candidate),
         comparability: Comparability {
             common_ranks: common.len(),
             only_in_baseline,

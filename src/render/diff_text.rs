@@ -126,6 +126,14 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     } else if let Some(n) = &d.config_note {
         config_lines.push(sanitize(n));
     }
+    for e in &d.env {
+        config_lines.push(format!(
+            "env {}  {} -> {}",
+            e.name,
+            sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
+            sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
+        ));
+    }
     config_lines.extend(extra.config.iter().cloned());
     for (i, c) in config_lines.iter().enumerate() {
         row(&mut o, if i == 0 { "config" } else { "" }, c);

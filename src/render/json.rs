@@ -875,8 +875,11 @@ pub struct DiffDoc {
     pub config: Option<ConfigDiffDoc>,
     /// Why the configurations could not be compared, when they could not.
     pub config_note: Option<String>,
-    /// Allocation sites from PyTorch snapshots; null when no snapshot was read.
-    pub attribution: serde_json::Value,
+    /// Environment toggles shown in the logs that differ (`null` side: not shown).
+    pub env: Vec<EnvChangeDoc>,
+    /// The first divergence attributed to allocation sites from the ranks' PyTorch
+    /// snapshots; null when either run has none.
+    pub attribution: Option<AttributionDoc>,
     pub comparability: ComparabilityDoc,
     pub first_divergence: Option<DivergenceDoc>,
     pub effect: Option<EffectDoc>,
@@ -885,7 +888,92 @@ pub struct DiffDoc {
     pub candidate_outcome: RunOutcomeDoc,
 }
 
-pub fn diff_doc(b: &Run, c: &Run, d: &diff::RunDiff, attribution: serde_json::Value) -> DiffDoc {
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EnvChangeDoc {
+    pub name: String,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SiteShareDoc {
+    /// `init_custom_ar (model_runner.py)`: the first frame outside PyTorch.
+    pub site: String,
+    /// The same with the source lines it spans.
+    pub label: String,
+    /// The phase where the site first allocated, on the log's clock.
+    pub phase: Option<PhaseName>,
+    pub ranks: usize,
+    /// Change in reserved bytes at this site, candidate − baseline, median over ranks.
+    pub delta_reserved_bytes: i64,
+    pub delta_allocated_bytes: i64,
+    pub blocks: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NewSegmentsDoc {
+    pub site: String,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AttributionDoc {
+    pub phase: PhaseName,
+    pub ranks_compared: usize,
+    pub sites: Vec<SiteShareDoc>,
+    /// Allocator-level change of reserved bytes in the phase (sum of its sites).
+    pub allocator_delta_reserved_bytes: i64,
+    /// Driver-level change from the log's figure.
+    pub driver_delta_bytes: Option<i64>,
+    /// driver − allocator: memory PyTorch's allocator did not see.
+    pub residual_bytes: Option<i64>,
+    pub log_resolution_bytes: Option<u64>,
+    pub new_segments: Vec<NewSegmentsDoc>,
+    /// How the snapshot clock was matched to the log clock.
+    pub clock: Vec<String>,
+}
+
+pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
+    AttributionDoc {
+        phase: a.phase.into(),
+        ranks_compared: a.ranks_compared,
+        sites: a
+            .sites
+            .iter()
+            .map(|s| SiteShareDoc {
+                site: s.site.clone(),
+                label: s.label.clone(),
+                phase: s.phase.map(Into::into),
+                ranks: s.ranks,
+                delta_reserved_bytes: s.delta_reserved.median.round() as i64,
+                delta_allocated_bytes: s.delta_allocated.median.round() as i64,
+                blocks: s.blocks,
+            })
+            .collect(),
+        allocator_delta_reserved_bytes: a.allocator_delta_reserved,
+        driver_delta_bytes: a.driver_delta,
+        residual_bytes: a.residual,
+        log_resolution_bytes: a.log_resolution,
+        new_segments: a
+            .new_segments
+            .iter()
+            .map(|(site, count, bytes)| NewSegmentsDoc {
+                site: site.clone(),
+                count: *count,
+                bytes: *bytes,
+            })
+            .collect(),
+        clock: a.clock.clone(),
+    }
+}
+
+pub fn diff_doc(
+    b: &Run,
+    c: &Run,
+    d: &diff::RunDiff,
+    attribution: Option<&crate::analysis::attribute::Attribution>,
+) -> DiffDoc {
     DiffDoc {
         schema_version: SCHEMA_VERSION,
         command: "diff".into(),
@@ -896,7 +984,16 @@ pub fn diff_doc(b: &Run, c: &Run, d: &diff::RunDiff, attribution: serde_json::Va
         verdict: d.headline.clone(),
         config: d.config.as_ref().map(config_doc),
         config_note: d.config_note.clone(),
-        attribution,
+        env: d
+            .env
+            .iter()
+            .map(|e| EnvChangeDoc {
+                name: e.name.clone(),
+                baseline: e.baseline.clone(),
+                candidate: e.candidate.clone(),
+            })
+            .collect(),
+        attribution: attribution.map(attribution_doc),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d

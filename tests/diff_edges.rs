@@ -1,0 +1,162 @@
+//! What `diff` says when runs cannot be fully compared, and how it names the rank that
+//! failed first when the others only followed. Logs written for these tests.
+
+use std::path::Path;
+
+use rankscope::analysis::diff::{self, Status};
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::model::{FailureKind, Run};
+
+fn run_of(name: &str, text: &str) -> (tempfile::TempDir, Run) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).expect("write");
+    let gs = GrammarSet::builtin().expect("grammars");
+    let run = load_run(&gs, Path::new(&p), &LoadOptions::default(), &|_, _| {})
+        .expect("loads")
+        .run;
+    (dir, run)
+}
+
+fn tp_run(n: u32, mem: &str) -> String {
+    let mut s = String::from(
+        "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=8)\n",
+    );
+    for r in 0..n {
+        s.push_str(&format!(
+            "[2026-05-01 10:00:05 TP{r}] Init torch distributed ends. elapsed=1.00 s, mem usage={mem} GB\n"
+        ));
+    }
+    s.push_str("[2026-05-01 10:00:30] The server is fired up and ready to roll!\n");
+    s
+}
+
+#[test]
+fn different_rank_sets_compare_outcomes_only() {
+    let (_a, b) = run_of("b.log", &tp_run(8, "0.60"));
+    let (_c, c) = run_of("c.log", &tp_run(4, "0.90"));
+    let d = diff::diff(&b, &c);
+    assert!(!d.comparability.memory_compared);
+    assert!(d.figures.is_empty());
+    assert_eq!(d.comparability.only_in_baseline.len(), 4);
+    assert!(d.comparability.notes[0].contains("rank sets differ (8 vs 4 ranks)"));
+    // Both reached ready: nothing else can be said, and nothing is made up.
+    assert_eq!(d.status, Status::Same);
+}
+
+#[test]
+fn a_run_with_no_start_up_events_is_named() {
+    let (_a, b) = run_of("b.log", &tp_run(2, "0.60"));
+    let (_c, c) = run_of("c.log", "hello\nthis is not a server log\n");
+    let d = diff::diff(&b, &c);
+    assert!(d
+        .comparability
+        .notes
+        .iter()
+        .any(|n| n.contains("no start-up events found")));
+    assert!(d.config.is_none());
+    assert!(d
+        .config_note
+        .as_deref()
+        .is_some_and(|n| n.contains("no server_args line")));
+}
+
+#[test]
+fn runs_of_different_servers_say_so() {
+    let (_a, b) = run_of("b.log", &tp_run(2, "0.60"));
+    let (_c, c) = run_of(
+        "c.log",
+        "(Worker_TP0 pid=10) INFO 05-01 10:00:05 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 4.000000 seconds\n",
+    );
+    let d = diff::diff(&b, &c);
+    assert!(d
+        .comparability
+        .notes
+        .iter()
+        .any(|n| n.contains("different servers (sglang vs vllm)")));
+}
+
+#[test]
+fn the_first_failing_rank_is_named_and_the_others_follow() {
+    let (_a, b) = run_of("b.log", &tp_run(4, "0.60"));
+    let (_c, c) = run_of(
+        "c.log",
+        "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=4)\n\
+         [2026-05-01 10:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+         [2026-05-01 10:00:05 TP1] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+         [2026-05-01 10:00:05 TP2] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+         [2026-05-01 10:00:05 TP3] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+         [2026-05-01 10:00:09 TP3] Load weight begin. avail mem=70.00 GB\n\
+         [2026-05-01 10:00:11 TP3] Scheduler hit an exception: Traceback (most recent call last):\n\
+         \x20 File \"/srv/sglang/model_executor/model_runner.py\", line 210, in load_model\n\
+         torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 3 has a total capacity of 79.10 GiB of which 2.10 GiB is free.\n\
+         [2026-05-01 10:10:12 TP0] Scheduler hit an exception: Traceback (most recent call last):\n\
+         RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n\
+         [2026-05-01 10:10:12 TP1] Scheduler hit an exception: Traceback (most recent call last):\n\
+         RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n\
+         [2026-05-01 10:10:13] Received sigquit from a child process. It usually means the child failed.\n",
+    );
+    let d = diff::diff(&b, &c);
+    assert_eq!(d.status, Status::Failed);
+    let first = d.candidate.first_failure.as_ref().expect("a first failure");
+    assert_eq!(first.0.to_string(), "TP3");
+    assert_eq!(first.1, FailureKind::Oom);
+    assert_eq!(first.2.name(), "weight_load");
+    let tp0 = c
+        .ranks
+        .iter()
+        .find(|r| r.rank.to_string() == "TP0")
+        .expect("TP0");
+    let f0 = tp0.failure.as_ref().expect("TP0 failed");
+    assert_eq!(f0.kind, FailureKind::Nccl);
+    assert_eq!(
+        f0.consequence_of.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP3")
+    );
+    // TP2 printed nothing after init: its log ends there, after TP3 failed.
+    let tp2 = c
+        .ranks
+        .iter()
+        .find(|r| r.rank.to_string() == "TP2")
+        .expect("TP2");
+    let f2 = tp2.failure.as_ref().expect("TP2 stopped");
+    assert_eq!(f2.kind, FailureKind::Hang);
+    assert_eq!(
+        f2.consequence_of.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP3")
+    );
+    assert!(d
+        .headline
+        .starts_with("candidate: TP3 ran out of memory in weight_load; 3 more ranks failed"));
+}
+
+#[test]
+fn environment_toggles_are_part_of_the_configuration_diff() {
+    let base = "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=1)\n\
+                vm:11:11 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n\
+                vm:11:11 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n";
+    let cand = "[2026-05-01 11:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=1)\n\
+                vm:12:12 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 1.\n\
+                vm:12:12 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL\n";
+    let (_a, b) = run_of("b.log", base);
+    let (_c, c) = run_of("c.log", cand);
+    let d = diff::diff(&b, &c);
+    let env: Vec<(String, Option<String>, Option<String>)> = d
+        .env
+        .iter()
+        .map(|e| (e.name.clone(), e.baseline.clone(), e.candidate.clone()))
+        .collect();
+    assert_eq!(
+        env,
+        vec![
+            (
+                "NCCL_NVLS_ENABLE".into(),
+                Some("0".into()),
+                Some("1".into())
+            ),
+            ("NCCL_P2P_LEVEL".into(), None, Some("NVL".into())),
+            ("NCCL_SOCKET_IFNAME".into(), Some("eth0".into()), None),
+        ]
+    );
+}
