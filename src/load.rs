@@ -138,6 +138,23 @@ pub fn load_run(
     let events = model::dedup_across_sources(events, &mut sources);
     let name = path.display().to_string();
     let mut run = model::build(name, events, sources);
+    for sf in files.iter().filter(|f| f.kind == SourceKind::NvidiaSmi) {
+        match std::fs::read(&sf.path) {
+            Ok(bytes) => {
+                let t = crate::nvsmi::parse(&String::from_utf8_lossy(&bytes));
+                if t.lines_not_understood > 0 {
+                    notes.push(format!(
+                        "{}: {} lines not understood as nvidia-smi CSV",
+                        sf.display(),
+                        t.lines_not_understood
+                    ));
+                }
+                run.gpus
+                    .extend(model::GpuMemory::from_nvsmi(&sf.display(), &t, run.start));
+            }
+            Err(e) => notes.push(format!("{}: cannot read: {e}", sf.display())),
+        }
+    }
     run.notes.extend(notes);
     Ok(Loaded { run, files })
 }

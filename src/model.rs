@@ -188,6 +188,72 @@ pub struct SourceInfo {
     pub duplicate_events: u64,
 }
 
+/// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
+/// local wall-clock time, like SGLang's).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuMemory {
+    pub source: String,
+    pub gpu: u32,
+    pub samples: usize,
+    pub total_bytes: Option<u64>,
+    pub peak_used_bytes: u64,
+    /// Seconds since the run's first line when the peak was sampled.
+    pub peak_at_s: Option<f64>,
+    /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
+    pub series: Vec<(f64, u64)>,
+}
+
+pub const GPU_SERIES_POINTS: usize = 256;
+
+impl GpuMemory {
+    /// Per-GPU timelines from a parsed nvidia-smi CSV, timed from `start`.
+    pub fn from_nvsmi(
+        source: &str,
+        t: &crate::nvsmi::NvSmiTimeline,
+        start: Option<NaiveDateTime>,
+    ) -> Vec<GpuMemory> {
+        let since = |ts: Option<NaiveDateTime>| -> Option<f64> {
+            Some((ts? - start?).num_milliseconds() as f64 / 1000.0)
+        };
+        let mut out = Vec::new();
+        for (&gpu, samples) in &t.gpus {
+            let used: Vec<(Option<NaiveDateTime>, u64)> = samples
+                .iter()
+                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?)))
+                .collect();
+            // The first sample at the peak: when the memory got there.
+            let Some(&(peak_ts, peak)) = used.iter().fold(
+                None::<&(Option<NaiveDateTime>, u64)>,
+                |best, x| match best {
+                    Some(b) if b.1 >= x.1 => Some(b),
+                    _ => Some(x),
+                },
+            ) else {
+                continue;
+            };
+            let step = used.len().div_ceil(GPU_SERIES_POINTS).max(1);
+            // Each kept point is the largest of its bucket, so short peaks survive.
+            let series = used
+                .chunks(step)
+                .filter_map(|c| {
+                    let (ts, b) = c.iter().max_by_key(|(_, b)| *b)?;
+                    Some((since(*ts)?, *b))
+                })
+                .collect();
+            out.push(GpuMemory {
+                source: source.to_string(),
+                gpu,
+                samples: used.len(),
+                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
+                peak_used_bytes: peak,
+                peak_at_s: since(peak_ts),
+                series,
+            });
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
     pub name: String,
@@ -202,6 +268,8 @@ pub struct Run {
     pub grammars: Vec<String>,
     pub year_inferred: bool,
     pub notes: Vec<String>,
+    /// nvidia-smi samples found in the run directory.
+    pub gpus: Vec<GpuMemory>,
 }
 
 impl Run {
@@ -531,6 +599,7 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         grammars,
         year_inferred,
         notes,
+        gpus: Vec::new(),
     }
 }
 

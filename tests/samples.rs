@@ -173,3 +173,21 @@ fn diff_of_a_run_with_itself_is_clean() {
     assert!(d.config.as_ref().is_some_and(|c| c.is_empty()));
     assert!(d.figures.iter().all(|f| f.class == DeltaClass::Same));
 }
+
+#[test]
+fn nvidia_smi_samples_join_the_run_clock() {
+    // samples/tp8-custom-ar/nvidia-smi-gpu.csv: 107 rows; the first at the maximum,
+    // `2026/11/29 09:18:42.638, 0, 120114 MiB, 143771 MiB`, is 12.638 s after the run's
+    // first line (server_args at 09:18:30).
+    let run = load("samples/tp8-custom-ar");
+    assert_eq!(run.gpus.len(), 1);
+    let g = &run.gpus[0];
+    assert_eq!((g.gpu, g.samples), (0, 107));
+    assert_eq!(g.peak_used_bytes, 125_948_657_664);
+    assert_eq!(g.total_bytes, Some(150_754_820_096));
+    assert!(
+        g.peak_at_s.is_some_and(|s| (s - 12.638).abs() < 1e-9),
+        "{:?}",
+        g.peak_at_s
+    );
+}

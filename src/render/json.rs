@@ -388,6 +388,28 @@ pub struct RunDoc {
     /// Failures printed by the launcher, outside any rank.
     pub launcher_failures: Vec<FailureDoc>,
     pub notes: Vec<String>,
+    /// GPU memory sampled by nvidia-smi (CSV files in the run directory).
+    pub gpus: Vec<GpuMemoryDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuMemoryDoc {
+    pub source: String,
+    pub gpu: u32,
+    pub samples: usize,
+    pub total_bytes: Option<u64>,
+    pub peak_used_bytes: u64,
+    /// Seconds since the run's first line (nvidia-smi and the logs share the wall clock).
+    pub peak_at_s: Option<f64>,
+    /// At most 256 points, each the largest sample of its interval.
+    pub series: Vec<GpuPointDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuPointDoc {
+    /// Seconds since the run's first line.
+    pub t_s: f64,
+    pub used_bytes: u64,
 }
 
 fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
@@ -433,6 +455,23 @@ pub fn run_doc(run: &Run) -> RunDoc {
         grammars: run.grammars.clone(),
         year_inferred: run.year_inferred,
         lines: (&run.counts()).into(),
+        gpus: run
+            .gpus
+            .iter()
+            .map(|g| GpuMemoryDoc {
+                source: g.source.clone(),
+                gpu: g.gpu,
+                samples: g.samples,
+                total_bytes: g.total_bytes,
+                peak_used_bytes: g.peak_used_bytes,
+                peak_at_s: g.peak_at_s,
+                series: g
+                    .series
+                    .iter()
+                    .map(|&(t_s, used_bytes)| GpuPointDoc { t_s, used_bytes })
+                    .collect(),
+            })
+            .collect(),
         sources: run.sources.iter().map(source_doc).collect(),
         ranks: run.ranks.iter().map(|r| rank_doc(run, r)).collect(),
         phases: phase_stats(run).iter().map(phase_stats_doc).collect(),

@@ -91,6 +91,9 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         rank_table(&mut o, run, style);
     }
     o.push('\n');
+    if !run.gpus.is_empty() {
+        gpu_report(&mut o, run);
+    }
     lines_report(&mut o, run, style);
     o
 }
@@ -214,6 +217,26 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 style.dim(&at)
             );
         }
+    }
+}
+
+fn gpu_report(o: &mut String, run: &Run) {
+    use crate::units::human_bytes;
+    for g in &run.gpus {
+        let _ = writeln!(
+            o,
+            "nvidia-smi GPU{}: peak {} used{}{} ({} samples, {})",
+            g.gpu,
+            human_bytes(g.peak_used_bytes as i64),
+            g.total_bytes
+                .map(|t| format!(" of {}", human_bytes(t as i64)))
+                .unwrap_or_default(),
+            g.peak_at_s
+                .map(|s| format!(" at t+{s:.1} s"))
+                .unwrap_or_default(),
+            g.samples,
+            g.source
+        );
     }
 }
 
