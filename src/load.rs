@@ -128,6 +128,7 @@ pub fn load_run(
             cut_last_line: scan.cut_last_line,
             cut_fields: scan.cut_fields,
             duplicate_events: 0,
+            detected: scan.detected,
         });
     }
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();

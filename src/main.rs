@@ -45,11 +45,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 fn grammars(cli: &Cli) -> Result<GrammarSet> {
-    let mut list = GrammarSet::builtin_grammars()?;
-    for path in &cli.global.grammars {
-        list.push(Grammar::from_path(path)?);
-    }
-    Ok(GrammarSet::new(list)?)
+    Ok(GrammarSet::new(grammar::load_all(&cli.global.grammars)?)?)
 }
 
 fn load(gs: &GrammarSet, path: &std::path::Path) -> Result<Run> {
@@ -361,7 +357,7 @@ fn run(cli: Cli) -> Result<u8> {
                 let mut s = String::new();
                 for g in &gs.grammars {
                     s.push_str(&format!(
-                        "{:<10} {:<28} {:>3} events {:>3} samples  {}\n",
+                        "{:<10} {:<22} {:>3} events {:>3} samples  {}\n",
                         g.spec.id,
                         g.spec.name,
                         g.spec.event.len(),
@@ -369,29 +365,37 @@ fn run(cli: Cli) -> Result<u8> {
                         g.origin
                     ));
                 }
+                if let Some(dir) = grammar::user_grammar_dir() {
+                    s.push_str(&format!(
+                        "user grammars: {} ({})\n",
+                        dir.display(),
+                        if dir.is_dir() { "found" } else { "absent" }
+                    ));
+                }
                 out(&s)?;
                 Ok(0)
             }
             GrammarAction::Check { file } => {
-                let set = match file {
+                // A file under check joins (or replaces, by id) the loaded grammars, so its
+                // samples are matched the way a run would read them; only its own samples
+                // are checked.
+                let (set, only) = match file {
                     Some(f) => {
-                        let mut list = GrammarSet::builtin_grammars()?;
-                        list.push(Grammar::from_path(f)?);
-                        GrammarSet::new(list)?
+                        let g = Grammar::from_path(f)?;
+                        let id = g.spec.id.clone();
+                        let mut list = grammar::load_all(&cli.global.grammars)?;
+                        match list.iter().position(|x| x.spec.id == id) {
+                            Some(i) => list[i] = g,
+                            None => list.push(g),
+                        }
+                        (GrammarSet::new(list)?, Some(id))
                     }
-                    None => gs,
+                    None => (gs, None),
                 };
                 let mut failures = Vec::new();
                 let mut checked = 0;
                 for (i, g) in set.grammars.iter().enumerate() {
-                    if file.is_some()
-                        && !g.origin.starts_with(
-                            &*file
-                                .as_ref()
-                                .map(|f| f.display().to_string())
-                                .unwrap_or_default(),
-                        )
-                    {
+                    if only.as_ref().is_some_and(|id| id != &g.spec.id) {
                         continue;
                     }
                     checked += g.spec.sample.len();
@@ -399,8 +403,10 @@ fn run(cli: Cli) -> Result<u8> {
                 }
                 let mut s = String::new();
                 for f in &failures {
-                    s.push_str(&rankscope::text::sanitize(f));
-                    s.push('\n');
+                    for line in f.lines() {
+                        s.push_str(&rankscope::text::sanitize(line));
+                        s.push('\n');
+                    }
                 }
                 s.push_str(&format!(
                     "{} samples checked, {} failed\n",

@@ -186,6 +186,8 @@ pub struct SourceInfo {
     pub cut_fields: Vec<String>,
     /// Events dropped because another file of the run holds the same lines.
     pub duplicate_events: u64,
+    /// Grammar families detected from the file's first lines.
+    pub detected: Vec<String>,
 }
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are

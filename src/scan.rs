@@ -69,6 +69,8 @@ pub struct SourceScan {
     /// Captures dropped from the cut last line, as `kind.field`.
     pub cut_fields: Vec<String>,
     pub bytes: u64,
+    /// Grammar families whose prefixes the first lines show.
+    pub detected: Vec<String>,
 }
 
 struct PendingEvent {
@@ -353,14 +355,20 @@ fn trim_wrapper(mut line: &[u8]) -> &[u8] {
     for _ in 0..4 {
         let before = line.len();
         let head = &line[..line.len().min(64)];
+        // docker-compose: `<service>-<n>`, padding, `| ` — a name without inner spaces.
         if let Some(p) = memchr::memmem::find(head, b"| ") {
-            let h = &line[..p];
-            if !h.is_empty()
-                && h.iter()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_. :".contains(b))
+            let name = line[..p].trim_ascii_end();
+            if !name.is_empty()
+                && name
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
             {
                 line = &line[p + 2..];
             }
+        }
+        // FastChat's logger inside it: `<date> <time> | ERROR | stderr | `.
+        if let Some(p) = memchr::memmem::find(&line[..line.len().min(64)], b" | stderr | ") {
+            line = &line[p + 12..];
         }
         if let Some(rest) = line.strip_prefix(b"> ") {
             line = rest;
@@ -558,6 +566,11 @@ pub fn scan_reader<R: Read>(
             let cut_tail = eof && pending.is_empty() && block.last().is_some_and(|&b| b != b'\n');
             if !block.is_empty() {
                 blocks.push((block, cut_tail));
+            }
+        }
+        if merger.line_base == 0 && merger.out.detected.is_empty() {
+            if let Some((first, _)) = blocks.first() {
+                merger.out.detected = gs.detect(&first[..first.len().min(64 << 10)]);
             }
         }
         let results: Vec<BlockScan> = blocks

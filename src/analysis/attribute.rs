@@ -257,9 +257,17 @@ pub fn attribute(
         }
     });
     let residual = driver_delta.map(|dd| dd - allocator_delta_reserved);
+    // Segments that are new because of something in another phase (a KV pool of another
+    // size) are not this phase's story.
+    let in_phase = |site: &str| {
+        sites
+            .iter()
+            .find(|s| s.site == site)
+            .is_none_or(|s| s.phase == Some(div.phase))
+    };
     let new_segments = seg_counts
         .into_iter()
-        .filter(|(_, v)| v.len() == ranks_compared)
+        .filter(|(site, v)| v.len() == ranks_compared && in_phase(site))
         .map(|(site, v)| {
             let (n, b) = v[v.len() / 2];
             (site, n, b)

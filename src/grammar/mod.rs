@@ -162,6 +162,48 @@ pub const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1
     None => NaiveDate::MIN,
 };
 
+/// Where users keep their own grammars: `$RANKSCOPE_GRAMMAR_DIR`, else
+/// `$XDG_CONFIG_HOME/rankscope/grammars`, else `~/.config/rankscope/grammars`.
+pub fn user_grammar_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("RANKSCOPE_GRAMMAR_DIR") {
+        return Some(d.into());
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config"))
+        })?;
+    Some(config.join("rankscope").join("grammars"))
+}
+
+/// The grammars a run is read with: the built-in ones, then every `*.toml` of the user
+/// grammar directory (sorted by name), then the `--grammar` files. A grammar whose `id`
+/// is already loaded replaces it, so a user can override a built-in one.
+pub fn load_all(extra: &[std::path::PathBuf]) -> Result<Vec<Grammar>, GrammarError> {
+    let mut list = GrammarSet::builtin_grammars()?;
+    let mut paths: Vec<std::path::PathBuf> = Vec::new();
+    if let Some(dir) = user_grammar_dir() {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            let mut found: Vec<_> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            found.sort();
+            paths.extend(found);
+        }
+    }
+    paths.extend(extra.iter().cloned());
+    for p in paths {
+        let g = Grammar::from_path(&p)?;
+        match list.iter().position(|x| x.spec.id == g.spec.id) {
+            Some(i) => list[i] = g,
+            None => list.push(g),
+        }
+    }
+    Ok(list)
+}
+
 /// What a record's prefix says about it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrefixInfo {
@@ -290,6 +332,21 @@ impl GrammarSet {
             .is_some()
     }
 
+    /// Which grammars' prefixes the first lines of a source show: its family (or families,
+    /// for a mixed stream), as detection reports it.
+    pub fn detect(&self, head: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        for line in head.split(|&b| b == b'\n').take(64) {
+            let text = crate::text::clean_line(line);
+            for g in &self.grammars {
+                if !out.contains(&g.spec.id) && g.prefixes.iter().any(|p| p.regex.is_match(&text)) {
+                    out.push(g.spec.id.clone());
+                }
+            }
+        }
+        out
+    }
+
     pub fn is_noise(&self, line: &[u8]) -> bool {
         self.noise_ac.as_ref().is_some_and(|ac| ac.is_match(line))
     }
@@ -355,6 +412,7 @@ impl GrammarSet {
             .and_then(|t| Rank::parse_tags(t.as_str()))
             .or_else(|| {
                 caps.name("gpu")
+                    .or_else(|| caps.name("tp"))
                     .and_then(|g| g.as_str().parse().ok())
                     .map(Rank::tp)
             })

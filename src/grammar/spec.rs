@@ -24,7 +24,8 @@ pub struct GrammarSpec {
 
 /// How a record of this family starts. Named captures the scanner reads: `date`
 /// (YYYY-MM-DD), `md` (MM-DD, year inferred), `time` (HH:MM:SS[.fff]), `tags` (rank tags
-/// such as ` DP1 TP3`), `pid`.
+/// such as ` DP1 TP3`), `tp` or `gpu` (a bare number, read as a TP rank), `pid`, and
+/// `proc` (a vLLM-style process name such as `Worker_TP3`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrefixSpec {

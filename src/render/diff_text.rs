@@ -333,10 +333,10 @@ pub fn explain(d: &RunDiff) -> String {
     for f in &d.figures {
         let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
         if let Some(b) = &f.baseline_text {
-            let _ = writeln!(o, "  - {}", fit(b, 100));
+            let _ = writeln!(o, "  - {}", cut(b, 100));
         }
         if let Some(c) = &f.candidate_text {
-            let _ = writeln!(o, "  + {}", fit(c, 100));
+            let _ = writeln!(o, "  + {}", cut(c, 100));
         }
     }
     o

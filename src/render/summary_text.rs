@@ -126,8 +126,7 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
                 .join(", ")
         ))
     };
-    let _ = writeln!(
-        o,
+    let row = format!(
         "{} {} {} {} {}",
         fit(s.phase.name(), 12),
         fit(&ranks, 6),
@@ -135,6 +134,7 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
         fit(&skew, 9),
         notes
     );
+    let _ = writeln!(o, "{}", row.trim_end());
     for f in &s.figures {
         if f.name == "elapsed" {
             continue;
