@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::summary_text::figure_label;
-use super::{cut, figure_text, fit, Style};
+use super::{cut, figure_text, fit, wrap, Style};
 use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
 use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
@@ -308,23 +308,6 @@ fn row(o: &mut String, label: &str, text: &str) {
     for (i, line) in wrap(text, 70).into_iter().enumerate() {
         let _ = writeln!(o, "{} {}", fit(if i == 0 { label } else { "" }, 9), line);
     }
-}
-
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split(' ') {
-        let cur = lines.last_mut().map(|l| l.chars().count()).unwrap_or(0);
-        if cur > 0 && cur + 1 + word.chars().count() > width {
-            lines.push(String::new());
-        }
-        if let Some(l) = lines.last_mut() {
-            if !l.is_empty() {
-                l.push(' ');
-            }
-            l.push_str(word);
-        }
-    }
-    lines
 }
 
 /// `--explain`: the baseline and candidate line behind every compared figure.

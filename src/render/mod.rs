@@ -124,17 +124,17 @@ pub fn events_text(
                 }
                 crate::event::FieldValue::Int(i) => format!("{k}={i}"),
                 crate::event::FieldValue::Float(f) => format!("{k}={f}"),
-                crate::event::FieldValue::Text(t) => format!("{k}={}", fit(t, 40)),
+                crate::event::FieldValue::Text(t) => format!("{k}={}", cut(t, 40)),
             })
             .collect();
-        let _ = writeln!(
-            o,
+        let row = format!(
             "{} {} {} {}",
             fit(&time, 9),
             fit(&rank, 12),
             fit(&e.kind, 18),
             fields.join(" ")
         );
+        let _ = writeln!(o, "{}", row.trim_end());
     }
     let c = run.counts();
     let _ = writeln!(
@@ -144,4 +144,22 @@ pub fn events_text(
         c.unknown
     );
     o
+}
+
+/// Greedy word wrap to `width` columns (words longer than a line stay whole).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = lines.last_mut().map(|l| l.chars().count()).unwrap_or(0);
+        if cur > 0 && cur + 1 + word.chars().count() > width {
+            lines.push(String::new());
+        }
+        if let Some(l) = lines.last_mut() {
+            if !l.is_empty() {
+                l.push(' ');
+            }
+            l.push_str(word);
+        }
+    }
+    lines
 }

@@ -59,7 +59,10 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         );
     }
     for g in &out.groups {
-        let _ = writeln!(o, "{}", style.bad(&g.describe()));
+        for (i, line) in super::wrap(&g.describe(), 76).into_iter().enumerate() {
+            let indent = if i == 0 { "" } else { "  " };
+            let _ = writeln!(o, "{indent}{}", style.bad(&line));
+        }
     }
     if let Some((rank, kind, phase)) = &out.first_failure {
         if out.failed_ranks > 1 {
@@ -209,13 +212,13 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 .unwrap_or_default();
             let _ = writeln!(
                 o,
-                "  {} {} in {}: {} {}",
+                "  {} {} in {}  {}",
                 r.rank,
                 f.kind.name(),
                 f.phase,
-                fit(&f.message, 50),
                 style.dim(&at)
             );
+            let _ = writeln!(o, "    {}", super::cut(&f.message, 74));
         }
     }
 }
@@ -225,7 +228,7 @@ fn gpu_report(o: &mut String, run: &Run) {
     for g in &run.gpus {
         let _ = writeln!(
             o,
-            "nvidia-smi GPU{}: peak {} used{}{} ({} samples, {})",
+            "nvidia-smi GPU{}: peak {} used{}{}, {} samples",
             g.gpu,
             human_bytes(g.peak_used_bytes as i64),
             g.total_bytes
@@ -235,8 +238,8 @@ fn gpu_report(o: &mut String, run: &Run) {
                 .map(|s| format!(" at t+{s:.1} s"))
                 .unwrap_or_default(),
             g.samples,
-            g.source
         );
+        let _ = writeln!(o, "  {}", g.source);
     }
 }
 
@@ -245,9 +248,8 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     let dup: u64 = run.sources.iter().map(|s| s.duplicate_events).sum();
     let _ = writeln!(
         o,
-        "lines: {} read: {} events, {} other records, {} continuation, {} noise, {} blank, {} not understood",
+        "{} lines: {} events, {} other records, {} continuation, {} noise, {} blank",
         c.lines, c.events, c.records, c.continuation, c.noise, c.blank,
-        if c.unknown > 0 { style.warn(&c.unknown.to_string()) } else { "0".into() }
     );
     if dup > 0 {
         let _ = writeln!(
@@ -262,31 +264,40 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
             c.split_long_lines
         );
     }
+    let _ = writeln!(
+        o,
+        "{} lines not understood{}",
+        if c.unknown > 0 {
+            style.warn(&c.unknown.to_string())
+        } else {
+            "0".into()
+        },
+        if c.unknown > 0 { ", for example:" } else { "" }
+    );
     for s in &run.sources {
         for u in s.unknown_samples.iter().take(3) {
             let _ = writeln!(
                 o,
-                "  not understood {}:{}: {}",
+                "  {}:{}\n    {}",
                 s.path,
                 u.line,
-                fit(&u.text, 50)
+                super::cut(&u.text, 74)
             );
         }
         if let Some(cut) = &s.cut_last_line {
-            let _ = writeln!(
-                o,
-                "  {} ends without a newline (cut?): {}{}",
-                s.path,
-                fit(cut, 40),
-                if s.cut_fields.is_empty() {
-                    String::new()
-                } else {
-                    format!("; not read as values: {}", s.cut_fields.join(", "))
-                }
-            );
+            let _ = writeln!(o, "  {} ends without a newline (cut?):", s.path);
+            let _ = writeln!(o, "    {}", super::cut(cut, 74));
+            if !s.cut_fields.is_empty() {
+                let _ = writeln!(o, "    not read as values: {}", s.cut_fields.join(", "));
+            }
         }
     }
     for n in &run.notes {
-        let _ = writeln!(o, "note: {n}");
+        for (i, line) in super::wrap(&crate::text::sanitize(n), 74)
+            .into_iter()
+            .enumerate()
+        {
+            let _ = writeln!(o, "{}{line}", if i == 0 { "note: " } else { "      " });
+        }
     }
 }
