@@ -77,6 +77,10 @@ type R<T> = Result<T, PickleError>;
 pub struct ValueRef(u32);
 
 const INLINE: u32 = 1 << 31;
+/// With the top bit clear and this one set, a reference is an index into `Pickle::wide`:
+/// ints wider than 31 bits (the 425k addresses and timestamps of `decode_heavy`) take
+/// 8 bytes there instead of a 16-byte node. Node indices stay below this bit.
+const WIDE: u32 = 1 << 30;
 const INLINE_MIN: i64 = -(1 << 30);
 const INLINE_MAX: i64 = (1 << 30) - 1;
 const MEMO_HOLE: u32 = u32::MAX;
@@ -104,7 +108,6 @@ impl ValueRef {
 enum Node {
     None,
     Bool(bool),
-    Int(i64),
     Float(f64),
     /// Ints too wide for i64 (LONG1/LONG4): little-endian two's complement in `bytes`.
     BigInt {
@@ -252,6 +255,8 @@ impl<'a> Dict<'a> {
 #[derive(Debug, Default)]
 pub struct Pickle {
     nodes: Vec<Node>,
+    /// Ints that do not fit inline (see `WIDE`).
+    wide: Vec<i64>,
     items: Vec<ValueRef>,
     big_seqs: Vec<Vec<ValueRef>>,
     big_dicts: Vec<Vec<(ValueRef, ValueRef)>>,
@@ -272,13 +277,18 @@ impl Pickle {
         if let Some(v) = r.inline_int() {
             return Value::Int(v);
         }
+        if r.0 & WIDE != 0 {
+            return self
+                .wide
+                .get((r.0 & !WIDE) as usize)
+                .map_or(Value::None, |&v| Value::Int(v));
+        }
         let Some(node) = self.nodes.get(r.0 as usize) else {
             return Value::None;
         };
         match *node {
             Node::None => Value::None,
             Node::Bool(b) => Value::Bool(b),
-            Node::Int(i) => Value::Int(i),
             Node::Float(f) => Value::Float(f),
             Node::BigInt { start, len } => Value::BigInt(slice(&self.bytes, start, len)),
             Node::Str { start, len } => {
@@ -327,7 +337,7 @@ impl Pickle {
     /// A stable identity for container values, so callers can cache work per shared
     /// node (a memoised frame dict, a shared stack list). Inline ints have none.
     pub fn node_id(&self, r: ValueRef) -> Option<u32> {
-        (r.0 & INLINE == 0).then_some(r.0)
+        (r.0 & (INLINE | WIDE) == 0).then_some(r.0)
     }
 
     /// For seqs whose items range is shared between equal batches: a key equal for two
@@ -342,6 +352,7 @@ impl Pickle {
     /// Approximate heap bytes held by the arena (for the performance notes).
     pub fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.wide.capacity() * 8
             + self.items.capacity() * 4
             + self
                 .big_seqs
@@ -695,11 +706,22 @@ impl<I: Input> Machine<I> {
 
     fn node(&mut self, n: Node) -> R<ValueRef> {
         let idx = self.p.nodes.len();
-        if idx >= INLINE as usize {
+        if idx >= WIDE as usize {
             return Err(PickleError::TooLarge { offset: self.at });
         }
         self.p.nodes.push(n);
         Ok(ValueRef(idx as u32))
+    }
+
+    /// Stores an int that does not fit inline; `None` when the table is full.
+    #[inline]
+    fn wide_int(&mut self, v: i64) -> Option<ValueRef> {
+        let idx = self.p.wide.len();
+        if idx >= WIDE as usize {
+            return None;
+        }
+        self.p.wide.push(v);
+        Some(ValueRef(WIDE | idx as u32))
     }
 
     #[inline]
@@ -736,7 +758,9 @@ impl<I: Input> Machine<I> {
     fn int(&mut self, v: i64) -> R<ValueRef> {
         match ValueRef::int(v) {
             Some(r) => Ok(r),
-            None => self.node(Node::Int(v)),
+            None => self
+                .wide_int(v)
+                .ok_or(PickleError::TooLarge { offset: self.at }),
         }
     }
 
@@ -1074,16 +1098,8 @@ impl<I: Input> Machine<I> {
                 };
                 w[..len].copy_from_slice(b);
                 let v = i64::from_le_bytes(w);
-                let r = match ValueRef::int(v) {
-                    Some(r) => r,
-                    None => {
-                        let idx = self.p.nodes.len();
-                        if idx >= INLINE as usize {
-                            return false;
-                        }
-                        self.p.nodes.push(Node::Int(v));
-                        ValueRef(idx as u32)
-                    }
+                let Some(r) = ValueRef::int(v).or_else(|| self.wide_int(v)) else {
+                    return false;
                 };
                 (2 + len, r)
             }
