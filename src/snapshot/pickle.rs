@@ -604,6 +604,38 @@ fn hash_bytes(b: &[u8]) -> u64 {
 /// them would cost more than it saves.
 const SHARE_MAX: usize = 256;
 
+/// `Machine::store_batch` on the fields it needs, so a batch can be stored straight from
+/// the machine's stack without copying it out first.
+fn store_batch(
+    items: &mut Vec<ValueRef>,
+    batches: &mut PreMap<(u32, u32)>,
+    batch: &[ValueRef],
+    at: u64,
+) -> R<u32> {
+    let share = batch.len() <= SHARE_MAX && !batch.is_empty();
+    let mut h = 0;
+    if share {
+        h = batch.len() as u64;
+        for r in batch {
+            h = mix(h, r.0 as u64);
+        }
+        if let Some(&(start, len)) = batches.get(&h) {
+            if len as usize == batch.len() && slice(items, start, len) == batch {
+                return Ok(start);
+            }
+        }
+    }
+    let start = items.len();
+    if start + batch.len() > u32::MAX as usize {
+        return Err(PickleError::TooLarge { offset: at });
+    }
+    items.extend_from_slice(batch);
+    if share {
+        batches.insert(h, (start as u32, batch.len() as u32));
+    }
+    Ok(start as u32)
+}
+
 struct Machine<I: Input> {
     input: I,
     p: Pickle,
@@ -853,28 +885,7 @@ impl<I: Input> Machine<I> {
     /// Stores a batch of refs in `items`, sharing the range with an identical earlier
     /// batch when there is one. Returns the start.
     fn store_batch(&mut self, batch: &[ValueRef]) -> R<u32> {
-        let share = batch.len() <= SHARE_MAX && !batch.is_empty();
-        let mut h = 0;
-        if share {
-            h = batch.len() as u64;
-            for r in batch {
-                h = mix(h, r.0 as u64);
-            }
-            if let Some(&(start, len)) = self.batches.get(&h) {
-                if len as usize == batch.len() && slice(&self.p.items, start, len) == batch {
-                    return Ok(start);
-                }
-            }
-        }
-        let start = self.p.items.len();
-        if start + batch.len() > u32::MAX as usize {
-            return Err(PickleError::TooLarge { offset: self.at });
-        }
-        self.p.items.extend_from_slice(batch);
-        if share {
-            self.batches.insert(h, (start as u32, batch.len() as u32));
-        }
-        Ok(start as u32)
+        store_batch(&mut self.p.items, &mut self.batches, batch, self.at)
     }
 
     fn new_seq(&mut self, kind: SeqKind, items: &[ValueRef]) -> R<ValueRef> {
@@ -897,6 +908,21 @@ impl<I: Input> Machine<I> {
 
     /// APPEND/APPENDS/ADDITEMS: extend the list below the mark with the stack tail.
     fn extend_seq(&mut self, target: ValueRef, from: usize) -> R<()> {
+        // The common case, a fresh list's only batch, is stored straight from the stack.
+        let idx = target.0 as usize;
+        if let (0, Some(&Node::Seq { kind, len: 0, .. })) =
+            (target.0 & INLINE, self.p.nodes.get(idx))
+        {
+            let batch = self.stack.get(from..).unwrap_or(&[]);
+            let start = store_batch(&mut self.p.items, &mut self.batches, batch, self.at)?;
+            self.p.nodes[idx] = Node::Seq {
+                kind,
+                start,
+                len: batch.len() as u32,
+            };
+            self.stack.truncate(from);
+            return Ok(());
+        }
         let batch = self.take_batch(from);
         let r = self.extend_seq_with(target, &batch);
         self.scratch = batch;
@@ -910,14 +936,6 @@ impl<I: Input> Machine<I> {
             _ => return Err(self.malformed("target is not a list")),
         };
         match node {
-            Node::Seq { kind, len: 0, .. } => {
-                let start = self.store_batch(batch)?;
-                self.p.nodes[idx] = Node::Seq {
-                    kind,
-                    start,
-                    len: batch.len() as u32,
-                };
-            }
             Node::Seq { kind, start, len } => {
                 // A second batch (lists over 1000 items): move to a growable vector once.
                 let mut v = slice(&self.p.items, start, len).to_vec();
@@ -941,6 +959,45 @@ impl<I: Input> Machine<I> {
         if (self.stack.len() - from) % 2 != 0 {
             return Err(self.malformed("odd number of items for a dict"));
         }
+        // The common case, a fresh dict (every trace entry), is filled straight from the
+        // stack: its keys are compared in place with the previous dict's, and its values
+        // appended, without copying the batch out first.
+        let idx = target.0 as usize;
+        if let (0, Some(Node::Dict { len: 0, .. })) = (target.0 & INLINE, self.p.nodes.get(idx)) {
+            let batch = self.stack.get(from..).unwrap_or(&[]);
+            let n = batch.len() / 2;
+            let same_keys = match self.last_keys {
+                Some((start, len)) if len as usize == n => slice(&self.p.items, start, len)
+                    .iter()
+                    .zip(batch.chunks_exact(2))
+                    .all(|(k, kv)| *k == kv[0]),
+                _ => false,
+            };
+            let keys = match self.last_keys {
+                Some((start, _)) if same_keys => start,
+                _ => {
+                    let mut keys = std::mem::take(&mut self.scratch2);
+                    keys.clear();
+                    keys.extend(batch.chunks_exact(2).map(|kv| kv[0]));
+                    let stored = store_batch(&mut self.p.items, &mut self.batches, &keys, self.at);
+                    self.scratch2 = keys;
+                    stored?
+                }
+            };
+            self.last_keys = Some((keys, n as u32));
+            let vals = self.p.items.len();
+            if vals + n > u32::MAX as usize {
+                return Err(PickleError::TooLarge { offset: self.at });
+            }
+            self.p.items.extend(batch.chunks_exact(2).map(|kv| kv[1]));
+            self.p.nodes[idx] = Node::Dict {
+                keys,
+                vals: vals as u32,
+                len: n as u32,
+            };
+            self.stack.truncate(from);
+            return Ok(());
+        }
         let batch = self.take_batch(from);
         let r = self.extend_dict_with(target, &batch);
         self.scratch = batch;
@@ -954,36 +1011,7 @@ impl<I: Input> Machine<I> {
             _ => return Err(self.malformed("target is not a dict")),
         };
         match node {
-            Node::Dict { len: 0, .. } => {
-                let n = batch.len() / 2;
-                let mut keys = std::mem::take(&mut self.scratch2);
-                keys.clear();
-                keys.extend(batch.iter().step_by(2));
-                let stored = match self.last_keys {
-                    Some((start, len))
-                        if len as usize == keys.len()
-                            && slice(&self.p.items, start, len) == keys =>
-                    {
-                        Ok(start)
-                    }
-                    _ => self.store_batch(&keys),
-                };
-                if let Ok(start) = stored {
-                    self.last_keys = Some((start, keys.len() as u32));
-                }
-                self.scratch2 = keys;
-                let keys = stored?;
-                let vals = self.p.items.len();
-                if vals + n > u32::MAX as usize {
-                    return Err(PickleError::TooLarge { offset: self.at });
-                }
-                self.p.items.extend(batch.iter().skip(1).step_by(2));
-                self.p.nodes[idx] = Node::Dict {
-                    keys,
-                    vals: vals as u32,
-                    len: n as u32,
-                };
-            }
+            // A fresh dict (`len: 0`) was filled by `extend_dict` already.
             Node::Dict { keys, vals, len } => {
                 let mut v: Vec<(ValueRef, ValueRef)> = slice(&self.p.items, keys, len)
                     .iter()
