@@ -43,6 +43,8 @@ RATIO=$(awk -v p="$PMIN" -v r="$RMIN" 'BEGIN {printf "%.1f", p / r}')
 RATIO_MED=$(awk -v p="$PMED" -v r="$RMED" 'BEGIN {printf "%.1f", p / r}')
 RSS_X=$(awk -v m="$RRSS" -v s="$SIZE" 'BEGIN {printf "%.2f", m * 1024 / s}')
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+# The hand-written "Reading these numbers" section is kept across runs (update it by hand).
+HAND=$(sed -n '/^## Reading these numbers/,$p' docs/performance-snapshot.md 2>/dev/null || true)
 cat > docs/performance-snapshot.md <<MD
 # Snapshot reading: performance
 
@@ -62,7 +64,9 @@ Both wall times include process start-up (Python's interpreter start is ~20 ms o
 
 Why the RSS stays low: the file is streamed through a 256 KiB buffer instead of being
 mapped or read whole; memoised values are indices (4 bytes per reference); ints that fit
-31 bits live inside the reference; identical item batches (call stacks, dict key lists)
-share one range; equal strings are stored once; the typed model interns frames and stacks.
+31 bits live inside the reference, wider ones in an 8-byte side table; identical item
+batches (call stacks, dict key lists) share one range; equal strings are stored once; the
+typed model interns frames and stacks.
 MD
+if [ -n "$HAND" ]; then printf '\n%s\n' "$HAND" >>docs/performance-snapshot.md; fi
 cat docs/performance-snapshot.md

@@ -172,6 +172,9 @@ struct Builder<'p> {
     /// Field of each key, per dict key layout: trace entries share one layout, so key
     /// names are compared once instead of 212,637 times.
     entry_layouts: FastMap<(usize, usize), Vec<EntryField>>,
+    /// The layout the previous entry used: consecutive entries almost always share it,
+    /// so the map above is consulted only when the layout changes.
+    last_layout: ((usize, usize), Vec<EntryField>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -208,6 +211,7 @@ pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
         stack_by_storage: FastMap::default(),
         scratch: Vec::new(),
         entry_layouts: FastMap::default(),
+        last_layout: ((0, usize::MAX), Vec::new()),
     };
     b.snap.stacks.push(Vec::new());
     b.stack_ids.insert(Vec::new(), 0);
@@ -408,24 +412,32 @@ impl<'p> Builder<'p> {
             stack: StackId(0),
         };
         let id = d.layout_id();
-        let layout = match self.entry_layouts.remove(&id) {
-            Some(l) => l,
-            None => d
-                .iter()
-                .map(|(k, _)| match self.p.get(k) {
-                    Value::Str("action") => EntryField::Action,
-                    Value::Str("addr") => EntryField::Addr,
-                    Value::Str("size") => EntryField::Size,
-                    Value::Str("stream") => EntryField::Stream,
-                    Value::Str("time_us") => EntryField::TimeUs,
-                    Value::Str("device_free") => EntryField::DeviceFree,
-                    Value::Str("frames") => EntryField::Frames,
-                    _ => EntryField::Ignored,
-                })
-                .collect(),
-        };
+        if self.last_layout.0 != id || self.last_layout.1.len() != d.len() {
+            let layout = match self.entry_layouts.get(&id) {
+                Some(l) => l.clone(),
+                None => {
+                    let l: Vec<EntryField> = d
+                        .iter()
+                        .map(|(k, _)| match self.p.get(k) {
+                            Value::Str("action") => EntryField::Action,
+                            Value::Str("addr") => EntryField::Addr,
+                            Value::Str("size") => EntryField::Size,
+                            Value::Str("stream") => EntryField::Stream,
+                            Value::Str("time_us") => EntryField::TimeUs,
+                            Value::Str("device_free") => EntryField::DeviceFree,
+                            Value::Str("frames") => EntryField::Frames,
+                            _ => EntryField::Ignored,
+                        })
+                        .collect();
+                    self.entry_layouts.insert(id, l.clone());
+                    l
+                }
+            };
+            self.last_layout = (id, layout);
+        }
+        let layout = std::mem::take(&mut self.last_layout.1);
         let res = self.entry_fields(&d, &layout, &mut e, base);
-        self.entry_layouts.insert(id, layout);
+        self.last_layout.1 = layout;
         res?;
         Ok(e)
     }
