@@ -132,6 +132,7 @@ pub fn load_run(
         });
     }
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(time_regressions(&events, &logs));
     let how = infer_dates(&mut events, &refs);
     if let Some(how) = how {
         notes.push(how);
@@ -201,6 +202,34 @@ pub fn load_snapshots(
         }
     }
     (ok, errors)
+}
+
+/// Events are ordered by time in the model; a file whose stamps go backwards (a
+/// newest-first web UI copy, two clocks in one stream) is said so rather than re-sorted
+/// silently. Stamps with a printed date only: inferred dates are ordered by construction.
+fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, sf) in logs.iter().enumerate() {
+        let mut prev: Option<NaiveDateTime> = None;
+        let mut back = 0usize;
+        for e in events
+            .iter()
+            .filter(|e| e.origin.source == i && !e.year_inferred)
+        {
+            let Some(t) = e.ts else { continue };
+            if prev.is_some_and(|p| t < p - Duration::seconds(60)) {
+                back += 1;
+            }
+            prev = Some(t);
+        }
+        if back > 0 {
+            out.push(format!(
+                "{}: time stamps go backwards by more than a minute {back} time(s) (newest-first copy, or clocks that disagree); events are shown in time order",
+                sf.display()
+            ));
+        }
+    }
+    out
 }
 
 fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {

@@ -13,7 +13,14 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-const DOCS: [&str; 3] = ["docs/json.md", "docs/exports.md", "docs/inputs.md"];
+const DOCS: [&str; 6] = [
+    "README.md",
+    "docs/getting-started.md",
+    "docs/grammars.md",
+    "docs/json.md",
+    "docs/exports.md",
+    "docs/inputs.md",
+];
 
 #[derive(Debug)]
 struct Example {

@@ -394,3 +394,16 @@ fn flattened_log_on_one_line() {
         ]
     );
 }
+
+#[test]
+fn newest_first_logs_are_said_so_not_silently_resorted() {
+    let run = run_of(
+        "[2026-01-01 10:05:00 TP0] Memory pool end. avail mem=1.00 GB\n\
+         [2026-01-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n",
+    );
+    assert_eq!(events(&run), ["weight_load_begin@TP0", "mem_pool_end@TP0"]);
+    assert!(run
+        .notes
+        .iter()
+        .any(|n| n.contains("time stamps go backwards by more than a minute 1 time(s)")));
+}

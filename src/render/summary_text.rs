@@ -81,13 +81,33 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         );
     }
     o.push('\n');
-    let _ = writeln!(
-        o,
-        "{}",
-        style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
-    );
-    for s in &stats {
-        phase_block(&mut o, s, run.ranks.len(), style);
+    if run.events.is_empty() {
+        let mut detected: Vec<&str> = run
+            .sources
+            .iter()
+            .flat_map(|s| s.detected.iter().map(String::as_str))
+            .collect();
+        detected.sort();
+        detected.dedup();
+        let _ = writeln!(
+            o,
+            "no start-up events found{}; `rankscope grammars list` shows what is read,",
+            if detected.is_empty() {
+                String::new()
+            } else {
+                format!(" (line prefixes look like {})", detected.join("+"))
+            }
+        );
+        let _ = writeln!(o, "docs/grammars.md how to add a server");
+    } else {
+        let _ = writeln!(
+            o,
+            "{}",
+            style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
+        );
+        for s in &stats {
+            phase_block(&mut o, s, run.ranks.len(), style);
+        }
     }
     if per_rank {
         o.push('\n');
