@@ -115,8 +115,7 @@ fn push_detail(detail: &mut String, line: &str) {
 /// of the input (no newline).
 fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool) -> BlockScan {
     let mut out = BlockScan::default();
-    let ac = gs.literal_matcher();
-    let hits: Vec<usize> = ac.find_iter(buf).map(|m| m.start()).collect();
+    let hits = gs.literal_hits(buf);
     let mut hit_i = 0;
     let mut open_tb: Option<usize> = None;
     let mut start = 0usize;
@@ -167,14 +166,7 @@ fn scan_hit_line(
     let mut any_event = false;
     for (si, seg) in segments.into_iter().enumerate() {
         let text = clean_line(seg);
-        let mut candidates = Vec::new();
-        for m in gs.literal_matcher().find_iter(text.as_bytes()) {
-            for &(g, e) in gs.owners(m.pattern().as_usize()) {
-                candidates.push((g, e, m.start()));
-            }
-        }
-        candidates.sort_by_key(|c| (c.0, c.1));
-        candidates.dedup_by_key(|c| (c.0, c.1));
+        let candidates = gs.candidates(&text);
         let cut = is_cut && si + 1 == n;
         match gs.match_line(&text, &candidates, cut) {
             Some(m) => {
@@ -251,7 +243,8 @@ fn classify_plain(
         }
         return;
     }
-    let record = gs.starts_record(trim_wrapper(last));
+    // Most lines start like a record: peel wrappers only when the cheap test fails.
+    let record = gs.starts_record(last) || gs.starts_record(trim_wrapper(last));
     if record {
         if open_tb.is_some() {
             // Only while a traceback is open (rare) is a record's prefix parsed here: a
