@@ -13,18 +13,22 @@ cargo build --release --quiet --bin rankscope --example gen_log
 bytes=$(stat -c %s "$data")
 bin=target/release/rankscope
 
-# The same literals the built-in grammars scan for.
-literals=(
-  "server_args=ServerArgs(" "Init torch distributed begin" "Init nccl begin" "Init torch distributed ends"
-  "Custom allreduce initialized" "Load weight begin" "Load weight end" "max_total_num_tokens="
-  "The available memory for KV cache is" "KV Cache is allocated" "Memory pool end"
-  "graph begin. This can take" "graph end. Time elapsed" "The server is fired up and ready to roll"
-  "hit an exception" "Not enough memory. Please try to increase" "CUDA out of memory. Tried to allocate"
-  "NPU out of memory. Tried to allocate" "CUDA error: out of memory" "NCCL error" "Init COMPLETE" "Init START"
+# The same literals the built-in grammars scan for, read from grammars/*.toml.
+mapfile -t literals < <(python3 - <<'PY'
+import glob, tomllib
+seen = []
+for f in sorted(glob.glob("grammars/*.toml")):
+    for e in tomllib.load(open(f, "rb")).get("event", []):
+        for l in e["literals"]:
+            if l not in seen:
+                seen.append(l)
+print("\n".join(seen))
+PY
 )
 rg_args=(); for l in "${literals[@]}"; do rg_args+=(-F -e "$l"); done
-grep_re=$(printf '%s\n' "${literals[@]}" | sed 's/[][\.*^$()+?{}|]/\\&/g' | paste -sd'|')
 printf '%s\n' "${literals[@]}" > bench-data/literals.txt
+# The same, escaped as extended regexes, one per line (a file: some literals hold quotes).
+sed 's/[][\.*^$()+?{}|]/\\&/g' bench-data/literals.txt > bench-data/literals.ere
 
 cat "$data" > /dev/null  # warm the page cache for every tool alike
 json=bench-data/hyperfine.json
@@ -33,7 +37,7 @@ hyperfine --warmup 1 --runs 5 --output=pipe --export-json "$json" \
   -n rankscope "$bin events $data --json" \
   -n "rg -F (same literals)" "rg -c ${rg_args[*]@Q} $data" \
   -n "grep -F -f (same literals)" "grep -c -F -f bench-data/literals.txt $data" \
-  -n "grep -E (same literals)" "grep -c -E '$grep_re' $data"
+  -n "grep -E (same literals)" "grep -c -E -f bench-data/literals.ere $data"
 
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 rs_rss=$(rss $bin events "$data" --json)
@@ -52,8 +56,9 @@ lines = [
   "",
   f"Input: a generated SGLang log of {nbytes/2**30:.2f} GiB ({nbytes:,} bytes; `examples/gen_log.rs`): a TP8 "
   "start-up and a late OOM traceback among millions of decode, prefill and HTTP lines.",
-  "rankscope parses every event and writes the full JSON; ripgrep and grep only print the lines that hold the "
-  "same literals, with no parsing at all.",
+  f"Every tool looks for the same {len(open('bench-data/literals.txt').read().split(chr(10))) - 1} literals: the event literals of the built-in grammars "
+  "(`grammars/*.toml`). ripgrep and grep count the lines that hold one, with no parsing at all; rankscope also "
+  "classifies every line (record, noise, continuation or not understood), parses the events and writes the full JSON.",
   "",
   "| tool | median time | throughput | time vs rankscope |",
   "|---|---|---|---|",
@@ -68,7 +73,13 @@ lines += [
   "",
   f"Peak RSS (`/usr/bin/time -f %M`): rankscope **{rs_rss/1024:.1f} MiB**, ripgrep {rg_rss/1024:.1f} MiB "
   "(target for rankscope: under 100 MB whatever the file size; the scan holds about "
-  "2 × threads blocks of 4 MiB, not the file).",
+  "2 × threads blocks of 4 MiB, not the file). ripgrep maps the file, so its RSS counts the file's pages.",
+  "",
+  "Why rankscope can beat ripgrep on the same literals: with this many patterns a single Aho-Corasick "
+  "automaton loses its SIMD (Teddy) prefilter, which works up to a few dozen patterns; rankscope splits the "
+  "literals into groups of 32 (`grammar::LITERALS_PER_GROUP`) and runs one SIMD-prefiltered pass per group, "
+  "which on this input is faster than one unfiltered pass. Every other line costs a newline search and an "
+  "anchored look at its first bytes.",
 ]
 open("docs/performance.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

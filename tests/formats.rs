@@ -407,3 +407,34 @@ fn newest_first_logs_are_said_so_not_silently_resorted() {
         .iter()
         .any(|n| n.contains("time stamps go backwards by more than a minute 1 time(s)")));
 }
+
+#[test]
+fn a_vllm_worker_renamed_during_start_up_is_one_rank() {
+    // vLLM names a worker `(Worker pid=P)` before it knows its rank and `(Worker_TP1
+    // pid=P)` after: the pid ties them.
+    let run = run_of(
+        "(Worker pid=77) INFO 02-01 10:00:01 [gpu_model_runner.py:2602] Starting to load model /m/x...\n\
+         (Worker_TP1 pid=77) INFO 02-01 10:00:30 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 29.000000 seconds\n\
+         (EngineCore pid=70) ERROR 02-01 10:00:31 [core.py:700] ValueError: Free memory on device cuda:0 (12.18/23.56 GiB) on startup is less than desired GPU memory utilization (0.92, 21.67 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n",
+    );
+    assert_eq!(
+        events(&run),
+        [
+            "weight_load_begin@TP1",
+            "weight_load_end@TP1",
+            "error@engine"
+        ]
+    );
+    let engine = run
+        .ranks
+        .iter()
+        .find(|r| r.rank.is_engine())
+        .expect("engine row");
+    let f = engine.failure.as_ref().expect("failed");
+    assert_eq!(f.kind, FailureKind::NotEnoughMemory);
+    // 12.18 GiB free of 23.56 GiB, 21.67 GiB wanted.
+    assert_eq!(
+        f.fields.get("free_bytes").and_then(|v| v.as_bytes()),
+        Some(13_078_175_416)
+    );
+}

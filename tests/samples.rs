@@ -191,3 +191,77 @@ fn nvidia_smi_samples_join_the_run_clock() {
         g.peak_at_s
     );
 }
+
+#[test]
+fn vllm_runs_diff_like_sglang_runs() {
+    // samples/vllm-tp2{,-oom}: gpu_memory_utilization 0.9 -> 0.95; both workers print
+    // `Available KV cache memory: 55.84 GiB` -> `63.08 GiB`; the engine's KV cache grows
+    // 365,904 -> 413,344 tokens; TP1 then runs out of memory capturing CUDA graphs.
+    let b = load("samples/vllm-tp2");
+    let c = load("samples/vllm-tp2-oom");
+    assert!(b.year_inferred && b.ready);
+    let d = diff::diff(&b, &c);
+    assert_eq!(d.status, Status::Failed);
+    let cfg = d.config.as_ref().expect("non-default args of both");
+    assert_eq!(cfg.changed.len(), 1);
+    assert_eq!(cfg.changed[0].key, "gpu_memory_utilization");
+    let div = d.first_divergence.as_ref().expect("a divergence");
+    assert_eq!((div.phase, div.figure), (Phase::KvCache, "kv_avail"));
+    assert_eq!((div.ranks_moved, div.ranks_compared), (2, 2));
+    // 63.08 GiB - 55.84 GiB
+    assert_eq!(div.delta.median, 7_773_890_806.0);
+    assert_eq!(
+        d.effect.as_ref().and_then(|e| e.kv_tokens_delta),
+        Some(47_440)
+    );
+    let first = d.candidate.first_failure.as_ref().expect("first failure");
+    assert_eq!(
+        (first.0.to_string(), first.1, first.2),
+        ("TP1".to_string(), FailureKind::Oom, Phase::CudaGraph)
+    );
+}
+
+#[test]
+fn nccl_debug_lines_of_the_real_fixtures() {
+    let dir = "../shared/fixtures/gpu/tp1_nccl_custom_ar";
+    if !Path::new(dir).exists() {
+        eprintln!("SKIPPED nccl_debug_lines_of_the_real_fixtures: {dir} is absent");
+        return;
+    }
+    // stdout.txt line 5 `NCCL version 2.28.9+cuda13.0`, line 94 `… rank 0 nranks 1 …
+    // Init COMPLETE`, line 95 `Init timings … total 0.28`: all from pid 1138, whose
+    // communicator rank 0 is TP0.
+    let run = load(dir);
+    let tp0 = run.rank(&Rank::tp(0)).expect("TP0");
+    let kinds: Vec<&str> = tp0
+        .events
+        .iter()
+        .map(|&i| run.events[i].kind.as_str())
+        .filter(|k| k.starts_with("nccl"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "nccl_version",
+            "nccl_comm_init",
+            "nccl_comm_init",
+            "nccl_init_time"
+        ]
+    );
+    let timing = run
+        .events
+        .iter()
+        .find(|e| e.kind == "nccl_init_time")
+        .expect("timing");
+    assert_eq!(timing.field("total_s").and_then(|v| v.as_f64()), Some(0.28));
+    assert_eq!(
+        run.events
+            .iter()
+            .find(|e| e.kind == "nccl_version")
+            .and_then(|e| e.field("version"))
+            .and_then(|v| v.as_text()),
+        Some("2.28.9+cuda13.0")
+    );
+    let f = tp0.failure.as_ref().expect("the custom-AR run fails");
+    assert_eq!((f.kind, f.phase), (FailureKind::Oom, Phase::CudaGraph));
+}

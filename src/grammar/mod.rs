@@ -392,26 +392,41 @@ impl GrammarSet {
         // The governing prefix is the one that ends nearest the event (a record glued to a
         // progress bar, a wrapper in front); of those ending at the same place, the longest
         // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
+        // A literal may also begin inside the prefix (`NCCL WARN`): then the prefix that
+        // starts last before it governs, and the message starts at the literal.
         let mut best: Option<(usize, usize, &CompiledPrefix)> = None;
-        let head = line.get(..before).unwrap_or(line);
+        let mut straddling: Option<(usize, usize, &CompiledPrefix)> = None;
         for g in &self.grammars {
             for p in &g.prefixes {
-                for m in p.regex.find_iter(head) {
-                    let better = match best {
-                        None => true,
-                        Some((start, end, _)) => {
-                            m.end() > end || (m.end() == end && m.start() < start)
+                for m in p.regex.find_iter(line) {
+                    if m.start() > before {
+                        break;
+                    }
+                    if m.end() <= before {
+                        let better = match best {
+                            None => true,
+                            Some((start, end, _)) => {
+                                m.end() > end || (m.end() == end && m.start() < start)
+                            }
+                        };
+                        if better {
+                            best = Some((m.start(), m.end(), p));
                         }
-                    };
-                    if better {
-                        best = Some((m.start(), m.end(), p));
+                    } else if m.start() < before && straddling.is_none_or(|s| m.start() > s.0) {
+                        straddling = Some((m.start(), m.end(), p));
                     }
                 }
             }
         }
-        let (start, _, p) = best?;
+        if let Some((start, _, p)) = best {
+            let caps = p.regex.captures_at(line, start)?;
+            return Some(self.prefix_info(&caps, start));
+        }
+        let (start, _, p) = straddling?;
         let caps = p.regex.captures_at(line, start)?;
-        Some(self.prefix_info(&caps, start))
+        let mut info = self.prefix_info(&caps, start);
+        info.message_start = before;
+        Some(info)
     }
 
     fn prefix_info(&self, caps: &regex::Captures<'_>, start: usize) -> PrefixInfo {

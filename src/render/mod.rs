@@ -137,9 +137,10 @@ pub fn events_text(
         let _ = writeln!(o, "{}", row.trim_end());
     }
     let c = run.counts();
+    let shown = run.events.iter().filter(|e| keep(e)).count();
     let _ = writeln!(
         o,
-        "{} events; {} lines not understood",
+        "{shown} of {} events shown; {} lines not understood",
         run.events.len(),
         c.unknown
     );
