@@ -153,6 +153,9 @@ pub fn load_run(
                 }
                 run.gpus
                     .extend(model::GpuMemory::from_nvsmi(&sf.display(), &t, run.start));
+                let procs =
+                    model::GpuProcess::from_nvsmi(&sf.display(), &t, run.start, &run.events);
+                run.gpu_processes.extend(procs);
             }
             Err(e) => notes.push(format!("{}: cannot read: {e}", sf.display())),
         }

@@ -207,6 +207,64 @@ pub struct GpuMemory {
 
 pub const GPU_SERIES_POINTS: usize = 256;
 
+/// One process as `nvidia-smi --query-compute-apps` sampled it; the rank is known when
+/// the logs name the same pid (vLLM workers, NCCL lines).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuProcess {
+    pub source: String,
+    pub pid: u32,
+    pub process_name: Option<String>,
+    pub gpu: Option<u32>,
+    pub rank: Option<Rank>,
+    pub samples: usize,
+    pub peak_used_bytes: u64,
+    pub peak_at_s: Option<f64>,
+}
+
+impl GpuProcess {
+    pub fn from_nvsmi(
+        source: &str,
+        t: &crate::nvsmi::NvSmiTimeline,
+        start: Option<NaiveDateTime>,
+        events: &[Event],
+    ) -> Vec<GpuProcess> {
+        let mut by_pid: BTreeMap<u32, Vec<&crate::nvsmi::ComputeApp>> = BTreeMap::new();
+        for a in &t.apps {
+            if let Some(pid) = a.pid {
+                by_pid.entry(pid).or_default().push(a);
+            }
+        }
+        by_pid
+            .into_iter()
+            .filter_map(|(pid, apps)| {
+                let peak = apps.iter().filter(|a| a.used_memory_bytes.is_some()).fold(
+                    None::<&&crate::nvsmi::ComputeApp>,
+                    |best, a| match best {
+                        Some(b) if b.used_memory_bytes >= a.used_memory_bytes => Some(b),
+                        _ => Some(a),
+                    },
+                )?;
+                Some(GpuProcess {
+                    source: source.to_string(),
+                    pid,
+                    process_name: apps.iter().find_map(|a| a.process_name.clone()),
+                    gpu: apps.iter().find_map(|a| a.gpu_index),
+                    rank: events
+                        .iter()
+                        .find(|e| e.pid == Some(pid) && e.rank.is_some())
+                        .and_then(|e| e.rank.clone()),
+                    samples: apps.len(),
+                    peak_used_bytes: peak.used_memory_bytes.unwrap_or(0),
+                    peak_at_s: match (peak.timestamp, start) {
+                        (Some(t), Some(s)) => Some((t - s).num_milliseconds() as f64 / 1000.0),
+                        _ => None,
+                    },
+                })
+            })
+            .collect()
+    }
+}
+
 impl GpuMemory {
     /// Per-GPU timelines from a parsed nvidia-smi CSV, timed from `start`.
     pub fn from_nvsmi(
@@ -272,6 +330,8 @@ pub struct Run {
     pub notes: Vec<String>,
     /// nvidia-smi samples found in the run directory.
     pub gpus: Vec<GpuMemory>,
+    /// nvidia-smi `--query-compute-apps` samples, per process.
+    pub gpu_processes: Vec<GpuProcess>,
 }
 
 impl Run {
@@ -602,6 +662,7 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         year_inferred,
         notes,
         gpus: Vec::new(),
+        gpu_processes: Vec::new(),
     }
 }
 

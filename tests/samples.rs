@@ -265,3 +265,44 @@ fn nccl_debug_lines_of_the_real_fixtures() {
     let f = tp0.failure.as_ref().expect("the custom-AR run fails");
     assert_eq!((f.kind, f.phase), (FailureKind::Oom, Phase::CudaGraph));
 }
+
+#[test]
+fn nvidia_smi_processes_are_matched_to_ranks_by_pid() {
+    // A --query-compute-apps CSV beside the vLLM TP2 log: pids 4210 and 4211 are the
+    // workers Worker_TP0 and Worker_TP1 of samples/vllm-tp2/server.log.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy("samples/vllm-tp2/server.log", dir.path().join("server.log")).expect("copy");
+    std::fs::write(
+        dir.path().join("nvidia-smi-apps.csv"),
+        "timestamp, gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n\
+         2026/03/14 10:03:00.000, GPU-aaaa, 4210, VLLM::Worker_TP0, 60000 MiB\n\
+         2026/03/14 10:03:00.000, GPU-bbbb, 4211, VLLM::Worker_TP1, 61000 MiB\n\
+         2026/03/14 10:03:46.000, GPU-aaaa, 4210, VLLM::Worker_TP0, 131000 MiB\n\
+         2026/03/14 10:03:46.000, GPU-bbbb, 4211, VLLM::Worker_TP1, 130500 MiB\n",
+    )
+    .expect("write");
+    let gs = GrammarSet::builtin().expect("grammars");
+    let run = load_run(&gs, dir.path(), &LoadOptions::default(), &|_, _| {})
+        .expect("loads")
+        .run;
+    let procs: Vec<(u32, Option<String>, u64)> = run
+        .gpu_processes
+        .iter()
+        .map(|p| {
+            (
+                p.pid,
+                p.rank.as_ref().map(|r| r.to_string()),
+                p.peak_used_bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        procs,
+        vec![
+            (4210, Some("TP0".to_string()), 131_000 << 20),
+            (4211, Some("TP1".to_string()), 130_500 << 20),
+        ]
+    );
+    // The run starts at the API server's first line, 10:02:11; the peak is at 10:03:46.
+    assert_eq!(run.gpu_processes[0].peak_at_s, Some(95.0));
+}

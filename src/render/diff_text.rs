@@ -8,7 +8,8 @@ use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
 use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
 
-fn delta_text(f: &FigureDiff, v: f64) -> String {
+/// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
+pub fn delta_text(f: &FigureDiff, v: f64) -> String {
     if f.is_bytes {
         human_delta_mib(v.round() as i64)
     } else if v == 0.0 {

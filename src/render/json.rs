@@ -390,6 +390,21 @@ pub struct RunDoc {
     pub notes: Vec<String>,
     /// GPU memory sampled by nvidia-smi (CSV files in the run directory).
     pub gpus: Vec<GpuMemoryDoc>,
+    /// Per-process GPU memory from `nvidia-smi --query-compute-apps` samples.
+    pub gpu_processes: Vec<GpuProcessDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuProcessDoc {
+    pub source: String,
+    pub pid: u32,
+    pub process_name: Option<String>,
+    pub gpu: Option<u32>,
+    /// The rank whose log lines carry the same pid, when they do.
+    pub rank: Option<String>,
+    pub samples: usize,
+    pub peak_used_bytes: u64,
+    pub peak_at_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -470,6 +485,20 @@ pub fn run_doc(run: &Run) -> RunDoc {
                     .iter()
                     .map(|&(t_s, used_bytes)| GpuPointDoc { t_s, used_bytes })
                     .collect(),
+            })
+            .collect(),
+        gpu_processes: run
+            .gpu_processes
+            .iter()
+            .map(|p| GpuProcessDoc {
+                source: p.source.clone(),
+                pid: p.pid,
+                process_name: p.process_name.clone(),
+                gpu: p.gpu,
+                rank: p.rank.as_ref().map(|r| r.to_string()),
+                samples: p.samples,
+                peak_used_bytes: p.peak_used_bytes,
+                peak_at_s: p.peak_at_s,
             })
             .collect(),
         sources: run.sources.iter().map(source_doc).collect(),

@@ -114,7 +114,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         rank_table(&mut o, run, style);
     }
     o.push('\n');
-    if !run.gpus.is_empty() {
+    if !run.gpus.is_empty() || !run.gpu_processes.is_empty() {
         gpu_report(&mut o, run);
     }
     lines_report(&mut o, run, style);
@@ -260,6 +260,22 @@ fn gpu_report(o: &mut String, run: &Run) {
             g.samples,
         );
         let _ = writeln!(o, "  {}", g.source);
+    }
+    for p in &run.gpu_processes {
+        let _ = writeln!(
+            o,
+            "nvidia-smi pid {}{}{}: peak {}{}",
+            p.pid,
+            p.rank
+                .as_ref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+            p.gpu.map(|g| format!(" on GPU{g}")).unwrap_or_default(),
+            human_bytes(p.peak_used_bytes as i64),
+            p.peak_at_s
+                .map(|s| format!(" at t+{s:.1} s"))
+                .unwrap_or_default(),
+        );
     }
 }
 

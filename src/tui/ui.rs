@@ -13,12 +13,12 @@ use super::widgets::memchart::MemChart;
 use super::widgets::memory::{Memory, PARTS};
 use super::widgets::timeline::{time_label, Timeline};
 use super::widgets::{failure_style, phase_glyph, phase_style, warn_style};
-use crate::analysis::diff::{DeltaClass, FigureDiff};
+use crate::analysis::diff::DeltaClass;
 use crate::model::Phase;
+use crate::render::diff_text::delta_text;
 use crate::render::{figure_text, fit};
 use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
-use crate::units::{group_thousands, human_delta_mib};
 
 fn bold() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
@@ -339,20 +339,6 @@ fn draw_sites(f: &mut Frame, app: &App, area: Rect) {
         )));
     }
     f.render_widget(Paragraph::new(lines), area);
-}
-
-fn delta_text(f: &FigureDiff, v: f64) -> String {
-    if f.is_bytes {
-        human_delta_mib(v.round() as i64)
-    } else if v == 0.0 {
-        "0".into()
-    } else {
-        format!(
-            "{}{}",
-            if v > 0.0 { "+" } else { "" },
-            group_thousands(v.round() as i64)
-        )
-    }
 }
 
 /// A table column; width 0 leaves it out.
