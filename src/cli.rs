@@ -86,6 +86,8 @@ pub enum Command {
         diff: Option<MemAction>,
         /// Snapshot files (`torch.cuda.memory._dump_snapshot()` pickles)
         snapshots: Vec<PathBuf>,
+        #[command(flatten)]
+        sites: SiteArgs,
         /// How many allocation sites to list
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -167,9 +169,35 @@ pub enum MemAction {
     Diff {
         a: PathBuf,
         b: PathBuf,
+        #[command(flatten)]
+        sites: SiteArgs,
         #[arg(long, default_value_t = 10)]
         top: usize,
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What an allocation site is: the first frame of a stack that is Python and outside
+/// PyTorch, the standard library and installed packages, unless told otherwise.
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// Also skip frames whose file path contains PATTERN (repeatable), e.g. a wrapper
+    /// library of your own
+    #[arg(long = "skip-frames", value_name = "PATTERN")]
+    pub skip_frames: Vec<String>,
+    /// One site per source line rather than per function
+    #[arg(long)]
+    pub by_line: bool,
+}
+
+impl SiteArgs {
+    pub fn rule(&self) -> crate::snapshot::analysis::SiteRule {
+        let mut rule = crate::snapshot::analysis::SiteRule::default();
+        rule.skip.extend(self.skip_frames.iter().cloned());
+        if self.by_line {
+            rule.granularity = crate::snapshot::analysis::SiteGranularity::Line;
+        }
+        rule
+    }
 }

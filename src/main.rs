@@ -280,10 +280,17 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(code)
         }
         Command::Mem {
-            diff: Some(MemAction::Diff { a, b, top, json }),
+            diff:
+                Some(MemAction::Diff {
+                    a,
+                    b,
+                    sites,
+                    top,
+                    json,
+                }),
             ..
         } => {
-            let rule = snapshot::analysis::SiteRule::default();
+            let rule = sites.rule();
             let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
             let (sa, sb) = (sa?, sb?);
             let d = snapshot::analysis::diff(
@@ -311,13 +318,14 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Mem {
             diff: None,
             snapshots,
+            sites,
             top,
             json,
         } => {
             if snapshots.is_empty() {
                 anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
             }
-            let rule = snapshot::analysis::SiteRule::default();
+            let rule = sites.rule();
             let mut docs = Vec::new();
             let mut text = String::new();
             for path in snapshots {

@@ -195,3 +195,35 @@ fn a_corrupt_snapshot_is_an_error_with_its_offset() {
             "at byte 987 exceeds the 12 bytes left",
         ));
 }
+
+#[test]
+fn mem_sites_can_be_per_line_or_skip_more_frames() {
+    // rank 0's init_custom_ar blocks: 8,421,376 B on line 85, 8,388,608 B on 86 and 87.
+    rankscope()
+        .args([
+            "mem",
+            "samples/tp8-custom-ar/snapshot_rank0.pickle",
+            "--by-line",
+            "--top",
+            "20",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "init_custom_ar (model_runner.py:85)             8.03 MiB",
+        ))
+        .stdout(predicate::str::contains(
+            "init_custom_ar (model_runner.py:86)             8.00 MiB",
+        ));
+    // Skipping the server's own file moves every site to its caller.
+    rankscope()
+        .args([
+            "mem",
+            "samples/tp8-custom-ar/snapshot_rank0.pickle",
+            "--skip-frames",
+            "model_runner.py",
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("init_custom_ar").not());
+}

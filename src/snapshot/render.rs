@@ -136,6 +136,12 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
 
 /// `init_custom_ar (model_runner.py:85-87)`: the site with the lines it spans.
 pub fn site_label(site: &str, lines: &[i64]) -> String {
+    // A per-line site already names its line.
+    if let ([a], Some(head)) = (lines, site.strip_suffix(')')) {
+        if head.ends_with(&format!(":{a}")) {
+            return site.to_string();
+        }
+    }
     let span = match (lines.first(), lines.last()) {
         (Some(a), Some(b)) if a == b => format!(":{a}"),
         (Some(a), Some(b)) => format!(":{a}-{b}"),
