@@ -227,3 +227,37 @@ fn mem_sites_can_be_per_line_or_skip_more_frames() {
         .code(0)
         .stdout(predicate::str::contains("init_custom_ar").not());
 }
+
+#[test]
+fn compressed_logs_read_like_plain_ones() {
+    use std::io::Write;
+    let plain = std::fs::read("samples/tp8-custom-ar/server.log").expect("sample");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gz = dir.path().join("server.log.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&plain).expect("gzip");
+    std::fs::write(&gz, enc.finish().expect("gzip")).expect("write");
+    // Compression is known by its magic bytes, not its name.
+    let zst = dir.path().join("renamed.log");
+    std::fs::write(&zst, zstd::encode_all(&plain[..], 3).expect("zstd")).expect("write");
+    let events = |p: &std::path::Path| -> Vec<serde_json::Value> {
+        let out = rankscope()
+            .arg("events")
+            .arg(p)
+            .arg("--json")
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        v["events"].as_array().cloned().unwrap_or_default()
+    };
+    let (a, b) = (events(&gz), events(&zst));
+    // server.log of the custom-AR run: server_args, then per rank dist_init begin and
+    // end, custom allreduce, weight load begin and end, budget, KV alloc, pool end, graph
+    // begin, the scheduler's exception and its OOM: 1 + 8 × 11 = 89 events.
+    let direct = events(std::path::Path::new("samples/tp8-custom-ar/server.log"));
+    assert_eq!(direct.len(), 89);
+    assert_eq!((a.len(), b.len()), (direct.len(), direct.len()));
+    assert_eq!(a.iter().filter(|e| e["kind"] == "oom").count(), 8);
+    assert_eq!(b.iter().filter(|e| e["kind"] == "oom").count(), 8);
+}
