@@ -160,3 +160,63 @@ fn environment_toggles_are_part_of_the_configuration_diff() {
         ]
     );
 }
+
+#[test]
+fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
+    // The baseline's line was hard-wrapped by a terminal inside `enforce_eager` and after
+    // a comma (FORMATS.md §8.6); the candidate's is whole.
+    let (_a, b) = run_of(
+        "b.log",
+        "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=2, enforce_ea\n\
+         ger=False, mem_fraction_static=0.88\n\
+         , chunked_prefill_size=8192)\n\
+         [2026-05-01 10:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n",
+    );
+    let (_c, c) = run_of(
+        "c.log",
+        "[2026-05-01 11:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=2, enforce_eager=False, mem_fraction_static=0.9, chunked_prefill_size=8192)\n\
+         [2026-05-01 11:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n",
+    );
+    let d = diff::diff(&b, &c);
+    let cfg = d.config.as_ref().expect("both read");
+    let changed: Vec<(String, String, String)> = cfg
+        .changed
+        .iter()
+        .map(|ch| {
+            (
+                ch.key.clone(),
+                ch.old.to_python_repr(),
+                ch.new.to_python_repr(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        vec![(
+            "mem_fraction_static".to_string(),
+            "0.88".to_string(),
+            "0.9".to_string()
+        )]
+    );
+    assert!(cfg.added.is_empty() && cfg.removed.is_empty());
+    assert_eq!(
+        b.counts().unknown,
+        0,
+        "the wrapped lines belong to server_args"
+    );
+
+    // A candidate whose line is cut: the keys it lost are not "removed".
+    let (_e, cut) = run_of(
+        "cut.log",
+        "[2026-05-01 12:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=4, enforce_eag",
+    );
+    let d = diff::diff(&c, &cut);
+    let cfg = d.config.as_ref().expect("read up to the cut");
+    assert_eq!(cfg.changed.len(), 1);
+    assert_eq!(cfg.changed[0].key, "tp_size");
+    assert!(cfg.removed.is_empty());
+    assert!(d
+        .config_note
+        .as_deref()
+        .is_some_and(|n| n.contains("candidate is cut short")));
+}

@@ -676,18 +676,48 @@ pub fn failure_verb(k: FailureKind) -> &'static str {
     }
 }
 
-fn run_config(run: &Run) -> Result<Config, String> {
+/// A run's configuration, and whether its line was cut short.
+fn run_config(run: &Run) -> Result<(Config, bool), String> {
     let ev = run
         .server_args()
         .ok_or_else(|| format!("{}: no server_args line", run.name))?;
-    config::Config::from_line_lenient(&ev.message)
-        .map(|p| p.config)
+    // A terminal that hard-wrapped the line split it without losing characters, often
+    // inside a token: the continuation lines are joined back without a separator.
+    let mut text = ev.message.clone();
+    if let Some(d) = &ev.detail {
+        for line in d.lines() {
+            text.push_str(line);
+        }
+    }
+    config::Config::from_line_lenient(&text)
+        .map(|p| (p.config, p.truncated))
         .map_err(|e| format!("{}: server_args not readable: {e}", run.name))
 }
 
 fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<String>) {
     match (run_config(b), run_config(c)) {
-        (Ok(a), Ok(b)) => (Some(config::diff(&a, &b)), None),
+        (Ok((a, cut_a)), Ok((b_cfg, cut_b))) => {
+            let mut d = config::diff(&a, &b_cfg);
+            // Keys missing from a cut line are unknown, not removed or added.
+            let mut note = None;
+            if cut_a || cut_b {
+                if cut_a {
+                    d.added.clear();
+                }
+                if cut_b {
+                    d.removed.clear();
+                }
+                note = Some(format!(
+                    "server_args of the {} is cut short: keys after the cut are not compared",
+                    match (cut_a, cut_b) {
+                        (true, true) => "baseline and the candidate",
+                        (true, false) => "baseline",
+                        _ => "candidate",
+                    }
+                ));
+            }
+            (Some(d), note)
+        }
         (Err(e), _) | (_, Err(e)) => (None, Some(e)),
     }
 }

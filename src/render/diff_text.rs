@@ -124,6 +124,9 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         if cd.is_empty() {
             config_lines.push("no change in server_args".into());
         }
+        if let Some(n) = &d.config_note {
+            config_lines.push(sanitize(n));
+        }
     } else if let Some(n) = &d.config_note {
         config_lines.push(sanitize(n));
     }
