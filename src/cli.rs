@@ -142,6 +142,10 @@ pub enum SchemaDocument {
     Diff,
     /// One line of `events --ndjson`
     Event,
+    /// `mem --json`
+    Mem,
+    /// `mem diff --json`
+    MemDiff,
 }
 
 impl SchemaDocument {
@@ -150,6 +154,8 @@ impl SchemaDocument {
             SchemaDocument::Summary => "summary",
             SchemaDocument::Events => "events",
             SchemaDocument::Diff => "diff",
+            SchemaDocument::Mem => "mem",
+            SchemaDocument::MemDiff => "mem-diff",
             SchemaDocument::Event => "event",
         }
     }

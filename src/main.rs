@@ -298,13 +298,11 @@ fn run(cli: Cli) -> Result<u8> {
                 &snapshot::analysis::summarize(&sb, &rule),
             );
             if *json {
-                out_json(&serde_json::json!({
-                    "schema_version": json::SCHEMA_VERSION,
-                    "command": "mem diff",
-                    "a": a.display().to_string(),
-                    "b": b.display().to_string(),
-                    "diff": d,
-                }))?;
+                out_json(&rankscope::render::mem_json::mem_diff_doc(
+                    a.display().to_string(),
+                    b.display().to_string(),
+                    &d,
+                ))?;
             } else {
                 out(&format!(
                     "A {}\nB {}\n\n{}",
@@ -332,9 +330,7 @@ fn run(cli: Cli) -> Result<u8> {
                 let s = snapshot::read_path(path)?;
                 let summary = snapshot::analysis::summarize(&s, &rule);
                 if *json {
-                    docs.push(
-                        serde_json::json!({"path": path.display().to_string(), "summary": summary}),
-                    );
+                    docs.push((path.display().to_string(), summary));
                 } else {
                     text.push_str(&format!(
                         "{}\n{}\n",
@@ -344,11 +340,9 @@ fn run(cli: Cli) -> Result<u8> {
                 }
             }
             if *json {
-                out_json(&serde_json::json!({
-                    "schema_version": json::SCHEMA_VERSION,
-                    "command": "mem",
-                    "snapshots": docs,
-                }))?;
+                out_json(&rankscope::render::mem_json::mem_doc(
+                    docs.iter().map(|(p, s)| (p.clone(), s)).collect(),
+                ))?;
             } else {
                 out(&text)?;
             }

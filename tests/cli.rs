@@ -261,3 +261,29 @@ fn compressed_logs_read_like_plain_ones() {
     assert_eq!(a.iter().filter(|e| e["kind"] == "oom").count(), 8);
     assert_eq!(b.iter().filter(|e| e["kind"] == "oom").count(), 8);
 }
+
+#[test]
+fn mem_json_carries_the_hand_checked_site_and_oom() {
+    let out = rankscope()
+        .args([
+            "mem",
+            "samples/tp8-custom-ar/snapshot_rank0.pickle",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["schema_version"], 1);
+    let s = &v["snapshots"][0]["summary"];
+    assert_eq!(s["ooms"][0]["requested_bytes"], 20_971_520);
+    let site = s["sites"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x["site"] == "init_custom_ar (model_runner.py)")
+        })
+        .expect("init_custom_ar site");
+    assert_eq!(site["allocated_bytes"], 25_198_592);
+    assert_eq!(site["reserved_bytes"], 41_943_040);
+    assert_eq!(site["blocks"], 3);
+}

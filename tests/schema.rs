@@ -10,7 +10,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-const DOCUMENTS: [&str; 4] = ["summary", "events", "diff", "event"];
+const DOCUMENTS: [&str; 6] = ["summary", "events", "diff", "event", "mem", "mem-diff"];
 const SAMPLES: [&str; 3] = [
     "samples/tp8-baseline",
     "samples/tp8-custom-ar",
@@ -245,6 +245,18 @@ fn sample_outputs_conform_to_the_schemas() {
             serde_json::from_slice(&rankscope(&["diff", "samples/tp8-baseline", run, "--json"]))
                 .expect("JSON");
         conforms("diff", &v);
+        let snap = format!("{run}/snapshot_rank0.pickle");
+        let v: Value = serde_json::from_slice(&rankscope(&["mem", &snap, "--json"])).expect("JSON");
+        conforms("mem", &v);
+        let v: Value = serde_json::from_slice(&rankscope(&[
+            "mem",
+            "diff",
+            "samples/tp8-baseline/snapshot_rank0.pickle",
+            &snap,
+            "--json",
+        ]))
+        .expect("JSON");
+        conforms("mem-diff", &v);
     }
 }
 

@@ -37,6 +37,8 @@ pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
         "events" => gen().into_root_schema_for::<EventsDoc>(),
         "diff" => gen().into_root_schema_for::<DiffDoc>(),
         "event" => gen().into_root_schema_for::<MessageDoc>(),
+        "mem" => gen().into_root_schema_for::<super::mem_json::MemDoc>(),
+        "mem-diff" => gen().into_root_schema_for::<super::mem_json::MemDiffDoc>(),
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 
 pub mod diff_text;
 pub mod json;
+pub mod mem_json;
 pub mod summary_text;
 
 use std::io::IsTerminal;

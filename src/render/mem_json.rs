@@ -1,0 +1,323 @@
+//! The JSON contract of `rankscope mem` and `mem diff`: output structs of their own, as
+//! for the other commands, so that the snapshot analysis can change without changing
+//! what scripts read.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::json::SCHEMA_VERSION;
+use crate::snapshot::analysis as a;
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TotalsDoc {
+    pub segments: u64,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub active_bytes: u64,
+    pub requested_bytes: u64,
+}
+
+impl From<&a::Totals> for TotalsDoc {
+    fn from(t: &a::Totals) -> Self {
+        TotalsDoc {
+            segments: t.segments,
+            reserved_bytes: t.reserved,
+            allocated_bytes: t.allocated,
+            active_bytes: t.active,
+            requested_bytes: t.requested,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PoolDoc {
+    /// PyTorch's pool id as `"a,b"`; `"0,0"` is the default pool.
+    pub pool: String,
+    /// A private pool, in practice a CUDA graph's.
+    pub private: bool,
+    pub totals: TotalsDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StreamDoc {
+    /// `default`, or `s1`, `s2`, … by first use (raw stream values are pointers).
+    pub stream: String,
+    pub totals: TotalsDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SegmentTypeDoc {
+    pub segment_type: String,
+    pub totals: TotalsDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PeakDoc {
+    pub bytes: u64,
+    /// Microseconds since the Unix epoch (PyTorch's clock).
+    pub time_us: i64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OomDoc {
+    pub requested_bytes: u64,
+    pub device_free_bytes: Option<u64>,
+    pub time_us: i64,
+    pub device: usize,
+    /// The allocation site of the request that failed.
+    pub site: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SiteDoc {
+    /// `function (file.py)`: the first frame outside PyTorch, the standard library and
+    /// installed packages (see `--skip-frames`, `--by-line`).
+    pub site: String,
+    /// Source lines that contributed (at most 16).
+    pub lines: Vec<i64>,
+    pub allocated_bytes: u64,
+    pub requested_bytes: u64,
+    pub blocks: u64,
+    pub reserved_bytes: u64,
+    pub segments: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SeriesPointDoc {
+    pub time_us: i64,
+    pub allocated_bytes: u64,
+    pub reserved_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MemSummaryDoc {
+    pub totals: TotalsDoc,
+    pub by_pool: Vec<PoolDoc>,
+    pub by_stream: Vec<StreamDoc>,
+    pub by_segment_type: Vec<SegmentTypeDoc>,
+    pub peak_reserved: Option<PeakDoc>,
+    pub peak_allocated: Option<PeakDoc>,
+    pub ooms: Vec<OomDoc>,
+    /// Every site with live or reserved memory, largest allocated first.
+    pub sites: Vec<SiteDoc>,
+    /// At most 512 points, each the largest of its interval.
+    pub series: Vec<SeriesPointDoc>,
+    pub trace_entries: u64,
+    pub first_time_us: Option<i64>,
+    pub last_time_us: Option<i64>,
+}
+
+fn peak(p: &Option<a::Peak>) -> Option<PeakDoc> {
+    p.as_ref().map(|p| PeakDoc {
+        bytes: p.bytes,
+        time_us: p.time_us,
+    })
+}
+
+impl From<&a::MemSummary> for MemSummaryDoc {
+    fn from(s: &a::MemSummary) -> Self {
+        MemSummaryDoc {
+            totals: (&s.totals).into(),
+            by_pool: s
+                .by_pool
+                .iter()
+                .map(|p| PoolDoc {
+                    pool: format!("{},{}", p.pool.0, p.pool.1),
+                    private: p.private,
+                    totals: (&p.totals).into(),
+                })
+                .collect(),
+            by_stream: s
+                .by_stream
+                .iter()
+                .map(|t| StreamDoc {
+                    stream: t.label.clone(),
+                    totals: (&t.totals).into(),
+                })
+                .collect(),
+            by_segment_type: s
+                .by_segment_type
+                .iter()
+                .map(|(k, t)| SegmentTypeDoc {
+                    segment_type: k.clone(),
+                    totals: t.into(),
+                })
+                .collect(),
+            peak_reserved: peak(&s.peak_reserved),
+            peak_allocated: peak(&s.peak_allocated),
+            ooms: s
+                .ooms
+                .iter()
+                .map(|o| OomDoc {
+                    requested_bytes: o.requested,
+                    device_free_bytes: o.device_free,
+                    time_us: o.time_us,
+                    device: o.device,
+                    site: o.site.clone(),
+                })
+                .collect(),
+            sites: s
+                .sites
+                .iter()
+                .map(|x| SiteDoc {
+                    site: x.site.clone(),
+                    lines: x.lines.clone(),
+                    allocated_bytes: x.allocated,
+                    requested_bytes: x.requested,
+                    blocks: x.blocks,
+                    reserved_bytes: x.reserved,
+                    segments: x.segments,
+                })
+                .collect(),
+            series: s
+                .series
+                .iter()
+                .map(|p| SeriesPointDoc {
+                    time_us: p.time_us,
+                    allocated_bytes: p.allocated,
+                    reserved_bytes: p.reserved,
+                })
+                .collect(),
+            trace_entries: s.trace_entries,
+            first_time_us: s.first_time_us,
+            last_time_us: s.last_time_us,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MemSnapshotDoc {
+    pub path: String,
+    pub summary: MemSummaryDoc,
+}
+
+/// `rankscope mem SNAPSHOT… --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MemDoc {
+    pub schema_version: u32,
+    /// Always `mem`.
+    pub command: String,
+    pub snapshots: Vec<MemSnapshotDoc>,
+}
+
+pub fn mem_doc(snapshots: Vec<(String, &a::MemSummary)>) -> MemDoc {
+    MemDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "mem".into(),
+        snapshots: snapshots
+            .into_iter()
+            .map(|(path, s)| MemSnapshotDoc {
+                path,
+                summary: s.into(),
+            })
+            .collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SiteChangeDoc {
+    pub site: String,
+    pub a_allocated_bytes: u64,
+    pub b_allocated_bytes: u64,
+    pub a_reserved_bytes: u64,
+    pub b_reserved_bytes: u64,
+    pub delta_allocated_bytes: i64,
+    pub delta_reserved_bytes: i64,
+}
+
+fn changes(v: &[a::SiteChange]) -> Vec<SiteChangeDoc> {
+    v.iter()
+        .map(|c| SiteChangeDoc {
+            site: c.site.clone(),
+            a_allocated_bytes: c.a_allocated,
+            b_allocated_bytes: c.b_allocated,
+            a_reserved_bytes: c.a_reserved,
+            b_reserved_bytes: c.b_reserved,
+            delta_allocated_bytes: c.delta_allocated,
+            delta_reserved_bytes: c.delta_reserved,
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SegmentChangeDoc {
+    pub size_bytes: u64,
+    pub pool: String,
+    pub stream: String,
+    pub site: String,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+fn segs(v: &[a::SegmentChange]) -> Vec<SegmentChangeDoc> {
+    v.iter()
+        .map(|s| SegmentChangeDoc {
+            size_bytes: s.key.size,
+            pool: format!("{},{}", s.key.pool.0, s.key.pool.1),
+            stream: s.key.stream.clone(),
+            site: s.key.site.clone(),
+            count: s.count,
+            bytes: s.bytes,
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TotalsDeltaDoc {
+    pub segments: i64,
+    pub reserved_bytes: i64,
+    pub allocated_bytes: i64,
+    pub active_bytes: i64,
+    pub requested_bytes: i64,
+    pub peak_reserved_bytes: i64,
+    pub peak_allocated_bytes: i64,
+}
+
+/// `rankscope mem diff A B --json`: A is the baseline, B the candidate.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MemDiffDoc {
+    pub schema_version: u32,
+    /// Always `mem diff`.
+    pub command: String,
+    pub a: String,
+    pub b: String,
+    /// Sites with memory only in A, only in B, and in both with a change.
+    pub only_a: Vec<SiteChangeDoc>,
+    pub only_b: Vec<SiteChangeDoc>,
+    pub changed: Vec<SiteChangeDoc>,
+    /// Segments matched by size, pool, stream and site (addresses differ between runs).
+    pub new_segments: Vec<SegmentChangeDoc>,
+    pub gone_segments: Vec<SegmentChangeDoc>,
+    pub totals_delta: TotalsDeltaDoc,
+    pub a_totals: TotalsDoc,
+    pub b_totals: TotalsDoc,
+    pub a_ooms: usize,
+    pub b_ooms: usize,
+}
+
+pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDoc {
+    MemDiffDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "mem diff".into(),
+        a: a_path,
+        b: b_path,
+        only_a: changes(&d.only_a),
+        only_b: changes(&d.only_b),
+        changed: changes(&d.changed),
+        new_segments: segs(&d.new_segments),
+        gone_segments: segs(&d.gone_segments),
+        totals_delta: TotalsDeltaDoc {
+            segments: d.totals.segments,
+            reserved_bytes: d.totals.reserved,
+            allocated_bytes: d.totals.allocated,
+            active_bytes: d.totals.active,
+            requested_bytes: d.totals.requested,
+            peak_reserved_bytes: d.totals.peak_reserved,
+            peak_allocated_bytes: d.totals.peak_allocated,
+        },
+        a_totals: (&d.a_totals).into(),
+        b_totals: (&d.b_totals).into(),
+        a_ooms: d.a_ooms,
+        b_ooms: d.b_ooms,
+    }
+}
