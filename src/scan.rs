@@ -278,8 +278,14 @@ fn classify_plain(
         if out.seen_record {
             out.counts.noise += 1;
         } else {
+            // Before the block's first record it may still continue a traceback of the
+            // previous block (the merge decides), so its text is kept like any lead line.
             out.lead_lines += 1;
             out.lead_counts.noise += 1;
+            let text = clean_line(last);
+            if out.lead_text.len() + text.len() < MAX_DETAIL {
+                push_detail(&mut out.lead_text, &text);
+            }
         }
         return;
     }
@@ -409,10 +415,9 @@ impl<'a> Merger<'a> {
     fn push(&mut self, b: BlockScan) {
         match self.carry {
             Some(owner) => {
-                self.out.counts.continuation +=
-                    b.lead_lines - b.lead_counts.blank - b.lead_counts.noise;
+                // Inside a traceback, noise-looking lines are part of it, as within a block.
+                self.out.counts.continuation += b.lead_lines - b.lead_counts.blank;
                 self.out.counts.blank += b.lead_counts.blank;
-                self.out.counts.noise += b.lead_counts.noise;
                 if let Some(ev) = self.out.events.get_mut(owner) {
                     let d = ev.detail.get_or_insert_with(String::new);
                     if !b.lead_text.is_empty() {

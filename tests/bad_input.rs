@@ -147,6 +147,9 @@ fn traceback_split_across_blocks_is_joined() {
             "  File \"/srv/x.py\", line {i}, in capture_graphs\n"
         ));
     }
+    // A chained exception far from the header: a line that is noise on its own, but
+    // here part of the traceback, in a block of its own.
+    text.push_str("Traceback (most recent call last):\n");
     text.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which 30.96 GiB is free.\n");
     let s = scan_reader(&gs(), 0, text.as_bytes(), 4096, |_| {}).expect("in memory");
     assert_accounted(&s.counts);
@@ -156,9 +159,11 @@ fn traceback_split_across_blocks_is_joined() {
         s.events[1].rank.as_ref().map(|r| r.to_string()).as_deref(),
         Some("TP2")
     );
-    assert_eq!(s.counts.continuation, 400);
-    assert_eq!(s.counts.unknown, 0);
-    assert_eq!(s.events[1].origin.line, 402);
+    assert_eq!(s.counts.continuation, 401);
+    assert_eq!((s.counts.unknown, s.counts.noise), (0, 0));
+    assert_eq!(s.events[1].origin.line, 403);
+    let tb = s.events[0].detail.as_deref().expect("traceback");
+    assert!(tb.contains("line 399, in capture_graphs\nTraceback (most recent call last):"));
 }
 
 #[test]
