@@ -302,7 +302,7 @@ fn classify_plain(
             if out.lead_unknown.len() < MAX_UNKNOWN_SAMPLES {
                 out.lead_unknown.push(UnknownLine {
                     line: line_no,
-                    text,
+                    text: text.chars().take(512).collect(),
                 });
             }
         }
@@ -316,7 +316,8 @@ fn classify_plain(
     if out.unknown.len() < MAX_UNKNOWN_SAMPLES {
         out.unknown.push(UnknownLine {
             line: line_no,
-            text: clean_line(last),
+            // An example, not the record: a few hundred bytes are enough to recognise it.
+            text: clean_line(&last[..last.len().min(512)]),
         });
     }
 }

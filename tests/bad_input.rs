@@ -179,6 +179,10 @@ fn a_fifty_megabyte_line_is_split_and_later_events_survive() {
     assert_eq!(kinds, ["dist_init_begin", "dist_init_end"]);
     assert!(s.counts.split_long_lines >= 1);
     assert_eq!(s.events[1].bytes("mem_usage_bytes"), Some(644_245_094));
+    // The event keeps a bounded part of its 50 MB message, and says how much it left.
+    let m = &s.events[0].message;
+    assert!(m.len() < (16 << 10) + 64, "{}", m.len());
+    assert!(m.contains("more bytes]"));
 }
 
 #[test]

@@ -522,7 +522,7 @@ impl GrammarSet {
                 kind: ev.kind.clone(),
                 fields,
                 prefix,
-                message: message.trim_end().to_string(),
+                message: bounded(message.trim_end()),
                 traceback: ev.traceback,
                 cut_fields,
             });
@@ -544,6 +544,21 @@ pub fn rank_from_process(name: &str) -> Option<Rank> {
         .strip_prefix("Worker_")
         .or_else(|| name.strip_prefix("VllmWorker "))?;
     Rank::parse_tags(&rest.replace('_', " "))
+}
+
+/// The most of a record's message an event keeps (configuration dumps run to a few KB;
+/// a hostile or flattened line can be megabytes, and every event holds its message).
+pub const MAX_MESSAGE: usize = 16 << 10;
+
+fn bounded(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE {
+        return message.to_string();
+    }
+    let mut end = MAX_MESSAGE;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} more bytes]", &message[..end], message.len() - end)
 }
 
 /// Converts a captured text into the field's canonical unit.
