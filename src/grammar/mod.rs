@@ -213,7 +213,7 @@ pub struct PrefixInfo {
     pub ts: Option<NaiveDateTime>,
     /// The date was not printed (time-only or yearless stamps).
     pub date_inferred: bool,
-    /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a placeholder
+    /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
     /// until the loader infers it.
     pub time_only: bool,
     pub rank: Option<Rank>,
