@@ -861,23 +861,22 @@ fn build_rank(
 
 /// When one rank fails and others then fail on collectives or stall, the others are
 /// consequences: they are marked with the first failing rank (by time, then file order).
-fn mark_consequences(ranks: &mut [RankRun]) {
-    let first = ranks
+/// The rank that failed first, by time and then file order (stamps have one-second
+/// resolution), and its failure; a log that merely ends is not a first failure.
+pub fn first_failure(ranks: &[RankRun]) -> Option<(&RankRun, &Failure)> {
+    ranks
         .iter()
         .filter_map(|r| {
             let f = r.failure.as_ref()?;
-            if matches!(f.kind, FailureKind::Hang) {
-                return None;
-            }
-            Some((
-                f.ts,
-                f.origin.as_ref().map(|o| (o.source, o.line)),
-                r.rank.clone(),
-                f.kind,
-            ))
+            (f.kind != FailureKind::Hang).then_some((r, f))
         })
-        .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let Some((_, _, first_rank, first_kind)) = first else {
+        .min_by_key(|(_, f)| (f.ts, f.origin.as_ref().map(|o| (o.source, o.line))))
+}
+
+fn mark_consequences(ranks: &mut [RankRun]) {
+    let Some((first_rank, first_kind)) =
+        first_failure(ranks).map(|(r, f)| (r.rank.clone(), f.kind))
+    else {
         return;
     };
     if matches!(first_kind, FailureKind::Nccl) {

@@ -365,24 +365,8 @@ pub fn outcome(run: &Run) -> RunOutcome {
         .collect();
     // Root causes first, then by how many ranks share them.
     groups.sort_by_key(|g| (g.consequence_of.is_some(), std::cmp::Reverse(g.ranks.len())));
-    let first_failure = run
-        .ranks
-        .iter()
-        .filter_map(|r| {
-            let f = r.failure.as_ref()?;
-            if f.kind == FailureKind::Hang {
-                return None;
-            }
-            Some((
-                f.ts,
-                f.origin.as_ref().map(|o| (o.source, o.line)),
-                r.rank.clone(),
-                f.kind,
-                f.phase,
-            ))
-        })
-        .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
-        .map(|x| (x.2, x.3, x.4));
+    let first_failure =
+        crate::model::first_failure(&run.ranks).map(|(r, f)| (r.rank.clone(), f.kind, f.phase));
     RunOutcome {
         ranks: total,
         ready: run.ready,
