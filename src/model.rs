@@ -338,14 +338,7 @@ impl Run {
     pub fn counts(&self) -> LineCounts {
         let mut c = LineCounts::default();
         for s in &self.sources {
-            c.lines += s.counts.lines;
-            c.events += s.counts.events;
-            c.records += s.counts.records;
-            c.continuation += s.counts.continuation;
-            c.noise += s.counts.noise;
-            c.blank += s.counts.blank;
-            c.unknown += s.counts.unknown;
-            c.split_long_lines += s.counts.split_long_lines;
+            c.add(&s.counts);
         }
         c
     }

@@ -40,7 +40,7 @@ pub struct LineCounts {
 }
 
 impl LineCounts {
-    fn add(&mut self, o: &LineCounts) {
+    pub fn add(&mut self, o: &LineCounts) {
         self.lines += o.lines;
         self.events += o.events;
         self.records += o.records;
