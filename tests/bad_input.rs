@@ -205,3 +205,55 @@ fn hostile_control_sequences_never_reach_the_message() {
     );
     assert!(m.ends_with("boom"));
 }
+
+#[test]
+fn random_fragments_of_real_lines_never_panic_and_every_line_is_counted() {
+    // Pieces of real records, escapes, multi-byte characters and control bytes, glued at
+    // random (fixed seed), scanned with block sizes that cut anywhere.
+    let pieces: [&[u8]; 16] = [
+        b"[2026-11-29 09:18:14 TP1] ",
+        b"Init torch distributed ends. elapsed=1.39 s, mem usage=0.60 GB",
+        b"(Worker_TP3 pid=7781) ERROR 02-10 12:00:31 [multiproc_executor.py:643] ",
+        b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of ",
+        b"Scheduler hit an exception: Traceback (most recent call last):",
+        b"vm:1138:1138 [0] NCCL INFO comm 0x426b1a20 rank 0 nranks 1 cudaDev 0 busId 60 - Init COMPLETE",
+        b"\x1b[1;36m",
+        b"\xef\xbf\xbd[0;0m",
+        b"\r",
+        b"\n",
+        b"\xe2\x8f\x8e",
+        b"\xff\xfe\x80",
+        b"  File \"/x.py\", line 3, in capture_graphs",
+        b"KV Cache is allocated. #tokens: ",
+        b"server_args=ServerArgs(a=1, b='",
+        b"\x07\x1b]0;t\x07",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let gs = gs();
+    for round in 0..200 {
+        let mut text = Vec::new();
+        for _ in 0..(next() % 60) {
+            text.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        let block = 64 + (next() % 512) as usize;
+        let s = scan_reader(&gs, 0, &text[..], block, |_| {}).expect("in memory");
+        assert_accounted(&s.counts);
+        let newlines = text.iter().filter(|&&b| b == b'\n').count() as u64;
+        let last_partial = u64::from(text.last().is_some_and(|&b| b != b'\n'));
+        assert!(
+            s.counts.lines >= newlines + last_partial,
+            "round {round}: {} lines counted, {} in the input",
+            s.counts.lines,
+            newlines + last_partial
+        );
+        for e in &s.events {
+            assert!(!e.message.chars().any(|c| c.is_control() && c != '\t'));
+        }
+    }
+}
