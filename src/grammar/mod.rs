@@ -490,44 +490,60 @@ impl GrammarSet {
         candidates: &[(usize, usize, usize)],
         cut: bool,
     ) -> Option<LineMatch> {
-        for &(gi, ei, at) in candidates {
-            let Some(ev) = self.grammars.get(gi).and_then(|g| g.events.get(ei)) else {
-                continue;
-            };
-            let prefix = self.find_prefix(line, at);
-            let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
-            let message = line.get(msg_start..).unwrap_or("");
-            let Some(caps) = ev.regex.captures(message) else {
-                continue;
-            };
-            let mut fields: BTreeMap<String, FieldValue> = ev
-                .set
-                .iter()
-                .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
-                .collect();
-            let mut cut_fields = Vec::new();
-            for name in ev.regex.capture_names().flatten() {
-                let Some(m) = caps.name(name) else { continue };
-                if cut && m.end() == message.len() {
-                    cut_fields.push(name.to_string());
-                    continue;
-                }
-                let unit = ev.units.get(name).copied().unwrap_or(Unit::Text);
-                if let Some(v) = convert(m.as_str(), unit) {
-                    fields.insert(name.to_string(), v);
-                }
+        let mut found = candidates
+            .iter()
+            .filter_map(|&(gi, ei, at)| self.try_event(line, gi, ei, at, cut));
+        let first = found.next()?;
+        // An OOM message inside another failure's wording (`Capture cuda graph failed:
+        // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
+        // read as the OOM: it says more.
+        if first.kind == crate::event::kind::ERROR {
+            if let Some(oom) = found.find(|m| m.kind == crate::event::kind::OOM) {
+                return Some(oom);
             }
-            return Some(LineMatch {
-                grammar: gi,
-                kind: ev.kind.clone(),
-                fields,
-                prefix,
-                message: bounded(message.trim_end()),
-                traceback: ev.traceback,
-                cut_fields,
-            });
         }
-        None
+        Some(first)
+    }
+
+    fn try_event(
+        &self,
+        line: &str,
+        gi: usize,
+        ei: usize,
+        at: usize,
+        cut: bool,
+    ) -> Option<LineMatch> {
+        let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
+        let prefix = self.find_prefix(line, at);
+        let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
+        let message = line.get(msg_start..).unwrap_or("");
+        let caps = ev.regex.captures(message)?;
+        let mut fields: BTreeMap<String, FieldValue> = ev
+            .set
+            .iter()
+            .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
+            .collect();
+        let mut cut_fields = Vec::new();
+        for name in ev.regex.capture_names().flatten() {
+            let Some(m) = caps.name(name) else { continue };
+            if cut && m.end() == message.len() {
+                cut_fields.push(name.to_string());
+                continue;
+            }
+            let unit = ev.units.get(name).copied().unwrap_or(Unit::Text);
+            if let Some(v) = convert(m.as_str(), unit) {
+                fields.insert(name.to_string(), v);
+            }
+        }
+        Some(LineMatch {
+            grammar: gi,
+            kind: ev.kind.clone(),
+            fields,
+            prefix,
+            message: bounded(message.trim_end()),
+            traceback: ev.traceback,
+            cut_fields,
+        })
     }
 
     /// Matches a line the way the scanner does, from scratch (for samples and tests).
