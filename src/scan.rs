@@ -98,7 +98,6 @@ struct BlockScan {
     seen_record: bool,
     /// Index of the event whose traceback is still open at the end of the block.
     open_at_end: Option<usize>,
-    lines: u64,
     cut_fields: Vec<String>,
 }
 
@@ -139,7 +138,6 @@ fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool) -> BlockScan {
         }
         start = end + 1;
     }
-    out.lines = line_no;
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
     out
@@ -420,9 +418,8 @@ impl<'a> Merger<'a> {
                 self.out.counts.continuation += b.lead_lines - b.lead_counts.blank;
                 self.out.counts.blank += b.lead_counts.blank;
                 if let Some(ev) = self.out.events.get_mut(owner) {
-                    let d = ev.detail.get_or_insert_with(String::new);
                     if !b.lead_text.is_empty() {
-                        push_detail(d, &b.lead_text);
+                        push_detail(ev.detail.get_or_insert_with(String::new), &b.lead_text);
                     }
                 }
             }
@@ -461,7 +458,7 @@ impl<'a> Merger<'a> {
             None if b.seen_record => None,
             None => self.carry,
         };
-        self.line_base += b.lines;
+        self.line_base += b.counts.lines;
     }
 
     fn add_unknown(&mut self, mut u: UnknownLine) {
