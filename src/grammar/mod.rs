@@ -667,14 +667,9 @@ pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
 pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
     let mut out = String::new();
     for g in &set.grammars {
-        for ev in &g.events {
-            let hit = g
-                .spec
-                .event
-                .iter()
-                .find(|e| e.kind == ev.kind && e.regex == ev.regex.as_str())
-                .is_some_and(|e| e.literals.iter().any(|l| line.contains(l.as_str())));
-            if !hit {
+        // `events` are compiled from `spec.event` in order.
+        for (spec, ev) in g.spec.event.iter().zip(&g.events) {
+            if !spec.literals.iter().any(|l| line.contains(l.as_str())) {
                 continue;
             }
             let pattern = ev.regex.as_str();
