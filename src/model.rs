@@ -102,8 +102,13 @@ pub struct PhaseSpan {
     pub phase: Phase,
     pub start: Option<NaiveDateTime>,
     pub end: Option<NaiveDateTime>,
-    /// The phase's closing line was seen.
+    /// The phase's closing line was seen, or a later phase began.
     pub complete: bool,
+    /// `end` is the stamp of a printed closing line (not the start of the next phase, nor
+    /// a rank's first line closing `launch`): with one-second stamps the phase may have
+    /// run up to a second past it.
+    #[serde(skip)]
+    pub end_printed: bool,
     pub figures: Vec<Figure>,
 }
 
@@ -716,6 +721,7 @@ fn build_rank(
                 start: None,
                 end: None,
                 complete: false,
+                end_printed: false,
                 figures: Vec::new(),
             });
             match edge {
@@ -737,6 +743,7 @@ fn build_rank(
                     }
                     span.end = e.ts;
                     span.complete = true;
+                    span.end_printed = true;
                     current = phase;
                 }
             }
@@ -800,6 +807,7 @@ fn build_rank(
             start: Some(s),
             end: Some(f),
             complete: true,
+            end_printed: false,
             figures: Vec::new(),
         });
     }
@@ -811,6 +819,7 @@ fn build_rank(
             start: None,
             end: None,
             complete: true,
+            end_printed: false,
             figures: Vec::new(),
         });
     }

@@ -46,3 +46,35 @@ fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
         )]
     );
 }
+
+#[test]
+fn single_rank_nccl_run_is_attributed_in_dist_init() {
+    // ../shared/fixtures/gpu/tp1_nccl_*: one rank; its `Init torch distributed begin` and
+    // `ends` lines share the second 09:19:36 with the run's launch ending, and the custom
+    // allreduce buffers are allocated in that second. They belong to dist_init, not launch.
+    let base = Path::new("../shared/fixtures/gpu/tp1_nccl_baseline");
+    let cand = Path::new("../shared/fixtures/gpu/tp1_nccl_custom_ar");
+    if !base.exists() || !cand.exists() {
+        eprintln!("SKIPPED single_rank_nccl_run_is_attributed_in_dist_init: ../shared/fixtures/gpu is absent");
+        return;
+    }
+    let gs = GrammarSet::builtin().expect("grammars");
+    let opts = LoadOptions::default();
+    let b = load_run(&gs, base, &opts, &|_, _| {}).expect("baseline");
+    let c = load_run(&gs, cand, &opts, &|_, _| {}).expect("candidate");
+    let (bs, _) = load_snapshots(&b.run, &b.files);
+    let (cs, _) = load_snapshots(&c.run, &c.files);
+    let d = diff::diff(&b.run, &c.run);
+    assert!(d
+        .headline
+        .starts_with("candidate: its only rank TP0 ran out of memory in cuda_graph"));
+    let a = attribute::attribute(&b.run, &c.run, &d, &bs, &cs).expect("attribution");
+    assert_eq!(a.phase, Phase::DistInit);
+    let site = a
+        .sites
+        .iter()
+        .find(|s| s.site == "init_custom_ar (model_runner.py)")
+        .expect("init_custom_ar");
+    assert_eq!(site.phase, Some(Phase::DistInit));
+    assert_eq!(site.delta_reserved.median, 41_943_040.0);
+}

@@ -82,14 +82,17 @@ pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
 
 /// The phase a moment of the rank's process belongs to. Stamps are whole seconds, and a
 /// phase usually ends in the same second the next begins: within such a second the
-/// earlier phase wins, so a phase covers [start, end + 1 s).
+/// earlier phase wins, so a phase whose end line was printed covers [start, end + 1 s).
+/// A phase closed only by the next one's start (`launch`, vLLM's KV phase) covers
+/// [start, end).
 fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
     let secs = |t: NaiveDateTime| t.and_utc().timestamp_micros();
     let mut best = None;
     for p in &rr.phases {
         let Some(start) = p.start else { continue };
         let end = p.end.unwrap_or(start);
-        if t_log_us >= secs(start) && t_log_us < secs(end).saturating_add(1_000_000) {
+        let slack = if p.end_printed { 1_000_000 } else { 0 };
+        if t_log_us >= secs(start) && t_log_us < secs(end).saturating_add(slack) {
             return Some(p.phase);
         }
         if t_log_us >= secs(start) {

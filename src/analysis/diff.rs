@@ -598,6 +598,12 @@ fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effe
                 .filter(|g| g.consequence_of.is_none())
                 .collect();
             let what = match (primary.as_slice(), &c.first_failure) {
+                ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => format!(
+                    "its only rank {} {} in {}",
+                    g.ranks[0],
+                    failure_verb(g.kind),
+                    g.phase
+                ),
                 ([g], _) if g.ranks.len() == c.ranks => {
                     format!(
                         "all {} ranks {} in {}",
