@@ -17,7 +17,7 @@ Exit codes:
     name = "rankscope",
     version,
     about = "Forensics for multi-rank LLM inference server start-ups",
-    long_about = "Reads the start-up logs of every rank of an SGLang (or any grammar-described) \
+    long_about = "Reads the start-up logs of every rank of an SGLang or vLLM (or any grammar-described) \
 server, lines up their phases, and names the cause when one run fails or regresses against another.",
     after_help = EXIT_CODES
 )]
