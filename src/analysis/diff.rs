@@ -414,6 +414,12 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
             candidate.name
         ));
     }
+    let (ub, uc) = (baseline.counts().unknown, candidate.counts().unknown);
+    if ub + uc > 0 {
+        notes.push(format!(
+            "{ub} baseline and {uc} candidate lines were not understood (`rankscope summary` shows examples)"
+        ));
+    }
     if !memory_compared && !common.is_empty() {
         notes.push(format!(
             "rank sets differ ({} vs {} ranks): per-rank memory is not comparable across different parallel layouts; only outcomes are compared",
