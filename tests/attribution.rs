@@ -3,6 +3,9 @@
 //! `init_custom_ar` blocks are 8,421,376 + 8,388,608 + 8,388,608 = 25,198,592 bytes
 //! (24.03 MiB) in two 20 MiB segments (41,943,040 bytes); the baseline has no such site.
 
+#[macro_use]
+mod common;
+
 use std::path::Path;
 
 use rankscope::analysis::{attribute, diff};
@@ -55,7 +58,7 @@ fn single_rank_nccl_run_is_attributed_in_dist_init() {
     let base = Path::new("../shared/fixtures/gpu/tp1_nccl_baseline");
     let cand = Path::new("../shared/fixtures/gpu/tp1_nccl_custom_ar");
     if !base.exists() || !cand.exists() {
-        eprintln!("SKIPPED single_rank_nccl_run_is_attributed_in_dist_init: ../shared/fixtures/gpu is absent");
+        rankscope_skip!("SKIPPED single_rank_nccl_run_is_attributed_in_dist_init: ../shared/fixtures/gpu is absent");
         return;
     }
     let gs = GrammarSet::builtin().expect("grammars");

@@ -4,6 +4,9 @@
 //! `max_total_num_tokens=` lines say 91141, and the custom-AR tracebacks end in
 //! `Tried to allocate 20.00 MiB` (20 × 2^20 = 20,971,520 bytes).
 
+#[macro_use]
+mod common;
+
 use std::path::Path;
 
 use rankscope::analysis::diff::{self, DeltaClass, Status};
@@ -225,7 +228,7 @@ fn vllm_runs_diff_like_sglang_runs() {
 fn nccl_debug_lines_of_the_real_fixtures() {
     let dir = "../shared/fixtures/gpu/tp1_nccl_custom_ar";
     if !Path::new(dir).exists() {
-        eprintln!("SKIPPED nccl_debug_lines_of_the_real_fixtures: {dir} is absent");
+        rankscope_skip!("SKIPPED nccl_debug_lines_of_the_real_fixtures: {dir} is absent");
         return;
     }
     // stdout.txt line 5 `NCCL version 2.28.9+cuda13.0`, line 94 `… rank 0 nranks 1 …

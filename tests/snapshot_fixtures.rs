@@ -1,6 +1,9 @@
 //! Snapshot reading and analysis against the real H200 fixtures. Every expected value
 //! here was checked by hand with python3 `pickle.load` on the same files.
 
+#[macro_use]
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use rankscope::snapshot::analysis::{diff, sites_between, summarize, SiteRule};
@@ -23,7 +26,7 @@ fn shared(rel: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("SKIPPED: {} is absent", p.display());
+        rankscope_skip!("SKIPPED: {} is absent", p.display());
         None
     }
 }

@@ -1,5 +1,8 @@
 //! nvidia-smi CSV parsing, on the fixtures and on hand-made awkward input.
 
+#[macro_use]
+mod common;
+
 use std::path::Path;
 
 use chrono::NaiveDate;
@@ -31,7 +34,7 @@ fn sample_csv() {
 fn all_fixture_csvs_parse_cleanly() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/gpu");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("SKIPPED: {} is absent", dir.display());
+        rankscope_skip!("SKIPPED: {} is absent", dir.display());
         return;
     };
     let mut n = 0;
