@@ -138,6 +138,8 @@ pub fn attribute(
     let mut by_site: BTreeMap<String, Vec<RankSiteChange>> = BTreeMap::new();
     let mut ranks_compared = 0;
     let mut seg_counts: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    // Source lines per site, from the first candidate summary that has the site.
+    let mut lines_by_site: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for c in cand_snaps {
         let Some(b) = base_snaps.iter().find(|b| b.rank == c.rank) else {
             continue;
@@ -155,6 +157,11 @@ pub fn attribute(
             snap::summarize(&c.snapshot, &rule),
         );
         let md = snap::diff(&sb, &sc);
+        for site in &sc.sites {
+            lines_by_site
+                .entry(site.site.clone())
+                .or_insert_with(|| site.lines.clone());
+        }
         let first_c = first_alloc_by_site(&c.snapshot, &rule);
         let first_b = first_alloc_by_site(&b.snapshot, &rule);
         let base_rr = baseline.rank(&b.rank);
@@ -221,7 +228,7 @@ pub fn attribute(
             let mut res: Vec<f64> = v.iter().map(|x| x.1 as f64).collect();
             let mut all: Vec<f64> = v.iter().map(|x| x.2 as f64).collect();
             let mut blocks: Vec<f64> = v.iter().map(|x| x.3 as f64).collect();
-            let lines = site_lines(cand_snaps, &site);
+            let lines = lines_by_site.get(&site).cloned().unwrap_or_default();
             Some(SiteShare {
                 label: site_label(&site, &lines),
                 site,
@@ -287,18 +294,4 @@ pub fn attribute(
         new_segments,
         clock,
     })
-}
-
-fn site_lines(snaps: &[RankSnapshot], site: &str) -> Vec<i64> {
-    snaps
-        .first()
-        .map(|rs| {
-            snap::summarize(&rs.snapshot, &SiteRule::default())
-                .sites
-                .into_iter()
-                .find(|s| s.site == site)
-                .map(|s| s.lines)
-                .unwrap_or_default()
-        })
-        .unwrap_or_default()
 }

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::align::Spread;
 use crate::config::{self, Config, ConfigDiff};
-use crate::event::{FieldValue, Rank};
-use crate::model::{Failure, FailureKind, Phase, Run};
+use crate::event::Rank;
+use crate::model::{Failure, FailureKind, Figure, Phase, Run};
 use crate::units::{group_thousands, human_bytes, human_delta_mib};
 
 /// The figures compared, in start-up order, and which direction is the worse one.
@@ -273,17 +273,24 @@ pub struct RunDiff {
     pub candidate: RunOutcome,
 }
 
-fn figure_value(run: &Run, rank: &Rank, phase: Phase, name: &str) -> Option<(FieldValue, String)> {
-    let f = run.rank(rank)?.figure(phase, name)?;
-    let line = run.events.iter().find(|e| e.origin == f.origin).map(|e| {
-        format!(
-            "{}:{}: {}",
-            run.source_name(&f.origin),
-            f.origin.line,
-            e.message
-        )
-    });
-    Some((f.value.clone(), line.unwrap_or_default()))
+fn figure_value<'r>(run: &'r Run, rank: &Rank, phase: Phase, name: &str) -> Option<&'r Figure> {
+    run.rank(rank)?.figure(phase, name)
+}
+
+/// `file:line: message` of the line a figure was read from, for `--explain`.
+fn figure_line(run: &Run, f: &Figure) -> String {
+    run.events
+        .iter()
+        .find(|e| e.origin == f.origin)
+        .map(|e| {
+            format!(
+                "{}:{}: {}",
+                run.source_name(&f.origin),
+                f.origin.line,
+                e.message
+            )
+        })
+        .unwrap_or_default()
 }
 
 fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
@@ -455,20 +462,26 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
             let mut is_bytes = false;
             let mut texts = (None, None);
             for r in &common {
-                let (Some((bv, bt)), Some((cv, ct))) = (
+                let (Some(bf), Some(cf)) = (
                     figure_value(baseline, r, phase, name),
                     figure_value(candidate, r, phase, name),
                 ) else {
                     continue;
                 };
+                let (bv, cv) = (&bf.value, &cf.value);
                 let (Some(b), Some(c)) = (bv.as_f64(), cv.as_f64()) else {
                     continue;
                 };
                 is_bytes |= bv.as_bytes().is_some();
                 let step = bv.resolution().max(cv.resolution()) as f64;
                 resolution = resolution.max(step);
+                // The lines behind the first rank's figures; searching them for every rank
+                // would cost events × ranks per figure.
                 if texts.0.is_none() {
-                    texts = (Some(bt), Some(ct));
+                    texts = (
+                        Some(figure_line(baseline, bf)),
+                        Some(figure_line(candidate, cf)),
+                    );
                 }
                 let delta = c - b;
                 per_rank.push(RankDelta {
