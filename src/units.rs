@@ -56,19 +56,25 @@ pub fn parse_size(text: &str) -> Option<(i64, u64)> {
     to_bytes(num, if unit.trim().is_empty() { "B" } else { unit })
 }
 
-/// Human form of a byte count, binary units, two decimals: `24.03 MiB`.
+/// Human form of a byte count, binary units, two decimals: `24.03 MiB`, `512 B`.
 pub fn human_bytes(bytes: i64) -> String {
-    let b = bytes.unsigned_abs() as f64;
     let sign = if bytes < 0 { "-" } else { "" };
-    if b >= GIB {
-        format!("{sign}{:.2} GiB", b / GIB)
-    } else if b >= MIB {
-        format!("{sign}{:.2} MiB", b / MIB)
-    } else if b >= KIB {
-        format!("{sign}{:.2} KiB", b / KIB)
-    } else {
-        format!("{sign}{b} B")
+    format!("{sign}{}", human_size(bytes.unsigned_abs()))
+}
+
+/// The same for an unsigned size (snapshot sizes are `u64`).
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
     }
+    let mut v = bytes as f64 / KIB;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.2} {}", UNITS[u])
 }
 
 /// A signed delta in MiB for tables: `+40 MiB`, `-10.2 MiB`.

@@ -613,7 +613,7 @@ pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
             "{} sample {} ({:?})",
             g.origin,
             i + 1,
-            truncate(&sample.line, 60)
+            crate::text::truncate(&sample.line, 61)
         );
         match (&sample.kind, got) {
             (None, None) => {}
@@ -684,7 +684,7 @@ pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
                 g.spec.id,
                 ev.kind,
                 &pattern[..best],
-                truncate(&pattern[best..], 40)
+                crate::text::truncate(&pattern[best..], 41)
             ));
         }
     }
@@ -731,14 +731,4 @@ fn pattern_cut_points(p: &str) -> Vec<usize> {
         }
     }
     cuts
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n).collect();
-        t.push('…');
-        t
-    }
 }

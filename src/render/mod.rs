@@ -62,19 +62,14 @@ impl Style {
 
 /// Pads or cuts to a display width (counted in chars; log text here is sanitized).
 pub fn fit(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n > width {
-        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    } else {
-        format!("{s}{}", " ".repeat(width - n))
-    }
+    let t = crate::text::truncate(s, width);
+    let n = t.chars().count();
+    format!("{t}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 /// Cuts to a display width without padding.
 pub fn cut(s: &str, width: usize) -> String {
-    fit(s, width).trim_end().to_string()
+    crate::text::truncate(s, width).trim_end().to_string()
 }
 
 /// Formats a figure for tables: memory as SGLang printed it (GB = GiB, two decimals)

@@ -7,19 +7,7 @@ use super::analysis::{MemDiff, MemSummary, SiteChange};
 const WIDTH: usize = 80;
 
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
-pub fn fmt_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.2} {}", UNITS[u])
-}
+pub use crate::units::human_size as fmt_bytes;
 
 /// Signed sizes: `+40.00 MiB`, `-512 B`, `0 B`.
 pub fn fmt_delta(n: i64) -> String {
@@ -30,15 +18,8 @@ pub fn fmt_delta(n: i64) -> String {
     }
 }
 
-/// Cuts `s` to `w` characters, marking the cut with `…`.
-fn fit(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(w.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
+/// Cuts to `w` characters, marking the cut with `…`.
+use crate::text::truncate as fit;
 
 fn time_s(first: Option<i64>, t: i64) -> String {
     match first {
