@@ -33,7 +33,7 @@ pub struct GlobalArgs {
     /// When to colour the output (NO_COLOR is honoured under `auto`)
     #[arg(long, value_enum, default_value = "auto", global = true)]
     pub color: ColorChoice,
-    /// Add a grammar file (TOML) to the built-in ones; repeatable
+    /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable
     #[arg(long = "grammar", value_name = "FILE", global = true)]
     pub grammars: Vec<PathBuf>,
 }
@@ -88,11 +88,8 @@ pub enum Command {
         snapshots: Vec<PathBuf>,
         #[command(flatten)]
         sites: SiteArgs,
-        /// How many allocation sites to list
-        #[arg(long, default_value_t = 10)]
-        top: usize,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: MemOutput,
     },
     /// Interactive timeline, memory, diff and event views of a run
     Tui {
@@ -177,11 +174,20 @@ pub enum MemAction {
         b: PathBuf,
         #[command(flatten)]
         sites: SiteArgs,
-        #[arg(long, default_value_t = 10)]
-        top: usize,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: MemOutput,
     },
+}
+
+/// Output options of `mem` and `mem diff`.
+#[derive(Debug, Args)]
+pub struct MemOutput {
+    /// How many allocation sites to list
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// The whole summary (or diff) as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What an allocation site is: the first frame of a stack that is Python and outside

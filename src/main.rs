@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Parser;
 use rankscope::analysis::{attribute, diff};
-use rankscope::cli::{Cli, Command, GrammarAction, MemAction};
+use rankscope::cli::{Cli, Command, GrammarAction, MemAction, MemOutput};
 use rankscope::grammar::{self, Grammar, GrammarSet};
 use rankscope::load::{self, LoadOptions};
 use rankscope::model::Run;
@@ -285,8 +285,7 @@ fn run(cli: Cli) -> Result<u8> {
                     a,
                     b,
                     sites,
-                    top,
-                    json,
+                    output: MemOutput { top, json },
                 }),
             ..
         } => {
@@ -317,8 +316,7 @@ fn run(cli: Cli) -> Result<u8> {
             diff: None,
             snapshots,
             sites,
-            top,
-            json,
+            output: MemOutput { top, json },
         } => {
             if snapshots.is_empty() {
                 anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
