@@ -1,23 +1,11 @@
 //! What `diff` says when runs cannot be fully compared, and how it names the rank that
 //! failed first when the others only followed. Logs written for these tests.
 
-use std::path::Path;
+mod common;
+use common::run_of;
 
 use rankscope::analysis::diff::{self, Status};
-use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
-use rankscope::model::{FailureKind, Run};
-
-fn run_of(name: &str, text: &str) -> (tempfile::TempDir, Run) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = dir.path().join(name);
-    std::fs::write(&p, text).expect("write");
-    let gs = GrammarSet::builtin().expect("grammars");
-    let run = load_run(&gs, Path::new(&p), &LoadOptions::default(), &|_, _| {})
-        .expect("loads")
-        .run;
-    (dir, run)
-}
+use rankscope::model::FailureKind;
 
 fn tp_run(n: u32, mem: &str) -> String {
     let mut s = String::from(
@@ -34,8 +22,8 @@ fn tp_run(n: u32, mem: &str) -> String {
 
 #[test]
 fn different_rank_sets_compare_outcomes_only() {
-    let (_a, b) = run_of("b.log", &tp_run(8, "0.60"));
-    let (_c, c) = run_of("c.log", &tp_run(4, "0.90"));
+    let b = run_of("b.log", &tp_run(8, "0.60"));
+    let c = run_of("c.log", &tp_run(4, "0.90"));
     let d = diff::diff(&b, &c);
     assert!(!d.comparability.memory_compared);
     assert!(d.figures.is_empty());
@@ -47,8 +35,8 @@ fn different_rank_sets_compare_outcomes_only() {
 
 #[test]
 fn a_run_with_no_start_up_events_is_named() {
-    let (_a, b) = run_of("b.log", &tp_run(2, "0.60"));
-    let (_c, c) = run_of("c.log", "hello\nthis is not a server log\n");
+    let b = run_of("b.log", &tp_run(2, "0.60"));
+    let c = run_of("c.log", "hello\nthis is not a server log\n");
     let d = diff::diff(&b, &c);
     assert!(d
         .comparability
@@ -64,8 +52,8 @@ fn a_run_with_no_start_up_events_is_named() {
 
 #[test]
 fn runs_of_different_servers_say_so() {
-    let (_a, b) = run_of("b.log", &tp_run(2, "0.60"));
-    let (_c, c) = run_of(
+    let b = run_of("b.log", &tp_run(2, "0.60"));
+    let c = run_of(
         "c.log",
         "(Worker_TP0 pid=10) INFO 05-01 10:00:05 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 4.000000 seconds\n",
     );
@@ -79,8 +67,8 @@ fn runs_of_different_servers_say_so() {
 
 #[test]
 fn the_first_failing_rank_is_named_and_the_others_follow() {
-    let (_a, b) = run_of("b.log", &tp_run(4, "0.60"));
-    let (_c, c) = run_of(
+    let b = run_of("b.log", &tp_run(4, "0.60"));
+    let c = run_of(
         "c.log",
         "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=4)\n\
          [2026-05-01 10:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
@@ -139,8 +127,8 @@ fn environment_toggles_are_part_of_the_configuration_diff() {
     let cand = "[2026-05-01 11:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=1)\n\
                 vm:12:12 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 1.\n\
                 vm:12:12 [0] NCCL INFO NCCL_P2P_LEVEL set by environment to NVL\n";
-    let (_a, b) = run_of("b.log", base);
-    let (_c, c) = run_of("c.log", cand);
+    let b = run_of("b.log", base);
+    let c = run_of("c.log", cand);
     let d = diff::diff(&b, &c);
     let env: Vec<(String, Option<String>, Option<String>)> = d
         .env
@@ -165,14 +153,14 @@ fn environment_toggles_are_part_of_the_configuration_diff() {
 fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
     // The baseline's line was hard-wrapped by a terminal inside `enforce_eager` and after
     // a comma (FORMATS.md §8.6); the candidate's is whole.
-    let (_a, b) = run_of(
+    let b = run_of(
         "b.log",
         "[2026-05-01 10:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=2, enforce_ea\n\
          ger=False, mem_fraction_static=0.88\n\
          , chunked_prefill_size=8192)\n\
          [2026-05-01 10:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n",
     );
-    let (_c, c) = run_of(
+    let c = run_of(
         "c.log",
         "[2026-05-01 11:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=2, enforce_eager=False, mem_fraction_static=0.9, chunked_prefill_size=8192)\n\
          [2026-05-01 11:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n",
@@ -206,7 +194,7 @@ fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
     );
 
     // A candidate whose line is cut: the keys it lost are not "removed".
-    let (_e, cut) = run_of(
+    let cut = run_of(
         "cut.log",
         "[2026-05-01 12:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=4, enforce_eag",
     );

@@ -2,21 +2,10 @@
 //! project from those shapes (our own values). Each test states what a careful reader
 //! finds in its log and checks that rankscope finds exactly that.
 
-use std::path::Path;
+mod common;
+use common::run_of;
 
-use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
 use rankscope::model::{FailureKind, Phase, Run};
-
-fn run_of(text: &str) -> Run {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = dir.path().join("server.log");
-    std::fs::write(&p, text).expect("write");
-    let gs = GrammarSet::builtin().expect("grammars");
-    load_run(&gs, Path::new(&p), &LoadOptions::default(), &|_, _| {})
-        .expect("loads")
-        .run
-}
 
 /// `kind@rank` for every event, in order (`-` for no rank).
 fn events(run: &Run) -> Vec<String> {
@@ -44,6 +33,7 @@ fn fig(run: &Run, rank: &str, phase: Phase, name: &str) -> Option<f64> {
 #[test]
 fn sglang_0_1_gpu_id_and_bare_traceback() {
     let run = run_of(
+        "server.log",
         "[gpu_id=0] Set cuda device.\n\
          [gpu_id=1] Set cuda device.\n\
          [gpu_id=0] Init nccl begin.\n\
@@ -72,7 +62,7 @@ fn sglang_0_1_gpu_id_and_bare_traceback() {
 
 #[test]
 fn sglang_0_3_time_only_stamps_and_bare_lines() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2024-10-12 08:02:40] server_args=ServerArgs(model_path='/m/mistral', tp_size=1)\n\
          WARNING 10-12 08:02:51 rocm.py:13] `fork` method is not supported by ROCm.\n\
          NCCL version 2.20.5+cuda12.4\n\
@@ -112,7 +102,7 @@ fn sglang_0_3_time_only_stamps_and_bare_lines() {
 
 #[test]
 fn sglang_0_4_full_start_up_with_swapped_graph_fields() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "INFO 04-10 08:14:47 __init__.py:188] Automatically detected platform cuda.\n\
          [2025-04-11 08:14:50] server_args=ServerArgs(model_path='/m/orca', tp_size=2)\n\
          [2025-04-11 08:14:55 TP1] Init torch distributed begin.\n\
@@ -156,7 +146,7 @@ fn sglang_0_4_full_start_up_with_swapped_graph_fields() {
 
 #[test]
 fn sglang_0_4_6_world_size_lines_and_negative_profiled_budget() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2025-07-02 19:31:04 TP5] world_size=16 rank=13 local_rank=5 distributed_init_method=tcp://10.20.0.4:5000 backend=nccl\n\
          [2025-07-02 19:31:05 TP0] Found nccl from library libnccl.so.2\n\
          [2025-07-02 19:31:44 DP3 TP3] max_total_tokens=65536 is larger than the profiled value -120455. Use the profiled value instead.\n",
@@ -178,7 +168,7 @@ fn sglang_0_4_6_world_size_lines_and_negative_profiled_budget() {
 
 #[test]
 fn sglang_0_5_tags_two_digit_ranks_and_kv_variants() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2026-03-09 22:10:59 TP11] KV Cache is allocated. #tokens: 912384, KV size: 59.80 GB\n\
          [2026-03-09 22:10:59 TP9] KV Cache is allocated. #tokens: 912384, KV size: 59.80 GB\n\
          [2026-03-09 22:10:59 TP10] KV Cache is allocated. #tokens: 912384, KV size: 59.80 GB\n\
@@ -194,7 +184,7 @@ fn sglang_0_5_tags_two_digit_ranks_and_kv_variants() {
 
 #[test]
 fn vllm_v0_memory_profiling_forms() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "(VllmWorkerProcess pid=61402) INFO 04-02 10:31:07 [worker.py:269] Memory profiling takes 21.09 seconds\n\
          (VllmWorkerProcess pid=61402) INFO 04-02 10:31:07 [worker.py:269] the current vLLM instance can use total_gpu_memory (79.19GiB) x gpu_memory_utilization (0.90) = 71.27GiB\n\
          (VllmWorkerProcess pid=61402) INFO 04-02 10:31:07 [worker.py:273] model weights take 14.02GiB; non_torch_memory takes 0.31GiB; PyTorch activation peak memory takes 1.12GiB; the rest of the memory reserved for KV Cache is 55.82GiB.\n\
@@ -222,7 +212,7 @@ fn vllm_v0_memory_profiling_forms() {
 
 #[test]
 fn vllm_v1_worker_names_ranks_by_pid_and_nccl_lines_join_them() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "(VllmWorker rank=2 pid=7342) INFO 06-22 09:12:05 [parallel_state.py:1004] rank 2 in world size 4 is assigned as DP rank 0, PP rank 0, TP rank 2\n\
          gpu-node-07:7342:7400 [2] NCCL INFO comm 0x55d1a2b3c4e0 rank 2 nranks 4 cudaDev 2 nvmlDev 6 busId c1000 commId 0x1a2b3c4d5e6f7a8b - Init COMPLETE\n\
          gpu-node-07:7342:7342 [2] NCCL INFO Using network IB\n\
@@ -247,7 +237,7 @@ fn vllm_v1_worker_names_ranks_by_pid_and_nccl_lines_join_them() {
 
 #[test]
 fn vllm_prefixed_traceback_is_one_record_with_its_oom() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "(Worker_TP3 pid=7781) INFO 02-10 12:00:20 [gpu_model_runner.py:2653] Model loading took 30.10 GiB memory and 40.000000 seconds\n\
          (Worker_TP3 pid=7781) ERROR 02-10 12:00:31 [multiproc_executor.py:643] WorkerProc failed to start.\n\
          (Worker_TP3 pid=7781) ERROR 02-10 12:00:31 [multiproc_executor.py:643] Traceback (most recent call last):\n\
@@ -282,7 +272,7 @@ fn vllm_prefixed_traceback_is_one_record_with_its_oom() {
 
 #[test]
 fn wrappers_are_peeled() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "llm-api-1  | (VllmWorker rank=1 pid=88) INFO 05-02 14:11:09 [loader.py:458] Loading weights took 212.40 seconds\n\
          2026-01-07T09:31:55.102938471Z (Worker_TP1 pid=213) INFO 01-07 09:31:55 [parallel_state.py:1251] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:40311 backend=nccl\n\
          2025-05-19 07:02:11,884 - __main__ - INFO - [2025-05-19 07:02:11 TP0] Load weight begin. avail mem=38.90 GB\n\
@@ -316,7 +306,7 @@ fn wrappers_are_peeled() {
 
 #[test]
 fn yearless_stamps_roll_over_into_the_new_year() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2025-12-31 23:59:58] server_args=ServerArgs(model_path='/m/x', tp_size=1)\n\
          (Worker_TP0 pid=10) INFO 12-31 23:59:59 [parallel_state.py:1251] world_size=1 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:1 backend=nccl\n\
          (Worker_TP0 pid=10) INFO 01-01 00:00:41 [default_loader.py:267] Loading weights took 40.00 seconds\n",
@@ -342,7 +332,7 @@ fn yearless_stamps_roll_over_into_the_new_year() {
 
 #[test]
 fn mixed_streams_are_counted_not_lost() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2026-02-01 10:00:00 TP0] Init torch distributed begin.\n\
          2025-05-19 07:02:11,884 - INFO - flashinfer.jit: Loading JIT ops: sampling\n\
          [Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1\n\
@@ -369,7 +359,7 @@ fn mixed_streams_are_counted_not_lost() {
 
 #[test]
 fn prefix_only_records_and_truncated_prefix() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "(Worker_PP0 pid=311) \n\
          (EngineCore pid=298)    \n\
          (Worker_TP0 pid=310) INFO 04-19 08:55:33 [gpu_worker.py:455] Available KV cache memory: 31.07 GiB\n\
@@ -382,7 +372,7 @@ fn prefix_only_records_and_truncated_prefix() {
 
 #[test]
 fn flattened_log_on_one_line() {
-    let run = run_of(
+    let run = run_of("server.log", 
         "[2026-02-01 10:00:00 TP0] Init torch distributed begin. \u{23ce} [2026-02-01 10:00:02 TP0] Init torch distributed ends. elapsed=2.00 s, mem usage=1.10 GB \u{23ce} [2026-02-01 10:00:02 TP0] Load weight begin. avail mem=70.00 GB\n",
     );
     assert_eq!(
@@ -398,6 +388,7 @@ fn flattened_log_on_one_line() {
 #[test]
 fn newest_first_logs_are_said_so_not_silently_resorted() {
     let run = run_of(
+        "server.log",
         "[2026-01-01 10:05:00 TP0] Memory pool end. avail mem=1.00 GB\n\
          [2026-01-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n",
     );
@@ -412,7 +403,7 @@ fn newest_first_logs_are_said_so_not_silently_resorted() {
 fn a_vllm_worker_renamed_during_start_up_is_one_rank() {
     // vLLM names a worker `(Worker pid=P)` before it knows its rank and `(Worker_TP1
     // pid=P)` after: the pid ties them.
-    let run = run_of(
+    let run = run_of("server.log", 
         "(Worker pid=77) INFO 02-01 10:00:01 [gpu_model_runner.py:2602] Starting to load model /m/x...\n\
          (Worker_TP1 pid=77) INFO 02-01 10:00:30 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 29.000000 seconds\n\
          (EngineCore pid=70) ERROR 02-01 10:00:31 [core.py:700] ValueError: Free memory on device cuda:0 (12.18/23.56 GiB) on startup is less than desired GPU memory utilization (0.92, 21.67 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n",

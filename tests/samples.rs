@@ -6,6 +6,7 @@
 
 #[macro_use]
 mod common;
+use common::load;
 
 use std::path::Path;
 
@@ -13,14 +14,7 @@ use rankscope::analysis::diff::{self, DeltaClass, Status};
 use rankscope::event::Rank;
 use rankscope::grammar::GrammarSet;
 use rankscope::load::{load_run, LoadOptions};
-use rankscope::model::{FailureKind, Phase, Run};
-
-fn load(path: &str) -> Run {
-    let gs = GrammarSet::builtin().expect("built-in grammars compile");
-    load_run(&gs, Path::new(path), &LoadOptions::default(), &|_, _| {})
-        .expect("sample loads")
-        .run
-}
+use rankscope::model::{FailureKind, Phase};
 
 #[test]
 fn baseline_all_ranks_ready_with_hand_checked_figures() {

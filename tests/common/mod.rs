@@ -9,3 +9,27 @@ macro_rules! rankscope_skip {
         let _ = writeln!(std::io::stderr(), $($arg)*);
     }};
 }
+
+use std::path::Path;
+
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::model::Run;
+
+/// A run read with the built-in grammars, as `rankscope summary PATH` reads it.
+#[allow(dead_code)] // each test binary uses some of these helpers
+pub fn load(path: impl AsRef<Path>) -> Run {
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    load_run(&gs, path.as_ref(), &LoadOptions::default(), &|_, _| {})
+        .expect("run loads")
+        .run
+}
+
+/// A run made of one log file `name` holding `text`, written for the test.
+#[allow(dead_code)]
+pub fn run_of(name: &str, text: &str) -> Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).expect("write");
+    load(&p)
+}
