@@ -16,6 +16,27 @@ fail() {
     exit 1
 }
 
+# Polls the pane (up to TRIES × 0.1 s) until PATTERN is on screen; the screen is left in
+# $SCREEN_FILE for the checks that follow.
+wait_for_screen() { # PATTERN [TRIES]
+    for _ in $(seq 1 "${2:-100}"); do
+        tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
+        grep -q "$1" "$SCREEN_FILE" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# Waits up to 10 s for the command in the pane to write its exit status.
+wait_for_exit() { # WHAT
+    for _ in $(seq 1 100); do
+        [ -s "$WORK/rc" ] && break
+        sleep 0.1
+    done
+    [ -s "$WORK/rc" ] || fail "rankscope did not exit within 10 s of q$1"
+    cat "$WORK/rc"
+}
+
 if ! command -v tmux >/dev/null 2>&1; then
     echo "tui_tmux.sh: tmux is not installed (apt-get install tmux); cannot run" >&2
     exit 1
@@ -37,11 +58,7 @@ tmux new-session -d -s "$SESSION" -x 120 -y 40 \
 tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar; echo \$? > '$WORK/rc'" Enter
 
 # Wait for the last rank row to be drawn.
-for _ in $(seq 1 100); do
-    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
-    grep -q '^TP7' "$SCREEN_FILE" && break
-    sleep 0.1
-done
+wait_for_screen '^TP7' || true
 
 for r in 0 1 2 3 4 5 6 7; do
     grep -q "^TP$r " "$SCREEN_FILE" || fail "rank row TP$r not on screen"
@@ -55,23 +72,14 @@ grep -q '✗oom' "$SCREEN_FILE" || fail "OOM marker ✗oom not on screen"
 
 # The Memory view draws the selected rank's snapshot: peak, OOM and its sites.
 tmux send-keys -t "$SESSION" Tab
-for _ in $(seq 1 50); do
-    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
-    grep -q 'init_custom_ar' "$SCREEN_FILE" && break
-    sleep 0.1
-done
+wait_for_screen 'init_custom_ar' 50 || true
 grep -q 'TP0 snapshot' "$SCREEN_FILE" || fail "no snapshot chart in the Memory view"
 grep -q '▲ peak' "$SCREEN_FILE" || fail "no peak mark in the Memory view"
 grep -q '✗oom at' "$SCREEN_FILE" || fail "no OOM mark in the Memory view"
 grep -q 'init_custom_ar' "$SCREEN_FILE" || fail "init_custom_ar not among the sites"
 
 tmux send-keys -t "$SESSION" q
-for _ in $(seq 1 100); do
-    [ -s "$WORK/rc" ] && break
-    sleep 0.1
-done
-[ -s "$WORK/rc" ] || fail "rankscope did not exit within 10 s of q"
-rc="$(cat "$WORK/rc")"
+rc="$(wait_for_exit "")" || exit 1
 [ "$rc" = 0 ] || fail "rankscope exited with status $rc"
 
 sleep 0.2
@@ -89,20 +97,10 @@ grep -q '^still-cooked' "$SCREEN_FILE" || fail "terminal not back in cooked mode
 # A run that cannot be read: the reason on screen, q quits with status 2.
 rm -f "$WORK/rc"
 tmux send-keys -t "$SESSION" "'$BIN' tui '$WORK/no-such-run'; echo \$? > '$WORK/rc'" Enter
-for _ in $(seq 1 100); do
-    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
-    grep -q 'could not load the run' "$SCREEN_FILE" && break
-    sleep 0.1
-done
-grep -q 'could not load the run' "$SCREEN_FILE" || fail "load error not shown on screen"
+wait_for_screen 'could not load the run' || fail "load error not shown on screen"
 grep -q 'no-such-run' "$SCREEN_FILE" || fail "load error does not name the path"
 tmux send-keys -t "$SESSION" q
-for _ in $(seq 1 100); do
-    [ -s "$WORK/rc" ] && break
-    sleep 0.1
-done
-[ -s "$WORK/rc" ] || fail "rankscope did not exit within 10 s of q on the error screen"
-rc="$(cat "$WORK/rc")"
+rc="$(wait_for_exit " on the error screen")" || exit 1
 [ "$rc" = 2 ] || fail "a load error exited with status $rc, not 2"
 
 echo "tui_tmux.sh: ok (8 rank rows, phase legend, ✗oom, exit 0, normal screen restored; memory chart with peak, OOM and sites; load error exits 2)"
