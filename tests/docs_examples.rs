@@ -8,6 +8,11 @@
 //! exit code (0 otherwise). The only shell syntax understood is quoting and a final
 //! `| head -N`. An output file named after `--perfetto` is written to a temporary
 //! directory instead.
+//!
+//! `RANKSCOPE_UPDATE_DOCS=1 cargo test --test docs_examples` rewrites the expected output
+//! of every example that differs from the binary's, keeping each example's elisions (a
+//! leading block, `...`, a trailing block keep their line counts), so a deliberate change
+//! of wording is one command and a reviewed diff of the docs.
 
 use std::path::Path;
 
@@ -111,7 +116,22 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
     }
 }
 
-fn run(ex: &Example, tmp: &Path) -> Result<(), String> {
+/// Why an example failed; `actual` is set when only the output differs.
+struct Mismatch {
+    message: String,
+    actual: Option<Vec<String>>,
+}
+
+impl From<String> for Mismatch {
+    fn from(message: String) -> Self {
+        Mismatch {
+            message,
+            actual: None,
+        }
+    }
+}
+
+fn run(ex: &Example, tmp: &Path) -> Result<(), Mismatch> {
     let mut cmd = ex.command.clone();
     let mut code = 0;
     if let Some((c, comment)) = cmd.clone().split_once("  # exit ") {
@@ -132,11 +152,11 @@ fn run(ex: &Example, tmp: &Path) -> Result<(), String> {
         cmd = c.to_string();
     }
     if cmd.contains(['|', '>', '<', ';', '&', '`', '$']) {
-        return Err("shell syntax the docs test does not run".into());
+        return Err(String::from("shell syntax the docs test does not run").into());
     }
     let mut args = words(&cmd);
     if args.first().map(String::as_str) != Some("rankscope") {
-        return Err("not a rankscope command".into());
+        return Err(String::from("not a rankscope command").into());
     }
     args.remove(0);
     for i in 1..args.len() {
@@ -145,18 +165,19 @@ fn run(ex: &Example, tmp: &Path) -> Result<(), String> {
         }
     }
     let out = Command::cargo_bin("rankscope")
-        .map_err(|e| e.to_string())?
+        .map_err(|e| Mismatch::from(e.to_string()))?
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
         .args(&args)
         .output()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Mismatch::from(e.to_string()))?;
     if out.status.code() != Some(code) {
         return Err(format!(
             "exit {:?}, expected {code}; stderr: {}",
             out.status.code(),
             String::from_utf8_lossy(&out.stderr)
-        ));
+        )
+        .into());
     }
     if ex.expected.iter().all(|l| l.trim().is_empty()) {
         return Ok(());
@@ -173,28 +194,85 @@ fn run(ex: &Example, tmp: &Path) -> Result<(), String> {
     if matches(&expected, &lines) {
         Ok(())
     } else {
-        Err(format!(
-            "output differs.\n--- expected\n{}\n--- actual\n{}",
-            expected.join("\n"),
-            lines.join("\n")
-        ))
+        Err(Mismatch {
+            message: format!(
+                "output differs.\n--- expected\n{}\n--- actual\n{}",
+                expected.join("\n"),
+                lines.join("\n")
+            ),
+            actual: Some(lines.iter().map(|l| l.trim_end().to_string()).collect()),
+        })
     }
+}
+
+/// The new expected block for an example: the actual output, cut the way the old block
+/// was cut (lines before the first `...`, `...`, lines after the last one).
+fn updated_block(expected: &[String], actual: &[String]) -> Vec<String> {
+    let content: Vec<&String> = {
+        let mut v: Vec<&String> = expected.iter().collect();
+        while v.last().is_some_and(|l| l.trim().is_empty()) {
+            v.pop();
+        }
+        v
+    };
+    let trailing_blank = expected.len() - content.len();
+    let first = content.iter().position(|l| *l == "...");
+    let last = content.iter().rposition(|l| *l == "...");
+    let mut out: Vec<String> = match (first, last) {
+        (Some(f), Some(l)) => {
+            let tail = content.len() - l - 1;
+            let mut v: Vec<String> = actual.iter().take(f).cloned().collect();
+            v.push("...".into());
+            if tail > 0 && actual.len() > f + tail {
+                v.extend(actual[actual.len() - tail..].iter().cloned());
+            }
+            v
+        }
+        _ => actual.to_vec(),
+    };
+    out.extend(std::iter::repeat_n(String::new(), trailing_blank));
+    out
 }
 
 #[test]
 fn every_console_example_in_the_docs_runs() {
     let tmp = tempfile::tempdir().expect("tempdir");
+    let update = std::env::var_os("RANKSCOPE_UPDATE_DOCS").is_some();
     let mut failures = Vec::new();
     let mut ran = 0;
     for doc in DOCS {
+        // (first expected line, 0-based; how many; replacement)
+        let mut edits: Vec<(usize, usize, Vec<String>)> = Vec::new();
         for ex in examples(doc) {
             if !ex.command.starts_with("rankscope ") {
                 continue;
             }
             ran += 1;
-            if let Err(e) = run(&ex, tmp.path()) {
-                failures.push(format!("{}:{}: $ {}\n{e}", ex.doc, ex.line, ex.command));
+            match run(&ex, tmp.path()) {
+                Ok(()) => {}
+                Err(Mismatch {
+                    actual: Some(actual),
+                    ..
+                }) if update => {
+                    edits.push((
+                        ex.line,
+                        ex.expected.len(),
+                        updated_block(&ex.expected, &actual),
+                    ));
+                }
+                Err(e) => failures.push(format!(
+                    "{}:{}: $ {}\n{}",
+                    ex.doc, ex.line, ex.command, e.message
+                )),
             }
+        }
+        if !edits.is_empty() {
+            let text = std::fs::read_to_string(doc).expect("doc");
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            for (start, len, new) in edits.into_iter().rev() {
+                lines.splice(start..start + len, new);
+            }
+            std::fs::write(doc, lines.join("\n") + "\n").expect("write doc");
         }
     }
     assert!(

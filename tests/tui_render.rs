@@ -166,7 +166,7 @@ fn memory_view_lists_each_rank_with_its_figures() {
         assert!(screen.contains("weights"), "{screen}");
         assert!(screen.lines().any(|l| l.starts_with("TP7")), "{screen}");
         assert!(
-            screen.contains("7.31 GB"),
+            screen.contains("7.31 GiB"),
             "weights figure missing:\n{screen}"
         );
         insta::assert_snapshot!(format!("memory_{w}x{h}"), screen);
@@ -286,10 +286,13 @@ fn docs_list_every_key_of_the_help_overlay() {
 }
 
 /// The captures in docs/tui.md are the snapshots, blank runs folded to one line: when a
-/// snapshot changes, this says which capture to paste again.
+/// snapshot changes, this says which capture to paste again
+/// (`RANKSCOPE_UPDATE_DOCS=1 cargo test --test tui_render` pastes them).
 #[test]
 fn docs_captures_match_the_snapshots() {
     let doc = std::fs::read_to_string("docs/tui.md").expect("docs/tui.md");
+    let update = std::env::var_os("RANKSCOPE_UPDATE_DOCS").is_some();
+    let mut rewritten = doc.clone();
     let mut checked = 0;
     for part in doc.split("<!-- snapshot: ").skip(1) {
         let Some((name, rest)) = part.split_once(" -->\n```\n") else {
@@ -308,12 +311,24 @@ fn docs_captures_match_the_snapshots() {
             }
             folded.push(line);
         }
-        assert_eq!(
-            capture,
-            folded.join("\n"),
-            "docs/tui.md capture {name} differs from {path}"
-        );
+        let folded = folded.join("\n");
+        if update && capture != folded {
+            let marker = format!("<!-- snapshot: {name} -->\n```\n");
+            rewritten = rewritten.replacen(
+                &format!("{marker}{capture}\n```"),
+                &format!("{marker}{folded}\n```"),
+                1,
+            );
+        } else {
+            assert_eq!(
+                capture, folded,
+                "docs/tui.md capture {name} differs from {path}"
+            );
+        }
         checked += 1;
+    }
+    if rewritten != doc {
+        std::fs::write("docs/tui.md", rewritten).expect("write docs/tui.md");
     }
     assert!(
         checked >= 5,

@@ -72,13 +72,15 @@ pub fn cut(s: &str, width: usize) -> String {
     crate::text::truncate(s, width).trim_end().to_string()
 }
 
-/// Formats a figure for tables: memory as SGLang printed it (GB = GiB, two decimals)
-/// when it came from a GB line, else with binary units; counts with separators.
+/// Formats a figure for tables: memory in binary units — GiB with two decimals when it was
+/// printed that way (SGLang's `GB` is GiB, so `0.60 GB` shows as `0.60 GiB`), else the
+/// nearest binary unit; counts with separators. The server's own spelling stays only in
+/// quoted evidence lines.
 pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     if is_bytes {
         let gib = crate::units::GIB;
         if (resolution - gib / 100.0).abs() < 2.0 || resolution > gib / 200.0 {
-            format!("{:.2} GB", value / gib)
+            format!("{:.2} GiB", value / gib)
         } else {
             crate::units::human_bytes(value.round() as i64)
         }
