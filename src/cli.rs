@@ -10,7 +10,9 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success; for `diff`: no meaningful difference (or only improvements)
   1  `diff`: the candidate failed or regressed against the baseline
-  2  usage or input error (missing path, unreadable or binary file, bad grammar)";
+  2  usage or input error (missing path, unreadable or binary file, a file with no
+     start-up event, bad grammar)
+  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -36,6 +38,10 @@ pub struct GlobalArgs {
     /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable
     #[arg(long = "grammar", value_name = "FILE", global = true)]
     pub grammars: Vec<PathBuf>,
+    /// Which start-up of a log that holds several (a restarted server appending to one
+    /// file) to read, counting from 1; the last one by default
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,6 +6,58 @@ use std::fmt;
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
+/// Start-up phases in order (DESIGN.md's canonical names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Launch,
+    DistInit,
+    WeightLoad,
+    KvCache,
+    CudaGraph,
+    Ready,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 6] = [
+        Phase::Launch,
+        Phase::DistInit,
+        Phase::WeightLoad,
+        Phase::KvCache,
+        Phase::CudaGraph,
+        Phase::Ready,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Launch => "launch",
+            Phase::DistInit => "dist_init",
+            Phase::WeightLoad => "weight_load",
+            Phase::KvCache => "kv_cache",
+            Phase::CudaGraph => "cuda_graph",
+            Phase::Ready => "ready",
+        }
+    }
+    /// The phase of a canonical name (`kv_cache`), as grammar files spell it.
+    pub fn from_name(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.name() == name)
+    }
+    pub fn next(self) -> Phase {
+        match self {
+            Phase::Launch => Phase::DistInit,
+            Phase::DistInit => Phase::WeightLoad,
+            Phase::WeightLoad => Phase::KvCache,
+            Phase::KvCache => Phase::CudaGraph,
+            Phase::CudaGraph | Phase::Ready => Phase::Ready,
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The parallelism dimensions SGLang and vLLM name a rank by, in display order.
 pub const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP"];
 

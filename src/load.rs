@@ -17,6 +17,8 @@ use crate::source::{self, SourceError, SourceFile, SourceKind};
 pub enum LoadError {
     #[error(transparent)]
     Source(#[from] SourceError),
+    #[error("{path}: not a start-up log: {found}")]
+    NotAStartupLog { path: String, found: String },
     #[error("{path}: read failed after {offset} bytes: {source}")]
     Read {
         path: String,
@@ -28,12 +30,15 @@ pub enum LoadError {
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
     pub block_size: usize,
+    /// The start-up attempt to show (1-based); the last one when `None`.
+    pub attempt: Option<usize>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             block_size: scan::DEFAULT_BLOCK,
+            attempt: None,
         }
     }
 }
@@ -96,6 +101,12 @@ pub fn load_run(
     opts: &LoadOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
+    if let Some(found) = snapshot_not_log(path) {
+        return Err(LoadError::NotAStartupLog {
+            path: path.display().to_string(),
+            found,
+        });
+    }
     let files = source::discover(path)?;
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     // A binary file inside a run directory is skipped with a note; named alone it is an error.
@@ -139,7 +150,7 @@ pub fn load_run(
     }
     let events = model::dedup_across_sources(events, &mut sources);
     let name = path.display().to_string();
-    let mut run = model::build(name, events, sources);
+    let mut run = model::build(name, events, sources, &gs.knowledge(), opts.attempt);
     for sf in files.iter().filter(|f| f.kind == SourceKind::NvidiaSmi) {
         match std::fs::read(&sf.path) {
             Ok(bytes) => {
@@ -161,7 +172,61 @@ pub fn load_run(
         }
     }
     run.notes.extend(notes);
+    if !run.has_startup_events() {
+        return Err(LoadError::NotAStartupLog {
+            path: path.display().to_string(),
+            found: what_was_found(&run),
+        });
+    }
     Ok(Loaded { run, files })
+}
+
+/// A PyTorch snapshot given where a log belongs (a pickle starts with PROTO 2–5).
+fn snapshot_not_log(path: &Path) -> Option<String> {
+    if !path.is_file() {
+        return None;
+    }
+    let mut head = [0u8; 2];
+    let mut f = std::fs::File::open(path).ok()?;
+    f.read_exact(&mut head).ok()?;
+    (head[0] == 0x80 && (2..=5).contains(&head[1])).then(|| {
+        format!(
+            "a Python pickle, such as a PyTorch memory snapshot — try `rankscope mem {}`",
+            path.display()
+        )
+    })
+}
+
+/// What a file with no start-up event held instead, for the error that refuses it.
+fn what_was_found(run: &Run) -> String {
+    let c = run.counts();
+    let mut families: Vec<&str> = run
+        .sources
+        .iter()
+        .flat_map(|s| s.detected.iter().map(String::as_str))
+        .collect();
+    families.sort();
+    families.dedup();
+    let example = run.sources.iter().find_map(|s| {
+        let u = s.unknown_samples.first()?;
+        Some(format!(
+            ", the first at {}:{}: {}",
+            s.path,
+            u.line,
+            crate::text::truncate(&u.text, 60)
+        ))
+    });
+    format!(
+        "{} lines, no start-up event (no phase line, no failure); {} not understood{}{}; `rankscope grammars list` shows what is read, docs/grammars.md how to add a server",
+        c.lines,
+        c.unknown,
+        example.unwrap_or_default(),
+        if families.is_empty() {
+            String::new()
+        } else {
+            format!("; line prefixes look like {}", families.join("+"))
+        }
+    )
 }
 
 /// Reads the run's `snapshot_rank{N}.pickle` files in parallel and attaches each to its

@@ -48,18 +48,18 @@ fn grammars(cli: &Cli) -> Result<GrammarSet> {
     Ok(GrammarSet::new(grammar::load_all(&cli.global.grammars)?)?)
 }
 
-fn load(gs: &GrammarSet, path: &std::path::Path) -> Result<Run> {
-    Ok(load_full(gs, path)?.run)
+fn load(gs: &GrammarSet, path: &std::path::Path, opts: &LoadOptions) -> Result<Run> {
+    Ok(load_full(gs, path, opts)?.run)
 }
 
-fn load_full(gs: &GrammarSet, path: &std::path::Path) -> Result<load::Loaded> {
+fn load_full(gs: &GrammarSet, path: &std::path::Path, opts: &LoadOptions) -> Result<load::Loaded> {
     let bar = progress::bar_for(path);
     let report = |source: usize, n: u64| {
         if let Some(b) = &bar {
             b.report(source, n);
         }
     };
-    let loaded = load::load_run(gs, path, &LoadOptions::default(), &report);
+    let loaded = load::load_run(gs, path, opts, &report);
     if let Some(b) = &bar {
         b.finish();
     }
@@ -132,6 +132,41 @@ mod progress {
     }
 }
 
+/// `--kind` and `--rank` values that can match nothing are mistakes: say so, with the
+/// values that would match.
+fn check_filters(gs: &GrammarSet, r: &Run, kinds: &[String], rank: Option<&str>) -> Result<()> {
+    let mut known: Vec<&str> = gs
+        .grammars
+        .iter()
+        .flat_map(|g| g.spec.event.iter().map(|e| e.kind.as_str()))
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    for k in kinds {
+        if !known.contains(&k.as_str()) {
+            anyhow::bail!(
+                "--kind {k}: no grammar gives events of this kind; kinds: {}",
+                known.join(", ")
+            );
+        }
+    }
+    if let Some(want) = rank {
+        if !r.ranks.iter().any(|x| x.rank.to_string() == want) {
+            let names: Vec<String> = r.ranks.iter().map(|x| x.rank.to_string()).collect();
+            anyhow::bail!(
+                "--rank {want}: no such rank in {}; ranks: {}",
+                r.name,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
+}
+
 fn out(text: &str) -> Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -162,9 +197,13 @@ fn run(cli: Cli) -> Result<u8> {
     );
     let style = Style::decide(cli.global.color);
     let gs = grammars(&cli)?;
+    let opts = LoadOptions {
+        attempt: cli.global.attempt.map(|a| a as usize),
+        ..LoadOptions::default()
+    };
     match &cli.command {
         Command::Summary { run, ranks, json } => {
-            let r = load(&gs, run)?;
+            let r = load(&gs, run, &opts)?;
             if *json {
                 out_json(&json::summary_doc(&r))?;
             } else {
@@ -179,7 +218,8 @@ fn run(cli: Cli) -> Result<u8> {
             kinds,
             rank,
         } => {
-            let r = load(&gs, run)?;
+            let r = load(&gs, run, &opts)?;
+            check_filters(&gs, &r, kinds, rank.as_deref())?;
             let keep = |e: &rankscope::event::Event| {
                 (kinds.is_empty() || kinds.contains(&e.kind))
                     && rank.as_ref().is_none_or(|want| {
@@ -238,7 +278,10 @@ fn run(cli: Cli) -> Result<u8> {
             json: as_json,
             explain,
         } => {
-            let (b, c) = rayon::join(|| load_full(&gs, baseline), || load_full(&gs, candidate));
+            let (b, c) = rayon::join(
+                || load_full(&gs, baseline, &opts),
+                || load_full(&gs, candidate, &opts),
+            );
             let b = b.with_context(|| format!("baseline {}", baseline.display()))?;
             let c = c.with_context(|| format!("candidate {}", candidate.display()))?;
             let d = diff::diff(&b.run, &c.run);
@@ -423,7 +466,7 @@ fn run(cli: Cli) -> Result<u8> {
             prometheus,
         } => {
             use rankscope::export::{perfetto::Perfetto, prometheus::Prometheus, Exporter};
-            let r = load(&gs, run)?;
+            let r = load(&gs, run, &opts)?;
             let mut buf = Vec::new();
             // The `format` group makes the two flags exclusive and one of them required.
             let (exporter, dest): (&dyn Exporter, _) = if *prometheus {

@@ -8,55 +8,13 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 
 use crate::event::{kind, Event, FieldValue, Origin, Rank};
+use crate::grammar::Knowledge;
 use crate::scan::{LineCounts, UnknownLine};
 
-/// Start-up phases in order (DESIGN.md's canonical names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Launch,
-    DistInit,
-    WeightLoad,
-    KvCache,
-    CudaGraph,
-    Ready,
-}
+mod attempts;
+pub mod outcome;
 
-impl Phase {
-    pub const ALL: [Phase; 6] = [
-        Phase::Launch,
-        Phase::DistInit,
-        Phase::WeightLoad,
-        Phase::KvCache,
-        Phase::CudaGraph,
-        Phase::Ready,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Launch => "launch",
-            Phase::DistInit => "dist_init",
-            Phase::WeightLoad => "weight_load",
-            Phase::KvCache => "kv_cache",
-            Phase::CudaGraph => "cuda_graph",
-            Phase::Ready => "ready",
-        }
-    }
-    pub fn next(self) -> Phase {
-        match self {
-            Phase::Launch => Phase::DistInit,
-            Phase::DistInit => Phase::WeightLoad,
-            Phase::WeightLoad => Phase::KvCache,
-            Phase::KvCache => Phase::CudaGraph,
-            Phase::CudaGraph | Phase::Ready => Phase::Ready,
-        }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::event::Phase;
 
 /// Where an event kind sits in start-up, and whether it opens or closes its phase.
 pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
@@ -124,15 +82,62 @@ impl PhaseSpan {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// What a rank's start-up came to, stating only what the evidence shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ready,
+    /// Its own failure: the root of the run's failure, or one of several independent ones.
+    Failed,
+    /// Failed because another rank failed (a barrier, the store or a collective says so).
+    Consequence,
+    /// Killed or shut down by the launcher after a failure.
+    Terminated,
+    /// A timeout or watchdog says it waited and gave up, or it fell silent while the
+    /// others went on.
+    Stalled,
+    /// The log ends and nothing says why: a cut excerpt or a log still being written.
+    Incomplete,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Ready,
+        Outcome::Failed,
+        Outcome::Consequence,
+        Outcome::Terminated,
+        Outcome::Stalled,
+        Outcome::Incomplete,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ready => "ready",
+            Outcome::Failed => "failed",
+            Outcome::Consequence => "consequence",
+            Outcome::Terminated => "terminated",
+            Outcome::Stalled => "stalled",
+            Outcome::Incomplete => "incomplete",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     Oom,
     NotEnoughMemory,
     Nccl,
     Exception,
-    /// The log ends mid-phase.
-    Hang,
+    /// A timeout or watchdog fired.
+    Timeout,
+    /// A signal or the launcher's shutdown ended the process.
+    Signal,
 }
 
 impl FailureKind {
@@ -142,14 +147,20 @@ impl FailureKind {
             FailureKind::NotEnoughMemory => "not_enough_memory",
             FailureKind::Nccl => "nccl",
             FailureKind::Exception => "exception",
-            FailureKind::Hang => "hang",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Signal => "signal",
         }
     }
 }
 
+/// The line that decided a rank's outcome, with what it says.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Failure {
+    /// The outcome this line gives its rank (never `ready`).
+    pub outcome: Outcome,
     pub phase: Phase,
+    /// Where the phase was read: `frames`, `wording` or `last_event`.
+    pub phase_from: &'static str,
     pub kind: FailureKind,
     pub message: String,
     pub fields: BTreeMap<String, FieldValue>,
@@ -157,7 +168,7 @@ pub struct Failure {
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.
     pub traceback: Option<String>,
-    /// This rank failed because another did first (barrier timeouts, NCCL errors).
+    /// For a consequence or a termination: the rank whose failure it followed.
     pub consequence_of: Option<Rank>,
 }
 
@@ -165,14 +176,23 @@ pub struct Failure {
 pub struct RankRun {
     pub rank: Rank,
     pub phases: Vec<PhaseSpan>,
+    /// The phase the rank was in when it stopped (or `ready`).
     pub last_phase: Phase,
     pub reached_ready: bool,
+    pub outcome: Outcome,
+    /// The evidence for every outcome but `ready` and `incomplete`.
     pub failure: Option<Failure>,
+    /// The rank's last line: where an `incomplete` log ends.
+    pub last_origin: Option<Origin>,
     /// Indices into `Run::events`.
     pub events: Vec<usize>,
 }
 
 impl RankRun {
+    /// An engine or API process that reports figures but is not a numbered rank.
+    pub fn is_process(&self) -> bool {
+        self.rank.is_engine()
+    }
     pub fn phase(&self, p: Phase) -> Option<&PhaseSpan> {
         self.phases.iter().find(|s| s.phase == p)
     }
@@ -327,6 +347,11 @@ pub struct Run {
     pub ranks: Vec<RankRun>,
     /// Failures printed by the launcher (no rank tag).
     pub launcher_failures: Vec<Failure>,
+    /// The rank whose own failure came first: the root of the run's failure.
+    pub root: Option<Rank>,
+    /// The start-up attempt shown (1-based) and every attempt the log holds.
+    pub attempt: usize,
+    pub attempts: Vec<AttemptInfo>,
     pub ready: bool,
     pub start: Option<NaiveDateTime>,
     /// Grammars that produced events.
@@ -356,9 +381,44 @@ impl Run {
     pub fn server_args(&self) -> Option<&Event> {
         self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
     }
+    /// Ranks that failed on their own (not consequences, terminations or stalls).
     pub fn failed_ranks(&self) -> usize {
-        self.ranks.iter().filter(|r| r.failure.is_some()).count()
+        self.count(Outcome::Failed)
     }
+    /// Numbered ranks, without engine or API processes.
+    pub fn worker_ranks(&self) -> impl Iterator<Item = &RankRun> {
+        self.ranks.iter().filter(|r| !r.is_process())
+    }
+    pub fn count(&self, o: Outcome) -> usize {
+        self.worker_ranks().filter(|r| r.outcome == o).count()
+    }
+    /// The root rank and its failure.
+    pub fn root_failure(&self) -> Option<(&RankRun, &Failure)> {
+        let r = self.rank(self.root.as_ref()?)?;
+        Some((r, r.failure.as_ref()?))
+    }
+    /// Some event places the run in start-up (a phase line or a failure): a file without
+    /// one is not a start-up log.
+    pub fn has_startup_events(&self) -> bool {
+        self.events.iter().any(|e| {
+            phase_of(&e.kind).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+        }) || self.attempts.len() > 1
+    }
+}
+
+/// One start-up found in the log, for the list of attempts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AttemptInfo {
+    /// 1-based.
+    pub index: usize,
+    pub start: Option<NaiveDateTime>,
+    pub end: Option<NaiveDateTime>,
+    pub events: usize,
+    /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
+    pub outcome: Outcome,
+    pub root: Option<Rank>,
+    pub root_kind: Option<FailureKind>,
+    pub root_phase: Option<Phase>,
 }
 
 /// Which figure of which phase an event's field is, under a canonical name.
@@ -412,37 +472,6 @@ fn figures_of(ev: &Event) -> Vec<(&'static str, FieldValue)> {
         _ => {}
     }
     out
-}
-
-/// Functions in a traceback that say which phase failed, whatever the last log line was
-/// (an OOM during KV-pool creation is reported after `Load weight end`).
-const FRAME_PHASES: &[(&str, Phase)] = &[
-    ("init_torch_distributed", Phase::DistInit),
-    ("init_distributed_environment", Phase::DistInit),
-    ("load_model", Phase::WeightLoad),
-    ("init_memory_pool", Phase::KvCache),
-    ("determine_available_memory", Phase::KvCache),
-    ("_initialize_kv_caches", Phase::KvCache),
-    ("init_cuda_graphs", Phase::CudaGraph),
-    ("CudaGraphRunner", Phase::CudaGraph),
-    ("capture_graphs", Phase::CudaGraph),
-    ("capture_model", Phase::CudaGraph),
-];
-
-fn phase_from_traceback(tb: &str) -> Option<Phase> {
-    // The innermost recognised frame decides: scan lines from the end.
-    for line in tb.lines().rev() {
-        let t = line.trim_start();
-        if !t.starts_with("File \"") {
-            continue;
-        }
-        if let Some((_, func)) = t.rsplit_once(", in ") {
-            if let Some((_, p)) = FRAME_PHASES.iter().find(|(f, _)| func.trim() == *f) {
-                return Some(*p);
-            }
-        }
-    }
-    None
 }
 
 /// Events that are the same line seen in two files of one run (`server.log` and
@@ -598,11 +627,50 @@ fn resolve_processes(events: &mut [Event]) {
     }
 }
 
-/// Builds the run model from deduplicated events.
-pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> Run {
+/// Builds the run model from deduplicated events: the last start-up attempt the log
+/// holds, or `attempt` (1-based) when given.
+pub fn build(
+    name: String,
+    mut events: Vec<Event>,
+    sources: Vec<SourceInfo>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> Run {
     resolve_processes(&mut events);
+    let attempt_of = attempts::split(&events);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    let mut infos = Vec::new();
+    let mut kept = Vec::new();
+    if n_attempts > 1 {
+        let mut per: Vec<Vec<Event>> = vec![Vec::new(); n_attempts];
+        for (e, a) in events.into_iter().zip(attempt_of) {
+            per[a].push(e);
+        }
+        for (i, evs) in per.into_iter().enumerate() {
+            let sub = build_one(name.clone(), evs, Vec::new(), know);
+            infos.push(attempts::info(i + 1, &sub));
+            if i == chosen {
+                kept = sub.events;
+            }
+        }
+    } else {
+        kept = events;
+    }
+    let mut run = build_one(name, kept, sources, know);
+    if n_attempts > 1 {
+        run.attempt = chosen + 1;
+        run.attempts = infos;
+    }
+    run
+}
+
+fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
     // Stable order: by time where known, file order otherwise. Events without a time take
     // the time of the event before them in their own file for ordering only.
+    let mut events = events;
     let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
     let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, Event)> = Vec::new();
     events.sort_by_key(|e| (e.origin.source, e.origin.line));
@@ -632,21 +700,20 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         }
     }
 
-    let mut ranks: Vec<RankRun> = rank_events
-        .into_iter()
-        .map(|(rank, idx)| build_rank(rank, idx, &events, start, ready))
-        .collect();
-    mark_consequences(&mut ranks);
+    let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
+    let mut ranks: Vec<RankRun> = Vec::new();
+    for (rank, idx) in rank_events {
+        let (r, stop) = build_rank(rank, idx, &events, start, ready, know);
+        ranks.push(r);
+        stops.push(stop);
+    }
+    let root = outcome::resolve(&mut ranks, stops, &events, ready);
 
     let launcher_failures = launcher
         .iter()
-        .filter_map(|&i| {
-            let e = &events[i];
-            failure_of(e, Phase::Launch)
-        })
+        .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
+        .map(|s| s.failure)
         .collect();
-
-    let notes = Vec::new();
 
     Run {
         name,
@@ -654,51 +721,16 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         events,
         ranks,
         launcher_failures,
+        root,
+        attempt: 1,
+        attempts: Vec::new(),
         ready,
         start,
         grammars,
         year_inferred,
-        notes,
+        notes: Vec::new(),
         gpus: Vec::new(),
         gpu_processes: Vec::new(),
-    }
-}
-
-fn failure_of(e: &Event, phase: Phase) -> Option<Failure> {
-    let kind = match e.kind.as_str() {
-        kind::OOM => FailureKind::Oom,
-        kind::ERROR => match e.field("failure").and_then(|v| v.as_text()) {
-            Some("not_enough_memory") => FailureKind::NotEnoughMemory,
-            Some("nccl") => FailureKind::Nccl,
-            _ => FailureKind::Exception,
-        },
-        _ => return None,
-    };
-    let phase = e
-        .detail
-        .as_deref()
-        .and_then(phase_from_traceback)
-        .unwrap_or(phase);
-    Some(Failure {
-        phase,
-        kind,
-        message: e.message.clone(),
-        fields: e.fields.clone(),
-        ts: e.ts,
-        origin: Some(e.origin.clone()),
-        traceback: e.detail.clone(),
-        consequence_of: None,
-    })
-}
-
-/// How specific a failure is: an OOM explains more than the exception that carried it.
-fn specificity(k: FailureKind) -> u8 {
-    match k {
-        FailureKind::Oom => 4,
-        FailureKind::NotEnoughMemory => 3,
-        FailureKind::Nccl => 2,
-        FailureKind::Exception => 1,
-        FailureKind::Hang => 0,
     }
 }
 
@@ -708,10 +740,11 @@ fn build_rank(
     events: &[Event],
     run_start: Option<NaiveDateTime>,
     run_ready: bool,
-) -> RankRun {
+    know: &Knowledge,
+) -> (RankRun, Option<outcome::Stop>) {
     let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
     let mut current = Phase::Launch;
-    let mut failure: Option<Failure> = None;
+    let mut stops: Vec<outcome::Stop> = Vec::new();
     let mut traceback: Option<String> = None;
     for &i in &idx {
         let e = &events[i];
@@ -761,27 +794,15 @@ fn build_rank(
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();
         }
-        // The phase a failure belongs to: the one in progress, or the next one when the
-        // last line closed a phase.
+        // The phase a failure belongs to when neither its frames nor its wording say: the
+        // one in progress, or the next one when the last line closed a phase.
         let in_phase = match spans.get(&current) {
             Some(s) if s.complete && current != Phase::Ready => current.next(),
             _ => current,
         };
-        if let Some(mut f) = failure_of(e, in_phase) {
-            if f.traceback.is_none() {
-                f.traceback = traceback.clone();
-                if let Some(p) = traceback.as_deref().and_then(phase_from_traceback) {
-                    f.phase = p;
-                }
-            }
-            let is_consequence = e.field("consequence").is_some();
-            let replace = match &failure {
-                None => true,
-                Some(old) => !is_consequence && specificity(f.kind) > specificity(old.kind),
-            };
-            if replace {
-                failure = Some(f);
-            }
+        if let Some(stop) = outcome::stop_of(e, in_phase, "last_event", know, traceback.as_deref())
+        {
+            stops.push(stop);
         }
     }
     // A phase is over once a later one has begun, whether or not the server prints an
@@ -812,8 +833,9 @@ fn build_rank(
         });
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
-    let reached_ready = failure.is_none() && run_ready;
-    if run_ready && failure.is_none() {
+    let stop = outcome::decisive(stops, run_ready);
+    let reached_ready = stop.is_none() && run_ready;
+    if reached_ready {
         spans.entry(Phase::Ready).or_insert(PhaseSpan {
             phase: Phase::Ready,
             start: None,
@@ -823,80 +845,29 @@ fn build_rank(
             figures: Vec::new(),
         });
     }
-    if failure.is_none() && !run_ready {
-        let last = idx.last().map(|&i| &events[i]);
-        let open = spans.get(&last_phase);
-        let phase = match open {
-            Some(s) if s.complete => last_phase.next(),
-            _ => last_phase,
-        };
-        failure = Some(Failure {
-            phase,
-            kind: FailureKind::Hang,
-            message: format!(
-                "log ends in {phase}{}",
-                last.and_then(|e| e.ts)
-                    .map(|t| format!(" (last line of this rank at {t})"))
-                    .unwrap_or_default()
-            ),
-            fields: BTreeMap::new(),
-            ts: last.and_then(|e| e.ts),
-            origin: last.map(|e| e.origin.clone()),
-            traceback: None,
-            consequence_of: None,
-        });
-    }
-    let last_phase = match &failure {
-        Some(f) => f.phase,
-        None if run_ready => Phase::Ready,
-        None => last_phase,
+    // Where a log that simply ends stopped: in the open phase, or the next one once the
+    // last phase closed.
+    let open_phase = match spans.get(&last_phase) {
+        Some(s) if s.complete && last_phase != Phase::Ready => last_phase.next(),
+        _ => last_phase,
     };
-    RankRun {
-        rank,
-        phases: spans.into_values().collect(),
-        last_phase,
-        reached_ready,
-        failure,
-        events: idx,
-    }
-}
-
-/// When one rank fails and others then fail on collectives or stall, the others are
-/// consequences: they are marked with the first failing rank (by time, then file order).
-/// The rank that failed first, by time and then file order (stamps have one-second
-/// resolution), and its failure; a log that merely ends is not a first failure.
-pub fn first_failure(ranks: &[RankRun]) -> Option<(&RankRun, &Failure)> {
-    ranks
-        .iter()
-        .filter_map(|r| {
-            let f = r.failure.as_ref()?;
-            (f.kind != FailureKind::Hang).then_some((r, f))
-        })
-        .min_by_key(|(_, f)| (f.ts, f.origin.as_ref().map(|o| (o.source, o.line))))
-}
-
-fn mark_consequences(ranks: &mut [RankRun]) {
-    let Some((first_rank, first_kind)) =
-        first_failure(ranks).map(|(r, f)| (r.rank.clone(), f.kind))
-    else {
-        return;
+    let last_origin = idx.last().map(|&i| events[i].origin.clone());
+    let (out, last_phase) = match &stop {
+        Some(s) => (s.failure.outcome, s.failure.phase),
+        None if reached_ready => (Outcome::Ready, Phase::Ready),
+        None => (Outcome::Incomplete, open_phase),
     };
-    if matches!(first_kind, FailureKind::Nccl) {
-        return;
-    }
-    for r in ranks.iter_mut() {
-        if r.rank == first_rank {
-            continue;
-        }
-        if let Some(f) = r.failure.as_mut() {
-            // The engine reports its workers' failures, and NCCL errors and hangs follow a
-            // peer's death.
-            let secondary = matches!(f.kind, FailureKind::Hang | FailureKind::Nccl)
-                || f.fields.contains_key("consequence")
-                || r.rank.is_engine();
-            if secondary {
-                f.consequence_of = Some(first_rank.clone());
-            }
-        }
-    }
+    (
+        RankRun {
+            rank,
+            phases: spans.into_values().collect(),
+            last_phase,
+            reached_ready,
+            outcome: out,
+            failure: stop.as_ref().map(|s| s.failure.clone()),
+            last_origin,
+            events: idx,
+        },
+        stop,
+    )
 }

@@ -230,6 +230,17 @@ fn updated_block(expected: &[String], actual: &[String]) -> Vec<String> {
         }
         _ => actual.to_vec(),
     };
+    // A line that ended in `...` matched by prefix: keep it a prefix of the same length.
+    for (new, old) in out.iter_mut().zip(content.iter()) {
+        if let Some(prefix) = old.strip_suffix("...").filter(|p| !p.is_empty()) {
+            if !new.starts_with(prefix) {
+                let keep: String = new.chars().take(prefix.chars().count()).collect();
+                *new = format!("{keep}...");
+            } else {
+                new.clone_from(old);
+            }
+        }
+    }
     out.extend(std::iter::repeat_n(String::new(), trailing_blank));
     out
 }

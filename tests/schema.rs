@@ -265,11 +265,18 @@ fn the_validator_rejects_what_the_schema_forbids() {
     let schema: Value = serde_json::from_str(&committed("event")).expect("schema is JSON");
     let bad_type = serde_json::json!({"type": "nonsense", "schema_version": 1, "data": {}});
     assert!(check(&schema, &schema, &bad_type, "$").is_err());
-    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 1, "data": {
-        "rank": "TP0", "last_phase": "warmup", "reached_ready": false, "failure": null}});
+    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+        "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "warmup",
+        "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &bad_phase, "$").is_err());
-    let good = serde_json::json!({"type": "rank", "schema_version": 1, "data": {
-        "rank": "TP0", "last_phase": "ready", "reached_ready": true, "failure": null}});
+    // A log that ends is `incomplete`; there is no `hang` outcome to claim.
+    let hang = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+        "rank": "TP0", "process": false, "outcome": "hang", "last_phase": "kv_cache",
+        "reached_ready": false, "failure": null}});
+    assert!(check(&schema, &schema, &hang, "$").is_err());
+    let good = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+        "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "ready",
+        "reached_ready": true, "failure": null}});
     assert_eq!(check(&schema, &schema, &good, "$"), Ok(()));
     let mut extra = good.clone();
     extra["data"]["undocumented"] = 1.into();
@@ -307,7 +314,8 @@ fn ndjson_stream_is_run_events_ranks_failures_summary() {
     let summary = &msgs[msgs.len() - 1]["data"];
     assert_eq!(summary["failed_ranks"], 8);
     assert_eq!(summary["ready"], false);
-    assert!(msgs.iter().all(|m| m["schema_version"] == 1));
+    assert!(msgs.iter().all(|m| m["schema_version"] == 2));
+    assert_eq!(summary["root"], "TP2");
 
     let one = rankscope(&[
         "events",

@@ -251,7 +251,13 @@ fn long_run() -> Run {
             });
         }
     }
-    rankscope::model::build("long".into(), events, Vec::new())
+    rankscope::model::build(
+        "long".into(),
+        events,
+        Vec::new(),
+        &rankscope::grammar::Knowledge::default(),
+        None,
+    )
 }
 
 #[test]

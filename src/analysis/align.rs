@@ -75,7 +75,11 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         if spans.is_empty() {
             continue;
         }
-        let completed = spans.iter().filter(|(_, s)| s.complete).count();
+        // Engine processes report figures but are not counted among the ranks.
+        let completed = spans
+            .iter()
+            .filter(|(r, s)| s.complete && !r.is_engine())
+            .count();
         let ends: Vec<_> = spans
             .iter()
             .filter_map(|(r, s)| s.end.map(|e| (*r, e)))
@@ -154,7 +158,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         }
         out.push(PhaseStats {
             phase,
-            ranks: spans.len(),
+            ranks: spans.iter().filter(|(r, _)| !r.is_engine()).count(),
             completed,
             end_skew_s,
             duration_s,

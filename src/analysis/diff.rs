@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::align::Spread;
 use crate::config::{self, Config, ConfigDiff};
 use crate::event::Rank;
-use crate::model::{Failure, FailureKind, Figure, Phase, Run};
+use crate::model::{Failure, FailureKind, Figure, Outcome, Phase, Run};
 use crate::units::{group_thousands, human_bytes, human_delta_mib};
 
 /// The figures compared, in start-up order, and which direction is the worse one.
@@ -95,6 +95,8 @@ pub struct FigureDiff {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FailureGroup {
+    /// `failed`, `consequence`, `terminated` or `stalled`.
+    pub outcome: Outcome,
     pub kind: FailureKind,
     pub phase: Phase,
     pub ranks: Vec<Rank>,
@@ -111,15 +113,14 @@ pub struct FailureGroup {
 }
 
 impl FailureGroup {
-    /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`
+    /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`;
+    /// `1/2 ranks: consequence of TP0 (nccl in dist_init)`.
     pub fn describe(&self) -> String {
-        let mut s = format!(
-            "{}/{} ranks: {} in {}",
-            self.ranks.len(),
-            self.total_ranks,
-            self.kind.name(),
-            self.phase
-        );
+        let what = match self.outcome {
+            Outcome::Failed => format!("{} in {}", self.kind.name(), self.phase),
+            o => format!("{o} ({} in {})", self.kind.name(), self.phase),
+        };
+        let mut s = format!("{}/{} ranks: {what}", self.ranks.len(), self.total_ranks);
         if let Some(b) = self.requested_bytes {
             s.push_str(&format!(", tried to allocate {}", human_bytes(b)));
         }
@@ -135,7 +136,7 @@ impl FailureGroup {
             s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
         }
         if let Some(r) = &self.consequence_of {
-            s.push_str(&format!(" (after {r} failed)"));
+            s.push_str(&format!(", after {r}"));
         }
         s
     }
@@ -143,13 +144,38 @@ impl FailureGroup {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunOutcome {
+    /// Numbered ranks (engine and API processes apart).
     pub ranks: usize,
     pub ready: bool,
+    /// Ranks that failed on their own.
     pub failed_ranks: usize,
+    /// Ranks per outcome, in `Outcome::ALL` order, zero counts left out.
+    pub counts: Vec<(Outcome, usize)>,
     pub groups: Vec<FailureGroup>,
-    /// The rank that failed first (by time, then file order) and how.
+    /// The root: the rank whose own failure (or, failing none, stall) came first.
     pub first_failure: Option<(Rank, FailureKind, Phase)>,
+    /// The root's outcome (`failed` or `stalled`).
+    pub root_outcome: Option<Outcome>,
     pub launcher_failures: Vec<String>,
+    /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
+    pub launcher_consequences: Vec<String>,
+    /// Ranks whose log ends with nothing said, and the phase most of them were in.
+    pub incomplete: usize,
+}
+
+impl RunOutcome {
+    /// The run failed: a root, or the launcher saw a failure.
+    pub fn failed(&self) -> bool {
+        self.first_failure.is_some()
+            || !self.launcher_failures.is_empty()
+            || !self.launcher_consequences.is_empty()
+    }
+    pub fn count(&self, o: Outcome) -> usize {
+        self.counts
+            .iter()
+            .find(|(x, _)| *x == o)
+            .map_or(0, |(_, n)| *n)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -189,6 +215,8 @@ pub enum Status {
     Regressed,
     /// Only changes for the better.
     Improved,
+    /// The candidate's log ends before ready and nothing says why: no verdict either way.
+    Incomplete,
 }
 
 impl Status {
@@ -196,6 +224,7 @@ impl Status {
         match self {
             Status::Same | Status::Improved => 0,
             Status::Failed | Status::Regressed => 1,
+            Status::Incomplete => 3,
         }
     }
     pub fn label(self) -> &'static str {
@@ -204,6 +233,7 @@ impl Status {
             Status::Failed => "FAILED",
             Status::Regressed => "REGRESSED",
             Status::Improved => "IMPROVED",
+            Status::Incomplete => "INCOMPLETE",
         }
     }
 }
@@ -320,8 +350,9 @@ fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
 }
 
 pub fn outcome(run: &Run) -> RunOutcome {
-    let total = run.ranks.len();
+    let total = run.worker_ranks().count();
     type Key = (
+        Outcome,
         FailureKind,
         Phase,
         Option<i64>,
@@ -329,11 +360,12 @@ pub fn outcome(run: &Run) -> RunOutcome {
         Option<i64>,
         Option<Rank>,
     );
-    let mut groups: BTreeMap<String, (Key, Vec<Rank>, String)> = BTreeMap::new();
+    let mut groups: BTreeMap<Key, (Vec<Rank>, &Failure)> = BTreeMap::new();
     let b = |f: &Failure, n: &str| f.fields.get(n).and_then(|v| v.as_bytes());
-    for r in &run.ranks {
+    for r in run.worker_ranks() {
         let Some(f) = &r.failure else { continue };
         let key: Key = (
+            f.outcome,
             f.kind,
             f.phase,
             b(f, "requested_bytes"),
@@ -341,50 +373,61 @@ pub fn outcome(run: &Run) -> RunOutcome {
             b(f, "reserved_unallocated_bytes"),
             f.consequence_of.clone(),
         );
-        let k = format!("{key:?}");
         groups
-            .entry(k)
-            .or_insert_with(|| (key, Vec::new(), f.message.clone()))
-            .1
+            .entry(key)
+            .or_insert_with(|| (Vec::new(), f))
+            .0
             .push(r.rank.clone());
     }
     let mut groups: Vec<FailureGroup> = groups
-        .into_values()
-        .map(|(key, ranks, message)| {
-            let first = ranks
-                .first()
-                .and_then(|r| run.rank(r))
-                .and_then(|r| r.failure.as_ref());
-            FailureGroup {
-                kind: key.0,
-                phase: key.1,
-                ranks,
-                total_ranks: total,
-                requested_bytes: key.2,
-                allowed_bytes: key.3,
-                free_bytes: first.and_then(|f| b(f, "free_bytes")),
-                reserved_unallocated_bytes: key.4,
-                private_pools_bytes: first.and_then(|f| b(f, "private_pools_bytes")),
-                message,
-                consequence_of: key.5,
-            }
+        .into_iter()
+        .map(|(key, (ranks, first))| FailureGroup {
+            outcome: key.0,
+            kind: key.1,
+            phase: key.2,
+            ranks,
+            total_ranks: total,
+            requested_bytes: key.3,
+            allowed_bytes: key.4,
+            free_bytes: b(first, "free_bytes"),
+            reserved_unallocated_bytes: key.5,
+            private_pools_bytes: b(first, "private_pools_bytes"),
+            message: first.message.clone(),
+            consequence_of: key.6,
         })
         .collect();
-    // Root causes first, then by how many ranks share them.
-    groups.sort_by_key(|g| (g.consequence_of.is_some(), std::cmp::Reverse(g.ranks.len())));
-    let first_failure =
-        crate::model::first_failure(&run.ranks).map(|(r, f)| (r.rank.clone(), f.kind, f.phase));
+    // Own failures first, then what followed them; larger groups first within each.
+    groups.sort_by_key(|g| (g.outcome, std::cmp::Reverse(g.ranks.len())));
+    let root = run.root_failure();
+    let counts = Outcome::ALL
+        .into_iter()
+        .map(|o| (o, run.count(o)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    // A launcher's own shutdown notices (`Killing local vLLM worker processes`) say nothing
+    // about which rank failed, or whether one did.
+    let (launcher_failures, launcher_consequences): (Vec<&Failure>, Vec<&Failure>) = run
+        .launcher_failures
+        .iter()
+        .filter(|f| f.outcome != Outcome::Terminated)
+        .partition(|f| f.outcome == Outcome::Failed);
     RunOutcome {
         ranks: total,
         ready: run.ready,
         failed_ranks: run.failed_ranks(),
+        counts,
         groups,
-        first_failure,
-        launcher_failures: run
-            .launcher_failures
+        first_failure: root.map(|(r, f)| (r.rank.clone(), f.kind, f.phase)),
+        root_outcome: root.map(|(_, f)| f.outcome),
+        launcher_failures: launcher_failures
             .iter()
             .map(|f| f.message.clone())
             .collect(),
+        launcher_consequences: launcher_consequences
+            .iter()
+            .map(|f| f.message.clone())
+            .collect(),
+        incomplete: run.count(Outcome::Incomplete),
     }
 }
 
@@ -566,11 +609,12 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
 
     let b_out = outcome(baseline);
     let c_out = outcome(candidate);
-    let candidate_failed = c_out.failed_ranks > 0 || !c_out.launcher_failures.is_empty();
     let any_worse = figures.iter().any(|f| f.class.is_signal() && f.worse);
     let any_signal = figures.iter().any(|f| f.class.is_signal());
-    let status = if candidate_failed {
+    let status = if c_out.failed() {
         Status::Failed
+    } else if !c_out.ready && c_out.incomplete > 0 {
+        Status::Incomplete
     } else if any_worse {
         Status::Regressed
     } else if any_signal {
@@ -604,52 +648,22 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
 fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effect>) -> String {
     let base = if b.ready {
         "baseline reached ready".to_string()
-    } else if b.failed_ranks > 0 {
-        format!("baseline failed too ({}/{} ranks)", b.failed_ranks, b.ranks)
+    } else if let Some((rank, kind, phase)) = &b.first_failure {
+        format!(
+            "baseline failed too ({rank} {} in {phase})",
+            failure_verb(*kind)
+        )
+    } else if b.incomplete > 0 {
+        "the baseline's log ends before ready".to_string()
     } else {
         "baseline did not reach ready".to_string()
     };
     match status {
-        Status::Failed => {
-            let primary: Vec<&FailureGroup> = c
-                .groups
-                .iter()
-                .filter(|g| g.consequence_of.is_none())
-                .collect();
-            let what = match (primary.as_slice(), &c.first_failure) {
-                ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => format!(
-                    "its only rank {} {} in {}",
-                    g.ranks[0],
-                    failure_verb(g.kind),
-                    g.phase
-                ),
-                ([g], _) if g.ranks.len() == c.ranks => {
-                    format!(
-                        "all {} ranks {} in {}",
-                        c.ranks,
-                        failure_verb(g.kind),
-                        g.phase
-                    )
-                }
-                (_, Some((rank, kind, phase))) => {
-                    let others = c.failed_ranks.saturating_sub(1);
-                    format!(
-                        "{rank} {} in {phase}{}",
-                        failure_verb(*kind),
-                        match others {
-                            0 => String::new(),
-                            1 => "; 1 more rank failed".to_string(),
-                            n => format!("; {n} more ranks failed"),
-                        }
-                    )
-                }
-                _ if c.failed_ranks > 0 => {
-                    format!("{}/{} ranks stopped before ready", c.failed_ranks, c.ranks)
-                }
-                _ => "the launcher failed".to_string(),
-            };
-            format!("candidate: {what}; {base}")
-        }
+        Status::Failed => format!("candidate: {}; {base}", failure_story(c)),
+        Status::Incomplete => format!(
+            "candidate: the log ends before ready on {}/{} ranks, with no failure seen; {base}",
+            c.incomplete, c.ranks
+        ),
         Status::Regressed => {
             let mut s = "candidate started, with less capacity".to_string();
             if let Some(e) = effect {
@@ -675,13 +689,81 @@ fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effe
     }
 }
 
+/// One run's failure in a phrase: the root first, what followed counted apart.
+/// `all 8 ranks ran out of memory in cuda_graph`; `TP0 failed in NCCL in dist_init;
+/// 1 rank failed as a consequence`.
+pub fn failure_story(c: &RunOutcome) -> String {
+    let own: Vec<&FailureGroup> = c
+        .groups
+        .iter()
+        .filter(|g| g.outcome == Outcome::Failed)
+        .collect();
+    let mut what = match (own.as_slice(), &c.first_failure) {
+        ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => format!(
+            "its only rank {} {} in {}",
+            g.ranks[0],
+            failure_verb(g.kind),
+            g.phase
+        ),
+        ([g], _) if g.ranks.len() == c.ranks => format!(
+            "all {} ranks {} in {}",
+            c.ranks,
+            failure_verb(g.kind),
+            g.phase
+        ),
+        (_, Some((rank, kind, phase))) => {
+            let verb = match c.root_outcome {
+                Some(Outcome::Stalled) => "stalled",
+                _ => failure_verb(*kind),
+            };
+            let mut s = format!("{rank} {verb} in {phase}");
+            let others = c.failed_ranks.saturating_sub(1);
+            match others {
+                0 => {}
+                1 => s.push_str("; 1 more rank failed on its own"),
+                n => s.push_str(&format!("; {n} more ranks failed on their own")),
+            }
+            s
+        }
+        _ if !c.launcher_failures.is_empty() => "the launcher failed".to_string(),
+        _ if !c.launcher_consequences.is_empty() => {
+            "the launcher reports a failed child; no rank's own failure is in the log".to_string()
+        }
+        _ => "no rank's own failure is in the log".to_string(),
+    };
+    for o in [
+        Outcome::Consequence,
+        Outcome::Terminated,
+        Outcome::Stalled,
+        Outcome::Incomplete,
+    ] {
+        // The root's own stall is already the headline.
+        let n = c.count(o) - usize::from(o == Outcome::Stalled && c.root_outcome == Some(o));
+        let said = match (o, n) {
+            (_, 0) => continue,
+            (Outcome::Consequence, 1) => "1 rank failed as a consequence".to_string(),
+            (Outcome::Consequence, n) => format!("{n} ranks failed as a consequence"),
+            (Outcome::Terminated, 1) => "1 rank was terminated".to_string(),
+            (Outcome::Terminated, n) => format!("{n} ranks were terminated"),
+            (Outcome::Stalled, 1) => "1 rank stalled".to_string(),
+            (Outcome::Stalled, n) => format!("{n} ranks stalled"),
+            (_, 1) => "1 rank's log ends without a reason".to_string(),
+            (_, n) => format!("{n} ranks' logs end without a reason"),
+        };
+        what.push_str("; ");
+        what.push_str(&said);
+    }
+    what
+}
+
 pub fn failure_verb(k: FailureKind) -> &'static str {
     match k {
         FailureKind::Oom => "ran out of memory",
         FailureKind::NotEnoughMemory => "had not enough memory",
         FailureKind::Nccl => "failed in NCCL",
         FailureKind::Exception => "raised an exception",
-        FailureKind::Hang => "stopped (log ends)",
+        FailureKind::Timeout => "timed out",
+        FailureKind::Signal => "was stopped by a signal",
     }
 }
 

@@ -7,6 +7,7 @@
 //! applied only to lines that hit the literal. *Noise* literals mark lines that are known
 //! and deliberately ignored, so "lines not understood" means what it says.
 
+mod knowledge;
 mod spec;
 
 use std::collections::BTreeMap;
@@ -16,9 +17,10 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
+pub use knowledge::{FrameRule, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord};
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
-use crate::event::{FieldValue, Rank};
+use crate::event::{FieldValue, Phase, Rank};
 use crate::units;
 
 /// The grammars compiled into the binary. Adding a server version is an edit here.
@@ -60,6 +62,8 @@ pub enum GrammarError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{origin}: {message}")]
+    Knowledge { origin: String, message: String },
     #[error("building the literal matcher: {0}")]
     Matcher(String),
 }
@@ -84,6 +88,8 @@ pub struct Grammar {
     pub origin: String,
     pub events: Vec<CompiledEvent>,
     pub prefixes: Vec<CompiledPrefix>,
+    pub frames: Vec<FrameRule>,
+    pub outcomes: Vec<OutcomeRule>,
 }
 
 impl Grammar {
@@ -135,11 +141,36 @@ impl Grammar {
                 regex,
             });
         }
+        let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
+        let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
+        for ev in &spec.event {
+            if let Some(p) = ev.set.get("phase") {
+                if Phase::from_name(p).is_none() {
+                    return Err(GrammarError::Knowledge {
+                        origin: origin.into(),
+                        message: format!("event `{}`: set.phase `{p}` is not a phase", ev.kind),
+                    });
+                }
+            }
+            if let Some(o) = ev.set.get("outcome") {
+                if OutcomeWord::from_name(o).is_none() {
+                    return Err(GrammarError::Knowledge {
+                        origin: origin.into(),
+                        message: format!(
+                            "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
+                            ev.kind
+                        ),
+                    });
+                }
+            }
+        }
         Ok(Grammar {
             spec,
             origin: origin.to_string(),
             events,
             prefixes,
+            frames,
+            outcomes,
         })
     }
 
@@ -319,6 +350,22 @@ impl GrammarSet {
             noise_ac,
             reference_date: None,
         })
+    }
+
+    /// The frame tables and outcome wordings of all grammars, in load order.
+    pub fn knowledge(&self) -> Knowledge {
+        Knowledge {
+            frames: self
+                .grammars
+                .iter()
+                .flat_map(|g| g.frames.iter().cloned())
+                .collect(),
+            outcomes: self
+                .grammars
+                .iter()
+                .flat_map(|g| g.outcomes.iter().cloned())
+                .collect(),
+        }
     }
 
     /// Start offsets of every literal occurrence in a buffer, in order.

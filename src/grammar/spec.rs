@@ -20,6 +20,38 @@ pub struct GrammarSpec {
     pub noise: Vec<NoiseSpec>,
     #[serde(default)]
     pub sample: Vec<SampleSpec>,
+    /// Traceback frames that say which start-up phase was running.
+    #[serde(default)]
+    pub frame_phase: Vec<FramePhaseSpec>,
+    /// Wordings that say a failure was not a rank's own: a consequence of another rank's
+    /// failure, a termination by the launcher, a stall.
+    #[serde(default)]
+    pub outcome: Vec<OutcomeSpec>,
+}
+
+/// `File "…/model_runner.py", line N, in init_memory_pool` → `kv_cache`. A frame matches
+/// by its function name, or by its file name when no function is given.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FramePhaseSpec {
+    #[serde(default)]
+    pub function: Option<String>,
+    /// The file's base name (`cuda_graph_runner.py`).
+    #[serde(default)]
+    pub file: Option<String>,
+    pub phase: String,
+}
+
+/// A failure wording (in the failing line or its traceback) that gives the rank's outcome.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeSpec {
+    /// `consequence`, `terminated` or `stalled`.
+    pub state: String,
+    /// Fixed text the wording contains, checked before the regex runs.
+    pub literals: Vec<String>,
+    /// A capture named `peer` names the rank (its number) the failure came from.
+    pub regex: String,
 }
 
 /// How a record of this family starts. Named captures the scanner reads: `date`

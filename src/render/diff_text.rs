@@ -238,19 +238,32 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 fit(name, 9),
                 if out.ready {
                     style.good(&format!("{} ranks reached ready", out.ranks))
+                } else if out.incomplete > 0 {
+                    style.warn(&format!(
+                        "{}/{} ranks: the log ends before ready, nothing says why",
+                        out.incomplete, out.ranks
+                    ))
                 } else {
                     format!("{} ranks, no ready line", out.ranks)
                 }
             );
+        } else if out.incomplete > 0 {
+            row(
+                &mut o,
+                "",
+                &format!(
+                    "{}/{} ranks: the log ends, nothing says why (incomplete)",
+                    out.incomplete, out.ranks
+                ),
+            );
         }
-        if out.failed_ranks > 1 {
-            if let Some((r, k, p)) = &out.first_failure {
-                row(
-                    &mut o,
-                    "",
-                    &format!("first to fail: {r} ({} in {p})", k.name()),
-                );
-            }
+        if let Some((r, k, p)) = &out.first_failure {
+            let label = if out.failed_ranks > 1 {
+                "first to fail on its own"
+            } else {
+                "root"
+            };
+            row(&mut o, "", &format!("{label}: {r} ({} in {p})", k.name()));
         }
     }
     for n in d.comparability.notes.iter().chain(extra.notes.iter()) {

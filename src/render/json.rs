@@ -19,7 +19,7 @@ use crate::event::{Event, FieldValue};
 use crate::model::{self, Failure, Run};
 use crate::scan;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
 pub const SCHEMA_NAMES: [&str; 4] = ["summary", "events", "diff", "event"];
@@ -96,8 +96,41 @@ pub enum FailureKindName {
     NotEnoughMemory,
     Nccl,
     Exception,
-    /// The log ends mid-phase.
-    Hang,
+    /// A timeout or watchdog fired (or, for a stall read from silence, none did).
+    Timeout,
+    /// A signal or the launcher's shutdown ended the process.
+    Signal,
+}
+
+/// What a rank's start-up came to (docs/json.md, "Outcomes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeName {
+    Ready,
+    /// Its own failure.
+    Failed,
+    /// Failed because another rank failed (`consequence_of` names it).
+    Consequence,
+    /// Killed or shut down by the launcher after a failure.
+    Terminated,
+    /// A timeout or watchdog fired, or it printed nothing for minutes while others went on.
+    Stalled,
+    /// The log ends; nothing says why. Never called a hang.
+    Incomplete,
+}
+
+impl From<model::Outcome> for OutcomeName {
+    fn from(o: model::Outcome) -> Self {
+        use model::Outcome as O;
+        match o {
+            O::Ready => OutcomeName::Ready,
+            O::Failed => OutcomeName::Failed,
+            O::Consequence => OutcomeName::Consequence,
+            O::Terminated => OutcomeName::Terminated,
+            O::Stalled => OutcomeName::Stalled,
+            O::Incomplete => OutcomeName::Incomplete,
+        }
+    }
 }
 
 impl From<model::FailureKind> for FailureKindName {
@@ -108,7 +141,8 @@ impl From<model::FailureKind> for FailureKindName {
             K::NotEnoughMemory => FailureKindName::NotEnoughMemory,
             K::Nccl => FailureKindName::Nccl,
             K::Exception => FailureKindName::Exception,
-            K::Hang => FailureKindName::Hang,
+            K::Timeout => FailureKindName::Timeout,
+            K::Signal => FailureKindName::Signal,
         }
     }
 }
@@ -234,7 +268,12 @@ pub struct PhaseDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FailureDoc {
+    /// The outcome this line gives its rank.
+    pub outcome: OutcomeName,
     pub phase: PhaseName,
+    /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
+    /// message) or `last_event` (the last phase line before it).
+    pub phase_from: String,
     pub kind: FailureKindName,
     pub message: String,
     /// Parsed figures, e.g. `requested_bytes`, `free_bytes`, `allowed_bytes` for an OOM.
@@ -242,14 +281,16 @@ pub struct FailureDoc {
     pub ts: Option<String>,
     pub source: Option<String>,
     pub line: Option<u64>,
-    /// The rank whose failure this one follows from (collective timeouts, NCCL errors).
+    /// For a consequence or a termination: the rank whose failure it followed.
     pub consequence_of: Option<String>,
     pub traceback: Option<String>,
 }
 
 pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
     FailureDoc {
+        outcome: f.outcome.into(),
         phase: f.phase.into(),
+        phase_from: f.phase_from.to_string(),
         kind: f.kind.into(),
         message: f.message.clone(),
         fields: fields_doc(&f.fields),
@@ -264,10 +305,17 @@ pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RankDoc {
     pub rank: String,
-    /// Where the rank stopped: `ready`, or the phase of its failure.
+    /// An engine or API process (vLLM's engine core), not a numbered rank: it is not
+    /// counted among the ranks.
+    pub process: bool,
+    pub outcome: OutcomeName,
+    /// Where the rank stopped: `ready`, or the phase of its failure, or where its log ends.
     pub last_phase: PhaseName,
     pub reached_ready: bool,
+    /// The evidence for every outcome but `ready` and `incomplete`.
     pub failure: Option<FailureDoc>,
+    /// The rank's last line (`file:line`): where an incomplete log ends.
+    pub last_line: Option<String>,
     pub phases: Vec<PhaseDoc>,
 }
 
@@ -389,11 +437,44 @@ pub struct RunDoc {
     pub phases: Vec<PhaseStatsDoc>,
     /// Failures printed by the launcher, outside any rank.
     pub launcher_failures: Vec<FailureDoc>,
+    /// The rank whose own failure came first (or, with none, whose stall did).
+    pub root: Option<String>,
+    /// Numbered ranks per outcome (engine and API processes are not counted).
+    pub outcomes: BTreeMap<String, usize>,
+    /// The start-up attempt shown (1-based), of `attempts.len()` (at least 1).
+    pub attempt: usize,
+    /// Every start-up the log holds, when it holds more than one.
+    pub attempts: Vec<AttemptDoc>,
     pub notes: Vec<String>,
     /// GPU memory sampled by nvidia-smi (CSV files in the run directory).
     pub gpus: Vec<GpuMemoryDoc>,
     /// Per-process GPU memory from `nvidia-smi --query-compute-apps` samples.
     pub gpu_processes: Vec<GpuProcessDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AttemptDoc {
+    pub index: usize,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub events: usize,
+    pub outcome: OutcomeName,
+    pub root: Option<String>,
+    pub root_kind: Option<FailureKindName>,
+    pub root_phase: Option<PhaseName>,
+}
+
+fn attempt_doc(a: &model::AttemptInfo) -> AttemptDoc {
+    AttemptDoc {
+        index: a.index,
+        start: a.start.map(ts),
+        end: a.end.map(ts),
+        events: a.events,
+        outcome: a.outcome.into(),
+        root: a.root.as_ref().map(|r| r.to_string()),
+        root_kind: a.root_kind.map(Into::into),
+        root_phase: a.root_phase.map(Into::into),
+    }
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -457,9 +538,15 @@ fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
 pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
     RankDoc {
         rank: r.rank.to_string(),
+        process: r.is_process(),
+        outcome: r.outcome.into(),
         last_phase: r.last_phase.into(),
         reached_ready: r.reached_ready,
         failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
+        last_line: r
+            .last_origin
+            .as_ref()
+            .map(|o| format!("{}:{}", run.source_name(o), o.line)),
         phases: r.phases.iter().map(|p| phase_doc(run, p)).collect(),
     }
 }
@@ -511,6 +598,14 @@ pub fn run_doc(run: &Run) -> RunDoc {
             .iter()
             .map(|f| failure_doc(run, f))
             .collect(),
+        root: run.root.as_ref().map(|r| r.to_string()),
+        outcomes: model::Outcome::ALL
+            .into_iter()
+            .map(|o| (o.name().to_string(), run.count(o)))
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        attempt: run.attempt,
+        attempts: run.attempts.iter().map(attempt_doc).collect(),
         notes: run.notes.clone(),
     }
 }
@@ -602,6 +697,8 @@ pub struct RunMessage {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RankMessage {
     pub rank: String,
+    pub process: bool,
+    pub outcome: OutcomeName,
     pub last_phase: PhaseName,
     pub reached_ready: bool,
     pub failure: Option<FailureDoc>,
@@ -621,6 +718,7 @@ pub struct SummaryMessage {
     pub events: u64,
     pub ranks: usize,
     pub failed_ranks: usize,
+    pub root: Option<String>,
     pub ready: bool,
     pub lines: LineCountsDoc,
 }
@@ -636,6 +734,8 @@ pub fn run_message(run: &Run) -> Message {
 pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
     Message::Rank(RankMessage {
         rank: r.rank.to_string(),
+        process: r.is_process(),
+        outcome: r.outcome.into(),
         last_phase: r.last_phase.into(),
         reached_ready: r.reached_ready,
         failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
@@ -652,8 +752,9 @@ pub fn failure_message(run: &Run, rank: Option<&crate::event::Rank>, f: &Failure
 pub fn summary_message(run: &Run, events: u64) -> Message {
     Message::Summary(SummaryMessage {
         events,
-        ranks: run.ranks.len(),
+        ranks: run.worker_ranks().count(),
         failed_ranks: run.failed_ranks(),
+        root: run.root.as_ref().map(|r| r.to_string()),
         ready: run.ready,
         lines: (&run.counts()).into(),
     })
@@ -670,6 +771,8 @@ pub enum StatusName {
     Regressed,
     /// Only changes for the better (exit 0).
     Improved,
+    /// The candidate's log ends before ready with no failure seen (exit 3).
+    Incomplete,
 }
 
 impl From<diff::Status> for StatusName {
@@ -679,6 +782,7 @@ impl From<diff::Status> for StatusName {
             diff::Status::Failed => StatusName::Failed,
             diff::Status::Regressed => StatusName::Regressed,
             diff::Status::Improved => StatusName::Improved,
+            diff::Status::Incomplete => StatusName::Incomplete,
         }
     }
 }
@@ -863,6 +967,7 @@ pub struct EffectDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FailureGroupDoc {
+    pub outcome: OutcomeName,
     pub kind: FailureKindName,
     pub phase: PhaseName,
     pub ranks: Vec<String>,
@@ -885,14 +990,21 @@ pub struct FirstFailureDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunOutcomeDoc {
+    /// Numbered ranks (engine and API processes apart).
     pub ranks: usize,
     pub ready: bool,
+    /// Ranks that failed on their own.
     pub failed_ranks: usize,
-    /// Ranks that failed the same way, largest group first.
+    /// Ranks per outcome.
+    pub outcomes: BTreeMap<String, usize>,
+    /// Ranks that ended the same way: own failures first, then what followed them.
     pub groups: Vec<FailureGroupDoc>,
-    /// The rank that failed first (by time, then file order); hangs are not counted.
+    /// The root: the rank whose own failure came first (by time, then file order), or,
+    /// with none, whose stall did. Consequences and logs that merely end never are.
     pub first_failure: Option<FirstFailureDoc>,
     pub launcher_failures: Vec<String>,
+    /// Launcher lines that report a failure elsewhere.
+    pub launcher_consequences: Vec<String>,
 }
 
 fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
@@ -900,10 +1012,16 @@ fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
         ranks: o.ranks,
         ready: o.ready,
         failed_ranks: o.failed_ranks,
+        outcomes: o
+            .counts
+            .iter()
+            .map(|(k, n)| (k.name().to_string(), *n))
+            .collect(),
         groups: o
             .groups
             .iter()
             .map(|g| FailureGroupDoc {
+                outcome: g.outcome.into(),
                 kind: g.kind.into(),
                 phase: g.phase.into(),
                 ranks: g.ranks.iter().map(|r| r.to_string()).collect(),
@@ -926,6 +1044,7 @@ fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
                 phase: (*phase).into(),
             }),
         launcher_failures: o.launcher_failures.clone(),
+        launcher_consequences: o.launcher_consequences.clone(),
     }
 }
 

@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use super::{figure_text, fit, Style};
 use crate::analysis::align::{phase_stats, PhaseStats};
-use crate::analysis::diff::{failure_verb, outcome};
-use crate::model::{Phase, Run};
+use crate::analysis::diff::{failure_story, failure_verb, outcome};
+use crate::model::{Outcome, Phase, RankRun, Run};
 
 pub fn figure_label(name: &str) -> String {
     name.replace('_', " ")
@@ -23,19 +23,21 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let stats = phase_stats(run);
     let out = outcome(run);
-    let status = if run.ranks.is_empty() {
-        style.warn("NO RANKS")
-    } else if out.failed_ranks == 0 && run.ready {
-        style.good("READY")
-    } else {
+    let status = if out.failed() {
         style.bad("FAILED")
+    } else if run.ready {
+        style.good("READY")
+    } else if run.ranks.is_empty() {
+        style.warn("NO RANKS")
+    } else {
+        style.warn("INCOMPLETE")
     };
     let _ = writeln!(
         o,
         "{}  {}  {} ranks, {} source{}{}",
         status,
         style.bold(&run.name),
-        run.ranks.len(),
+        out.ranks,
         run.sources.len(),
         if run.sources.len() == 1 { "" } else { "s" },
         if run.grammars.is_empty() {
@@ -58,27 +60,97 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             }
         );
     }
+    let processes = run.ranks.len() - out.ranks;
+    if processes > 0 {
+        let _ = writeln!(
+            o,
+            "{processes} engine process{} beside the ranks (not counted as ranks)",
+            if processes == 1 { "" } else { "es" }
+        );
+    }
+    if out.failed() {
+        let story = format!("verdict: {}", failure_story(&out));
+        for (i, line) in super::wrap(&story, 76).into_iter().enumerate() {
+            let indent = if i == 0 { "" } else { "  " };
+            let _ = writeln!(o, "{indent}{}", style.bad(&line));
+        }
+        if let Some((r, f)) = run.root_failure() {
+            let at = f
+                .origin
+                .as_ref()
+                .map(|o| format!("{}:{}", run.source_name(o), o.line))
+                .unwrap_or_default();
+            let label = if out.failed_ranks > 1 {
+                "first to fail on its own"
+            } else {
+                "root"
+            };
+            let _ = writeln!(
+                o,
+                "{label}: {} {} in {} (phase from {}), {at}",
+                r.rank,
+                match f.outcome {
+                    Outcome::Stalled => "stalled",
+                    _ => failure_verb(f.kind),
+                },
+                f.phase,
+                f.phase_from.replace('_', " ")
+            );
+        }
+    } else if !run.ready && out.incomplete > 0 {
+        let _ = writeln!(
+            o,
+            "{}",
+            style.warn(&format!(
+                "the log ends before ready on {}/{} ranks and nothing says why: incomplete, not a hang",
+                out.incomplete, out.ranks
+            ))
+        );
+    }
     for g in &out.groups {
         for (i, line) in super::wrap(&g.describe(), 76).into_iter().enumerate() {
             let indent = if i == 0 { "" } else { "  " };
             let _ = writeln!(o, "{indent}{}", style.bad(&line));
         }
     }
-    if let Some((rank, kind, phase)) = &out.first_failure {
-        if out.failed_ranks > 1 {
-            let _ = writeln!(
-                o,
-                "first to fail: {rank} ({} in {phase})",
-                failure_verb(*kind)
-            );
-        }
-    }
-    for f in &run.launcher_failures {
+    // Launcher lines that only echo a rank's failure or shut down are not news here.
+    for f in run
+        .launcher_failures
+        .iter()
+        .filter(|f| f.outcome == Outcome::Failed)
+    {
         let _ = writeln!(
             o,
             "{}",
-            style.bad(&format!("launcher: {}", fit(&f.message, 68)))
+            style.bad(&format!("outside any rank: {}", fit(&f.message, 60)))
         );
+    }
+    if run.attempts.len() > 1 {
+        let _ = writeln!(
+            o,
+            "attempt {} of {} start-ups in this log (--attempt N shows another):",
+            run.attempt,
+            run.attempts.len()
+        );
+        for a in &run.attempts {
+            let root = match (&a.root, a.root_kind, a.root_phase) {
+                (Some(r), Some(k), Some(p)) => format!(" {r} {} in {p}", k.name()),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "  #{} {}{root}, {} events{}{}",
+                a.index,
+                a.outcome,
+                a.events,
+                a.start.map(|t| format!(", {t}")).unwrap_or_default(),
+                if a.index == run.attempt {
+                    "  (shown)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     o.push('\n');
     if run.events.is_empty() {
@@ -106,7 +178,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
         );
         for s in &stats {
-            phase_block(&mut o, s, run.ranks.len(), style);
+            phase_block(&mut o, s, out.ranks, style);
         }
     }
     if per_rank {
@@ -193,7 +265,9 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
     let _ = writeln!(
         o,
         "{}",
-        style.bold("RANK         LAST PHASE   OUTCOME    INIT MEM  WEIGHTS   KV TOKENS  GRAPH MEM")
+        style.bold(
+            "RANK         LAST PHASE   OUTCOME       INIT MEM  WEIGHTS   KV TOKENS  GRAPH MEM"
+        )
     );
     for r in &run.ranks {
         let fig = |p: Phase, n: &str| {
@@ -206,11 +280,7 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 .map(|(v, b, res)| figure_text(v, b, res))
                 .unwrap_or_else(|| "-".into())
         };
-        let outcome = match &r.failure {
-            Some(f) => style.bad(&fit(f.kind.name(), 10)),
-            None if r.reached_ready => style.good(&fit("ready", 10)),
-            None => fit("-", 10),
-        };
+        let outcome = outcome_cell(r, style);
         let _ = writeln!(
             o,
             "{} {} {} {} {} {} {}",
@@ -224,22 +294,50 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
         );
     }
     for r in &run.ranks {
-        if let Some(f) = &r.failure {
-            let at = f
-                .origin
-                .as_ref()
-                .map(|o| format!("{}:{}", run.source_name(o), o.line))
-                .unwrap_or_default();
-            let _ = writeln!(
-                o,
-                "  {} {} in {}  {}",
-                r.rank,
-                f.kind.name(),
-                f.phase,
-                style.dim(&at)
-            );
-            let _ = writeln!(o, "    {}", super::cut(&f.message, 74));
+        let at = |o: &crate::event::Origin| format!("{}:{}", run.source_name(o), o.line);
+        match &r.failure {
+            Some(f) => {
+                let of = f
+                    .consequence_of
+                    .as_ref()
+                    .map(|c| format!(" of {c}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    o,
+                    "  {} {}{of}: {} in {}  {}",
+                    r.rank,
+                    f.outcome,
+                    f.kind.name(),
+                    f.phase,
+                    style.dim(&f.origin.as_ref().map(at).unwrap_or_default())
+                );
+                let _ = writeln!(o, "    {}", super::cut(&f.message, 74));
+            }
+            None if r.outcome == Outcome::Incomplete => {
+                let _ = writeln!(
+                    o,
+                    "  {} incomplete: its log ends in {}, nothing says why  {}",
+                    r.rank,
+                    r.last_phase,
+                    style.dim(&r.last_origin.as_ref().map(at).unwrap_or_default())
+                );
+            }
+            None => {}
         }
+    }
+}
+
+/// `ready`, `failed oom`, `consequence`, `incomplete`, 13 columns.
+fn outcome_cell(r: &RankRun, style: Style) -> String {
+    let text = match (&r.failure, r.outcome) {
+        (Some(f), Outcome::Failed) => format!("failed {}", f.kind.name()),
+        (_, o) => o.name().to_string(),
+    };
+    let cell = fit(&text, 13);
+    match r.outcome {
+        Outcome::Ready => style.good(&cell),
+        Outcome::Incomplete => style.warn(&cell),
+        _ => style.bad(&cell),
     }
 }
 

@@ -263,10 +263,15 @@ fn lanes_of(run: &Run) -> Vec<Lane> {
                 .filter_map(|&i| run.events.get(i))
                 .filter_map(|e| seconds(run.start, e.ts))
                 .fold(0.0, f64::max);
-            let failure = r
-                .failure
-                .as_ref()
-                .map(|f| (f.kind.name(), seconds(run.start, f.ts).unwrap_or(last_seen)));
+            // A rank's own failure is marked by its kind; what followed it by its outcome
+            // (`consequence`, `terminated`, `stalled`).
+            let failure = r.failure.as_ref().map(|f| {
+                let label = match f.outcome {
+                    crate::model::Outcome::Failed => f.kind.name(),
+                    o => o.name(),
+                };
+                (label, seconds(run.start, f.ts).unwrap_or(last_seen))
+            });
             let segments = r
                 .phases
                 .iter()

@@ -68,7 +68,7 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
         (
             format!(
                 " FAILED {failed}/{} {} ",
-                app.run.ranks.len(),
+                app.run.worker_ranks().count(),
                 kinds.join(",")
             ),
             failure_style(app.color),
@@ -76,7 +76,8 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     } else if app.run.ready {
         (" READY ".to_string(), bold())
     } else {
-        (" NOT READY ".to_string(), warn_style(app.color))
+        // The log ends before ready and nothing says why.
+        (" INCOMPLETE ".to_string(), warn_style(app.color))
     };
     spans.push(Span::styled(state, st));
     spans.push(Span::raw(format!(" {}", sanitize(&app.run.name))));
@@ -401,7 +402,7 @@ fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
     }
     if let Some((r, k, p)) = &d.candidate.first_failure {
         lines.push(Line::from(format!(
-            "first to fail    {r} ({} in {p})",
+            "root             {r} ({} in {p})",
             k.name()
         )));
     }

@@ -101,9 +101,11 @@ impl Widget for Memory<'_> {
                 x = put(buf, area, x, y, &fit(&t, COL), Style::new());
             }
             let (outcome, st) = match &r.failure {
-                Some(f) => (f.kind.name(), failure_style(color)),
-                None if r.reached_ready => ("ready", Style::new()),
-                None => (r.last_phase.name(), Style::new()),
+                Some(f) if f.outcome == crate::model::Outcome::Failed => {
+                    (f.kind.name(), failure_style(color))
+                }
+                Some(f) => (f.outcome.name(), failure_style(color)),
+                None => (r.outcome.name(), Style::new()),
             };
             put(buf, area, x, y, &fit(outcome, COL - 1), st);
             if bar_w > 4 {

@@ -1,0 +1,91 @@
+//! Several start-ups in one log: servers restarted by systemd or Kubernetes append to the
+//! same file. Each is an attempt; the model shows one (the last by default).
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::Duration;
+
+use super::{phase_of, AttemptInfo, Outcome, Phase, Run};
+use crate::event::{kind, Event, Rank};
+
+/// A pause or jump back in the stamps this long, before a rank begins distributed init
+/// again, separates two start-ups.
+const RESTART_GAP_S: i64 = 60;
+
+/// The attempt (0-based) of every event. A file starts a new attempt at a configuration
+/// line that follows start-up progress, or when a rank begins distributed init a second
+/// time after a failure, after `ready`, or across a pause or a jump back of the clock.
+/// Attempts are counted per file and numbered alike across files (a console and its copy
+/// hold the same attempts).
+pub fn split(events: &[Event]) -> Vec<usize> {
+    let mut out = vec![0; events.len()];
+    let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        by_source.entry(e.origin.source).or_default().push(i);
+    }
+    for (_, mut idx) in by_source {
+        idx.sort_by_key(|&i| events[i].origin.line);
+        let mut attempt = 0;
+        let mut progressed = false;
+        let mut ended = false;
+        let mut began: HashSet<&Rank> = HashSet::new();
+        let mut last_ts = None;
+        for i in idx {
+            let e = &events[i];
+            let gap = match (last_ts, e.ts) {
+                (Some(p), Some(t)) => {
+                    let d: Duration = t - p;
+                    d.abs() > Duration::seconds(RESTART_GAP_S) || d < Duration::seconds(-1)
+                }
+                _ => false,
+            };
+            let restart = match e.kind.as_str() {
+                kind::SERVER_ARGS => progressed,
+                kind::DIST_INIT_BEGIN => {
+                    e.rank.as_ref().is_some_and(|r| began.contains(r)) && (ended || gap)
+                }
+                _ => false,
+            };
+            if restart {
+                attempt += 1;
+                progressed = false;
+                ended = false;
+                began.clear();
+            }
+            out[i] = attempt;
+            progressed |= phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch);
+            ended |= matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY);
+            if e.kind == kind::DIST_INIT_BEGIN {
+                if let Some(r) = &e.rank {
+                    began.insert(r);
+                }
+            }
+            if e.ts.is_some() {
+                last_ts = e.ts;
+            }
+        }
+    }
+    out
+}
+
+/// What one attempt came to, for the list of attempts.
+pub fn info(index: usize, run: &Run) -> AttemptInfo {
+    let root = run.root_failure();
+    let outcome = if run.ready && run.failed_ranks() == 0 {
+        Outcome::Ready
+    } else if let Some((_, f)) = root {
+        f.outcome
+    } else {
+        Outcome::Incomplete
+    };
+    AttemptInfo {
+        index,
+        start: run.events.iter().filter_map(|e| e.ts).min(),
+        end: run.events.iter().filter_map(|e| e.ts).max(),
+        events: run.events.len(),
+        outcome,
+        root: root.map(|(r, _)| r.rank.clone()),
+        root_kind: root.map(|(_, f)| f.kind),
+        root_phase: root.map(|(_, f)| f.phase),
+    }
+}

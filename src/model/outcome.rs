@@ -1,0 +1,310 @@
+//! Each rank's outcome from the evidence its lines give, then across ranks: which failure
+//! is the root, which failures follow it, who was terminated, who stalled, whose log merely
+//! ends. What a wording means comes from the grammar files (`Knowledge`); this module only
+//! weighs the evidence.
+
+use chrono::NaiveDateTime;
+
+use super::{Failure, FailureKind, Outcome, Phase, RankRun};
+use crate::event::{kind, Event, FieldValue, Rank};
+use crate::grammar::{Knowledge, OutcomeWord};
+
+/// A line that ends (or explains the end of) a rank's start-up, before the cross-rank
+/// reading: its failure record and the rank number its wording names.
+#[derive(Clone, Debug)]
+pub struct Stop {
+    pub failure: Failure,
+    pub peer: Option<u32>,
+}
+
+/// How long a rank may print nothing while the others go on before its silence is itself
+/// evidence of a stall. Start-up phases log at least every few seconds; weight loading
+/// from a slow disk can take minutes, but then every rank is slow.
+pub const SILENCE_STALL_S: i64 = 120;
+
+/// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
+/// grammar gives them an outcome (teardown notices). `carried` is the traceback printed
+/// just before, for a failure line that has none of its own.
+pub fn stop_of(
+    e: &Event,
+    in_phase: Phase,
+    default_from: &'static str,
+    know: &Knowledge,
+    carried: Option<&str>,
+) -> Option<Stop> {
+    let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
+    let word_field = text_field("outcome")
+        .and_then(OutcomeWord::from_name)
+        .or_else(|| text_field("consequence").map(|_| OutcomeWord::Consequence));
+    let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+    if !is_failure && word_field.is_none() {
+        return None;
+    }
+    let kind = match (e.kind.as_str(), text_field("failure")) {
+        (kind::OOM, _) => FailureKind::Oom,
+        (_, Some("not_enough_memory")) => FailureKind::NotEnoughMemory,
+        (_, Some("nccl")) => FailureKind::Nccl,
+        (_, Some("timeout")) => FailureKind::Timeout,
+        (_, Some("signal")) => FailureKind::Signal,
+        _ if !is_failure => FailureKind::Signal,
+        _ => FailureKind::Exception,
+    };
+    let traceback = e.detail.clone().or_else(|| carried.map(str::to_string));
+    let mut text = e.message.clone();
+    if let Some(tb) = &traceback {
+        text.push('\n');
+        text.push_str(tb);
+    }
+    let matched = know.outcome_of(&text);
+    let word = word_field.or(matched.map(|m| m.state));
+    let peer = e
+        .field("peer_rank")
+        .or_else(|| e.field("blamed_rank"))
+        .and_then(FieldValue::as_i64)
+        .and_then(|p| u32::try_from(p).ok())
+        .or(matched.and_then(|m| m.peer));
+    // Frames first, the failing call's wording second, the last phase line third.
+    let (phase, phase_from) = match traceback
+        .as_deref()
+        .and_then(|tb| know.phase_from_traceback(tb))
+    {
+        Some(p) => (p, "frames"),
+        None => match text_field("phase").and_then(Phase::from_name) {
+            Some(p) => (p, "wording"),
+            None => (in_phase, default_from),
+        },
+    };
+    let outcome = match word {
+        None => Outcome::Failed,
+        Some(OutcomeWord::Consequence) => Outcome::Consequence,
+        Some(OutcomeWord::Terminated) => Outcome::Terminated,
+        Some(OutcomeWord::Stalled) => Outcome::Stalled,
+    };
+    let kind = match (outcome, kind) {
+        (Outcome::Stalled, FailureKind::Exception) => FailureKind::Timeout,
+        (_, k) => k,
+    };
+    Some(Stop {
+        failure: Failure {
+            outcome,
+            phase,
+            phase_from,
+            kind,
+            message: e.message.clone(),
+            fields: e.fields.clone(),
+            ts: e.ts,
+            origin: Some(e.origin.clone()),
+            traceback,
+            consequence_of: None,
+        },
+        peer,
+    })
+}
+
+/// How much a failure explains: an OOM more than the exception that carried it, and a
+/// closing exception line (with its type) more than a bare "hit an exception" header.
+fn specificity(f: &Failure) -> (u8, bool) {
+    let k = match f.kind {
+        FailureKind::Oom => 5,
+        FailureKind::NotEnoughMemory => 4,
+        FailureKind::Nccl => 3,
+        FailureKind::Exception => 2,
+        FailureKind::Timeout => 1,
+        FailureKind::Signal => 0,
+    };
+    (k, f.fields.contains_key("exc_type"))
+}
+
+/// The one line that decides a rank's outcome: its own failure if it has one (the most
+/// specific, the first among equals), else the first consequence, stall or termination.
+/// Shutdown notices after the server was ready are an ordinary stop, not an outcome.
+pub fn decisive(stops: Vec<Stop>, run_ready: bool) -> Option<Stop> {
+    let mut own: Option<Stop> = None;
+    let mut other: Option<Stop> = None;
+    for s in stops {
+        match s.failure.outcome {
+            Outcome::Failed => {
+                if own
+                    .as_ref()
+                    .is_none_or(|o| specificity(&s.failure) > specificity(&o.failure))
+                {
+                    own = Some(s);
+                }
+            }
+            Outcome::Terminated if run_ready => {}
+            o => {
+                let rank = |o: Outcome| match o {
+                    Outcome::Consequence => 0,
+                    Outcome::Stalled => 1,
+                    _ => 2,
+                };
+                if other
+                    .as_ref()
+                    .is_none_or(|x| rank(o) < rank(x.failure.outcome))
+                {
+                    other = Some(s);
+                }
+            }
+        }
+    }
+    own.or(other)
+}
+
+type Order = (bool, Option<NaiveDateTime>, Option<(usize, u64)>);
+
+fn order(r: &RankRun) -> Order {
+    let f = r.failure.as_ref();
+    (
+        r.is_process(),
+        f.and_then(|f| f.ts),
+        f.and_then(|f| f.origin.as_ref().map(|o| (o.source, o.line))),
+    )
+}
+
+fn first_with(ranks: &[RankRun], o: Outcome) -> Option<usize> {
+    ranks
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.outcome == o)
+        .min_by_key(|(_, r)| order(r))
+        .map(|(i, _)| i)
+}
+
+/// The rank a wording's number names: the rank with that single number (`TP3` for 3), as
+/// the global rank of a TP-only run; otherwise a rank the log itself does not show.
+fn rank_named(ranks: &[RankRun], n: u32) -> Rank {
+    let single = |r: &Rank| -> Option<u32> {
+        let s = r.to_string();
+        let digits = s.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        (!s.contains(' ')).then(|| digits.parse().ok()).flatten()
+    };
+    ranks
+        .iter()
+        .filter(|r| !r.is_process())
+        .find(|r| single(&r.rank) == Some(n))
+        .map(|r| r.rank.clone())
+        .unwrap_or_else(|| Rank::from_pairs([("rank".to_string(), n)]))
+}
+
+fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
+    r.outcome = o;
+    if let Some(f) = r.failure.as_mut() {
+        f.outcome = o;
+        f.consequence_of = of;
+    }
+}
+
+/// Reads the ranks' stops together and returns the root rank: the first own failure (a
+/// worker's before an engine process's), else the first stall.
+pub fn resolve(
+    ranks: &mut [RankRun],
+    stops: Vec<Option<Stop>>,
+    events: &[Event],
+    run_ready: bool,
+) -> Option<Rank> {
+    let peers: Vec<Option<u32>> = stops
+        .iter()
+        .map(|s| s.as_ref().and_then(|s| s.peer))
+        .collect();
+    let mut root = first_with(ranks, Outcome::Failed);
+    if root.is_none() {
+        // A consequence wording with nobody to be a consequence of is the rank's own failure.
+        for (i, r) in ranks.iter_mut().enumerate() {
+            if r.outcome == Outcome::Consequence && peers[i].is_none() {
+                set_outcome(r, Outcome::Failed, None);
+            }
+        }
+        root = first_with(ranks, Outcome::Failed);
+    }
+    let root_rank = root.map(|i| ranks[i].rank.clone());
+    let root_kind = root.and_then(|i| ranks[i].failure.as_ref().map(|f| f.kind));
+    let root_ts = root.and_then(|i| ranks[i].failure.as_ref().and_then(|f| f.ts));
+    for i in 0..ranks.len() {
+        if Some(i) == root {
+            continue;
+        }
+        let named = peers[i].map(|p| rank_named(ranks, p));
+        let of = named.or_else(|| root_rank.clone());
+        let r = &mut ranks[i];
+        let Some(f) = r.failure.as_ref() else {
+            continue;
+        };
+        match r.outcome {
+            Outcome::Failed if root.is_some() => {
+                // Engine processes report their workers' failures; a collective error after
+                // another rank's non-collective failure follows that rank's death.
+                let collective_after = f.kind == FailureKind::Nccl
+                    && root_kind != Some(FailureKind::Nccl)
+                    && f.ts >= root_ts;
+                if r.is_process() || collective_after {
+                    set_outcome(r, Outcome::Consequence, root_rank.clone());
+                }
+            }
+            Outcome::Consequence | Outcome::Terminated => {
+                let o = r.outcome;
+                set_outcome(r, o, of);
+            }
+            Outcome::Stalled if root.is_some() => {
+                set_outcome(r, Outcome::Consequence, root_rank.clone());
+            }
+            _ => {}
+        }
+    }
+    if !run_ready {
+        mark_silent_stalls(ranks, events);
+    }
+    root.map(|i| ranks[i].rank.clone())
+        .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()))
+}
+
+/// A rank whose log ends while the others go on for minutes printed nothing because it
+/// was stuck: silence is evidence of a stall, when it is long and the others kept making
+/// start-up progress (phase lines, not their own dying words).
+fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event]) {
+    let last_ts = |r: &RankRun| {
+        r.events
+            .iter()
+            .filter(|&&i| super::phase_of(&events[i].kind).is_some())
+            .filter_map(|&i| events[i].ts)
+            .max()
+    };
+    let lasts: Vec<Option<NaiveDateTime>> = ranks.iter().map(last_ts).collect();
+    for i in 0..ranks.len() {
+        if ranks[i].outcome != Outcome::Incomplete || ranks[i].is_process() {
+            continue;
+        }
+        let Some(mine) = lasts[i] else { continue };
+        let Some((j, theirs)) = lasts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i && !ranks[*j].is_process())
+            .filter_map(|(j, t)| Some((j, (*t)?)))
+            .max_by_key(|(_, t)| *t)
+        else {
+            continue;
+        };
+        let silent = (theirs - mine).num_seconds();
+        if silent < SILENCE_STALL_S {
+            continue;
+        }
+        let other = ranks[j].rank.clone();
+        let their_phase = ranks[j].last_phase;
+        let r = &mut ranks[i];
+        let origin = r.last_origin.clone();
+        r.outcome = Outcome::Stalled;
+        r.failure = Some(Failure {
+            outcome: Outcome::Stalled,
+            phase: r.last_phase,
+            phase_from: "last_event",
+            kind: FailureKind::Timeout,
+            message: format!(
+                "no line for {silent} s after this one while {other} went on (to {their_phase})"
+            ),
+            fields: Default::default(),
+            ts: Some(mine),
+            origin,
+            traceback: None,
+            consequence_of: None,
+        });
+    }
+}

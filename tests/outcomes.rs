@@ -1,0 +1,230 @@
+//! Per-rank outcomes on real runs: what a careful reader says of each rank, checked by hand
+//! against the logs (line numbers and wordings quoted in each test).
+
+mod common;
+
+use assert_cmd::Command;
+use common::{load, run_of};
+use rankscope::analysis::diff::{self, Status};
+use rankscope::model::{FailureKind, Outcome, Phase};
+
+fn rank<'r>(run: &'r rankscope::model::Run, name: &str) -> &'r rankscope::model::RankRun {
+    run.ranks
+        .iter()
+        .find(|r| r.rank.to_string() == name)
+        .unwrap_or_else(|| panic!("no rank {name}"))
+}
+
+/// `samples/tp2-nccl-fail` (the real NCCL bootstrap failure of fixtures/gpu2): TP0's
+/// traceback (server.log:4) ends in `DistBackendError: NCCL error … invalid usage` at
+/// line 20; TP1's (line 25) ends in "retrieving ncclUniqueId from [0] … store->get('0')
+/// got error: Failed to recv … Connection was likely closed" — it died waiting for TP0.
+#[test]
+fn nccl_bootstrap_failure_has_one_root_and_one_consequence() {
+    let run = load("samples/tp2-nccl-fail");
+    let tp0 = rank(&run, "TP0");
+    assert_eq!(tp0.outcome, Outcome::Failed);
+    let f0 = tp0.failure.as_ref().expect("TP0 evidence");
+    assert_eq!(f0.kind, FailureKind::Nccl);
+    assert_eq!(f0.phase, Phase::DistInit);
+    // The traceback's frames run through init_process_group: the phase is read there.
+    assert_eq!(f0.phase_from, "frames");
+    assert_eq!(f0.origin.as_ref().map(|o| o.line), Some(20));
+
+    let tp1 = rank(&run, "TP1");
+    assert_eq!(tp1.outcome, Outcome::Consequence);
+    let f1 = tp1.failure.as_ref().expect("TP1 evidence");
+    assert_eq!(
+        f1.consequence_of.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP0")
+    );
+    assert_eq!(f1.phase, Phase::DistInit);
+    assert_eq!(f1.origin.as_ref().map(|o| o.line), Some(25));
+
+    assert_eq!(
+        run.root.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP0")
+    );
+    assert_eq!(run.failed_ranks(), 1);
+    assert_eq!(run.count(Outcome::Consequence), 1);
+}
+
+/// `samples/tp8-custom-ar`: every rank prints its own OOM traceback (lines 76–134 of
+/// server.log, `Tried to allocate 20.00 MiB` each): eight independent failures, none a
+/// consequence of another.
+#[test]
+fn eight_independent_ooms_are_eight_failures_and_no_consequences() {
+    let run = load("samples/tp8-custom-ar");
+    assert_eq!(run.ranks.len(), 8);
+    for r in &run.ranks {
+        assert_eq!(r.outcome, Outcome::Failed, "{}", r.rank);
+        let f = r.failure.as_ref().expect("evidence");
+        assert_eq!(f.kind, FailureKind::Oom);
+        assert_eq!(f.phase, Phase::CudaGraph);
+        assert!(f.consequence_of.is_none());
+    }
+    assert_eq!(run.failed_ranks(), 8);
+    // All in 09:18:41; TP2's traceback is the first in the file (line 76, its OOM line 82).
+    assert_eq!(
+        run.root.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP2")
+    );
+    let out = diff::outcome(&run);
+    assert_eq!(
+        diff::failure_story(&out),
+        "all 8 ranks ran out of memory in cuda_graph"
+    );
+}
+
+/// The first 25 lines of `samples/tp8-baseline/server.log`, then half a line: the excerpt
+/// ends during weight loading. Nothing failed and nothing says anything hung.
+#[test]
+fn a_cut_log_is_incomplete_not_a_hang() {
+    let full = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let mut cut: String = full.lines().take(25).map(|l| format!("{l}\n")).collect();
+    cut.push_str("[2026-11-29 09:18:18 TP2] Load weight en");
+    let run = run_of("cut.log", &cut);
+    assert_eq!(run.ranks.len(), 8);
+    for r in &run.ranks {
+        assert_eq!(r.outcome, Outcome::Incomplete, "{}", r.rank);
+        assert!(r.failure.is_none());
+    }
+    assert!(run.root.is_none());
+    // Lines 20–25 open weight loading on TP0, TP7, TP3, TP4 (`Load weight begin`).
+    assert_eq!(rank(&run, "TP0").last_phase, Phase::WeightLoad);
+
+    let base = load("samples/tp8-baseline");
+    let d = diff::diff(&base, &run);
+    assert_eq!(d.status, Status::Incomplete);
+    assert_eq!(d.status.exit_code(), 3);
+    assert!(!d.headline.contains("hang"), "{}", d.headline);
+}
+
+/// Two start-ups in one file, as a restarted server appends: the failing tp8-custom-ar
+/// console, then the baseline's. The second `server_args` line comes after the first
+/// attempt's phase lines, so it opens attempt 2.
+#[test]
+fn a_restarted_server_is_two_attempts_and_the_last_is_shown() {
+    let a = std::fs::read_to_string("samples/tp8-custom-ar/server.log").expect("sample");
+    let b = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let run = run_of("restarted.log", &format!("{a}{b}"));
+    assert_eq!(run.attempts.len(), 2);
+    assert_eq!(run.attempt, 2);
+    assert_eq!(run.attempts[0].outcome, Outcome::Failed);
+    assert_eq!(run.attempts[0].root_kind, Some(FailureKind::Oom));
+    assert_eq!(run.attempts[1].outcome, Outcome::Ready);
+    assert!(run.ready);
+    assert_eq!(run.failed_ranks(), 0);
+    // Phase durations stay those of one start-up (weight loading took 4 s in the baseline).
+    let wl = rank(&run, "TP0")
+        .phase(Phase::WeightLoad)
+        .expect("weight_load");
+    assert_eq!(wl.duration_s(), Some(4.0));
+}
+
+/// vLLM V1 `samples/vllm-tp2-oom`: TP1's worker OOMs in graph capture (line 22); TP0 then
+/// prints `WorkerProc was terminated` (line 23); the engine core's `EngineCore failed to
+/// start` (line 24) repeats the worker's failure. Two ranks; the engine is a process.
+#[test]
+fn vllm_cascade_root_termination_and_engine_process() {
+    let run = load("samples/vllm-tp2-oom");
+    assert_eq!(run.worker_ranks().count(), 2);
+    let tp1 = rank(&run, "TP1");
+    assert_eq!(tp1.outcome, Outcome::Failed);
+    assert_eq!(tp1.failure.as_ref().map(|f| f.kind), Some(FailureKind::Oom));
+    let tp0 = rank(&run, "TP0");
+    assert_eq!(tp0.outcome, Outcome::Terminated);
+    assert_eq!(
+        tp0.failure
+            .as_ref()
+            .and_then(|f| f.consequence_of.as_ref())
+            .map(|r| r.to_string())
+            .as_deref(),
+        Some("TP1")
+    );
+    let engine = run.ranks.iter().find(|r| r.is_process()).expect("engine");
+    assert_eq!(engine.outcome, Outcome::Consequence);
+    assert_eq!(
+        run.root.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP1")
+    );
+}
+
+/// A rank that printed its last line minutes before the others went on loading is stalled
+/// by the evidence of its silence; the others' progress is what makes silence evidence.
+#[test]
+fn silence_while_others_progress_is_a_stall() {
+    let log = "[2026-06-01 10:00:00] server_args=ServerArgs(model_path='/m', tp_size=2)\n\
+        [2026-06-01 10:00:05 TP0] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+        [2026-06-01 10:00:05 TP1] Init torch distributed ends. elapsed=1.00 s, mem usage=0.60 GB\n\
+        [2026-06-01 10:00:06 TP0] Load weight begin. avail mem=70.00 GB\n\
+        [2026-06-01 10:05:06 TP0] Load weight end. elapsed=300.00 s, type=LlamaForCausalLM, avail mem=50.00 GB, mem usage=20.00 GB.\n\
+        [2026-06-01 10:05:07 TP0] KV Cache is allocated. #tokens: 1000, K size: 1.00 GB, V size: 1.00 GB\n";
+    let run = run_of("stall.log", log);
+    let tp1 = rank(&run, "TP1");
+    assert_eq!(tp1.outcome, Outcome::Stalled);
+    let f = tp1.failure.as_ref().expect("evidence");
+    // 10:00:05 to TP0's last phase line at 10:05:07: 302 s of silence.
+    assert!(f.message.starts_with("no line for 302 s"), "{}", f.message);
+    assert_eq!(f.origin.as_ref().map(|o| o.line), Some(3));
+    assert_eq!(rank(&run, "TP0").outcome, Outcome::Incomplete);
+    assert_eq!(
+        run.root.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP1")
+    );
+}
+
+fn rankscope(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("rankscope")
+        .expect("binary")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn a_non_log_on_either_side_of_a_diff_is_an_input_error_naming_it() {
+    let out = rankscope(&["diff", "samples/tp8-baseline", "Cargo.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Cargo.toml: not a start-up log"), "{err}");
+    assert!(out.stdout.is_empty());
+
+    let out = rankscope(&[
+        "diff",
+        "samples/tp8-baseline",
+        "samples/tp8-baseline/snapshot_rank0.pickle",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rankscope mem samples/tp8-baseline/snapshot_rank0.pickle"),
+        "{err}"
+    );
+}
+
+#[test]
+fn filters_that_match_nothing_are_errors_listing_the_valid_values() {
+    let out = rankscope(&["events", "samples/tp8-baseline", "--rank", "TP9"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ranks: TP0, TP1, TP2, TP3, TP4, TP5, TP6, TP7"),
+        "{err}"
+    );
+    let out = rankscope(&["events", "samples/tp8-baseline", "--kind", "dist_init_ends"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dist_init_end"));
+}
+
+#[test]
+fn summary_names_the_root_and_counts_the_consequence_apart() {
+    let out = rankscope(&["summary", "samples/tp2-nccl-fail"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("verdict: TP0 failed in NCCL in dist_init; 1 rank failed as a consequence"),
+        "{text}"
+    );
+    assert!(text.contains("root: TP0 failed in NCCL in dist_init (phase from frames)"));
+}
