@@ -115,6 +115,20 @@ impl Rank {
         self.tags.len() == 1 && self.tags[0].1 == ENGINE
     }
 
+    /// A process's global rank when that is all a line says (c10's `[rank3]:`): the model
+    /// maps it onto the run's ranks where the layout makes that certain.
+    pub fn global(n: u32) -> Rank {
+        Rank::from_pairs([(GLOBAL.to_string(), n)])
+    }
+
+    /// The global rank number, for a rank that is only that.
+    pub fn as_global(&self) -> Option<u32> {
+        match self.tags.as_slice() {
+            [(_, name, n)] if name == GLOBAL => Some(*n),
+            _ => None,
+        }
+    }
+
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
@@ -136,6 +150,7 @@ impl Serialize for Rank {
 }
 
 const ENGINE: &str = "engine";
+const GLOBAL: &str = "rank";
 
 impl fmt::Display for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

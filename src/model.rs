@@ -691,6 +691,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     grammars.dedup();
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
+    let events = settle_rank_names(events);
     let mut rank_events: BTreeMap<Rank, Vec<usize>> = BTreeMap::new();
     let mut launcher: Vec<usize> = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -699,21 +700,24 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
             _ => launcher.push(i),
         }
     }
+    adopt_rankless(&mut rank_events, &mut launcher, &events);
 
     let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
     let mut ranks: Vec<RankRun> = Vec::new();
+    // Lines after the server's ready line happen while serving, whatever a rank's own
+    // last phase line was (vLLM workers print none after KV sizing).
+    let ready_at = events.iter().position(|e| e.kind == kind::READY);
     for (rank, idx) in rank_events {
-        let (r, stop) = build_rank(rank, idx, &events, start, ready, know);
+        let (r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
         ranks.push(r);
         stops.push(stop);
     }
-    let root = outcome::resolve(&mut ranks, stops, &events, ready);
-
-    let launcher_failures = launcher
+    let launcher_stops: Vec<outcome::Stop> = launcher
         .iter()
         .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
-        .map(|s| s.failure)
         .collect();
+    let root = outcome::resolve(&mut ranks, stops, &launcher_stops, &events, ready);
+    let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
 
     Run {
         name,
@@ -734,12 +738,96 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     }
 }
 
+/// Names that only the whole run can settle. A global rank (c10's `[rank3]:`) is the TP
+/// rank of that number when the run's ranks are TP ranks alone; a run with no numbered
+/// rank but an engine process is a single-GPU run whose engine does the work (TP0); an
+/// unprefixed V0-style driver beside one unnamed worker process is rank 0 beside rank 1.
+fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
+    let mut named: Vec<&Rank> = events
+        .iter()
+        .filter_map(|e| e.rank.as_ref())
+        .filter(|r| r.as_global().is_none() && !r.is_empty())
+        .collect();
+    named.sort();
+    named.dedup();
+    let tp_only = named.iter().all(|r| {
+        r.is_engine()
+            || r.get("pid").is_some()
+            || r.to_string().split(' ').count() == 1 && r.get("TP").is_some()
+    });
+    let engines = named.iter().filter(|r| r.is_engine()).count();
+    let pids: Vec<Rank> = named
+        .iter()
+        .filter(|r| r.get("pid").is_some())
+        .map(|r| (*r).clone())
+        .collect();
+    let workers = named.len() - engines - pids.len();
+    let mut rename: HashMap<Rank, Rank> = HashMap::new();
+    if workers == 0 && engines == 1 && pids.len() <= 1 {
+        if let Some(e) = named.iter().find(|r| r.is_engine()) {
+            rename.insert((*e).clone(), Rank::tp(0));
+        }
+        if let Some(p) = pids.first() {
+            rename.insert(p.clone(), Rank::tp(1));
+        }
+    }
+    for e in &mut events {
+        let Some(r) = e.rank.as_ref() else { continue };
+        if let Some(to) = rename.get(r) {
+            e.rank = Some(to.clone());
+        } else if let (Some(n), true) = (r.as_global(), tp_only) {
+            e.rank = Some(Rank::tp(n));
+        }
+    }
+    events
+}
+
+/// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
+/// SGLang scheduler, or a failure printed without the rank's prefix. Launcher lines whose
+/// grammar gives them an outcome (`Received sigquit from a child`) stay the launcher's.
+fn adopt_rankless(
+    rank_events: &mut BTreeMap<Rank, Vec<usize>>,
+    launcher: &mut Vec<usize>,
+    events: &[Event],
+) {
+    let workers: Vec<Rank> = rank_events
+        .keys()
+        .filter(|r| !r.is_engine())
+        .cloned()
+        .collect();
+    let adoptable = |e: &Event| {
+        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            && !e.fields.contains_key("outcome")
+            && !e.fields.contains_key("consequence");
+        let phase_line =
+            phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
+        (failure, phase_line)
+    };
+    let target = match workers.as_slice() {
+        [one] => one.clone(),
+        [] if launcher.iter().any(|&i| adoptable(&events[i]).1) => Rank::tp(0),
+        _ => return,
+    };
+    let (adopt, keep): (Vec<usize>, Vec<usize>) = launcher.iter().partition(|&&i| {
+        let (failure, phase_line) = adoptable(&events[i]);
+        failure || phase_line
+    });
+    if adopt.is_empty() {
+        return;
+    }
+    *launcher = keep;
+    let list = rank_events.entry(target).or_default();
+    list.extend(adopt);
+    list.sort_unstable();
+}
+
 fn build_rank(
     rank: Rank,
     idx: Vec<usize>,
     events: &[Event],
     run_start: Option<NaiveDateTime>,
     run_ready: bool,
+    ready_at: Option<usize>,
     know: &Knowledge,
 ) -> (RankRun, Option<outcome::Stop>) {
     let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
@@ -797,6 +885,7 @@ fn build_rank(
         // The phase a failure belongs to when neither its frames nor its wording say: the
         // one in progress, or the next one when the last line closed a phase.
         let in_phase = match spans.get(&current) {
+            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
             Some(s) if s.complete && current != Phase::Ready => current.next(),
             _ => current,
         };
@@ -833,7 +922,7 @@ fn build_rank(
         });
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
-    let stop = outcome::decisive(stops, run_ready);
+    let stop = outcome::decisive(stops);
     let reached_ready = stop.is_none() && run_ready;
     if reached_ready {
         spans.entry(Phase::Ready).or_insert(PhaseSpan {

@@ -104,20 +104,26 @@ fn the_first_failing_rank_is_named_and_the_others_follow() {
         Some("TP3")
     );
     assert_eq!(tp0.outcome, Outcome::Consequence);
-    // TP2 printed nothing after init and nothing says why: its log is incomplete, not a
-    // hang, and not a failure of its own (the others made no progress after it either).
+    // TP2 printed nothing after init; then the launcher says a child failed and (as SGLang
+    // does) ends the process tree: TP2 was terminated after TP3's failure, and the
+    // launcher's `Received sigquit` line (line 14) is the evidence.
     let tp2 = c
         .ranks
         .iter()
         .find(|r| r.rank.to_string() == "TP2")
         .expect("TP2");
-    assert_eq!(tp2.outcome, Outcome::Incomplete);
-    assert!(tp2.failure.is_none());
+    assert_eq!(tp2.outcome, Outcome::Terminated);
+    let f2 = tp2.failure.as_ref().expect("evidence");
+    assert_eq!(f2.origin.as_ref().map(|o| o.line), Some(14));
+    assert_eq!(
+        f2.consequence_of.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP3")
+    );
     assert_eq!(tp2.last_phase.name(), "weight_load");
     assert_eq!(
         d.headline,
         "candidate: TP3 ran out of memory in weight_load; 2 ranks failed as a consequence; \
-         1 rank's log ends without a reason; baseline reached ready"
+         1 rank was terminated; baseline reached ready"
     );
 }
 

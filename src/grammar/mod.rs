@@ -513,6 +513,12 @@ impl GrammarSet {
                     .and_then(|g| g.as_str().parse().ok())
                     .map(Rank::tp)
             })
+            // A global rank (c10's `[rank3]:`); the model maps it to the rank it names.
+            .or_else(|| {
+                caps.name("grank")
+                    .and_then(|g| g.as_str().parse().ok())
+                    .map(Rank::global)
+            })
             .or_else(|| process.as_deref().and_then(rank_from_process));
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
         let time_only = caps.name("date").is_none() && caps.name("md").is_none();

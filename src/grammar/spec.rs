@@ -56,7 +56,8 @@ pub struct OutcomeSpec {
 
 /// How a record of this family starts. Named captures the scanner reads: `date`
 /// (YYYY-MM-DD), `md` (MM-DD, year inferred), `time` (HH:MM:SS[.fff]), `tags` (rank tags
-/// such as ` DP1 TP3`), `tp` or `gpu` (a bare number, read as a TP rank), `pid`, and
+/// such as ` DP1 TP3`), `tp` or `gpu` (a bare number, read as a TP rank), `grank` (a global
+/// rank, c10's `[rank3]:`, mapped onto the run's ranks by the model), `pid`, and
 /// `proc` (a vLLM-style process name such as `Worker_TP3`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -60,6 +60,7 @@ pub fn stop_of(
     let peer = e
         .field("peer_rank")
         .or_else(|| e.field("blamed_rank"))
+        .or_else(|| e.field("errors_from_rank"))
         .and_then(FieldValue::as_i64)
         .and_then(|p| u32::try_from(p).ok())
         .or(matched.and_then(|m| m.peer));
@@ -117,8 +118,7 @@ fn specificity(f: &Failure) -> (u8, bool) {
 
 /// The one line that decides a rank's outcome: its own failure if it has one (the most
 /// specific, the first among equals), else the first consequence, stall or termination.
-/// Shutdown notices after the server was ready are an ordinary stop, not an outcome.
-pub fn decisive(stops: Vec<Stop>, run_ready: bool) -> Option<Stop> {
+pub fn decisive(stops: Vec<Stop>) -> Option<Stop> {
     let mut own: Option<Stop> = None;
     let mut other: Option<Stop> = None;
     for s in stops {
@@ -131,7 +131,6 @@ pub fn decisive(stops: Vec<Stop>, run_ready: bool) -> Option<Stop> {
                     own = Some(s);
                 }
             }
-            Outcome::Terminated if run_ready => {}
             o => {
                 let rank = |o: Outcome| match o {
                     Outcome::Consequence => 0,
@@ -199,6 +198,7 @@ fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
 pub fn resolve(
     ranks: &mut [RankRun],
     stops: Vec<Option<Stop>>,
+    launcher: &[Stop],
     events: &[Event],
     run_ready: bool,
 ) -> Option<Rank> {
@@ -207,6 +207,9 @@ pub fn resolve(
         .map(|s| s.as_ref().and_then(|s| s.peer))
         .collect();
     let mut root = first_with(ranks, Outcome::Failed);
+    if root.is_none() {
+        root = blame_the_silent_rank(ranks, events);
+    }
     if root.is_none() {
         // A consequence wording with nobody to be a consequence of is the rank's own failure.
         for (i, r) in ranks.iter_mut().enumerate() {
@@ -250,11 +253,123 @@ pub fn resolve(
             _ => {}
         }
     }
+    follow_chains(ranks);
+    if let Some(r) = &root_rank {
+        launcher_teardown(ranks, launcher, r);
+    } else if run_ready {
+        // Shutdown notices after a server that was ready, with nothing failed: an
+        // ordinary stop.
+        for r in ranks
+            .iter_mut()
+            .filter(|r| r.outcome == Outcome::Terminated)
+        {
+            r.outcome = Outcome::Ready;
+            r.failure = None;
+            r.reached_ready = true;
+            r.last_phase = Phase::Ready;
+        }
+    }
     if !run_ready {
         mark_silent_stalls(ranks, events);
     }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()))
+}
+
+/// `A` followed `B`, which followed `C`: `A` followed `C`, the failure that started it
+/// (rank 0's `Ranks 2 failed to pass monitoredBarrier` behind rank 1's complaint about 0).
+fn follow_chains(ranks: &mut [RankRun]) {
+    for _ in 0..ranks.len() {
+        let mut changed = false;
+        for i in 0..ranks.len() {
+            let Some(of) = ranks[i]
+                .failure
+                .as_ref()
+                .and_then(|f| f.consequence_of.clone())
+            else {
+                continue;
+            };
+            let next = ranks
+                .iter()
+                .find(|r| r.rank == of && r.outcome == Outcome::Consequence)
+                .and_then(|r| r.failure.as_ref()?.consequence_of.clone())
+                .filter(|n| *n != ranks[i].rank && *n != of);
+            if let (Some(n), Some(f)) = (next, ranks[i].failure.as_mut()) {
+                f.consequence_of = Some(n);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// A launcher line after the root failure that reports it and ends the server (SGLang's
+/// `Received sigquit from a child process` kills the process tree): the ranks whose logs
+/// simply ended were terminated, and that line is the evidence.
+fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
+    let Some(line) = launcher.iter().find(|s| {
+        matches!(
+            s.failure.outcome,
+            Outcome::Consequence | Outcome::Terminated
+        )
+    }) else {
+        return;
+    };
+    for r in ranks
+        .iter_mut()
+        .filter(|r| r.outcome == Outcome::Incomplete && !r.is_process())
+    {
+        r.outcome = Outcome::Terminated;
+        r.failure = Some(Failure {
+            outcome: Outcome::Terminated,
+            phase: r.last_phase,
+            phase_from: "last_event",
+            consequence_of: Some(root.clone()),
+            ..line.failure.clone()
+        });
+    }
+}
+
+/// Collective timeouts on some ranks and no failure anywhere: the rank they waited for is
+/// the one that fell behind and went quiet — the rank whose log ends earliest, in an
+/// earlier phase than the ranks that timed out. It stalled; their timeouts follow from it.
+fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> Option<usize> {
+    let timed_out: Vec<usize> = (0..ranks.len())
+        .filter(|&i| ranks[i].outcome == Outcome::Stalled && !ranks[i].is_process())
+        .collect();
+    let furthest = timed_out.iter().map(|&i| ranks[i].last_phase).max()?;
+    let last_ts = |r: &RankRun| r.events.iter().filter_map(|&i| events[i].ts).max();
+    let culprit = (0..ranks.len())
+        .filter(|&i| {
+            ranks[i].outcome == Outcome::Incomplete
+                && !ranks[i].is_process()
+                && ranks[i].last_phase < furthest
+        })
+        .min_by_key(|&i| last_ts(&ranks[i]))?;
+    let evidence = ranks[timed_out[0]].failure.clone()?;
+    let name = ranks[culprit].rank.clone();
+    let quiet_since = last_ts(&ranks[culprit]);
+    let r = &mut ranks[culprit];
+    r.outcome = Outcome::Stalled;
+    r.failure = Some(Failure {
+        outcome: Outcome::Stalled,
+        phase: r.last_phase,
+        phase_from: "last_event",
+        kind: FailureKind::Timeout,
+        message: format!(
+            "the others' collective timed out waiting; this rank's last line{} was in {}",
+            quiet_since.map(|t| format!(" ({t})")).unwrap_or_default(),
+            r.last_phase
+        ),
+        consequence_of: None,
+        ..evidence
+    });
+    for &i in &timed_out {
+        set_outcome(&mut ranks[i], Outcome::Consequence, Some(name.clone()));
+    }
+    Some(culprit)
 }
 
 /// A rank whose log ends while the others go on for minutes printed nothing because it
