@@ -247,6 +247,7 @@ fn run(cli: Cli) -> Result<u8> {
                 || load::load_snapshots(&c.run, &c.files),
             );
             let attribution = attribute::attribute(&b.run, &c.run, &d, &bs, &cs);
+            let evidence = attribute::snapshot_evidence(&c.run, &bs, &cs);
             let mut notes: Vec<String> = be.into_iter().chain(ce).collect();
             if attribution.is_none()
                 && d.first_divergence.is_some()
@@ -256,10 +257,21 @@ fn run(cli: Cli) -> Result<u8> {
             }
             let code = d.status.exit_code() as u8;
             if *as_json {
-                out_json(&json::diff_doc(&b.run, &c.run, &d, attribution.as_ref()))?;
+                out_json(&json::diff_doc(
+                    &b.run,
+                    &c.run,
+                    &d,
+                    attribution.as_ref(),
+                    Some(&evidence),
+                ))?;
             } else {
                 let extra = render::diff_text::Extra {
-                    config: Vec::new(),
+                    config: render::diff_text::allocator_setting_lines(&evidence),
+                    snapshot_cause: render::diff_text::fragmentation_cause_lines(
+                        &evidence,
+                        d.first_divergence.is_some(),
+                    ),
+                    oom_sites: render::diff_text::oom_site_lines(&evidence),
                     attribution: attribution
                         .as_ref()
                         .map(render::diff_text::attribution_lines)

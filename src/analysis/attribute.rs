@@ -295,3 +295,111 @@ pub fn attribute(
         clock,
     })
 }
+
+/// One failing rank's OOM as its snapshot records it: the request, the code that made it,
+/// and who else allocates there.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OomSite {
+    pub rank: Rank,
+    pub analysis: crate::snapshot::oom::OomAnalysis,
+    /// The other candidate ranks with a snapshot, and those of them that allocate at the
+    /// site (an OOM entry of their own does not count).
+    pub other_ranks: Vec<Rank>,
+    pub others_allocating: Vec<Rank>,
+    /// Whether a baseline snapshot allocates at the site; `None` without baseline snapshots.
+    pub baseline_allocates: Option<bool>,
+    /// The cap the rank's OOM message printed (`14.00 GiB allowed`), when it did.
+    pub allowed: Option<u64>,
+}
+
+impl OomSite {
+    /// No other rank and not the baseline allocate here: a stray allocation of this rank.
+    pub fn only_here(&self) -> bool {
+        !self.other_ranks.is_empty()
+            && self.others_allocating.is_empty()
+            && self.baseline_allocates != Some(true)
+    }
+}
+
+/// What the snapshots say when a run failed, whether or not a log figure moved.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct SnapshotEvidence {
+    /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
+    pub oom_sites: Vec<OomSite>,
+    /// `allocator_settings` that differ between the runs (first snapshot of each).
+    pub allocator_settings: Vec<crate::config::AllocatorSettingChange>,
+    /// Whether both runs had a snapshot to compare settings from.
+    pub allocator_settings_compared: bool,
+    /// The first fragmented rank's baseline counterpart: free space at its dump.
+    pub baseline_free: Option<(Rank, crate::snapshot::oom::FreeSpace)>,
+}
+
+impl SnapshotEvidence {
+    /// The ranks whose OOM the snapshot shows as fragmentation.
+    pub fn fragmented(&self) -> impl Iterator<Item = &OomSite> {
+        self.oom_sites
+            .iter()
+            .filter(|o| o.analysis.fragmentation.is_some())
+    }
+}
+
+/// The OOM evidence of every candidate snapshot that recorded one, and the allocator
+/// settings of the two runs compared.
+pub fn snapshot_evidence(
+    candidate: &Run,
+    base_snaps: &[RankSnapshot],
+    cand_snaps: &[RankSnapshot],
+) -> SnapshotEvidence {
+    use crate::snapshot::oom;
+    let rule = SiteRule::default();
+    let mut ev = SnapshotEvidence::default();
+    let mut cands: Vec<&RankSnapshot> = cand_snaps.iter().collect();
+    cands.sort_by(|a, b| a.rank.cmp(&b.rank));
+    let mut bases: Vec<&RankSnapshot> = base_snaps.iter().collect();
+    bases.sort_by(|a, b| a.rank.cmp(&b.rank));
+    for c in &cands {
+        let Some(analysis) = oom::analyse(&c.snapshot, &rule).into_iter().next() else {
+            continue;
+        };
+        let others: Vec<&&RankSnapshot> = cands.iter().filter(|o| o.rank != c.rank).collect();
+        let others_allocating = others
+            .iter()
+            .filter(|o| oom::allocates_at(&o.snapshot, &rule, &analysis.site))
+            .map(|o| o.rank.clone())
+            .collect();
+        let baseline_allocates = (!bases.is_empty()).then(|| {
+            bases
+                .iter()
+                .any(|b| oom::allocates_at(&b.snapshot, &rule, &analysis.site))
+        });
+        let allowed = candidate
+            .rank(&c.rank)
+            .and_then(|rr| rr.failure.as_ref())
+            .and_then(|f| f.fields.get("allowed_bytes"))
+            .and_then(|v| v.as_bytes())
+            .and_then(|b| u64::try_from(b).ok());
+        ev.oom_sites.push(OomSite {
+            rank: c.rank.clone(),
+            analysis,
+            other_ranks: others.iter().map(|o| o.rank.clone()).collect(),
+            others_allocating,
+            baseline_allocates,
+            allowed,
+        });
+    }
+    let first_fragmented = ev.fragmented().next().map(|f| f.rank.clone());
+    if let Some(rank) = first_fragmented {
+        ev.baseline_free = bases
+            .iter()
+            .find(|b| b.rank == rank)
+            .map(|b| (rank, oom::free_space_at_dump(&b.snapshot)));
+    }
+    if let (Some(b), Some(c)) = (bases.first(), cands.first()) {
+        ev.allocator_settings_compared = true;
+        ev.allocator_settings = crate::config::diff_allocator_settings(
+            &b.snapshot.allocator_settings,
+            &c.snapshot.allocator_settings,
+        );
+    }
+    ev
+}

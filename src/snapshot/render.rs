@@ -207,14 +207,19 @@ pub fn free_space_line(f: &FreeSpace) -> Option<String> {
 /// The fragmentation verdict of one OOM as lines: the figures, the sites whose blocks pin
 /// the holes and the remedy; with `detail`, a row per segment shape and up to three
 /// pinning sites. Empty when the OOM was not fragmentation.
-pub fn fragmentation_lines(a: &OomAnalysis, detail: bool) -> Vec<String> {
+/// `scope` names whose figures these are (`on 2/2 failing ranks, TP0 shown`).
+pub fn fragmentation_lines(a: &OomAnalysis, detail: bool, scope: Option<&str>) -> Vec<String> {
     let Some(f) = &a.fragmentation else {
         return Vec::new();
     };
-    let when = if a.at_oom {
+    let at = if a.at_oom {
         "at the OOM"
     } else {
         "at the dump"
+    };
+    let when = match scope {
+        Some(s) => format!("{at} {s}"),
+        None => at.to_string(),
     };
     let part = if f.free == a.space.unallocated {
         String::new()
@@ -286,7 +291,7 @@ fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
     if let Some(l) = limit_line(&a.limit, None) {
         put(o, indent + 2, &l);
     }
-    for l in fragmentation_lines(a, true) {
+    for l in fragmentation_lines(a, true, None) {
         if l.starts_with("  ") {
             let _ = writeln!(o, "{}{l}", " ".repeat(indent));
         } else {
