@@ -164,11 +164,20 @@ fn run(cli: Cli) -> Result<u8> {
     let gs = grammars(&cli)?;
     match &cli.command {
         Command::Summary { run, ranks, json } => {
-            let r = load(&gs, run)?;
+            let loaded = load_full(&gs, run)?;
+            let r = &loaded.run;
             if *json {
-                out_json(&json::summary_doc(&r))?;
+                out_json(&json::summary_doc(r))?;
             } else {
-                out(&render::summary_text::summary(&r, *ranks, style))?;
+                let mut text = render::summary_text::summary(r, *ranks, style);
+                // Snapshots are read only when a rank failed: they are what names the
+                // OOM's site, and reading them costs seconds on large runs.
+                if r.ranks.iter().any(|x| x.failure.is_some()) {
+                    let (snaps, _) = load::load_snapshots(r, &loaded.files);
+                    let ev = attribute::snapshot_evidence(r, &[], &snaps);
+                    text.push_str(&render::diff_text::summary_snapshot_section(&ev));
+                }
+                out(&text)?;
             }
             Ok(0)
         }

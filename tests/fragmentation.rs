@@ -271,3 +271,23 @@ fn allocator_settings_are_compared_and_the_remedy_follows_them() {
     assert!(lines[0].contains("507.07 MiB"), "{lines:?}");
     assert!(!lines.iter().any(|l| l.starts_with("remedy:")), "{lines:?}");
 }
+
+#[test]
+fn summary_of_a_failed_run_shows_the_oom_site_and_fragmentation() {
+    let (out, code) = rankscope(&["summary", INTERLEAVED]);
+    assert_eq!(code, Some(0));
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "snapshots OOM request (snapshots): TP0, TP1 asked 18.46 MiB at capture_graphs \
+         (worker_main.py:192); every rank with a snapshot (2) fails here",
+        "fragmentation at the OOM on 2/2 failing ranks with a snapshot (TP0 shown): \
+         507.07 MiB reserved but unallocated",
+        "holes pinned by warm_prefill/<lambda> (launch.py:76)",
+    ] {
+        let want = want.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&want), "missing {want:?} in\n{out}");
+    }
+    // A run that reached ready reads no snapshot and prints no such section.
+    let (ok, _) = rankscope(&["summary", GROUPED]);
+    assert!(!ok.contains("OOM request"), "{ok}");
+}

@@ -56,6 +56,7 @@ fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> Str
 
 /// The requesting site of each failing rank's OOM, ranks with the same site on one line,
 /// and who else allocates there: "only PP1 TP2 allocates here" names a stray allocation.
+/// Without a baseline (`summary`), only the run's own ranks are compared.
 pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
     use crate::units::human_bytes;
     let mut groups: Vec<(&str, u64, Vec<&crate::analysis::attribute::OomSite>)> = Vec::new();
@@ -103,7 +104,7 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
                 }
             ));
         } else {
-            let mut parts = Vec::new();
+            let mut parts: Vec<String> = Vec::new();
             if !others.is_empty() {
                 parts.push(if allocating.len() == others.len() {
                     "every other rank allocates here too".to_string()
@@ -116,14 +117,18 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
                     )
                 });
             }
-            parts.push(
-                match baseline {
-                    Some(true) => "the baseline allocates here too",
-                    Some(false) => "the baseline never allocates here",
-                    None => "no baseline snapshot to compare",
-                }
-                .to_string(),
-            );
+            match baseline {
+                Some(true) => parts.push("the baseline allocates here too".into()),
+                Some(false) => parts.push("the baseline never allocates here".into()),
+                None => {}
+            }
+            if parts.is_empty() {
+                parts.push(if group.len() > 1 {
+                    format!("every rank with a snapshot ({}) fails here", group.len())
+                } else {
+                    "no other snapshot to compare".into()
+                });
+            }
             text.push_str(&parts.join("; "));
         }
         lines.push(text);
@@ -172,6 +177,24 @@ pub fn fragmentation_cause_lines(
     }
     lines.extend(remedy);
     lines
+}
+
+/// `summary`'s snapshot section for a run with failures: each failing rank's OOM request
+/// and, when the snapshots show it, fragmentation.
+pub fn summary_snapshot_section(ev: &crate::analysis::attribute::SnapshotEvidence) -> String {
+    let mut o = String::new();
+    let lines: Vec<String> = oom_site_lines(ev)
+        .into_iter()
+        .chain(fragmentation_cause_lines(ev, true))
+        .collect();
+    if lines.is_empty() {
+        return o;
+    }
+    o.push('\n');
+    for (i, l) in lines.iter().enumerate() {
+        row(&mut o, if i == 0 { "snapshots" } else { "" }, l);
+    }
+    o
 }
 
 /// The allocator settings of the two runs' snapshots, for the config section.
