@@ -258,6 +258,15 @@ fn run(cli: Cli) -> Result<u8> {
             let attribution = attribute::attribute(&b.run, &c.run, &d, &bs, &cs);
             let evidence = attribute::snapshot_evidence(&c.run, &bs, &cs);
             let mut notes: Vec<String> = be.into_iter().chain(ce).collect();
+            for (name, run, snaps) in [("baseline", &b.run, &bs), ("candidate", &c.run, &cs)] {
+                let parts: Vec<String> = attribute::rank_match_note(snaps)
+                    .into_iter()
+                    .chain(attribute::clock_note(run, snaps))
+                    .collect();
+                if !parts.is_empty() {
+                    notes.push(format!("{name} snapshots {}", parts.join("; ")));
+                }
+            }
             if attribution.is_none()
                 && d.first_divergence.is_some()
                 && (bs.is_empty() || cs.is_empty())

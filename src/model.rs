@@ -429,6 +429,15 @@ const FRAME_PHASES: &[(&str, Phase)] = &[
     ("capture_model", Phase::CudaGraph),
 ];
 
+/// The start-up phase a function of a traceback or a snapshot stack belongs to, when it
+/// is one of the few that say so.
+pub fn phase_of_function(name: &str) -> Option<Phase> {
+    FRAME_PHASES
+        .iter()
+        .find(|(f, _)| *f == name)
+        .map(|(_, p)| *p)
+}
+
 fn phase_from_traceback(tb: &str) -> Option<Phase> {
     // The innermost recognised frame decides: scan lines from the end.
     for line in tb.lines().rev() {

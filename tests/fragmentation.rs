@@ -34,7 +34,7 @@ mod common;
 use std::path::Path;
 
 use assert_cmd::Command;
-use rankscope::analysis::attribute::{self, RankSnapshot};
+use rankscope::analysis::attribute::{self, RankMatch, RankSnapshot};
 use rankscope::render::diff_text;
 use rankscope::snapshot::analysis::SiteRule;
 use rankscope::snapshot::oom::{self, Limit};
@@ -170,6 +170,15 @@ fn mem_and_mem_diff_print_the_limit_and_the_fragmentation_section() {
     );
 }
 
+/// The tests build their rank ↔ snapshot pairs themselves.
+fn by_name() -> RankMatch {
+    RankMatch::FileName {
+        device: None,
+        device_agrees: false,
+        gpu_confirms: false,
+    }
+}
+
 /// Ranks of the interleaved run, in rank order (TP0, TP1).
 fn ranks() -> Vec<rankscope::event::Rank> {
     common::load(INTERLEAVED)
@@ -203,11 +212,13 @@ fn a_site_on_one_rank_only_is_named_as_such() {
             rank: r[0].clone(),
             path: "stray".into(),
             snapshot: stray,
+            matched_by: by_name(),
         },
         RankSnapshot {
             rank: r[1].clone(),
             path: "ok".into(),
             snapshot: snap(GROUPED, 1),
+            matched_by: by_name(),
         },
     ];
     let base: Vec<RankSnapshot> = (0..2)
@@ -215,6 +226,7 @@ fn a_site_on_one_rank_only_is_named_as_such() {
             rank: r[i].clone(),
             path: format!("base{i}"),
             snapshot: snap(GROUPED, i as u32),
+            matched_by: by_name(),
         })
         .collect();
     let run = common::load(INTERLEAVED);
@@ -238,6 +250,7 @@ fn a_site_on_one_rank_only_is_named_as_such() {
             rank: r[i].clone(),
             path: format!("c{i}"),
             snapshot: snap(INTERLEAVED, i as u32),
+            matched_by: by_name(),
         })
         .collect();
     let ev = attribute::snapshot_evidence(&run, &base, &cand);
@@ -253,6 +266,7 @@ fn allocator_settings_are_compared_and_the_remedy_follows_them() {
         rank: r[0].clone(),
         path: "b".into(),
         snapshot: snap(GROUPED, 0),
+        matched_by: by_name(),
     }];
     let mut on = snap(INTERLEAVED, 0);
     on.allocator_settings["expandable_segments"] = serde_json::Value::Bool(true);
@@ -260,6 +274,7 @@ fn allocator_settings_are_compared_and_the_remedy_follows_them() {
         rank: r[0].clone(),
         path: "c".into(),
         snapshot: on,
+        matched_by: by_name(),
     }];
     let ev = attribute::snapshot_evidence(&run, &base, &cand);
     assert_eq!(
@@ -290,4 +305,72 @@ fn summary_of_a_failed_run_shows_the_oom_site_and_fragmentation() {
     // A run that reached ready reads no snapshot and prints no such section.
     let (ok, _) = rankscope(&["summary", GROUPED]);
     assert!(!ok.contains("OOM request"), "{ok}");
+}
+
+#[test]
+fn snapshots_are_matched_to_ranks_by_what_they_hold() {
+    // Each interleaved snapshot holds one device (rank 0's segments and trace are all on
+    // device 0, rank 1's on 1: checked with pickle), and each rank's OOM message names
+    // its GPU ("GPU 0 has a total capacity" on TP0's, "GPU 1" on TP1's).
+    let run = common::load(INTERLEAVED);
+    let r = ranks();
+    let one = snap(INTERLEAVED, 1);
+    assert_eq!(attribute::snapshot_device(&one), Some(1));
+    assert_eq!(
+        attribute::match_rank(&run, Some(1), &one),
+        Ok((
+            r[1].clone(),
+            RankMatch::FileName {
+                device: Some(1),
+                device_agrees: true,
+                gpu_confirms: true
+            }
+        ))
+    );
+    // No rank in the name, or a wrong one: the OOM's GPU decides.
+    assert_eq!(
+        attribute::match_rank(&run, None, &one),
+        Ok((
+            r[1].clone(),
+            RankMatch::OomGpu {
+                device: 1,
+                file_said: None
+            }
+        ))
+    );
+    assert_eq!(
+        attribute::match_rank(&run, Some(0), &one),
+        Ok((
+            r[1].clone(),
+            RankMatch::OomGpu {
+                device: 1,
+                file_said: Some(r[0].clone())
+            }
+        ))
+    );
+    // A snapshot without an OOM and without a rank in its name: its device index.
+    let ok_run = common::load(GROUPED);
+    assert_eq!(
+        attribute::match_rank(&ok_run, None, &snap(GROUPED, 1)),
+        Ok((r[1].clone(), RankMatch::Device { device: 1 }))
+    );
+}
+
+#[test]
+fn snapshot_clocks_are_anchored_on_the_oom_and_the_phase_functions() {
+    // By hand (pickle + the server log), TP1 of the interleaved run: the `oom` entry is at
+    // 1,796,030,664,006,737 µs = 09:24:24.006737 UTC and TP1's OOM line is stamped
+    // 09:24:24, so the offset is in (−0.993263 s, +0.006737 s]. Its `capture_graphs`
+    // allocations run from 09:24:23.950853 to 09:24:24.006172 against a cuda_graph phase
+    // stamped 09:24:24 to 09:24:24 (its failure): with a second of slack each side,
+    // (−1.993828 s, +0.950853 s], which does not narrow the OOM's. Zero lies inside: the
+    // clocks share a zone, offset 0.
+    let run = common::load(INTERLEAVED);
+    let r = ranks();
+    let rr = run.rank(&r[1]).expect("TP1");
+    let m = attribute::clock_match(rr, &snap(INTERLEAVED, 1)).expect("clock");
+    assert_eq!(m.interval_us, Some((-993_263, 6_737)));
+    assert_eq!(m.anchors, ["OOM", "cuda_graph"]);
+    assert!(m.zone);
+    assert_eq!(m.offset_us, 0);
 }

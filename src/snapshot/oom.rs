@@ -139,7 +139,8 @@ pub struct FreeSpace {
     pub largest_free: u64,
     /// Segments with live blocks and free space.
     pub segments_with_holes: u64,
-    /// Segments with no live block: PyTorch releases these before giving up.
+    /// Segments with no live block (at an OOM: ones PyTorch could not release, such as a
+    /// CUDA graph's pool during capture).
     pub wholly_free_segments: u64,
     pub wholly_free_bytes: u64,
 }
@@ -462,12 +463,14 @@ pub fn analyse(s: &Snapshot, rule: &SiteRule) -> Vec<OomAnalysis> {
                 device_free: free,
                 segment,
             },
-            // Before giving up, PyTorch releases every wholly free segment and retries.
+            // PyTorch releases what cached segments it can and retries before it records
+            // the `oom` entry (the releases are `segment_free` entries before it), so the
+            // reserved bytes at the entry are what the last try added the segment to.
             Some(free) => Limit::ProcessCap {
                 device_free: free,
                 segment,
                 cap_at_least: space.reserved,
-                cap_below: (space.reserved - space.wholly_free_bytes).saturating_add(segment),
+                cap_below: space.reserved.saturating_add(segment),
             },
             None => Limit::Unknown,
         };
