@@ -374,3 +374,20 @@ fn snapshot_clocks_are_anchored_on_the_oom_and_the_phase_functions() {
     assert!(m.zone);
     assert_eq!(m.offset_us, 0);
 }
+
+#[test]
+fn the_state_rebuilt_at_the_oom_agrees_with_pytorchs_own_message() {
+    // samples/tp8-custom-ar/server.log, TP0's OOM message: "131.96 MiB is reserved by
+    // PyTorch but unallocated". The rebuilt state must print the same to two decimals;
+    // it is not fragmentation (the log's cause there is the custom allreduce's buffers).
+    let s = snapshot::read_path(Path::new("samples/tp8-custom-ar/snapshot_rank0.pickle"))
+        .expect("sample snapshot reads");
+    let v = oom::analyse(&s, &SiteRule::default());
+    assert_eq!(v.len(), 1);
+    assert!(v[0].at_oom);
+    assert_eq!(
+        rankscope::units::human_size(v[0].space.unallocated),
+        "131.96 MiB"
+    );
+    assert!(v[0].fragmentation.is_none());
+}

@@ -327,7 +327,7 @@ fn anchored_interval(rr: &RankRun, s: &Snapshot) -> Option<((i64, i64), Vec<Stri
 /// rank's first log line. `None` when a clock is missing or a damaged time overflows.
 pub fn clock_match(rr: &RankRun, s: &Snapshot) -> Option<ClockMatch> {
     if let Some(((lo, hi), anchors)) = anchored_interval(rr, s) {
-        let mid = lo + (hi - lo) / 2;
+        let mid = ((i128::from(lo) + i128::from(hi)) / 2) as i64;
         let q =
             ((mid as f64 / QUARTER_HOUR_US as f64).round() as i64).checked_mul(QUARTER_HOUR_US)?;
         let zone = (lo..=hi).contains(&q);
@@ -360,10 +360,10 @@ pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
 fn offset_text(us: i64, zone: bool) -> String {
     let sign = if us < 0 { "-" } else { "+" };
     if zone {
-        let mins = us.abs() / 60_000_000;
+        let mins = us.unsigned_abs() / 60_000_000;
         format!("{sign}{:02}:{:02}", mins / 60, mins % 60)
     } else {
-        format!("{sign}{:.3} s", us.abs() as f64 / 1e6)
+        format!("{sign}{:.3} s", us.unsigned_abs() as f64 / 1e6)
     }
 }
 
@@ -382,7 +382,7 @@ pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<String> {
         let (how, half) = match m.interval_us {
             Some((lo, hi)) => (
                 format!("anchored on {}", m.anchors.join(" and ")),
-                (hi - lo) / 2,
+                hi.saturating_sub(lo) / 2,
             ),
             None => (
                 "first lines only, whole quarter hours".to_string(),

@@ -58,8 +58,7 @@ impl Seg {
         self.blocks
             .iter()
             .filter(|b| b.allocated)
-            .map(|b| b.size)
-            .sum()
+            .fold(0u64, |a, b| a.saturating_add(b.size))
     }
     fn holes(&self) -> impl Iterator<Item = u64> + '_ {
         self.blocks.iter().filter(|b| !b.allocated).map(|b| b.size)
@@ -197,9 +196,12 @@ fn segments_at_dump(s: &Snapshot, device: Option<usize>) -> Vec<Seg> {
         .collect()
 }
 
+/// The segment holding `addr`; `segs` is sorted by address (segments do not overlap).
 fn seg_of(segs: &mut [Seg], addr: u64) -> Result<&mut Seg, String> {
-    segs.iter_mut()
-        .find(|g| g.contains(addr))
+    let i = segs.partition_point(|g| g.address <= addr);
+    i.checked_sub(1)
+        .and_then(|i| segs.get_mut(i))
+        .filter(|g| g.contains(addr))
         .ok_or_else(|| format!("no segment holds address {addr:#x}"))
 }
 
@@ -213,9 +215,9 @@ fn unfree(segs: &mut [Seg], addr: u64, size: u64, stack: StackId) -> Result<(), 
         .position(|b| !b.allocated && addr >= b.address && addr - b.address < b.size)
         .ok_or_else(|| format!("no free block at {addr:#x} to undo a free into"))?;
     let b = seg.blocks[k].clone();
-    let size = size.max(1).div_ceil(MIN_BLOCK) * MIN_BLOCK;
-    let end = b.address + b.size;
-    if addr + size > end {
+    let size = size.max(1).div_ceil(MIN_BLOCK).saturating_mul(MIN_BLOCK);
+    let end = b.address.saturating_add(b.size);
+    if addr.checked_add(size).is_none_or(|e| e > end) {
         return Err(format!(
             "a free of {size} B at {addr:#x} overruns its block"
         ));
@@ -270,7 +272,9 @@ fn unalloc(segs: &mut [Seg], addr: u64) -> Result<(), String> {
     let mut merged: Vec<Blk> = Vec::with_capacity(seg.blocks.len());
     for b in seg.blocks.drain(..) {
         match merged.last_mut() {
-            Some(prev) if !prev.allocated && !b.allocated => prev.size += b.size,
+            Some(prev) if !prev.allocated && !b.allocated => {
+                prev.size = prev.size.saturating_add(b.size)
+            }
             _ => merged.push(b),
         }
     }
@@ -285,6 +289,7 @@ fn segments_at(s: &Snapshot, device: usize, oom_index: usize) -> Result<Vec<Seg>
         .get(device)
         .map_or(&[][..], |t| t.as_slice());
     let mut segs = segments_at_dump(s, Some(device));
+    segs.sort_by_key(|g| g.address);
     // Who allocated each address last before the OOM: a free's own stack is the freeing
     // code, not the owner.
     let mut owner: HashMap<u64, StackId> = HashMap::new();
@@ -307,19 +312,22 @@ fn segments_at(s: &Snapshot, device: usize, oom_index: usize) -> Result<Vec<Seg>
                     return Err(format!("no segment at {:#x} to undo", e.addr));
                 }
             }
-            Action::SegmentFree => segs.push(Seg {
-                address: e.addr,
-                total: e.size,
-                // Only the default pool returns segments outside a graph's teardown.
-                private: false,
-                small: e.size == SMALL_BUFFER,
-                blocks: vec![Blk {
+            Action::SegmentFree => segs.insert(
+                segs.partition_point(|g| g.address < e.addr),
+                Seg {
                     address: e.addr,
-                    size: e.size,
-                    allocated: false,
-                    stack: StackId(0),
-                }],
-            }),
+                    total: e.size,
+                    // Only the default pool returns segments outside a graph's teardown.
+                    private: false,
+                    small: e.size == SMALL_BUFFER,
+                    blocks: vec![Blk {
+                        address: e.addr,
+                        size: e.size,
+                        allocated: false,
+                        stack: StackId(0),
+                    }],
+                },
+            ),
             Action::SegmentMap | Action::SegmentUnmap => {
                 return Err("expandable segments map pages after the OOM".into())
             }
@@ -333,18 +341,18 @@ fn free_space(segs: &[Seg]) -> FreeSpace {
     let mut f = FreeSpace::default();
     for g in segs {
         let alloc = g.allocated();
-        f.reserved += g.total;
-        f.allocated += alloc;
+        f.reserved = f.reserved.saturating_add(g.total);
+        f.allocated = f.allocated.saturating_add(alloc);
         let unalloc = g.total.saturating_sub(alloc);
         if g.private {
-            f.private_unallocated += unalloc;
+            f.private_unallocated = f.private_unallocated.saturating_add(unalloc);
         } else {
-            f.unallocated += unalloc;
+            f.unallocated = f.unallocated.saturating_add(unalloc);
         }
         f.largest_free = f.largest_free.max(g.holes().max().unwrap_or(0));
         if alloc == 0 {
             f.wholly_free_segments += 1;
-            f.wholly_free_bytes += g.total;
+            f.wholly_free_bytes = f.wholly_free_bytes.saturating_add(g.total);
         } else if unalloc > 0 {
             f.segments_with_holes += 1;
         }
@@ -369,7 +377,7 @@ fn fragmentation(s: &Snapshot, rule: &SiteRule, segs: &[Seg], requested: u64) ->
     let (mut free, mut holes) = (0, 0);
     for g in &pinned {
         let hs: Vec<u64> = g.holes().collect();
-        free += hs.iter().sum::<u64>();
+        free = hs.iter().fold(free, |a: u64, &h| a.saturating_add(h));
         holes += hs.len() as u64;
         let key = (
             g.total,
@@ -386,7 +394,7 @@ fn fragmentation(s: &Snapshot, rule: &SiteRule, segs: &[Seg], requested: u64) ->
             let p = pins.entry(site).or_default();
             p.0.insert(g.address);
             p.1 += 1;
-            p.2 += b.size;
+            p.2 = p.2.saturating_add(b.size);
         }
     }
     let mut shapes: Vec<SegmentShape> = shapes

@@ -291,6 +291,16 @@ fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
     if let Some(l) = limit_line(&a.limit, None) {
         put(o, indent + 2, &l);
     }
+    if a.fragmentation.is_none() {
+        let at = if a.at_oom {
+            "at the OOM"
+        } else {
+            "at the dump"
+        };
+        if let Some(l) = free_space_line(&a.space) {
+            put(o, indent + 2, &format!("{at}: {l}"));
+        }
+    }
     for l in fragmentation_lines(a, true, None) {
         if l.starts_with("  ") {
             let _ = writeln!(o, "{}{l}", " ".repeat(indent));
