@@ -677,21 +677,43 @@ pub fn snapshot_evidence(
     cands.sort_by(|a, b| a.rank.cmp(&b.rank));
     let mut bases: Vec<&RankSnapshot> = base_snaps.iter().collect();
     bases.sort_by(|a, b| a.rank.cmp(&b.rank));
-    for c in &cands {
-        let Some(analysis) = oom::analyse(&c.snapshot, &rule).into_iter().next() else {
+    let analyses: Vec<Option<oom::OomAnalysis>> = cands
+        .iter()
+        .map(|c| oom::analyse(&c.snapshot, &rule).into_iter().next())
+        .collect();
+    // Sites are gathered only when some rank failed: they cost a pass over each trace.
+    let any_oom = analyses.iter().any(Option::is_some);
+    let sites_of = |v: &[&RankSnapshot]| -> Vec<std::collections::HashSet<String>> {
+        if any_oom {
+            v.iter()
+                .map(|s| oom::allocation_sites(&s.snapshot, &rule))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let cand_sites = sites_of(&cands);
+    let base_sites = sites_of(&bases);
+    for ((c, analysis), _) in cands.iter().zip(analyses).zip(&cand_sites) {
+        let Some(analysis) = analysis else {
             continue;
         };
-        let others: Vec<&&RankSnapshot> = cands.iter().filter(|o| o.rank != c.rank).collect();
+        let others: Vec<(&&RankSnapshot, &std::collections::HashSet<String>)> = cands
+            .iter()
+            .zip(&cand_sites)
+            .filter(|(o, _)| o.rank != c.rank)
+            .collect();
         let others_allocating = others
             .iter()
-            .filter(|o| oom::allocates_at(&o.snapshot, &rule, &analysis.site))
-            .map(|o| o.rank.clone())
+            .filter(|(_, sites)| sites.contains(&analysis.site))
+            .map(|(o, _)| o.rank.clone())
             .collect();
         let baseline_allocates = (!bases.is_empty()).then(|| {
-            bases
+            base_sites
                 .iter()
-                .any(|b| oom::allocates_at(&b.snapshot, &rule, &analysis.site))
+                .any(|sites| sites.contains(&analysis.site))
         });
+        let others: Vec<&&RankSnapshot> = others.into_iter().map(|(o, _)| o).collect();
         let allowed = candidate
             .rank(&c.rank)
             .and_then(|rr| rr.failure.as_ref())

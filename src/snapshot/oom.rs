@@ -507,23 +507,26 @@ pub fn analyse(s: &Snapshot, rule: &SiteRule) -> Vec<OomAnalysis> {
     out
 }
 
-/// Whether any allocation in the snapshot (trace or live block) was made at `site`, as
-/// [`site_at_line`] names it; the `oom` entries themselves do not count.
-pub fn allocates_at(s: &Snapshot, rule: &SiteRule, site: &str) -> bool {
-    let mut seen: HashMap<StackId, bool> = HashMap::new();
-    let mut is = |st: StackId| {
-        *seen
-            .entry(st)
-            .or_insert_with(|| site_at_line(s, rule, st) == site)
-    };
-    s.trace_entries()
+/// Every site, as [`site_at_line`] names it, where the snapshot allocated: trace
+/// allocations and live blocks (`oom` entries do not count). One pass per snapshot, so a
+/// run's ranks can be asked about each other's sites without rescanning traces.
+pub fn allocation_sites(s: &Snapshot, rule: &SiteRule) -> std::collections::HashSet<String> {
+    let stacks: std::collections::HashSet<StackId> = s
+        .trace_entries()
         .filter(|e| matches!(e.action, Action::Alloc | Action::SegmentAlloc))
-        .any(|e| is(e.stack))
-        || s.segments
-            .iter()
-            .flat_map(|g| &g.blocks)
-            .filter(|b| b.state == BlockState::ActiveAllocated)
-            .any(|b| is(b.stack))
+        .map(|e| e.stack)
+        .chain(
+            s.segments
+                .iter()
+                .flat_map(|g| &g.blocks)
+                .filter(|b| b.state == BlockState::ActiveAllocated)
+                .map(|b| b.stack),
+        )
+        .collect();
+    stacks
+        .into_iter()
+        .map(|st| site_at_line(s, rule, st))
+        .collect()
 }
 
 #[cfg(test)]
