@@ -391,3 +391,43 @@ fn the_state_rebuilt_at_the_oom_agrees_with_pytorchs_own_message() {
     );
     assert!(v[0].fragmentation.is_none());
 }
+
+#[test]
+fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_said() {
+    // The interleaved OOM entry with the device's free memory set below the 20 MiB
+    // segment: the device, not the cap, bound the allocation.
+    let mut s = snap(INTERLEAVED, 0);
+    let oom_at = s.device_traces[0]
+        .iter()
+        .position(|e| e.action == snapshot::Action::Oom)
+        .expect("oom entry");
+    s.device_traces[0][oom_at].device_free = Some(8 * MIB);
+    let a = &oom::analyse(&s, &SiteRule::default())[0];
+    assert_eq!(
+        a.limit,
+        Limit::Device {
+            device_free: 8 * MIB,
+            segment: 20 * MIB
+        }
+    );
+    assert_eq!(
+        rankscope::snapshot::render::limit_line(&a.limit, None).as_deref(),
+        Some("limit: the device, 8.00 MiB free < the 20.00 MiB segment asked for")
+    );
+
+    // An expandable-segment mapping after the OOM cannot be undone: the dump state is
+    // used, and said. As dumped, two 20 MiB segments are wholly free (the 19,358,324 B
+    // temporaries were freed after the OOM), so the largest hole is 20 MiB and the OOM no
+    // longer reads as fragmentation: the note is what tells the reader why.
+    let mut s = snap(INTERLEAVED, 0);
+    let mut mapped = s.device_traces[0][oom_at].clone();
+    mapped.action = snapshot::Action::SegmentMap;
+    s.device_traces[0].push(mapped);
+    let a = &oom::analyse(&s, &SiteRule::default())[0];
+    assert!(!a.at_oom);
+    assert_eq!(
+        a.state_note.as_deref(),
+        Some("segments as dumped, not at the OOM: expandable segments map pages after the OOM")
+    );
+    assert_eq!(a.space.largest_free, 20 * MIB);
+}

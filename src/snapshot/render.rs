@@ -300,6 +300,9 @@ fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
         if let Some(l) = free_space_line(&a.space) {
             put(o, indent + 2, &format!("{at}: {l}"));
         }
+        if let Some(n) = &a.state_note {
+            put(o, indent + 2, &format!("note: {n}"));
+        }
     }
     for l in fragmentation_lines(a, true, None) {
         if l.starts_with("  ") {
