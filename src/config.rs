@@ -250,9 +250,87 @@ pub fn diff(a: &Config, b: &Config) -> ConfigDiff {
     out
 }
 
+/// One setting of PyTorch's caching allocator that differs between two runs' snapshots
+/// (`allocator_settings`); `None` on a side that does not record the key.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AllocatorSettingChange {
+    /// Dotted for nested settings: `roundup_power2_divisions.64`.
+    pub key: String,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+/// Compares two snapshots' `allocator_settings` key by key, as server arguments are
+/// compared: expandable segments, the per-process fraction, the garbage-collection
+/// threshold, `max_split_size`, `PYTORCH_CUDA_ALLOC_CONF` itself. Keys in order.
+pub fn diff_allocator_settings(
+    baseline: &serde_json::Value,
+    candidate: &serde_json::Value,
+) -> Vec<AllocatorSettingChange> {
+    fn flatten(
+        prefix: &str,
+        v: &serde_json::Value,
+        out: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&key, x, out);
+                }
+            }
+            serde_json::Value::Null if prefix.is_empty() => {}
+            other => {
+                out.insert(prefix.to_string(), other.to_string());
+            }
+        }
+    }
+    let (mut a, mut b) = Default::default();
+    flatten("", baseline, &mut a);
+    flatten("", candidate, &mut b);
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| AllocatorSettingChange {
+            key: k.clone(),
+            baseline: a.get(k).cloned(),
+            candidate: b.get(k).cloned(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allocator_settings_compared_key_by_key() {
+        let a = serde_json::json!({"expandable_segments": false, "max_split_size": -1,
+            "roundup_power2_divisions": {"1": 0, "64": 0}, "PYTORCH_CUDA_ALLOC_CONF": ""});
+        let b = serde_json::json!({"expandable_segments": true, "max_split_size": -1,
+            "roundup_power2_divisions": {"1": 0, "64": 4},
+            "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+            "per_process_memory_fraction": 0.5});
+        let d = diff_allocator_settings(&a, &b);
+        let keys: Vec<&str> = d.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "expandable_segments",
+                "per_process_memory_fraction",
+                "roundup_power2_divisions.64"
+            ]
+        );
+        assert_eq!(d[1].baseline.as_deref(), Some("false"));
+        assert_eq!(d[1].candidate.as_deref(), Some("true"));
+        assert_eq!(d[2].baseline, None);
+        assert!(diff_allocator_settings(&a, &a).is_empty());
+    }
 
     // First lines of fixtures/gpu/tp8_baseline/server.log and tp8_custom_ar/server.log.
     const BASELINE: &str = "[2026-11-29 09:18:09] server_args=ServerArgs(model_path='synthetic-61L', tp_size=8, pp_size=1, mem_fraction_static=0.9, cuda_graph_max_bs=128, enable_custom_allreduce=False)";

@@ -235,7 +235,7 @@ pub fn load_snapshots(
     run: &Run,
     files: &[SourceFile],
 ) -> (Vec<crate::analysis::attribute::RankSnapshot>, Vec<String>) {
-    use crate::analysis::attribute::{rank_for_hint, RankSnapshot};
+    use crate::analysis::attribute::{match_rank, RankSnapshot};
     let snaps: Vec<&SourceFile> = files
         .iter()
         .filter(|f| f.kind == SourceKind::Snapshot)
@@ -243,21 +243,16 @@ pub fn load_snapshots(
     let read: Vec<Result<RankSnapshot, String>> = snaps
         .par_iter()
         .map(|sf| {
-            let n = sf
-                .rank_hint
-                .ok_or_else(|| format!("{}: no rank number in the file name", sf.display()))?;
-            let rank = rank_for_hint(run, n).ok_or_else(|| {
-                format!(
-                    "{}: rank {n} is not among the run's {} ranks",
-                    sf.display(),
-                    run.ranks.len()
-                )
-            })?;
             let snapshot = crate::snapshot::read_path(&sf.path).map_err(|e| e.to_string())?;
+            // Matched on what the files say (OOM GPU, device index), the name's number
+            // being one piece of evidence among them.
+            let (rank, matched_by) = match_rank(run, sf.rank_hint, &snapshot)
+                .map_err(|why| format!("{}: {why}", sf.display()))?;
             Ok(RankSnapshot {
                 rank,
                 path: sf.display(),
                 snapshot,
+                matched_by,
             })
         })
         .collect();

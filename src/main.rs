@@ -203,11 +203,20 @@ fn run(cli: Cli) -> Result<u8> {
     };
     match &cli.command {
         Command::Summary { run, ranks, json } => {
-            let r = load(&gs, run, &opts)?;
+            let loaded = load_full(&gs, run, &opts)?;
+            let r = &loaded.run;
             if *json {
-                out_json(&json::summary_doc(&r))?;
+                out_json(&json::summary_doc(r))?;
             } else {
-                out(&render::summary_text::summary(&r, *ranks, style))?;
+                let mut text = render::summary_text::summary(r, *ranks, style);
+                // Snapshots are read only when a rank failed: they are what names the
+                // OOM's site, and reading them costs seconds on large runs.
+                if r.ranks.iter().any(|x| x.failure.is_some()) {
+                    let (snaps, _) = load::load_snapshots(r, &loaded.files);
+                    let ev = attribute::snapshot_evidence(r, &[], &snaps);
+                    text.push_str(&render::diff_text::summary_snapshot_section(&ev));
+                }
+                out(&text)?;
             }
             Ok(0)
         }
@@ -290,7 +299,17 @@ fn run(cli: Cli) -> Result<u8> {
                 || load::load_snapshots(&c.run, &c.files),
             );
             let attribution = attribute::attribute(&b.run, &c.run, &d, &bs, &cs);
+            let evidence = attribute::snapshot_evidence(&c.run, &bs, &cs);
             let mut notes: Vec<String> = be.into_iter().chain(ce).collect();
+            for (name, run, snaps) in [("baseline", &b.run, &bs), ("candidate", &c.run, &cs)] {
+                let parts: Vec<String> = attribute::rank_match_note(snaps)
+                    .into_iter()
+                    .chain(attribute::clock_note(run, snaps))
+                    .collect();
+                if !parts.is_empty() {
+                    notes.push(format!("{name} snapshots {}", parts.join("; ")));
+                }
+            }
             if attribution.is_none()
                 && d.first_divergence.is_some()
                 && (bs.is_empty() || cs.is_empty())
@@ -299,10 +318,21 @@ fn run(cli: Cli) -> Result<u8> {
             }
             let code = d.status.exit_code() as u8;
             if *as_json {
-                out_json(&json::diff_doc(&b.run, &c.run, &d, attribution.as_ref()))?;
+                out_json(&json::diff_doc(
+                    &b.run,
+                    &c.run,
+                    &d,
+                    attribution.as_ref(),
+                    Some(&evidence),
+                ))?;
             } else {
                 let extra = render::diff_text::Extra {
-                    config: Vec::new(),
+                    config: render::diff_text::allocator_setting_lines(&evidence),
+                    snapshot_cause: render::diff_text::fragmentation_cause_lines(
+                        &evidence,
+                        d.first_divergence.is_some(),
+                    ),
+                    oom_sites: render::diff_text::oom_site_lines(&evidence),
                     attribution: attribution
                         .as_ref()
                         .map(render::diff_text::attribution_lines)

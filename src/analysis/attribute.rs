@@ -25,12 +25,185 @@ pub struct RankSnapshot {
     pub rank: Rank,
     pub path: String,
     pub snapshot: Snapshot,
+    /// How the snapshot was matched to its rank.
+    pub matched_by: RankMatch,
 }
 
-/// Matches snapshot files to ranks: `snapshot_rank{N}` is the N-th rank in rank order
-/// (global rank order is DP, PP, TP major to minor, which is how `Rank` sorts).
+/// The evidence a snapshot was matched to its rank on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum RankMatch {
+    /// `snapshot_rank{N}` and the N-th rank; the snapshot's device is N too, or it names
+    /// the GPU of the rank's OOM message (`gpu_confirms`).
+    FileName {
+        device: Option<usize>,
+        device_agrees: bool,
+        gpu_confirms: bool,
+    },
+    /// The snapshot has an OOM on device D and exactly one rank's OOM message names
+    /// GPU D; `file_said` is the rank the file name would have given, when different.
+    OomGpu {
+        device: usize,
+        file_said: Option<Rank>,
+    },
+    /// No rank in the file name: the D-th rank for device D (one GPU per rank from GPU 0).
+    Device { device: usize },
+}
+
+/// The one device a snapshot's segments and traces are on.
+pub fn snapshot_device(s: &Snapshot) -> Option<usize> {
+    let mut devices: std::collections::BTreeSet<usize> = s
+        .segments
+        .iter()
+        .filter_map(|g| usize::try_from(g.device).ok())
+        .collect();
+    devices.extend(
+        s.device_traces
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(d, _)| d),
+    );
+    match (devices.len(), devices.first()) {
+        (1, Some(&d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// Matches one snapshot to a rank from what the files say: the GPU an OOM message names
+/// against the snapshot's device, then the rank number in the file name (the N-th rank,
+/// global rank order being DP, PP, TP major to minor as `Rank` sorts), then the device
+/// index alone.
+pub fn match_rank(run: &Run, hint: Option<u32>, s: &Snapshot) -> Result<(Rank, RankMatch), String> {
+    use crate::event::FieldValue;
+    let device = snapshot_device(s);
+    let by_name = hint.and_then(|n| rank_for_hint(run, n));
+    let has_oom = s
+        .trace_entries()
+        .any(|e| e.action == crate::snapshot::Action::Oom);
+    let oom_gpu = |rr: &&RankRun| {
+        rr.failure.as_ref().and_then(|f| match f.fields.get("gpu") {
+            Some(FieldValue::Int(g)) => usize::try_from(*g).ok(),
+            _ => None,
+        })
+    };
+    let by_gpu: Vec<&RankRun> = match (has_oom, device) {
+        (true, Some(d)) => run
+            .ranks
+            .iter()
+            .filter(|rr| oom_gpu(rr) == Some(d))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if let ([rr], Some(d)) = (by_gpu.as_slice(), device) {
+        if by_name.as_ref() != Some(&rr.rank) {
+            return Ok((
+                rr.rank.clone(),
+                RankMatch::OomGpu {
+                    device: d,
+                    file_said: by_name,
+                },
+            ));
+        }
+    }
+    if let Some(rank) = by_name {
+        let device_agrees = match (device, hint) {
+            (Some(d), Some(n)) => d as u64 == u64::from(n),
+            _ => false,
+        };
+        let gpu_confirms = by_gpu.len() == 1;
+        return Ok((
+            rank,
+            RankMatch::FileName {
+                device,
+                device_agrees,
+                gpu_confirms,
+            },
+        ));
+    }
+    if hint.is_some() {
+        return Err(format!(
+            "rank {} is not among the run's {} ranks",
+            hint.unwrap_or(0),
+            run.ranks.len()
+        ));
+    }
+    match device.and_then(|d| run.ranks.get(d).map(|rr| (d, rr))) {
+        Some((d, rr)) => Ok((rr.rank.clone(), RankMatch::Device { device: d })),
+        None => Err("no rank number in the file name, and no single device to match".into()),
+    }
+}
+
+/// The N-th rank in rank order, for `snapshot_rank{N}` (global rank order is DP, PP, TP
+/// major to minor, which is how `Rank` sorts).
 pub fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
     run.ranks.get(n as usize).map(|r| r.rank.clone())
+}
+
+/// `all 8` when a group is every snapshot, else its ranks.
+fn who(ranks: &[String], total: usize) -> String {
+    if ranks.len() == total && total > 1 {
+        format!("all {total}")
+    } else {
+        ranks.join(", ")
+    }
+}
+
+/// How a run's snapshots were matched to ranks, in a phrase: `matched by file name,
+/// device index agrees (all 2)`.
+pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<String> {
+    if snaps.is_empty() {
+        return None;
+    }
+    // Several snapshots on one device (ranks sharing a GPU): the device says nothing of
+    // the rank, and rank 0 on device 0 agrees by coincidence.
+    let shared = {
+        let devs: std::collections::BTreeSet<Option<usize>> =
+            snaps.iter().map(|s| snapshot_device(&s.snapshot)).collect();
+        match (snaps.len() > 1, devs.len(), devs.first()) {
+            (true, 1, Some(Some(d))) => Some(*d),
+            _ => None,
+        }
+    };
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut stray_devices = false;
+    for s in snaps {
+        let how = match &s.matched_by {
+            RankMatch::FileName {
+                gpu_confirms: true, ..
+            } => "by file name and the GPU its OOM message names".to_string(),
+            RankMatch::FileName { .. } if shared.is_some() => "by file name".to_string(),
+            RankMatch::FileName {
+                device_agrees: true,
+                ..
+            } => "by file name, device index agrees".to_string(),
+            RankMatch::FileName { .. } => {
+                stray_devices = true;
+                "by file name only".to_string()
+            }
+            RankMatch::OomGpu { device, file_said } => format!(
+                "by the GPU its OOM message names (device {device}){}",
+                file_said
+                    .as_ref()
+                    .map(|r| format!(", not the file name's {r}"))
+                    .unwrap_or_default()
+            ),
+            RankMatch::Device { device } => format!(
+                "by device index {device} (no rank in the file name; one GPU per rank from GPU 0 assumed)"
+            ),
+        };
+        groups.entry(how).or_default().push(s.rank.to_string());
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(how, ranks)| format!("{how} ({})", who(&ranks, snaps.len())))
+        .collect();
+    let devices = match (shared, stray_devices) {
+        (Some(d), _) => format!("; all on device {d}, which cannot tell ranks apart"),
+        (None, true) => "; their devices do not follow rank order".to_string(),
+        _ => String::new(),
+    };
+    Some(format!("matched {}{devices}", parts.join("; ")))
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -69,15 +242,175 @@ pub struct Attribution {
     pub clock: Vec<String>,
 }
 
-/// The offset (snapshot clock − log clock) in whole quarter hours, or `None` when either
-/// clock is missing or a damaged trace time makes the difference overflow.
-pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
+/// How a snapshot's clock was put on the log's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClockMatch {
+    /// Snapshot clock − log clock, microseconds.
+    pub offset_us: i64,
+    /// The interval the anchors allow for the offset; `None` for the first-lines guess.
+    pub interval_us: Option<(i64, i64)>,
+    /// What the anchors were: `OOM`, phases by name.
+    pub anchors: Vec<String>,
+    /// The offset is a whole number of quarter hours inside the interval (a time zone).
+    pub zone: bool,
+}
+
+const QUARTER_HOUR_US: i64 = 15 * 60 * 1_000_000;
+const SECOND_US: i64 = 1_000_000;
+
+fn micros(t: NaiveDateTime) -> i64 {
+    t.and_utc().timestamp_micros()
+}
+
+/// The interval of offsets (snapshot − log) the data allow, from anchors:
+/// - the snapshot's `oom` entry and the rank's OOM line: the same moment, the line's stamp
+///   cut to the second, so the offset is in (t − T − 1 s, t − T];
+/// - trace entries whose stack names a function that belongs to a phase
+///   (the grammars' `frame_phase` tables: `capture_graphs` → `cuda_graph`, …): the first
+///   and last of them lie inside that phase's log window [start, end + 1 s), widened by a
+///   second on each side because a phase's lines are printed near its allocations, not
+///   exactly before and after them.
+fn anchored_interval(rr: &RankRun, s: &Snapshot) -> Option<((i64, i64), Vec<String>)> {
+    use crate::model::FailureKind;
+    use crate::snapshot::Action;
+    let mut lo = i64::MIN;
+    let mut hi = i64::MAX;
+    let mut anchors = Vec::new();
+    if let Some(f) = rr.failure.as_ref().filter(|f| f.kind == FailureKind::Oom) {
+        let oom = s.trace_entries().find(|e| e.action == Action::Oom);
+        if let (Some(e), Some(ts)) = (oom, f.ts) {
+            let d = e.time_us.checked_sub(micros(ts))?;
+            lo = lo.max(d.saturating_sub(SECOND_US));
+            hi = hi.min(d);
+            anchors.push("OOM".to_string());
+        }
+    }
+    // Per phase, the first and last trace time of a stack naming one of its functions.
+    let mut seen: BTreeMap<Phase, (i64, i64)> = BTreeMap::new();
+    let mut phase_of_stack: std::collections::HashMap<crate::snapshot::StackId, Option<Phase>> =
+        std::collections::HashMap::new();
+    for e in s.trace_entries() {
+        if !matches!(e.action, Action::Alloc | Action::SegmentAlloc) {
+            continue;
+        }
+        let phase = *phase_of_stack.entry(e.stack).or_insert_with(|| {
+            s.stack(e.stack).find_map(|f| {
+                crate::grammar::builtin_knowledge().phase_of_frame(&f.name, &f.filename)
+            })
+        });
+        if let Some(p) = phase {
+            let w = seen.entry(p).or_insert((e.time_us, e.time_us));
+            w.0 = w.0.min(e.time_us);
+            w.1 = w.1.max(e.time_us);
+        }
+    }
+    for (p, (first, last)) in seen {
+        let Some(span) = rr.phase(p) else { continue };
+        let Some(start) = span.start else { continue };
+        // A failed phase ends at the failure line; one that never ended bounds nothing.
+        let end = span.end.or(rr.failure.as_ref().and_then(|f| f.ts));
+        // A phase's lines are printed near, not exactly at, its first and last
+        // allocation (the begin line can follow the first one): a second of slack more.
+        hi = hi.min(first.checked_sub(micros(start))?.saturating_add(SECOND_US));
+        if let Some(end) = end {
+            lo = lo.max(last.checked_sub(micros(end))?.saturating_sub(2 * SECOND_US));
+        }
+        anchors.push(p.name().to_string());
+    }
+    (!anchors.is_empty() && lo <= hi && lo > i64::MIN && hi < i64::MAX)
+        .then_some(((lo, hi), anchors))
+}
+
+/// Puts a snapshot's clock on the rank's log clock. Anchors (the OOM, phase functions in
+/// the trace) give an interval; a whole number of quarter hours inside it is taken as the
+/// time-zone offset (log stamps are zone-less local time), else its middle. Without
+/// anchors, the whole number of quarter hours that puts the first trace entry nearest the
+/// rank's first log line. `None` when a clock is missing or a damaged time overflows.
+pub fn clock_match(rr: &RankRun, s: &Snapshot) -> Option<ClockMatch> {
+    if let Some(((lo, hi), anchors)) = anchored_interval(rr, s) {
+        let mid = ((i128::from(lo) + i128::from(hi)) / 2) as i64;
+        let q =
+            ((mid as f64 / QUARTER_HOUR_US as f64).round() as i64).checked_mul(QUARTER_HOUR_US)?;
+        let zone = (lo..=hi).contains(&q);
+        return Some(ClockMatch {
+            offset_us: if zone { q } else { mid },
+            interval_us: Some((lo, hi)),
+            anchors,
+            zone,
+        });
+    }
     let first_log = rr.phases.iter().filter_map(|p| p.start).min()?;
     let first_trace = s.device_traces.iter().flatten().map(|e| e.time_us).min()?;
-    let log_us = first_log.and_utc().timestamp_micros();
-    let quarter = 15 * 60 * 1_000_000i64;
-    let diff = first_trace.checked_sub(log_us)?;
-    ((diff as f64 / quarter as f64).round() as i64).checked_mul(quarter)
+    let diff = first_trace.checked_sub(micros(first_log))?;
+    let offset_us =
+        ((diff as f64 / QUARTER_HOUR_US as f64).round() as i64).checked_mul(QUARTER_HOUR_US)?;
+    Some(ClockMatch {
+        offset_us,
+        interval_us: None,
+        anchors: Vec::new(),
+        zone: true,
+    })
+}
+
+/// The offset (snapshot clock − log clock) of [`clock_match`].
+pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
+    clock_match(rr, s).map(|m| m.offset_us)
+}
+
+/// `+01:00` or `+0.42 s`.
+fn offset_text(us: i64, zone: bool) -> String {
+    let sign = if us < 0 { "-" } else { "+" };
+    if zone {
+        let mins = us.unsigned_abs() / 60_000_000;
+        format!("{sign}{:02}:{:02}", mins / 60, mins % 60)
+    } else {
+        format!("{sign}{:.3} s", us.unsigned_abs() as f64 / 1e6)
+    }
+}
+
+/// One line on how a run's snapshot clocks were put on its log clock: per offset, the
+/// ranks, the anchors and the widest uncertainty (half the interval the anchors allow).
+pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<String> {
+    // (offset text, anchors) → (ranks, widest half-interval)
+    let mut groups: BTreeMap<(String, String), (Vec<String>, i64)> = BTreeMap::new();
+    for s in snaps {
+        let Some(rr) = run.rank(&s.rank) else {
+            continue;
+        };
+        let Some(m) = clock_match(rr, &s.snapshot) else {
+            continue;
+        };
+        let (how, half) = match m.interval_us {
+            Some((lo, hi)) => (
+                format!("anchored on {}", m.anchors.join(" and ")),
+                hi.saturating_sub(lo) / 2,
+            ),
+            None => (
+                "first lines only, whole quarter hours".to_string(),
+                QUARTER_HOUR_US / 2,
+            ),
+        };
+        let g = groups
+            .entry((offset_text(m.offset_us, m.zone), how))
+            .or_default();
+        g.0.push(s.rank.to_string());
+        g.1 = g.1.max(half);
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|((offset, how), (ranks, half))| {
+            let pm = if half >= 60 * SECOND_US {
+                format!("±{:.1} min", half as f64 / 60e6)
+            } else {
+                format!("±{:.2} s", half as f64 / 1e6)
+            };
+            format!("{offset} {pm}, {how} ({})", who(&ranks, snaps.len()))
+        })
+        .collect();
+    Some(format!("clock = log clock {}", parts.join("; ")))
 }
 
 /// The phase a moment of the rank's process belongs to. Stamps are whole seconds, and a
@@ -134,7 +467,6 @@ pub fn attribute(
     let div = d.first_divergence.as_ref()?;
     let rule = SiteRule::default();
     let mut clock = Vec::new();
-    let mut offsets: Vec<i64> = Vec::new();
     let mut by_site: BTreeMap<String, Vec<RankSiteChange>> = BTreeMap::new();
     let mut ranks_compared = 0;
     let mut seg_counts: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
@@ -150,7 +482,6 @@ pub fn attribute(
         let Some(offset) = clock_offset_us(rr, &c.snapshot) else {
             continue;
         };
-        offsets.push(offset);
         ranks_compared += 1;
         let (sb, sc) = (
             snap::summarize(&b.snapshot, &rule),
@@ -202,17 +533,7 @@ pub fn attribute(
     if ranks_compared == 0 {
         return None;
     }
-    offsets.sort();
-    offsets.dedup();
-    for o in &offsets {
-        let mins = o / 60_000_000;
-        clock.push(format!(
-            "snapshot clock = log clock {}{:02}:{:02} (the time-zone offset that best fits each rank's first lines)",
-            if mins < 0 { "-" } else { "+" },
-            mins.abs() / 60,
-            mins.abs() % 60
-        ));
-    }
+    clock.extend(clock_note(candidate, cand_snaps).map(|n| format!("candidate snapshot {n}")));
     let mut sites: Vec<SiteShare> = by_site
         .into_iter()
         .filter_map(|(site, v)| {
@@ -294,4 +615,134 @@ pub fn attribute(
         new_segments,
         clock,
     })
+}
+
+/// One failing rank's OOM as its snapshot records it: the request, the code that made it,
+/// and who else allocates there.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OomSite {
+    pub rank: Rank,
+    pub analysis: crate::snapshot::oom::OomAnalysis,
+    /// The other candidate ranks with a snapshot, and those of them that allocate at the
+    /// site (an OOM entry of their own does not count).
+    pub other_ranks: Vec<Rank>,
+    pub others_allocating: Vec<Rank>,
+    /// Whether a baseline snapshot allocates at the site; `None` without baseline snapshots.
+    pub baseline_allocates: Option<bool>,
+    /// The cap the rank's OOM message printed (`14.00 GiB allowed`), when it did.
+    pub allowed: Option<u64>,
+}
+
+impl OomSite {
+    /// No other rank and not the baseline allocate here: a stray allocation of this rank.
+    pub fn only_here(&self) -> bool {
+        !self.other_ranks.is_empty()
+            && self.others_allocating.is_empty()
+            && self.baseline_allocates != Some(true)
+    }
+}
+
+/// What the snapshots say when a run failed, whether or not a log figure moved.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct SnapshotEvidence {
+    /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
+    pub oom_sites: Vec<OomSite>,
+    /// `allocator_settings` that differ between the runs (first snapshot of each).
+    pub allocator_settings: Vec<crate::config::AllocatorSettingChange>,
+    /// Whether both runs had a snapshot to compare settings from.
+    pub allocator_settings_compared: bool,
+    /// The first fragmented rank's baseline counterpart: free space at its dump.
+    pub baseline_free: Option<(Rank, crate::snapshot::oom::FreeSpace)>,
+}
+
+impl SnapshotEvidence {
+    /// The ranks whose OOM the snapshot shows as fragmentation.
+    pub fn fragmented(&self) -> impl Iterator<Item = &OomSite> {
+        self.oom_sites
+            .iter()
+            .filter(|o| o.analysis.fragmentation.is_some())
+    }
+}
+
+/// The OOM evidence of every candidate snapshot that recorded one, and the allocator
+/// settings of the two runs compared.
+pub fn snapshot_evidence(
+    candidate: &Run,
+    base_snaps: &[RankSnapshot],
+    cand_snaps: &[RankSnapshot],
+) -> SnapshotEvidence {
+    use crate::snapshot::oom;
+    let rule = SiteRule::default();
+    let mut ev = SnapshotEvidence::default();
+    let mut cands: Vec<&RankSnapshot> = cand_snaps.iter().collect();
+    cands.sort_by(|a, b| a.rank.cmp(&b.rank));
+    let mut bases: Vec<&RankSnapshot> = base_snaps.iter().collect();
+    bases.sort_by(|a, b| a.rank.cmp(&b.rank));
+    let analyses: Vec<Option<oom::OomAnalysis>> = cands
+        .iter()
+        .map(|c| oom::analyse(&c.snapshot, &rule).into_iter().next())
+        .collect();
+    // Sites are gathered only when some rank failed: they cost a pass over each trace.
+    let any_oom = analyses.iter().any(Option::is_some);
+    let sites_of = |v: &[&RankSnapshot]| -> Vec<std::collections::HashSet<String>> {
+        if any_oom {
+            v.iter()
+                .map(|s| oom::allocation_sites(&s.snapshot, &rule))
+                .collect()
+        } else {
+            Vec::new()
+        }
+    };
+    let cand_sites = sites_of(&cands);
+    let base_sites = sites_of(&bases);
+    for ((c, analysis), _) in cands.iter().zip(analyses).zip(&cand_sites) {
+        let Some(analysis) = analysis else {
+            continue;
+        };
+        let others: Vec<(&&RankSnapshot, &std::collections::HashSet<String>)> = cands
+            .iter()
+            .zip(&cand_sites)
+            .filter(|(o, _)| o.rank != c.rank)
+            .collect();
+        let others_allocating = others
+            .iter()
+            .filter(|(_, sites)| sites.contains(&analysis.site))
+            .map(|(o, _)| o.rank.clone())
+            .collect();
+        let baseline_allocates = (!bases.is_empty()).then(|| {
+            base_sites
+                .iter()
+                .any(|sites| sites.contains(&analysis.site))
+        });
+        let others: Vec<&&RankSnapshot> = others.into_iter().map(|(o, _)| o).collect();
+        let allowed = candidate
+            .rank(&c.rank)
+            .and_then(|rr| rr.failure.as_ref())
+            .and_then(|f| f.fields.get("allowed_bytes"))
+            .and_then(|v| v.as_bytes())
+            .and_then(|b| u64::try_from(b).ok());
+        ev.oom_sites.push(OomSite {
+            rank: c.rank.clone(),
+            analysis,
+            other_ranks: others.iter().map(|o| o.rank.clone()).collect(),
+            others_allocating,
+            baseline_allocates,
+            allowed,
+        });
+    }
+    let first_fragmented = ev.fragmented().next().map(|f| f.rank.clone());
+    if let Some(rank) = first_fragmented {
+        ev.baseline_free = bases
+            .iter()
+            .find(|b| b.rank == rank)
+            .map(|b| (rank, oom::free_space_at_dump(&b.snapshot)));
+    }
+    if let (Some(b), Some(c)) = (bases.first(), cands.first()) {
+        ev.allocator_settings_compared = true;
+        ev.allocator_settings = crate::config::diff_allocator_settings(
+            &b.snapshot.allocator_settings,
+            &c.snapshot.allocator_settings,
+        );
+    }
+    ev
 }

@@ -147,6 +147,19 @@ impl Knowledge {
         None
     }
 
+    /// The phase a single frame names (a snapshot's stack frame: function and file).
+    pub fn phase_of_frame(&self, function: &str, file: &str) -> Option<Phase> {
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+        self.frames
+            .iter()
+            .find(|r| match (&r.function, &r.file) {
+                (Some(f), _) => function == f,
+                (None, Some(x)) => base == x,
+                (None, None) => false,
+            })
+            .map(|r| r.phase)
+    }
+
     /// The first outcome wording found in a failure's text (its line and traceback).
     pub fn outcome_of(&self, text: &str) -> Option<OutcomeMatch> {
         self.outcomes.iter().find_map(|r| {

@@ -187,6 +187,17 @@ impl Grammar {
     }
 }
 
+/// The built-in grammars' frame tables and outcome wordings, for readers that have no
+/// loaded grammar set at hand (a snapshot's stack frames placed in phases).
+pub fn builtin_knowledge() -> &'static Knowledge {
+    static K: std::sync::OnceLock<Knowledge> = std::sync::OnceLock::new();
+    K.get_or_init(|| {
+        GrammarSet::builtin()
+            .map(|g| g.knowledge())
+            .unwrap_or_default()
+    })
+}
+
 /// Literals per automaton in the buffer scan (see `GrammarSet::literal_groups`).
 const LITERALS_PER_GROUP: usize = 32;
 

@@ -39,6 +39,183 @@ pub struct Extra {
     pub attribution: Vec<String>,
     /// Things the reader should know (snapshots that could not be read, …).
     pub notes: Vec<String>,
+    /// The cause as the snapshots show it when no log figure names one (fragmentation).
+    pub snapshot_cause: Vec<String>,
+    /// The failing ranks' OOM requests from their snapshots, under the candidate's outcome.
+    pub oom_sites: Vec<String>,
+}
+
+/// `TP0, TP1`
+fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> String {
+    ranks
+        .into_iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The requesting site of each failing rank's OOM, ranks with the same site on one line,
+/// and who else allocates there: "only PP1 TP2 allocates here" names a stray allocation.
+/// Without a baseline (`summary`), only the run's own ranks are compared.
+pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
+    use crate::units::human_bytes;
+    let mut groups: Vec<(&str, u64, Vec<&crate::analysis::attribute::OomSite>)> = Vec::new();
+    for o in &ev.oom_sites {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == o.analysis.site && g.1 == o.analysis.requested)
+        {
+            Some(g) => g.2.push(o),
+            None => groups.push((&o.analysis.site, o.analysis.requested, vec![o])),
+        }
+    }
+    let mut lines = Vec::new();
+    for (site, requested, group) in groups {
+        let in_group = |r: &crate::event::Rank| group.iter().any(|o| &o.rank == r);
+        let mut others: Vec<&crate::event::Rank> = group
+            .iter()
+            .flat_map(|o| &o.other_ranks)
+            .filter(|r| !in_group(r))
+            .collect();
+        others.sort();
+        others.dedup();
+        let mut allocating: Vec<&crate::event::Rank> = group
+            .iter()
+            .flat_map(|o| &o.others_allocating)
+            .filter(|r| !in_group(r))
+            .collect();
+        allocating.sort();
+        allocating.dedup();
+        let baseline = group.iter().find_map(|o| o.baseline_allocates);
+        let who = rank_list(group.iter().map(|o| &o.rank));
+        let mut text = format!(
+            "OOM request (snapshot{}): {who} asked {} at {site}; ",
+            if group.len() == 1 { "" } else { "s" },
+            human_bytes(requested as i64)
+        );
+        if allocating.is_empty() && baseline != Some(true) && !others.is_empty() {
+            text.push_str(&format!(
+                "only {who} allocate{} here, not {}{}",
+                if group.len() == 1 { "s" } else { "" },
+                rank_list(others.iter().copied()),
+                match baseline {
+                    Some(false) => " nor the baseline",
+                    _ => "",
+                }
+            ));
+        } else {
+            let mut parts: Vec<String> = Vec::new();
+            if !others.is_empty() {
+                parts.push(if allocating.len() == others.len() {
+                    "every other rank allocates here too".to_string()
+                } else if allocating.is_empty() {
+                    format!("{} do not allocate here", rank_list(others.iter().copied()))
+                } else {
+                    format!(
+                        "{} allocate here too",
+                        rank_list(allocating.iter().copied())
+                    )
+                });
+            }
+            match baseline {
+                Some(true) => parts.push("the baseline allocates here too".into()),
+                Some(false) => parts.push("the baseline never allocates here".into()),
+                None => {}
+            }
+            if parts.is_empty() {
+                parts.push(if group.len() > 1 {
+                    format!("every rank with a snapshot ({}) fails here", group.len())
+                } else {
+                    "no other snapshot to compare".into()
+                });
+            }
+            text.push_str(&parts.join("; "));
+        }
+        lines.push(text);
+    }
+    lines
+}
+
+/// The cause when the snapshots show fragmentation: the figures of the first fragmented
+/// rank, the sites pinning the holes, what bound the allocation, the baseline's free
+/// space for contrast, and the remedy.
+pub fn fragmentation_cause_lines(
+    ev: &crate::analysis::attribute::SnapshotEvidence,
+    figures_moved: bool,
+) -> Vec<String> {
+    use crate::snapshot::render as sr;
+    let frag: Vec<&crate::analysis::attribute::OomSite> = ev.fragmented().collect();
+    let Some(first) = frag.first() else {
+        return Vec::new();
+    };
+    let scope = format!(
+        "on {}/{} failing ranks with a snapshot ({} shown)",
+        frag.len(),
+        ev.oom_sites.len(),
+        first.rank
+    );
+    let mut lines = sr::fragmentation_lines(&first.analysis, false, Some(&scope));
+    if let Some(l) = lines.first_mut() {
+        if !figures_moved {
+            l.push_str("; no log figure moved beyond the print resolution");
+        }
+    }
+    // The limit goes before the remedy, which is the last thing to read.
+    let remedy = lines
+        .iter()
+        .position(|l| l.starts_with("remedy:"))
+        .map(|i| lines.remove(i));
+    if let Some(l) = sr::limit_line(&first.analysis.limit, first.allowed) {
+        lines.push(l);
+    }
+    if let Some((rank, f)) = &ev.baseline_free {
+        lines.push(format!(
+            "baseline {rank} at its dump: {} free inside segments, largest block {}",
+            sr::fmt_bytes(f.unallocated),
+            sr::fmt_bytes(f.largest_free)
+        ));
+    }
+    lines.extend(remedy);
+    lines
+}
+
+/// `summary`'s snapshot section for a run with failures: each failing rank's OOM request
+/// and, when the snapshots show it, fragmentation.
+pub fn summary_snapshot_section(ev: &crate::analysis::attribute::SnapshotEvidence) -> String {
+    let mut o = String::new();
+    let lines: Vec<String> = oom_site_lines(ev)
+        .into_iter()
+        .chain(fragmentation_cause_lines(ev, true))
+        .collect();
+    if lines.is_empty() {
+        return o;
+    }
+    o.push('\n');
+    for (i, l) in lines.iter().enumerate() {
+        row(&mut o, if i == 0 { "snapshots" } else { "" }, l);
+    }
+    o
+}
+
+/// The allocator settings of the two runs' snapshots, for the config section.
+pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
+    if !ev.allocator_settings_compared {
+        return Vec::new();
+    }
+    if ev.allocator_settings.is_empty() {
+        return vec!["allocator_settings  no change between the snapshots".into()];
+    }
+    ev.allocator_settings
+        .iter()
+        .map(|c| {
+            format!(
+                "allocator {}  {} -> {}",
+                sanitize(&c.key),
+                cut(&sanitize(c.baseline.as_deref().unwrap_or("(unset)")), 30),
+                cut(&sanitize(c.candidate.as_deref().unwrap_or("(unset)")), 30)
+            )
+        })
+        .collect()
 }
 
 /// The snapshot side of the cause: who allocated the divergence, and what PyTorch
@@ -172,6 +349,13 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         for a in &extra.attribution {
             row(&mut o, "", a);
         }
+        for l in &extra.snapshot_cause {
+            row(&mut o, "", l);
+        }
+    } else if !extra.snapshot_cause.is_empty() {
+        for (i, l) in extra.snapshot_cause.iter().enumerate() {
+            row(&mut o, if i == 0 { "cause" } else { "" }, l);
+        }
     } else if d.comparability.memory_compared {
         let _ = writeln!(
             o,
@@ -265,6 +449,9 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             };
             row(&mut o, "", &format!("{label}: {r} ({} in {p})", k.name()));
         }
+    }
+    for l in &extra.oom_sites {
+        row(&mut o, "", l);
     }
     for n in d.comparability.notes.iter().chain(extra.notes.iter()) {
         row(&mut o, "note", &sanitize(n));

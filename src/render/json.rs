@@ -1069,6 +1069,10 @@ pub struct DiffDoc {
     /// The first divergence attributed to allocation sites from the ranks' PyTorch
     /// snapshots; null when either run has none.
     pub attribution: Option<AttributionDoc>,
+    /// What the snapshots say about a failure: each failing rank's OOM request and who
+    /// else allocates there, fragmentation, the allocator settings compared. Null when
+    /// snapshots were not read.
+    pub snapshot_evidence: Option<SnapshotEvidenceDoc>,
     pub comparability: ComparabilityDoc,
     pub first_divergence: Option<DivergenceDoc>,
     pub effect: Option<EffectDoc>,
@@ -1123,6 +1127,73 @@ pub struct AttributionDoc {
     pub clock: Vec<String>,
 }
 
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OomSiteDoc {
+    pub rank: String,
+    /// The OOM against the allocator's state then, as `mem --json` reports it.
+    pub oom: crate::render::mem_json::OomAnalysisDoc,
+    /// The other candidate ranks with a snapshot, and those that allocate at the site.
+    pub other_ranks: Vec<String>,
+    pub others_allocating: Vec<String>,
+    /// Null without baseline snapshots.
+    pub baseline_allocates: Option<bool>,
+    /// No other rank and not the baseline allocate at the site.
+    pub only_this_rank: bool,
+    /// The cap the rank's OOM message printed, when it did.
+    pub allowed_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AllocatorSettingChangeDoc {
+    /// Dotted for nested settings: `roundup_power2_divisions.64`.
+    pub key: String,
+    /// The value as JSON text; null when that side does not record the key.
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SnapshotEvidenceDoc {
+    pub oom_sites: Vec<OomSiteDoc>,
+    /// Ranks whose OOM the snapshot shows as fragmentation.
+    pub fragmented_ranks: Vec<String>,
+    /// Whether both runs had a snapshot to compare allocator settings from.
+    pub allocator_settings_compared: bool,
+    pub allocator_settings: Vec<AllocatorSettingChangeDoc>,
+}
+
+pub fn snapshot_evidence_doc(
+    e: &crate::analysis::attribute::SnapshotEvidence,
+) -> SnapshotEvidenceDoc {
+    let names = |v: &[crate::event::Rank]| v.iter().map(|r| r.to_string()).collect();
+    SnapshotEvidenceDoc {
+        oom_sites: e
+            .oom_sites
+            .iter()
+            .map(|o| OomSiteDoc {
+                rank: o.rank.to_string(),
+                oom: (&o.analysis).into(),
+                other_ranks: names(&o.other_ranks),
+                others_allocating: names(&o.others_allocating),
+                baseline_allocates: o.baseline_allocates,
+                only_this_rank: o.only_here(),
+                allowed_bytes: o.allowed,
+            })
+            .collect(),
+        fragmented_ranks: e.fragmented().map(|o| o.rank.to_string()).collect(),
+        allocator_settings_compared: e.allocator_settings_compared,
+        allocator_settings: e
+            .allocator_settings
+            .iter()
+            .map(|c| AllocatorSettingChangeDoc {
+                key: c.key.clone(),
+                baseline: c.baseline.clone(),
+                candidate: c.candidate.clone(),
+            })
+            .collect(),
+    }
+}
+
 pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
     AttributionDoc {
         phase: a.phase.into(),
@@ -1162,6 +1233,7 @@ pub fn diff_doc(
     c: &Run,
     d: &diff::RunDiff,
     attribution: Option<&crate::analysis::attribute::Attribution>,
+    evidence: Option<&crate::analysis::attribute::SnapshotEvidence>,
 ) -> DiffDoc {
     DiffDoc {
         schema_version: SCHEMA_VERSION,
@@ -1183,6 +1255,7 @@ pub fn diff_doc(
             })
             .collect(),
         attribution: attribution.map(attribution_doc),
+        snapshot_evidence: evidence.map(snapshot_evidence_doc),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d

@@ -89,6 +89,190 @@ pub struct SeriesPointDoc {
     pub reserved_bytes: u64,
 }
 
+/// What bound the failed allocation.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LimitDoc {
+    /// `device` (the device had less free memory than the segment asked for),
+    /// `process_cap` (it had room; the process's cap did not) or `unknown`.
+    pub kind: String,
+    pub device_free_bytes: Option<u64>,
+    /// The segment `cudaMalloc` was asked for.
+    pub segment_bytes: Option<u64>,
+    /// For `process_cap`: the cap lies in [`cap_at_least_bytes`, `cap_below_bytes`).
+    pub cap_at_least_bytes: Option<u64>,
+    pub cap_below_bytes: Option<u64>,
+}
+
+impl From<&crate::snapshot::oom::Limit> for LimitDoc {
+    fn from(l: &crate::snapshot::oom::Limit) -> Self {
+        use crate::snapshot::oom::Limit;
+        let none = LimitDoc {
+            kind: "unknown".into(),
+            device_free_bytes: None,
+            segment_bytes: None,
+            cap_at_least_bytes: None,
+            cap_below_bytes: None,
+        };
+        match *l {
+            Limit::Device {
+                device_free,
+                segment,
+            } => LimitDoc {
+                kind: "device".into(),
+                device_free_bytes: Some(device_free),
+                segment_bytes: Some(segment),
+                ..none
+            },
+            Limit::ProcessCap {
+                device_free,
+                segment,
+                cap_at_least,
+                cap_below,
+            } => LimitDoc {
+                kind: "process_cap".into(),
+                device_free_bytes: Some(device_free),
+                segment_bytes: Some(segment),
+                cap_at_least_bytes: Some(cap_at_least),
+                cap_below_bytes: Some(cap_below),
+            },
+            Limit::Unknown => none,
+        }
+    }
+}
+
+/// Free memory inside segments.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FreeSpaceDoc {
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    /// Reserved minus allocated outside private pools: PyTorch's "reserved but
+    /// unallocated".
+    pub unallocated_bytes: u64,
+    /// Reserved minus allocated inside private (CUDA graph) pools.
+    pub private_unallocated_bytes: u64,
+    pub largest_free_block_bytes: u64,
+    pub segments_with_holes: u64,
+    pub wholly_free_segments: u64,
+}
+
+impl From<&crate::snapshot::oom::FreeSpace> for FreeSpaceDoc {
+    fn from(f: &crate::snapshot::oom::FreeSpace) -> Self {
+        FreeSpaceDoc {
+            reserved_bytes: f.reserved,
+            allocated_bytes: f.allocated,
+            unallocated_bytes: f.unallocated,
+            private_unallocated_bytes: f.private_unallocated,
+            largest_free_block_bytes: f.largest_free,
+            segments_with_holes: f.segments_with_holes,
+            wholly_free_segments: f.wholly_free_segments,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SegmentShapeDoc {
+    pub count: u64,
+    pub size_bytes: u64,
+    pub allocated_bytes: u64,
+    pub free_blocks: u64,
+    pub largest_free_block_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PinDoc {
+    /// `function (file.py:line)`; an anonymous function is named with its caller,
+    /// `warm_prefill/<lambda> (launch.py:76)`.
+    pub site: String,
+    pub segments: u64,
+    pub blocks: u64,
+    pub bytes: u64,
+}
+
+/// Memory held but unusable for the failed request: holes smaller than it, in segments
+/// that live blocks keep from being released.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FragmentationDoc {
+    /// Free bytes in those segments (outside private pools).
+    pub free_bytes: u64,
+    pub segments: u64,
+    pub holes: u64,
+    /// The largest free block of any segment: smaller than the request.
+    pub largest_hole_bytes: u64,
+    pub shapes: Vec<SegmentShapeDoc>,
+    /// Sites owning the live blocks in those segments, most segments first.
+    pub pinned_by: Vec<PinDoc>,
+}
+
+/// The first OOM of a device, against the allocator's state at that moment.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OomAnalysisDoc {
+    pub device: usize,
+    pub time_us: i64,
+    /// The block asked for (rounded to 512 B, as the trace records it).
+    pub requested_bytes: u64,
+    /// The segment `cudaMalloc` was asked for (PyTorch's "Tried to allocate").
+    pub segment_bytes: u64,
+    /// `function (file.py:line)` of the request.
+    pub site: String,
+    /// True when the segments were rebuilt as they stood at the OOM (by undoing the trace
+    /// entries after it); false: as dumped, see `state_note`.
+    pub at_oom: bool,
+    pub state_note: Option<String>,
+    pub free_space: FreeSpaceDoc,
+    pub limit: LimitDoc,
+    /// Present when the OOM was fragmentation.
+    pub fragmentation: Option<FragmentationDoc>,
+    /// `expandable_segments` of the snapshot's `allocator_settings`, when recorded.
+    pub expandable_segments: Option<bool>,
+    /// `oom` entries after this one on the device.
+    pub later_ooms: u64,
+}
+
+impl From<&crate::snapshot::oom::OomAnalysis> for OomAnalysisDoc {
+    fn from(x: &crate::snapshot::oom::OomAnalysis) -> Self {
+        OomAnalysisDoc {
+            device: x.device,
+            time_us: x.time_us,
+            requested_bytes: x.requested,
+            segment_bytes: x.segment,
+            site: x.site.clone(),
+            at_oom: x.at_oom,
+            state_note: x.state_note.clone(),
+            free_space: (&x.space).into(),
+            limit: (&x.limit).into(),
+            fragmentation: x.fragmentation.as_ref().map(|f| FragmentationDoc {
+                free_bytes: f.free,
+                segments: f.segments,
+                holes: f.holes,
+                largest_hole_bytes: f.largest_hole,
+                shapes: f
+                    .shapes
+                    .iter()
+                    .map(|s| SegmentShapeDoc {
+                        count: s.count,
+                        size_bytes: s.size,
+                        allocated_bytes: s.allocated,
+                        free_blocks: s.free_blocks,
+                        largest_free_block_bytes: s.largest_free,
+                    })
+                    .collect(),
+                pinned_by: f
+                    .pinned_by
+                    .iter()
+                    .map(|p| PinDoc {
+                        site: p.site.clone(),
+                        segments: p.segments,
+                        blocks: p.blocks,
+                        bytes: p.bytes,
+                    })
+                    .collect(),
+            }),
+            expandable_segments: x.expandable_segments,
+            later_ooms: x.later_ooms,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MemSummaryDoc {
     pub totals: TotalsDoc,
@@ -98,6 +282,10 @@ pub struct MemSummaryDoc {
     pub peak_reserved: Option<PeakDoc>,
     pub peak_allocated: Option<PeakDoc>,
     pub ooms: Vec<OomDoc>,
+    /// The first OOM of each device, analysed: what bound it, fragmentation.
+    pub oom_analyses: Vec<OomAnalysisDoc>,
+    /// Free memory inside the segments as dumped.
+    pub free_space: FreeSpaceDoc,
     /// Every site with live or reserved memory, largest allocated first.
     pub sites: Vec<SiteDoc>,
     /// At most 512 points, each the largest of its interval.
@@ -156,6 +344,8 @@ impl From<&a::MemSummary> for MemSummaryDoc {
                     site: o.site.clone(),
                 })
                 .collect(),
+            oom_analyses: s.oom_analyses.iter().map(Into::into).collect(),
+            free_space: (&s.free_space).into(),
             sites: s
                 .sites
                 .iter()
@@ -293,6 +483,11 @@ pub struct MemDiffDoc {
     pub b_totals: TotalsDoc,
     pub a_ooms: usize,
     pub b_ooms: usize,
+    /// Each side's first OOM, analysed.
+    pub a_oom: Option<OomAnalysisDoc>,
+    pub b_oom: Option<OomAnalysisDoc>,
+    pub a_free_space: FreeSpaceDoc,
+    pub b_free_space: FreeSpaceDoc,
 }
 
 pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDoc {
@@ -319,5 +514,9 @@ pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDo
         b_totals: (&d.b_totals).into(),
         a_ooms: d.a_ooms,
         b_ooms: d.b_ooms,
+        a_oom: d.a_oom.as_ref().map(Into::into),
+        b_oom: d.b_oom.as_ref().map(Into::into),
+        a_free_space: (&d.a_free).into(),
+        b_free_space: (&d.b_free).into(),
     }
 }

@@ -93,6 +93,33 @@ fn site_name(f: &Frame, g: SiteGranularity) -> String {
     }
 }
 
+/// The site of one allocation as a reader looks it up: function, file and line. An
+/// anonymous function (`<lambda>`, a comprehension) says little on its own, so the
+/// function it was called from is named before it: `warm_prefill/<lambda> (launch.py:76)`.
+pub fn site_at_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> String {
+    let Some(f) = choose(s, rule, stack) else {
+        return "<no frames>".into();
+    };
+    let own = site_name(f, SiteGranularity::Line);
+    let anonymous = matches!(
+        &*f.name,
+        "<lambda>" | "<listcomp>" | "<genexpr>" | "<dictcomp>" | "<setcomp>"
+    );
+    if !anonymous {
+        return own;
+    }
+    // Frames run innermost first: the caller is the next Python frame after the site.
+    let caller = s
+        .stack(stack)
+        .skip_while(|x| !std::ptr::eq(*x, f))
+        .skip(1)
+        .find(|x| !(rule.skip_native && is_native(x)));
+    match caller {
+        Some(c) => format!("{}/{own}", c.name),
+        None => own,
+    }
+}
+
 /// The line a site's bytes came from; with function granularity a site can span lines.
 fn site_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> Option<i64> {
     choose(s, rule, stack).map(|f| f.line)
@@ -225,6 +252,10 @@ pub struct MemSummary {
     pub peak_reserved: Option<Peak>,
     pub peak_allocated: Option<Peak>,
     pub ooms: Vec<OomInfo>,
+    /// The first OOM of each device, against the allocator's state at that moment.
+    pub oom_analyses: Vec<super::oom::OomAnalysis>,
+    /// Free memory inside the segments as dumped.
+    pub free_space: super::oom::FreeSpace,
     /// Every site with live or reserved memory, largest allocated first.
     pub sites: Vec<SiteBytes>,
     pub segments: Vec<SegmentSig>,
@@ -384,6 +415,8 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         peak_reserved,
         peak_allocated,
         ooms,
+        oom_analyses: super::oom::analyse(s, rule),
+        free_space: super::oom::free_space_at_dump(s),
         sites: sites_v,
         segments,
         series,
@@ -541,6 +574,11 @@ pub struct MemDiff {
     pub b_totals: Totals,
     pub a_ooms: usize,
     pub b_ooms: usize,
+    /// Each side's first OOM, analysed (limit, fragmentation).
+    pub a_oom: Option<super::oom::OomAnalysis>,
+    pub b_oom: Option<super::oom::OomAnalysis>,
+    pub a_free: super::oom::FreeSpace,
+    pub b_free: super::oom::FreeSpace,
 }
 
 fn sdelta(a: u64, b: u64) -> i64 {
@@ -632,6 +670,10 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
         b_totals: b.totals.clone(),
         a_ooms: a.ooms.len(),
         b_ooms: b.ooms.len(),
+        a_oom: a.oom_analyses.first().cloned(),
+        b_oom: b.oom_analyses.first().cloned(),
+        a_free: a.free_space.clone(),
+        b_free: b.free_space.clone(),
     }
 }
 

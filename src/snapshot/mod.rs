@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod model;
+pub mod oom;
 pub mod pickle;
 pub mod render;
 

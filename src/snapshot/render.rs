@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::analysis::{MemDiff, MemSummary, SiteChange};
+use super::oom::{FreeSpace, Limit, OomAnalysis};
 
 const WIDTH: usize = 80;
 
@@ -81,6 +82,13 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
         );
     }
     for oom in &s.ooms {
+        // The analysed first OOM of its device gets the full story below; others a line.
+        if s.oom_analyses
+            .iter()
+            .any(|a| a.device == oom.device && a.time_us == oom.time_us)
+        {
+            continue;
+        }
         let free = oom.device_free.map_or("?".to_string(), fmt_bytes);
         let line = format!(
             "OOM  asked {} with {} free on the device, at {} in {}",
@@ -90,6 +98,19 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
             oom.site
         );
         let _ = writeln!(o, "{}", fit(&line, WIDTH));
+    }
+    for a in &s.oom_analyses {
+        let head = format!(
+            "OOM  asked {} at {} in",
+            fmt_bytes(a.requested),
+            time_s(s.first_time_us, a.time_us)
+        );
+        oom_section(&mut o, 0, &head, a);
+    }
+    if s.oom_analyses.is_empty() {
+        if let Some(l) = free_space_line(&s.free_space) {
+            put(&mut o, 0, &l);
+        }
     }
     let _ = writeln!(o, "{} trace entries", s.trace_entries);
     if top > 0 && !s.sites.is_empty() {
@@ -113,6 +134,183 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
         }
     }
     o
+}
+
+/// Writes `text` wrapped to 80 columns, `indent` spaces before the first line and two
+/// more before the lines it continues on.
+fn put(o: &mut String, indent: usize, text: &str) {
+    for (i, l) in crate::render::wrap(text, WIDTH - indent - 2)
+        .into_iter()
+        .enumerate()
+    {
+        let pad = if i == 0 { indent } else { indent + 2 };
+        let _ = writeln!(o, "{}{l}", " ".repeat(pad));
+    }
+}
+
+fn plural(n: u64, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What bound the allocation. `allowed` is the cap the log's OOM message printed
+/// (`14.00 GiB allowed`), when the caller has the log.
+pub fn limit_line(l: &Limit, allowed: Option<u64>) -> Option<String> {
+    match l {
+        Limit::Device {
+            device_free,
+            segment,
+        } => Some(format!(
+            "limit: the device, {} free < the {} segment asked for",
+            fmt_bytes(*device_free),
+            fmt_bytes(*segment)
+        )),
+        Limit::ProcessCap {
+            device_free,
+            segment,
+            cap_at_least,
+            cap_below,
+        } => {
+            let cap = match allowed {
+                Some(a) => format!("> {} allowed", fmt_bytes(a)),
+                None => format!(
+                    "passes the cap, which lies in [{}, {})",
+                    fmt_bytes(*cap_at_least),
+                    fmt_bytes(*cap_below)
+                ),
+            };
+            Some(format!(
+                "limit: the process's memory cap, not the device ({} free on it): {} held + the {} segment asked for {cap}",
+                fmt_bytes(*device_free),
+                fmt_bytes(*cap_at_least),
+                fmt_bytes(*segment),
+            ))
+        }
+        Limit::Unknown => None,
+    }
+}
+
+/// One line on the free memory inside segments, when some segment holds any.
+pub fn free_space_line(f: &FreeSpace) -> Option<String> {
+    if f.unallocated == 0 && f.private_unallocated == 0 {
+        return None;
+    }
+    Some(format!(
+        "free inside segments {} (+{} in graph pools), largest block {}; {} with holes, {} wholly free",
+        fmt_bytes(f.unallocated),
+        fmt_bytes(f.private_unallocated),
+        fmt_bytes(f.largest_free),
+        plural(f.segments_with_holes, "segment"),
+        f.wholly_free_segments
+    ))
+}
+
+/// The fragmentation verdict of one OOM as lines: the figures, the sites whose blocks pin
+/// the holes and the remedy; with `detail`, a row per segment shape and up to three
+/// pinning sites. Empty when the OOM was not fragmentation.
+/// `scope` names whose figures these are (`on 2/2 failing ranks, TP0 shown`).
+pub fn fragmentation_lines(a: &OomAnalysis, detail: bool, scope: Option<&str>) -> Vec<String> {
+    let Some(f) = &a.fragmentation else {
+        return Vec::new();
+    };
+    let at = if a.at_oom {
+        "at the OOM"
+    } else {
+        "at the dump"
+    };
+    let when = match scope {
+        Some(s) => format!("{at} {s}"),
+        None => at.to_string(),
+    };
+    let part = if f.free == a.space.unallocated {
+        String::new()
+    } else {
+        format!(", {} of it", fmt_bytes(f.free))
+    };
+    let mut v = vec![format!(
+        "fragmentation {when}: {} reserved but unallocated{part} in {} across {} holding live blocks; largest hole {} < {} asked",
+        fmt_bytes(a.space.unallocated),
+        plural(f.holes, "hole"),
+        plural(f.segments, "segment"),
+        fmt_bytes(f.largest_hole),
+        fmt_bytes(a.requested)
+    )];
+    if detail {
+        v.push(format!(
+            "  {:>5} {:>11} {:>11} {:>12} {:>13}",
+            "segs", "size", "allocated", "free blocks", "largest free"
+        ));
+        for sh in f.shapes.iter().take(6) {
+            v.push(format!(
+                "  {:>5} {:>11} {:>11} {:>12} {:>13}",
+                sh.count,
+                fmt_bytes(sh.size),
+                fmt_bytes(sh.allocated),
+                sh.free_blocks,
+                fmt_bytes(sh.largest_free)
+            ));
+        }
+        if f.shapes.len() > 6 {
+            v.push(format!("  … {} more shapes", f.shapes.len() - 6));
+        }
+    }
+    for p in f.pinned_by.iter().take(if detail { 3 } else { 1 }) {
+        v.push(format!(
+            "holes pinned by {}: {} ({}) in {} of the {}",
+            p.site,
+            plural(p.blocks, "block"),
+            fmt_bytes(p.bytes),
+            p.segments,
+            plural(f.segments, "segment"),
+        ));
+    }
+    if let Some(l) = remedy_line(a.expandable_segments) {
+        v.push(l);
+    }
+    if let Some(n) = &a.state_note {
+        v.push(format!("note: {n}"));
+    }
+    v
+}
+
+/// PyTorch's own advice for fragmentation, unless the snapshot shows it already taken.
+pub fn remedy_line(expandable: Option<bool>) -> Option<String> {
+    match expandable {
+        Some(true) => None,
+        Some(false) => Some(
+            "remedy: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (off in the snapshot's allocator_settings)".into(),
+        ),
+        None => Some(
+            "remedy: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (the snapshot does not record the setting)".into(),
+        ),
+    }
+}
+
+/// The OOM, what bound it and the fragmentation section, for `mem` and `mem diff`.
+fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
+    put(o, indent, &format!("{head} {}", a.site));
+    if let Some(l) = limit_line(&a.limit, None) {
+        put(o, indent + 2, &l);
+    }
+    if a.fragmentation.is_none() {
+        let at = if a.at_oom {
+            "at the OOM"
+        } else {
+            "at the dump"
+        };
+        if let Some(l) = free_space_line(&a.space) {
+            put(o, indent + 2, &format!("{at}: {l}"));
+        }
+        if let Some(n) = &a.state_note {
+            put(o, indent + 2, &format!("note: {n}"));
+        }
+    }
+    for l in fragmentation_lines(a, true, None) {
+        if l.starts_with("  ") {
+            let _ = writeln!(o, "{}{l}", " ".repeat(indent));
+        } else {
+            put(o, indent, &l);
+        }
+    }
 }
 
 /// `init_custom_ar (model_runner.py:85-87)`: the site with the lines it spans.
@@ -186,6 +384,19 @@ pub fn diff_text(d: &MemDiff, top: usize) -> String {
         d.b_ooms
     );
     let _ = writeln!(o, "{}", fit(&line, WIDTH));
+    for (side, oom, free) in [("A", &d.a_oom, &d.a_free), ("B", &d.b_oom, &d.b_free)] {
+        match oom {
+            Some(a) => {
+                let head = format!("{side} OOM  asked {} in", fmt_bytes(a.requested));
+                oom_section(&mut o, 0, &head, a);
+            }
+            None => {
+                if let Some(l) = free_space_line(free) {
+                    put(&mut o, 0, &format!("{side} {l}"));
+                }
+            }
+        }
+    }
     change_rows(&mut o, "sites only in B", &d.only_b, top);
     change_rows(&mut o, "sites only in A", &d.only_a, top);
     change_rows(&mut o, "sites changed", &d.changed, top);
