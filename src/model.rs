@@ -337,6 +337,9 @@ pub struct Run {
     pub gpus: Vec<GpuMemory>,
     /// nvidia-smi `--query-compute-apps` samples, per process.
     pub gpu_processes: Vec<GpuProcess>,
+    /// The hosts of a run read from several nodes' files, with their clock offsets;
+    /// empty for a run read as one.
+    pub nodes: Vec<crate::node::Node>,
 }
 
 impl Run {
@@ -355,6 +358,10 @@ impl Run {
     }
     pub fn server_args(&self) -> Option<&Event> {
         self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
+    }
+    /// The node a rank ran on, in a run read from several nodes.
+    pub fn node_of(&self, r: &Rank) -> Option<&crate::node::Node> {
+        self.nodes.iter().find(|n| n.ranks.contains(r))
     }
     pub fn failed_ranks(&self) -> usize {
         self.ranks.iter().filter(|r| r.failure.is_some()).count()
@@ -661,6 +668,7 @@ pub fn build(name: String, mut events: Vec<Event>, sources: Vec<SourceInfo>) -> 
         notes,
         gpus: Vec::new(),
         gpu_processes: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 
