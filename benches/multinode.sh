@@ -20,6 +20,7 @@ cat "$data"/*/* > /dev/null  # warm the page cache for both alike
 
 times=bench-data/multinode-times.txt
 : > "$times"
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 # user+sys CPU seconds and wall seconds, rankscope and the anchor alternating, so both
 # see the same machine load.
 for i in $(seq "$rounds"); do
@@ -29,9 +30,12 @@ for i in $(seq "$rounds"); do
     python3 benches/multinode_anchor.py "$data" > bench-data/multinode-anchor.txt
 done
 
-python3 - "$times" "$data" "$nodes" "$per_node" "$rounds" <<'PY'
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+python3 - "$times" "$data" "$nodes" "$per_node" "$rounds" "$load_before" "$load_after" <<'PY'
 import datetime, json, os, platform, re, statistics, sys
 times, data, nodes, per_node, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+load_before, load_after = sys.argv[6], sys.argv[7]
 rows = {"rankscope": [], "python": []}
 for line in open(times):
     parts = line.split()
@@ -69,7 +73,9 @@ section = [
   "",
   f"Measured {datetime.date.today()} by `benches/multinode.sh {nodes} {per_node} {rounds}` on this project's "
   f"machine ({os.cpu_count()} cores, {platform.machine()}), page cache warm, the two tools alternating "
-  f"{rounds} times (one interleaved series; medians below).",
+  f"{rounds} times (one interleaved series; medians below). The machine was shared: load average "
+  f"{load_before} before the series and {load_after} after, on {os.cpu_count()} cores, so wall times are "
+  "inflated by other processes; CPU time (user+sys) is the comparable figure.",
   "",
   f"Input (`benches/gen_multinode.py`): {nodes} node directories of {per_node} ranks each "
   f"({ranks} ranks), each with its server log and a console repeating it among NCCL INFO lines, "
@@ -81,7 +87,8 @@ section = [
   f"| `rankscope summary --json` (discover, scan, per-node ranks, clock alignment, summary) | {med['rankscope'][0]:.2f} s | {med['rankscope'][1]:.2f} s | {med['rankscope'][2] / 1024:.1f} MiB |",
   f"| `benches/multinode_anchor.py` (the same grouping and interval arithmetic in plain Python, no JSON) | {med['python'][0]:.2f} s | {med['python'][1]:.2f} s | {med['python'][2] / 1024:.1f} MiB |",
   "",
-  f"rankscope / Python CPU-time ratio: **{ratio:.2f}×**. Wall time for the whole run: "
+  f"rankscope / Python CPU-time ratio: **{ratio:.2f}×** (rankscope also classifies every line, "
+  "builds the full run model and writes the JSON). Wall time for the whole run: "
   f"**{med['rankscope'][1]:.2f} s** (target: ≤ 1 s on the 2-core machine).",
   "",
   f"Answer ({verdict}): {inside} of {aligned} node offsets hold the true offset "

@@ -133,6 +133,18 @@ pub fn load_run(
 
 type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<String>);
 
+/// A plain file smaller than a block is read into a buffer of its own size: the scan
+/// zero-fills each block it reads into, and for a run of hundreds of small files (one
+/// directory per node) 4 MiB per file was most of the time.
+fn block_for(opts: &LoadOptions, sf: &SourceFile) -> LoadOptions {
+    let mut o = opts.clone();
+    if let (source::Compression::None, Some(size)) = (sf.compression, sf.size) {
+        let fits = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+        o.block_size = o.block_size.min(fits.max(4096));
+    }
+    o
+}
+
 /// Scans the logs in parallel, source `i` being `logs[i]`: their line accounting, their
 /// events, and notes on files skipped.
 fn scan_logs(
@@ -146,7 +158,7 @@ fn scan_logs(
     let scans: Vec<Result<SourceScan, LoadError>> = logs
         .par_iter()
         .enumerate()
-        .map(|(i, sf)| scan_file(gs, i, sf, opts, progress))
+        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), progress))
         .collect();
     let mut sources = Vec::new();
     let mut events = Vec::new();
@@ -412,13 +424,18 @@ pub fn load_snapshots(
 /// silently. Stamps with a printed date only: inferred dates are ordered by construction.
 fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, sf) in logs.iter().enumerate() {
+    // One pass to bucket by file: a run of hundreds of files would otherwise read every
+    // event once per file.
+    let mut by_source: Vec<Vec<&Event>> = vec![Vec::new(); logs.len()];
+    for e in events.iter().filter(|e| !e.year_inferred) {
+        if let Some(b) = by_source.get_mut(e.origin.source) {
+            b.push(e);
+        }
+    }
+    for (sf, evs) in logs.iter().zip(&by_source) {
         let mut prev: Option<NaiveDateTime> = None;
         let mut back = 0usize;
-        for e in events
-            .iter()
-            .filter(|e| e.origin.source == i && !e.year_inferred)
-        {
+        for e in evs {
             let Some(t) = e.ts else { continue };
             if prev.is_some_and(|p| t < p - Duration::seconds(60)) {
                 back += 1;

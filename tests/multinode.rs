@@ -245,3 +245,92 @@ fn perfetto_export_puts_node1_on_node0s_clock() {
     };
     assert_eq!(end(tp1) - end(tp0), 500_000);
 }
+
+/// 1,024 ranks on 128 nodes, written here in the fixtures' wording: node n's clock is
+/// off by `offset_ms(n)` (node0 is exact), and every rank leaves the three barriers at
+/// the same true instants (6.0, 43.5 and 52.25 s after 09:20:00). Every node's interval
+/// must hold its true offset, and the TUI's rank lanes must scroll to the last rank.
+#[test]
+fn a_thousand_ranks_on_128_nodes_align_and_the_lanes_scroll() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use rankscope::tui::{input, render_text, update, App};
+
+    fn offset_ms(n: i64) -> i64 {
+        if n == 0 {
+            0
+        } else {
+            (n * 373) % 5000 - 2500
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t0 = chrono::NaiveDate::from_ymd_opt(2026, 11, 30)
+        .and_then(|d| d.and_hms_opt(9, 20, 0))
+        .expect("date");
+    for n in 0..128i64 {
+        let node = dir.path().join(format!("node{n:03}"));
+        std::fs::create_dir(&node).expect("mkdir");
+        // A one-second stamp of true time `ms` on this node's clock (truncated).
+        let stamp = |ms: i64| {
+            let local = t0 + chrono::Duration::milliseconds(ms + offset_ms(n));
+            local.format("%Y-%m-%d %H:%M:%S").to_string()
+        };
+        let mut log = String::new();
+        for k in 0..8 {
+            let tag = format!("DP{n} TP{k}");
+            for (ms, msg) in [
+                (4_000, "Init torch distributed begin."),
+                (6_000, "Init torch distributed ends. elapsed=2.00 s, mem usage=1.44 GB"),
+                (6_100, "Load weight begin. avail mem=13.98 GB"),
+                (40_000, "Load weight end. elapsed=33.90 s, type=Qwen3MoeForCausalLM, avail mem=6.95 GB, mem usage=7.03 GB."),
+                (43_500, "KV Cache is allocated. #tokens: 70058, K size: 3.21 GB, V size: 3.21 GB"),
+                (43_600, "Memory pool end. avail mem=0.55 GB"),
+                (43_700, "Capture cuda graph begin. This can take up to several minutes. avail mem=0.55 GB"),
+                (52_250, "Capture cuda graph end. Time elapsed: 8.55 s. mem usage=0.55 GB. avail mem=0.00 GB."),
+            ] {
+                log.push_str(&format!("[{} {tag}] {msg}\n", stamp(ms)));
+            }
+        }
+        if n == 0 {
+            log.push_str(&format!(
+                "[{} DP0 TP0] The server is fired up and ready to roll!\n",
+                stamp(53_000)
+            ));
+        }
+        std::fs::write(node.join("server.log"), log).expect("write");
+    }
+    let run = load(&[dir.path().to_str().expect("utf-8 path")], true).expect("run loads");
+    assert_eq!(run.ranks.len(), 1024);
+    assert_eq!(run.nodes.len(), 128);
+    for (n, node) in run.nodes.iter().enumerate().skip(1) {
+        let o = node.offset.as_ref().expect("offset");
+        let truth = offset_ms(n as i64);
+        assert!(
+            o.lo_ms < truth && truth < o.hi_ms,
+            "{}: {o:?} vs {truth}",
+            node.name
+        );
+        assert!(o.width_ms() <= 2200, "{}: {o:?}", node.name);
+    }
+    let stragglers: Vec<_> = phase_stats(&run)
+        .into_iter()
+        .flat_map(|s| s.stragglers)
+        .collect();
+    assert!(stragglers.is_empty(), "{stragglers:?}");
+
+    let mut app = App::new(run, None, false);
+    for _ in 0..110 {
+        if let Some(m) = input::from_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE), &app)
+        {
+            update(&mut app, m);
+        }
+    }
+    let screen = render_text(&mut app, 120, 40);
+    assert!(
+        screen.lines().any(|l| l.starts_with("DP127 TP7")),
+        "{screen}"
+    );
+    assert!(
+        !screen.lines().any(|l| l.starts_with("DP0 TP0 ")),
+        "{screen}"
+    );
+}
