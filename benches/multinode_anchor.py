@@ -77,7 +77,7 @@ def windows(events):
         if kind in BARRIER:
             lo, hi = acc.get(kind, (t, t + 1000))
             acc[kind] = (max(lo, t), min(hi, t + 1000))
-    return {k: (lo - SPREAD_MS, hi + SPREAD_MS) for k, (lo, hi) in acc.items() if lo - SPREAD_MS < hi + SPREAD_MS}
+    return {k: (lo, hi) for k, (lo, hi) in acc.items() if lo - hi < SPREAD_MS}
 
 
 def most_agreeing(iv):
@@ -98,7 +98,7 @@ def main(run):
     shift = [0]
     for n, evs in enumerate(per_node[1:], 1):
         w = windows(evs)
-        iv = [(a - ref[k][1], b - ref[k][0]) for k, (a, b) in w.items() if k in ref]
+        iv = [(a - ref[k][1] - SPREAD_MS, b - ref[k][0] + SPREAD_MS) for k, (a, b) in w.items() if k in ref]
         best = most_agreeing(iv)
         if best is None:
             shift.append(0)
@@ -120,7 +120,7 @@ def main(run):
             others = list(vals)
             others.remove(t)
             late = t - statistics.median(others)
-            if late > 1000 + 1200:  # a stamp step and two clocks' uncertainty
+            if late > 1000 + 1100:  # a stamp step and two clocks' uncertainty
                 print(f"straggler {rank} {phase} {late / 1000:.1f}")
 
 

@@ -9,10 +9,10 @@ use chrono::{NaiveDateTime, Timelike};
 use crate::event::Event;
 use crate::node::ClockOffset;
 
-/// How far apart, at most, ranks are assumed to leave one collective and print its line:
-/// the release itself spreads by microseconds to a few milliseconds, the print after it
-/// by the Python work in between. Each node's window for a barrier exit is widened by
-/// this much on both sides.
+/// How far apart, at most, ranks are assumed to leave one collective and print its line,
+/// across all nodes: the release itself spreads by microseconds to a few milliseconds, the
+/// print after it by the Python work in between. Each offset interval is widened by this
+/// much on both sides.
 pub const BARRIER_SPREAD_MS: i64 = 50;
 
 /// A printed stamp covers `[t, t + resolution)`: stamps are truncated, not rounded. A
@@ -29,11 +29,11 @@ fn ms(t: NaiveDateTime) -> i64 {
     t.and_utc().timestamp_millis()
 }
 
-/// Per barrier exit (kind, n-th occurrence on a rank), the window of a node's local clock
-/// in which all its ranks left: every rank's stamp `s` says the true local time is in
-/// `[s, s + resolution)`, and they left together, so the window is the intersection of
-/// those, widened by the spread. `None` when the node's ranks did not leave together (the
-/// windows do not meet): that event says nothing about the node's clock.
+/// Per barrier exit (kind, n-th occurrence on a rank), on a node's local clock, the
+/// latest stamp of its ranks and the earliest end of a stamp's step: `(max s, min (s +
+/// step))`. Rank r left at local time in `[s_r, s_r + step_r)`; all ranks left within the
+/// spread of one another, so when the latest stamp is past the earliest end by the spread
+/// or more, the node's ranks did not leave together and the event is `None` for it.
 type Windows = BTreeMap<(String, usize), Option<(i64, i64)>>;
 
 fn node_windows<'a>(
@@ -59,10 +59,7 @@ fn node_windows<'a>(
         w.1 = w.1.min(hi);
     }
     acc.into_iter()
-        .map(|(k, (lo, hi))| {
-            let w = (lo - BARRIER_SPREAD_MS, hi + BARRIER_SPREAD_MS);
-            (k, (w.0 < w.1).then_some(w))
-        })
+        .map(|(k, (lo, hi))| (k, (lo - hi < BARRIER_SPREAD_MS).then_some((lo, hi))))
         .collect()
 }
 
@@ -117,14 +114,17 @@ pub fn estimate_offsets(
             if n == reference {
                 return None;
             }
-            // Node clock = reference clock + offset, so an instant seen at local time in
-            // (a, b) here and in (c, d) on the reference gives offset in (a - d, b - c).
+            // Node clock = reference clock + offset. Rank r here and q on the reference
+            // left within the spread of each other, at local times in [s_r, s_r + step)
+            // and [s_q, s_q + step): offset in (s_r - s_q - step - spread, s_r + step -
+            // s_q + spread). Over every pair that is (a - d - spread, b - c + spread),
+            // with (a, b) this node's window and (c, d) the reference's.
             let intervals: Vec<(i64, i64)> = w
                 .iter()
                 .filter_map(|(k, here)| {
                     let (a, b) = (*here)?;
                     let (c, d) = refw.get(k).copied().flatten()?;
-                    Some((a - d, b - c))
+                    Some((a - d - BARRIER_SPREAD_MS, b - c + BARRIER_SPREAD_MS))
                 })
                 .collect();
             let (lo_ms, hi_ms, agree) = most_agreeing(&intervals)?;
