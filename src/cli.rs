@@ -42,14 +42,20 @@ pub struct GlobalArgs {
     /// file) to read, counting from 1; the last one by default
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempt: Option<u32>,
+    /// Show each node's stamps as printed: do not move them onto the reference node's
+    /// clock (the offsets are still estimated and reported)
+    #[arg(long, global = true)]
+    pub no_clock_align: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// One run: phases × ranks, memory, skew, where each rank stopped
     Summary {
-        /// A log file, a run directory, or `-` for stdin
-        run: PathBuf,
+        /// A log file, a run directory, or `-` for stdin; several paths (one per node, or
+        /// a directory of node directories) are one multi-node run
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
         /// Per-rank detail: last phase, outcome and key figures of every rank
         #[arg(long)]
         ranks: bool,
@@ -59,7 +65,9 @@ pub enum Command {
     },
     /// Every start-up event, typed, with memory in bytes and time in seconds
     Events {
-        run: PathBuf,
+        /// The run: one or more paths, as for `summary`
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
         /// One JSON document
         #[arg(long, conflicts_with = "ndjson")]
         json: bool,
@@ -76,8 +84,14 @@ pub enum Command {
     /// Name the cause of a failing or regressed start-up against a baseline
     #[command(after_help = EXIT_CODES)]
     Diff {
-        baseline: PathBuf,
-        candidate: PathBuf,
+        /// BASELINE CANDIDATE; or, with `--baseline`, the candidate's paths (a multi-node
+        /// run given one path per node)
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// A path of the baseline run (repeatable): the positional paths are then all the
+        /// candidate's
+        #[arg(long = "baseline", value_name = "PATH")]
+        baseline: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
         /// Show the log line behind every compared figure
@@ -99,10 +113,13 @@ pub enum Command {
     },
     /// Interactive timeline, memory, diff and event views of a run
     Tui {
-        run: PathBuf,
-        /// A baseline run to compare against (adds the Diff view)
+        /// The run: one or more paths, as for `summary`
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
+        /// A baseline run to compare against (adds the Diff view); repeatable for a
+        /// baseline given one path per node
         #[arg(long)]
-        vs: Option<PathBuf>,
+        vs: Vec<PathBuf>,
     },
     /// Grammars: list the loaded ones, or check every sample of a file
     Grammars {
@@ -112,7 +129,9 @@ pub enum Command {
     /// Write a run for other tools: a Perfetto/Chrome trace, or Prometheus metrics
     #[command(group(clap::ArgGroup::new("format").required(true)))]
     Export {
-        run: PathBuf,
+        /// The run: one or more paths, as for `summary`
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
         /// Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing (`-`: stdout)
         #[arg(long, value_name = "FILE", group = "format")]
         perfetto: Option<PathBuf>,

@@ -12,6 +12,7 @@ pub mod export;
 pub mod grammar;
 pub mod load;
 pub mod model;
+pub mod node;
 pub mod nvsmi;
 pub mod pyrepr;
 pub mod render;

@@ -1,12 +1,14 @@
 //! From a path to a run: discover the files, scan every log, build the model.
 
 use std::io::{Cursor, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime};
 use rayon::prelude::*;
 
+use crate::analysis::clock;
 use crate::event::Event;
+use crate::node::Node;
 
 use crate::grammar::GrammarSet;
 use crate::model::{self, Run, SourceInfo};
@@ -25,6 +27,12 @@ pub enum LoadError {
         offset: u64,
         source: std::io::Error,
     },
+    #[error("rank {rank} is in the logs of two nodes, {first} and {second}: one rank cannot run on two hosts (the same node given twice, or two runs given as one?)")]
+    RankOnTwoNodes {
+        rank: String,
+        first: String,
+        second: String,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -32,6 +40,9 @@ pub struct LoadOptions {
     pub block_size: usize,
     /// The start-up attempt to show (1-based); the last one when `None`.
     pub attempt: Option<usize>,
+    /// Move each node's stamps onto the reference node's clock (multi-node runs); off
+    /// under `--no-clock-align`, which still reports the offsets.
+    pub clock_align: bool,
 }
 
 impl Default for LoadOptions {
@@ -39,6 +50,7 @@ impl Default for LoadOptions {
         LoadOptions {
             block_size: scan::DEFAULT_BLOCK,
             attempt: None,
+            clock_align: true,
         }
     }
 }
@@ -109,12 +121,61 @@ pub fn load_run(
     }
     let files = source::discover(path)?;
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
+    let (mut sources, events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
+    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    let mut events = events;
+    notes.extend(time_regressions(&events, &logs));
+    let how = infer_dates(&mut events, &refs);
+    if let Some(how) = how {
+        notes.push(how);
+    }
+    let events = model::dedup_across_sources(events, &mut sources);
+    let name = path.display().to_string();
+    let mut run = model::build(name, events, sources, &gs.knowledge(), opts.attempt);
+    let smi: Vec<(&SourceFile, i64)> = files
+        .iter()
+        .filter(|f| f.kind == SourceKind::NvidiaSmi)
+        .map(|f| (f, 0))
+        .collect();
+    attach_nvsmi(&mut run, &smi, &mut notes);
+    run.notes.extend(notes);
+    if !run.has_startup_events() {
+        return Err(LoadError::NotAStartupLog {
+            path: path.display().to_string(),
+            found: what_was_found(&run),
+        });
+    }
+    Ok(Loaded { run, files })
+}
+
+type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<String>);
+
+/// A plain file smaller than a block is read into a buffer of its own size: the scan
+/// zero-fills each block it reads into, and for a run of hundreds of small files (one
+/// directory per node) 4 MiB per file was most of the time.
+fn block_for(opts: &LoadOptions, sf: &SourceFile) -> LoadOptions {
+    let mut o = opts.clone();
+    if let (source::Compression::None, Some(size)) = (sf.compression, sf.size) {
+        let fits = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+        o.block_size = o.block_size.min(fits.max(4096));
+    }
+    o
+}
+
+/// Scans the logs in parallel, source `i` being `logs[i]`: their line accounting, their
+/// events, and notes on files skipped.
+fn scan_logs(
+    gs: &GrammarSet,
+    logs: &[&SourceFile],
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Scanned, LoadError> {
     // A binary file inside a run directory is skipped with a note; named alone it is an error.
     let single = logs.len() == 1;
     let scans: Vec<Result<SourceScan, LoadError>> = logs
         .par_iter()
         .enumerate()
-        .map(|(i, sf)| scan_file(gs, i, sf, opts, progress))
+        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), progress))
         .collect();
     let mut sources = Vec::new();
     let mut events = Vec::new();
@@ -142,19 +203,25 @@ pub fn load_run(
             detected: scan.detected,
         });
     }
-    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
-    notes.extend(time_regressions(&events, &logs));
-    let how = infer_dates(&mut events, &refs);
-    if let Some(how) = how {
-        notes.push(how);
-    }
-    let events = model::dedup_across_sources(events, &mut sources);
-    let name = path.display().to_string();
-    let mut run = model::build(name, events, sources, &gs.knowledge(), opts.attempt);
-    for sf in files.iter().filter(|f| f.kind == SourceKind::NvidiaSmi) {
+    Ok((sources, events, notes))
+}
+
+/// Reads the nvidia-smi CSVs and attaches their timelines to the run, each moved by its
+/// node's clock correction (milliseconds to add to its stamps).
+fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<String>) {
+    for &(sf, shift_ms) in smi {
         match std::fs::read(&sf.path) {
             Ok(bytes) => {
-                let t = crate::nvsmi::parse(&String::from_utf8_lossy(&bytes));
+                let mut t = crate::nvsmi::parse(&String::from_utf8_lossy(&bytes));
+                if shift_ms != 0 {
+                    let d = Duration::milliseconds(shift_ms);
+                    for s in t.gpus.values_mut().flatten() {
+                        s.timestamp = s.timestamp.map(|x| x + d);
+                    }
+                    for a in &mut t.apps {
+                        a.timestamp = a.timestamp.map(|x| x + d);
+                    }
+                }
                 if t.lines_not_understood > 0 {
                     notes.push(format!(
                         "{}: {} lines not understood as nvidia-smi CSV",
@@ -171,14 +238,171 @@ pub fn load_run(
             Err(e) => notes.push(format!("{}: cannot read: {e}", sf.display())),
         }
     }
+}
+
+/// Loads one run from several paths, or from one directory whose subdirectories are the
+/// nodes' (`run/node0/`, `run/node1/`). Ranks are resolved per node (pids repeat across
+/// hosts), a rank found on two nodes is an error, and each node's clock is estimated
+/// against the reference node's from the barrier exits and, unless told not to, applied
+/// to its stamps, so every timeline downstream is on one clock. One path that is not
+/// split into nodes loads as `load_run` does.
+pub fn load_paths(
+    gs: &GrammarSet,
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Loaded, LoadError> {
+    let groups = source::discover_nodes(paths)?;
+    match (paths, groups.as_slice()) {
+        ([one], [g]) if g.node.is_none() => return load_run(gs, one, opts, progress),
+        _ => {}
+    }
+    let mut files: Vec<SourceFile> = Vec::new();
+    let mut node_of_file: Vec<usize> = Vec::new();
+    for (n, g) in groups.iter().enumerate() {
+        for f in &g.files {
+            files.push(f.clone());
+            node_of_file.push(n);
+        }
+    }
+    let log_idx: Vec<usize> = (0..files.len())
+        .filter(|&i| files[i].kind == SourceKind::Log)
+        .collect();
+    let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
+    let node_of_source: Vec<usize> = log_idx.iter().map(|&i| node_of_file[i]).collect();
+    let (mut sources, mut events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
+    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(time_regressions(&events, &logs));
+    if let Some(how) = infer_dates(&mut events, &refs) {
+        notes.push(how);
+    }
+
+    // Per node: duplicates dropped and ranks resolved among that host's processes only.
+    let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); groups.len()];
+    for e in events {
+        let n = node_of_source.get(e.origin.source).copied().unwrap_or(0);
+        per_node[n].push(e);
+    }
+    let built: Vec<Run> = per_node
+        .into_iter()
+        .enumerate()
+        .map(|(n, evs)| {
+            let evs = model::dedup_across_sources(evs, &mut sources);
+            model::build(
+                node_name(&groups, n),
+                evs,
+                Vec::new(),
+                &gs.knowledge(),
+                opts.attempt,
+            )
+        })
+        .collect();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut owner: std::collections::HashMap<&crate::event::Rank, usize> = Default::default();
+    for (n, r) in built.iter().enumerate() {
+        for rr in &r.ranks {
+            if let Some(&first) = owner.get(&rr.rank) {
+                return Err(LoadError::RankOnTwoNodes {
+                    rank: rr.rank.to_string(),
+                    first: node_name(&groups, first),
+                    second: node_name(&groups, n),
+                });
+            }
+            owner.insert(&rr.rank, n);
+        }
+        let args = r
+            .server_args()
+            .and_then(|e| crate::config::Config::from_line_lenient(&e.message).ok());
+        let int = |key: &str| match args.as_ref()?.config.get(key)? {
+            crate::pyrepr::PyValue::Int(v) => u32::try_from(*v).ok(),
+            _ => None,
+        };
+        nodes.push(Node {
+            name: node_name(&groups, n),
+            sources: (0..node_of_source.len())
+                .filter(|&s| node_of_source[s] == n)
+                .collect(),
+            ranks: r.ranks.iter().map(|rr| rr.rank.clone()).collect(),
+            node_rank: int("node_rank"),
+            nnodes: int("nnodes"),
+            reference: false,
+            offset: None,
+        });
+    }
+
+    // Node clocks against the reference: the node that says it is node_rank 0, else the
+    // first given.
+    let reference = nodes
+        .iter()
+        .position(|n| n.node_rank == Some(0))
+        .unwrap_or(0);
+    let by_node: Vec<Vec<&Event>> = built.iter().map(|r| r.events.iter().collect()).collect();
+    let offsets = clock::estimate_offsets(&by_node, reference, &gs.barrier_exit_kinds());
+    if let Some(r) = nodes.get_mut(reference) {
+        r.reference = true;
+    }
+    let mut shift_ms = vec![0i64; nodes.len()];
+    for (n, o) in offsets.into_iter().enumerate() {
+        nodes[n].offset = o.map(|mut o| {
+            o.applied = opts.clock_align;
+            if o.applied {
+                shift_ms[n] = -o.mid_ms();
+            }
+            o
+        });
+    }
+    let mut all: Vec<Event> = Vec::new();
+    for (n, r) in built.into_iter().enumerate() {
+        let d = Duration::milliseconds(shift_ms[n]);
+        all.extend(r.events.into_iter().map(|mut e| {
+            if shift_ms[n] != 0 {
+                e.ts = e.ts.map(|t| t + d);
+            }
+            e
+        }));
+    }
+    for (n, node) in nodes.iter().enumerate() {
+        if n != reference && node.offset.is_none() && nodes.len() > 1 {
+            notes.push(format!(
+                "node {}: no barrier exit in common with {}: its clock is taken as is",
+                node.name, nodes[reference].name
+            ));
+        }
+    }
+
+    let name = if paths.len() == 1 {
+        paths[0].display().to_string()
+    } else {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    let mut run = model::build(name.clone(), all, sources, &gs.knowledge(), None);
+    run.nodes = nodes;
+    let smi: Vec<(&SourceFile, i64)> = files
+        .iter()
+        .zip(&node_of_file)
+        .filter(|(f, _)| f.kind == SourceKind::NvidiaSmi)
+        .map(|(f, &n)| (f, shift_ms[n]))
+        .collect();
+    attach_nvsmi(&mut run, &smi, &mut notes);
     run.notes.extend(notes);
     if !run.has_startup_events() {
         return Err(LoadError::NotAStartupLog {
-            path: path.display().to_string(),
+            path: name,
             found: what_was_found(&run),
         });
     }
     Ok(Loaded { run, files })
+}
+
+fn node_name(groups: &[source::NodeFiles], n: usize) -> String {
+    groups
+        .get(n)
+        .and_then(|g| g.node.clone())
+        .unwrap_or_else(|| format!("node{n}"))
 }
 
 /// A PyTorch snapshot given where a log belongs (a pickle starts with PROTO 2–5).
@@ -272,13 +496,18 @@ pub fn load_snapshots(
 /// silently. Stamps with a printed date only: inferred dates are ordered by construction.
 fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, sf) in logs.iter().enumerate() {
+    // One pass to bucket by file: a run of hundreds of files would otherwise read every
+    // event once per file.
+    let mut by_source: Vec<Vec<&Event>> = vec![Vec::new(); logs.len()];
+    for e in events.iter().filter(|e| !e.year_inferred) {
+        if let Some(b) = by_source.get_mut(e.origin.source) {
+            b.push(e);
+        }
+    }
+    for (sf, evs) in logs.iter().zip(&by_source) {
         let mut prev: Option<NaiveDateTime> = None;
         let mut back = 0usize;
-        for e in events
-            .iter()
-            .filter(|e| e.origin.source == i && !e.year_inferred)
-        {
+        for e in evs {
             let Some(t) = e.ts else { continue };
             if prev.is_some_and(|p| t < p - Duration::seconds(60)) {
                 back += 1;

@@ -1,6 +1,7 @@
 //! The `rankscope` binary: argument parsing and wiring. The work is in the library.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -48,18 +49,18 @@ fn grammars(cli: &Cli) -> Result<GrammarSet> {
     Ok(GrammarSet::new(grammar::load_all(&cli.global.grammars)?)?)
 }
 
-fn load(gs: &GrammarSet, path: &std::path::Path, opts: &LoadOptions) -> Result<Run> {
-    Ok(load_full(gs, path, opts)?.run)
+fn load(gs: &GrammarSet, paths: &[PathBuf], opts: &LoadOptions) -> Result<Run> {
+    Ok(load_full(gs, paths, opts)?.run)
 }
 
-fn load_full(gs: &GrammarSet, path: &std::path::Path, opts: &LoadOptions) -> Result<load::Loaded> {
-    let bar = progress::bar_for(path);
+fn load_full(gs: &GrammarSet, paths: &[PathBuf], opts: &LoadOptions) -> Result<load::Loaded> {
+    let bar = progress::bar_for(paths);
     let report = |source: usize, n: u64| {
         if let Some(b) = &bar {
             b.report(source, n);
         }
     };
-    let loaded = load::load_run(gs, path, opts, &report);
+    let loaded = load::load_paths(gs, paths, opts, &report);
     if let Some(b) = &bar {
         b.finish();
     }
@@ -71,7 +72,7 @@ fn load_full(gs: &GrammarSet, path: &std::path::Path, opts: &LoadOptions) -> Res
 mod progress {
     use std::collections::HashMap;
     use std::io::IsTerminal;
-    use std::path::Path;
+    use std::path::PathBuf;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Mutex, OnceLock};
 
@@ -101,13 +102,14 @@ mod progress {
         }
     }
 
-    pub fn bar_for(path: &Path) -> Option<Bar> {
+    pub fn bar_for(paths: &[PathBuf]) -> Option<Bar> {
         if MACHINE_OUTPUT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
             return None;
         }
-        let files = rankscope::source::discover(path).ok()?;
-        let logs: Vec<_> = files
+        let nodes = rankscope::source::discover_nodes(paths).ok()?;
+        let logs: Vec<_> = nodes
             .iter()
+            .flat_map(|n| n.files.iter())
             .filter(|f| f.kind == rankscope::source::SourceKind::Log)
             .collect();
         let bytes: u64 = logs.iter().filter_map(|f| f.size).sum();
@@ -124,7 +126,13 @@ mod progress {
         .map(|s| s.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
-        bar.set_prefix(path.display().to_string());
+        bar.set_prefix(
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + "),
+        );
         Some(Bar {
             bar,
             seen: Mutex::new(HashMap::new()),
@@ -167,6 +175,14 @@ fn check_filters(gs: &GrammarSet, r: &Run, kinds: &[String], rank: Option<&str>)
     Ok(())
 }
 
+fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
 fn out(text: &str) -> Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -199,6 +215,7 @@ fn run(cli: Cli) -> Result<u8> {
     let gs = grammars(&cli)?;
     let opts = LoadOptions {
         attempt: cli.global.attempt.map(|a| a as usize),
+        clock_align: !cli.global.no_clock_align,
         ..LoadOptions::default()
     };
     match &cli.command {
@@ -282,17 +299,24 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Command::Diff {
+            paths,
             baseline,
-            candidate,
             json: as_json,
             explain,
         } => {
+            let (baseline, candidate): (&[PathBuf], &[PathBuf]) = match (baseline.is_empty(), paths.as_slice()) {
+                (false, _) => (baseline, paths),
+                (true, [b, c]) => (std::slice::from_ref(b), std::slice::from_ref(c)),
+                (true, _) => anyhow::bail!(
+                    "diff: give BASELINE CANDIDATE, or --baseline PATH (repeatable) and the candidate's paths"
+                ),
+            };
             let (b, c) = rayon::join(
                 || load_full(&gs, baseline, &opts),
                 || load_full(&gs, candidate, &opts),
             );
-            let b = b.with_context(|| format!("baseline {}", baseline.display()))?;
-            let c = c.with_context(|| format!("candidate {}", candidate.display()))?;
+            let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
+            let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
             let d = diff::diff(&b.run, &c.run);
             let ((bs, be), (cs, ce)) = rayon::join(
                 || load::load_snapshots(&b.run, &b.files),
@@ -422,7 +446,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Tui { run, vs } => {
             // Loads on its own thread behind a loading screen; a load error comes back
             // after the user has read it and quit, and exits 2 like any other.
-            rankscope::tui::run_paths(gs, run, vs.as_deref(), style.color)?;
+            rankscope::tui::run_paths(gs, run, vs, opts.clone(), style.color)?;
             Ok(0)
         }
         Command::Grammars { action } => match action {

@@ -362,6 +362,9 @@ pub struct Run {
     pub gpus: Vec<GpuMemory>,
     /// nvidia-smi `--query-compute-apps` samples, per process.
     pub gpu_processes: Vec<GpuProcess>,
+    /// The hosts of a run read from several nodes' files, with their clock offsets;
+    /// empty for a run read as one.
+    pub nodes: Vec<crate::node::Node>,
 }
 
 impl Run {
@@ -380,6 +383,10 @@ impl Run {
     }
     pub fn server_args(&self) -> Option<&Event> {
         self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
+    }
+    /// The node a rank ran on, in a run read from several nodes.
+    pub fn node_of(&self, r: &Rank) -> Option<&crate::node::Node> {
+        self.nodes.iter().find(|n| n.ranks.contains(r))
     }
     /// Ranks that failed on their own (not consequences, terminations or stalls).
     pub fn failed_ranks(&self) -> usize {
@@ -735,6 +742,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         notes: Vec::new(),
         gpus: Vec::new(),
         gpu_processes: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 

@@ -190,6 +190,84 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
     Ok(out)
 }
 
+/// The files one node of a run wrote: a directory of its own (`run/node1/`,
+/// `run/<hostname>/`), or one path of several given for one run.
+#[derive(Clone, Debug)]
+pub struct NodeFiles {
+    /// The directory's name (or the file's, for a path that is a file); `None` for a run
+    /// given as one path that is not split into nodes.
+    pub node: Option<String>,
+    pub files: Vec<SourceFile>,
+}
+
+/// Whether a directory holds log files directly (not in subdirectories).
+fn has_logs(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).any(|e| {
+            let p = e.path();
+            p.is_file() && classify_name(&e.file_name().to_string_lossy()) == Some(SourceKind::Log)
+        })
+    })
+}
+
+/// The nodes of one run given as several paths, or as one directory whose
+/// subdirectories hold the nodes' files (`run/node0/`, `run/node1/`): one entry per node,
+/// in the order given (subdirectories sorted by name). A run that is one path with its
+/// logs at the top is one entry without a node name.
+pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    let mut out = Vec::new();
+    for path in paths {
+        let subdirs = if path.is_dir() && !has_logs(path) {
+            let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let mut dirs: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir() && has_logs(p))
+                .collect();
+            dirs.sort();
+            dirs
+        } else {
+            Vec::new()
+        };
+        if subdirs.is_empty() {
+            // One path of several is a node named after it; a lone path is the whole run.
+            let node = (paths.len() > 1).then(|| name_of(path));
+            out.push(NodeFiles {
+                node,
+                files: discover(path)?,
+            });
+        } else {
+            for d in subdirs {
+                out.push(NodeFiles {
+                    node: Some(name_of(&d)),
+                    files: discover(&d)?,
+                });
+            }
+        }
+    }
+    // Two nodes with one name (`a/node0`, `b/node0`) are told apart by their whole path.
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for n in out.iter().filter_map(|n| n.node.clone()) {
+        *seen.entry(n).or_default() += 1;
+    }
+    for n in &mut out {
+        if n.node.as_ref().is_some_and(|name| seen[name] > 1) {
+            if let Some(dir) = n.files.first().and_then(|f| f.path.parent()) {
+                n.node = Some(dir.display().to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Opens a log source as a byte stream, decompressing as needed.
 pub fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
     if sf.is_stdin() {

@@ -55,17 +55,136 @@ pub struct PhaseStats {
     pub end_skew_s: Option<f64>,
     pub duration_s: Option<Spread>,
     pub figures: Vec<FigureStats>,
-    /// Ranks that finished well after the median (see `STRAGGLER_*`).
+    /// Ranks that finished the phase later than the others by more than the stamps and
+    /// clocks can explain (`Straggler`).
     pub stragglers: Vec<Rank>,
+    /// How each of `stragglers` was late, in the same order.
+    pub straggler_detail: Vec<Straggler>,
 }
 
-/// A rank is a straggler when it ends the phase this many seconds after the median…
-pub const STRAGGLER_MIN_S: f64 = 2.0;
-/// …and later than the median by this fraction of the median duration.
-pub const STRAGGLER_FRACTION: f64 = 0.5;
+/// A rank that ended a phase late: after the median end of the other ranks by more than
+/// the uncertainty of the comparison, which is one step of the printed stamps (two
+/// stamps of one instant differ by less than a step; at least `STRAGGLER_FLOOR_MS`) plus,
+/// in a multi-node run, the clock uncertainty of the rank's node and of the others' (half
+/// their offset intervals).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Straggler {
+    pub rank: Rank,
+    /// Seconds after the other ranks' median end.
+    pub late_s: f64,
+    /// Of which: seconds it began the phase after the others' median start (the time
+    /// went before the phase's first line)…
+    pub before_first_line_s: f64,
+    /// …and seconds it ran longer inside the phase.
+    pub inside_s: f64,
+    /// What `late_s` had to exceed.
+    pub uncertainty_s: f64,
+}
+
+impl Straggler {
+    /// Where most of the time went.
+    pub fn before_first_line(&self) -> bool {
+        self.before_first_line_s >= self.inside_s
+    }
+}
+
+/// Lateness under a second is never a straggler, even on millisecond stamps: ranks end
+/// phases that no collective closes tens of milliseconds apart as a matter of course.
+pub const STRAGGLER_FLOOR_MS: i64 = 1000;
+
+/// The median of `sorted` without the element at `skip` (`sorted` holds at least two).
+fn median_without(sorted: &[i64], skip: usize) -> f64 {
+    let at = |j: usize| sorted[if j < skip { j } else { j + 1 }] as f64;
+    let n = sorted.len() - 1;
+    if n % 2 == 1 {
+        at(n / 2)
+    } else {
+        (at(n / 2 - 1) + at(n / 2)) / 2.0
+    }
+}
+
+/// Per rank, the median of the other ranks' values, in milliseconds.
+fn others_median(values: &[(usize, i64)]) -> Vec<Option<f64>> {
+    let n = values.iter().map(|v| v.0 + 1).max().unwrap_or(0);
+    let mut out = vec![None; n];
+    if values.len() < 2 {
+        return out;
+    }
+    let mut sorted: Vec<(i64, usize)> = values.iter().map(|&(i, v)| (v, i)).collect();
+    sorted.sort();
+    let plain: Vec<i64> = sorted.iter().map(|x| x.0).collect();
+    for (pos, &(_, i)) in sorted.iter().enumerate() {
+        out[i] = Some(median_without(&plain, pos));
+    }
+    out
+}
+
+fn ms(t: chrono::NaiveDateTime) -> i64 {
+    t.and_utc().timestamp_millis()
+}
+
+/// The stragglers of one phase. `spans[i]` is rank i's span; `clock_ms[i]` the half-width
+/// of its node's clock offset (0 on the reference node and in one-node runs).
+fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) -> Vec<Straggler> {
+    let ends: Vec<(usize, i64)> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, s))| Some((i, ms(s.end?))))
+        .collect();
+    let starts: Vec<(usize, i64)> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, s))| Some((i, ms(s.start?))))
+        .collect();
+    let ref_end = others_median(&ends);
+    let ref_start = others_median(&starts);
+    let step_ms = spans
+        .iter()
+        .filter_map(|(_, s)| s.end)
+        .map(super::clock::resolution_ms)
+        .max()
+        .unwrap_or(STRAGGLER_FLOOR_MS)
+        .max(STRAGGLER_FLOOR_MS);
+    let widest = clock_ms.iter().copied().max().unwrap_or(0);
+    let mut out = Vec::new();
+    for &(i, end) in &ends {
+        let Some(Some(reference)) = ref_end.get(i) else {
+            continue;
+        };
+        let late = end as f64 - reference;
+        let uncertainty = (step_ms + clock_ms[i] + widest) as f64;
+        if late <= uncertainty {
+            continue;
+        }
+        let began_late = match (spans[i].1.start, ref_start.get(i).copied().flatten()) {
+            (Some(st), Some(r)) => (ms(st) as f64 - r).clamp(0.0, late),
+            _ => 0.0,
+        };
+        out.push(Straggler {
+            rank: spans[i].0.clone(),
+            late_s: late / 1000.0,
+            before_first_line_s: began_late / 1000.0,
+            inside_s: (late - began_late) / 1000.0,
+            uncertainty_s: uncertainty / 1000.0,
+        });
+    }
+    out
+}
 
 pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
     let mut out = Vec::new();
+    // Each rank's clock uncertainty, looked up once (1,024 ranks on 128 nodes).
+    let clock_of: std::collections::HashMap<&Rank, i64> = run
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            // Raw stamps (`--no-clock-align`) are off by the whole offset.
+            let ms = n.offset.as_ref().map_or(0, |o| {
+                o.half_width_ms() + if o.applied { 0 } else { o.mid_ms().abs() }
+            });
+            n.ranks.iter().map(move |r| (r, ms))
+        })
+        .collect();
     for phase in Phase::ALL {
         let spans: Vec<(&Rank, &crate::model::PhaseSpan)> = run
             .ranks
@@ -93,26 +212,12 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         };
         let mut durations: Vec<f64> = spans.iter().filter_map(|(_, s)| s.duration_s()).collect();
         let duration_s = Spread::of(&mut durations);
-        let mut stragglers = Vec::new();
-        if let Some(first) = run.start {
-            let mut offsets: Vec<f64> = ends
-                .iter()
-                .map(|(_, e)| (*e - first).num_milliseconds() as f64 / 1000.0)
-                .collect();
-            if let Some(sp) = Spread::of(&mut offsets) {
-                let slack = STRAGGLER_MIN_S.max(
-                    duration_s
-                        .as_ref()
-                        .map_or(0.0, |d| d.median * STRAGGLER_FRACTION),
-                );
-                for (r, e) in &ends {
-                    let off = (*e - first).num_milliseconds() as f64 / 1000.0;
-                    if off - sp.median > slack {
-                        stragglers.push((*r).clone());
-                    }
-                }
-            }
-        }
+        let clock_ms: Vec<i64> = spans
+            .iter()
+            .map(|(r, _)| clock_of.get(r).copied().unwrap_or(0))
+            .collect();
+        let straggler_detail = stragglers_of(&spans, &clock_ms);
+        let stragglers = straggler_detail.iter().map(|s| s.rank.clone()).collect();
         let mut names: Vec<&'static str> = Vec::new();
         for (_, s) in &spans {
             for f in &s.figures {
@@ -164,7 +269,20 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             duration_s,
             figures,
             stragglers,
+            straggler_detail,
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_the_others() {
+        // Ends 10, 20, 26 s: without 26 the median is 15, without 10 it is 23.
+        let m = others_median(&[(0, 10_000), (1, 20_000), (2, 26_000)]);
+        assert_eq!(m, vec![Some(23_000.0), Some(18_000.0), Some(15_000.0)]);
+    }
 }

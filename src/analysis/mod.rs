@@ -2,4 +2,5 @@
 
 pub mod align;
 pub mod attribute;
+pub mod clock;
 pub mod diff;

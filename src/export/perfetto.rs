@@ -99,11 +99,15 @@ pub fn trace(run: &Run) -> Value {
     meta.args.insert("name".into(), json!(run.name));
     out.push(meta);
     let mut threads = vec![(LAUNCHER_TID, "launcher".to_string())];
-    threads.extend(
-        run.ranks
-            .iter()
-            .map(|r| (tid(Some(&r.rank)), r.rank.to_string())),
-    );
+    // In a multi-node run a rank's lane names its node; its times are already on the
+    // reference node's clock (unless `--no-clock-align`).
+    threads.extend(run.ranks.iter().map(|r| {
+        let name = match run.node_of(&r.rank) {
+            Some(n) => format!("{} @{}", r.rank, n.name),
+            None => r.rank.to_string(),
+        };
+        (tid(Some(&r.rank)), name)
+    }));
     for (t, name) in threads {
         let mut m = TraceEvent::new("thread_name", "M", 0, t);
         m.args.insert("name".into(), json!(name));

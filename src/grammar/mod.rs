@@ -303,6 +303,17 @@ impl GrammarSet {
         GrammarSet::new(Self::builtin_grammars()?)
     }
 
+    /// Event kinds some loaded grammar marks `barrier_exit`: printed by every rank as it
+    /// leaves a collective, the events node clocks are aligned on.
+    pub fn barrier_exit_kinds(&self) -> std::collections::BTreeSet<String> {
+        self.grammars
+            .iter()
+            .flat_map(|g| g.spec.event.iter())
+            .filter(|e| e.barrier_exit)
+            .map(|e| e.kind.clone())
+            .collect()
+    }
+
     pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
         BUILTIN
             .iter()

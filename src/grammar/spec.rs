@@ -87,6 +87,11 @@ pub struct EventSpec {
     /// Constant fields every match carries (`failure = "not_enough_memory"`).
     #[serde(default)]
     pub set: BTreeMap<String, String>,
+    /// Every rank prints this line as it leaves a collective (a barrier, an all-reduce),
+    /// so all ranks print it at nearly the same true instant: node clocks are aligned on
+    /// these events.
+    #[serde(default)]
+    pub barrier_exit: bool,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

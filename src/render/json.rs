@@ -396,8 +396,81 @@ pub struct PhaseStatsDoc {
     pub end_skew_s: Option<f64>,
     pub duration_s: Option<SpreadDoc>,
     pub figures: Vec<FigureStatsDoc>,
-    /// Ranks that finished well after the median.
+    /// Ranks that finished the phase after the other ranks' median by more than the
+    /// stamps' step and the nodes' clock uncertainty.
     pub stragglers: Vec<String>,
+    /// How each straggler was late, in the order of `stragglers`.
+    pub straggler_detail: Vec<StragglerDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StragglerDoc {
+    pub rank: String,
+    /// Seconds after the other ranks' median end of the phase.
+    pub late_s: f64,
+    /// Of which, seconds it began the phase late: the time went before its first line.
+    pub before_first_line_s: f64,
+    /// Of which, seconds it ran longer inside the phase.
+    pub inside_s: f64,
+    /// What `late_s` exceeded: one stamp step plus the nodes' clock uncertainty.
+    pub uncertainty_s: f64,
+}
+
+/// One host of a run read from several nodes' files.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NodeDoc {
+    pub name: String,
+    /// The node the others' clocks are aligned to.
+    pub reference: bool,
+    /// The paths of its log files.
+    pub sources: Vec<String>,
+    pub ranks: Vec<String>,
+    /// `node_rank` and `nnodes` from its server arguments, when printed.
+    pub node_rank: Option<u32>,
+    pub nnodes: Option<u32>,
+    /// Its clock minus the reference node's; absent for the reference and for a node
+    /// with no barrier exit in common with it.
+    pub clock_offset: Option<ClockOffsetDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ClockOffsetDoc {
+    /// The estimate, the middle of the interval, in seconds.
+    pub offset_s: f64,
+    /// The offset lies in the open interval (`min_s`, `max_s`).
+    pub min_s: f64,
+    pub max_s: f64,
+    /// The most the estimate can be off by: half the interval.
+    pub uncertainty_s: f64,
+    /// Barrier exits intersected, and those left out because they disagreed.
+    pub barrier_events: usize,
+    pub rejected_events: usize,
+    /// The node's stamps were moved by `-offset_s` (false under `--no-clock-align`).
+    pub applied: bool,
+}
+
+fn node_doc(run: &Run, n: &crate::node::Node) -> NodeDoc {
+    NodeDoc {
+        name: n.name.clone(),
+        reference: n.reference,
+        sources: n
+            .sources
+            .iter()
+            .filter_map(|&i| run.sources.get(i).map(|s| s.path.clone()))
+            .collect(),
+        ranks: n.ranks.iter().map(|r| r.to_string()).collect(),
+        node_rank: n.node_rank,
+        nnodes: n.nnodes,
+        clock_offset: n.offset.as_ref().map(|o| ClockOffsetDoc {
+            offset_s: o.mid_ms() as f64 / 1000.0,
+            min_s: o.lo_ms as f64 / 1000.0,
+            max_s: o.hi_ms as f64 / 1000.0,
+            uncertainty_s: o.half_width_ms() as f64 / 1000.0,
+            barrier_events: o.barrier_events,
+            rejected_events: o.rejected_events,
+            applied: o.applied,
+        }),
+    }
 }
 
 fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
@@ -420,6 +493,17 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
             })
             .collect(),
         stragglers: p.stragglers.iter().map(|r| r.to_string()).collect(),
+        straggler_detail: p
+            .straggler_detail
+            .iter()
+            .map(|s| StragglerDoc {
+                rank: s.rank.to_string(),
+                late_s: s.late_s,
+                before_first_line_s: s.before_first_line_s,
+                inside_s: s.inside_s,
+                uncertainty_s: s.uncertainty_s,
+            })
+            .collect(),
     }
 }
 
@@ -450,6 +534,9 @@ pub struct RunDoc {
     pub gpus: Vec<GpuMemoryDoc>,
     /// Per-process GPU memory from `nvidia-smi --query-compute-apps` samples.
     pub gpu_processes: Vec<GpuProcessDoc>,
+    /// The hosts, for a run read from several nodes' files (empty otherwise). Times in
+    /// this document are on the reference node's clock unless `--no-clock-align`.
+    pub nodes: Vec<NodeDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -591,6 +678,7 @@ pub fn run_doc(run: &Run) -> RunDoc {
             })
             .collect(),
         sources: run.sources.iter().map(source_doc).collect(),
+        nodes: run.nodes.iter().map(|n| node_doc(run, n)).collect(),
         ranks: run.ranks.iter().map(|r| rank_doc(run, r)).collect(),
         phases: phase_stats(run).iter().map(phase_stats_doc).collect(),
         launcher_failures: run

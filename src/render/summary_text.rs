@@ -180,6 +180,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         for s in &stats {
             phase_block(&mut o, s, out.ranks, style);
         }
+        timing_report(&mut o, run, &stats, style);
     }
     if per_rank {
         o.push('\n');
@@ -191,6 +192,110 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
     }
     lines_report(&mut o, run, style);
     o
+}
+
+/// Lines listed before "and N more".
+const TIMING_LINES: usize = 8;
+
+fn signed_s(ms: i64) -> String {
+    format!("{:+.2}", ms as f64 / 1000.0).replace('-', "−")
+}
+
+/// The nodes and their clocks, then each straggler: which rank, which phase, how late and
+/// whether the time went before the phase's first line or inside it.
+fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) {
+    if !run.nodes.is_empty() {
+        let reference = run.nodes.iter().find(|n| n.reference);
+        let ref_name = reference.map_or("?", |n| n.name.as_str());
+        let _ = writeln!(
+            o,
+            "\n{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
+            run.nodes.len(),
+            if run
+                .nodes
+                .iter()
+                .any(|n| n.offset.as_ref().is_some_and(|x| x.applied))
+            {
+                "moved onto its clock"
+            } else {
+                "as printed, --no-clock-align"
+            }
+        );
+        let mut others: Vec<&crate::node::Node> =
+            run.nodes.iter().filter(|n| !n.reference).collect();
+        others
+            .sort_by_key(|n| std::cmp::Reverse(n.offset.as_ref().map_or(0, |x| x.mid_ms().abs())));
+        for n in others.iter().take(TIMING_LINES) {
+            let line = match &n.offset {
+                Some(x) => format!(
+                    "  {}: {} s ± {:.2} s, in ({}, {}) s from {} barrier exit{}{}",
+                    n.name,
+                    signed_s(x.mid_ms()),
+                    x.half_width_ms() as f64 / 1000.0,
+                    signed_s(x.lo_ms),
+                    signed_s(x.hi_ms),
+                    x.barrier_events,
+                    if x.barrier_events == 1 { "" } else { "s" },
+                    if x.rejected_events > 0 {
+                        format!(", {} disagreeing left out", x.rejected_events)
+                    } else {
+                        String::new()
+                    }
+                ),
+                None => format!("  {}: no barrier exit in common, clock taken as is", n.name),
+            };
+            let _ = writeln!(o, "{line}");
+        }
+        if others.len() > TIMING_LINES {
+            let _ = writeln!(
+                o,
+                "  and {} more nodes (--json lists all)",
+                others.len() - TIMING_LINES
+            );
+        }
+    }
+    let all: Vec<(&PhaseStats, &crate::analysis::align::Straggler)> = stats
+        .iter()
+        .flat_map(|p| p.straggler_detail.iter().map(move |s| (p, s)))
+        .collect();
+    if all.is_empty() {
+        if !run.nodes.is_empty() {
+            let _ = writeln!(
+                o,
+                "no straggler: every phase ends within the stamps' and clocks' uncertainty"
+            );
+        }
+        return;
+    }
+    o.push('\n');
+    for (p, s) in all.iter().take(TIMING_LINES) {
+        let at = if s.before_first_line() {
+            format!(
+                "before its first line (began {} s late)",
+                secs(s.before_first_line_s)
+            )
+        } else {
+            format!("inside the phase (ran {} s longer)", secs(s.inside_s))
+        };
+        let _ = writeln!(
+            o,
+            "{}",
+            style.warn(&format!(
+                "straggler: {} in {}, ended {} s after the others (± {} s), {at}",
+                s.rank,
+                p.phase,
+                secs(s.late_s),
+                secs(s.uncertainty_s)
+            ))
+        );
+    }
+    if all.len() > TIMING_LINES {
+        let _ = writeln!(
+            o,
+            "and {} more stragglers (--json lists all)",
+            all.len() - TIMING_LINES
+        );
+    }
 }
 
 fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::grammar::GrammarSet;
-use crate::load::{load_run, load_snapshots, LoadOptions};
+use crate::load::{load_paths, load_snapshots, LoadOptions};
 use crate::source::{self, Compression, SourceKind};
 
 use super::app::App;
@@ -85,10 +85,11 @@ impl Loading {
 }
 
 /// Log bytes in the run, when every log is a plain file of known size.
-fn log_bytes(path: &Path) -> Option<u64> {
-    let files = source::discover(path).ok()?;
-    files
+fn log_bytes(paths: &[PathBuf]) -> Option<u64> {
+    let nodes = source::discover_nodes(paths).ok()?;
+    nodes
         .iter()
+        .flat_map(|n| n.files.iter())
         .filter(|f| f.kind == SourceKind::Log)
         .map(|f| match f.compression {
             Compression::None if !f.is_stdin() => f.size,
@@ -106,12 +107,39 @@ pub fn load_app(
     color: bool,
     p: &Progress,
 ) -> Result<App, String> {
-    p.set_stage(format!("reading the logs of {}", run_path.display()));
+    let vs: Vec<PathBuf> = vs.cloned().into_iter().collect();
+    load_app_paths(
+        gs,
+        &[run_path.to_path_buf()],
+        &vs,
+        &LoadOptions::default(),
+        color,
+        p,
+    )
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// `load_app` for a run (and a baseline, when `vs` is not empty) given as several paths.
+pub fn load_app_paths(
+    gs: &GrammarSet,
+    run_paths: &[PathBuf],
+    vs: &[PathBuf],
+    opts: &LoadOptions,
+    color: bool,
+    p: &Progress,
+) -> Result<App, String> {
+    p.set_stage(format!("reading the logs of {}", shown(run_paths)));
     p.total
-        .store(log_bytes(run_path).unwrap_or(0), Ordering::Relaxed);
-    let opts = LoadOptions::default();
+        .store(log_bytes(run_paths).unwrap_or(0), Ordering::Relaxed);
     let loaded =
-        load_run(gs, run_path, &opts, &|src, n| p.report(src, n)).map_err(|e| e.to_string())?;
+        load_paths(gs, run_paths, opts, &|src, n| p.report(src, n)).map_err(|e| e.to_string())?;
     let n = loaded
         .files
         .iter()
@@ -121,14 +149,13 @@ pub fn load_app(
         p.set_stage(format!("reading {n} memory snapshots"));
     }
     let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
-    let baseline = match vs {
-        Some(b) => {
-            p.set_stage(format!("reading the baseline {}", b.display()));
-            let r = load_run(gs, b, &opts, &|_, _| {})
-                .map_err(|e| format!("baseline {}: {e}", b.display()))?;
-            Some(r.run)
-        }
-        None => None,
+    let baseline = if vs.is_empty() {
+        None
+    } else {
+        p.set_stage(format!("reading the baseline {}", shown(vs)));
+        let r = load_paths(gs, vs, opts, &|_, _| {})
+            .map_err(|e| format!("baseline {}: {e}", shown(vs)))?;
+        Some(r.run)
     };
     p.set_stage("lining up the ranks");
     Ok(App::new(loaded.run, baseline, color).with_snapshots(&snaps, errors))

@@ -12,7 +12,7 @@ pub mod widgets;
 
 use std::io::{self, Stdout};
 use std::panic::PanicHookInfo;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -155,25 +155,31 @@ fn quits(ev: &TermEvent) -> bool {
 /// the process; a load error stays on screen until q and is then returned.
 pub fn run_paths(
     gs: GrammarSet,
-    run_path: &Path,
-    vs: Option<&Path>,
+    run_paths: &[PathBuf],
+    vs: &[PathBuf],
+    opts: crate::load::LoadOptions,
     color: bool,
 ) -> Result<(), TuiError> {
     let progress = Arc::new(loading::Progress::default());
     let (tx, rx) = mpsc::channel();
+    let title = run_paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
     {
         let progress = Arc::clone(&progress);
-        let run_path = run_path.to_path_buf();
-        let vs: Option<PathBuf> = vs.map(Path::to_path_buf);
+        let run_paths = run_paths.to_vec();
+        let vs = vs.to_vec();
         std::thread::Builder::new()
             .name("tui-load".into())
             .spawn(move || {
-                let r = loading::load_app(&gs, &run_path, vs.as_ref(), color, &progress);
+                let r = loading::load_app_paths(&gs, &run_paths, &vs, &opts, color, &progress);
                 // The receiver is gone only when the user quit first.
                 let _ = tx.send(r);
             })?;
     }
-    let mut screen = Loading::new(&run_path.display().to_string());
+    let mut screen = Loading::new(&title);
     with_terminal(|terminal| {
         loop {
             if screen.error.is_none() {

@@ -1,0 +1,57 @@
+//! The hosts a run was collected from, and how each one's clock sits against the
+//! reference node's (`analysis::clock` estimates it, `load` applies it).
+
+use serde::Serialize;
+
+use crate::event::Rank;
+
+/// One host of a multi-node run: the files it wrote and the ranks they name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Node {
+    /// The directory name (`node1`, a hostname), or the path when two share a name.
+    pub name: String,
+    /// Indices into `Run::sources`.
+    pub sources: Vec<usize>,
+    pub ranks: Vec<Rank>,
+    /// `node_rank` from the server arguments, when this node's log printed them.
+    pub node_rank: Option<u32>,
+    /// `nnodes` from the server arguments, when printed.
+    pub nnodes: Option<u32>,
+    /// The node whose clock the others are aligned to.
+    pub reference: bool,
+    /// This node's clock against the reference node's; `None` for the reference itself
+    /// and for a node with no barrier exit in common with it.
+    pub offset: Option<ClockOffset>,
+}
+
+/// How far a node's clock is from the reference node's: node clock minus reference
+/// clock lies in the open interval (`lo_ms`, `hi_ms`). Every stamp of the node is moved by
+/// minus the interval's middle when `applied`, so the remaining error is at most half
+/// the interval's width.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClockOffset {
+    pub lo_ms: i64,
+    pub hi_ms: i64,
+    /// Barrier exits whose intervals were intersected.
+    pub barrier_events: usize,
+    /// Barrier exits whose interval disagreed with the larger agreeing set and were left
+    /// out (a rank that did not leave with the others, a line marked barrier exit that is
+    /// not one on this server).
+    pub rejected_events: usize,
+    /// The offset was applied to this node's stamps (false under `--no-clock-align`).
+    pub applied: bool,
+}
+
+impl ClockOffset {
+    /// The estimate: the middle of the interval.
+    pub fn mid_ms(&self) -> i64 {
+        (self.lo_ms + self.hi_ms).div_euclid(2)
+    }
+    /// The most the estimate can be off by.
+    pub fn half_width_ms(&self) -> i64 {
+        (self.hi_ms - self.lo_ms + 1) / 2
+    }
+    pub fn width_ms(&self) -> i64 {
+        self.hi_ms - self.lo_ms
+    }
+}
