@@ -111,8 +111,20 @@ impl Rank {
         Rank::from_pairs([(ENGINE.to_string(), 0)])
     }
 
+    /// The engine process of one data-parallel replica (`EngineCore_DP4`): each replica
+    /// has its own, and they must not merge into one row.
+    pub fn engine_of(process: Option<&str>) -> Rank {
+        let dp = process
+            .and_then(|p| p.rsplit_once("_DP"))
+            .and_then(|(_, n)| n.parse::<u32>().ok());
+        match dp {
+            Some(n) => Rank::from_pairs([(ENGINE.to_string(), 0), ("DP".to_string(), n)]),
+            None => Rank::engine(),
+        }
+    }
+
     pub fn is_engine(&self) -> bool {
-        self.tags.len() == 1 && self.tags[0].1 == ENGINE
+        self.tags.iter().any(|t| t.1 == ENGINE)
     }
 
     /// A process's global rank when that is all a line says (c10's `[rank3]:`): the model
@@ -155,7 +167,11 @@ const GLOBAL: &str = "rank";
 impl fmt::Display for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_engine() {
-            return f.write_str(ENGINE);
+            f.write_str(ENGINE)?;
+            if let Some(dp) = self.get("DP") {
+                write!(f, " DP{dp}")?;
+            }
+            return Ok(());
         }
         for (i, (_, name, n)) in self.tags.iter().enumerate() {
             if i > 0 {

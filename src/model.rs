@@ -616,7 +616,7 @@ fn resolve_processes(events: &mut [Event]) {
             if phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
                 || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
             {
-                e.rank = Some(Rank::engine());
+                e.rank = Some(Rank::engine_of(e.process.as_deref()));
             }
             continue;
         }

@@ -228,3 +228,22 @@ fn summary_names_the_root_and_counts_the_consequence_apart() {
     );
     assert!(text.contains("root: TP0 failed in NCCL in dist_init (phase from frames)"));
 }
+
+/// vLLM with two data-parallel replicas: `EngineCore_DP1` and `EngineCore_DP4` are two
+/// engine processes (two pids), not one `engine` row, and neither is counted as a rank.
+#[test]
+fn engine_processes_of_two_replicas_stay_apart() {
+    let log = "(EngineCore_DP1 pid=700) INFO 03-02 11:20:05 [kv_cache_utils.py:634] GPU KV cache size: 120,000 tokens\n\
+        (EngineCore_DP4 pid=703) INFO 03-02 11:20:06 [kv_cache_utils.py:634] GPU KV cache size: 118,000 tokens\n\
+        (Worker_DP1_TP0 pid=710) INFO 03-02 11:20:01 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 4.000000 seconds\n\
+        (Worker_DP4_TP0 pid=713) INFO 03-02 11:20:01 [gpu_model_runner.py:2653] Model loading took 7.00 GiB memory and 4.100000 seconds\n";
+    let run = run_of("dp.log", log);
+    let engines: Vec<String> = run
+        .ranks
+        .iter()
+        .filter(|r| r.is_process())
+        .map(|r| r.rank.to_string())
+        .collect();
+    assert_eq!(engines, ["engine DP1", "engine DP4"]);
+    assert_eq!(run.worker_ranks().count(), 2);
+}
