@@ -80,25 +80,40 @@ struct Limited<R> {
     inner: R,
     out: u64,
     raw: Arc<AtomicU64>,
+    max_out: u64,
+    bomb_after: u64,
+    bomb_ratio: u64,
+}
+
+impl<R> Limited<R> {
+    fn new(inner: R, raw: Arc<AtomicU64>) -> Self {
+        Limited {
+            inner,
+            out: 0,
+            raw,
+            max_out: limits::MAX_DECOMPRESSED,
+            bomb_after: limits::BOMB_CHECK_AFTER,
+            bomb_ratio: limits::BOMB_RATIO,
+        }
+    }
 }
 
 impl<R: Read> Read for Limited<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.out >= limits::MAX_DECOMPRESSED {
+        if self.out >= self.max_out {
             return Err(io::Error::other(format!(
                 "stopped at the limit of {} decompressed bytes per file",
-                limits::MAX_DECOMPRESSED
+                self.max_out
             )));
         }
         let raw = self.raw.load(Ordering::Relaxed).max(1);
-        if self.out >= limits::BOMB_CHECK_AFTER && self.out / raw > limits::BOMB_RATIO {
+        if self.out >= self.bomb_after && self.out / raw > self.bomb_ratio {
             return Err(io::Error::other(format!(
                 "stopped: {} bytes expanded from {raw} compressed bytes (more than {}:1, a decompression bomb or one line repeated)",
-                self.out,
-                limits::BOMB_RATIO
+                self.out, self.bomb_ratio
             )));
         }
-        let room = (limits::MAX_DECOMPRESSED - self.out).min(buf.len() as u64) as usize;
+        let room = (self.max_out - self.out).min(buf.len() as u64) as usize;
         let n = self.inner.read(&mut buf[..room])?;
         self.out += n as u64;
         Ok(n)
@@ -437,11 +452,7 @@ pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
     };
     let whole = BufReader::with_capacity(1 << 16, Cursor::new(head[..got].to_vec()).chain(counted));
     let limited = |inner: Box<dyn Read + Send>| -> Box<dyn Read + Send> {
-        Box::new(Limited {
-            inner,
-            out: 0,
-            raw: raw_read.clone(),
-        })
+        Box::new(Limited::new(inner, raw_read.clone()))
     };
     let reader: Box<dyn Read + Send> = match compression {
         Compression::None => Box::new(whole),
@@ -470,6 +481,42 @@ pub fn binary_offset(head: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decompression_stops_at_the_ratio_and_the_size_limits() {
+        // 1 compressed byte read so far and 1,000 bytes of output per read: past 4,000
+        // bytes out, a ratio above 500:1 stops the read, so reads 1..=4 succeed and the
+        // fifth fails; the 4,000 bytes before it were handed out.
+        let raw = Arc::new(AtomicU64::new(1));
+        let mut l = Limited::new(io::repeat(b'A'), raw.clone());
+        l.bomb_after = 4_000;
+        let mut buf = [0u8; 1_000];
+        let mut out = 0;
+        let err = loop {
+            match l.read(&mut buf) {
+                Ok(n) => out += n,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(out, 4_000);
+        assert!(err.to_string().contains("decompression bomb"), "{err}");
+        // Below the ratio the size limit stops it, exactly at the limit.
+        raw.store(1_000_000, Ordering::Relaxed);
+        let mut l = Limited::new(io::repeat(b'A'), raw);
+        l.max_out = 2_500;
+        let mut out = 0;
+        let err = loop {
+            match l.read(&mut buf) {
+                Ok(n) => out += n,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(out, 2_500);
+        assert!(
+            err.to_string().contains("limit of 2500 decompressed bytes"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn rank_hints() {
