@@ -28,10 +28,6 @@ fuzz_target!(|data: &[u8]| {
     let run = rankscope::load::run_from_bytes(gs, "fuzz.log", data, 4096);
     assert_clean(&render::summary_text::summary(&run, true, Style::plain()));
     let d = diff::diff(&run, &run);
-    let extra = render::diff_text::Extra {
-        config: Vec::new(),
-        attribution: Vec::new(),
-        notes: Vec::new(),
-    };
+    let extra = render::diff_text::Extra::default();
     assert_clean(&render::diff_text::diff(&d, &extra, Style::plain()));
 });
