@@ -33,6 +33,8 @@ pub enum LoadError {
         first: String,
         second: String,
     },
+    #[error("{path}: no log in this run could be read ({notes})")]
+    NothingRead { path: String, notes: String },
 }
 
 #[derive(Clone, Debug)]
@@ -62,48 +64,197 @@ pub struct Loaded {
     pub files: Vec<SourceFile>,
 }
 
+/// What reading one log gave: the scan (possibly of a part of the file) and how many
+/// bytes were taken from the file itself.
+struct FileScan {
+    scan: SourceScan,
+    raw_bytes: u64,
+    compression: source::Compression,
+}
+
 fn scan_file(
     gs: &GrammarSet,
     index: usize,
     sf: &SourceFile,
     opts: &LoadOptions,
+    budget: &scan::EventBudget,
     progress: &(dyn Fn(usize, u64) + Sync),
-) -> Result<SourceScan, LoadError> {
-    let mut reader = source::open(sf)?;
+) -> Result<FileScan, LoadError> {
+    let stream = source::open_stream(sf)?;
+    let raw = stream.raw_counter();
+    let compression = stream.compression;
+    let mut reader = stream.reader;
     // Look at the first bytes before scanning: a binary file is refused, not scanned
     // into thousands of unknown lines.
     let mut head = vec![0u8; 8192];
     let mut filled = 0;
+    let mut head_stop = None;
     while filled < head.len() {
         match reader.read(&mut head[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                return Err(LoadError::Read {
-                    path: sf.display(),
+                // A file cut within its first bytes: what was decoded is still read.
+                head_stop = Some(scan::ReadStop {
                     offset: filled as u64,
-                    source: e,
-                })
+                    reason: e.to_string(),
+                });
+                break;
             }
         }
     }
     head.truncate(filled);
-    if let Some(offset) = source::binary_offset(&head) {
-        return Err(SourceError::Binary {
-            path: sf.display(),
-            offset,
-        }
-        .into());
+    if head_stop.is_some() {
+        reader = Box::new(std::io::empty());
     }
-    let chained = Cursor::new(head).chain(reader);
-    scan::scan_reader(gs, index, chained, opts.block_size, |n| progress(index, n)).map_err(|e| {
-        LoadError::Read {
-            path: sf.display(),
-            offset: 0,
-            source: e,
+    // UTF-16 with a byte-order mark is text (NUL in every other byte), read as UTF-8.
+    let utf16 = match head.get(..2) {
+        Some([0xff, 0xfe]) => Some(false),
+        Some([0xfe, 0xff]) => Some(true),
+        _ => None,
+    };
+    let text: Box<dyn Read + Send> = match utf16 {
+        Some(big_endian) => {
+            let body = Cursor::new(head.split_off(2)).chain(reader);
+            Box::new(crate::text::Utf16Reader::new(body, big_endian))
         }
+        None => {
+            if let Some(offset) = source::binary_offset(&head) {
+                return Err(SourceError::Binary {
+                    path: sf.display(),
+                    offset,
+                }
+                .into());
+            }
+            Box::new(Cursor::new(head).chain(reader))
+        }
+    };
+    let mut scan = scan::scan_stream(gs, index, text, opts.block_size, budget, |n| {
+        progress(index, n)
+    });
+    if head_stop.is_some() {
+        scan.read_stop = head_stop;
+    }
+    Ok(FileScan {
+        scan,
+        raw_bytes: raw.load(std::sync::atomic::Ordering::Relaxed),
+        compression,
     })
+}
+
+/// What the notes say about a file that was read only in part, or expanded suspiciously.
+fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
+    let mut notes = Vec::new();
+    let compressed = f.compression != source::Compression::None;
+    if let Some(stop) = &f.scan.read_stop {
+        let at = if compressed {
+            format!(
+                "after {} decompressed bytes (byte {} of the compressed file)",
+                stop.offset, f.raw_bytes
+            )
+        } else {
+            format!("at byte {}", stop.offset)
+        };
+        notes.push(format!(
+            "{}: read stopped {at}: {}; the part before it is read",
+            sf.display(),
+            stop.reason
+        ));
+    }
+    if compressed && f.raw_bytes > 0 && f.scan.bytes / f.raw_bytes > source::limits::WARN_RATIO {
+        notes.push(format!(
+            "{}: {} compressed bytes expanded to {} ({}:1; real logs give 5–50:1)",
+            sf.display(),
+            f.raw_bytes,
+            f.scan.bytes,
+            f.scan.bytes / f.raw_bytes
+        ));
+    }
+    notes
+}
+
+/// Events not kept past a budget, over the run's files: one note for all of them (a
+/// spent run budget touches every file read after it).
+#[derive(Default)]
+struct Dropped {
+    by_kind: std::collections::BTreeMap<String, u64>,
+    files: Vec<String>,
+    file_count: usize,
+}
+
+impl Dropped {
+    fn add(&mut self, sf: &SourceFile, scan: &SourceScan) {
+        if scan.dropped_events.is_empty() {
+            return;
+        }
+        for (k, n) in &scan.dropped_events {
+            *self.by_kind.entry(k.clone()).or_insert(0) += n;
+        }
+        self.file_count += 1;
+        if self.files.len() < 3 {
+            self.files.push(sf.display());
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        let total: u64 = self.by_kind.values().sum();
+        if total == 0 {
+            return None;
+        }
+        let kinds: Vec<String> = self
+            .by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        let more = self.file_count - self.files.len();
+        let files = if more > 0 {
+            format!("{} and {more} more files", self.files.join(", "))
+        } else {
+            self.files.join(", ")
+        };
+        Some(format!(
+            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times); they are counted in the lines: {}",
+            scan::budget::EVENTS_PER_RUN,
+            scan::budget::EVENT_TEXT_PER_RUN >> 20,
+            scan::budget::SAME_EVENT_PER_SOURCE,
+            kinds.join(", ")
+        ))
+    }
+}
+
+/// A source's line accounting for the model, and its events.
+fn source_info(path: String, scan: SourceScan) -> (SourceInfo, Vec<Event>) {
+    let info = SourceInfo {
+        path,
+        bytes: scan.bytes,
+        counts: scan.counts,
+        unknown_samples: scan.unknown_samples,
+        cut_last_line: scan.cut_last_line,
+        cut_fields: scan.cut_fields,
+        duplicate_events: 0,
+        detected: scan.detected,
+    };
+    (info, scan.events)
+}
+
+/// A run made of one log held in memory, read the way a file is (the fuzz target of the
+/// scan, model and renderers uses it; `block_size` small makes blocks and their merge
+/// part of every input).
+pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
+    let scan = scan::scan_stream(
+        gs,
+        0,
+        bytes,
+        block_size,
+        &scan::EventBudget::default(),
+        |_| {},
+    );
+    let (info, mut events) = source_info(name.to_string(), scan);
+    infer_dates(&mut events, &[None]);
+    let mut sources = vec![info];
+    let events = model::dedup_across_sources(events, &mut sources);
+    model::build(name.to_string(), events, sources, &gs.knowledge(), None)
 }
 
 /// Loads one run from a path (file, directory or `-`).
@@ -119,9 +270,11 @@ pub fn load_run(
             found,
         });
     }
-    let files = source::discover(path)?;
+    let (files, dir_notes) = source::discover_noted(path)?;
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
-    let (mut sources, events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
+    let (mut sources, events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
+    let mut notes = dir_notes;
+    notes.extend(scan_notes);
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
     let mut events = events;
     notes.extend(time_regressions(&events, &logs));
@@ -129,7 +282,13 @@ pub fn load_run(
     if let Some(how) = how {
         notes.push(how);
     }
-    let events = model::dedup_across_sources(events, &mut sources);
+    // Duplicates are looked for across files; one file has none to find (its repeats
+    // are real), and a 100,000-event log need not pay for the lookup.
+    let events = if sources.len() > 1 {
+        model::dedup_across_sources(events, &mut sources)
+    } else {
+        events
+    };
     let name = path.display().to_string();
     let mut run = model::build(name, events, sources, &gs.knowledge(), opts.attempt);
     let smi: Vec<(&SourceFile, i64)> = files
@@ -142,7 +301,7 @@ pub fn load_run(
     if !run.has_startup_events() {
         return Err(LoadError::NotAStartupLog {
             path: path.display().to_string(),
-            found: what_was_found(&run),
+            found: with_read_problems(what_was_found(&run), &run.notes),
         });
     }
     Ok(Loaded { run, files })
@@ -170,37 +329,47 @@ fn scan_logs(
     opts: &LoadOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Scanned, LoadError> {
-    // A binary file inside a run directory is skipped with a note; named alone it is an error.
+    // In a run directory a file that cannot be opened or is binary is skipped with a
+    // note, and the other files still make the run; named alone it is an error.
     let single = logs.len() == 1;
-    let scans: Vec<Result<SourceScan, LoadError>> = logs
+    let budget = scan::EventBudget::default();
+    let scans: Vec<Result<FileScan, LoadError>> = logs
         .par_iter()
         .enumerate()
-        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), progress))
+        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), &budget, progress))
         .collect();
     let mut sources = Vec::new();
     let mut events = Vec::new();
-    let mut notes = Vec::new();
+    let mut skipped = 0;
+    let mut dropped = Dropped::default();
+    let mut notes: Vec<String> = Vec::new();
     for (sf, scan) in logs.iter().zip(scans) {
         let scan = match scan {
-            Ok(s) => s,
-            Err(LoadError::Source(SourceError::Binary { path, offset })) if !single => {
-                notes.push(format!(
-                    "{path}: skipped, binary data (NUL byte at offset {offset})"
-                ));
+            Ok(f) => {
+                notes.extend(read_notes(sf, &f));
+                dropped.add(sf, &f.scan);
+                f.scan
+            }
+            Err(e) if !single => {
+                notes.push(format!("skipped {e}"));
+                skipped += 1;
                 SourceScan::default()
             }
             Err(e) => return Err(e),
         };
-        events.extend(scan.events);
-        sources.push(SourceInfo {
-            path: sf.display(),
-            bytes: scan.bytes,
-            counts: scan.counts,
-            unknown_samples: scan.unknown_samples,
-            cut_last_line: scan.cut_last_line,
-            cut_fields: scan.cut_fields,
-            duplicate_events: 0,
-            detected: scan.detected,
+        let (info, evs) = source_info(sf.display(), scan);
+        events.extend(evs);
+        sources.push(info);
+    }
+    notes.extend(dropped.note());
+    if skipped > 0 && skipped == logs.len() {
+        return Err(LoadError::NothingRead {
+            path: logs
+                .first()
+                .and_then(|f| f.path.parent())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            notes: notes.join("; "),
         });
     }
     Ok((sources, events, notes))
@@ -210,8 +379,15 @@ fn scan_logs(
 /// node's clock correction (milliseconds to add to its stamps).
 fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<String>) {
     for &(sf, shift_ms) in smi {
-        match std::fs::read(&sf.path) {
-            Ok(bytes) => {
+        match read_csv(sf) {
+            Ok((bytes, cut)) => {
+                if cut {
+                    notes.push(format!(
+                        "{}: only the first {} bytes are read (the limit for an nvidia-smi CSV)",
+                        sf.display(),
+                        source::limits::MAX_CSV
+                    ));
+                }
                 let mut t = crate::nvsmi::parse(&String::from_utf8_lossy(&bytes));
                 if shift_ms != 0 {
                     let d = Duration::milliseconds(shift_ms);
@@ -392,7 +568,7 @@ pub fn load_paths(
     if !run.has_startup_events() {
         return Err(LoadError::NotAStartupLog {
             path: name,
-            found: what_was_found(&run),
+            found: with_read_problems(what_was_found(&run), &run.notes),
         });
     }
     Ok(Loaded { run, files })
@@ -403,6 +579,19 @@ fn node_name(groups: &[source::NodeFiles], n: usize) -> String {
         .get(n)
         .and_then(|g| g.node.clone())
         .unwrap_or_else(|| format!("node{n}"))
+}
+
+/// The refusal of a run with no start-up event also says what could not be read: a cut
+/// stream or a skipped file may be why nothing was found.
+fn with_read_problems(mut found: String, notes: &[String]) -> String {
+    for n in notes
+        .iter()
+        .filter(|n| n.starts_with("skipped ") || n.contains(": read stopped "))
+    {
+        found.push_str("; ");
+        found.push_str(n);
+    }
+    found
 }
 
 /// A PyTorch snapshot given where a log belongs (a pickle starts with PROTO 2–5).
@@ -451,6 +640,17 @@ fn what_was_found(run: &Run) -> String {
             format!("; line prefixes look like {}", families.join("+"))
         }
     )
+}
+
+/// An nvidia-smi CSV up to [`source::limits::MAX_CSV`] bytes, and whether it was cut.
+fn read_csv(sf: &SourceFile) -> std::io::Result<(Vec<u8>, bool)> {
+    let f = std::fs::File::open(&sf.path)?;
+    let mut bytes = Vec::new();
+    f.take(source::limits::MAX_CSV + 1)
+        .read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > source::limits::MAX_CSV;
+    bytes.truncate(source::limits::MAX_CSV as usize);
+    Ok((bytes, cut))
 }
 
 /// Reads the run's `snapshot_rank{N}.pickle` files in parallel and attaches each to its

@@ -8,12 +8,14 @@
 //! Blocks are scanned in parallel and merged in order; what crosses a block boundary (a
 //! traceback, the record an unprefixed line belongs to) is settled in the merge.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::event::{Event, Origin};
+use crate::event::{Event, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch};
 use crate::text::{clean_line, is_blank};
 
@@ -23,6 +25,82 @@ pub const DEFAULT_BLOCK: usize = 4 << 20;
 const MAX_DETAIL: usize = 64 << 10;
 /// Unknown lines kept as examples for the report.
 const MAX_UNKNOWN_SAMPLES: usize = 8;
+/// The first read of a source asks for this much; each further read doubles it up to
+/// the block size, so a small file costs a small buffer, not a block.
+const FIRST_READ: usize = 64 << 10;
+
+/// What a run keeps at most (docs/reliability.md). A start-up is a few hundred events;
+/// these limits are far above that and only bind on floods (request traffic that
+/// matches an event, a file of one repeated line). Past a limit the scan still reads and
+/// counts every line; events it does not keep are counted by kind and said in the notes.
+pub mod budget {
+    /// Events kept in one run, over all its files.
+    pub const EVENTS_PER_RUN: u64 = 131_072;
+    /// Bytes of event text (messages and tracebacks) kept in one run.
+    pub const EVENT_TEXT_PER_RUN: u64 = 32 << 20;
+    /// Times one file keeps the same event kind for the same rank.
+    pub const SAME_EVENT_PER_SOURCE: u32 = 1_024;
+}
+
+/// The run-wide event budget, shared by the parallel scans of a run's files (which of
+/// them meets a spent budget first depends on timing; the notes say what was dropped).
+#[derive(Debug)]
+pub struct EventBudget {
+    events_left: AtomicU64,
+    text_left: AtomicU64,
+}
+
+impl EventBudget {
+    pub fn new(events: u64, text_bytes: u64) -> Self {
+        EventBudget {
+            events_left: AtomicU64::new(events),
+            text_left: AtomicU64::new(text_bytes),
+        }
+    }
+
+    /// True once no further event can be kept.
+    fn is_spent(&self) -> bool {
+        self.events_left.load(Ordering::Relaxed) == 0
+    }
+
+    /// Takes room for more text of an event already kept.
+    fn take_text(&self, n: u64) -> bool {
+        self.text_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
+            .is_ok()
+    }
+
+    /// Takes room for one event of `text` bytes; false when the run's budget is spent.
+    fn take(&self, text: u64) -> bool {
+        let dec = |left: &AtomicU64, n: u64| {
+            left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
+                .is_ok()
+        };
+        if !dec(&self.events_left, 1) {
+            return false;
+        }
+        if !dec(&self.text_left, text) {
+            self.events_left.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+impl Default for EventBudget {
+    fn default() -> Self {
+        EventBudget::new(budget::EVENTS_PER_RUN, budget::EVENT_TEXT_PER_RUN)
+    }
+}
+
+/// Why reading a source stopped before its end: a read or decompression error, or a
+/// limit. Everything decoded before it was scanned and is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadStop {
+    /// Bytes of (decompressed) text read before the stop.
+    pub offset: u64,
+    pub reason: String,
+}
 
 /// How the lines of a source were understood. `unknown` is the count the user is shown:
 /// lines that no grammar recognised as a record, noise or a continuation.
@@ -71,6 +149,17 @@ pub struct SourceScan {
     pub bytes: u64,
     /// Grammar families whose prefixes the first lines show.
     pub detected: Vec<String>,
+    /// Events recognised but not kept, past a budget: how many of each kind. They are
+    /// counted in `counts.events` like the kept ones.
+    pub dropped_events: BTreeMap<String, u64>,
+    /// Set when reading stopped before the end of the input.
+    pub read_stop: Option<ReadStop>,
+}
+
+impl SourceScan {
+    pub fn dropped_event_count(&self) -> u64 {
+        self.dropped_events.values().sum()
+    }
 }
 
 struct PendingEvent {
@@ -99,6 +188,13 @@ struct BlockScan {
     /// Index of the event whose traceback is still open at the end of the block.
     open_at_end: Option<usize>,
     cut_fields: Vec<String>,
+    /// The block ends inside a line that the next block goes on with.
+    ends_inside_line: bool,
+    /// Events not kept, by kind: past the budgets already within the block (see
+    /// `drop_early`), so that a flood never holds a block's worth of events.
+    dropped: BTreeMap<String, u64>,
+    /// Events held per (kind, rank, pid), for `drop_early`.
+    same_held: HashMap<u64, u32>,
 }
 
 fn push_detail(detail: &mut String, line: &str) {
@@ -112,7 +208,7 @@ fn push_detail(detail: &mut String, line: &str) {
 
 /// Scans one block of whole lines. `cut_tail` says the block's last line is the cut end
 /// of the input (no newline).
-fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool) -> BlockScan {
+fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool, budget: &EventBudget) -> BlockScan {
     let mut out = BlockScan::default();
     let hits = gs.literal_hits(buf);
     let mut hit_i = 0;
@@ -132,7 +228,7 @@ fn scan_block(gs: &GrammarSet, buf: &[u8], cut_tail: bool) -> BlockScan {
         }
         let is_cut = cut_tail && end == buf.len();
         if has_hit {
-            scan_hit_line(gs, raw, line_no, is_cut, &mut out, &mut open_tb);
+            scan_hit_line(gs, raw, line_no, is_cut, budget, &mut out, &mut open_tb);
         } else {
             classify_plain(gs, raw, line_no, &mut out, &mut open_tb);
         }
@@ -150,6 +246,7 @@ fn scan_hit_line(
     raw: &[u8],
     line_no: u64,
     is_cut: bool,
+    budget: &EventBudget,
     out: &mut BlockScan,
     open_tb: &mut Option<usize>,
 ) {
@@ -195,6 +292,9 @@ fn scan_hit_line(
                     *open_tb = None;
                 }
                 let opens = m.traceback;
+                if drop_early(&m, budget, out) {
+                    continue;
+                }
                 let pe = PendingEvent {
                     line_in_block: line_no,
                     m,
@@ -217,6 +317,27 @@ fn scan_hit_line(
     } else {
         classify_plain(gs, raw, line_no, out, open_tb);
     }
+}
+
+/// Drops an event within its block when the merge would drop it anyway: a prefixed
+/// event (its rank and pid are its own, not inherited) seen `SAME_EVENT_PER_SOURCE`
+/// times already in this block, or any event once the run's budget is spent. An event
+/// that opens a traceback is always held: later lines of the block refer to it.
+fn drop_early(m: &LineMatch, budget: &EventBudget, out: &mut BlockScan) -> bool {
+    if m.traceback {
+        return false;
+    }
+    let Some(p) = &m.prefix else {
+        return false;
+    };
+    let key = same_key(&m.kind, p.rank.as_ref(), p.pid);
+    let held = out.same_held.entry(key).or_insert(0);
+    if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
+        *out.dropped.entry(m.kind.clone()).or_insert(0) += 1;
+        return true;
+    }
+    *held += 1;
+    false
 }
 
 fn classify_plain(
@@ -400,25 +521,75 @@ fn trim_wrapper(mut line: &[u8]) -> &[u8] {
     line
 }
 
+/// What an unprefixed line takes from the record it continues.
+#[derive(Clone)]
+struct Context {
+    rank: Option<Rank>,
+    ts: Option<chrono::NaiveDateTime>,
+    pid: Option<u32>,
+    process: Option<String>,
+    year_inferred: bool,
+    time_only: bool,
+}
+
+impl Context {
+    fn of(e: &Event) -> Context {
+        Context {
+            rank: e.rank.clone(),
+            ts: e.ts,
+            pid: e.pid,
+            process: e.process.clone(),
+            year_inferred: e.year_inferred,
+            time_only: e.time_only,
+        }
+    }
+}
+
+/// The event whose traceback is open across a block boundary: its place in
+/// `out.events` if it was kept, and its context either way.
+#[derive(Clone)]
+struct Carry {
+    kept: Option<usize>,
+    context: Context,
+}
+
 /// Merges block results in order into one source's scan.
 struct Merger<'a> {
     gs: &'a GrammarSet,
     source: usize,
     out: SourceScan,
     line_base: u64,
-    /// Event (index in `out.events`) whose traceback is open across the block boundary.
-    carry: Option<usize>,
+    carry: Option<Carry>,
+    budget: &'a EventBudget,
+    /// Events kept per (kind, rank) in this source; only kept events enter it, so it
+    /// is never larger than what the source keeps.
+    same_kept: HashMap<u64, u32>,
+}
+
+/// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
+/// limit (vLLM workers name no rank in their lines, so the pid tells them apart). A
+/// 64-bit hash rather than the owned values: no clone per event, and a collision would
+/// only let one event more or less through a limit of a thousand.
+fn same_key(kind: &str, rank: Option<&Rank>, pid: Option<u32>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    kind.hash(&mut h);
+    rank.hash(&mut h);
+    pid.hash(&mut h);
+    h.finish()
 }
 
 impl<'a> Merger<'a> {
     fn push(&mut self, b: BlockScan) {
-        match self.carry {
-            Some(owner) => {
+        match &self.carry {
+            Some(carry) => {
                 // Inside a traceback, noise-looking lines are part of it, as within a block.
                 self.out.counts.continuation += b.lead_lines - b.lead_counts.blank;
                 self.out.counts.blank += b.lead_counts.blank;
-                if let Some(ev) = self.out.events.get_mut(owner) {
-                    if !b.lead_text.is_empty() {
+                if let Some(ev) = carry.kept.and_then(|i| self.out.events.get_mut(i)) {
+                    // A traceback that goes on past a block grows an event already kept:
+                    // its text is charged to the run's budget as it comes.
+                    if !b.lead_text.is_empty() && self.budget.take_text(b.lead_text.len() as u64) {
                         push_detail(ev.detail.get_or_insert_with(String::new), &b.lead_text);
                     }
                 }
@@ -435,30 +606,53 @@ impl<'a> Merger<'a> {
             self.add_unknown(u);
         }
         self.out.cut_fields.extend(b.cut_fields);
-        let base_index = self.out.events.len();
+        for (kind, n) in b.dropped {
+            *self.out.dropped_events.entry(kind).or_insert(0) += n;
+        }
+        // This block's events as merged: where each was kept (if it was) and its context,
+        // for the unprefixed events inside its traceback.
+        let mut merged: Vec<Carry> = Vec::with_capacity(b.events.len());
         for pe in b.events {
-            let source_of_context = match (pe.owner, pe.inherit) {
-                (Some(local), _) => Some(base_index + local),
-                (None, true) => self.carry,
+            let context = match (pe.owner, pe.inherit) {
+                (Some(local), _) => merged.get(local).map(|c| c.context.clone()),
+                (None, true) => self.carry.as_ref().map(|c| c.context.clone()),
                 (None, false) => None,
             };
             let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
-            if let Some(o) = source_of_context.and_then(|i| self.out.events.get(i)) {
-                ev.rank = o.rank.clone();
-                ev.ts = o.ts;
-                ev.pid = o.pid;
-                ev.process = o.process.clone();
-                ev.year_inferred = o.year_inferred;
-                ev.time_only = o.time_only;
+            if let Some(c) = context {
+                ev.rank = c.rank;
+                ev.ts = c.ts;
+                ev.pid = c.pid;
+                ev.process = c.process;
+                ev.year_inferred = c.year_inferred;
+                ev.time_only = c.time_only;
             }
-            self.out.events.push(ev);
+            let context = Context::of(&ev);
+            let kept = self.keep(ev);
+            merged.push(Carry { kept, context });
         }
         self.carry = match b.open_at_end {
-            Some(local) => Some(base_index + local),
+            Some(local) => merged.get(local).cloned(),
             None if b.seen_record => None,
-            None => self.carry,
+            None => self.carry.take(),
         };
-        self.line_base += b.counts.lines;
+        // A block cut inside a line (one longer than a block) ends with a piece of that
+        // line, and the next block starts with the rest: one line, numbered once.
+        self.line_base += b.counts.lines.saturating_sub(u64::from(b.ends_inside_line));
+    }
+
+    /// Keeps an event if the budgets allow; returns its index in `out.events`.
+    fn keep(&mut self, ev: Event) -> Option<usize> {
+        let key = same_key(&ev.kind, ev.rank.as_ref(), ev.pid);
+        let same = self.same_kept.get(&key).copied().unwrap_or(0);
+        let text = (ev.message.len() + ev.detail.as_ref().map_or(0, |d| d.len())) as u64;
+        if same >= budget::SAME_EVENT_PER_SOURCE || !self.budget.take(text) {
+            *self.out.dropped_events.entry(ev.kind).or_insert(0) += 1;
+            return None;
+        }
+        self.same_kept.insert(key, same + 1);
+        self.out.events.push(ev);
+        Some(self.out.events.len() - 1)
     }
 
     fn add_unknown(&mut self, mut u: UnknownLine) {
@@ -511,14 +705,39 @@ impl<'a> Merger<'a> {
 }
 
 /// Scans a byte stream with bounded memory: blocks of whole lines are read in batches,
-/// each batch scanned in parallel and merged in order.
+/// each batch scanned in parallel and merged in order. A read error ends the scan like
+/// the end of the input would, and is returned with what was read before it.
 pub fn scan_reader<R: Read>(
+    gs: &GrammarSet,
+    source: usize,
+    reader: R,
+    block_size: usize,
+    progress: impl FnMut(u64),
+) -> io::Result<SourceScan> {
+    let mut s = scan_stream(
+        gs,
+        source,
+        reader,
+        block_size,
+        &EventBudget::default(),
+        progress,
+    );
+    match s.read_stop.take() {
+        Some(stop) => Err(io::Error::other(stop.reason)),
+        None => Ok(s),
+    }
+}
+
+/// [`scan_reader`] within a run's event budget, keeping what was read before a read
+/// error (in `read_stop`).
+pub fn scan_stream<R: Read>(
     gs: &GrammarSet,
     source: usize,
     mut reader: R,
     block_size: usize,
+    budget: &EventBudget,
     mut progress: impl FnMut(u64),
-) -> io::Result<SourceScan> {
+) -> SourceScan {
     let block_size = block_size.max(4096);
     let batch = rayon::current_num_threads().max(1) * 2;
     let mut merger = Merger {
@@ -527,23 +746,35 @@ pub fn scan_reader<R: Read>(
         out: SourceScan::default(),
         line_base: 0,
         carry: None,
+        budget,
+        same_kept: HashMap::new(),
     };
     let mut pending: Vec<u8> = Vec::new();
     let mut eof = false;
     let mut total = 0u64;
+    let mut read_size = FIRST_READ.min(block_size);
     while !eof || !pending.is_empty() {
-        let mut blocks: Vec<(Vec<u8>, bool)> = Vec::with_capacity(batch);
+        let mut blocks: Vec<(Vec<u8>, bool, bool)> = Vec::with_capacity(batch);
         while blocks.len() < batch && !(eof && pending.is_empty()) {
             while !eof && pending.len() < block_size {
                 let old = pending.len();
-                pending.resize(old + block_size, 0);
-                let n = read_full(&mut reader, &mut pending[old..])?;
+                let want = read_size.min(block_size - old);
+                read_size = (read_size * 2).min(block_size);
+                pending.resize(old + want, 0);
+                let (n, err) = read_full(&mut reader, &mut pending[old..]);
                 pending.truncate(old + n);
                 total += n as u64;
-                if n == 0 {
+                if let Some(e) = err {
+                    merger.out.read_stop = Some(ReadStop {
+                        offset: total,
+                        reason: e.to_string(),
+                    });
+                    eof = true;
+                } else if n < want {
                     eof = true;
                 }
             }
+            let mut inside_line = false;
             let cut_at = if eof {
                 pending.len()
             } else {
@@ -553,6 +784,7 @@ pub fn scan_reader<R: Read>(
                         // One line longer than a block: split it at its last `\r` if any
                         // (flattened progress output), else where the block ends.
                         merger.out.counts.split_long_lines += 1;
+                        inside_line = true;
                         memchr::memrchr(b'\r', &pending).map_or(pending.len(), |p| p + 1)
                     }
                 }
@@ -561,19 +793,23 @@ pub fn scan_reader<R: Read>(
             let block = std::mem::replace(&mut pending, rest);
             let cut_tail = eof && pending.is_empty() && block.last().is_some_and(|&b| b != b'\n');
             if !block.is_empty() {
-                blocks.push((block, cut_tail));
+                blocks.push((block, cut_tail, inside_line));
             }
         }
         if merger.line_base == 0 && merger.out.detected.is_empty() {
-            if let Some((first, _)) = blocks.first() {
+            if let Some((first, _, _)) = blocks.first() {
                 merger.out.detected = gs.detect(&first[..first.len().min(64 << 10)]);
             }
         }
         let results: Vec<BlockScan> = blocks
             .par_iter()
-            .map(|(b, cut)| scan_block(gs, b, *cut))
+            .map(|(b, cut, inside)| {
+                let mut r = scan_block(gs, b, *cut, budget);
+                r.ends_inside_line = *inside;
+                r
+            })
             .collect();
-        for (r, (b, cut)) in results.into_iter().zip(blocks.iter()) {
+        for (r, (b, cut, _)) in results.into_iter().zip(blocks.iter()) {
             if *cut {
                 let tail_start = memchr::memrchr(b'\n', b).map_or(0, |p| p + 1);
                 let tail = clean_line(&b[tail_start..]);
@@ -584,20 +820,22 @@ pub fn scan_reader<R: Read>(
         progress(total);
     }
     merger.out.bytes = total;
-    Ok(merger.out)
+    merger.out
 }
 
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+/// Fills `buf` as far as the reader goes; returns the bytes read and the error that
+/// stopped it early, if one did (what was read before it counts).
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> (usize, Option<io::Error>) {
     let mut filled = 0;
     while filled < buf.len() {
         match r.read(&mut buf[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+            Err(e) => return (filled, Some(e)),
         }
     }
-    Ok(filled)
+    (filled, None)
 }
 
 /// Scans an in-memory text (tests, samples).

@@ -2,11 +2,33 @@
 //!
 //! A path is a log file (all ranks interleaved, as SGLang writes), a per-rank file, or a run
 //! directory (every log-like file in it, plus snapshots and nvidia-smi CSVs); `-` is stdin.
-//! Compression is recognised by magic bytes, not by name, so a renamed `.gz` still reads.
+//! Compression is recognised by magic bytes, not by name, so a renamed `.gz` still reads,
+//! and so does gzip or zstd piped to stdin or written to a FIFO.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Limits on reading one file (docs/reliability.md).
+pub mod limits {
+    /// Decompressed bytes read from one compressed file; the rest is not read.
+    pub const MAX_DECOMPRESSED: u64 = 4 << 30;
+    /// Past this much output a compressed file that expands more than [`BOMB_RATIO`]:1
+    /// is stopped: no real log compresses that well (gzip cannot pass about 1,030:1;
+    /// real logs give 5–50:1), a decompression bomb or one repeated line does.
+    pub const BOMB_CHECK_AFTER: u64 = 256 << 20;
+    pub const BOMB_RATIO: u64 = 500;
+    /// A file that expanded more than this is said in the notes.
+    pub const WARN_RATIO: u64 = 100;
+    /// The largest zstd window accepted (2^27 = 128 MiB, zstd's default limit): a frame
+    /// that needs more is refused with zstd's error, in a note.
+    pub const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+    /// Bytes of an nvidia-smi CSV read: 1 s samples of 8 GPUs make about 70 MiB a day,
+    /// and a start-up is in the first minutes.
+    pub const MAX_CSV: u64 = 32 << 20;
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -18,6 +40,84 @@ pub enum SourceError {
     EmptyDir { path: String },
     #[error("{path}: binary data (NUL byte at offset {offset}), not a log")]
     Binary { path: String, offset: usize },
+}
+
+/// A log's bytes as text: decompressed, and with the count of bytes taken from the
+/// file itself, for offsets in messages and the expansion ratio.
+pub struct Stream {
+    pub reader: Box<dyn Read + Send>,
+    pub compression: Compression,
+    raw_read: Arc<AtomicU64>,
+}
+
+impl Stream {
+    /// Bytes read from the file (compressed bytes for a compressed file) so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.raw_read.load(Ordering::Relaxed)
+    }
+    /// A handle that reads the same count after the reader has been moved.
+    pub fn raw_counter(&self) -> Arc<AtomicU64> {
+        self.raw_read.clone()
+    }
+}
+
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Stops a decompressor at the limits above, with an error saying which (the scan
+/// keeps what came before it).
+struct Limited<R> {
+    inner: R,
+    out: u64,
+    raw: Arc<AtomicU64>,
+    max_out: u64,
+    bomb_after: u64,
+    bomb_ratio: u64,
+}
+
+impl<R> Limited<R> {
+    fn new(inner: R, raw: Arc<AtomicU64>) -> Self {
+        Limited {
+            inner,
+            out: 0,
+            raw,
+            max_out: limits::MAX_DECOMPRESSED,
+            bomb_after: limits::BOMB_CHECK_AFTER,
+            bomb_ratio: limits::BOMB_RATIO,
+        }
+    }
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.out >= self.max_out {
+            return Err(io::Error::other(format!(
+                "stopped at the limit of {} decompressed bytes per file",
+                self.max_out
+            )));
+        }
+        let raw = self.raw.load(Ordering::Relaxed).max(1);
+        if self.out >= self.bomb_after && self.out / raw > self.bomb_ratio {
+            return Err(io::Error::other(format!(
+                "stopped: {} bytes expanded from {raw} compressed bytes (more than {}:1, a decompression bomb or one line repeated)",
+                self.out, self.bomb_ratio
+            )));
+        }
+        let room = (self.max_out - self.out).min(buf.len() as u64) as usize;
+        let n = self.inner.read(&mut buf[..room])?;
+        self.out += n as u64;
+        Ok(n)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -121,14 +221,23 @@ fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
 /// The files a path stands for. A directory is one run; files inside it are sorted by
 /// name so every run reads the same way.
 pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
+    discover_noted(path).map(|(files, _)| files)
+}
+
+/// [`discover`], with notes on the directory entries it skipped and why (a symlink
+/// loop, a dangling link, an entry that cannot be read).
+pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), SourceError> {
     if path.as_os_str() == "-" {
-        return Ok(vec![SourceFile {
-            path: path.to_path_buf(),
-            kind: SourceKind::Log,
-            compression: Compression::None,
-            size: None,
-            rank_hint: None,
-        }]);
+        return Ok((
+            vec![SourceFile {
+                path: path.to_path_buf(),
+                kind: SourceKind::Log,
+                compression: Compression::None,
+                size: None,
+                rank_hint: None,
+            }],
+            Vec::new(),
+        ));
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => SourceError::Missing {
@@ -139,31 +248,62 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
             source: e,
         },
     })?;
-    if meta.is_file() {
+    if !meta.is_dir() {
+        // A regular file, or a FIFO or device named on purpose: read as a stream (its
+        // compression is found from its first bytes when it is read; a FIFO's bytes
+        // can be read once only, so it is not sniffed here).
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         let kind = classify_name(&name).unwrap_or(SourceKind::Log);
-        let (compression, size) = sniff(path)?;
-        return Ok(vec![SourceFile {
-            path: path.to_path_buf(),
-            kind,
-            compression,
-            size,
-            rank_hint: rank_from_name(&name),
-        }]);
+        let (compression, size) = if meta.is_file() {
+            sniff(path)?
+        } else {
+            (Compression::None, None)
+        };
+        return Ok((
+            vec![SourceFile {
+                path: path.to_path_buf(),
+                kind,
+                compression,
+                size,
+                rank_hint: rank_from_name(&name),
+            }],
+            Vec::new(),
+        ));
     }
     let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
         path: path.display().to_string(),
         source,
     })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
+    let mut notes = Vec::new();
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                notes.push(format!(
+                    "{}: an entry could not be listed: {e}",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        let p = entry.path();
+        let named = p
+            .file_name()
+            .is_some_and(|n| classify_name(&n.to_string_lossy()).is_some());
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => files.push(p),
+            Ok(_) => {}
+            // Only names that would have been read are worth a note.
+            Err(e) if named => notes.push(format!("{}: skipped: {e}", p.display())),
+            Err(_) => {}
+        }
+    }
     files.sort();
+    notes.sort();
     let mut out = Vec::new();
     for f in files {
         let name = f
@@ -173,7 +313,9 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
         let Some(kind) = classify_name(&name) else {
             continue;
         };
-        let (compression, size) = sniff(&f)?;
+        // A file that cannot be opened is still listed: reading it fails with a note
+        // naming it, and the other files still make the run.
+        let (compression, size) = sniff(&f).unwrap_or((Compression::None, None));
         out.push(SourceFile {
             rank_hint: rank_from_name(&name),
             path: f,
@@ -187,7 +329,7 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
             path: path.display().to_string(),
         });
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 /// The files one node of a run wrote: a directory of its own (`run/node1/`,
@@ -270,23 +412,64 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
 
 /// Opens a log source as a byte stream, decompressing as needed.
 pub fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
-    if sf.is_stdin() {
-        return Ok(Box::new(io::stdin()));
-    }
-    let file = File::open(&sf.path).map_err(|source| SourceError::Unreadable {
+    open_stream(sf).map(|s| s.reader)
+}
+
+/// Opens a log source: the compression is read from the stream's first bytes (so gzip
+/// and zstd on stdin or through a FIFO are decompressed too), and decompression stops
+/// at the limits in [`limits`].
+pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
+    let unreadable = |source| SourceError::Unreadable {
         path: sf.display(),
         source,
-    })?;
-    let buffered = BufReader::with_capacity(1 << 16, file);
-    Ok(match sf.compression {
-        Compression::None => Box::new(buffered),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(buffered).map_err(
-            |source| SourceError::Unreadable {
-                path: sf.display(),
-                source,
-            },
-        )?),
+    };
+    let raw: Box<dyn Read + Send> = if sf.is_stdin() {
+        Box::new(io::stdin())
+    } else {
+        Box::new(File::open(&sf.path).map_err(unreadable)?)
+    };
+    let raw_read = Arc::new(AtomicU64::new(0));
+    let mut counted = Counting {
+        inner: raw,
+        count: raw_read.clone(),
+    };
+    let mut head = [0u8; 4];
+    let mut got = 0;
+    while got < head.len() {
+        match counted.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
+    let compression = if got >= 2 && head[..2] == [0x1f, 0x8b] {
+        Compression::Gzip
+    } else if got >= 4 && head == [0x28, 0xb5, 0x2f, 0xfd] {
+        Compression::Zstd
+    } else {
+        Compression::None
+    };
+    let whole = BufReader::with_capacity(1 << 16, Cursor::new(head[..got].to_vec()).chain(counted));
+    let limited = |inner: Box<dyn Read + Send>| -> Box<dyn Read + Send> {
+        Box::new(Limited::new(inner, raw_read.clone()))
+    };
+    let reader: Box<dyn Read + Send> = match compression {
+        Compression::None => Box::new(whole),
+        Compression::Gzip => limited(Box::new(flate2::read::MultiGzDecoder::new(whole))),
+        Compression::Zstd => {
+            let mut d = zstd::stream::read::Decoder::with_buffer(whole).map_err(unreadable)?;
+            // A frame names the window it needs, up to 2 GiB; the decoder allocates it.
+            // zstd's own CLI default (windowLog 27, 128 MiB) is part of the memory bound.
+            d.window_log_max(limits::ZSTD_WINDOW_LOG_MAX)
+                .map_err(unreadable)?;
+            limited(Box::new(d))
+        }
+    };
+    Ok(Stream {
+        reader,
+        compression,
+        raw_read,
     })
 }
 
@@ -298,6 +481,42 @@ pub fn binary_offset(head: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decompression_stops_at_the_ratio_and_the_size_limits() {
+        // 1 compressed byte read so far and 1,000 bytes of output per read: past 4,000
+        // bytes out, a ratio above 500:1 stops the read, so reads 1..=4 succeed and the
+        // fifth fails; the 4,000 bytes before it were handed out.
+        let raw = Arc::new(AtomicU64::new(1));
+        let mut l = Limited::new(io::repeat(b'A'), raw.clone());
+        l.bomb_after = 4_000;
+        let mut buf = [0u8; 1_000];
+        let mut out = 0;
+        let err = loop {
+            match l.read(&mut buf) {
+                Ok(n) => out += n,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(out, 4_000);
+        assert!(err.to_string().contains("decompression bomb"), "{err}");
+        // Below the ratio the size limit stops it, exactly at the limit.
+        raw.store(1_000_000, Ordering::Relaxed);
+        let mut l = Limited::new(io::repeat(b'A'), raw);
+        l.max_out = 2_500;
+        let mut out = 0;
+        let err = loop {
+            match l.read(&mut buf) {
+                Ok(n) => out += n,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(out, 2_500);
+        assert!(
+            err.to_string().contains("limit of 2500 decompressed bytes"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn rank_hints() {

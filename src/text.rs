@@ -93,6 +93,104 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// Reads UTF-16 text (after its byte-order mark) as UTF-8, as ripgrep does: logs
+/// written by Windows tools or PowerShell redirection are UTF-16. Unpaired surrogates
+/// become U+FFFD, as lossy UTF-8 decoding does elsewhere.
+pub struct Utf16Reader<R> {
+    inner: R,
+    big_endian: bool,
+    /// Encoded UTF-8 not yet handed out.
+    out: Vec<u8>,
+    out_pos: usize,
+    /// A byte of a code unit whose other byte has not been read yet.
+    odd: Option<u8>,
+    /// A high surrogate waiting for its low half.
+    high: Option<u16>,
+    done: bool,
+}
+
+impl<R: std::io::Read> Utf16Reader<R> {
+    /// `inner` starts after the byte-order mark.
+    pub fn new(inner: R, big_endian: bool) -> Self {
+        Utf16Reader {
+            inner,
+            big_endian,
+            out: Vec::new(),
+            out_pos: 0,
+            odd: None,
+            high: None,
+            done: false,
+        }
+    }
+
+    fn push_unit(&mut self, u: u16) {
+        let emit = |c: char, out: &mut Vec<u8>| {
+            let mut b = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+        };
+        if let Some(h) = self.high.take() {
+            if (0xdc00..0xe000).contains(&u) {
+                let c = 0x10000 + (((h as u32) - 0xd800) << 10) + ((u as u32) - 0xdc00);
+                emit(char::from_u32(c).unwrap_or('\u{fffd}'), &mut self.out);
+                return;
+            }
+            emit('\u{fffd}', &mut self.out);
+        }
+        if (0xd800..0xdc00).contains(&u) {
+            self.high = Some(u);
+        } else {
+            emit(
+                char::from_u32(u as u32).unwrap_or('\u{fffd}'),
+                &mut self.out,
+            );
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Utf16Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.out_pos == self.out.len() && !self.done {
+            self.out.clear();
+            self.out_pos = 0;
+            let mut raw = [0u8; 8192];
+            let n = self.inner.read(&mut raw)?;
+            if n == 0 {
+                self.done = true;
+                if self.high.take().is_some() || self.odd.take().is_some() {
+                    self.out.extend_from_slice("\u{fffd}".as_bytes());
+                }
+                break;
+            }
+            let mut bytes = &raw[..n];
+            if let Some(first) = self.odd.take() {
+                let pair = [first, bytes[0]];
+                let u = if self.big_endian {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                };
+                self.push_unit(u);
+                bytes = &bytes[1..];
+            }
+            let mut units = bytes.chunks_exact(2);
+            for pair in &mut units {
+                let pair = [pair[0], pair[1]];
+                let u = if self.big_endian {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                };
+                self.push_unit(u);
+            }
+            self.odd = units.remainder().first().copied();
+        }
+        let n = buf.len().min(self.out.len() - self.out_pos);
+        buf[..n].copy_from_slice(&self.out[self.out_pos..self.out_pos + n]);
+        self.out_pos += n;
+        Ok(n)
+    }
+}
+
 pub fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| b.is_ascii_whitespace())
 }
@@ -116,5 +214,44 @@ mod tests {
         // A lone U+FFFD followed by an ordinary bracket is text, not a colour code.
         assert_eq!(sanitize("x \u{fffd}[rank0] y"), "x \u{fffd}[rank0] y");
         assert_eq!(sanitize("evil\u{202e}txt"), "eviltxt");
+    }
+
+    #[test]
+    fn utf16_read_as_utf8() {
+        use std::io::Read;
+        // "a€😀\n" in UTF-16LE: 0x0061, 0x20ac, the pair d83d de00, 0x000a; then an
+        // unpaired high surrogate at the end.
+        let le: Vec<u8> = [0x0061u16, 0x20ac, 0xd83d, 0xde00, 0x000a, 0xd800]
+            .iter()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        // One byte at a time, so that code units and pairs straddle reads.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                match (self.0.split_first(), buf.first_mut()) {
+                    (Some((b, rest)), Some(slot)) => {
+                        *slot = *b;
+                        self.0 = rest;
+                        Ok(1)
+                    }
+                    _ => Ok(0),
+                }
+            }
+        }
+        let mut s = String::new();
+        Utf16Reader::new(Trickle(&le), false)
+            .read_to_string(&mut s)
+            .unwrap();
+        assert_eq!(s, "a\u{20ac}\u{1f600}\n\u{fffd}");
+        let be: Vec<u8> = [0x0062u16, 0x00e9]
+            .iter()
+            .flat_map(|u| u.to_be_bytes())
+            .collect();
+        let mut s = String::new();
+        Utf16Reader::new(&be[..], true)
+            .read_to_string(&mut s)
+            .unwrap();
+        assert_eq!(s, "b\u{e9}");
     }
 }

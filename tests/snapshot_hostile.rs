@@ -41,7 +41,7 @@ fn wrong_magic() {
         parse(b"hello").unwrap_err(),
         PickleError::BadMagic { found: b'h' }
     );
-    assert_eq!(parse(b"").unwrap_err(), PickleError::BadMagic { found: 0 });
+    assert_eq!(parse(b"").unwrap_err(), PickleError::Empty);
     assert!(matches!(
         parse(b"\x80\x09N.").unwrap_err(),
         PickleError::BadProtocol {

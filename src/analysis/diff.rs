@@ -432,21 +432,24 @@ pub fn outcome(run: &Run) -> RunOutcome {
 }
 
 pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
+    // Sets, not `Vec::contains`: a run may name tens of thousands of ranks.
     let b_ranks: Vec<&Rank> = baseline.ranks.iter().map(|r| &r.rank).collect();
     let c_ranks: Vec<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
+    let b_set: std::collections::HashSet<&Rank> = b_ranks.iter().copied().collect();
+    let c_set: std::collections::HashSet<&Rank> = c_ranks.iter().copied().collect();
     let common: Vec<&Rank> = b_ranks
         .iter()
         .copied()
-        .filter(|r| c_ranks.contains(r))
+        .filter(|r| c_set.contains(r))
         .collect();
     let only_in_baseline: Vec<Rank> = b_ranks
         .iter()
-        .filter(|r| !c_ranks.contains(r))
+        .filter(|r| !c_set.contains(*r))
         .map(|r| (*r).clone())
         .collect();
     let only_in_candidate: Vec<Rank> = c_ranks
         .iter()
-        .filter(|r| !b_ranks.contains(r))
+        .filter(|r| !b_set.contains(*r))
         .map(|r| (*r).clone())
         .collect();
     let mut notes = Vec::new();

@@ -32,6 +32,14 @@ pub enum SnapshotError {
     },
     #[error("snapshot key `{path}` is missing")]
     MissingKey { path: String },
+    /// A shape error found in a named file: in a run directory the file says which
+    /// rank's snapshot is bad.
+    #[error("{}: {source}", file.display())]
+    InFile {
+        file: PathBuf,
+        #[source]
+        source: Box<SnapshotError>,
+    },
 }
 
 fn path_prefix(p: &Option<PathBuf>) -> String {
@@ -45,6 +53,7 @@ impl SnapshotError {
     pub fn offset(&self) -> Option<u64> {
         match self {
             SnapshotError::Pickle { source, .. } => source.offset(),
+            SnapshotError::InFile { source, .. } => source.offset(),
             _ => None,
         }
     }
@@ -55,7 +64,7 @@ impl PickleError {
     pub fn offset(&self) -> Option<u64> {
         use PickleError::*;
         match self {
-            BadMagic { .. } => Some(0),
+            Empty | BadMagic { .. } => Some(0),
             BadProtocol { offset, .. }
             | Truncated { offset, .. }
             | NoStop { offset }
@@ -85,7 +94,10 @@ pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
         path: Some(path.to_owned()),
         source,
     })?;
-    model::from_pickle(&p)
+    model::from_pickle(&p).map_err(|e| SnapshotError::InFile {
+        file: path.to_owned(),
+        source: Box::new(e),
+    })
 }
 
 /// Reads a snapshot held in memory.

@@ -168,6 +168,10 @@ struct Builder<'p> {
     frame_by_node: FastMap<u32, u32>,
     stack_ids: HashMap<Vec<u32>, u32>,
     stack_by_storage: FastMap<(u32, u32), u32>,
+    /// Stacks by the identity of their list: a memoised list shared by many entries is
+    /// resolved once, however long it is and however it was filled (a list of more than
+    /// 1,000 frames arrives in several batches and has no shared storage range).
+    stack_by_node: FastMap<u32, u32>,
     scratch: Vec<u32>,
     /// Field of each key, per dict key layout: trace entries share one layout, so key
     /// names are compared once instead of 212,637 times.
@@ -209,6 +213,7 @@ pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
         frame_by_node: FastMap::default(),
         stack_ids: HashMap::new(),
         stack_by_storage: FastMap::default(),
+        stack_by_node: FastMap::default(),
         scratch: Vec::new(),
         entry_layouts: FastMap::default(),
         last_layout: ((0, usize::MAX), Vec::new()),
@@ -481,10 +486,18 @@ impl<'p> Builder<'p> {
     }
 
     fn stack(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<StackId> {
-        // Equal stacks usually share one items range in the arena; cache on it first.
+        let node = self.p.node_id(r);
+        if let Some(id) = node.and_then(|n| self.stack_by_node.get(&n)) {
+            return Ok(StackId(*id));
+        }
+        // Equal stacks that are not the same list usually share one items range in the
+        // arena; cache on it too.
         let storage = self.p.seq_storage_key(r);
         if let Some(key) = storage {
             if let Some(&id) = self.stack_by_storage.get(&key) {
+                if let Some(n) = node {
+                    self.stack_by_node.insert(n, id);
+                }
                 return Ok(StackId(id));
             }
         }
@@ -512,6 +525,9 @@ impl<'p> Builder<'p> {
         self.scratch = ids;
         if let Some(key) = storage {
             self.stack_by_storage.insert(key, id);
+        }
+        if let Some(n) = node {
+            self.stack_by_node.insert(n, id);
         }
         Ok(StackId(id))
     }

@@ -30,6 +30,8 @@ use std::io::Read;
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PickleError {
+    #[error("empty input (0 bytes): not a pickle")]
+    Empty,
     #[error("not a pickle of protocol 2-5: byte 0 is 0x{found:02x}, expected PROTO (0x80)")]
     BadMagic { found: u8 },
     #[error("unsupported pickle protocol {protocol} at byte {offset} (2-5 are read)")]
@@ -859,16 +861,33 @@ impl<I: Input> Machine<I> {
             }
         }
         let s = std::str::from_utf8(raw).map_err(|_| PickleError::Utf8 { offset })?;
+        // The one point where snapshot text is made safe: every string a snapshot holds
+        // (frame names, file names, actions, settings) passes here, so none can carry an
+        // escape sequence or a bidi override to a terminal. Printable ASCII needs nothing.
+        let cleaned;
+        let (s, plain) = if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+            (s, true)
+        } else {
+            cleaned = crate::text::sanitize(s);
+            let same = cleaned == s;
+            (cleaned.as_str(), same)
+        };
         let start = self.p.text.len();
-        if start + s.len() > u32::MAX as usize {
+        let len = s.len();
+        if start + len > u32::MAX as usize {
             return Err(PickleError::TooLarge { offset: at });
         }
         self.p.text.push_str(s);
         let r = self.node(Node::Str {
             start: start as u32,
-            len: n as u32,
+            len: len as u32,
         })?;
-        self.strings.entry(h).or_default().push(r.0);
+        // Only text stored as read can be found again by its raw bytes; a cleaned string
+        // is stored per occurrence (linear in the input), never added to a candidate
+        // list that every later copy would scan.
+        if plain {
+            self.strings.entry(h).or_default().push(r.0);
+        }
         Ok(r)
     }
 
@@ -1033,12 +1052,20 @@ impl<I: Input> Machine<I> {
         Ok(())
     }
 
+    /// Keeps the invariant that every sparse key is above the dense memo's end, so that
+    /// `memo.len() + memo_sparse.len()` is the number of distinct keys, which is the key
+    /// `MEMOIZE` stores under (Python's `len(memo)`).
     fn memo_put(&mut self, key: u64, v: ValueRef) {
         let k = key as usize;
         if k < self.memo.len() {
             self.memo[k] = v.0;
         } else if k == self.memo.len() {
             self.memo.push(v.0);
+            self.memo_sparse.remove(&key);
+            // Sparse keys that the dense memo now reaches move into it.
+            while let Some(next) = self.memo_sparse.remove(&(self.memo.len() as u64)) {
+                self.memo.push(next.0);
+            }
         } else {
             self.memo_sparse.insert(key, v);
         }
@@ -1140,9 +1167,7 @@ impl<I: Input> Machine<I> {
 
     fn run(mut self) -> R<Pickle> {
         // Header: PROTO n with 2 <= n <= 5.
-        let first = self
-            .take(1, "the header")
-            .map_err(|_| PickleError::BadMagic { found: 0 })?[0];
+        let first = self.take(1, "the header").map_err(|_| PickleError::Empty)?[0];
         if first != 0x80 {
             return Err(PickleError::BadMagic { found: first });
         }

@@ -1,0 +1,629 @@
+//! Every input of shared/hostile (copied into tests/hostile) and small versions of what its
+//! `make_big_inputs.sh` makes, through the binary as a user runs it: each gives a result
+//! or an error naming the file, within the memory bound of docs/reliability.md, and
+//! nothing it prints holds an escape byte or a bidi override.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_run, LoadOptions};
+use rankscope::scan::{budget, scan_reader};
+use rankscope::snapshot;
+
+/// The bound docs/reliability.md states for any input: peak resident memory of one
+/// `rankscope` process.
+const RSS_BOUND_KIB: u64 = 256 * 1024;
+
+fn hostile(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hostile")
+        .join(name)
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    max_rss_kib: u64,
+    wall: Duration,
+}
+
+/// Runs the binary, sampling its peak RSS (`VmHWM`, the kernel's high-water mark of the
+/// process's own memory) every 2 ms while it runs. `wait4`'s `ru_maxrss` cannot be
+/// used from a test: a child spawned from the test process starts with the test
+/// process's memory as its high-water mark.
+fn rankscope(args: &[&str], stdin: Option<Vec<u8>>) -> Outcome {
+    let t0 = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rankscope"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rankscope");
+    let writer = stdin.map(|bytes| {
+        let mut pipe = child.stdin.take().expect("stdin");
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        })
+    });
+    let mut out_pipe = child.stdout.take().expect("stdout");
+    let mut err_pipe = child.stderr.take().expect("stderr");
+    let out_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out_pipe.read_to_end(&mut v);
+        v
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err_pipe.read_to_end(&mut v);
+        v
+    });
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut hwm_kib = 0u64;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_path) {
+            let hwm = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+            if let Some(h) = hwm {
+                hwm_kib = hwm_kib.max(h);
+            }
+        }
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = out_thread.join().expect("stdout reader");
+    let stderr = err_thread.join().expect("stderr reader");
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    let o = Outcome {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        max_rss_kib: hwm_kib,
+        wall: t0.elapsed(),
+    };
+    assert_clean(&o, args);
+    o
+}
+
+/// No escape byte, no other C0 control but newline and tab, no bidi override, within
+/// the memory bound.
+fn assert_clean(o: &Outcome, args: &[&str]) {
+    for (name, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+        let bad = text.chars().find(|&c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        });
+        assert_eq!(bad, None, "{args:?}: control character in {name}:\n{text}");
+    }
+    assert!(
+        o.max_rss_kib < RSS_BOUND_KIB,
+        "{args:?}: peak RSS {} KiB over the bound",
+        o.max_rss_kib
+    );
+}
+
+fn gs() -> GrammarSet {
+    GrammarSet::builtin().expect("built-in grammars compile")
+}
+
+// ---- snapshots -------------------------------------------------------------------
+
+#[test]
+fn escape_sequences_in_frame_names_are_removed_at_read_time() {
+    let s = snapshot::read_path(&hostile("escape_frames.pickle")).expect("reads");
+    // The pickle's frame name is `evil` ESC `]0;PWNED-TITLE` BEL ESC`[31m` `RED` ESC`[2J`
+    // ESC`[0m` U+202E `oops` (its bytes at 0xe8..0x11a): the OSC title, the CSI
+    // sequences and the bidi override go, the text stays.
+    let names: Vec<&str> = s.frames.iter().map(|f| &*f.name).collect();
+    assert!(names.contains(&"evilREDoops"), "{names:?}");
+    // `large` ESC`[5m` as the segment type.
+    assert_eq!(&*s.segments[0].segment_type, "large");
+    for f in &s.frames {
+        assert!(!f.filename.contains('\u{1b}') && !f.filename.contains('\u{7}'));
+    }
+
+    let o = rankscope(
+        &["mem", hostile("escape_frames.pickle").to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("evilREDoops"), "{}", o.stdout);
+
+    let o = rankscope(
+        &[
+            "mem",
+            "diff",
+            hostile("escape_frames.pickle").to_str().unwrap(),
+            hostile("escape_frames_b.pickle").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
+
+#[test]
+fn escape_sequences_in_snapshots_of_a_run_do_not_reach_diff() {
+    // The hostile run is samples/tp8-custom-ar's logs with snapshots whose frame names
+    // carry escapes: its verdict against the baseline must be the sample's own.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["server.log", "stdout.txt", "nvidia-smi-gpu.csv"] {
+        std::fs::copy(sample("tp8-custom-ar").join(f), dir.path().join(f)).unwrap();
+    }
+    for r in 0..8 {
+        let name = format!("snapshot_rank{r}.pickle");
+        std::fs::copy(
+            hostile("rundir_escape_in_snapshot_frames").join(&name),
+            dir.path().join(&name),
+        )
+        .unwrap();
+    }
+    let base = sample("tp8-baseline");
+    let expected = rankscope(
+        &[
+            "diff",
+            base.to_str().unwrap(),
+            sample("tp8-custom-ar").to_str().unwrap(),
+        ],
+        None,
+    );
+    let o = rankscope(
+        &["diff", base.to_str().unwrap(), dir.path().to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.code, expected.code, "{}", o.stderr);
+    assert!(o.code == 0 || o.code == 1, "a verdict, not an error");
+    let headline = |s: &str| s.lines().next().unwrap_or("").to_string();
+    assert_eq!(headline(&o.stdout), headline(&expected.stdout));
+}
+
+#[test]
+fn snapshot_errors_name_the_file() {
+    let p = hostile("shape_error_no_filename.pickle");
+    let o = rankscope(&["mem", p.to_str().unwrap()], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains(
+            "shape_error_no_filename.pickle: snapshot key `<top level>`: expected dict, found int"
+        ),
+        "{}",
+        o.stderr
+    );
+
+    let o = rankscope(&["mem", hostile("empty.pickle").to_str().unwrap()], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("empty.pickle: pickle: empty input (0 bytes): not a pickle"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn memoize_after_sparse_memo_entries_reads_as_python_does() {
+    // PROTO 4; 1 BINPUT 1; 2 BINPUT 0; 3 BINPUT 1; 4 MEMOIZE; BINGET 2; STOP. The memo
+    // holds keys {0, 1} when MEMOIZE runs, so it stores under len(memo) = 2, and BINGET 2
+    // gives 4 (CPython's `pickle.loads` returns 4).
+    let bytes = std::fs::read(hostile("memo_memoize_after_sparse.pickle")).unwrap();
+    let p = snapshot::pickle::parse(&bytes).expect("a valid pickle");
+    assert!(matches!(p.get(p.root()), snapshot::pickle::Value::Int(4)));
+    // Not a snapshot, and the error says so with the file's name.
+    let o = rankscope(
+        &[
+            "mem",
+            hostile("memo_memoize_after_sparse.pickle")
+                .to_str()
+                .unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains(
+        "memo_memoize_after_sparse.pickle: snapshot key `<top level>`: expected dict, found int"
+    ));
+}
+
+#[test]
+fn a_stack_shared_by_every_entry_is_resolved_once() {
+    // 20,000 trace entries whose `frames` is one memoised list of 1,001 frames.
+    let s = snapshot::read_path(&hostile("shared_stack_1001_x_20k.pickle")).expect("reads");
+    let entries: Vec<_> = s.trace_entries().collect();
+    assert_eq!(entries.len(), 20_000);
+    assert!(entries.iter().all(|e| s.stack_len(e.stack) == 1001));
+    assert!(entries.iter().all(|e| e.stack == entries[0].stack));
+
+    // The same shape at 200,000 frames, written here (5.7 MB): it took 2 min 41 s when
+    // stacks were cached only per batch. A debug build reads it in seconds now.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shared_stack_200k.pickle");
+    std::fs::write(&p, shared_stack_pickle(200_000, 20_000)).unwrap();
+    let t = Instant::now();
+    let s = snapshot::read_path(&p).expect("reads");
+    let took = t.elapsed();
+    assert_eq!(s.trace_entries().count(), 20_000);
+    assert_eq!(
+        s.stack_len(s.trace_entries().next().unwrap().stack),
+        200_000
+    );
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+/// A snapshot whose entries all share one memoised frame list, written the way
+/// `pickle.dumps` writes it (lists in APPENDS batches of 1,000).
+fn shared_stack_pickle(frames: usize, entries: usize) -> Vec<u8> {
+    let s = |b: &mut Vec<u8>, t: &str| {
+        b.push(0x8c);
+        b.push(t.len() as u8);
+        b.extend_from_slice(t.as_bytes());
+    };
+    let mut b2 = vec![0x80, 4];
+    b2.push(b'}');
+    b2.push(b'(');
+    s(&mut b2, "segments");
+    b2.push(b']');
+    s(&mut b2, "device_traces");
+    b2.push(b']'); // device_traces
+    b2.push(b']'); // device 0's trace
+    b2.push(b'(');
+    // Entry 0 builds the frame list and stores it under memo key 1.
+    for i in 0..entries {
+        b2.push(b'}');
+        b2.push(b'(');
+        s(&mut b2, "action");
+        s(&mut b2, "alloc");
+        s(&mut b2, "addr");
+        b2.push(b'J');
+        b2.extend_from_slice(&(i as i32 * 512).to_le_bytes());
+        s(&mut b2, "size");
+        b2.push(b'M');
+        b2.extend_from_slice(&512u16.to_le_bytes());
+        s(&mut b2, "frames");
+        if i == 0 {
+            b2.push(b']');
+            b2.push(b'r');
+            b2.extend_from_slice(&1u32.to_le_bytes());
+            for chunk in 0..frames.div_ceil(1000) {
+                b2.push(b'(');
+                for f in chunk * 1000..((chunk + 1) * 1000).min(frames) {
+                    b2.push(b'}');
+                    b2.push(b'(');
+                    s(&mut b2, "filename");
+                    s(&mut b2, "m.py");
+                    s(&mut b2, "line");
+                    b2.push(b'J');
+                    b2.extend_from_slice(&(f as i32).to_le_bytes());
+                    s(&mut b2, "name");
+                    s(&mut b2, "f");
+                    b2.push(b'u');
+                }
+                b2.push(b'e');
+            }
+        } else {
+            b2.push(b'j');
+            b2.extend_from_slice(&1u32.to_le_bytes());
+        }
+        b2.push(b'u');
+    }
+    b2.push(b'e'); // the entries into device 0's trace
+    b2.push(b'a'); // device 0's trace into device_traces
+    b2.push(b'u'); // the two keys into the top dict
+    b2.push(b'.');
+    b2
+}
+
+// ---- logs: one bad file, cut files, floods ------------------------------------------
+
+#[test]
+fn a_truncated_gz_among_good_rank_logs_is_read_as_far_as_it_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    for r in 0..8 {
+        let name = format!("rank{r}.log");
+        std::fs::copy(
+            sample("tp8-custom-ar-fixed").join(&name),
+            dir.path().join(&name),
+        )
+        .unwrap();
+    }
+    std::fs::copy(hostile("rank9.log.gz"), dir.path().join("rank9.log.gz")).unwrap();
+    let o = rankscope(&["summary", dir.path().to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // `zcat rank9.log.gz | wc -c` gives 1,710 bytes before the stream ends.
+    let folded = o.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        folded.contains("rank9.log.gz: read stopped after 1710 decompressed bytes"),
+        "{}",
+        o.stdout
+    );
+    assert!(folded.contains("incomplete deflate stream"), "{}", o.stdout);
+    // The eight good rank logs each reach ready (samples/tp8-custom-ar-fixed).
+    assert!(folded.contains("ready 8/8"), "{}", o.stdout);
+}
+
+#[test]
+fn an_unreadable_file_in_a_run_is_skipped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    for r in 0..2 {
+        let name = format!("rank{r}.log");
+        std::fs::copy(
+            sample("tp8-custom-ar-fixed").join(&name),
+            dir.path().join(&name),
+        )
+        .unwrap();
+    }
+    // A symlink loop named like a log, and a directory named like one.
+    std::os::unix::fs::symlink("rank7.log", dir.path().join("rank7.log")).unwrap();
+    std::fs::create_dir(dir.path().join("rank8.log")).unwrap();
+    let run = common::load(dir.path());
+    assert_eq!(run.ranks.len(), 2);
+    let loop_note = run
+        .notes
+        .iter()
+        .find(|n| n.contains("rank7.log: skipped"))
+        .expect("a note on the symlink loop");
+    assert!(loop_note.contains("symbolic links"), "{loop_note}");
+}
+
+/// `summary --json` of one path: the run document.
+fn summary_json(path: &Path) -> serde_json::Value {
+    let o = rankscope(&["summary", "--json", path.to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&o.stdout).expect("json");
+    doc["run"].clone()
+}
+
+fn note_with<'a>(run: &'a serde_json::Value, needle: &str) -> &'a str {
+    run["notes"]
+        .as_array()
+        .and_then(|n| {
+            n.iter()
+                .filter_map(|n| n.as_str())
+                .find(|n| n.contains(needle))
+        })
+        .unwrap_or_else(|| panic!("no note with {needle:?}: {}", run["notes"]))
+}
+
+#[test]
+fn a_cut_zstd_keeps_what_was_decoded() {
+    // Request traffic only, cut inside a zstd frame: what was decoded is read (and holds
+    // no start-up, which is the error), and the error says where the stream was cut.
+    let p = hostile("traffic_trunc.log.zst");
+    let o = rankscope(&["summary", p.to_str().unwrap()], None);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("not a start-up log"), "{}", o.stderr);
+    // `zstdcat traffic_trunc.log.zst | wc -lc` prints 393,216 lines of 68 bytes
+    // (26,738,688 bytes) before its error; the decoder here hands out at least as much.
+    let lines: u64 = o
+        .stderr
+        .split("not a start-up log: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a line count");
+    assert!(lines >= 393_216, "{lines}");
+    assert!(
+        o.stderr
+            .contains("(byte 2535 of the compressed file): incomplete frame"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_flood_of_one_event_line_is_counted_not_kept() {
+    // 1,872,457 copies of one `Init torch distributed begin.` line of TP6, 56 bytes each
+    // (`zstdcat | sort | uniq -c`): every line is counted as an event, the first 1,024
+    // are kept, the rest are said in a note.
+    let run = summary_json(&hostile("event_lines_100MB.log.zst"));
+    let lines = &run["sources"][0]["lines"];
+    assert_eq!(lines["lines"], 1_872_457);
+    assert_eq!(lines["events"], 1_872_457);
+    assert_eq!(run["sources"][0]["bytes"], 1_872_457 * 56);
+    let kept = 1_872_457 - budget::SAME_EVENT_PER_SOURCE as u64;
+    note_with(
+        &run,
+        &format!("{kept} events not kept, past the event budget"),
+    );
+    note_with(&run, &format!("dist_init_begin ×{kept}"));
+}
+
+#[test]
+fn a_huge_nvidia_smi_csv_is_read_up_to_its_limit() {
+    // make_big_inputs.sh's 1 GiB `nvidia-smi-gpu.csv` of one letter, at 40 MiB: past the
+    // 32 MiB a CSV is read to.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        sample("tp8-custom-ar").join("server.log"),
+        dir.path().join("server.log"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("nvidia-smi-gpu.csv"), vec![b'A'; 40 << 20]).unwrap();
+    let o = rankscope(&["summary", dir.path().to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let folded = o.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        folded.contains("nvidia-smi-gpu.csv: only the first 33554432 bytes are read"),
+        "{}",
+        o.stdout
+    );
+}
+
+// ---- paths that are not plain files -----------------------------------------------
+
+#[test]
+fn a_fifo_is_read_as_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.log");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let text = std::fs::read(sample("tp8-custom-ar-fixed").join("rank3.log")).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, text))
+    };
+    let o = rankscope(&["summary", "--ranks", fifo.to_str().unwrap()], None);
+    writer.join().unwrap().unwrap();
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // rank3.log holds only TP3's lines.
+    assert!(o.stdout.contains("TP3"), "{}", o.stdout);
+
+    let o = rankscope(&["summary", "/dev/zero"], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("/dev/zero: binary data (NUL byte at offset 0), not a log"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn gzip_and_zstd_on_stdin_and_utf16_files_read_like_the_plain_log() {
+    let plain = sample("tp8-custom-ar").join("server.log");
+    let text = std::fs::read(&plain).unwrap();
+    let want = rankscope(&["events", "--json", plain.to_str().unwrap()], None);
+    let events = |s: &str| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(s).expect("json");
+        // The path differs (`-` for stdin); the events must not.
+        v["events"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| {
+                        let mut e = e.clone();
+                        if let Some(o) = e.as_object_mut() {
+                            o.remove("source");
+                        }
+                        e
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let want_events = events(&want.stdout);
+    assert!(want_events.as_array().is_some_and(|a| a.len() > 20));
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&text).unwrap();
+    let o = rankscope(&["events", "--json", "-"], Some(gz.finish().unwrap()));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(events(&o.stdout), want_events);
+
+    let zst = zstd::encode_all(&text[..], 3).unwrap();
+    let o = rankscope(&["events", "--json", "-"], Some(zst));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(events(&o.stdout), want_events);
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("server.log");
+    let mut utf16 = vec![0xff, 0xfe];
+    for u in String::from_utf8(text).unwrap().encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    std::fs::write(&p, utf16).unwrap();
+    let o = rankscope(&["events", "--json", p.to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(events(&o.stdout), want_events);
+}
+
+// ---- shapes: many files, many ranks, long lines -----------------------------------
+
+#[test]
+fn many_small_files_and_many_ranks() {
+    // make_big_inputs.sh's 10,000 rank files at 2,000: each is rank0.log with TP0 as
+    // TP{i}, so the run has 2,000 ranks.
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(sample("tp8-custom-ar-fixed").join("rank0.log")).unwrap();
+    for i in 0..2000 {
+        std::fs::write(
+            dir.path().join(format!("rank{i}.log")),
+            src.replace("TP0", &format!("TP{i}")),
+        )
+        .unwrap();
+    }
+    let t = Instant::now();
+    let run = common::load(dir.path());
+    assert_eq!(run.ranks.len(), 2000);
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+
+    // The 50,000-rank log at 5,000 ranks: two lines per rank, diffed with itself.
+    let p = dir.path().join("ranks5k.log");
+    let mut text = String::new();
+    for r in 0..5000 {
+        text.push_str(&format!(
+            "[2026-11-29 09:18:33 TP{r}] Init torch distributed begin.\n\
+             [2026-11-29 09:18:37 TP{r}] Init torch distributed ends. elapsed=2.42 s, mem usage=0.64 GB\n"
+        ));
+    }
+    std::fs::write(&p, text).unwrap();
+    let o = rankscope(&["diff", p.to_str().unwrap(), p.to_str().unwrap()], None);
+    // No rank reaches ready and nothing says why: every log ends before ready, so the
+    // verdict is INCOMPLETE, exit 3 (`Status::exit_code`), as make_big_inputs.sh's
+    // 50,000-rank log gives.
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(o.stdout.starts_with("INCOMPLETE"), "{}", o.stdout);
+    assert!(o.wall < Duration::from_secs(60), "{:?}", o.wall);
+    let run = common::load(&p);
+    assert_eq!(run.ranks.len(), 5000);
+    let d = rankscope::analysis::diff::diff(&run, &run);
+    assert_eq!(d.status, rankscope::analysis::diff::Status::Incomplete);
+    assert!(d
+        .figures
+        .iter()
+        .all(|f| f.class == rankscope::analysis::diff::DeltaClass::Same && f.ranks_moved == 0));
+}
+
+#[test]
+fn a_line_longer_than_a_block_keeps_later_line_numbers() {
+    // Line 1 is 10,000 bytes (split into three 4 KiB blocks), line 2 an event.
+    let mut text = "x".repeat(10_000);
+    text.push('\n');
+    text.push_str("[2026-03-01 10:00:01 TP0] Init torch distributed begin.\n");
+    let s = scan_reader(&gs(), 0, text.as_bytes(), 4096, |_| {}).expect("in memory");
+    assert_eq!(s.events.len(), 1);
+    assert_eq!(s.events[0].origin.line, 2);
+    assert_eq!(s.counts.split_long_lines, 2);
+}
+
+#[test]
+fn every_load_error_names_its_file() {
+    let o = rankscope(&["summary", "/nonexistent/run"], None);
+    assert_eq!(o.code, 2);
+    assert!(o
+        .stderr
+        .contains("/nonexistent/run: no such file or directory"));
+    // A directory with only unreadable logs: nothing to give a verdict on.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.log"), b"\0\0binary").unwrap();
+    std::fs::write(dir.path().join("b.log"), b"\0\0binary").unwrap();
+    let run = load_run(&gs(), dir.path(), &LoadOptions::default(), &|_, _| {});
+    let err = run.err().expect("nothing read").to_string();
+    assert!(err.contains("no log in this run could be read"), "{err}");
+    assert!(
+        err.contains("a.log: binary data (NUL byte at offset 0)"),
+        "{err}"
+    );
+}
