@@ -279,29 +279,31 @@ pub fn resolve(
 /// `A` followed `B`, which followed `C`: `A` followed `C`, the failure that started it
 /// (rank 0's `Ranks 2 failed to pass monitoredBarrier` behind rank 1's complaint about 0).
 fn follow_chains(ranks: &mut [RankRun]) {
-    for _ in 0..ranks.len() {
-        let mut changed = false;
-        for i in 0..ranks.len() {
-            let Some(of) = ranks[i]
-                .failure
-                .as_ref()
-                .and_then(|f| f.consequence_of.clone())
-            else {
-                continue;
-            };
-            let next = ranks
-                .iter()
-                .find(|r| r.rank == of && r.outcome == Outcome::Consequence)
-                .and_then(|r| r.failure.as_ref()?.consequence_of.clone())
-                .filter(|n| *n != ranks[i].rank && *n != of);
-            if let (Some(n), Some(f)) = (next, ranks[i].failure.as_mut()) {
-                f.consequence_of = Some(n);
-                changed = true;
+    // Who each consequence followed, looked up by rank (linear per pass; chains are short).
+    let followed: std::collections::HashMap<Rank, Rank> = ranks
+        .iter()
+        .filter(|r| r.outcome == Outcome::Consequence)
+        .filter_map(|r| Some((r.rank.clone(), r.failure.as_ref()?.consequence_of.clone()?)))
+        .collect();
+    if followed.is_empty() {
+        return;
+    }
+    for r in ranks.iter_mut() {
+        let me = r.rank.clone();
+        let Some(f) = r.failure.as_mut() else {
+            continue;
+        };
+        let Some(mut of) = f.consequence_of.clone() else {
+            continue;
+        };
+        // At most as many steps as there are links, so a cycle cannot loop.
+        for _ in 0..followed.len() {
+            match followed.get(&of) {
+                Some(next) if *next != me && *next != of => of = next.clone(),
+                _ => break,
             }
         }
-        if !changed {
-            break;
-        }
+        f.consequence_of = Some(of);
     }
 }
 
@@ -383,19 +385,32 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event]) {
             .filter_map(|&i| events[i].ts)
             .max()
     };
-    let lasts: Vec<Option<NaiveDateTime>> = ranks.iter().map(last_ts).collect();
+    let lasts: Vec<Option<NaiveDateTime>> = ranks
+        .iter()
+        .map(|r| if r.is_process() { None } else { last_ts(r) })
+        .collect();
+    // The latest progress of the others, for every rank at once: the overall latest, or
+    // for the rank that holds it, the second latest (linear in the ranks, not quadratic).
+    let mut best: Option<(usize, NaiveDateTime)> = None;
+    let mut second: Option<(usize, NaiveDateTime)> = None;
+    for (j, t) in lasts.iter().enumerate() {
+        let Some(t) = *t else { continue };
+        if best.is_none_or(|(_, b)| t > b) {
+            second = best;
+            best = Some((j, t));
+        } else if second.is_none_or(|(_, b)| t > b) {
+            second = Some((j, t));
+        }
+    }
     for i in 0..ranks.len() {
         if ranks[i].outcome != Outcome::Incomplete || ranks[i].is_process() {
             continue;
         }
         let Some(mine) = lasts[i] else { continue };
-        let Some((j, theirs)) = lasts
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i && !ranks[*j].is_process())
-            .filter_map(|(j, t)| Some((j, (*t)?)))
-            .max_by_key(|(_, t)| *t)
-        else {
+        let Some((j, theirs)) = (match best {
+            Some((b, _)) if b == i => second,
+            other => other,
+        }) else {
             continue;
         };
         let silent = (theirs - mine).num_seconds();
