@@ -177,8 +177,12 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             "{}",
             style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
         );
+        let mut starred = false;
         for s in &stats {
-            phase_block(&mut o, s, out.ranks, style);
+            starred |= phase_block(&mut o, s, out.ranks, style);
+        }
+        if starred {
+            let _ = writeln!(o, "{STAR_LEGEND}");
         }
         timing_report(&mut o, run, &stats, style);
     }
@@ -298,7 +302,12 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
     }
 }
 
-fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
+/// Under the phase table when a `RANKS` figure carries a `*`.
+pub const STAR_LEGEND: &str =
+    "* ranks that finished the phase, of all ranks: some that began it did not finish it";
+
+/// Writes one phase's rows; true when its `RANKS` figure is starred (`STAR_LEGEND`).
+fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) -> bool {
     let spread = |d: &crate::analysis::align::Spread| {
         format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max))
     };
@@ -331,10 +340,11 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
         .end_skew_s
         .map(|v| format!("{} s", secs(v)))
         .unwrap_or_else(|| "-".into());
-    let ranks = if s.phase == Phase::Ready || s.completed == s.ranks {
-        format!("{}/{}", s.ranks, total)
-    } else {
+    let starred = s.phase != Phase::Ready && s.completed != s.ranks;
+    let ranks = if starred {
         format!("{}/{}*", s.completed, total)
+    } else {
+        format!("{}/{}", s.ranks, total)
     };
     if !s.stragglers.is_empty() {
         known.push(style.warn(&format!(
@@ -386,6 +396,7 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
         };
         let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
     }
+    starred
 }
 
 fn rank_table(o: &mut String, run: &Run, style: Style) {
