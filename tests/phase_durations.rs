@@ -114,3 +114,40 @@ fn json_duration_is_null_and_the_printed_figure_is_kept() {
         assert!(w["start"].is_null() && w["duration_s"].is_null(), "{w}");
     }
 }
+
+/// The Perfetto slice of a phase with no begin line is drawn back from its end by the
+/// printed duration. lmserve.log's run starts at shard-0's 10:00:04.100; shard-0's weights
+/// end at 10:00:15.870 (11.770 s in) after `11.70s`, so the slice starts at 0.070 s;
+/// its dist_init ends at 0 s after `2.20s`, so it starts 2.2 s before the trace's 0.
+#[test]
+fn perfetto_draws_a_printed_duration_back_from_the_end() {
+    let out = Command::cargo_bin("rankscope")
+        .expect("bin")
+        .args([
+            "--grammar",
+            "docs/examples/lmserve.toml",
+            "export",
+            "--perfetto",
+            "-",
+            "docs/examples/lmserve.log",
+        ])
+        .output()
+        .expect("run");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let slice = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["cat"] == "phase" && e["name"] == name && e["tid"] == 1)
+            .unwrap_or_else(|| panic!("no {name} slice"))
+    };
+    let w = slice("weight_load");
+    assert_eq!(w["ts"].as_i64(), Some(70_000));
+    assert_eq!(w["dur"].as_i64(), Some(11_700_000));
+    assert_eq!(w["args"]["start_from"], "printed");
+    let d = slice("dist_init");
+    assert_eq!(
+        (d["ts"].as_i64(), d["dur"].as_i64()),
+        (Some(-2_200_000), Some(2_200_000))
+    );
+}

@@ -140,6 +140,8 @@ pub fn trace(run: &Run) -> Value {
             // the server printed; with neither, the end line's instant is all there is.
             let began = match (p.start, p.end, p.printed_elapsed_s()) {
                 (Some(s), _, _) => Some((micros(start, s), "stamp")),
+                // Before the trace's 0 when the phase began before the log: the trace
+                // format allows it, and clamping would shorten the printed duration.
                 (None, Some(_), Some(el)) => Some((end - (el * 1e6).round() as i64, "printed")),
                 _ => None,
             };
