@@ -551,11 +551,41 @@ fn run(cli: Cli) -> Result<u8> {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut stdout = io::stdout().lock();
             clap_complete::generate(*shell, &mut cmd, "rankscope", &mut stdout);
+            if *shell == clap_complete::Shell::Fish {
+                stdout.write_all(rankscope::cli::fish_positional_values().as_bytes())?;
+            }
             stdout.flush()?;
             Ok(0)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
+        Command::Man { page, list } => {
+            let pages = rankscope::cli::man_pages();
+            if *list {
+                let mut stdout = io::stdout().lock();
+                for p in pages.iter().skip(1) {
+                    let name = rankscope::cli::man_page_name(p);
+                    writeln!(stdout, "{}", name.replacen("rankscope-", "", 1))?;
+                }
+                return Ok(0);
+            }
+            let want = match page {
+                None => "rankscope".to_string(),
+                Some(p) => format!("rankscope-{p}"),
+            };
+            let Some(cmd) = pages
+                .iter()
+                .find(|c| rankscope::cli::man_page_name(c) == want)
+                .cloned()
+            else {
+                let names: Vec<String> = pages
+                    .iter()
+                    .skip(1)
+                    .map(|c| rankscope::cli::man_page_name(c).replacen("rankscope-", "", 1))
+                    .collect();
+                anyhow::bail!(
+                    "no man page {want}; the subcommand pages are: {}",
+                    names.join(", ")
+                );
+            };
             let mut stdout = io::stdout().lock();
             clap_mangen::Man::new(cmd).render(&mut stdout)?;
             stdout.flush()?;

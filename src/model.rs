@@ -58,6 +58,8 @@ pub struct Figure {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseSpan {
     pub phase: Phase,
+    /// `None` when no line of the phase came before its end line (the phase began before
+    /// the log, or the server prints no begin line for it).
     pub start: Option<NaiveDateTime>,
     pub end: Option<NaiveDateTime>,
     /// The phase's closing line was seen, or a later phase began.
@@ -79,6 +81,11 @@ impl PhaseSpan {
     }
     pub fn figure(&self, name: &str) -> Option<&Figure> {
         self.figures.iter().find(|f| f.name == name)
+    }
+    /// The duration the server printed on the phase's end line (SGLang `elapsed=`, vLLM
+    /// `took … seconds`), the only duration there is when the begin line is missing.
+    pub fn printed_elapsed_s(&self) -> Option<f64> {
+        self.figure("elapsed")?.value.as_f64()
     }
 }
 
@@ -872,9 +879,8 @@ fn build_rank(
                     current = current.max(phase);
                 }
                 Edge::End => {
-                    if span.start.is_none() {
-                        span.start = e.ts;
-                    }
+                    // No begin line: the start stays unknown rather than a zero-length
+                    // phase; the end line's printed `elapsed` may still give a duration.
                     span.end = e.ts;
                     span.complete = true;
                     span.end_printed = true;

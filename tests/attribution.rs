@@ -52,15 +52,12 @@ fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
 
 #[test]
 fn single_rank_nccl_run_is_attributed_in_dist_init() {
-    // ../shared/fixtures/gpu/tp1_nccl_*: one rank; its `Init torch distributed begin` and
-    // `ends` lines share the second 09:19:36 with the run's launch ending, and the custom
-    // allreduce buffers are allocated in that second. They belong to dist_init, not launch.
-    let base = Path::new("../shared/fixtures/gpu/tp1_nccl_baseline");
-    let cand = Path::new("../shared/fixtures/gpu/tp1_nccl_custom_ar");
-    if !base.exists() || !cand.exists() {
-        rankscope_skip!("SKIPPED single_rank_nccl_run_is_attributed_in_dist_init: ../shared/fixtures/gpu is absent");
-        return;
-    }
+    // samples/tp1-nccl-* (copies of fixtures/gpu/tp1_nccl_*): one rank; its `Init torch
+    // distributed begin` and `ends` lines share the second 09:19:36 with the run's launch
+    // ending, and the custom allreduce buffers are allocated in that second. They belong
+    // to dist_init, not launch.
+    let base = Path::new("samples/tp1-nccl-baseline");
+    let cand = Path::new("samples/tp1-nccl-custom-ar");
     let gs = GrammarSet::builtin().expect("grammars");
     let opts = LoadOptions::default();
     let b = load_run(&gs, base, &opts, &|_, _| {}).expect("baseline");

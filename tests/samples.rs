@@ -8,8 +8,6 @@
 mod common;
 use common::load;
 
-use std::path::Path;
-
 use rankscope::analysis::diff::{self, DeltaClass, Status};
 use rankscope::event::Rank;
 use rankscope::grammar::GrammarSet;
@@ -220,11 +218,8 @@ fn vllm_runs_diff_like_sglang_runs() {
 
 #[test]
 fn nccl_debug_lines_of_the_real_fixtures() {
-    let dir = "../shared/fixtures/gpu/tp1_nccl_custom_ar";
-    if !Path::new(dir).exists() {
-        rankscope_skip!("SKIPPED nccl_debug_lines_of_the_real_fixtures: {dir} is absent");
-        return;
-    }
+    // A copy of fixtures/gpu/tp1_nccl_custom_ar.
+    let dir = "samples/tp1-nccl-custom-ar";
     // stdout.txt line 5 `NCCL version 2.28.9+cuda13.0`, line 94 `… rank 0 nranks 1 …
     // Init COMPLETE`, line 95 `Init timings … total 0.28`: all from pid 1138, whose
     // communicator rank 0 is TP0.

@@ -53,7 +53,14 @@ pub struct PhaseStats {
     pub completed: usize,
     /// Seconds between the first and the last rank finishing.
     pub end_skew_s: Option<f64>,
+    /// From the begin and end stamps, over the ranks that have both.
     pub duration_s: Option<Spread>,
+    /// The durations printed on the end lines of the ranks with no begin stamp.
+    pub printed_duration_s: Option<Spread>,
+    /// Ranks that ended the phase with neither a begin stamp nor a printed duration, and
+    /// the last of their end stamps.
+    pub unknown_start: usize,
+    pub unknown_start_last_end: Option<chrono::NaiveDateTime>,
     pub figures: Vec<FigureStats>,
     /// Ranks that finished the phase later than the others by more than the stamps and
     /// clocks can explain (`Straggler`).
@@ -212,6 +219,21 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         };
         let mut durations: Vec<f64> = spans.iter().filter_map(|(_, s)| s.duration_s()).collect();
         let duration_s = Spread::of(&mut durations);
+        let begin_unknown: Vec<&crate::model::PhaseSpan> = spans
+            .iter()
+            .map(|(_, s)| *s)
+            .filter(|s| s.start.is_none() && s.end.is_some())
+            .collect();
+        let mut printed: Vec<f64> = begin_unknown
+            .iter()
+            .filter_map(|s| s.printed_elapsed_s())
+            .collect();
+        let printed_duration_s = Spread::of(&mut printed);
+        let no_duration: Vec<_> = begin_unknown
+            .iter()
+            .filter(|s| s.printed_elapsed_s().is_none())
+            .filter_map(|s| s.end)
+            .collect();
         let clock_ms: Vec<i64> = spans
             .iter()
             .map(|(r, _)| clock_of.get(r).copied().unwrap_or(0))
@@ -267,6 +289,9 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             completed,
             end_skew_s,
             duration_s,
+            printed_duration_s,
+            unknown_start: no_duration.len(),
+            unknown_start_last_end: no_duration.iter().max().copied(),
             figures,
             stragglers,
             straggler_detail,

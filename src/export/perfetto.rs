@@ -135,17 +135,28 @@ pub fn trace(run: &Run) -> Value {
         let t = tid(Some(&r.rank));
         let rank_end = last_rank_ts.get(&t).copied().unwrap_or(0);
         for p in &r.phases {
-            let Some(s) = p.start else { continue };
-            let ts = micros(start, s);
             let end = p.end.map_or(rank_end, |e| micros(start, e));
-            let mut x = TraceEvent::new(p.phase.name(), "X", ts, t);
-            x.dur = Some((end - ts).max(0));
-            x.cat = Some("phase");
-            x.args.insert("complete".into(), json!(p.complete));
-            for f in &p.figures {
-                x.args.insert(f.name.into(), field_json(&f.value));
+            // With no begin line the slice is drawn back from the end by the duration
+            // the server printed; with neither, the end line's instant is all there is.
+            let began = match (p.start, p.end, p.printed_elapsed_s()) {
+                (Some(s), _, _) => Some((micros(start, s), "stamp")),
+                // Before the trace's 0 when the phase began before the log: the trace
+                // format allows it, and clamping would shorten the printed duration.
+                (None, Some(_), Some(el)) => Some((end - (el * 1e6).round() as i64, "printed")),
+                _ => None,
+            };
+            if let Some((ts, from)) = began {
+                let mut x = TraceEvent::new(p.phase.name(), "X", ts, t);
+                x.dur = Some((end - ts).max(0));
+                x.cat = Some("phase");
+                x.args.insert("complete".into(), json!(p.complete));
+                x.args.insert("start_from".into(), json!(from));
+                for f in &p.figures {
+                    x.args.insert(f.name.into(), field_json(&f.value));
+                }
+                out.push(x);
             }
-            out.push(x);
+            let ts = began.map_or(end, |b| b.0);
             for f in &p.figures {
                 let (Some(series), Some(bytes)) = (counter_series(f.name), f.value.as_bytes())
                 else {

@@ -260,6 +260,8 @@ pub struct PhaseDoc {
     pub phase: PhaseName,
     pub start: Option<String>,
     pub end: Option<String>,
+    /// Between `start` and `end`; null when either is unknown (with no begin line the
+    /// server's own figure, if it printed one, is `figures.elapsed`).
     pub duration_s: Option<f64>,
     /// The phase's closing line was seen.
     pub complete: bool,
@@ -394,7 +396,12 @@ pub struct PhaseStatsDoc {
     pub completed: usize,
     /// Seconds between the first and the last rank finishing.
     pub end_skew_s: Option<f64>,
+    /// From the begin and end stamps, over the ranks that have both.
     pub duration_s: Option<SpreadDoc>,
+    /// The durations the server printed on the end line, for the ranks with no begin line.
+    pub printed_duration_s: Option<SpreadDoc>,
+    /// Ranks with an end line but neither a begin line nor a printed duration.
+    pub unknown_start: usize,
     pub figures: Vec<FigureStatsDoc>,
     /// Ranks that finished the phase after the other ranks' median by more than the
     /// stamps' step and the nodes' clock uncertainty.
@@ -480,6 +487,8 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
         completed: p.completed,
         end_skew_s: p.end_skew_s,
         duration_s: p.duration_s.as_ref().map(Into::into),
+        printed_duration_s: p.printed_duration_s.as_ref().map(Into::into),
+        unknown_start: p.unknown_start,
         figures: p
             .figures
             .iter()

@@ -177,8 +177,12 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             "{}",
             style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
         );
+        let mut starred = false;
         for s in &stats {
-            phase_block(&mut o, s, out.ranks, style);
+            starred |= phase_block(&mut o, s, out.ranks, style);
+        }
+        if starred {
+            let _ = writeln!(o, "{STAR_LEGEND}");
         }
         timing_report(&mut o, run, &stats, style);
     }
@@ -298,25 +302,52 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
     }
 }
 
-fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
-    let dur = s
-        .duration_s
-        .as_ref()
-        .map(|d| format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max)))
-        .unwrap_or_else(|| "-".into());
+/// Under the phase table when a `RANKS` figure carries a `*`.
+pub const STAR_LEGEND: &str =
+    "* ranks that finished the phase, of all ranks: some that began it did not finish it";
+
+/// Writes one phase's rows; true when its `RANKS` figure is starred (`STAR_LEGEND`).
+fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) -> bool {
+    let spread = |d: &crate::analysis::align::Spread| {
+        format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max))
+    };
+    // A phase with no begin line has no measured duration: the server's printed figure
+    // stands in for it, said as such, or else only when it ended is known.
+    let mut known = Vec::new();
+    let dur = match (&s.duration_s, &s.printed_duration_s) {
+        (Some(d), printed) => {
+            if let Some(p) = printed {
+                known.push(format!("printed where no begin line: {}", spread(p)));
+            }
+            spread(d)
+        }
+        (None, Some(p)) => {
+            known.push("duration as printed (no begin line)".into());
+            spread(p)
+        }
+        (None, None) => "-".into(),
+    };
+    if let Some(end) = s.unknown_start_last_end {
+        known.push(format!(
+            "{} rank{} with no begin line nor duration, ended {}{}",
+            s.unknown_start,
+            if s.unknown_start > 1 { "s" } else { "" },
+            if s.unknown_start > 1 { "by " } else { "" },
+            end.format("%H:%M:%S%.f")
+        ));
+    }
     let skew = s
         .end_skew_s
         .map(|v| format!("{} s", secs(v)))
         .unwrap_or_else(|| "-".into());
-    let ranks = if s.phase == Phase::Ready || s.completed == s.ranks {
-        format!("{}/{}", s.ranks, total)
-    } else {
+    let starred = s.phase != Phase::Ready && s.completed != s.ranks;
+    let ranks = if starred {
         format!("{}/{}*", s.completed, total)
-    };
-    let notes = if s.stragglers.is_empty() {
-        String::new()
     } else {
-        style.warn(&format!(
+        format!("{}/{}", s.ranks, total)
+    };
+    if !s.stragglers.is_empty() {
+        known.push(style.warn(&format!(
             "straggler{}: {}",
             if s.stragglers.len() > 1 { "s" } else { "" },
             s.stragglers
@@ -324,8 +355,9 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
                 .map(|r| r.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ))
-    };
+        )));
+    }
+    let notes = known.join("; ");
     let row = format!(
         "{} {} {} {} {}",
         fit(s.phase.name(), 12),
@@ -364,6 +396,7 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) {
         };
         let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
     }
+    starred
 }
 
 fn rank_table(o: &mut String, run: &Run, style: Style) {

@@ -10,12 +10,13 @@ const WIDTH: usize = 80;
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
 pub use crate::units::human_size as fmt_bytes;
 
-/// Signed sizes: `+40.00 MiB`, `-512 B`, `0 B`.
+/// Signed sizes: `+40.00 MiB`, `-512 B`, and `±0 B` for no change, so that a delta is
+/// never read as an absolute size (`peak reserved 0 B`).
 pub fn fmt_delta(n: i64) -> String {
     match n.signum() {
         1 => format!("+{}", fmt_bytes(n.unsigned_abs())),
         -1 => format!("-{}", fmt_bytes(n.unsigned_abs())),
-        _ => "0 B".into(),
+        _ => "±0 B".into(),
     }
 }
 

@@ -276,7 +276,12 @@ fn lanes_of(run: &Run) -> Vec<Lane> {
                 .phases
                 .iter()
                 .filter_map(|p| {
-                    let start = seconds(run.start, p.start)?;
+                    // No begin line: drawn back from the end by the printed duration,
+                    // or not drawn (a zero-length bar would claim it took no time).
+                    let start = match seconds(run.start, p.start) {
+                        Some(s) => s,
+                        None => (seconds(run.start, p.end)? - p.printed_elapsed_s()?).max(0.0),
+                    };
                     // An open phase lasts until the rank failed or fell silent; `ready`
                     // is a state, drawn to the end of the log.
                     let end = match seconds(run.start, p.end) {

@@ -1,9 +1,10 @@
 //! Helpers shared by the integration tests.
 
-/// Says that a test skipped, on the process's real stderr: the test harness captures
-/// `eprintln!` of passing tests, and a skip must be visible in CI's log.
+/// Writes on the process's real stderr, which the test harness does not capture (it does
+/// capture `eprintln!` of passing tests): for a score that must show in CI's log. A test
+/// whose input is absent is `#[ignore = "needs …"]`, never a silent pass.
 #[macro_export]
-macro_rules! rankscope_skip {
+macro_rules! rankscope_note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), $($arg)*);

@@ -1,0 +1,67 @@
+//! Every mark in the text output is explained where it is printed.
+
+use assert_cmd::Command;
+
+fn rankscope(args: &[&str]) -> String {
+    let out = Command::cargo_bin("rankscope")
+        .expect("bin")
+        .args(args)
+        .output()
+        .expect("run");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// docs/examples/lmserve.log: shard-1's last line is its `kv pool:` line, and no later
+/// phase line follows it, so only shard-0 of the 2 finished `kv_cache` — the row reads
+/// `1/2*`, and the legend for `*` follows the table.
+#[test]
+fn a_starred_rank_count_is_explained_under_the_table() {
+    let text = rankscope(&[
+        "--grammar",
+        "docs/examples/lmserve.toml",
+        "summary",
+        "--color",
+        "never",
+        "docs/examples/lmserve.log",
+    ]);
+    let kv = text
+        .lines()
+        .find(|l| l.starts_with("kv_cache"))
+        .unwrap_or_else(|| panic!("no kv_cache row in\n{text}"));
+    assert!(kv.contains("1/2*"), "{kv}");
+    let legend: Vec<&str> = text.lines().filter(|l| l.starts_with("* ")).collect();
+    assert_eq!(
+        legend,
+        ["* ranks that finished the phase, of all ranks: some that began it did not finish it"]
+    );
+}
+
+/// samples/tp8-baseline: all 8 ranks reach ready, each phase closed by the next (no `*`), so no
+/// legend is printed.
+#[test]
+fn no_star_no_legend() {
+    let text = rankscope(&["summary", "--color", "never", "samples/tp8-baseline"]);
+    assert!(text.contains("PHASE"), "{text}");
+    assert!(!text.contains('*'), "{text}");
+}
+
+/// Both tp8 snapshots hold 158 segments totalling 15,021,899,776 bytes (summed with
+/// Python's pickle over `segments[].total_size`), so the reserved delta is zero, printed
+/// as a signed nothing, not as an absolute `0 B`.
+#[test]
+fn a_zero_memory_delta_is_signed() {
+    let text = rankscope(&[
+        "mem",
+        "diff",
+        "samples/tp8-baseline/snapshot_rank0.pickle",
+        "samples/tp8-custom-ar/snapshot_rank0.pickle",
+    ]);
+    assert!(
+        text.contains("reserved  13.99 GiB -> 13.99 GiB (±0 B)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("segments 158 -> 158  peak reserved ±0 B"),
+        "{text}"
+    );
+}
