@@ -224,7 +224,17 @@ impl Dropped {
 }
 
 /// A source's line accounting for the model, and its events.
-fn source_info(path: String, scan: SourceScan) -> (SourceInfo, Vec<Event>) {
+fn source_info(gs: &GrammarSet, path: String, scan: SourceScan) -> (SourceInfo, Vec<Event>) {
+    // The ranks its record lines name, each prefix parsed once (the scan kept one line per
+    // distinct prefix): a rank whose lines give no event still exists.
+    let ranks_seen = scan
+        .prefixes_seen
+        .iter()
+        .filter_map(|p| {
+            let rank = gs.find_prefix(&p.text, p.text.len())?.rank?;
+            (!rank.is_empty()).then_some((rank, p.first_line, p.last_line))
+        })
+        .collect();
     let info = SourceInfo {
         path,
         bytes: scan.bytes,
@@ -234,6 +244,7 @@ fn source_info(path: String, scan: SourceScan) -> (SourceInfo, Vec<Event>) {
         cut_fields: scan.cut_fields,
         duplicate_events: 0,
         detected: scan.detected,
+        ranks_seen,
     };
     (info, scan.events)
 }
@@ -250,7 +261,7 @@ pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usi
         &scan::EventBudget::default(),
         |_| {},
     );
-    let (info, mut events) = source_info(name.to_string(), scan);
+    let (info, mut events) = source_info(gs, name.to_string(), scan);
     infer_dates(&mut events, &[None]);
     let mut sources = vec![info];
     let events = model::dedup_across_sources(events, &mut sources);
@@ -357,7 +368,7 @@ fn scan_logs(
             }
             Err(e) => return Err(e),
         };
-        let (info, evs) = source_info(sf.display(), scan);
+        let (info, evs) = source_info(gs, sf.display(), scan);
         events.extend(evs);
         sources.push(info);
     }

@@ -220,6 +220,9 @@ pub struct SourceInfo {
     pub duplicate_events: u64,
     /// Grammar families detected from the file's first lines.
     pub detected: Vec<String>,
+    /// Ranks the file's record prefixes name, with their first and last line.
+    #[serde(skip)]
+    pub ranks_seen: Vec<(Rank, u64, u64)>,
 }
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
@@ -720,6 +723,27 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         }
     }
     adopt_rankless(&mut rank_events, &mut launcher, &events);
+    // Ranks whose record lines named them but gave no event (notices, a cut line): they
+    // exist, and their log ends where their last line is.
+    let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
+    for (si, src) in sources.iter().enumerate() {
+        for (rank, _, last) in &src.ranks_seen {
+            if rank_events.contains_key(rank) {
+                continue;
+            }
+            let o = Origin {
+                source: si,
+                line: *last,
+            };
+            let e = silent.entry(rank.clone()).or_insert_with(|| o.clone());
+            if e.source == si && e.line < *last {
+                *e = o;
+            }
+        }
+    }
+    for r in silent.keys() {
+        rank_events.insert(r.clone(), Vec::new());
+    }
 
     let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
     let mut ranks: Vec<RankRun> = Vec::new();
@@ -727,7 +751,11 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     // last phase line was (vLLM workers print none after KV sizing).
     let ready_at = events.iter().position(|e| e.kind == kind::READY);
     for (rank, idx) in rank_events {
-        let (r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
+        let seen_at = silent.get(&rank).cloned();
+        let (mut r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
+        if r.last_origin.is_none() {
+            r.last_origin = seen_at;
+        }
         ranks.push(r);
         stops.push(stop);
     }

@@ -154,6 +154,19 @@ pub struct SourceScan {
     pub dropped_events: BTreeMap<String, u64>,
     /// Set when reading stopped before the end of the input.
     pub read_stop: Option<ReadStop>,
+    /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
+    /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
+    /// lines give no event still exists.
+    pub prefixes_seen: Vec<SeenPrefix>,
+}
+
+/// A prefix identity of record lines: where it first and last appeared.
+#[derive(Clone, Debug)]
+pub struct SeenPrefix {
+    /// The first line that carried it, cleaned (its prefix is parsed once, by the loader).
+    pub text: String,
+    pub first_line: u64,
+    pub last_line: u64,
 }
 
 impl SourceScan {
@@ -195,6 +208,56 @@ struct BlockScan {
     dropped: BTreeMap<String, u64>,
     /// Events held per (kind, rank, pid), for `drop_early`.
     same_held: HashMap<u64, u32>,
+    /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the identity bytes), block lines.
+    seen: HashMap<Vec<u8>, SeenPrefix>,
+}
+
+/// The bytes of a record line's prefix that name its rank or process, found without a
+/// regex: the tags after the time in `[YYYY-MM-DD HH:MM:SS DP1 TP3]`, or the name and pid
+/// in `(Worker_TP3 pid=412)`. One `memchr` and a hash of a few bytes per record line, so
+/// traffic lines cost almost nothing; the grammar's prefix regex runs once per new key.
+fn identity_key(line: &[u8]) -> Option<&[u8]> {
+    let head = &line[..line.len().min(96)];
+    match head.first()? {
+        b'[' => {
+            let close = memchr::memchr(b']', head)?;
+            let inner = &head[1..close];
+            let colon = memchr::memrchr(b':', inner)?;
+            let space = memchr::memchr(b' ', &inner[colon..])? + colon;
+            let tags = &inner[space..];
+            tags.iter().any(u8::is_ascii_digit).then_some(tags)
+        }
+        b'(' => {
+            let close = memchr::memchr(b')', head)?;
+            Some(&head[1..close])
+        }
+        _ => None,
+    }
+}
+
+/// Distinct prefix identities kept per source: far more ranks and processes than any
+/// server has, and a bound for input made of ever-new `(…)` lines.
+const MAX_SEEN_PREFIXES: usize = 65_536;
+
+fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
+    let Some(key) = identity_key(line) else {
+        return;
+    };
+    let full = out.seen.len() >= MAX_SEEN_PREFIXES;
+    match out.seen.get_mut(key) {
+        Some(s) => s.last_line = line_no,
+        None if full => {}
+        None => {
+            out.seen.insert(
+                key.to_vec(),
+                SeenPrefix {
+                    text: clean_line(&line[..line.len().min(512)]),
+                    first_line: line_no,
+                    last_line: line_no,
+                },
+            );
+        }
+    }
 }
 
 fn push_detail(detail: &mut String, line: &str) {
@@ -382,6 +445,7 @@ fn classify_plain(
         *open_tb = None;
         out.seen_record = true;
         out.counts.records += 1;
+        note_prefix(out, last, line_no);
         return;
     }
     // Inside a traceback everything up to the next record belongs to it, including lines
@@ -564,6 +628,8 @@ struct Merger<'a> {
     /// Events kept per (kind, rank) in this source; only kept events enter it, so it
     /// is never larger than what the source keeps.
     same_kept: HashMap<u64, u32>,
+    /// Rank-naming prefixes of the source's record lines, by identity bytes.
+    seen: HashMap<Vec<u8>, SeenPrefix>,
 }
 
 /// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
@@ -638,6 +704,27 @@ impl<'a> Merger<'a> {
         };
         // A block cut inside a line (one longer than a block) ends with a piece of that
         // line, and the next block starts with the rest: one line, numbered once.
+        for (key, seen) in b.seen {
+            let (first, last) = (
+                seen.first_line + self.line_base,
+                seen.last_line + self.line_base,
+            );
+            let full = self.seen.len() >= MAX_SEEN_PREFIXES;
+            match self.seen.get_mut(&key) {
+                Some(s) => s.last_line = last,
+                None if full => {}
+                None => {
+                    self.seen.insert(
+                        key,
+                        SeenPrefix {
+                            text: seen.text,
+                            first_line: first,
+                            last_line: last,
+                        },
+                    );
+                }
+            }
+        }
         self.line_base += b.counts.lines.saturating_sub(u64::from(b.ends_inside_line));
     }
 
@@ -748,6 +835,7 @@ pub fn scan_stream<R: Read>(
         carry: None,
         budget,
         same_kept: HashMap::new(),
+        seen: HashMap::new(),
     };
     let mut pending: Vec<u8> = Vec::new();
     let mut eof = false;
@@ -820,6 +908,9 @@ pub fn scan_stream<R: Read>(
         progress(total);
     }
     merger.out.bytes = total;
+    let mut seen: Vec<SeenPrefix> = merger.seen.into_values().collect();
+    seen.sort_by_key(|s| s.first_line);
+    merger.out.prefixes_seen = seen;
     merger.out
 }
 

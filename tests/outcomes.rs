@@ -247,3 +247,30 @@ fn engine_processes_of_two_replicas_stay_apart() {
     assert_eq!(engines, ["engine DP1", "engine DP4"]);
     assert_eq!(run.worker_ranks().count(), 2);
 }
+
+/// A rank whose lines are only notices (no start-up event) and one whose only line is cut
+/// still exist: their record prefixes name them. Line 3 is TP1's notice; line 5 is TP2's
+/// cut line.
+#[test]
+fn ranks_named_only_by_notices_or_a_cut_line_exist() {
+    let log = "[2026-04-01 08:00:00] server_args=ServerArgs(model_path='/m/x', tp_size=3)\n\
+        [2026-04-01 08:00:04 TP0] Init torch distributed begin.\n\
+        [2026-04-01 08:00:04 TP1] Using model weights format ['*.safetensors']\n\
+        [2026-04-01 08:00:05 TP0] Init torch distributed ends. mem usage=0.51 GB\n\
+        [2026-04-01 08:00:05 TP2] Init torch dist";
+    let run = run_of("notices.log", log);
+    let names: Vec<String> = run.ranks.iter().map(|r| r.rank.to_string()).collect();
+    assert_eq!(names, ["TP0", "TP1", "TP2"]);
+    let tp1 = rank(&run, "TP1");
+    assert_eq!(tp1.outcome, Outcome::Incomplete);
+    assert_eq!(tp1.last_origin.as_ref().map(|o| o.line), Some(3));
+    let tp2 = rank(&run, "TP2");
+    assert_eq!(tp2.outcome, Outcome::Incomplete);
+    assert_eq!(tp2.last_origin.as_ref().map(|o| o.line), Some(5));
+
+    let vllm = "(Worker_TP0 pid=41) INFO 04-01 08:00:01 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:5 backend=nccl\n\
+        (Worker_TP1 pid=42) INFO 04-01 08:00:01 [cuda.py:1] Using Flash Attention backend.\n";
+    let run = run_of("notices2.log", vllm);
+    let names: Vec<String> = run.ranks.iter().map(|r| r.rank.to_string()).collect();
+    assert_eq!(names, ["TP0", "TP1"]);
+}
