@@ -242,6 +242,7 @@ fn long_run() -> Run {
                 rank: Some(Rank::tp(tp)),
                 pid: None,
                 process: None,
+                host: None,
                 time_only: false,
                 kind: kind.to_string(),
                 grammar: "synthetic".into(),
