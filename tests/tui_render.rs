@@ -343,7 +343,7 @@ fn a_thousand_ranks_aggregate_into_phase_rows() {
     assert_eq!((w.unfinished, w.failed), (0, 0));
     let screen = render_text(&mut app, 120, 40);
     assert!(
-        screen.contains("1024 ranks, ends 33m20s / 33m20s / 43m20s 1!"),
+        screen.contains("─ 1! 1024 ranks, ends 33m20s / 33m20s / 43m20s"),
         "weight_load row:\n{screen}"
     );
     assert!(screen

@@ -148,16 +148,20 @@ impl Timeline<'_> {
         // `ready` is a state that lasts to the end of the log: it has no ends to spread.
         if band.phase != crate::model::Phase::Ready {
             draw(first_end, last_end, '─', st);
-            let median = col_of(band.median_end).clamp(first_end - 1, last_end);
+            let median = col_of(band.median_end).clamp(first_end - 1, last_end - 1);
             draw(median, median + 1, '┃', st.add_modifier(Modifier::BOLD));
         }
-        // The figures go after the bar when they fit, else at the row's right end.
         let mut text = if band.phase == crate::model::Phase::Ready {
-            format!(" {} ranks", band.ranks)
+            format!(
+                " {} rank{}",
+                band.ranks,
+                if band.ranks == 1 { "" } else { "s" }
+            )
         } else {
             format!(
-                " {} ranks, ends {} / {} / {}",
+                " {} rank{}, ends {} / {} / {}",
                 band.ranks,
+                if band.ranks == 1 { "" } else { "s" },
                 time_label(band.first_end),
                 time_label(band.median_end),
                 time_label(band.last_end)
@@ -173,14 +177,26 @@ impl Timeline<'_> {
             .flatten()
             .map(|t| t.chars().count() as i64)
             .sum::<i64>();
-        let at = (last_end + 1).clamp(0, (cols - len).max(0));
-        let mut x = put(buf, area, x0 + at as u16, y, &text, Style::new());
+        // After the bar when they fit, else before it, else after it cut at the edge:
+        // never over the bar.
+        // The bar ends before column `last_end`, and the text starts with a space.
+        let at = if last_end + len <= cols || start - len < 0 {
+            last_end.max(0)
+        } else {
+            start - len
+        };
+        if at >= cols {
+            return;
+        }
+        // The marks first: where the row is cut at the edge, the figures lose their tail.
+        let mut x = x0 + at as u16;
         if let Some(late) = late {
             x = put(buf, area, x, y, &late, warn_style(color));
         }
         if let Some(failed) = failed {
-            put(buf, area, x, y, &failed, failure_style(color));
+            x = put(buf, area, x, y, &failed, failure_style(color));
         }
+        put(buf, area, x, y, &text, Style::new());
     }
 }
 
