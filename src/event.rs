@@ -257,6 +257,10 @@ pub struct Event {
     pub pid: Option<u32>,
     /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
     pub process: Option<String>,
+    /// The host a prefix named (NCCL's `host:pid:tid`): which machine wrote the line,
+    /// whatever file or directory it was collected into.
+    #[serde(skip)]
+    pub host: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
     pub grammar: String,

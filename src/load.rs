@@ -1,5 +1,6 @@
 //! From a path to a run: discover the files, scan every log, build the model.
 
+use std::collections::BTreeSet;
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
@@ -275,6 +276,17 @@ pub fn load_run(
     opts: &LoadOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
+    let (files, scanned) = scan_path(gs, path, opts, progress)?;
+    finish_single(gs, path.display().to_string(), files, scanned, opts)
+}
+
+/// Discovers and scans the logs under one path.
+fn scan_path(
+    gs: &GrammarSet,
+    path: &Path,
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<(Vec<SourceFile>, Scanned), LoadError> {
     if let Some(found) = snapshot_not_log(path) {
         return Err(LoadError::NotAStartupLog {
             path: path.display().to_string(),
@@ -283,11 +295,23 @@ pub fn load_run(
     }
     let (files, dir_notes) = source::discover_noted(path)?;
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
-    let (mut sources, events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
+    let (sources, events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
     let mut notes = dir_notes;
     notes.extend(scan_notes);
+    Ok((files, (sources, events, notes)))
+}
+
+/// Builds a one-node run from its scanned logs (`files` in discovery order, the logs among
+/// them being the scanned sources in order).
+fn finish_single(
+    gs: &GrammarSet,
+    name: String,
+    files: Vec<SourceFile>,
+    (mut sources, mut events, mut notes): Scanned,
+    opts: &LoadOptions,
+) -> Result<Loaded, LoadError> {
+    let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
-    let mut events = events;
     notes.extend(time_regressions(&events, &logs));
     let how = infer_dates(&mut events, &refs);
     if let Some(how) = how {
@@ -300,8 +324,7 @@ pub fn load_run(
     } else {
         events
     };
-    let name = path.display().to_string();
-    let mut run = model::build(name, events, sources, &gs.knowledge(), opts.attempt);
+    let mut run = model::build(name.clone(), events, sources, &gs.knowledge(), opts.attempt);
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
         .filter(|f| f.kind == SourceKind::NvidiaSmi)
@@ -311,7 +334,7 @@ pub fn load_run(
     run.notes.extend(notes);
     if !run.has_startup_events() {
         return Err(LoadError::NotAStartupLog {
-            path: path.display().to_string(),
+            path: name,
             found: with_read_problems(what_was_found(&run), &run.notes),
         });
     }
@@ -440,24 +463,46 @@ pub fn load_paths(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     let groups = source::discover_nodes(paths)?;
-    match (paths, groups.as_slice()) {
-        ([one], [g]) if g.node.is_none() => return load_run(gs, one, opts, progress),
-        _ => {}
-    }
+    let undivided = matches!((paths, groups.as_slice()), ([_], [g]) if g.node.is_none());
     let mut files: Vec<SourceFile> = Vec::new();
-    let mut node_of_file: Vec<usize> = Vec::new();
+    let mut group_of_file: Vec<usize> = Vec::new();
     for (n, g) in groups.iter().enumerate() {
         for f in &g.files {
             files.push(f.clone());
-            node_of_file.push(n);
+            group_of_file.push(n);
         }
     }
+    let scanned = if undivided {
+        // One path: a single node unless its files' NCCL lines name several hosts.
+        let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
+        if distinct_hosts(&scanned.1) < 2 {
+            return finish_single(gs, paths[0].display().to_string(), found, scanned, opts);
+        }
+        files = found;
+        group_of_file = vec![0; files.len()];
+        scanned
+    } else {
+        let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
+        scan_logs(gs, &logs, opts, progress)?
+    };
+    let (mut sources, mut events, mut notes) = scanned;
     let log_idx: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].kind == SourceKind::Log)
         .collect();
     let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
-    let node_of_source: Vec<usize> = log_idx.iter().map(|&i| node_of_file[i]).collect();
-    let (mut sources, mut events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
+    let group_of_source: Vec<usize> = log_idx.iter().map(|&i| group_of_file[i]).collect();
+    let hosts = hosts_by_source(&events, logs.len());
+    let assigned = assign_nodes(paths, &groups, &group_of_source, &hosts);
+    let names = assigned.names;
+    let node_of_source = assigned.node_of_source;
+    // A log goes with its own node; another file (nvidia-smi CSV) with its group's.
+    let mut node_of_file: Vec<usize> = group_of_file
+        .iter()
+        .map(|&g| assigned.home_of_group.get(g).copied().unwrap_or(0))
+        .collect();
+    for (s, &i) in log_idx.iter().enumerate() {
+        node_of_file[i] = node_of_source[s];
+    }
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
     notes.extend(time_regressions(&events, &logs));
     if let Some(how) = infer_dates(&mut events, &refs) {
@@ -465,7 +510,7 @@ pub fn load_paths(
     }
 
     // Per node: duplicates dropped and ranks resolved among that host's processes only.
-    let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); groups.len()];
+    let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); names.len()];
     for e in events {
         let n = node_of_source.get(e.origin.source).copied().unwrap_or(0);
         per_node[n].push(e);
@@ -476,7 +521,7 @@ pub fn load_paths(
         .map(|(n, evs)| {
             let evs = model::dedup_across_sources(evs, &mut sources);
             model::build(
-                node_name(&groups, n),
+                names[n].clone(),
                 evs,
                 Vec::new(),
                 &gs.knowledge(),
@@ -491,8 +536,8 @@ pub fn load_paths(
             if let Some(&first) = owner.get(&rr.rank) {
                 return Err(LoadError::RankOnTwoNodes {
                     rank: rr.rank.to_string(),
-                    first: node_name(&groups, first),
-                    second: node_name(&groups, n),
+                    first: names[first].clone(),
+                    second: names[n].clone(),
                 });
             }
             owner.insert(&rr.rank, n);
@@ -505,17 +550,27 @@ pub fn load_paths(
             _ => None,
         };
         nodes.push(Node {
-            name: node_name(&groups, n),
+            name: names[n].clone(),
             sources: (0..node_of_source.len())
                 .filter(|&s| node_of_source[s] == n)
                 .collect(),
             ranks: r.ranks.iter().map(|rr| rr.rank.clone()).collect(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
+            hosts: r
+                .events
+                .iter()
+                .filter_map(|e| e.host.clone())
+                .collect::<BTreeSet<String>>()
+                .into_iter()
+                .collect(),
             reference: false,
             offset: None,
         });
+        notes.extend(ranks_on_two_hosts(r));
     }
+
+    notes.extend(nodes_sharing_a_host(&nodes));
 
     // Node clocks against the reference: the node that says it is node_rank 0, else the
     // first given.
@@ -585,11 +640,181 @@ pub fn load_paths(
     Ok(Loaded { run, files })
 }
 
-fn node_name(groups: &[source::NodeFiles], n: usize) -> String {
-    groups
-        .get(n)
-        .and_then(|g| g.node.clone())
-        .unwrap_or_else(|| format!("node{n}"))
+/// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
+/// (a file collected from two machines, or directories mixed up).
+fn ranks_on_two_hosts(run: &Run) -> Vec<String> {
+    let mut seen: std::collections::BTreeMap<&crate::event::Rank, BTreeSet<(&str, u32)>> =
+        Default::default();
+    for e in &run.events {
+        if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host.as_deref()) {
+            seen.entry(r).or_default().insert((h, e.pid.unwrap_or(0)));
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, hp)| hp.iter().map(|(h, _)| h).collect::<BTreeSet<_>>().len() > 1)
+        .map(|(r, hp)| {
+            let named: Vec<String> = hp.iter().map(|(h, p)| format!("{h}:{p}")).collect();
+            format!(
+                "node {}: rank {r}'s NCCL lines name two hosts ({}): one rank runs on one host, so its pid was matched to another machine's process",
+                run.name,
+                named.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Node directories whose NCCL lines all name one and the same host: one machine's logs
+/// split into directories, whose clocks are then one clock (their offsets are estimated all
+/// the same; a non-zero one is the stamps' own spread).
+fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<String> {
+    let mut by_host: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for n in nodes {
+        if let [h] = n.hosts.as_slice() {
+            by_host.entry(h).or_default().push(&n.name);
+        }
+    }
+    by_host
+        .into_iter()
+        .filter(|(_, ns)| ns.len() > 1)
+        .map(|(h, ns)| {
+            format!(
+                "nodes {} all name host {h} in their NCCL lines: one machine split into directories, or hosts that share a name",
+                ns.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The hosts NCCL's prefixes name in each source: the one a source names, or `None` for
+/// a source naming none (no NCCL line) or several (a console several hosts wrote to).
+fn hosts_by_source(events: &[Event], sources: usize) -> Vec<Option<String>> {
+    let mut named: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); sources];
+    for e in events {
+        if let (Some(h), Some(set)) = (e.host.as_deref(), named.get_mut(e.origin.source)) {
+            set.insert(h);
+        }
+    }
+    named
+        .into_iter()
+        .map(|set| match (set.len(), set.first()) {
+            (1, Some(h)) => Some((*h).to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn distinct_hosts(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter_map(|e| e.host.as_deref())
+        .collect::<BTreeSet<&str>>()
+        .len()
+}
+
+/// The nodes of a run, and which node each log source and each discovered group of files
+/// belongs to.
+struct NodeAssignment {
+    names: Vec<String>,
+    node_of_source: Vec<usize>,
+    /// Where a group's files other than logs go (nvidia-smi CSVs).
+    home_of_group: Vec<usize>,
+}
+
+/// A directory names its node (`run/node1/`, `node1/`). Where no directory does — one
+/// path, or files given one by one — the host NCCL's prefixes name is the node: files
+/// of one host are one node whatever their names, files of two hosts are two. A file
+/// that names no host stays with the one host of its group, or forms a node of its own
+/// (named as the group is) when the group's files name several.
+fn assign_nodes(
+    paths: &[PathBuf],
+    groups: &[source::NodeFiles],
+    group_of_source: &[usize],
+    hosts: &[Option<String>],
+) -> NodeAssignment {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key {
+        Dir(usize),
+        Host(String),
+        Plain(usize),
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<Key, usize> = Default::default();
+    let mut node_for = |key: Key, name: String| -> usize {
+        *index.entry(key).or_insert_with(|| {
+            names.push(name);
+            names.len() - 1
+        })
+    };
+    let group_name = |g: usize| {
+        groups
+            .get(g)
+            .and_then(|x| x.node.clone())
+            .unwrap_or_else(|| {
+                paths
+                    .first()
+                    .map_or(format!("node{g}"), |p| p.display().to_string())
+            })
+    };
+    // A group is named by a file when that file was given as a path of its own.
+    let named_by_dir = |g: usize| {
+        groups.get(g).is_some_and(|x| {
+            x.node.is_some() && !(x.files.len() == 1 && paths.contains(&x.files[0].path))
+        })
+    };
+    let mut node_of_source = vec![0; group_of_source.len()];
+    let mut members_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (s, &g) in group_of_source.iter().enumerate() {
+        if let Some(m) = members_of.get_mut(g) {
+            m.push(s);
+        }
+    }
+    let mut home_of_group = Vec::with_capacity(groups.len());
+    for (g, members) in members_of.into_iter().enumerate() {
+        if named_by_dir(g) {
+            let n = node_for(Key::Dir(g), group_name(g));
+            for s in members {
+                node_of_source[s] = n;
+            }
+            home_of_group.push(n);
+            continue;
+        }
+        let group_hosts: BTreeSet<&str> = members
+            .iter()
+            .filter_map(|&s| hosts.get(s).and_then(|h| h.as_deref()))
+            .collect();
+        let any_hostless = members
+            .iter()
+            .any(|&s| hosts.get(s).is_none_or(|h| h.is_none()));
+        // Created only when some file needs it: a group whose files all name hosts has
+        // no node of its own.
+        let hostless = if group_hosts.len() == 1 {
+            let h = group_hosts
+                .first()
+                .map_or(String::new(), |h| (*h).to_string());
+            Some(node_for(Key::Host(h.clone()), h))
+        } else if any_hostless || members.is_empty() {
+            Some(node_for(Key::Plain(g), group_name(g)))
+        } else {
+            None
+        };
+        for &s in &members {
+            node_of_source[s] = match (hosts.get(s).and_then(|h| h.clone()), hostless) {
+                (Some(h), _) => node_for(Key::Host(h.clone()), h),
+                (None, Some(n)) => n,
+                (None, None) => 0,
+            };
+        }
+        home_of_group.push(
+            hostless
+                .or_else(|| members.first().map(|&s| node_of_source[s]))
+                .unwrap_or(0),
+        );
+    }
+    NodeAssignment {
+        names,
+        node_of_source,
+        home_of_group,
+    }
 }
 
 /// The refusal of a run with no start-up event also says what could not be read: a cut

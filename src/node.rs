@@ -17,6 +17,9 @@ pub struct Node {
     pub node_rank: Option<u32>,
     /// `nnodes` from the server arguments, when printed.
     pub nnodes: Option<u32>,
+    /// The hosts its NCCL lines name (`host:pid:tid` prefixes), sorted; empty when it
+    /// printed none.
+    pub hosts: Vec<String>,
     /// The node whose clock the others are aligned to.
     pub reference: bool,
     /// This node's clock against the reference node's; `None` for the reference itself

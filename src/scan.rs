@@ -592,6 +592,7 @@ struct Context {
     ts: Option<chrono::NaiveDateTime>,
     pid: Option<u32>,
     process: Option<String>,
+    host: Option<String>,
     year_inferred: bool,
     time_only: bool,
 }
@@ -603,6 +604,7 @@ impl Context {
             ts: e.ts,
             pid: e.pid,
             process: e.process.clone(),
+            host: e.host.clone(),
             year_inferred: e.year_inferred,
             time_only: e.time_only,
         }
@@ -690,6 +692,7 @@ impl<'a> Merger<'a> {
                 ev.ts = c.ts;
                 ev.pid = c.pid;
                 ev.process = c.process;
+                ev.host = c.host;
                 ev.year_inferred = c.year_inferred;
                 ev.time_only = c.time_only;
             }
@@ -756,7 +759,7 @@ impl<'a> Merger<'a> {
             .get(m.grammar)
             .map(|g| g.spec.id.clone())
             .unwrap_or_default();
-        let (ts, year_inferred, time_only, rank, pid, process) = match &m.prefix {
+        let (ts, year_inferred, time_only, rank, pid, process, host) = match &m.prefix {
             Some(p) => (
                 p.ts,
                 p.date_inferred,
@@ -764,8 +767,9 @@ impl<'a> Merger<'a> {
                 p.rank.clone(),
                 p.pid,
                 p.process.clone(),
+                p.host.clone(),
             ),
-            None => (None, false, false, None, None, None),
+            None => (None, false, false, None, None, None, None),
         };
         Event {
             origin: Origin {
@@ -778,6 +782,7 @@ impl<'a> Merger<'a> {
             rank,
             pid,
             process,
+            host,
             kind: m.kind,
             grammar,
             fields: m.fields,

@@ -335,3 +335,119 @@ fn a_thousand_ranks_on_128_nodes_align_and_the_lanes_scroll() {
         "{screen}"
     );
 }
+
+/// One host's console: node2-skew's `server.log` then its `stdout.txt`, the NCCL prefix's
+/// host (`vm` in the fixture, on both nodes) replaced by `host`, plus two NCCL lines of
+/// our own in FORMATS.md §5's shape, with the fixture's pid (1076 on node0, 1077 on node1).
+fn console(node: &str, host: &str) -> String {
+    let dir = PathBuf::from("samples/node2-skew").join(node);
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("fixture file");
+    let nccl = read("stdout.txt").replace("vm:", &format!("{host}:"));
+    let pid = if node == "node0" { 1076 } else { 1077 };
+    format!(
+        "{}{nccl}{host}:{pid}:{pid} [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth7\n\
+         {host}:{pid}:{pid} [0] NCCL INFO Using network Socket\n",
+        read("server.log")
+    )
+}
+
+/// Two hosts' consoles side by side in one directory (no node subdirectories): the
+/// NCCL prefixes name `gpu-a-01` in one and `gpu-b-02` in the other, so they are two
+/// nodes, named by host, and node1's clock is aligned as when directories name them:
+/// the same barrier exits give the same interval (−3.05, −1.95) s (derivation at
+/// `node2_skew_offset_is_an_interval_around_minus_2_2_s`). Given as two file paths, the
+/// nodes are named by host too, not by file.
+#[test]
+fn nccl_hosts_split_one_directory_into_nodes_and_name_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("console-first.log");
+    let b = dir.path().join("console-second.log");
+    std::fs::write(&a, console("node0", "gpu-a-01")).expect("write");
+    std::fs::write(&b, console("node1", "gpu-b-02")).expect("write");
+    let whole = dir.path().to_string_lossy().to_string();
+    let (a, b) = (
+        a.to_string_lossy().to_string(),
+        b.to_string_lossy().to_string(),
+    );
+    for paths in [vec![whole.as_str()], vec![a.as_str(), b.as_str()]] {
+        let run = load(&paths, true).expect("run loads");
+        let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["gpu-a-01", "gpu-b-02"], "{paths:?}");
+        assert_eq!(run.nodes[0].hosts, ["gpu-a-01"]);
+        assert_eq!(run.nodes[0].ranks, [Rank::tp(0)]);
+        assert_eq!(run.nodes[1].ranks, [Rank::tp(1)]);
+        let o = run.nodes[1]
+            .offset
+            .as_ref()
+            .expect("gpu-b-02 has an offset");
+        assert_eq!((o.lo_ms, o.hi_ms), (-3050, -1950), "{paths:?}");
+        assert!(!run.notes.iter().any(|n| n.contains("two hosts")));
+    }
+}
+
+/// A console whose NCCL lines all name one host and a log naming none, given as two
+/// paths: the log has no host of its own and its group (the path) names none, so it stays
+/// a node named by its file, as before; the console is the host's node. Two node
+/// directories that both name host `vm` (node2-skew as collected) are said to.
+#[test]
+fn a_file_without_nccl_lines_keeps_its_own_node_and_shared_hosts_are_noted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nccl = dir.path().join("nccl.txt");
+    // Only the NCCL lines of node1's console: they name host gpu-b-02.
+    let text: String = console("node1", "gpu-b-02")
+        .lines()
+        .filter(|l| l.contains(" NCCL "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&nccl, text).expect("write");
+    let run = load(
+        &[
+            "samples/node2-skew/node0/server.log",
+            &nccl.to_string_lossy(),
+        ],
+        true,
+    )
+    .expect("run loads");
+    let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["server.log", "gpu-b-02"]);
+    assert!(run.nodes[0].hosts.is_empty());
+
+    let skew = load(&["samples/node2-skew"], true).expect("run loads");
+    assert_eq!(skew.nodes[0].hosts, ["vm"]);
+    assert_eq!(skew.nodes[1].hosts, ["vm"]);
+    assert!(
+        skew.notes
+            .iter()
+            .any(|n| n.contains("nodes node0, node1 all name host vm")),
+        "{:?}",
+        skew.notes
+    );
+}
+
+/// One node directory whose console mixes two hosts' NCCL lines for the same pid: pid
+/// 1077 is TP1 (its `rank 1` communicator line), and its lines say both `gpu-b-02` and
+/// `gpu-c-03`, which one process cannot: the rank is reported with both host:pid pairs.
+#[test]
+fn a_rank_whose_pid_appears_under_two_hosts_is_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let node = dir.path().join("nodeX");
+    std::fs::create_dir(&node).expect("mkdir");
+    let mut text = console("node1", "gpu-b-02");
+    // An event line (`env`): noise lines such as `Using network` are not kept.
+    text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n");
+    std::fs::write(node.join("console.log"), text).expect("write");
+    let other = dir.path().join("nodeY");
+    std::fs::create_dir(&other).expect("mkdir");
+    std::fs::write(other.join("console.log"), console("node0", "gpu-a-01")).expect("write");
+    let run = load(&[&dir.path().to_string_lossy()], true).expect("run loads");
+    let note = run
+        .notes
+        .iter()
+        .find(|n| n.contains("two hosts"))
+        .unwrap_or_else(|| panic!("no note in {:?}", run.notes));
+    assert!(note.contains("rank TP1"), "{note}");
+    assert!(note.contains("gpu-b-02:1077, gpu-c-03:1077"), "{note}");
+    // The directory names the node; the hosts it printed are listed.
+    let x = run.nodes.iter().find(|n| n.name == "nodeX").expect("nodeX");
+    assert_eq!(x.hosts, ["gpu-b-02", "gpu-c-03"]);
+}

@@ -242,6 +242,7 @@ fn long_run() -> Run {
                 rank: Some(Rank::tp(tp)),
                 pid: None,
                 process: None,
+                host: None,
                 time_only: false,
                 kind: kind.to_string(),
                 grammar: "synthetic".into(),
@@ -258,6 +259,102 @@ fn long_run() -> Run {
         &rankscope::grammar::Knowledge::default(),
         None,
     )
+}
+
+/// `ranks` ranks of one synthetic start-up, stamps in whole seconds: every rank ends
+/// weight loading at 2000 s, odd ranks one second later, and the last rank 600 s late
+/// (and so every later phase of it).
+fn many_rank_run(ranks: u32) -> Run {
+    use rankscope::event::{Event, Origin, Rank};
+    let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
+        .and_then(|d| d.and_hms_opt(8, 0, 0))
+        .expect("valid date");
+    let steps: [(&str, i64); 9] = [
+        ("dist_init_begin", 0),
+        ("dist_init_end", 300),
+        ("weight_load_begin", 300),
+        ("weight_load_end", 2000),
+        ("kv_budget", 2000),
+        ("mem_pool_end", 2030),
+        ("cuda_graph_begin", 2030),
+        ("cuda_graph_end", 2380),
+        ("ready", 2400),
+    ];
+    let mut events = Vec::new();
+    let mut line = 0;
+    for tp in 0..ranks {
+        let lag = if tp == ranks - 1 {
+            600
+        } else {
+            i64::from(tp % 2)
+        };
+        for (kind, s) in steps {
+            line += 1;
+            let s = if s >= 2000 { s + lag } else { s };
+            events.push(Event {
+                origin: Origin { source: 0, line },
+                ts: Some(t0 + chrono::Duration::seconds(s)),
+                year_inferred: false,
+                rank: Some(Rank::tp(tp)),
+                pid: None,
+                process: None,
+                host: None,
+                time_only: false,
+                kind: kind.to_string(),
+                grammar: "synthetic".into(),
+                fields: Default::default(),
+                message: format!("{kind} of TP{tp}"),
+                detail: None,
+            });
+        }
+    }
+    rankscope::model::build(
+        "many".into(),
+        events,
+        Vec::new(),
+        &rankscope::grammar::Knowledge::default(),
+        None,
+    )
+}
+
+/// 1,024 ranks: `a` turns the lanes into one row per phase. Weight loading ends, over
+/// the 1,024 ranks: 512 even ranks of 0..1022 at 2000 s (33m20s), 511 odd ones at
+/// 2001 s, TP1023 at 2600 s (43m20s); sorted, index 511 (the lower median of 1,024) is
+/// the last of the 512 at 2000 s. TP1023 alone is late (odd ranks are one stamp step
+/// later, which is no lateness).
+#[test]
+fn a_thousand_ranks_aggregate_into_phase_rows() {
+    let mut app = App::new(many_rank_run(1024), None, false);
+    assert!(!app.aggregate);
+    keys(&mut app, &[KeyCode::Char('a')]);
+    assert!(app.aggregate);
+    let w = app
+        .bands
+        .iter()
+        .find(|b| b.phase == rankscope::model::Phase::WeightLoad)
+        .expect("weight_load band");
+    assert_eq!(w.ranks, 1024);
+    assert_eq!(w.first_start, 300.0);
+    assert_eq!(
+        (w.first_end, w.median_end, w.last_end),
+        (2000.0, 2000.0, 2600.0)
+    );
+    assert_eq!(w.stragglers, 1);
+    assert_eq!((w.unfinished, w.failed), (0, 0));
+    let screen = render_text(&mut app, 120, 40);
+    assert!(
+        screen.contains("─ 1! 1024 ranks, ends 33m20s / 33m20s / 43m20s"),
+        "weight_load row:\n{screen}"
+    );
+    assert!(screen
+        .lines()
+        .nth(2)
+        .is_some_and(|l| l.starts_with("phase")));
+    insta::assert_snapshot!("many_ranks_aggregate_120x40", screen);
+    // Back to the rank lanes: TP0 first.
+    keys(&mut app, &[KeyCode::Char('a')]);
+    let screen = render_text(&mut app, 120, 40);
+    assert!(screen.lines().any(|l| l.starts_with("TP0 ")), "{screen}");
 }
 
 #[test]

@@ -262,6 +262,8 @@ pub struct PrefixInfo {
     pub pid: Option<u32>,
     /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
     pub process: Option<String>,
+    /// The host NCCL's `host:pid:tid` prefix names.
+    pub host: Option<String>,
     /// Byte offset in the line where the message starts.
     pub message_start: usize,
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
@@ -551,6 +553,7 @@ impl GrammarSet {
             rank,
             pid,
             process,
+            host: caps.name("host").map(|h| h.as_str().to_string()),
             message_start: whole.end,
             prefix_start: whole.start,
         }

@@ -435,6 +435,8 @@ pub struct NodeDoc {
     /// `node_rank` and `nnodes` from its server arguments, when printed.
     pub node_rank: Option<u32>,
     pub nnodes: Option<u32>,
+    /// The hosts its NCCL lines name (`host:pid:tid` prefixes); empty when none.
+    pub hosts: Vec<String>,
     /// Its clock minus the reference node's; absent for the reference and for a node
     /// with no barrier exit in common with it.
     pub clock_offset: Option<ClockOffsetDoc>,
@@ -468,6 +470,7 @@ fn node_doc(run: &Run, n: &crate::node::Node) -> NodeDoc {
         ranks: n.ranks.iter().map(|r| r.to_string()).collect(),
         node_rank: n.node_rank,
         nnodes: n.nnodes,
+        hosts: n.hosts.clone(),
         clock_offset: n.offset.as_ref().map(|o| ClockOffsetDoc {
             offset_s: o.mid_ms() as f64 / 1000.0,
             min_s: o.lo_ms as f64 / 1000.0,

@@ -89,6 +89,8 @@ pub enum Msg {
     /// Lines to scroll the event detail pane (negative: up).
     ScrollDetailLines(i32),
     ToggleHelp,
+    /// Timeline: one row per rank, or one row per phase across all ranks.
+    ToggleAggregate,
     ToggleDetail,
     ToggleRankFilter,
     CycleKindFilter,
@@ -119,6 +121,75 @@ pub struct Lane {
     /// Phases in which this rank finished well after the others.
     pub straggler_in: Vec<Phase>,
 }
+
+/// One phase across every rank, for the Timeline's aggregate rows (`a`): when the first
+/// rank entered it, and when the first, the median and the last rank left it, so a run of
+/// a thousand ranks reads as six rows. Times in seconds since the run started.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseBand {
+    pub phase: Phase,
+    /// Ranks that were in the phase.
+    pub ranks: usize,
+    pub first_start: f64,
+    pub first_end: f64,
+    /// The lower median of the ends (of an even count, the earlier of the middle two).
+    pub median_end: f64,
+    pub last_end: f64,
+    /// Ranks whose phase never finished (their end is where they failed or fell silent).
+    pub unfinished: usize,
+    /// Ranks called stragglers in this phase.
+    pub stragglers: usize,
+    /// Ranks whose failure ended them in this phase.
+    pub failed: usize,
+}
+
+fn bands_of(lanes: &[Lane]) -> Vec<PhaseBand> {
+    Phase::ALL
+        .into_iter()
+        .filter_map(|phase| {
+            let mut ends = Vec::new();
+            let mut first_start = f64::INFINITY;
+            let (mut unfinished, mut stragglers, mut failed) = (0, 0, 0);
+            for l in lanes {
+                // A phase a rank entered twice (a restart within the attempt) counts once,
+                // by its last span.
+                let Some(s) = l.segments.iter().rfind(|s| s.phase == phase) else {
+                    continue;
+                };
+                first_start = first_start.min(s.start);
+                ends.push(s.end);
+                if !s.complete && phase != Phase::Ready {
+                    unfinished += 1;
+                }
+                if l.straggler_in.contains(&phase) {
+                    stragglers += 1;
+                }
+                if l.failure.is_some() && l.segments.last().is_some_and(|last| last.phase == phase)
+                {
+                    failed += 1;
+                }
+            }
+            if ends.is_empty() {
+                return None;
+            }
+            ends.sort_by(f64::total_cmp);
+            Some(PhaseBand {
+                phase,
+                ranks: ends.len(),
+                first_start,
+                first_end: ends[0],
+                median_end: ends[(ends.len() - 1) / 2],
+                last_end: ends[ends.len() - 1],
+                unfinished,
+                stragglers,
+                failed,
+            })
+        })
+        .collect()
+}
+
+/// The label column the aggregate rows need for the longest phase name (`weight_load`).
+const BAND_LABEL_W: u16 = 13;
 
 /// One allocation site of a rank's snapshot, as the Memory view lists it.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,12 +281,17 @@ pub struct App {
     pub baseline: Option<Run>,
     pub diff: Option<RunDiff>,
     pub lanes: Vec<Lane>,
+    /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
+    pub bands: Vec<PhaseBand>,
+    pub aggregate: bool,
     pub color: bool,
     pub view: View,
     pub width: u16,
     pub height: u16,
     /// Width of the rank-name column, shared by drawing and cursor arithmetic.
     pub label_w: u16,
+    /// `label_w` for the rank lanes; the aggregate rows widen it to fit phase names.
+    pub rank_label_w: u16,
     /// Seconds from the first to the last time stamp of the run (at least 1).
     pub span_s: f64,
     pub cursor_s: f64,
@@ -328,16 +404,20 @@ impl App {
             .max()
             .unwrap_or(4);
         let label_w = (longest + 3).clamp(6, 20) as u16;
+        let bands = bands_of(&lanes);
         let mut app = App {
             run,
             baseline,
             diff,
             lanes,
+            bands,
+            aggregate: false,
             color,
             view: View::Timeline,
             width: 80,
             height: 24,
             label_w,
+            rank_label_w: label_w,
             span_s,
             cursor_s: 0.0,
             scale: 1.0,
@@ -617,6 +697,14 @@ pub fn update(app: &mut App, msg: Msg) {
         }
         Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
         Msg::ToggleHelp => app.help = !app.help,
+        Msg::ToggleAggregate => {
+            app.aggregate = !app.aggregate;
+            app.label_w = if app.aggregate {
+                app.rank_label_w.max(BAND_LABEL_W)
+            } else {
+                app.rank_label_w
+            };
+        }
         Msg::ToggleDetail => {
             app.detail = !app.detail;
             app.detail_scroll = 0;

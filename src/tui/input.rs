@@ -15,6 +15,10 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("↑ ↓ / j k", "previous / next rank (Events: event)"),
     (
+        "a",
+        "Timeline: one row per rank / per phase across all ranks",
+    ),
+    (
         "PgUp / PgDn",
         "ten rows up / down; a page of the detail pane when open",
     ),
@@ -86,6 +90,7 @@ pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
         KeyCode::PageUp => Msg::Move(-10),
         KeyCode::PageDown => Msg::Move(10),
         KeyCode::Char('?') => Msg::ToggleHelp,
+        KeyCode::Char('a') if app.view == View::Timeline => Msg::ToggleAggregate,
         KeyCode::Char('/') => Msg::SearchStart,
         KeyCode::Char('n') => Msg::NextMatch,
         KeyCode::Char('N') => Msg::PrevMatch,

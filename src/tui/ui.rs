@@ -118,7 +118,12 @@ fn legend(app: &App) -> Line<'static> {
         ));
         spans.push(Span::raw(format!(" {}  ", p.name())));
     }
-    spans.push(Span::raw("┄┄ unfinished  "));
+    if app.aggregate {
+        // The aggregate rows: a phase's first end, the spread of ends, the median end.
+        spans.push(Span::raw("─┃ ends first─median┃─last  "));
+    } else {
+        spans.push(Span::raw("┄┄ unfinished  "));
+    }
     spans.push(Span::styled("✗", failure_style(app.color)));
     spans.push(Span::raw(" failure  "));
     spans.push(Span::styled("!", warn_style(app.color)));
@@ -127,7 +132,12 @@ fn legend(app: &App) -> Line<'static> {
 }
 
 fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
-    let lanes = app.lanes.len() as u16 + 1;
+    let rows = if app.aggregate {
+        app.bands.len()
+    } else {
+        app.lanes.len()
+    };
+    let lanes = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(1);
     let [leg, plot, _gap, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Max(lanes),

@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::Widget;
 
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
-use crate::tui::app::{App, Lane};
+use crate::tui::app::{App, Lane, PhaseBand};
 
 pub struct Timeline<'a> {
     pub app: &'a App,
@@ -101,6 +101,105 @@ impl Timeline<'_> {
     }
 }
 
+impl Timeline<'_> {
+    fn lanes(&self, buf: &mut Buffer, area: Rect, rows: u16) {
+        let app = self.app;
+        // Keep the selected rank on screen when there are more ranks than rows.
+        let first = app
+            .rank_sel
+            .saturating_sub(usize::from(rows).saturating_sub(1));
+        for (i, lane) in app.lanes.iter().enumerate().skip(first) {
+            let y = area.y + 1 + (i - first) as u16;
+            if y >= area.bottom() {
+                break;
+            }
+            self.lane(buf, area, y, lane, i == app.rank_sel);
+        }
+    }
+
+    /// One phase across all ranks: its glyph from the first rank's start to the first
+    /// rank's end, `─` while the others finish, `┃` at the median end; then the counts.
+    fn band(&self, buf: &mut Buffer, area: Rect, y: u16, band: &PhaseBand) {
+        let app = self.app;
+        let color = app.color;
+        let label_style = if band.failed > 0 {
+            failure_style(color).remove_modifier(Modifier::REVERSED)
+        } else if band.stragglers > 0 {
+            warn_style(color)
+        } else {
+            Style::new()
+        };
+        put(buf, area, area.x, y, band.phase.name(), label_style);
+        let x0 = area.x.saturating_add(app.label_w);
+        let cols = i64::from(area.right().saturating_sub(x0));
+        let col_of = |t: f64| ((t - app.offset_s) / app.scale).floor() as i64;
+        let st = phase_style(band.phase, color);
+        let start = col_of(band.first_start);
+        let first_end = col_of(band.first_end).max(start + 1);
+        let last_end = col_of(band.last_end).max(first_end);
+        let mut draw = |from: i64, to: i64, ch: char, style: Style| {
+            for c in from.max(0)..to.min(cols) {
+                if let Some(cell) = buf.cell_mut((x0 + c as u16, y)) {
+                    cell.set_char(ch).set_style(style);
+                }
+            }
+        };
+        draw(start, first_end, phase_glyph(band.phase), st);
+        // `ready` is a state that lasts to the end of the log: it has no ends to spread.
+        if band.phase != crate::model::Phase::Ready {
+            draw(first_end, last_end, '─', st);
+            let median = col_of(band.median_end).clamp(first_end - 1, last_end - 1);
+            draw(median, median + 1, '┃', st.add_modifier(Modifier::BOLD));
+        }
+        let mut text = if band.phase == crate::model::Phase::Ready {
+            format!(
+                " {} rank{}",
+                band.ranks,
+                if band.ranks == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                " {} rank{}, ends {} / {} / {}",
+                band.ranks,
+                if band.ranks == 1 { "" } else { "s" },
+                time_label(band.first_end),
+                time_label(band.median_end),
+                time_label(band.last_end)
+            )
+        };
+        if band.unfinished > 0 {
+            text.push_str(&format!(", {} unfinished", band.unfinished));
+        }
+        let late = (band.stragglers > 0).then(|| format!(" {}!", band.stragglers));
+        let failed = (band.failed > 0).then(|| format!(" ✗{}", band.failed));
+        let len = [Some(&text), late.as_ref(), failed.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|t| t.chars().count() as i64)
+            .sum::<i64>();
+        // After the bar when they fit, else before it, else after it cut at the edge:
+        // never over the bar.
+        // The bar ends before column `last_end`, and the text starts with a space.
+        let at = if last_end + len <= cols || start - len < 0 {
+            last_end.max(0)
+        } else {
+            start - len
+        };
+        if at >= cols {
+            return;
+        }
+        // The marks first: where the row is cut at the edge, the figures lose their tail.
+        let mut x = x0 + at as u16;
+        if let Some(late) = late {
+            x = put(buf, area, x, y, &late, warn_style(color));
+        }
+        if let Some(failed) = failed {
+            x = put(buf, area, x, y, &failed, failure_style(color));
+        }
+        put(buf, area, x, y, &text, Style::new());
+    }
+}
+
 impl Widget for Timeline<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -115,7 +214,7 @@ impl Widget for Timeline<'_> {
             area,
             area.x,
             area.y,
-            "rank",
+            if app.aggregate { "phase" } else { "rank" },
             Style::new().add_modifier(Modifier::BOLD),
         );
         let step = tick_step(app.scale, 8.0);
@@ -138,16 +237,16 @@ impl Widget for Timeline<'_> {
             t += step;
         }
         let rows = area.height.saturating_sub(1);
-        // Keep the selected rank on screen when there are more ranks than rows.
-        let first = app
-            .rank_sel
-            .saturating_sub(usize::from(rows).saturating_sub(1));
-        for (i, lane) in app.lanes.iter().enumerate().skip(first) {
-            let y = area.y + 1 + (i - first) as u16;
-            if y >= area.bottom() {
-                break;
+        if app.aggregate {
+            for (i, band) in app.bands.iter().enumerate() {
+                let y = area.y + 1 + i as u16;
+                if y >= area.bottom() {
+                    break;
+                }
+                self.band(buf, area, y, band);
             }
-            self.lane(buf, area, y, lane, i == app.rank_sel);
+        } else {
+            self.lanes(buf, area, rows);
         }
         // The cursor column, over everything.
         let cc = (app.cursor_s - app.offset_s) / app.scale;
