@@ -133,6 +133,14 @@ impl Rank {
         Rank::from_pairs([(GLOBAL.to_string(), n)])
     }
 
+    /// The one tag of a rank named by a single tag (`TP3` → `("TP", 3)`).
+    pub fn single(&self) -> Option<(&str, u32)> {
+        match self.tags.as_slice() {
+            [(_, name, n)] => Some((name.as_str(), *n)),
+            _ => None,
+        }
+    }
+
     /// The global rank number, for a rank that is only that.
     pub fn as_global(&self) -> Option<u32> {
         match self.tags.as_slice() {

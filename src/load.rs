@@ -266,7 +266,7 @@ pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usi
     infer_dates(&mut events, &[None]);
     let mut sources = vec![info];
     let events = model::dedup_across_sources(events, &mut sources);
-    model::build(name.to_string(), events, sources, &gs.knowledge(), None)
+    model::build(name.to_string(), events, sources, gs.knowledge(), None)
 }
 
 /// Loads one run from a path (file, directory or `-`).
@@ -324,13 +324,24 @@ fn finish_single(
     } else {
         events
     };
-    let mut run = model::build(name.clone(), events, sources, &gs.knowledge(), opts.attempt);
+    let mut run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
         .filter(|f| f.kind == SourceKind::NvidiaSmi)
         .map(|f| (f, 0))
         .collect();
     attach_nvsmi(&mut run, &smi, &mut notes);
+    finish(run, files, notes, name)
+}
+
+/// The last steps of every load: the notes joined to the run, and a run with no start-up
+/// event refused with what it held instead.
+fn finish(
+    mut run: Run,
+    files: Vec<SourceFile>,
+    notes: Vec<String>,
+    name: String,
+) -> Result<Loaded, LoadError> {
     run.notes.extend(notes);
     if !run.has_startup_events() {
         return Err(LoadError::NotAStartupLog {
@@ -524,7 +535,7 @@ pub fn load_paths(
                 names[n].clone(),
                 evs,
                 Vec::new(),
-                &gs.knowledge(),
+                gs.knowledge(),
                 opts.attempt,
             )
         })
@@ -621,7 +632,7 @@ pub fn load_paths(
             .collect::<Vec<_>>()
             .join(" + ")
     };
-    let mut run = model::build(name.clone(), all, sources, &gs.knowledge(), None);
+    let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
     run.nodes = nodes;
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
@@ -630,14 +641,7 @@ pub fn load_paths(
         .map(|(f, &n)| (f, shift_ms[n]))
         .collect();
     attach_nvsmi(&mut run, &smi, &mut notes);
-    run.notes.extend(notes);
-    if !run.has_startup_events() {
-        return Err(LoadError::NotAStartupLog {
-            path: name,
-            found: with_read_problems(what_was_found(&run), &run.notes),
-        });
-    }
-    Ok(Loaded { run, files })
+    finish(run, files, notes, name)
 }
 
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process

@@ -799,9 +799,7 @@ fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
     named.sort();
     named.dedup();
     let tp_only = named.iter().all(|r| {
-        r.is_engine()
-            || r.get("pid").is_some()
-            || r.to_string().split(' ').count() == 1 && r.get("TP").is_some()
+        r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
     });
     let engines = named.iter().filter(|r| r.is_engine()).count();
     let pids: Vec<Rank> = named

@@ -193,7 +193,7 @@ pub fn builtin_knowledge() -> &'static Knowledge {
     static K: std::sync::OnceLock<Knowledge> = std::sync::OnceLock::new();
     K.get_or_init(|| {
         GrammarSet::builtin()
-            .map(|g| g.knowledge())
+            .map(|g| g.knowledge().clone())
             .unwrap_or_default()
     })
 }
@@ -298,6 +298,8 @@ pub struct GrammarSet {
     noise_ac: Option<AhoCorasick>,
     /// Reference date for stamps that print no date (file mtime or today).
     pub reference_date: Option<NaiveDate>,
+    /// The grammars' frame tables and outcome wordings, gathered once.
+    knowledge: Knowledge,
 }
 
 impl GrammarSet {
@@ -366,6 +368,16 @@ impl GrammarSet {
         } else {
             Some(AhoCorasick::new(&noise).map_err(|e| GrammarError::Matcher(e.to_string()))?)
         };
+        let knowledge = Knowledge {
+            frames: grammars
+                .iter()
+                .flat_map(|g| g.frames.iter().cloned())
+                .collect(),
+            outcomes: grammars
+                .iter()
+                .flat_map(|g| g.outcomes.iter().cloned())
+                .collect(),
+        };
         Ok(GrammarSet {
             grammars,
             literal_groups,
@@ -373,23 +385,13 @@ impl GrammarSet {
             start_ac,
             noise_ac,
             reference_date: None,
+            knowledge,
         })
     }
 
     /// The frame tables and outcome wordings of all grammars, in load order.
-    pub fn knowledge(&self) -> Knowledge {
-        Knowledge {
-            frames: self
-                .grammars
-                .iter()
-                .flat_map(|g| g.frames.iter().cloned())
-                .collect(),
-            outcomes: self
-                .grammars
-                .iter()
-                .flat_map(|g| g.outcomes.iter().cloned())
-                .collect(),
-        }
+    pub fn knowledge(&self) -> &Knowledge {
+        &self.knowledge
     }
 
     /// Start offsets of every literal occurrence in a buffer, in order.

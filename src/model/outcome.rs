@@ -172,17 +172,12 @@ fn first_with(ranks: &[RankRun], o: Outcome) -> Option<usize> {
 /// The rank a wording's number names: the rank with that single number (`TP3` for 3), as
 /// the global rank of a TP-only run; otherwise a rank the log itself does not show.
 fn rank_named(ranks: &[RankRun], n: u32) -> Rank {
-    let single = |r: &Rank| -> Option<u32> {
-        let s = r.to_string();
-        let digits = s.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-        (!s.contains(' ')).then(|| digits.parse().ok()).flatten()
-    };
     ranks
         .iter()
         .filter(|r| !r.is_process())
-        .find(|r| single(&r.rank) == Some(n))
+        .find(|r| r.rank.single().map(|(_, x)| x) == Some(n))
         .map(|r| r.rank.clone())
-        .unwrap_or_else(|| Rank::from_pairs([("rank".to_string(), n)]))
+        .unwrap_or_else(|| Rank::global(n))
 }
 
 fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
