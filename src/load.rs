@@ -503,7 +503,8 @@ pub fn load_paths(
     let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
     let group_of_source: Vec<usize> = log_idx.iter().map(|&i| group_of_file[i]).collect();
     let hosts = hosts_by_source(&events, logs.len());
-    let assigned = assign_nodes(paths, &groups, &group_of_source, &hosts);
+    let ranks = ranks_by_source(&events, logs.len());
+    let assigned = assign_nodes(paths, &groups, &group_of_source, &hosts, &ranks);
     let names = assigned.names;
     let node_of_source = assigned.node_of_source;
     // A log goes with its own node; another file (nvidia-smi CSV) with its group's.
@@ -707,6 +708,19 @@ fn hosts_by_source(events: &[Event], sources: usize) -> Vec<Option<String>> {
         .collect()
 }
 
+/// The ranks each log source names in its record prefixes (before pids are resolved).
+fn ranks_by_source(events: &[Event], sources: usize) -> Vec<BTreeSet<String>> {
+    let mut named: Vec<BTreeSet<String>> = vec![BTreeSet::new(); sources];
+    for e in events {
+        if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
+            if !r.is_engine() {
+                set.insert(r.to_string());
+            }
+        }
+    }
+    named
+}
+
 fn distinct_hosts(events: &[Event]) -> usize {
     events
         .iter()
@@ -725,15 +739,18 @@ struct NodeAssignment {
 }
 
 /// A directory names its node (`run/node1/`, `node1/`). Where no directory does — one
-/// path, or files given one by one — the host NCCL's prefixes name is the node: files
-/// of one host are one node whatever their names, files of two hosts are two. A file
-/// that names no host stays with the one host of its group, or forms a node of its own
-/// (named as the group is) when the group's files name several.
+/// path, or files given one by one from one directory — the host NCCL's prefixes name is
+/// the node: files of one host are one node whatever their names, files of two hosts are
+/// two. A file that names no host stays with the one host of its group; otherwise it
+/// joins the one node whose files name the same ranks (a server log beside its console:
+/// one rank does not run on two hosts), or forms a node of its own (named as its group
+/// is) when no node, or several, share its ranks.
 fn assign_nodes(
     paths: &[PathBuf],
     groups: &[source::NodeFiles],
     group_of_source: &[usize],
     hosts: &[Option<String>],
+    ranks: &[BTreeSet<String>],
 ) -> NodeAssignment {
     #[derive(PartialEq, Eq, Hash)]
     enum Key {
@@ -759,65 +776,97 @@ fn assign_nodes(
                     .map_or(format!("node{g}"), |p| p.display().to_string())
             })
     };
-    // A group is named by a file when that file was given as a path of its own.
-    let named_by_dir = |g: usize| {
-        groups.get(g).is_some_and(|x| {
-            x.node.is_some() && !(x.files.len() == 1 && paths.contains(&x.files[0].path))
-        })
-    };
-    let mut node_of_source = vec![0; group_of_source.len()];
+    let named_by_dir = |g: usize| groups.get(g).is_some_and(|x| x.by_dir && x.node.is_some());
+    let mut node_of_source: Vec<Option<usize>> = vec![None; group_of_source.len()];
     let mut members_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
     for (s, &g) in group_of_source.iter().enumerate() {
         if let Some(m) = members_of.get_mut(g) {
             m.push(s);
         }
     }
-    let mut home_of_group = Vec::with_capacity(groups.len());
-    for (g, members) in members_of.into_iter().enumerate() {
+    let host_of = |s: usize| hosts.get(s).and_then(|h| h.clone());
+    // First the files whose node is certain: by directory, by host.
+    let mut home_of_group: Vec<Option<usize>> = vec![None; groups.len()];
+    for (g, members) in members_of.iter().enumerate() {
         if named_by_dir(g) {
             let n = node_for(Key::Dir(g), group_name(g));
-            for s in members {
-                node_of_source[s] = n;
+            for &s in members {
+                node_of_source[s] = Some(n);
             }
-            home_of_group.push(n);
+            home_of_group[g] = Some(n);
             continue;
         }
-        let group_hosts: BTreeSet<&str> = members
-            .iter()
-            .filter_map(|&s| hosts.get(s).and_then(|h| h.as_deref()))
-            .collect();
-        let any_hostless = members
-            .iter()
-            .any(|&s| hosts.get(s).is_none_or(|h| h.is_none()));
-        // Created only when some file needs it: a group whose files all name hosts has
-        // no node of its own.
-        let hostless = if group_hosts.len() == 1 {
-            let h = group_hosts
-                .first()
-                .map_or(String::new(), |h| (*h).to_string());
-            Some(node_for(Key::Host(h.clone()), h))
-        } else if any_hostless || members.is_empty() {
-            Some(node_for(Key::Plain(g), group_name(g)))
-        } else {
-            None
+        let group_hosts: BTreeSet<String> = members.iter().filter_map(|&s| host_of(s)).collect();
+        let only_host = match (group_hosts.len(), group_hosts.first()) {
+            (1, Some(h)) => Some(node_for(Key::Host(h.clone()), h.clone())),
+            _ => None,
         };
-        for &s in &members {
-            node_of_source[s] = match (hosts.get(s).and_then(|h| h.clone()), hostless) {
-                (Some(h), _) => node_for(Key::Host(h.clone()), h),
-                (None, Some(n)) => n,
-                (None, None) => 0,
+        for &s in members {
+            node_of_source[s] = match host_of(s) {
+                Some(h) => Some(node_for(Key::Host(h.clone()), h)),
+                None => only_host,
             };
         }
-        home_of_group.push(
-            hostless
-                .or_else(|| members.first().map(|&s| node_of_source[s]))
-                .unwrap_or(0),
-        );
+        home_of_group[g] = only_host;
+    }
+    // Then the files that name no host, in a group that names none or several: each
+    // joins the one node already holding its ranks, if there is one.
+    let mut nodes_of_rank: std::collections::HashMap<&str, BTreeSet<usize>> = Default::default();
+    for (s, n) in node_of_source.iter().enumerate() {
+        if let (Some(n), Some(rs)) = (n, ranks.get(s)) {
+            for r in rs {
+                nodes_of_rank.entry(r.as_str()).or_default().insert(*n);
+            }
+        }
+    }
+    for (g, members) in members_of.iter().enumerate() {
+        for &s in members {
+            if node_of_source[s].is_some() {
+                continue;
+            }
+            let mine = ranks.get(s).into_iter().flatten();
+            let sharing: BTreeSet<usize> = mine
+                .clone()
+                .filter_map(|r| nodes_of_rank.get(r.as_str()))
+                .flatten()
+                .copied()
+                .collect();
+            let n = match (sharing.len(), sharing.first()) {
+                (1, Some(&n)) => n,
+                _ => node_for(Key::Plain(g), group_name(g)),
+            };
+            node_of_source[s] = Some(n);
+            for r in mine {
+                nodes_of_rank.entry(r.as_str()).or_default().insert(n);
+            }
+        }
+        if home_of_group[g].is_none() {
+            home_of_group[g] = members.first().and_then(|&s| node_of_source[s]);
+        }
+    }
+    let home_of_group: Vec<usize> = (0..groups.len())
+        .map(|g| home_of_group[g].unwrap_or_else(|| node_for(Key::Plain(g), group_name(g))))
+        .collect();
+    let node_of_source: Vec<usize> = node_of_source.into_iter().map(|n| n.unwrap_or(0)).collect();
+    // Nodes in the order their files were given (the first given is the reference
+    // unless one says it is node_rank 0), not in the order the passes above made them.
+    let mut first_seen = vec![(usize::MAX, usize::MAX); names.len()];
+    for (s, (&n, &g)) in node_of_source.iter().zip(group_of_source).enumerate() {
+        first_seen[n] = first_seen[n].min((g, s));
+    }
+    for (g, &n) in home_of_group.iter().enumerate() {
+        first_seen[n] = first_seen[n].min((g, usize::MAX));
+    }
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&n| first_seen[n]);
+    let mut renumbered = vec![0; names.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renumbered[old] = new;
     }
     NodeAssignment {
-        names,
-        node_of_source,
-        home_of_group,
+        names: order.iter().map(|&n| names[n].clone()).collect(),
+        node_of_source: node_of_source.iter().map(|&n| renumbered[n]).collect(),
+        home_of_group: home_of_group.iter().map(|&n| renumbered[n]).collect(),
     }
 }
 

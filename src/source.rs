@@ -339,6 +339,9 @@ pub struct NodeFiles {
     /// The directory's name (or the file's, for a path that is a file); `None` for a run
     /// given as one path that is not split into nodes.
     pub node: Option<String>,
+    /// The name is a directory's that holds this node's files (`node1/`, or the common
+    /// parent of files given from two or more directories), not a file's.
+    pub by_dir: bool,
     pub files: Vec<SourceFile>,
 }
 
@@ -362,8 +365,43 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_else(|| p.display().to_string())
     };
-    let mut out = Vec::new();
+    // Files given one by one from two or more directories (`node0/server.log
+    // node0/stdout.txt node1/server.log …`) are grouped by their directory, which names
+    // the node; files all from one directory stay one candidate node each, for the hosts
+    // and ranks they name to sort out (`load::assign_nodes`).
+    let parent_of = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dirs: std::collections::BTreeSet<PathBuf> = paths
+        .iter()
+        .map(|p| if p.is_dir() { p.clone() } else { parent_of(p) })
+        .collect();
+    let group_files_by_dir = paths.len() > 1 && dirs.len() > 1;
+    let mut group_of_dir = std::collections::BTreeMap::<PathBuf, usize>::new();
+    let mut out: Vec<NodeFiles> = Vec::new();
     for path in paths {
+        if group_files_by_dir && !path.is_dir() {
+            let dir = parent_of(path);
+            let files = discover(path)?;
+            if let Some(&i) = group_of_dir.get(&dir) {
+                out[i].files.extend(files);
+            } else {
+                group_of_dir.insert(dir.clone(), out.len());
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_else(|| {
+                        std::env::current_dir()
+                            .ok()
+                            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string()))
+                            .unwrap_or_else(|| ".".to_string())
+                    });
+                out.push(NodeFiles {
+                    node: Some(name),
+                    by_dir: true,
+                    files,
+                });
+            }
+            continue;
+        }
         let subdirs = if path.is_dir() && !has_logs(path) {
             let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
                 path: path.display().to_string(),
@@ -383,6 +421,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
             // One path of several is a node named after it; a lone path is the whole run.
             let node = (paths.len() > 1).then(|| name_of(path));
             out.push(NodeFiles {
+                by_dir: node.is_some() && path.is_dir(),
                 node,
                 files: discover(path)?,
             });
@@ -390,6 +429,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
             for d in subdirs {
                 out.push(NodeFiles {
                     node: Some(name_of(&d)),
+                    by_dir: true,
                     files: discover(&d)?,
                 });
             }

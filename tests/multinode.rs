@@ -162,9 +162,14 @@ fn summary_of_a_node_directory_reports_offsets_and_no_straggler() {
     assert!(text.contains("2 nodes, clocks against node0's"), "{text}");
     // The middle of (−3.05, −1.95) and half its width, as derived above.
     assert!(
-        text.contains("node1: −2.50 s ± 0.55 s, in (−3.05, −1.95) s from 3 barrier exits"),
+        text.contains(
+            "node1 (host vm, TP1): −2.50 s ± 0.55 s, in (−3.05, −1.95) s from 3 barrier exits"
+        ),
         "{text}"
     );
+    // Each node named with the host its NCCL lines print (`vm:1077:1077 [1] NCCL …` in
+    // node1/stdout.txt) and its rank; the reference says so.
+    assert!(text.contains("node0 (host vm, TP0): reference"), "{text}");
     assert!(text.contains("no straggler"), "{text}");
 
     let out = rankscope()
@@ -386,9 +391,10 @@ fn nccl_hosts_split_one_directory_into_nodes_and_name_them() {
 }
 
 /// A console whose NCCL lines all name one host and a log naming none, given as two
-/// paths: the log has no host of its own and its group (the path) names none, so it stays
-/// a node named by its file, as before; the console is the host's node. Two node
-/// directories that both name host `vm` (node2-skew as collected) are said to.
+/// paths from one directory: the log names no host and shares no rank with the console
+/// (TP0 against TP1), so it stays a node named by its file; the console is the host's
+/// node. Two node directories that both name host `vm` (node2-skew as collected) are
+/// said to.
 #[test]
 fn a_file_without_nccl_lines_keeps_its_own_node_and_shared_hosts_are_noted() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -400,14 +406,9 @@ fn a_file_without_nccl_lines_keeps_its_own_node_and_shared_hosts_are_noted() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&nccl, text).expect("write");
-    let run = load(
-        &[
-            "samples/node2-skew/node0/server.log",
-            &nccl.to_string_lossy(),
-        ],
-        true,
-    )
-    .expect("run loads");
+    let log = dir.path().join("server.log");
+    std::fs::copy("samples/node2-skew/node0/server.log", &log).expect("copy");
+    let run = load(&[&log.to_string_lossy(), &nccl.to_string_lossy()], true).expect("run loads");
     let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
     assert_eq!(names, ["server.log", "gpu-b-02"]);
     assert!(run.nodes[0].hosts.is_empty());
@@ -422,6 +423,48 @@ fn a_file_without_nccl_lines_keeps_its_own_node_and_shared_hosts_are_noted() {
         "{:?}",
         skew.notes
     );
+}
+
+/// One host's server log and console given as two paths: the log names no host, the
+/// console names `vm`, and both name TP0 (`grep -c 'TP0\]' samples/node2-skew/node0/*`),
+/// so they are one node with one rank — not "TP0 on two nodes".
+#[test]
+fn a_hosts_log_and_console_given_as_files_are_one_node() {
+    let run = load(
+        &[
+            "samples/node2-skew/node0/server.log",
+            "samples/node2-skew/node0/stdout.txt",
+        ],
+        true,
+    )
+    .expect("one host's two files load as one node");
+    assert_eq!(run.nodes.len(), 1, "{:?}", run.nodes);
+    assert_eq!(run.nodes[0].ranks, [Rank::tp(0)]);
+    assert_eq!(run.nodes[0].sources.len(), 2);
+    assert_eq!(run.nodes[0].hosts, ["vm"]);
+}
+
+/// Files given one by one from two node directories are grouped by directory: the same
+/// two nodes, and the same offset, as `summary samples/node2-skew` (derived above:
+/// (−3.05, −1.95) s from three barrier exits).
+#[test]
+fn files_from_two_node_directories_are_two_nodes() {
+    let run = load(
+        &[
+            "samples/node2-skew/node0/server.log",
+            "samples/node2-skew/node0/stdout.txt",
+            "samples/node2-skew/node1/server.log",
+            "samples/node2-skew/node1/stdout.txt",
+        ],
+        true,
+    )
+    .expect("run loads");
+    let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["node0", "node1"]);
+    assert_eq!(run.nodes[1].ranks, [Rank::tp(1)]);
+    assert_eq!(run.nodes[1].sources.len(), 2);
+    let o = run.nodes[1].offset.as_ref().expect("node1 has an offset");
+    assert_eq!((o.lo_ms, o.hi_ms, o.barrier_events), (-3050, -1950, 3));
 }
 
 /// One node directory whose console mixes two hosts' NCCL lines for the same pid: pid

@@ -34,10 +34,11 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
     };
     let _ = writeln!(
         o,
-        "{}  {}  {} ranks, {} source{}{}",
+        "{}  {}  {} rank{}, {} source{}{}",
         status,
         style.bold(&run.name),
         out.ranks,
+        if out.ranks == 1 { "" } else { "s" },
         run.sources.len(),
         if run.sources.len() == 1 { "" } else { "s" },
         if run.grammars.is_empty() {
@@ -225,6 +226,9 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
                 "as printed, --no-clock-align"
             }
         );
+        if let Some(r) = reference {
+            let _ = writeln!(o, "  {}: reference", node_label(r));
+        }
         let mut others: Vec<&crate::node::Node> =
             run.nodes.iter().filter(|n| !n.reference).collect();
         others
@@ -233,7 +237,7 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
             let line = match &n.offset {
                 Some(x) => format!(
                     "  {}: {} s ± {:.2} s, in ({}, {}) s from {} barrier exit{}{}",
-                    n.name,
+                    node_label(n),
                     signed_s(x.mid_ms()),
                     x.half_width_ms() as f64 / 1000.0,
                     signed_s(x.lo_ms),
@@ -246,7 +250,10 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
                         String::new()
                     }
                 ),
-                None => format!("  {}: no barrier exit in common, clock taken as is", n.name),
+                None => format!(
+                    "  {}: no barrier exit in common, clock taken as is",
+                    node_label(n)
+                ),
             };
             let _ = writeln!(o, "{line}");
         }
@@ -571,5 +578,32 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
         {
             let _ = writeln!(o, "{}{line}", if i == 0 { "note: " } else { "      " });
         }
+    }
+}
+
+/// A node as the reader finds it in their files: its name, the hosts its NCCL lines name
+/// (when they are not the name) and its ranks.
+fn node_label(n: &crate::node::Node) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let hosts: Vec<&str> = n
+        .hosts
+        .iter()
+        .map(String::as_str)
+        .filter(|h| *h != n.name)
+        .collect();
+    match hosts.as_slice() {
+        [] => {}
+        [h] => parts.push(format!("host {h}")),
+        hs => parts.push(format!("hosts {}", hs.join(", "))),
+    }
+    match n.ranks.as_slice() {
+        [] => {}
+        [r] => parts.push(r.to_string()),
+        [first, .., last] => parts.push(format!("{} ranks {first}…{last}", n.ranks.len())),
+    }
+    if parts.is_empty() {
+        n.name.clone()
+    } else {
+        format!("{} ({})", n.name, parts.join(", "))
     }
 }
