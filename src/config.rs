@@ -7,20 +7,22 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::event::{Event, FieldValue};
+use crate::grammar::{ConfigRule, ConfigSyntax, Knowledge};
 use crate::pyrepr::{
     parse_call_lenient, parse_kwargs, parse_kwargs_lenient, parse_value_prefix, PyValue, ReprError,
 };
 
-/// Which log message a configuration came from.
+/// Which log message a configuration came from: the grammar rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ConfigSource {
-    /// SGLang: `server_args=ServerArgs(...)`.
-    SglangServerArgs,
-    /// vLLM: `Initializing a V1 LLM engine (v0.11.0) with config: model='x', ...`.
-    VllmEngineConfig { version: Option<String> },
-    /// vLLM: `non-default args: {'model': 'x', ...}`.
-    VllmNonDefaultArgs,
+pub struct ConfigSource {
+    /// The grammar whose `[[config]]` rule read it.
+    pub grammar: String,
+    /// The text the configuration followed (`server_args=`, `with config: `).
+    pub marker: String,
+    pub syntax: ConfigSyntax,
+    /// The server version the line printed, where its event captured one.
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,7 +43,7 @@ pub struct ParsedConfig {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("no server_args=, `with config:` or `non-default args:` in the line")]
+    #[error("no configuration marker of any grammar (`[[config]]`) in the line")]
     NotAConfigLine,
     /// Offsets are into the whole line.
     #[error("{0}")]
@@ -54,22 +56,46 @@ pub enum ConfigError {
     },
 }
 
-const SGLANG_MARK: &str = "server_args=";
-const VLLM_MARK: &str = "with config: ";
-const VLLM_NON_DEFAULT_MARK: &str = "non-default args: ";
-
 impl Config {
+    /// The configuration a `server_args` event carries, read with the config rules of its
+    /// grammar (then of the others). A line a terminal hard-wrapped was split without
+    /// losing characters, often inside a token: its continuation lines are joined back
+    /// without a separator.
+    pub fn from_event(e: &Event, know: &Knowledge) -> Result<ParsedConfig, ConfigError> {
+        let mut text = e.message.clone();
+        if let Some(d) = &e.detail {
+            for line in d.lines() {
+                text.push_str(line);
+            }
+        }
+        let mut parsed = Self::parse(&text, know.config_rules(&e.grammar), true)?;
+        parsed.config.source.version = e
+            .field("version")
+            .and_then(FieldValue::as_text)
+            .map(str::to_string);
+        Ok(parsed)
+    }
+
     /// Read the configuration out of one log line (any prefix such as a timestamp is
-    /// skipped). A cut line is an error; see [`Config::from_line_lenient`].
+    /// skipped) with the built-in grammars' config rules. A cut line is an error; see
+    /// [`Config::from_line_lenient`].
     pub fn from_line(line: &str) -> Result<Config, ConfigError> {
-        let parsed = Self::parse(line, false)?;
+        let parsed = Self::parse(
+            line,
+            crate::grammar::builtin_knowledge().configs.iter(),
+            false,
+        )?;
         Ok(parsed.config)
     }
 
     /// Like [`Config::from_line`], but a line cut short gives the entries before the cut.
-    /// `non-default args` dicts are not salvaged: they are short and rarely cut.
+    /// `python_dict` dumps are not salvaged: they are short and rarely cut.
     pub fn from_line_lenient(line: &str) -> Result<ParsedConfig, ConfigError> {
-        Self::parse(line, true)
+        Self::parse(
+            line,
+            crate::grammar::builtin_knowledge().configs.iter(),
+            true,
+        )
     }
 
     /// The first line that carries a configuration, read leniently.
@@ -87,54 +113,65 @@ impl Config {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    fn parse(line: &str, lenient: bool) -> Result<ParsedConfig, ConfigError> {
-        if let Some(pos) = line.find(SGLANG_MARK) {
-            let base = pos + SGLANG_MARK.len();
-            return sglang(&line[base..], base, lenient);
-        }
-        if let Some(pos) = line.find(VLLM_MARK) {
-            let base = pos + VLLM_MARK.len();
-            let source = ConfigSource::VllmEngineConfig {
-                version: vllm_version(&line[..pos]),
+    /// Reads the line with the first rule whose marker it holds.
+    fn parse<'a>(
+        line: &str,
+        rules: impl Iterator<Item = &'a ConfigRule>,
+        lenient: bool,
+    ) -> Result<ParsedConfig, ConfigError> {
+        for rule in rules {
+            let Some(pos) = line.find(&rule.marker) else {
+                continue;
             };
+            let base = pos + rule.marker.len();
             let body = &line[base..];
-            let (entries, truncated) = if lenient {
-                let l = parse_kwargs_lenient(body).map_err(|e| e.shifted(base))?;
-                (l.kwargs, l.truncated)
-            } else {
-                (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
+            let (entries, truncated) = match rule.syntax {
+                ConfigSyntax::PythonCall => python_call(body, base, lenient)?,
+                ConfigSyntax::PythonKwargs => {
+                    if lenient {
+                        let l = parse_kwargs_lenient(body).map_err(|e| e.shifted(base))?;
+                        (l.kwargs, l.truncated)
+                    } else {
+                        (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
+                    }
+                }
+                ConfigSyntax::PythonDict => (python_dict(line, base)?, false),
+                ConfigSyntax::RustDebug => rust_debug(body, base, lenient)?,
             };
-            return Ok(ParsedConfig {
-                config: Config { entries, source },
-                truncated,
-            });
-        }
-        if let Some(pos) = line.find(VLLM_NON_DEFAULT_MARK) {
-            let base = pos + VLLM_NON_DEFAULT_MARK.len();
-            let (v, _) = parse_value_prefix(&line[base..]).map_err(|e| e.shifted(base))?;
-            let PyValue::Dict(pairs) = v else {
-                return Err(shape_error(line, base, "a dict"));
-            };
-            let entries = pairs
-                .into_iter()
-                .map(|(k, v)| match k {
-                    PyValue::Str(s) => (s, v),
-                    other => (other.to_python_repr(), v),
-                })
-                .collect();
             return Ok(ParsedConfig {
                 config: Config {
                     entries,
-                    source: ConfigSource::VllmNonDefaultArgs,
+                    source: ConfigSource {
+                        grammar: rule.grammar.clone(),
+                        marker: rule.marker.clone(),
+                        syntax: rule.syntax,
+                        version: None,
+                    },
                 },
-                truncated: false,
+                truncated,
             });
         }
         Err(ConfigError::NotAConfigLine)
     }
 }
 
-fn sglang(body: &str, base: usize, lenient: bool) -> Result<ParsedConfig, ConfigError> {
+fn python_dict(line: &str, base: usize) -> Result<Vec<(String, PyValue)>, ConfigError> {
+    let (v, _) = parse_value_prefix(&line[base..]).map_err(|e| e.shifted(base))?;
+    let PyValue::Dict(pairs) = v else {
+        return Err(shape_error(line, base, "a dict"));
+    };
+    Ok(pairs
+        .into_iter()
+        .map(|(k, v)| match k {
+            PyValue::Str(s) => (s, v),
+            other => (other.to_python_repr(), v),
+        })
+        .collect())
+}
+
+type Entries = (Vec<(String, PyValue)>, bool);
+
+fn python_call(body: &str, base: usize, lenient: bool) -> Result<Entries, ConfigError> {
     let call = parse_call_lenient(body).map_err(|e| e.shifted(base))?;
     if call.truncated && !lenient {
         // Re-parse strictly for the error, which says where the line ends and what it
@@ -152,13 +189,7 @@ fn sglang(body: &str, base: usize, lenient: bool) -> Result<ParsedConfig, Config
             found: format!("{} positional argument(s)", call.args.len()),
         });
     }
-    Ok(ParsedConfig {
-        config: Config {
-            entries: call.kwargs,
-            source: ConfigSource::SglangServerArgs,
-        },
-        truncated: call.truncated,
-    })
+    Ok((call.kwargs, call.truncated))
 }
 
 // The lenient and strict parsers share their grammar, so a strict success after a
@@ -181,12 +212,309 @@ fn shape_error(line: &str, base: usize, expected: &'static str) -> ConfigError {
     }
 }
 
-/// `Initializing a V1 LLM engine (v0.11.0)` → `0.11.0`.
-fn vllm_version(prefix: &str) -> Option<String> {
-    let start = prefix.rfind("(v")? + 2;
-    let len = prefix[start..].find(')')?;
-    let v = &prefix[start..start + len];
-    (!v.is_empty() && !v.contains(char::is_whitespace)).then(|| v.to_string())
+/// Rust's `{:?}` of a struct, `Args { model_id: "x", num_shard: Some(2), port: 80 }`:
+/// field names to values, `Some(x)` read as `x`, enum variants as names. A cut line gives
+/// the fields before the cut when `lenient`.
+fn rust_debug(body: &str, base: usize, lenient: bool) -> Result<Entries, ConfigError> {
+    let mut p = RustDebug {
+        s: body.as_bytes(),
+        text: body,
+        i: 0,
+        base,
+    };
+    p.ws();
+    p.ident();
+    p.ws();
+    if !p.eat(b'{') {
+        return Err(p.error("`{` after the struct name"));
+    }
+    let mut entries = Vec::new();
+    loop {
+        p.ws();
+        if p.eat(b'}') {
+            return Ok((entries, false));
+        }
+        if p.at_end() {
+            break;
+        }
+        let key = p.ident().to_string();
+        p.ws();
+        if key.is_empty() || !p.eat(b':') {
+            if p.at_end() {
+                break;
+            }
+            return Err(p.error("`field: value`"));
+        }
+        p.ws();
+        match p.value(0) {
+            Ok(v) => entries.push((key, v)),
+            Err(e) if p.at_end() => {
+                if lenient {
+                    return Ok((entries, true));
+                }
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+        p.ws();
+        if !p.eat(b',') && p.peek() != Some(b'}') {
+            if p.at_end() {
+                break;
+            }
+            return Err(p.error("`,` or `}`"));
+        }
+    }
+    if lenient {
+        Ok((entries, true))
+    } else {
+        Err(ConfigError::Repr(ReprError {
+            offset: base + body.len(),
+            expected: "`}`".into(),
+            found: None,
+            kind: crate::pyrepr::ReprErrorKind::Truncated,
+        }))
+    }
+}
+
+struct RustDebug<'a> {
+    s: &'a [u8],
+    text: &'a str,
+    i: usize,
+    base: usize,
+}
+
+/// Nesting past this is refused rather than recursed into (hostile input).
+const MAX_DEBUG_DEPTH: usize = 64;
+
+impl RustDebug<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn at_end(&self) -> bool {
+        self.i >= self.s.len()
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn ws(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+    fn ident(&mut self) -> &str {
+        let start = self.i;
+        while self.peek().is_some_and(|c| {
+            c.is_ascii_alphanumeric()
+                || c == b'_'
+                || c == b':' && self.s.get(self.i + 1) == Some(&b':')
+                || c == b':' && start < self.i && self.s[self.i - 1] == b':'
+        }) {
+            self.i += 1;
+        }
+        self.text.get(start..self.i).unwrap_or("")
+    }
+    fn error(&self, expected: &str) -> ConfigError {
+        let found: String = self
+            .text
+            .get(self.i..)
+            .unwrap_or("")
+            .chars()
+            .take(20)
+            .collect();
+        ConfigError::Shape {
+            offset: self.base + self.i,
+            expected: "a Rust Debug struct",
+            found: format!("{found:?} where {expected} was expected"),
+        }
+    }
+    fn cut(&self) -> ConfigError {
+        ConfigError::Repr(ReprError {
+            offset: self.base + self.i,
+            expected: "a value".into(),
+            found: None,
+            kind: crate::pyrepr::ReprErrorKind::Truncated,
+        })
+    }
+    fn value(&mut self, depth: usize) -> Result<PyValue, ConfigError> {
+        if depth > MAX_DEBUG_DEPTH {
+            return Err(self.error("less nesting"));
+        }
+        self.ws();
+        match self.peek() {
+            None => Err(self.cut()),
+            Some(b'"') => self.string(),
+            Some(b'[') => {
+                self.i += 1;
+                Ok(PyValue::List(self.seq(b']', depth)?))
+            }
+            Some(b'(') => {
+                self.i += 1;
+                Ok(PyValue::Tuple(self.seq(b')', depth)?))
+            }
+            Some(b'{') => {
+                self.i += 1;
+                let mut pairs = Vec::new();
+                loop {
+                    self.ws();
+                    if self.eat(b'}') {
+                        return Ok(PyValue::Dict(pairs));
+                    }
+                    let k = self.value(depth + 1)?;
+                    self.ws();
+                    if !self.eat(b':') {
+                        return Err(if self.at_end() {
+                            self.cut()
+                        } else {
+                            self.error("`:`")
+                        });
+                    }
+                    let v = self.value(depth + 1)?;
+                    pairs.push((k, v));
+                    self.ws();
+                    if !self.eat(b',') && self.peek() != Some(b'}') {
+                        return Err(if self.at_end() {
+                            self.cut()
+                        } else {
+                            self.error("`,` or `}`")
+                        });
+                    }
+                }
+            }
+            Some(c) if c == b'-' || c.is_ascii_digit() => {
+                let start = self.i;
+                self.i += 1;
+                while self.peek().is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+' | b'_')
+                }) {
+                    self.i += 1;
+                }
+                if self.at_end() {
+                    // A number that runs to the end of a cut line may miss digits.
+                    return Err(self.cut());
+                }
+                let t = &self.text[start..self.i];
+                Ok(t.parse::<i64>()
+                    .map(PyValue::Int)
+                    .or_else(|_| t.parse::<f64>().map(PyValue::Float))
+                    .unwrap_or_else(|_| PyValue::Name(t.to_string())))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let name = self.ident().to_string();
+                self.ws();
+                if self.at_end() {
+                    return Err(self.cut());
+                }
+                match (name.as_str(), self.peek()) {
+                    ("Some", Some(b'(')) => {
+                        self.i += 1;
+                        let v = self.value(depth + 1)?;
+                        self.ws();
+                        if !self.eat(b')') {
+                            return Err(if self.at_end() {
+                                self.cut()
+                            } else {
+                                self.error("`)`")
+                            });
+                        }
+                        Ok(v)
+                    }
+                    (_, Some(b'(')) => {
+                        self.i += 1;
+                        let args = self.seq(b')', depth)?;
+                        Ok(PyValue::Call {
+                            name,
+                            args,
+                            kwargs: Vec::new(),
+                        })
+                    }
+                    (_, Some(b'{')) => {
+                        self.i += 1;
+                        let mut kwargs = Vec::new();
+                        loop {
+                            self.ws();
+                            if self.eat(b'}') {
+                                return Ok(PyValue::Call {
+                                    name,
+                                    args: Vec::new(),
+                                    kwargs,
+                                });
+                            }
+                            let k = self.ident().to_string();
+                            self.ws();
+                            if k.is_empty() || !self.eat(b':') {
+                                return Err(if self.at_end() {
+                                    self.cut()
+                                } else {
+                                    self.error("`field: value`")
+                                });
+                            }
+                            let v = self.value(depth + 1)?;
+                            kwargs.push((k, v));
+                            self.ws();
+                            if !self.eat(b',') && self.peek() != Some(b'}') {
+                                return Err(if self.at_end() {
+                                    self.cut()
+                                } else {
+                                    self.error("`,` or `}`")
+                                });
+                            }
+                        }
+                    }
+                    ("None", _) => Ok(PyValue::None),
+                    ("true", _) => Ok(PyValue::Bool(true)),
+                    ("false", _) => Ok(PyValue::Bool(false)),
+                    _ => Ok(PyValue::Name(name)),
+                }
+            }
+            Some(_) => Err(self.error("a value")),
+        }
+    }
+    fn seq(&mut self, close: u8, depth: usize) -> Result<Vec<PyValue>, ConfigError> {
+        let mut out = Vec::new();
+        loop {
+            self.ws();
+            if self.eat(close) {
+                return Ok(out);
+            }
+            out.push(self.value(depth + 1)?);
+            self.ws();
+            if !self.eat(b',') && self.peek() != Some(close) {
+                return Err(if self.at_end() {
+                    self.cut()
+                } else {
+                    self.error("`,` or a closing bracket")
+                });
+            }
+        }
+    }
+    fn string(&mut self) -> Result<PyValue, ConfigError> {
+        self.i += 1;
+        let mut out = String::new();
+        let rest = self.text.get(self.i..).unwrap_or("");
+        let mut chars = rest.char_indices();
+        while let Some((k, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.i += k + 1;
+                    return Ok(PyValue::Str(out));
+                }
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => out.push('\n'),
+                    Some((_, 't')) => out.push('\t'),
+                    Some((_, other)) => out.push(other),
+                    None => break,
+                },
+                c => out.push(c),
+            }
+        }
+        self.i = self.s.len();
+        Err(self.cut())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -345,7 +673,8 @@ mod tests {
     #[test]
     fn real_fixture_lines_differ_in_custom_allreduce_only() {
         let (a, b) = (cfg(BASELINE), cfg(CUSTOM_AR));
-        assert_eq!(a.source, ConfigSource::SglangServerArgs);
+        assert_eq!(a.source.syntax, ConfigSyntax::PythonCall);
+        assert_eq!(a.source.marker, "server_args=");
         assert_eq!(a.entries.len(), 6);
         let d = diff(&a, &b);
         assert_eq!(
@@ -396,12 +725,7 @@ mod tests {
     #[test]
     fn vllm_engine_config_line() {
         let c = cfg(VLLM);
-        assert_eq!(
-            c.source,
-            ConfigSource::VllmEngineConfig {
-                version: Some("0.11.0".into())
-            }
-        );
+        assert_eq!(c.source.syntax, ConfigSyntax::PythonKwargs);
         assert_eq!(c.entries.len(), 9);
         assert_eq!(
             c.get("dtype"),
@@ -420,7 +744,7 @@ mod tests {
     #[test]
     fn vllm_non_default_args_line() {
         let c = cfg("INFO 10-15 12:00:00 [utils.py:233] non-default args: {'model': 'x', 'tensor_parallel_size': 8, 'disable_log_stats': True}");
-        assert_eq!(c.source, ConfigSource::VllmNonDefaultArgs);
+        assert_eq!(c.source.syntax, ConfigSyntax::PythonDict);
         assert_eq!(c.get("tensor_parallel_size"), Some(&PyValue::Int(8)));
         assert!(matches!(
             Config::from_line("non-default args: ['x']"),
@@ -469,6 +793,61 @@ mod tests {
             let _ = Config::from_line_lenient(&BASELINE[..n]);
             let _ = Config::from_line(&VLLM[..n.min(VLLM.len())]);
             let _ = Config::from_line_lenient(&VLLM[..n.min(VLLM.len())]);
+        }
+    }
+
+    // A launcher's `Args { … }` (TGI's wording, our values), with Some/None, a nested
+    // enum variant, a list and an escaped string.
+    const RUST_ARGS: &str = "2026-04-02T08:15:01.204118Z  INFO text_generation_launcher: Args { model_id: \"/models/heron-13b\", revision: None, sharded: Some(true), num_shard: Some(2), quantize: Some(Awq), max_batch_prefill_tokens: Some(8192), cuda_memory_fraction: 0.95, cuda_graphs: Some([1, 2, 4]), hostname: \"a\\\"b\", json_output: false }";
+
+    #[test]
+    fn rust_debug_structs_read_as_fields() {
+        let rule = ConfigRule {
+            grammar: "launcher".into(),
+            marker: "Args ".into(),
+            syntax: ConfigSyntax::RustDebug,
+        };
+        let read = |line: &str, lenient: bool| Config::parse(line, [&rule].into_iter(), lenient);
+        let cfg = |line: &str| {
+            read(line, false)
+                .map(|p| p.config)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let c = cfg(RUST_ARGS);
+        assert_eq!(c.source.syntax, ConfigSyntax::RustDebug);
+        // Ten fields in the line, counted by hand.
+        assert_eq!(c.entries.len(), 10);
+        assert_eq!(
+            c.get("model_id"),
+            Some(&PyValue::Str("/models/heron-13b".into()))
+        );
+        assert_eq!(c.get("revision"), Some(&PyValue::None));
+        assert_eq!(c.get("sharded"), Some(&PyValue::Bool(true)));
+        assert_eq!(c.get("num_shard"), Some(&PyValue::Int(2)));
+        assert_eq!(c.get("quantize"), Some(&PyValue::Name("Awq".into())));
+        assert_eq!(c.get("cuda_memory_fraction"), Some(&PyValue::Float(0.95)));
+        assert_eq!(
+            c.get("cuda_graphs"),
+            Some(&PyValue::List(vec![
+                PyValue::Int(1),
+                PyValue::Int(2),
+                PyValue::Int(4)
+            ]))
+        );
+        assert_eq!(c.get("hostname"), Some(&PyValue::Str("a\"b".into())));
+        let other = RUST_ARGS.replace("num_shard: Some(2)", "num_shard: Some(4)");
+        let d = diff(&c, &cfg(&other));
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].key, "num_shard");
+        // Cut inside `max_batch_prefill_tokens`: the five fields before it survive.
+        let cut = &RUST_ARGS[..RUST_ARGS.find("Some(8192)").unwrap() + 7];
+        let p = read(cut, true).unwrap();
+        assert!(p.truncated);
+        assert_eq!(p.config.entries.len(), 5);
+        assert!(read(cut, false).is_err());
+        for n in (0..=RUST_ARGS.len()).filter(|n| RUST_ARGS.is_char_boundary(*n)) {
+            let _ = read(&RUST_ARGS[..n], true);
+            let _ = read(&RUST_ARGS[..n], false);
         }
     }
 

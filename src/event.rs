@@ -58,6 +58,95 @@ impl std::fmt::Display for Phase {
     }
 }
 
+/// Whether an event opens its phase, closes it, or falls inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    Begin,
+    Inside,
+    End,
+}
+
+impl Edge {
+    pub fn name(self) -> &'static str {
+        match self {
+            Edge::Begin => "begins",
+            Edge::End => "ends",
+            Edge::Inside => "inside",
+        }
+    }
+    /// As grammar files spell it: `begins`, `ends`, `inside`.
+    pub fn from_name(name: &str) -> Option<Edge> {
+        Some(match name {
+            "begins" => Edge::Begin,
+            "ends" => Edge::End,
+            "inside" => Edge::Inside,
+            _ => return None,
+        })
+    }
+}
+
+/// What a figure measures, so a grammar's capture can be checked against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    Bytes,
+    Count,
+    Seconds,
+}
+
+/// The figures a phase can report: a closed vocabulary, since analysis and every renderer
+/// read them by name. A grammar maps its captures onto these names (`figures = {
+/// mem_usage = "mem_usage_bytes" }`); a name outside this list is a grammar error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FigureName {
+    /// Memory the phase took (driver or allocator view, as the server says).
+    MemUsage,
+    /// Free memory as the phase began.
+    AvailBefore,
+    /// Free memory as the phase ended.
+    AvailAfter,
+    /// KV-cache capacity in tokens.
+    Tokens,
+    /// Memory the server set aside for the KV cache.
+    KvAvail,
+    /// Memory the KV cache took.
+    KvSize,
+    /// The duration the server printed for the phase.
+    Elapsed,
+}
+
+impl FigureName {
+    pub const ALL: [FigureName; 7] = [
+        FigureName::MemUsage,
+        FigureName::AvailBefore,
+        FigureName::AvailAfter,
+        FigureName::Tokens,
+        FigureName::KvAvail,
+        FigureName::KvSize,
+        FigureName::Elapsed,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureName::MemUsage => "mem_usage",
+            FigureName::AvailBefore => "avail_before",
+            FigureName::AvailAfter => "avail_after",
+            FigureName::Tokens => "tokens",
+            FigureName::KvAvail => "kv_avail",
+            FigureName::KvSize => "kv_size",
+            FigureName::Elapsed => "elapsed",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<FigureName> {
+        FigureName::ALL.into_iter().find(|f| f.name() == name)
+    }
+    pub fn measure(self) -> Measure {
+        match self {
+            FigureName::Tokens => Measure::Count,
+            FigureName::Elapsed => Measure::Seconds,
+            _ => Measure::Bytes,
+        }
+    }
+}
+
 /// The parallelism dimensions SGLang and vLLM name a rank by, in display order.
 pub const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP"];
 
@@ -86,10 +175,22 @@ impl Rank {
         Rank { tags }
     }
 
-    /// Parses `" DP1 TP3"`-style tag lists; `None` when the text holds no tag.
+    /// Parses `" DP1 TP3"`-style tag lists; `None` when the text holds no tag. Tags may
+    /// also be joined by `_` (`DP0_PP1_TP2`, a process name): an underscore after a digit
+    /// separates, one inside a name (`ATTN_CP1`) does not.
     pub fn parse_tags(text: &str) -> Option<Rank> {
         let mut pairs = Vec::new();
-        for word in text.split_whitespace() {
+        let mut spaced = String::with_capacity(text.len());
+        let mut prev_digit = false;
+        for c in text.chars() {
+            if c == '_' && prev_digit {
+                spaced.push(' ');
+            } else {
+                spaced.push(c);
+            }
+            prev_digit = c.is_ascii_digit();
+        }
+        for word in spaced.split_whitespace() {
             let split = word.find(|c: char| c.is_ascii_digit())?;
             let (name, num) = word.split_at(split);
             // Tags are upper-case names (`TP`, `ATTN_CP`); `rank=2` is not one.
@@ -111,12 +212,10 @@ impl Rank {
         Rank::from_pairs([(ENGINE.to_string(), 0)])
     }
 
-    /// The engine process of one data-parallel replica (`EngineCore_DP4`): each replica
-    /// has its own, and they must not merge into one row.
-    pub fn engine_of(process: Option<&str>) -> Rank {
-        let dp = process
-            .and_then(|p| p.rsplit_once("_DP"))
-            .and_then(|(_, n)| n.parse::<u32>().ok());
+    /// The engine process of one data-parallel replica (a grammar's engine process rule
+    /// names it by a `dp` capture): each replica has its own, and they must not merge
+    /// into one row.
+    pub fn engine_of(dp: Option<u32>) -> Rank {
         match dp {
             Some(n) => Rank::from_pairs([(ENGINE.to_string(), 0), ("DP".to_string(), n)]),
             None => Rank::engine(),

@@ -554,9 +554,7 @@ pub fn load_paths(
             }
             owner.insert(&rr.rank, n);
         }
-        let args = r
-            .server_args()
-            .and_then(|e| crate::config::Config::from_line_lenient(&e.message).ok());
+        let args = r.config.as_ref().and_then(|c| c.as_ref().ok());
         let int = |key: &str| match args.as_ref()?.config.get(key)? {
             crate::pyrepr::PyValue::Int(v) => u32::try_from(*v).ok(),
             _ => None,

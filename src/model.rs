@@ -8,7 +8,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 
 use crate::event::{kind, Event, FieldValue, Origin, Rank};
-use crate::grammar::Knowledge;
+use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
 use crate::scan::{LineCounts, UnknownLine};
 
 mod attempts;
@@ -16,35 +16,13 @@ pub mod outcome;
 
 pub use crate::event::Phase;
 
-/// Where an event kind sits in start-up, and whether it opens or closes its phase.
-pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
-    Some(match kind {
-        kind::SERVER_ARGS => (Phase::Launch, Edge::Inside),
-        kind::DIST_INIT_BEGIN => (Phase::DistInit, Edge::Begin),
-        kind::DIST_INIT_END => (Phase::DistInit, Edge::End),
-        kind::NCCL_COMM_INIT
-        | "nccl_version"
-        | "nccl_init_time"
-        | "custom_allreduce"
-        | "rank_assign" => (Phase::DistInit, Edge::Inside),
-        kind::WEIGHT_LOAD_BEGIN => (Phase::WeightLoad, Edge::Begin),
-        kind::WEIGHT_LOAD_END => (Phase::WeightLoad, Edge::End),
-        kind::KV_BUDGET | kind::KV_CACHE_ALLOC => (Phase::KvCache, Edge::Begin),
-        "kv_dtype" | "mamba_cache_alloc" | "max_concurrency" => (Phase::KvCache, Edge::Inside),
-        "cuda_graph_register" => (Phase::CudaGraph, Edge::Inside),
-        kind::MEM_POOL_END => (Phase::KvCache, Edge::End),
-        kind::CUDA_GRAPH_BEGIN => (Phase::CudaGraph, Edge::Begin),
-        kind::CUDA_GRAPH_END => (Phase::CudaGraph, Edge::End),
-        kind::READY => (Phase::Ready, Edge::Begin),
-        _ => return None,
-    })
-}
+pub use crate::event::Edge;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Edge {
-    Begin,
-    Inside,
-    End,
+/// Where an event kind sits in start-up in the built-in grammars (for a reader with no
+/// run at hand: the TUI's event filter). The model reads the run's own grammars
+/// (`Knowledge::phase_of`), user grammars included.
+pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
+    crate::grammar::builtin_knowledge().by_kind.get(kind)?.phase
 }
 
 /// A memory or count figure a phase reported, traceable to its line.
@@ -375,6 +353,12 @@ pub struct Run {
     /// The hosts of a run read from several nodes' files, with their clock offsets;
     /// empty for a run read as one.
     pub nodes: Vec<crate::node::Node>,
+    /// Some event is a phase line or a failure (set by `build`, from the grammars).
+    #[serde(skip)]
+    pub startup_events: bool,
+    /// The configuration the run printed, read with its grammar's config rule.
+    #[serde(skip)]
+    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
 }
 
 impl Run {
@@ -422,9 +406,7 @@ impl Run {
     /// Some event places the run in start-up (a phase line or a failure): a file without
     /// one is not a start-up log.
     pub fn has_startup_events(&self) -> bool {
-        self.events.iter().any(|e| {
-            phase_of(&e.kind).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
-        }) || self.attempts.len() > 1
+        self.startup_events || self.attempts.len() > 1
     }
 }
 
@@ -441,59 +423,6 @@ pub struct AttemptInfo {
     pub root: Option<Rank>,
     pub root_kind: Option<FailureKind>,
     pub root_phase: Option<Phase>,
-}
-
-/// Which figure of which phase an event's field is, under a canonical name.
-fn figures_of(ev: &Event) -> Vec<(&'static str, FieldValue)> {
-    let f = |n: &str| ev.field(n).cloned();
-    let mut out = Vec::new();
-    let mut push = |name: &'static str, v: Option<FieldValue>| {
-        if let Some(v) = v {
-            out.push((name, v));
-        }
-    };
-    match ev.kind.as_str() {
-        kind::DIST_INIT_END => {
-            push("mem_usage", f("mem_usage_bytes"));
-            push("elapsed", f("elapsed_s"));
-        }
-        kind::WEIGHT_LOAD_BEGIN => push("avail_before", f("avail_bytes")),
-        kind::WEIGHT_LOAD_END => {
-            push("avail_after", f("avail_bytes"));
-            push("mem_usage", f("mem_usage_bytes"));
-            push("elapsed", f("elapsed_s"));
-        }
-        kind::KV_BUDGET => {
-            push("tokens", f("tokens"));
-            push("kv_avail", f("kv_avail_bytes"));
-        }
-        kind::KV_CACHE_ALLOC => {
-            push("tokens", f("tokens"));
-            let kv = match (f("k_size_bytes"), f("v_size_bytes"), f("kv_size_bytes")) {
-                (Some(k), Some(v), _) => Some(FieldValue::Bytes {
-                    bytes: k.as_bytes().unwrap_or(0) + v.as_bytes().unwrap_or(0),
-                    resolution: k.resolution() + v.resolution(),
-                }),
-                (_, _, kv) => kv,
-            };
-            push("kv_size", kv);
-        }
-        kind::MEM_POOL_END => push("avail_after", f("avail_bytes")),
-        kind::CUDA_GRAPH_BEGIN => push("avail_before", f("avail_bytes")),
-        kind::CUDA_GRAPH_END => {
-            push(
-                "mem_usage",
-                f("mem_usage_bytes").or_else(|| f("mem_usage_bytes_v1")),
-            );
-            push(
-                "avail_after",
-                f("avail_bytes").or_else(|| f("avail_bytes_v1")),
-            );
-            push("elapsed", f("elapsed_s"));
-        }
-        _ => {}
-    }
-    out
 }
 
 /// Events that are the same line seen in two files of one run (`server.log` and
@@ -527,87 +456,54 @@ pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> V
     out
 }
 
-/// How sure a pid → rank link is; a stronger source replaces a weaker one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Evidence {
-    /// NCCL `comm … rank R nranks N`: the rank within one communicator.
-    NcclRank,
-    /// `world_size=N rank=R` or `(VllmWorker rank=R …)`: a global rank.
-    GlobalRank,
-    /// `rank R in world size N is assigned as DP rank …, TP rank …`.
-    Assignment,
-    /// The prefix named the rank's tags (`Worker_TP3`, `[… TP3]`).
-    Tags,
-}
-
-fn rank_from_assignment(e: &Event) -> Option<Rank> {
-    let mut pairs = Vec::new();
-    for (field, tag) in [
-        ("dp", "DP"),
-        ("pp", "PP"),
-        ("pcp", "PCP"),
-        ("tp", "TP"),
-        ("ep", "EP"),
-    ] {
-        if let Some(v) = e.field(field).and_then(|v| v.as_i64()) {
-            pairs.push((tag.to_string(), v as u32));
-        }
-    }
-    // A single-replica, single-stage run is named by its TP rank alone, as SGLang does.
-    let only_default = |t: &str| pairs.iter().any(|(n, v)| n == t && *v == 0);
-    if ["DP", "PP", "PCP"]
-        .iter()
-        .all(|t| only_default(t) || !pairs.iter().any(|(n, _)| n == t))
-    {
-        pairs.retain(|(n, v)| !(matches!(n.as_str(), "DP" | "PP" | "PCP" | "EP") && *v == 0));
-    }
-    (!pairs.is_empty()).then(|| Rank::from_pairs(pairs))
-}
-
 /// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
-/// strongest evidence any line of that pid gives, then given to all its lines. Lines of
-/// an engine or driver process that report figures but never name a rank are placed on
-/// the `engine` rank; the launcher's own lines stay rank-less.
-fn resolve_processes(events: &mut [Event]) {
-    let mut learnt: HashMap<u32, (Evidence, Rank)> = HashMap::new();
-    let mut learn = |pid: u32, ev: Evidence, r: Rank| {
+/// strongest evidence any line of that pid gives (the grammars' process and rank rules),
+/// then given to all its lines. Lines of an engine or driver process that report figures
+/// but never name a rank are placed on the `engine` rank; the launcher's own lines stay
+/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it.
+fn resolve_processes(events: &mut [Event], know: &Knowledge) {
+    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
+    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
         let e = learnt.entry(pid).or_insert((ev, r.clone()));
         if ev > e.0 {
             *e = (ev, r);
         }
     };
-    for e in events.iter() {
+    for e in events.iter_mut() {
+        if e.rank.is_none() {
+            e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+        }
         let Some(pid) = e.pid else { continue };
         if let Some(r) = &e.rank {
-            learn(pid, Evidence::Tags, r.clone());
+            learn(pid, RankEvidence::Tags, r.clone());
         }
-        if e.kind == "rank_assign" {
-            if let Some(r) = rank_from_assignment(e) {
-                learn(pid, Evidence::Assignment, r);
+        if let Some(m) = know.meaning(e) {
+            for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
+                if let Some(r) = rule.rank(e) {
+                    learn(pid, rule.evidence, r);
+                }
             }
-        }
-        if let Some(g) = e.field("global_rank").and_then(|v| v.as_i64()) {
-            learn(pid, Evidence::GlobalRank, Rank::tp(g as u32));
         }
         if let Some(g) = e
             .process
             .as_deref()
-            .and_then(|p| p.split("rank=").nth(1))
-            .and_then(|n| n.trim().parse::<u32>().ok())
+            .and_then(|p| know.process(p))
+            .and_then(|i| i.global_rank)
         {
-            learn(pid, Evidence::GlobalRank, Rank::tp(g));
-        }
-        if e.kind == kind::NCCL_COMM_INIT {
-            if let Some(r) = e.field("nccl_rank").and_then(|v| v.as_i64()) {
-                learn(pid, Evidence::NcclRank, Rank::tp(r as u32));
-            }
+            learn(pid, RankEvidence::Global, Rank::tp(g));
         }
     }
     // A driver without a prefix can still say which rank it is.
     let driver_rank = events
         .iter()
-        .filter(|e| e.pid.is_none() && e.rank.is_none() && e.kind == "rank_assign")
-        .find_map(rank_from_assignment);
+        .filter(|e| e.pid.is_none() && e.rank.is_none())
+        .find_map(|e| {
+            know.meaning(e)?
+                .rank
+                .iter()
+                .filter(|r| r.evidence == RankEvidence::Assignment)
+                .find_map(|r| r.rank(e))
+        });
     for e in events.iter_mut() {
         if e.rank.is_some() {
             continue;
@@ -616,31 +512,28 @@ fn resolve_processes(events: &mut [Event]) {
             e.rank = Some(r.clone());
             continue;
         }
-        let engine_process = e
-            .process
-            .as_deref()
-            .is_some_and(|p| p.starts_with("EngineCore"))
-            || (e.pid.is_none() && e.grammar == "vllm");
-        if e.pid.is_none() && e.grammar == "vllm" {
+        let process = e.process.as_deref().and_then(|p| know.process(p));
+        let pidless_engine = e.pid.is_none() && know.pidless_is_engine(&e.grammar);
+        if pidless_engine {
             if let Some(r) = &driver_rank {
                 e.rank = Some(r.clone());
                 continue;
             }
         }
-        if engine_process {
-            if phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
+        let engine = process.as_ref().filter(|p| p.role == ProcessRole::Engine);
+        if engine.is_some() || pidless_engine {
+            if know
+                .phase_of(e)
+                .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
                 || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
             {
-                e.rank = Some(Rank::engine_of(e.process.as_deref()));
+                e.rank = Some(Rank::engine_of(engine.and_then(|p| p.dp)));
             }
             continue;
         }
         // A worker process that never said which rank it is: named by its pid rather than
         // guessed from spawn order.
-        let launcher = e
-            .process
-            .as_deref()
-            .is_some_and(|p| p.starts_with("APIServer"));
+        let launcher = process.is_some_and(|p| p.role == ProcessRole::Launcher);
         if let (Some(pid), false) = (e.pid, launcher) {
             if e.process.is_some() {
                 e.rank = Some(Rank::from_pairs([("pid".to_string(), pid)]));
@@ -658,8 +551,8 @@ pub fn build(
     know: &Knowledge,
     attempt: Option<usize>,
 ) -> Run {
-    resolve_processes(&mut events);
-    let attempt_of = attempts::split(&events);
+    resolve_processes(&mut events, know);
+    let attempt_of = attempts::split(&events, know);
     let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
     let chosen = attempt
         .map(|a| a.clamp(1, n_attempts) - 1)
@@ -722,7 +615,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
             _ => launcher.push(i),
         }
     }
-    adopt_rankless(&mut rank_events, &mut launcher, &events);
+    adopt_rankless(&mut rank_events, &mut launcher, &events, know);
     // Ranks whose record lines named them but gave no event (notices, a cut line): they
     // exist, and their log ends where their last line is.
     let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
@@ -763,7 +656,14 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         .iter()
         .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
         .collect();
-    let root = outcome::resolve(&mut ranks, stops, &launcher_stops, &events, ready);
+    let root = outcome::resolve(&mut ranks, stops, &launcher_stops, &events, ready, know);
+    let startup_events = events
+        .iter()
+        .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
+    let config = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS)
+        .map(|e| crate::config::Config::from_event(e, know));
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
 
     Run {
@@ -783,6 +683,8 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         gpus: Vec::new(),
         gpu_processes: Vec::new(),
         nodes: Vec::new(),
+        startup_events,
+        config,
     }
 }
 
@@ -835,6 +737,7 @@ fn adopt_rankless(
     rank_events: &mut BTreeMap<Rank, Vec<usize>>,
     launcher: &mut Vec<usize>,
     events: &[Event],
+    know: &Knowledge,
 ) {
     let workers: Vec<Rank> = rank_events
         .keys()
@@ -845,8 +748,9 @@ fn adopt_rankless(
         let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
             && !e.fields.contains_key("outcome")
             && !e.fields.contains_key("consequence");
-        let phase_line =
-            phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
+        let phase_line = know
+            .phase_of(e)
+            .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
         (failure, phase_line)
     };
     let target = match workers.as_slice() {
@@ -882,7 +786,7 @@ fn build_rank(
     let mut traceback: Option<String> = None;
     for &i in &idx {
         let e = &events[i];
-        if let Some((phase, edge)) = phase_of(&e.kind) {
+        if let Some((phase, edge)) = know.phase_of(e) {
             let span = spans.entry(phase).or_insert_with(|| PhaseSpan {
                 phase,
                 start: None,
@@ -913,10 +817,10 @@ fn build_rank(
                     current = phase;
                 }
             }
-            for (name, value) in figures_of(e) {
-                if span.figure(name).is_none() {
+            for (figure, value) in know.figures_of(e) {
+                if span.figure(figure.name()).is_none() {
                     span.figures.push(Figure {
-                        name,
+                        name: figure.name(),
                         value,
                         origin: e.origin.clone(),
                     });

@@ -770,22 +770,14 @@ pub fn failure_verb(k: FailureKind) -> &'static str {
     }
 }
 
-/// A run's configuration, and whether its line was cut short.
+/// A run's configuration (read by the model with its grammar's config rule), and whether
+/// its line was cut short.
 fn run_config(run: &Run) -> Result<(Config, bool), String> {
-    let ev = run
-        .server_args()
-        .ok_or_else(|| format!("{}: no server_args line", run.name))?;
-    // A terminal that hard-wrapped the line split it without losing characters, often
-    // inside a token: the continuation lines are joined back without a separator.
-    let mut text = ev.message.clone();
-    if let Some(d) = &ev.detail {
-        for line in d.lines() {
-            text.push_str(line);
-        }
+    match &run.config {
+        None => Err(format!("{}: no server_args line", run.name)),
+        Some(Ok(p)) => Ok((p.config.clone(), p.truncated)),
+        Some(Err(e)) => Err(format!("{}: server_args not readable: {e}", run.name)),
     }
-    config::Config::from_line_lenient(&text)
-        .map(|p| (p.config, p.truncated))
-        .map_err(|e| format!("{}: server_args not readable: {e}", run.name))
 }
 
 fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<String>) {

@@ -1,12 +1,16 @@
-//! What a server's failures mean, as grammar files state it: which traceback frames belong
-//! to which phase, and which wordings say that a rank failed because of another, was
-//! terminated, or stalled. The run model reads these; it knows no server's wording itself.
+//! What a server's lines mean, as grammar files state it: the phase each event kind opens,
+//! closes or falls inside, the figures it reports, which process or rank a line names,
+//! where a configuration dump starts, which traceback frames belong to which phase, and
+//! which wordings say that a rank failed because of another, was terminated, or stalled.
+//! The run model reads these; it knows no server's wording itself.
+
+use std::collections::HashMap;
 
 use regex::Regex;
 
-use super::spec::{FramePhaseSpec, OutcomeSpec};
+use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
-use crate::event::Phase;
+use crate::event::{Edge, Event, FieldValue, FigureName, Measure, Phase, Rank};
 
 /// An outcome other than a rank's own failure, as a wording reveals it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,11 +56,182 @@ pub struct OutcomeMatch {
     pub peer: Option<u32>,
 }
 
-/// The frame tables and outcome wordings of every loaded grammar.
+/// How sure a line's word on a process's rank is; a stronger one replaces a weaker one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RankEvidence {
+    /// A rank within one communicator (NCCL's `comm … rank R nranks N`).
+    Communicator,
+    /// A global rank (`world_size=N rank=R`, `rank=R` in a process name).
+    Global,
+    /// The rank's tags spelled out (`… is assigned as DP rank 0, PP rank 0, TP rank 2`).
+    Assignment,
+    /// The prefix named the rank's tags (`Worker_TP3`, `[… TP3]`).
+    Tags,
+    /// The number names this line's rank only (`Shard 1 failed to start`).
+    Line,
+}
+
+/// A rank an event's message names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankRule {
+    pub evidence: RankEvidence,
+    pub capture: Option<String>,
+}
+
+/// The tags an `assignment` rule reads, by capture name.
+const ASSIGNMENT_TAGS: [(&str, &str); 7] = [
+    ("dp", "DP"),
+    ("pp", "PP"),
+    ("pcp", "PCP"),
+    ("attn_cp", "ATTN_CP"),
+    ("moe_dp", "MOE_DP"),
+    ("tp", "TP"),
+    ("ep", "EP"),
+];
+
+impl RankRule {
+    /// The rank the rule reads from an event's fields.
+    pub fn rank(&self, e: &Event) -> Option<Rank> {
+        let int = |name: &str| e.field(name).and_then(FieldValue::as_i64);
+        match self.evidence {
+            RankEvidence::Assignment => assignment_rank(&|n| int(n)),
+            _ => {
+                let n = int(self.capture.as_deref()?)?;
+                u32::try_from(n).ok().map(Rank::tp)
+            }
+        }
+    }
+}
+
+/// Tags spelled out one by one. A single-replica, single-stage run is named by its TP
+/// rank alone, as SGLang names it: zero DP/PP/PCP/EP are dropped when no DP, PP or PCP
+/// is above zero.
+fn assignment_rank(int: &dyn Fn(&str) -> Option<i64>) -> Option<Rank> {
+    let mut pairs = Vec::new();
+    for (field, tag) in ASSIGNMENT_TAGS {
+        if let Some(v) = int(field).and_then(|v| u32::try_from(v).ok()) {
+            pairs.push((tag.to_string(), v));
+        }
+    }
+    let only_default = |t: &str| pairs.iter().any(|(n, v)| n == t && *v == 0);
+    if ["DP", "PP", "PCP"]
+        .iter()
+        .all(|t| only_default(t) || !pairs.iter().any(|(n, _)| n == t))
+    {
+        pairs.retain(|(n, v)| !(matches!(n.as_str(), "DP" | "PP" | "PCP" | "EP") && *v == 0));
+    }
+    (!pairs.is_empty()).then(|| Rank::from_pairs(pairs))
+}
+
+/// What one event kind of one grammar means.
 #[derive(Clone, Debug, Default)]
+pub struct KindMeaning {
+    pub phase: Option<(Phase, Edge)>,
+    /// Each figure with its sources, tried in order; a source is a sum of captures.
+    pub figures: Vec<(FigureName, Vec<Vec<String>>)>,
+    pub rank: Vec<RankRule>,
+}
+
+impl KindMeaning {
+    /// Declares nothing: no phase, figure or rank rule.
+    pub fn is_empty(&self) -> bool {
+        self.phase.is_none() && self.figures.is_empty() && self.rank.is_empty()
+    }
+}
+
+/// What a process name says about the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessRole {
+    Worker,
+    Engine,
+    Launcher,
+}
+
+#[derive(Clone, Debug)]
+pub struct ProcessRule {
+    pub name: Regex,
+    pub role: ProcessRole,
+}
+
+/// What a process name told: its role, and the rank or replica it names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessInfo {
+    pub role: ProcessRole,
+    /// From a `tags` capture.
+    pub tags: Option<Rank>,
+    /// From a `global_rank` capture.
+    pub global_rank: Option<u32>,
+    /// From a `dp` capture (an engine's replica).
+    pub dp: Option<u32>,
+}
+
+/// How a configuration dump is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigSyntax {
+    /// `Name(k=v, …)`: SGLang's `ServerArgs(…)`, argparse's `Namespace(…)`.
+    PythonCall,
+    /// `k=v, …` to the end of the line.
+    PythonKwargs,
+    /// `{'k': v, …}`.
+    PythonDict,
+    /// Rust's `{:?}` of a struct: `Args { k: v, … }`.
+    RustDebug,
+}
+
+impl ConfigSyntax {
+    pub fn from_name(s: &str) -> Option<ConfigSyntax> {
+        Some(match s {
+            "python_call" => ConfigSyntax::PythonCall,
+            "python_kwargs" => ConfigSyntax::PythonKwargs,
+            "python_dict" => ConfigSyntax::PythonDict,
+            "rust_debug" => ConfigSyntax::RustDebug,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigRule {
+    /// The grammar that declared it.
+    pub grammar: String,
+    pub marker: String,
+    pub syntax: ConfigSyntax,
+}
+
+/// One grammar's share of the knowledge, compiled from its file.
+#[derive(Clone, Debug, Default)]
+pub struct GrammarKnowledge {
+    pub kinds: HashMap<String, KindMeaning>,
+    pub processes: Vec<ProcessRule>,
+    pub suffixes: Vec<Regex>,
+    pub without_pid_engine: bool,
+    pub configs: Vec<ConfigRule>,
+}
+
+/// The meanings, frame tables and outcome wordings of every loaded grammar.
+#[derive(Clone, Debug)]
 pub struct Knowledge {
     pub frames: Vec<FrameRule>,
     pub outcomes: Vec<OutcomeRule>,
+    /// By grammar id, then event kind.
+    pub kinds: HashMap<String, HashMap<String, KindMeaning>>,
+    /// By event kind, from the first grammar in load order that declares it: for events
+    /// whose grammar is not loaded (built by hand in tests).
+    pub by_kind: HashMap<String, KindMeaning>,
+    pub processes: Vec<ProcessRule>,
+    pub suffixes: Vec<Regex>,
+    /// Grammars whose lines without a pid come from an engine or driver process.
+    pub without_pid_engine: Vec<String>,
+    pub configs: Vec<ConfigRule>,
+}
+
+/// The default knowledge is the built-in grammars': what a run read without user
+/// grammars means.
+impl Default for Knowledge {
+    fn default() -> Knowledge {
+        super::builtin_knowledge().clone()
+    }
 }
 
 pub(super) fn compile_frames(
@@ -123,6 +298,155 @@ pub(super) fn compile_outcomes(
 }
 
 impl Knowledge {
+    /// Knowing nothing: no phases, figures, frames or wordings.
+    pub fn empty() -> Knowledge {
+        Knowledge {
+            frames: Vec::new(),
+            outcomes: Vec::new(),
+            kinds: HashMap::new(),
+            by_kind: HashMap::new(),
+            processes: Vec::new(),
+            suffixes: Vec::new(),
+            without_pid_engine: Vec::new(),
+            configs: Vec::new(),
+        }
+    }
+
+    /// Adds a grammar's share (grammars in load order).
+    pub fn add(
+        &mut self,
+        id: &str,
+        frames: &[FrameRule],
+        outcomes: &[OutcomeRule],
+        g: &GrammarKnowledge,
+    ) {
+        self.frames.extend(frames.iter().cloned());
+        self.outcomes.extend(outcomes.iter().cloned());
+        for (kind, m) in g.kinds.iter().filter(|(_, m)| !m.is_empty()) {
+            self.by_kind
+                .entry(kind.clone())
+                .or_insert_with(|| m.clone());
+        }
+        self.kinds.insert(id.to_string(), g.kinds.clone());
+        self.processes.extend(g.processes.iter().cloned());
+        self.suffixes.extend(g.suffixes.iter().cloned());
+        if g.without_pid_engine {
+            self.without_pid_engine.push(id.to_string());
+        }
+        self.configs.extend(g.configs.iter().cloned());
+    }
+
+    /// What an event's kind means in its grammar.
+    pub fn meaning(&self, e: &Event) -> Option<&KindMeaning> {
+        self.meaning_of(&e.grammar, &e.kind)
+    }
+
+    /// What `kind` means in `grammar`; where that grammar declares nothing for it (no
+    /// phase, figure or rank rule), what the first grammar that does declares: a user
+    /// grammar that emits a canonical kind (`dist_init_end`) gets the built-in meaning.
+    pub fn meaning_of(&self, grammar: &str, kind: &str) -> Option<&KindMeaning> {
+        self.kinds
+            .get(grammar)
+            .and_then(|kinds| kinds.get(kind))
+            .filter(|m| !m.is_empty())
+            .or_else(|| self.by_kind.get(kind))
+    }
+
+    /// Where an event sits in start-up, and whether it opens or closes its phase.
+    pub fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
+        self.meaning(e)?.phase
+    }
+
+    /// The figures an event reports, under their canonical names.
+    pub fn figures_of(&self, e: &Event) -> Vec<(FigureName, FieldValue)> {
+        let Some(m) = self.meaning(e) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, sources) in &m.figures {
+            let value = sources.iter().find_map(|sum| {
+                let parts: Vec<&FieldValue> =
+                    sum.iter().map(|c| e.field(c)).collect::<Option<_>>()?;
+                match parts.as_slice() {
+                    [one] => Some((*one).clone()),
+                    many => Some(FieldValue::Bytes {
+                        bytes: many.iter().map(|v| v.as_bytes().unwrap_or(0)).sum(),
+                        resolution: many.iter().map(|v| v.resolution()).sum(),
+                    }),
+                }
+            });
+            if let Some(v) = value {
+                out.push((*name, v));
+            }
+        }
+        out
+    }
+
+    /// What a process name says: the role of the first rule that matches it, and the
+    /// rank, global rank or replica any matching rule reads from it.
+    pub fn process(&self, name: &str) -> Option<ProcessInfo> {
+        let mut out: Option<ProcessInfo> = None;
+        for r in &self.processes {
+            let Some(caps) = r.name.captures(name) else {
+                continue;
+            };
+            let num = |n: &str| caps.name(n).and_then(|m| m.as_str().parse::<u32>().ok());
+            let info = out.get_or_insert(ProcessInfo {
+                role: r.role,
+                tags: None,
+                global_rank: None,
+                dp: None,
+            });
+            if info.tags.is_none() {
+                info.tags = caps.name("tags").and_then(|t| Rank::parse_tags(t.as_str()));
+            }
+            info.global_rank = info.global_rank.or_else(|| num("global_rank"));
+            info.dp = info.dp.or_else(|| num("dp"));
+        }
+        out
+    }
+
+    /// The rank a record's end names (`… rank=1`).
+    pub fn suffix_rank(&self, message: &str) -> Option<Rank> {
+        self.suffixes
+            .iter()
+            .find_map(|r| rank_of_captures(&r.captures(message)?))
+    }
+
+    /// The rank a line names by itself when its prefix names none: a suffix (`… rank=1`),
+    /// else a `line` rank rule of its event (`Shard 1 failed to start`).
+    pub fn line_rank(
+        &self,
+        grammar: &str,
+        kind: &str,
+        fields: &std::collections::BTreeMap<String, FieldValue>,
+        message: &str,
+    ) -> Option<Rank> {
+        self.suffix_rank(message).or_else(|| {
+            let m = self.meaning_of(grammar, kind)?;
+            m.rank
+                .iter()
+                .filter(|r| r.evidence == RankEvidence::Line)
+                .find_map(|r| {
+                    let n = fields.get(r.capture.as_deref()?)?.as_i64()?;
+                    u32::try_from(n).ok().map(Rank::tp)
+                })
+        })
+    }
+
+    /// Lines of this grammar without a pid come from an engine or driver process.
+    pub fn pidless_is_engine(&self, grammar: &str) -> bool {
+        self.without_pid_engine.iter().any(|g| g == grammar)
+    }
+
+    /// The configuration markers to try on an event of `grammar`: its own first, then
+    /// every other grammar's.
+    pub fn config_rules<'a>(&'a self, grammar: &'a str) -> impl Iterator<Item = &'a ConfigRule> {
+        let own = self.configs.iter().filter(move |c| c.grammar == grammar);
+        let others = self.configs.iter().filter(move |c| c.grammar != grammar);
+        own.chain(others)
+    }
+
     /// The phase a traceback ran in: its outermost frame that a table names. Frames print
     /// outermost first; the outermost recognised one is the start-up step that was running
     /// (`capture_model` → cuda_graph), where an inner one may be shared by several steps
@@ -175,6 +499,243 @@ impl Knowledge {
     }
 }
 
+/// A rank from a prefix's or suffix's captures: `tags`, `tp` or `gpu` (a TP rank), `grank`
+/// (a global rank the model maps).
+pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
+    caps.name("tags")
+        .and_then(|t| Rank::parse_tags(t.as_str()))
+        .or_else(|| {
+            caps.name("gpu")
+                .or_else(|| caps.name("tp"))
+                .and_then(|g| g.as_str().parse().ok())
+                .map(Rank::tp)
+        })
+        .or_else(|| {
+            caps.name("grank")
+                .and_then(|g| g.as_str().parse().ok())
+                .map(Rank::global)
+        })
+}
+
+fn err(origin: &str, message: String) -> GrammarError {
+    GrammarError::Knowledge {
+        origin: origin.into(),
+        message,
+    }
+}
+
+/// Compiles what a grammar file says its events, processes and configuration mean, and
+/// checks it: every name is one the code knows, every capture a figure or rank reads is a
+/// capture of the event's regex, every figure's unit measures what the figure measures,
+/// and events of one kind agree on their phase.
+pub(super) fn compile_grammar(
+    origin: &str,
+    spec: &GrammarSpec,
+    regexes: &[Regex],
+) -> Result<GrammarKnowledge, GrammarError> {
+    let mut out = GrammarKnowledge::default();
+    for (i, (ev, regex)) in spec.event.iter().zip(regexes).enumerate() {
+        let at = format!("event {} (`{}`)", i + 1, ev.kind);
+        let meaning = out.kinds.entry(ev.kind.clone()).or_default();
+        if let Some(p) = &ev.phase {
+            let phase = Phase::from_name(p).ok_or_else(|| {
+                err(origin, format!("{at}: phase `{p}` is not a phase (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"))
+            })?;
+            let edge_name = ev.edge.as_deref().unwrap_or("inside");
+            let edge = Edge::from_name(edge_name).ok_or_else(|| {
+                err(
+                    origin,
+                    format!("{at}: edge `{edge_name}` is not begins, ends or inside"),
+                )
+            })?;
+            match meaning.phase {
+                Some(had) if had != (phase, edge) => {
+                    return Err(err(origin, format!(
+                        "{at}: phase {p}/{edge_name}, but an earlier `{}` event of this grammar says {}/{}; events of one kind share their phase",
+                        ev.kind, had.0, had.1.name()
+                    )))
+                }
+                _ => meaning.phase = Some((phase, edge)),
+            }
+        } else if ev.edge.is_some() {
+            return Err(err(origin, format!("{at}: edge without a phase")));
+        }
+        for (name, source) in &ev.figures.0 {
+            let figure = FigureName::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = FigureName::ALL.iter().map(|f| f.name()).collect();
+                err(
+                    origin,
+                    format!("{at}: figures.{name}: not a figure ({})", known.join(", ")),
+                )
+            })?;
+            let mut sums = Vec::new();
+            for alt in source.alternatives() {
+                let sum: Vec<String> = alt.split('+').map(|c| c.trim().to_string()).collect();
+                for c in &sum {
+                    check_figure_capture(origin, &at, name, figure, c, ev, regex)?;
+                }
+                if sum.len() > 1 && figure.measure() != Measure::Bytes {
+                    return Err(err(
+                        origin,
+                        format!("{at}: figures.{name}: only memory figures can be summed"),
+                    ));
+                }
+                sums.push(sum);
+            }
+            match meaning.figures.iter_mut().find(|(f, _)| *f == figure) {
+                Some((_, have)) => {
+                    for s in sums {
+                        if !have.contains(&s) {
+                            have.push(s);
+                        }
+                    }
+                }
+                None => meaning.figures.push((figure, sums)),
+            }
+        }
+        if let Some(r) = &ev.rank {
+            let evidence = match r.evidence.as_str() {
+                "assignment" => RankEvidence::Assignment,
+                "global" => RankEvidence::Global,
+                "communicator" => RankEvidence::Communicator,
+                "line" => RankEvidence::Line,
+                other => {
+                    return Err(err(origin, format!(
+                        "{at}: rank.evidence `{other}` is not assignment, global, communicator or line"
+                    )))
+                }
+            };
+            match (&r.capture, evidence) {
+                (Some(c), RankEvidence::Assignment) => {
+                    return Err(err(origin, format!("{at}: rank.capture `{c}`: an assignment reads the captures named by tags (dp, pp, tp, …)")))
+                }
+                (None, RankEvidence::Assignment) => {
+                    if !ASSIGNMENT_TAGS.iter().any(|(n, _)| has_capture(regex, n)) {
+                        return Err(err(origin, format!("{at}: rank: an assignment needs captures named by tags (dp, pp, tp, …)")));
+                    }
+                }
+                (Some(c), _) => {
+                    if !has_capture(regex, c) {
+                        return Err(err(origin, format!("{at}: rank.capture `{c}` is not a capture of the regex")));
+                    }
+                }
+                (None, _) => return Err(err(origin, format!("{at}: rank: give the capture that holds the number"))),
+            }
+            let rule = RankRule {
+                evidence,
+                capture: r.capture.clone(),
+            };
+            if !meaning.rank.contains(&rule) {
+                meaning.rank.push(rule);
+            }
+        }
+    }
+    for (kind, m) in &out.kinds {
+        if !m.figures.is_empty() && m.phase.is_none() {
+            return Err(err(
+                origin,
+                format!("events `{kind}` report figures but no phase: give them a `phase`"),
+            ));
+        }
+    }
+    for (i, p) in spec.process.iter().enumerate() {
+        let at = format!("process {}", i + 1);
+        let role = match p.role.as_str() {
+            "worker" => ProcessRole::Worker,
+            "engine" => ProcessRole::Engine,
+            "launcher" => ProcessRole::Launcher,
+            other => {
+                return Err(err(
+                    origin,
+                    format!("{at}: role `{other}` is not worker, engine or launcher"),
+                ))
+            }
+        };
+        let name =
+            Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        out.processes.push(ProcessRule { name, role });
+    }
+    for s in &spec.suffix {
+        let r = Regex::new(&s.regex)
+            .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
+        if !["tags", "tp", "gpu", "grank"]
+            .iter()
+            .any(|c| has_capture(&r, c))
+        {
+            return Err(err(
+                origin,
+                format!(
+                    "suffix `{}`: the regex names no rank (capture `tags`, `tp` or `grank`)",
+                    s.id
+                ),
+            ));
+        }
+        out.suffixes.push(r);
+    }
+    out.without_pid_engine = match spec.without_pid.as_deref() {
+        None | Some("launcher") => false,
+        Some("engine") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("without_pid: `{other}` is not engine or launcher"),
+            ))
+        }
+    };
+    for (i, c) in spec.config.iter().enumerate() {
+        let syntax = ConfigSyntax::from_name(&c.syntax).ok_or_else(|| {
+            err(origin, format!("config {}: syntax `{}` is not python_call, python_kwargs, python_dict or rust_debug", i + 1, c.syntax))
+        })?;
+        if c.marker.is_empty() {
+            return Err(err(origin, format!("config {}: marker is empty", i + 1)));
+        }
+        out.configs.push(ConfigRule {
+            grammar: spec.id.clone(),
+            marker: c.marker.clone(),
+            syntax,
+        });
+    }
+    Ok(out)
+}
+
+fn has_capture(regex: &Regex, name: &str) -> bool {
+    regex.capture_names().flatten().any(|n| n == name)
+}
+
+fn check_figure_capture(
+    origin: &str,
+    at: &str,
+    name: &str,
+    figure: FigureName,
+    capture: &str,
+    ev: &EventSpec,
+    regex: &Regex,
+) -> Result<(), GrammarError> {
+    if !has_capture(regex, capture) {
+        return Err(err(
+            origin,
+            format!("{at}: figures.{name}: `{capture}` is not a capture of the regex"),
+        ));
+    }
+    let unit = ev.units.get(capture).copied().unwrap_or(Unit::Text);
+    let fits = match figure.measure() {
+        Measure::Bytes => unit.is_memory(),
+        Measure::Count => matches!(unit, Unit::Int),
+        Measure::Seconds => matches!(unit, Unit::Seconds),
+    };
+    if !fits {
+        let want = match figure.measure() {
+            Measure::Bytes => "a memory unit as printed (GiB, MiB, GB, MB, KiB, bytes, size)",
+            Measure::Count => "`int`",
+            Measure::Seconds => "`s`",
+        };
+        return Err(err(origin, format!(
+            "{at}: figures.{name}: capture `{capture}` has unit {unit:?}; the figure needs {want} in `units`"
+        )));
+    }
+    Ok(())
+}
+
 struct Frame<'a> {
     file_name: &'a str,
     function: &'a str,
@@ -199,6 +760,12 @@ mod tests {
 
     fn knowledge() -> Knowledge {
         Knowledge {
+            kinds: HashMap::new(),
+            by_kind: HashMap::new(),
+            processes: Vec::new(),
+            suffixes: Vec::new(),
+            without_pid_engine: Vec::new(),
+            configs: Vec::new(),
             frames: vec![
                 FrameRule {
                     function: Some("init_cuda_graphs".into()),

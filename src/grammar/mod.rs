@@ -17,20 +17,17 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
-pub use knowledge::{FrameRule, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord};
+pub use knowledge::{
+    ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge, KindMeaning, Knowledge, OutcomeMatch,
+    OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole, RankEvidence, RankRule,
+};
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
 use crate::event::{FieldValue, Phase, Rank};
 use crate::units;
 
-/// The grammars compiled into the binary. Adding a server version is an edit here.
-pub const BUILTIN: &[(&str, &str)] = &[
-    ("sglang", include_str!("../../grammars/sglang.toml")),
-    ("pytorch", include_str!("../../grammars/pytorch.toml")),
-    ("nccl", include_str!("../../grammars/nccl.toml")),
-    ("vllm", include_str!("../../grammars/vllm.toml")),
-    ("streams", include_str!("../../grammars/streams.toml")),
-];
+// The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
+include!(concat!(env!("OUT_DIR"), "/builtin_grammars.rs"));
 
 #[derive(Debug, thiserror::Error)]
 pub enum GrammarError {
@@ -80,6 +77,26 @@ pub struct CompiledEvent {
 pub struct CompiledPrefix {
     pub id: String,
     pub regex: Regex,
+    pub date_format: String,
+    pub time_format: String,
+    pub stamp_format: Option<String>,
+}
+
+const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
+const DEFAULT_TIME_FORMAT: &str = "%H:%M:%S%.f";
+
+/// A strftime-style format chrono can parse with: no unknown `%` directive.
+fn check_format(origin: &str, id: &str, field: &str, format: &str) -> Result<(), GrammarError> {
+    use chrono::format::{Item, StrftimeItems};
+    if StrftimeItems::new(format).any(|i| matches!(i, Item::Error)) {
+        return Err(GrammarError::Knowledge {
+            origin: origin.into(),
+            message: format!(
+                "prefix `{id}`: {field} `{format}` is not a strftime format chrono reads"
+            ),
+        });
+    }
+    Ok(())
 }
 
 pub struct Grammar {
@@ -90,6 +107,8 @@ pub struct Grammar {
     pub prefixes: Vec<CompiledPrefix>,
     pub frames: Vec<FrameRule>,
     pub outcomes: Vec<OutcomeRule>,
+    /// What its events, processes and configuration dumps mean.
+    pub know: GrammarKnowledge,
 }
 
 impl Grammar {
@@ -136,13 +155,49 @@ impl Grammar {
                 id: p.id.clone(),
                 message: e.to_string(),
             })?;
+            let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
+            for (field, format, capture) in [
+                ("date_format", &p.date_format, "date"),
+                ("time_format", &p.time_format, "time"),
+                ("stamp_format", &p.stamp_format, "stamp"),
+            ] {
+                if let Some(f) = format {
+                    check_format(origin, &p.id, field, f)?;
+                    if !has(capture) {
+                        return Err(GrammarError::Knowledge {
+                            origin: origin.into(),
+                            message: format!("prefix `{}`: {field} given but the regex has no `{capture}` capture", p.id),
+                        });
+                    }
+                }
+            }
+            if has("stamp") && p.stamp_format.is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "prefix `{}`: a `stamp` capture needs a `stamp_format`",
+                        p.id
+                    ),
+                });
+            }
             prefixes.push(CompiledPrefix {
                 id: p.id.clone(),
                 regex,
+                date_format: p
+                    .date_format
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
+                time_format: p
+                    .time_format
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
+                stamp_format: p.stamp_format.clone(),
             });
         }
         let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
         let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
+        let regexes: Vec<Regex> = events.iter().map(|e| e.regex.clone()).collect();
+        let know = knowledge::compile_grammar(origin, &spec, &regexes)?;
         for ev in &spec.event {
             if let Some(p) = ev.set.get("phase") {
                 if Phase::from_name(p).is_none() {
@@ -171,6 +226,7 @@ impl Grammar {
             prefixes,
             frames,
             outcomes,
+            know,
         })
     }
 
@@ -194,7 +250,7 @@ pub fn builtin_knowledge() -> &'static Knowledge {
     K.get_or_init(|| {
         GrammarSet::builtin()
             .map(|g| g.knowledge().clone())
-            .unwrap_or_default()
+            .unwrap_or_else(|_| Knowledge::empty())
     })
 }
 
@@ -268,6 +324,9 @@ pub struct PrefixInfo {
     pub message_start: usize,
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
     pub prefix_start: usize,
+    /// The prefix captured a date or time that its format does not read (`grammars
+    /// check` reports it; the scan leaves the line without a time).
+    pub stamp_error: Option<String>,
 }
 
 /// A matched event, before it is placed in a run.
@@ -318,11 +377,14 @@ impl GrammarSet {
             .collect()
     }
 
+    /// The built-in grammars in load order: by `priority`, then file name.
     pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
-        BUILTIN
+        let mut list = BUILTIN
             .iter()
             .map(|(id, text)| Grammar::from_toml(text, &format!("builtin:{id}")))
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        list.sort_by_key(|g| g.spec.priority);
+        Ok(list)
     }
 
     pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
@@ -368,16 +430,10 @@ impl GrammarSet {
         } else {
             Some(AhoCorasick::new(&noise).map_err(|e| GrammarError::Matcher(e.to_string()))?)
         };
-        let knowledge = Knowledge {
-            frames: grammars
-                .iter()
-                .flat_map(|g| g.frames.iter().cloned())
-                .collect(),
-            outcomes: grammars
-                .iter()
-                .flat_map(|g| g.outcomes.iter().cloned())
-                .collect(),
-        };
+        let mut knowledge = Knowledge::empty();
+        for g in &grammars {
+            knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
+        }
         Ok(GrammarSet {
             grammars,
             literal_groups,
@@ -493,23 +549,52 @@ impl GrammarSet {
         }
         if let Some((start, _, p)) = best {
             let caps = p.regex.captures_at(line, start)?;
-            return Some(self.prefix_info(&caps, start));
+            return Some(self.prefix_info(p, &caps, start));
         }
         let (start, _, p) = straddling?;
         let caps = p.regex.captures_at(line, start)?;
-        let mut info = self.prefix_info(&caps, start);
+        let mut info = self.prefix_info(p, &caps, start);
         info.message_start = before;
         Some(info)
     }
 
-    fn prefix_info(&self, caps: &regex::Captures<'_>, start: usize) -> PrefixInfo {
+    fn prefix_info(
+        &self,
+        p: &CompiledPrefix,
+        caps: &regex::Captures<'_>,
+        start: usize,
+    ) -> PrefixInfo {
         let whole = caps.get(0).map_or(start..start, |m| m.range());
-        let time = caps
-            .name("time")
-            .and_then(|m| NaiveTime::parse_from_str(m.as_str(), "%H:%M:%S%.f").ok());
+        let mut stamp_error = None;
+        let mut bad = |what: &str, text: &str, format: &str| {
+            stamp_error.get_or_insert(format!("{what} `{text}` does not parse with `{format}`"));
+        };
+        let time = caps.name("time").and_then(|m| {
+            let t = NaiveTime::parse_from_str(m.as_str(), &p.time_format).ok();
+            if t.is_none() {
+                bad("time", m.as_str(), &p.time_format);
+            }
+            t
+        });
+        let stamp = match (caps.name("stamp"), &p.stamp_format) {
+            (Some(m), Some(f)) => {
+                let s = NaiveDateTime::parse_from_str(m.as_str(), f).ok();
+                if s.is_none() {
+                    bad("stamp", m.as_str(), f);
+                }
+                s
+            }
+            _ => None,
+        };
         let mut date_inferred = false;
         let date = match caps.name("date") {
-            Some(d) => NaiveDate::parse_from_str(d.as_str(), "%Y-%m-%d").ok(),
+            Some(d) => {
+                let date = NaiveDate::parse_from_str(d.as_str(), &p.date_format).ok();
+                if date.is_none() {
+                    bad("date", d.as_str(), &p.date_format);
+                }
+                date
+            }
             None => {
                 date_inferred = true;
                 match caps.name("md") {
@@ -525,29 +610,25 @@ impl GrammarSet {
                 }
             }
         };
-        let ts = match (date, time) {
-            (Some(d), Some(t)) => Some(d.and_time(t)),
-            _ => None,
+        let has_stamp = caps.name("stamp").is_some();
+        let ts = if has_stamp {
+            date_inferred = false;
+            stamp
+        } else {
+            match (date, time) {
+                (Some(d), Some(t)) => Some(d.and_time(t)),
+                _ => None,
+            }
         };
         let process = caps.name("proc").map(|p| p.as_str().to_string());
-        let rank = caps
-            .name("tags")
-            .and_then(|t| Rank::parse_tags(t.as_str()))
-            .or_else(|| {
-                caps.name("gpu")
-                    .or_else(|| caps.name("tp"))
-                    .and_then(|g| g.as_str().parse().ok())
-                    .map(Rank::tp)
-            })
-            // A global rank (c10's `[rank3]:`); the model maps it to the rank it names.
-            .or_else(|| {
-                caps.name("grank")
-                    .and_then(|g| g.as_str().parse().ok())
-                    .map(Rank::global)
-            })
-            .or_else(|| process.as_deref().and_then(rank_from_process));
+        let rank = knowledge::rank_of_captures(caps).or_else(|| {
+            let info = self.knowledge.process(process.as_deref()?)?;
+            (info.role == ProcessRole::Worker)
+                .then_some(info.tags)
+                .flatten()
+        });
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
-        let time_only = caps.name("date").is_none() && caps.name("md").is_none();
+        let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
             ts,
             date_inferred: date_inferred && ts.is_some(),
@@ -558,6 +639,7 @@ impl GrammarSet {
             host: caps.name("host").map(|h| h.as_str().to_string()),
             message_start: whole.end,
             prefix_start: whole.start,
+            stamp_error,
         }
     }
 
@@ -632,16 +714,6 @@ impl GrammarSet {
     }
 }
 
-/// A rank from a vLLM process name: `Worker_TP3`, `Worker_DP0_PP1_TP2_EP3`,
-/// `VllmWorker TP1`. Names that carry no tags (`VllmWorker rank=2`, `EngineCore_DP0`,
-/// `VllmWorkerProcess`) give none here; the model learns those ranks by pid.
-pub fn rank_from_process(name: &str) -> Option<Rank> {
-    let rest = name
-        .strip_prefix("Worker_")
-        .or_else(|| name.strip_prefix("VllmWorker "))?;
-    Rank::parse_tags(&rest.replace('_', " "))
-}
-
 /// The most of a record's message an event keeps (configuration dumps run to a few KB;
 /// a hostile or flattened line can be megabytes, and every event holds its message).
 pub const MAX_MESSAGE: usize = 16 << 10;
@@ -667,11 +739,18 @@ pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
         Unit::Size => {
             units::parse_size(t).map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
         }
-        Unit::Bytes | Unit::KiB | Unit::MiB | Unit::GiB => {
+        Unit::Bytes
+        | Unit::KiB
+        | Unit::MiB
+        | Unit::GiB
+        | Unit::MbMeaningMiB
+        | Unit::GbMeaningGiB => {
+            // The printed unit is declared by the grammar; `GB` and `MB` are read as the
+            // binary units the servers compute them in.
             let name = match unit {
                 Unit::Bytes => "B",
                 Unit::KiB => "KiB",
-                Unit::MiB => "MiB",
+                Unit::MiB | Unit::MbMeaningMiB => "MiB",
                 _ => "GiB",
             };
             units::to_bytes(t, name)
@@ -683,11 +762,23 @@ pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
 /// Checks every sample of a grammar: the line must give the stated kind and fields.
 /// Returns one message per failing sample.
 pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
-    let mut failures = Vec::new();
     let Some(g) = set.grammars.get(grammar) else {
-        return failures;
+        return Vec::new();
     };
-    for (i, sample) in g.spec.sample.iter().enumerate() {
+    g.spec
+        .sample
+        .iter()
+        .enumerate()
+        .map(|(i, sample)| check_sample(set, g, i, sample))
+        .filter(|problems| !problems.is_empty())
+        .map(|problems| problems.join("\n"))
+        .collect()
+}
+
+/// What is wrong with one sample (nothing when it passes).
+fn check_sample(set: &GrammarSet, g: &Grammar, i: usize, sample: &SampleSpec) -> Vec<String> {
+    let mut failures = Vec::new();
+    {
         let got = set.match_text(&sample.line);
         let label = format!(
             "{} sample {} ({:?})",
@@ -695,6 +786,27 @@ pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
             i + 1,
             crate::text::truncate(&sample.line, 61)
         );
+        // The stamp must read with the declared formats, whether or not an event matched:
+        // a format that silently gives no time would leave every line of the file untimed.
+        let prefix = got
+            .as_ref()
+            .and_then(|m| m.prefix.clone())
+            .or_else(|| set.find_prefix(&sample.line, sample.line.len()));
+        if let Some(e) = prefix.as_ref().and_then(|p| p.stamp_error.as_ref()) {
+            failures.push(format!("{label}: {e}"));
+        }
+        if let Some(want) = &sample.time {
+            let have = prefix
+                .as_ref()
+                .and_then(|p| p.ts)
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S%.f").to_string())
+                .unwrap_or_default();
+            let want_t = NaiveDateTime::parse_from_str(want, "%Y-%m-%d %H:%M:%S%.f").ok();
+            let have_t = prefix.as_ref().and_then(|p| p.ts);
+            if want_t.is_none() || want_t != have_t {
+                failures.push(format!("{label}: time `{have}`, expected `{want}`"));
+            }
+        }
         match (&sample.kind, got) {
             (None, None) => {}
             (None, Some(m)) => {
@@ -707,13 +819,17 @@ pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
             (Some(k), Some(m)) => {
                 if &m.kind != k {
                     failures.push(format!("{label}: expected `{k}`, got `{}`", m.kind));
-                    continue;
+                    return failures;
                 }
                 if let Some(r) = &sample.rank {
                     let got_rank = m
                         .prefix
                         .as_ref()
-                        .and_then(|p| p.rank.as_ref())
+                        .and_then(|p| p.rank.clone())
+                        .or_else(|| {
+                            set.knowledge()
+                                .line_rank(g.id(), &m.kind, &m.fields, &m.message)
+                        })
                         .map(|r| r.to_string())
                         .unwrap_or_default();
                     if &got_rank != r {

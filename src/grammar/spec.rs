@@ -27,6 +27,119 @@ pub struct GrammarSpec {
     /// failure, a termination by the launcher, a stall.
     #[serde(default)]
     pub outcome: Vec<OutcomeSpec>,
+    /// Load order among the built-in grammars (lower first). Events are tried in load
+    /// order, so a catch-all grammar (`streams`) takes a high number. User grammars load
+    /// after the built-in ones whatever their priority.
+    #[serde(default = "default_priority")]
+    pub priority: i32,
+    /// Rank-naming text at the end of a record (`… rank=1`, as TGI's launcher prints).
+    #[serde(default)]
+    pub suffix: Vec<SuffixSpec>,
+    /// What a process name in a prefix's `proc` capture says: a worker's rank, an engine
+    /// process that reports figures but is no rank, or the launcher.
+    #[serde(default)]
+    pub process: Vec<ProcessSpec>,
+    /// Lines of this grammar that name neither a process id nor a rank come from this
+    /// process: `engine` (a driver or engine process, vLLM V0's) or `launcher` (default).
+    #[serde(default)]
+    pub without_pid: Option<String>,
+    /// Where a configuration dump starts in a `server_args` event and how it is written.
+    #[serde(default)]
+    pub config: Vec<ConfigSpec>,
+}
+
+fn default_priority() -> i32 {
+    50
+}
+
+/// A rank printed at the end of a record. Captures as in a prefix: `tags`, `tp`, `grank`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuffixSpec {
+    pub id: String,
+    /// Matched against the end of the record's message (anchor it with `$`).
+    pub regex: String,
+}
+
+/// A process name (a prefix's `proc` capture) and what it says.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSpec {
+    /// Applied to the process name. Captures: `tags` (rank tags, separated by spaces or
+    /// `_`: `DP0_TP2`), `global_rank` (a global rank number), `dp` (an engine's replica).
+    pub name: String,
+    /// `worker` (a rank), `engine` (reports figures, is no rank) or `launcher`.
+    pub role: String,
+}
+
+/// `server_args=ServerArgs(…)`: the marker, and the syntax of what follows it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSpec {
+    /// Fixed text just before the configuration.
+    pub marker: String,
+    /// `python_call` (`Name(k=v, …)`, also `Namespace(…)`), `python_kwargs` (`k=v, …`),
+    /// `python_dict` (`{'k': v, …}`) or `rust_debug` (`Args { k: v, … }`).
+    pub syntax: String,
+}
+
+/// Where an event reads a rank from its message.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankFromSpec {
+    /// `assignment` (captures named by lower-case tags: `dp`, `pp`, `tp`, … give the
+    /// process's rank), `global` (a global rank number names the process), `communicator`
+    /// (a rank within one communicator, the weakest evidence), or `line` (the number names
+    /// this line's rank only, as a TP rank).
+    pub evidence: String,
+    /// The capture holding the number (not for `assignment`).
+    #[serde(default)]
+    pub capture: Option<String>,
+}
+
+/// Where a figure's value comes from: one capture, or alternatives tried in order, each
+/// a capture or captures joined by ` + ` (summed: `k_size_bytes + v_size_bytes`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum FigureSource {
+    One(String),
+    Alternatives(Vec<String>),
+}
+
+/// An event's figures in the order the file writes them (the order a phase lists them).
+#[derive(Clone, Debug, Default)]
+pub struct Figures(pub Vec<(String, FigureSource)>);
+
+impl<'de> Deserialize<'de> for Figures {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Figures, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Figures;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a table of figure names to captures")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Figures, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, FigureSource>()? {
+                    out.push((k, v));
+                }
+                Ok(Figures(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl FigureSource {
+    pub fn alternatives(&self) -> Vec<&str> {
+        match self {
+            FigureSource::One(s) => vec![s.as_str()],
+            FigureSource::Alternatives(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 /// `File "…/model_runner.py", line N, in init_memory_pool` → `kv_cache`. A frame matches
@@ -55,7 +168,9 @@ pub struct OutcomeSpec {
 }
 
 /// How a record of this family starts. Named captures the scanner reads: `date`
-/// (YYYY-MM-DD), `md` (MM-DD, year inferred), `time` (HH:MM:SS[.fff]), `tags` (rank tags
+/// (YYYY-MM-DD unless `date_format` says otherwise), `md` (MM-DD, year inferred), `time`
+/// (HH:MM:SS[.fff] unless `time_format`), `stamp` (date and time in one, read with
+/// `stamp_format`), `tags` (rank tags
 /// such as ` DP1 TP3`), `tp` or `gpu` (a bare number, read as a TP rank), `grank` (a global
 /// rank, c10's `[rank3]:`, mapped onto the run's ranks by the model), `pid`, and
 /// `proc` (a vLLM-style process name such as `Worker_TP3`).
@@ -68,6 +183,15 @@ pub struct PrefixSpec {
     /// instead of running the regex on every line.
     #[serde(default)]
     pub starts_with: Vec<String>,
+    /// strftime-style format of the `date` capture (default `%Y-%m-%d`).
+    #[serde(default)]
+    pub date_format: Option<String>,
+    /// strftime-style format of the `time` capture (default `%H:%M:%S%.f`).
+    #[serde(default)]
+    pub time_format: Option<String>,
+    /// strftime-style format of the `stamp` capture (`%m/%d/%Y-%H:%M:%S`); required with it.
+    #[serde(default)]
+    pub stamp_format: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -92,6 +216,21 @@ pub struct EventSpec {
     /// these events.
     #[serde(default)]
     pub barrier_exit: bool,
+    /// The start-up phase this event belongs to (`launch`, `dist_init`, `weight_load`,
+    /// `kv_cache`, `cuda_graph`, `ready`); other events of the same kind in this grammar
+    /// share it.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Whether the event `begins`, `ends` or is `inside` its phase (default `inside`).
+    #[serde(default)]
+    pub edge: Option<String>,
+    /// The figures the event reports, by name (`mem_usage`, `avail_before`,
+    /// `avail_after`, `tokens`, `kv_avail`, `kv_size`, `elapsed`) → the capture(s).
+    #[serde(default)]
+    pub figures: Figures,
+    /// A rank named in the message.
+    #[serde(default)]
+    pub rank: Option<RankFromSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -113,9 +252,30 @@ pub enum Unit {
     KiB,
     #[serde(rename = "MiB")]
     MiB,
-    /// SGLang's `GB` is GiB; say `GiB` for it.
     #[serde(rename = "GiB")]
     GiB,
+    /// Printed `MB`, meaning MiB (2^20 bytes), as the servers we read use it.
+    #[serde(rename = "MB")]
+    MbMeaningMiB,
+    /// Printed `GB`, meaning GiB (2^30 bytes): SGLang and vLLM V0 divide by 2^30.
+    #[serde(rename = "GB")]
+    GbMeaningGiB,
+}
+
+impl Unit {
+    /// A unit that reads a memory amount (into bytes).
+    pub fn is_memory(self) -> bool {
+        matches!(
+            self,
+            Unit::Size
+                | Unit::Bytes
+                | Unit::KiB
+                | Unit::MiB
+                | Unit::GiB
+                | Unit::MbMeaningMiB
+                | Unit::GbMeaningGiB
+        )
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -136,4 +296,7 @@ pub struct SampleSpec {
     pub rank: Option<String>,
     #[serde(default)]
     pub fields: BTreeMap<String, toml::Value>,
+    /// The stamp the line's prefix must give, `YYYY-MM-DD HH:MM:SS[.fff]`.
+    #[serde(default)]
+    pub time: Option<String>,
 }

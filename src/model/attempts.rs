@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use chrono::Duration;
 
-use super::{phase_of, AttemptInfo, Outcome, Phase, Run};
+use super::{AttemptInfo, Outcome, Phase, Run};
 use crate::event::{kind, Event, Rank};
+use crate::grammar::Knowledge;
 
 /// A pause or jump back in the stamps this long, before a rank begins distributed init
 /// again, separates two start-ups.
@@ -17,7 +18,7 @@ const RESTART_GAP_S: i64 = 60;
 /// time after a failure, after `ready`, or across a pause or a jump back of the clock.
 /// Attempts are counted per file and numbered alike across files (a console and its copy
 /// hold the same attempts).
-pub fn split(events: &[Event]) -> Vec<usize> {
+pub fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
     let mut out = vec![0; events.len()];
     let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
@@ -53,7 +54,7 @@ pub fn split(events: &[Event]) -> Vec<usize> {
                 began.clear();
             }
             out[i] = attempt;
-            progressed |= phase_of(&e.kind).is_some_and(|(p, _)| p != Phase::Launch);
+            progressed |= know.phase_of(e).is_some_and(|(p, _)| p != Phase::Launch);
             ended |= matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY);
             if e.kind == kind::DIST_INIT_BEGIN {
                 if let Some(r) = &e.rank {

@@ -196,6 +196,7 @@ pub fn resolve(
     launcher: &[Stop],
     events: &[Event],
     run_ready: bool,
+    know: &Knowledge,
 ) -> Option<Rank> {
     let peers: Vec<Option<u32>> = stops
         .iter()
@@ -265,7 +266,7 @@ pub fn resolve(
         }
     }
     if !run_ready {
-        mark_silent_stalls(ranks, events);
+        mark_silent_stalls(ranks, events, know);
     }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()))
@@ -372,11 +373,11 @@ fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> Option<usiz
 /// A rank whose log ends while the others go on for minutes printed nothing because it
 /// was stuck: silence is evidence of a stall, when it is long and the others kept making
 /// start-up progress (phase lines, not their own dying words).
-fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event]) {
+fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge) {
     let last_ts = |r: &RankRun| {
         r.events
             .iter()
-            .filter(|&&i| super::phase_of(&events[i].kind).is_some())
+            .filter(|&&i| know.phase_of(&events[i]).is_some())
             .filter_map(|&i| events[i].ts)
             .max()
     };

@@ -1,0 +1,30 @@
+//! Finds the built-in grammars: every `grammars/*.toml` is compiled into the binary, so
+//! adding a server is adding a file (its `priority` orders it among the others).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = String::from("/// Built-in grammars as (file stem, text), found by build.rs.\npub const BUILTIN: &[(&str, &str)] = &[\n");
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("grammar");
+        let _ = writeln!(
+            out,
+            "    ({stem:?}, include_str!({:?})),",
+            f.display().to_string()
+        );
+    }
+    out.push_str("];\n");
+    let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR set by cargo"))
+        .join("builtin_grammars.rs");
+    std::fs::write(&dest, out).unwrap_or_else(|e| panic!("writing {}: {e}", dest.display()));
+}
