@@ -152,7 +152,8 @@ fn rankscope() -> Command {
 #[test]
 fn summary_of_a_node_directory_reports_offsets_and_no_straggler() {
     let out = rankscope()
-        .args(["summary", "samples/node2-skew"])
+        // Wide enough for the node's offset line to stay on one line.
+        .args(["summary", "samples/node2-skew", "--width", "120"])
         .assert()
         .success()
         .get_output()
