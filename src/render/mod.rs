@@ -265,7 +265,7 @@ pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) ->
     let consecutive = names.len() > 2
         && parts.iter().all(Option::is_some)
         && parts.windows(2).all(|w| match (&w[0], &w[1]) {
-            (Some((ha, a)), Some((hb, b))) => ha == hb && *b == a + 1,
+            (Some((ha, a)), Some((hb, b))) => ha == hb && Some(*b) == a.checked_add(1),
             _ => false,
         });
     match (names.first(), names.last()) {
@@ -305,6 +305,9 @@ mod tests {
         let eight: Vec<_> = (0..8).map(|i| r(&format!("TP{i}"))).collect();
         assert_eq!(rank_span(&eight), "TP0–TP7 (8 ranks)");
         assert_eq!(rank_span(&[r("TP0"), r("TP3")]), "TP0, TP3");
+        // Tag numbers at the top of their range are compared without overflow.
+        let top = [r("TP4294967294"), r("TP4294967295"), r("TP0")];
+        assert_eq!(rank_span(&top), "TP4294967294, TP4294967295, TP0");
         assert_eq!(rank_span(&[r("TP0"), r("TP1"), r("TP3")]), "TP0, TP1, TP3");
         assert_eq!(
             rank_span(&[r("PP1 TP0"), r("PP1 TP1"), r("PP1 TP2")]),
