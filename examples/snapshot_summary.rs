@@ -25,13 +25,23 @@ fn main() -> ExitCode {
     };
     let sum = analysis::summarize(&snap, &rule);
     match args.get(1) {
-        None => print!("{}", render::summary_text(&sum, 12)),
+        None => print!(
+            "{}",
+            render::summary_text(&sum, 12, rankscope::render::DEFAULT_WIDTH)
+        ),
         Some(base) => {
             let Some(b) = read(base) else {
                 return ExitCode::FAILURE;
             };
             let bs = analysis::summarize(&b, &rule);
-            print!("{}", render::diff_text(&analysis::diff(&bs, &sum), 12));
+            print!(
+                "{}",
+                render::diff_text(
+                    &analysis::diff(&bs, &sum),
+                    12,
+                    rankscope::render::DEFAULT_WIDTH
+                )
+            );
         }
     }
     ExitCode::SUCCESS

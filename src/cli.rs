@@ -35,6 +35,10 @@ pub struct GlobalArgs {
     /// When to colour the output (NO_COLOR is honoured under `auto`)
     #[arg(long, value_enum, default_value = "auto", global = true)]
     pub color: ColorChoice,
+    /// Columns of text output; by default the terminal's width, or 80 when stdout is not
+    /// a terminal (text narrower than 40 columns is laid out at 40)
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    pub width: Option<u16>,
     /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable
     #[arg(long = "grammar", value_name = "FILE", global = true)]
     pub grammars: Vec<PathBuf>,
@@ -60,8 +64,12 @@ pub enum Command {
         #[arg(long)]
         ranks: bool,
         /// The whole summary as JSON
-        #[arg(long)]
+        #[arg(long, conflicts_with = "ndjson")]
         json: bool,
+        /// One JSON object per line, one per rank and phase (start, end, duration,
+        /// figures, outcome), each naming its run: for loading many runs into one table
+        #[arg(long)]
+        ndjson: bool,
     },
     /// Every start-up event, typed, with memory in bytes and time in seconds
     Events {
@@ -175,6 +183,8 @@ pub enum SchemaDocument {
     Diff,
     /// One line of `events --ndjson`
     Event,
+    /// One line of `summary --ndjson`
+    Phase,
     /// `mem --json`
     Mem,
     /// `mem diff --json`
@@ -190,6 +200,7 @@ impl SchemaDocument {
             SchemaDocument::Mem => "mem",
             SchemaDocument::MemDiff => "mem-diff",
             SchemaDocument::Event => "event",
+            SchemaDocument::Phase => "phase",
         }
     }
 }

@@ -199,7 +199,8 @@ fn out_json<T: serde::Serialize>(doc: &T) -> Result<()> {
 /// Commands whose stdout a program reads: no progress bar there.
 fn machine_output(c: &Command) -> bool {
     match c {
-        Command::Summary { json, .. } | Command::Diff { json, .. } => *json,
+        Command::Summary { json, ndjson, .. } => *json || *ndjson,
+        Command::Diff { json, .. } => *json,
         Command::Events { json, ndjson, .. } => *json || *ndjson,
         Command::Export { .. } => true,
         _ => false,
@@ -211,7 +212,7 @@ fn run(cli: Cli) -> Result<u8> {
         machine_output(&cli.command),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let style = Style::decide(cli.global.color);
+    let style = Style::decide(cli.global.color, cli.global.width.map(usize::from));
     let gs = grammars(&cli)?;
     let opts = LoadOptions {
         attempt: cli.global.attempt.map(|a| a as usize),
@@ -219,10 +220,27 @@ fn run(cli: Cli) -> Result<u8> {
         ..LoadOptions::default()
     };
     match &cli.command {
-        Command::Summary { run, ranks, json } => {
+        Command::Summary {
+            run,
+            ranks,
+            json,
+            ndjson,
+        } => {
             let loaded = load_full(&gs, run, &opts)?;
             let r = &loaded.run;
-            if *json {
+            if *ndjson {
+                let id = json::RunIdDoc::from(&rankscope::export::identity::identity(
+                    &r.name,
+                    &loaded.files,
+                ));
+                let mut stdout = io::BufWriter::new(io::stdout().lock());
+                for record in json::phase_records(r, &id) {
+                    // Through io::Error, so that a closed pipe is seen as one and ends quietly.
+                    serde_json::to_writer(&mut stdout, &record).map_err(io::Error::from)?;
+                    stdout.write_all(b"\n")?;
+                }
+                stdout.flush()?;
+            } else if *json {
                 out_json(&json::summary_doc(r))?;
             } else {
                 let mut text = render::summary_text::summary(r, *ranks, style);
@@ -231,7 +249,7 @@ fn run(cli: Cli) -> Result<u8> {
                 if r.ranks.iter().any(|x| x.failure.is_some()) {
                     let (snaps, _) = load::load_snapshots(r, &loaded.files);
                     let ev = attribute::snapshot_evidence(r, &[], &snaps);
-                    text.push_str(&render::diff_text::summary_snapshot_section(&ev));
+                    text.push_str(&render::diff_text::summary_snapshot_section(&ev, style));
                 }
                 out(&text)?;
             }
@@ -244,7 +262,8 @@ fn run(cli: Cli) -> Result<u8> {
             kinds,
             rank,
         } => {
-            let r = load(&gs, run, &opts)?;
+            let loaded = load_full(&gs, run, &opts)?;
+            let r = loaded.run;
             check_filters(&gs, &r, kinds, rank.as_deref())?;
             let keep = |e: &rankscope::event::Event| {
                 (kinds.is_empty() || kinds.contains(&e.kind))
@@ -253,10 +272,14 @@ fn run(cli: Cli) -> Result<u8> {
                     })
             };
             if *ndjson {
+                let id = json::RunIdDoc::from(&rankscope::export::identity::identity(
+                    &r.name,
+                    &loaded.files,
+                ));
                 let mut stdout = io::BufWriter::new(io::stdout().lock());
                 let mut emit = |m: json::Message| -> Result<()> {
                     // Through io::Error, so that a closed pipe is seen as one and ends quietly.
-                    serde_json::to_writer(&mut stdout, &json::MessageDoc::new(m))
+                    serde_json::to_writer(&mut stdout, &json::MessageDoc::new(m, id.clone()))
                         .map_err(io::Error::from)?;
                     stdout.write_all(b"\n")?;
                     Ok(())
@@ -365,7 +388,7 @@ fn run(cli: Cli) -> Result<u8> {
                 };
                 let mut text = render::diff_text::diff(&d, &extra, style);
                 if *explain {
-                    text.push_str(&render::diff_text::explain(&d));
+                    text.push_str(&render::diff_text::explain(&d, style));
                     if let Some(a) = &attribution {
                         for c in &a.clock {
                             text.push_str(&format!("clock: {c}\n"));
@@ -404,7 +427,7 @@ fn run(cli: Cli) -> Result<u8> {
                     "A {}\nB {}\n\n{}",
                     a.display(),
                     b.display(),
-                    snapshot::render::diff_text(&d, *top)
+                    snapshot::render::diff_text(&d, *top, style.width)
                 ))?;
             }
             Ok(0)
@@ -430,7 +453,7 @@ fn run(cli: Cli) -> Result<u8> {
                     text.push_str(&format!(
                         "{}\n{}\n",
                         path.display(),
-                        snapshot::render::summary_text(&summary, *top)
+                        snapshot::render::summary_text(&summary, *top, style.width)
                     ));
                 }
             }

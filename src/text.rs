@@ -83,12 +83,27 @@ fn is_bidi_override(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Cuts to `width` characters, the last of them `…` when anything was cut.
+/// Terminal columns `s` takes (wide characters count two, combining marks none).
+pub fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// Cuts to `width` terminal columns, the last of them `…` when anything was cut.
 pub fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
+    if columns(s) <= width {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    let room = width.saturating_sub(1);
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
 }

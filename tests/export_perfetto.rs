@@ -158,7 +158,10 @@ fn phases_memory_and_failures_are_on_the_rank_tracks() {
         .iter()
         .find(|e| e["ph"] == "X" && e["name"] == "dist_init" && e["tid"] == tp0)
         .expect("dist_init slice on TP0");
-    assert_eq!(dist["args"]["mem_usage"], 687_194_767);
+    // `mem usage=0.64 GB` on TP0's dist_init end line: 0.64 × 2^30 = 687,194,767.36 bytes,
+    // printed to 0.01 GiB = 10,737,418 bytes; the memory shape of the JSON documents.
+    assert_eq!(dist["args"]["mem_usage"]["bytes"], 687_194_767);
+    assert_eq!(dist["args"]["mem_usage"]["resolution_bytes"], 10_737_418);
     let counters: Vec<&Value> = events
         .iter()
         .filter(|e| e["ph"] == "C" && e["name"] == "TP0 avail")
@@ -176,7 +179,9 @@ fn phases_memory_and_failures_are_on_the_rank_tracks() {
     assert_eq!(f0["name"], "failure: oom");
     assert_eq!(f0["s"], "t");
     assert_eq!(f0["args"]["phase"], "cuda_graph");
-    assert_eq!(f0["args"]["requested_bytes"], 20_971_520);
+    // `Tried to allocate 20.00 MiB`: 20 × 2^20 bytes, printed to 0.01 MiB = 10,485.76 bytes.
+    assert_eq!(f0["args"]["requested_bytes"]["bytes"], 20_971_520);
+    assert_eq!(f0["args"]["requested_bytes"]["resolution_bytes"], 10_486);
     assert!(f0["args"]["message"]
         .as_str()
         .unwrap_or_default()

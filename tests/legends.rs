@@ -32,7 +32,7 @@ fn a_starred_rank_count_is_explained_under_the_table() {
     let legend: Vec<&str> = text.lines().filter(|l| l.starts_with("* ")).collect();
     assert_eq!(
         legend,
-        ["* ranks that finished the phase, of all ranks: some that began it did not finish it"]
+        ["* ranks that finished the phase, of all: some that began it did not finish it"]
     );
 }
 
@@ -64,4 +64,47 @@ fn a_zero_memory_delta_is_signed() {
         text.contains("segments 158 -> 158  peak reserved ±0 B"),
         "{text}"
     );
+}
+
+/// samples/tp8-custom-ar: every rank's OOM is in cuda_graph, which no rank ended, so its
+/// duration and end skew are `-`; the legend for `-` follows the table, with the `*` one.
+#[test]
+fn an_unknown_cell_is_explained_under_the_table() {
+    let text = rankscope(&["summary", "--color", "never", "samples/tp8-custom-ar"]);
+    let graph = text
+        .lines()
+        .find(|l| l.starts_with("cuda_graph"))
+        .unwrap_or_else(|| panic!("no cuda_graph row in\n{text}"));
+    assert!(graph.contains("0/8*") && graph.contains(" - "), "{graph}");
+    assert!(
+        text.lines().any(|l| l.starts_with("- not known: ")),
+        "{text}"
+    );
+    // tp8-baseline: every phase has durations and a skew, so no `-` legend.
+    let base = rankscope(&["summary", "--color", "never", "samples/tp8-baseline"]);
+    assert!(!base.lines().any(|l| l.starts_with("- ")), "{base}");
+}
+
+/// Both tp8 logs print `max_total_num_tokens=91141` and `K size: 2.98 GB, V size: 2.98 GB`
+/// on every rank: those two figures did not move, their `ranks` cell is `-`, and the
+/// legend says so. No figure is within noise, so there is no `noise` legend.
+#[test]
+fn the_diff_table_explains_its_marks() {
+    let text = rankscope(&[
+        "diff",
+        "--color",
+        "never",
+        "samples/tp8-baseline",
+        "samples/tp8-custom-ar",
+    ]);
+    let same: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("kv_cache") && l.trim_end().ends_with(" -"))
+        .collect();
+    assert_eq!(same.len(), 2, "{text}");
+    assert!(
+        text.lines().any(|l| l == "- no rank's figure moved"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("noise:")), "{text}");
 }

@@ -152,7 +152,8 @@ fn rankscope() -> Command {
 #[test]
 fn summary_of_a_node_directory_reports_offsets_and_no_straggler() {
     let out = rankscope()
-        .args(["summary", "samples/node2-skew"])
+        // Wide enough for the node's offset line to stay on one line.
+        .args(["summary", "samples/node2-skew", "--width", "120"])
         .assert()
         .success()
         .get_output()
@@ -196,7 +197,8 @@ fn summary_of_a_node_directory_reports_offsets_and_no_straggler() {
 #[test]
 fn summary_names_the_straggler_phase_and_where_the_time_went() {
     rankscope()
-        .args(["summary", "samples/tp2-straggler"])
+        // Wide enough for the straggler line to stay on one line.
+        .args(["summary", "samples/tp2-straggler", "--width", "200"])
         .assert()
         .success()
         .stdout(predicates::str::contains(

@@ -59,7 +59,8 @@ fn the_summary_says_what_is_known_instead_of_a_duration() {
     std::fs::write(&log, CUT_LOG).expect("write");
     let out = Command::cargo_bin("rankscope")
         .expect("bin")
-        .args(["summary", "--color", "never"])
+        // Wide enough for the NOTES cell to stay on the row's line.
+        .args(["summary", "--color", "never", "--width", "200"])
         .arg(&log)
         .output()
         .expect("run");

@@ -10,7 +10,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
-const DOCUMENTS: [&str; 6] = ["summary", "events", "diff", "event", "mem", "mem-diff"];
+const DOCUMENTS: [&str; 7] = [
+    "summary", "events", "diff", "event", "phase", "mem", "mem-diff",
+];
 const SAMPLES: [&str; 3] = [
     "samples/tp8-baseline",
     "samples/tp8-custom-ar",
@@ -241,6 +243,11 @@ fn sample_outputs_conform_to_the_schemas() {
             let v: Value = serde_json::from_str(line).expect("NDJSON line");
             conforms("event", &v);
         }
+        let nd = rankscope(&["summary", run, "--ndjson"]);
+        for line in String::from_utf8_lossy(&nd).lines() {
+            let v: Value = serde_json::from_str(line).expect("NDJSON line");
+            conforms("phase", &v);
+        }
         let v: Value =
             serde_json::from_slice(&rankscope(&["diff", "samples/tp8-baseline", run, "--json"]))
                 .expect("JSON");
@@ -263,18 +270,22 @@ fn sample_outputs_conform_to_the_schemas() {
 #[test]
 fn the_validator_rejects_what_the_schema_forbids() {
     let schema: Value = serde_json::from_str(&committed("event")).expect("schema is JSON");
-    let bad_type = serde_json::json!({"type": "nonsense", "schema_version": 1, "data": {}});
+    let bad_type = serde_json::json!({"type": "nonsense", "schema_version": 1,
+        "run": {"name": "r", "hash": null}, "data": {}});
     assert!(check(&schema, &schema, &bad_type, "$").is_err());
-    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 3,
+        "run": {"name": "r", "hash": null}, "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "warmup",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &bad_phase, "$").is_err());
     // A log that ends is `incomplete`; there is no `hang` outcome to claim.
-    let hang = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+    let hang = serde_json::json!({"type": "rank", "schema_version": 3,
+        "run": {"name": "r", "hash": null}, "data": {
         "rank": "TP0", "process": false, "outcome": "hang", "last_phase": "kv_cache",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &hang, "$").is_err());
-    let good = serde_json::json!({"type": "rank", "schema_version": 2, "data": {
+    let good = serde_json::json!({"type": "rank", "schema_version": 3,
+        "run": {"name": "r", "hash": null}, "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "ready",
         "reached_ready": true, "failure": null}});
     assert_eq!(check(&schema, &schema, &good, "$"), Ok(()));
@@ -314,7 +325,15 @@ fn ndjson_stream_is_run_events_ranks_failures_summary() {
     let summary = &msgs[msgs.len() - 1]["data"];
     assert_eq!(summary["failed_ranks"], 8);
     assert_eq!(summary["ready"], false);
-    assert!(msgs.iter().all(|m| m["schema_version"] == 2));
+    assert!(msgs.iter().all(|m| m["schema_version"] == 3));
+    // Every line names its run: the path as given, and the content hash of its log and
+    // nvidia-smi files. 596d1b4acaed7941 is what Python's `xxhash` package gives for
+    // xxh3_64(b"".join(struct.pack("<Q", d) for d in sorted(xxh3_64_intdigest(f) for f in
+    // (server.log, stdout.txt, nvidia-smi-gpu.csv)))) over samples/tp8-custom-ar.
+    for m in &msgs {
+        assert_eq!(m["run"]["name"], "samples/tp8-custom-ar", "{m}");
+        assert_eq!(m["run"]["hash"], "596d1b4acaed7941", "{m}");
+    }
     assert_eq!(summary["root"], "TP2");
 
     let one = rankscope(&[
@@ -331,4 +350,45 @@ fn ndjson_stream_is_run_events_ranks_failures_summary() {
         .collect();
     assert_eq!(ranks.len(), 1);
     assert_eq!(ranks[0]["data"]["rank"], "TP3");
+}
+
+/// `summary --ndjson`: one record per rank × phase. samples/tp8-custom-ar has 8 ranks,
+/// each with launch, dist_init, weight_load, kv_cache and cuda_graph lines and no ready
+/// line (all 8 ran out of memory capturing graphs): 8 × 5 = 40 records.
+#[test]
+fn summary_ndjson_is_one_record_per_rank_and_phase() {
+    let nd = rankscope(&["summary", "samples/tp8-custom-ar", "--ndjson"]);
+    let recs: Vec<Value> = String::from_utf8_lossy(&nd)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("NDJSON line"))
+        .collect();
+    assert_eq!(recs.len(), 40);
+    assert!(recs.iter().all(|r| r["type"] == "phase"
+        && r["schema_version"] == 3
+        && r["run"]["hash"] == "596d1b4acaed7941"));
+    let find = |rank: &str, phase: &str| {
+        recs.iter()
+            .find(|r| r["data"]["rank"] == rank && r["data"]["phase"] == phase)
+            .unwrap_or_else(|| panic!("no {rank} {phase}"))
+    };
+    // server.log: `[2026-11-29 09:18:35 TP0] Init torch distributed begin.` and line 30
+    // `[… 09:18:37 TP0] Init torch distributed ends. elapsed=1.45 s, mem usage=0.64 GB`.
+    let d = &find("TP0", "dist_init")["data"];
+    assert_eq!(d["start"], "2026-11-29T09:18:35");
+    assert_eq!(d["end"], "2026-11-29T09:18:37");
+    assert_eq!(d["duration_s"], 2.0);
+    assert_eq!(d["outcome"], "failed");
+    assert_eq!(d["failed_here"], false);
+    // 0.64 GiB = 687,194,767.36 bytes, printed to 0.01 GiB = 10,737,418 bytes.
+    assert_eq!(d["figures"]["mem_usage"]["bytes"], 687_194_767);
+    assert_eq!(d["figures"]["mem_usage"]["resolution_bytes"], 10_737_418);
+    assert_eq!(d["figures"]["mem_usage"]["line"], 30);
+    assert_eq!(d["figures"]["elapsed"]["value"], 1.45);
+    assert!(d["figures"]["elapsed"]["bytes"].is_null());
+    // TP0's OOM is in cuda_graph: the phase never ended, so no end and no duration.
+    let g = &find("TP0", "cuda_graph")["data"];
+    assert_eq!(g["failed_here"], true);
+    assert_eq!(g["failure_kind"], "oom");
+    assert!(g["duration_s"].is_null());
+    assert_eq!(g["complete"], false);
 }

@@ -95,7 +95,7 @@ fn init_custom_ar_site_and_segments() {
             .collect();
         assert_eq!(new_ar.len(), 1);
         assert_eq!((new_ar[0].count, new_ar[0].key.size), (2, 20 * MIB));
-        let text = render::diff_text(&d, 10);
+        let text = render::diff_text(&d, 10, 80);
         assert!(text.contains("24.03 MiB"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     }
@@ -122,7 +122,7 @@ fn sites_between_sees_the_ipc_buffers_in_their_window() {
 #[test]
 fn summary_text_fits_80_columns() {
     let s = read_path(&sample("tp8-custom-ar", 3)).unwrap();
-    let text = render::summary_text(&summarize(&s, &SiteRule::default()), 20);
+    let text = render::summary_text(&summarize(&s, &SiteRule::default()), 20, 80);
     assert!(
         text.contains("init_custom_ar (model_runner.py:85-87)"),
         "{text}"

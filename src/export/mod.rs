@@ -2,6 +2,7 @@
 //! on a timeline, Prometheus text to put start-up figures on a dashboard. Each format is
 //! its own module behind one trait, as hyperfine does with its exporters.
 
+pub mod identity;
 pub mod perfetto;
 pub mod prometheus;
 

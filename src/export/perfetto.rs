@@ -64,7 +64,12 @@ fn micros(start: Option<NaiveDateTime>, t: NaiveDateTime) -> i64 {
 
 fn field_json(v: &FieldValue) -> Value {
     match v {
-        FieldValue::Bytes { bytes, .. } => json!(bytes),
+        // The memory shape of the JSON documents (docs/json.md); trace viewers show
+        // nested args as `mem_usage.bytes`. Counters (`ph: "C"`) cannot take it: their args
+        // must be numbers, one series each.
+        FieldValue::Bytes { bytes, resolution } => {
+            json!({"bytes": bytes, "resolution_bytes": resolution})
+        }
         FieldValue::Int(i) => json!(i),
         FieldValue::Float(f) => json!(f),
         FieldValue::Text(t) => json!(t),

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::summary_text::figure_label;
-use super::{cut, figure_text, fit, wrap, Style};
+use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
 use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
@@ -45,7 +45,7 @@ pub struct Extra {
     pub oom_sites: Vec<String>,
 }
 
-/// `TP0, TP1`
+/// `TP0, TP1`, listed whatever their order (`rank_span` makes ranges).
 fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> String {
     ranks
         .into_iter()
@@ -87,7 +87,7 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
         allocating.sort();
         allocating.dedup();
         let baseline = group.iter().find_map(|o| o.baseline_allocates);
-        let who = rank_list(group.iter().map(|o| &o.rank));
+        let who = rank_span(group.iter().map(|o| &o.rank));
         let mut text = format!(
             "OOM request (snapshot{}): {who} asked {} at {site}; ",
             if group.len() == 1 { "" } else { "s" },
@@ -181,7 +181,10 @@ pub fn fragmentation_cause_lines(
 
 /// `summary`'s snapshot section for a run with failures: each failing rank's OOM request
 /// and, when the snapshots show it, fragmentation.
-pub fn summary_snapshot_section(ev: &crate::analysis::attribute::SnapshotEvidence) -> String {
+pub fn summary_snapshot_section(
+    ev: &crate::analysis::attribute::SnapshotEvidence,
+    style: Style,
+) -> String {
     let mut o = String::new();
     let lines: Vec<String> = oom_site_lines(ev)
         .into_iter()
@@ -192,7 +195,7 @@ pub fn summary_snapshot_section(ev: &crate::analysis::attribute::SnapshotEvidenc
     }
     o.push('\n');
     for (i, l) in lines.iter().enumerate() {
-        row(&mut o, if i == 0 { "snapshots" } else { "" }, l);
+        row(&mut o, style, if i == 0 { "snapshots" } else { "" }, l);
     }
     o
 }
@@ -268,7 +271,10 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         _ => style.good(d.status.label()),
     };
     let indent = d.status.label().len() + 2;
-    for (i, line) in wrap(&d.headline, 78 - indent).into_iter().enumerate() {
+    for (i, line) in wrap(&d.headline, style.width.saturating_sub(indent + 2).max(20))
+        .into_iter()
+        .enumerate()
+    {
         if i == 0 {
             let _ = writeln!(o, "{label}  {line}");
         } else {
@@ -277,25 +283,27 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     }
     o.push('\n');
     let mut config_lines: Vec<String> = Vec::new();
+    // A configuration value (a dict, a path) gets a share of the line, not all of it.
+    let value_room = (label_room(style) / 2).saturating_sub(6).max(30);
     if let Some(cd) = &d.config {
         for ch in &cd.changed {
             config_lines.push(format!(
                 "{}  {} -> {}",
                 ch.key,
-                cut(&sanitize(&ch.old.to_python_repr()), 30),
-                cut(&sanitize(&ch.new.to_python_repr()), 30)
+                cut(&sanitize(&ch.old.to_python_repr()), value_room),
+                cut(&sanitize(&ch.new.to_python_repr()), value_room)
             ));
         }
         for (k, v) in &cd.added {
             config_lines.push(format!(
                 "{k}  (added) {}",
-                cut(&sanitize(&v.to_python_repr()), 40)
+                cut(&sanitize(&v.to_python_repr()), value_room + 10)
             ));
         }
         for (k, v) in &cd.removed {
             config_lines.push(format!(
                 "{k}  (removed, was {})",
-                cut(&sanitize(&v.to_python_repr()), 40)
+                cut(&sanitize(&v.to_python_repr()), value_room + 10)
             ));
         }
         if cd.is_empty() {
@@ -317,7 +325,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     }
     config_lines.extend(extra.config.iter().cloned());
     for (i, c) in config_lines.iter().enumerate() {
-        row(&mut o, if i == 0 { "config" } else { "" }, c);
+        row(&mut o, style, if i == 0 { "config" } else { "" }, c);
     }
     if let Some(div) = &d.first_divergence {
         let f = d
@@ -344,17 +352,17 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                     String::new()
                 }
             );
-            row(&mut o, "cause", &text);
+            row(&mut o, style, "cause", &text);
         }
         for a in &extra.attribution {
-            row(&mut o, "", a);
+            row(&mut o, style, "", a);
         }
         for l in &extra.snapshot_cause {
-            row(&mut o, "", l);
+            row(&mut o, style, "", l);
         }
     } else if !extra.snapshot_cause.is_empty() {
         for (i, l) in extra.snapshot_cause.iter().enumerate() {
-            row(&mut o, if i == 0 { "cause" } else { "" }, l);
+            row(&mut o, style, if i == 0 { "cause" } else { "" }, l);
         }
     } else if d.comparability.memory_compared {
         let _ = writeln!(
@@ -405,12 +413,15 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             }
         }
         if !parts.is_empty() {
-            row(&mut o, "effect", &parts.join("; "));
+            row(&mut o, style, "effect", &parts.join("; "));
         }
     }
     for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
         for (i, g) in out.groups.iter().enumerate() {
-            for (j, line) in wrap(&g.describe(), 70).into_iter().enumerate() {
+            for (j, line) in wrap(&g.describe(), label_room(style))
+                .into_iter()
+                .enumerate()
+            {
                 let label = if i == 0 && j == 0 { name } else { "" };
                 let _ = writeln!(o, "{} {}", fit(label, 9), style.bad(&line));
             }
@@ -434,6 +445,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         } else if out.incomplete > 0 {
             row(
                 &mut o,
+                style,
                 "",
                 &format!(
                     "{}/{} ranks: the log ends, nothing says why (incomplete)",
@@ -447,14 +459,19 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             } else {
                 "root"
             };
-            row(&mut o, "", &format!("{label}: {r} ({} in {p})", k.name()));
+            row(
+                &mut o,
+                style,
+                "",
+                &format!("{label}: {r} ({} in {p})", k.name()),
+            );
         }
     }
     for l in &extra.oom_sites {
-        row(&mut o, "", l);
+        row(&mut o, style, "", l);
     }
     for n in d.comparability.notes.iter().chain(extra.notes.iter()) {
-        row(&mut o, "note", &sanitize(n));
+        row(&mut o, style, "note", &sanitize(n));
     }
     if !d.figures.is_empty() {
         o.push('\n');
@@ -503,27 +520,50 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
             }
         }
+        let same = d.figures.iter().any(|f| f.class == DeltaClass::Same);
+        let noise = d.figures.iter().any(|f| f.class == DeltaClass::Noise);
+        if same {
+            let _ = writeln!(o, "{DIFF_SAME_LEGEND}");
+        }
+        if noise {
+            let _ = writeln!(o, "{DIFF_NOISE_LEGEND}");
+        }
     }
     o
 }
 
-/// A labelled row of the verdict, wrapped to 80 columns under its label.
-fn row(o: &mut String, label: &str, text: &str) {
-    for (i, line) in wrap(text, 70).into_iter().enumerate() {
+/// Under the figure table when a `ranks` cell is `-`.
+pub const DIFF_SAME_LEGEND: &str = "- no rank's figure moved";
+/// Under the figure table when a `ranks` cell is `noise`.
+pub const DIFF_NOISE_LEGEND: &str =
+    "noise: moved within the log's print resolution, not all ranks the same way";
+
+/// Columns right of the verdict's labels (9 and a space).
+fn label_room(style: Style) -> usize {
+    style.width.saturating_sub(10).max(20)
+}
+
+/// A labelled row of the verdict, wrapped to the output's width under its label.
+fn row(o: &mut String, style: Style, label: &str, text: &str) {
+    for (i, line) in wrap(text, label_room(style)).into_iter().enumerate() {
         let _ = writeln!(o, "{} {}", fit(if i == 0 { label } else { "" }, 9), line);
     }
 }
 
-/// `--explain`: the baseline and candidate line behind every compared figure.
-pub fn explain(d: &RunDiff) -> String {
-    let mut o = String::from("\nwhere each figure comes from (first rank shown):\n");
+/// `--explain`: the baseline and candidate line behind every compared figure. Evidence is
+/// never cut: a line longer than the output wraps, its continuation indented.
+pub fn explain(d: &RunDiff, style: Style) -> String {
+    let mut o = String::from(
+        "\nwhere each figure comes from (first rank shown; - baseline, + candidate):\n",
+    );
     for f in &d.figures {
         let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
-        if let Some(b) = &f.baseline_text {
-            let _ = writeln!(o, "  - {}", cut(b, 100));
-        }
-        if let Some(c) = &f.candidate_text {
-            let _ = writeln!(o, "  + {}", cut(c, 100));
+        for (mark, text) in [("  - ", &f.baseline_text), ("  + ", &f.candidate_text)] {
+            if let Some(t) = text {
+                for line in wrap_indented(t, style.width, mark, "      ") {
+                    let _ = writeln!(o, "{line}");
+                }
+            }
         }
     }
     o

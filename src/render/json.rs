@@ -19,13 +19,13 @@ use crate::event::{Event, FieldValue};
 use crate::model::{self, Failure, Run};
 use crate::scan;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
-pub const SCHEMA_NAMES: [&str; 4] = ["summary", "events", "diff", "event"];
+pub const SCHEMA_NAMES: [&str; 5] = ["summary", "events", "diff", "event", "phase"];
 
-/// The JSON Schema of one document: `summary`, `events`, `diff`, or `event` (one NDJSON
-/// line of `events --ndjson`).
+/// The JSON Schema of one document: `summary`, `events`, `diff`, `event` (one NDJSON
+/// line of `events --ndjson`), `phase` (one line of `summary --ndjson`), `mem`, `mem-diff`.
 pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
     let gen = || {
         schemars::gen::SchemaSettings::draft07()
@@ -37,6 +37,7 @@ pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
         "events" => gen().into_root_schema_for::<EventsDoc>(),
         "diff" => gen().into_root_schema_for::<DiffDoc>(),
         "event" => gen().into_root_schema_for::<MessageDoc>(),
+        "phase" => gen().into_root_schema_for::<PhaseRecordDoc>(),
         "mem" => gen().into_root_schema_for::<super::mem_json::MemDoc>(),
         "mem-diff" => gen().into_root_schema_for::<super::mem_json::MemDiffDoc>(),
         _ => return None,
@@ -147,16 +148,21 @@ impl From<model::FailureKind> for FailureKindName {
     }
 }
 
+/// Memory read from a log, the one shape of memory in every document: bytes, and one
+/// step of the printed figure in bytes (`0.60 GB` is printed to 0.01 GiB = 10,737,418
+/// bytes), so that deltas below it are known to be noise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MemoryDoc {
+    pub bytes: i64,
+    pub resolution_bytes: u64,
+}
+
 /// A captured value in canonical units.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum FieldValueDoc {
-    /// Memory in bytes; `resolution` is one step of the printed figure in bytes (`0.60 GB`
-    /// is printed to 0.01 GiB = 10,737,418 bytes), so deltas below it are noise.
-    Bytes {
-        bytes: i64,
-        resolution: u64,
-    },
+    /// Memory: `{"bytes": N, "resolution_bytes": R}`.
+    Bytes(MemoryDoc),
     Int(i64),
     Float(f64),
     Text(String),
@@ -165,10 +171,10 @@ pub enum FieldValueDoc {
 impl From<&FieldValue> for FieldValueDoc {
     fn from(v: &FieldValue) -> Self {
         match v {
-            FieldValue::Bytes { bytes, resolution } => FieldValueDoc::Bytes {
+            FieldValue::Bytes { bytes, resolution } => FieldValueDoc::Bytes(MemoryDoc {
                 bytes: *bytes,
-                resolution: *resolution,
-            },
+                resolution_bytes: *resolution,
+            }),
             FieldValue::Int(i) => FieldValueDoc::Int(*i),
             FieldValue::Float(f) => FieldValueDoc::Float(*f),
             FieldValue::Text(t) => FieldValueDoc::Text(t.clone()),
@@ -246,13 +252,30 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
     }
 }
 
+/// A phase's figure with the line it was read from. A memory figure is the memory shape
+/// (`bytes`, `resolution_bytes`) and `value` null; any other (`elapsed` in seconds,
+/// `tokens` a count) is `value`, with `bytes` and `resolution_bytes` null.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FigureDoc {
-    /// Bytes for memory figures, seconds for `elapsed`, a count for `tokens`.
-    pub value: f64,
+    pub bytes: Option<i64>,
     pub resolution_bytes: Option<u64>,
+    pub value: Option<f64>,
     pub source: String,
     pub line: u64,
+}
+
+fn figure_doc(run: &Run, f: &model::Figure) -> Option<FigureDoc> {
+    let bytes = f.value.as_bytes();
+    Some(FigureDoc {
+        bytes,
+        resolution_bytes: bytes.map(|_| f.value.resolution()),
+        value: match bytes {
+            Some(_) => None,
+            None => Some(f.value.as_f64()?),
+        },
+        source: run.source_name(&f.origin).to_string(),
+        line: f.origin.line,
+    })
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -379,9 +402,13 @@ impl From<&align::Spread> for SpreadDoc {
 pub struct FigureStatsDoc {
     pub name: String,
     pub ranks: usize,
+    /// In the figure's unit: bytes for memory.
     pub spread: SpreadDoc,
-    /// One step of the printed figure, in its unit (bytes for memory).
-    pub resolution: f64,
+    /// One step of the printed figure in bytes, for memory; null otherwise.
+    pub resolution_bytes: Option<u64>,
+    /// One step of the printed figure in its unit, for figures other than memory; null
+    /// for memory.
+    pub resolution: Option<f64>,
     pub is_bytes: bool,
     /// Ranks off the median by more than one print step.
     pub outliers: Vec<String>,
@@ -499,7 +526,8 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
                 name: f.name.to_string(),
                 ranks: f.ranks,
                 spread: (&f.spread).into(),
-                resolution: f.resolution,
+                resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
+                resolution: (!f.is_bytes).then_some(f.resolution),
                 is_bytes: f.is_bytes,
                 outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
             })
@@ -619,17 +647,7 @@ fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
         figures: p
             .figures
             .iter()
-            .filter_map(|f| {
-                Some((
-                    f.name.to_string(),
-                    FigureDoc {
-                        value: f.value.as_f64()?,
-                        resolution_bytes: f.value.as_bytes().map(|_| f.value.resolution()),
-                        source: run.source_name(&f.origin).to_string(),
-                        line: f.origin.line,
-                    },
-                ))
-            })
+            .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
             .collect(),
     }
 }
@@ -755,7 +773,29 @@ pub struct Envelope<'a, T: Serialize> {
     #[serde(rename = "type")]
     pub kind: &'a str,
     pub schema_version: u32,
+    pub run: RunIdDoc,
     pub data: T,
+}
+
+/// Which run an NDJSON line belongs to, on every line, so that the lines of many runs
+/// can be loaded into one table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RunIdDoc {
+    /// The run's path(s) as given on the command line (` + ` between several).
+    pub name: String,
+    /// XXH3-64 of the run's log and nvidia-smi files' contents, 16 hex digits: over the
+    /// sorted per-file XXH3-64 digests, so independent of file names and paths (docs/json.md).
+    /// Null when an input cannot be read twice (stdin, a FIFO).
+    pub hash: Option<String>,
+}
+
+impl From<&crate::export::identity::RunIdentity> for RunIdDoc {
+    fn from(id: &crate::export::identity::RunIdentity) -> Self {
+        RunIdDoc {
+            name: id.name.clone(),
+            hash: id.hash.clone(),
+        }
+    }
 }
 
 /// One line of `rankscope events --ndjson`. The order on the stream is: one `run`, the
@@ -766,15 +806,107 @@ pub struct MessageDoc {
     #[serde(flatten)]
     pub message: Message,
     pub schema_version: u32,
+    pub run: RunIdDoc,
 }
 
 impl MessageDoc {
-    pub fn new(message: Message) -> MessageDoc {
+    pub fn new(message: Message, run: RunIdDoc) -> MessageDoc {
         MessageDoc {
             message,
             schema_version: SCHEMA_VERSION,
+            run,
         }
     }
+}
+
+/// One line of `rankscope summary --ndjson`: one rank's one phase, in rank order then
+/// start-up order.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseRecordDoc {
+    /// Always `phase`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub schema_version: u32,
+    pub run: RunIdDoc,
+    pub data: PhaseRecord,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseRecord {
+    pub rank: String,
+    /// An engine or API process, not counted among the ranks.
+    pub process: bool,
+    /// The node the rank ran on, in a run read from several nodes.
+    pub node: Option<String>,
+    pub phase: PhaseName,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// `end - start`, only where both are known; null otherwise.
+    pub duration_s: Option<f64>,
+    /// What the server printed on the end line (`elapsed`), for a phase with no begin
+    /// line; null when there was a begin line or no such figure.
+    pub printed_duration_s: Option<f64>,
+    /// The phase's closing line was seen.
+    pub complete: bool,
+    /// The rank's outcome (the same on each of its phases).
+    pub outcome: OutcomeName,
+    /// The rank failed in this phase (its own failure, a consequence, a stall or a
+    /// termination).
+    pub failed_here: bool,
+    /// The failure's kind when `failed_here`.
+    pub failure_kind: Option<FailureKindName>,
+    /// As in `summary --json`: memory as `{bytes, resolution_bytes}`, other figures as `value`.
+    pub figures: BTreeMap<String, FigureDoc>,
+}
+
+/// The records of `summary --ndjson`, one per rank × phase the rank reported.
+pub fn phase_records(run: &Run, id: &RunIdDoc) -> Vec<PhaseRecordDoc> {
+    let mut out = Vec::new();
+    for r in &run.ranks {
+        let node = run
+            .nodes
+            .iter()
+            .find(|n| n.ranks.iter().any(|x| x == &r.rank))
+            .map(|n| n.name.clone());
+        for p in &r.phases {
+            let duration_s = p.duration_s();
+            let printed = if p.start.is_none() {
+                p.printed_elapsed_s()
+            } else {
+                None
+            };
+            let failed_here = r.failure.as_ref().is_some_and(|f| f.phase == p.phase);
+            out.push(PhaseRecordDoc {
+                kind: "phase".into(),
+                schema_version: SCHEMA_VERSION,
+                run: id.clone(),
+                data: PhaseRecord {
+                    rank: r.rank.to_string(),
+                    process: r.is_process(),
+                    node: node.clone(),
+                    phase: p.phase.into(),
+                    start: p.start.map(ts),
+                    end: p.end.map(ts),
+                    duration_s,
+                    printed_duration_s: printed,
+                    complete: p.complete,
+                    outcome: r.outcome.into(),
+                    failed_here,
+                    failure_kind: r
+                        .failure
+                        .as_ref()
+                        .filter(|_| failed_here)
+                        .map(|f| f.kind.into()),
+                    figures: p
+                        .figures
+                        .iter()
+                        .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
+                        .collect(),
+                },
+            });
+        }
+    }
+    out
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -986,8 +1118,10 @@ pub struct FigureDiffDoc {
     pub phase: PhaseName,
     pub figure: String,
     pub is_bytes: bool,
-    /// One print step (bytes for memory); deltas within it are noise.
-    pub resolution: f64,
+    /// One print step in bytes, for memory (null otherwise); deltas within it are noise.
+    pub resolution_bytes: Option<u64>,
+    /// One print step in the figure's unit, for figures other than memory; null for memory.
+    pub resolution: Option<f64>,
     pub class: DeltaClassName,
     pub ranks_compared: usize,
     /// Ranks that moved beyond noise in the dominant direction.
@@ -1008,7 +1142,8 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
         phase: f.phase.into(),
         figure: f.figure.to_string(),
         is_bytes: f.is_bytes,
-        resolution: f.resolution,
+        resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
+        resolution: (!f.is_bytes).then_some(f.resolution),
         class: f.class.into(),
         ranks_compared: f.ranks_compared,
         ranks_moved: f.ranks_moved,

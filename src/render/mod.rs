@@ -7,11 +7,35 @@ pub mod summary_text;
 
 use std::io::IsTerminal;
 
-/// Colour is decided once, here: `--color always|never`, else `NO_COLOR`, else whether
-/// stdout is a terminal.
+/// Colour and width are decided once, here. Colour: `--color always|never`, else
+/// `NO_COLOR`, else whether stdout is a terminal. Width: `--width N`, else the terminal's
+/// columns when stdout is one, else 80.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
+    /// Columns of text output; never below `MIN_WIDTH`.
+    pub width: usize,
+}
+
+/// The width of text output when stdout is not a terminal and `--width` is not given.
+pub const DEFAULT_WIDTH: usize = 80;
+/// Tables keep their fixed columns below this; narrower requests are raised to it.
+pub const MIN_WIDTH: usize = 40;
+
+/// `--width N`, else the terminal's columns when stdout is a terminal, else 80.
+pub fn output_width(given: Option<usize>) -> usize {
+    let w = given.unwrap_or_else(|| {
+        if std::io::stdout().is_terminal() {
+            crossterm::terminal::size()
+                .map(|(cols, _)| cols as usize)
+                .ok()
+                .filter(|c| *c > 0)
+                .unwrap_or(DEFAULT_WIDTH)
+        } else {
+            DEFAULT_WIDTH
+        }
+    });
+    w.max(MIN_WIDTH)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -22,7 +46,7 @@ pub enum ColorChoice {
 }
 
 impl Style {
-    pub fn decide(choice: ColorChoice) -> Style {
+    pub fn decide(choice: ColorChoice, width: Option<usize>) -> Style {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
@@ -31,10 +55,24 @@ impl Style {
                     && std::io::stdout().is_terminal()
             }
         };
-        Style { color }
+        Style {
+            color,
+            width: output_width(width),
+        }
     }
+    /// No colour, 80 columns.
     pub fn plain() -> Style {
-        Style { color: false }
+        Style {
+            color: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
+    /// The same style at another width (tests, documents of a fixed width).
+    pub fn with_width(self, width: usize) -> Style {
+        Style {
+            width: width.max(MIN_WIDTH),
+            ..self
+        }
     }
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
@@ -60,10 +98,10 @@ impl Style {
     }
 }
 
-/// Pads or cuts to a display width (counted in chars; log text here is sanitized).
+/// Pads or cuts to a display width in terminal columns (log text here is sanitized).
 pub fn fit(s: &str, width: usize) -> String {
     let t = crate::text::truncate(s, width);
-    let n = t.chars().count();
+    let n = crate::text::columns(&t);
     format!("{t}{}", " ".repeat(width.saturating_sub(n)))
 }
 
@@ -125,14 +163,12 @@ pub fn events_text(
                 crate::event::FieldValue::Text(t) => format!("{k}={}", cut(t, 40)),
             })
             .collect();
-        let row = format!(
-            "{} {} {} {}",
-            fit(&time, 9),
-            fit(&rank, 12),
-            fit(&e.kind, 18),
-            fields.join(" ")
-        );
-        let _ = writeln!(o, "{}", row.trim_end());
+        // FIELDS wraps in its column, after TIME 9, RANK 12 and KIND 18 and their spaces.
+        let lead = format!("{} {} {} ", fit(&time, 9), fit(&rank, 12), fit(&e.kind, 18));
+        let pad = " ".repeat(crate::text::columns(&lead));
+        for line in wrap_indented(&fields.join(" "), style.width, &lead, &pad) {
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
     }
     let c = run.counts();
     let shown = run.events.iter().filter(|e| keep(e)).count();
@@ -145,20 +181,137 @@ pub fn events_text(
     o
 }
 
-/// Greedy word wrap to `width` columns (words longer than a line stay whole).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split(' ') {
-        let cur = lines.last_mut().map(|l| l.chars().count()).unwrap_or(0);
-        if cur > 0 && cur + 1 + word.chars().count() > width {
-            lines.push(String::new());
+/// Number-and-unit pairs (`0.64 GiB`, `4.0 s`, `8 ranks`), `± 0.5` and `a -> b`: the space
+/// inside is made non-breaking before wrapping, so a line never ends between them.
+fn glued_pairs() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(\d) ([KMGTP]i?B|B|s|ms|us|tokens?|ranks?|blocks?|segments?|holes?|samples?)\b|([±~]) (\d)|(\S) (->)|(->) (\S)",
+        )
+        .expect("a constant pattern")
+    })
+}
+
+const NBSP: char = '\u{a0}';
+
+fn glue(text: &str) -> String {
+    let once = |t: &str| {
+        glued_pairs()
+            .replace_all(t, |c: &regex::Captures| {
+                // Exactly one alternative matched: its two groups are the pair.
+                let mut groups = c.iter().skip(1).flatten();
+                match (groups.next(), groups.next()) {
+                    (Some(a), Some(b)) => format!("{}{NBSP}{}", a.as_str(), b.as_str()),
+                    _ => c[0].to_string(),
+                }
+            })
+            .into_owned()
+    };
+    // Matches do not overlap: `0 -> 1` takes a second pass to glue both sides.
+    let mut glued = once(text);
+    loop {
+        let again = once(&glued);
+        if again == glued {
+            return glued;
         }
-        if let Some(l) = lines.last_mut() {
-            if !l.is_empty() {
-                l.push(' ');
-            }
-            l.push_str(word);
-        }
+        glued = again;
     }
-    lines
+}
+
+/// Word wrap to `width` terminal columns (`textwrap`, widths from `unicode-width`): lines
+/// break at spaces only, never inside a word nor between a number and its unit; a word
+/// longer than a line stays whole on its own line rather than being cut.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let glued = glue(text);
+    let options = textwrap::Options::new(width.max(1))
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let lines: Vec<String> = textwrap::wrap(&glued, options)
+        .into_iter()
+        .map(|l| l.replace(NBSP, " "))
+        .collect();
+    if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
+    }
+}
+
+/// `text` wrapped to `width` columns: `first` before the first line, `rest` (usually
+/// spaces of the same width) before the others.
+pub fn wrap_indented(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
+    let room = width
+        .saturating_sub(crate::text::columns(first).max(crate::text::columns(rest)))
+        .max(20);
+    wrap(text, room)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| format!("{}{l}", if i == 0 { first } else { rest }))
+        .collect()
+}
+
+/// A run of ranks that differ only in their last number, consecutively, as `TP0–TP7`
+/// (with the count when there are more than two); others as a list, `TP0, TP3`.
+pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> String {
+    let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
+    let split = |n: &str| -> Option<(String, u64)> {
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (head, num) = n.split_at(n.len() - digits);
+        Some((head.to_string(), num.parse().ok()?))
+    };
+    let parts: Vec<Option<(String, u64)>> = names.iter().map(|n| split(n)).collect();
+    let consecutive = names.len() > 2
+        && parts.iter().all(Option::is_some)
+        && parts.windows(2).all(|w| match (&w[0], &w[1]) {
+            (Some((ha, a)), Some((hb, b))) => ha == hb && Some(*b) == a.checked_add(1),
+            _ => false,
+        });
+    match (names.first(), names.last()) {
+        (Some(first), Some(last)) if consecutive => {
+            format!("{first}–{last} ({} ranks)", names.len())
+        }
+        _ => names.join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_numbers_with_units() {
+        // 26 columns end right after `0.64`: the unit must come along to the next line.
+        let lines = wrap("verdict: mem usage rose to 0.64 GiB on all ranks", 30);
+        assert_eq!(
+            lines,
+            ["verdict: mem usage rose to", "0.64 GiB on all ranks"]
+        );
+        // Column widths, not characters: `…` and `–` are one column, CJK two.
+        assert_eq!(wrap("漢字漢字 ab", 9), ["漢字漢字", "ab"]);
+        // A word longer than the line stays whole.
+        assert_eq!(
+            wrap("x /a/very/long/path y", 5),
+            ["x", "/a/very/long/path", "y"]
+        );
+        // Both sides of an arrow stay with it.
+        assert_eq!(wrap("OOMs 0 -> 1", 8), ["OOMs", "0 -> 1"]);
+    }
+
+    #[test]
+    fn rank_spans() {
+        let r = |s: &str| crate::event::Rank::parse_tags(s).expect("a rank");
+        let eight: Vec<_> = (0..8).map(|i| r(&format!("TP{i}"))).collect();
+        assert_eq!(rank_span(&eight), "TP0–TP7 (8 ranks)");
+        assert_eq!(rank_span(&[r("TP0"), r("TP3")]), "TP0, TP3");
+        // Tag numbers at the top of their range are compared without overflow.
+        let top = [r("TP4294967294"), r("TP4294967295"), r("TP0")];
+        assert_eq!(rank_span(&top), "TP4294967294, TP4294967295, TP0");
+        assert_eq!(rank_span(&[r("TP0"), r("TP1"), r("TP3")]), "TP0, TP1, TP3");
+        assert_eq!(
+            rank_span(&[r("PP1 TP0"), r("PP1 TP1"), r("PP1 TP2")]),
+            "PP1 TP0–PP1 TP2 (3 ranks)"
+        );
+    }
 }

@@ -1,8 +1,8 @@
-//! `rankscope summary`: one run, phases × ranks, in 80 columns.
+//! `rankscope summary`: one run, phases × ranks, at the output's width.
 
 use std::fmt::Write;
 
-use super::{figure_text, fit, Style};
+use super::{figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::{phase_stats, PhaseStats};
 use crate::analysis::diff::{failure_story, failure_verb, outcome};
 use crate::model::{Outcome, Phase, RankRun, Run};
@@ -71,9 +71,8 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
     }
     if out.failed() {
         let story = format!("verdict: {}", failure_story(&out));
-        for (i, line) in super::wrap(&story, 76).into_iter().enumerate() {
-            let indent = if i == 0 { "" } else { "  " };
-            let _ = writeln!(o, "{indent}{}", style.bad(&line));
+        for line in wrap_indented(&story, style.width, "", "  ") {
+            let _ = writeln!(o, "{}", style.bad(&line));
         }
         if let Some((r, f)) = run.root_failure() {
             let at = f
@@ -86,8 +85,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             } else {
                 "root"
             };
-            let _ = writeln!(
-                o,
+            let text = format!(
                 "{label}: {} {} in {} (phase from {}), {at}",
                 r.rank,
                 match f.outcome {
@@ -97,6 +95,9 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
                 f.phase,
                 f.phase_from.replace('_', " ")
             );
+            for line in wrap_indented(&text, style.width, "", "  ") {
+                let _ = writeln!(o, "{line}");
+            }
         }
     } else if !run.ready && out.incomplete > 0 {
         let _ = writeln!(
@@ -109,9 +110,8 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         );
     }
     for g in &out.groups {
-        for (i, line) in super::wrap(&g.describe(), 76).into_iter().enumerate() {
-            let indent = if i == 0 { "" } else { "  " };
-            let _ = writeln!(o, "{indent}{}", style.bad(&line));
+        for line in wrap_indented(&g.describe(), style.width, "", "  ") {
+            let _ = writeln!(o, "{}", style.bad(&line));
         }
     }
     // Launcher lines that only echo a rank's failure or shut down are not news here.
@@ -120,11 +120,10 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         .iter()
         .filter(|f| f.outcome == Outcome::Failed)
     {
-        let _ = writeln!(
-            o,
-            "{}",
-            style.bad(&format!("outside any rank: {}", fit(&f.message, 60)))
-        );
+        let text = format!("outside any rank: {}", f.message);
+        for line in wrap_indented(&text, style.width, "", "  ") {
+            let _ = writeln!(o, "{}", style.bad(&line));
+        }
     }
     if run.attempts.len() > 1 {
         let _ = writeln!(
@@ -178,12 +177,16 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             "{}",
             style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
         );
-        let mut starred = false;
+        let mut marks = Marks::default();
         for s in &stats {
-            starred |= phase_block(&mut o, s, out.ranks, style);
+            phase_block(&mut o, s, out.ranks, style, &mut marks);
         }
-        if starred {
-            let _ = writeln!(o, "{STAR_LEGEND}");
+        for (used, legend) in [(marks.star, STAR_LEGEND), (marks.unknown, UNKNOWN_LEGEND)] {
+            if used {
+                for line in wrap_indented(legend, style.width, "", "  ") {
+                    let _ = writeln!(o, "{line}");
+                }
+            }
         }
         timing_report(&mut o, run, &stats, style);
     }
@@ -255,7 +258,9 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
                     node_label(n)
                 ),
             };
-            let _ = writeln!(o, "{line}");
+            for l in wrap_indented(line.trim_start(), style.width, "  ", "    ") {
+                let _ = writeln!(o, "{l}");
+            }
         }
         if others.len() > TIMING_LINES {
             let _ = writeln!(
@@ -288,17 +293,16 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
         } else {
             format!("inside the phase (ran {} s longer)", secs(s.inside_s))
         };
-        let _ = writeln!(
-            o,
-            "{}",
-            style.warn(&format!(
-                "straggler: {} in {}, ended {} s after the others (± {} s), {at}",
-                s.rank,
-                p.phase,
-                secs(s.late_s),
-                secs(s.uncertainty_s)
-            ))
+        let text = format!(
+            "straggler: {} in {}, ended {} s after the others (± {} s), {at}",
+            s.rank,
+            p.phase,
+            secs(s.late_s),
+            secs(s.uncertainty_s)
         );
+        for line in wrap_indented(&text, style.width, "", "  ") {
+            let _ = writeln!(o, "{}", style.warn(&line));
+        }
     }
     if all.len() > TIMING_LINES {
         let _ = writeln!(
@@ -311,10 +315,24 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
 
 /// Under the phase table when a `RANKS` figure carries a `*`.
 pub const STAR_LEGEND: &str =
-    "* ranks that finished the phase, of all ranks: some that began it did not finish it";
+    "* ranks that finished the phase, of all: some that began it did not finish it";
+/// Under the phase table when a duration or skew cell is `-`.
+pub const UNKNOWN_LEGEND: &str =
+    "- not known: no rank has both ends nor a printed duration, or < 2 ranks ended";
 
-/// Writes one phase's rows; true when its `RANKS` figure is starred (`STAR_LEGEND`).
-fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) -> bool {
+/// The marks a table used, each explained under it.
+#[derive(Default)]
+struct Marks {
+    star: bool,
+    unknown: bool,
+}
+
+/// Columns before the phase table's NOTES: PHASE 12, RANKS 6, DURATION 21, END SKEW 9,
+/// each with its space.
+const NOTES_COLUMN: usize = 52;
+
+/// Writes one phase's rows, noting the marks it used (`STAR_LEGEND`, `UNKNOWN_LEGEND`).
+fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks: &mut Marks) {
     let spread = |d: &crate::analysis::align::Spread| {
         format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max))
     };
@@ -347,33 +365,52 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) -> bo
         .end_skew_s
         .map(|v| format!("{} s", secs(v)))
         .unwrap_or_else(|| "-".into());
+    // `ready` is a moment (SGLang prints it once): nothing to measure, nothing to mark.
+    let (dur, skew) = if s.phase == Phase::Ready && s.duration_s.is_none() && s.end_skew_s.is_none()
+    {
+        (String::new(), String::new())
+    } else {
+        (dur, skew)
+    };
     let starred = s.phase != Phase::Ready && s.completed != s.ranks;
+    marks.star |= starred;
+    marks.unknown |= dur == "-" || skew == "-";
     let ranks = if starred {
         format!("{}/{}*", s.completed, total)
     } else {
         format!("{}/{}", s.ranks, total)
     };
+    let plain_notes = known.len();
     if !s.stragglers.is_empty() {
-        known.push(style.warn(&format!(
+        known.push(format!(
             "straggler{}: {}",
             if s.stragglers.len() > 1 { "s" } else { "" },
-            s.stragglers
-                .iter()
-                .map(|r| r.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+            rank_span(&s.stragglers)
+        ));
     }
+    // NOTES wraps inside its column; the straggler note (last) is coloured from the line
+    // it starts on.
     let notes = known.join("; ");
-    let row = format!(
-        "{} {} {} {} {}",
-        fit(s.phase.name(), 12),
-        fit(&ranks, 6),
-        fit(&dur, 21),
-        fit(&skew, 9),
-        notes
-    );
-    let _ = writeln!(o, "{}", row.trim_end());
+    let before_straggler = known[..plain_notes].join("; ");
+    let note_lines = wrap(&notes, style.width.saturating_sub(NOTES_COLUMN).max(20));
+    let mut covered = 0;
+    for (i, line) in note_lines.iter().enumerate() {
+        let lead = if i == 0 {
+            format!(
+                "{} {} {} {} ",
+                fit(s.phase.name(), 12),
+                fit(&ranks, 6),
+                fit(&dur, 21),
+                fit(&skew, 9)
+            )
+        } else {
+            " ".repeat(NOTES_COLUMN)
+        };
+        let warn = plain_notes < known.len() && covered + line.len() > before_straggler.len();
+        covered += line.len() + 1;
+        let cell = if warn { style.warn(line) } else { line.clone() };
+        let _ = writeln!(o, "{}", format!("{lead}{cell}").trim_end());
+    }
     for f in &s.figures {
         if f.name == "elapsed" {
             continue;
@@ -392,18 +429,10 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style) -> bo
         let outl = if f.outliers.is_empty() {
             String::new()
         } else {
-            style.warn(&format!(
-                "  off median: {}",
-                f.outliers
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            style.warn(&format!("  off median: {}", rank_span(&f.outliers)))
         };
         let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
     }
-    starred
 }
 
 fn rank_table(o: &mut String, run: &Run, style: Style) {
@@ -411,7 +440,7 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
         o,
         "{}",
         style.bold(
-            "RANK         LAST PHASE   OUTCOME       INIT MEM  WEIGHTS   KV TOKENS  GRAPH MEM"
+            "RANK         LAST PHASE  OUTCOME      INIT MEM   WEIGHTS    KV TOKENS  GRAPH MEM"
         )
     );
     for r in &run.ranks {
@@ -426,59 +455,150 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 .unwrap_or_else(|| "-".into())
         };
         let outcome = outcome_cell(r, style);
+        // Figures are padded, never cut: a wider one shifts the row instead.
         let _ = writeln!(
             o,
-            "{} {} {} {} {} {} {}",
+            "{} {} {} {:<10} {:<10} {:<10} {}",
             fit(&r.rank.to_string(), 12),
-            fit(r.last_phase.name(), 12),
+            fit(r.last_phase.name(), 11),
             outcome,
-            fit(&fig(Phase::DistInit, "mem_usage"), 9),
-            fit(&fig(Phase::WeightLoad, "mem_usage"), 9),
-            fit(&fig(Phase::KvCache, "tokens"), 10),
+            fig(Phase::DistInit, "mem_usage"),
+            fig(Phase::WeightLoad, "mem_usage"),
+            fig(Phase::KvCache, "tokens"),
             fig(Phase::CudaGraph, "mem_usage"),
         );
     }
+    failure_groups(o, run, style);
+}
+
+/// A failure message past this many characters is cut in the text (`--json` has it
+/// whole): a hostile log can put megabytes on one line.
+const MESSAGE_CHARS: usize = 4000;
+
+/// A message with every figure masked and its sentences sorted, so that eight OOM
+/// messages that differ only in their per-process figures, and in the order PyTorch
+/// listed the processes, read as one.
+fn masked(message: &str) -> String {
+    let mut sentences: Vec<String> = message.split(". ").map(masked_figures).collect();
+    sentences.sort();
+    sentences.join(". ")
+}
+
+fn masked_figures(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut in_number = false;
+    for c in message.chars() {
+        if c.is_ascii_digit() || (in_number && (c == '.' || c == ',')) {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Each rank's failure, or its incomplete log, under the rank table; ranks whose failure
+/// reads the same (outcome, kind, phase, whose consequence, message up to its figures)
+/// share one entry that names them all (`TP0–TP7 (8 ranks)`), the evidence line and the
+/// message (whole, wrapped) of the first, and whether the others' figures differ.
+fn failure_groups(o: &mut String, run: &Run, style: Style) {
+    type Key = (String, Option<String>);
+    let mut groups: Vec<(Key, Vec<&RankRun>)> = Vec::new();
     for r in &run.ranks {
-        let at = |o: &crate::event::Origin| format!("{}:{}", run.source_name(o), o.line);
-        match &r.failure {
-            Some(f) => {
-                let of = f
-                    .consequence_of
-                    .as_ref()
-                    .map(|c| format!(" of {c}"))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    o,
-                    "  {} {}{of}: {} in {}  {}",
-                    r.rank,
+        let key: Key = match &r.failure {
+            Some(f) => (
+                format!(
+                    "{}{}: {} in {}",
                     f.outcome,
+                    f.consequence_of
+                        .as_ref()
+                        .map(|c| format!(" of {c}"))
+                        .unwrap_or_default(),
                     f.kind.name(),
-                    f.phase,
-                    style.dim(&f.origin.as_ref().map(at).unwrap_or_default())
-                );
-                let _ = writeln!(o, "    {}", super::cut(&f.message, 74));
+                    f.phase
+                ),
+                Some(masked(&f.message)),
+            ),
+            None if r.outcome == Outcome::Incomplete => (
+                format!(
+                    "incomplete: its log ends in {}, nothing says why",
+                    r.last_phase
+                ),
+                None,
+            ),
+            None => continue,
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    let at = |r: &RankRun| {
+        let origin = match &r.failure {
+            Some(f) => f.origin.as_ref(),
+            None => r.last_origin.as_ref(),
+        };
+        origin
+            .map(|x| format!("{}:{}", run.source_name(x), x.line))
+            .unwrap_or_default()
+    };
+    for ((what, _), members) in &groups {
+        let who = if members.len() == 1 {
+            members[0].rank.to_string()
+        } else {
+            let span = rank_span(members.iter().map(|r| &r.rank));
+            if span.contains(" ranks)") {
+                span
+            } else {
+                format!("{span} ({} ranks)", members.len())
             }
-            None if r.outcome == Outcome::Incomplete => {
-                let _ = writeln!(
-                    o,
-                    "  {} incomplete: its log ends in {}, nothing says why  {}",
-                    r.rank,
-                    r.last_phase,
-                    style.dim(&r.last_origin.as_ref().map(at).unwrap_or_default())
-                );
+        };
+        let first = at(members[0]);
+        let evidence = match members.len() {
+            1 => first,
+            n => format!("{first} ({}, and {} more lines)", members[0].rank, n - 1),
+        };
+        let head = format!("{who} {what}  {evidence}");
+        for line in wrap_indented(&head, style.width, "  ", "      ") {
+            let _ = writeln!(o, "{line}");
+        }
+        if let Some(f) = &members[0].failure {
+            let chars = f.message.chars().count();
+            let mut m: String = f.message.chars().take(MESSAGE_CHARS).collect();
+            if chars > MESSAGE_CHARS {
+                m.push_str(&format!(
+                    " … ({} more characters: --json has the message whole)",
+                    chars - MESSAGE_CHARS
+                ));
             }
-            None => {}
+            let same = members
+                .iter()
+                .all(|r| r.failure.as_ref().is_some_and(|g| g.message == f.message));
+            if members.len() > 1 {
+                m.push_str(if same {
+                    " (the same message on every rank listed)"
+                } else {
+                    " (the others' messages differ only in figures and the order of their sentences; --json lists each)"
+                });
+            }
+            for line in wrap_indented(&m, style.width, "    ", "      ") {
+                let _ = writeln!(o, "{line}");
+            }
         }
     }
 }
 
-/// `ready`, `failed oom`, `consequence`, `incomplete`, 13 columns.
+/// `ready`, `failed oom`, `consequence`, `incomplete`, 12 columns.
 fn outcome_cell(r: &RankRun, style: Style) -> String {
     let text = match (&r.failure, r.outcome) {
         (Some(f), Outcome::Failed) => format!("failed {}", f.kind.name()),
         (_, o) => o.name().to_string(),
     };
-    let cell = fit(&text, 13);
+    let cell = fit(&text, 12);
     match r.outcome {
         Outcome::Ready => style.good(&cell),
         Outcome::Incomplete => style.warn(&cell),
@@ -555,28 +675,26 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     );
     for s in &run.sources {
         for u in s.unknown_samples.iter().take(3) {
+            // Samples of what was not understood, not evidence: cut to one line.
             let _ = writeln!(
                 o,
                 "  {}:{}\n    {}",
                 s.path,
                 u.line,
-                super::cut(&u.text, 74)
+                super::cut(&u.text, style.width.saturating_sub(6))
             );
         }
         if let Some(cut) = &s.cut_last_line {
             let _ = writeln!(o, "  {} ends without a newline (cut?):", s.path);
-            let _ = writeln!(o, "    {}", super::cut(cut, 74));
+            let _ = writeln!(o, "    {}", super::cut(cut, style.width.saturating_sub(6)));
             if !s.cut_fields.is_empty() {
                 let _ = writeln!(o, "    not read as values: {}", s.cut_fields.join(", "));
             }
         }
     }
     for n in &run.notes {
-        for (i, line) in super::wrap(&crate::text::sanitize(n), 74)
-            .into_iter()
-            .enumerate()
-        {
-            let _ = writeln!(o, "{}{line}", if i == 0 { "note: " } else { "      " });
+        for line in wrap_indented(&crate::text::sanitize(n), style.width, "note: ", "      ") {
+            let _ = writeln!(o, "{line}");
         }
     }
 }

@@ -1,11 +1,11 @@
-//! Plain-text rendering of summaries and diffs: 80 columns, no terminal handling.
+//! Plain-text rendering of summaries and diffs at a given width (the caller decides it),
+//! no terminal handling. Evidence (an OOM's site, the limit, the segments) is wrapped,
+//! never cut.
 
 use std::fmt::Write;
 
 use super::analysis::{MemDiff, MemSummary, SiteChange};
 use super::oom::{FreeSpace, Limit, OomAnalysis};
-
-const WIDTH: usize = 80;
 
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
 pub use crate::units::human_size as fmt_bytes;
@@ -20,8 +20,13 @@ pub fn fmt_delta(n: i64) -> String {
     }
 }
 
-/// Cuts to `w` characters, marking the cut with `…`.
-use crate::text::truncate as fit;
+/// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
+fn cell_lines(text: &str, w: usize) -> Vec<String> {
+    crate::render::wrap(text, w)
+        .into_iter()
+        .map(|l| crate::render::fit(&l, w.max(crate::text::columns(&l))))
+        .collect()
+}
 
 fn time_s(first: Option<i64>, t: i64) -> String {
     match first {
@@ -31,7 +36,7 @@ fn time_s(first: Option<i64>, t: i64) -> String {
 }
 
 /// A one-screen summary with the `top` largest sites.
-pub fn summary_text(s: &MemSummary, top: usize) -> String {
+pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
     let mut o = String::new();
     let t = &s.totals;
     let _ = writeln!(
@@ -98,7 +103,7 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
             time_s(s.first_time_us, oom.time_us),
             oom.site
         );
-        let _ = writeln!(o, "{}", fit(&line, WIDTH));
+        put(&mut o, width, 0, &line);
     }
     for a in &s.oom_analyses {
         let head = format!(
@@ -106,29 +111,40 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
             fmt_bytes(a.requested),
             time_s(s.first_time_us, a.time_us)
         );
-        oom_section(&mut o, 0, &head, a);
+        oom_section(&mut o, width, 0, &head, a);
     }
     if s.oom_analyses.is_empty() {
         if let Some(l) = free_space_line(&s.free_space) {
-            put(&mut o, 0, &l);
+            put(&mut o, width, 0, &l);
         }
     }
     let _ = writeln!(o, "{} trace entries", s.trace_entries);
     if top > 0 && !s.sites.is_empty() {
+        // The site column takes what the three figures (36 columns) leave, 44 at least.
+        let site_w = width.saturating_sub(36).max(44);
         let _ = writeln!(
             o,
-            "{:<44} {:>11} {:>11} {:>10}",
-            "site (live memory)", "allocated", "reserved", "blocks"
+            "{} {:>11} {:>11} {:>10}",
+            crate::render::fit("site (live memory)", site_w),
+            "allocated",
+            "reserved",
+            "blocks"
         );
         for site in s.sites.iter().take(top) {
-            let _ = writeln!(
-                o,
-                "{:<44} {:>11} {:>11} {:>10}",
-                fit(&site_label(&site.site, &site.lines), 44),
-                fmt_bytes(site.allocated),
-                fmt_bytes(site.reserved),
-                site.blocks
-            );
+            let lines = cell_lines(&site_label(&site.site, &site.lines), site_w);
+            for (i, l) in lines.iter().enumerate() {
+                if i == 0 {
+                    let _ = writeln!(
+                        o,
+                        "{l} {:>11} {:>11} {:>10}",
+                        fmt_bytes(site.allocated),
+                        fmt_bytes(site.reserved),
+                        site.blocks
+                    );
+                } else {
+                    let _ = writeln!(o, "  {}", l.trim_end());
+                }
+            }
         }
         if s.sites.len() > top {
             let _ = writeln!(o, "… {} more sites", s.sites.len() - top);
@@ -137,15 +153,13 @@ pub fn summary_text(s: &MemSummary, top: usize) -> String {
     o
 }
 
-/// Writes `text` wrapped to 80 columns, `indent` spaces before the first line and two
-/// more before the lines it continues on.
-fn put(o: &mut String, indent: usize, text: &str) {
-    for (i, l) in crate::render::wrap(text, WIDTH - indent - 2)
-        .into_iter()
-        .enumerate()
-    {
-        let pad = if i == 0 { indent } else { indent + 2 };
-        let _ = writeln!(o, "{}{l}", " ".repeat(pad));
+/// Writes `text` wrapped to `width` columns, `indent` spaces before the first line and
+/// two more before the lines it continues on.
+fn put(o: &mut String, width: usize, indent: usize, text: &str) {
+    let first = " ".repeat(indent);
+    let rest = " ".repeat(indent + 2);
+    for l in crate::render::wrap_indented(text, width, &first, &rest) {
+        let _ = writeln!(o, "{l}");
     }
 }
 
@@ -287,10 +301,10 @@ pub fn remedy_line(expandable: Option<bool>) -> Option<String> {
 }
 
 /// The OOM, what bound it and the fragmentation section, for `mem` and `mem diff`.
-fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
-    put(o, indent, &format!("{head} {}", a.site));
+fn oom_section(o: &mut String, width: usize, indent: usize, head: &str, a: &OomAnalysis) {
+    put(o, width, indent, &format!("{head} {}", a.site));
     if let Some(l) = limit_line(&a.limit, None) {
-        put(o, indent + 2, &l);
+        put(o, width, indent + 2, &l);
     }
     if a.fragmentation.is_none() {
         let at = if a.at_oom {
@@ -299,17 +313,17 @@ fn oom_section(o: &mut String, indent: usize, head: &str, a: &OomAnalysis) {
             "at the dump"
         };
         if let Some(l) = free_space_line(&a.space) {
-            put(o, indent + 2, &format!("{at}: {l}"));
+            put(o, width, indent + 2, &format!("{at}: {l}"));
         }
         if let Some(n) = &a.state_note {
-            put(o, indent + 2, &format!("note: {n}"));
+            put(o, width, indent + 2, &format!("note: {n}"));
         }
     }
     for l in fragmentation_lines(a, true, None) {
         if l.starts_with("  ") {
             let _ = writeln!(o, "{}{l}", " ".repeat(indent));
         } else {
-            put(o, indent, &l);
+            put(o, width, indent, &l);
         }
     }
 }
@@ -333,24 +347,34 @@ pub fn site_label(site: &str, lines: &[i64]) -> String {
     }
 }
 
-fn change_rows(o: &mut String, title: &str, v: &[SiteChange], top: usize) {
+fn change_rows(o: &mut String, width: usize, title: &str, v: &[SiteChange], top: usize) {
     if v.is_empty() {
         return;
     }
+    // The site column takes what the three figures (42 columns) leave, 38 at least.
+    let site_w = width.saturating_sub(42).max(38);
     let _ = writeln!(
         o,
-        "{:<38} {:>13} {:>13} {:>13}",
-        title, "A alloc", "B alloc", "delta resv"
+        "{} {:>13} {:>13} {:>13}",
+        crate::render::fit(title, site_w),
+        "A alloc",
+        "B alloc",
+        "delta resv"
     );
     for c in v.iter().take(top) {
-        let _ = writeln!(
-            o,
-            "{:<38} {:>13} {:>13} {:>13}",
-            fit(&c.site, 38),
-            fmt_bytes(c.a_allocated),
-            fmt_bytes(c.b_allocated),
-            fmt_delta(c.delta_reserved)
-        );
+        for (i, l) in cell_lines(&c.site, site_w).iter().enumerate() {
+            if i == 0 {
+                let _ = writeln!(
+                    o,
+                    "{l} {:>13} {:>13} {:>13}",
+                    fmt_bytes(c.a_allocated),
+                    fmt_bytes(c.b_allocated),
+                    fmt_delta(c.delta_reserved)
+                );
+            } else {
+                let _ = writeln!(o, "  {}", l.trim_end());
+            }
+        }
     }
     if v.len() > top {
         let _ = writeln!(o, "… {} more", v.len() - top);
@@ -358,7 +382,7 @@ fn change_rows(o: &mut String, title: &str, v: &[SiteChange], top: usize) {
 }
 
 /// The diff of run A (baseline) against run B, the `top` largest changes per section.
-pub fn diff_text(d: &MemDiff, top: usize) -> String {
+pub fn diff_text(d: &MemDiff, top: usize, width: usize) -> String {
     let mut o = String::new();
     let t = &d.totals;
     let _ = writeln!(
@@ -384,23 +408,23 @@ pub fn diff_text(d: &MemDiff, top: usize) -> String {
         d.a_ooms,
         d.b_ooms
     );
-    let _ = writeln!(o, "{}", fit(&line, WIDTH));
+    put(&mut o, width, 0, &line);
     for (side, oom, free) in [("A", &d.a_oom, &d.a_free), ("B", &d.b_oom, &d.b_free)] {
         match oom {
             Some(a) => {
                 let head = format!("{side} OOM  asked {} in", fmt_bytes(a.requested));
-                oom_section(&mut o, 0, &head, a);
+                oom_section(&mut o, width, 0, &head, a);
             }
             None => {
                 if let Some(l) = free_space_line(free) {
-                    put(&mut o, 0, &format!("{side} {l}"));
+                    put(&mut o, width, 0, &format!("{side} {l}"));
                 }
             }
         }
     }
-    change_rows(&mut o, "sites only in B", &d.only_b, top);
-    change_rows(&mut o, "sites only in A", &d.only_a, top);
-    change_rows(&mut o, "sites changed", &d.changed, top);
+    change_rows(&mut o, width, "sites only in B", &d.only_b, top);
+    change_rows(&mut o, width, "sites only in A", &d.only_a, top);
+    change_rows(&mut o, width, "sites changed", &d.changed, top);
     for (title, v) in [
         ("new in B", &d.new_segments),
         ("gone from A", &d.gone_segments),
@@ -420,7 +444,7 @@ pub fn diff_text(d: &MemDiff, top: usize) -> String {
                 c.key.stream,
                 c.key.site
             );
-            let _ = writeln!(o, "{}", fit(&line, WIDTH));
+            put(&mut o, width, 2, line.trim_start());
         }
         if v.len() > top {
             let _ = writeln!(o, "  … {} more", v.len() - top);

@@ -1,0 +1,214 @@
+//! Text output at the width asked for: evidence wrapped, never cut; numbers kept with their
+//! units; identical failures of several ranks grouped. Expected lines are read from the
+//! sample logs themselves.
+
+use assert_cmd::Command;
+
+fn rankscope(args: &[&str]) -> String {
+    let out = Command::cargo_bin("rankscope")
+        .expect("bin")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("run");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Line `n` (1-based) of `path`.
+fn log_line(path: &str, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines().nth(n - 1).expect("line exists").to_string()
+}
+
+/// The evidence entries of `--explain` (`  - path:line: message`, continuation lines
+/// indented by six spaces), each joined back into one line.
+fn evidence(text: &str) -> Vec<String> {
+    let start = text
+        .find("where each figure comes from")
+        .expect("an --explain section");
+    let mut out: Vec<String> = Vec::new();
+    for line in text[start..].lines().skip(1) {
+        if let Some(e) = line.strip_prefix("  - ").or(line.strip_prefix("  + ")) {
+            out.push(e.to_string());
+        } else if let (Some(cont), Some(last)) = (line.strip_prefix("      "), out.last_mut()) {
+            last.push(' ');
+            last.push_str(cont);
+        }
+    }
+    out
+}
+
+/// `samples/…/server.log:26: Load weight end. …`: the message must be the log line after
+/// its `[date time rank] ` prefix, whole.
+fn assert_whole(entry: &str) {
+    let (path, rest) = entry.split_once(':').expect("path:");
+    let (line, message) = rest.split_once(": ").expect("line: message");
+    let raw = log_line(path, line.parse().expect("a line number"));
+    let after_prefix = raw.split_once("] ").map_or(raw.as_str(), |(_, m)| m);
+    assert_eq!(message, after_prefix, "evidence cut or changed: {entry}");
+}
+
+/// tp8-baseline against tp8-custom-ar compares 8 figures (dist_init mem usage, weight_load
+/// avail before/after and mem usage, kv_cache tokens, kv size and avail after, cuda_graph
+/// avail before), each with a baseline and a candidate line: 16 evidence lines. At 200
+/// columns each is on one line, whole — the longest, the candidate's `max_total_num_tokens=
+/// 91141, …, available_gpu_mem=6.56 GB` (server.log:46, 153 characters after its prefix),
+/// is 194 columns with `  + ` and its path; at 80 columns each wraps and, joined back, is
+/// the same whole line.
+#[test]
+fn explain_evidence_is_never_cut() {
+    let args = [
+        "diff",
+        "samples/tp8-baseline",
+        "samples/tp8-custom-ar",
+        "--explain",
+    ];
+    let wide = rankscope(&[&args[..], &["--width", "200"]].concat());
+    let entries = evidence(&wide);
+    assert_eq!(entries.len(), 16, "{wide}");
+    for e in &entries {
+        assert_whole(e);
+    }
+    // At 200 columns, no evidence entry needed a second line.
+    let start = wide.find("where each figure comes from").expect("section");
+    assert!(
+        !wide[start..].lines().any(|l| l.starts_with("      ")),
+        "{wide}"
+    );
+    assert!(wide.contains(&format!(
+        "  - samples/tp8-baseline/server.log:45: {}",
+        log_line("samples/tp8-baseline/server.log", 45)
+            .split_once("] ")
+            .expect("prefix")
+            .1
+    )));
+    let narrow = rankscope(&[&args[..], &["--width", "80"]].concat());
+    assert_eq!(evidence(&narrow), entries);
+    assert!(narrow.lines().all(|l| !l.contains('…')), "{narrow}");
+}
+
+/// The units the text prints after a number.
+const UNITS: [&str; 8] = ["B", "KiB", "MiB", "GiB", "GB", "s", "ranks", "tokens"];
+
+/// No line ends in a number whose unit starts the next line.
+fn assert_units_kept(text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    for w in lines.windows(2) {
+        let ends_in_number = w[0]
+            .trim_end()
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_digit());
+        let next = w[1].split_whitespace().next().unwrap_or("");
+        let next = next.trim_end_matches([',', ';', '.', ')']);
+        assert!(
+            !(ends_in_number && UNITS.contains(&next)),
+            "number split from its unit:\n{}\n{}",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+#[test]
+fn numbers_stay_with_their_units_at_any_width() {
+    for width in ["40", "50", "60", "72", "80", "100"] {
+        assert_units_kept(&rankscope(&[
+            "summary",
+            "samples/tp8-custom-ar",
+            "--ranks",
+            "--width",
+            width,
+        ]));
+        assert_units_kept(&rankscope(&[
+            "diff",
+            "samples/tp8-baseline",
+            "samples/tp8-custom-ar",
+            "--explain",
+            "--width",
+            width,
+        ]));
+        assert_units_kept(&rankscope(&[
+            "mem",
+            "samples/tp8-custom-ar/snapshot_rank0.pickle",
+            "--width",
+            width,
+        ]));
+    }
+}
+
+/// `mem` on tp8-custom-ar's rank-0 snapshot: its OOM is at `capture_graphs
+/// (model_runner.py:161)`, under a process cap. At 40 columns every line of the OOM's
+/// story wraps and nothing is cut.
+#[test]
+fn mem_evidence_wraps_at_any_width() {
+    let text = rankscope(&[
+        "mem",
+        "samples/tp8-custom-ar/snapshot_rank0.pickle",
+        "--width",
+        "40",
+    ]);
+    assert!(!text.contains('…'), "{text}");
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("OOM asked 20.00 MiB at t+4.207s in capture_graphs (model_runner.py:161)"),
+        "{text}"
+    );
+    assert!(
+        joined.contains("limit: the process's memory cap, not the device (31.05 GiB free on it)"),
+        "{text}"
+    );
+}
+
+/// samples/tp8-custom-ar/server.log holds eight `torch.OutOfMemoryError` lines, one per
+/// rank TP0…TP7 (lines 82–144), the same message but for the per-process figures and their
+/// order: under the rank table they are one entry naming the eight ranks, its message
+/// printed once, whole (it ends in the PyTorch documentation URL).
+#[test]
+fn identical_failures_are_grouped_with_their_ranks() {
+    let log = std::fs::read_to_string("samples/tp8-custom-ar/server.log").expect("log");
+    assert_eq!(log.matches("torch.OutOfMemoryError").count(), 8);
+    let text = rankscope(&[
+        "summary",
+        "samples/tp8-custom-ar",
+        "--ranks",
+        "--width",
+        "120",
+    ]);
+    assert!(
+        text.contains("  TP0–TP7 (8 ranks) failed: oom in cuda_graph  samples/tp8-custom-ar/server.log:98 (TP0,"),
+        "{text}"
+    );
+    assert_eq!(text.matches("torch.OutOfMemoryError").count(), 1, "{text}");
+    assert!(
+        text.contains("#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"),
+        "{text}"
+    );
+    // The snapshots' OOM requests: the eight ranks' pickles all OOM at the same site.
+    assert!(
+        text.contains("OOM request (snapshots): TP0–TP7 (8 ranks) asked"),
+        "{text}"
+    );
+}
+
+/// The verdict line of tp8-custom-ar, `8/8 ranks: oom in cuda_graph, tried to allocate
+/// 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated`, is 113 columns:
+/// one line at 120 columns, two at 80, each within the width.
+#[test]
+fn width_decides_where_lines_break() {
+    let verdict = "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated";
+    assert_eq!(verdict.chars().count(), 113);
+    let wide = rankscope(&["summary", "samples/tp8-custom-ar", "--width", "120"]);
+    assert!(wide.lines().any(|l| l == verdict), "{wide}");
+    let narrow = rankscope(&["summary", "samples/tp8-custom-ar"]);
+    let at = narrow
+        .lines()
+        .position(|l| l.starts_with("8/8 ranks: oom"))
+        .expect("verdict");
+    let lines: Vec<&str> = narrow.lines().collect();
+    assert!(lines[at].chars().count() <= 80 && lines[at + 1].chars().count() <= 80);
+    assert_eq!(
+        format!("{} {}", lines[at], lines[at + 1].trim_start()),
+        verdict
+    );
+}
