@@ -182,10 +182,12 @@ fn a_made_up_server_from_one_grammar_file() {
             .unwrap_or(Value::Null)
     };
     let figure = |p: &str, f: &str| phase(p)["figures"][f].clone();
+    // Memory figures are `{bytes, resolution_bytes}` (schema 3), other figures `value`.
     let value = |p: &str, f: &str| figure(p, f)["value"].as_f64();
+    let bytes = |p: &str, f: &str| figure(p, f)["bytes"].as_f64();
     // 310 MB is 310 MiB = 325,058,560 bytes, in the `mem_usage` figure it was mapped to;
     // one step of a whole MB is 1 MiB. It comes from line 3 (worker=1).
-    assert_eq!(value("dist_init", "mem_usage"), Some(325_058_560.0));
+    assert_eq!(bytes("dist_init", "mem_usage"), Some(325_058_560.0));
     assert_eq!(
         figure("dist_init", "mem_usage")["resolution_bytes"],
         1_048_576
@@ -195,9 +197,9 @@ fn a_made_up_server_from_one_grammar_file() {
     assert_eq!(value("dist_init", "elapsed"), Some(1.1));
     assert_eq!(phase("dist_init")["duration_s"], Value::Null);
     // 12.50 GiB = 13,421,772,800 bytes; 200000 slots; 30.00 GiB = 32,212,254,720 bytes.
-    assert_eq!(value("weight_load", "mem_usage"), Some(13_421_772_800.0));
+    assert_eq!(bytes("weight_load", "mem_usage"), Some(13_421_772_800.0));
     assert_eq!(value("kv_cache", "tokens"), Some(200_000.0));
-    assert_eq!(value("kv_cache", "kv_size"), Some(32_212_254_720.0));
+    assert_eq!(bytes("kv_cache", "kv_size"), Some(32_212_254_720.0));
     // The stamps are read day-first with milliseconds: TP1's weights line is
     // `30.11.2026 10:00:09.900`.
     assert_eq!(phase("weight_load")["end"], "2026-11-30T10:00:09.900");

@@ -432,14 +432,21 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 "{} {}",
                 fit(name, 9),
                 if out.ready {
-                    style.good(&format!("{} ranks reached ready", out.ranks))
+                    style.good(&match out.ranks {
+                        1 => "its only rank reached ready".to_string(),
+                        n => format!("{n} ranks reached ready"),
+                    })
                 } else if out.incomplete > 0 {
                     style.warn(&format!(
                         "{}/{} ranks: the log ends before ready, nothing says why",
                         out.incomplete, out.ranks
                     ))
                 } else {
-                    format!("{} ranks, no ready line", out.ranks)
+                    format!(
+                        "{} rank{}, no ready line",
+                        out.ranks,
+                        if out.ranks == 1 { "" } else { "s" }
+                    )
                 }
             );
         } else if out.incomplete > 0 {
