@@ -874,6 +874,12 @@ fn build_rank(
     let stop = outcome::decisive(stops);
     let reached_ready = stop.is_none() && run_ready;
     if reached_ready {
+        // A rank that reached ready finished every phase it began, whether or not the
+        // server prints an end line for the last one (TensorRT-LLM's graph warm-up): the
+        // phase is complete, its end unknown, so no duration is made up.
+        for span in spans.values_mut() {
+            span.complete = true;
+        }
         spans.entry(Phase::Ready).or_insert(PhaseSpan {
             phase: Phase::Ready,
             start: None,

@@ -266,11 +266,18 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             let is_bytes = vals.iter().any(|v| v.3);
             // Durations have their own test (stragglers); a figure's outliers are memory
             // and counts off the median by more than the print resolution.
-            let outliers = if name == "elapsed" {
+            // A rank is off the median only where most ranks agree on it: of two ranks
+            // that differ (or an even split) neither is the odd one out.
+            let tolerance = resolution.max(f64::EPSILON) * 1.01;
+            let near_median = vals
+                .iter()
+                .filter(|v| (v.1 - spread.median).abs() <= tolerance)
+                .count();
+            let outliers = if name == "elapsed" || near_median * 2 <= vals.len() {
                 Vec::new()
             } else {
                 vals.iter()
-                    .filter(|v| (v.1 - spread.median).abs() > resolution.max(f64::EPSILON) * 1.01)
+                    .filter(|v| (v.1 - spread.median).abs() > tolerance)
                     .map(|v| v.0.clone())
                     .collect()
             };
