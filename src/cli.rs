@@ -129,6 +129,10 @@ pub enum Command {
         /// baseline given one path per node
         #[arg(long)]
         vs: Vec<PathBuf>,
+        /// Load as the TUI does, print its first screen at this size (`120x40`) as text
+        /// and exit: for measuring the time to first screen without a terminal
+        #[arg(long, hide = true, value_name = "WxH", value_parser = crate::tui::parse_size)]
+        first_frame: Option<(u16, u16)>,
     },
     /// Grammars: list the loaded ones, or check every sample of a file
     Grammars {

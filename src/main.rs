@@ -466,7 +466,15 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(0)
         }
-        Command::Tui { run, vs } => {
+        Command::Tui {
+            run,
+            vs,
+            first_frame,
+        } => {
+            if let Some((w, h)) = first_frame {
+                out(&rankscope::tui::first_frame(&gs, run, vs, &opts, (*w, *h))?)?;
+                return Ok(0);
+            }
             // Loads on its own thread behind a loading screen; a load error comes back
             // after the user has read it and quit, and exits 2 like any other.
             rankscope::tui::run_paths(gs, run, vs, opts.clone(), style.color)?;

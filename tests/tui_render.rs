@@ -39,8 +39,24 @@ fn failing() -> App {
     App::new(load("tp8-custom-ar"), None, false)
 }
 
+/// `rankscope tui CANDIDATE --vs BASELINE` as the loading worker builds it: both runs and
+/// both runs' snapshots.
+fn vs(candidate: &str, baseline: &str) -> App {
+    let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
+    let progress = rankscope::tui::loading::Progress::default();
+    rankscope::tui::loading::load_app_paths(
+        &gs,
+        &[Path::new("samples").join(candidate)],
+        &[Path::new("samples").join(baseline)],
+        &LoadOptions::default(),
+        false,
+        &progress,
+    )
+    .expect("samples load")
+}
+
 fn with_baseline() -> App {
-    App::new(load("tp8-custom-ar"), Some(load("tp8-baseline")), false)
+    vs("tp8-custom-ar", "tp8-baseline")
 }
 
 /// Presses keys through the same mapping the terminal loop uses.
@@ -181,11 +197,91 @@ fn diff_view_calls_out_the_first_divergence_and_the_failure() {
     for (w, h) in SIZES {
         let screen = render_text(&mut app, w, h);
         assert!(screen.contains("FAILED"), "{screen}");
-        assert!(screen.contains("first divergence"), "{screen}");
-        assert!(screen.contains("dist_init"), "{screen}");
-        assert!(screen.contains("+41 MiB"), "{screen}");
-        assert!(screen.contains("oom in cuda_graph"), "{screen}");
+        // The two facts `rankscope diff` leads with, on the first screen at both sizes:
+        // the one server_args key that differs between the samples' `server_args=` lines
+        // (False in tp8-baseline/server.log, True in tp8-custom-ar/server.log) ...
+        assert!(
+            screen.contains("config    enable_custom_allreduce  False -> True"),
+            "{screen}"
+        );
+        // ... and the site the snapshots blame: init_custom_ar reserves a 40 MiB segment
+        // (2 × 20 MiB) in every candidate snapshot and none in the baseline's, against
+        // dist_init's mem usage 0.60 → 0.64 GB (+0.04 GiB = +41 MiB).
+        assert!(
+            screen.contains("init_custom_ar (model_runner.py:85-87)"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("dist_init mem usage +41 MiB on 8/8 ranks"),
+            "{screen}"
+        );
+        assert!(screen.contains("+40 MiB reserved"), "{screen}");
+        // The failure: every rank's OOM line asks 20.00 MiB in cuda_graph.
+        assert!(screen.contains("8/8 ranks: oom in cuda_graph"), "{screen}");
+        // The facts come first: the config right under the verdict (one line at 120
+        // columns, two at 80).
+        let config_at = screen.lines().position(|l| l.starts_with("config"));
+        assert_eq!(config_at, Some(if w == 80 { 3 } else { 2 }), "{screen}");
         insta::assert_snapshot!(format!("diff_{w}x{h}"), screen);
+    }
+    // The table is there below the facts: PgDn scrolls down to its last row.
+    update(&mut app, Msg::Resize(80, 24));
+    keys(&mut app, &[KeyCode::PageDown, KeyCode::PageDown]);
+    let screen = render_text(&mut app, 80, 24);
+    assert!(screen.contains("cuda_graph  avail before"), "{screen}");
+    keys(&mut app, &[KeyCode::PageUp, KeyCode::PageUp]);
+    assert_eq!(app.diff_scroll, 0);
+}
+
+#[test]
+fn diff_view_of_fragmentation_leads_with_the_config_and_the_pinning_site() {
+    let mut app = vs("tp2-frag-interleaved", "tp2-frag-grouped");
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Diff);
+    for (w, h) in SIZES {
+        let screen = render_text(&mut app, w, h);
+        // server_args of the two samples differ in prefill_workspace_order ('grouped' in
+        // the baseline, 'interleaved' in the candidate) and in the port of dist_init_addr.
+        assert!(
+            screen.contains("prefill_workspace_order  'grouped' -> 'interleaved'"),
+            "{screen}"
+        );
+        // No log figure moved: the snapshots' cause, fragmentation, and the site whose
+        // live blocks pin the holes (warm_prefill's lambda, launch.py line 76).
+        assert!(screen.contains("fragmentation at the OOM"), "{screen}");
+        assert!(screen.contains("warm_prefill/<lambda>"), "{screen}");
+        assert!(screen.contains("2/2 ranks: oom in cuda_graph"), "{screen}");
+        insta::assert_snapshot!(format!("diff_frag_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn memory_view_with_a_baseline_marks_the_culprit_site_at_80x24() {
+    let mut app = with_baseline();
+    keys(&mut app, &[KeyCode::Tab]);
+    assert_eq!(app.view, View::Memory);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let screen = render_text(&mut app, w, h);
+        // init_custom_ar is the 4th and smallest of TP0's live sites (24.03 MiB allocated
+        // in a 40 MiB reservation) and the one the diff attributes +40 MiB to.
+        let row = screen
+            .lines()
+            .find(|l| l.contains("init_custom_ar"))
+            .unwrap_or_else(|| panic!("culprit site missing at {w}x{h}:\n{screen}"));
+        assert!(row.starts_with("▶ init_custom_ar"), "{row}");
+        assert!(
+            row.contains("24.03 MiB") && row.ends_with("+40 MiB"),
+            "{row}"
+        );
+        // The OOM in words, whole: TP0's snapshot records a 20 MiB request in
+        // capture_graphs.
+        assert!(
+            screen.contains("✗oom at 11.3s: asked 20.00 MiB in capture_graphs (model_runner.py)"),
+            "{screen}"
+        );
+        if (w, h) == (80, 24) {
+            insta::assert_snapshot!("memory_vs_80x24", screen);
+        }
     }
 }
 
@@ -346,9 +442,12 @@ fn a_thousand_ranks_aggregate_into_phase_rows() {
         screen.contains("─ 1! 1024 ranks, ends 33m20s / 33m20s / 43m20s"),
         "weight_load row:\n{screen}"
     );
+    // The tab bar, the legend (two lines at 120 columns: it wraps rather than losing
+    // `! straggler`), then the axis.
+    assert!(screen.lines().nth(2).is_some_and(|l| l == "! straggler"));
     assert!(screen
         .lines()
-        .nth(2)
+        .nth(3)
         .is_some_and(|l| l.starts_with("phase")));
     insta::assert_snapshot!("many_ranks_aggregate_120x40", screen);
     // Back to the rank lanes: TP0 first.
@@ -477,6 +576,64 @@ fn zoom_keeps_the_cursor_column_and_fit_restores_the_whole_run() {
 }
 
 #[test]
+fn zoom_out_stops_at_the_whole_run_and_zoom_in_at_a_hundredth_of_a_second() {
+    let mut app = failing();
+    update(&mut app, Msg::Resize(80, 24));
+    let fitted = app.scale;
+    chars(&mut app, "-");
+    assert_eq!(app.scale, fitted, "zoomed out past the whole run");
+    assert_eq!(app.status, "zoomed out to the whole run");
+    chars(&mut app, "+-");
+    assert_eq!(app.scale, fitted);
+    assert_eq!(app.offset_s, 0.0);
+    // The run spans 16 s (09:18:30 to 09:18:46): fitted to 80 − 6 label − 8 spare = 66
+    // columns, 0.24 s a column; halving reaches 0.01 s after five presses (0.0076 is
+    // clamped to 0.01), and a sixth does nothing.
+    chars(&mut app, "+++++");
+    assert!((app.scale - 0.01).abs() < 1e-12, "{}", app.scale);
+    chars(&mut app, "+");
+    assert!((app.scale - 0.01).abs() < 1e-12);
+    assert!(app.status.starts_with("finest zoom"), "{}", app.status);
+    let screen = render_text(&mut app, 80, 24);
+    assert!(
+        screen.contains("finest zoom: 0.01 s per column"),
+        "{screen}"
+    );
+    // The next key clears the message.
+    chars(&mut app, "l");
+    assert!(app.status.is_empty());
+}
+
+#[test]
+fn ctrl_l_asks_for_a_full_redraw() {
+    let mut app = failing();
+    let k = KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL);
+    let msg = input::from_key(k, &app).expect("Ctrl-L is mapped");
+    assert_eq!(msg, Msg::Redraw);
+    let cursor = app.cursor_s;
+    update(&mut app, msg);
+    // A redraw, not `l` (cursor right).
+    assert!(app.redraw);
+    assert_eq!(app.cursor_s, cursor);
+}
+
+#[test]
+fn timeline_keeps_the_failure_line_when_the_lanes_fill_the_screen() {
+    // 14 rows: the tab bar and key line leave 12; the legend wraps to 2 at 80 columns,
+    // so the nine rows of axis and lanes would leave the footer one row. The lanes give
+    // way: the cursor line and TP0's oom line still show.
+    let mut app = failing();
+    let screen = render_text(&mut app, 80, 14);
+    assert!(screen.contains("✗oom at 11s"), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_start().starts_with("11s oom ") && l.contains("OutOfMemoryError")),
+        "the oom line is missing:\n{screen}"
+    );
+}
+
+#[test]
 fn event_filters_and_search_escape() {
     let mut app = failing();
     keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
@@ -484,7 +641,34 @@ fn event_filters_and_search_escape() {
     chars(&mut app, "r");
     let all = app.visible_events().len();
     assert!(all > one_rank, "{all} <= {one_rank}");
-    chars(&mut app, "ff");
+    chars(&mut app, "r");
+    // TP0's 12 events (the footer of timeline_120x40): the phase edges are its 8 begin and end
+    // lines (dist_init ×2, weight_load ×2, kv_budget, kv_cache_alloc, mem_pool_end,
+    // cuda_graph_begin) and its 2 failure lines (error, oom); not custom_allreduce, a
+    // line inside dist_init, nor the warning.
+    assert_eq!(app.visible_events().len(), 12);
+    chars(&mut app, "f");
+    let edges: Vec<&str> = app
+        .visible_events()
+        .iter()
+        .map(|&i| app.run.events[i].kind.as_str())
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            "dist_init_begin",
+            "dist_init_end",
+            "weight_load_begin",
+            "weight_load_end",
+            "kv_budget",
+            "kv_cache_alloc",
+            "mem_pool_end",
+            "cuda_graph_begin",
+            "error",
+            "oom"
+        ]
+    );
+    chars(&mut app, "rf");
     let problems = app.visible_events();
     assert!(!problems.is_empty());
     assert!(problems
@@ -517,8 +701,21 @@ fn memory_view_draws_the_snapshot_series_peak_oom_and_sites() {
     assert!(screen.contains("run time"), "clock not matched:\n{screen}");
     insta::assert_snapshot!("memory_snapshots_120x40", screen);
     let screen = render_text(&mut app, 80, 24);
-    assert!(screen.contains("✗oom at"), "{screen}");
-    assert!(screen.contains("load_weights"), "{screen}");
+    assert!(
+        screen.contains("✗oom at 11.3s: asked 20.00 MiB in capture_graphs (model_runner.py)"),
+        "the OOM is cut:\n{screen}"
+    );
+    // All four of TP0's live sites, the smallest (init_custom_ar) included.
+    for site in [
+        "load_weights",
+        "kv_cache (",
+        "capture_graphs (",
+        "init_custom_ar",
+    ] {
+        assert!(screen.contains(site), "{site} missing:\n{screen}");
+    }
+    // Every legend entry, whole.
+    assert!(screen.contains("·· free"), "{screen}");
     insta::assert_snapshot!("memory_snapshots_80x24", screen);
 }
 

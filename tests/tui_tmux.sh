@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end check of `rankscope tui` in a real terminal: tmux runs it at 120x40, we read
 # the screen, quit with `q`, and check the exit status and that the shell got its normal
-# screen back (no alternate screen left behind, no raw mode).
+# screen back (no alternate screen left behind, no raw mode); then at 80x24 and 200x50
+# against a baseline, the failure, the culprit site and the config change in each view.
 #
 # Usage: tests/tui_tmux.sh   (after `cargo build`; honours CARGO_TARGET_DIR or RANKSCOPE_BIN)
 set -u
@@ -94,13 +95,67 @@ sleep 0.3
 tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
 grep -q '^still-cooked' "$SCREEN_FILE" || fail "terminal not back in cooked mode"
 
-# A run that cannot be read: the reason on screen, q quits with status 2.
+# A run that cannot be read: the reason on screen, q quits with status 2, and the reason
+# is printed again on stderr once the normal screen is back (the alternate screen took
+# it away with it).
 rm -f "$WORK/rc"
-tmux send-keys -t "$SESSION" "'$BIN' tui '$WORK/no-such-run'; echo \$? > '$WORK/rc'" Enter
+tmux send-keys -t "$SESSION" "clear; '$BIN' tui '$WORK/no-such-run'; echo \$? > '$WORK/rc'" Enter
 wait_for_screen 'could not load the run' || fail "load error not shown on screen"
 grep -q 'no-such-run' "$SCREEN_FILE" || fail "load error does not name the path"
 tmux send-keys -t "$SESSION" q
 rc="$(wait_for_exit " on the error screen")" || exit 1
 [ "$rc" = 2 ] || fail "a load error exited with status $rc, not 2"
+sleep 0.2
+tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
+grep -q '^rankscope: .*no-such-run' "$SCREEN_FILE" \
+    || fail "the load error is not on the normal screen (stderr) after q"
+tmux kill-session -t "$SESSION"
 
-echo "tui_tmux.sh: ok (8 rank rows, phase legend, ✗oom, exit 0, normal screen restored; memory chart with peak, OOM and sites; load error exits 2)"
+# The first screens that matter at the smallest and a large terminal: the run against
+# its baseline (`--vs`), each view checked for what the samples say. tp8-custom-ar's
+# server_args turn enable_custom_allreduce on (off in tp8-baseline); its snapshots blame
+# the 40 MiB that init_custom_ar reserves; every rank's OOM line asks 20.00 MiB in
+# cuda_graph, and TP0's snapshot records that request in capture_graphs at 11.3 s.
+views_at() { # WIDTH HEIGHT
+    local w=$1 h=$2
+    tmux new-session -d -s "$SESSION" -x "$w" -y "$h" \
+        "env -i PATH=/usr/bin:/bin HOME=$WORK TERM=xterm-256color PS1='tmuxcheck\$ ' bash --norc --noprofile" \
+        || fail "tmux could not start a ${w}x${h} session"
+    rm -f "$WORK/rc"
+    tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar --vs samples/tp8-baseline; echo \$? > '$WORK/rc'" Enter
+    wait_for_screen '^TP7 ' || fail "${w}x${h}: timeline not drawn"
+    grep -q '✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: TP0's failure not in the timeline footer"
+    grep -Eq '^ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the oom line is not in the timeline footer"
+
+    tmux send-keys -t "$SESSION" Tab
+    wait_for_screen 'init_custom_ar' 50 || fail "${w}x${h}: Memory view without the culprit site"
+    grep -q '^▶ init_custom_ar (model_runner.py:85-87)' "$SCREEN_FILE" \
+        || fail "${w}x${h}: init_custom_ar not marked as the diff's culprit"
+    grep -q '✗oom at 11.3s: asked 20.00 MiB in capture_graphs (model_runner.py)' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the snapshot's OOM is missing or cut in the Memory view"
+
+    tmux send-keys -t "$SESSION" Tab
+    wait_for_screen '^config' 50 || fail "${w}x${h}: Diff view without its config line"
+    grep -q '^config    enable_custom_allreduce  False -> True' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the config change is not in the Diff view"
+    grep -q 'init_custom_ar (model_runner.py:85-87)' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the attribution to init_custom_ar is not in the Diff view"
+    grep -q '^candidate 8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the failure line is not in the Diff view"
+
+    # Ctrl-L draws the same screen again after something scribbled over it.
+    tmux send-keys -t "$SESSION" C-l
+    sleep 0.3
+    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
+    grep -q '^config    enable_custom_allreduce' "$SCREEN_FILE" || fail "${w}x${h}: Ctrl-L lost the screen"
+
+    tmux send-keys -t "$SESSION" q
+    rc="$(wait_for_exit " (${w}x${h})")" || exit 1
+    [ "$rc" = 0 ] || fail "${w}x${h}: rankscope exited with status $rc"
+    tmux kill-session -t "$SESSION"
+}
+views_at 80 24
+views_at 200 50
+
+echo "tui_tmux.sh: ok (8 rank rows, phase legend, ✗oom, exit 0, normal screen restored; memory chart with peak, OOM and sites; load error exits 2 and is on stderr; at 80x24 and 200x50 with --vs: oom line, culprit site, OOM, config change, attribution, failure line, Ctrl-L)"

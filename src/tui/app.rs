@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use chrono::NaiveDateTime;
 
 use crate::analysis::align::phase_stats;
-use crate::analysis::attribute::{clock_offset_us, RankSnapshot};
+use crate::analysis::attribute::{clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence};
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
-use crate::model::{Phase, Run};
+use crate::model::{Edge, Phase, Run};
 use crate::snapshot::analysis::{summarize, SiteRule};
 use crate::snapshot::render::site_label;
 
@@ -36,7 +36,8 @@ impl View {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KindFilter {
     All,
-    /// Events that open or close a phase, and failures.
+    /// Events that open or close a phase (begin and end lines, not the lines inside one),
+    /// and failures, which end the phase a rank was in.
     Phases,
     /// Out-of-memory, errors and warnings only.
     Problems,
@@ -58,11 +59,17 @@ impl KindFilter {
         }
     }
     pub fn keeps(self, e: &Event) -> bool {
-        let problem = matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::WARNING);
+        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
         match self {
             KindFilter::All => true,
-            KindFilter::Phases => problem || crate::model::phase_of(&e.kind).is_some(),
-            KindFilter::Problems => problem,
+            KindFilter::Phases => {
+                failure
+                    || matches!(
+                        crate::model::phase_of(&e.kind),
+                        Some((_, Edge::Begin | Edge::End))
+                    )
+            }
+            KindFilter::Problems => failure || e.kind == kind::WARNING,
         }
     }
 }
@@ -82,12 +89,17 @@ pub enum Msg {
     ZoomIn,
     ZoomOut,
     FitWidth,
+    /// Ctrl-L: clear the terminal and draw everything again (after another program wrote
+    /// over the screen).
+    Redraw,
     /// Rows to move (negative: up): ranks in most views, events in the event list.
     Move(i32),
     /// Pages to scroll the event detail pane (negative: up).
     ScrollDetail(i32),
     /// Lines to scroll the event detail pane (negative: up).
     ScrollDetailLines(i32),
+    /// Pages to scroll the Diff view (negative: up).
+    ScrollDiff(i32),
     ToggleHelp,
     /// Timeline: one row per rank, or one row per phase across all ranks.
     ToggleAggregate,
@@ -194,6 +206,8 @@ const BAND_LABEL_W: u16 = 13;
 /// One allocation site of a rank's snapshot, as the Memory view lists it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiteRow {
+    /// The function, as the diff's attribution names sites: `init_custom_ar`
+    pub site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
     pub label: String,
     pub allocated: u64,
@@ -267,6 +281,7 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
             .iter()
             .take(SITES_KEPT)
             .map(|s| SiteRow {
+                site: s.site.clone(),
                 label: site_label(&s.site, &s.lines),
                 allocated: s.allocated,
                 reserved: s.reserved,
@@ -276,10 +291,113 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
     })
 }
 
+/// What `rankscope diff` leads with, for the head of the Diff view: the configuration
+/// changes and what the snapshots attribute the divergence (or the OOM) to. Computed once,
+/// when both runs and their snapshots are loaded, by the functions `diff` uses.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiffFacts {
+    /// `enable_custom_allreduce  False -> True`, environment and allocator settings.
+    pub config: Vec<String>,
+    /// Under the first divergence: the allocation sites it is attributed to and the
+    /// residual; or, when no log figure moved, the snapshots' cause (fragmentation).
+    pub cause: Vec<String>,
+    /// The failing ranks' OOM requests as their snapshots record them.
+    pub oom_sites: Vec<String>,
+    /// Snapshots that could not be read or matched, and how their clocks were matched.
+    pub notes: Vec<String>,
+    /// Allocation sites the divergence is attributed to (function name), with the change
+    /// of memory reserved there (`+40 MiB`), for the Memory view to mark.
+    pub culprits: Vec<(String, String)>,
+}
+
+/// A value of the config as `diff` shows it: Python's repr, cut to `n` characters.
+fn config_value(v: &crate::pyrepr::PyValue, n: usize) -> String {
+    crate::render::cut(&crate::text::sanitize(&v.to_python_repr()), n)
+}
+
+/// The config section of `rankscope diff`, line by line.
+fn config_lines(d: &RunDiff, ev: &SnapshotEvidence) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(cd) = &d.config {
+        for ch in &cd.changed {
+            out.push(format!(
+                "{}  {} -> {}",
+                ch.key,
+                config_value(&ch.old, 30),
+                config_value(&ch.new, 30)
+            ));
+        }
+        for (k, v) in &cd.added {
+            out.push(format!("{k}  (added) {}", config_value(v, 40)));
+        }
+        for (k, v) in &cd.removed {
+            out.push(format!("{k}  (removed, was {})", config_value(v, 40)));
+        }
+        if cd.is_empty() {
+            out.push("no change in server_args".into());
+        }
+    }
+    if let Some(n) = &d.config_note {
+        out.push(crate::text::sanitize(n));
+    }
+    for e in &d.env {
+        out.push(format!(
+            "env {}  {} -> {}",
+            e.name,
+            crate::text::sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
+            crate::text::sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
+        ));
+    }
+    out.extend(crate::render::diff_text::allocator_setting_lines(ev));
+    out
+}
+
+impl DiffFacts {
+    pub fn new(
+        d: &RunDiff,
+        attribution: Option<&Attribution>,
+        ev: &SnapshotEvidence,
+        notes: Vec<String>,
+    ) -> DiffFacts {
+        use crate::render::diff_text as dt;
+        let mut cause: Vec<String> = attribution.map(dt::attribution_lines).unwrap_or_default();
+        cause.extend(dt::fragmentation_cause_lines(
+            ev,
+            d.first_divergence.is_some(),
+        ));
+        let culprits = attribution
+            .map(|a| {
+                a.sites
+                    .iter()
+                    .filter(|s| s.phase == Some(a.phase))
+                    .take(3)
+                    .map(|s| {
+                        (
+                            s.site.clone(),
+                            crate::units::human_delta_mib(s.delta_reserved.median as i64),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        DiffFacts {
+            config: config_lines(d, ev),
+            cause,
+            oom_sites: dt::oom_site_lines(ev),
+            notes,
+            culprits,
+        }
+    }
+}
+
 pub struct App {
     pub run: Run,
     pub baseline: Option<Run>,
     pub diff: Option<RunDiff>,
+    /// The head of the Diff view; without baseline snapshots, the config changes only.
+    pub diff_facts: Option<DiffFacts>,
+    /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `update`.
+    pub diff_scroll: u16,
     pub lanes: Vec<Lane>,
     /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
     pub bands: Vec<PhaseBand>,
@@ -317,6 +435,8 @@ pub struct App {
     pub search: String,
     pub status: String,
     pub quit: bool,
+    /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
+    pub redraw: bool,
 }
 
 pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
@@ -405,10 +525,15 @@ impl App {
             .unwrap_or(4);
         let label_w = (longest + 3).clamp(6, 20) as u16;
         let bands = bands_of(&lanes);
+        let diff_facts = diff
+            .as_ref()
+            .map(|d| DiffFacts::new(d, None, &SnapshotEvidence::default(), Vec::new()));
         let mut app = App {
             run,
             baseline,
             diff,
+            diff_facts,
+            diff_scroll: 0,
             lanes,
             bands,
             aggregate: false,
@@ -435,6 +560,7 @@ impl App {
             search: String::new(),
             status: String::new(),
             quit: false,
+            redraw: false,
         };
         app.fit();
         app
@@ -458,6 +584,45 @@ impl App {
         }
         self.snap_errors = errors;
         self
+    }
+
+    /// Attaches both runs' snapshots to the diff, as `rankscope diff` reads them: the
+    /// allocation sites the divergence is attributed to, the OOM requests, fragmentation
+    /// and allocator settings. `errors` are the snapshots that could not be used.
+    pub fn with_diff_snapshots(
+        mut self,
+        base_snaps: &[RankSnapshot],
+        cand_snaps: &[RankSnapshot],
+        errors: Vec<String>,
+    ) -> App {
+        let (Some(b), Some(d)) = (&self.baseline, &self.diff) else {
+            return self;
+        };
+        let attribution =
+            crate::analysis::attribute::attribute(b, &self.run, d, base_snaps, cand_snaps);
+        let ev = crate::analysis::attribute::snapshot_evidence(&self.run, base_snaps, cand_snaps);
+        let mut notes = errors;
+        if attribution.is_none()
+            && d.first_divergence.is_some()
+            && (base_snaps.is_empty() || cand_snaps.is_empty())
+        {
+            notes.push(
+                "no snapshots in one of the runs: the divergence is not attributed to allocation sites"
+                    .into(),
+            );
+        }
+        self.diff_facts = Some(DiffFacts::new(d, attribution.as_ref(), &ev, notes));
+        self
+    }
+
+    /// What the diff attributes to this allocation site (by function name), if anything.
+    pub fn culprit(&self, site: &str) -> Option<&str> {
+        self.diff_facts
+            .as_ref()?
+            .culprits
+            .iter()
+            .find(|(s, _)| s == site)
+            .map(|(_, what)| what.as_str())
     }
 
     pub fn has_snapshots(&self) -> bool {
@@ -541,14 +706,84 @@ impl App {
         near
     }
 
+    /// The Timeline footer's events: the `n` nearest the cursor, but never without the
+    /// selected rank's failure line, which replaces the farthest of them when it is not
+    /// among them.
+    pub fn footer_events(&self, n: usize) -> Vec<(f64, &Event)> {
+        let mut near = self.events_near_cursor(n);
+        let failure = self
+            .run
+            .ranks
+            .get(self.rank_sel)
+            .and_then(|r| r.failure.as_ref())
+            .and_then(|f| f.origin.as_ref());
+        let Some(origin) = failure else {
+            return near;
+        };
+        if n == 0 || near.iter().any(|(_, e)| &e.origin == origin) {
+            return near;
+        }
+        let Some(failed) = self.run.events.iter().find(|e| &e.origin == origin) else {
+            return near;
+        };
+        let Some(t) = seconds(self.run.start, failed.ts) else {
+            return near;
+        };
+        if near.len() >= n {
+            // The farthest from the cursor is at one end of the time-ordered list.
+            let first = near.first().map_or(0.0, |x| (x.0 - self.cursor_s).abs());
+            let last = near.last().map_or(0.0, |x| (x.0 - self.cursor_s).abs());
+            if first > last {
+                near.remove(0);
+            } else {
+                near.pop();
+            }
+        }
+        near.push((t, failed));
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        near
+    }
+
     fn fit(&mut self) {
-        self.scale = (self.span_s / fit_cols(self.plot_width())).max(MIN_SCALE);
+        self.scale = self.fit_scale();
         self.offset_s = 0.0;
         self.cursor_s = self.cursor_s.clamp(0.0, self.span_s);
     }
 
-    fn max_scale(&self) -> f64 {
-        self.span_s.max(MIN_SCALE)
+    /// Seconds per column when the whole run fits the width: the widest zoom, since
+    /// zooming out further would only add empty columns after the end.
+    ///
+    /// The aggregate rows (`a`) write their figures beside the bar, never over it: a row
+    /// whose figures fit neither before its bar nor after it at that scale widens the fit
+    /// until they fit after it, so that the fitted view shows every figure whole.
+    pub fn fit_scale(&self) -> f64 {
+        let mut scale = (self.span_s / fit_cols(self.plot_width())).max(MIN_SCALE);
+        if self.aggregate {
+            let cols = f64::from(self.plot_width());
+            for b in &self.bands {
+                let len = super::widgets::timeline::band_text_len(b) as f64;
+                if (b.first_start / scale).floor() - len < 0.0 && cols > len + 1.0 {
+                    scale = scale.max(b.last_end / (cols - len - 1.0));
+                }
+            }
+        }
+        scale
+    }
+
+    fn is_fit(&self) -> bool {
+        self.offset_s == 0.0 && (self.scale - self.fit_scale()).abs() < 1e-9
+    }
+
+    /// Changes what the plot's width depends on, keeping a fitted view fitted and no
+    /// zoom wider than the fitted one.
+    fn relayout(&mut self, change: impl FnOnce(&mut App)) {
+        let was_fit = self.is_fit();
+        change(self);
+        if was_fit || self.scale > self.fit_scale() {
+            self.fit();
+        } else {
+            self.clamp_offset();
+        }
     }
 
     fn clamp_offset(&mut self) {
@@ -566,8 +801,23 @@ impl App {
     }
 
     fn zoom(&mut self, factor: f64) {
+        let fit = self.fit_scale();
+        let to = (self.scale * factor).clamp(MIN_SCALE, fit);
+        if (to - self.scale).abs() < 1e-12 {
+            self.status = if factor > 1.0 {
+                "zoomed out to the whole run".into()
+            } else {
+                format!("finest zoom: {MIN_SCALE} s per column")
+            };
+            return;
+        }
+        if to == fit {
+            // Back at the widest zoom: exactly the fitted view, so that `=` and `-` agree.
+            self.fit();
+            return;
+        }
         let col = (self.cursor_s - self.offset_s) / self.scale;
-        self.scale = (self.scale * factor).clamp(MIN_SCALE, self.max_scale());
+        self.scale = to;
         self.offset_s = self.cursor_s - col * self.scale;
         self.clamp_offset();
     }
@@ -636,21 +886,21 @@ fn scroll_detail(app: &mut App, by: i64) {
 }
 
 pub fn update(app: &mut App, msg: Msg) {
+    // A status message answers the key before it; the next key replaces it.
+    if !matches!(msg, Msg::Resize(..) | Msg::Redraw) {
+        app.status.clear();
+    }
     match msg {
         Msg::Resize(w, h) => {
-            let was_fit = app.offset_s == 0.0
-                && (app.scale - (app.span_s / fit_cols(app.plot_width())).max(MIN_SCALE)).abs()
-                    < 1e-9;
-            app.width = w;
-            app.height = h;
-            if was_fit {
-                app.fit();
-            } else {
-                app.clamp_offset();
-            }
+            app.relayout(|app| {
+                app.width = w;
+                app.height = h;
+            });
             // A taller pane may show the whole text: keep no blank page at its end.
             let (_, max) = super::ui::detail_scroll_room(app);
             app.detail_scroll = app.detail_scroll.min(max);
+            let (_, max) = super::ui::diff_scroll_room(app);
+            app.diff_scroll = app.diff_scroll.min(max);
         }
         Msg::Quit => app.quit = true,
         Msg::Back => {
@@ -690,21 +940,27 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::ZoomIn => app.zoom(0.5),
         Msg::ZoomOut => app.zoom(2.0),
         Msg::FitWidth => app.fit(),
+        Msg::Redraw => app.redraw = true,
         Msg::Move(by) => app.move_rows(by),
         Msg::ScrollDetail(pages) => {
             let (page, _) = super::ui::detail_scroll_room(app);
             scroll_detail(app, i64::from(pages) * i64::from(page.max(1)));
         }
         Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
+        Msg::ScrollDiff(pages) => {
+            let (page, max) = super::ui::diff_scroll_room(app);
+            let to = i64::from(app.diff_scroll) + i64::from(pages) * i64::from(page.max(1));
+            app.diff_scroll = to.clamp(0, i64::from(max)) as u16;
+        }
         Msg::ToggleHelp => app.help = !app.help,
-        Msg::ToggleAggregate => {
+        Msg::ToggleAggregate => app.relayout(|app| {
             app.aggregate = !app.aggregate;
             app.label_w = if app.aggregate {
                 app.rank_label_w.max(BAND_LABEL_W)
             } else {
                 app.rank_label_w
             };
-        }
+        }),
         Msg::ToggleDetail => {
             app.detail = !app.detail;
             app.detail_scroll = 0;

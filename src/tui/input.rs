@@ -8,7 +8,10 @@ use super::app::{App, Msg, View};
 pub const HELP: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "next / previous view"),
     ("← → / h l", "move the time cursor (Shift: 10 columns)"),
-    ("+ / -", "zoom in / out around the cursor"),
+    (
+        "+ / -",
+        "zoom in / out around the cursor, out to the whole run",
+    ),
     (
         "= / Home / End",
         "fit the run to the width / cursor to start / end",
@@ -20,7 +23,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     (
         "PgUp / PgDn",
-        "ten rows up / down; a page of the detail pane when open",
+        "ten rows up / down; a page of the Diff view or detail pane",
     ),
     ("J / K", "Events, detail open: scroll the detail a line"),
     ("mouse wheel", "scroll rows"),
@@ -34,6 +37,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("?", "show or hide this help"),
     ("Esc", "close help, search or detail; else quit"),
+    ("Ctrl-L", "redraw the screen"),
     ("q / Ctrl-C", "quit"),
 ];
 
@@ -53,8 +57,12 @@ pub fn from_event(ev: &Event, app: &App) -> Option<Msg> {
 }
 
 pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
-    if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
-        return Some(Msg::Quit);
+    if k.modifiers.contains(KeyModifiers::CONTROL) {
+        match k.code {
+            KeyCode::Char('c') => return Some(Msg::Quit),
+            KeyCode::Char('l') => return Some(Msg::Redraw),
+            _ => {}
+        }
     }
     if app.search_input.is_some() {
         return match k.code {
@@ -87,6 +95,8 @@ pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
         KeyCode::PageDown if app.view == View::Events && app.detail => Msg::ScrollDetail(1),
         KeyCode::Char('K') if app.view == View::Events && app.detail => Msg::ScrollDetailLines(-1),
         KeyCode::Char('J') if app.view == View::Events && app.detail => Msg::ScrollDetailLines(1),
+        KeyCode::PageUp if app.view == View::Diff => Msg::ScrollDiff(-1),
+        KeyCode::PageDown if app.view == View::Diff => Msg::ScrollDiff(1),
         KeyCode::PageUp => Msg::Move(-10),
         KeyCode::PageDown => Msg::Move(10),
         KeyCode::Char('?') => Msg::ToggleHelp,

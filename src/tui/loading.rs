@@ -149,14 +149,21 @@ pub fn load_app_paths(
         p.set_stage(format!("reading {n} memory snapshots"));
     }
     let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
-    let baseline = if vs.is_empty() {
-        None
-    } else {
-        p.set_stage(format!("reading the baseline {}", shown(vs)));
-        let r = load_paths(gs, vs, opts, &|_, _| {})
-            .map_err(|e| format!("baseline {}: {e}", shown(vs)))?;
-        Some(r.run)
-    };
+    if vs.is_empty() {
+        p.set_stage("lining up the ranks");
+        return Ok(App::new(loaded.run, None, color).with_snapshots(&snaps, errors));
+    }
+    p.set_stage(format!("reading the baseline {}", shown(vs)));
+    let base =
+        load_paths(gs, vs, opts, &|_, _| {}).map_err(|e| format!("baseline {}: {e}", shown(vs)))?;
+    // The baseline's snapshots are what the diff attributes the divergence with.
+    let (base_snaps, base_errors) = load_snapshots(&base.run, &base.files);
     p.set_stage("lining up the ranks");
-    Ok(App::new(loaded.run, baseline, color).with_snapshots(&snaps, errors))
+    let notes = base_errors
+        .into_iter()
+        .map(|e| format!("baseline: {e}"))
+        .collect();
+    Ok(App::new(loaded.run, Some(base.run), color)
+        .with_diff_snapshots(&base_snaps, &snaps, notes)
+        .with_snapshots(&snaps, errors))
 }

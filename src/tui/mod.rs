@@ -122,6 +122,9 @@ fn event_loop(terminal: &mut Term, app: &mut App) -> Result<(), TuiError> {
     // Redraw only after something happened: `read` blocks until the next key, mouse or
     // resize event.
     while !app.quit {
+        if std::mem::take(&mut app.redraw) {
+            terminal.clear()?;
+        }
         terminal.draw(|f| ui::draw(f, app))?;
         let ev = crossterm::event::read()?;
         if let Some(msg) = input::from_event(&ev, app) {
@@ -207,6 +210,33 @@ pub fn run_paths(
             }
         }
     })
+}
+
+/// `WxH` (`120x40`) as a terminal size, for `tui --first-frame`.
+pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("expected a size like 120x40, got {s:?}");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u16, u16) = (w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?);
+    if w == 0 || h == 0 {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+/// Loads the run as the TUI's worker does and draws the first screen the user would see,
+/// as text, without a terminal: the work between `rankscope tui` and its first screen,
+/// measurable by `benches/tui_first_screen.sh`.
+pub fn first_frame(
+    gs: &GrammarSet,
+    run_paths: &[PathBuf],
+    vs: &[PathBuf],
+    opts: &crate::load::LoadOptions,
+    (width, height): (u16, u16),
+) -> Result<String, TuiError> {
+    let progress = loading::Progress::default();
+    let mut app = loading::load_app_paths(gs, run_paths, vs, opts, false, &progress)
+        .map_err(TuiError::Load)?;
+    Ok(render_text(&mut app, width, height))
 }
 
 /// The loading screen as text lines, for tests and docs/tui.md.

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::app::{failed_kinds, seconds, App, View};
 use super::input::HELP;
 use super::loading::Loading;
-use super::widgets::memchart::MemChart;
+use super::widgets::memchart::{self, MemChart};
 use super::widgets::memory::{Memory, PARTS};
 use super::widgets::timeline::{time_label, Timeline};
 use super::widgets::{failure_style, phase_glyph, phase_style, warn_style};
@@ -102,33 +102,75 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             View::Events => {
                 "↑↓ event  Enter detail  r rank/all  f kinds  / search  n/N match  ? help  q quit"
             }
-            _ => "↑↓ rank  Tab view  ? help  q quit",
+            View::Diff => {
+                let (_, max) = diff_scroll_room(app);
+                if app.diff_scroll < max {
+                    "↑↓ rank  PgDn more below  Tab view  ? help  q quit"
+                } else if max > 0 {
+                    "↑↓ rank  PgUp back to the top  Tab view  ? help  q quit"
+                } else {
+                    "↑↓ rank  Tab view  ? help  q quit"
+                }
+            }
+            View::Memory => "↑↓ rank  Tab view  ? help  q quit",
         };
         Line::from(Span::styled(hint, dim(app.color)))
     };
     f.render_widget(Paragraph::new(line), area);
 }
 
-fn legend(app: &App) -> Line<'static> {
-    let mut spans = Vec::new();
+/// Lays out items left to right with two spaces between, starting a new line where the
+/// next one would not fit: a legend wraps rather than losing its last entries.
+pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width);
+    let mut lines = Vec::new();
+    let mut cur: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for item in items {
+        let w: usize = item.iter().map(|s| s.content.chars().count()).sum();
+        if used > 0 && used + 2 + w > width {
+            lines.push(Line::from(std::mem::take(&mut cur)));
+            used = 0;
+        }
+        if used > 0 {
+            cur.push(Span::raw("  "));
+            used += 2;
+        }
+        cur.extend(item);
+        used += w;
+    }
+    if !cur.is_empty() {
+        lines.push(Line::from(cur));
+    }
+    lines
+}
+
+fn legend(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut items = Vec::new();
     for p in Phase::ALL {
-        spans.push(Span::styled(
-            format!("{}{}", phase_glyph(p), phase_glyph(p)),
-            phase_style(p, app.color),
-        ));
-        spans.push(Span::raw(format!(" {}  ", p.name())));
+        items.push(vec![
+            Span::styled(
+                format!("{}{}", phase_glyph(p), phase_glyph(p)),
+                phase_style(p, app.color),
+            ),
+            Span::raw(format!(" {}", p.name())),
+        ]);
     }
     if app.aggregate {
         // The aggregate rows: a phase's first end, the spread of ends, the median end.
-        spans.push(Span::raw("─┃ ends first─median┃─last  "));
+        items.push(vec![Span::raw("─┃ ends first─median┃─last")]);
     } else {
-        spans.push(Span::raw("┄┄ unfinished  "));
+        items.push(vec![Span::raw("┄┄ unfinished")]);
     }
-    spans.push(Span::styled("✗", failure_style(app.color)));
-    spans.push(Span::raw(" failure  "));
-    spans.push(Span::styled("!", warn_style(app.color)));
-    spans.push(Span::raw(" straggler"));
-    Line::from(spans)
+    items.push(vec![
+        Span::styled("✗", failure_style(app.color)),
+        Span::raw(" failure"),
+    ]);
+    items.push(vec![
+        Span::styled("!", warn_style(app.color)),
+        Span::raw(" straggler"),
+    ]);
+    flow(items, width)
 }
 
 fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
@@ -137,15 +179,24 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
     } else {
         app.lanes.len()
     };
-    let lanes = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(1);
+    let legend = legend(app, area.width);
+    let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
+    let lane = app.lanes.get(app.rank_sel);
+    // What must stay on screen however many ranks there are: the cursor line and, for a
+    // rank that failed, its failure line.
+    let foot_min = 1 + u16::from(lane.is_some_and(|l| l.failure.is_some()));
+    let plot_h = u16::try_from(rows)
+        .unwrap_or(u16::MAX)
+        .saturating_add(1)
+        .min(area.height.saturating_sub(leg_h + 1 + foot_min).max(2));
     let [leg, plot, _gap, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Max(lanes),
+        Constraint::Length(leg_h),
+        Constraint::Length(plot_h),
         Constraint::Length(1),
         Constraint::Min(0),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(legend(app)), leg);
+    f.render_widget(Paragraph::new(legend), leg);
     f.render_widget(Timeline { app }, plot);
     if app.lanes.is_empty() {
         f.render_widget(Paragraph::new("no rank-tagged events in this run"), plot);
@@ -165,7 +216,6 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
         .selected_rank()
         .map(|r| r.to_string())
         .unwrap_or_default();
-    let lane = app.lanes.get(app.rank_sel);
     let phase_now = lane
         .and_then(|l| {
             l.segments
@@ -197,7 +247,7 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
     }
     lines.push(Line::from(head));
     let n = usize::from(foot.height.saturating_sub(1));
-    for (t, e) in app.events_near_cursor(n) {
+    for (t, e) in app.footer_events(n) {
         let st = if matches!(e.kind.as_str(), "oom" | "error") {
             failure_style(app.color)
         } else {
@@ -223,40 +273,28 @@ fn fmt_scale(s: f64) -> String {
 }
 
 fn draw_memory(f: &mut Frame, app: &App, area: Rect) {
-    let rows = app.run.ranks.len() as u16 + 1;
+    let rows = u16::try_from(app.run.ranks.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(1);
+    let mut legend_items = Vec::new();
+    for (p, _, label) in PARTS {
+        let g = if p == Phase::Ready {
+            '·'
+        } else {
+            phase_glyph(p)
+        };
+        legend_items.push(vec![
+            Span::styled(format!("{g}{g}"), phase_style(p, app.color)),
+            Span::raw(format!(" {label}")),
+        ]);
+    }
+    let legend = flow(legend_items, area.width);
+    let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
+    let left = |y: u16| area.bottom().saturating_sub(y);
     let title = Rect {
         height: area.height.min(1),
         ..area
     };
-    let mut y = title.bottom();
-    let left = |y: u16| area.bottom().saturating_sub(y);
-    // With snapshots the chart needs room more than the table needs every rank at once:
-    // the table scrolls to follow the selection instead.
-    let (chart_min, sites_h) = if app.has_snapshots() {
-        let n = app.selected_snap().map_or(0, |s| s.sites.len()) as u16;
-        let sites_h = if area.height >= 30 {
-            n.min(5)
-        } else {
-            n.min(3)
-        };
-        (7, if n > 0 { sites_h + 1 } else { 1 })
-    } else {
-        (0, 0)
-    };
-    let gap = u16::from(!app.has_snapshots());
-    let table_h = rows.min(left(y).saturating_sub(1 + gap + chart_min + sites_h).max(2));
-    let table = Rect {
-        y,
-        height: table_h.min(left(y)),
-        ..area
-    };
-    y = table.bottom().saturating_add(gap).min(area.bottom());
-    let leg = Rect {
-        y,
-        height: left(y).min(1),
-        ..area
-    };
-    y = leg.bottom();
     f.render_widget(
         Paragraph::new(Line::styled(
             "GPU memory per rank, as the log reports it after each phase",
@@ -264,90 +302,176 @@ fn draw_memory(f: &mut Frame, app: &App, area: Rect) {
         )),
         title,
     );
-    f.render_widget(Memory { app }, table);
-    let mut spans = Vec::new();
-    for (p, _, label) in PARTS {
-        let g = if p == Phase::Ready {
-            '·'
-        } else {
-            phase_glyph(p)
-        };
-        spans.push(Span::styled(format!("{g}{g}"), phase_style(p, app.color)));
-        spans.push(Span::raw(format!(" {label}  ")));
-    }
-    f.render_widget(Paragraph::new(Line::from(spans)), leg);
-    if app.has_snapshots() {
-        let chart_h = left(y).saturating_sub(sites_h).min(18);
-        let chart = Rect {
+    let mut y = title.bottom();
+    if !app.has_snapshots() {
+        let table = Rect {
             y,
-            height: chart_h,
+            height: rows
+                .min(left(y).saturating_sub(1 + leg_h).max(2))
+                .min(left(y)),
             ..area
         };
-        y = chart.bottom();
-        f.render_widget(MemChart { app }, chart);
-        let sites = Rect {
+        f.render_widget(Memory { app }, table);
+        y = table.bottom().saturating_add(1).min(area.bottom());
+        let leg = Rect {
             y,
-            height: left(y).min(sites_h),
+            height: left(y).min(leg_h),
             ..area
         };
-        y = sites.bottom();
-        draw_sites(f, app, sites);
-        if !app.snap_errors.is_empty() {
-            let note = Rect {
-                y,
-                height: left(y),
-                ..area
-            };
-            let text: Vec<Line> = app
-                .snap_errors
-                .iter()
-                .map(|e| Line::styled(sanitize(e), warn_style(app.color)))
-                .collect();
-            f.render_widget(Paragraph::new(text), note);
+        f.render_widget(Paragraph::new(legend), leg);
+        y = leg.bottom();
+        let note = Rect {
+            y,
+            height: left(y),
+            ..area
+        };
+        let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache \
+size · graph: cuda_graph mem usage · free: last reported available memory";
+        let mut lines = vec![Line::styled(text, dim(app.color))];
+        // Snapshots that were there but could not be used say so, or their absence would
+        // look like a run recorded without them.
+        for e in &app.snap_errors {
+            lines.push(Line::styled(sanitize(e), warn_style(app.color)));
         }
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), note);
         return;
     }
-    let note = Rect {
+    // With snapshots, what the screen must keep is the OOM (the chart's header) and the
+    // sites, the culprit among them; the table then shrinks to the selected rank and
+    // scrolls, and the plot takes what is left.
+    let header = memchart::header_lines(app, area.width);
+    let header_h = u16::try_from(header.len()).unwrap_or(u16::MAX);
+    let sites = shown_sites(app, area.height);
+    let sites_h = u16::try_from(sites.len()).unwrap_or(u16::MAX) + 1;
+    let notes_h = u16::try_from(app.snap_errors.len()).unwrap_or(u16::MAX);
+    // Header, three rows of plot, the phase strip and the time axis.
+    let chart_min = header_h + 5;
+    let table_h = rows
+        .min(left(y).saturating_sub(leg_h + chart_min + sites_h + notes_h))
+        .max(2)
+        .min(left(y));
+    let table = Rect {
         y,
-        height: left(y),
+        height: table_h,
         ..area
     };
-    let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache size · \
-graph: cuda_graph mem usage · free: last reported available memory";
-    let mut lines = vec![Line::styled(text, dim(app.color))];
-    // Snapshots that were there but could not be used say so, or their absence would
-    // look like a run recorded without them.
-    for e in &app.snap_errors {
-        lines.push(Line::styled(sanitize(e), warn_style(app.color)));
+    f.render_widget(Memory { app }, table);
+    y = table.bottom();
+    let leg = Rect {
+        y,
+        height: left(y).min(leg_h),
+        ..area
+    };
+    f.render_widget(Paragraph::new(legend), leg);
+    y = leg.bottom();
+    // The sites and notes are laid out first, so that a short screen cuts the plot.
+    let bottom_h = (sites_h + notes_h).min(left(y));
+    let chart_h = left(y).saturating_sub(bottom_h).min(header_h + 17);
+    let chart = Rect {
+        y,
+        height: chart_h,
+        ..area
+    };
+    f.render_widget(MemChart { app, header }, chart);
+    y = chart.bottom();
+    let sites_area = Rect {
+        y,
+        height: left(y).min(sites_h),
+        ..area
+    };
+    draw_sites(f, app, &sites, sites_area);
+    y = sites_area.bottom();
+    if notes_h > 0 {
+        let note = Rect {
+            y,
+            height: left(y),
+            ..area
+        };
+        let text: Vec<Line> = app
+            .snap_errors
+            .iter()
+            .map(|e| Line::styled(sanitize(e), warn_style(app.color)))
+            .collect();
+        f.render_widget(Paragraph::new(text), note);
     }
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), note);
 }
 
-/// The selected rank's largest allocation sites, live at the end of its snapshot.
-fn draw_sites(f: &mut Frame, app: &App, area: Rect) {
+/// The selected rank's sites the Memory view lists: the largest, as many as the height
+/// allows (five, four on a short screen), and always the ones the diff blames, in place
+/// of the smallest shown.
+fn shown_sites(app: &App, height: u16) -> Vec<&super::app::SiteRow> {
+    let Some(s) = app.selected_snap() else {
+        return Vec::new();
+    };
+    let cap = if height >= 30 { 5 } else { 4 };
+    let mut shown: Vec<&super::app::SiteRow> = s.sites.iter().take(cap).collect();
+    for culprit in s.sites.iter().skip(cap) {
+        if app.culprit(&culprit.site).is_none() {
+            continue;
+        }
+        // Replace the smallest shown site that is not itself a culprit.
+        if let Some(i) = shown.iter().rposition(|r| app.culprit(&r.site).is_none()) {
+            shown.remove(i);
+            shown.push(culprit);
+        }
+    }
+    shown
+}
+
+/// The selected rank's largest allocation sites, live at the end of its snapshot, the
+/// ones the diff attributes the divergence to marked `▶` with their change.
+fn draw_sites(f: &mut Frame, app: &App, sites: &[&super::app::SiteRow], area: Rect) {
     let Some(s) = app.selected_snap() else {
         return;
     };
-    let mut lines = vec![Line::styled(
-        format!(
-            "{}{:>12}{:>12}   {}",
-            fit("allocation site (live at the end of the snapshot)", 52),
-            "allocated",
-            "reserved",
-            sanitize(&s.path)
-        ),
-        bold(),
-    )];
-    if s.sites.is_empty() {
-        lines.push(Line::from("no live allocations"));
+    let blamed = app
+        .diff_facts
+        .as_ref()
+        .is_some_and(|d| !d.culprits.is_empty());
+    // The label column: the longest label shown, within what the figures leave.
+    let longest = sites
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let figures_w = 24 + if blamed { 12 } else { 0 };
+    let label_w = longest.clamp(30, 52).min(
+        usize::from(area.width)
+            .saturating_sub(2 + figures_w)
+            .max(16),
+    );
+    let mut head = format!(
+        "  {}{:>12}{:>12}",
+        fit("allocation site (live at the end)", label_w),
+        "allocated",
+        "reserved",
+    );
+    if blamed {
+        head.push_str(&format!("{:>12}", "vs baseline"));
     }
-    for site in &s.sites {
-        lines.push(Line::from(format!(
-            "{}{:>12}{:>12}",
-            fit(&sanitize(&site.label), 52),
-            fmt_bytes(site.allocated),
-            fmt_bytes(site.reserved)
-        )));
+    head.push_str(&format!("   {}", sanitize(&s.path)));
+    let mut lines = vec![Line::styled(head, bold())];
+    if s.sites.is_empty() {
+        lines.push(Line::from("  no live allocations"));
+    }
+    for site in sites {
+        let culprit = app.culprit(&site.site);
+        let mut spans = vec![
+            Span::styled(
+                if culprit.is_some() { "▶ " } else { "  " },
+                warn_style(app.color),
+            ),
+            Span::raw(format!(
+                "{}{:>12}{:>12}",
+                fit(&sanitize(&site.label), label_w),
+                fmt_bytes(site.allocated),
+                fmt_bytes(site.reserved)
+            )),
+        ];
+        if let Some(what) = culprit {
+            spans.push(Span::styled(format!("{what:>12}"), warn_style(app.color)));
+        }
+        lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), area);
 }
@@ -362,66 +486,160 @@ fn col(s: &str, width: usize) -> String {
 }
 
 fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
-    let Some(d) = &app.diff else {
+    if app.diff.is_none() {
         f.render_widget(
             Paragraph::new("no baseline: start with --vs BASELINE"),
             area,
         );
         return;
+    }
+    let lines = diff_lines(app, area.width);
+    let top = usize::from(app.diff_scroll).min(lines.len().saturating_sub(1));
+    f.render_widget(
+        Paragraph::new(lines).scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)),
+        area,
+    );
+}
+
+/// Width of the label column of the Diff view's head (`config`, `cause`, `candidate`).
+const DIFF_LABEL_W: usize = 10;
+
+/// `text` wrapped under `label`, as `rankscope diff` lays out its head.
+fn labelled(lines: &mut Vec<Line<'static>>, label: &str, text: &str, st: Style, width: u16) {
+    let w = usize::from(width).saturating_sub(DIFF_LABEL_W).max(20);
+    for (i, part) in wrap_line(text, w).into_iter().enumerate() {
+        let l = if i == 0 { label } else { "" };
+        lines.push(Line::from(vec![
+            Span::styled(fit(l, DIFF_LABEL_W), bold()),
+            Span::styled(part, st),
+        ]));
+    }
+}
+
+/// The Diff view as lines for `width` columns: first what `rankscope diff` leads with
+/// (the verdict, the config changes, the cause and its allocation sites, the failure),
+/// then every compared figure. Longer than the screen, it scrolls (PgUp/PgDn).
+pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let Some(d) = &app.diff else {
+        return lines;
     };
     let c = app.color;
-    let mut lines: Vec<Line> = Vec::new();
+    let empty = super::app::DiffFacts::default();
+    let facts = app.diff_facts.as_ref().unwrap_or(&empty);
     let status_st = match d.status {
         crate::analysis::diff::Status::Failed => failure_style(c),
         crate::analysis::diff::Status::Regressed => warn_style(c),
         _ => bold(),
     };
-    lines.push(Line::from(vec![
-        Span::styled(format!(" {} ", d.status.label()), status_st),
-        Span::raw(format!("  {}", sanitize(&d.headline))),
-    ]));
+    let status = format!(" {} ", d.status.label());
+    let indent = status.chars().count() + 2;
+    let head_w = usize::from(width).saturating_sub(indent).max(20);
+    for (i, part) in wrap_line(&sanitize(&d.headline), head_w)
+        .into_iter()
+        .enumerate()
+    {
+        let first = if i == 0 {
+            Span::styled(status.clone(), status_st)
+        } else {
+            Span::raw(" ".repeat(status.chars().count()))
+        };
+        lines.push(Line::from(vec![first, Span::raw("  "), Span::raw(part)]));
+    }
+    for (i, l) in facts.config.iter().enumerate() {
+        labelled(
+            &mut lines,
+            if i == 0 { "config" } else { "" },
+            l,
+            warn_style(c),
+            width,
+        );
+    }
+    let mut cause_label = "cause";
     if let Some(div) = &d.first_divergence {
         let fd = d
             .figures
             .iter()
             .find(|x| x.phase == div.phase && x.figure == div.figure);
         let delta = fd.map_or(String::new(), |fd| delta_text(fd, div.delta.median));
-        lines.push(Line::from(vec![
-            Span::styled("first divergence ", bold()),
-            Span::styled(
-                format!(
-                    "{} {} {} on {}/{} ranks ({})",
-                    div.phase,
-                    div.figure.replace('_', " "),
-                    delta,
-                    div.ranks_moved,
-                    div.ranks_compared,
-                    div.class.name()
-                ),
-                warn_style(c),
+        labelled(
+            &mut lines,
+            cause_label,
+            &format!(
+                "{} {} {} on {}/{} ranks ({}), the first divergence",
+                div.phase,
+                div.figure.replace('_', " "),
+                delta,
+                div.ranks_moved,
+                div.ranks_compared,
+                div.class.name()
             ),
-        ]));
-    } else {
-        lines.push(Line::from("first divergence: none beyond noise"));
+            warn_style(c),
+            width,
+        );
+        cause_label = "";
+    } else if facts.cause.is_empty() {
+        labelled(
+            &mut lines,
+            cause_label,
+            "no log figure moved beyond the print resolution",
+            Style::new(),
+            width,
+        );
     }
+    for l in &facts.cause {
+        labelled(&mut lines, cause_label, &sanitize(l), Style::new(), width);
+        cause_label = "";
+    }
+    let mut failed_label = "candidate";
     for g in &d.candidate.groups {
-        lines.push(Line::from(vec![
-            Span::styled("candidate failed ", bold()),
-            Span::styled(sanitize(&g.describe()), failure_style(c)),
-        ]));
+        labelled(
+            &mut lines,
+            failed_label,
+            &sanitize(&g.describe()),
+            failure_style(c),
+            width,
+        );
+        failed_label = "";
     }
     if let Some((r, k, p)) = &d.candidate.first_failure {
-        lines.push(Line::from(format!(
-            "root             {r} ({} in {p})",
-            k.name()
-        )));
+        let what = if d.candidate.failed_ranks > 1 {
+            "first to fail on its own"
+        } else {
+            "root"
+        };
+        labelled(
+            &mut lines,
+            failed_label,
+            &format!("{what}: {r} ({} in {p})", k.name()),
+            Style::new(),
+            width,
+        );
+    }
+    for l in &facts.oom_sites {
+        labelled(&mut lines, "", &sanitize(l), Style::new(), width);
     }
     lines.push(Line::from(""));
+    lines.extend(figure_table(app, d, width));
+    let notes: Vec<&String> = d.comparability.notes.iter().chain(&facts.notes).collect();
+    if !notes.is_empty() {
+        lines.push(Line::from(""));
+        for n in notes {
+            labelled(&mut lines, "note", &sanitize(n), dim(c), width);
+        }
+    }
+    lines
+}
+
+/// Every compared figure, baseline against candidate, and the selected rank's.
+fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Vec<Line<'static>> {
+    let c = app.color;
+    let mut lines = Vec::new();
     let rank = app.selected_rank();
     let rank_name = rank.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
     // Narrow terminals keep the all-ranks delta but drop the medians and the rank count,
     // so that the selected rank's figures fit.
-    let w: [usize; 6] = if area.width < 110 {
+    let w: [usize; 6] = if width < 110 {
         [12, 13, 0, 0, 10, 0]
     } else {
         [12, 14, 11, 11, 20, 16]
@@ -496,13 +714,7 @@ fn draw_diff(f: &mut Frame, app: &App, area: Rect) {
         }
         lines.push(Line::from(spans));
     }
-    if !d.comparability.notes.is_empty() {
-        lines.push(Line::from(""));
-        for n in &d.comparability.notes {
-            lines.push(Line::styled(sanitize(n), dim(c)));
-        }
-    }
-    f.render_widget(Paragraph::new(lines), area);
+    lines
 }
 
 fn draw_events(f: &mut Frame, app: &App, area: Rect) {
@@ -622,9 +834,20 @@ pub fn detail_scroll_room(app: &App) -> (u16, u16) {
     (inner.height, u16::try_from(max).unwrap_or(u16::MAX))
 }
 
+/// Rows the Diff view shows at once and the furthest it can scroll, for the app's size.
+pub fn diff_scroll_room(app: &App) -> (u16, u16) {
+    if app.diff.is_none() {
+        return (0, 0);
+    }
+    let [_, body, _] = frame_areas(Rect::new(0, 0, app.width, app.height));
+    let n = diff_lines(app, body.width).len();
+    let max = n.saturating_sub(usize::from(body.height));
+    (body.height, u16::try_from(max).unwrap_or(u16::MAX))
+}
+
 /// Breaks a line to `width` columns, at a space when there is one, so that the pane can
 /// count its rows and scroll by them exactly.
-fn wrap_line(s: &str, width: usize) -> Vec<String> {
+pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
     if width == 0 || chars.len() <= width {
         return vec![s.to_string()];

@@ -5,6 +5,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::timeline::time_label;
@@ -24,6 +25,47 @@ const Y_LABEL: u16 = 11;
 
 pub struct MemChart<'a> {
     pub app: &'a App,
+    /// From [`header_lines`], for the same width: the caller lays out the view by it.
+    pub header: Vec<Line<'static>>,
+}
+
+/// The chart's header for `width` columns: the rank and what the glyphs mean, the peak,
+/// and the first OOM in words, each moved to a new line rather than cut, and the OOM
+/// wrapped when it is longer than a line.
+pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let color = app.color;
+    let bold = Style::new().add_modifier(Modifier::BOLD);
+    let rank = app
+        .selected_rank()
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    let Some(s) = app.selected_snap() else {
+        return vec![Line::styled(format!("{rank}: no snapshot"), bold)];
+    };
+    let mut items = vec![
+        vec![Span::styled(format!("{rank} snapshot"), bold)],
+        vec![Span::raw(format!("{ALLOCATED} allocated"))],
+        vec![Span::raw(format!("{RESERVED} reserved"))],
+    ];
+    if let Some((t, b)) = s.peak {
+        items.push(vec![Span::styled(
+            format!("{PEAK} peak {} at {}", fmt_bytes(b), time_label(t)),
+            warn_style(color),
+        )]);
+    }
+    let mut lines = crate::tui::ui::flow(items, width);
+    if let Some((t, asked, site)) = &s.oom {
+        let text = format!(
+            "{OOM}oom at {}: asked {} in {}",
+            time_label(*t),
+            fmt_bytes(*asked),
+            sanitize(site)
+        );
+        for part in crate::tui::ui::wrap_line(&text, usize::from(width)) {
+            lines.push(Line::styled(part, failure_style(color)));
+        }
+    }
+    lines
 }
 
 /// The time range the chart spans: the whole run, widened to the snapshot when it
@@ -77,66 +119,27 @@ impl Widget for MemChart<'_> {
         if area.height == 0 || area.width == 0 {
             return;
         }
-        let rank = app
-            .selected_rank()
-            .map(|r| r.to_string())
-            .unwrap_or_default();
         let Some(s) = app.selected_snap() else {
-            put(
-                buf,
-                area,
-                area.x,
-                area.y,
-                &format!("{rank}: no snapshot"),
-                bold,
-            );
+            for (i, l) in self.header.iter().enumerate() {
+                buf.set_line(area.x, area.y + i as u16, l, area.width);
+            }
             return;
         };
-        // Header: what the glyphs mean, then the peak and the OOM in words.
-        let mut x = put(
-            buf,
-            area,
-            area.x,
-            area.y,
-            &format!("{rank} snapshot  "),
-            bold,
-        );
-        x = put(buf, area, x, area.y, &format!("{ALLOCATED}"), Style::new());
-        x = put(buf, area, x, area.y, " allocated  ", Style::new());
-        x = put(buf, area, x, area.y, &format!("{RESERVED}"), Style::new());
-        x = put(buf, area, x, area.y, " reserved  ", Style::new());
-        if let Some((t, b)) = s.peak {
-            x = put(
-                buf,
-                area,
-                x,
-                area.y,
-                &format!("{PEAK} peak {} at {}  ", fmt_bytes(b), time_label(t)),
-                warn_style(color),
-            );
-        }
-        if let Some((t, asked, site)) = &s.oom {
-            put(
-                buf,
-                area,
-                x,
-                area.y,
-                &format!(
-                    "{OOM}oom at {}: asked {} in {}",
-                    time_label(*t),
-                    fmt_bytes(*asked),
-                    sanitize(site)
-                ),
-                failure_style(color),
-            );
+        let header_h = u16::try_from(self.header.len()).unwrap_or(u16::MAX);
+        for (i, l) in self.header.iter().enumerate() {
+            let y = area.y.saturating_add(i as u16);
+            if y >= area.bottom() {
+                return;
+            }
+            buf.set_line(area.x, y, l, area.width);
         }
 
         // Rows: header, plot, phase/marker strip, time axis.
-        if area.height < 4 || area.width <= Y_LABEL + 2 {
+        if area.height < header_h.saturating_add(3) || area.width <= Y_LABEL + 2 {
             return;
         }
-        let plot_h = area.height - 3;
-        let plot_top = area.y + 1;
+        let plot_h = area.height - header_h - 2;
+        let plot_top = area.y + header_h;
         let strip_y = plot_top + plot_h;
         let axis_y = strip_y + 1;
         let x0 = area.x + Y_LABEL;
