@@ -499,8 +499,7 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
     // Each common rank's two rows, looked up once: per figure and rank a search of the
     // rank list (string comparisons) was most of a diff of thousands of ranks.
     let b_rows: HashMap<&Rank, &RankRun> = baseline.ranks.iter().map(|r| (&r.rank, r)).collect();
-    let c_rows: HashMap<&Rank, &RankRun> =
-        candidate.ranks.iter().map(|r| (&r.rank, r)).collect();
+    let c_rows: HashMap<&Rank, &RankRun> = candidate.ranks.iter().map(|r| (&r.rank, r)).collect();
     let rows: Vec<(&Rank, &RankRun, &RankRun)> = common
         .iter()
         .filter_map(|&r| Some((r, *b_rows.get(r)?, *c_rows.get(r)?)))
