@@ -145,8 +145,8 @@ perf = [
     f"{ratio('r8192.summary', 'r8192.python')} at 8,192. Targets (CPU): 8,192 ranks `summary` ≤ 2 s, "
     "`diff` ≤ 4 s; 1,024 ranks `diff` ≤ 0.4 s.",
     "",
-    "TUI time to first screen at 1,024 ranks is not measured here: the TUI has no headless "
-    "render-once entry point yet (left to the TUI's own work).",
+    "TUI time to first screen at 1,024 ranks: its own section below "
+    "(`benches/tui_first_screen.sh`, `tui --first-frame`).",
     "<!-- ratios: end -->",
 ]
 path = "docs/performance.md"
