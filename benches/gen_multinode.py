@@ -4,7 +4,12 @@
 directory per node with its server log and a console of NCCL INFO lines, each node's
 clock off by a known offset, and one straggler rank that starts loading 6 s late.
 
-    benches/gen_multinode.py OUT_DIR [NODES] [RANKS_PER_NODE]
+    benches/gen_multinode.py OUT_DIR [NODES] [RANKS_PER_NODE] [LAYOUT]
+
+LAYOUT `node` (the default) writes each node's server.log and stdout.txt; `rank` writes
+one file per rank instead (node<n>/rank<k>.log: the server_args line, the rank's start-up
+lines, its NCCL INFO lines and 160 decode-batch lines of traffic, about 27 KB), the shape
+of a launcher that tees every rank's output to its own file.
 
 Writes OUT_DIR/truth.json: every node's true offset (node clock minus node000's, in
 seconds) and the straggler, for the benchmark to check rankscope's answer against.
@@ -18,6 +23,9 @@ import sys
 out = sys.argv[1]
 nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 128
 per_node = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+layout = sys.argv[4] if len(sys.argv) > 4 else "node"
+if layout not in ("node", "rank"):
+    sys.exit(f"LAYOUT is node or rank, not {layout!r}")
 rng = random.Random(12)
 base = datetime.datetime(2026, 11, 30, 9, 20, 37)
 # Node clocks: node000 is the reference; the others are off by up to ±3 s.
@@ -46,6 +54,7 @@ for n in range(nodes):
     d = os.path.join(out, f"node{n:03d}")
     os.makedirs(d, exist_ok=True)
     log, console = [], []
+    per_rank = {}
     log.append(
         f"[{stamp(n, 0.0, 0)}] server_args=ServerArgs(model_path='/models/synthetic-61L', "
         f"tp_size={per_node}, dp_size={nodes}, pp_size=1, nnodes={nodes}, node_rank={n}, "
@@ -73,18 +82,36 @@ for n in range(nodes):
             (graph_exit + spread(),
              "Capture cuda graph end. Time elapsed: 9.01 s. mem usage=0.55 GB. avail mem=0.00 GB."),
         ]
-        for t, msg in lines:
-            log.append((t, f"[{stamp(n, t, 0)} {tag}] {msg}"))
+        own = [(t, f"[{stamp(n, t, 0)} {tag}] {msg}") for t, msg in lines]
+        log.extend(own)
         pid = 1000 + k
-        for i in range(60):
-            console.append(
-                (begin + 0.5 + i * 0.01,
-                 f"gpu-node{n:03d}:{pid}:{pid} [{k}] NCCL INFO Channel {i % 24:02d}/24 : {k} {(k + 1) % per_node}")
-            )
+        nccl = [
+            (begin + 0.5 + i * 0.01,
+             f"gpu-node{n:03d}:{pid}:{pid} [{k}] NCCL INFO Channel {i % 24:02d}/24 : {k} {(k + 1) % per_node}")
+            for i in range(60)
+        ]
+        console.extend(nccl)
+        if layout == "rank":
+            # Traffic after the start-up, as a serving rank prints it.
+            traffic = [
+                (graph_exit + 1.0 + i * 0.25,
+                 f"[{stamp(n, graph_exit + 1.0 + i * 0.25, 0)} {tag}] Decode batch. "
+                 f"#running-req: {8 + i % 7}, #token: {4096 + 37 * i}, token usage: 0.{10 + i % 80:02d}, "
+                 f"cuda graph: True, gen throughput (token/s): {900 + i % 300}.{i % 100:02d}, #queue-req: {i % 3}")
+                for i in range(160)
+            ]
+            per_rank[k] = sorted(own + nccl + traffic, key=lambda x: x[0])
     if n == 0:
         log.append((graph_exit + 0.5,
                     f"[{stamp(0, graph_exit + 0.5, 0)} DP0 TP0] The server is fired up and ready to roll!"))
     head, rest = log[0], sorted(log[1:], key=lambda x: x[0])
+    if layout == "rank":
+        for k, lines in per_rank.items():
+            if n == 0 and k == 0:
+                lines = sorted(lines + [log[-1]], key=lambda x: x[0])  # DP0 TP0 prints ready
+            with open(os.path.join(d, f"rank{k}.log"), "w") as f:
+                f.write(head + "\n" + "".join(line + "\n" for _, line in lines))
+        continue
     with open(os.path.join(d, "server.log"), "w") as f:
         f.write(head + "\n" + "".join(line + "\n" for _, line in rest))
     merged = sorted(rest + console, key=lambda x: x[0])

@@ -207,12 +207,91 @@ fn machine_output(c: &Command) -> bool {
     }
 }
 
+/// `rankscope mem`: snapshot summaries and diffs.
+fn run_mem(cli: &Cli, style: Style) -> Result<u8> {
+    match &cli.command {
+        Command::Mem {
+            diff:
+                Some(MemAction::Diff {
+                    a,
+                    b,
+                    sites,
+                    output: MemOutput { top, json },
+                }),
+            ..
+        } => {
+            let rule = sites.rule();
+            let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
+            let (sa, sb) = (sa?, sb?);
+            let d = snapshot::analysis::diff(
+                &snapshot::analysis::summarize(&sa, &rule),
+                &snapshot::analysis::summarize(&sb, &rule),
+            );
+            if *json {
+                out_json(&rankscope::render::mem_json::mem_diff_doc(
+                    a.display().to_string(),
+                    b.display().to_string(),
+                    &d,
+                ))?;
+            } else {
+                out(&format!(
+                    "A {}\nB {}\n\n{}",
+                    a.display(),
+                    b.display(),
+                    snapshot::render::diff_text(&d, *top, style.width)
+                ))?;
+            }
+            Ok(0)
+        }
+        Command::Mem {
+            diff: None,
+            snapshots,
+            sites,
+            output: MemOutput { top, json },
+        } => {
+            if snapshots.is_empty() {
+                anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
+            }
+            let rule = sites.rule();
+            let mut docs = Vec::new();
+            let mut text = String::new();
+            for path in snapshots {
+                let s = snapshot::read_path(path)?;
+                let summary = snapshot::analysis::summarize(&s, &rule);
+                if *json {
+                    docs.push((path.display().to_string(), summary));
+                } else {
+                    text.push_str(&format!(
+                        "{}\n{}\n",
+                        path.display(),
+                        snapshot::render::summary_text(&summary, *top, style.width)
+                    ));
+                }
+            }
+            if *json {
+                out_json(&rankscope::render::mem_json::mem_doc(
+                    docs.iter().map(|(p, s)| (p.clone(), s)).collect(),
+                ))?;
+            } else {
+                out(&text)?;
+            }
+            Ok(0)
+        }
+        // Every other command is dispatched by `run`.
+        _ => Ok(0),
+    }
+}
+
 fn run(cli: Cli) -> Result<u8> {
     progress::MACHINE_OUTPUT.store(
         machine_output(&cli.command),
         std::sync::atomic::Ordering::Relaxed,
     );
     let style = Style::decide(cli.global.color, cli.global.width.map(usize::from));
+    // Snapshots need no log grammar: `mem` neither reads nor compiles them.
+    if matches!(cli.command, Command::Mem { .. }) {
+        return run_mem(&cli, style);
+    }
     let gs = grammars(&cli)?;
     let opts = LoadOptions {
         attempt: cli.global.attempt.map(|a| a as usize),
@@ -399,73 +478,7 @@ fn run(cli: Cli) -> Result<u8> {
             }
             Ok(code)
         }
-        Command::Mem {
-            diff:
-                Some(MemAction::Diff {
-                    a,
-                    b,
-                    sites,
-                    output: MemOutput { top, json },
-                }),
-            ..
-        } => {
-            let rule = sites.rule();
-            let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
-            let (sa, sb) = (sa?, sb?);
-            let d = snapshot::analysis::diff(
-                &snapshot::analysis::summarize(&sa, &rule),
-                &snapshot::analysis::summarize(&sb, &rule),
-            );
-            if *json {
-                out_json(&rankscope::render::mem_json::mem_diff_doc(
-                    a.display().to_string(),
-                    b.display().to_string(),
-                    &d,
-                ))?;
-            } else {
-                out(&format!(
-                    "A {}\nB {}\n\n{}",
-                    a.display(),
-                    b.display(),
-                    snapshot::render::diff_text(&d, *top, style.width)
-                ))?;
-            }
-            Ok(0)
-        }
-        Command::Mem {
-            diff: None,
-            snapshots,
-            sites,
-            output: MemOutput { top, json },
-        } => {
-            if snapshots.is_empty() {
-                anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
-            }
-            let rule = sites.rule();
-            let mut docs = Vec::new();
-            let mut text = String::new();
-            for path in snapshots {
-                let s = snapshot::read_path(path)?;
-                let summary = snapshot::analysis::summarize(&s, &rule);
-                if *json {
-                    docs.push((path.display().to_string(), summary));
-                } else {
-                    text.push_str(&format!(
-                        "{}\n{}\n",
-                        path.display(),
-                        snapshot::render::summary_text(&summary, *top, style.width)
-                    ));
-                }
-            }
-            if *json {
-                out_json(&rankscope::render::mem_json::mem_doc(
-                    docs.iter().map(|(p, s)| (p.clone(), s)).collect(),
-                ))?;
-            } else {
-                out(&text)?;
-            }
-            Ok(0)
-        }
+        Command::Mem { .. } => run_mem(&cli, style),
         Command::Tui {
             run,
             vs,

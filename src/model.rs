@@ -427,33 +427,51 @@ pub struct AttemptInfo {
 
 /// Events that are the same line seen in two files of one run (`server.log` and
 /// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
+/// What makes two events of different files the same line: rank, kind, stamp, message.
+type DedupKey<'e> = (Option<&'e Rank>, &'e str, Option<NaiveDateTime>, &'e str);
+
+fn dedup_key(e: &Event) -> DedupKey<'_> {
+    (e.rank.as_ref(), e.kind.as_str(), e.ts, e.message.as_str())
+}
+
 pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
-    type Key = (Option<Rank>, String, Option<NaiveDateTime>, String);
-    let key = |e: &Event| -> Key { (e.rank.clone(), e.kind.clone(), e.ts, e.message.clone()) };
-    let mut kept: HashMap<Key, usize> = HashMap::new();
-    let mut by_source: BTreeMap<usize, Vec<Event>> = BTreeMap::new();
-    for e in events {
-        by_source.entry(e.origin.source).or_default().push(e);
-    }
-    let mut out = Vec::new();
-    for (src, evs) in by_source {
-        let mut seen_here: HashMap<Key, usize> = HashMap::new();
-        for e in evs {
-            let k = key(&e);
-            let here = seen_here.entry(k.clone()).or_insert(0);
+    // Keys borrow from the events (no string copied per event); which events stay is
+    // decided first, then they are moved out in source order.
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by_key(|&i| events.get(i).map_or(0, |e| e.origin.source));
+    let mut keep = vec![false; events.len()];
+    {
+        let mut kept: HashMap<DedupKey<'_>, usize> = HashMap::new();
+        let mut seen_here: HashMap<DedupKey<'_>, usize> = HashMap::new();
+        let mut current = None;
+        for &i in &order {
+            let Some(e) = events.get(i) else { continue };
+            if current != Some(e.origin.source) {
+                current = Some(e.origin.source);
+                seen_here.clear();
+            }
+            let k = dedup_key(e);
+            let here = seen_here.entry(k).or_insert(0);
             *here += 1;
             let total = kept.entry(k).or_insert(0);
             if *here <= *total {
-                if let Some(s) = sources.get_mut(src) {
+                if let Some(s) = sources.get_mut(e.origin.source) {
                     s.duplicate_events += 1;
                 }
                 continue;
             }
             *total += 1;
-            out.push(e);
+            if let Some(k) = keep.get_mut(i) {
+                *k = true;
+            }
         }
     }
-    out
+    let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter(|&i| keep.get(i).copied().unwrap_or(false))
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 /// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
@@ -587,23 +605,34 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     // the time of the event before them in their own file for ordering only.
     let mut events = events;
     let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
-    let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, Event)> = Vec::new();
     events.sort_by_key(|e| (e.origin.source, e.origin.line));
-    for e in events {
+    // Keys sorted, not the events: an event is a few hundred bytes to move. The index
+    // breaks ties, so the unstable sort keeps file order like a stable one.
+    let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, usize)> =
+        Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
         let t = e.ts.or_else(|| last_ts.get(&e.origin.source).copied());
         if let Some(ts) = e.ts {
             last_ts.insert(e.origin.source, ts);
         }
-        keyed.push((t, e.origin.source, e.origin.line, e));
+        keyed.push((t, e.origin.source, e.origin.line, i));
     }
-    keyed.sort_by_key(|k| (k.0, k.1, k.2));
-    let events: Vec<Event> = keyed.into_iter().map(|k| k.3).collect();
+    keyed.sort_unstable();
+    let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
+    let events: Vec<Event> = keyed
+        .into_iter()
+        .filter_map(|k| slots.get_mut(k.3).and_then(Option::take))
+        .collect();
 
     let start = events.iter().filter_map(|e| e.ts).min();
     let ready = events.iter().any(|e| e.kind == kind::READY);
-    let mut grammars: Vec<String> = events.iter().map(|e| e.grammar.clone()).collect();
-    grammars.sort();
-    grammars.dedup();
+    let grammars: Vec<String> = events
+        .iter()
+        .map(|e| e.grammar.as_str())
+        .collect::<std::collections::BTreeSet<&str>>()
+        .into_iter()
+        .map(String::from)
+        .collect();
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
     let events = settle_rank_names(events);
@@ -693,13 +722,15 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
 /// rank but an engine process is a single-GPU run whose engine does the work (TP0); an
 /// unprefixed V0-style driver beside one unnamed worker process is rank 0 beside rank 1.
 fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
-    let mut named: Vec<&Rank> = events
+    // Distinct first (a hash per event), then sorted: sorting every event's rank was
+    // a tenth of loading a run of thousands of ranks.
+    let distinct: std::collections::HashSet<&Rank> = events
         .iter()
         .filter_map(|e| e.rank.as_ref())
         .filter(|r| r.as_global().is_none() && !r.is_empty())
         .collect();
+    let mut named: Vec<&Rank> = distinct.into_iter().collect();
     named.sort();
-    named.dedup();
     let tp_only = named.iter().all(|r| {
         r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
     });

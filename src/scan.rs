@@ -209,7 +209,7 @@ struct BlockScan {
     /// Events held per (kind, rank, pid), for `drop_early`.
     same_held: HashMap<u64, u32>,
     /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the identity bytes), block lines.
-    seen: HashMap<Vec<u8>, SeenPrefix>,
+    seen: PrefixMap,
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
@@ -232,6 +232,53 @@ fn identity_key(line: &[u8]) -> Option<&[u8]> {
             Some(&head[1..close])
         }
         _ => None,
+    }
+}
+
+/// Identity bytes → where they were seen. Looked up on every record line, so hashed
+/// with a multiply-and-rotate per 8 bytes (FxHash's) instead of SipHash, which was a
+/// few percent of a scan. The state starts from a per-process random seed, so input
+/// cannot be made of keys that collide everywhere; a flood of distinct keys is bounded
+/// by `MAX_SEEN_PREFIXES` anyway.
+type PrefixMap = HashMap<Vec<u8>, SeenPrefix, FastState>;
+
+#[derive(Clone, Copy)]
+struct FastState(u64);
+
+impl Default for FastState {
+    fn default() -> Self {
+        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        FastState(*SEED.get_or_init(|| {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64)
+        }))
+    }
+}
+
+impl std::hash::BuildHasher for FastState {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(self.0)
+    }
+}
+
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -412,10 +459,7 @@ fn classify_plain(
 ) {
     // A `\r`-separated bar glued to a record: classify by the last segment, as a terminal
     // would show it.
-    let last = raw
-        .rsplit(|&b| b == b'\r')
-        .find(|s| !is_blank(s))
-        .unwrap_or(raw);
+    let last = last_segment(raw);
     if is_blank(last) {
         if out.seen_record {
             out.counts.blank += 1;
@@ -502,6 +546,27 @@ fn classify_plain(
             // An example, not the record: a few hundred bytes are enough to recognise it.
             text: clean_line(&last[..last.len().min(512)]),
         });
+    }
+}
+
+/// The last non-blank `\r`-separated segment of a line (the whole line when it has no
+/// `\r`, as nearly every line has not). `memrchr` finds the separators with SIMD: a
+/// byte-at-a-time split of every traffic line was a third of scanning a large log.
+fn last_segment(raw: &[u8]) -> &[u8] {
+    let mut end = raw.len();
+    while let Some(p) = memchr::memrchr(b'\r', &raw[..end]) {
+        let seg = &raw[p + 1..end];
+        if !is_blank(seg) {
+            return seg;
+        }
+        end = p;
+    }
+    // The first segment, or (all segments blank) the line itself, as before.
+    let first = &raw[..end];
+    if is_blank(first) {
+        raw
+    } else {
+        first
     }
 }
 
@@ -631,7 +696,7 @@ struct Merger<'a> {
     /// is never larger than what the source keeps.
     same_kept: HashMap<u64, u32>,
     /// Rank-naming prefixes of the source's record lines, by identity bytes.
-    seen: HashMap<Vec<u8>, SeenPrefix>,
+    seen: PrefixMap,
 }
 
 /// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
@@ -840,22 +905,29 @@ pub fn scan_stream<R: Read>(
         carry: None,
         budget,
         same_kept: HashMap::new(),
-        seen: HashMap::new(),
+        seen: PrefixMap::default(),
     };
-    let mut pending: Vec<u8> = Vec::new();
+    // Blocks are filled in buffers that are used again for the next batch: a fresh
+    // buffer per block was zero-filled by the allocator and the kernel every time. A
+    // buffer's bytes up to its `len()` are initialised once and then only overwritten;
+    // `Chunk::len` says how many of them hold input.
+    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut pending = Chunk::default();
     let mut eof = false;
     let mut total = 0u64;
     let mut read_size = FIRST_READ.min(block_size);
-    while !eof || !pending.is_empty() {
-        let mut blocks: Vec<(Vec<u8>, bool, bool)> = Vec::with_capacity(batch);
-        while blocks.len() < batch && !(eof && pending.is_empty()) {
-            while !eof && pending.len() < block_size {
-                let old = pending.len();
+    while !eof || pending.len > 0 {
+        let mut blocks: Vec<(Chunk, bool, bool)> = Vec::with_capacity(batch);
+        while blocks.len() < batch && !(eof && pending.len == 0) {
+            while !eof && pending.len < block_size {
+                let old = pending.len;
                 let want = read_size.min(block_size - old);
                 read_size = (read_size * 2).min(block_size);
-                pending.resize(old + want, 0);
-                let (n, err) = read_full(&mut reader, &mut pending[old..]);
-                pending.truncate(old + n);
+                if pending.buf.len() < old + want {
+                    pending.buf.resize(old + want, 0);
+                }
+                let (n, err) = read_full(&mut reader, &mut pending.buf[old..old + want]);
+                pending.len = old + n;
                 total += n as u64;
                 if let Some(e) = err {
                     merger.out.read_stop = Some(ReadStop {
@@ -868,48 +940,66 @@ pub fn scan_stream<R: Read>(
                 }
             }
             let mut inside_line = false;
+            let filled = pending.bytes();
             let cut_at = if eof {
-                pending.len()
+                filled.len()
             } else {
-                match memchr::memrchr(b'\n', &pending) {
+                match memchr::memrchr(b'\n', filled) {
                     Some(p) => p + 1,
                     None => {
                         // One line longer than a block: split it at its last `\r` if any
                         // (flattened progress output), else where the block ends.
                         merger.out.counts.split_long_lines += 1;
                         inside_line = true;
-                        memchr::memrchr(b'\r', &pending).map_or(pending.len(), |p| p + 1)
+                        memchr::memrchr(b'\r', filled).map_or(filled.len(), |p| p + 1)
                     }
                 }
             };
-            let rest = pending.split_off(cut_at);
-            let block = std::mem::replace(&mut pending, rest);
-            let cut_tail = eof && pending.is_empty() && block.last().is_some_and(|&b| b != b'\n');
-            if !block.is_empty() {
+            // What follows the cut starts the next block, in a buffer from the pool.
+            let mut next = Chunk {
+                buf: pool.pop().unwrap_or_default(),
+                len: 0,
+            };
+            let rest = filled.get(cut_at..).unwrap_or(&[]);
+            if next.buf.len() < rest.len() {
+                next.buf.resize(rest.len(), 0);
+            }
+            next.buf[..rest.len()].copy_from_slice(rest);
+            next.len = rest.len();
+            let mut block = std::mem::replace(&mut pending, next);
+            block.len = cut_at;
+            let cut_tail =
+                eof && pending.len == 0 && block.bytes().last().is_some_and(|&b| b != b'\n');
+            if block.len > 0 {
                 blocks.push((block, cut_tail, inside_line));
+            } else {
+                pool.push(block.buf);
             }
         }
         if merger.line_base == 0 && merger.out.detected.is_empty() {
             if let Some((first, _, _)) = blocks.first() {
+                let first = first.bytes();
                 merger.out.detected = gs.detect(&first[..first.len().min(64 << 10)]);
             }
         }
         let results: Vec<BlockScan> = blocks
             .par_iter()
             .map(|(b, cut, inside)| {
-                let mut r = scan_block(gs, b, *cut, budget);
+                let mut r = scan_block(gs, b.bytes(), *cut, budget);
                 r.ends_inside_line = *inside;
                 r
             })
             .collect();
         for (r, (b, cut, _)) in results.into_iter().zip(blocks.iter()) {
             if *cut {
+                let b = b.bytes();
                 let tail_start = memchr::memrchr(b'\n', b).map_or(0, |p| p + 1);
                 let tail = clean_line(&b[tail_start..]);
                 merger.out.cut_last_line = Some(tail.chars().take(120).collect());
             }
             merger.push(r);
         }
+        pool.extend(blocks.into_iter().map(|(b, _, _)| b.buf));
         progress(total);
     }
     merger.out.bytes = total;
@@ -917,6 +1007,19 @@ pub fn scan_stream<R: Read>(
     seen.sort_by_key(|s| s.first_line);
     merger.out.prefixes_seen = seen;
     merger.out
+}
+
+/// A read buffer and how many of its bytes hold input.
+#[derive(Default)]
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&self.buf)
+    }
 }
 
 /// Fills `buf` as far as the reader goes; returns the bytes read and the error that

@@ -1,14 +1,14 @@
 //! Baseline against candidate: which figure moved first, on which ranks, by how much,
 //! what it cost, and where each run stopped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
 use super::align::Spread;
 use crate::config::{self, Config, ConfigDiff};
 use crate::event::Rank;
-use crate::model::{Failure, FailureKind, Figure, Outcome, Phase, Run};
+use crate::model::{Failure, FailureKind, Figure, Outcome, Phase, RankRun, Run};
 use crate::units::{group_thousands, human_bytes, human_delta_mib};
 
 /// The figures compared, in start-up order, and which direction is the worse one.
@@ -303,10 +303,6 @@ pub struct RunDiff {
     pub candidate: RunOutcome,
 }
 
-fn figure_value<'r>(run: &'r Run, rank: &Rank, phase: Phase, name: &str) -> Option<&'r Figure> {
-    run.rank(rank)?.figure(phase, name)
-}
-
 /// `file:line: message` of the line a figure was read from, for `--explain`.
 fn figure_line(run: &Run, f: &Figure) -> String {
     run.events
@@ -500,6 +496,14 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
         }
     }
 
+    // Each common rank's two rows, looked up once: per figure and rank a search of the
+    // rank list (string comparisons) was most of a diff of thousands of ranks.
+    let b_rows: HashMap<&Rank, &RankRun> = baseline.ranks.iter().map(|r| (&r.rank, r)).collect();
+    let c_rows: HashMap<&Rank, &RankRun> = candidate.ranks.iter().map(|r| (&r.rank, r)).collect();
+    let rows: Vec<(&Rank, &RankRun, &RankRun)> = common
+        .iter()
+        .filter_map(|&r| Some((r, *b_rows.get(r)?, *c_rows.get(r)?)))
+        .collect();
     let mut figures = Vec::new();
     if memory_compared {
         for &(phase, name, worse_dir) in COMPARED {
@@ -507,11 +511,9 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
             let mut resolution: f64 = 0.0;
             let mut is_bytes = false;
             let mut texts = (None, None);
-            for r in &common {
-                let (Some(bf), Some(cf)) = (
-                    figure_value(baseline, r, phase, name),
-                    figure_value(candidate, r, phase, name),
-                ) else {
+            for &(r, b_row, c_row) in &rows {
+                let (Some(bf), Some(cf)) = (b_row.figure(phase, name), c_row.figure(phase, name))
+                else {
                     continue;
                 };
                 let (bv, cv) = (&bf.value, &cf.value);
@@ -531,7 +533,7 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
                 }
                 let delta = c - b;
                 per_rank.push(RankDelta {
-                    rank: (*r).clone(),
+                    rank: r.clone(),
                     baseline: b,
                     candidate: c,
                     delta,

@@ -257,6 +257,88 @@ pub fn builtin_knowledge() -> &'static Knowledge {
 /// Literals per automaton in the buffer scan (see `GrammarSet::literal_groups`).
 const LITERALS_PER_GROUP: usize = 32;
 
+/// Fragment lengths for the prefilter (`prefilter_fragments`): long enough that a
+/// SIMD search rarely stops on ordinary text, short enough to be shared by literals.
+const FRAGMENT_MIN: usize = 4;
+const FRAGMENT_MAX: usize = 8;
+
+/// The strings the buffer prefilter looks for: fragments of the event literals such that
+/// every literal contains one, so no line holding a literal is missed. Greedily, the
+/// fragment shared by most literals not yet covered (then the longest, then the one with
+/// most bytes other than lower-case letters and spaces) is taken, until all are covered:
+/// `CUDA ` stands for six literals, `SIGTERM` for four. A fragment of lower-case letters
+/// and spaces only (`graph`, `memory`), or found in a record start or noise literal
+/// (`INFO `, `NCCL_`), would stop the search on traffic lines and is never chosen; a
+/// literal with no other fragment is looked for whole. With the built-in grammars, 126
+/// literals become 74 fragments: three automata instead of four.
+fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec<Vec<u8>> {
+    fn windows(s: &[u8]) -> impl Iterator<Item = &[u8]> {
+        (FRAGMENT_MIN..=FRAGMENT_MAX.min(s.len())).flat_map(move |n| s.windows(n))
+    }
+    let plain = |w: &[u8]| w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ');
+    let ordinary: std::collections::HashSet<&[u8]> = ordinary
+        .iter()
+        .flat_map(|c| windows(c.as_bytes()))
+        .collect();
+    // Which literals each usable fragment covers, as a bit set over literal indices.
+    let words = literals.len().div_ceil(64);
+    let bit = |i: usize| (i / 64, 1u64 << (i % 64));
+    let mut cover: BTreeMap<&[u8], Vec<u64>> = BTreeMap::new();
+    for (i, lit) in literals.iter().enumerate() {
+        for w in windows(lit.as_bytes()) {
+            if plain(w) || ordinary.contains(w) {
+                continue;
+            }
+            let set = cover.entry(w).or_insert_with(|| vec![0; words]);
+            let (word, mask) = bit(i);
+            if let Some(x) = set.get_mut(word) {
+                *x |= mask;
+            }
+        }
+    }
+    let mut uncovered = vec![0u64; words];
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for (i, lit) in literals.iter().enumerate() {
+        let (word, mask) = bit(i);
+        if windows(lit.as_bytes()).any(|w| cover.contains_key(w)) {
+            if let Some(x) = uncovered.get_mut(word) {
+                *x |= mask;
+            }
+        } else {
+            out.push(lit.as_bytes().to_vec());
+        }
+    }
+    let rare = |w: &[u8]| {
+        w.iter()
+            .filter(|&&b| !(b.is_ascii_lowercase() || b == b' '))
+            .count()
+    };
+    loop {
+        let best = cover
+            .iter()
+            .map(|(w, set)| {
+                let n: u32 = set
+                    .iter()
+                    .zip(&uncovered)
+                    .map(|(a, b)| (a & b).count_ones())
+                    .sum();
+                ((n, w.len(), rare(w)), *w, set)
+            })
+            .max_by_key(|c| c.0);
+        let Some(((n, _, _), w, set)) = best else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        out.push(w.to_vec());
+        for (u, s) in uncovered.iter_mut().zip(set) {
+            *u &= !s;
+        }
+    }
+    out
+}
+
 /// Stands in for a date no stamp printed, until the loader infers the real one.
 pub const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
     Some(d) => d,
@@ -349,6 +431,10 @@ pub struct GrammarSet {
     /// prefilter, which stops being used past about 64 patterns and is several times
     /// faster than the automaton alone; `.1` is the group's first index in `literal_owner`.
     literal_groups: Vec<(AhoCorasick, usize)>,
+    /// What the buffer scan looks for first: short fragments, every event literal
+    /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
+    /// fit them. A line with a hit is then checked against `literal_groups`.
+    prefilter: Vec<AhoCorasick>,
     /// `literal_owner[i]` lists the (grammar, event) pairs literal `i` serves.
     literal_owner: Vec<Vec<(usize, usize)>>,
     /// Anchored: does a line begin like a record of some family?
@@ -419,6 +505,16 @@ impl GrammarSet {
                 .map_err(|e| GrammarError::Matcher(e.to_string()))?;
             literal_groups.push((ac, i * LITERALS_PER_GROUP));
         }
+        let ordinary: Vec<&str> = starts.iter().chain(&noise).map(String::as_str).collect();
+        let mut prefilter = Vec::new();
+        for group in prefilter_fragments(&literals, &ordinary).chunks(LITERALS_PER_GROUP) {
+            prefilter.push(
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(group)
+                    .map_err(|e| GrammarError::Matcher(e.to_string()))?,
+            );
+        }
         starts.retain(|s| !s.is_empty());
         let start_ac = AhoCorasickBuilder::new()
             .start_kind(StartKind::Anchored)
@@ -437,6 +533,7 @@ impl GrammarSet {
         Ok(GrammarSet {
             grammars,
             literal_groups,
+            prefilter,
             literal_owner,
             start_ac,
             noise_ac,
@@ -450,13 +547,14 @@ impl GrammarSet {
         &self.knowledge
     }
 
-    /// Start offsets of every literal occurrence in a buffer, in order.
+    /// Start offsets, in order, of prefilter fragments in a buffer: every line that holds
+    /// an event literal holds one of them (within the literal, so on the same line).
     pub fn literal_hits(&self, buf: &[u8]) -> Vec<usize> {
         let mut hits: Vec<usize> = Vec::new();
-        for (ac, _) in &self.literal_groups {
+        for ac in &self.prefilter {
             hits.extend(ac.find_iter(buf).map(|m| m.start()));
         }
-        if self.literal_groups.len() > 1 {
+        if self.prefilter.len() > 1 {
             hits.sort_unstable();
             hits.dedup();
         }
@@ -927,4 +1025,77 @@ fn pattern_cut_points(p: &str) -> Vec<usize> {
         }
     }
     cuts
+}
+
+#[cfg(test)]
+mod prefilter_tests {
+    use super::*;
+
+    #[test]
+    fn shared_fragment_first_and_plain_literals_whole() {
+        let lits: Vec<String> = ["CUDA out of memory", "CUDA error", "graph begin"]
+            .map(String::from)
+            .to_vec();
+        // By hand: "CUDA " (5 bytes) is the longest window both CUDA literals hold, so it
+        // covers two at once; "graph begin" is lower-case letters and spaces only, so it
+        // has no usable fragment and is looked for whole (those come first).
+        let got = prefilter_fragments(&lits, &["INFO "]);
+        assert_eq!(got, vec![b"graph begin".to_vec(), b"CUDA ".to_vec()]);
+    }
+
+    #[test]
+    fn ordinary_text_is_never_a_fragment() {
+        // "NCCL INFO x" holds "INFO " like the record start given as ordinary, so that
+        // fragment is refused; "NCCL" (uncovered by anything ordinary) is taken instead,
+        // and since both literals hold "NCCL " it stands for both.
+        let lits: Vec<String> = ["NCCL INFO x", "NCCL WARN"].map(String::from).to_vec();
+        let got = prefilter_fragments(&lits, &["INFO "]);
+        assert_eq!(got, vec![b"NCCL ".to_vec()]);
+    }
+
+    #[test]
+    fn every_builtin_literal_holds_a_fragment() {
+        let gs = GrammarSet::builtin().unwrap();
+        let (frags, literal_count) = {
+            let mut lits = Vec::new();
+            let mut ordinary = Vec::new();
+            for g in &gs.grammars {
+                for e in &g.spec.event {
+                    lits.extend(e.literals.iter().cloned());
+                }
+                for p in &g.spec.prefix {
+                    ordinary.extend(p.starts_with.iter().cloned());
+                }
+                for n in &g.spec.noise {
+                    ordinary.extend(n.literals.iter().cloned());
+                }
+            }
+            lits.dedup();
+            let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
+            let f = prefilter_fragments(&lits, &ordinary);
+            for l in &lits {
+                assert!(
+                    f.iter()
+                        .any(|x| memchr::memmem::find(l.as_bytes(), x).is_some()),
+                    "{l} holds no fragment"
+                );
+            }
+            (f, lits.len())
+        };
+        // Fewer automata than the literals need: the point of the fragments.
+        assert!(
+            frags.len().div_ceil(LITERALS_PER_GROUP) < literal_count.div_ceil(LITERALS_PER_GROUP),
+            "{} fragments for {literal_count} literals",
+            frags.len()
+        );
+        // And every literal, written on a line of its own, is a hit of the prefilter.
+        for g in &gs.grammars {
+            for e in &g.spec.event {
+                for l in &e.literals {
+                    let line = format!("x {l} y\n");
+                    assert!(!gs.literal_hits(line.as_bytes()).is_empty(), "{l}");
+                }
+            }
+        }
+    }
 }
