@@ -112,7 +112,7 @@ fn the_fleet_queries_of_the_docs_give_the_figures_of_the_samples() {
         .expect("write");
         samples += 1;
     }
-    assert_eq!(samples, 13, "samples/ holds 13 runs");
+    assert_eq!(samples, 19, "samples/ holds 19 runs");
 
     let blocks = fleet_sql();
     assert_eq!(blocks.len(), 3, "views, durations, OOMs per setting");
@@ -141,12 +141,22 @@ fn the_fleet_queries_of_the_docs_give_the_figures_of_the_samples() {
     // and tp8-baseline, tp8-custom-ar, tp8-custom-ar-fixed (8 each) all load weights:
     // 1 + 1 + 8 + 8 + 8 = 26 ranks.
     assert_eq!(row("synthetic-61L", "weight_load")[2], 26);
-    // Every model's rows: the three SGLang/vLLM model names of the samples' config lines.
+    // samples/tgi-tp2 (`model_id: "/models/heron-13b"`): shard 0 starts at 08:15:04.881
+    // and is ready at 08:15:20.310 (15.43 s), shard 1 from 08:15:04.8815 to 08:15:21.512
+    // (16.63 s); tgi-tp2-oom's shards never finish loading, so only these two count.
+    let h = row("/models/heron-13b", "weight_load");
+    assert_eq!(h[2], 2);
+    let max = h[5].as_f64().expect("max_s");
+    assert!((max - 16.63).abs() < 0.01, "{h:?}");
+    // Every model's rows: the model names of the samples' config lines (SGLang, vLLM,
+    // TGI). LMDeploy's engine config names no model and TensorRT-LLM's samples print no
+    // configuration line: their runs have no model and are left out.
     let mut models: Vec<&str> = durations.iter().filter_map(|r| r[0].as_str()).collect();
     models.dedup();
     assert_eq!(
         models,
         [
+            "/models/heron-13b",
             "/models/llama-70b",
             "/models/mistral-7b",
             "/models/synthetic-61L",
@@ -175,7 +185,7 @@ fn the_fleet_queries_of_the_docs_give_the_figures_of_the_samples() {
     );
     // tp1-nccl-baseline and tp8-baseline (`False`) both reach ready: not listed.
     assert_eq!(setting("enable_custom_allreduce=False"), None);
-    // OOM ranks over all samples: 1 + 2 + 8 + 1 = 12 ranks in 4 runs; `pp_size=1` is printed
-    // by every SGLang sample, of which 3 OOM (11 ranks).
+    // `pp_size=1` is printed by every SGLang sample (10), of which 3 OOM: tp1-nccl-custom-ar
+    // (1 rank), tp2-frag-interleaved (2), tp8-custom-ar (8) = 11 ranks.
     assert_eq!(setting("pp_size=1"), Some(json!(["pp_size=1", 10, 3, 11])));
 }
