@@ -332,6 +332,15 @@ impl RustDebug<'_> {
             found: format!("{found:?} where {expected} was expected"),
         }
     }
+    /// What is missing where `expected` should stand: the line was cut there, or it
+    /// holds something else.
+    fn missing(&self, expected: &str) -> ConfigError {
+        if self.at_end() {
+            self.cut()
+        } else {
+            self.error(expected)
+        }
+    }
     fn cut(&self) -> ConfigError {
         ConfigError::Repr(ReprError {
             offset: self.base + self.i,
@@ -367,21 +376,13 @@ impl RustDebug<'_> {
                     let k = self.value(depth + 1)?;
                     self.ws();
                     if !self.eat(b':') {
-                        return Err(if self.at_end() {
-                            self.cut()
-                        } else {
-                            self.error("`:`")
-                        });
+                        return Err(self.missing("`:`"));
                     }
                     let v = self.value(depth + 1)?;
                     pairs.push((k, v));
                     self.ws();
                     if !self.eat(b',') && self.peek() != Some(b'}') {
-                        return Err(if self.at_end() {
-                            self.cut()
-                        } else {
-                            self.error("`,` or `}`")
-                        });
+                        return Err(self.missing("`,` or `}`"));
                     }
                 }
             }
@@ -415,11 +416,7 @@ impl RustDebug<'_> {
                         let v = self.value(depth + 1)?;
                         self.ws();
                         if !self.eat(b')') {
-                            return Err(if self.at_end() {
-                                self.cut()
-                            } else {
-                                self.error("`)`")
-                            });
+                            return Err(self.missing("`)`"));
                         }
                         Ok(v)
                     }
@@ -447,21 +444,13 @@ impl RustDebug<'_> {
                             let k = self.ident().to_string();
                             self.ws();
                             if k.is_empty() || !self.eat(b':') {
-                                return Err(if self.at_end() {
-                                    self.cut()
-                                } else {
-                                    self.error("`field: value`")
-                                });
+                                return Err(self.missing("`field: value`"));
                             }
                             let v = self.value(depth + 1)?;
                             kwargs.push((k, v));
                             self.ws();
                             if !self.eat(b',') && self.peek() != Some(b'}') {
-                                return Err(if self.at_end() {
-                                    self.cut()
-                                } else {
-                                    self.error("`,` or `}`")
-                                });
+                                return Err(self.missing("`,` or `}`"));
                             }
                         }
                     }
@@ -484,11 +473,7 @@ impl RustDebug<'_> {
             out.push(self.value(depth + 1)?);
             self.ws();
             if !self.eat(b',') && self.peek() != Some(close) {
-                return Err(if self.at_end() {
-                    self.cut()
-                } else {
-                    self.error("`,` or a closing bracket")
-                });
+                return Err(self.missing("`,` or a closing bracket"));
             }
         }
     }
