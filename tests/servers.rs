@@ -89,6 +89,27 @@ fn tgi_shard_oom_is_the_cause_and_the_other_shard_terminated() {
         (first.0.to_string(), first.1, first.2),
         ("TP1".to_string(), FailureKind::Oom, Phase::WeightLoad)
     );
+    // Neither launcher log prints a memory figure (`grep -c 'GiB\|MiB\|GB\|MB'
+    // samples/tgi-tp2/launcher.log` is 0): the diff says there was nothing to compare,
+    // not that nothing moved.
+    assert!(d.figures.is_empty());
+    let text = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary")
+        .args([
+            "diff",
+            "samples/tgi-tp2",
+            "samples/tgi-tp2-oom",
+            "--width",
+            "200",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("cause     no memory figure printed by both runs, nothing to compare"),
+        "{text}"
+    );
+    assert!(!text.contains("no figure moved"), "{text}");
 }
 
 #[test]

@@ -364,6 +364,15 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         for (i, l) in extra.snapshot_cause.iter().enumerate() {
             row(&mut o, style, if i == 0 { "cause" } else { "" }, l);
         }
+    } else if d.comparability.memory_compared && d.figures.is_empty() {
+        // Not "nothing moved": the logs printed nothing to compare (TGI prints no
+        // per-phase memory), so the reader is told what could not be seen.
+        row(
+            &mut o,
+            style,
+            "cause",
+            "no memory figure printed by both runs, nothing to compare; a PyTorch memory snapshot of each would show where memory went",
+        );
     } else if d.comparability.memory_compared {
         let _ = writeln!(
             o,
