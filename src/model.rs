@@ -18,13 +18,6 @@ pub use crate::event::Phase;
 
 pub use crate::event::Edge;
 
-/// Where an event kind sits in start-up in the built-in grammars (for a reader with no
-/// run at hand: the TUI's event filter). The model reads the run's own grammars
-/// (`Knowledge::phase_of`), user grammars included.
-pub fn phase_of(kind: &str) -> Option<(Phase, Edge)> {
-    crate::grammar::builtin_knowledge().by_kind.get(kind)?.phase
-}
-
 /// A memory or count figure a phase reported, traceable to its line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figure {

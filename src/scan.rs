@@ -236,51 +236,10 @@ fn identity_key(line: &[u8]) -> Option<&[u8]> {
 }
 
 /// Identity bytes → where they were seen. Looked up on every record line, so hashed
-/// with a multiply-and-rotate per 8 bytes (FxHash's) instead of SipHash, which was a
-/// few percent of a scan. The state starts from a per-process random seed, so input
-/// cannot be made of keys that collide everywhere; a flood of distinct keys is bounded
-/// by `MAX_SEEN_PREFIXES` anyway.
-type PrefixMap = HashMap<Vec<u8>, SeenPrefix, FastState>;
-
-#[derive(Clone, Copy)]
-struct FastState(u64);
-
-impl Default for FastState {
-    fn default() -> Self {
-        static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        FastState(*SEED.get_or_init(|| {
-            use std::hash::BuildHasher;
-            std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64)
-        }))
-    }
-}
-
-impl std::hash::BuildHasher for FastState {
-    type Hasher = FastHasher;
-    fn build_hasher(&self) -> FastHasher {
-        FastHasher(self.0)
-    }
-}
-
-struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// with foldhash instead of SipHash, which was a few percent of a scan. foldhash's
+/// `RandomState` seeds per process, so input cannot be made of keys that collide
+/// everywhere; a flood of distinct keys is bounded by `MAX_SEEN_PREFIXES` anyway.
+type PrefixMap = HashMap<Vec<u8>, SeenPrefix, foldhash::fast::RandomState>;
 
 /// Distinct prefix identities kept per source: far more ranks and processes than any
 /// server has, and a bound for input made of ever-new `(…)` lines.

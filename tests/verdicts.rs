@@ -30,7 +30,7 @@ const EVENTS_FLOOR_PERCENT: f64 = 99.0;
 
 /// Grammar kinds that refine a canonical kind, and that the run model reads under their own
 /// name (`rank_assign` gives a vLLM pid its rank; `nccl_version` and the others are placed
-/// in their phase by `model::phase_of`). An expected canonical event is found by its
+/// in their phase by the grammars' `phase` and `edge`). An expected canonical event is found by its
 /// refinement, and the report counts those apart, so a later rename shows in the numbers.
 const REFINES: &[(&str, &str)] = &[
     ("rank_assign", "dist_init_end"),

@@ -218,7 +218,7 @@ pub struct Knowledge {
     pub kinds: HashMap<String, HashMap<String, KindMeaning>>,
     /// By event kind, from the first grammar in load order that declares it: for events
     /// whose grammar is not loaded (built by hand in tests).
-    pub by_kind: HashMap<String, KindMeaning>,
+    by_kind: HashMap<String, KindMeaning>,
     pub processes: Vec<ProcessRule>,
     pub suffixes: Vec<Regex>,
     /// Grammars whose lines without a pid come from an engine or driver process.
@@ -760,12 +760,6 @@ mod tests {
 
     fn knowledge() -> Knowledge {
         Knowledge {
-            kinds: HashMap::new(),
-            by_kind: HashMap::new(),
-            processes: Vec::new(),
-            suffixes: Vec::new(),
-            without_pid_engine: Vec::new(),
-            configs: Vec::new(),
             frames: vec![
                 FrameRule {
                     function: Some("init_cuda_graphs".into()),
@@ -788,6 +782,7 @@ mod tests {
                 literals: vec!["store->get(".into()],
                 regex: Regex::new(r"from \[(?P<peer>\d+)\].*store->get\(").expect("regex"),
             }],
+            ..Knowledge::empty()
         }
     }
 

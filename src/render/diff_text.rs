@@ -200,6 +200,45 @@ pub fn summary_snapshot_section(
     o
 }
 
+/// The config section of `diff`: changed, added and removed server arguments (each
+/// value cut to `value_room` columns, ten more for a lone value), the note on what could
+/// not be compared, and environment toggles. The TUI's Diff view leads with the same.
+pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
+    let value = |v: &crate::pyrepr::PyValue, n: usize| cut(&sanitize(&v.to_python_repr()), n);
+    let mut out: Vec<String> = Vec::new();
+    if let Some(cd) = &d.config {
+        for ch in &cd.changed {
+            out.push(format!(
+                "{}  {} -> {}",
+                ch.key,
+                value(&ch.old, value_room),
+                value(&ch.new, value_room)
+            ));
+        }
+        for (k, v) in &cd.added {
+            out.push(format!("{k}  (added) {}", value(v, value_room + 10)));
+        }
+        for (k, v) in &cd.removed {
+            out.push(format!("{k}  (removed, was {})", value(v, value_room + 10)));
+        }
+        if cd.is_empty() {
+            out.push("no change in server_args".into());
+        }
+    }
+    if let Some(n) = &d.config_note {
+        out.push(sanitize(n));
+    }
+    for e in &d.env {
+        out.push(format!(
+            "env {}  {} -> {}",
+            e.name,
+            sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
+            sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
+        ));
+    }
+    out
+}
+
 /// The allocator settings of the two runs' snapshots, for the config section.
 pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
     if !ev.allocator_settings_compared {
@@ -282,47 +321,9 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         }
     }
     o.push('\n');
-    let mut config_lines: Vec<String> = Vec::new();
     // A configuration value (a dict, a path) gets a share of the line, not all of it.
     let value_room = (label_room(style) / 2).saturating_sub(6).max(30);
-    if let Some(cd) = &d.config {
-        for ch in &cd.changed {
-            config_lines.push(format!(
-                "{}  {} -> {}",
-                ch.key,
-                cut(&sanitize(&ch.old.to_python_repr()), value_room),
-                cut(&sanitize(&ch.new.to_python_repr()), value_room)
-            ));
-        }
-        for (k, v) in &cd.added {
-            config_lines.push(format!(
-                "{k}  (added) {}",
-                cut(&sanitize(&v.to_python_repr()), value_room + 10)
-            ));
-        }
-        for (k, v) in &cd.removed {
-            config_lines.push(format!(
-                "{k}  (removed, was {})",
-                cut(&sanitize(&v.to_python_repr()), value_room + 10)
-            ));
-        }
-        if cd.is_empty() {
-            config_lines.push("no change in server_args".into());
-        }
-        if let Some(n) = &d.config_note {
-            config_lines.push(sanitize(n));
-        }
-    } else if let Some(n) = &d.config_note {
-        config_lines.push(sanitize(n));
-    }
-    for e in &d.env {
-        config_lines.push(format!(
-            "env {}  {} -> {}",
-            e.name,
-            sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
-            sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
-        ));
-    }
+    let mut config_lines = config_lines(d, value_room);
     config_lines.extend(extra.config.iter().cloned());
     for (i, c) in config_lines.iter().enumerate() {
         row(&mut o, style, if i == 0 { "config" } else { "" }, c);

@@ -9,6 +9,7 @@ use crate::analysis::align::phase_stats;
 use crate::analysis::attribute::{clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence};
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
+use crate::grammar::Knowledge;
 use crate::model::{Edge, Phase, Run};
 use crate::snapshot::analysis::{summarize, SiteRule};
 use crate::snapshot::render::site_label;
@@ -58,16 +59,14 @@ impl KindFilter {
             KindFilter::Problems => KindFilter::All,
         }
     }
-    pub fn keeps(self, e: &Event) -> bool {
+    /// `know` says which events begin or end a phase: the grammars the run was read
+    /// with, user grammars included.
+    pub fn keeps(self, e: &Event, know: &Knowledge) -> bool {
         let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
         match self {
             KindFilter::All => true,
             KindFilter::Phases => {
-                failure
-                    || matches!(
-                        crate::model::phase_of(&e.kind),
-                        Some((_, Edge::Begin | Edge::End))
-                    )
+                failure || matches!(know.phase_of(e), Some((_, Edge::Begin | Edge::End)))
             }
             KindFilter::Problems => failure || e.kind == kind::WARNING,
         }
@@ -310,44 +309,10 @@ pub struct DiffFacts {
     pub culprits: Vec<(String, String)>,
 }
 
-/// A value of the config as `diff` shows it: Python's repr, cut to `n` characters.
-fn config_value(v: &crate::pyrepr::PyValue, n: usize) -> String {
-    crate::render::cut(&crate::text::sanitize(&v.to_python_repr()), n)
-}
-
-/// The config section of `rankscope diff`, line by line.
+/// The config section of `rankscope diff`, line by line, with the snapshots' allocator
+/// settings.
 fn config_lines(d: &RunDiff, ev: &SnapshotEvidence) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(cd) = &d.config {
-        for ch in &cd.changed {
-            out.push(format!(
-                "{}  {} -> {}",
-                ch.key,
-                config_value(&ch.old, 30),
-                config_value(&ch.new, 30)
-            ));
-        }
-        for (k, v) in &cd.added {
-            out.push(format!("{k}  (added) {}", config_value(v, 40)));
-        }
-        for (k, v) in &cd.removed {
-            out.push(format!("{k}  (removed, was {})", config_value(v, 40)));
-        }
-        if cd.is_empty() {
-            out.push("no change in server_args".into());
-        }
-    }
-    if let Some(n) = &d.config_note {
-        out.push(crate::text::sanitize(n));
-    }
-    for e in &d.env {
-        out.push(format!(
-            "env {}  {} -> {}",
-            e.name,
-            crate::text::sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
-            crate::text::sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
-        ));
-    }
+    let mut out = crate::render::diff_text::config_lines(d, 30);
     out.extend(crate::render::diff_text::allocator_setting_lines(ev));
     out
 }
@@ -428,6 +393,8 @@ pub struct App {
     pub snap_errors: Vec<String>,
     pub rank_filter: bool,
     pub kind_filter: KindFilter,
+    /// What the run's grammars say its events mean (the phase-edge filter reads it).
+    pub knowledge: Knowledge,
     /// Index into `visible_events()`.
     pub event_sel: usize,
     /// `Some` while the user types a search.
@@ -555,6 +522,7 @@ impl App {
             snap_errors: Vec::new(),
             rank_filter: true,
             kind_filter: KindFilter::All,
+            knowledge: crate::grammar::builtin_knowledge().clone(),
             event_sel: 0,
             search_input: None,
             search: String::new(),
@@ -564,6 +532,12 @@ impl App {
         };
         app.fit();
         app
+    }
+
+    /// The grammars the run was read with, when they are not only the built-in ones.
+    pub fn with_knowledge(mut self, know: &Knowledge) -> App {
+        self.knowledge = know.clone();
+        self
     }
 
     /// Attaches the ranks' snapshots (as `load::load_snapshots` returns them).
@@ -662,7 +636,7 @@ impl App {
             .iter()
             .enumerate()
             .filter(|(_, e)| want.is_none_or(|w| e.rank.as_ref() == Some(w)))
-            .filter(|(_, e)| self.kind_filter.keeps(e))
+            .filter(|(_, e)| self.kind_filter.keeps(e, &self.knowledge))
             .map(|(i, _)| i)
             .collect()
     }

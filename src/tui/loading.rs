@@ -151,7 +151,9 @@ pub fn load_app_paths(
     let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
     if vs.is_empty() {
         p.set_stage("lining up the ranks");
-        return Ok(App::new(loaded.run, None, color).with_snapshots(&snaps, errors));
+        return Ok(App::new(loaded.run, None, color)
+            .with_knowledge(gs.knowledge())
+            .with_snapshots(&snaps, errors));
     }
     p.set_stage(format!("reading the baseline {}", shown(vs)));
     let base =
@@ -164,6 +166,7 @@ pub fn load_app_paths(
         .map(|e| format!("baseline: {e}"))
         .collect();
     Ok(App::new(loaded.run, Some(base.run), color)
+        .with_knowledge(gs.knowledge())
         .with_diff_snapshots(&base_snaps, &snaps, notes)
         .with_snapshots(&snaps, errors))
 }
