@@ -439,3 +439,25 @@ fn a_vllm_worker_renamed_during_start_up_is_one_rank() {
         Some(13_078_175_416)
     );
 }
+
+#[test]
+fn c10_warning_message_starts_after_its_prefix() {
+    // FORMATS.md: `[rank<r>]:[W<M><DD> HH:MM:SS.<ns9> <File>.cpp:<n>] <msg>`. The event's
+    // literal (`]:[W`) lies inside the prefix, so its regex starts there; the message
+    // shown is what follows the prefix's `] `, the rank is the `[rank3]` tag.
+    let run = run_of(
+        "stdout.txt",
+        "[2026-11-30 07:05:01 TP3] Init torch distributed begin.\n\
+         [rank3]:[W1130 07:05:09.120045113 Store.cpp:88] pool of 4 tensors still held at exit\n",
+    );
+    let w = run
+        .events
+        .iter()
+        .find(|e| e.kind == "warning")
+        .expect("the c10 line is a warning event");
+    assert_eq!(w.message, "pool of 4 tensors still held at exit");
+    assert_eq!(
+        w.rank.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP3")
+    );
+}

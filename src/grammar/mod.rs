@@ -402,8 +402,12 @@ pub struct PrefixInfo {
     pub process: Option<String>,
     /// The host NCCL's `host:pid:tid` prefix names.
     pub host: Option<String>,
-    /// Byte offset in the line where the message starts.
+    /// Byte offset in the line where the event's regex starts: the prefix's end, or the
+    /// event's literal when that begins inside the prefix (c10's `]:[W` warning marker).
     pub message_start: usize,
+    /// Byte offset in the line where the prefix ends: what the event shows as its message
+    /// starts here even when its regex had to start earlier.
+    pub prefix_end: usize,
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
     pub prefix_start: usize,
     /// The prefix captured a date or time that its format does not read (`grammars
@@ -736,6 +740,7 @@ impl GrammarSet {
             process,
             host: caps.name("host").map(|h| h.as_str().to_string()),
             message_start: whole.end,
+            prefix_end: whole.end,
             prefix_start: whole.start,
             stamp_error,
         }
@@ -778,6 +783,13 @@ impl GrammarSet {
         let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
         let message = line.get(msg_start..).unwrap_or("");
         let caps = ev.regex.captures(message)?;
+        // A literal inside the prefix made the regex start there; the reader is shown the
+        // text after the prefix, not a remnant of it (`]:[W1130 09:24:29.99… file.cpp:1] …`).
+        let shown = prefix
+            .as_ref()
+            .filter(|p| p.prefix_end > msg_start)
+            .and_then(|p| line.get(p.prefix_end..))
+            .unwrap_or(message);
         let mut fields: BTreeMap<String, FieldValue> = ev
             .set
             .iter()
@@ -800,7 +812,7 @@ impl GrammarSet {
             kind: ev.kind.clone(),
             fields,
             prefix,
-            message: bounded(message.trim_end()),
+            message: bounded(shown.trim_end()),
             traceback: ev.traceback,
             cut_fields,
         })
