@@ -6,6 +6,7 @@ pub mod model;
 pub mod oom;
 pub mod pickle;
 pub mod render;
+pub mod site;
 
 use std::path::{Path, PathBuf};
 

@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::analysis::{site_at_line, SiteRule};
 use super::model::{Action, BlockState, Snapshot, StackId};
+use super::site::{site_at_line, SiteRule};
 
 /// PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp).
 const MIN_BLOCK: u64 = 512;
