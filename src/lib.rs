@@ -16,6 +16,7 @@ pub mod node;
 pub mod nvsmi;
 pub mod pyrepr;
 pub mod render;
+pub mod report;
 pub mod scan;
 pub mod snapshot;
 pub mod source;

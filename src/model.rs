@@ -12,9 +12,11 @@ use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
 use crate::scan::{LineCounts, UnknownLine};
 
 mod attempts;
+pub mod filter;
 pub mod outcome;
 
 pub use crate::event::Phase;
+pub use filter::EventFilter;
 
 pub use crate::event::Edge;
 
@@ -337,6 +339,9 @@ pub struct Run {
     pub start: Option<NaiveDateTime>,
     /// Grammars that produced events.
     pub grammars: Vec<String>,
+    /// Those of `grammars` that describe a server, not a component (PyTorch, NCCL): which
+    /// server the run is, as its grammars say.
+    pub servers: Vec<String>,
     pub year_inferred: bool,
     pub notes: Vec<String>,
     /// nvidia-smi samples found in the run directory.
@@ -699,6 +704,11 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         attempts: Vec::new(),
         ready,
         start,
+        servers: grammars
+            .iter()
+            .filter(|g| know.describes_server(g))
+            .cloned()
+            .collect(),
         grammars,
         year_inferred,
         notes: Vec::new(),

@@ -4,8 +4,9 @@
 mod common;
 use common::run_of;
 
-use rankscope::analysis::diff::{self, Status};
+use rankscope::analysis::diff::{self, ComparabilityNote, Status};
 use rankscope::model::{FailureKind, Outcome};
+use rankscope::render::diff_text::comparability_note;
 
 fn tp_run(n: u32, mem: &str) -> String {
     let mut s = String::from(
@@ -28,7 +29,16 @@ fn different_rank_sets_compare_outcomes_only() {
     assert!(!d.comparability.memory_compared);
     assert!(d.figures.is_empty());
     assert_eq!(d.comparability.only_in_baseline.len(), 4);
-    assert!(d.comparability.notes[0].contains("rank sets differ (8 vs 4 ranks)"));
+    assert_eq!(
+        d.comparability.notes[0],
+        ComparabilityNote::RankSetsDiffer {
+            baseline_ranks: 8,
+            candidate_ranks: 4
+        }
+    );
+    assert!(
+        comparability_note(&d.comparability.notes[0]).contains("rank sets differ (8 vs 4 ranks)")
+    );
     // Both reached ready: nothing else can be said, and nothing is made up.
     assert_eq!(d.status, Status::Same);
 }
@@ -63,7 +73,15 @@ fn runs_of_different_servers_say_so() {
         .comparability
         .notes
         .iter()
-        .any(|n| n.contains("different servers (sglang vs vllm)")));
+        .any(|n| comparability_note(n).contains("different servers (sglang vs vllm)")));
+    // The note carries the two runs' server grammar ids as data; render words them.
+    assert!(d
+        .comparability
+        .notes
+        .contains(&ComparabilityNote::DifferentServers {
+            baseline: vec!["sglang".into()],
+            candidate: vec!["vllm".into()],
+        }));
 }
 
 #[test]

@@ -282,7 +282,41 @@ pub struct Comparability {
     pub only_in_candidate: Vec<Rank>,
     /// Per-rank memory is compared only when the rank sets match.
     pub memory_compared: bool,
-    pub notes: Vec<String>,
+    pub notes: Vec<ComparabilityNote>,
+}
+
+/// Which of the two runs of a diff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Baseline,
+    Candidate,
+}
+
+/// What limits a comparison, as facts; `render` words them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparabilityNote {
+    /// A run gave no start-up event at all.
+    NoEvents { side: Side, run: String },
+    /// Lines of either run that no grammar understood.
+    NotUnderstood {
+        baseline_lines: u64,
+        candidate_lines: u64,
+    },
+    /// Both runs have ranks in common but not the same set: per-rank memory is not
+    /// compared.
+    RankSetsDiffer {
+        baseline_ranks: usize,
+        candidate_ranks: usize,
+    },
+    /// Both runs have ranks, none of the same name.
+    NoCommonRanks,
+    /// The server grammars that gave each run's events differ.
+    DifferentServers {
+        baseline: Vec<String>,
+        candidate: Vec<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -452,47 +486,39 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
     let memory_compared =
         !common.is_empty() && only_in_baseline.is_empty() && only_in_candidate.is_empty();
     if baseline.events.is_empty() {
-        notes.push(format!(
-            "baseline {}: no start-up events found",
-            baseline.name
-        ));
+        notes.push(ComparabilityNote::NoEvents {
+            side: Side::Baseline,
+            run: baseline.name.clone(),
+        });
     }
     if candidate.events.is_empty() {
-        notes.push(format!(
-            "candidate {}: no start-up events found",
-            candidate.name
-        ));
+        notes.push(ComparabilityNote::NoEvents {
+            side: Side::Candidate,
+            run: candidate.name.clone(),
+        });
     }
     let (ub, uc) = (baseline.counts().unknown, candidate.counts().unknown);
     if ub + uc > 0 {
-        notes.push(format!(
-            "{ub} baseline and {uc} candidate lines were not understood (`rankscope summary` shows examples)"
-        ));
+        notes.push(ComparabilityNote::NotUnderstood {
+            baseline_lines: ub,
+            candidate_lines: uc,
+        });
     }
     if !memory_compared && !common.is_empty() {
-        notes.push(format!(
-            "rank sets differ ({} vs {} ranks): per-rank memory is not comparable across different parallel layouts; only outcomes are compared",
-            b_ranks.len(),
-            c_ranks.len()
-        ));
+        notes.push(ComparabilityNote::RankSetsDiffer {
+            baseline_ranks: b_ranks.len(),
+            candidate_ranks: c_ranks.len(),
+        });
     } else if common.is_empty() && !b_ranks.is_empty() && !c_ranks.is_empty() {
-        notes.push("the runs share no rank names: only outcomes are compared".into());
+        notes.push(ComparabilityNote::NoCommonRanks);
     }
     if !baseline.grammars.is_empty() && !candidate.grammars.is_empty() {
-        let servers = |r: &Run| {
-            r.grammars
-                .iter()
-                .filter(|g| *g != "pytorch" && *g != "nccl")
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        let (bs, cs) = (servers(baseline), servers(candidate));
+        let (bs, cs) = (&baseline.servers, &candidate.servers);
         if !bs.is_empty() && !cs.is_empty() && bs != cs {
-            notes.push(format!(
-                "the runs come from different servers ({} vs {}): figures are compared by canonical phase, wording differs",
-                bs.join("+"),
-                cs.join("+")
-            ));
+            notes.push(ComparabilityNote::DifferentServers {
+                baseline: bs.clone(),
+                candidate: cs.clone(),
+            });
         }
     }
 

@@ -9,7 +9,8 @@ pub mod prometheus;
 use std::io::{self, Write};
 
 use crate::model::Run;
+use crate::report::RunReport;
 
 pub trait Exporter {
-    fn write(&self, run: &Run, out: &mut dyn Write) -> io::Result<()>;
+    fn write(&self, run: &Run, report: &RunReport, out: &mut dyn Write) -> io::Result<()>;
 }

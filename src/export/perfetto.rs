@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 use super::Exporter;
 use crate::event::{Event, FieldValue, Rank};
 use crate::model::Run;
+use crate::report::RunReport;
 
 /// The run's process id in the trace; there is one run per file.
 const PID: u32 = 1;
@@ -241,7 +242,7 @@ fn instant(run: &Run, e: &Event, ts: i64, tid: u32) -> TraceEvent {
 }
 
 impl Exporter for Perfetto {
-    fn write(&self, run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, run: &Run, _report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer(&mut *out, &trace(run))?;
         out.write_all(b"\n")
     }

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::Exporter;
-use crate::analysis::align::phase_stats;
 use crate::model::{Phase, Run};
+use crate::report::RunReport;
 
 pub struct Prometheus;
 
@@ -72,7 +72,7 @@ impl Family {
     }
 }
 
-pub fn exposition(run: &Run) -> String {
+pub fn exposition(run: &Run, report: &RunReport) -> String {
     let name = run.name.clone();
     let mut duration = Family::new(
         "rankscope_phase_duration_seconds",
@@ -150,7 +150,7 @@ pub fn exposition(run: &Run) -> String {
             v,
         );
     }
-    for s in phase_stats(run) {
+    for s in &report.phases {
         if let Some(v) = s.end_skew_s {
             skew.push(
                 vec![("run", name.clone()), ("phase", s.phase.name().to_string())],
@@ -173,7 +173,7 @@ pub fn exposition(run: &Run) -> String {
 }
 
 impl Exporter for Prometheus {
-    fn write(&self, run: &Run, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(exposition(run).as_bytes())
+    fn write(&self, run: &Run, report: &RunReport, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(exposition(run, report).as_bytes())
     }
 }

@@ -207,6 +207,8 @@ pub struct GrammarKnowledge {
     pub suffixes: Vec<Regex>,
     pub without_pid_engine: bool,
     pub configs: Vec<ConfigRule>,
+    /// The grammar describes a component (PyTorch, NCCL), not a server.
+    pub component: bool,
 }
 
 /// The meanings, frame tables and outcome wordings of every loaded grammar.
@@ -224,6 +226,8 @@ pub struct Knowledge {
     /// Grammars whose lines without a pid come from an engine or driver process.
     pub without_pid_engine: Vec<String>,
     pub configs: Vec<ConfigRule>,
+    /// Grammars that describe a component (`describes = "component"`), not a server.
+    pub components: Vec<String>,
 }
 
 /// The default knowledge is the built-in grammars': what a run read without user
@@ -309,6 +313,7 @@ impl Knowledge {
             suffixes: Vec::new(),
             without_pid_engine: Vec::new(),
             configs: Vec::new(),
+            components: Vec::new(),
         }
     }
 
@@ -334,6 +339,15 @@ impl Knowledge {
             self.without_pid_engine.push(id.to_string());
         }
         self.configs.extend(g.configs.iter().cloned());
+        if g.component {
+            self.components.push(id.to_string());
+        }
+    }
+
+    /// Whether a grammar describes a server (the default), not a component that any
+    /// server prints through (`describes = "component"`: PyTorch, NCCL).
+    pub fn describes_server(&self, grammar: &str) -> bool {
+        !self.components.iter().any(|g| g == grammar)
     }
 
     /// What an event's kind means in its grammar.
@@ -679,6 +693,16 @@ pub(super) fn compile_grammar(
             return Err(err(
                 origin,
                 format!("without_pid: `{other}` is not engine or launcher"),
+            ))
+        }
+    };
+    out.component = match spec.describes.as_deref() {
+        None | Some("server") => false,
+        Some("component") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("describes: `{other}` is not server or component"),
             ))
         }
     };

@@ -46,6 +46,11 @@ pub struct GrammarSpec {
     /// Where a configuration dump starts in a `server_args` event and how it is written.
     #[serde(default)]
     pub config: Vec<ConfigSpec>,
+    /// What the grammar describes: `server` (default: an inference server, whose runs
+    /// `diff` compares as the same server or not) or `component` (a library any server
+    /// prints through, PyTorch or NCCL, which says nothing about which server ran).
+    #[serde(default)]
+    pub describes: Option<String>,
 }
 
 fn default_priority() -> i32 {

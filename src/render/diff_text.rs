@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::summary_text::figure_label;
 use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
-use crate::analysis::diff::{DeltaClass, FigureDiff, RunDiff, Status};
+use crate::analysis::diff::{ComparabilityNote, DeltaClass, FigureDiff, RunDiff, Side, Status};
 use crate::text::sanitize;
 use crate::units::{group_thousands, human_delta_mib};
 
@@ -487,8 +487,9 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for l in &extra.oom_sites {
         row(&mut o, style, "", l);
     }
-    for n in d.comparability.notes.iter().chain(extra.notes.iter()) {
-        row(&mut o, style, "note", &sanitize(n));
+    let notes = d.comparability.notes.iter().map(comparability_note);
+    for n in notes.chain(extra.notes.iter().cloned()) {
+        row(&mut o, style, "note", &sanitize(&n));
     }
     if !d.figures.is_empty() {
         o.push('\n');
@@ -584,4 +585,40 @@ pub fn explain(d: &RunDiff, style: Style) -> String {
         }
     }
     o
+}
+
+/// A comparability note in words (text, JSON and the TUI's Diff view).
+pub fn comparability_note(n: &ComparabilityNote) -> String {
+    match n {
+        ComparabilityNote::NoEvents { side, run } => {
+            let side = match side {
+                Side::Baseline => "baseline",
+                Side::Candidate => "candidate",
+            };
+            format!("{side} {run}: no start-up events found")
+        }
+        ComparabilityNote::NotUnderstood {
+            baseline_lines,
+            candidate_lines,
+        } => format!(
+            "{baseline_lines} baseline and {candidate_lines} candidate lines were not understood (`rankscope summary` shows examples)"
+        ),
+        ComparabilityNote::RankSetsDiffer {
+            baseline_ranks,
+            candidate_ranks,
+        } => format!(
+            "rank sets differ ({baseline_ranks} vs {candidate_ranks} ranks): per-rank memory is not comparable across different parallel layouts; only outcomes are compared"
+        ),
+        ComparabilityNote::NoCommonRanks => {
+            "the runs share no rank names: only outcomes are compared".into()
+        }
+        ComparabilityNote::DifferentServers {
+            baseline,
+            candidate,
+        } => format!(
+            "the runs come from different servers ({} vs {}): figures are compared by canonical phase, wording differs",
+            baseline.join("+"),
+            candidate.join("+")
+        ),
+    }
 }

@@ -12,14 +12,15 @@ use chrono::NaiveDateTime;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::analysis::align::{self, phase_stats};
+use crate::analysis::align;
 use crate::analysis::diff;
 use crate::config;
 use crate::event::{Event, FieldValue};
-use crate::model::{self, Failure, Run};
+use crate::model::{self, EventFilter, Failure, Run};
+use crate::report::RunReport;
 use crate::scan;
 
-pub const SCHEMA_VERSION: u32 = 3;
+pub use super::SCHEMA_VERSION;
 
 /// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
 pub const SCHEMA_NAMES: [&str; 5] = ["summary", "events", "diff", "event", "phase"];
@@ -668,7 +669,7 @@ pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
     }
 }
 
-pub fn run_doc(run: &Run) -> RunDoc {
+pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
     RunDoc {
         name: run.name.clone(),
         ready: run.ready,
@@ -710,7 +711,7 @@ pub fn run_doc(run: &Run) -> RunDoc {
         sources: run.sources.iter().map(source_doc).collect(),
         nodes: run.nodes.iter().map(|n| node_doc(run, n)).collect(),
         ranks: run.ranks.iter().map(|r| rank_doc(run, r)).collect(),
-        phases: phase_stats(run).iter().map(phase_stats_doc).collect(),
+        phases: report.phases.iter().map(phase_stats_doc).collect(),
         launcher_failures: run
             .launcher_failures
             .iter()
@@ -737,11 +738,11 @@ pub struct SummaryDoc {
     pub run: RunDoc,
 }
 
-pub fn summary_doc(run: &Run) -> SummaryDoc {
+pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
     SummaryDoc {
         schema_version: SCHEMA_VERSION,
         command: "summary".into(),
-        run: run_doc(run),
+        run: run_doc(run, report),
     }
 }
 
@@ -756,14 +757,50 @@ pub struct EventsDoc {
     pub events: Vec<EventDoc>,
 }
 
-pub fn events_doc(run: &Run) -> EventsDoc {
+pub fn events_doc(run: &Run, filter: &EventFilter) -> EventsDoc {
     EventsDoc {
         schema_version: SCHEMA_VERSION,
         command: "events".into(),
         run: run.name.clone(),
         lines: (&run.counts()).into(),
-        events: run.events.iter().map(|e| event_doc(run, e)).collect(),
+        events: run
+            .events
+            .iter()
+            .filter(|e| filter.keeps(e))
+            .map(|e| event_doc(run, e))
+            .collect(),
     }
+}
+
+/// `events --ndjson`, in its documented order: the run, the events kept, each kept rank,
+/// each kept rank's failure, the launcher's failures (when no rank is asked for), and the
+/// summary with the number of events written.
+pub fn event_messages<'a>(
+    run: &'a Run,
+    filter: &'a EventFilter,
+) -> impl Iterator<Item = Message> + 'a {
+    let kept = run.events.iter().filter(|e| filter.keeps(e));
+    let written = kept.clone().count() as u64;
+    let ranks = move || {
+        run.ranks
+            .iter()
+            .filter(|r| filter.keeps_rank(Some(&r.rank)))
+    };
+    let launcher: &[Failure] = if filter.rank.is_none() {
+        &run.launcher_failures
+    } else {
+        &[]
+    };
+    std::iter::once(run_message(run))
+        .chain(kept.map(|e| Message::Event(event_doc(run, e))))
+        .chain(ranks().map(|r| rank_message(run, r)))
+        .chain(ranks().filter_map(|r| {
+            r.failure
+                .as_ref()
+                .map(|f| failure_message(run, Some(&r.rank), f))
+        }))
+        .chain(launcher.iter().map(|f| failure_message(run, None, f)))
+        .chain(std::iter::once_with(move || summary_message(run, written)))
 }
 
 /// One NDJSON message with a caller-chosen payload: a `type`/`data` envelope, as
@@ -1506,7 +1543,12 @@ pub fn diff_doc(
                 .map(|r| r.to_string())
                 .collect(),
             memory_compared: d.comparability.memory_compared,
-            notes: d.comparability.notes.clone(),
+            notes: d
+                .comparability
+                .notes
+                .iter()
+                .map(super::diff_text::comparability_note)
+                .collect(),
         },
         first_divergence: d.first_divergence.as_ref().map(|v| DivergenceDoc {
             phase: v.phase.into(),

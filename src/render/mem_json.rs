@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::json::SCHEMA_VERSION;
+use super::SCHEMA_VERSION;
 use crate::snapshot::analysis as a;
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]

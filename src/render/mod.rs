@@ -7,6 +7,10 @@ pub mod summary_text;
 
 use std::io::IsTerminal;
 
+/// The version of every JSON document rankscope writes (`docs/json.md`): the run
+/// documents (`json`) and the snapshot documents (`mem_json`) change together.
+pub const SCHEMA_VERSION: u32 = 3;
+
 /// Colour and width are decided once, here. Colour: `--color always|never`, else
 /// `NO_COLOR`, else whether stdout is a terminal. Width: `--width N`, else the terminal's
 /// columns when stdout is one, else 80.
@@ -132,7 +136,7 @@ pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
 /// `rankscope events` as a table.
 pub fn events_text(
     run: &crate::model::Run,
-    keep: &dyn Fn(&crate::event::Event) -> bool,
+    filter: &crate::model::EventFilter,
     style: Style,
 ) -> String {
     use std::fmt::Write;
@@ -142,7 +146,7 @@ pub fn events_text(
         "{}",
         style.bold("TIME      RANK         KIND               FIELDS")
     );
-    for e in run.events.iter().filter(|e| keep(e)) {
+    for e in run.events.iter().filter(|e| filter.keeps(e)) {
         let time =
             e.ts.map(|t| t.format("%H:%M:%S").to_string())
                 .unwrap_or_else(|| "-".into());
@@ -171,7 +175,7 @@ pub fn events_text(
         }
     }
     let c = run.counts();
-    let shown = run.events.iter().filter(|e| keep(e)).count();
+    let shown = run.events.iter().filter(|e| filter.keeps(e)).count();
     let _ = writeln!(
         o,
         "{shown} of {} events shown; {} lines not understood",

@@ -3,9 +3,10 @@
 use std::fmt::Write;
 
 use super::{figure_text, fit, rank_span, wrap, wrap_indented, Style};
-use crate::analysis::align::{phase_stats, PhaseStats};
-use crate::analysis::diff::{failure_story, failure_verb, outcome};
+use crate::analysis::align::PhaseStats;
+use crate::analysis::diff::{failure_story, failure_verb};
 use crate::model::{Outcome, Phase, RankRun, Run};
+use crate::report::RunReport;
 
 pub fn figure_label(name: &str) -> String {
     name.replace('_', " ")
@@ -19,10 +20,9 @@ fn secs(v: f64) -> String {
     }
 }
 
-pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
+pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
-    let stats = phase_stats(run);
-    let out = outcome(run);
+    let (stats, out) = (&report.phases, &report.outcome);
     let status = if out.failed() {
         style.bad("FAILED")
     } else if run.ready {
@@ -70,7 +70,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
         );
     }
     if out.failed() {
-        let story = format!("verdict: {}", failure_story(&out));
+        let story = format!("verdict: {}", failure_story(out));
         for line in wrap_indented(&story, style.width, "", "  ") {
             let _ = writeln!(o, "{}", style.bad(&line));
         }
@@ -178,7 +178,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
             style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
         );
         let mut marks = Marks::default();
-        for s in &stats {
+        for s in stats {
             phase_block(&mut o, s, out.ranks, style, &mut marks);
         }
         for (used, legend) in [(marks.star, STAR_LEGEND), (marks.unknown, UNKNOWN_LEGEND)] {
@@ -188,7 +188,7 @@ pub fn summary(run: &Run, per_rank: bool, style: Style) -> String {
                 }
             }
         }
-        timing_report(&mut o, run, &stats, style);
+        timing_report(&mut o, run, stats, style);
     }
     if per_rank {
         o.push('\n');

@@ -5,12 +5,12 @@ use std::collections::BTreeSet;
 
 use chrono::NaiveDateTime;
 
-use crate::analysis::align::phase_stats;
 use crate::analysis::attribute::{clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence};
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
 use crate::model::{Edge, Phase, Run};
+use crate::report::RunReport;
 use crate::snapshot::analysis::{summarize, SiteRule};
 use crate::snapshot::render::site_label;
 
@@ -410,8 +410,8 @@ pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Optio
     Some((ts? - start?).num_milliseconds() as f64 / 1000.0)
 }
 
-fn lanes_of(run: &Run) -> Vec<Lane> {
-    let stats = phase_stats(run);
+fn lanes_of(run: &Run, report: &RunReport) -> Vec<Lane> {
+    let stats = &report.phases;
     let run_end = run
         .events
         .iter()
@@ -478,7 +478,7 @@ fn lanes_of(run: &Run) -> Vec<Lane> {
 impl App {
     pub fn new(run: Run, baseline: Option<Run>, color: bool) -> App {
         let diff = baseline.as_ref().map(|b| diff(b, &run));
-        let lanes = lanes_of(&run);
+        let lanes = lanes_of(&run, &RunReport::of(&run));
         let span_s = run
             .events
             .iter()

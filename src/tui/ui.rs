@@ -621,11 +621,17 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(""));
     lines.extend(figure_table(app, d, width));
-    let notes: Vec<&String> = d.comparability.notes.iter().chain(&facts.notes).collect();
+    let notes: Vec<String> = d
+        .comparability
+        .notes
+        .iter()
+        .map(crate::render::diff_text::comparability_note)
+        .chain(facts.notes.iter().cloned())
+        .collect();
     if !notes.is_empty() {
         lines.push(Line::from(""));
         for n in notes {
-            labelled(&mut lines, "note", &sanitize(n), dim(c), width);
+            labelled(&mut lines, "note", &sanitize(&n), dim(c), width);
         }
     }
     lines

@@ -1,0 +1,68 @@
+//! `rankscope grammars`: list the loaded grammars, or check samples.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use rankscope::grammar::{self, Grammar, GrammarSet};
+
+use super::out;
+
+pub fn list(gs: &GrammarSet) -> Result<u8> {
+    let mut s = String::new();
+    for g in &gs.grammars {
+        s.push_str(&format!(
+            "{:<10} {:<22} {:>3} events {:>3} samples  {}\n",
+            g.spec.id,
+            g.spec.name,
+            g.spec.event.len(),
+            g.spec.sample.len(),
+            g.origin
+        ));
+    }
+    if let Some(dir) = grammar::user_grammar_dir() {
+        s.push_str(&format!(
+            "user grammars: {} ({})\n",
+            dir.display(),
+            if dir.is_dir() { "found" } else { "absent" }
+        ));
+    }
+    out(&s)?;
+    Ok(0)
+}
+
+/// Every loaded grammar's samples, or only those of `file`. A file under check joins (or
+/// replaces, by id, as `grammar::load_all` does for every grammar file) the loaded
+/// grammars, so its samples are matched the way a run would read them.
+pub fn check(gs: GrammarSet, extra: &[PathBuf], file: Option<&Path>) -> Result<u8> {
+    let (set, only) = match file {
+        Some(f) => {
+            let id = Grammar::from_path(f)?.spec.id;
+            let files: Vec<PathBuf> = extra.iter().cloned().chain([f.to_path_buf()]).collect();
+            (GrammarSet::new(grammar::load_all(&files)?)?, Some(id))
+        }
+        None => (gs, None),
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (i, g) in set.grammars.iter().enumerate() {
+        if only.as_ref().is_some_and(|id| id != &g.spec.id) {
+            continue;
+        }
+        checked += g.spec.sample.len();
+        failures.extend(grammar::check_samples(&set, i));
+    }
+    let mut s = String::new();
+    for f in &failures {
+        for line in f.lines() {
+            s.push_str(&rankscope::text::sanitize(line));
+            s.push('\n');
+        }
+    }
+    s.push_str(&format!(
+        "{} samples checked, {} failed\n",
+        checked,
+        failures.len()
+    ));
+    out(&s)?;
+    Ok(if failures.is_empty() { 0 } else { 1 })
+}

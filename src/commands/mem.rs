@@ -1,0 +1,73 @@
+//! `rankscope mem`: snapshot summaries, and `mem diff A B`. Snapshots need no log
+//! grammar: this command neither reads nor compiles them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use rankscope::cli::{MemOutput, SiteArgs};
+use rankscope::render::{mem_json, Style};
+use rankscope::snapshot;
+
+use super::{out, out_json};
+
+pub fn summaries(
+    paths: &[PathBuf],
+    sites: &SiteArgs,
+    output: &MemOutput,
+    style: Style,
+) -> Result<u8> {
+    let MemOutput { top, json } = *output;
+    if paths.is_empty() {
+        anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
+    }
+    let rule = sites.rule();
+    let mut docs = Vec::new();
+    let mut text = String::new();
+    for path in paths {
+        let s = snapshot::read_path(path)?;
+        let summary = snapshot::analysis::summarize(&s, &rule);
+        if json {
+            docs.push((path.display().to_string(), summary));
+        } else {
+            text.push_str(&format!(
+                "{}\n{}\n",
+                path.display(),
+                snapshot::render::summary_text(&summary, top, style.width)
+            ));
+        }
+    }
+    if json {
+        out_json(&mem_json::mem_doc(
+            docs.iter().map(|(p, s)| (p.clone(), s)).collect(),
+        ))?;
+    } else {
+        out(&text)?;
+    }
+    Ok(0)
+}
+
+pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Style) -> Result<u8> {
+    let MemOutput { top, json } = *output;
+    let rule = sites.rule();
+    let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
+    let (sa, sb) = (sa?, sb?);
+    let d = snapshot::analysis::diff(
+        &snapshot::analysis::summarize(&sa, &rule),
+        &snapshot::analysis::summarize(&sb, &rule),
+    );
+    if json {
+        out_json(&mem_json::mem_diff_doc(
+            a.display().to_string(),
+            b.display().to_string(),
+            &d,
+        ))?;
+    } else {
+        out(&format!(
+            "A {}\nB {}\n\n{}",
+            a.display(),
+            b.display(),
+            snapshot::render::diff_text(&d, top, style.width)
+        ))?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,98 @@
+//! One module per subcommand: each reads its arguments, loads what it needs, asks the
+//! library for the analysis and the rendering, and writes stdout. They live in the binary
+//! because they are where errors get their user-facing context (`anyhow`), which the
+//! library does not use. Only the commands that read a log load grammars: `mem`,
+//! `schema`, `completions` and `man` work whatever is in the user grammar directory.
+
+pub mod completions;
+pub mod diff;
+pub mod events;
+pub mod export;
+pub mod grammars;
+pub mod man;
+pub mod mem;
+pub mod progress;
+pub mod schema;
+pub mod summary;
+pub mod tui;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::Result;
+use rankscope::cli::GlobalArgs;
+use rankscope::grammar::{self, GrammarSet};
+use rankscope::load::{self, LoadOptions};
+use rankscope::render::Style;
+
+/// What every command that reads a log needs: the run's grammars, the load options and
+/// the text style.
+pub struct LogContext {
+    pub grammars: GrammarSet,
+    pub opts: LoadOptions,
+    pub style: Style,
+}
+
+impl LogContext {
+    pub fn new(global: &GlobalArgs, style: Style) -> Result<LogContext> {
+        Ok(LogContext {
+            grammars: GrammarSet::new(grammar::load_all(&global.grammars)?)?,
+            opts: LoadOptions {
+                attempt: global.attempt.map(|a| a as usize),
+                clock_align: !global.no_clock_align,
+                ..LoadOptions::default()
+            },
+            style,
+        })
+    }
+
+    /// One run, with its files (for snapshots and the run's identity), behind the
+    /// progress bar when the input is large.
+    pub fn load(&self, paths: &[PathBuf]) -> Result<load::Loaded> {
+        let bar = progress::bar_for(paths);
+        let report = |source: usize, n: u64| {
+            if let Some(b) = &bar {
+                b.report(source, n);
+            }
+        };
+        let loaded = load::load_paths(&self.grammars, paths, &self.opts, &report);
+        if let Some(b) = &bar {
+            b.finish();
+        }
+        Ok(loaded?)
+    }
+}
+
+/// Paths as the user gave them, for messages.
+pub fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+pub fn out(text: &str) -> Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+pub fn out_json<T: serde::Serialize>(doc: &T) -> Result<()> {
+    let mut s = serde_json::to_string_pretty(doc)?;
+    s.push('\n');
+    out(&s)
+}
+
+/// NDJSON: one compact document a line.
+pub fn out_ndjson<T: serde::Serialize>(records: impl IntoIterator<Item = T>) -> Result<()> {
+    let mut stdout = io::BufWriter::new(io::stdout().lock());
+    for record in records {
+        // Through io::Error, so that a closed pipe is seen as one and ends quietly.
+        serde_json::to_writer(&mut stdout, &record).map_err(io::Error::from)?;
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()?;
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! `rankscope summary`: one run's phases × ranks, as text, JSON or NDJSON.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use rankscope::analysis::attribute;
+use rankscope::load;
+use rankscope::render::{self, json};
+use rankscope::report::RunReport;
+
+use super::{out, out_json, out_ndjson, LogContext};
+
+pub fn run(
+    cx: &LogContext,
+    paths: &[PathBuf],
+    ranks: bool,
+    as_json: bool,
+    ndjson: bool,
+) -> Result<u8> {
+    let loaded = cx.load(paths)?;
+    let r = &loaded.run;
+    if ndjson {
+        out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
+    } else if as_json {
+        out_json(&json::summary_doc(r, &RunReport::of(r)))?;
+    } else {
+        let mut text = render::summary_text::summary(r, &RunReport::of(r), ranks, cx.style);
+        // Snapshots are read only when a rank failed: they are what names the OOM's
+        // site, and reading them costs seconds on large runs.
+        if r.ranks.iter().any(|x| x.failure.is_some()) {
+            let (snaps, _) = load::load_snapshots(r, &loaded.files);
+            let ev = attribute::snapshot_evidence(r, &[], &snaps);
+            text.push_str(&render::diff_text::summary_snapshot_section(&ev, cx.style));
+        }
+        out(&text)?;
+    }
+    Ok(0)
+}
+
+/// Which run an NDJSON line belongs to.
+pub fn run_id(loaded: &load::Loaded) -> json::RunIdDoc {
+    json::RunIdDoc::from(&rankscope::export::identity::identity(
+        &loaded.run.name,
+        &loaded.files,
+    ))
+}

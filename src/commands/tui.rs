@@ -1,0 +1,30 @@
+//! `rankscope tui`: the interactive views, or (`--first-frame`, hidden) the first screen
+//! as text.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{out, LogContext};
+
+pub fn run(
+    cx: LogContext,
+    paths: &[PathBuf],
+    vs: &[PathBuf],
+    first_frame: Option<(u16, u16)>,
+) -> Result<u8> {
+    if let Some((w, h)) = first_frame {
+        out(&rankscope::tui::first_frame(
+            &cx.grammars,
+            paths,
+            vs,
+            &cx.opts,
+            (w, h),
+        )?)?;
+        return Ok(0);
+    }
+    // Loads on its own thread behind a loading screen; a load error comes back after the
+    // user has read it and quit, and exits 2 like any other.
+    rankscope::tui::run_paths(cx.grammars, paths, vs, cx.opts, cx.style.color)?;
+    Ok(0)
+}
