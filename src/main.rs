@@ -332,6 +332,10 @@ fn run(cli: Cli) -> Result<u8> {
                 }
                 out(&text)?;
             }
+            // The process ends here and the OS takes its memory back at once: freeing a
+            // run of thousands of ranks piece by piece (glibc coalescing its small
+            // blocks) was a fifth of `summary` and a third of `diff` at 8,192 ranks.
+            std::mem::forget(loaded);
             Ok(0)
         }
         Command::Events {
@@ -398,6 +402,8 @@ fn run(cli: Cli) -> Result<u8> {
             } else {
                 out(&render::events_text(&r, &keep, style))?;
             }
+            // Not freed piece by piece, as in `summary`.
+            std::mem::forget(r);
             Ok(0)
         }
         Command::Diff {
@@ -476,6 +482,8 @@ fn run(cli: Cli) -> Result<u8> {
                 }
                 out(&text)?;
             }
+            // Not freed piece by piece, as in `summary`.
+            std::mem::forget((b, c, d, bs, cs));
             Ok(code)
         }
         Command::Mem { .. } => run_mem(&cli, style),
