@@ -439,8 +439,11 @@ pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> V
     order.sort_by_key(|&i| events.get(i).map_or(0, |e| e.origin.source));
     let mut keep = vec![false; events.len()];
     {
-        let mut kept: HashMap<DedupKey<'_>, usize> = HashMap::new();
-        let mut seen_here: HashMap<DedupKey<'_>, usize> = HashMap::new();
+        // foldhash, not SipHash: a key per event, and the keys are short.
+        let mut kept: HashMap<DedupKey<'_>, usize, foldhash::fast::RandomState> =
+            HashMap::default();
+        let mut seen_here: HashMap<DedupKey<'_>, usize, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut current = None;
         for &i in &order {
             let Some(e) = events.get(i) else { continue };
@@ -624,13 +627,16 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
 
     let start = events.iter().filter_map(|e| e.ts).min();
     let ready = events.iter().any(|e| e.kind == kind::READY);
-    let grammars: Vec<String> = events
-        .iter()
-        .map(|e| e.grammar.as_str())
-        .collect::<std::collections::BTreeSet<&str>>()
-        .into_iter()
-        .map(String::from)
-        .collect();
+    // A run has a handful of grammars: kept distinct as they come (one comparison per
+    // event, almost always with the previous event's), then sorted; collecting every
+    // event's name into a sorted set was a tenth of building a run of 8,192 ranks.
+    let mut grammars: Vec<String> = Vec::new();
+    for e in &events {
+        if !grammars.iter().rev().any(|g| *g == e.grammar) {
+            grammars.push(e.grammar.clone());
+        }
+    }
+    grammars.sort();
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
     let events = settle_rank_names(events);
@@ -638,7 +644,13 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let mut launcher: Vec<usize> = Vec::new();
     for (i, e) in events.iter().enumerate() {
         match &e.rank {
-            Some(r) if !r.is_empty() => rank_events.entry(r.clone()).or_default().push(i),
+            // The rank is cloned once per rank, not once per event.
+            Some(r) if !r.is_empty() => match rank_events.get_mut(r) {
+                Some(list) => list.push(i),
+                None => {
+                    rank_events.insert(r.clone(), vec![i]);
+                }
+            },
             _ => launcher.push(i),
         }
     }
@@ -727,7 +739,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
 fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
     // Distinct first (a hash per event), then sorted: sorting every event's rank was
     // a tenth of loading a run of thousands of ranks.
-    let distinct: std::collections::HashSet<&Rank> = events
+    let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
         .iter()
         .filter_map(|e| e.rank.as_ref())
         .filter(|r| r.as_global().is_none() && !r.is_empty())
@@ -752,6 +764,9 @@ fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
         if let Some(p) = pids.first() {
             rename.insert(p.clone(), Rank::tp(1));
         }
+    }
+    if rename.is_empty() && !tp_only {
+        return events;
     }
     for e in &mut events {
         let Some(r) = e.rank.as_ref() else { continue };

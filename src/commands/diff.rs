@@ -84,5 +84,7 @@ pub fn run(
         }
         out(&text)?;
     }
+    // Not freed piece by piece, as in `summary`.
+    std::mem::forget((b, c, d, bs, cs));
     Ok(code)
 }

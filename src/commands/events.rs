@@ -27,6 +27,8 @@ pub fn run(
     } else {
         out(&render::events_text(r, filter, cx.style))?;
     }
+    // Not freed piece by piece, as in `summary`.
+    std::mem::forget(loaded);
     Ok(0)
 }
 
