@@ -23,9 +23,12 @@
 //! range; ints that fit 31 bits live inside the reference itself; equal strings are
 //! stored once. On `decode_heavy` this keeps the arena well under the file size.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
+
+use super::model::{direct_entry, direct_entry_layout, EntryField, TraceEntry};
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -96,6 +99,14 @@ impl ValueRef {
             None
         }
     }
+    /// The reference as stored (see `model::direct_entry`, which parks one in a
+    /// `StackId` until the model resolves it).
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+    pub(crate) fn from_raw(raw: u32) -> ValueRef {
+        ValueRef(raw)
+    }
     fn inline_int(self) -> Option<i64> {
         if self.0 & INLINE != 0 {
             // Sign-extend the 31-bit payload.
@@ -142,6 +153,10 @@ enum Node {
         len: u32,
     },
     BigDict {
+        idx: u32,
+    },
+    /// A trace-entry dict decoded straight into `Pickle::direct[idx]`.
+    Direct {
         idx: u32,
     },
 }
@@ -265,6 +280,14 @@ pub struct Pickle {
     text: String,
     bytes: Vec<u8>,
     root: Option<ValueRef>,
+    /// Trace entries decoded as they were read (`parse_direct` only).
+    direct: Vec<TraceEntry>,
+    /// Set when a `Direct` node is read as a generic value: its keys and values are not
+    /// kept, so only a reading with `parse` can answer.
+    touched_direct: Cell<bool>,
+    /// Set when the reader met a use of a decoded entry it cannot replay (a second
+    /// batch of items for the same dict); the arena is then incomplete.
+    needs_general: bool,
 }
 
 impl Pickle {
@@ -322,7 +345,34 @@ impl Pickle {
             Node::BigDict { idx } => Value::Dict(Dict {
                 inner: DictInner::Pairs(self.big_dicts.get(idx as usize).map_or(&[], |v| v)),
             }),
+            Node::Direct { .. } => {
+                self.touched_direct.set(true);
+                Value::Dict(Dict {
+                    inner: DictInner::Pairs(&[]),
+                })
+            }
         }
+    }
+
+    /// The index in the directly decoded entries of a `Direct` node.
+    pub(crate) fn direct_index(&self, r: ValueRef) -> Option<u32> {
+        match self.nodes.get(r.0 as usize) {
+            Some(&Node::Direct { idx }) if r.0 & (INLINE | WIDE) == 0 => Some(idx),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_direct(&mut self) -> Vec<TraceEntry> {
+        std::mem::take(&mut self.direct)
+    }
+
+    /// Whether a directly decoded entry was read as a generic dict (see `get`).
+    pub(crate) fn touched_direct(&self) -> bool {
+        self.touched_direct.get()
+    }
+
+    pub(crate) fn needs_general(&self) -> bool {
+        self.needs_general
     }
 
     /// Looks up `key` (a str) in a dict value; `None` if `r` is not a dict or lacks it.
@@ -543,6 +593,24 @@ pub fn parse_reader<T: Read>(inner: T, total: u64) -> R<Pickle> {
     Machine::new(ReaderInput::new(inner, total)).run()
 }
 
+/// Like [`parse_reader`], but every dict whose keys and values are those of a trace
+/// entry is decoded straight into a `TraceEntry` as it is read, instead of into the
+/// arena (see `model::from_direct`, which must be the one to read the result). Errors are
+/// those of `parse_reader`: the machine runs the same steps, only fresh trace-entry
+/// dicts are stored differently.
+pub(crate) fn parse_direct<T: Read>(inner: T, total: u64) -> R<Pickle> {
+    let mut m = Machine::new(ReaderInput::new(inner, total));
+    m.direct = true;
+    m.run()
+}
+
+/// [`parse_direct`] from memory.
+pub(crate) fn parse_direct_bytes(data: &[u8]) -> R<Pickle> {
+    let mut m = Machine::new(SliceInput::new(data));
+    m.direct = true;
+    m.run()
+}
+
 /// Identity hasher for keys that already are hashes.
 #[derive(Default)]
 struct PreHashed(u64);
@@ -638,6 +706,10 @@ fn store_batch(
     Ok(start as u32)
 }
 
+/// A dict key batch `(start, len)` in `items`, and its fields when a trace entry with
+/// those keys can be decoded directly.
+type KeyLayout = (u32, u32, Option<Box<[EntryField]>>);
+
 struct Machine<I: Input> {
     input: I,
     p: Pickle,
@@ -657,6 +729,11 @@ struct Machine<I: Input> {
     /// Offset and byte of the opcode being executed, for errors.
     at: u64,
     op: u8,
+    /// Decode trace-entry dicts straight into `TraceEntry`s (`parse_direct`).
+    direct: bool,
+    /// The key batch (start, len) last classified, and its fields when it is a layout
+    /// `model::direct_entry` can decode.
+    direct_layout: Option<KeyLayout>,
 }
 
 impl<I: Input> Machine<I> {
@@ -675,6 +752,8 @@ impl<I: Input> Machine<I> {
             scratch2: Vec::new(),
             at: 0,
             op: 0,
+            direct: false,
+            direct_layout: None,
         }
     }
 
@@ -1004,6 +1083,10 @@ impl<I: Input> Machine<I> {
                 }
             };
             self.last_keys = Some((keys, n as u32));
+            if self.direct && self.try_direct(idx, keys, n, from) {
+                return Ok(());
+            }
+            let batch = self.stack.get(from..).unwrap_or(&[]);
             let vals = self.p.items.len();
             if vals + n > u32::MAX as usize {
                 return Err(PickleError::TooLarge { offset: self.at });
@@ -1021,6 +1104,38 @@ impl<I: Input> Machine<I> {
         let r = self.extend_dict_with(target, &batch);
         self.scratch = batch;
         r
+    }
+
+    /// Decodes the fresh dict `idx`, whose keys were just stored at `keys` and whose
+    /// pairs are the stack above `from`, into a trace entry when its layout and values
+    /// allow (`model::direct_entry`). On success the stack is consumed and the node
+    /// becomes `Direct`; otherwise nothing has changed.
+    fn try_direct(&mut self, idx: usize, keys: u32, n: usize, from: usize) -> bool {
+        let fresh =
+            !matches!(&self.direct_layout, Some((k, l, _)) if *k == keys && *l as usize == n);
+        if fresh {
+            let layout: Vec<EntryField> = slice(&self.p.items, keys, n as u32)
+                .iter()
+                .map(|&k| EntryField::of_key(self.p.get(k)))
+                .collect();
+            let ok = direct_entry_layout(&layout);
+            self.direct_layout = Some((keys, n as u32, ok.then(|| layout.into_boxed_slice())));
+        }
+        let Some((_, _, Some(layout))) = &self.direct_layout else {
+            return false;
+        };
+        let batch = self.stack.get(from..).unwrap_or(&[]);
+        let Some(entry) = direct_entry(&self.p, layout, batch.chunks_exact(2).map(|kv| kv[1]))
+        else {
+            return false;
+        };
+        let Ok(d) = u32::try_from(self.p.direct.len()) else {
+            return false;
+        };
+        self.p.direct.push(entry);
+        self.p.nodes[idx] = Node::Direct { idx: d };
+        self.stack.truncate(from);
+        true
     }
 
     fn extend_dict_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
@@ -1046,6 +1161,12 @@ impl<I: Input> Machine<I> {
                 if let Some(v) = self.p.big_dicts.get_mut(big as usize) {
                     v.extend(batch.chunks_exact(2).map(|c| (c[0], c[1])));
                 }
+            }
+            Node::Direct { .. } => {
+                // More items for a dict already decoded as a trace entry: its keys and
+                // values were not kept, so the general reader must take over.
+                self.p.needs_general = true;
+                return Err(self.malformed("dict already decoded"));
             }
             _ => return Err(self.malformed("target is not a dict")),
         }
@@ -1166,6 +1287,16 @@ impl<I: Input> Machine<I> {
     }
 
     fn run(mut self) -> R<Pickle> {
+        match self.run_steps() {
+            Ok(()) => Ok(self.p),
+            // The arena is incomplete; `model::from_direct` sees the flag and the input
+            // is read again by the general reader, which reports any error itself.
+            Err(_) if self.p.needs_general => Ok(self.p),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn run_steps(&mut self) -> R<()> {
         // Header: PROTO n with 2 <= n <= 5.
         let first = self.take(1, "the header").map_err(|_| PickleError::Empty)?[0];
         if first != 0x80 {
@@ -1410,8 +1541,7 @@ impl<I: Input> Machine<I> {
                         return Err(self.malformed("STOP inside an open MARK"));
                     }
                     self.p.root = Some(root);
-                    // The arena keeps what was built; the scratch tables go.
-                    return Ok(self.p);
+                    return Ok(());
                 }
                 b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84
                 | b'P' | b'Q' => {
