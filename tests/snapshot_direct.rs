@@ -255,3 +255,32 @@ fn two_devices_each_get_their_entries() {
         .collect();
     assert_eq!(got, vec![vec![(1, 2)], vec![(3, 4), (5, 6)]]);
 }
+
+#[test]
+fn a_memoised_address_outlives_its_decoded_entry() {
+    // The entry's addr (2^40 + 5, a wide int) is memoised and read again as
+    // allocator_settings after the entry was decoded: its slot must survive.
+    let data = P::new()
+        .op(b"}(")
+        .s("segments")
+        .op(b"]")
+        .s("device_traces")
+        .op(b"]]}(")
+        .s("action")
+        .s("alloc")
+        .s("addr")
+        .long((1 << 40) + 5)
+        .memoize() // memo key 0: the address
+        .s("time_us")
+        .long(1 << 50)
+        .op(b"uaa")
+        .s("allocator_settings")
+        .get(0)
+        .op(b"u")
+        .done();
+    same(&data);
+    let s = read_bytes(&data).unwrap();
+    assert_eq!(s.device_traces[0][0].addr, (1 << 40) + 5);
+    assert_eq!(s.device_traces[0][0].time_us, 1 << 50);
+    assert_eq!(s.allocator_settings, serde_json::json!((1u64 << 40) + 5));
+}

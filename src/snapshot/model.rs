@@ -653,10 +653,9 @@ impl<'p> Builder<'p> {
         // arena; cache on it too.
         let storage = self.p.seq_storage_key(r);
         if let Some(key) = storage {
+            // Not cached by node as well: a fresh list per entry (142k in `decode_heavy`)
+            // would fill that map for no gain, the range lookup being as cheap.
             if let Some(&id) = self.stack_by_storage.get(&key) {
-                if let Some(n) = node {
-                    self.stack_by_node.insert(n, id);
-                }
                 return Ok(StackId(id));
             }
         }

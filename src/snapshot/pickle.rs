@@ -670,6 +670,17 @@ fn hash_bytes(b: &[u8]) -> u64 {
     mix(h, 0xff)
 }
 
+/// Raises `pinned` above every wide-int slot `refs` point to: those slots are now held
+/// outside the machine's stack and must survive (see `Machine::wide_pinned`).
+#[inline]
+fn pin_wide(pinned: &mut u32, refs: &[ValueRef]) {
+    for r in refs {
+        if r.0 & (INLINE | WIDE) == WIDE {
+            *pinned = (*pinned).max((r.0 & !WIDE) + 1);
+        }
+    }
+}
+
 /// Batches longer than this are not shared: long ones are unlikely to repeat, and hashing
 /// them would cost more than it saves.
 const SHARE_MAX: usize = 256;
@@ -679,9 +690,11 @@ const SHARE_MAX: usize = 256;
 fn store_batch(
     items: &mut Vec<ValueRef>,
     batches: &mut PreMap<(u32, u32)>,
+    pinned: &mut u32,
     batch: &[ValueRef],
     at: u64,
 ) -> R<u32> {
+    pin_wide(pinned, batch);
     let share = batch.len() <= SHARE_MAX && !batch.is_empty();
     let mut h = 0;
     if share {
@@ -710,6 +723,31 @@ fn store_batch(
 /// those keys can be decoded directly.
 type KeyLayout = (u32, u32, Option<Box<[EntryField]>>);
 
+/// When the wide-int slots that `batch` (a decoded entry's pairs) refers to are exactly
+/// the last slots of `wide`, all unpinned, the length to cut `wide` back to: nothing
+/// else refers to those slots (the memo and containers pin theirs; the stack below a
+/// dict's items was pushed before them). `None` otherwise, and nothing is cut.
+fn unpinned_tail(wide: &[i64], pinned: u32, batch: &[ValueRef]) -> Option<usize> {
+    let len = wide.len();
+    // Bit i: slot `len - 1 - i` is referred to.
+    let mut seen = 0u64;
+    for r in batch {
+        if r.0 & (INLINE | WIDE) == WIDE {
+            let back = len.checked_sub((r.0 & !WIDE) as usize + 1)?;
+            if back >= 64 {
+                return None;
+            }
+            seen |= 1 << back;
+        }
+    }
+    let k = seen.count_ones() as usize;
+    // Contiguous from the end, and above every pinned slot.
+    if k == 0 || seen != u64::MAX >> (64 - k) || len - k < pinned as usize {
+        return None;
+    }
+    Some(len - k)
+}
+
 struct Machine<I: Input> {
     input: I,
     p: Pickle,
@@ -731,6 +769,10 @@ struct Machine<I: Input> {
     op: u8,
     /// Decode trace-entry dicts straight into `TraceEntry`s (`parse_direct`).
     direct: bool,
+    /// Wide-int slots below this are referenced from the memo or a container; those
+    /// above it only from the stack, so a decoded entry's addresses and times can be
+    /// dropped from the table when they are its last slots.
+    wide_pinned: u32,
     /// The key batch (start, len) last classified, and its fields when it is a layout
     /// `model::direct_entry` can decode.
     direct_layout: Option<KeyLayout>,
@@ -753,6 +795,7 @@ impl<I: Input> Machine<I> {
             at: 0,
             op: 0,
             direct: false,
+            wide_pinned: 0,
             direct_layout: None,
         }
     }
@@ -983,7 +1026,13 @@ impl<I: Input> Machine<I> {
     /// Stores a batch of refs in `items`, sharing the range with an identical earlier
     /// batch when there is one. Returns the start.
     fn store_batch(&mut self, batch: &[ValueRef]) -> R<u32> {
-        store_batch(&mut self.p.items, &mut self.batches, batch, self.at)
+        store_batch(
+            &mut self.p.items,
+            &mut self.batches,
+            &mut self.wide_pinned,
+            batch,
+            self.at,
+        )
     }
 
     fn new_seq(&mut self, kind: SeqKind, items: &[ValueRef]) -> R<ValueRef> {
@@ -1012,7 +1061,13 @@ impl<I: Input> Machine<I> {
             (target.0 & INLINE, self.p.nodes.get(idx))
         {
             let batch = self.stack.get(from..).unwrap_or(&[]);
-            let start = store_batch(&mut self.p.items, &mut self.batches, batch, self.at)?;
+            let start = store_batch(
+                &mut self.p.items,
+                &mut self.batches,
+                &mut self.wide_pinned,
+                batch,
+                self.at,
+            )?;
             self.p.nodes[idx] = Node::Seq {
                 kind,
                 start,
@@ -1028,6 +1083,7 @@ impl<I: Input> Machine<I> {
     }
 
     fn extend_seq_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        pin_wide(&mut self.wide_pinned, batch);
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
@@ -1077,7 +1133,13 @@ impl<I: Input> Machine<I> {
                     let mut keys = std::mem::take(&mut self.scratch2);
                     keys.clear();
                     keys.extend(batch.chunks_exact(2).map(|kv| kv[0]));
-                    let stored = store_batch(&mut self.p.items, &mut self.batches, &keys, self.at);
+                    let stored = store_batch(
+                        &mut self.p.items,
+                        &mut self.batches,
+                        &mut self.wide_pinned,
+                        &keys,
+                        self.at,
+                    );
                     self.scratch2 = keys;
                     stored?
                 }
@@ -1091,6 +1153,7 @@ impl<I: Input> Machine<I> {
             if vals + n > u32::MAX as usize {
                 return Err(PickleError::TooLarge { offset: self.at });
             }
+            pin_wide(&mut self.wide_pinned, batch);
             self.p.items.extend(batch.chunks_exact(2).map(|kv| kv[1]));
             self.p.nodes[idx] = Node::Dict {
                 keys,
@@ -1132,6 +1195,15 @@ impl<I: Input> Machine<I> {
         let Ok(d) = u32::try_from(self.p.direct.len()) else {
             return false;
         };
+        // The entry's `frames` reference is kept (in `stack`) until the model resolves it.
+        for (&f, kv) in layout.iter().zip(batch.chunks_exact(2)) {
+            if f == EntryField::Frames {
+                pin_wide(&mut self.wide_pinned, &kv[1..]);
+            }
+        }
+        if let Some(keep) = unpinned_tail(&self.p.wide, self.wide_pinned, batch) {
+            self.p.wide.truncate(keep);
+        }
         self.p.direct.push(entry);
         self.p.nodes[idx] = Node::Direct { idx: d };
         self.stack.truncate(from);
@@ -1139,6 +1211,7 @@ impl<I: Input> Machine<I> {
     }
 
     fn extend_dict_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        pin_wide(&mut self.wide_pinned, batch);
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
@@ -1177,6 +1250,7 @@ impl<I: Input> Machine<I> {
     /// `memo.len() + memo_sparse.len()` is the number of distinct keys, which is the key
     /// `MEMOIZE` stores under (Python's `len(memo)`).
     fn memo_put(&mut self, key: u64, v: ValueRef) {
+        pin_wide(&mut self.wide_pinned, &[v]);
         let k = key as usize;
         if k < self.memo.len() {
             self.memo[k] = v.0;
@@ -1233,6 +1307,7 @@ impl<I: Input> Machine<I> {
                 let floor = self.marks.last().copied().unwrap_or(0);
                 match self.stack.last() {
                     Some(&v) if self.stack.len() > floor && self.memo_sparse.is_empty() => {
+                        pin_wide(&mut self.wide_pinned, &[v]);
                         self.memo.push(v.0)
                     }
                     _ => return false,
@@ -1652,6 +1727,24 @@ mod tests {
             assert_eq!(ValueRef::int(v).and_then(|r| r.inline_int()), Some(v));
         }
         assert!(ValueRef::int(INLINE_MAX + 1).is_none());
+    }
+
+    #[test]
+    fn only_an_unpinned_tail_of_wide_slots_is_cut() {
+        let wide = [0i64; 5];
+        let w = |i: u32| ValueRef(WIDE | i);
+        let small = ValueRef::int(7).unwrap();
+        // Slots 3 and 4 are the last two and nothing pins them: keep 3.
+        assert_eq!(unpinned_tail(&wide, 0, &[small, w(3), w(4)]), Some(3));
+        assert_eq!(unpinned_tail(&wide, 3, &[w(4), w(3)]), Some(3));
+        // The same slot twice still counts once.
+        assert_eq!(unpinned_tail(&wide, 0, &[w(4), w(4)]), Some(4));
+        // Slot 3 is not in the batch, so 2 and 4 are not a tail.
+        assert_eq!(unpinned_tail(&wide, 0, &[w(2), w(4)]), None);
+        // Slot 3 is pinned (the memo or a container holds it).
+        assert_eq!(unpinned_tail(&wide, 4, &[w(3), w(4)]), None);
+        // No wide slot at all.
+        assert_eq!(unpinned_tail(&wide, 0, &[small]), None);
     }
 
     #[test]
