@@ -7,7 +7,18 @@ use libfuzzer_sys::fuzz_target;
 use rankscope::snapshot::{self, pickle};
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(s) = snapshot::read_bytes(data) {
+    // Trace entries decoded while reading (read_bytes) must give what the general
+    // reader gives: the same snapshot or the same error.
+    let direct = snapshot::read_bytes(data);
+    let general = pickle::parse(data)
+        .map_err(|e| e.to_string())
+        .and_then(|p| snapshot::model::from_pickle(&p).map_err(|e| e.to_string()));
+    match (&direct, &general) {
+        (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (Err(a), Err(b)) => assert!(a.to_string().ends_with(b.as_str()), "{a} / {b}"),
+        _ => panic!("direct {:?} / general {:?}", direct.is_ok(), general.is_ok()),
+    }
+    if let Ok(s) = direct {
         for f in &s.frames {
             assert!(!f.name.chars().any(|c| c.is_control() && c != '\t'));
             assert!(!f.filename.chars().any(|c| c.is_control() && c != '\t'));

@@ -84,25 +84,46 @@ impl PickleError {
 
 /// Reads a snapshot file. The file is streamed through a small buffer rather than mapped,
 /// so peak memory is the decoded arena, not arena plus file.
+///
+/// Trace entries, nearly all of a snapshot, are decoded straight into the model as they
+/// are read (`pickle::parse_direct`), so they never take room in the arena. A pickle that
+/// shares one of those dicts in a way only the general reader can follow (rare, never
+/// written by PyTorch) is read a second time with it; either way the result is the same.
 pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
-    let io = |source| SnapshotError::Io {
-        path: path.to_owned(),
-        source,
+    let open = || -> Result<(std::fs::File, u64), SnapshotError> {
+        let io = |source| SnapshotError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        Ok((f, len))
     };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let len = f.metadata().map_err(io)?.len();
-    let p = pickle::parse_reader(f, len).map_err(|source| SnapshotError::Pickle {
+    let pickle_err = |source| SnapshotError::Pickle {
         path: Some(path.to_owned()),
         source,
-    })?;
-    model::from_pickle(&p).map_err(|e| SnapshotError::InFile {
+    };
+    let in_file = |e| SnapshotError::InFile {
         file: path.to_owned(),
         source: Box::new(e),
-    })
+    };
+    let (f, len) = open()?;
+    let p = pickle::parse_direct(f, len).map_err(pickle_err)?;
+    if let Some(res) = model::from_direct(p) {
+        return res.map_err(in_file);
+    }
+    let (f, len) = open()?;
+    let p = pickle::parse_reader(f, len).map_err(pickle_err)?;
+    model::from_pickle(&p).map_err(in_file)
 }
 
 /// Reads a snapshot held in memory.
 pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
-    let p = pickle::parse(bytes).map_err(|source| SnapshotError::Pickle { path: None, source })?;
+    let pickle_err = |source| SnapshotError::Pickle { path: None, source };
+    let p = pickle::parse_direct_bytes(bytes).map_err(pickle_err)?;
+    if let Some(res) = model::from_direct(p) {
+        return res;
+    }
+    let p = pickle::parse(bytes).map_err(pickle_err)?;
     model::from_pickle(&p)
 }

@@ -50,7 +50,7 @@ pub enum Action {
 }
 
 impl Action {
-    fn from_name(s: &str) -> Action {
+    pub(crate) fn from_name(s: &str) -> Action {
         match s {
             "alloc" => Action::Alloc,
             "free_requested" => Action::FreeRequested,
@@ -179,10 +179,16 @@ struct Builder<'p> {
     /// The layout the previous entry used: consecutive entries almost always share it,
     /// so the map above is consulted only when the layout changes.
     last_layout: ((usize, usize), Vec<EntryField>),
+    /// Trace entries the reader decoded directly (see `pickle::parse_direct`), each
+    /// handed out once, and which ones were.
+    direct: Vec<TraceEntry>,
+    direct_taken: Vec<bool>,
+    /// A directly decoded entry was reached twice: only the general path can build that.
+    conflict: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum EntryField {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum EntryField {
     Action,
     Addr,
     Size,
@@ -192,6 +198,87 @@ enum EntryField {
     Frames,
     Ignored,
 }
+
+impl EntryField {
+    /// The field a trace-entry dict key fills; keys that are not strings are ignored.
+    pub(crate) fn of_key(key: Value<'_>) -> EntryField {
+        match key {
+            Value::Str("action") => EntryField::Action,
+            Value::Str("addr") => EntryField::Addr,
+            Value::Str("size") => EntryField::Size,
+            Value::Str("stream") => EntryField::Stream,
+            Value::Str("time_us") => EntryField::TimeUs,
+            Value::Str("device_free") => EntryField::DeviceFree,
+            Value::Str("frames") => EntryField::Frames,
+            _ => EntryField::Ignored,
+        }
+    }
+}
+
+/// A key layout the reader may decode straight into a [`TraceEntry`]: it names an
+/// action and no field twice (a repeated field would be checked twice by the general
+/// path, and only the last `frames` is kept here).
+pub(crate) fn direct_entry_layout(layout: &[EntryField]) -> bool {
+    let mut seen = 0u32;
+    for &f in layout {
+        if f == EntryField::Ignored {
+            continue;
+        }
+        let bit = 1u32 << (f as u32);
+        if seen & bit != 0 {
+            return false;
+        }
+        seen |= bit;
+    }
+    seen & (1 << EntryField::Action as u32) != 0
+}
+
+/// Decodes one trace-entry dict from its values while the pickle is being read, when
+/// every field has the type the general path (`Builder::entry_fields`) accepts; `None`
+/// otherwise, and the dict is then kept as a dict for the general path to report on.
+/// `stack` holds the raw reference of the `frames` value (or the empty stack) until
+/// `Builder::traces` resolves it, so stacks are interned in the same order as always.
+pub(crate) fn direct_entry(
+    p: &Pickle,
+    layout: &[EntryField],
+    vals: impl Iterator<Item = ValueRef>,
+) -> Option<TraceEntry> {
+    let int = |v: ValueRef| match p.get(v) {
+        Value::Int(i) => Some(i),
+        Value::Bool(b) => Some(b as i64),
+        _ => None,
+    };
+    let uint = |v: ValueRef| int(v).and_then(|i| u64::try_from(i).ok());
+    let mut e = TraceEntry {
+        action: Action::Snapshot,
+        addr: 0,
+        size: 0,
+        stream: 0,
+        time_us: 0,
+        device_free: None,
+        stack: StackId(UNRESOLVED_EMPTY),
+    };
+    for (&field, v) in layout.iter().zip(vals) {
+        match field {
+            EntryField::Action => match p.get(v) {
+                Value::Str(s) => e.action = Action::from_name(s),
+                _ => return None,
+            },
+            EntryField::Addr => e.addr = uint(v)?,
+            EntryField::Size => e.size = uint(v)?,
+            EntryField::Stream => e.stream = uint(v)?,
+            EntryField::TimeUs => e.time_us = int(v)?,
+            EntryField::DeviceFree => e.device_free = Some(uint(v)?),
+            EntryField::Frames => e.stack = StackId(v.raw()),
+            EntryField::Ignored => {}
+        }
+    }
+    Some(e)
+}
+
+/// In a directly decoded entry without `frames`: no reference can take this value (it
+/// is the memo's "no entry" marker), so it stands for the empty stack.
+const UNRESOLVED_EMPTY: u32 = u32::MAX;
 
 type Res<T> = Result<T, SnapshotError>;
 
@@ -205,6 +292,23 @@ fn shape(path: impl Into<String>, expected: &'static str, found: &'static str) -
 
 /// Builds the model from a decoded pickle.
 pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
+    build(p, Vec::new()).0
+}
+
+/// Builds the model from a pickle read by `pickle::parse_direct`, whose trace entries
+/// are already decoded. `None` when the pickle uses a decoded entry in a way only the
+/// general path can follow (the same dict reached twice, or read as a dict elsewhere):
+/// the caller then reads the input again with `pickle::parse`.
+pub(crate) fn from_direct(mut p: Pickle) -> Option<Res<Snapshot>> {
+    if p.needs_general() {
+        return None;
+    }
+    let direct = p.take_direct();
+    let (res, conflict) = build(&p, direct);
+    (!conflict && !p.touched_direct()).then_some(res)
+}
+
+fn build(p: &Pickle, direct: Vec<TraceEntry>) -> (Res<Snapshot>, bool) {
     let mut b = Builder {
         p,
         snap: Snapshot::default(),
@@ -217,39 +321,49 @@ pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
         scratch: Vec::new(),
         entry_layouts: FastMap::default(),
         last_layout: ((0, usize::MAX), Vec::new()),
+        direct_taken: Vec::new(),
+        direct,
+        conflict: false,
     };
     b.snap.stacks.push(Vec::new());
     b.stack_ids.insert(Vec::new(), 0);
-
-    let root = match p.get(p.root()) {
-        Value::Dict(d) => d,
-        other => return Err(shape("<top level>", "dict", other.type_name())),
-    };
-    let Some(segs) = p.dict_get(&root, "segments") else {
-        return Err(SnapshotError::MissingKey {
-            path: "segments".into(),
-        });
-    };
-    b.snap.segments = b.segments(segs, "segments")?;
-    if let Some(t) = p.dict_get(&root, "device_traces") {
-        b.snap.device_traces = b.traces(t, "device_traces")?;
-    }
-    if let Some(s) = p.dict_get(&root, "host_segments") {
-        b.snap.host_segments = b.segments(s, "host_segments")?;
-    }
-    if let Some(t) = p.dict_get(&root, "host_traces") {
-        b.snap.host_traces = b.traces(t, "host_traces")?;
-    }
-    if let Some(v) = p.dict_get(&root, "allocator_settings") {
-        b.snap.allocator_settings = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
-    }
-    if let Some(v) = p.dict_get(&root, "external_annotations") {
-        b.snap.external_annotations = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
-    }
-    Ok(b.snap)
+    let res = b.fill();
+    let conflict = b.conflict;
+    (res.map(|()| b.snap), conflict)
 }
 
 impl<'p> Builder<'p> {
+    fn fill(&mut self) -> Res<()> {
+        let (p, b) = (self.p, self);
+
+        let root = match p.get(p.root()) {
+            Value::Dict(d) => d,
+            other => return Err(shape("<top level>", "dict", other.type_name())),
+        };
+        let Some(segs) = p.dict_get(&root, "segments") else {
+            return Err(SnapshotError::MissingKey {
+                path: "segments".into(),
+            });
+        };
+        b.snap.segments = b.segments(segs, "segments")?;
+        if let Some(t) = p.dict_get(&root, "device_traces") {
+            b.snap.device_traces = b.traces(t, "device_traces")?;
+        }
+        if let Some(s) = p.dict_get(&root, "host_segments") {
+            b.snap.host_segments = b.segments(s, "host_segments")?;
+        }
+        if let Some(t) = p.dict_get(&root, "host_traces") {
+            b.snap.host_traces = b.traces(t, "host_traces")?;
+        }
+        if let Some(v) = p.dict_get(&root, "allocator_settings") {
+            b.snap.allocator_settings = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
+        }
+        if let Some(v) = p.dict_get(&root, "external_annotations") {
+            b.snap.external_annotations = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
+        }
+        Ok(())
+    }
+
     fn seq(&self, r: ValueRef, path: &dyn Fn() -> String) -> Res<&'p [ValueRef]> {
         match self.p.get(r) {
             Value::Seq(SeqKind::List | SeqKind::Tuple, s) => Ok(s.refs()),
@@ -396,13 +510,67 @@ impl<'p> Builder<'p> {
         let mut out = Vec::with_capacity(devs.len());
         for (dev, &tr) in devs.iter().enumerate() {
             let entries = self.seq(tr, &|| format!("{base}[{dev}]"))?;
+            let path = |i: usize| move || format!("{base}[{dev}][{i}]");
+            // The usual case: this list holds every directly decoded entry, in order, so
+            // the reader's vector becomes the trace as it is.
+            if self.holds_all_direct(entries) {
+                let mut v = std::mem::take(&mut self.direct);
+                self.direct_taken = vec![true; v.len()];
+                for (i, e) in v.iter_mut().enumerate() {
+                    e.stack = self.direct_stack(e.stack, &path(i))?;
+                }
+                out.push(v);
+                continue;
+            }
             let mut v = Vec::with_capacity(entries.len());
             for (i, &er) in entries.iter().enumerate() {
-                v.push(self.entry(er, &|| format!("{base}[{dev}][{i}]"))?);
+                match self.p.direct_index(er) {
+                    Some(k) => {
+                        let Some(mut e) = self.take_direct(k) else {
+                            self.conflict = true;
+                            return Err(SnapshotError::MissingKey { path: path(i)() });
+                        };
+                        e.stack = self.direct_stack(e.stack, &path(i))?;
+                        v.push(e);
+                    }
+                    None => v.push(self.entry(er, &path(i))?),
+                }
             }
             out.push(v);
         }
         Ok(out)
+    }
+
+    fn holds_all_direct(&self, entries: &[ValueRef]) -> bool {
+        !self.direct.is_empty()
+            && self.direct_taken.is_empty()
+            && entries.len() == self.direct.len()
+            && entries
+                .iter()
+                .enumerate()
+                .all(|(i, &r)| self.p.direct_index(r) == Some(i as u32))
+    }
+
+    /// A copy of directly decoded entry `k`, once; `None` the second time.
+    fn take_direct(&mut self, k: u32) -> Option<TraceEntry> {
+        let k = k as usize;
+        if self.direct_taken.len() < self.direct.len() {
+            self.direct_taken.resize(self.direct.len(), false);
+        }
+        let e = self.direct.get(k)?;
+        let seen = self.direct_taken.get_mut(k)?;
+        if std::mem::replace(seen, true) {
+            return None;
+        }
+        Some(e.clone())
+    }
+
+    /// The stack of a directly decoded entry, from the `frames` reference it carries.
+    fn direct_stack(&mut self, raw: StackId, entry: &dyn Fn() -> String) -> Res<StackId> {
+        if raw.0 == UNRESOLVED_EMPTY {
+            return Ok(StackId(0));
+        }
+        self.stack(ValueRef::from_raw(raw.0), &|| format!("{}.frames", entry()))
     }
 
     fn entry(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<TraceEntry> {
@@ -423,16 +591,7 @@ impl<'p> Builder<'p> {
                 None => {
                     let l: Vec<EntryField> = d
                         .iter()
-                        .map(|(k, _)| match self.p.get(k) {
-                            Value::Str("action") => EntryField::Action,
-                            Value::Str("addr") => EntryField::Addr,
-                            Value::Str("size") => EntryField::Size,
-                            Value::Str("stream") => EntryField::Stream,
-                            Value::Str("time_us") => EntryField::TimeUs,
-                            Value::Str("device_free") => EntryField::DeviceFree,
-                            Value::Str("frames") => EntryField::Frames,
-                            _ => EntryField::Ignored,
-                        })
+                        .map(|(k, _)| EntryField::of_key(self.p.get(k)))
                         .collect();
                     self.entry_layouts.insert(id, l.clone());
                     l
@@ -494,10 +653,9 @@ impl<'p> Builder<'p> {
         // arena; cache on it too.
         let storage = self.p.seq_storage_key(r);
         if let Some(key) = storage {
+            // Not cached by node as well: a fresh list per entry (142k in `decode_heavy`)
+            // would fill that map for no gain, the range lookup being as cheap.
             if let Some(&id) = self.stack_by_storage.get(&key) {
-                if let Some(n) = node {
-                    self.stack_by_node.insert(n, id);
-                }
                 return Ok(StackId(id));
             }
         }

@@ -23,9 +23,12 @@
 //! range; ints that fit 31 bits live inside the reference itself; equal strings are
 //! stored once. On `decode_heavy` this keeps the arena well under the file size.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
+
+use super::model::{direct_entry, direct_entry_layout, EntryField, TraceEntry};
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -96,6 +99,14 @@ impl ValueRef {
             None
         }
     }
+    /// The reference as stored (see `model::direct_entry`, which parks one in a
+    /// `StackId` until the model resolves it).
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+    pub(crate) fn from_raw(raw: u32) -> ValueRef {
+        ValueRef(raw)
+    }
     fn inline_int(self) -> Option<i64> {
         if self.0 & INLINE != 0 {
             // Sign-extend the 31-bit payload.
@@ -142,6 +153,10 @@ enum Node {
         len: u32,
     },
     BigDict {
+        idx: u32,
+    },
+    /// A trace-entry dict decoded straight into `Pickle::direct[idx]`.
+    Direct {
         idx: u32,
     },
 }
@@ -265,6 +280,14 @@ pub struct Pickle {
     text: String,
     bytes: Vec<u8>,
     root: Option<ValueRef>,
+    /// Trace entries decoded as they were read (`parse_direct` only).
+    direct: Vec<TraceEntry>,
+    /// Set when a `Direct` node is read as a generic value: its keys and values are not
+    /// kept, so only a reading with `parse` can answer.
+    touched_direct: Cell<bool>,
+    /// Set when the reader met a use of a decoded entry it cannot replay (a second
+    /// batch of items for the same dict); the arena is then incomplete.
+    needs_general: bool,
 }
 
 impl Pickle {
@@ -322,7 +345,34 @@ impl Pickle {
             Node::BigDict { idx } => Value::Dict(Dict {
                 inner: DictInner::Pairs(self.big_dicts.get(idx as usize).map_or(&[], |v| v)),
             }),
+            Node::Direct { .. } => {
+                self.touched_direct.set(true);
+                Value::Dict(Dict {
+                    inner: DictInner::Pairs(&[]),
+                })
+            }
         }
+    }
+
+    /// The index in the directly decoded entries of a `Direct` node.
+    pub(crate) fn direct_index(&self, r: ValueRef) -> Option<u32> {
+        match self.nodes.get(r.0 as usize) {
+            Some(&Node::Direct { idx }) if r.0 & (INLINE | WIDE) == 0 => Some(idx),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_direct(&mut self) -> Vec<TraceEntry> {
+        std::mem::take(&mut self.direct)
+    }
+
+    /// Whether a directly decoded entry was read as a generic dict (see `get`).
+    pub(crate) fn touched_direct(&self) -> bool {
+        self.touched_direct.get()
+    }
+
+    pub(crate) fn needs_general(&self) -> bool {
+        self.needs_general
     }
 
     /// Looks up `key` (a str) in a dict value; `None` if `r` is not a dict or lacks it.
@@ -543,6 +593,24 @@ pub fn parse_reader<T: Read>(inner: T, total: u64) -> R<Pickle> {
     Machine::new(ReaderInput::new(inner, total)).run()
 }
 
+/// Like [`parse_reader`], but every dict whose keys and values are those of a trace
+/// entry is decoded straight into a `TraceEntry` as it is read, instead of into the
+/// arena (see `model::from_direct`, which must be the one to read the result). Errors are
+/// those of `parse_reader`: the machine runs the same steps, only fresh trace-entry
+/// dicts are stored differently.
+pub(crate) fn parse_direct<T: Read>(inner: T, total: u64) -> R<Pickle> {
+    let mut m = Machine::new(ReaderInput::new(inner, total));
+    m.direct = true;
+    m.run()
+}
+
+/// [`parse_direct`] from memory.
+pub(crate) fn parse_direct_bytes(data: &[u8]) -> R<Pickle> {
+    let mut m = Machine::new(SliceInput::new(data));
+    m.direct = true;
+    m.run()
+}
+
 /// Identity hasher for keys that already are hashes.
 #[derive(Default)]
 struct PreHashed(u64);
@@ -602,6 +670,17 @@ fn hash_bytes(b: &[u8]) -> u64 {
     mix(h, 0xff)
 }
 
+/// Raises `pinned` above every wide-int slot `refs` point to: those slots are now held
+/// outside the machine's stack and must survive (see `Machine::wide_pinned`).
+#[inline]
+fn pin_wide(pinned: &mut u32, refs: &[ValueRef]) {
+    for r in refs {
+        if r.0 & (INLINE | WIDE) == WIDE {
+            *pinned = (*pinned).max((r.0 & !WIDE) + 1);
+        }
+    }
+}
+
 /// Batches longer than this are not shared: long ones are unlikely to repeat, and hashing
 /// them would cost more than it saves.
 const SHARE_MAX: usize = 256;
@@ -611,9 +690,11 @@ const SHARE_MAX: usize = 256;
 fn store_batch(
     items: &mut Vec<ValueRef>,
     batches: &mut PreMap<(u32, u32)>,
+    pinned: &mut u32,
     batch: &[ValueRef],
     at: u64,
 ) -> R<u32> {
+    pin_wide(pinned, batch);
     let share = batch.len() <= SHARE_MAX && !batch.is_empty();
     let mut h = 0;
     if share {
@@ -638,6 +719,35 @@ fn store_batch(
     Ok(start as u32)
 }
 
+/// A dict key batch `(start, len)` in `items`, and its fields when a trace entry with
+/// those keys can be decoded directly.
+type KeyLayout = (u32, u32, Option<Box<[EntryField]>>);
+
+/// When the wide-int slots that `batch` (a decoded entry's pairs) refers to are exactly
+/// the last slots of `wide`, all unpinned, the length to cut `wide` back to: nothing
+/// else refers to those slots (the memo and containers pin theirs; the stack below a
+/// dict's items was pushed before them). `None` otherwise, and nothing is cut.
+fn unpinned_tail(wide: &[i64], pinned: u32, batch: &[ValueRef]) -> Option<usize> {
+    let len = wide.len();
+    // Bit i: slot `len - 1 - i` is referred to.
+    let mut seen = 0u64;
+    for r in batch {
+        if r.0 & (INLINE | WIDE) == WIDE {
+            let back = len.checked_sub((r.0 & !WIDE) as usize + 1)?;
+            if back >= 64 {
+                return None;
+            }
+            seen |= 1 << back;
+        }
+    }
+    let k = seen.count_ones() as usize;
+    // Contiguous from the end, and above every pinned slot.
+    if k == 0 || seen != u64::MAX >> (64 - k) || len - k < pinned as usize {
+        return None;
+    }
+    Some(len - k)
+}
+
 struct Machine<I: Input> {
     input: I,
     p: Pickle,
@@ -657,6 +767,15 @@ struct Machine<I: Input> {
     /// Offset and byte of the opcode being executed, for errors.
     at: u64,
     op: u8,
+    /// Decode trace-entry dicts straight into `TraceEntry`s (`parse_direct`).
+    direct: bool,
+    /// Wide-int slots below this are referenced from the memo or a container; those
+    /// above it only from the stack, so a decoded entry's addresses and times can be
+    /// dropped from the table when they are its last slots.
+    wide_pinned: u32,
+    /// The key batch (start, len) last classified, and its fields when it is a layout
+    /// `model::direct_entry` can decode.
+    direct_layout: Option<KeyLayout>,
 }
 
 impl<I: Input> Machine<I> {
@@ -675,6 +794,9 @@ impl<I: Input> Machine<I> {
             scratch2: Vec::new(),
             at: 0,
             op: 0,
+            direct: false,
+            wide_pinned: 0,
+            direct_layout: None,
         }
     }
 
@@ -904,7 +1026,13 @@ impl<I: Input> Machine<I> {
     /// Stores a batch of refs in `items`, sharing the range with an identical earlier
     /// batch when there is one. Returns the start.
     fn store_batch(&mut self, batch: &[ValueRef]) -> R<u32> {
-        store_batch(&mut self.p.items, &mut self.batches, batch, self.at)
+        store_batch(
+            &mut self.p.items,
+            &mut self.batches,
+            &mut self.wide_pinned,
+            batch,
+            self.at,
+        )
     }
 
     fn new_seq(&mut self, kind: SeqKind, items: &[ValueRef]) -> R<ValueRef> {
@@ -933,7 +1061,13 @@ impl<I: Input> Machine<I> {
             (target.0 & INLINE, self.p.nodes.get(idx))
         {
             let batch = self.stack.get(from..).unwrap_or(&[]);
-            let start = store_batch(&mut self.p.items, &mut self.batches, batch, self.at)?;
+            let start = store_batch(
+                &mut self.p.items,
+                &mut self.batches,
+                &mut self.wide_pinned,
+                batch,
+                self.at,
+            )?;
             self.p.nodes[idx] = Node::Seq {
                 kind,
                 start,
@@ -949,6 +1083,7 @@ impl<I: Input> Machine<I> {
     }
 
     fn extend_seq_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        pin_wide(&mut self.wide_pinned, batch);
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
@@ -998,16 +1133,27 @@ impl<I: Input> Machine<I> {
                     let mut keys = std::mem::take(&mut self.scratch2);
                     keys.clear();
                     keys.extend(batch.chunks_exact(2).map(|kv| kv[0]));
-                    let stored = store_batch(&mut self.p.items, &mut self.batches, &keys, self.at);
+                    let stored = store_batch(
+                        &mut self.p.items,
+                        &mut self.batches,
+                        &mut self.wide_pinned,
+                        &keys,
+                        self.at,
+                    );
                     self.scratch2 = keys;
                     stored?
                 }
             };
             self.last_keys = Some((keys, n as u32));
+            if self.direct && self.try_direct(idx, keys, n, from) {
+                return Ok(());
+            }
+            let batch = self.stack.get(from..).unwrap_or(&[]);
             let vals = self.p.items.len();
             if vals + n > u32::MAX as usize {
                 return Err(PickleError::TooLarge { offset: self.at });
             }
+            pin_wide(&mut self.wide_pinned, batch);
             self.p.items.extend(batch.chunks_exact(2).map(|kv| kv[1]));
             self.p.nodes[idx] = Node::Dict {
                 keys,
@@ -1023,7 +1169,49 @@ impl<I: Input> Machine<I> {
         r
     }
 
+    /// Decodes the fresh dict `idx`, whose keys were just stored at `keys` and whose
+    /// pairs are the stack above `from`, into a trace entry when its layout and values
+    /// allow (`model::direct_entry`). On success the stack is consumed and the node
+    /// becomes `Direct`; otherwise nothing has changed.
+    fn try_direct(&mut self, idx: usize, keys: u32, n: usize, from: usize) -> bool {
+        let fresh =
+            !matches!(&self.direct_layout, Some((k, l, _)) if *k == keys && *l as usize == n);
+        if fresh {
+            let layout: Vec<EntryField> = slice(&self.p.items, keys, n as u32)
+                .iter()
+                .map(|&k| EntryField::of_key(self.p.get(k)))
+                .collect();
+            let ok = direct_entry_layout(&layout);
+            self.direct_layout = Some((keys, n as u32, ok.then(|| layout.into_boxed_slice())));
+        }
+        let Some((_, _, Some(layout))) = &self.direct_layout else {
+            return false;
+        };
+        let batch = self.stack.get(from..).unwrap_or(&[]);
+        let Some(entry) = direct_entry(&self.p, layout, batch.chunks_exact(2).map(|kv| kv[1]))
+        else {
+            return false;
+        };
+        let Ok(d) = u32::try_from(self.p.direct.len()) else {
+            return false;
+        };
+        // The entry's `frames` reference is kept (in `stack`) until the model resolves it.
+        for (&f, kv) in layout.iter().zip(batch.chunks_exact(2)) {
+            if f == EntryField::Frames {
+                pin_wide(&mut self.wide_pinned, &kv[1..]);
+            }
+        }
+        if let Some(keep) = unpinned_tail(&self.p.wide, self.wide_pinned, batch) {
+            self.p.wide.truncate(keep);
+        }
+        self.p.direct.push(entry);
+        self.p.nodes[idx] = Node::Direct { idx: d };
+        self.stack.truncate(from);
+        true
+    }
+
     fn extend_dict_with(&mut self, target: ValueRef, batch: &[ValueRef]) -> R<()> {
+        pin_wide(&mut self.wide_pinned, batch);
         let idx = target.0 as usize;
         let node = match (target.0 & INLINE, self.p.nodes.get(idx)) {
             (0, Some(n)) => *n,
@@ -1047,6 +1235,12 @@ impl<I: Input> Machine<I> {
                     v.extend(batch.chunks_exact(2).map(|c| (c[0], c[1])));
                 }
             }
+            Node::Direct { .. } => {
+                // More items for a dict already decoded as a trace entry: its keys and
+                // values were not kept, so the general reader must take over.
+                self.p.needs_general = true;
+                return Err(self.malformed("dict already decoded"));
+            }
             _ => return Err(self.malformed("target is not a dict")),
         }
         Ok(())
@@ -1056,6 +1250,7 @@ impl<I: Input> Machine<I> {
     /// `memo.len() + memo_sparse.len()` is the number of distinct keys, which is the key
     /// `MEMOIZE` stores under (Python's `len(memo)`).
     fn memo_put(&mut self, key: u64, v: ValueRef) {
+        pin_wide(&mut self.wide_pinned, &[v]);
         let k = key as usize;
         if k < self.memo.len() {
             self.memo[k] = v.0;
@@ -1112,6 +1307,7 @@ impl<I: Input> Machine<I> {
                 let floor = self.marks.last().copied().unwrap_or(0);
                 match self.stack.last() {
                     Some(&v) if self.stack.len() > floor && self.memo_sparse.is_empty() => {
+                        pin_wide(&mut self.wide_pinned, &[v]);
                         self.memo.push(v.0)
                     }
                     _ => return false,
@@ -1166,6 +1362,16 @@ impl<I: Input> Machine<I> {
     }
 
     fn run(mut self) -> R<Pickle> {
+        match self.run_steps() {
+            Ok(()) => Ok(self.p),
+            // The arena is incomplete; `model::from_direct` sees the flag and the input
+            // is read again by the general reader, which reports any error itself.
+            Err(_) if self.p.needs_general => Ok(self.p),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn run_steps(&mut self) -> R<()> {
         // Header: PROTO n with 2 <= n <= 5.
         let first = self.take(1, "the header").map_err(|_| PickleError::Empty)?[0];
         if first != 0x80 {
@@ -1410,8 +1616,7 @@ impl<I: Input> Machine<I> {
                         return Err(self.malformed("STOP inside an open MARK"));
                     }
                     self.p.root = Some(root);
-                    // The arena keeps what was built; the scratch tables go.
-                    return Ok(self.p);
+                    return Ok(());
                 }
                 b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84
                 | b'P' | b'Q' => {
@@ -1522,6 +1727,24 @@ mod tests {
             assert_eq!(ValueRef::int(v).and_then(|r| r.inline_int()), Some(v));
         }
         assert!(ValueRef::int(INLINE_MAX + 1).is_none());
+    }
+
+    #[test]
+    fn only_an_unpinned_tail_of_wide_slots_is_cut() {
+        let wide = [0i64; 5];
+        let w = |i: u32| ValueRef(WIDE | i);
+        let small = ValueRef::int(7).unwrap();
+        // Slots 3 and 4 are the last two and nothing pins them: keep 3.
+        assert_eq!(unpinned_tail(&wide, 0, &[small, w(3), w(4)]), Some(3));
+        assert_eq!(unpinned_tail(&wide, 3, &[w(4), w(3)]), Some(3));
+        // The same slot twice still counts once.
+        assert_eq!(unpinned_tail(&wide, 0, &[w(4), w(4)]), Some(4));
+        // Slot 3 is not in the batch, so 2 and 4 are not a tail.
+        assert_eq!(unpinned_tail(&wide, 0, &[w(2), w(4)]), None);
+        // Slot 3 is pinned (the memo or a container holds it).
+        assert_eq!(unpinned_tail(&wide, 4, &[w(3), w(4)]), None);
+        // No wide slot at all.
+        assert_eq!(unpinned_tail(&wide, 0, &[small]), None);
     }
 
     #[test]
