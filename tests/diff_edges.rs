@@ -234,3 +234,43 @@ fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
         .as_deref()
         .is_some_and(|n| n.contains("candidate is cut short")));
 }
+
+#[test]
+fn a_component_stream_does_not_make_one_server_two() {
+    // samples/vllm-tp2 reached uvicorn's `Application startup complete.` (grammar
+    // `streams`); samples/vllm-tp2-oom died in cuda_graph before it. Both are vLLM: no
+    // "different servers" note (it said `streams+vllm vs vllm` while `streams` counted as
+    // a server).
+    let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
+    let load = |p: &str| {
+        rankscope::load::load_run(
+            &gs,
+            std::path::Path::new(p),
+            &Default::default(),
+            &|_, _| {},
+        )
+        .expect("sample loads")
+        .run
+    };
+    let (b, c) = (load("samples/vllm-tp2"), load("samples/vllm-tp2-oom"));
+    assert!(
+        b.grammars.iter().any(|g| g == "streams"),
+        "{:?}",
+        b.grammars
+    );
+    assert!(
+        !c.grammars.iter().any(|g| g == "streams"),
+        "{:?}",
+        c.grammars
+    );
+    assert_eq!(b.servers, vec!["vllm".to_string()]);
+    let d = diff::diff(&b, &c);
+    assert!(
+        !d.comparability
+            .notes
+            .iter()
+            .any(|n| matches!(n, ComparabilityNote::DifferentServers { .. })),
+        "{:?}",
+        d.comparability.notes
+    );
+}
