@@ -33,7 +33,10 @@ fn main() -> ExitCode {
                     msg.push_str(&c);
                 }
             }
-            eprintln!("rankscope: {}", rankscope::text::sanitize(&msg));
+            // Line by line: a TOML error points at its column under a copy of the line,
+            // which only reads as meant on lines of its own; each is still sanitised.
+            let lines: Vec<String> = msg.lines().map(rankscope::text::sanitize).collect();
+            eprintln!("rankscope: {}", lines.join("\n"));
             ExitCode::from(2)
         }
     }
