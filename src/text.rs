@@ -13,6 +13,14 @@ pub fn clean_line(bytes: &[u8]) -> String {
 }
 
 pub fn sanitize(text: &str) -> String {
+    // Most log lines are printable ASCII: nothing to remove, one copy (the loop below,
+    // char by char, was 4 % of loading 8,192 files).
+    if text
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t')
+    {
+        return text.trim_end().to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(c) = rest.chars().next() {
@@ -229,6 +237,15 @@ mod tests {
         // A lone U+FFFD followed by an ordinary bracket is text, not a colour code.
         assert_eq!(sanitize("x \u{fffd}[rank0] y"), "x \u{fffd}[rank0] y");
         assert_eq!(sanitize("evil\u{202e}txt"), "eviltxt");
+    }
+
+    #[test]
+    fn printable_ascii_is_copied_and_trimmed_like_any_line() {
+        // The ASCII fast path keeps tabs and trims the end, as the general path does.
+        assert_eq!(sanitize("[TP0] a\tb = 1.5 GB  \t "), "[TP0] a\tb = 1.5 GB");
+        // DEL and other controls are not printable: they still go.
+        assert_eq!(sanitize("a\x7fb\x00c"), "abc");
+        assert_eq!(sanitize("   "), "");
     }
 
     #[test]
