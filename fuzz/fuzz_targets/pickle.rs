@@ -16,7 +16,11 @@ fuzz_target!(|data: &[u8]| {
     match (&direct, &general) {
         (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         (Err(a), Err(b)) => assert!(a.to_string().ends_with(b.as_str()), "{a} / {b}"),
-        _ => panic!("direct {:?} / general {:?}", direct.is_ok(), general.is_ok()),
+        _ => panic!(
+            "direct {:?} / general {:?}",
+            direct.is_ok(),
+            general.is_ok()
+        ),
     }
     if let Ok(s) = direct {
         for f in &s.frames {

@@ -9,6 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use rankscope::analysis::diff;
 use rankscope::grammar::GrammarSet;
 use rankscope::render::{self, Style};
+use rankscope::report::RunReport;
 
 fn grammars() -> &'static GrammarSet {
     // Compiling the grammars costs far more than scanning one input: done once.
@@ -26,7 +27,12 @@ fn assert_clean(out: &str) {
 fuzz_target!(|data: &[u8]| {
     let gs = grammars();
     let run = rankscope::load::run_from_bytes(gs, "fuzz.log", data, 4096);
-    assert_clean(&render::summary_text::summary(&run, true, Style::plain()));
+    assert_clean(&render::summary_text::summary(
+        &run,
+        &RunReport::of(&run),
+        true,
+        Style::plain(),
+    ));
     let d = diff::diff(&run, &run);
     let extra = render::diff_text::Extra::default();
     assert_clean(&render::diff_text::diff(&d, &extra, Style::plain()));
