@@ -50,10 +50,22 @@ BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 SESSION="rankscope-tui-$$"
 WORK="$(mktemp -d)"
 SCREEN_FILE="$WORK/screen.txt"
-trap 'tmux kill-session -t "$SESSION" 2>/dev/null; rm -rf "$WORK"' EXIT
+# A server of our own (its own socket): no other tmux on the machine is touched or reused.
+tmux() { command tmux -L "$SESSION" "$@"; }
+trap 'tmux kill-server 2>/dev/null; rm -rf "$WORK"' EXIT
+# A session started just after the last one was killed can reach the old server while it
+# exits ("server exited unexpectedly"): try again, a few times.
+new_session() {
+    local try
+    for try in 1 2 3 4 5; do
+        tmux new-session "$@" && return 0
+        sleep 0.5
+    done
+    return 1
+}
 
 # A plain shell with a known prompt, so that we can see it come back after the TUI.
-tmux new-session -d -s "$SESSION" -x 120 -y 40 \
+new_session -d -s "$SESSION" -x 120 -y 40 \
     "env -i PATH=/usr/bin:/bin HOME=$WORK TERM=xterm-256color PS1='tmuxcheck\$ ' bash --norc --noprofile" \
     || fail "tmux could not start a session"
 tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar; echo \$? > '$WORK/rc'" Enter
@@ -118,7 +130,7 @@ tmux kill-session -t "$SESSION"
 # cuda_graph, and TP0's snapshot records that request in capture_graphs at 11.3 s.
 views_at() { # WIDTH HEIGHT
     local w=$1 h=$2
-    tmux new-session -d -s "$SESSION" -x "$w" -y "$h" \
+    new_session -d -s "$SESSION" -x "$w" -y "$h" \
         "env -i PATH=/usr/bin:/bin HOME=$WORK TERM=xterm-256color PS1='tmuxcheck\$ ' bash --norc --noprofile" \
         || fail "tmux could not start a ${w}x${h} session"
     rm -f "$WORK/rc"
