@@ -449,12 +449,12 @@ pub struct GrammarSet {
     pub reference_date: Option<NaiveDate>,
     /// The grammars' frame tables and outcome wordings, gathered once.
     knowledge: Knowledge,
-    /// Every grammar's prefix regexes as one set, and the grammar of each: `detect`
-    /// runs on the first lines of every file, and one pass of a set per line replaced a
-    /// pass per prefix (a tenth of loading 1,024 small files). Built on first use, so
-    /// commands that read no log do not compile it; `None` if the set does not compile
-    /// (then each regex is tried in turn, as before).
-    detect_set: std::sync::OnceLock<Option<(regex::RegexSet, Vec<usize>)>>,
+    /// Every grammar's prefix regexes as one set, and the grammar of each (`prefix_set`):
+    /// `detect` runs it on the first lines of every file and `find_prefix` on every event
+    /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
+    /// files). Built on first use, so commands that read no log do not compile it; `None`
+    /// if the set does not compile (then each regex is tried in turn).
+    prefix_set: std::sync::OnceLock<Option<(regex::RegexSet, Vec<usize>)>>,
 }
 
 impl GrammarSet {
@@ -549,7 +549,7 @@ impl GrammarSet {
             noise_ac,
             reference_date: None,
             knowledge,
-            detect_set: std::sync::OnceLock::new(),
+            prefix_set: std::sync::OnceLock::new(),
         })
     }
 
@@ -643,7 +643,7 @@ impl GrammarSet {
     /// Every grammar's prefix regexes as one set, pattern `i` being the `i`-th prefix in
     /// grammar then file order, with the grammar of each.
     fn prefix_set(&self) -> Option<&(regex::RegexSet, Vec<usize>)> {
-        self.detect_set
+        self.prefix_set
             .get_or_init(|| {
                 let mut owner = Vec::new();
                 let mut patterns = Vec::new();

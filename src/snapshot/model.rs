@@ -82,6 +82,22 @@ pub struct TraceEntry {
     pub stack: StackId,
 }
 
+impl TraceEntry {
+    /// An entry before its fields are read: every field a trace dict may leave out at
+    /// its default, `stack` as given.
+    fn blank(stack: StackId) -> TraceEntry {
+        TraceEntry {
+            action: Action::Snapshot,
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: 0,
+            device_free: None,
+            stack,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockState {
@@ -249,15 +265,7 @@ pub(crate) fn direct_entry(
         _ => None,
     };
     let uint = |v: ValueRef| int(v).and_then(|i| u64::try_from(i).ok());
-    let mut e = TraceEntry {
-        action: Action::Snapshot,
-        addr: 0,
-        size: 0,
-        stream: 0,
-        time_us: 0,
-        device_free: None,
-        stack: StackId(UNRESOLVED_EMPTY),
-    };
+    let mut e = TraceEntry::blank(StackId(UNRESOLVED_EMPTY));
     for (&field, v) in layout.iter().zip(vals) {
         match field {
             EntryField::Action => match p.get(v) {
@@ -575,15 +583,7 @@ impl<'p> Builder<'p> {
 
     fn entry(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<TraceEntry> {
         let d = self.dict(r, base)?;
-        let mut e = TraceEntry {
-            action: Action::Snapshot,
-            addr: 0,
-            size: 0,
-            stream: 0,
-            time_us: 0,
-            device_free: None,
-            stack: StackId(0),
-        };
+        let mut e = TraceEntry::blank(StackId(0));
         let id = d.layout_id();
         if self.last_layout.0 != id || self.last_layout.1.len() != d.len() {
             let layout = match self.entry_layouts.get(&id) {
