@@ -188,10 +188,57 @@ pub fn build(
     run
 }
 
-fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
-    // Stable order: by time where known, file order otherwise. Events without a time take
-    // the time of the event before them in their own file for ordering only.
-    let mut events = events;
+/// One node's events as the whole run's build takes them, with what the node's own
+/// reading needs: its ranks and its configuration.
+pub struct NodeEvents {
+    /// Processes resolved to ranks, the chosen attempt, in time order, rank names settled.
+    pub events: Vec<Event>,
+    /// The node's ranks, sorted, as `build` would list them.
+    pub ranks: Vec<Rank>,
+    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+}
+
+/// What `build` does to one node's events before the run is read, and no more: a run of
+/// several nodes is built once from all of them, and building every node's ranks, phases
+/// and outcomes first (only to throw them away) was a fifth of loading 1,024 nodes. The
+/// events come out exactly as `build(…).events` would give them.
+pub fn prepare_node(
+    mut events: Vec<Event>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> NodeEvents {
+    resolve_processes(&mut events, know);
+    let attempt_of = attempts::split(&events, know);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    if n_attempts > 1 {
+        // `build` ordered and settled the chosen attempt on its own before the run.
+        events = events
+            .into_iter()
+            .zip(attempt_of)
+            .filter(|(_, a)| *a == chosen)
+            .map(|(e, _)| e)
+            .collect();
+        events = settle_rank_names(time_order(events));
+    }
+    let events = settle_rank_names(time_order(events));
+    let (rank_events, _) = group_by_rank(&events, know);
+    let config = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS)
+        .map(|e| crate::config::Config::from_event(e, know));
+    NodeEvents {
+        ranks: rank_events.into_keys().collect(),
+        events,
+        config,
+    }
+}
+
+/// Stable order: by time where known, file order otherwise. Events without a time take
+/// the time of the event before them in their own file for ordering only.
+fn time_order(mut events: Vec<Event>) -> Vec<Event> {
     let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
     events.sort_by_key(|e| (e.origin.source, e.origin.line));
     // Keys sorted, not the events: an event is a few hundred bytes to move. The index
@@ -207,11 +254,35 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     }
     keyed.sort_unstable();
     let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
-    let events: Vec<Event> = keyed
+    keyed
         .into_iter()
         .filter_map(|k| slots.get_mut(k.3).and_then(Option::take))
-        .collect();
+        .collect()
+}
 
+/// Each rank's events (indices), and the launcher's: the events that name no rank and
+/// that no rank adopts.
+fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>) {
+    let mut rank_events: BTreeMap<Rank, Vec<usize>> = BTreeMap::new();
+    let mut launcher: Vec<usize> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.rank {
+            // The rank is cloned once per rank, not once per event.
+            Some(r) if !r.is_empty() => match rank_events.get_mut(r) {
+                Some(list) => list.push(i),
+                None => {
+                    rank_events.insert(r.clone(), vec![i]);
+                }
+            },
+            _ => launcher.push(i),
+        }
+    }
+    adopt_rankless(&mut rank_events, &mut launcher, events, know);
+    (rank_events, launcher)
+}
+
+fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
+    let events = time_order(events);
     let start = events.iter().filter_map(|e| e.ts).min();
     let ready = events.iter().any(|e| e.kind == kind::READY);
     // A run has a handful of grammars: kept distinct as they come (one comparison per
@@ -227,21 +298,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
     let events = settle_rank_names(events);
-    let mut rank_events: BTreeMap<Rank, Vec<usize>> = BTreeMap::new();
-    let mut launcher: Vec<usize> = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        match &e.rank {
-            // The rank is cloned once per rank, not once per event.
-            Some(r) if !r.is_empty() => match rank_events.get_mut(r) {
-                Some(list) => list.push(i),
-                None => {
-                    rank_events.insert(r.clone(), vec![i]);
-                }
-            },
-            _ => launcher.push(i),
-        }
-    }
-    adopt_rankless(&mut rank_events, &mut launcher, &events, know);
+    let (mut rank_events, launcher) = group_by_rank(&events, know);
     // Ranks whose record lines named them but gave no event (notices, a cut line): they
     // exist, and their log ends where their last line is.
     let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();

@@ -20,7 +20,7 @@ pub use filter::EventFilter;
 
 pub use crate::event::Edge;
 
-pub use build::{build, dedup_across_sources};
+pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 
