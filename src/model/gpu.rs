@@ -4,13 +4,12 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
 
 use crate::event::{Event, Rank};
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GpuMemory {
     pub source: String,
     pub gpu: u32,
@@ -27,7 +26,7 @@ pub const GPU_SERIES_POINTS: usize = 256;
 
 /// One process as `nvidia-smi --query-compute-apps` sampled it; the rank is known when
 /// the logs name the same pid (vLLM workers, NCCL lines).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GpuProcess {
     pub source: String,
     pub pid: u32,

@@ -3,7 +3,6 @@
 //! Pure functions over events; no I/O. `load.rs` builds the events, `analysis` compares.
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
 
 use crate::event::{kind, Event, Origin, Rank};
 use crate::scan::{LineCounts, UnknownLine};
@@ -24,7 +23,7 @@ pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct SourceInfo {
     pub path: String,
     pub bytes: u64,
@@ -37,11 +36,10 @@ pub struct SourceInfo {
     /// Grammar families detected from the file's first lines.
     pub detected: Vec<String>,
     /// Ranks the file's record prefixes name, with their first and last line.
-    #[serde(skip)]
     pub ranks_seen: Vec<(Rank, u64, u64)>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Run {
     pub name: String,
     pub sources: Vec<SourceInfo>,
@@ -71,10 +69,8 @@ pub struct Run {
     /// empty for a run read as one.
     pub nodes: Vec<crate::node::Node>,
     /// Some event is a phase line or a failure (set by `build`, from the grammars).
-    #[serde(skip)]
     pub startup_events: bool,
     /// The configuration the run printed, read with its grammar's config rule.
-    #[serde(skip)]
     pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
 }
 
@@ -128,7 +124,7 @@ impl Run {
 }
 
 /// One start-up found in the log, for the list of attempts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AttemptInfo {
     /// 1-based.
     pub index: usize,

@@ -11,14 +11,14 @@ use crate::event::{kind, Event, FieldValue, Origin, Rank};
 use crate::grammar::Knowledge;
 
 /// A memory or count figure a phase reported, traceable to its line.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     pub name: &'static str,
     pub value: FieldValue,
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PhaseSpan {
     pub phase: Phase,
     /// `None` when no line of the phase came before its end line (the phase began before
@@ -30,7 +30,6 @@ pub struct PhaseSpan {
     /// `end` is the stamp of a printed closing line (not the start of the next phase, nor
     /// a rank's first line closing `launch`): with one-second stamps the phase may have
     /// run up to a second past it.
-    #[serde(skip)]
     pub end_printed: bool,
     pub figures: Vec<Figure>,
 }
@@ -124,7 +123,7 @@ impl FailureKind {
 }
 
 /// The line that decided a rank's outcome, with what it says.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
     /// The outcome this line gives its rank (never `ready`).
     pub outcome: Outcome,
@@ -142,7 +141,7 @@ pub struct Failure {
     pub consequence_of: Option<Rank>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RankRun {
     pub rank: Rank,
     pub phases: Vec<PhaseSpan>,
