@@ -291,8 +291,7 @@ impl fmt::Display for Rank {
 }
 
 /// A value a grammar captured, already in canonical units.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FieldValue {
     /// Memory in bytes. `resolution` is the size of one step of the printed figure
     /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
@@ -342,7 +341,7 @@ impl FieldValue {
 }
 
 /// Where a record came from, so every figure can be traced back to its line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
     /// Index into the run's list of sources.
     pub source: usize,
@@ -350,7 +349,7 @@ pub struct Origin {
     pub line: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     pub origin: Origin,
     /// Wall-clock time as printed (1 s resolution for SGLang).
@@ -358,7 +357,6 @@ pub struct Event {
     /// True when the year (or the whole date) was not printed and was inferred.
     pub year_inferred: bool,
     /// Only a time of day was printed; the date was inferred.
-    #[serde(skip)]
     pub time_only: bool,
     pub rank: Option<Rank>,
     pub pid: Option<u32>,
@@ -366,7 +364,6 @@ pub struct Event {
     pub process: Option<String>,
     /// The host a prefix named (NCCL's `host:pid:tid`): which machine wrote the line,
     /// whatever file or directory it was collected into.
-    #[serde(skip)]
     pub host: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,

@@ -527,32 +527,25 @@ pub fn load_paths(
         let n = node_of_source.get(e.origin.source).copied().unwrap_or(0);
         per_node[n].push(e);
     }
-    let built: Vec<Run> = per_node
+    let built: Vec<model::NodeEvents> = per_node
         .into_iter()
-        .enumerate()
-        .map(|(n, evs)| {
+        .map(|evs| {
             let evs = model::dedup_across_sources(evs, &mut sources);
-            model::build(
-                names[n].clone(),
-                evs,
-                Vec::new(),
-                gs.knowledge(),
-                opts.attempt,
-            )
+            model::prepare_node(evs, gs.knowledge(), opts.attempt)
         })
         .collect();
     let mut nodes: Vec<Node> = Vec::new();
     let mut owner: std::collections::HashMap<&crate::event::Rank, usize> = Default::default();
     for (n, r) in built.iter().enumerate() {
-        for rr in &r.ranks {
-            if let Some(&first) = owner.get(&rr.rank) {
+        for rank in &r.ranks {
+            if let Some(&first) = owner.get(rank) {
                 return Err(LoadError::RankOnTwoNodes {
-                    rank: rr.rank.to_string(),
+                    rank: rank.to_string(),
                     first: names[first].clone(),
                     second: names[n].clone(),
                 });
             }
-            owner.insert(&rr.rank, n);
+            owner.insert(rank, n);
         }
         let args = r.config.as_ref().and_then(|c| c.as_ref().ok());
         let int = |key: &str| match args.as_ref()?.config.get(key)? {
@@ -564,7 +557,7 @@ pub fn load_paths(
             sources: (0..node_of_source.len())
                 .filter(|&s| node_of_source[s] == n)
                 .collect(),
-            ranks: r.ranks.iter().map(|rr| rr.rank.clone()).collect(),
+            ranks: r.ranks.clone(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
             hosts: r
@@ -577,7 +570,7 @@ pub fn load_paths(
             reference: false,
             offset: None,
         });
-        notes.extend(ranks_on_two_hosts(r));
+        notes.extend(ranks_on_two_hosts(&names[n], &r.events));
     }
 
     notes.extend(nodes_sharing_a_host(&nodes));
@@ -645,10 +638,10 @@ pub fn load_paths(
 
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
 /// (a file collected from two machines, or directories mixed up).
-fn ranks_on_two_hosts(run: &Run) -> Vec<String> {
+fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
     let mut seen: std::collections::BTreeMap<&crate::event::Rank, BTreeSet<(&str, u32)>> =
         Default::default();
-    for e in &run.events {
+    for e in events {
         if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host.as_deref()) {
             seen.entry(r).or_default().insert((h, e.pid.unwrap_or(0)));
         }
@@ -659,7 +652,7 @@ fn ranks_on_two_hosts(run: &Run) -> Vec<String> {
             let named: Vec<String> = hp.iter().map(|(h, p)| format!("{h}:{p}")).collect();
             format!(
                 "node {}: rank {r}'s NCCL lines name two hosts ({}): one rank runs on one host, so its pid was matched to another machine's process",
-                run.name,
+                node,
                 named.join(", ")
             )
         })

@@ -1,12 +1,10 @@
 //! The hosts a run was collected from, and how each one's clock sits against the
 //! reference node's (`analysis::clock` estimates it, `load` applies it).
 
-use serde::Serialize;
-
 use crate::event::Rank;
 
 /// One host of a multi-node run: the files it wrote and the ranks they name.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     /// The directory name (`node1`, a hostname), or the path when two share a name.
     pub name: String,
@@ -31,7 +29,7 @@ pub struct Node {
 /// clock lies in the open interval (`lo_ms`, `hi_ms`). Every stamp of the node is moved by
 /// minus the interval's middle when `applied`, so the remaining error is at most half
 /// the interval's width.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClockOffset {
     pub lo_ms: i64,
     pub hi_ms: i64,

@@ -13,7 +13,6 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
-use serde::Serialize;
 
 use crate::event::{Event, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch};
@@ -104,7 +103,7 @@ pub struct ReadStop {
 
 /// How the lines of a source were understood. `unknown` is the count the user is shown:
 /// lines that no grammar recognised as a record, noise or a continuation.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineCounts {
     pub lines: u64,
     pub events: u64,
@@ -130,7 +129,7 @@ impl LineCounts {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UnknownLine {
     pub line: u64,
     pub text: String,

@@ -33,7 +33,7 @@ impl Spread {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FigureStats {
     pub name: &'static str,
     pub ranks: usize,
@@ -45,7 +45,7 @@ pub struct FigureStats {
     pub outliers: Vec<Rank>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PhaseStats {
     pub phase: Phase,
     /// Ranks that reported the phase, and of them how many finished it.
@@ -74,7 +74,7 @@ pub struct PhaseStats {
 /// stamps of one instant differ by less than a step; at least `STRAGGLER_FLOOR_MS`) plus,
 /// in a multi-node run, the clock uncertainty of the rank's node and of the others' (half
 /// their offset intervals).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Straggler {
     pub rank: Rank,
     /// Seconds after the other ranks' median end.

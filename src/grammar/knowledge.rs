@@ -550,10 +550,10 @@ fn err(origin: &str, message: String) -> GrammarError {
 pub(super) fn compile_grammar(
     origin: &str,
     spec: &GrammarSpec,
-    regexes: &[Regex],
+    captures: &[Vec<&str>],
 ) -> Result<GrammarKnowledge, GrammarError> {
     let mut out = GrammarKnowledge::default();
-    for (i, (ev, regex)) in spec.event.iter().zip(regexes).enumerate() {
+    for (i, (ev, regex)) in spec.event.iter().zip(captures).enumerate() {
         let at = format!("event {} (`{}`)", i + 1, ev.kind);
         let meaning = out.kinds.entry(ev.kind.clone()).or_default();
         if let Some(p) = &ev.phase {
@@ -677,9 +677,10 @@ pub(super) fn compile_grammar(
     for s in &spec.suffix {
         let r = Regex::new(&s.regex)
             .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
+        let names: Vec<&str> = r.capture_names().flatten().collect();
         if !["tags", "tp", "gpu", "grank"]
             .iter()
-            .any(|c| has_capture(&r, c))
+            .any(|c| has_capture(&names, c))
         {
             return Err(err(
                 origin,
@@ -727,8 +728,9 @@ pub(super) fn compile_grammar(
     Ok(out)
 }
 
-fn has_capture(regex: &Regex, name: &str) -> bool {
-    regex.capture_names().flatten().any(|n| n == name)
+/// Whether `name` is among a regex's capture names.
+fn has_capture(names: &[&str], name: &str) -> bool {
+    names.contains(&name)
 }
 
 fn check_figure_capture(
@@ -738,7 +740,7 @@ fn check_figure_capture(
     figure: FigureName,
     capture: &str,
     ev: &EventSpec,
-    regex: &Regex,
+    regex: &[&str],
 ) -> Result<(), GrammarError> {
     if !has_capture(regex, capture) {
         return Err(err(

@@ -67,11 +67,79 @@ pub enum GrammarError {
 
 pub struct CompiledEvent {
     pub kind: String,
-    pub regex: Regex,
+    pub regex: EventRegex,
     pub units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
     pub traceback: bool,
     pub set: BTreeMap<String, String>,
+}
+
+/// An event's regex, compiled on its first use: a run meets the events of one or two
+/// grammars, and compiling every event of every grammar up front was a tenth of a 1,024-rank
+/// diff. The pattern is parsed when the grammar loads, so a bad regex is an error then and
+/// the capture names are known for the grammar's checks.
+pub struct EventRegex {
+    pattern: String,
+    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them).
+    names: Vec<String>,
+    compiled: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl EventRegex {
+    pub fn new(pattern: &str) -> Result<EventRegex, regex::Error> {
+        let hir = match regex_syntax::parse(pattern) {
+            Ok(h) => h,
+            // The same parser fails inside `Regex::new`, whose error is the one to show.
+            Err(_) => {
+                let r = Regex::new(pattern)?;
+                return Ok(EventRegex {
+                    pattern: pattern.to_string(),
+                    names: r.capture_names().flatten().map(str::to_string).collect(),
+                    compiled: std::sync::OnceLock::from(Some(r)),
+                });
+            }
+        };
+        let mut named = Vec::new();
+        capture_names(&hir, &mut named);
+        named.sort_by_key(|(i, _)| *i);
+        Ok(EventRegex {
+            pattern: pattern.to_string(),
+            names: named.into_iter().map(|(_, n)| n).collect(),
+            compiled: std::sync::OnceLock::new(),
+        })
+    }
+    /// The compiled regex; `None` only for a pattern that parses but is too large to
+    /// compile, which then matches nothing.
+    pub fn get(&self) -> Option<&Regex> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.pattern).ok())
+            .as_ref()
+    }
+    pub fn as_str(&self) -> &str {
+        &self.pattern
+    }
+    pub fn capture_names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+}
+
+fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) => {
+            if let Some(n) = &c.name {
+                out.push((c.index, n.to_string()));
+            }
+            capture_names(&c.sub, out);
+        }
+        HirKind::Repetition(r) => capture_names(&r.sub, out),
+        HirKind::Concat(v) | HirKind::Alternation(v) => {
+            for h in v {
+                capture_names(h, out);
+            }
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
+    }
 }
 
 pub struct CompiledPrefix {
@@ -125,13 +193,13 @@ impl Grammar {
                     kind: ev.kind.clone(),
                 });
             }
-            let regex = Regex::new(&ev.regex).map_err(|e| GrammarError::Regex {
+            let regex = EventRegex::new(&ev.regex).map_err(|e| GrammarError::Regex {
                 origin: origin.into(),
                 kind: ev.kind.clone(),
                 message: e.to_string(),
             })?;
             for (field, unit) in &ev.units {
-                if !regex.capture_names().flatten().any(|n| n == field) {
+                if !regex.capture_names().any(|n| n == field) {
                     return Err(GrammarError::UnitWithoutCapture {
                         origin: origin.into(),
                         kind: ev.kind.clone(),
@@ -196,8 +264,11 @@ impl Grammar {
         }
         let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
         let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
-        let regexes: Vec<Regex> = events.iter().map(|e| e.regex.clone()).collect();
-        let know = knowledge::compile_grammar(origin, &spec, &regexes)?;
+        let captures: Vec<Vec<&str>> = events
+            .iter()
+            .map(|e| e.regex.capture_names().collect())
+            .collect();
+        let know = knowledge::compile_grammar(origin, &spec, &captures)?;
         for ev in &spec.event {
             if let Some(p) = ev.set.get("phase") {
                 if Phase::from_name(p).is_none() {
@@ -837,7 +908,7 @@ impl GrammarSet {
         let prefix = self.find_prefix(line, at);
         let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
         let message = line.get(msg_start..).unwrap_or("");
-        let caps = ev.regex.captures(message)?;
+        let caps = ev.regex.get()?.captures(message)?;
         // A literal inside the prefix made the regex start there; the reader is shown the
         // text after the prefix, not a remnant of it (`]:[W1130 09:24:29.99… file.cpp:1] …`).
         let shown = prefix
@@ -851,7 +922,7 @@ impl GrammarSet {
             .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
             .collect();
         let mut cut_fields = Vec::new();
-        for name in ev.regex.capture_names().flatten() {
+        for name in ev.regex.capture_names() {
             let Some(m) = caps.name(name) else { continue };
             if cut && m.end() == message.len() {
                 cut_fields.push(name.to_string());

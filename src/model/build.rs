@@ -1,0 +1,465 @@
+//! Events to a run: duplicates across files dropped, processes resolved to ranks, attempts
+//! split, each rank's events gathered and its outcome weighed.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::NaiveDateTime;
+
+use super::rank::build_rank;
+use super::{attempts, outcome, Phase, RankRun, Run, SourceInfo};
+use crate::event::{kind, Event, Origin, Rank};
+use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
+
+/// Events that are the same line seen in two files of one run (`server.log` and
+/// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
+/// What makes two events of different files the same line: rank, kind, stamp, message.
+type DedupKey<'e> = (Option<&'e Rank>, &'e str, Option<NaiveDateTime>, &'e str);
+
+fn dedup_key(e: &Event) -> DedupKey<'_> {
+    (e.rank.as_ref(), e.kind.as_str(), e.ts, e.message.as_str())
+}
+
+pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
+    // Keys borrow from the events (no string copied per event); which events stay is
+    // decided first, then they are moved out in source order.
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by_key(|&i| events.get(i).map_or(0, |e| e.origin.source));
+    let mut keep = vec![false; events.len()];
+    {
+        // foldhash, not SipHash: a key per event, and the keys are short.
+        let mut kept: HashMap<DedupKey<'_>, usize, foldhash::fast::RandomState> =
+            HashMap::default();
+        let mut seen_here: HashMap<DedupKey<'_>, usize, foldhash::fast::RandomState> =
+            HashMap::default();
+        let mut current = None;
+        for &i in &order {
+            let Some(e) = events.get(i) else { continue };
+            if current != Some(e.origin.source) {
+                current = Some(e.origin.source);
+                seen_here.clear();
+            }
+            let k = dedup_key(e);
+            let here = seen_here.entry(k).or_insert(0);
+            *here += 1;
+            let total = kept.entry(k).or_insert(0);
+            if *here <= *total {
+                if let Some(s) = sources.get_mut(e.origin.source) {
+                    s.duplicate_events += 1;
+                }
+                continue;
+            }
+            *total += 1;
+            if let Some(k) = keep.get_mut(i) {
+                *k = true;
+            }
+        }
+    }
+    let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter(|&i| keep.get(i).copied().unwrap_or(false))
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
+/// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
+/// strongest evidence any line of that pid gives (the grammars' process and rank rules),
+/// then given to all its lines. Lines of an engine or driver process that report figures
+/// but never name a rank are placed on the `engine` rank; the launcher's own lines stay
+/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it.
+fn resolve_processes(events: &mut [Event], know: &Knowledge) {
+    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
+    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
+        let e = learnt.entry(pid).or_insert((ev, r.clone()));
+        if ev > e.0 {
+            *e = (ev, r);
+        }
+    };
+    for e in events.iter_mut() {
+        if e.rank.is_none() {
+            e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+        }
+        let Some(pid) = e.pid else { continue };
+        if let Some(r) = &e.rank {
+            learn(pid, RankEvidence::Tags, r.clone());
+        }
+        if let Some(m) = know.meaning(e) {
+            for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
+                if let Some(r) = rule.rank(e) {
+                    learn(pid, rule.evidence, r);
+                }
+            }
+        }
+        if let Some(g) = e
+            .process
+            .as_deref()
+            .and_then(|p| know.process(p))
+            .and_then(|i| i.global_rank)
+        {
+            learn(pid, RankEvidence::Global, Rank::tp(g));
+        }
+    }
+    // A driver without a prefix can still say which rank it is.
+    let driver_rank = events
+        .iter()
+        .filter(|e| e.pid.is_none() && e.rank.is_none())
+        .find_map(|e| {
+            know.meaning(e)?
+                .rank
+                .iter()
+                .filter(|r| r.evidence == RankEvidence::Assignment)
+                .find_map(|r| r.rank(e))
+        });
+    for e in events.iter_mut() {
+        if e.rank.is_some() {
+            continue;
+        }
+        if let Some((_, r)) = e.pid.and_then(|p| learnt.get(&p)) {
+            e.rank = Some(r.clone());
+            continue;
+        }
+        let process = e.process.as_deref().and_then(|p| know.process(p));
+        let pidless_engine = e.pid.is_none() && know.pidless_is_engine(&e.grammar);
+        if pidless_engine {
+            if let Some(r) = &driver_rank {
+                e.rank = Some(r.clone());
+                continue;
+            }
+        }
+        let engine = process.as_ref().filter(|p| p.role == ProcessRole::Engine);
+        if engine.is_some() || pidless_engine {
+            if know
+                .phase_of(e)
+                .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
+                || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            {
+                e.rank = Some(Rank::engine_of(engine.and_then(|p| p.dp)));
+            }
+            continue;
+        }
+        // A worker process that never said which rank it is: named by its pid rather than
+        // guessed from spawn order.
+        let launcher = process.is_some_and(|p| p.role == ProcessRole::Launcher);
+        if let (Some(pid), false) = (e.pid, launcher) {
+            if e.process.is_some() {
+                e.rank = Some(Rank::from_pairs([("pid".to_string(), pid)]));
+            }
+        }
+    }
+}
+
+/// Builds the run model from deduplicated events: the last start-up attempt the log
+/// holds, or `attempt` (1-based) when given.
+pub fn build(
+    name: String,
+    mut events: Vec<Event>,
+    sources: Vec<SourceInfo>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> Run {
+    resolve_processes(&mut events, know);
+    let attempt_of = attempts::split(&events, know);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    let mut infos = Vec::new();
+    let mut kept = Vec::new();
+    if n_attempts > 1 {
+        let mut per: Vec<Vec<Event>> = vec![Vec::new(); n_attempts];
+        for (e, a) in events.into_iter().zip(attempt_of) {
+            per[a].push(e);
+        }
+        for (i, evs) in per.into_iter().enumerate() {
+            let sub = build_one(name.clone(), evs, Vec::new(), know);
+            infos.push(attempts::info(i + 1, &sub));
+            if i == chosen {
+                kept = sub.events;
+            }
+        }
+    } else {
+        kept = events;
+    }
+    let mut run = build_one(name, kept, sources, know);
+    if n_attempts > 1 {
+        run.attempt = chosen + 1;
+        run.attempts = infos;
+    }
+    run
+}
+
+/// One node's events as the whole run's build takes them, with what the node's own
+/// reading needs: its ranks and its configuration.
+pub struct NodeEvents {
+    /// Processes resolved to ranks, the chosen attempt, in time order, rank names settled.
+    pub events: Vec<Event>,
+    /// The node's ranks, sorted, as `build` would list them.
+    pub ranks: Vec<Rank>,
+    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+}
+
+/// What `build` does to one node's events before the run is read, and no more: a run of
+/// several nodes is built once from all of them, and building every node's ranks, phases
+/// and outcomes first (only to throw them away) was a fifth of loading 1,024 nodes. The
+/// events come out exactly as `build(…).events` would give them.
+pub fn prepare_node(
+    mut events: Vec<Event>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> NodeEvents {
+    resolve_processes(&mut events, know);
+    let attempt_of = attempts::split(&events, know);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    if n_attempts > 1 {
+        // `build` ordered and settled the chosen attempt on its own before the run.
+        events = events
+            .into_iter()
+            .zip(attempt_of)
+            .filter(|(_, a)| *a == chosen)
+            .map(|(e, _)| e)
+            .collect();
+        events = settle_rank_names(time_order(events));
+    }
+    let events = settle_rank_names(time_order(events));
+    let (rank_events, _) = group_by_rank(&events, know);
+    let config = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS)
+        .map(|e| crate::config::Config::from_event(e, know));
+    NodeEvents {
+        ranks: rank_events.into_keys().collect(),
+        events,
+        config,
+    }
+}
+
+/// Stable order: by time where known, file order otherwise. Events without a time take
+/// the time of the event before them in their own file for ordering only.
+fn time_order(mut events: Vec<Event>) -> Vec<Event> {
+    let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
+    events.sort_by_key(|e| (e.origin.source, e.origin.line));
+    // Keys sorted, not the events: an event is a few hundred bytes to move. The index
+    // breaks ties, so the unstable sort keeps file order like a stable one.
+    let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, usize)> =
+        Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
+        let t = e.ts.or_else(|| last_ts.get(&e.origin.source).copied());
+        if let Some(ts) = e.ts {
+            last_ts.insert(e.origin.source, ts);
+        }
+        keyed.push((t, e.origin.source, e.origin.line, i));
+    }
+    keyed.sort_unstable();
+    let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
+    keyed
+        .into_iter()
+        .filter_map(|k| slots.get_mut(k.3).and_then(Option::take))
+        .collect()
+}
+
+/// Each rank's events (indices), and the launcher's: the events that name no rank and
+/// that no rank adopts.
+fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>) {
+    let mut rank_events: BTreeMap<Rank, Vec<usize>> = BTreeMap::new();
+    let mut launcher: Vec<usize> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.rank {
+            // The rank is cloned once per rank, not once per event.
+            Some(r) if !r.is_empty() => match rank_events.get_mut(r) {
+                Some(list) => list.push(i),
+                None => {
+                    rank_events.insert(r.clone(), vec![i]);
+                }
+            },
+            _ => launcher.push(i),
+        }
+    }
+    adopt_rankless(&mut rank_events, &mut launcher, events, know);
+    (rank_events, launcher)
+}
+
+fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
+    let events = time_order(events);
+    let start = events.iter().filter_map(|e| e.ts).min();
+    let ready = events.iter().any(|e| e.kind == kind::READY);
+    // A run has a handful of grammars: kept distinct as they come (one comparison per
+    // event, almost always with the previous event's), then sorted; collecting every
+    // event's name into a sorted set was a tenth of building a run of 8,192 ranks.
+    let mut grammars: Vec<String> = Vec::new();
+    for e in &events {
+        if !grammars.iter().rev().any(|g| *g == e.grammar) {
+            grammars.push(e.grammar.clone());
+        }
+    }
+    grammars.sort();
+    let year_inferred = events.iter().any(|e| e.year_inferred);
+
+    let events = settle_rank_names(events);
+    let (mut rank_events, launcher) = group_by_rank(&events, know);
+    // Ranks whose record lines named them but gave no event (notices, a cut line): they
+    // exist, and their log ends where their last line is.
+    let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
+    for (si, src) in sources.iter().enumerate() {
+        for (rank, _, last) in &src.ranks_seen {
+            if rank_events.contains_key(rank) {
+                continue;
+            }
+            let o = Origin {
+                source: si,
+                line: *last,
+            };
+            let e = silent.entry(rank.clone()).or_insert_with(|| o.clone());
+            if e.source == si && e.line < *last {
+                *e = o;
+            }
+        }
+    }
+    for r in silent.keys() {
+        rank_events.insert(r.clone(), Vec::new());
+    }
+
+    let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
+    let mut ranks: Vec<RankRun> = Vec::new();
+    // Lines after the server's ready line happen while serving, whatever a rank's own
+    // last phase line was (vLLM workers print none after KV sizing).
+    let ready_at = events.iter().position(|e| e.kind == kind::READY);
+    for (rank, idx) in rank_events {
+        let seen_at = silent.get(&rank).cloned();
+        let (mut r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
+        if r.last_origin.is_none() {
+            r.last_origin = seen_at;
+        }
+        ranks.push(r);
+        stops.push(stop);
+    }
+    let launcher_stops: Vec<outcome::Stop> = launcher
+        .iter()
+        .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
+        .collect();
+    let root = outcome::resolve(&mut ranks, stops, &launcher_stops, &events, ready, know);
+    let startup_events = events
+        .iter()
+        .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
+    let config = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS)
+        .map(|e| crate::config::Config::from_event(e, know));
+    let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
+
+    Run {
+        name,
+        sources,
+        events,
+        ranks,
+        launcher_failures,
+        root,
+        attempt: 1,
+        attempts: Vec::new(),
+        ready,
+        start,
+        servers: grammars
+            .iter()
+            .filter(|g| know.describes_server(g))
+            .cloned()
+            .collect(),
+        grammars,
+        year_inferred,
+        notes: Vec::new(),
+        gpus: Vec::new(),
+        gpu_processes: Vec::new(),
+        nodes: Vec::new(),
+        startup_events,
+        config,
+    }
+}
+
+/// Names that only the whole run can settle. A global rank (c10's `[rank3]:`) is the TP
+/// rank of that number when the run's ranks are TP ranks alone; a run with no numbered
+/// rank but an engine process is a single-GPU run whose engine does the work (TP0); an
+/// unprefixed V0-style driver beside one unnamed worker process is rank 0 beside rank 1.
+fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
+    // Distinct first (a hash per event), then sorted: sorting every event's rank was
+    // a tenth of loading a run of thousands of ranks.
+    let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
+        .iter()
+        .filter_map(|e| e.rank.as_ref())
+        .filter(|r| r.as_global().is_none() && !r.is_empty())
+        .collect();
+    let mut named: Vec<&Rank> = distinct.into_iter().collect();
+    named.sort();
+    let tp_only = named.iter().all(|r| {
+        r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
+    });
+    let engines = named.iter().filter(|r| r.is_engine()).count();
+    let pids: Vec<Rank> = named
+        .iter()
+        .filter(|r| r.get("pid").is_some())
+        .map(|r| (*r).clone())
+        .collect();
+    let workers = named.len() - engines - pids.len();
+    let mut rename: HashMap<Rank, Rank> = HashMap::new();
+    if workers == 0 && engines == 1 && pids.len() <= 1 {
+        if let Some(e) = named.iter().find(|r| r.is_engine()) {
+            rename.insert((*e).clone(), Rank::tp(0));
+        }
+        if let Some(p) = pids.first() {
+            rename.insert(p.clone(), Rank::tp(1));
+        }
+    }
+    if rename.is_empty() && !tp_only {
+        return events;
+    }
+    for e in &mut events {
+        let Some(r) = e.rank.as_ref() else { continue };
+        if let Some(to) = rename.get(r) {
+            e.rank = Some(to.clone());
+        } else if let (Some(n), true) = (r.as_global(), tp_only) {
+            e.rank = Some(Rank::tp(n));
+        }
+    }
+    events
+}
+
+/// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
+/// SGLang scheduler, or a failure printed without the rank's prefix. Launcher lines whose
+/// grammar gives them an outcome (`Received sigquit from a child`) stay the launcher's.
+fn adopt_rankless(
+    rank_events: &mut BTreeMap<Rank, Vec<usize>>,
+    launcher: &mut Vec<usize>,
+    events: &[Event],
+    know: &Knowledge,
+) {
+    let workers: Vec<Rank> = rank_events
+        .keys()
+        .filter(|r| !r.is_engine())
+        .cloned()
+        .collect();
+    let adoptable = |e: &Event| {
+        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            && !e.fields.contains_key("outcome")
+            && !e.fields.contains_key("consequence");
+        let phase_line = know
+            .phase_of(e)
+            .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
+        (failure, phase_line)
+    };
+    let target = match workers.as_slice() {
+        [one] => one.clone(),
+        [] if launcher.iter().any(|&i| adoptable(&events[i]).1) => Rank::tp(0),
+        _ => return,
+    };
+    let (adopt, keep): (Vec<usize>, Vec<usize>) = launcher.iter().partition(|&&i| {
+        let (failure, phase_line) = adoptable(&events[i]);
+        failure || phase_line
+    });
+    if adopt.is_empty() {
+        return;
+    }
+    *launcher = keep;
+    let list = rank_events.entry(target).or_default();
+    list.extend(adopt);
+    list.sort_unstable();
+}

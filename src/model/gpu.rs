@@ -1,0 +1,132 @@
+//! GPU memory from nvidia-smi samples found beside the logs, joined to the run's clock and,
+//! by pid, to its ranks.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+
+use crate::event::{Event, Rank};
+
+/// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
+/// local wall-clock time, like SGLang's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuMemory {
+    pub source: String,
+    pub gpu: u32,
+    pub samples: usize,
+    pub total_bytes: Option<u64>,
+    pub peak_used_bytes: u64,
+    /// Seconds since the run's first line when the peak was sampled.
+    pub peak_at_s: Option<f64>,
+    /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
+    pub series: Vec<(f64, u64)>,
+}
+
+pub const GPU_SERIES_POINTS: usize = 256;
+
+/// One process as `nvidia-smi --query-compute-apps` sampled it; the rank is known when
+/// the logs name the same pid (vLLM workers, NCCL lines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuProcess {
+    pub source: String,
+    pub pid: u32,
+    pub process_name: Option<String>,
+    pub gpu: Option<u32>,
+    pub rank: Option<Rank>,
+    pub samples: usize,
+    pub peak_used_bytes: u64,
+    pub peak_at_s: Option<f64>,
+}
+
+impl GpuProcess {
+    pub fn from_nvsmi(
+        source: &str,
+        t: &crate::nvsmi::NvSmiTimeline,
+        start: Option<NaiveDateTime>,
+        events: &[Event],
+    ) -> Vec<GpuProcess> {
+        let mut by_pid: BTreeMap<u32, Vec<&crate::nvsmi::ComputeApp>> = BTreeMap::new();
+        for a in &t.apps {
+            if let Some(pid) = a.pid {
+                by_pid.entry(pid).or_default().push(a);
+            }
+        }
+        by_pid
+            .into_iter()
+            .filter_map(|(pid, apps)| {
+                let peak = apps.iter().filter(|a| a.used_memory_bytes.is_some()).fold(
+                    None::<&&crate::nvsmi::ComputeApp>,
+                    |best, a| match best {
+                        Some(b) if b.used_memory_bytes >= a.used_memory_bytes => Some(b),
+                        _ => Some(a),
+                    },
+                )?;
+                Some(GpuProcess {
+                    source: source.to_string(),
+                    pid,
+                    process_name: apps.iter().find_map(|a| a.process_name.clone()),
+                    gpu: apps.iter().find_map(|a| a.gpu_index),
+                    rank: events
+                        .iter()
+                        .find(|e| e.pid == Some(pid) && e.rank.is_some())
+                        .and_then(|e| e.rank.clone()),
+                    samples: apps.len(),
+                    peak_used_bytes: peak.used_memory_bytes.unwrap_or(0),
+                    peak_at_s: match (peak.timestamp, start) {
+                        (Some(t), Some(s)) => Some((t - s).num_milliseconds() as f64 / 1000.0),
+                        _ => None,
+                    },
+                })
+            })
+            .collect()
+    }
+}
+
+impl GpuMemory {
+    /// Per-GPU timelines from a parsed nvidia-smi CSV, timed from `start`.
+    pub fn from_nvsmi(
+        source: &str,
+        t: &crate::nvsmi::NvSmiTimeline,
+        start: Option<NaiveDateTime>,
+    ) -> Vec<GpuMemory> {
+        let since = |ts: Option<NaiveDateTime>| -> Option<f64> {
+            Some((ts? - start?).num_milliseconds() as f64 / 1000.0)
+        };
+        let mut out = Vec::new();
+        for (&gpu, samples) in &t.gpus {
+            let used: Vec<(Option<NaiveDateTime>, u64)> = samples
+                .iter()
+                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?)))
+                .collect();
+            // The first sample at the peak: when the memory got there.
+            let Some(&(peak_ts, peak)) = used.iter().fold(
+                None::<&(Option<NaiveDateTime>, u64)>,
+                |best, x| match best {
+                    Some(b) if b.1 >= x.1 => Some(b),
+                    _ => Some(x),
+                },
+            ) else {
+                continue;
+            };
+            let step = used.len().div_ceil(GPU_SERIES_POINTS).max(1);
+            // Each kept point is the largest of its bucket, so short peaks survive.
+            let series = used
+                .chunks(step)
+                .filter_map(|c| {
+                    let (ts, b) = c.iter().max_by_key(|(_, b)| *b)?;
+                    Some((since(*ts)?, *b))
+                })
+                .collect();
+            out.push(GpuMemory {
+                source: source.to_string(),
+                gpu,
+                samples: used.len(),
+                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
+                peak_used_bytes: peak,
+                peak_at_s: since(peak_ts),
+                series,
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,139 @@
+//! The run model: events placed on ranks and phases, with each rank's failure.
+//!
+//! Pure functions over events; no I/O. `load.rs` builds the events, `analysis` compares.
+
+use chrono::NaiveDateTime;
+
+use crate::event::{kind, Event, Origin, Rank};
+use crate::scan::{LineCounts, UnknownLine};
+
+mod attempts;
+mod build;
+pub mod filter;
+mod gpu;
+pub mod outcome;
+mod rank;
+
+pub use crate::event::Phase;
+pub use filter::EventFilter;
+
+pub use crate::event::Edge;
+
+pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
+pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
+pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
+
+#[derive(Clone, Debug)]
+pub struct SourceInfo {
+    pub path: String,
+    pub bytes: u64,
+    pub counts: LineCounts,
+    pub unknown_samples: Vec<UnknownLine>,
+    pub cut_last_line: Option<String>,
+    pub cut_fields: Vec<String>,
+    /// Events dropped because another file of the run holds the same lines.
+    pub duplicate_events: u64,
+    /// Grammar families detected from the file's first lines.
+    pub detected: Vec<String>,
+    /// Ranks the file's record prefixes name, with their first and last line.
+    pub ranks_seen: Vec<(Rank, u64, u64)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub name: String,
+    pub sources: Vec<SourceInfo>,
+    pub events: Vec<Event>,
+    pub ranks: Vec<RankRun>,
+    /// Failures printed by the launcher (no rank tag).
+    pub launcher_failures: Vec<Failure>,
+    /// The rank whose own failure came first: the root of the run's failure.
+    pub root: Option<Rank>,
+    /// The start-up attempt shown (1-based) and every attempt the log holds.
+    pub attempt: usize,
+    pub attempts: Vec<AttemptInfo>,
+    pub ready: bool,
+    pub start: Option<NaiveDateTime>,
+    /// Grammars that produced events.
+    pub grammars: Vec<String>,
+    /// Those of `grammars` that describe a server, not a component (PyTorch, NCCL): which
+    /// server the run is, as its grammars say.
+    pub servers: Vec<String>,
+    pub year_inferred: bool,
+    pub notes: Vec<String>,
+    /// nvidia-smi samples found in the run directory.
+    pub gpus: Vec<GpuMemory>,
+    /// nvidia-smi `--query-compute-apps` samples, per process.
+    pub gpu_processes: Vec<GpuProcess>,
+    /// The hosts of a run read from several nodes' files, with their clock offsets;
+    /// empty for a run read as one.
+    pub nodes: Vec<crate::node::Node>,
+    /// Some event is a phase line or a failure (set by `build`, from the grammars).
+    pub startup_events: bool,
+    /// The configuration the run printed, read with its grammar's config rule.
+    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+}
+
+impl Run {
+    pub fn counts(&self) -> LineCounts {
+        let mut c = LineCounts::default();
+        for s in &self.sources {
+            c.add(&s.counts);
+        }
+        c
+    }
+    /// `ranks` is built from an ordered map, so it is sorted by rank: a binary search
+    /// keeps lookups logarithmic (a diff of 50,000 ranks looks each up several times).
+    pub fn rank(&self, r: &Rank) -> Option<&RankRun> {
+        self.ranks
+            .binary_search_by(|x| x.rank.cmp(r))
+            .ok()
+            .and_then(|i| self.ranks.get(i))
+    }
+    pub fn source_name(&self, o: &Origin) -> &str {
+        self.sources.get(o.source).map_or("?", |s| s.path.as_str())
+    }
+    pub fn server_args(&self) -> Option<&Event> {
+        self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
+    }
+    /// The node a rank ran on, in a run read from several nodes.
+    pub fn node_of(&self, r: &Rank) -> Option<&crate::node::Node> {
+        self.nodes.iter().find(|n| n.ranks.contains(r))
+    }
+    /// Ranks that failed on their own (not consequences, terminations or stalls).
+    pub fn failed_ranks(&self) -> usize {
+        self.count(Outcome::Failed)
+    }
+    /// Numbered ranks, without engine or API processes.
+    pub fn worker_ranks(&self) -> impl Iterator<Item = &RankRun> {
+        self.ranks.iter().filter(|r| !r.is_process())
+    }
+    pub fn count(&self, o: Outcome) -> usize {
+        self.worker_ranks().filter(|r| r.outcome == o).count()
+    }
+    /// The root rank and its failure.
+    pub fn root_failure(&self) -> Option<(&RankRun, &Failure)> {
+        let r = self.rank(self.root.as_ref()?)?;
+        Some((r, r.failure.as_ref()?))
+    }
+    /// Some event places the run in start-up (a phase line or a failure): a file without
+    /// one is not a start-up log.
+    pub fn has_startup_events(&self) -> bool {
+        self.startup_events || self.attempts.len() > 1
+    }
+}
+
+/// One start-up found in the log, for the list of attempts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptInfo {
+    /// 1-based.
+    pub index: usize,
+    pub start: Option<NaiveDateTime>,
+    pub end: Option<NaiveDateTime>,
+    pub events: usize,
+    /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
+    pub outcome: Outcome,
+    pub root: Option<Rank>,
+    pub root_kind: Option<FailureKind>,
+    pub root_phase: Option<Phase>,
+}
