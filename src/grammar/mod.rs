@@ -77,7 +77,8 @@ pub struct CompiledEvent {
 /// An event's regex, compiled on its first use: a run meets the events of one or two
 /// grammars, and compiling every event of every grammar up front was a tenth of a 1,024-rank
 /// diff. The pattern is parsed when the grammar loads, so a bad regex is an error then and
-/// the capture names are known for the grammar's checks.
+/// the capture names are known for the grammar's checks; a user's grammar is compiled at
+/// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
 pub struct EventRegex {
     pattern: String,
     /// Named captures, in the order of their groups (as `Regex::capture_names` gives them).
@@ -86,7 +87,15 @@ pub struct EventRegex {
 }
 
 impl EventRegex {
-    pub fn new(pattern: &str) -> Result<EventRegex, regex::Error> {
+    pub fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
+        if compile_now {
+            let r = Regex::new(pattern)?;
+            return Ok(EventRegex {
+                pattern: pattern.to_string(),
+                names: r.capture_names().flatten().map(str::to_string).collect(),
+                compiled: std::sync::OnceLock::from(Some(r)),
+            });
+        }
         let hir = match regex_syntax::parse(pattern) {
             Ok(h) => h,
             // The same parser fails inside `Regex::new`, whose error is the one to show.
@@ -108,8 +117,8 @@ impl EventRegex {
             compiled: std::sync::OnceLock::new(),
         })
     }
-    /// The compiled regex; `None` only for a pattern that parses but is too large to
-    /// compile, which then matches nothing.
+    /// The compiled regex; `None` only for a built-in pattern that parses but is too large
+    /// to compile, which a test rules out.
     pub fn get(&self) -> Option<&Regex> {
         self.compiled
             .get_or_init(|| Regex::new(&self.pattern).ok())
@@ -193,11 +202,16 @@ impl Grammar {
                     kind: ev.kind.clone(),
                 });
             }
-            let regex = EventRegex::new(&ev.regex).map_err(|e| GrammarError::Regex {
-                origin: origin.into(),
-                kind: ev.kind.clone(),
-                message: e.to_string(),
-            })?;
+            // A user's grammar is compiled now: a pattern that parses but is too large to
+            // compile is an error at load, not an event that silently matches nothing.
+            // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
+            let compile_now = !origin.starts_with("builtin:");
+            let regex =
+                EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
+                    origin: origin.into(),
+                    kind: ev.kind.clone(),
+                    message: e.to_string(),
+                })?;
             for (field, unit) in &ev.units {
                 if !regex.capture_names().any(|n| n == field) {
                     return Err(GrammarError::UnitWithoutCapture {
@@ -1189,6 +1203,48 @@ mod prefilter_tests {
         let lits: Vec<String> = ["NCCL INFO x", "NCCL WARN"].map(String::from).to_vec();
         let got = prefilter_fragments(&lits, &["INFO "]);
         assert_eq!(got, vec![b"NCCL ".to_vec()]);
+    }
+
+    #[test]
+    fn every_builtin_event_regex_compiles() {
+        // Built-in event regexes are compiled on first use; this is where one that parses
+        // but does not compile (too large) would be found.
+        let gs = GrammarSet::builtin().unwrap();
+        let mut n = 0;
+        for g in &gs.grammars {
+            for e in &g.events {
+                assert!(e.regex.get().is_some(), "{}: {}", g.origin, e.kind);
+                n += 1;
+            }
+        }
+        assert!(n > 100, "{n} built-in events");
+    }
+
+    #[test]
+    fn a_user_regex_too_large_to_compile_is_a_load_error() {
+        let toml = r#"
+id = "big"
+name = "Big"
+description = "one event regex over the size limit"
+[[event]]
+kind = "weights_loaded"
+literals = ["Loaded"]
+regex = '(?:\w{100}){200}Loaded'
+"#;
+        let lazy = EventRegex::new(r"(?:\w{100}){200}Loaded", false).unwrap();
+        assert!(
+            lazy.get().is_none(),
+            "the pattern must exceed the size limit"
+        );
+        match Grammar::from_toml(toml, "/tmp/big.toml") {
+            Err(GrammarError::Regex { origin, kind, .. }) => {
+                assert_eq!(
+                    (origin.as_str(), kind.as_str()),
+                    ("/tmp/big.toml", "weights_loaded")
+                )
+            }
+            other => panic!("expected a regex error, got {:?}", other.err()),
+        }
     }
 
     #[test]
