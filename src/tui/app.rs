@@ -14,6 +14,8 @@ use crate::report::RunReport;
 use crate::snapshot::analysis::{summarize, SiteRule};
 use crate::snapshot::render::site_label;
 
+use super::layout::time_label;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
     Timeline,
@@ -152,6 +154,43 @@ pub struct PhaseBand {
     pub stragglers: usize,
     /// Ranks whose failure ended them in this phase.
     pub failed: usize,
+}
+
+/// The row's text is state's as well as the timeline's: the fitted zoom is sized so that
+/// it never covers a bar.
+impl PhaseBand {
+    /// What an aggregate row writes beside its bar: the counts and ends, the stragglers
+    /// (`1!`) and the failures (`✗8`).
+    pub fn texts(&self) -> (String, Option<String>, Option<String>) {
+        let plural = if self.ranks == 1 { "" } else { "s" };
+        let mut text = if self.phase == crate::model::Phase::Ready {
+            format!(" {} rank{plural}", self.ranks)
+        } else {
+            format!(
+                " {} rank{plural}, ends {} / {} / {}",
+                self.ranks,
+                time_label(self.first_end),
+                time_label(self.median_end),
+                time_label(self.last_end)
+            )
+        };
+        if self.unfinished > 0 {
+            text.push_str(&format!(", {} unfinished", self.unfinished));
+        }
+        let late = (self.stragglers > 0).then(|| format!(" {}!", self.stragglers));
+        let failed = (self.failed > 0).then(|| format!(" ✗{}", self.failed));
+        (text, late, failed)
+    }
+
+    /// Columns an aggregate row's figures take.
+    pub fn text_len(&self) -> i64 {
+        let (text, late, failed) = self.texts();
+        [Some(&text), late.as_ref(), failed.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|t| t.chars().count() as i64)
+            .sum()
+    }
 }
 
 fn bands_of(lanes: &[Lane]) -> Vec<PhaseBand> {
@@ -355,13 +394,29 @@ impl DiffFacts {
     }
 }
 
+/// How far a scrolled pane can move: the rows it shows at once and the furthest first
+/// line. Only the drawing code knows how its text wraps, so it measures (`ui::scroll_rooms`)
+/// and the terminal loop hands the figures over with [`settle`] after every message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScrollRoom {
+    pub page: u16,
+    pub max: u16,
+}
+
+/// The scroll room of the Events view's detail pane and of the Diff view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScrollRooms {
+    pub detail: ScrollRoom,
+    pub diff: ScrollRoom,
+}
+
 pub struct App {
     pub run: Run,
     pub baseline: Option<Run>,
     pub diff: Option<RunDiff>,
     /// The head of the Diff view; without baseline snapshots, the config changes only.
     pub diff_facts: Option<DiffFacts>,
-    /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `update`.
+    /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `settle`.
     pub diff_scroll: u16,
     pub lanes: Vec<Lane>,
     /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
@@ -385,8 +440,10 @@ pub struct App {
     pub rank_sel: usize,
     pub help: bool,
     pub detail: bool,
-    /// First line of the detail pane shown; kept within the text by `update`.
+    /// First line of the detail pane shown; kept within the text by `settle`.
     pub detail_scroll: u16,
+    /// As measured for the current state; see [`ScrollRooms`].
+    pub rooms: ScrollRooms,
     /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
     pub snaps: Vec<Option<SnapMem>>,
     /// Snapshots that could not be read or placed.
@@ -404,6 +461,29 @@ pub struct App {
     pub quit: bool,
     /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
     pub redraw: bool,
+}
+
+/// The loading screen's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Loading {
+    pub what: String,
+    pub stage: String,
+    pub bytes: u64,
+    pub total: Option<u64>,
+    /// Frames drawn, for the spinner.
+    pub tick: usize,
+    /// Set when loading failed; the screen then says why and waits for q.
+    pub error: Option<String>,
+}
+
+impl Loading {
+    pub fn new(what: &str) -> Loading {
+        Loading {
+            what: what.to_string(),
+            stage: "starting".into(),
+            ..Loading::default()
+        }
+    }
 }
 
 pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
@@ -518,6 +598,7 @@ impl App {
             help: false,
             detail: false,
             detail_scroll: 0,
+            rooms: ScrollRooms::default(),
             snaps: Vec::new(),
             snap_errors: Vec::new(),
             rank_filter: true,
@@ -735,7 +816,7 @@ impl App {
         if self.aggregate {
             let cols = f64::from(self.plot_width());
             for b in &self.bands {
-                let len = super::widgets::timeline::band_text_len(b) as f64;
+                let len = b.text_len() as f64;
                 if (b.first_start / scale).floor() - len < 0.0 && cols > len + 1.0 {
                     scale = scale.max(b.last_end / (cols - len - 1.0));
                 }
@@ -854,9 +935,17 @@ fn step(cur: usize, by: i32, len: usize) -> usize {
 }
 
 fn scroll_detail(app: &mut App, by: i64) {
-    let (_, max) = super::ui::detail_scroll_room(app);
     let to = i64::from(app.detail_scroll) + by;
-    app.detail_scroll = to.clamp(0, i64::from(max)) as u16;
+    app.detail_scroll = to.clamp(0, i64::from(app.rooms.detail.max)) as u16;
+}
+
+/// Takes the scroll room measured for the state `update` left, and keeps both panes
+/// within their text: a taller pane may show the whole text, and a long PgDn run then
+/// needs no long PgUp run back.
+pub fn settle(app: &mut App, rooms: ScrollRooms) {
+    app.rooms = rooms;
+    app.detail_scroll = app.detail_scroll.min(rooms.detail.max);
+    app.diff_scroll = app.diff_scroll.min(rooms.diff.max);
 }
 
 pub fn update(app: &mut App, msg: Msg) {
@@ -870,11 +959,6 @@ pub fn update(app: &mut App, msg: Msg) {
                 app.width = w;
                 app.height = h;
             });
-            // A taller pane may show the whole text: keep no blank page at its end.
-            let (_, max) = super::ui::detail_scroll_room(app);
-            app.detail_scroll = app.detail_scroll.min(max);
-            let (_, max) = super::ui::diff_scroll_room(app);
-            app.diff_scroll = app.diff_scroll.min(max);
         }
         Msg::Quit => app.quit = true,
         Msg::Back => {
@@ -917,12 +1001,12 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::Redraw => app.redraw = true,
         Msg::Move(by) => app.move_rows(by),
         Msg::ScrollDetail(pages) => {
-            let (page, _) = super::ui::detail_scroll_room(app);
+            let page = app.rooms.detail.page;
             scroll_detail(app, i64::from(pages) * i64::from(page.max(1)));
         }
         Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
         Msg::ScrollDiff(pages) => {
-            let (page, max) = super::ui::diff_scroll_room(app);
+            let ScrollRoom { page, max } = app.rooms.diff;
             let to = i64::from(app.diff_scroll) + i64::from(pages) * i64::from(page.max(1));
             app.diff_scroll = to.clamp(0, i64::from(max)) as u16;
         }

@@ -12,7 +12,7 @@ use crate::grammar::GrammarSet;
 use crate::load::{load_paths, load_snapshots, LoadOptions};
 use crate::source::{self, Compression, SourceKind};
 
-use super::app::App;
+use super::app::{App, Loading};
 
 /// What the worker has done so far, shared with the UI thread.
 #[derive(Default)]
@@ -54,28 +54,8 @@ impl Progress {
     }
 }
 
-/// The loading screen's state.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Loading {
-    pub what: String,
-    pub stage: String,
-    pub bytes: u64,
-    pub total: Option<u64>,
-    /// Frames drawn, for the spinner.
-    pub tick: usize,
-    /// Set when loading failed; the screen then says why and waits for q.
-    pub error: Option<String>,
-}
-
+// The screen's state is `app`'s; how it follows the worker is told here, beside `Progress`.
 impl Loading {
-    pub fn new(what: &str) -> Loading {
-        Loading {
-            what: what.to_string(),
-            stage: "starting".into(),
-            ..Loading::default()
-        }
-    }
-
     pub fn refresh(&mut self, p: &Progress) {
         let (stage, bytes, total) = p.snapshot();
         self.stage = stage;

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod input;
+pub mod layout;
 pub mod loading;
 pub mod ui;
 pub mod widgets;
@@ -27,8 +28,7 @@ use crossterm::terminal::{
 use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::Terminal;
 
-pub use app::{update, App, Msg, View};
-pub use loading::Loading;
+pub use app::{App, Loading, Msg, View};
 
 use crate::grammar::GrammarSet;
 use crate::model::Run;
@@ -132,6 +132,15 @@ fn event_loop(terminal: &mut Term, app: &mut App) -> Result<(), TuiError> {
         }
     }
     Ok(())
+}
+
+/// Applies a message, then measures what the new state's scrolled panes hold: `app`
+/// changes state without knowing how the views wrap their text, `ui` measures without
+/// changing state.
+pub fn update(app: &mut App, msg: Msg) {
+    app::update(app, msg);
+    let rooms = ui::scroll_rooms(app);
+    app::settle(app, rooms);
 }
 
 /// Shows an already loaded run.

@@ -6,12 +6,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::app::{failed_kinds, seconds, App, View};
+use super::app::{failed_kinds, seconds, App, Loading, ScrollRoom, ScrollRooms, View};
 use super::input::HELP;
-use super::loading::Loading;
+use super::layout::{flow, time_label, wrap_line};
 use super::widgets::memchart::{self, MemChart};
 use super::widgets::memory::{Memory, PARTS};
-use super::widgets::timeline::{time_label, Timeline};
+use super::widgets::timeline::Timeline;
 use super::widgets::{failure_style, phase_glyph, phase_style, warn_style};
 use crate::analysis::diff::DeltaClass;
 use crate::model::Phase;
@@ -103,7 +103,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
                 "↑↓ event  Enter detail  r rank/all  f kinds  / search  n/N match  ? help  q quit"
             }
             View::Diff => {
-                let (_, max) = diff_scroll_room(app);
+                let max = app.rooms.diff.max;
                 if app.diff_scroll < max {
                     "↑↓ rank  PgDn more below  Tab view  ? help  q quit"
                 } else if max > 0 {
@@ -117,32 +117,6 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
         Line::from(Span::styled(hint, dim(app.color)))
     };
     f.render_widget(Paragraph::new(line), area);
-}
-
-/// Lays out items left to right with two spaces between, starting a new line where the
-/// next one would not fit: a legend wraps rather than losing its last entries.
-pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
-    let width = usize::from(width);
-    let mut lines = Vec::new();
-    let mut cur: Vec<Span<'static>> = Vec::new();
-    let mut used = 0;
-    for item in items {
-        let w: usize = item.iter().map(|s| s.content.chars().count()).sum();
-        if used > 0 && used + 2 + w > width {
-            lines.push(Line::from(std::mem::take(&mut cur)));
-            used = 0;
-        }
-        if used > 0 {
-            cur.push(Span::raw("  "));
-            used += 2;
-        }
-        cur.extend(item);
-        used += w;
-    }
-    if !cur.is_empty() {
-        lines.push(Line::from(cur));
-    }
-    lines
 }
 
 fn legend(app: &App, width: u16) -> Vec<Line<'static>> {
@@ -823,60 +797,45 @@ fn split_events(app: &App, rest: Rect) -> (Rect, Option<Rect>) {
     }
 }
 
-/// Rows the detail pane shows at once and the furthest it can scroll, for the app's
-/// terminal size; `update` clamps with it so that a long PgDn run needs no long PgUp run.
-pub fn detail_scroll_room(app: &App) -> (u16, u16) {
-    if !app.detail {
-        return (0, 0);
-    }
+/// How far the detail pane and the Diff view can scroll, for the app's terminal size:
+/// what `app::settle` keeps the panes within.
+pub fn scroll_rooms(app: &App) -> ScrollRooms {
     let [_, body, _] = frame_areas(Rect::new(0, 0, app.width, app.height));
+    ScrollRooms {
+        detail: detail_scroll_room(app, body),
+        diff: diff_scroll_room(app, body),
+    }
+}
+
+/// Rows the detail pane shows at once and the furthest it can scroll, in the view's area.
+fn detail_scroll_room(app: &App, body: Rect) -> ScrollRoom {
+    if !app.detail {
+        return ScrollRoom::default();
+    }
     let [_, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
     let Some(da) = split_events(app, rest).1 else {
-        return (0, 0);
+        return ScrollRoom::default();
     };
     let inner = Block::bordered().inner(da);
     let n = detail_lines(app, inner.width).len();
     let max = n.saturating_sub(usize::from(inner.height));
-    (inner.height, u16::try_from(max).unwrap_or(u16::MAX))
+    ScrollRoom {
+        page: inner.height,
+        max: u16::try_from(max).unwrap_or(u16::MAX),
+    }
 }
 
-/// Rows the Diff view shows at once and the furthest it can scroll, for the app's size.
-pub fn diff_scroll_room(app: &App) -> (u16, u16) {
+/// Rows the Diff view shows at once and the furthest it can scroll, in the view's area.
+fn diff_scroll_room(app: &App, body: Rect) -> ScrollRoom {
     if app.diff.is_none() {
-        return (0, 0);
+        return ScrollRoom::default();
     }
-    let [_, body, _] = frame_areas(Rect::new(0, 0, app.width, app.height));
     let n = diff_lines(app, body.width).len();
     let max = n.saturating_sub(usize::from(body.height));
-    (body.height, u16::try_from(max).unwrap_or(u16::MAX))
-}
-
-/// Breaks a line to `width` columns, at a space when there is one, so that the pane can
-/// count its rows and scroll by them exactly.
-pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
-    let chars: Vec<char> = s.chars().collect();
-    if width == 0 || chars.len() <= width {
-        return vec![s.to_string()];
+    ScrollRoom {
+        page: body.height,
+        max: u16::try_from(max).unwrap_or(u16::MAX),
     }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let mut end = (i + width).min(chars.len());
-        if end < chars.len() && chars[end] != ' ' {
-            if let Some(sp) = chars[i..end].iter().rposition(|&c| c == ' ') {
-                if sp > 0 {
-                    end = i + sp + 1;
-                }
-            }
-        }
-        out.push(chars[i..end].iter().collect());
-        i = end;
-        // The space a line broke at is the break, not the next line's indent.
-        if i < chars.len() && chars[i] == ' ' {
-            i += 1;
-        }
-    }
-    out
 }
 
 /// The selected event: where it came from, its message, traceback and fields.

@@ -8,11 +8,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::timeline::time_label;
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
 use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
 use crate::tui::app::{App, SnapMem};
+use crate::tui::layout::{flow, time_label, wrap_line};
 
 /// Drawn where allocated memory is, and where memory is reserved but not allocated: two
 /// glyphs, so the series tell apart without colour.
@@ -53,7 +53,7 @@ pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             warn_style(color),
         )]);
     }
-    let mut lines = crate::tui::ui::flow(items, width);
+    let mut lines = flow(items, width);
     if let Some((t, asked, site)) = &s.oom {
         let text = format!(
             "{OOM}oom at {}: asked {} in {}",
@@ -61,7 +61,7 @@ pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             fmt_bytes(*asked),
             sanitize(site)
         );
-        for part in crate::tui::ui::wrap_line(&text, usize::from(width)) {
+        for part in wrap_line(&text, usize::from(width)) {
             lines.push(Line::styled(part, failure_style(color)));
         }
     }
