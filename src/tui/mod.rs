@@ -1,14 +1,16 @@
 //! `rankscope tui`: the interactive timeline, memory, diff and event views.
 //!
 //! `app` holds state and the only function that changes it, `input` turns terminal events
-//! into messages, `ui` and `widgets` draw. This module owns the terminal: it is put back
-//! on every way out, panics included.
+//! into messages, `ui` lays out the frame and hands the view's area to `views` (one file
+//! per view), which draw with `widgets`. This module owns the terminal: it is put back on
+//! every way out, panics included.
 
 pub mod app;
 pub mod input;
 pub mod layout;
 pub mod loading;
 pub mod ui;
+pub mod views;
 pub mod widgets;
 
 use std::io::{self, Stdout};
@@ -205,7 +207,7 @@ pub fn run_paths(
                 }
                 screen.refresh(&progress);
             }
-            terminal.draw(|f| ui::draw_loading(f, &screen, color))?;
+            terminal.draw(|f| views::loading::draw(f, &screen, color))?;
             screen.tick = screen.tick.wrapping_add(1);
             // Wake up often enough to move the spinner and notice the worker finishing.
             if crossterm::event::poll(Duration::from_millis(100))? {
@@ -250,7 +252,7 @@ pub fn first_frame(
 
 /// The loading screen as text lines, for tests and docs/tui.md.
 pub fn render_loading_text(screen: &Loading, width: u16, height: u16) -> String {
-    render_with(width, height, |f| ui::draw_loading(f, screen, false))
+    render_with(width, height, |f| views::loading::draw(f, screen, false))
 }
 
 fn render_with(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
