@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{failed_kinds, App, ScrollRooms, View};
+use super::app::{App, ScrollRooms, View};
 use super::views;
 use super::widgets::{bold, dim, failure_style, warn_style};
 use crate::text::sanitize;
@@ -43,14 +43,13 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(format!(" {} ", v.name()), st));
         spans.push(Span::raw("│"));
     }
-    let failed = app.run.failed_ranks();
+    let failed = app.report.outcome.failed_ranks;
     let (state, st) = if failed > 0 {
-        let kinds: Vec<_> = failed_kinds(app).into_iter().collect();
         (
             format!(
                 " FAILED {failed}/{} {} ",
-                app.run.worker_ranks().count(),
-                kinds.join(",")
+                app.report.outcome.ranks,
+                app.failed_kinds.join(",")
             ),
             failure_style(app.color),
         )

@@ -11,9 +11,10 @@ use crate::render::fit;
 use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
 use crate::tui::app::App;
+use crate::tui::app::PARTS;
 use crate::tui::layout::flow;
 use crate::tui::widgets::memchart::{self, MemChart};
-use crate::tui::widgets::memory::{Memory, PARTS};
+use crate::tui::widgets::memory::Memory;
 use crate::tui::widgets::{bold, dim, phase_glyph, phase_style, warn_style};
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {

@@ -100,17 +100,6 @@ fn columns(s: &SnapMem, t0: f64, dt: f64, n: usize) -> Vec<Option<(u64, u64)>> {
     out
 }
 
-/// The scale shared by every rank, so that switching ranks compares heights.
-fn y_max(app: &App) -> u64 {
-    app.snaps
-        .iter()
-        .flatten()
-        .flat_map(|s| s.series.iter().map(|p| p.2.max(p.1)))
-        .max()
-        .unwrap_or(0)
-        .max(1)
-}
-
 impl Widget for MemChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -146,7 +135,7 @@ impl Widget for MemChart<'_> {
         let n = usize::from(area.right() - x0);
         let (t0, t1) = x_range(app, s);
         let dt = (t1 - t0) / n as f64;
-        let ymax = y_max(app);
+        let ymax = app.snap_max;
         put(
             buf,
             area,
