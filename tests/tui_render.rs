@@ -38,7 +38,7 @@ fn with_snapshots(name: &str) -> App {
         errors,
         ..Snapshots::default()
     };
-    App::from_loaded(loaded.run, None, read, false)
+    App::from_loaded(loaded.run, None, read, gs.knowledge().clone(), false)
 }
 
 fn failing() -> App {

@@ -714,13 +714,22 @@ fn diff_facts(base: &Run, run: &Run, d: &RunDiff, snaps: &Snapshots) -> DiffFact
 }
 
 impl App {
-    /// The app for a run (and a baseline) without snapshots.
+    /// The app for a run (and a baseline) read with the built-in grammars, without
+    /// snapshots.
     pub fn new(run: Run, baseline: Option<Run>, color: bool) -> App {
-        App::from_loaded(run, baseline, Snapshots::default(), color)
+        let know = crate::grammar::builtin_knowledge().clone();
+        App::from_loaded(run, baseline, Snapshots::default(), know, color)
     }
 
-    /// The app for the runs and snapshots as the loading worker read them.
-    pub fn from_loaded(run: Run, baseline: Option<Run>, snaps: Snapshots, color: bool) -> App {
+    /// The app for the runs and snapshots as the loading worker read them; `knowledge`
+    /// is what the grammars they were read with say their events mean.
+    pub fn from_loaded(
+        run: Run,
+        baseline: Option<Run>,
+        snaps: Snapshots,
+        knowledge: Knowledge,
+        color: bool,
+    ) -> App {
         let Analysed {
             report,
             lanes,
@@ -778,7 +787,7 @@ impl App {
             snap_errors: snaps.errors,
             rank_filter: true,
             kind_filter: KindFilter::All,
-            knowledge: crate::grammar::builtin_knowledge().clone(),
+            knowledge,
             event_sel: 0,
             search_input: None,
             search: String::new(),
@@ -788,12 +797,6 @@ impl App {
         };
         app.fit();
         app
-    }
-
-    /// The grammars the run was read with, when they are not only the built-in ones.
-    pub fn with_knowledge(mut self, know: &Knowledge) -> App {
-        self.knowledge = know.clone();
-        self
     }
 
     /// What the diff attributes to this allocation site (by function name), if anything.

@@ -136,7 +136,13 @@ pub fn load_app_paths(
             errors,
             ..Snapshots::default()
         };
-        return Ok(App::from_loaded(loaded.run, None, read, color).with_knowledge(gs.knowledge()));
+        return Ok(App::from_loaded(
+            loaded.run,
+            None,
+            read,
+            gs.knowledge().clone(),
+            color,
+        ));
     }
     p.set_stage(format!("reading the baseline {}", shown(vs)));
     let base =
@@ -153,5 +159,11 @@ pub fn load_app_paths(
             .map(|e| format!("baseline: {e}"))
             .collect(),
     };
-    Ok(App::from_loaded(loaded.run, Some(base.run), read, color).with_knowledge(gs.knowledge()))
+    Ok(App::from_loaded(
+        loaded.run,
+        Some(base.run),
+        read,
+        gs.knowledge().clone(),
+        color,
+    ))
 }
