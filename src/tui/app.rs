@@ -158,8 +158,8 @@ pub struct PhaseBand {
     pub failed: usize,
 }
 
-/// The row's text is state's as well as the timeline's: the fitted zoom is sized so that
-/// it never covers a bar.
+/// The row's text lives with the state, not the widget: `App::fit_scale` is sized by it,
+/// so that the figures never cover a bar.
 impl PhaseBand {
     /// What an aggregate row writes beside its bar: the counts and ends, the stragglers
     /// (`1!`) and the failures (`✗8`).
@@ -243,7 +243,8 @@ fn bands_of(lanes: &[Lane]) -> Vec<PhaseBand> {
 /// The label column the aggregate rows need for the longest phase name (`weight_load`).
 const BAND_LABEL_W: u16 = 13;
 
-/// The figures stacked in the bar, in start-up order; the last one is what was left free.
+/// The figures the Memory table lists and stacks in each rank's bar, in start-up order;
+/// the last one is what was left free.
 pub const PARTS: [(Phase, &str, &str); 5] = [
     (Phase::DistInit, "mem_usage", "init"),
     (Phase::WeightLoad, "mem_usage", "weights"),
