@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankscope::grammar::GrammarSet;
 use rankscope::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Run;
+use rankscope::tui::app::Snapshots;
 use rankscope::tui::{input, render_text, update, App, Msg, View};
 
 const SIZES: [(u16, u16); 2] = [(120, 40), (80, 24)];
@@ -32,7 +33,12 @@ fn with_snapshots(name: &str) -> App {
     .expect("sample loads");
     let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
     assert!(errors.is_empty(), "{errors:?}");
-    App::new(loaded.run, None, false).with_snapshots(&snaps, errors)
+    let read = Snapshots {
+        run: &snaps,
+        errors,
+        ..Snapshots::default()
+    };
+    App::from_loaded(loaded.run, None, read, gs.knowledge().clone(), false)
 }
 
 fn failing() -> App {

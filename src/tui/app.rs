@@ -5,14 +5,18 @@ use std::collections::BTreeSet;
 
 use chrono::NaiveDateTime;
 
-use crate::analysis::attribute::{clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence};
+use crate::analysis::attribute::{
+    attribute, clock_offset_us, snapshot_evidence, Attribution, RankSnapshot, SnapshotEvidence,
+};
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::model::{Edge, Phase, Run};
+use crate::model::{Edge, Phase, RankRun, Run};
 use crate::report::RunReport;
 use crate::snapshot::analysis::{summarize, SiteRule};
 use crate::snapshot::render::site_label;
+
+use super::layout::time_label;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
@@ -154,6 +158,43 @@ pub struct PhaseBand {
     pub failed: usize,
 }
 
+/// The row's text lives with the state, not the widget: `App::fit_scale` is sized by it,
+/// so that the figures never cover a bar.
+impl PhaseBand {
+    /// What an aggregate row writes beside its bar: the counts and ends, the stragglers
+    /// (`1!`) and the failures (`✗8`).
+    pub fn texts(&self) -> (String, Option<String>, Option<String>) {
+        let plural = if self.ranks == 1 { "" } else { "s" };
+        let mut text = if self.phase == crate::model::Phase::Ready {
+            format!(" {} rank{plural}", self.ranks)
+        } else {
+            format!(
+                " {} rank{plural}, ends {} / {} / {}",
+                self.ranks,
+                time_label(self.first_end),
+                time_label(self.median_end),
+                time_label(self.last_end)
+            )
+        };
+        if self.unfinished > 0 {
+            text.push_str(&format!(", {} unfinished", self.unfinished));
+        }
+        let late = (self.stragglers > 0).then(|| format!(" {}!", self.stragglers));
+        let failed = (self.failed > 0).then(|| format!(" ✗{}", self.failed));
+        (text, late, failed)
+    }
+
+    /// Columns an aggregate row's figures take.
+    pub fn text_len(&self) -> i64 {
+        let (text, late, failed) = self.texts();
+        [Some(&text), late.as_ref(), failed.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|t| t.chars().count() as i64)
+            .sum()
+    }
+}
+
 fn bands_of(lanes: &[Lane]) -> Vec<PhaseBand> {
     Phase::ALL
         .into_iter()
@@ -201,6 +242,42 @@ fn bands_of(lanes: &[Lane]) -> Vec<PhaseBand> {
 
 /// The label column the aggregate rows need for the longest phase name (`weight_load`).
 const BAND_LABEL_W: u16 = 13;
+
+/// The figures the Memory table lists and stacks in each rank's bar, in start-up order;
+/// the last one is what was left free.
+pub const PARTS: [(Phase, &str, &str); 5] = [
+    (Phase::DistInit, "mem_usage", "init"),
+    (Phase::WeightLoad, "mem_usage", "weights"),
+    (Phase::KvCache, "kv_size", "kv"),
+    (Phase::CudaGraph, "mem_usage", "graph"),
+    (Phase::Ready, "", "free"),
+];
+
+/// Free memory as last reported: after graphs, else after the pool, else after weights.
+fn free_after(r: &RankRun) -> Option<(i64, f64)> {
+    [
+        (Phase::CudaGraph, "avail_after"),
+        (Phase::KvCache, "avail_after"),
+        (Phase::WeightLoad, "avail_after"),
+        (Phase::WeightLoad, "avail_before"),
+    ]
+    .iter()
+    .find_map(|(p, n)| r.figure(*p, n))
+    .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
+}
+
+fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
+    let mut out = [None; 5];
+    for (i, (p, name, _)) in PARTS.iter().enumerate() {
+        out[i] = if *p == Phase::Ready {
+            free_after(r)
+        } else {
+            r.figure(*p, name)
+                .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
+        };
+    }
+    out
+}
 
 /// One allocation site of a rank's snapshot, as the Memory view lists it.
 #[derive(Clone, Debug, PartialEq)]
@@ -355,13 +432,31 @@ impl DiffFacts {
     }
 }
 
+/// How far a scrolled pane can move: the rows it shows at once and the furthest first
+/// line. Only the drawing code knows how its text wraps, so it measures (`ui::scroll_rooms`)
+/// and the terminal loop hands the figures over with [`settle`] after every message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScrollRoom {
+    pub page: u16,
+    pub max: u16,
+}
+
+/// The scroll room of the Events view's detail pane and of the Diff view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScrollRooms {
+    pub detail: ScrollRoom,
+    pub diff: ScrollRoom,
+}
+
 pub struct App {
     pub run: Run,
+    /// What analysis says of the run: the header's counts are its outcome's.
+    pub report: RunReport,
     pub baseline: Option<Run>,
     pub diff: Option<RunDiff>,
     /// The head of the Diff view; without baseline snapshots, the config changes only.
     pub diff_facts: Option<DiffFacts>,
-    /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `update`.
+    /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `settle`.
     pub diff_scroll: u16,
     pub lanes: Vec<Lane>,
     /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
@@ -385,10 +480,21 @@ pub struct App {
     pub rank_sel: usize,
     pub help: bool,
     pub detail: bool,
-    /// First line of the detail pane shown; kept within the text by `update`.
+    /// First line of the detail pane shown; kept within the text by `settle`.
     pub detail_scroll: u16,
+    /// As measured for the current state; see [`ScrollRooms`].
+    pub rooms: ScrollRooms,
     /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
     pub snaps: Vec<Option<SnapMem>>,
+    /// The most any rank's snapshot holds: the Memory chart's scale, shared by every rank
+    /// so that switching ranks compares heights.
+    pub snap_max: u64,
+    /// Per rank, in `run.ranks` order: the figures the Memory table stacks ([`PARTS`]).
+    pub mem_parts: Vec<[Option<(i64, f64)>; 5]>,
+    /// The largest stack of any rank (at least 1): the bars' common scale.
+    pub mem_max: i64,
+    /// The kinds of failure in the run (lanes' labels), for the header.
+    pub failed_kinds: Vec<&'static str>,
     /// Snapshots that could not be read or placed.
     pub snap_errors: Vec<String>,
     pub rank_filter: bool,
@@ -404,6 +510,29 @@ pub struct App {
     pub quit: bool,
     /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
     pub redraw: bool,
+}
+
+/// The loading screen's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Loading {
+    pub what: String,
+    pub stage: String,
+    pub bytes: u64,
+    pub total: Option<u64>,
+    /// Frames drawn, for the spinner.
+    pub tick: usize,
+    /// Set when loading failed; the screen then says why and waits for q.
+    pub error: Option<String>,
+}
+
+impl Loading {
+    pub fn new(what: &str) -> Loading {
+        Loading {
+            what: what.to_string(),
+            stage: "starting".into(),
+            ..Loading::default()
+        }
+    }
 }
 
 pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
@@ -475,10 +604,145 @@ fn lanes_of(run: &Run, report: &RunReport) -> Vec<Lane> {
         .collect()
 }
 
+/// What was read beside the runs: the ranks' snapshots (as `load::load_snapshots`
+/// returns them) and those that could not be used.
+#[derive(Default)]
+pub struct Snapshots<'a> {
+    pub run: &'a [RankSnapshot],
+    pub errors: Vec<String>,
+    /// The baseline's, when they were read (`tui --vs`): the diff attributes the
+    /// divergence with both runs'. `None` leaves the Diff view's head to the config
+    /// changes.
+    pub baseline: Option<&'a [RankSnapshot]>,
+    /// The baseline's snapshots that could not be used, worded for the Diff view's notes.
+    pub baseline_notes: Vec<String>,
+}
+
+/// What the TUI shows that analysis computes, computed once when the runs arrive; the
+/// views read it and compute no statistics.
+pub struct Analysed {
+    pub report: RunReport,
+    pub lanes: Vec<Lane>,
+    pub bands: Vec<PhaseBand>,
+    pub diff: Option<RunDiff>,
+    pub diff_facts: Option<DiffFacts>,
+    pub snaps: Vec<Option<SnapMem>>,
+    pub snap_max: u64,
+    pub mem_parts: Vec<[Option<(i64, f64)>; 5]>,
+    pub mem_max: i64,
+    pub failed_kinds: Vec<&'static str>,
+}
+
+/// Every analysis the TUI asks for, in one place: the run's report (stragglers), the
+/// diff against the baseline with its attribution and snapshot evidence, and the
+/// snapshots' summaries, as `rankscope summary`, `diff` and `mem` compute them.
+pub fn analyse(run: &Run, baseline: Option<&Run>, snaps: &Snapshots) -> Analysed {
+    let report = RunReport::of(run);
+    let lanes = lanes_of(run, &report);
+    let bands = bands_of(&lanes);
+    let diff = baseline.map(|b| diff(b, run));
+    let diff_facts = match (baseline, &diff) {
+        (Some(b), Some(d)) => Some(diff_facts(b, run, d, snaps)),
+        _ => None,
+    };
+    let mut mem: Vec<Option<SnapMem>> = run
+        .ranks
+        .iter()
+        .map(|r| {
+            snaps
+                .run
+                .iter()
+                .find(|s| s.rank == r.rank)
+                .and_then(|s| snap_mem(run, s))
+        })
+        .collect();
+    if mem.iter().all(Option::is_none) {
+        mem.clear();
+    }
+    let snap_max = mem
+        .iter()
+        .flatten()
+        .flat_map(|s| s.series.iter().map(|p| p.2.max(p.1)))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mem_parts: Vec<_> = run.ranks.iter().map(parts_of).collect();
+    let mem_max = mem_parts
+        .iter()
+        .map(|p| p.iter().flatten().map(|v| v.0.max(0)).sum::<i64>())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let failed_kinds = lanes
+        .iter()
+        .filter_map(|l| l.failure.map(|f| f.0))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Analysed {
+        report,
+        lanes,
+        bands,
+        diff,
+        diff_facts,
+        snaps: mem,
+        snap_max,
+        mem_parts,
+        mem_max,
+        failed_kinds,
+    }
+}
+
+/// The head of the Diff view; with the snapshots of both runs, what they attribute the
+/// divergence (or the OOM) to.
+fn diff_facts(base: &Run, run: &Run, d: &RunDiff, snaps: &Snapshots) -> DiffFacts {
+    let Some(base_snaps) = snaps.baseline else {
+        return DiffFacts::new(d, None, &SnapshotEvidence::default(), Vec::new());
+    };
+    let attribution = attribute(base, run, d, base_snaps, snaps.run);
+    let ev = snapshot_evidence(run, base_snaps, snaps.run);
+    let mut notes = snaps.baseline_notes.clone();
+    if attribution.is_none()
+        && d.first_divergence.is_some()
+        && (base_snaps.is_empty() || snaps.run.is_empty())
+    {
+        notes.push(
+            "no snapshots in one of the runs: the divergence is not attributed to allocation sites"
+                .into(),
+        );
+    }
+    DiffFacts::new(d, attribution.as_ref(), &ev, notes)
+}
+
 impl App {
+    /// The app for a run (and a baseline) read with the built-in grammars, without
+    /// snapshots.
     pub fn new(run: Run, baseline: Option<Run>, color: bool) -> App {
-        let diff = baseline.as_ref().map(|b| diff(b, &run));
-        let lanes = lanes_of(&run, &RunReport::of(&run));
+        let know = crate::grammar::builtin_knowledge().clone();
+        App::from_loaded(run, baseline, Snapshots::default(), know, color)
+    }
+
+    /// The app for the runs and snapshots as the loading worker read them; `knowledge`
+    /// is what the grammars they were read with say their events mean.
+    pub fn from_loaded(
+        run: Run,
+        baseline: Option<Run>,
+        snaps: Snapshots,
+        knowledge: Knowledge,
+        color: bool,
+    ) -> App {
+        let Analysed {
+            report,
+            lanes,
+            bands,
+            diff,
+            diff_facts,
+            snaps: mem,
+            snap_max,
+            mem_parts,
+            mem_max,
+            failed_kinds,
+        } = analyse(&run, baseline.as_ref(), &snaps);
         let span_s = run
             .events
             .iter()
@@ -491,12 +755,9 @@ impl App {
             .max()
             .unwrap_or(4);
         let label_w = (longest + 3).clamp(6, 20) as u16;
-        let bands = bands_of(&lanes);
-        let diff_facts = diff
-            .as_ref()
-            .map(|d| DiffFacts::new(d, None, &SnapshotEvidence::default(), Vec::new()));
         let mut app = App {
             run,
+            report,
             baseline,
             diff,
             diff_facts,
@@ -518,11 +779,16 @@ impl App {
             help: false,
             detail: false,
             detail_scroll: 0,
-            snaps: Vec::new(),
-            snap_errors: Vec::new(),
+            rooms: ScrollRooms::default(),
+            snaps: mem,
+            snap_max,
+            mem_parts,
+            mem_max,
+            failed_kinds,
+            snap_errors: snaps.errors,
             rank_filter: true,
             kind_filter: KindFilter::All,
-            knowledge: crate::grammar::builtin_knowledge().clone(),
+            knowledge,
             event_sel: 0,
             search_input: None,
             search: String::new(),
@@ -532,61 +798,6 @@ impl App {
         };
         app.fit();
         app
-    }
-
-    /// The grammars the run was read with, when they are not only the built-in ones.
-    pub fn with_knowledge(mut self, know: &Knowledge) -> App {
-        self.knowledge = know.clone();
-        self
-    }
-
-    /// Attaches the ranks' snapshots (as `load::load_snapshots` returns them).
-    pub fn with_snapshots(mut self, snaps: &[RankSnapshot], errors: Vec<String>) -> App {
-        self.snaps = self
-            .run
-            .ranks
-            .iter()
-            .map(|r| {
-                snaps
-                    .iter()
-                    .find(|s| s.rank == r.rank)
-                    .and_then(|s| snap_mem(&self.run, s))
-            })
-            .collect();
-        if self.snaps.iter().all(Option::is_none) {
-            self.snaps.clear();
-        }
-        self.snap_errors = errors;
-        self
-    }
-
-    /// Attaches both runs' snapshots to the diff, as `rankscope diff` reads them: the
-    /// allocation sites the divergence is attributed to, the OOM requests, fragmentation
-    /// and allocator settings. `errors` are the snapshots that could not be used.
-    pub fn with_diff_snapshots(
-        mut self,
-        base_snaps: &[RankSnapshot],
-        cand_snaps: &[RankSnapshot],
-        errors: Vec<String>,
-    ) -> App {
-        let (Some(b), Some(d)) = (&self.baseline, &self.diff) else {
-            return self;
-        };
-        let attribution =
-            crate::analysis::attribute::attribute(b, &self.run, d, base_snaps, cand_snaps);
-        let ev = crate::analysis::attribute::snapshot_evidence(&self.run, base_snaps, cand_snaps);
-        let mut notes = errors;
-        if attribution.is_none()
-            && d.first_divergence.is_some()
-            && (base_snaps.is_empty() || cand_snaps.is_empty())
-        {
-            notes.push(
-                "no snapshots in one of the runs: the divergence is not attributed to allocation sites"
-                    .into(),
-            );
-        }
-        self.diff_facts = Some(DiffFacts::new(d, attribution.as_ref(), &ev, notes));
-        self
     }
 
     /// What the diff attributes to this allocation site (by function name), if anything.
@@ -735,7 +946,7 @@ impl App {
         if self.aggregate {
             let cols = f64::from(self.plot_width());
             for b in &self.bands {
-                let len = super::widgets::timeline::band_text_len(b) as f64;
+                let len = b.text_len() as f64;
                 if (b.first_start / scale).floor() - len < 0.0 && cols > len + 1.0 {
                     scale = scale.max(b.last_end / (cols - len - 1.0));
                 }
@@ -854,9 +1065,17 @@ fn step(cur: usize, by: i32, len: usize) -> usize {
 }
 
 fn scroll_detail(app: &mut App, by: i64) {
-    let (_, max) = super::ui::detail_scroll_room(app);
     let to = i64::from(app.detail_scroll) + by;
-    app.detail_scroll = to.clamp(0, i64::from(max)) as u16;
+    app.detail_scroll = to.clamp(0, i64::from(app.rooms.detail.max)) as u16;
+}
+
+/// Takes the scroll room measured for the state `update` left, and keeps both panes
+/// within their text: a taller pane may show the whole text, and a long PgDn run then
+/// needs no long PgUp run back.
+pub fn settle(app: &mut App, rooms: ScrollRooms) {
+    app.rooms = rooms;
+    app.detail_scroll = app.detail_scroll.min(rooms.detail.max);
+    app.diff_scroll = app.diff_scroll.min(rooms.diff.max);
 }
 
 pub fn update(app: &mut App, msg: Msg) {
@@ -870,11 +1089,6 @@ pub fn update(app: &mut App, msg: Msg) {
                 app.width = w;
                 app.height = h;
             });
-            // A taller pane may show the whole text: keep no blank page at its end.
-            let (_, max) = super::ui::detail_scroll_room(app);
-            app.detail_scroll = app.detail_scroll.min(max);
-            let (_, max) = super::ui::diff_scroll_room(app);
-            app.diff_scroll = app.diff_scroll.min(max);
         }
         Msg::Quit => app.quit = true,
         Msg::Back => {
@@ -917,12 +1131,12 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::Redraw => app.redraw = true,
         Msg::Move(by) => app.move_rows(by),
         Msg::ScrollDetail(pages) => {
-            let (page, _) = super::ui::detail_scroll_room(app);
+            let page = app.rooms.detail.page;
             scroll_detail(app, i64::from(pages) * i64::from(page.max(1)));
         }
         Msg::ScrollDetailLines(lines) => scroll_detail(app, i64::from(lines)),
         Msg::ScrollDiff(pages) => {
-            let (page, max) = super::ui::diff_scroll_room(app);
+            let ScrollRoom { page, max } = app.rooms.diff;
             let to = i64::from(app.diff_scroll) + i64::from(pages) * i64::from(page.max(1));
             app.diff_scroll = to.clamp(0, i64::from(max)) as u16;
         }
@@ -972,12 +1186,4 @@ pub fn update(app: &mut App, msg: Msg) {
         Msg::NextMatch => app.jump_match(true, false),
         Msg::PrevMatch => app.jump_match(false, false),
     }
-}
-
-/// The kinds of failure in the run, for the header.
-pub fn failed_kinds(app: &App) -> BTreeSet<&'static str> {
-    app.lanes
-        .iter()
-        .filter_map(|l| l.failure.map(|f| f.0))
-        .collect()
 }

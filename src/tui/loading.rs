@@ -12,7 +12,7 @@ use crate::grammar::GrammarSet;
 use crate::load::{load_paths, load_snapshots, LoadOptions};
 use crate::source::{self, Compression, SourceKind};
 
-use super::app::App;
+use super::app::{App, Loading, Snapshots};
 
 /// What the worker has done so far, shared with the UI thread.
 #[derive(Default)]
@@ -54,28 +54,8 @@ impl Progress {
     }
 }
 
-/// The loading screen's state.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Loading {
-    pub what: String,
-    pub stage: String,
-    pub bytes: u64,
-    pub total: Option<u64>,
-    /// Frames drawn, for the spinner.
-    pub tick: usize,
-    /// Set when loading failed; the screen then says why and waits for q.
-    pub error: Option<String>,
-}
-
+// The screen's state is `app`'s; how it follows the worker is told here, beside `Progress`.
 impl Loading {
-    pub fn new(what: &str) -> Loading {
-        Loading {
-            what: what.to_string(),
-            stage: "starting".into(),
-            ..Loading::default()
-        }
-    }
-
     pub fn refresh(&mut self, p: &Progress) {
         let (stage, bytes, total) = p.snapshot();
         self.stage = stage;
@@ -151,9 +131,18 @@ pub fn load_app_paths(
     let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
     if vs.is_empty() {
         p.set_stage("lining up the ranks");
-        return Ok(App::new(loaded.run, None, color)
-            .with_knowledge(gs.knowledge())
-            .with_snapshots(&snaps, errors));
+        let read = Snapshots {
+            run: &snaps,
+            errors,
+            ..Snapshots::default()
+        };
+        return Ok(App::from_loaded(
+            loaded.run,
+            None,
+            read,
+            gs.knowledge().clone(),
+            color,
+        ));
     }
     p.set_stage(format!("reading the baseline {}", shown(vs)));
     let base =
@@ -161,12 +150,20 @@ pub fn load_app_paths(
     // The baseline's snapshots are what the diff attributes the divergence with.
     let (base_snaps, base_errors) = load_snapshots(&base.run, &base.files);
     p.set_stage("lining up the ranks");
-    let notes = base_errors
-        .into_iter()
-        .map(|e| format!("baseline: {e}"))
-        .collect();
-    Ok(App::new(loaded.run, Some(base.run), color)
-        .with_knowledge(gs.knowledge())
-        .with_diff_snapshots(&base_snaps, &snaps, notes)
-        .with_snapshots(&snaps, errors))
+    let read = Snapshots {
+        run: &snaps,
+        errors,
+        baseline: Some(&base_snaps),
+        baseline_notes: base_errors
+            .into_iter()
+            .map(|e| format!("baseline: {e}"))
+            .collect(),
+    };
+    Ok(App::from_loaded(
+        loaded.run,
+        Some(base.run),
+        read,
+        gs.knowledge().clone(),
+        color,
+    ))
 }

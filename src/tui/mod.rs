@@ -1,13 +1,16 @@
 //! `rankscope tui`: the interactive timeline, memory, diff and event views.
 //!
 //! `app` holds state and the only function that changes it, `input` turns terminal events
-//! into messages, `ui` and `widgets` draw. This module owns the terminal: it is put back
-//! on every way out, panics included.
+//! into messages, `ui` lays out the frame and hands the view's area to `views` (one file
+//! per view), which draw with `widgets`. This module owns the terminal: it is put back on
+//! every way out, panics included.
 
 pub mod app;
 pub mod input;
+pub mod layout;
 pub mod loading;
 pub mod ui;
+pub mod views;
 pub mod widgets;
 
 use std::io::{self, Stdout};
@@ -27,8 +30,7 @@ use crossterm::terminal::{
 use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::Terminal;
 
-pub use app::{update, App, Msg, View};
-pub use loading::Loading;
+pub use app::{App, Loading, Msg, View};
 
 use crate::grammar::GrammarSet;
 use crate::model::Run;
@@ -134,6 +136,15 @@ fn event_loop(terminal: &mut Term, app: &mut App) -> Result<(), TuiError> {
     Ok(())
 }
 
+/// Applies a message, then measures what the new state's scrolled panes hold: `app`
+/// changes state without knowing how the views wrap their text, `ui` measures without
+/// changing state.
+pub fn update(app: &mut App, msg: Msg) {
+    app::update(app, msg);
+    let rooms = ui::scroll_rooms(app);
+    app::settle(app, rooms);
+}
+
 /// Shows an already loaded run.
 pub fn run(run: Run, baseline: Option<Run>, color: bool) -> io::Result<()> {
     let mut app = App::new(run, baseline, color);
@@ -196,7 +207,7 @@ pub fn run_paths(
                 }
                 screen.refresh(&progress);
             }
-            terminal.draw(|f| ui::draw_loading(f, &screen, color))?;
+            terminal.draw(|f| views::loading::draw(f, &screen, color))?;
             screen.tick = screen.tick.wrapping_add(1);
             // Wake up often enough to move the spinner and notice the worker finishing.
             if crossterm::event::poll(Duration::from_millis(100))? {
@@ -241,7 +252,7 @@ pub fn first_frame(
 
 /// The loading screen as text lines, for tests and docs/tui.md.
 pub fn render_loading_text(screen: &Loading, width: u16, height: u16) -> String {
-    render_with(width, height, |f| ui::draw_loading(f, screen, false))
+    render_with(width, height, |f| views::loading::draw(f, screen, false))
 }
 
 fn render_with(width: u16, height: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {

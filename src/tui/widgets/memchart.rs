@@ -8,11 +8,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::timeline::time_label;
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
 use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
 use crate::tui::app::{App, SnapMem};
+use crate::tui::layout::{flow, time_label, wrap_line};
 
 /// Drawn where allocated memory is, and where memory is reserved but not allocated: two
 /// glyphs, so the series tell apart without colour.
@@ -53,7 +53,7 @@ pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             warn_style(color),
         )]);
     }
-    let mut lines = crate::tui::ui::flow(items, width);
+    let mut lines = flow(items, width);
     if let Some((t, asked, site)) = &s.oom {
         let text = format!(
             "{OOM}oom at {}: asked {} in {}",
@@ -61,7 +61,7 @@ pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             fmt_bytes(*asked),
             sanitize(site)
         );
-        for part in crate::tui::ui::wrap_line(&text, usize::from(width)) {
+        for part in wrap_line(&text, usize::from(width)) {
             lines.push(Line::styled(part, failure_style(color)));
         }
     }
@@ -100,17 +100,6 @@ fn columns(s: &SnapMem, t0: f64, dt: f64, n: usize) -> Vec<Option<(u64, u64)>> {
     out
 }
 
-/// The scale shared by every rank, so that switching ranks compares heights.
-fn y_max(app: &App) -> u64 {
-    app.snaps
-        .iter()
-        .flatten()
-        .flat_map(|s| s.series.iter().map(|p| p.2.max(p.1)))
-        .max()
-        .unwrap_or(0)
-        .max(1)
-}
-
 impl Widget for MemChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -146,7 +135,7 @@ impl Widget for MemChart<'_> {
         let n = usize::from(area.right() - x0);
         let (t0, t1) = x_range(app, s);
         let dt = (t1 - t0) / n as f64;
-        let ymax = y_max(app);
+        let ymax = app.snap_max;
         put(
             buf,
             area,

@@ -7,44 +7,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::Widget;
 
 use super::{failure_style, phase_glyph, phase_style, put};
-use crate::model::{Phase, RankRun};
+use crate::model::Phase;
 use crate::render::{figure_text, fit};
-use crate::tui::app::App;
-
-/// The figures stacked in the bar, in start-up order; the last one is what was left free.
-pub const PARTS: [(Phase, &str, &str); 5] = [
-    (Phase::DistInit, "mem_usage", "init"),
-    (Phase::WeightLoad, "mem_usage", "weights"),
-    (Phase::KvCache, "kv_size", "kv"),
-    (Phase::CudaGraph, "mem_usage", "graph"),
-    (Phase::Ready, "", "free"),
-];
-
-/// Free memory as last reported: after graphs, else after the pool, else after weights.
-fn free_after(r: &RankRun) -> Option<(i64, f64)> {
-    [
-        (Phase::CudaGraph, "avail_after"),
-        (Phase::KvCache, "avail_after"),
-        (Phase::WeightLoad, "avail_after"),
-        (Phase::WeightLoad, "avail_before"),
-    ]
-    .iter()
-    .find_map(|(p, n)| r.figure(*p, n))
-    .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
-}
-
-pub fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
-    let mut out = [None; 5];
-    for (i, (p, name, _)) in PARTS.iter().enumerate() {
-        out[i] = if *p == Phase::Ready {
-            free_after(r)
-        } else {
-            r.figure(*p, name)
-                .and_then(|f| Some((f.value.as_bytes()?, f.value.resolution() as f64)))
-        };
-    }
-    out
-}
+use crate::tui::app::{App, PARTS};
 
 pub struct Memory<'a> {
     pub app: &'a App,
@@ -67,13 +32,8 @@ impl Widget for Memory<'_> {
         let table_w = (lw + COL * (PARTS.len() + 1)) as u16;
         let bar_x = area.x.saturating_add(table_w);
         let bar_w = area.right().saturating_sub(bar_x);
-        let rows: Vec<_> = app.run.ranks.iter().map(parts_of).collect();
-        let total_max = rows
-            .iter()
-            .map(|p| p.iter().flatten().map(|v| v.0.max(0)).sum::<i64>())
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        let rows = &app.mem_parts;
+        let total_max = app.mem_max;
         // More ranks than rows: scroll just far enough to keep the selection in view.
         let shown = usize::from(area.height.saturating_sub(1)).max(1);
         let first = (app.rank_sel + 1).saturating_sub(shown);
@@ -86,7 +46,7 @@ impl Widget for Memory<'_> {
             }
             put(buf, area, bar_x, area.y, &t, bold);
         }
-        for (i, (r, parts)) in app.run.ranks.iter().zip(&rows).enumerate().skip(first) {
+        for (i, (r, parts)) in app.run.ranks.iter().zip(rows).enumerate().skip(first) {
             let y = area.y.saturating_add(1 + (i - first) as u16);
             if y >= area.bottom() {
                 break;

@@ -38,6 +38,18 @@ pub fn phase_style(p: Phase, color: bool) -> Style {
     Style::new().fg(c)
 }
 
+pub fn bold() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+pub fn dim(color: bool) -> Style {
+    if color {
+        Style::new().add_modifier(Modifier::DIM)
+    } else {
+        Style::new()
+    }
+}
+
 pub fn failure_style(color: bool) -> Style {
     let s = Style::new().add_modifier(Modifier::BOLD);
     if color {

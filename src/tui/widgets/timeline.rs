@@ -8,6 +8,7 @@ use ratatui::widgets::Widget;
 
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
 use crate::tui::app::{App, Lane, PhaseBand};
+use crate::tui::layout::time_label;
 
 pub struct Timeline<'a> {
     pub app: &'a App,
@@ -24,22 +25,6 @@ fn tick_step(scale: f64, min_cols: f64) -> f64 {
         .copied()
         .find(|s| s / scale >= min_cols)
         .unwrap_or(7200.0)
-}
-
-pub fn time_label(t: f64) -> String {
-    if t >= 60.0 {
-        let m = (t / 60.0).floor();
-        let s = t - m * 60.0;
-        if s.abs() < 0.05 {
-            format!("{m:.0}m")
-        } else {
-            format!("{m:.0}m{s:02.0}s")
-        }
-    } else if (t - t.round()).abs() < 0.05 {
-        format!("{t:.0}s")
-    } else {
-        format!("{t:.1}s")
-    }
 }
 
 impl Timeline<'_> {
@@ -151,8 +136,8 @@ impl Timeline<'_> {
             let median = col_of(band.median_end).clamp(first_end - 1, last_end - 1);
             draw(median, median + 1, '┃', st.add_modifier(Modifier::BOLD));
         }
-        let (text, late, failed) = band_texts(band);
-        let len = band_text_len(band);
+        let (text, late, failed) = band.texts();
+        let len = band.text_len();
         // After the bar when they fit, else before it, else after it cut at the edge:
         // never over the bar.
         // The bar ends before column `last_end`, and the text starts with a space.
@@ -174,39 +159,6 @@ impl Timeline<'_> {
         }
         put(buf, area, x, y, &text, Style::new());
     }
-}
-
-/// What an aggregate row writes beside its bar: the counts and ends, the stragglers
-/// (`1!`) and the failures (`✗8`).
-fn band_texts(band: &PhaseBand) -> (String, Option<String>, Option<String>) {
-    let plural = if band.ranks == 1 { "" } else { "s" };
-    let mut text = if band.phase == crate::model::Phase::Ready {
-        format!(" {} rank{plural}", band.ranks)
-    } else {
-        format!(
-            " {} rank{plural}, ends {} / {} / {}",
-            band.ranks,
-            time_label(band.first_end),
-            time_label(band.median_end),
-            time_label(band.last_end)
-        )
-    };
-    if band.unfinished > 0 {
-        text.push_str(&format!(", {} unfinished", band.unfinished));
-    }
-    let late = (band.stragglers > 0).then(|| format!(" {}!", band.stragglers));
-    let failed = (band.failed > 0).then(|| format!(" ✗{}", band.failed));
-    (text, late, failed)
-}
-
-/// Columns an aggregate row's figures take.
-pub fn band_text_len(band: &PhaseBand) -> i64 {
-    let (text, late, failed) = band_texts(band);
-    [Some(&text), late.as_ref(), failed.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(|t| t.chars().count() as i64)
-        .sum()
 }
 
 impl Widget for Timeline<'_> {

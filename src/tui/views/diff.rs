@@ -1,0 +1,276 @@
+//! The Diff view: what `rankscope diff` leads with, then every compared figure, scrolled
+//! a page at a time.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::analysis::diff::DeltaClass;
+use crate::render::diff_text::delta_text;
+use crate::render::{figure_text, fit};
+use crate::text::sanitize;
+use crate::tui::app::{App, ScrollRoom};
+use crate::tui::layout::wrap_line;
+use crate::tui::widgets::{bold, dim, failure_style, warn_style};
+
+/// A table column; width 0 leaves it out.
+fn col(s: &str, width: usize) -> String {
+    if width == 0 {
+        String::new()
+    } else {
+        fit(s, width)
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+    if app.diff.is_none() {
+        f.render_widget(
+            Paragraph::new("no baseline: start with --vs BASELINE"),
+            area,
+        );
+        return;
+    }
+    let lines = diff_lines(app, area.width);
+    let top = usize::from(app.diff_scroll).min(lines.len().saturating_sub(1));
+    f.render_widget(
+        Paragraph::new(lines).scroll((u16::try_from(top).unwrap_or(u16::MAX), 0)),
+        area,
+    );
+}
+
+/// Width of the label column of the Diff view's head (`config`, `cause`, `candidate`).
+const DIFF_LABEL_W: usize = 10;
+
+/// `text` wrapped under `label`, as `rankscope diff` lays out its head.
+fn labelled(lines: &mut Vec<Line<'static>>, label: &str, text: &str, st: Style, width: u16) {
+    let w = usize::from(width).saturating_sub(DIFF_LABEL_W).max(20);
+    for (i, part) in wrap_line(text, w).into_iter().enumerate() {
+        let l = if i == 0 { label } else { "" };
+        lines.push(Line::from(vec![
+            Span::styled(fit(l, DIFF_LABEL_W), bold()),
+            Span::styled(part, st),
+        ]));
+    }
+}
+
+/// The Diff view as lines for `width` columns: first what `rankscope diff` leads with
+/// (the verdict, the config changes, the cause and its allocation sites, the failure),
+/// then every compared figure. Longer than the screen, it scrolls (PgUp/PgDn).
+pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let Some(d) = &app.diff else {
+        return lines;
+    };
+    let c = app.color;
+    let empty = crate::tui::app::DiffFacts::default();
+    let facts = app.diff_facts.as_ref().unwrap_or(&empty);
+    let status_st = match d.status {
+        crate::analysis::diff::Status::Failed => failure_style(c),
+        crate::analysis::diff::Status::Regressed => warn_style(c),
+        _ => bold(),
+    };
+    let status = format!(" {} ", d.status.label());
+    let indent = status.chars().count() + 2;
+    let head_w = usize::from(width).saturating_sub(indent).max(20);
+    for (i, part) in wrap_line(&sanitize(&d.headline), head_w)
+        .into_iter()
+        .enumerate()
+    {
+        let first = if i == 0 {
+            Span::styled(status.clone(), status_st)
+        } else {
+            Span::raw(" ".repeat(status.chars().count()))
+        };
+        lines.push(Line::from(vec![first, Span::raw("  "), Span::raw(part)]));
+    }
+    for (i, l) in facts.config.iter().enumerate() {
+        labelled(
+            &mut lines,
+            if i == 0 { "config" } else { "" },
+            l,
+            warn_style(c),
+            width,
+        );
+    }
+    let mut cause_label = "cause";
+    if let Some(div) = &d.first_divergence {
+        let fd = d
+            .figures
+            .iter()
+            .find(|x| x.phase == div.phase && x.figure == div.figure);
+        let delta = fd.map_or(String::new(), |fd| delta_text(fd, div.delta.median));
+        labelled(
+            &mut lines,
+            cause_label,
+            &format!(
+                "{} {} {} on {}/{} ranks ({}), the first divergence",
+                div.phase,
+                div.figure.replace('_', " "),
+                delta,
+                div.ranks_moved,
+                div.ranks_compared,
+                div.class.name()
+            ),
+            warn_style(c),
+            width,
+        );
+        cause_label = "";
+    } else if facts.cause.is_empty() {
+        labelled(
+            &mut lines,
+            cause_label,
+            "no log figure moved beyond the print resolution",
+            Style::new(),
+            width,
+        );
+    }
+    for l in &facts.cause {
+        labelled(&mut lines, cause_label, &sanitize(l), Style::new(), width);
+        cause_label = "";
+    }
+    let mut failed_label = "candidate";
+    for g in &d.candidate.groups {
+        labelled(
+            &mut lines,
+            failed_label,
+            &sanitize(&g.describe()),
+            failure_style(c),
+            width,
+        );
+        failed_label = "";
+    }
+    if let Some((r, k, p)) = &d.candidate.first_failure {
+        let what = if d.candidate.failed_ranks > 1 {
+            "first to fail on its own"
+        } else {
+            "root"
+        };
+        labelled(
+            &mut lines,
+            failed_label,
+            &format!("{what}: {r} ({} in {p})", k.name()),
+            Style::new(),
+            width,
+        );
+    }
+    for l in &facts.oom_sites {
+        labelled(&mut lines, "", &sanitize(l), Style::new(), width);
+    }
+    lines.push(Line::from(""));
+    lines.extend(figure_table(app, d, width));
+    let notes: Vec<String> = d
+        .comparability
+        .notes
+        .iter()
+        .map(crate::render::diff_text::comparability_note)
+        .chain(facts.notes.iter().cloned())
+        .collect();
+    if !notes.is_empty() {
+        lines.push(Line::from(""));
+        for n in notes {
+            labelled(&mut lines, "note", &sanitize(&n), dim(c), width);
+        }
+    }
+    lines
+}
+
+/// Every compared figure, baseline against candidate, and the selected rank's.
+fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Vec<Line<'static>> {
+    let c = app.color;
+    let mut lines = Vec::new();
+    let rank = app.selected_rank();
+    let rank_name = rank.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
+    // Narrow terminals keep the all-ranks delta but drop the medians and the rank count,
+    // so that the selected rank's figures fit.
+    let w: [usize; 6] = if width < 110 {
+        [12, 13, 0, 0, 10, 0]
+    } else {
+        [12, 14, 11, 11, 20, 16]
+    };
+    lines.push(Line::styled(
+        format!(
+            "{}{}{}{}{}{}│ {rank_name} (↑↓): delta  base → cand",
+            col("phase", w[0]),
+            col("figure", w[1]),
+            col("baseline", w[2]),
+            col("candidate", w[3]),
+            col("delta", w[4]),
+            col("ranks", w[5]),
+        ),
+        bold(),
+    ));
+    for fd in &d.figures {
+        let delta = if fd.delta.min == fd.delta.max {
+            delta_text(fd, fd.delta.median)
+        } else {
+            format!(
+                "{}..{}",
+                delta_text(fd, fd.delta.min),
+                delta_text(fd, fd.delta.max)
+            )
+        };
+        let ranks = if fd.class == DeltaClass::Same {
+            "-".to_string()
+        } else {
+            format!(
+                "{}/{} {}",
+                fd.ranks_moved,
+                fd.ranks_compared,
+                fd.class.name()
+            )
+        };
+        let row_st = if fd.class.is_signal() {
+            if fd.worse {
+                warn_style(c)
+            } else {
+                bold()
+            }
+        } else {
+            Style::new()
+        };
+        let mut spans = vec![
+            Span::raw(col(fd.phase.name(), w[0])),
+            Span::raw(col(&fd.figure.replace('_', " "), w[1])),
+            Span::raw(col(
+                &figure_text(fd.baseline_median, fd.is_bytes, fd.resolution),
+                w[2],
+            )),
+            Span::raw(col(
+                &figure_text(fd.candidate_median, fd.is_bytes, fd.resolution),
+                w[3],
+            )),
+            Span::styled(col(&delta, w[4]), row_st),
+            Span::raw(col(&ranks, w[5])),
+            Span::raw("│ "),
+        ];
+        match fd.per_rank.iter().find(|r| Some(&r.rank) == rank) {
+            Some(r) => {
+                let st = if r.beyond_noise { row_st } else { dim(c) };
+                spans.push(Span::styled(col(&delta_text(fd, r.delta), 10), st));
+                spans.push(Span::raw(format!(
+                    "{} → {}",
+                    figure_text(r.baseline, fd.is_bytes, fd.resolution),
+                    figure_text(r.candidate, fd.is_bytes, fd.resolution)
+                )));
+            }
+            None => spans.push(Span::raw("-")),
+        }
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+/// Rows the Diff view shows at once and the furthest it can scroll, in the view's area.
+pub fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
+    if app.diff.is_none() {
+        return ScrollRoom::default();
+    }
+    let n = diff_lines(app, body.width).len();
+    let max = n.saturating_sub(usize::from(body.height));
+    ScrollRoom {
+        page: body.height,
+        max: u16::try_from(max).unwrap_or(u16::MAX),
+    }
+}
