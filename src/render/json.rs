@@ -1199,8 +1199,14 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
                 beyond_noise: d.beyond_noise,
             })
             .collect(),
-        baseline_text: f.baseline_text.clone(),
-        candidate_text: f.candidate_text.clone(),
+        baseline_text: f
+            .baseline_line
+            .as_ref()
+            .map(|l| super::diff_text::figure_line(l.as_ref())),
+        candidate_text: f
+            .candidate_line
+            .as_ref()
+            .map(|l| super::diff_text::figure_line(l.as_ref())),
     }
 }
 
@@ -1496,17 +1502,12 @@ pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> Attributi
                 bytes: *bytes,
             })
             .collect(),
-        clock: a.clock.clone(),
+        clock: super::diff_text::attribution_clock(a).into_iter().collect(),
     }
 }
 
-pub fn diff_doc(
-    b: &Run,
-    c: &Run,
-    d: &diff::RunDiff,
-    attribution: Option<&crate::analysis::attribute::Attribution>,
-    evidence: Option<&crate::analysis::attribute::SnapshotEvidence>,
-) -> DiffDoc {
+pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc {
+    let d = &report.diff;
     DiffDoc {
         schema_version: SCHEMA_VERSION,
         command: "diff".into(),
@@ -1514,9 +1515,9 @@ pub fn diff_doc(
         candidate: c.name.clone(),
         status: d.status.into(),
         exit_code: d.status.exit_code(),
-        verdict: d.headline.clone(),
+        verdict: super::diff_text::headline(&d.headline),
         config: d.config.as_ref().map(config_doc),
-        config_note: d.config_note.clone(),
+        config_note: d.config_note.as_ref().map(super::diff_text::config_note),
         env: d
             .env
             .iter()
@@ -1526,8 +1527,8 @@ pub fn diff_doc(
                 candidate: e.candidate.clone(),
             })
             .collect(),
-        attribution: attribution.map(attribution_doc),
-        snapshot_evidence: evidence.map(snapshot_evidence_doc),
+        attribution: report.attribution.as_ref().map(attribution_doc),
+        snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d

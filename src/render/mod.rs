@@ -3,6 +3,7 @@
 pub mod diff_text;
 pub mod json;
 pub mod mem_json;
+pub mod mem_text;
 pub mod summary_text;
 
 use std::io::IsTerminal;

@@ -12,7 +12,7 @@ use crate::grammar::Knowledge;
 use crate::model::{Edge, Phase, Run};
 use crate::report::RunReport;
 use crate::snapshot::analysis::{summarize, SiteRule};
-use crate::snapshot::render::site_label;
+use crate::snapshot::site::site_label;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {

@@ -16,8 +16,8 @@ use super::widgets::{failure_style, phase_glyph, phase_style, warn_style};
 use crate::analysis::diff::DeltaClass;
 use crate::model::Phase;
 use crate::render::diff_text::delta_text;
+use crate::render::mem_text::fmt_bytes;
 use crate::render::{figure_text, fit};
-use crate::snapshot::render::fmt_bytes;
 use crate::text::sanitize;
 
 fn bold() -> Style {
@@ -535,9 +535,12 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let status = format!(" {} ", d.status.label());
     let indent = status.chars().count() + 2;
     let head_w = usize::from(width).saturating_sub(indent).max(20);
-    for (i, part) in wrap_line(&sanitize(&d.headline), head_w)
-        .into_iter()
-        .enumerate()
+    for (i, part) in wrap_line(
+        &sanitize(&crate::render::diff_text::headline(&d.headline)),
+        head_w,
+    )
+    .into_iter()
+    .enumerate()
     {
         let first = if i == 0 {
             Span::styled(status.clone(), status_st)
@@ -596,7 +599,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         labelled(
             &mut lines,
             failed_label,
-            &sanitize(&g.describe()),
+            &sanitize(&crate::render::diff_text::failure_group(g)),
             failure_style(c),
             width,
         );

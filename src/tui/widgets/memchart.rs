@@ -10,7 +10,7 @@ use ratatui::widgets::Widget;
 
 use super::timeline::time_label;
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
-use crate::snapshot::render::fmt_bytes;
+use crate::render::mem_text::fmt_bytes;
 use crate::text::sanitize;
 use crate::tui::app::{App, SnapMem};
 
