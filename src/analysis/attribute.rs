@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
 
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
@@ -30,8 +29,7 @@ pub struct RankSnapshot {
 }
 
 /// The evidence a snapshot was matched to its rank on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RankMatch {
     /// `snapshot_rank{N}` and the N-th rank; the snapshot's device is N too, or it names
     /// the GPU of the rank's OOM message (`gpu_confirms`).
@@ -214,7 +212,7 @@ pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
     })
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SiteShare {
     pub site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
@@ -251,7 +249,7 @@ pub struct Attribution {
 }
 
 /// How a snapshot's clock was put on the log's.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClockMatch {
     /// Snapshot clock − log clock, microseconds.
     pub offset_us: i64,
@@ -618,7 +616,7 @@ pub fn attribute(
 
 /// One failing rank's OOM as its snapshot records it: the request, the code that made it,
 /// and who else allocates there.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OomSite {
     pub rank: Rank,
     pub analysis: crate::snapshot::oom::OomAnalysis,
@@ -642,7 +640,7 @@ impl OomSite {
 }
 
 /// What the snapshots say when a run failed, whether or not a log figure moved.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct SnapshotEvidence {
     /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
     pub oom_sites: Vec<OomSite>,

@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-
 use super::align::Spread;
 use crate::config::{self, Config, ConfigDiff};
 use crate::event::Rank;
@@ -25,15 +23,13 @@ pub const COMPARED: &[(Phase, &str, Worse)] = &[
     (Phase::CudaGraph, "avail_after", Worse::Down),
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Worse {
     Up,
     Down,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeltaClass {
     /// No rank moved.
     Same,
@@ -60,7 +56,7 @@ impl DeltaClass {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RankDelta {
     pub rank: Rank,
     pub baseline: f64,
@@ -70,7 +66,7 @@ pub struct RankDelta {
     pub beyond_noise: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
     pub phase: Phase,
     pub figure: &'static str,
@@ -93,7 +89,7 @@ pub struct FigureDiff {
     pub candidate_line: Option<Option<FigureLine>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FailureGroup {
     /// `failed`, `consequence`, `terminated` or `stalled`.
     pub outcome: Outcome,
@@ -112,7 +108,7 @@ pub struct FailureGroup {
     pub consequence_of: Option<Rank>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Numbered ranks (engine and API processes apart).
     pub ranks: usize,
@@ -136,7 +132,7 @@ pub struct RunOutcome {
 }
 
 /// Who failed first, as the story of a failed run tells it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum StoryRoot {
     /// The run's one rank failed on its own.
     OnlyRank {
@@ -166,7 +162,7 @@ pub enum StoryRoot {
 
 /// One run's failure: the root first, then the ranks per outcome that followed it
 /// (consequence, terminated, stalled, incomplete; zero counts left out).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FailureStory {
     pub root: StoryRoot,
     pub followers: Vec<(Outcome, usize)>,
@@ -187,7 +183,7 @@ impl RunOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Divergence {
     pub phase: Phase,
     pub figure: &'static str,
@@ -201,7 +197,7 @@ pub struct Divergence {
 }
 
 /// What the first divergence cost further on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Effect {
     /// Median change in KV tokens per rank (negative: lost).
     pub kv_tokens_delta: Option<i64>,
@@ -213,8 +209,7 @@ pub struct Effect {
     pub avail_after_pool: Option<(i64, i64)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Nothing beyond noise.
     Same,
@@ -247,7 +242,7 @@ impl Status {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EnvChange {
     pub name: String,
     pub baseline: Option<String>,
@@ -284,7 +279,7 @@ fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
         .collect()
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Comparability {
     pub common_ranks: usize,
     pub only_in_baseline: Vec<Rank>,
@@ -295,16 +290,14 @@ pub struct Comparability {
 }
 
 /// Which of the two runs of a diff.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     Baseline,
     Candidate,
 }
 
 /// What limits a comparison, as facts; `render` words them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComparabilityNote {
     /// A run gave no start-up event at all.
     NoEvents { side: Side, run: String },
@@ -329,7 +322,7 @@ pub enum ComparabilityNote {
 }
 
 /// How the baseline ended, as a failed or incomplete candidate's headline names it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum BaselineEnd {
     Ready,
     FailedToo {
@@ -343,7 +336,7 @@ pub enum BaselineEnd {
 }
 
 /// What a regressed candidate lost.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum CapacityLoss {
     /// KV tokens per rank lost (positive), and their bytes when known.
     KvTokens { tokens: i64, bytes: Option<i64> },
@@ -354,7 +347,7 @@ pub enum CapacityLoss {
 }
 
 /// The verdict's headline, as facts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Headline {
     Failed {
         story: FailureStory,
@@ -371,7 +364,7 @@ pub enum Headline {
 }
 
 /// Why the configurations could not be compared in full.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ConfigNote {
     /// A run has no configuration line.
     Missing { run: String },
@@ -382,14 +375,14 @@ pub enum ConfigNote {
 }
 
 /// The log line a figure was read from: source, line number and message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FigureLine {
     pub source: String,
     pub line: u64,
     pub message: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunDiff {
     pub status: Status,
     pub headline: Headline,
