@@ -71,7 +71,7 @@ fn eight_independent_ooms_are_eight_failures_and_no_consequences() {
     );
     let out = diff::outcome(&run);
     assert_eq!(
-        rankscope::render::diff_text::failure_story(&out.story),
+        rankscope::render::outcome_text::failure_story(&out.story),
         "all 8 ranks ran out of memory in cuda_graph"
     );
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::diff_text::{failure_group, failure_story, failure_verb};
+use super::outcome_text::{failure_group, failure_story, failure_verb};
 use super::{figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};

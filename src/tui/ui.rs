@@ -599,7 +599,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         labelled(
             &mut lines,
             failed_label,
-            &sanitize(&crate::render::diff_text::failure_group(g)),
+            &sanitize(&crate::render::outcome_text::failure_group(g)),
             failure_style(c),
             width,
         );
