@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use rankscope::snapshot::{analysis, read_path, render};
+use rankscope::render::mem_text;
+use rankscope::snapshot::{analysis, read_path};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
     match args.get(1) {
         None => print!(
             "{}",
-            render::summary_text(&sum, 12, rankscope::render::DEFAULT_WIDTH)
+            mem_text::summary_text(&sum, 12, rankscope::render::DEFAULT_WIDTH)
         ),
         Some(base) => {
             let Some(b) = read(base) else {
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
             let bs = analysis::summarize(&b, &rule);
             print!(
                 "{}",
-                render::diff_text(
+                mem_text::diff_text(
                     &analysis::diff(&bs, &sum),
                     12,
                     rankscope::render::DEFAULT_WIDTH

@@ -5,8 +5,6 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::event::{Event, FieldValue};
 use crate::grammar::{ConfigRule, ConfigSyntax, Knowledge};
 use crate::pyrepr::{
@@ -14,7 +12,7 @@ use crate::pyrepr::{
 };
 
 /// Which log message a configuration came from: the grammar rule that read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigSource {
     /// The grammar whose `[[config]]` rule read it.
     pub grammar: String,
@@ -25,7 +23,7 @@ pub struct ConfigSource {
     pub version: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// In printed order, which is the order tables and diffs show.
     pub entries: Vec<(String, PyValue)>,
@@ -33,7 +31,7 @@ pub struct Config {
 }
 
 /// A configuration read from a line that may have been cut short.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ParsedConfig {
     pub config: Config,
     /// The line ended before the configuration did; `config` holds the entries before the
@@ -502,14 +500,14 @@ impl RustDebug<'_> {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     pub key: String,
     pub old: PyValue,
     pub new: PyValue,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigDiff {
     /// In the order of `a`'s keys.
     pub changed: Vec<Change>,
@@ -565,7 +563,7 @@ pub fn diff(a: &Config, b: &Config) -> ConfigDiff {
 
 /// One setting of PyTorch's caching allocator that differs between two runs' snapshots
 /// (`allocator_settings`); `None` on a side that does not record the key.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AllocatorSettingChange {
     /// Dotted for nested settings: `roundup_power2_divisions.64`.
     pub key: String,
@@ -672,11 +670,6 @@ mod tests {
         );
         assert!(d.added.is_empty() && d.removed.is_empty());
         assert!(diff(&a, &a).is_empty());
-        let j = serde_json::to_string(&d).unwrap();
-        assert_eq!(
-            j,
-            r#"{"changed":[{"key":"enable_custom_allreduce","old":false,"new":true}],"added":[],"removed":[]}"#
-        );
     }
 
     #[test]

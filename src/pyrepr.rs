@@ -1042,7 +1042,7 @@ pub fn parse_kwargs(s: &str) -> Result<Vec<(String, PyValue)>, ReprError> {
 }
 
 /// The pairs of a kwargs list that was possibly cut short.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LenientKwargs {
     /// The pairs printed in full before the cut. A value cut at the very end of a vLLM
     /// line cannot be told from a complete one (`max_seq_len=40` may have been `4096`):
@@ -1068,7 +1068,7 @@ pub fn parse_kwargs_lenient(s: &str) -> Result<LenientKwargs, ReprError> {
 }
 
 /// A call such as `ServerArgs(...)` that was possibly cut short.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LenientCall {
     pub name: String,
     /// Arguments followed by `,` or `)` before the cut; the one the cut fell in is dropped.

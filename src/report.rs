@@ -1,8 +1,12 @@
-//! What analysis says of one run, computed once and read by every renderer (text, JSON,
+//! What analysis says of one run (and of a run against its baseline), computed once and read by every renderer (text, JSON,
 //! exports, the TUI): renderers do no analysis of their own.
 
 use crate::analysis::align::{phase_stats, PhaseStats};
-use crate::analysis::diff::{outcome, RunOutcome};
+use crate::analysis::attribute::{
+    attribute, snapshot_evidence, snapshot_notes, Attribution, RankSnapshot, SnapshotEvidence,
+    SnapshotNote,
+};
+use crate::analysis::diff::{diff, outcome, RunDiff, RunOutcome};
 use crate::model::Run;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +22,69 @@ impl RunReport {
         RunReport {
             phases: phase_stats(run),
             outcome: outcome(run),
+        }
+    }
+}
+
+/// What analysis says of a candidate against its baseline, computed once and read by
+/// `diff` (text and JSON) and the TUI's Diff view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffReport {
+    pub diff: RunDiff,
+    /// The first divergence placed on allocation sites, when both runs have snapshots.
+    pub attribution: Option<Attribution>,
+    /// The failing ranks' OOMs, fragmentation and allocator settings from the snapshots.
+    pub evidence: SnapshotEvidence,
+    /// Snapshots that could not be used, how the others were matched, what is missing.
+    pub notes: Vec<SnapshotNote>,
+}
+
+impl DiffReport {
+    /// `snapshot_errors` are the snapshots that could not be used, as
+    /// `load::load_snapshots` returns them (baseline's first).
+    pub fn of(
+        baseline: &Run,
+        candidate: &Run,
+        base_snaps: &[RankSnapshot],
+        cand_snaps: &[RankSnapshot],
+        snapshot_errors: Vec<String>,
+    ) -> DiffReport {
+        Self::with_diff(
+            diff(baseline, candidate),
+            baseline,
+            candidate,
+            base_snaps,
+            cand_snaps,
+            snapshot_errors,
+        )
+    }
+
+    /// The same, for a caller that holds the runs' `diff` already (the TUI computes it
+    /// before the snapshots are read).
+    pub fn with_diff(
+        diff: RunDiff,
+        baseline: &Run,
+        candidate: &Run,
+        base_snaps: &[RankSnapshot],
+        cand_snaps: &[RankSnapshot],
+        snapshot_errors: Vec<String>,
+    ) -> DiffReport {
+        let attribution = attribute(baseline, candidate, &diff, base_snaps, cand_snaps);
+        let evidence = snapshot_evidence(candidate, base_snaps, cand_snaps);
+        let notes = snapshot_notes(
+            baseline,
+            candidate,
+            &diff,
+            attribution.as_ref(),
+            base_snaps,
+            cand_snaps,
+            snapshot_errors,
+        );
+        DiffReport {
+            diff,
+            attribution,
+            evidence,
+            notes,
         }
     }
 }

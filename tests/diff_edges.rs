@@ -139,7 +139,7 @@ fn the_first_failing_rank_is_named_and_the_others_follow() {
     );
     assert_eq!(tp2.last_phase.name(), "weight_load");
     assert_eq!(
-        d.headline,
+        rankscope::render::diff_text::headline(&d.headline),
         "candidate: TP3 ran out of memory in weight_load; 2 ranks failed as a consequence; \
          1 rank was terminated; baseline reached ready"
     );
@@ -231,7 +231,8 @@ fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
     assert!(cfg.removed.is_empty());
     assert!(d
         .config_note
-        .as_deref()
+        .as_ref()
+        .map(rankscope::render::diff_text::config_note)
         .is_some_and(|n| n.contains("candidate is cut short")));
 }
 

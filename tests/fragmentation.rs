@@ -411,7 +411,7 @@ fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_sai
         }
     );
     assert_eq!(
-        rankscope::snapshot::render::limit_line(&a.limit, None).as_deref(),
+        rankscope::render::mem_text::limit_line(&a.limit, None).as_deref(),
         Some("limit: the device, 8.00 MiB free < the 20.00 MiB segment asked for")
     );
 

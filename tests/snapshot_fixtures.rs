@@ -6,8 +6,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use rankscope::render::mem_text as render;
 use rankscope::snapshot::analysis::{diff, sites_between, summarize, SiteRule};
-use rankscope::snapshot::{read_path, render, Action};
+use rankscope::snapshot::{read_path, Action};
 
 const MIB: u64 = 1 << 20;
 

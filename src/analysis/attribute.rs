@@ -10,14 +10,13 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
 
 use super::align::Spread;
-use super::diff::RunDiff;
+use super::diff::{RunDiff, Side};
 use crate::event::Rank;
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::analysis::{self as snap, SiteRule};
-use crate::snapshot::render::site_label;
+use crate::snapshot::site::site_label;
 use crate::snapshot::Snapshot;
 
 /// A rank's snapshot, read and ready.
@@ -30,8 +29,7 @@ pub struct RankSnapshot {
 }
 
 /// The evidence a snapshot was matched to its rank on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RankMatch {
     /// `snapshot_rank{N}` and the N-th rank; the snapshot's device is N too, or it names
     /// the GPU of the rank's OOM message (`gpu_confirms`).
@@ -140,18 +138,37 @@ pub fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
     run.ranks.get(n as usize).map(|r| r.rank.clone())
 }
 
-/// `all 8` when a group is every snapshot, else its ranks.
-fn who(ranks: &[String], total: usize) -> String {
-    if ranks.len() == total && total > 1 {
-        format!("all {total}")
-    } else {
-        ranks.join(", ")
-    }
+/// The evidence one snapshot was matched to its rank on, as the rank-match note tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatchEvidence {
+    /// The file name, and the GPU its OOM message names.
+    FileNameAndOomGpu,
+    /// The file name, all snapshots being on one device (which says nothing of rank).
+    FileNameSharedDevice,
+    /// The file name, and the device index agrees.
+    FileNameDeviceAgrees,
+    /// The file name only: the device does not follow rank order.
+    FileNameOnly,
+    /// The GPU its OOM message names; `file_said` when the file name gives another rank.
+    OomGpu {
+        device: usize,
+        file_said: Option<Rank>,
+    },
+    /// No rank in the file name: the D-th rank for device D.
+    Device { device: usize },
 }
 
-/// How a run's snapshots were matched to ranks, in a phrase: `matched by file name,
-/// device index agrees (all 2)`.
-pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<String> {
+/// How a run's snapshots were matched to ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankMatchNote {
+    /// Each snapshot's rank and evidence, in the snapshots' order.
+    pub snapshots: Vec<(Rank, MatchEvidence)>,
+    /// Several snapshots, all on this one device: it cannot tell ranks apart.
+    pub shared_device: Option<usize>,
+}
+
+/// How a run's snapshots were matched to ranks (`None` without snapshots).
+pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
     if snaps.is_empty() {
         return None;
     }
@@ -165,48 +182,37 @@ pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<String> {
             _ => None,
         }
     };
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut stray_devices = false;
-    for s in snaps {
-        let how = match &s.matched_by {
-            RankMatch::FileName {
-                gpu_confirms: true, ..
-            } => "by file name and the GPU its OOM message names".to_string(),
-            RankMatch::FileName { .. } if shared.is_some() => "by file name".to_string(),
-            RankMatch::FileName {
-                device_agrees: true,
-                ..
-            } => "by file name, device index agrees".to_string(),
-            RankMatch::FileName { .. } => {
-                stray_devices = true;
-                "by file name only".to_string()
-            }
-            RankMatch::OomGpu { device, file_said } => format!(
-                "by the GPU its OOM message names (device {device}){}",
-                file_said
-                    .as_ref()
-                    .map(|r| format!(", not the file name's {r}"))
-                    .unwrap_or_default()
-            ),
-            RankMatch::Device { device } => format!(
-                "by device index {device} (no rank in the file name; one GPU per rank from GPU 0 assumed)"
-            ),
-        };
-        groups.entry(how).or_default().push(s.rank.to_string());
-    }
-    let parts: Vec<String> = groups
-        .into_iter()
-        .map(|(how, ranks)| format!("{how} ({})", who(&ranks, snaps.len())))
+    let snapshots = snaps
+        .iter()
+        .map(|s| {
+            let how = match &s.matched_by {
+                RankMatch::FileName {
+                    gpu_confirms: true, ..
+                } => MatchEvidence::FileNameAndOomGpu,
+                RankMatch::FileName { .. } if shared.is_some() => {
+                    MatchEvidence::FileNameSharedDevice
+                }
+                RankMatch::FileName {
+                    device_agrees: true,
+                    ..
+                } => MatchEvidence::FileNameDeviceAgrees,
+                RankMatch::FileName { .. } => MatchEvidence::FileNameOnly,
+                RankMatch::OomGpu { device, file_said } => MatchEvidence::OomGpu {
+                    device: *device,
+                    file_said: file_said.clone(),
+                },
+                RankMatch::Device { device } => MatchEvidence::Device { device: *device },
+            };
+            (s.rank.clone(), how)
+        })
         .collect();
-    let devices = match (shared, stray_devices) {
-        (Some(d), _) => format!("; all on device {d}, which cannot tell ranks apart"),
-        (None, true) => "; their devices do not follow rank order".to_string(),
-        _ => String::new(),
-    };
-    Some(format!("matched {}{devices}", parts.join("; ")))
+    Some(RankMatchNote {
+        snapshots,
+        shared_device: shared,
+    })
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SiteShare {
     pub site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
@@ -221,7 +227,7 @@ pub struct SiteShare {
     pub blocks: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Attribution {
     pub phase: Phase,
     /// Ranks with a snapshot in both runs.
@@ -238,12 +244,12 @@ pub struct Attribution {
     /// New segments in the candidate's snapshots (whole snapshot, matched by size, pool,
     /// stream and site): count and bytes, median over ranks.
     pub new_segments: Vec<(String, u64, u64)>,
-    /// How the snapshot clock was matched to the log clock, per run.
-    pub clock: Vec<String>,
+    /// How the candidate's snapshot clocks were matched to its log clock.
+    pub clock: Option<ClockNote>,
 }
 
 /// How a snapshot's clock was put on the log's.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClockMatch {
     /// Snapshot clock − log clock, microseconds.
     pub offset_us: i64,
@@ -357,60 +363,52 @@ pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
     clock_match(rr, s).map(|m| m.offset_us)
 }
 
-/// `+01:00` or `+0.42 s`.
-fn offset_text(us: i64, zone: bool) -> String {
-    let sign = if us < 0 { "-" } else { "+" };
-    if zone {
-        let mins = us.unsigned_abs() / 60_000_000;
-        format!("{sign}{:02}:{:02}", mins / 60, mins % 60)
-    } else {
-        format!("{sign}{:.3} s", us.unsigned_abs() as f64 / 1e6)
-    }
+/// How one snapshot's clock was put on its rank's log clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotClock {
+    pub rank: Rank,
+    /// Snapshot clock − log clock, microseconds.
+    pub offset_us: i64,
+    /// The offset is a whole number of quarter hours (a time zone).
+    pub zone: bool,
+    /// What anchored it (`OOM`, phases by name); `None`: the first lines only, whole
+    /// quarter hours.
+    pub anchors: Option<Vec<String>>,
+    /// Half the interval the anchors allow (the uncertainty), microseconds.
+    pub half_us: i64,
 }
 
-/// One line on how a run's snapshot clocks were put on its log clock: per offset, the
-/// ranks, the anchors and the widest uncertainty (half the interval the anchors allow).
-pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<String> {
-    // (offset text, anchors) → (ranks, widest half-interval)
-    let mut groups: BTreeMap<(String, String), (Vec<String>, i64)> = BTreeMap::new();
-    for s in snaps {
-        let Some(rr) = run.rank(&s.rank) else {
-            continue;
-        };
-        let Some(m) = clock_match(rr, &s.snapshot) else {
-            continue;
-        };
-        let (how, half) = match m.interval_us {
-            Some((lo, hi)) => (
-                format!("anchored on {}", m.anchors.join(" and ")),
-                hi.saturating_sub(lo) / 2,
-            ),
-            None => (
-                "first lines only, whole quarter hours".to_string(),
-                QUARTER_HOUR_US / 2,
-            ),
-        };
-        let g = groups
-            .entry((offset_text(m.offset_us, m.zone), how))
-            .or_default();
-        g.0.push(s.rank.to_string());
-        g.1 = g.1.max(half);
-    }
-    if groups.is_empty() {
-        return None;
-    }
-    let parts: Vec<String> = groups
-        .into_iter()
-        .map(|((offset, how), (ranks, half))| {
-            let pm = if half >= 60 * SECOND_US {
-                format!("±{:.1} min", half as f64 / 60e6)
-            } else {
-                format!("±{:.2} s", half as f64 / 1e6)
+/// How a run's snapshot clocks were put on its log clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockNote {
+    /// The run's snapshots (matched or not): a group of all of them is said `all N`.
+    pub snapshots: usize,
+    pub clocks: Vec<SnapshotClock>,
+}
+
+/// How a run's snapshot clocks were put on its log clock (`None` when none was).
+pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<ClockNote> {
+    let clocks: Vec<SnapshotClock> = snaps
+        .iter()
+        .filter_map(|s| {
+            let m = clock_match(run.rank(&s.rank)?, &s.snapshot)?;
+            let (anchors, half_us) = match m.interval_us {
+                Some((lo, hi)) => (Some(m.anchors), hi.saturating_sub(lo) / 2),
+                None => (None, QUARTER_HOUR_US / 2),
             };
-            format!("{offset} {pm}, {how} ({})", who(&ranks, snaps.len()))
+            Some(SnapshotClock {
+                rank: s.rank.clone(),
+                offset_us: m.offset_us,
+                zone: m.zone,
+                anchors,
+                half_us,
+            })
         })
         .collect();
-    Some(format!("clock = log clock {}", parts.join("; ")))
+    (!clocks.is_empty()).then_some(ClockNote {
+        snapshots: snaps.len(),
+        clocks,
+    })
 }
 
 /// The phase a moment of the rank's process belongs to. Stamps are whole seconds, and a
@@ -466,7 +464,6 @@ pub fn attribute(
 ) -> Option<Attribution> {
     let div = d.first_divergence.as_ref()?;
     let rule = SiteRule::default();
-    let mut clock = Vec::new();
     let mut by_site: BTreeMap<String, Vec<RankSiteChange>> = BTreeMap::new();
     let mut ranks_compared = 0;
     let mut seg_counts: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
@@ -533,7 +530,7 @@ pub fn attribute(
     if ranks_compared == 0 {
         return None;
     }
-    clock.extend(clock_note(candidate, cand_snaps).map(|n| format!("candidate snapshot {n}")));
+    let clock = clock_note(candidate, cand_snaps);
     let mut sites: Vec<SiteShare> = by_site
         .into_iter()
         .filter_map(|(site, v)| {
@@ -619,7 +616,7 @@ pub fn attribute(
 
 /// One failing rank's OOM as its snapshot records it: the request, the code that made it,
 /// and who else allocates there.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OomSite {
     pub rank: Rank,
     pub analysis: crate::snapshot::oom::OomAnalysis,
@@ -643,7 +640,7 @@ impl OomSite {
 }
 
 /// What the snapshots say when a run failed, whether or not a log figure moved.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct SnapshotEvidence {
     /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
     pub oom_sites: Vec<OomSite>,
@@ -745,4 +742,50 @@ pub fn snapshot_evidence(
         );
     }
     ev
+}
+
+/// What the reader of a diff should know about the snapshots.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SnapshotNote {
+    /// A snapshot that could not be read or matched, in the loader's words.
+    Unusable(String),
+    /// How one run's snapshots were matched to its ranks and its log clock.
+    Matched {
+        side: Side,
+        ranks: Option<RankMatchNote>,
+        clock: Option<ClockNote>,
+    },
+    /// A log figure diverged but one run has no snapshots: no allocation site is named.
+    NotAttributed,
+}
+
+/// The snapshot notes of a diff: the loader's errors, how each run's snapshots were
+/// matched, and whether the divergence went unattributed for want of snapshots.
+pub fn snapshot_notes(
+    baseline: &Run,
+    candidate: &Run,
+    d: &RunDiff,
+    attribution: Option<&Attribution>,
+    base_snaps: &[RankSnapshot],
+    cand_snaps: &[RankSnapshot],
+    errors: Vec<String>,
+) -> Vec<SnapshotNote> {
+    let mut notes: Vec<SnapshotNote> = errors.into_iter().map(SnapshotNote::Unusable).collect();
+    for (side, run, snaps) in [
+        (Side::Baseline, baseline, base_snaps),
+        (Side::Candidate, candidate, cand_snaps),
+    ] {
+        let ranks = rank_match_note(snaps);
+        let clock = clock_note(run, snaps);
+        if ranks.is_some() || clock.is_some() {
+            notes.push(SnapshotNote::Matched { side, ranks, clock });
+        }
+    }
+    if attribution.is_none()
+        && d.first_divergence.is_some()
+        && (base_snaps.is_empty() || cand_snaps.is_empty())
+    {
+        notes.push(SnapshotNote::NotAttributed);
+    }
+    notes
 }

@@ -3,13 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-
 use super::align::Spread;
 use crate::config::{self, Config, ConfigDiff};
 use crate::event::Rank;
 use crate::model::{Failure, FailureKind, Figure, Outcome, Phase, RankRun, Run};
-use crate::units::{group_thousands, human_bytes, human_delta_mib};
 
 /// The figures compared, in start-up order, and which direction is the worse one.
 pub const COMPARED: &[(Phase, &str, Worse)] = &[
@@ -26,15 +23,13 @@ pub const COMPARED: &[(Phase, &str, Worse)] = &[
     (Phase::CudaGraph, "avail_after", Worse::Down),
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Worse {
     Up,
     Down,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeltaClass {
     /// No rank moved.
     Same,
@@ -61,7 +56,7 @@ impl DeltaClass {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RankDelta {
     pub rank: Rank,
     pub baseline: f64,
@@ -71,7 +66,7 @@ pub struct RankDelta {
     pub beyond_noise: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
     pub phase: Phase,
     pub figure: &'static str,
@@ -88,12 +83,13 @@ pub struct FigureDiff {
     /// The candidate is worse on this figure (more used, less free, fewer tokens).
     pub worse: bool,
     pub per_rank: Vec<RankDelta>,
-    /// Baseline and candidate lines of the first rank, for `--explain`.
-    pub baseline_text: Option<String>,
-    pub candidate_text: Option<String>,
+    /// Baseline and candidate lines of the first rank, for `--explain` (`None` inside:
+    /// the line is not among the run's events).
+    pub baseline_line: Option<Option<FigureLine>>,
+    pub candidate_line: Option<Option<FigureLine>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FailureGroup {
     /// `failed`, `consequence`, `terminated` or `stalled`.
     pub outcome: Outcome,
@@ -112,37 +108,7 @@ pub struct FailureGroup {
     pub consequence_of: Option<Rank>,
 }
 
-impl FailureGroup {
-    /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`;
-    /// `1/2 ranks: consequence of TP0 (nccl in dist_init)`.
-    pub fn describe(&self) -> String {
-        let what = match self.outcome {
-            Outcome::Failed => format!("{} in {}", self.kind.name(), self.phase),
-            o => format!("{o} ({} in {})", self.kind.name(), self.phase),
-        };
-        let mut s = format!("{}/{} ranks: {what}", self.ranks.len(), self.total_ranks);
-        if let Some(b) = self.requested_bytes {
-            s.push_str(&format!(", tried to allocate {}", human_bytes(b)));
-        }
-        if let Some(b) = self.allowed_bytes {
-            s.push_str(&format!(", {} allowed", human_bytes(b)));
-        }
-        if let Some(b) = self.free_bytes {
-            if self.allowed_bytes.is_none() {
-                s.push_str(&format!(", {} free on the device", human_bytes(b)));
-            }
-        }
-        if let Some(b) = self.reserved_unallocated_bytes {
-            s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
-        }
-        if let Some(r) = &self.consequence_of {
-            s.push_str(&format!(", after {r}"));
-        }
-        s
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Numbered ranks (engine and API processes apart).
     pub ranks: usize,
@@ -161,6 +127,45 @@ pub struct RunOutcome {
     pub launcher_consequences: Vec<String>,
     /// Ranks whose log ends with nothing said, and the phase most of them were in.
     pub incomplete: usize,
+    /// The run's failure as told: the root first, what followed counted apart.
+    pub story: FailureStory,
+}
+
+/// Who failed first, as the story of a failed run tells it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoryRoot {
+    /// The run's one rank failed on its own.
+    OnlyRank {
+        rank: Rank,
+        kind: FailureKind,
+        phase: Phase,
+    },
+    /// Every rank failed on its own, the same way.
+    AllRanks {
+        ranks: usize,
+        kind: FailureKind,
+        phase: Phase,
+    },
+    /// The root, and how many more ranks failed on their own.
+    Root {
+        rank: Rank,
+        kind: FailureKind,
+        phase: Phase,
+        stalled: bool,
+        others_failed: usize,
+    },
+    LauncherFailed,
+    /// The launcher saw a child fail; no rank's own failure is in the log.
+    LauncherReportsChild,
+    NoOwnFailure,
+}
+
+/// One run's failure: the root first, then the ranks per outcome that followed it
+/// (consequence, terminated, stalled, incomplete; zero counts left out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureStory {
+    pub root: StoryRoot,
+    pub followers: Vec<(Outcome, usize)>,
 }
 
 impl RunOutcome {
@@ -178,7 +183,7 @@ impl RunOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Divergence {
     pub phase: Phase,
     pub figure: &'static str,
@@ -192,7 +197,7 @@ pub struct Divergence {
 }
 
 /// What the first divergence cost further on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Effect {
     /// Median change in KV tokens per rank (negative: lost).
     pub kv_tokens_delta: Option<i64>,
@@ -204,8 +209,7 @@ pub struct Effect {
     pub avail_after_pool: Option<(i64, i64)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Nothing beyond noise.
     Same,
@@ -238,7 +242,7 @@ impl Status {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EnvChange {
     pub name: String,
     pub baseline: Option<String>,
@@ -275,7 +279,7 @@ fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
         .collect()
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Comparability {
     pub common_ranks: usize,
     pub only_in_baseline: Vec<Rank>,
@@ -286,16 +290,14 @@ pub struct Comparability {
 }
 
 /// Which of the two runs of a diff.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     Baseline,
     Candidate,
 }
 
 /// What limits a comparison, as facts; `render` words them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComparabilityNote {
     /// A run gave no start-up event at all.
     NoEvents { side: Side, run: String },
@@ -319,14 +321,75 @@ pub enum ComparabilityNote {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// How the baseline ended, as a failed or incomplete candidate's headline names it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BaselineEnd {
+    Ready,
+    FailedToo {
+        rank: Rank,
+        kind: FailureKind,
+        phase: Phase,
+    },
+    /// Its log ends before ready with nothing said.
+    EndsBeforeReady,
+    NotReady,
+}
+
+/// What a regressed candidate lost.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CapacityLoss {
+    /// KV tokens per rank lost (positive), and their bytes when known.
+    KvTokens { tokens: i64, bytes: Option<i64> },
+    /// Less free memory after the KV pool (positive bytes).
+    FreeAfterPool { bytes: i64 },
+    /// Less capacity, by a figure the effect does not name.
+    Unnamed,
+}
+
+/// The verdict's headline, as facts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Headline {
+    Failed {
+        story: FailureStory,
+        baseline: BaselineEnd,
+    },
+    Incomplete {
+        incomplete: usize,
+        ranks: usize,
+        baseline: BaselineEnd,
+    },
+    Regressed(CapacityLoss),
+    Improved,
+    Same,
+}
+
+/// Why the configurations could not be compared in full.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfigNote {
+    /// A run has no configuration line.
+    Missing { run: String },
+    /// A run's configuration line could not be read.
+    Unreadable { run: String, error: String },
+    /// A run's line is cut short: keys after the cut are not compared.
+    CutShort { baseline: bool, candidate: bool },
+}
+
+/// The log line a figure was read from: source, line number and message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FigureLine {
+    pub source: String,
+    pub line: u64,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunDiff {
     pub status: Status,
-    pub headline: String,
+    pub headline: Headline,
     /// `server_args` (or the vLLM engine config) of the two runs, key by key.
     pub config: Option<ConfigDiff>,
     /// Why the configurations could not be compared, when they could not.
-    pub config_note: Option<String>,
+    pub config_note: Option<ConfigNote>,
     /// Environment toggles the logs show (`NCCL_… set by environment to …`) that differ.
     pub env: Vec<EnvChange>,
     pub comparability: Comparability,
@@ -337,20 +400,16 @@ pub struct RunDiff {
     pub candidate: RunOutcome,
 }
 
-/// `file:line: message` of the line a figure was read from, for `--explain`.
-fn figure_line(run: &Run, f: &Figure) -> String {
+/// The line a figure was read from, for `--explain`.
+fn figure_line(run: &Run, f: &Figure) -> Option<FigureLine> {
     run.events
         .iter()
         .find(|e| e.origin == f.origin)
-        .map(|e| {
-            format!(
-                "{}:{}: {}",
-                run.source_name(&f.origin),
-                f.origin.line,
-                e.message
-            )
+        .map(|e| FigureLine {
+            source: run.source_name(&f.origin).to_string(),
+            line: f.origin.line,
+            message: e.message.to_string(),
         })
-        .unwrap_or_default()
 }
 
 fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
@@ -441,7 +500,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
         .iter()
         .filter(|f| f.outcome != Outcome::Terminated)
         .partition(|f| f.outcome == Outcome::Failed);
-    RunOutcome {
+    let mut out = RunOutcome {
         ranks: total,
         ready: run.ready,
         failed_ranks: run.failed_ranks(),
@@ -458,7 +517,13 @@ pub fn outcome(run: &Run) -> RunOutcome {
             .map(|f| f.message.clone())
             .collect(),
         incomplete: run.count(Outcome::Incomplete),
-    }
+        story: FailureStory {
+            root: StoryRoot::NoOwnFailure,
+            followers: Vec::new(),
+        },
+    };
+    out.story = failure_story(&out);
+    out
 }
 
 pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
@@ -597,8 +662,8 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
                 delta,
                 worse,
                 per_rank,
-                baseline_text: texts.0,
-                candidate_text: texts.1,
+                baseline_line: texts.0,
+                candidate_line: texts.1,
             });
         }
     }
@@ -676,139 +741,112 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
     }
 }
 
-fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effect>) -> String {
-    let base = if b.ready {
-        "baseline reached ready".to_string()
+fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effect>) -> Headline {
+    let baseline = if b.ready {
+        BaselineEnd::Ready
     } else if let Some((rank, kind, phase)) = &b.first_failure {
-        format!(
-            "baseline failed too ({rank} {} in {phase})",
-            failure_verb(*kind)
-        )
+        BaselineEnd::FailedToo {
+            rank: rank.clone(),
+            kind: *kind,
+            phase: *phase,
+        }
     } else if b.incomplete > 0 {
-        "the baseline's log ends before ready".to_string()
+        BaselineEnd::EndsBeforeReady
     } else {
-        "baseline did not reach ready".to_string()
+        BaselineEnd::NotReady
     };
     match status {
-        Status::Failed => format!("candidate: {}; {base}", failure_story(c)),
-        Status::Incomplete => format!(
-            "candidate: the log ends before ready on {}/{} ranks, with no failure seen; {base}",
-            c.incomplete, c.ranks
-        ),
+        Status::Failed => Headline::Failed {
+            story: c.story.clone(),
+            baseline,
+        },
+        Status::Incomplete => Headline::Incomplete {
+            incomplete: c.incomplete,
+            ranks: c.ranks,
+            baseline,
+        },
         Status::Regressed => {
-            let mut s = "candidate started, with less capacity".to_string();
-            if let Some(e) = effect {
+            let loss = effect.and_then(|e| {
                 if let Some(d) = e.kv_tokens_delta.filter(|d| *d < 0) {
-                    s = format!(
-                        "candidate started, but with {} fewer KV tokens per rank{}",
-                        group_thousands(-d),
-                        e.kv_bytes_delta
-                            .map(|b| format!(" ({})", human_bytes(-b)))
-                            .unwrap_or_default()
-                    );
-                } else if let Some(d) = e.avail_after_pool_delta.filter(|d| *d < 0) {
-                    s = format!(
-                        "candidate started, with {} less free after the KV pool",
-                        human_delta_mib(-d).trim_start_matches('+')
-                    );
+                    Some(CapacityLoss::KvTokens {
+                        tokens: -d,
+                        bytes: e.kv_bytes_delta.map(|b| -b),
+                    })
+                } else {
+                    e.avail_after_pool_delta
+                        .filter(|d| *d < 0)
+                        .map(|d| CapacityLoss::FreeAfterPool { bytes: -d })
                 }
-            }
-            s
+            });
+            Headline::Regressed(loss.unwrap_or(CapacityLoss::Unnamed))
         }
-        Status::Improved => "candidate differs from the baseline, for the better".into(),
-        Status::Same => "no difference beyond the print resolution".into(),
+        Status::Improved => Headline::Improved,
+        Status::Same => Headline::Same,
     }
 }
 
-/// One run's failure in a phrase: the root first, what followed counted apart.
-/// `all 8 ranks ran out of memory in cuda_graph`; `TP0 failed in NCCL in dist_init;
-/// 1 rank failed as a consequence`.
-pub fn failure_story(c: &RunOutcome) -> String {
+/// One run's failure: the root first, what followed counted apart.
+fn failure_story(c: &RunOutcome) -> FailureStory {
     let own: Vec<&FailureGroup> = c
         .groups
         .iter()
         .filter(|g| g.outcome == Outcome::Failed)
         .collect();
-    let mut what = match (own.as_slice(), &c.first_failure) {
-        ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => format!(
-            "its only rank {} {} in {}",
-            g.ranks[0],
-            failure_verb(g.kind),
-            g.phase
-        ),
-        ([g], _) if g.ranks.len() == c.ranks => format!(
-            "all {} ranks {} in {}",
-            c.ranks,
-            failure_verb(g.kind),
-            g.phase
-        ),
-        (_, Some((rank, kind, phase))) => {
-            let verb = match c.root_outcome {
-                Some(Outcome::Stalled) => "stalled",
-                _ => failure_verb(*kind),
-            };
-            let mut s = format!("{rank} {verb} in {phase}");
-            let others = c.failed_ranks.saturating_sub(1);
-            match others {
-                0 => {}
-                1 => s.push_str("; 1 more rank failed on its own"),
-                n => s.push_str(&format!("; {n} more ranks failed on their own")),
-            }
-            s
-        }
-        _ if !c.launcher_failures.is_empty() => "the launcher failed".to_string(),
-        _ if !c.launcher_consequences.is_empty() => {
-            "the launcher reports a failed child; no rank's own failure is in the log".to_string()
-        }
-        _ => "no rank's own failure is in the log".to_string(),
+    let root = match (own.as_slice(), &c.first_failure) {
+        ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => StoryRoot::OnlyRank {
+            rank: g.ranks[0].clone(),
+            kind: g.kind,
+            phase: g.phase,
+        },
+        ([g], _) if g.ranks.len() == c.ranks => StoryRoot::AllRanks {
+            ranks: c.ranks,
+            kind: g.kind,
+            phase: g.phase,
+        },
+        (_, Some((rank, kind, phase))) => StoryRoot::Root {
+            rank: rank.clone(),
+            kind: *kind,
+            phase: *phase,
+            stalled: c.root_outcome == Some(Outcome::Stalled),
+            others_failed: c.failed_ranks.saturating_sub(1),
+        },
+        _ if !c.launcher_failures.is_empty() => StoryRoot::LauncherFailed,
+        _ if !c.launcher_consequences.is_empty() => StoryRoot::LauncherReportsChild,
+        _ => StoryRoot::NoOwnFailure,
     };
-    for o in [
+    let followers = [
         Outcome::Consequence,
         Outcome::Terminated,
         Outcome::Stalled,
         Outcome::Incomplete,
-    ] {
-        // The root's own stall is already the headline.
+    ]
+    .into_iter()
+    // The root's own stall is already the headline.
+    .map(|o| {
         let n = c.count(o) - usize::from(o == Outcome::Stalled && c.root_outcome == Some(o));
-        let said = match (o, n) {
-            (_, 0) => continue,
-            (Outcome::Consequence, 1) => "1 rank failed as a consequence".to_string(),
-            (Outcome::Consequence, n) => format!("{n} ranks failed as a consequence"),
-            (Outcome::Terminated, 1) => "1 rank was terminated".to_string(),
-            (Outcome::Terminated, n) => format!("{n} ranks were terminated"),
-            (Outcome::Stalled, 1) => "1 rank stalled".to_string(),
-            (Outcome::Stalled, n) => format!("{n} ranks stalled"),
-            (_, 1) => "1 rank's log ends without a reason".to_string(),
-            (_, n) => format!("{n} ranks' logs end without a reason"),
-        };
-        what.push_str("; ");
-        what.push_str(&said);
-    }
-    what
-}
-
-pub fn failure_verb(k: FailureKind) -> &'static str {
-    match k {
-        FailureKind::Oom => "ran out of memory",
-        FailureKind::NotEnoughMemory => "had not enough memory",
-        FailureKind::Nccl => "failed in NCCL",
-        FailureKind::Exception => "raised an exception",
-        FailureKind::Timeout => "timed out",
-        FailureKind::Signal => "was stopped by a signal",
-    }
+        (o, n)
+    })
+    .filter(|(_, n)| *n > 0)
+    .collect();
+    FailureStory { root, followers }
 }
 
 /// A run's configuration (read by the model with its grammar's config rule), and whether
 /// its line was cut short.
-fn run_config(run: &Run) -> Result<(Config, bool), String> {
+fn run_config(run: &Run) -> Result<(Config, bool), ConfigNote> {
     match &run.config {
-        None => Err(format!("{}: no server_args line", run.name)),
+        None => Err(ConfigNote::Missing {
+            run: run.name.clone(),
+        }),
         Some(Ok(p)) => Ok((p.config.clone(), p.truncated)),
-        Some(Err(e)) => Err(format!("{}: server_args not readable: {e}", run.name)),
+        Some(Err(e)) => Err(ConfigNote::Unreadable {
+            run: run.name.clone(),
+            error: e.to_string(),
+        }),
     }
 }
 
-fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<String>) {
+fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<ConfigNote>) {
     match (run_config(b), run_config(c)) {
         (Ok((a, cut_a)), Ok((b_cfg, cut_b))) => {
             let mut d = config::diff(&a, &b_cfg);
@@ -821,14 +859,10 @@ fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<String>) {
                 if cut_b {
                     d.removed.clear();
                 }
-                note = Some(format!(
-                    "server_args of the {} is cut short: keys after the cut are not compared",
-                    match (cut_a, cut_b) {
-                        (true, true) => "baseline and the candidate",
-                        (true, false) => "baseline",
-                        _ => "candidate",
-                    }
-                ));
+                note = Some(ConfigNote::CutShort {
+                    baseline: cut_a,
+                    candidate: cut_b,
+                });
             }
             (Some(d), note)
         }

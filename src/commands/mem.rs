@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use rankscope::cli::{MemOutput, SiteArgs};
-use rankscope::render::{mem_json, Style};
+use rankscope::render::{mem_json, mem_text, Style};
 use rankscope::snapshot;
 
 use super::{out, out_json};
@@ -32,7 +32,7 @@ pub fn summaries(
             text.push_str(&format!(
                 "{}\n{}\n",
                 path.display(),
-                snapshot::render::summary_text(&summary, top, style.width)
+                mem_text::summary_text(&summary, top, style.width)
             ));
         }
     }
@@ -66,7 +66,7 @@ pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Sty
             "A {}\nB {}\n\n{}",
             a.display(),
             b.display(),
-            snapshot::render::diff_text(&d, top, style.width)
+            mem_text::diff_text(&d, top, style.width)
         ))?;
     }
     Ok(0)

@@ -1,12 +1,21 @@
 //! `rankscope diff`: the verdict first, then the tables that support it.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::outcome_text::{failure_group, failure_story, failure_verb};
 use super::summary_text::figure_label;
 use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
-use crate::analysis::diff::{ComparabilityNote, DeltaClass, FigureDiff, RunDiff, Side, Status};
+use crate::analysis::attribute::{
+    Attribution, ClockNote, MatchEvidence, RankMatchNote, SnapshotNote,
+};
+use crate::analysis::diff::{
+    BaselineEnd, CapacityLoss, ComparabilityNote, ConfigNote, DeltaClass, FigureDiff, FigureLine,
+    Headline, RunDiff, Side, Status,
+};
+use crate::report::DiffReport;
 use crate::text::sanitize;
-use crate::units::{group_thousands, human_delta_mib};
+use crate::units::{group_thousands, human_bytes, human_delta_mib};
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
 pub fn delta_text(f: &FigureDiff, v: f64) -> String {
@@ -143,7 +152,7 @@ pub fn fragmentation_cause_lines(
     ev: &crate::analysis::attribute::SnapshotEvidence,
     figures_moved: bool,
 ) -> Vec<String> {
-    use crate::snapshot::render as sr;
+    use super::mem_text as sr;
     let frag: Vec<&crate::analysis::attribute::OomSite> = ev.fragmented().collect();
     let Some(first) = frag.first() else {
         return Vec::new();
@@ -226,7 +235,7 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
         }
     }
     if let Some(n) = &d.config_note {
-        out.push(sanitize(n));
+        out.push(sanitize(&config_note(n)));
     }
     for e in &d.env {
         out.push(format!(
@@ -302,6 +311,23 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
     lines
 }
 
+/// `diff`'s text for a whole report: the verdict with the snapshots' config lines,
+/// attribution, OOM sites and notes.
+pub fn report(r: &DiffReport, style: Style) -> String {
+    let extra = Extra {
+        config: allocator_setting_lines(&r.evidence),
+        snapshot_cause: fragmentation_cause_lines(&r.evidence, r.diff.first_divergence.is_some()),
+        oom_sites: oom_site_lines(&r.evidence),
+        attribution: r
+            .attribution
+            .as_ref()
+            .map(attribution_lines)
+            .unwrap_or_default(),
+        notes: r.notes.iter().map(snapshot_note).collect(),
+    };
+    diff(&r.diff, &extra, style)
+}
+
 pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     let mut o = String::new();
     let label = match d.status {
@@ -310,9 +336,12 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         _ => style.good(d.status.label()),
     };
     let indent = d.status.label().len() + 2;
-    for (i, line) in wrap(&d.headline, style.width.saturating_sub(indent + 2).max(20))
-        .into_iter()
-        .enumerate()
+    for (i, line) in wrap(
+        &headline(&d.headline),
+        style.width.saturating_sub(indent + 2).max(20),
+    )
+    .into_iter()
+    .enumerate()
     {
         if i == 0 {
             let _ = writeln!(o, "{label}  {line}");
@@ -428,7 +457,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     }
     for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
         for (i, g) in out.groups.iter().enumerate() {
-            for (j, line) in wrap(&g.describe(), label_room(style))
+            for (j, line) in wrap(&failure_group(g), label_room(style))
                 .into_iter()
                 .enumerate()
             {
@@ -576,9 +605,9 @@ pub fn explain(d: &RunDiff, style: Style) -> String {
     );
     for f in &d.figures {
         let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
-        for (mark, text) in [("  - ", &f.baseline_text), ("  + ", &f.candidate_text)] {
-            if let Some(t) = text {
-                for line in wrap_indented(t, style.width, mark, "      ") {
+        for (mark, line) in [("  - ", &f.baseline_line), ("  + ", &f.candidate_line)] {
+            if let Some(l) = line {
+                for line in wrap_indented(&figure_line(l.as_ref()), style.width, mark, "      ") {
                     let _ = writeln!(o, "{line}");
                 }
             }
@@ -620,5 +649,196 @@ pub fn comparability_note(n: &ComparabilityNote) -> String {
             baseline.join("+"),
             candidate.join("+")
         ),
+    }
+}
+
+/// `file:line: message` of the line a figure was read from (empty when the line is not
+/// among the run's events), for `--explain` and the JSON's `baseline_text`.
+pub fn figure_line(l: Option<&FigureLine>) -> String {
+    l.map(|l| format!("{}:{}: {}", l.source, l.line, l.message))
+        .unwrap_or_default()
+}
+
+/// Why the configurations were not compared in full, in words.
+pub fn config_note(n: &ConfigNote) -> String {
+    match n {
+        ConfigNote::Missing { run } => format!("{run}: no server_args line"),
+        ConfigNote::Unreadable { run, error } => {
+            format!("{run}: server_args not readable: {error}")
+        }
+        ConfigNote::CutShort {
+            baseline,
+            candidate,
+        } => format!(
+            "server_args of the {} is cut short: keys after the cut are not compared",
+            match (baseline, candidate) {
+                (true, true) => "baseline and the candidate",
+                (true, false) => "baseline",
+                _ => "candidate",
+            }
+        ),
+    }
+}
+
+/// The verdict's headline in words (text, JSON's `verdict` and the TUI's Diff view).
+pub fn headline(h: &Headline) -> String {
+    let base = |b: &BaselineEnd| match b {
+        BaselineEnd::Ready => "baseline reached ready".to_string(),
+        BaselineEnd::FailedToo { rank, kind, phase } => format!(
+            "baseline failed too ({rank} {} in {phase})",
+            failure_verb(*kind)
+        ),
+        BaselineEnd::EndsBeforeReady => "the baseline's log ends before ready".to_string(),
+        BaselineEnd::NotReady => "baseline did not reach ready".to_string(),
+    };
+    match h {
+        Headline::Failed { story, baseline } => {
+            format!("candidate: {}; {}", failure_story(story), base(baseline))
+        }
+        Headline::Incomplete {
+            incomplete,
+            ranks,
+            baseline,
+        } => format!(
+            "candidate: the log ends before ready on {incomplete}/{ranks} ranks, with no failure seen; {}",
+            base(baseline)
+        ),
+        Headline::Regressed(CapacityLoss::KvTokens { tokens, bytes }) => format!(
+            "candidate started, but with {} fewer KV tokens per rank{}",
+            group_thousands(*tokens),
+            bytes
+                .map(|b| format!(" ({})", human_bytes(b)))
+                .unwrap_or_default()
+        ),
+        Headline::Regressed(CapacityLoss::FreeAfterPool { bytes }) => format!(
+            "candidate started, with {} less free after the KV pool",
+            human_delta_mib(*bytes).trim_start_matches('+')
+        ),
+        Headline::Regressed(CapacityLoss::Unnamed) => {
+            "candidate started, with less capacity".to_string()
+        }
+        Headline::Improved => "candidate differs from the baseline, for the better".into(),
+        Headline::Same => "no difference beyond the print resolution".into(),
+    }
+}
+
+/// `all 8` when a group is every snapshot, else its ranks.
+fn who(ranks: &[String], total: usize) -> String {
+    if ranks.len() == total && total > 1 {
+        format!("all {total}")
+    } else {
+        ranks.join(", ")
+    }
+}
+
+/// How a run's snapshots were matched to ranks, in a phrase: `matched by file name,
+/// device index agrees (all 2)`; snapshots matched alike are one group.
+pub fn rank_match_note(n: &RankMatchNote) -> String {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (rank, how) in &n.snapshots {
+        let how = match how {
+            MatchEvidence::FileNameAndOomGpu => {
+                "by file name and the GPU its OOM message names".to_string()
+            }
+            MatchEvidence::FileNameSharedDevice => "by file name".to_string(),
+            MatchEvidence::FileNameDeviceAgrees => "by file name, device index agrees".to_string(),
+            MatchEvidence::FileNameOnly => "by file name only".to_string(),
+            MatchEvidence::OomGpu { device, file_said } => format!(
+                "by the GPU its OOM message names (device {device}){}",
+                file_said
+                    .as_ref()
+                    .map(|r| format!(", not the file name's {r}"))
+                    .unwrap_or_default()
+            ),
+            MatchEvidence::Device { device } => format!(
+                "by device index {device} (no rank in the file name; one GPU per rank from GPU 0 assumed)"
+            ),
+        };
+        groups.entry(how).or_default().push(rank.to_string());
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(how, ranks)| format!("{how} ({})", who(&ranks, n.snapshots.len())))
+        .collect();
+    let stray = n
+        .snapshots
+        .iter()
+        .any(|(_, h)| *h == MatchEvidence::FileNameOnly);
+    let devices = match (n.shared_device, stray) {
+        (Some(d), _) => format!("; all on device {d}, which cannot tell ranks apart"),
+        (None, true) => "; their devices do not follow rank order".to_string(),
+        _ => String::new(),
+    };
+    format!("matched {}{devices}", parts.join("; "))
+}
+
+/// `+01:00` or `+0.42 s`.
+fn offset_text(us: i64, zone: bool) -> String {
+    let sign = if us < 0 { "-" } else { "+" };
+    if zone {
+        let mins = us.unsigned_abs() / 60_000_000;
+        format!("{sign}{:02}:{:02}", mins / 60, mins % 60)
+    } else {
+        format!("{sign}{:.3} s", us.unsigned_abs() as f64 / 1e6)
+    }
+}
+
+/// How a run's snapshot clocks were put on its log clock, in one line: per offset as
+/// printed, the ranks, the anchors and the widest uncertainty.
+pub fn clock_note(n: &ClockNote) -> String {
+    // (offset text, anchors) → (ranks, widest half-interval)
+    let mut groups: BTreeMap<(String, String), (Vec<String>, i64)> = BTreeMap::new();
+    for c in &n.clocks {
+        let how = match &c.anchors {
+            Some(a) => format!("anchored on {}", a.join(" and ")),
+            None => "first lines only, whole quarter hours".to_string(),
+        };
+        let g = groups
+            .entry((offset_text(c.offset_us, c.zone), how))
+            .or_default();
+        g.0.push(c.rank.to_string());
+        g.1 = g.1.max(c.half_us);
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|((offset, how), (ranks, half))| {
+            let pm = if half >= 60_000_000 {
+                format!("±{:.1} min", half as f64 / 60e6)
+            } else {
+                format!("±{:.2} s", half as f64 / 1e6)
+            };
+            format!("{offset} {pm}, {how} ({})", who(&ranks, n.snapshots))
+        })
+        .collect();
+    format!("clock = log clock {}", parts.join("; "))
+}
+
+/// The candidate's snapshot clock line of `--explain` and the JSON's `clock`.
+pub fn attribution_clock(a: &Attribution) -> Option<String> {
+    a.clock
+        .as_ref()
+        .map(|n| format!("candidate snapshot {}", clock_note(n)))
+}
+
+/// A snapshot note in words.
+pub fn snapshot_note(n: &SnapshotNote) -> String {
+    match n {
+        SnapshotNote::Unusable(e) => e.clone(),
+        SnapshotNote::Matched { side, ranks, clock } => {
+            let name = match side {
+                Side::Baseline => "baseline",
+                Side::Candidate => "candidate",
+            };
+            let parts: Vec<String> = ranks
+                .iter()
+                .map(rank_match_note)
+                .chain(clock.iter().map(clock_note))
+                .collect();
+            format!("{name} snapshots {}", parts.join("; "))
+        }
+        SnapshotNote::NotAttributed => {
+            "no snapshots in one of the runs: the divergence is not attributed to allocation sites"
+                .into()
+        }
     }
 }

@@ -3,6 +3,8 @@
 pub mod diff_text;
 pub mod json;
 pub mod mem_json;
+pub mod mem_text;
+pub mod outcome_text;
 pub mod summary_text;
 
 use std::io::IsTerminal;

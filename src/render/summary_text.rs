@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
+use super::outcome_text::{failure_group, failure_story, failure_verb};
 use super::{figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
-use crate::analysis::diff::{failure_story, failure_verb};
 use crate::model::{Outcome, Phase, RankRun, Run};
 use crate::report::RunReport;
 
@@ -70,7 +70,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         );
     }
     if out.failed() {
-        let story = format!("verdict: {}", failure_story(out));
+        let story = format!("verdict: {}", failure_story(&out.story));
         for line in wrap_indented(&story, style.width, "", "  ") {
             let _ = writeln!(o, "{}", style.bad(&line));
         }
@@ -110,7 +110,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         );
     }
     for g in &out.groups {
-        for line in wrap_indented(&g.describe(), style.width, "", "  ") {
+        for line in wrap_indented(&failure_group(g), style.width, "", "  ") {
             let _ = writeln!(o, "{}", style.bad(&line));
         }
     }

@@ -5,7 +5,6 @@ pub mod analysis;
 pub mod model;
 pub mod oom;
 pub mod pickle;
-pub mod render;
 pub mod site;
 
 use std::path::{Path, PathBuf};

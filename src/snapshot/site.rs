@@ -122,3 +122,22 @@ pub fn site_at_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> String {
 pub(super) fn site_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> Option<i64> {
     choose(s, rule, stack).map(|f| f.line)
 }
+
+/// `init_custom_ar (model_runner.py:85-87)`: the site with the lines it spans.
+pub fn site_label(site: &str, lines: &[i64]) -> String {
+    // A per-line site already names its line.
+    if let ([a], Some(head)) = (lines, site.strip_suffix(')')) {
+        if head.ends_with(&format!(":{a}")) {
+            return site.to_string();
+        }
+    }
+    let span = match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) if a == b => format!(":{a}"),
+        (Some(a), Some(b)) => format!(":{a}-{b}"),
+        _ => return site.to_string(),
+    };
+    match site.strip_suffix(')') {
+        Some(head) => format!("{head}{span})"),
+        None => format!("{site}{span}"),
+    }
+}

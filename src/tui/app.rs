@@ -6,15 +6,15 @@ use std::collections::BTreeSet;
 use chrono::NaiveDateTime;
 
 use crate::analysis::attribute::{
-    attribute, clock_offset_us, snapshot_evidence, Attribution, RankSnapshot, SnapshotEvidence,
+    clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence, SnapshotNote,
 };
 use crate::analysis::diff::{diff, RunDiff};
 use crate::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
 use crate::model::{Edge, Phase, RankRun, Run};
-use crate::report::RunReport;
+use crate::report::{DiffReport, RunReport};
 use crate::snapshot::analysis::{summarize, SiteRule};
-use crate::snapshot::render::site_label;
+use crate::snapshot::site::site_label;
 
 use super::layout::time_label;
 
@@ -694,24 +694,33 @@ pub fn analyse(run: &Run, baseline: Option<&Run>, snaps: &Snapshots) -> Analysed
 }
 
 /// The head of the Diff view; with the snapshots of both runs, what they attribute the
-/// divergence (or the OOM) to.
+/// divergence (or the OOM) to: `diff`'s own report (`DiffReport`), so the two agree.
 fn diff_facts(base: &Run, run: &Run, d: &RunDiff, snaps: &Snapshots) -> DiffFacts {
     let Some(base_snaps) = snaps.baseline else {
         return DiffFacts::new(d, None, &SnapshotEvidence::default(), Vec::new());
     };
-    let attribution = attribute(base, run, d, base_snaps, snaps.run);
-    let ev = snapshot_evidence(run, base_snaps, snaps.run);
-    let mut notes = snaps.baseline_notes.clone();
-    if attribution.is_none()
-        && d.first_divergence.is_some()
-        && (base_snaps.is_empty() || snaps.run.is_empty())
-    {
-        notes.push(
-            "no snapshots in one of the runs: the divergence is not attributed to allocation sites"
-                .into(),
-        );
-    }
-    DiffFacts::new(d, attribution.as_ref(), &ev, notes)
+    let report = DiffReport::with_diff(
+        d.clone(),
+        base,
+        run,
+        base_snaps,
+        snaps.run,
+        snaps.baseline_notes.clone(),
+    );
+    // How each run's snapshots were matched to ranks and clock is left to the Memory
+    // view, which shows each rank's snapshot; the rest are `diff`'s notes.
+    let notes = report
+        .notes
+        .iter()
+        .filter(|n| !matches!(n, SnapshotNote::Matched { .. }))
+        .map(crate::render::diff_text::snapshot_note)
+        .collect();
+    DiffFacts::new(
+        &report.diff,
+        report.attribution.as_ref(),
+        &report.evidence,
+        notes,
+    )
 }
 
 impl App {

@@ -74,9 +74,12 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let status = format!(" {} ", d.status.label());
     let indent = status.chars().count() + 2;
     let head_w = usize::from(width).saturating_sub(indent).max(20);
-    for (i, part) in wrap_line(&sanitize(&d.headline), head_w)
-        .into_iter()
-        .enumerate()
+    for (i, part) in wrap_line(
+        &sanitize(&crate::render::diff_text::headline(&d.headline)),
+        head_w,
+    )
+    .into_iter()
+    .enumerate()
     {
         let first = if i == 0 {
             Span::styled(status.clone(), status_st)
@@ -135,7 +138,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         labelled(
             &mut lines,
             failed_label,
-            &sanitize(&g.describe()),
+            &sanitize(&crate::render::outcome_text::failure_group(g)),
             failure_style(c),
             width,
         );

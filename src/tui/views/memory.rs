@@ -8,7 +8,7 @@ use ratatui::Frame;
 
 use crate::model::Phase;
 use crate::render::fit;
-use crate::snapshot::render::fmt_bytes;
+use crate::render::mem_text::fmt_bytes;
 use crate::text::sanitize;
 use crate::tui::app::App;
 use crate::tui::app::PARTS;

@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::analysis::{MemDiff, MemSummary, SiteChange};
-use super::oom::{FreeSpace, Limit, OomAnalysis};
+use crate::snapshot::analysis::{MemDiff, MemSummary, SiteChange};
+use crate::snapshot::oom::{FreeSpace, Limit, OomAnalysis};
+use crate::snapshot::site::site_label;
 
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
 pub use crate::units::human_size as fmt_bytes;
@@ -22,9 +23,9 @@ pub fn fmt_delta(n: i64) -> String {
 
 /// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
 fn cell_lines(text: &str, w: usize) -> Vec<String> {
-    crate::render::wrap(text, w)
+    super::wrap(text, w)
         .into_iter()
-        .map(|l| crate::render::fit(&l, w.max(crate::text::columns(&l))))
+        .map(|l| super::fit(&l, w.max(crate::text::columns(&l))))
         .collect()
 }
 
@@ -125,7 +126,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
         let _ = writeln!(
             o,
             "{} {:>11} {:>11} {:>10}",
-            crate::render::fit("site (live memory)", site_w),
+            super::fit("site (live memory)", site_w),
             "allocated",
             "reserved",
             "blocks"
@@ -158,7 +159,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
 fn put(o: &mut String, width: usize, indent: usize, text: &str) {
     let first = " ".repeat(indent);
     let rest = " ".repeat(indent + 2);
-    for l in crate::render::wrap_indented(text, width, &first, &rest) {
+    for l in super::wrap_indented(text, width, &first, &rest) {
         let _ = writeln!(o, "{l}");
     }
 }
@@ -328,25 +329,6 @@ fn oom_section(o: &mut String, width: usize, indent: usize, head: &str, a: &OomA
     }
 }
 
-/// `init_custom_ar (model_runner.py:85-87)`: the site with the lines it spans.
-pub fn site_label(site: &str, lines: &[i64]) -> String {
-    // A per-line site already names its line.
-    if let ([a], Some(head)) = (lines, site.strip_suffix(')')) {
-        if head.ends_with(&format!(":{a}")) {
-            return site.to_string();
-        }
-    }
-    let span = match (lines.first(), lines.last()) {
-        (Some(a), Some(b)) if a == b => format!(":{a}"),
-        (Some(a), Some(b)) => format!(":{a}-{b}"),
-        _ => return site.to_string(),
-    };
-    match site.strip_suffix(')') {
-        Some(head) => format!("{head}{span})"),
-        None => format!("{site}{span}"),
-    }
-}
-
 fn change_rows(o: &mut String, width: usize, title: &str, v: &[SiteChange], top: usize) {
     if v.is_empty() {
         return;
@@ -356,7 +338,7 @@ fn change_rows(o: &mut String, width: usize, title: &str, v: &[SiteChange], top:
     let _ = writeln!(
         o,
         "{} {:>13} {:>13} {:>13}",
-        crate::render::fit(title, site_w),
+        super::fit(title, site_w),
         "A alloc",
         "B alloc",
         "delta resv"

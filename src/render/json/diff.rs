@@ -1,0 +1,560 @@
+//! `diff --json`: the comparison, its attribution and snapshot evidence.
+
+use super::*;
+use crate::analysis::diff;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusName {
+    /// Nothing beyond noise (exit 0).
+    Same,
+    /// The candidate fails (exit 1).
+    Failed,
+    /// No failure, but less capacity or more memory used (exit 1).
+    Regressed,
+    /// Only changes for the better (exit 0).
+    Improved,
+    /// The candidate's log ends before ready with no failure seen (exit 3).
+    Incomplete,
+}
+
+impl From<diff::Status> for StatusName {
+    fn from(s: diff::Status) -> Self {
+        match s {
+            diff::Status::Same => StatusName::Same,
+            diff::Status::Failed => StatusName::Failed,
+            diff::Status::Regressed => StatusName::Regressed,
+            diff::Status::Improved => StatusName::Improved,
+            diff::Status::Incomplete => StatusName::Incomplete,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaClassName {
+    /// No rank moved.
+    Same,
+    /// Within the printed resolution, and not all ranks the same way.
+    Noise,
+    /// Most ranks (or all) moved the same way.
+    Systematic,
+    /// Some ranks only.
+    Local,
+}
+
+impl From<diff::DeltaClass> for DeltaClassName {
+    fn from(c: diff::DeltaClass) -> Self {
+        match c {
+            diff::DeltaClass::Same => DeltaClassName::Same,
+            diff::DeltaClass::Noise => DeltaClassName::Noise,
+            diff::DeltaClass::Systematic => DeltaClassName::Systematic,
+            diff::DeltaClass::Local => DeltaClassName::Local,
+        }
+    }
+}
+
+/// A configuration key whose value changed. Values are the Python values as JSON
+/// (`None` is null, tuples and sets are arrays, calls are `{call, args, kwargs}`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ChangeDoc {
+    pub key: String,
+    pub old: serde_json::Value,
+    pub new: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct KeyValueDoc {
+    pub key: String,
+    pub value: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ConfigDiffDoc {
+    pub changed: Vec<ChangeDoc>,
+    /// Keys only in the candidate.
+    pub added: Vec<KeyValueDoc>,
+    /// Keys only in the baseline.
+    pub removed: Vec<KeyValueDoc>,
+}
+
+fn py(v: &crate::pyrepr::PyValue) -> serde_json::Value {
+    // PyValue's Serialize never fails (non-finite floats become strings), so Null is
+    // only a safety net.
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {
+    let kv = |(k, v): &(String, crate::pyrepr::PyValue)| KeyValueDoc {
+        key: k.clone(),
+        value: py(v),
+    };
+    ConfigDiffDoc {
+        changed: c
+            .changed
+            .iter()
+            .map(|ch| ChangeDoc {
+                key: ch.key.clone(),
+                old: py(&ch.old),
+                new: py(&ch.new),
+            })
+            .collect(),
+        added: c.added.iter().map(kv).collect(),
+        removed: c.removed.iter().map(kv).collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ComparabilityDoc {
+    pub common_ranks: usize,
+    pub only_in_baseline: Vec<String>,
+    pub only_in_candidate: Vec<String>,
+    /// Per-rank memory is compared only when the rank sets match.
+    pub memory_compared: bool,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankDeltaDoc {
+    pub rank: String,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// Beyond one print step.
+    pub beyond_noise: bool,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FigureDiffDoc {
+    pub phase: PhaseName,
+    pub figure: String,
+    pub is_bytes: bool,
+    /// One print step in bytes, for memory (null otherwise); deltas within it are noise.
+    pub resolution_bytes: Option<u64>,
+    /// One print step in the figure's unit, for figures other than memory; null for memory.
+    pub resolution: Option<f64>,
+    pub class: DeltaClassName,
+    pub ranks_compared: usize,
+    /// Ranks that moved beyond noise in the dominant direction.
+    pub ranks_moved: usize,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+    pub delta: SpreadDoc,
+    /// The candidate is worse on this figure (more used, less free, fewer tokens).
+    pub worse: bool,
+    pub per_rank: Vec<RankDeltaDoc>,
+    /// `file:line: message` of the first compared rank, baseline and candidate.
+    pub baseline_text: Option<String>,
+    pub candidate_text: Option<String>,
+}
+
+fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
+    FigureDiffDoc {
+        phase: f.phase.into(),
+        figure: f.figure.to_string(),
+        is_bytes: f.is_bytes,
+        resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
+        resolution: (!f.is_bytes).then_some(f.resolution),
+        class: f.class.into(),
+        ranks_compared: f.ranks_compared,
+        ranks_moved: f.ranks_moved,
+        baseline_median: f.baseline_median,
+        candidate_median: f.candidate_median,
+        delta: (&f.delta).into(),
+        worse: f.worse,
+        per_rank: f
+            .per_rank
+            .iter()
+            .map(|d| RankDeltaDoc {
+                rank: d.rank.to_string(),
+                baseline: d.baseline,
+                candidate: d.candidate,
+                delta: d.delta,
+                beyond_noise: d.beyond_noise,
+            })
+            .collect(),
+        baseline_text: f
+            .baseline_line
+            .as_ref()
+            .map(|l| crate::render::diff_text::figure_line(l.as_ref())),
+        candidate_text: f
+            .candidate_line
+            .as_ref()
+            .map(|l| crate::render::diff_text::figure_line(l.as_ref())),
+    }
+}
+
+/// The first compared figure (in start-up order) that moved beyond noise.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DivergenceDoc {
+    pub phase: PhaseName,
+    pub figure: String,
+    pub class: DeltaClassName,
+    pub ranks_moved: usize,
+    pub ranks_compared: usize,
+    pub delta: SpreadDoc,
+    pub is_bytes: bool,
+    pub baseline_median: f64,
+    pub candidate_median: f64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct BaselineCandidate {
+    pub baseline: i64,
+    pub candidate: i64,
+}
+
+/// What the first divergence cost further on (medians over ranks).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EffectDoc {
+    /// Change in KV tokens per rank (negative: lost).
+    pub kv_tokens_delta: Option<i64>,
+    pub kv_tokens_baseline: Option<i64>,
+    /// The same in bytes, from the candidate's bytes per token.
+    pub kv_bytes_delta: Option<i64>,
+    /// Change of free memory after the KV pool, bytes.
+    pub avail_after_pool_delta: Option<i64>,
+    pub avail_after_pool: Option<BaselineCandidate>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureGroupDoc {
+    pub outcome: OutcomeName,
+    pub kind: FailureKindName,
+    pub phase: PhaseName,
+    pub ranks: Vec<String>,
+    pub total_ranks: usize,
+    pub requested_bytes: Option<i64>,
+    pub allowed_bytes: Option<i64>,
+    pub free_bytes: Option<i64>,
+    pub reserved_unallocated_bytes: Option<i64>,
+    pub private_pools_bytes: Option<i64>,
+    pub message: String,
+    pub consequence_of: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FirstFailureDoc {
+    pub rank: String,
+    pub kind: FailureKindName,
+    pub phase: PhaseName,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunOutcomeDoc {
+    /// Numbered ranks (engine and API processes apart).
+    pub ranks: usize,
+    pub ready: bool,
+    /// Ranks that failed on their own.
+    pub failed_ranks: usize,
+    /// Ranks per outcome.
+    pub outcomes: BTreeMap<String, usize>,
+    /// Ranks that ended the same way: own failures first, then what followed them.
+    pub groups: Vec<FailureGroupDoc>,
+    /// The root: the rank whose own failure came first (by time, then file order), or,
+    /// with none, whose stall did. Consequences and logs that merely end never are.
+    pub first_failure: Option<FirstFailureDoc>,
+    pub launcher_failures: Vec<String>,
+    /// Launcher lines that report a failure elsewhere.
+    pub launcher_consequences: Vec<String>,
+}
+
+fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
+    RunOutcomeDoc {
+        ranks: o.ranks,
+        ready: o.ready,
+        failed_ranks: o.failed_ranks,
+        outcomes: o
+            .counts
+            .iter()
+            .map(|(k, n)| (k.name().to_string(), *n))
+            .collect(),
+        groups: o
+            .groups
+            .iter()
+            .map(|g| FailureGroupDoc {
+                outcome: g.outcome.into(),
+                kind: g.kind.into(),
+                phase: g.phase.into(),
+                ranks: g.ranks.iter().map(|r| r.to_string()).collect(),
+                total_ranks: g.total_ranks,
+                requested_bytes: g.requested_bytes,
+                allowed_bytes: g.allowed_bytes,
+                free_bytes: g.free_bytes,
+                reserved_unallocated_bytes: g.reserved_unallocated_bytes,
+                private_pools_bytes: g.private_pools_bytes,
+                message: g.message.clone(),
+                consequence_of: g.consequence_of.as_ref().map(|r| r.to_string()),
+            })
+            .collect(),
+        first_failure: o
+            .first_failure
+            .as_ref()
+            .map(|(rank, kind, phase)| FirstFailureDoc {
+                rank: rank.to_string(),
+                kind: (*kind).into(),
+                phase: (*phase).into(),
+            }),
+        launcher_failures: o.launcher_failures.clone(),
+        launcher_consequences: o.launcher_consequences.clone(),
+    }
+}
+
+/// `rankscope diff --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DiffDoc {
+    pub schema_version: u32,
+    /// Always `diff`.
+    pub command: String,
+    pub baseline: String,
+    pub candidate: String,
+    pub status: StatusName,
+    /// The exit code the command returns: 1 for `failed` and `regressed`, else 0.
+    pub exit_code: i32,
+    /// The verdict in one line, as the text output's first line.
+    pub verdict: String,
+    pub config: Option<ConfigDiffDoc>,
+    /// Why the configurations could not be compared, when they could not.
+    pub config_note: Option<String>,
+    /// Environment toggles shown in the logs that differ (`null` side: not shown).
+    pub env: Vec<EnvChangeDoc>,
+    /// The first divergence attributed to allocation sites from the ranks' PyTorch
+    /// snapshots; null when either run has none.
+    pub attribution: Option<AttributionDoc>,
+    /// What the snapshots say about a failure: each failing rank's OOM request and who
+    /// else allocates there, fragmentation, the allocator settings compared. Null when
+    /// snapshots were not read.
+    pub snapshot_evidence: Option<SnapshotEvidenceDoc>,
+    pub comparability: ComparabilityDoc,
+    pub first_divergence: Option<DivergenceDoc>,
+    pub effect: Option<EffectDoc>,
+    pub figures: Vec<FigureDiffDoc>,
+    pub baseline_outcome: RunOutcomeDoc,
+    pub candidate_outcome: RunOutcomeDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EnvChangeDoc {
+    pub name: String,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SiteShareDoc {
+    /// `init_custom_ar (model_runner.py)`: the first frame outside PyTorch.
+    pub site: String,
+    /// The same with the source lines it spans.
+    pub label: String,
+    /// The phase where the site first allocated, on the log's clock.
+    pub phase: Option<PhaseName>,
+    pub ranks: usize,
+    /// Change in reserved bytes at this site, candidate − baseline, median over ranks.
+    pub delta_reserved_bytes: i64,
+    pub delta_allocated_bytes: i64,
+    pub blocks: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NewSegmentsDoc {
+    pub site: String,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AttributionDoc {
+    pub phase: PhaseName,
+    pub ranks_compared: usize,
+    pub sites: Vec<SiteShareDoc>,
+    /// Allocator-level change of reserved bytes in the phase (sum of its sites).
+    pub allocator_delta_reserved_bytes: i64,
+    /// Driver-level change from the log's figure.
+    pub driver_delta_bytes: Option<i64>,
+    /// driver − allocator: memory PyTorch's allocator did not see.
+    pub residual_bytes: Option<i64>,
+    pub log_resolution_bytes: Option<u64>,
+    pub new_segments: Vec<NewSegmentsDoc>,
+    /// How the snapshot clock was matched to the log clock.
+    pub clock: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct OomSiteDoc {
+    pub rank: String,
+    /// The OOM against the allocator's state then, as `mem --json` reports it.
+    pub oom: crate::render::mem_json::OomAnalysisDoc,
+    /// The other candidate ranks with a snapshot, and those that allocate at the site.
+    pub other_ranks: Vec<String>,
+    pub others_allocating: Vec<String>,
+    /// Null without baseline snapshots.
+    pub baseline_allocates: Option<bool>,
+    /// No other rank and not the baseline allocate at the site.
+    pub only_this_rank: bool,
+    /// The cap the rank's OOM message printed, when it did.
+    pub allowed_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AllocatorSettingChangeDoc {
+    /// Dotted for nested settings: `roundup_power2_divisions.64`.
+    pub key: String,
+    /// The value as JSON text; null when that side does not record the key.
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SnapshotEvidenceDoc {
+    pub oom_sites: Vec<OomSiteDoc>,
+    /// Ranks whose OOM the snapshot shows as fragmentation.
+    pub fragmented_ranks: Vec<String>,
+    /// Whether both runs had a snapshot to compare allocator settings from.
+    pub allocator_settings_compared: bool,
+    pub allocator_settings: Vec<AllocatorSettingChangeDoc>,
+}
+
+pub fn snapshot_evidence_doc(
+    e: &crate::analysis::attribute::SnapshotEvidence,
+) -> SnapshotEvidenceDoc {
+    let names = |v: &[crate::event::Rank]| v.iter().map(|r| r.to_string()).collect();
+    SnapshotEvidenceDoc {
+        oom_sites: e
+            .oom_sites
+            .iter()
+            .map(|o| OomSiteDoc {
+                rank: o.rank.to_string(),
+                oom: (&o.analysis).into(),
+                other_ranks: names(&o.other_ranks),
+                others_allocating: names(&o.others_allocating),
+                baseline_allocates: o.baseline_allocates,
+                only_this_rank: o.only_here(),
+                allowed_bytes: o.allowed,
+            })
+            .collect(),
+        fragmented_ranks: e.fragmented().map(|o| o.rank.to_string()).collect(),
+        allocator_settings_compared: e.allocator_settings_compared,
+        allocator_settings: e
+            .allocator_settings
+            .iter()
+            .map(|c| AllocatorSettingChangeDoc {
+                key: c.key.clone(),
+                baseline: c.baseline.clone(),
+                candidate: c.candidate.clone(),
+            })
+            .collect(),
+    }
+}
+
+pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
+    AttributionDoc {
+        phase: a.phase.into(),
+        ranks_compared: a.ranks_compared,
+        sites: a
+            .sites
+            .iter()
+            .map(|s| SiteShareDoc {
+                site: s.site.clone(),
+                label: s.label.clone(),
+                phase: s.phase.map(Into::into),
+                ranks: s.ranks,
+                delta_reserved_bytes: s.delta_reserved.median.round() as i64,
+                delta_allocated_bytes: s.delta_allocated.median.round() as i64,
+                blocks: s.blocks,
+            })
+            .collect(),
+        allocator_delta_reserved_bytes: a.allocator_delta_reserved,
+        driver_delta_bytes: a.driver_delta,
+        residual_bytes: a.residual,
+        log_resolution_bytes: a.log_resolution,
+        new_segments: a
+            .new_segments
+            .iter()
+            .map(|(site, count, bytes)| NewSegmentsDoc {
+                site: site.clone(),
+                count: *count,
+                bytes: *bytes,
+            })
+            .collect(),
+        clock: crate::render::diff_text::attribution_clock(a)
+            .into_iter()
+            .collect(),
+    }
+}
+
+pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc {
+    let d = &report.diff;
+    DiffDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "diff".into(),
+        baseline: b.name.clone(),
+        candidate: c.name.clone(),
+        status: d.status.into(),
+        exit_code: d.status.exit_code(),
+        verdict: crate::render::diff_text::headline(&d.headline),
+        config: d.config.as_ref().map(config_doc),
+        config_note: d
+            .config_note
+            .as_ref()
+            .map(crate::render::diff_text::config_note),
+        env: d
+            .env
+            .iter()
+            .map(|e| EnvChangeDoc {
+                name: e.name.clone(),
+                baseline: e.baseline.clone(),
+                candidate: e.candidate.clone(),
+            })
+            .collect(),
+        attribution: report.attribution.as_ref().map(attribution_doc),
+        snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
+        comparability: ComparabilityDoc {
+            common_ranks: d.comparability.common_ranks,
+            only_in_baseline: d
+                .comparability
+                .only_in_baseline
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
+            only_in_candidate: d
+                .comparability
+                .only_in_candidate
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
+            memory_compared: d.comparability.memory_compared,
+            notes: d
+                .comparability
+                .notes
+                .iter()
+                .map(crate::render::diff_text::comparability_note)
+                .collect(),
+        },
+        first_divergence: d.first_divergence.as_ref().map(|v| DivergenceDoc {
+            phase: v.phase.into(),
+            figure: v.figure.to_string(),
+            class: v.class.into(),
+            ranks_moved: v.ranks_moved,
+            ranks_compared: v.ranks_compared,
+            delta: (&v.delta).into(),
+            is_bytes: v.is_bytes,
+            baseline_median: v.baseline_median,
+            candidate_median: v.candidate_median,
+        }),
+        effect: d.effect.as_ref().map(|e| EffectDoc {
+            kv_tokens_delta: e.kv_tokens_delta,
+            kv_tokens_baseline: e.kv_tokens_baseline,
+            kv_bytes_delta: e.kv_bytes_delta,
+            avail_after_pool_delta: e.avail_after_pool_delta,
+            avail_after_pool: e
+                .avail_after_pool
+                .map(|(baseline, candidate)| BaselineCandidate {
+                    baseline,
+                    candidate,
+                }),
+        }),
+        figures: d.figures.iter().map(figure_diff_doc).collect(),
+        baseline_outcome: outcome_doc(&d.baseline),
+        candidate_outcome: outcome_doc(&d.candidate),
+    }
+}

@@ -1,0 +1,286 @@
+//! `events --json` and the NDJSON stream: events, messages, phase records.
+
+use super::*;
+
+/// `rankscope events --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EventsDoc {
+    pub schema_version: u32,
+    /// Always `events`.
+    pub command: String,
+    pub run: String,
+    pub lines: LineCountsDoc,
+    pub events: Vec<EventDoc>,
+}
+
+pub fn events_doc(run: &Run, filter: &EventFilter) -> EventsDoc {
+    EventsDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "events".into(),
+        run: run.name.clone(),
+        lines: (&run.counts()).into(),
+        events: run
+            .events
+            .iter()
+            .filter(|e| filter.keeps(e))
+            .map(|e| event_doc(run, e))
+            .collect(),
+    }
+}
+
+/// `events --ndjson`, in its documented order: the run, the events kept, each kept rank,
+/// each kept rank's failure, the launcher's failures (when no rank is asked for), and the
+/// summary with the number of events written.
+pub fn event_messages<'a>(
+    run: &'a Run,
+    filter: &'a EventFilter,
+) -> impl Iterator<Item = Message> + 'a {
+    let kept = run.events.iter().filter(|e| filter.keeps(e));
+    let written = kept.clone().count() as u64;
+    let ranks = move || {
+        run.ranks
+            .iter()
+            .filter(|r| filter.keeps_rank(Some(&r.rank)))
+    };
+    let launcher: &[Failure] = if filter.rank.is_none() {
+        &run.launcher_failures
+    } else {
+        &[]
+    };
+    std::iter::once(run_message(run))
+        .chain(kept.map(|e| Message::Event(event_doc(run, e))))
+        .chain(ranks().map(|r| rank_message(run, r)))
+        .chain(ranks().filter_map(|r| {
+            r.failure
+                .as_ref()
+                .map(|f| failure_message(run, Some(&r.rank), f))
+        }))
+        .chain(launcher.iter().map(|f| failure_message(run, None, f)))
+        .chain(std::iter::once_with(move || summary_message(run, written)))
+}
+
+/// One NDJSON message with a caller-chosen payload: a `type`/`data` envelope, as
+/// ripgrep's JSON printer does. `MessageDoc` is the documented set of `events --ndjson`.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    pub schema_version: u32,
+    pub run: RunIdDoc,
+    pub data: T,
+}
+
+/// Which run an NDJSON line belongs to, on every line, so that the lines of many runs
+/// can be loaded into one table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RunIdDoc {
+    /// The run's path(s) as given on the command line (` + ` between several).
+    pub name: String,
+    /// XXH3-64 of the run's log and nvidia-smi files' contents, 16 hex digits: over the
+    /// sorted per-file XXH3-64 digests, so independent of file names and paths (docs/json.md).
+    /// Null when an input cannot be read twice (stdin, a FIFO).
+    pub hash: Option<String>,
+}
+
+impl From<&crate::export::identity::RunIdentity> for RunIdDoc {
+    fn from(id: &crate::export::identity::RunIdentity) -> Self {
+        RunIdDoc {
+            name: id.name.clone(),
+            hash: id.hash.clone(),
+        }
+    }
+}
+
+/// One line of `rankscope events --ndjson`. The order on the stream is: one `run`, the
+/// `event`s in time order, one `rank` per rank, one `failure` per failure, and `summary`
+/// last.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MessageDoc {
+    #[serde(flatten)]
+    pub message: Message,
+    pub schema_version: u32,
+    pub run: RunIdDoc,
+}
+
+impl MessageDoc {
+    pub fn new(message: Message, run: RunIdDoc) -> MessageDoc {
+        MessageDoc {
+            message,
+            schema_version: SCHEMA_VERSION,
+            run,
+        }
+    }
+}
+
+/// One line of `rankscope summary --ndjson`: one rank's one phase, in rank order then
+/// start-up order.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseRecordDoc {
+    /// Always `phase`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub schema_version: u32,
+    pub run: RunIdDoc,
+    pub data: PhaseRecord,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseRecord {
+    pub rank: String,
+    /// An engine or API process, not counted among the ranks.
+    pub process: bool,
+    /// The node the rank ran on, in a run read from several nodes.
+    pub node: Option<String>,
+    pub phase: PhaseName,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// `end - start`, only where both are known; null otherwise.
+    pub duration_s: Option<f64>,
+    /// What the server printed on the end line (`elapsed`), for a phase with no begin
+    /// line; null when there was a begin line or no such figure.
+    pub printed_duration_s: Option<f64>,
+    /// The phase's closing line was seen.
+    pub complete: bool,
+    /// The rank's outcome (the same on each of its phases).
+    pub outcome: OutcomeName,
+    /// The rank failed in this phase (its own failure, a consequence, a stall or a
+    /// termination).
+    pub failed_here: bool,
+    /// The failure's kind when `failed_here`.
+    pub failure_kind: Option<FailureKindName>,
+    /// As in `summary --json`: memory as `{bytes, resolution_bytes}`, other figures as `value`.
+    pub figures: BTreeMap<String, FigureDoc>,
+}
+
+/// The records of `summary --ndjson`, one per rank × phase the rank reported.
+pub fn phase_records(run: &Run, id: &RunIdDoc) -> Vec<PhaseRecordDoc> {
+    let mut out = Vec::new();
+    for r in &run.ranks {
+        let node = run
+            .nodes
+            .iter()
+            .find(|n| n.ranks.iter().any(|x| x == &r.rank))
+            .map(|n| n.name.clone());
+        for p in &r.phases {
+            let duration_s = p.duration_s();
+            let printed = if p.start.is_none() {
+                p.printed_elapsed_s()
+            } else {
+                None
+            };
+            let failed_here = r.failure.as_ref().is_some_and(|f| f.phase == p.phase);
+            out.push(PhaseRecordDoc {
+                kind: "phase".into(),
+                schema_version: SCHEMA_VERSION,
+                run: id.clone(),
+                data: PhaseRecord {
+                    rank: r.rank.to_string(),
+                    process: r.is_process(),
+                    node: node.clone(),
+                    phase: p.phase.into(),
+                    start: p.start.map(ts),
+                    end: p.end.map(ts),
+                    duration_s,
+                    printed_duration_s: printed,
+                    complete: p.complete,
+                    outcome: r.outcome.into(),
+                    failed_here,
+                    failure_kind: r
+                        .failure
+                        .as_ref()
+                        .filter(|_| failed_here)
+                        .map(|f| f.kind.into()),
+                    figures: p
+                        .figures
+                        .iter()
+                        .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
+                        .collect(),
+                },
+            });
+        }
+    }
+    out
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Message {
+    Run(RunMessage),
+    Event(EventDoc),
+    Rank(RankMessage),
+    Failure(FailureMessage),
+    Summary(SummaryMessage),
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunMessage {
+    pub name: String,
+    pub grammars: Vec<String>,
+    pub sources: Vec<SourceDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankMessage {
+    pub rank: String,
+    pub process: bool,
+    pub outcome: OutcomeName,
+    pub last_phase: PhaseName,
+    pub reached_ready: bool,
+    pub failure: Option<FailureDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureMessage {
+    /// Null for a failure the launcher printed outside any rank.
+    pub rank: Option<String>,
+    #[serde(flatten)]
+    pub failure: FailureDoc,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SummaryMessage {
+    /// `event` messages written (after `--kind`/`--rank` filters).
+    pub events: u64,
+    pub ranks: usize,
+    pub failed_ranks: usize,
+    pub root: Option<String>,
+    pub ready: bool,
+    pub lines: LineCountsDoc,
+}
+
+pub fn run_message(run: &Run) -> Message {
+    Message::Run(RunMessage {
+        name: run.name.clone(),
+        grammars: run.grammars.clone(),
+        sources: run.sources.iter().map(source_doc).collect(),
+    })
+}
+
+pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
+    Message::Rank(RankMessage {
+        rank: r.rank.to_string(),
+        process: r.is_process(),
+        outcome: r.outcome.into(),
+        last_phase: r.last_phase.into(),
+        reached_ready: r.reached_ready,
+        failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
+    })
+}
+
+pub fn failure_message(run: &Run, rank: Option<&crate::event::Rank>, f: &Failure) -> Message {
+    Message::Failure(FailureMessage {
+        rank: rank.map(|r| r.to_string()),
+        failure: failure_doc(run, f),
+    })
+}
+
+pub fn summary_message(run: &Run, events: u64) -> Message {
+    Message::Summary(SummaryMessage {
+        events,
+        ranks: run.worker_ranks().count(),
+        failed_ranks: run.failed_ranks(),
+        root: run.root.as_ref().map(|r| r.to_string()),
+        ready: run.ready,
+        lines: (&run.counts()).into(),
+    })
+}

@@ -1,0 +1,394 @@
+//! The JSON contract. These types are the output, kept apart from the internal model so
+//! that a refactor cannot change what scripts read by accident: every internal value is
+//! converted here into a type that exists only to be serialised. Every document carries
+//! `schema_version`; a breaking change bumps it (see CHANGELOG.md and docs/json.md).
+//!
+//! The JSON Schemas in `docs/schema/` are generated from these types (`rankscope schema`)
+//! and `tests/schema.rs` fails when they drift.
+//!
+//! One file per document: `summary` (RunDoc, SummaryDoc), `events` (EventsDoc, the
+//! NDJSON messages and phase records), `diff` (DiffDoc with its attribution and snapshot
+//! evidence); this one holds the schema entry point and the pieces they share.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::analysis::align;
+use crate::config;
+use crate::event::{Event, FieldValue};
+use crate::model::{self, EventFilter, Failure, Run};
+use crate::report::RunReport;
+use crate::scan;
+
+mod diff;
+mod events;
+mod summary;
+
+pub use diff::*;
+pub use events::*;
+pub use summary::*;
+
+pub use super::SCHEMA_VERSION;
+
+/// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
+pub const SCHEMA_NAMES: [&str; 5] = ["summary", "events", "diff", "event", "phase"];
+
+/// The JSON Schema of one document: `summary`, `events`, `diff`, `event` (one NDJSON
+/// line of `events --ndjson`), `phase` (one line of `summary --ndjson`), `mem`, `mem-diff`.
+pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
+    let gen = || {
+        schemars::gen::SchemaSettings::draft07()
+            .with_visitor(AlwaysPresent)
+            .into_generator()
+    };
+    Some(match name {
+        "summary" => gen().into_root_schema_for::<SummaryDoc>(),
+        "events" => gen().into_root_schema_for::<EventsDoc>(),
+        "diff" => gen().into_root_schema_for::<DiffDoc>(),
+        "event" => gen().into_root_schema_for::<MessageDoc>(),
+        "phase" => gen().into_root_schema_for::<PhaseRecordDoc>(),
+        "mem" => gen().into_root_schema_for::<super::mem_json::MemDoc>(),
+        "mem-diff" => gen().into_root_schema_for::<super::mem_json::MemDiffDoc>(),
+        _ => return None,
+    })
+}
+
+/// Every field of every output type is written, as `null` when unknown, so the schema
+/// marks them all required: a consumer can tell "unknown" (null) from "this version has
+/// no such field" (absent). schemars would leave `Option` fields optional.
+#[derive(Clone, Debug)]
+struct AlwaysPresent;
+
+impl schemars::visit::Visitor for AlwaysPresent {
+    fn visit_schema_object(&mut self, schema: &mut schemars::schema::SchemaObject) {
+        if let Some(obj) = schema.object.as_mut() {
+            let names: Vec<String> = obj.properties.keys().cloned().collect();
+            obj.required.extend(names);
+        }
+        schemars::visit::visit_schema_object(self, schema);
+    }
+}
+
+/// Times are ISO 8601 without a zone: the logs print local time and no offset.
+fn ts(t: NaiveDateTime) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.f").to_string()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseName {
+    Launch,
+    DistInit,
+    WeightLoad,
+    KvCache,
+    CudaGraph,
+    Ready,
+}
+
+impl From<model::Phase> for PhaseName {
+    fn from(p: model::Phase) -> Self {
+        use model::Phase as P;
+        match p {
+            P::Launch => PhaseName::Launch,
+            P::DistInit => PhaseName::DistInit,
+            P::WeightLoad => PhaseName::WeightLoad,
+            P::KvCache => PhaseName::KvCache,
+            P::CudaGraph => PhaseName::CudaGraph,
+            P::Ready => PhaseName::Ready,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKindName {
+    Oom,
+    NotEnoughMemory,
+    Nccl,
+    Exception,
+    /// A timeout or watchdog fired (or, for a stall read from silence, none did).
+    Timeout,
+    /// A signal or the launcher's shutdown ended the process.
+    Signal,
+}
+
+/// What a rank's start-up came to (docs/json.md, "Outcomes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeName {
+    Ready,
+    /// Its own failure.
+    Failed,
+    /// Failed because another rank failed (`consequence_of` names it).
+    Consequence,
+    /// Killed or shut down by the launcher after a failure.
+    Terminated,
+    /// A timeout or watchdog fired, or it printed nothing for minutes while others went on.
+    Stalled,
+    /// The log ends; nothing says why. Never called a hang.
+    Incomplete,
+}
+
+impl From<model::Outcome> for OutcomeName {
+    fn from(o: model::Outcome) -> Self {
+        use model::Outcome as O;
+        match o {
+            O::Ready => OutcomeName::Ready,
+            O::Failed => OutcomeName::Failed,
+            O::Consequence => OutcomeName::Consequence,
+            O::Terminated => OutcomeName::Terminated,
+            O::Stalled => OutcomeName::Stalled,
+            O::Incomplete => OutcomeName::Incomplete,
+        }
+    }
+}
+
+impl From<model::FailureKind> for FailureKindName {
+    fn from(k: model::FailureKind) -> Self {
+        use model::FailureKind as K;
+        match k {
+            K::Oom => FailureKindName::Oom,
+            K::NotEnoughMemory => FailureKindName::NotEnoughMemory,
+            K::Nccl => FailureKindName::Nccl,
+            K::Exception => FailureKindName::Exception,
+            K::Timeout => FailureKindName::Timeout,
+            K::Signal => FailureKindName::Signal,
+        }
+    }
+}
+
+/// Memory read from a log, the one shape of memory in every document: bytes, and one
+/// step of the printed figure in bytes (`0.60 GB` is printed to 0.01 GiB = 10,737,418
+/// bytes), so that deltas below it are known to be noise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MemoryDoc {
+    pub bytes: i64,
+    pub resolution_bytes: u64,
+}
+
+/// A captured value in canonical units.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FieldValueDoc {
+    /// Memory: `{"bytes": N, "resolution_bytes": R}`.
+    Bytes(MemoryDoc),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl From<&FieldValue> for FieldValueDoc {
+    fn from(v: &FieldValue) -> Self {
+        match v {
+            FieldValue::Bytes { bytes, resolution } => FieldValueDoc::Bytes(MemoryDoc {
+                bytes: *bytes,
+                resolution_bytes: *resolution,
+            }),
+            FieldValue::Int(i) => FieldValueDoc::Int(*i),
+            FieldValue::Float(f) => FieldValueDoc::Float(*f),
+            FieldValue::Text(t) => FieldValueDoc::Text(t.clone()),
+        }
+    }
+}
+
+fn fields_doc(fields: &BTreeMap<String, FieldValue>) -> BTreeMap<String, FieldValueDoc> {
+    fields.iter().map(|(k, v)| (k.clone(), v.into())).collect()
+}
+
+/// How the lines of the input were understood; `unknown` lines matched no grammar.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LineCountsDoc {
+    pub lines: u64,
+    pub events: u64,
+    pub records: u64,
+    pub continuation: u64,
+    pub noise: u64,
+    pub blank: u64,
+    pub unknown: u64,
+    /// Physical lines longer than a scan block, split to keep memory bounded.
+    pub split_long_lines: u64,
+}
+
+impl From<&scan::LineCounts> for LineCountsDoc {
+    fn from(c: &scan::LineCounts) -> Self {
+        LineCountsDoc {
+            lines: c.lines,
+            events: c.events,
+            records: c.records,
+            continuation: c.continuation,
+            noise: c.noise,
+            blank: c.blank,
+            unknown: c.unknown,
+            split_long_lines: c.split_long_lines,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EventDoc {
+    /// A canonical kind (docs/json.md) or one a grammar added.
+    pub kind: String,
+    pub ts: Option<String>,
+    /// The log printed no year (vLLM) and it was inferred.
+    pub year_inferred: bool,
+    /// Display name of the rank (`TP3`, `PP1 TP2`); null for the launcher.
+    pub rank: Option<String>,
+    pub pid: Option<u32>,
+    pub source: String,
+    /// 1-based physical line number in `source`.
+    pub line: u64,
+    pub grammar: String,
+    /// Memory in bytes, time in seconds, counts as integers.
+    pub fields: BTreeMap<String, FieldValueDoc>,
+    pub message: String,
+    /// Continuation lines (a traceback) that belong to the record.
+    pub detail: Option<String>,
+}
+
+pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
+    EventDoc {
+        kind: e.kind.clone(),
+        ts: e.ts.map(ts),
+        year_inferred: e.year_inferred,
+        rank: e.rank.as_ref().map(|r| r.to_string()),
+        pid: e.pid,
+        source: run.source_name(&e.origin).to_string(),
+        line: e.origin.line,
+        grammar: e.grammar.clone(),
+        fields: fields_doc(&e.fields),
+        message: e.message.clone(),
+        detail: e.detail.clone(),
+    }
+}
+
+/// A phase's figure with the line it was read from. A memory figure is the memory shape
+/// (`bytes`, `resolution_bytes`) and `value` null; any other (`elapsed` in seconds,
+/// `tokens` a count) is `value`, with `bytes` and `resolution_bytes` null.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FigureDoc {
+    pub bytes: Option<i64>,
+    pub resolution_bytes: Option<u64>,
+    pub value: Option<f64>,
+    pub source: String,
+    pub line: u64,
+}
+
+fn figure_doc(run: &Run, f: &model::Figure) -> Option<FigureDoc> {
+    let bytes = f.value.as_bytes();
+    Some(FigureDoc {
+        bytes,
+        resolution_bytes: bytes.map(|_| f.value.resolution()),
+        value: match bytes {
+            Some(_) => None,
+            None => Some(f.value.as_f64()?),
+        },
+        source: run.source_name(&f.origin).to_string(),
+        line: f.origin.line,
+    })
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseDoc {
+    pub phase: PhaseName,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// Between `start` and `end`; null when either is unknown (with no begin line the
+    /// server's own figure, if it printed one, is `figures.elapsed`).
+    pub duration_s: Option<f64>,
+    /// The phase's closing line was seen.
+    pub complete: bool,
+    pub figures: BTreeMap<String, FigureDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureDoc {
+    /// The outcome this line gives its rank.
+    pub outcome: OutcomeName,
+    pub phase: PhaseName,
+    /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
+    /// message) or `last_event` (the last phase line before it).
+    pub phase_from: String,
+    pub kind: FailureKindName,
+    pub message: String,
+    /// Parsed figures, e.g. `requested_bytes`, `free_bytes`, `allowed_bytes` for an OOM.
+    pub fields: BTreeMap<String, FieldValueDoc>,
+    pub ts: Option<String>,
+    pub source: Option<String>,
+    pub line: Option<u64>,
+    /// For a consequence or a termination: the rank whose failure it followed.
+    pub consequence_of: Option<String>,
+    pub traceback: Option<String>,
+}
+
+pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
+    FailureDoc {
+        outcome: f.outcome.into(),
+        phase: f.phase.into(),
+        phase_from: f.phase_from.to_string(),
+        kind: f.kind.into(),
+        message: f.message.clone(),
+        fields: fields_doc(&f.fields),
+        ts: f.ts.map(ts),
+        source: f.origin.as_ref().map(|o| run.source_name(o).to_string()),
+        line: f.origin.as_ref().map(|o| o.line),
+        consequence_of: f.consequence_of.as_ref().map(|r| r.to_string()),
+        traceback: f.traceback.clone(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankDoc {
+    pub rank: String,
+    /// An engine or API process (vLLM's engine core), not a numbered rank: it is not
+    /// counted among the ranks.
+    pub process: bool,
+    pub outcome: OutcomeName,
+    /// Where the rank stopped: `ready`, or the phase of its failure, or where its log ends.
+    pub last_phase: PhaseName,
+    pub reached_ready: bool,
+    /// The evidence for every outcome but `ready` and `incomplete`.
+    pub failure: Option<FailureDoc>,
+    /// The rank's last line (`file:line`): where an incomplete log ends.
+    pub last_line: Option<String>,
+    pub phases: Vec<PhaseDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct UnknownLineDoc {
+    pub line: u64,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SourceDoc {
+    pub path: String,
+    pub bytes: u64,
+    pub lines: LineCountsDoc,
+    /// Events dropped because another file of the run holds the same lines.
+    pub duplicate_events: u64,
+    /// The last line had no newline (the file was cut): its text, shortened.
+    pub cut_last_line: Option<String>,
+    /// A few of the lines no grammar understood.
+    pub unknown_samples: Vec<UnknownLineDoc>,
+}
+
+fn source_doc(s: &model::SourceInfo) -> SourceDoc {
+    SourceDoc {
+        path: s.path.clone(),
+        bytes: s.bytes,
+        lines: (&s.counts).into(),
+        duplicate_events: s.duplicate_events,
+        cut_last_line: s.cut_last_line.clone(),
+        unknown_samples: s
+            .unknown_samples
+            .iter()
+            .map(|u| UnknownLineDoc {
+                line: u.line,
+                text: u.text.clone(),
+            })
+            .collect(),
+    }
+}

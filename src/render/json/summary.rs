@@ -1,0 +1,367 @@
+//! `summary --json`: the run document.
+
+use super::*;
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SpreadDoc {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl From<&align::Spread> for SpreadDoc {
+    fn from(s: &align::Spread) -> Self {
+        SpreadDoc {
+            min: s.min,
+            median: s.median,
+            max: s.max,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FigureStatsDoc {
+    pub name: String,
+    pub ranks: usize,
+    /// In the figure's unit: bytes for memory.
+    pub spread: SpreadDoc,
+    /// One step of the printed figure in bytes, for memory; null otherwise.
+    pub resolution_bytes: Option<u64>,
+    /// One step of the printed figure in its unit, for figures other than memory; null
+    /// for memory.
+    pub resolution: Option<f64>,
+    pub is_bytes: bool,
+    /// Ranks off the median by more than one print step.
+    pub outliers: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseStatsDoc {
+    pub phase: PhaseName,
+    /// Ranks that reported the phase.
+    pub ranks: usize,
+    /// Of those, ranks that finished it.
+    pub completed: usize,
+    /// Seconds between the first and the last rank finishing.
+    pub end_skew_s: Option<f64>,
+    /// From the begin and end stamps, over the ranks that have both.
+    pub duration_s: Option<SpreadDoc>,
+    /// The durations the server printed on the end line, for the ranks with no begin line.
+    pub printed_duration_s: Option<SpreadDoc>,
+    /// Ranks with an end line but neither a begin line nor a printed duration.
+    pub unknown_start: usize,
+    pub figures: Vec<FigureStatsDoc>,
+    /// Ranks that finished the phase after the other ranks' median by more than the
+    /// stamps' step and the nodes' clock uncertainty.
+    pub stragglers: Vec<String>,
+    /// How each straggler was late, in the order of `stragglers`.
+    pub straggler_detail: Vec<StragglerDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StragglerDoc {
+    pub rank: String,
+    /// Seconds after the other ranks' median end of the phase.
+    pub late_s: f64,
+    /// Of which, seconds it began the phase late: the time went before its first line.
+    pub before_first_line_s: f64,
+    /// Of which, seconds it ran longer inside the phase.
+    pub inside_s: f64,
+    /// What `late_s` exceeded: one stamp step plus the nodes' clock uncertainty.
+    pub uncertainty_s: f64,
+}
+
+/// One host of a run read from several nodes' files.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NodeDoc {
+    pub name: String,
+    /// The node the others' clocks are aligned to.
+    pub reference: bool,
+    /// The paths of its log files.
+    pub sources: Vec<String>,
+    pub ranks: Vec<String>,
+    /// `node_rank` and `nnodes` from its server arguments, when printed.
+    pub node_rank: Option<u32>,
+    pub nnodes: Option<u32>,
+    /// The hosts its NCCL lines name (`host:pid:tid` prefixes); empty when none.
+    pub hosts: Vec<String>,
+    /// Its clock minus the reference node's; absent for the reference and for a node
+    /// with no barrier exit in common with it.
+    pub clock_offset: Option<ClockOffsetDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ClockOffsetDoc {
+    /// The estimate, the middle of the interval, in seconds.
+    pub offset_s: f64,
+    /// The offset lies in the open interval (`min_s`, `max_s`).
+    pub min_s: f64,
+    pub max_s: f64,
+    /// The most the estimate can be off by: half the interval.
+    pub uncertainty_s: f64,
+    /// Barrier exits intersected, and those left out because they disagreed.
+    pub barrier_events: usize,
+    pub rejected_events: usize,
+    /// The node's stamps were moved by `-offset_s` (false under `--no-clock-align`).
+    pub applied: bool,
+}
+
+fn node_doc(run: &Run, n: &crate::node::Node) -> NodeDoc {
+    NodeDoc {
+        name: n.name.clone(),
+        reference: n.reference,
+        sources: n
+            .sources
+            .iter()
+            .filter_map(|&i| run.sources.get(i).map(|s| s.path.clone()))
+            .collect(),
+        ranks: n.ranks.iter().map(|r| r.to_string()).collect(),
+        node_rank: n.node_rank,
+        nnodes: n.nnodes,
+        hosts: n.hosts.clone(),
+        clock_offset: n.offset.as_ref().map(|o| ClockOffsetDoc {
+            offset_s: o.mid_ms() as f64 / 1000.0,
+            min_s: o.lo_ms as f64 / 1000.0,
+            max_s: o.hi_ms as f64 / 1000.0,
+            uncertainty_s: o.half_width_ms() as f64 / 1000.0,
+            barrier_events: o.barrier_events,
+            rejected_events: o.rejected_events,
+            applied: o.applied,
+        }),
+    }
+}
+
+fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
+    PhaseStatsDoc {
+        phase: p.phase.into(),
+        ranks: p.ranks,
+        completed: p.completed,
+        end_skew_s: p.end_skew_s,
+        duration_s: p.duration_s.as_ref().map(Into::into),
+        printed_duration_s: p.printed_duration_s.as_ref().map(Into::into),
+        unknown_start: p.unknown_start,
+        figures: p
+            .figures
+            .iter()
+            .map(|f| FigureStatsDoc {
+                name: f.name.to_string(),
+                ranks: f.ranks,
+                spread: (&f.spread).into(),
+                resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
+                resolution: (!f.is_bytes).then_some(f.resolution),
+                is_bytes: f.is_bytes,
+                outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
+            })
+            .collect(),
+        stragglers: p.stragglers.iter().map(|r| r.to_string()).collect(),
+        straggler_detail: p
+            .straggler_detail
+            .iter()
+            .map(|s| StragglerDoc {
+                rank: s.rank.to_string(),
+                late_s: s.late_s,
+                before_first_line_s: s.before_first_line_s,
+                inside_s: s.inside_s,
+                uncertainty_s: s.uncertainty_s,
+            })
+            .collect(),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunDoc {
+    pub name: String,
+    /// Some rank printed the server's ready line.
+    pub ready: bool,
+    pub start: Option<String>,
+    pub grammars: Vec<String>,
+    pub year_inferred: bool,
+    pub lines: LineCountsDoc,
+    pub sources: Vec<SourceDoc>,
+    pub ranks: Vec<RankDoc>,
+    pub phases: Vec<PhaseStatsDoc>,
+    /// Failures printed by the launcher, outside any rank.
+    pub launcher_failures: Vec<FailureDoc>,
+    /// The rank whose own failure came first (or, with none, whose stall did).
+    pub root: Option<String>,
+    /// Numbered ranks per outcome (engine and API processes are not counted).
+    pub outcomes: BTreeMap<String, usize>,
+    /// The start-up attempt shown (1-based), of `attempts.len()` (at least 1).
+    pub attempt: usize,
+    /// Every start-up the log holds, when it holds more than one.
+    pub attempts: Vec<AttemptDoc>,
+    pub notes: Vec<String>,
+    /// GPU memory sampled by nvidia-smi (CSV files in the run directory).
+    pub gpus: Vec<GpuMemoryDoc>,
+    /// Per-process GPU memory from `nvidia-smi --query-compute-apps` samples.
+    pub gpu_processes: Vec<GpuProcessDoc>,
+    /// The hosts, for a run read from several nodes' files (empty otherwise). Times in
+    /// this document are on the reference node's clock unless `--no-clock-align`.
+    pub nodes: Vec<NodeDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AttemptDoc {
+    pub index: usize,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub events: usize,
+    pub outcome: OutcomeName,
+    pub root: Option<String>,
+    pub root_kind: Option<FailureKindName>,
+    pub root_phase: Option<PhaseName>,
+}
+
+fn attempt_doc(a: &model::AttemptInfo) -> AttemptDoc {
+    AttemptDoc {
+        index: a.index,
+        start: a.start.map(ts),
+        end: a.end.map(ts),
+        events: a.events,
+        outcome: a.outcome.into(),
+        root: a.root.as_ref().map(|r| r.to_string()),
+        root_kind: a.root_kind.map(Into::into),
+        root_phase: a.root_phase.map(Into::into),
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuProcessDoc {
+    pub source: String,
+    pub pid: u32,
+    pub process_name: Option<String>,
+    pub gpu: Option<u32>,
+    /// The rank whose log lines carry the same pid, when they do.
+    pub rank: Option<String>,
+    pub samples: usize,
+    pub peak_used_bytes: u64,
+    pub peak_at_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuMemoryDoc {
+    pub source: String,
+    pub gpu: u32,
+    pub samples: usize,
+    pub total_bytes: Option<u64>,
+    pub peak_used_bytes: u64,
+    /// Seconds since the run's first line (nvidia-smi and the logs share the wall clock).
+    pub peak_at_s: Option<f64>,
+    /// At most 256 points, each the largest sample of its interval.
+    pub series: Vec<GpuPointDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GpuPointDoc {
+    /// Seconds since the run's first line.
+    pub t_s: f64,
+    pub used_bytes: u64,
+}
+
+fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
+    PhaseDoc {
+        phase: p.phase.into(),
+        start: p.start.map(ts),
+        end: p.end.map(ts),
+        duration_s: p.duration_s(),
+        complete: p.complete,
+        figures: p
+            .figures
+            .iter()
+            .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
+            .collect(),
+    }
+}
+
+pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
+    RankDoc {
+        rank: r.rank.to_string(),
+        process: r.is_process(),
+        outcome: r.outcome.into(),
+        last_phase: r.last_phase.into(),
+        reached_ready: r.reached_ready,
+        failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
+        last_line: r
+            .last_origin
+            .as_ref()
+            .map(|o| format!("{}:{}", run.source_name(o), o.line)),
+        phases: r.phases.iter().map(|p| phase_doc(run, p)).collect(),
+    }
+}
+
+pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
+    RunDoc {
+        name: run.name.clone(),
+        ready: run.ready,
+        start: run.start.map(ts),
+        grammars: run.grammars.clone(),
+        year_inferred: run.year_inferred,
+        lines: (&run.counts()).into(),
+        gpus: run
+            .gpus
+            .iter()
+            .map(|g| GpuMemoryDoc {
+                source: g.source.clone(),
+                gpu: g.gpu,
+                samples: g.samples,
+                total_bytes: g.total_bytes,
+                peak_used_bytes: g.peak_used_bytes,
+                peak_at_s: g.peak_at_s,
+                series: g
+                    .series
+                    .iter()
+                    .map(|&(t_s, used_bytes)| GpuPointDoc { t_s, used_bytes })
+                    .collect(),
+            })
+            .collect(),
+        gpu_processes: run
+            .gpu_processes
+            .iter()
+            .map(|p| GpuProcessDoc {
+                source: p.source.clone(),
+                pid: p.pid,
+                process_name: p.process_name.clone(),
+                gpu: p.gpu,
+                rank: p.rank.as_ref().map(|r| r.to_string()),
+                samples: p.samples,
+                peak_used_bytes: p.peak_used_bytes,
+                peak_at_s: p.peak_at_s,
+            })
+            .collect(),
+        sources: run.sources.iter().map(source_doc).collect(),
+        nodes: run.nodes.iter().map(|n| node_doc(run, n)).collect(),
+        ranks: run.ranks.iter().map(|r| rank_doc(run, r)).collect(),
+        phases: report.phases.iter().map(phase_stats_doc).collect(),
+        launcher_failures: run
+            .launcher_failures
+            .iter()
+            .map(|f| failure_doc(run, f))
+            .collect(),
+        root: run.root.as_ref().map(|r| r.to_string()),
+        outcomes: model::Outcome::ALL
+            .into_iter()
+            .map(|o| (o.name().to_string(), run.count(o)))
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        attempt: run.attempt,
+        attempts: run.attempts.iter().map(attempt_doc).collect(),
+        notes: run.notes.clone(),
+    }
+}
+
+/// `rankscope summary --json`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SummaryDoc {
+    pub schema_version: u32,
+    /// Always `summary`.
+    pub command: String,
+    pub run: RunDoc,
+}
+
+pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
+    SummaryDoc {
+        schema_version: SCHEMA_VERSION,
+        command: "summary".into(),
+        run: run_doc(run, report),
+    }
+}

@@ -1,0 +1,99 @@
+//! One run's outcome in words: how a rank failed, a group of ranks that failed alike, and
+//! the run's failure story. `summary` and `diff` both word outcomes with these.
+
+use crate::analysis::diff::{FailureGroup, FailureStory, StoryRoot};
+use crate::model::{FailureKind, Outcome};
+use crate::units::human_bytes;
+
+/// A failure kind as a verb phrase: `ran out of memory`.
+pub fn failure_verb(k: FailureKind) -> &'static str {
+    match k {
+        FailureKind::Oom => "ran out of memory",
+        FailureKind::NotEnoughMemory => "had not enough memory",
+        FailureKind::Nccl => "failed in NCCL",
+        FailureKind::Exception => "raised an exception",
+        FailureKind::Timeout => "timed out",
+        FailureKind::Signal => "was stopped by a signal",
+    }
+}
+
+/// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`;
+/// `1/2 ranks: consequence of TP0 (nccl in dist_init)`.
+pub fn failure_group(g: &FailureGroup) -> String {
+    let what = match g.outcome {
+        Outcome::Failed => format!("{} in {}", g.kind.name(), g.phase),
+        o => format!("{o} ({} in {})", g.kind.name(), g.phase),
+    };
+    let mut s = format!("{}/{} ranks: {what}", g.ranks.len(), g.total_ranks);
+    if let Some(b) = g.requested_bytes {
+        s.push_str(&format!(", tried to allocate {}", human_bytes(b)));
+    }
+    if let Some(b) = g.allowed_bytes {
+        s.push_str(&format!(", {} allowed", human_bytes(b)));
+    }
+    if let Some(b) = g.free_bytes {
+        if g.allowed_bytes.is_none() {
+            s.push_str(&format!(", {} free on the device", human_bytes(b)));
+        }
+    }
+    if let Some(b) = g.reserved_unallocated_bytes {
+        s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
+    }
+    if let Some(r) = &g.consequence_of {
+        s.push_str(&format!(", after {r}"));
+    }
+    s
+}
+
+/// One run's failure in a phrase: `all 8 ranks ran out of memory in cuda_graph`;
+/// `TP0 failed in NCCL in dist_init; 1 rank failed as a consequence`.
+pub fn failure_story(story: &FailureStory) -> String {
+    let mut what = match &story.root {
+        StoryRoot::OnlyRank { rank, kind, phase } => {
+            format!("its only rank {rank} {} in {phase}", failure_verb(*kind))
+        }
+        StoryRoot::AllRanks { ranks, kind, phase } => {
+            format!("all {ranks} ranks {} in {phase}", failure_verb(*kind))
+        }
+        StoryRoot::Root {
+            rank,
+            kind,
+            phase,
+            stalled,
+            others_failed,
+        } => {
+            let verb = if *stalled {
+                "stalled"
+            } else {
+                failure_verb(*kind)
+            };
+            let mut s = format!("{rank} {verb} in {phase}");
+            match others_failed {
+                0 => {}
+                1 => s.push_str("; 1 more rank failed on its own"),
+                n => s.push_str(&format!("; {n} more ranks failed on their own")),
+            }
+            s
+        }
+        StoryRoot::LauncherFailed => "the launcher failed".to_string(),
+        StoryRoot::LauncherReportsChild => {
+            "the launcher reports a failed child; no rank's own failure is in the log".to_string()
+        }
+        StoryRoot::NoOwnFailure => "no rank's own failure is in the log".to_string(),
+    };
+    for &(o, n) in &story.followers {
+        let said = match (o, n) {
+            (Outcome::Consequence, 1) => "1 rank failed as a consequence".to_string(),
+            (Outcome::Consequence, n) => format!("{n} ranks failed as a consequence"),
+            (Outcome::Terminated, 1) => "1 rank was terminated".to_string(),
+            (Outcome::Terminated, n) => format!("{n} ranks were terminated"),
+            (Outcome::Stalled, 1) => "1 rank stalled".to_string(),
+            (Outcome::Stalled, n) => format!("{n} ranks stalled"),
+            (_, 1) => "1 rank's log ends without a reason".to_string(),
+            (_, n) => format!("{n} ranks' logs end without a reason"),
+        };
+        what.push_str("; ");
+        what.push_str(&said);
+    }
+    what
+}
