@@ -155,15 +155,26 @@ pub const SERIES_POINTS: usize = 512;
 fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
     // Only streams that hold segments get labels, in order of first use in the trace:
     // graph capture touches many short-lived streams that would shift the numbering.
-    let used: std::collections::HashSet<u64> = s.segments.iter().map(|g| g.stream).collect();
+    // Segment streams are few, so a sorted vector beats hashing each of the trace's
+    // entries; consecutive entries mostly share a stream, and a repeat changes nothing.
+    let mut used: Vec<u64> = s.segments.iter().map(|g| g.stream).collect();
+    used.sort_unstable();
+    used.dedup();
     let mut labels = HashMap::new();
     labels.insert(0, "default".to_string());
     let mut next = 1;
+    let mut last = None;
     let order = time_ordered(s)
-        .into_iter()
         .map(|e| e.stream)
         .chain(s.segments.iter().map(|g| g.stream));
-    for st in order.filter(|st| used.contains(st)) {
+    for st in order {
+        if last == Some(st) {
+            continue;
+        }
+        last = Some(st);
+        if used.binary_search(&st).is_err() {
+            continue;
+        }
         labels.entry(st).or_insert_with(|| {
             let l = format!("s{next}");
             next += 1;
@@ -270,12 +281,15 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         .filter(|b| b.state == BlockState::ActiveAllocated)
         .map(|b| b.requested_size)
         .sum();
-    let (full, peak_allocated, peak_reserved) = replay(s, live_requested, totals.reserved);
-    let series = downsample(&full, series_points);
+    let (series, peak_allocated, peak_reserved) =
+        replay(s, live_requested, totals.reserved, series_points);
 
     let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
-    let first_time_us = s.trace_entries().map(|e| e.time_us).min();
-    let last_time_us = s.trace_entries().map(|e| e.time_us).max();
+    let (mut first_time_us, mut last_time_us) = (None, None);
+    for e in s.trace_entries() {
+        first_time_us = Some(first_time_us.map_or(e.time_us, |t: i64| t.min(e.time_us)));
+        last_time_us = Some(last_time_us.map_or(e.time_us, |t: i64| t.max(e.time_us)));
+    }
 
     MemSummary {
         totals,
@@ -337,32 +351,61 @@ fn delta(e: &TraceEntry) -> (i128, i128) {
     }
 }
 
-fn time_ordered(s: &Snapshot) -> Vec<&TraceEntry> {
-    let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
-    if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
-        all.sort_by_key(|e| e.time_us);
-    }
-    all
+/// Trace entries in time order. One device's trace is in recording order already, so
+/// it is walked in place; only several devices' traces are gathered and sorted (stably,
+/// so entries with equal times keep their device order).
+enum TimeOrdered<'a> {
+    InPlace(std::iter::Flatten<std::slice::Iter<'a, Vec<TraceEntry>>>),
+    Sorted(std::vec::IntoIter<&'a TraceEntry>),
 }
 
+impl<'a> Iterator for TimeOrdered<'a> {
+    type Item = &'a TraceEntry;
+    #[inline]
+    fn next(&mut self) -> Option<&'a TraceEntry> {
+        match self {
+            TimeOrdered::InPlace(it) => it.next(),
+            TimeOrdered::Sorted(it) => it.next(),
+        }
+    }
+}
+
+fn time_ordered(s: &Snapshot) -> TimeOrdered<'_> {
+    if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
+        let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
+        all.sort_by_key(|e| e.time_us);
+        TimeOrdered::Sorted(all.into_iter())
+    } else {
+        TimeOrdered::InPlace(s.device_traces.iter().flatten())
+    }
+}
+
+/// The memory-over-time series downsampled to `points` (see [`downsample`]) and the
+/// peaks of the full series, which is never held whole: a large trace would need a
+/// point per entry.
 fn replay(
     s: &Snapshot,
     end_alloc: u64,
     end_res: u64,
+    points: usize,
 ) -> (Vec<SeriesPoint>, Option<Peak>, Option<Peak>) {
-    let entries = time_ordered(s);
     let (mut na, mut nr) = (0i128, 0i128);
-    for e in &entries {
+    let mut len = 0;
+    for e in time_ordered(s) {
         let (a, r) = delta(e);
+        if a == 0 && r == 0 {
+            continue;
+        }
         na += a;
         nr += r;
+        len += 1;
     }
     let mut alloc = end_alloc as i128 - na;
     let mut res = end_res as i128 - nr;
     let clamp = |v: i128| v.clamp(0, u64::MAX as i128) as u64;
-    let mut out = Vec::with_capacity(entries.len());
+    let mut out = Downsampler::new(len, points);
     let (mut pa, mut pr): (Option<Peak>, Option<Peak>) = (None, None);
-    for e in entries {
+    for e in time_ordered(s) {
         let (a, r) = delta(e);
         if a == 0 && r == 0 {
             continue;
@@ -388,32 +431,67 @@ fn replay(
         }
         out.push(p);
     }
-    (out, pa, pr)
+    (out.out, pa, pr)
 }
 
 /// Keeps at most `n` points: the series is cut into `n` runs of equal length and each run
 /// reports its maxima (at its last time), so short spikes — the ones that OOM — survive.
 pub fn downsample(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
-    if n == 0 {
-        return Vec::new();
+    let mut d = Downsampler::new(full.len(), n);
+    for &p in full {
+        d.push(p);
     }
-    if full.len() <= n {
-        return full.to_vec();
-    }
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let lo = i * full.len() / n;
-        let hi = ((i + 1) * full.len() / n).max(lo + 1);
-        let run = &full[lo..hi.min(full.len())];
-        if let Some(last) = run.last() {
-            out.push(SeriesPoint {
-                time_us: last.time_us,
-                allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
-                reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
-            });
+    d.out
+}
+
+/// [`downsample`] fed one point at a time, for a series of known length `len`. With
+/// `len > n` run `i` is points `i * len / n .. (i + 1) * len / n`: consecutive, never
+/// empty, together the whole series.
+struct Downsampler {
+    len: usize,
+    n: usize,
+    seen: usize,
+    run: usize,
+    run_end: usize,
+    max: (u64, u64),
+    out: Vec<SeriesPoint>,
+}
+
+impl Downsampler {
+    fn new(len: usize, n: usize) -> Self {
+        Downsampler {
+            len,
+            n,
+            seen: 0,
+            run: 0,
+            run_end: len.checked_div(n).unwrap_or(0),
+            max: (0, 0),
+            out: Vec::with_capacity(len.min(n)),
         }
     }
-    out
+
+    #[inline]
+    fn push(&mut self, p: SeriesPoint) {
+        if self.n == 0 || self.seen >= self.len {
+            return;
+        }
+        self.seen += 1;
+        if self.len <= self.n {
+            self.out.push(p);
+            return;
+        }
+        self.max = (self.max.0.max(p.allocated), self.max.1.max(p.reserved));
+        if self.seen == self.run_end {
+            self.out.push(SeriesPoint {
+                time_us: p.time_us,
+                allocated: self.max.0,
+                reserved: self.max.1,
+            });
+            self.max = (0, 0);
+            self.run += 1;
+            self.run_end = (self.run + 1) * self.len / self.n;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -643,4 +721,51 @@ pub fn sites_between(s: &Snapshot, rule: &SiteRule, t0_us: i64, t1_us: i64) -> V
         m(b).cmp(&m(a)).then_with(|| a.site.cmp(&b.site))
     });
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition `downsample` had when it cut a materialised series into runs.
+    fn by_runs(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
+        if n == 0 {
+            return Vec::new();
+        }
+        if full.len() <= n {
+            return full.to_vec();
+        }
+        (0..n)
+            .filter_map(|i| {
+                let lo = i * full.len() / n;
+                let hi = ((i + 1) * full.len() / n).max(lo + 1);
+                let run = &full[lo..hi.min(full.len())];
+                run.last().map(|last| SeriesPoint {
+                    time_us: last.time_us,
+                    allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
+                    reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn streamed_downsample_matches_runs() {
+        let full: Vec<SeriesPoint> = (0..1000u64)
+            .map(|i| SeriesPoint {
+                time_us: i as i64,
+                allocated: (i * 7919) % 1009,
+                reserved: (i * 104_729) % 997,
+            })
+            .collect();
+        for len in [0, 1, 2, 7, 63, 64, 65, 511, 512, 513, 1000] {
+            for n in [0, 1, 2, 3, 64, 512, 1000, 2000] {
+                assert_eq!(
+                    downsample(&full[..len], n),
+                    by_runs(&full[..len], n),
+                    "len {len}, n {n}"
+                );
+            }
+        }
+    }
 }
