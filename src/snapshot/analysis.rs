@@ -152,29 +152,13 @@ pub struct MemSummary {
 /// How many points `summarize` keeps in the memory-over-time series.
 pub const SERIES_POINTS: usize = 512;
 
-fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
-    // Only streams that hold segments get labels, in order of first use in the trace:
-    // graph capture touches many short-lived streams that would shift the numbering.
-    // Segment streams are few, so a sorted vector beats hashing each of the trace's
-    // entries; consecutive entries mostly share a stream, and a repeat changes nothing.
-    let mut used: Vec<u64> = s.segments.iter().map(|g| g.stream).collect();
-    used.sort_unstable();
-    used.dedup();
+/// Labels for the streams in `first_use` order (see [`TraceScan`]), then for segment
+/// streams the trace never used.
+fn stream_labels(s: &Snapshot, first_use: &[u64]) -> HashMap<u64, String> {
     let mut labels = HashMap::new();
     labels.insert(0, "default".to_string());
     let mut next = 1;
-    let mut last = None;
-    let order = time_ordered(s)
-        .map(|e| e.stream)
-        .chain(s.segments.iter().map(|g| g.stream));
-    for st in order {
-        if last == Some(st) {
-            continue;
-        }
-        last = Some(st);
-        if used.binary_search(&st).is_err() {
-            continue;
-        }
+    for &st in first_use.iter().chain(s.segments.iter().map(|g| &g.stream)) {
         labels.entry(st).or_insert_with(|| {
             let l = format!("s{next}");
             next += 1;
@@ -184,6 +168,59 @@ fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
     labels
 }
 
+/// What one walk over the trace in time order gathers for [`summarize`]: a large trace
+/// is far bigger than the caches, so each walk costs a read of all of it from memory.
+struct TraceScan {
+    /// Streams that hold segments, in order of first use in the trace: only those get
+    /// labels, since graph capture touches many short-lived streams that would shift the
+    /// numbering.
+    first_use: Vec<u64>,
+    /// Net change of (allocated, reserved) over the trace.
+    net: (i128, i128),
+    /// Entries that change either.
+    changes: usize,
+    first_time_us: Option<i64>,
+    last_time_us: Option<i64>,
+}
+
+fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
+    // Segment streams are few, so a sorted vector beats hashing each entry's stream;
+    // consecutive entries mostly share a stream, and a repeat changes nothing.
+    let mut used: Vec<u64> = s.segments.iter().map(|g| g.stream).collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut scan = TraceScan {
+        first_use: Vec::new(),
+        net: (0, 0),
+        changes: 0,
+        first_time_us: None,
+        last_time_us: None,
+    };
+    let mut last_stream = None;
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for e in order.iter() {
+        lo = lo.min(e.time_us);
+        hi = hi.max(e.time_us);
+        if last_stream != Some(e.stream) {
+            last_stream = Some(e.stream);
+            if used.binary_search(&e.stream).is_ok() && !scan.first_use.contains(&e.stream) {
+                scan.first_use.push(e.stream);
+            }
+        }
+        let (a, r) = delta(e);
+        if a != 0 || r != 0 {
+            scan.net.0 += a;
+            scan.net.1 += r;
+            scan.changes += 1;
+        }
+    }
+    if s.trace_entries().next().is_some() {
+        scan.first_time_us = Some(lo);
+        scan.last_time_us = Some(hi);
+    }
+    scan
+}
+
 /// The snapshot's memory in one structure; see [`MemSummary`].
 pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
     summarize_with(s, rule, SERIES_POINTS)
@@ -191,7 +228,9 @@ pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
 
 pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> MemSummary {
     let mut sites = Sites::new(s, rule);
-    let labels = stream_labels(s);
+    let order = time_ordered(s);
+    let scan = scan_trace(s, &order);
+    let labels = stream_labels(s, &scan.first_use);
     let mut totals = Totals::default();
     let mut pools: BTreeMap<(i64, i64), Totals> = BTreeMap::new();
     let mut streams: BTreeMap<u64, Totals> = BTreeMap::new();
@@ -281,15 +320,16 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         .filter(|b| b.state == BlockState::ActiveAllocated)
         .map(|b| b.requested_size)
         .sum();
-    let (series, peak_allocated, peak_reserved) =
-        replay(s, live_requested, totals.reserved, series_points);
+    let (series, peak_allocated, peak_reserved) = replay(
+        &order,
+        &scan,
+        live_requested,
+        totals.reserved,
+        series_points,
+    );
 
     let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
-    let (mut first_time_us, mut last_time_us) = (None, None);
-    for e in s.trace_entries() {
-        first_time_us = Some(first_time_us.map_or(e.time_us, |t: i64| t.min(e.time_us)));
-        last_time_us = Some(last_time_us.map_or(e.time_us, |t: i64| t.max(e.time_us)));
-    }
+    let (first_time_us, last_time_us) = (scan.first_time_us, scan.last_time_us);
 
     MemSummary {
         totals,
@@ -354,29 +394,43 @@ fn delta(e: &TraceEntry) -> (i128, i128) {
 /// Trace entries in time order. One device's trace is in recording order already, so
 /// it is walked in place; only several devices' traces are gathered and sorted (stably,
 /// so entries with equal times keep their device order).
-enum TimeOrdered<'a> {
-    InPlace(std::iter::Flatten<std::slice::Iter<'a, Vec<TraceEntry>>>),
-    Sorted(std::vec::IntoIter<&'a TraceEntry>),
+enum TimeOrder<'a> {
+    InPlace(&'a [Vec<TraceEntry>]),
+    Sorted(Vec<&'a TraceEntry>),
 }
 
-impl<'a> Iterator for TimeOrdered<'a> {
+impl<'a> TimeOrder<'a> {
+    fn iter(&self) -> TimeOrdered<'a, '_> {
+        match self {
+            TimeOrder::InPlace(t) => TimeOrdered::InPlace(t.iter().flatten()),
+            TimeOrder::Sorted(v) => TimeOrdered::Sorted(v.iter()),
+        }
+    }
+}
+
+enum TimeOrdered<'a, 'o> {
+    InPlace(std::iter::Flatten<std::slice::Iter<'a, Vec<TraceEntry>>>),
+    Sorted(std::slice::Iter<'o, &'a TraceEntry>),
+}
+
+impl<'a> Iterator for TimeOrdered<'a, '_> {
     type Item = &'a TraceEntry;
     #[inline]
     fn next(&mut self) -> Option<&'a TraceEntry> {
         match self {
             TimeOrdered::InPlace(it) => it.next(),
-            TimeOrdered::Sorted(it) => it.next(),
+            TimeOrdered::Sorted(it) => it.next().copied(),
         }
     }
 }
 
-fn time_ordered(s: &Snapshot) -> TimeOrdered<'_> {
+fn time_ordered(s: &Snapshot) -> TimeOrder<'_> {
     if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
         let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
         all.sort_by_key(|e| e.time_us);
-        TimeOrdered::Sorted(all.into_iter())
+        TimeOrder::Sorted(all)
     } else {
-        TimeOrdered::InPlace(s.device_traces.iter().flatten())
+        TimeOrder::InPlace(&s.device_traces)
     }
 }
 
@@ -384,28 +438,18 @@ fn time_ordered(s: &Snapshot) -> TimeOrdered<'_> {
 /// peaks of the full series, which is never held whole: a large trace would need a
 /// point per entry.
 fn replay(
-    s: &Snapshot,
+    order: &TimeOrder<'_>,
+    scan: &TraceScan,
     end_alloc: u64,
     end_res: u64,
     points: usize,
 ) -> (Vec<SeriesPoint>, Option<Peak>, Option<Peak>) {
-    let (mut na, mut nr) = (0i128, 0i128);
-    let mut len = 0;
-    for e in time_ordered(s) {
-        let (a, r) = delta(e);
-        if a == 0 && r == 0 {
-            continue;
-        }
-        na += a;
-        nr += r;
-        len += 1;
-    }
-    let mut alloc = end_alloc as i128 - na;
-    let mut res = end_res as i128 - nr;
+    let mut alloc = end_alloc as i128 - scan.net.0;
+    let mut res = end_res as i128 - scan.net.1;
     let clamp = |v: i128| v.clamp(0, u64::MAX as i128) as u64;
-    let mut out = Downsampler::new(len, points);
+    let mut out = Downsampler::new(scan.changes, points);
     let (mut pa, mut pr): (Option<Peak>, Option<Peak>) = (None, None);
-    for e in time_ordered(s) {
+    for e in order.iter() {
         let (a, r) = delta(e);
         if a == 0 && r == 0 {
             continue;
