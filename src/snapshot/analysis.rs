@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-
 use super::model::{Action, BlockState, Snapshot, StackId, TraceEntry};
 use super::site::site_line;
 pub use super::site::{site_at_line, site_of, SiteGranularity, SiteRule};
@@ -38,7 +36,7 @@ impl<'a> Sites<'a> {
 }
 
 /// Live memory at one site, from the segments' blocks at snapshot time.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteBytes {
     pub site: String,
     /// Distinct source lines that contributed (sorted; at most 16 kept).
@@ -52,7 +50,7 @@ pub struct SiteBytes {
     pub segments: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Totals {
     pub segments: u64,
     pub reserved: u64,
@@ -71,7 +69,7 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PoolTotals {
     pub pool: (i64, i64),
     /// Not `(0, 0)`: a private pool, in practice a CUDA graph's.
@@ -79,7 +77,7 @@ pub struct PoolTotals {
     pub totals: Totals,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StreamTotals {
     pub stream: u64,
     /// `default` for stream 0, else `s1`, `s2`, … by first appearance: raw stream values
@@ -88,13 +86,13 @@ pub struct StreamTotals {
     pub totals: Totals,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Peak {
     pub bytes: u64,
     pub time_us: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OomInfo {
     pub requested: u64,
     pub device_free: Option<u64>,
@@ -104,7 +102,7 @@ pub struct OomInfo {
     pub device: usize,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeriesPoint {
     pub time_us: i64,
     /// Requested bytes live (the trace records requested, not rounded, sizes).
@@ -113,7 +111,7 @@ pub struct SeriesPoint {
 }
 
 /// A segment described without its address, so runs can be matched.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SegmentKey {
     pub size: u64,
     pub pool: (i64, i64),
@@ -121,13 +119,13 @@ pub struct SegmentKey {
     pub site: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentSig {
     pub key: SegmentKey,
     pub allocated: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemSummary {
     pub totals: Totals,
     pub by_pool: Vec<PoolTotals>,
@@ -538,7 +536,7 @@ impl Downsampler {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteChange {
     pub site: String,
     pub a_allocated: u64,
@@ -549,14 +547,14 @@ pub struct SiteChange {
     pub delta_reserved: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentChange {
     pub key: SegmentKey,
     pub count: u64,
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TotalsDelta {
     pub segments: i64,
     pub reserved: i64,
@@ -567,7 +565,7 @@ pub struct TotalsDelta {
     pub peak_allocated: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemDiff {
     pub only_a: Vec<SiteChange>,
     pub only_b: Vec<SiteChange>,
@@ -684,7 +682,7 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
 }
 
 /// Net memory per site over a time window.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteDelta {
     pub site: String,
     /// Requested bytes allocated in the window minus those freed in it, each attributed to

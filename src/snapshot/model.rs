@@ -8,34 +8,24 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::pickle::{Dict, FastMap, Pickle, SeqKind, Value, ValueRef};
 use super::SnapshotError;
 
 /// One Python or C++ frame. C++ frames (from `record_memory_history(stacks="all")`) have
 /// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Frame {
-    #[serde(serialize_with = "ser_arc")]
     pub filename: Arc<str>,
     pub line: i64,
-    #[serde(serialize_with = "ser_arc")]
     pub name: Arc<str>,
 }
 
-// serde's `rc` feature is off in this crate; strings are all these Arcs hold.
-fn ser_arc<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(v)
-}
-
 /// Index into [`Snapshot::stacks`]; `StackId(0)` is always the empty stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct StackId(pub u32);
 
 /// What a trace entry records. Unknown actions keep their name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Action {
     Alloc,
     FreeRequested,
@@ -46,7 +36,7 @@ pub enum Action {
     SegmentUnmap,
     Oom,
     Snapshot,
-    Other(#[serde(serialize_with = "ser_arc")] Arc<str>),
+    Other(Arc<str>),
 }
 
 impl Action {
@@ -67,7 +57,7 @@ impl Action {
 }
 
 /// One entry of `device_traces[device]`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct TraceEntry {
     pub action: Action,
     pub addr: u64,
@@ -98,8 +88,7 @@ impl TraceEntry {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockState {
     ActiveAllocated,
     ActivePendingFree,
@@ -107,7 +96,7 @@ pub enum BlockState {
     Other,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Block {
     pub address: u64,
     pub size: u64,
@@ -116,7 +105,7 @@ pub struct Block {
     pub stack: StackId,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Segment {
     pub device: i64,
     pub address: u64,
@@ -125,7 +114,6 @@ pub struct Segment {
     pub active_size: u64,
     pub requested_size: u64,
     pub stream: u64,
-    #[serde(serialize_with = "ser_arc")]
     pub segment_type: Arc<str>,
     /// `(0, 0)` is the default pool; anything else is a private pool (CUDA graphs).
     pub segment_pool_id: (i64, i64),
@@ -136,7 +124,7 @@ pub struct Segment {
 }
 
 /// A PyTorch CUDA memory snapshot.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub segments: Vec<Segment>,
     /// One trace per device, in recording order.
