@@ -179,6 +179,9 @@ struct TraceScan {
     changes: usize,
     first_time_us: Option<i64>,
     last_time_us: Option<i64>,
+    /// Whether any entry is an `oom`: without one the walks that look for them (the
+    /// OOM list, the OOM analyses) are skipped.
+    any_oom: bool,
 }
 
 fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
@@ -193,6 +196,7 @@ fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
         changes: 0,
         first_time_us: None,
         last_time_us: None,
+        any_oom: false,
     };
     let mut last_stream = None;
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
@@ -205,6 +209,7 @@ fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
                 scan.first_use.push(e.stream);
             }
         }
+        scan.any_oom |= e.action == Action::Oom;
         let (a, r) = delta(e);
         if a != 0 || r != 0 {
             scan.net.0 += a;
@@ -293,21 +298,24 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
     });
     segments.sort_by(|a, b| a.key.cmp(&b.key));
 
-    let ooms = s
-        .device_traces
-        .iter()
-        .enumerate()
-        .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
-        .filter(|(_, e)| e.action == Action::Oom)
-        .map(|(device, e)| OomInfo {
-            requested: e.size,
-            device_free: e.device_free,
-            time_us: e.time_us,
-            stream: e.stream,
-            site: sites.get(e.stack).0.to_string(),
-            device,
-        })
-        .collect();
+    let ooms = if !scan.any_oom {
+        Vec::new()
+    } else {
+        s.device_traces
+            .iter()
+            .enumerate()
+            .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
+            .filter(|(_, e)| e.action == Action::Oom)
+            .map(|(device, e)| OomInfo {
+                requested: e.size,
+                device_free: e.device_free,
+                time_us: e.time_us,
+                stream: e.stream,
+                site: sites.get(e.stack).0.to_string(),
+                device,
+            })
+            .collect()
+    };
 
     // The series ends at the snapshot's own state: the trace may have started after memory
     // was already in use (or be a ring buffer), so replay deltas and anchor at the end.
@@ -351,7 +359,11 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         peak_reserved,
         peak_allocated,
         ooms,
-        oom_analyses: super::oom::analyse(s, rule),
+        oom_analyses: if scan.any_oom {
+            super::oom::analyse(s, rule)
+        } else {
+            Vec::new()
+        },
         free_space: super::oom::free_space_at_dump(s),
         sites: sites_v,
         segments,
