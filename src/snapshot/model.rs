@@ -237,6 +237,38 @@ pub(crate) fn direct_entry_layout(layout: &[EntryField]) -> bool {
     seen & (1 << EntryField::Action as u32) != 0
 }
 
+/// Sets the field of `e` that `field` names from the value `v`, as both decoders do;
+/// `frames` is left to the caller (the direct decoder parks the reference, the general
+/// one resolves it). A value of the wrong type gives (expected, found) for the error.
+#[inline]
+fn set_entry_field(
+    p: &Pickle,
+    field: EntryField,
+    v: ValueRef,
+    e: &mut TraceEntry,
+) -> Result<(), (&'static str, &'static str)> {
+    let int = |v: ValueRef| match p.get(v) {
+        Value::Int(i) => Ok(i),
+        Value::Bool(b) => Ok(b as i64),
+        other => Err(("int", other.type_name())),
+    };
+    let uint =
+        |v: ValueRef| u64::try_from(int(v)?).map_err(|_| ("non-negative int", "negative int"));
+    match field {
+        EntryField::Action => match p.get(v) {
+            Value::Str(s) => e.action = Action::from_name(s),
+            other => return Err(("str", other.type_name())),
+        },
+        EntryField::Addr => e.addr = uint(v)?,
+        EntryField::Size => e.size = uint(v)?,
+        EntryField::Stream => e.stream = uint(v)?,
+        EntryField::TimeUs => e.time_us = int(v)?,
+        EntryField::DeviceFree => e.device_free = Some(uint(v)?),
+        EntryField::Frames | EntryField::Ignored => {}
+    }
+    Ok(())
+}
+
 /// Decodes one trace-entry dict from its values while the pickle is being read, when
 /// every field has the type the general path (`Builder::entry_fields`) accepts; `None`
 /// otherwise, and the dict is then kept as a dict for the general path to report on.
@@ -247,26 +279,12 @@ pub(crate) fn direct_entry(
     layout: &[EntryField],
     vals: impl Iterator<Item = ValueRef>,
 ) -> Option<TraceEntry> {
-    let int = |v: ValueRef| match p.get(v) {
-        Value::Int(i) => Some(i),
-        Value::Bool(b) => Some(b as i64),
-        _ => None,
-    };
-    let uint = |v: ValueRef| int(v).and_then(|i| u64::try_from(i).ok());
     let mut e = TraceEntry::blank(StackId(UNRESOLVED_EMPTY));
     for (&field, v) in layout.iter().zip(vals) {
-        match field {
-            EntryField::Action => match p.get(v) {
-                Value::Str(s) => e.action = Action::from_name(s),
-                _ => return None,
-            },
-            EntryField::Addr => e.addr = uint(v)?,
-            EntryField::Size => e.size = uint(v)?,
-            EntryField::Stream => e.stream = uint(v)?,
-            EntryField::TimeUs => e.time_us = int(v)?,
-            EntryField::DeviceFree => e.device_free = Some(uint(v)?),
-            EntryField::Frames => e.stack = StackId(v.raw()),
-            EntryField::Ignored => {}
+        if field == EntryField::Frames {
+            e.stack = StackId(v.raw());
+        } else {
+            set_entry_field(p, field, v, &mut e).ok()?;
         }
     }
     Some(e)
@@ -608,20 +626,12 @@ impl<'p> Builder<'p> {
                 _ => base(),
             };
             match field {
-                EntryField::Action => {
-                    e.action = match self.p.get(v) {
-                        Value::Str(s) => Action::from_name(s),
-                        other => return Err(shape(p(), "str", other.type_name())),
-                    };
-                    has_action = true;
-                }
-                EntryField::Addr => e.addr = self.uint(v, &p)?,
-                EntryField::Size => e.size = self.uint(v, &p)?,
-                EntryField::Stream => e.stream = self.uint(v, &p)?,
-                EntryField::TimeUs => e.time_us = self.int(v, &p)?,
-                EntryField::DeviceFree => e.device_free = Some(self.uint(v, &p)?),
                 EntryField::Frames => e.stack = self.stack(v, &p)?,
-                EntryField::Ignored => {}
+                _ => {
+                    set_entry_field(self.p, field, v, e)
+                        .map_err(|(expected, found)| shape(p(), expected, found))?;
+                    has_action |= field == EntryField::Action;
+                }
             }
         }
         if !has_action {
