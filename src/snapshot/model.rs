@@ -176,6 +176,8 @@ struct Builder<'p> {
     /// resolved once, however long it is and however it was filled (a list of more than
     /// 1,000 frames arrives in several batches and has no shared storage range).
     stack_by_node: FastMap<u32, u32>,
+    /// The items range and stack the last lookup by range found.
+    last_stack: Option<((u32, u32), u32)>,
     scratch: Vec<u32>,
     /// Field of each key, per dict key layout: trace entries share one layout, so key
     /// names are compared once instead of 212,637 times.
@@ -332,6 +334,7 @@ fn build(p: &Pickle, direct: Vec<TraceEntry>) -> (Res<Snapshot>, bool) {
         stack_ids: HashMap::new(),
         stack_by_storage: FastMap::default(),
         stack_by_node: FastMap::default(),
+        last_stack: None,
         scratch: Vec::new(),
         entry_layouts: FastMap::default(),
         last_layout: ((0, usize::MAX), Vec::new()),
@@ -643,19 +646,24 @@ impl<'p> Builder<'p> {
     }
 
     fn stack(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<StackId> {
-        let node = self.p.node_id(r);
-        if let Some(id) = node.and_then(|n| self.stack_by_node.get(&n)) {
-            return Ok(StackId(*id));
-        }
         // Equal stacks that are not the same list usually share one items range in the
-        // arena; cache on it too.
+        // arena, so a list with a range is cached on that alone: a fresh list per entry
+        // (142k in `decode_heavy`) would fill a map by node for no gain. The entries of a
+        // trace mostly repeat the previous entry's stack, which is checked first.
         let storage = self.p.seq_storage_key(r);
+        let node = self.p.node_id(r);
         if let Some(key) = storage {
-            // Not cached by node as well: a fresh list per entry (142k in `decode_heavy`)
-            // would fill that map for no gain, the range lookup being as cheap.
+            if let Some((last, id)) = self.last_stack {
+                if last == key {
+                    return Ok(StackId(id));
+                }
+            }
             if let Some(&id) = self.stack_by_storage.get(&key) {
+                self.last_stack = Some((key, id));
                 return Ok(StackId(id));
             }
+        } else if let Some(id) = node.and_then(|n| self.stack_by_node.get(&n)) {
+            return Ok(StackId(*id));
         }
         let list = self.seq(r, path)?;
         let mut ids = std::mem::take(&mut self.scratch);
@@ -679,11 +687,15 @@ impl<'p> Builder<'p> {
             }
         };
         self.scratch = ids;
-        if let Some(key) = storage {
-            self.stack_by_storage.insert(key, id);
-        }
-        if let Some(n) = node {
-            self.stack_by_node.insert(n, id);
+        match (storage, node) {
+            (Some(key), _) => {
+                self.stack_by_storage.insert(key, id);
+                self.last_stack = Some((key, id));
+            }
+            (None, Some(n)) => {
+                self.stack_by_node.insert(n, id);
+            }
+            (None, None) => {}
         }
         Ok(StackId(id))
     }
