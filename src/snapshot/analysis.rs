@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-
 use super::model::{Action, BlockState, Snapshot, StackId, TraceEntry};
 use super::site::site_line;
 pub use super::site::{site_at_line, site_of, SiteGranularity, SiteRule};
@@ -38,7 +36,7 @@ impl<'a> Sites<'a> {
 }
 
 /// Live memory at one site, from the segments' blocks at snapshot time.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteBytes {
     pub site: String,
     /// Distinct source lines that contributed (sorted; at most 16 kept).
@@ -52,7 +50,7 @@ pub struct SiteBytes {
     pub segments: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Totals {
     pub segments: u64,
     pub reserved: u64,
@@ -71,7 +69,7 @@ impl Totals {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PoolTotals {
     pub pool: (i64, i64),
     /// Not `(0, 0)`: a private pool, in practice a CUDA graph's.
@@ -79,7 +77,7 @@ pub struct PoolTotals {
     pub totals: Totals,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StreamTotals {
     pub stream: u64,
     /// `default` for stream 0, else `s1`, `s2`, … by first appearance: raw stream values
@@ -88,13 +86,13 @@ pub struct StreamTotals {
     pub totals: Totals,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Peak {
     pub bytes: u64,
     pub time_us: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OomInfo {
     pub requested: u64,
     pub device_free: Option<u64>,
@@ -104,7 +102,7 @@ pub struct OomInfo {
     pub device: usize,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeriesPoint {
     pub time_us: i64,
     /// Requested bytes live (the trace records requested, not rounded, sizes).
@@ -113,7 +111,7 @@ pub struct SeriesPoint {
 }
 
 /// A segment described without its address, so runs can be matched.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SegmentKey {
     pub size: u64,
     pub pool: (i64, i64),
@@ -121,13 +119,13 @@ pub struct SegmentKey {
     pub site: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentSig {
     pub key: SegmentKey,
     pub allocated: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemSummary {
     pub totals: Totals,
     pub by_pool: Vec<PoolTotals>,
@@ -152,18 +150,13 @@ pub struct MemSummary {
 /// How many points `summarize` keeps in the memory-over-time series.
 pub const SERIES_POINTS: usize = 512;
 
-fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
-    // Only streams that hold segments get labels, in order of first use in the trace:
-    // graph capture touches many short-lived streams that would shift the numbering.
-    let used: std::collections::HashSet<u64> = s.segments.iter().map(|g| g.stream).collect();
+/// Labels for the streams in `first_use` order (see [`TraceScan`]), then for segment
+/// streams the trace never used.
+fn stream_labels(s: &Snapshot, first_use: &[u64]) -> HashMap<u64, String> {
     let mut labels = HashMap::new();
     labels.insert(0, "default".to_string());
     let mut next = 1;
-    let order = time_ordered(s)
-        .into_iter()
-        .map(|e| e.stream)
-        .chain(s.segments.iter().map(|g| g.stream));
-    for st in order.filter(|st| used.contains(st)) {
+    for &st in first_use.iter().chain(s.segments.iter().map(|g| &g.stream)) {
         labels.entry(st).or_insert_with(|| {
             let l = format!("s{next}");
             next += 1;
@@ -173,6 +166,64 @@ fn stream_labels(s: &Snapshot) -> HashMap<u64, String> {
     labels
 }
 
+/// What one walk over the trace in time order gathers for [`summarize`]: a large trace
+/// is far bigger than the caches, so each walk costs a read of all of it from memory.
+struct TraceScan {
+    /// Streams that hold segments, in order of first use in the trace: only those get
+    /// labels, since graph capture touches many short-lived streams that would shift the
+    /// numbering.
+    first_use: Vec<u64>,
+    /// Net change of (allocated, reserved) over the trace.
+    net: (i128, i128),
+    /// Entries that change either.
+    changes: usize,
+    first_time_us: Option<i64>,
+    last_time_us: Option<i64>,
+    /// Whether any entry is an `oom`: without one the walks that look for them (the
+    /// OOM list, the OOM analyses) are skipped.
+    any_oom: bool,
+}
+
+fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
+    // Segment streams are few, so a sorted vector beats hashing each entry's stream;
+    // consecutive entries mostly share a stream, and a repeat changes nothing.
+    let mut used: Vec<u64> = s.segments.iter().map(|g| g.stream).collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut scan = TraceScan {
+        first_use: Vec::new(),
+        net: (0, 0),
+        changes: 0,
+        first_time_us: None,
+        last_time_us: None,
+        any_oom: false,
+    };
+    let mut last_stream = None;
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for e in order.iter() {
+        lo = lo.min(e.time_us);
+        hi = hi.max(e.time_us);
+        if last_stream != Some(e.stream) {
+            last_stream = Some(e.stream);
+            if used.binary_search(&e.stream).is_ok() && !scan.first_use.contains(&e.stream) {
+                scan.first_use.push(e.stream);
+            }
+        }
+        scan.any_oom |= e.action == Action::Oom;
+        let (a, r) = delta(e);
+        if a != 0 || r != 0 {
+            scan.net.0 += a;
+            scan.net.1 += r;
+            scan.changes += 1;
+        }
+    }
+    if s.trace_entries().next().is_some() {
+        scan.first_time_us = Some(lo);
+        scan.last_time_us = Some(hi);
+    }
+    scan
+}
+
 /// The snapshot's memory in one structure; see [`MemSummary`].
 pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
     summarize_with(s, rule, SERIES_POINTS)
@@ -180,7 +231,9 @@ pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
 
 pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> MemSummary {
     let mut sites = Sites::new(s, rule);
-    let labels = stream_labels(s);
+    let order = time_ordered(s);
+    let scan = scan_trace(s, &order);
+    let labels = stream_labels(s, &scan.first_use);
     let mut totals = Totals::default();
     let mut pools: BTreeMap<(i64, i64), Totals> = BTreeMap::new();
     let mut streams: BTreeMap<u64, Totals> = BTreeMap::new();
@@ -245,21 +298,24 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
     });
     segments.sort_by(|a, b| a.key.cmp(&b.key));
 
-    let ooms = s
-        .device_traces
-        .iter()
-        .enumerate()
-        .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
-        .filter(|(_, e)| e.action == Action::Oom)
-        .map(|(device, e)| OomInfo {
-            requested: e.size,
-            device_free: e.device_free,
-            time_us: e.time_us,
-            stream: e.stream,
-            site: sites.get(e.stack).0.to_string(),
-            device,
-        })
-        .collect();
+    let ooms = if !scan.any_oom {
+        Vec::new()
+    } else {
+        s.device_traces
+            .iter()
+            .enumerate()
+            .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
+            .filter(|(_, e)| e.action == Action::Oom)
+            .map(|(device, e)| OomInfo {
+                requested: e.size,
+                device_free: e.device_free,
+                time_us: e.time_us,
+                stream: e.stream,
+                site: sites.get(e.stack).0.to_string(),
+                device,
+            })
+            .collect()
+    };
 
     // The series ends at the snapshot's own state: the trace may have started after memory
     // was already in use (or be a ring buffer), so replay deltas and anchor at the end.
@@ -270,12 +326,16 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         .filter(|b| b.state == BlockState::ActiveAllocated)
         .map(|b| b.requested_size)
         .sum();
-    let (full, peak_allocated, peak_reserved) = replay(s, live_requested, totals.reserved);
-    let series = downsample(&full, series_points);
+    let (series, peak_allocated, peak_reserved) = replay(
+        &order,
+        &scan,
+        live_requested,
+        totals.reserved,
+        series_points,
+    );
 
     let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
-    let first_time_us = s.trace_entries().map(|e| e.time_us).min();
-    let last_time_us = s.trace_entries().map(|e| e.time_us).max();
+    let (first_time_us, last_time_us) = (scan.first_time_us, scan.last_time_us);
 
     MemSummary {
         totals,
@@ -299,7 +359,11 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         peak_reserved,
         peak_allocated,
         ooms,
-        oom_analyses: super::oom::analyse(s, rule),
+        oom_analyses: if scan.any_oom {
+            super::oom::analyse(s, rule)
+        } else {
+            Vec::new()
+        },
         free_space: super::oom::free_space_at_dump(s),
         sites: sites_v,
         segments,
@@ -337,32 +401,65 @@ fn delta(e: &TraceEntry) -> (i128, i128) {
     }
 }
 
-fn time_ordered(s: &Snapshot) -> Vec<&TraceEntry> {
-    let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
-    if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
-        all.sort_by_key(|e| e.time_us);
-    }
-    all
+/// Trace entries in time order. One device's trace is in recording order already, so
+/// it is walked in place; only several devices' traces are gathered and sorted (stably,
+/// so entries with equal times keep their device order).
+enum TimeOrder<'a> {
+    InPlace(&'a [Vec<TraceEntry>]),
+    Sorted(Vec<&'a TraceEntry>),
 }
 
+impl<'a> TimeOrder<'a> {
+    fn iter(&self) -> TimeOrdered<'a, '_> {
+        match self {
+            TimeOrder::InPlace(t) => TimeOrdered::InPlace(t.iter().flatten()),
+            TimeOrder::Sorted(v) => TimeOrdered::Sorted(v.iter()),
+        }
+    }
+}
+
+enum TimeOrdered<'a, 'o> {
+    InPlace(std::iter::Flatten<std::slice::Iter<'a, Vec<TraceEntry>>>),
+    Sorted(std::slice::Iter<'o, &'a TraceEntry>),
+}
+
+impl<'a> Iterator for TimeOrdered<'a, '_> {
+    type Item = &'a TraceEntry;
+    #[inline]
+    fn next(&mut self) -> Option<&'a TraceEntry> {
+        match self {
+            TimeOrdered::InPlace(it) => it.next(),
+            TimeOrdered::Sorted(it) => it.next().copied(),
+        }
+    }
+}
+
+fn time_ordered(s: &Snapshot) -> TimeOrder<'_> {
+    if s.device_traces.iter().filter(|t| !t.is_empty()).count() > 1 {
+        let mut all: Vec<&TraceEntry> = s.trace_entries().collect();
+        all.sort_by_key(|e| e.time_us);
+        TimeOrder::Sorted(all)
+    } else {
+        TimeOrder::InPlace(&s.device_traces)
+    }
+}
+
+/// The memory-over-time series downsampled to `points` (see [`downsample`]) and the
+/// peaks of the full series, which is never held whole: a large trace would need a
+/// point per entry.
 fn replay(
-    s: &Snapshot,
+    order: &TimeOrder<'_>,
+    scan: &TraceScan,
     end_alloc: u64,
     end_res: u64,
+    points: usize,
 ) -> (Vec<SeriesPoint>, Option<Peak>, Option<Peak>) {
-    let entries = time_ordered(s);
-    let (mut na, mut nr) = (0i128, 0i128);
-    for e in &entries {
-        let (a, r) = delta(e);
-        na += a;
-        nr += r;
-    }
-    let mut alloc = end_alloc as i128 - na;
-    let mut res = end_res as i128 - nr;
+    let mut alloc = end_alloc as i128 - scan.net.0;
+    let mut res = end_res as i128 - scan.net.1;
     let clamp = |v: i128| v.clamp(0, u64::MAX as i128) as u64;
-    let mut out = Vec::with_capacity(entries.len());
+    let mut out = Downsampler::new(scan.changes, points);
     let (mut pa, mut pr): (Option<Peak>, Option<Peak>) = (None, None);
-    for e in entries {
+    for e in order.iter() {
         let (a, r) = delta(e);
         if a == 0 && r == 0 {
             continue;
@@ -388,35 +485,70 @@ fn replay(
         }
         out.push(p);
     }
-    (out, pa, pr)
+    (out.out, pa, pr)
 }
 
 /// Keeps at most `n` points: the series is cut into `n` runs of equal length and each run
 /// reports its maxima (at its last time), so short spikes — the ones that OOM — survive.
 pub fn downsample(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
-    if n == 0 {
-        return Vec::new();
+    let mut d = Downsampler::new(full.len(), n);
+    for &p in full {
+        d.push(p);
     }
-    if full.len() <= n {
-        return full.to_vec();
-    }
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let lo = i * full.len() / n;
-        let hi = ((i + 1) * full.len() / n).max(lo + 1);
-        let run = &full[lo..hi.min(full.len())];
-        if let Some(last) = run.last() {
-            out.push(SeriesPoint {
-                time_us: last.time_us,
-                allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
-                reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
-            });
-        }
-    }
-    out
+    d.out
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// [`downsample`] fed one point at a time, for a series of known length `len`. With
+/// `len > n` run `i` is points `i * len / n .. (i + 1) * len / n`: consecutive, never
+/// empty, together the whole series.
+struct Downsampler {
+    len: usize,
+    n: usize,
+    seen: usize,
+    run: usize,
+    run_end: usize,
+    max: (u64, u64),
+    out: Vec<SeriesPoint>,
+}
+
+impl Downsampler {
+    fn new(len: usize, n: usize) -> Self {
+        Downsampler {
+            len,
+            n,
+            seen: 0,
+            run: 0,
+            run_end: len.checked_div(n).unwrap_or(0),
+            max: (0, 0),
+            out: Vec::with_capacity(len.min(n)),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, p: SeriesPoint) {
+        if self.n == 0 || self.seen >= self.len {
+            return;
+        }
+        self.seen += 1;
+        if self.len <= self.n {
+            self.out.push(p);
+            return;
+        }
+        self.max = (self.max.0.max(p.allocated), self.max.1.max(p.reserved));
+        if self.seen == self.run_end {
+            self.out.push(SeriesPoint {
+                time_us: p.time_us,
+                allocated: self.max.0,
+                reserved: self.max.1,
+            });
+            self.max = (0, 0);
+            self.run += 1;
+            self.run_end = (self.run + 1) * self.len / self.n;
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteChange {
     pub site: String,
     pub a_allocated: u64,
@@ -427,14 +559,14 @@ pub struct SiteChange {
     pub delta_reserved: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentChange {
     pub key: SegmentKey,
     pub count: u64,
     pub bytes: u64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TotalsDelta {
     pub segments: i64,
     pub reserved: i64,
@@ -445,7 +577,7 @@ pub struct TotalsDelta {
     pub peak_allocated: i64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemDiff {
     pub only_a: Vec<SiteChange>,
     pub only_b: Vec<SiteChange>,
@@ -562,7 +694,7 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
 }
 
 /// Net memory per site over a time window.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SiteDelta {
     pub site: String,
     /// Requested bytes allocated in the window minus those freed in it, each attributed to
@@ -643,4 +775,51 @@ pub fn sites_between(s: &Snapshot, rule: &SiteRule, t0_us: i64, t1_us: i64) -> V
         m(b).cmp(&m(a)).then_with(|| a.site.cmp(&b.site))
     });
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition `downsample` had when it cut a materialised series into runs.
+    fn by_runs(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
+        if n == 0 {
+            return Vec::new();
+        }
+        if full.len() <= n {
+            return full.to_vec();
+        }
+        (0..n)
+            .filter_map(|i| {
+                let lo = i * full.len() / n;
+                let hi = ((i + 1) * full.len() / n).max(lo + 1);
+                let run = &full[lo..hi.min(full.len())];
+                run.last().map(|last| SeriesPoint {
+                    time_us: last.time_us,
+                    allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
+                    reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn streamed_downsample_matches_runs() {
+        let full: Vec<SeriesPoint> = (0..1000u64)
+            .map(|i| SeriesPoint {
+                time_us: i as i64,
+                allocated: (i * 7919) % 1009,
+                reserved: (i * 104_729) % 997,
+            })
+            .collect();
+        for len in [0, 1, 2, 7, 63, 64, 65, 511, 512, 513, 1000] {
+            for n in [0, 1, 2, 3, 64, 512, 1000, 2000] {
+                assert_eq!(
+                    downsample(&full[..len], n),
+                    by_runs(&full[..len], n),
+                    "len {len}, n {n}"
+                );
+            }
+        }
+    }
 }

@@ -8,34 +8,24 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::pickle::{Dict, FastMap, Pickle, SeqKind, Value, ValueRef};
 use super::SnapshotError;
 
 /// One Python or C++ frame. C++ frames (from `record_memory_history(stacks="all")`) have
 /// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Frame {
-    #[serde(serialize_with = "ser_arc")]
     pub filename: Arc<str>,
     pub line: i64,
-    #[serde(serialize_with = "ser_arc")]
     pub name: Arc<str>,
 }
 
-// serde's `rc` feature is off in this crate; strings are all these Arcs hold.
-fn ser_arc<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(v)
-}
-
 /// Index into [`Snapshot::stacks`]; `StackId(0)` is always the empty stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct StackId(pub u32);
 
 /// What a trace entry records. Unknown actions keep their name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Action {
     Alloc,
     FreeRequested,
@@ -46,7 +36,7 @@ pub enum Action {
     SegmentUnmap,
     Oom,
     Snapshot,
-    Other(#[serde(serialize_with = "ser_arc")] Arc<str>),
+    Other(Arc<str>),
 }
 
 impl Action {
@@ -67,7 +57,7 @@ impl Action {
 }
 
 /// One entry of `device_traces[device]`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct TraceEntry {
     pub action: Action,
     pub addr: u64,
@@ -98,8 +88,7 @@ impl TraceEntry {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockState {
     ActiveAllocated,
     ActivePendingFree,
@@ -107,7 +96,7 @@ pub enum BlockState {
     Other,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Block {
     pub address: u64,
     pub size: u64,
@@ -116,7 +105,7 @@ pub struct Block {
     pub stack: StackId,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Segment {
     pub device: i64,
     pub address: u64,
@@ -125,7 +114,6 @@ pub struct Segment {
     pub active_size: u64,
     pub requested_size: u64,
     pub stream: u64,
-    #[serde(serialize_with = "ser_arc")]
     pub segment_type: Arc<str>,
     /// `(0, 0)` is the default pool; anything else is a private pool (CUDA graphs).
     pub segment_pool_id: (i64, i64),
@@ -136,7 +124,7 @@ pub struct Segment {
 }
 
 /// A PyTorch CUDA memory snapshot.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub segments: Vec<Segment>,
     /// One trace per device, in recording order.
@@ -188,6 +176,8 @@ struct Builder<'p> {
     /// resolved once, however long it is and however it was filled (a list of more than
     /// 1,000 frames arrives in several batches and has no shared storage range).
     stack_by_node: FastMap<u32, u32>,
+    /// The items range and stack the last lookup by range found.
+    last_stack: Option<((u32, u32), u32)>,
     scratch: Vec<u32>,
     /// Field of each key, per dict key layout: trace entries share one layout, so key
     /// names are compared once instead of 212,637 times.
@@ -249,6 +239,38 @@ pub(crate) fn direct_entry_layout(layout: &[EntryField]) -> bool {
     seen & (1 << EntryField::Action as u32) != 0
 }
 
+/// Sets the field of `e` that `field` names from the value `v`, as both decoders do;
+/// `frames` is left to the caller (the direct decoder parks the reference, the general
+/// one resolves it). A value of the wrong type gives (expected, found) for the error.
+#[inline]
+fn set_entry_field(
+    p: &Pickle,
+    field: EntryField,
+    v: ValueRef,
+    e: &mut TraceEntry,
+) -> Result<(), (&'static str, &'static str)> {
+    let int = |v: ValueRef| match p.get(v) {
+        Value::Int(i) => Ok(i),
+        Value::Bool(b) => Ok(b as i64),
+        other => Err(("int", other.type_name())),
+    };
+    let uint =
+        |v: ValueRef| u64::try_from(int(v)?).map_err(|_| ("non-negative int", "negative int"));
+    match field {
+        EntryField::Action => match p.get(v) {
+            Value::Str(s) => e.action = Action::from_name(s),
+            other => return Err(("str", other.type_name())),
+        },
+        EntryField::Addr => e.addr = uint(v)?,
+        EntryField::Size => e.size = uint(v)?,
+        EntryField::Stream => e.stream = uint(v)?,
+        EntryField::TimeUs => e.time_us = int(v)?,
+        EntryField::DeviceFree => e.device_free = Some(uint(v)?),
+        EntryField::Frames | EntryField::Ignored => {}
+    }
+    Ok(())
+}
+
 /// Decodes one trace-entry dict from its values while the pickle is being read, when
 /// every field has the type the general path (`Builder::entry_fields`) accepts; `None`
 /// otherwise, and the dict is then kept as a dict for the general path to report on.
@@ -259,26 +281,12 @@ pub(crate) fn direct_entry(
     layout: &[EntryField],
     vals: impl Iterator<Item = ValueRef>,
 ) -> Option<TraceEntry> {
-    let int = |v: ValueRef| match p.get(v) {
-        Value::Int(i) => Some(i),
-        Value::Bool(b) => Some(b as i64),
-        _ => None,
-    };
-    let uint = |v: ValueRef| int(v).and_then(|i| u64::try_from(i).ok());
     let mut e = TraceEntry::blank(StackId(UNRESOLVED_EMPTY));
     for (&field, v) in layout.iter().zip(vals) {
-        match field {
-            EntryField::Action => match p.get(v) {
-                Value::Str(s) => e.action = Action::from_name(s),
-                _ => return None,
-            },
-            EntryField::Addr => e.addr = uint(v)?,
-            EntryField::Size => e.size = uint(v)?,
-            EntryField::Stream => e.stream = uint(v)?,
-            EntryField::TimeUs => e.time_us = int(v)?,
-            EntryField::DeviceFree => e.device_free = Some(uint(v)?),
-            EntryField::Frames => e.stack = StackId(v.raw()),
-            EntryField::Ignored => {}
+        if field == EntryField::Frames {
+            e.stack = StackId(v.raw());
+        } else {
+            set_entry_field(p, field, v, &mut e).ok()?;
         }
     }
     Some(e)
@@ -326,6 +334,7 @@ fn build(p: &Pickle, direct: Vec<TraceEntry>) -> (Res<Snapshot>, bool) {
         stack_ids: HashMap::new(),
         stack_by_storage: FastMap::default(),
         stack_by_node: FastMap::default(),
+        last_stack: None,
         scratch: Vec::new(),
         entry_layouts: FastMap::default(),
         last_layout: ((0, usize::MAX), Vec::new()),
@@ -620,20 +629,12 @@ impl<'p> Builder<'p> {
                 _ => base(),
             };
             match field {
-                EntryField::Action => {
-                    e.action = match self.p.get(v) {
-                        Value::Str(s) => Action::from_name(s),
-                        other => return Err(shape(p(), "str", other.type_name())),
-                    };
-                    has_action = true;
-                }
-                EntryField::Addr => e.addr = self.uint(v, &p)?,
-                EntryField::Size => e.size = self.uint(v, &p)?,
-                EntryField::Stream => e.stream = self.uint(v, &p)?,
-                EntryField::TimeUs => e.time_us = self.int(v, &p)?,
-                EntryField::DeviceFree => e.device_free = Some(self.uint(v, &p)?),
                 EntryField::Frames => e.stack = self.stack(v, &p)?,
-                EntryField::Ignored => {}
+                _ => {
+                    set_entry_field(self.p, field, v, e)
+                        .map_err(|(expected, found)| shape(p(), expected, found))?;
+                    has_action |= field == EntryField::Action;
+                }
             }
         }
         if !has_action {
@@ -645,19 +646,24 @@ impl<'p> Builder<'p> {
     }
 
     fn stack(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<StackId> {
-        let node = self.p.node_id(r);
-        if let Some(id) = node.and_then(|n| self.stack_by_node.get(&n)) {
-            return Ok(StackId(*id));
-        }
         // Equal stacks that are not the same list usually share one items range in the
-        // arena; cache on it too.
+        // arena, so a list with a range is cached on that alone: a fresh list per entry
+        // (142k in `decode_heavy`) would fill a map by node for no gain. The entries of a
+        // trace mostly repeat the previous entry's stack, which is checked first.
         let storage = self.p.seq_storage_key(r);
+        let node = self.p.node_id(r);
         if let Some(key) = storage {
-            // Not cached by node as well: a fresh list per entry (142k in `decode_heavy`)
-            // would fill that map for no gain, the range lookup being as cheap.
+            if let Some((last, id)) = self.last_stack {
+                if last == key {
+                    return Ok(StackId(id));
+                }
+            }
             if let Some(&id) = self.stack_by_storage.get(&key) {
+                self.last_stack = Some((key, id));
                 return Ok(StackId(id));
             }
+        } else if let Some(id) = node.and_then(|n| self.stack_by_node.get(&n)) {
+            return Ok(StackId(*id));
         }
         let list = self.seq(r, path)?;
         let mut ids = std::mem::take(&mut self.scratch);
@@ -681,11 +687,15 @@ impl<'p> Builder<'p> {
             }
         };
         self.scratch = ids;
-        if let Some(key) = storage {
-            self.stack_by_storage.insert(key, id);
-        }
-        if let Some(n) = node {
-            self.stack_by_node.insert(n, id);
+        match (storage, node) {
+            (Some(key), _) => {
+                self.stack_by_storage.insert(key, id);
+                self.last_stack = Some((key, id));
+            }
+            (None, Some(n)) => {
+                self.stack_by_node.insert(n, id);
+            }
+            (None, None) => {}
         }
         Ok(StackId(id))
     }
