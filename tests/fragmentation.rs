@@ -368,11 +368,35 @@ fn snapshot_clocks_are_anchored_on_the_oom_and_the_phase_functions() {
     let run = common::load(INTERLEAVED);
     let r = ranks();
     let rr = run.rank(&r[1]).expect("TP1");
-    let m = attribute::clock_match(rr, &snap(INTERLEAVED, 1)).expect("clock");
+    let m = attribute::clock_match(rr, &snap(INTERLEAVED, 1), &run.frame_phases).expect("clock");
     assert_eq!(m.interval_us, Some((-993_263, 6_737)));
     assert_eq!(m.anchors, ["OOM", "cuda_graph"]);
     assert!(m.zone);
     assert_eq!(m.offset_us, 0);
+}
+
+#[test]
+fn snapshot_clocks_use_the_frame_tables_of_the_grammars_the_run_was_read_with() {
+    // The run carries its grammars' frame → phase rules (a user grammar's `frame_phase`
+    // included); without them only the OOM anchors TP1's clock, with a rule naming
+    // `capture_graphs` alone the cuda_graph window anchors it too (as in the test above).
+    let run = common::load(INTERLEAVED);
+    let r = ranks();
+    let rr = run.rank(&r[1]).expect("TP1");
+    let s = snap(INTERLEAVED, 1);
+    assert!(run
+        .frame_phases
+        .iter()
+        .any(|f| f.function.as_deref() == Some("capture_graphs")));
+    let none = attribute::clock_match(rr, &s, &[]).expect("clock");
+    assert_eq!(none.anchors, ["OOM"]);
+    let only = [rankscope::grammar::FrameRule {
+        function: Some("capture_graphs".into()),
+        file: None,
+        phase: rankscope::model::Phase::CudaGraph,
+    }];
+    let one = attribute::clock_match(rr, &s, &only).expect("clock");
+    assert_eq!(one.anchors, ["OOM", "cuda_graph"]);
 }
 
 #[test]

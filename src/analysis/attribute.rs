@@ -14,6 +14,7 @@ use chrono::NaiveDateTime;
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
 use crate::event::Rank;
+use crate::grammar::{phase_of_frame, FrameRule};
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::analysis::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
@@ -276,7 +277,11 @@ fn micros(t: NaiveDateTime) -> i64 {
 ///   and last of them lie inside that phase's log window [start, end + 1 s), widened by a
 ///   second on each side because a phase's lines are printed near its allocations, not
 ///   exactly before and after them.
-fn anchored_interval(rr: &RankRun, s: &Snapshot) -> Option<((i64, i64), Vec<String>)> {
+fn anchored_interval(
+    rr: &RankRun,
+    s: &Snapshot,
+    frames: &[FrameRule],
+) -> Option<((i64, i64), Vec<String>)> {
     use crate::model::FailureKind;
     use crate::snapshot::Action;
     let mut lo = i64::MIN;
@@ -300,9 +305,8 @@ fn anchored_interval(rr: &RankRun, s: &Snapshot) -> Option<((i64, i64), Vec<Stri
             continue;
         }
         let phase = *phase_of_stack.entry(e.stack).or_insert_with(|| {
-            s.stack(e.stack).find_map(|f| {
-                crate::grammar::builtin_knowledge().phase_of_frame(&f.name, &f.filename)
-            })
+            s.stack(e.stack)
+                .find_map(|f| phase_of_frame(frames, &f.name, &f.filename))
         });
         if let Some(p) = phase {
             let w = seen.entry(p).or_insert((e.time_us, e.time_us));
@@ -332,8 +336,8 @@ fn anchored_interval(rr: &RankRun, s: &Snapshot) -> Option<((i64, i64), Vec<Stri
 /// time-zone offset (log stamps are zone-less local time), else its middle. Without
 /// anchors, the whole number of quarter hours that puts the first trace entry nearest the
 /// rank's first log line. `None` when a clock is missing or a damaged time overflows.
-pub fn clock_match(rr: &RankRun, s: &Snapshot) -> Option<ClockMatch> {
-    if let Some(((lo, hi), anchors)) = anchored_interval(rr, s) {
+pub fn clock_match(rr: &RankRun, s: &Snapshot, frames: &[FrameRule]) -> Option<ClockMatch> {
+    if let Some(((lo, hi), anchors)) = anchored_interval(rr, s, frames) {
         let mid = ((i128::from(lo) + i128::from(hi)) / 2) as i64;
         let q =
             ((mid as f64 / QUARTER_HOUR_US as f64).round() as i64).checked_mul(QUARTER_HOUR_US)?;
@@ -359,8 +363,8 @@ pub fn clock_match(rr: &RankRun, s: &Snapshot) -> Option<ClockMatch> {
 }
 
 /// The offset (snapshot clock − log clock) of [`clock_match`].
-pub fn clock_offset_us(rr: &RankRun, s: &Snapshot) -> Option<i64> {
-    clock_match(rr, s).map(|m| m.offset_us)
+pub fn clock_offset_us(rr: &RankRun, s: &Snapshot, frames: &[FrameRule]) -> Option<i64> {
+    clock_match(rr, s, frames).map(|m| m.offset_us)
 }
 
 /// How one snapshot's clock was put on its rank's log clock.
@@ -391,7 +395,7 @@ pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<ClockNote> {
     let clocks: Vec<SnapshotClock> = snaps
         .iter()
         .filter_map(|s| {
-            let m = clock_match(run.rank(&s.rank)?, &s.snapshot)?;
+            let m = clock_match(run.rank(&s.rank)?, &s.snapshot, &run.frame_phases)?;
             let (anchors, half_us) = match m.interval_us {
                 Some((lo, hi)) => (Some(m.anchors), hi.saturating_sub(lo) / 2),
                 None => (None, QUARTER_HOUR_US / 2),
@@ -476,7 +480,7 @@ pub fn attribute(
         let Some(rr) = candidate.rank(&c.rank) else {
             continue;
         };
-        let Some(offset) = clock_offset_us(rr, &c.snapshot) else {
+        let Some(offset) = clock_offset_us(rr, &c.snapshot, &candidate.frame_phases) else {
             continue;
         };
         ranks_compared += 1;
@@ -493,7 +497,8 @@ pub fn attribute(
         let first_c = first_alloc_by_site(&c.snapshot, &rule);
         let first_b = first_alloc_by_site(&b.snapshot, &rule);
         let base_rr = baseline.rank(&b.rank);
-        let base_offset = base_rr.and_then(|r| clock_offset_us(r, &b.snapshot));
+        let base_offset =
+            base_rr.and_then(|r| clock_offset_us(r, &b.snapshot, &baseline.frame_phases));
         for ch in md.only_a.iter().chain(&md.only_b).chain(&md.changed) {
             if ch.delta_reserved == 0 && ch.delta_allocated == 0 {
                 continue;

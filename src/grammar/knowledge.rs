@@ -35,7 +35,7 @@ impl OutcomeWord {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameRule {
     pub function: Option<String>,
     pub file: Option<String>,
@@ -241,6 +241,20 @@ impl Default for Knowledge {
     fn default() -> Knowledge {
         super::builtin_knowledge().clone()
     }
+}
+
+/// The phase a single frame names by the given frame → phase rules (a snapshot's stack
+/// frame: function and file); the first rule that matches decides.
+pub fn phase_of_frame(rules: &[FrameRule], function: &str, file: &str) -> Option<Phase> {
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    rules
+        .iter()
+        .find(|r| match (&r.function, &r.file) {
+            (Some(f), _) => function == f,
+            (None, Some(x)) => base == x,
+            (None, None) => false,
+        })
+        .map(|r| r.phase)
 }
 
 pub(super) fn compile_frames(
@@ -492,15 +506,7 @@ impl Knowledge {
 
     /// The phase a single frame names (a snapshot's stack frame: function and file).
     pub fn phase_of_frame(&self, function: &str, file: &str) -> Option<Phase> {
-        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-        self.frames
-            .iter()
-            .find(|r| match (&r.function, &r.file) {
-                (Some(f), _) => function == f,
-                (None, Some(x)) => base == x,
-                (None, None) => false,
-            })
-            .map(|r| r.phase)
+        phase_of_frame(&self.frames, function, file)
     }
 
     /// The first outcome wording found in a failure's text (its line and traceback).

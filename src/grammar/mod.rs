@@ -18,8 +18,8 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use knowledge::{
-    ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge, KindMeaning, Knowledge, OutcomeMatch,
-    OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole, RankEvidence, RankRule,
+    phase_of_frame, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge, KindMeaning, Knowledge,
+    OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole, RankEvidence, RankRule,
 };
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 

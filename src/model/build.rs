@@ -366,6 +366,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
             .cloned()
             .collect(),
         grammars,
+        frame_phases: know.frames.clone(),
         year_inferred,
         notes: Vec::new(),
         gpus: Vec::new(),

@@ -59,6 +59,9 @@ pub struct Run {
     /// Those of `grammars` that describe a server, not a component (PyTorch, NCCL): which
     /// server the run is, as its grammars say.
     pub servers: Vec<String>,
+    /// The frame → phase rules of the grammars the run was read with (`frame_phase`): a
+    /// snapshot's stacks are placed in phases by them when its clock is matched to the log.
+    pub frame_phases: Vec<crate::grammar::FrameRule>,
     pub year_inferred: bool,
     pub notes: Vec<String>,
     /// nvidia-smi samples found in the run directory.

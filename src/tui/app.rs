@@ -327,7 +327,7 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
         _ => false,
     };
     let offset = if fits {
-        clock_offset_us(rr, &rs.snapshot)
+        clock_offset_us(rr, &rs.snapshot, &run.frame_phases)
     } else {
         None
     };
