@@ -13,9 +13,11 @@ cd "$(dirname "$0")/.."
 nodes=${1:-128}
 per_node=${2:-8}
 rounds=${3:-9}
-data=bench-data/multinode-${nodes}x${per_node}
+# The same input as benches/ratios.sh's 1,024-rank case: one log file per rank (33 MB at
+# 128 × 8), not the smaller one-file-per-node layout.
+data=bench-data/ranks-$((nodes * per_node))
 cargo build --release --quiet --bin rankscope
-[ -f "$data/truth.json" ] || python3 benches/gen_multinode.py "$data" "$nodes" "$per_node"
+[ -f "$data/truth.json" ] || python3 benches/gen_multinode.py "$data" "$nodes" "$per_node" rank
 bin=target/release/rankscope
 cat "$data"/*/* > /dev/null  # warm the page cache for both alike
 
