@@ -7,8 +7,7 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 
 /// Start-up phases in order (DESIGN.md's canonical names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
     Launch,
     DistInit,

@@ -9,21 +9,10 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
-
-// chrono's `serde` feature is off in this crate: ISO 8601 with milliseconds, no zone
-// (nvidia-smi prints local time without one).
-fn ser_ts<S: serde::Serializer>(t: &Option<NaiveDateTime>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => s.serialize_str(&t.format("%Y-%m-%dT%H:%M:%S%.3f").to_string()),
-        None => s.serialize_none(),
-    }
-}
 
 /// One `--query-gpu` sample.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
-    #[serde(serialize_with = "ser_ts")]
     pub timestamp: Option<NaiveDateTime>,
     pub index: u32,
     pub memory_used_bytes: Option<u64>,
@@ -32,9 +21,8 @@ pub struct GpuSample {
 }
 
 /// One `--query-compute-apps` row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ComputeApp {
-    #[serde(serialize_with = "ser_ts")]
     pub timestamp: Option<NaiveDateTime>,
     pub gpu_index: Option<u32>,
     pub gpu_uuid: Option<String>,
@@ -43,7 +31,7 @@ pub struct ComputeApp {
     pub used_memory_bytes: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct NvSmiTimeline {
     /// Samples per GPU index, in file order.
     pub gpus: BTreeMap<u32, Vec<GpuSample>>,

@@ -1,12 +1,10 @@
 //! One run, all ranks side by side: per phase, who reported it, how long it took, how far
 //! apart the ranks finished, and which ranks stand out.
 
-use serde::Serialize;
-
 use crate::event::Rank;
 use crate::model::{Phase, Run};
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
     pub min: f64,
     pub median: f64,

@@ -166,8 +166,7 @@ pub struct ProcessInfo {
 }
 
 /// How a configuration dump is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigSyntax {
     /// `Name(k=v, …)`: SGLang's `ServerArgs(…)`, argparse's `Namespace(…)`.
     PythonCall,

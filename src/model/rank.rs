@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
-use serde::Serialize;
 
 use super::outcome;
 use super::{Edge, Phase};
@@ -52,8 +51,7 @@ impl PhaseSpan {
 }
 
 /// What a rank's start-up came to, stating only what the evidence shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Outcome {
     Ready,
     /// Its own failure: the root of the run's failure, or one of several independent ones.
@@ -96,8 +94,7 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureKind {
     Oom,
     NotEnoughMemory,

@@ -11,8 +11,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-
 use super::model::{Action, BlockState, Snapshot, StackId};
 use super::site::{site_at_line, SiteRule};
 
@@ -69,8 +67,7 @@ impl Seg {
 }
 
 /// What the allocation ran into.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Limit {
     /// The device had less free memory than the segment asked for.
     Device { device_free: u64, segment: u64 },
@@ -89,7 +86,7 @@ pub enum Limit {
 }
 
 /// Segments of one shape inside the fragmentation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SegmentShape {
     pub count: u64,
     pub size: u64,
@@ -99,7 +96,7 @@ pub struct SegmentShape {
 }
 
 /// A site whose live blocks keep fragmented segments from being released.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Pin {
     /// `warm_prefill/<lambda> (launch.py:76)`
     pub site: String,
@@ -109,7 +106,7 @@ pub struct Pin {
 }
 
 /// Memory held but unusable for the failed request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fragmentation {
     /// Free bytes in segments (outside private pools) that hold live blocks and whose
     /// every hole is smaller than the request.
@@ -126,7 +123,7 @@ pub struct Fragmentation {
 }
 
 /// Free memory inside segments, at the OOM or at the dump.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FreeSpace {
     pub reserved: u64,
     pub allocated: u64,
@@ -144,7 +141,7 @@ pub struct FreeSpace {
     pub wholly_free_bytes: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OomAnalysis {
     pub device: usize,
     pub time_us: i64,

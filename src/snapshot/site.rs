@@ -1,12 +1,10 @@
 //! Which frame of an allocation's stack is its site, and the site's name: shared by the
 //! snapshot summaries and diffs (`analysis`) and the OOM reconstruction (`oom`).
 
-use serde::Serialize;
-
 use super::model::{Frame, Snapshot, StackId};
 
 /// How much of a stack names an allocation site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SiteGranularity {
     /// File and function: the three buffers `init_custom_ar` allocates on lines 85–87 are
     /// one site, which is what a reader of a diff wants first.
@@ -24,7 +22,7 @@ pub enum SiteGranularity {
 /// Python frame outside `fallback_skip` (PyTorch itself and the standard library) is used,
 /// so an installed server still gets its own frames named. If that fails too, the first
 /// frame of any kind, and `<no frames>` for an empty stack.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SiteRule {
     pub skip: Vec<String>,
     pub fallback_skip: Vec<String>,
