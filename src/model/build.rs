@@ -5,8 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDateTime;
 
-use super::rank::build_rank;
-use super::{attempts, outcome, Phase, RankRun, Run, SourceInfo};
+use super::{attempts, outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun, Run, SourceInfo};
 use crate::event::{kind, Event, Origin, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
 
@@ -463,4 +462,149 @@ fn adopt_rankless(
     let list = rank_events.entry(target).or_default();
     list.extend(adopt);
     list.sort_unstable();
+}
+
+fn build_rank(
+    rank: Rank,
+    idx: Vec<usize>,
+    events: &[Event],
+    run_start: Option<NaiveDateTime>,
+    run_ready: bool,
+    ready_at: Option<usize>,
+    know: &Knowledge,
+) -> (RankRun, Option<outcome::Stop>) {
+    let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
+    let mut current = Phase::Launch;
+    let mut stops: Vec<outcome::Stop> = Vec::new();
+    let mut traceback: Option<String> = None;
+    for &i in &idx {
+        let e = &events[i];
+        if let Some((phase, edge)) = know.phase_of(e) {
+            let span = spans.entry(phase).or_insert_with(|| PhaseSpan {
+                phase,
+                start: None,
+                end: None,
+                complete: false,
+                end_printed: false,
+                figures: Vec::new(),
+            });
+            match edge {
+                Edge::Begin => {
+                    if span.start.is_none() {
+                        span.start = e.ts;
+                    }
+                    current = phase;
+                }
+                Edge::Inside => {
+                    if span.start.is_none() {
+                        span.start = e.ts;
+                    }
+                    current = current.max(phase);
+                }
+                Edge::End => {
+                    // No begin line: the start stays unknown rather than a zero-length
+                    // phase; the end line's printed `elapsed` may still give a duration.
+                    span.end = e.ts;
+                    span.complete = true;
+                    span.end_printed = true;
+                    current = phase;
+                }
+            }
+            for (figure, value) in know.figures_of(e) {
+                if span.figure(figure.name()).is_none() {
+                    span.figures.push(Figure {
+                        name: figure.name(),
+                        value,
+                        origin: e.origin.clone(),
+                    });
+                }
+            }
+            continue;
+        }
+        if e.kind == kind::ERROR && e.detail.is_some() {
+            traceback = e.detail.clone();
+        }
+        // The phase a failure belongs to when neither its frames nor its wording say: the
+        // one in progress, or the next one when the last line closed a phase.
+        let in_phase = match spans.get(&current) {
+            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
+            Some(s) if s.complete && current != Phase::Ready => current.next(),
+            _ => current,
+        };
+        if let Some(stop) = outcome::stop_of(e, in_phase, "last_event", know, traceback.as_deref())
+        {
+            stops.push(stop);
+        }
+    }
+    // A phase is over once a later one has begun, whether or not the server prints an
+    // end line for it (vLLM has no `Memory pool end`).
+    let starts: Vec<(Phase, Option<NaiveDateTime>)> =
+        spans.values().map(|s| (s.phase, s.start)).collect();
+    for span in spans.values_mut() {
+        if span.complete {
+            continue;
+        }
+        if let Some((_, next_start)) = starts.iter().find(|(p, _)| *p > span.phase) {
+            span.complete = true;
+            if span.end.is_none() {
+                span.end = *next_start;
+            }
+        }
+    }
+    // Launch runs from the first line of the run to the rank's first line.
+    let first_ts = idx.iter().filter_map(|&i| events[i].ts).min();
+    if let (Some(s), Some(f), false) = (run_start, first_ts, rank.is_engine()) {
+        spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
+            phase: Phase::Launch,
+            start: Some(s),
+            end: Some(f),
+            complete: true,
+            end_printed: false,
+            figures: Vec::new(),
+        });
+    }
+    let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
+    let stop = outcome::decisive(stops);
+    let reached_ready = stop.is_none() && run_ready;
+    if reached_ready {
+        // A rank that reached ready finished every phase it began, whether or not the
+        // server prints an end line for the last one (TensorRT-LLM's graph warm-up): the
+        // phase is complete, its end unknown, so no duration is made up.
+        for span in spans.values_mut() {
+            span.complete = true;
+        }
+        spans.entry(Phase::Ready).or_insert(PhaseSpan {
+            phase: Phase::Ready,
+            start: None,
+            end: None,
+            complete: true,
+            end_printed: false,
+            figures: Vec::new(),
+        });
+    }
+    // Where a log that simply ends stopped: in the open phase, or the next one once the
+    // last phase closed.
+    let open_phase = match spans.get(&last_phase) {
+        Some(s) if s.complete && last_phase != Phase::Ready => last_phase.next(),
+        _ => last_phase,
+    };
+    let last_origin = idx.last().map(|&i| events[i].origin.clone());
+    let (out, last_phase) = match &stop {
+        Some(s) => (s.failure.outcome, s.failure.phase),
+        None if reached_ready => (Outcome::Ready, Phase::Ready),
+        None => (Outcome::Incomplete, open_phase),
+    };
+    (
+        RankRun {
+            rank,
+            phases: spans.into_values().collect(),
+            last_phase,
+            reached_ready,
+            outcome: out,
+            failure: stop.as_ref().map(|s| s.failure.clone()),
+            last_origin,
+            events: idx,
+        },
+        stop,
+    )
 }

@@ -2,62 +2,19 @@
 //! reader, the typed model, analysis by allocation site, and text rendering.
 
 pub mod analysis;
+mod error;
 pub mod model;
 pub mod oom;
 pub mod pickle;
 pub mod site;
+pub mod trace;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-pub use model::{Action, Block, BlockState, Frame, Segment, Snapshot, StackId, TraceEntry};
+pub use error::SnapshotError;
+pub use model::{Block, BlockState, Frame, Segment, Snapshot};
 pub use pickle::PickleError;
-
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{}pickle: {source}", path_prefix(path))]
-    Pickle {
-        path: Option<PathBuf>,
-        source: PickleError,
-    },
-    #[error("snapshot key `{path}`: expected {expected}, found {found}")]
-    Shape {
-        path: String,
-        expected: &'static str,
-        found: &'static str,
-    },
-    #[error("snapshot key `{path}` is missing")]
-    MissingKey { path: String },
-    /// A shape error found in a named file: in a run directory the file says which
-    /// rank's snapshot is bad.
-    #[error("{}: {source}", file.display())]
-    InFile {
-        file: PathBuf,
-        #[source]
-        source: Box<SnapshotError>,
-    },
-}
-
-fn path_prefix(p: &Option<PathBuf>) -> String {
-    p.as_ref()
-        .map(|p| format!("{}: ", p.display()))
-        .unwrap_or_default()
-}
-
-impl SnapshotError {
-    /// The byte offset in the file, for pickle-level errors.
-    pub fn offset(&self) -> Option<u64> {
-        match self {
-            SnapshotError::Pickle { source, .. } => source.offset(),
-            SnapshotError::InFile { source, .. } => source.offset(),
-            _ => None,
-        }
-    }
-}
+pub use trace::{Action, StackId, TraceEntry};
 
 impl PickleError {
     /// The byte offset the error refers to.

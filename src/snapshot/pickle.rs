@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 
-use super::model::{direct_entry, direct_entry_layout, EntryField, TraceEntry};
+use super::trace::{direct_entry, direct_entry_layout, EntryField, EntryValues, TraceEntry};
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl ValueRef {
             None
         }
     }
-    /// The reference as stored (see `model::direct_entry`, which parks one in a
+    /// The reference as stored (see `trace::direct_entry`, which parks one in a
     /// `StackId` until the model resolves it).
     pub(crate) fn raw(self) -> u32 {
         self.0
@@ -185,7 +185,15 @@ pub enum Value<'a> {
     Dict(Dict<'a>),
 }
 
-impl Value<'_> {
+impl<'a> Value<'a> {
+    /// The text of a `str`; `None` for any other type.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// A short name for error messages.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -288,6 +296,29 @@ pub struct Pickle {
     /// Set when the reader met a use of a decoded entry it cannot replay (a second
     /// batch of items for the same dict); the arena is then incomplete.
     needs_general: bool,
+}
+
+impl EntryValues for Pickle {
+    type Ref = ValueRef;
+    #[inline]
+    fn int(&self, v: ValueRef) -> Result<i64, &'static str> {
+        match self.get(v) {
+            Value::Int(i) => Ok(i),
+            Value::Bool(b) => Ok(b as i64),
+            other => Err(other.type_name()),
+        }
+    }
+    #[inline]
+    fn str(&self, v: ValueRef) -> Result<&str, &'static str> {
+        match self.get(v) {
+            Value::Str(s) => Ok(s),
+            other => Err(other.type_name()),
+        }
+    }
+    #[inline]
+    fn raw(v: ValueRef) -> u32 {
+        v.raw()
+    }
 }
 
 impl Pickle {
@@ -789,7 +820,7 @@ struct Machine<I: Input> {
     /// dropped from the table when they are its last slots.
     wide_pinned: u32,
     /// The key batch (start, len) last classified, and its fields when it is a layout
-    /// `model::direct_entry` can decode.
+    /// `trace::direct_entry` can decode.
     direct_layout: Option<KeyLayout>,
     /// The last short string stored as read, and its node: torch writes one value
     /// (`'N/A'`) afresh in every trace entry, and between two of them pickle's own memo
@@ -1210,7 +1241,7 @@ impl<I: Input> Machine<I> {
 
     /// Decodes the fresh dict `idx`, whose keys were just stored at `keys` and whose
     /// pairs are the stack above `from`, into a trace entry when its layout and values
-    /// allow (`model::direct_entry`). On success the stack is consumed and the node
+    /// allow (`trace::direct_entry`). On success the stack is consumed and the node
     /// becomes `Direct`; otherwise nothing has changed.
     fn try_direct(&mut self, idx: usize, keys: u32, n: usize, from: usize) -> bool {
         let fresh =
@@ -1218,7 +1249,7 @@ impl<I: Input> Machine<I> {
         if fresh {
             let layout: Vec<EntryField> = slice(&self.p.items, keys, n as u32)
                 .iter()
-                .map(|&k| EntryField::of_key(self.p.get(k)))
+                .map(|&k| EntryField::of_key(self.p.get(k).as_str()))
                 .collect();
             let ok = direct_entry_layout(&layout);
             self.direct_layout = Some((keys, n as u32, ok.then(|| layout.into_boxed_slice())));

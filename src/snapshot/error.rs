@@ -1,0 +1,53 @@
+//! What reading a snapshot can fail with: in `error` (not `mod.rs`) so that the model,
+//! which reports shape errors, does not import the module that re-exports it.
+
+use std::path::PathBuf;
+
+use super::pickle::PickleError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}pickle: {source}", path_prefix(path))]
+    Pickle {
+        path: Option<PathBuf>,
+        source: PickleError,
+    },
+    #[error("snapshot key `{path}`: expected {expected}, found {found}")]
+    Shape {
+        path: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("snapshot key `{path}` is missing")]
+    MissingKey { path: String },
+    /// A shape error found in a named file: in a run directory the file says which
+    /// rank's snapshot is bad.
+    #[error("{}: {source}", file.display())]
+    InFile {
+        file: PathBuf,
+        #[source]
+        source: Box<SnapshotError>,
+    },
+}
+
+fn path_prefix(p: &Option<PathBuf>) -> String {
+    p.as_ref()
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default()
+}
+
+impl SnapshotError {
+    /// The byte offset in the file, for pickle-level errors.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            SnapshotError::Pickle { source, .. } => source.offset(),
+            SnapshotError::InFile { source, .. } => source.offset(),
+            _ => None,
+        }
+    }
+}
