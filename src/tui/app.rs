@@ -190,7 +190,7 @@ impl PhaseBand {
         [Some(&text), late.as_ref(), failed.as_ref()]
             .into_iter()
             .flatten()
-            .map(|t| t.chars().count() as i64)
+            .map(|t| crate::text::columns(t) as i64)
             .sum()
     }
 }

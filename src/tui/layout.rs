@@ -4,6 +4,8 @@
 
 use ratatui::text::{Line, Span};
 
+use crate::text::columns;
+
 pub fn time_label(t: f64) -> String {
     if t >= 60.0 {
         let m = (t / 60.0).floor();
@@ -28,7 +30,7 @@ pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
     let mut cur: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
     for item in items {
-        let w: usize = item.iter().map(|s| s.content.chars().count()).sum();
+        let w: usize = item.iter().map(|s| columns(&s.content)).sum();
         if used > 0 && used + 2 + w > width {
             lines.push(Line::from(std::mem::take(&mut cur)));
             used = 0;
@@ -46,30 +48,45 @@ pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
     lines
 }
 
-/// Breaks a line to `width` columns, at a space when there is one, so that the pane can
-/// count its rows and scroll by them exactly.
+/// Breaks a line to `width` terminal columns (textwrap, widths from unicode-width: a wide
+/// character takes two), at a space when there is one, a word longer than the line cut
+/// where it must, so that the pane can count its rows and scroll by them exactly.
 pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
-    let chars: Vec<char> = s.chars().collect();
-    if width == 0 || chars.len() <= width {
+    if width == 0 || columns(s) <= width {
         return vec![s.to_string()];
     }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let mut end = (i + width).min(chars.len());
-        if end < chars.len() && chars[end] != ' ' {
-            if let Some(sp) = chars[i..end].iter().rposition(|&c| c == ' ') {
-                if sp > 0 {
-                    end = i + sp + 1;
-                }
-            }
-        }
-        out.push(chars[i..end].iter().collect());
-        i = end;
-        // The space a line broke at is the break, not the next line's indent.
-        if i < chars.len() && chars[i] == ' ' {
-            i += 1;
-        }
+    let options = textwrap::Options::new(width)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .break_words(true);
+    textwrap::wrap(s, options)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_line_counts_columns_not_characters() {
+        // Six CJK characters are twelve columns: at width 8 they take two rows (4 + 2
+        // characters), where counting characters would have left them on one.
+        let rows = wrap_line("显存不足错误", 8);
+        assert_eq!(rows, ["显存不足", "错误"]);
+        assert!(rows.iter().all(|r| columns(r) <= 8));
+        assert_eq!(
+            wrap_line("free 40 MiB of 80", 8),
+            ["free 40", "MiB of", "80"]
+        );
+        assert_eq!(wrap_line("abcdefghij", 4), ["abcd", "efgh", "ij"]);
     }
-    out
+
+    #[test]
+    fn flow_measures_items_in_columns() {
+        let wide = || vec![Span::raw("内存内存")]; // 8 columns; two and the gap between are 18
+        assert_eq!(flow(vec![wide(), wide()], 18).len(), 1);
+        assert_eq!(flow(vec![wide(), wide()], 17).len(), 2);
+    }
 }

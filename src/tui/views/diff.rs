@@ -72,7 +72,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         _ => bold(),
     };
     let status = format!(" {} ", d.status.label());
-    let indent = status.chars().count() + 2;
+    let indent = crate::text::columns(&status) + 2;
     let head_w = usize::from(width).saturating_sub(indent).max(20);
     for (i, part) in wrap_line(
         &sanitize(&crate::render::diff_text::headline(&d.headline)),
@@ -84,7 +84,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         let first = if i == 0 {
             Span::styled(status.clone(), status_st)
         } else {
-            Span::raw(" ".repeat(status.chars().count()))
+            Span::raw(" ".repeat(crate::text::columns(&status)))
         };
         lines.push(Line::from(vec![first, Span::raw("  "), Span::raw(part)]));
     }

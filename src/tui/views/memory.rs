@@ -176,7 +176,7 @@ fn draw_sites(f: &mut Frame, app: &App, sites: &[&crate::tui::app::SiteRow], are
     // The label column: the longest label shown, within what the figures leave.
     let longest = sites
         .iter()
-        .map(|r| r.label.chars().count())
+        .map(|r| crate::text::columns(&r.label))
         .max()
         .unwrap_or(0);
     let figures_w = 24 + if blamed { 12 } else { 0 };
