@@ -147,6 +147,21 @@ fn resolve_processes(events: &mut [Event], know: &Knowledge) {
     }
 }
 
+/// Each event's start-up attempt (0-based), how many the log holds, and the one to read:
+/// `attempt` (1-based, clamped) when given, else the last.
+fn choose_attempt(
+    events: &[Event],
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> (Vec<usize>, usize, usize) {
+    let attempt_of = attempts::split(events, know);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    (attempt_of, n_attempts, chosen)
+}
+
 /// Builds the run model from deduplicated events: the last start-up attempt the log
 /// holds, or `attempt` (1-based) when given.
 pub fn build(
@@ -157,11 +172,7 @@ pub fn build(
     attempt: Option<usize>,
 ) -> Run {
     resolve_processes(&mut events, know);
-    let attempt_of = attempts::split(&events, know);
-    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
-    let chosen = attempt
-        .map(|a| a.clamp(1, n_attempts) - 1)
-        .unwrap_or(n_attempts - 1);
+    let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
     let mut infos = Vec::new();
     let mut kept = Vec::new();
     if n_attempts > 1 {
@@ -207,11 +218,7 @@ pub fn prepare_node(
     attempt: Option<usize>,
 ) -> NodeEvents {
     resolve_processes(&mut events, know);
-    let attempt_of = attempts::split(&events, know);
-    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
-    let chosen = attempt
-        .map(|a| a.clamp(1, n_attempts) - 1)
-        .unwrap_or(n_attempts - 1);
+    let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
     if n_attempts > 1 {
         // `build` ordered and settled the chosen attempt on its own before the run.
         events = events
