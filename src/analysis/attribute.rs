@@ -781,7 +781,12 @@ pub fn snapshot_notes(
         (Side::Candidate, candidate, cand_snaps),
     ] {
         let ranks = rank_match_note(snaps);
-        let clock = clock_note(run, snaps);
+        // The attribution matched the candidate's clocks already (each match walks the
+        // snapshot's whole trace).
+        let clock = match (side, attribution) {
+            (Side::Candidate, Some(a)) => a.clock.clone(),
+            _ => clock_note(run, snaps),
+        };
         if ranks.is_some() || clock.is_some() {
             notes.push(SnapshotNote::Matched { side, ranks, clock });
         }

@@ -23,12 +23,15 @@ pub fn summaries(
     let rule = sites.rule();
     let mut docs = Vec::new();
     let mut text = String::new();
-    for path in paths {
+    for (i, path) in paths.iter().enumerate() {
         let s = snapshot::read_path(path)?;
         let summary = snapshot::analysis::summarize(&s, &rule);
-        // The model is freed by the process's exit: dropping it page by page (a large
-        // trace is hundreds of thousands of entries) only costs time.
-        std::mem::forget(s);
+        // The last model is freed by the process's exit: dropping it page by page (a
+        // large trace is hundreds of thousands of entries) only costs time. Earlier ones
+        // are dropped, so memory stays one snapshot's however many are given.
+        if i + 1 == paths.len() {
+            std::mem::forget(s);
+        }
         if json {
             docs.push((path.display().to_string(), summary));
         } else {

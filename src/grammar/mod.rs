@@ -88,18 +88,11 @@ pub struct EventRegex {
 
 impl EventRegex {
     pub fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
-        if compile_now {
-            let r = Regex::new(pattern)?;
-            return Ok(EventRegex {
-                pattern: pattern.to_string(),
-                names: r.capture_names().flatten().map(str::to_string).collect(),
-                compiled: std::sync::OnceLock::from(Some(r)),
-            });
-        }
-        let hir = match regex_syntax::parse(pattern) {
-            Ok(h) => h,
-            // The same parser fails inside `Regex::new`, whose error is the one to show.
-            Err(_) => {
+        // A pattern the parser rejects is compiled too: `Regex::new`'s error is the one to
+        // show (it reports the same parse failure in its own words).
+        let hir = match (compile_now, regex_syntax::parse(pattern)) {
+            (false, Ok(hir)) => hir,
+            _ => {
                 let r = Regex::new(pattern)?;
                 return Ok(EventRegex {
                     pattern: pattern.to_string(),

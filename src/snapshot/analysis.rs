@@ -217,7 +217,8 @@ fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
             scan.changes += 1;
         }
     }
-    if s.trace_entries().next().is_some() {
+    // `lo > hi` only when the walk met no entry.
+    if lo <= hi {
         scan.first_time_us = Some(lo);
         scan.last_time_us = Some(hi);
     }

@@ -830,6 +830,23 @@ struct Machine<I: Input> {
 
 const LAST_STR_MAX: usize = 16;
 
+/// A string short enough to keep as `Machine::last_str`, with its node.
+fn short_str(raw: &[u8], node: u32) -> Option<(u8, [u8; LAST_STR_MAX], u32)> {
+    let mut buf = [0u8; LAST_STR_MAX];
+    buf.get_mut(..raw.len())?.copy_from_slice(raw);
+    Some((raw.len() as u8, buf, node))
+}
+
+/// Stores an int wider than an inline ref in the side table (`None` when it is full).
+fn push_wide(wide: &mut Vec<i64>, v: i64) -> Option<ValueRef> {
+    let idx = wide.len();
+    if idx >= WIDE as usize {
+        return None;
+    }
+    wide.push(v);
+    Some(ValueRef(WIDE | idx as u32))
+}
+
 impl<I: Input> Machine<I> {
     fn new(input: I) -> Self {
         Machine {
@@ -925,12 +942,7 @@ impl<I: Input> Machine<I> {
     /// Stores an int that does not fit inline; `None` when the table is full.
     #[inline]
     fn wide_int(&mut self, v: i64) -> Option<ValueRef> {
-        let idx = self.p.wide.len();
-        if idx >= WIDE as usize {
-            return None;
-        }
-        self.p.wide.push(v);
-        Some(ValueRef(WIDE | idx as u32))
+        push_wide(&mut self.p.wide, v)
     }
 
     #[inline]
@@ -1027,12 +1039,6 @@ impl<I: Input> Machine<I> {
                 return Ok(ValueRef(*r));
             }
         }
-        let remember = |raw: &[u8], r: u32| {
-            let mut buf = [0u8; LAST_STR_MAX];
-            let head = buf.get_mut(..raw.len())?;
-            head.copy_from_slice(raw);
-            Some((raw.len() as u8, buf, r))
-        };
         // Equal strings are stored once: torch writes a fresh str object for every
         // repeated value (`'N/A'`, file names), so pickle's own memo does not share them.
         let h = hash_bytes(raw);
@@ -1041,7 +1047,7 @@ impl<I: Input> Machine<I> {
                 if let Some(Node::Str { start, len }) = self.p.nodes.get(c as usize) {
                     let (s, e) = (*start as usize, *start as usize + *len as usize);
                     if self.p.text.as_bytes().get(s..e) == Some(raw) {
-                        self.last_str = remember(raw, c);
+                        self.last_str = short_str(raw, c);
                         return Ok(ValueRef(c));
                     }
                 }
@@ -1065,7 +1071,6 @@ impl<I: Input> Machine<I> {
             return Err(PickleError::TooLarge { offset: at });
         }
         self.p.text.push_str(s);
-        let mut remembered = remember(s.as_bytes(), 0);
         let r = self.node(Node::Str {
             start: start as u32,
             len: len as u32,
@@ -1075,10 +1080,8 @@ impl<I: Input> Machine<I> {
         // list that every later copy would scan.
         if plain {
             self.strings.entry(h).or_default().push(r.0);
-            if let Some(c) = &mut remembered {
-                c.2 = r.0;
-            }
-            self.last_str = remembered;
+            self.last_str = (self.p.text.as_bytes().get(start..start + len))
+                .and_then(|stored| short_str(stored, r.0));
         }
         Ok(r)
     }
@@ -1419,17 +1422,10 @@ impl<I: Input> Machine<I> {
                     let [_, _, word @ ..] = head;
                     let shift = 64 - 8 * len as u32;
                     let v = ((u64::from_le_bytes(word) << shift) as i64) >> shift;
-                    let r = match ValueRef::int(v) {
-                        Some(r) => r,
-                        // `wide_int`, inlined: the buffer is borrowed from the input.
-                        None => {
-                            let idx = self.p.wide.len();
-                            if idx >= WIDE as usize {
-                                break;
-                            }
-                            self.p.wide.push(v);
-                            ValueRef(WIDE | idx as u32)
-                        }
+                    // Not `wide_int`: `buf` borrows the input, so only `p` is borrowed here.
+                    let Some(r) = ValueRef::int(v).or_else(|| push_wide(&mut self.p.wide, v))
+                    else {
+                        break;
                     };
                     (2 + len, r)
                 }
