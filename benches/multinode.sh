@@ -4,7 +4,8 @@
 # summarised by `rankscope summary --json`, side by side with a plain-Python version of
 # the same grouping (benches/multinode_anchor.py), in one interleaved series. Checks the
 # answer against the generator's truth and writes the figures into docs/performance.md
-# (its "Multi-node" section). Needs python3 and GNU time (/usr/bin/time).
+# (its "Multi-node" section). Needs python3 (benches/cputime.py reads each process's own resource usage;
+# Python runs as the interpreter itself, not through a version manager's shim).
 #
 #   benches/multinode.sh [NODES] [RANKS_PER_NODE] [ROUNDS]     (default 128 8 7)
 set -euo pipefail
@@ -18,16 +19,17 @@ cargo build --release --quiet --bin rankscope
 bin=target/release/rankscope
 cat "$data"/*/* > /dev/null  # warm the page cache for both alike
 
+py=$(python3 -c 'import sys; print(sys.executable)')
 times=bench-data/multinode-times.txt
 : > "$times"
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 # user+sys CPU seconds and wall seconds, rankscope and the anchor alternating, so both
 # see the same machine load.
 for i in $(seq "$rounds"); do
-  /usr/bin/time -f "rankscope %U %S %e %M" -a -o "$times" \
-    "$bin" summary --json "$data" > bench-data/multinode-summary.json
-  /usr/bin/time -f "python %U %S %e %M" -a -o "$times" \
-    python3 benches/multinode_anchor.py "$data" > bench-data/multinode-anchor.txt
+  "$py" benches/cputime.py "$times" rankscope --stdout bench-data/multinode-summary.json \
+    "$bin" summary --json "$data"
+  "$py" benches/cputime.py "$times" python --stdout bench-data/multinode-anchor.txt \
+    "$py" benches/multinode_anchor.py "$data"
 done
 
 load_after=$(cut -d' ' -f1 /proc/loadavg)

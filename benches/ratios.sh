@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU-time ratios against what users would run instead, in ONE interleaved series: every
 # round runs every command once, in turn, so all of them see the same machine load.
-# Figures are CPU time (user+sys) and peak RSS from GNU time for each finished process;
+# Figures are CPU time (user+sys) and peak RSS of each finished process, from its own
+# resource usage in microseconds (benches/cputime.py);
 # the docs quote min and median and the ratio of medians. Writes the "ratios" sections of
 # docs/performance.md and docs/performance-snapshot.md (between their markers; the
 # multinode section that benches/multinode.sh writes is kept).
@@ -12,7 +13,9 @@
 #   - a 1 GiB SGLang-style log from examples/gen_log.rs (7 M traffic lines, one start-up);
 #   - 1,024 and 8,192 ranks, one file per rank (benches/gen_multinode.py … rank);
 #   - the 23 MB PyTorch snapshot fixture (../shared/fixtures/gpu/decode_heavy), if present.
-# Needs python3, rg (apt-get install ripgrep) and /usr/bin/time.
+# Needs python3 and rg (apt-get install ripgrep). Python runs as the interpreter itself
+# (sys.executable), not through a version manager's shim: pyenv's `python3` is a shell
+# script that added 0.06 CPU-s to every Python anchor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -48,6 +51,7 @@ sed -e 's/\\\././g' -e 's/ *[^ ]*(.*$//' -e 's/\.\*.*$//' -e 's/ *$//' \
 cat "$log" "$data"/ranks-*/*/* > /dev/null  # page cache warm for every tool alike
 [ -f "$snap" ] && cat "$snap" > /dev/null
 
+py=$(python3 -c 'import sys; print(sys.executable)')
 names=(); cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
 add "scan.rankscope" "$bin events $log --json"
@@ -57,12 +61,12 @@ add "scan.rg_rankscope_literals" "rg -c -F -f $data/literals.txt $log"
 for n in 1024 8192; do
   add "r$n.summary" "$bin summary $data/ranks-$n"
   add "r$n.diff" "$bin diff $data/ranks-$n $data/ranks-$n"
-  add "r$n.python" "python3 benches/multinode_anchor.py $data/ranks-$n"
+  add "r$n.python" "$py benches/multinode_anchor.py $data/ranks-$n"
 done
 if [ -f "$snap" ]; then
   add "snap.mem" "$bin mem $snap"
   printf 'import pickle, sys\nwith open(sys.argv[1], "rb") as f:\n    pickle.load(f)\n' > "$data/pickle_load.py"
-  add "snap.pickle_load" "python3 $data/pickle_load.py $snap"
+  add "snap.pickle_load" "$py $data/pickle_load.py $snap"
 fi
 
 times=$data/ratios-times.txt
@@ -73,7 +77,7 @@ for _ in $(seq "$rounds"); do
     # The command's words (paths without spaces), run without a shell.
     read -r -a words <<< "${cmds[$i]}"
     set -- "${words[@]}"
-    /usr/bin/time -f "${names[$i]} %U %S %e %M" -a -o "$times" "$@" > /dev/null || true
+    "$py" benches/cputime.py "$times" "${names[$i]}" "$@"
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -94,14 +98,18 @@ def st(k):
     return min(c), statistics.median(c), max(m for _, m in v)
 def cell(k):
     s = st(k)
-    return "—" if s is None else f"{s[0]:.2f} / {s[1]:.2f} s | {s[2]:.0f} MiB"
+    return "—" if s is None else f"{secs(s[0])} / {secs(s[1])} s | {s[2]:.0f} MiB"
+def secs(x):
+    # Three decimals below a second: a 0.06 s process in hundredths is a 15 % step.
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}"
 def ratio(a, b):
     sa, sb = st(a), st(b)
     return "—" if not sa or not sb or sb[1] == 0 else f"{sa[1] / sb[1]:.2f}×"
 today = datetime.date.today()
 head = (f"Measured {today} by `benches/ratios.sh {rounds}` on this project's machine "
         f"({os.cpu_count()} cores, {platform.machine()}), page cache warm, every command run once per "
-        f"round, in turn, {rounds} rounds (one interleaved series). Load average (1, 5, 15 min) "
+        f"round, in turn, {rounds} rounds (one interleaved series; each process's own resource usage, "
+        "read by `benches/cputime.py`). Load average (1, 5, 15 min) "
         f"{lb} before the series and {la} after: the machine is shared, so wall times swing; "
         "CPU time (user+sys) is the figure compared. Cells: CPU min / median, peak RSS (largest run).")
 perf = [

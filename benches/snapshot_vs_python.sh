@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times `rankscope mem SNAPSHOT` (read, model, summary, text; release build) against
 # CPython's `pickle.load` alone on the same file, interleaved, N runs each, in CPU time
-# (user + system, from GNU time: the machine is shared, so wall time swings) and peak
+# (user + system of the process, from its own resource usage via benches/cputime.py:
+# the machine is shared, so wall time swings) and peak
 # RSS, and writes min, median and the ratio of medians to docs/performance-snapshot.md.
 # Usage: benches/snapshot_vs_python.sh [SNAPSHOT] [RUNS]
 set -euo pipefail
@@ -14,14 +15,16 @@ BIN=target/release/rankscope
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 printf 'import pickle, sys\nwith open(sys.argv[1], "rb") as f:\n    pickle.load(f)\n' >"$TMP/load.py"
 cat "$F" >/dev/null # page cache warm for both alike
+py=$(python3 -c 'import sys; print(sys.executable)')  # the interpreter, not a shim
 run() { # name cmd... -> appends "cpu_seconds rss_kb" to $TMP/name
   local name=$1; shift
-  /usr/bin/time -f "%U %S %M" -o "$TMP/$name.t" "$@" >/dev/null
-  awk '{printf "%.3f %d\n", $1 + $2, $3}' "$TMP/$name.t" >>"$TMP/$name"
+  rm -f "$TMP/$name.t"
+  "$py" benches/cputime.py "$TMP/$name.t" "$name" "$@"
+  awk '{printf "%.4f %d\n", $2 + $3, $5}' "$TMP/$name.t" >>"$TMP/$name"
 }
 for _ in $(seq "$N"); do
   run rust "$BIN" mem "$F"
-  run py python3 "$TMP/load.py" "$F"
+  run py "$py" "$TMP/load.py" "$F"
 done
 summ() { # name -> "min_s median_s max_rss_kb"
   sort -n "$TMP/$1" | awk '{c[NR]=$1; if ($2>r) r=$2} END {printf "%.3f %.3f %d\n", c[1], c[int((NR+1)/2)], r}'

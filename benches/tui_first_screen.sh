@@ -5,7 +5,7 @@
 # prints the frame instead of opening a terminal. It alternates with `summary --json` on
 # the same input, the load every command pays, so the TUI's own share reads as the
 # difference. Writes the figures into docs/performance.md (its "TUI first screen" section).
-# Needs python3 and GNU time (/usr/bin/time).
+# Needs python3 (benches/cputime.py reads each process's own resource usage).
 #
 #   benches/tui_first_screen.sh [NODES] [RANKS_PER_NODE] [ROUNDS]     (default 128 8 9)
 set -euo pipefail
@@ -21,14 +21,14 @@ cargo build --release --quiet --bin rankscope
 bin=target/release/rankscope
 cat "$data"/*/* > /dev/null  # warm the page cache for both alike
 
+py=$(python3 -c 'import sys; print(sys.executable)')
 times=bench-data/tui-first-screen-times.txt
 : > "$times"
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 for i in $(seq "$rounds"); do
-  /usr/bin/time -f "tui %U %S %e %M" -a -o "$times" \
-    "$bin" tui --first-frame 120x40 "$data" > bench-data/tui-first-screen.txt
-  /usr/bin/time -f "summary %U %S %e %M" -a -o "$times" \
-    "$bin" summary --json "$data" > /dev/null
+  "$py" benches/cputime.py "$times" tui --stdout bench-data/tui-first-screen.txt \
+    "$bin" tui --first-frame 120x40 "$data"
+  "$py" benches/cputime.py "$times" summary "$bin" summary --json "$data"
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
