@@ -425,7 +425,7 @@ fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_sai
         .iter()
         .position(|e| e.action == snapshot::Action::Oom)
         .expect("oom entry");
-    s.device_traces[0][oom_at].device_free = Some(8 * MIB);
+    s.device_free.insert((0, oom_at), 8 * MIB);
     let a = &oom::analyse(&s, &SiteRule::default())[0];
     assert_eq!(
         a.limit,

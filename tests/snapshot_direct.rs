@@ -61,6 +61,9 @@ impl P {
     fn get(self, k: u8) -> P {
         self.op(&[b'h', k])
     }
+    fn pipe(self, f: impl FnOnce(P) -> P) -> P {
+        f(self)
+    }
     fn done(self) -> Vec<u8> {
         let mut v = self.0;
         v.push(b'.');
@@ -284,4 +287,112 @@ fn a_memoised_address_outlives_its_decoded_entry() {
     assert_eq!(s.device_traces[0][0].addr, (1 << 40) + 5);
     assert_eq!(s.device_traces[0][0].time_us, 1 << 50);
     assert_eq!(s.allocator_settings, serde_json::json!((1u64 << 40) + 5));
+}
+
+/// `{'segments': [], 'device_traces': [], 'x': 'a' (memo 0), 'allocator_settings': [...]}`
+/// with the settings list's items written by `items` (MARK and APPENDS around them), and
+/// a last key after it: the reader's fast steps need some bytes beyond the one they run.
+fn settings_list(items: impl FnOnce(P) -> P) -> Vec<u8> {
+    let p = P::new()
+        .op(b"}(")
+        .s("segments")
+        .op(b"]")
+        .s("device_traces")
+        .op(b"]")
+        .s("x")
+        .s("a")
+        .memoize()
+        .s("allocator_settings")
+        .op(b"](");
+    items(p)
+        .op(b"e")
+        .s("padding")
+        .s("sixteen bytes...")
+        .op(b"u")
+        .done()
+}
+
+#[test]
+fn a_list_body_read_again_after_its_memo_key_is_rebound_gets_the_new_value() {
+    // Three fresh lists with the same body, `[memo 0]`; between the second and the third,
+    // BINPUT 0 rebinds memo 0 from 'a' to 'b'. The direct reader serves a repeated body
+    // from what it produced before (a call stack per trace entry, 4 M gets in
+    // decode_heavy): that must not outlive the rebinding.
+    let one = |p: P| p.op(b"](").get(0).op(b"e");
+    let data = settings_list(|p| one(one(p)).s("b").op(&[b'q', 0]).pipe(one));
+    same(&data);
+    let s = read_bytes(&data).unwrap();
+    assert_eq!(
+        s.allocator_settings,
+        serde_json::json!([["a"], ["a"], "b", ["b"]])
+    );
+}
+
+#[test]
+fn a_repeated_list_body_with_a_missing_key_fails_as_the_general_reader_does() {
+    let data = settings_list(|p| p.op(b"](").get(0).op(b"e").op(b"](").get(0).get(7).op(b"e"));
+    let got = same(&data);
+    assert!(got.contains("memo key 7"), "{got}");
+}
+
+#[test]
+fn repeated_list_bodies_of_both_get_widths_read_the_same_both_ways() {
+    // BINGET and LONG_BINGET of the same key, in one body, twice, then a body that is a
+    // prefix of it: each list gets its own items.
+    let body = |p: P| p.op(b"](").get(0).op(&[b'j', 0, 0, 0, 0]).op(b"e");
+    let data = settings_list(|p| body(body(p)).op(b"](").get(0).op(b"e"));
+    same(&data);
+    let s = read_bytes(&data).unwrap();
+    assert_eq!(
+        s.allocator_settings,
+        serde_json::json!([["a", "a"], ["a", "a"], ["a"]])
+    );
+}
+
+/// `{'action': ACTION, 'addr': ADDR, 'size': 4096, 'stream': STREAM, 'frames': []}`, open.
+fn entry_on(p: P, action: &str, addr: i64, stream: i64) -> P {
+    p.op(b"}(")
+        .s("action")
+        .s(action)
+        .s("addr")
+        .long(addr)
+        .s("size")
+        .op(&[b'M', 0, 16])
+        .s("stream")
+        .long(stream)
+        .s("frames")
+        .op(b"]")
+}
+
+#[test]
+fn unknown_actions_and_streams_are_kept_by_index_and_reported() {
+    // One device: alloc on stream 0x7f00, two 'segment_defrag' (a name no PyTorch
+    // writes) on stream 0x7f00 and 0, and an alloc on 0. Decoded both ways alike; the
+    // summary counts the unknown action, which moves no figure.
+    let p = P::new()
+        .op(b"}(")
+        .s("segments")
+        .op(b"]")
+        .s("device_traces")
+        .op(b"]](");
+    let p = entry_on(p, "alloc", 1 << 40, 0x7f00).op(b"u");
+    let p = entry_on(p, "segment_defrag", 2 << 40, 0x7f00).op(b"u");
+    let p = entry_on(p, "segment_defrag", 3 << 40, 0).op(b"u");
+    let p = entry_on(p, "alloc", 4 << 40, 0).op(b"u");
+    let data = p.op(b"eau").done();
+    same(&data);
+    let s = read_bytes(&data).unwrap();
+    let t = &s.device_traces[0];
+    let streams: Vec<u64> = t.iter().map(|e| s.stream(e)).collect();
+    assert_eq!(streams, vec![0x7f00, 0x7f00, 0, 0]);
+    assert!(matches!(t[1].action, Action::Other(_)));
+    assert_eq!(t[1].action, t[2].action);
+    let sum = rankscope::snapshot::analysis::summarize(&s, &Default::default());
+    assert_eq!(sum.unknown_actions, vec![("segment_defrag".to_string(), 2)]);
+    assert_eq!(sum.trace_entries, 4);
+    let text = rankscope::render::mem_text::summary_text(&sum, 5, 100);
+    assert!(
+        text.contains("2 of them with an action this version does not know, left out of every figure: segment_defrag ×2"),
+        "{text}"
+    );
 }

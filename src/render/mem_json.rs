@@ -291,8 +291,17 @@ pub struct MemSummaryDoc {
     /// At most 512 points, each the largest of its interval.
     pub series: Vec<SeriesPointDoc>,
     pub trace_entries: u64,
+    /// Trace entries whose action this version does not know, by name: counted here and
+    /// left out of every figure above.
+    pub unknown_actions: Vec<UnknownActionDoc>,
     pub first_time_us: Option<i64>,
     pub last_time_us: Option<i64>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct UnknownActionDoc {
+    pub name: String,
+    pub entries: u64,
 }
 
 fn peak(p: &Option<a::Peak>) -> Option<PeakDoc> {
@@ -369,6 +378,14 @@ impl From<&a::MemSummary> for MemSummaryDoc {
                 })
                 .collect(),
             trace_entries: s.trace_entries,
+            unknown_actions: s
+                .unknown_actions
+                .iter()
+                .map(|(name, entries)| UnknownActionDoc {
+                    name: name.clone(),
+                    entries: *entries,
+                })
+                .collect(),
             first_time_us: s.first_time_us,
             last_time_us: s.last_time_us,
         }

@@ -120,6 +120,22 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
         }
     }
     let _ = writeln!(o, "{} trace entries", s.trace_entries);
+    if !s.unknown_actions.is_empty() {
+        let names: Vec<String> = (s.unknown_actions.iter())
+            .map(|(name, n)| format!("{name} ×{n}"))
+            .collect();
+        let unknown: u64 = s.unknown_actions.iter().map(|(_, n)| n).sum();
+        put(
+            &mut o,
+            width,
+            0,
+            &format!(
+                "{unknown} of them with an action this version does not know, left out of every \
+                 figure: {}",
+                names.join(", ")
+            ),
+        );
+    }
     if top > 0 && !s.sites.is_empty() {
         // The site column takes what the three figures (36 columns) leave, 44 at least.
         let site_w = width.saturating_sub(36).max(44);

@@ -143,6 +143,9 @@ pub struct MemSummary {
     pub segments: Vec<SegmentSig>,
     pub series: Vec<SeriesPoint>,
     pub trace_entries: u64,
+    /// Entries whose action this reader does not know, by name, in order of first
+    /// appearance: counted, and left out of every figure above.
+    pub unknown_actions: Vec<(String, u64)>,
     pub first_time_us: Option<i64>,
     pub last_time_us: Option<i64>,
 }
@@ -182,6 +185,8 @@ struct TraceScan {
     /// Whether any entry is an `oom`: without one the walks that look for them (the
     /// OOM list, the OOM analyses) are skipped.
     any_oom: bool,
+    /// Entries per `Snapshot::unknown_actions` name.
+    unknown: Vec<u64>,
 }
 
 fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
@@ -197,6 +202,7 @@ fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
         first_time_us: None,
         last_time_us: None,
         any_oom: false,
+        unknown: vec![0; s.tables.action_names().count()],
     };
     let mut last_stream = None;
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
@@ -205,11 +211,20 @@ fn scan_trace(s: &Snapshot, order: &TimeOrder<'_>) -> TraceScan {
         hi = hi.max(e.time_us);
         if last_stream != Some(e.stream) {
             last_stream = Some(e.stream);
-            if used.binary_search(&e.stream).is_ok() && !scan.first_use.contains(&e.stream) {
-                scan.first_use.push(e.stream);
+            let stream = s.stream(e);
+            if used.binary_search(&stream).is_ok() && !scan.first_use.contains(&stream) {
+                scan.first_use.push(stream);
             }
         }
-        scan.any_oom |= e.action == Action::Oom;
+        match e.action {
+            Action::Oom => scan.any_oom = true,
+            Action::Other(u) => {
+                if let Some(n) = scan.unknown.get_mut(u.0 as usize) {
+                    *n += 1;
+                }
+            }
+            _ => {}
+        }
         let (a, r) = delta(e);
         if a != 0 || r != 0 {
             scan.net.0 += a;
@@ -305,13 +320,13 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         s.device_traces
             .iter()
             .enumerate()
-            .flat_map(|(d, t)| t.iter().map(move |e| (d, e)))
-            .filter(|(_, e)| e.action == Action::Oom)
-            .map(|(device, e)| OomInfo {
+            .flat_map(|(d, t)| t.iter().enumerate().map(move |(i, e)| (d, i, e)))
+            .filter(|(_, _, e)| e.action == Action::Oom)
+            .map(|(device, i, e)| OomInfo {
                 requested: e.size,
-                device_free: e.device_free,
+                device_free: s.device_free(device, i),
                 time_us: e.time_us,
-                stream: e.stream,
+                stream: s.stream(e),
                 site: sites.get(e.stack).0.to_string(),
                 device,
             })
@@ -337,6 +352,16 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
 
     let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
     let (first_time_us, last_time_us) = (scan.first_time_us, scan.last_time_us);
+    let unknown_actions = scan
+        .unknown
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(i, &n)| {
+            let name = s.tables.action_name(super::trace::UnknownAction(i as u8));
+            (name.unwrap_or("?").to_string(), n)
+        })
+        .collect();
 
     MemSummary {
         totals,
@@ -370,6 +395,7 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
         segments,
         series,
         trace_entries,
+        unknown_actions,
         first_time_us,
         last_time_us,
     }

@@ -5,6 +5,7 @@ pub mod analysis;
 mod error;
 pub mod model;
 pub mod oom;
+mod pages;
 pub mod pickle;
 pub mod site;
 pub mod trace;

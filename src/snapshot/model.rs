@@ -5,13 +5,13 @@
 //! strings exist once. Unknown keys are ignored (PyTorch adds keys between versions); a
 //! known key holding the wrong type is an error naming the key's path.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::error::SnapshotError;
-use super::pickle::{Dict, FastMap, Pickle, SeqKind, Value, ValueRef};
-use super::trace::{set_entry_field, EntryField, UNRESOLVED_EMPTY};
-pub use super::trace::{Action, StackId, TraceEntry};
+use super::pickle::{Dict, Direct, FastMap, Pickle, SeqKind, Value, ValueRef};
+use super::trace::{default_stream, set_entry_field, EntryField, UNRESOLVED_EMPTY};
+pub use super::trace::{Action, StackId, StreamId, TraceEntry, TraceTables, UnknownAction};
 
 /// One Python or C++ frame. C++ frames (from `record_memory_history(stacks="all")`) have
 /// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
@@ -71,6 +71,12 @@ pub struct Snapshot {
     pub frames: Vec<Frame>,
     /// Each stack is a list of indices into `frames`, innermost (allocation call) first.
     pub stacks: Vec<Vec<u32>>,
+    /// The streams and unknown action names trace entries refer to by index.
+    pub tables: TraceTables,
+    /// `device_free` of the entries that have one (`oom` entries), by (device, index in
+    /// `device_traces[device]`); and the same for `host_traces`.
+    pub device_free: BTreeMap<(usize, usize), u64>,
+    pub host_device_free: BTreeMap<(usize, usize), u64>,
 }
 
 impl Snapshot {
@@ -86,6 +92,17 @@ impl Snapshot {
 
     pub fn stack_len(&self, id: StackId) -> usize {
         self.stacks.get(id.0 as usize).map_or(0, |v| v.len())
+    }
+
+    /// What the driver reported free at `device_traces[device][index]`, when the entry
+    /// says (only `oom` entries do).
+    pub fn device_free(&self, device: usize, index: usize) -> Option<u64> {
+        self.device_free.get(&(device, index)).copied()
+    }
+
+    /// The CUDA stream handle of an entry.
+    pub fn stream(&self, e: &TraceEntry) -> u64 {
+        self.tables.stream(e.stream)
     }
 
     /// All device trace entries, device by device.
@@ -123,6 +140,10 @@ struct Builder<'p> {
     /// handed out once, and which ones were.
     direct: Vec<TraceEntry>,
     direct_taken: Vec<bool>,
+    /// `device_free` of directly decoded entries, by index in `direct`.
+    direct_device_free: FastMap<u32, u64>,
+    /// `device_free` values of the trace list being built, by (device, index).
+    pending_device_free: Vec<((usize, usize), u64)>,
     /// A directly decoded entry was reached twice: only the general path can build that.
     conflict: bool,
 }
@@ -139,7 +160,7 @@ fn shape(path: impl Into<String>, expected: &'static str, found: &'static str) -
 
 /// Builds the model from a decoded pickle.
 pub fn from_pickle(p: &Pickle) -> Res<Snapshot> {
-    build(p, Vec::new()).0
+    build(p, Direct::default()).0
 }
 
 /// Builds the model from a pickle read by `pickle::parse_direct`, whose trace entries
@@ -155,10 +176,20 @@ pub(crate) fn from_direct(mut p: Pickle) -> Option<Res<Snapshot>> {
     (!conflict && !p.touched_direct()).then_some(res)
 }
 
-fn build(p: &Pickle, direct: Vec<TraceEntry>) -> (Res<Snapshot>, bool) {
+fn build(p: &Pickle, direct: Direct) -> (Res<Snapshot>, bool) {
+    let Direct {
+        entries: direct,
+        tables,
+        device_free: direct_device_free,
+    } = direct;
     let mut b = Builder {
         p,
-        snap: Snapshot::default(),
+        snap: Snapshot {
+            tables,
+            ..Snapshot::default()
+        },
+        direct_device_free: direct_device_free.into_iter().collect(),
+        pending_device_free: Vec::new(),
         strs: HashMap::new(),
         frame_ids: HashMap::new(),
         frame_by_node: FastMap::default(),
@@ -196,13 +227,17 @@ impl<'p> Builder<'p> {
         b.snap.segments = b.segments(segs, "segments")?;
         if let Some(t) = p.dict_get(&root, "device_traces") {
             b.snap.device_traces = b.traces(t, "device_traces")?;
+            b.snap.device_free = b.pending_device_free.drain(..).collect();
         }
         if let Some(s) = p.dict_get(&root, "host_segments") {
             b.snap.host_segments = b.segments(s, "host_segments")?;
         }
         if let Some(t) = p.dict_get(&root, "host_traces") {
             b.snap.host_traces = b.traces(t, "host_traces")?;
+            b.snap.host_device_free = b.pending_device_free.drain(..).collect();
         }
+        let snap = &mut b.snap;
+        (snap.tables).canonicalize(&mut [&mut snap.device_traces, &mut snap.host_traces]);
         if let Some(v) = p.dict_get(&root, "allocator_settings") {
             b.snap.allocator_settings = to_json(p, v, JSON_DEPTH, &mut JSON_BUDGET.clone());
         }
@@ -367,12 +402,15 @@ impl<'p> Builder<'p> {
                 for (i, e) in v.iter_mut().enumerate() {
                     e.stack = self.direct_stack(e.stack, &path(i))?;
                 }
+                let free = std::mem::take(&mut self.direct_device_free);
+                (self.pending_device_free)
+                    .extend(free.into_iter().map(|(k, f)| ((dev, k as usize), f)));
                 out.push(v);
                 continue;
             }
             let mut v = Vec::with_capacity(entries.len());
             for (i, &er) in entries.iter().enumerate() {
-                match self.p.direct_index(er) {
+                let free = match self.p.direct_index(er) {
                     Some(k) => {
                         let Some(mut e) = self.take_direct(k) else {
                             self.conflict = true;
@@ -380,8 +418,16 @@ impl<'p> Builder<'p> {
                         };
                         e.stack = self.direct_stack(e.stack, &path(i))?;
                         v.push(e);
+                        self.direct_device_free.get(&k).copied()
                     }
-                    None => v.push(self.entry(er, &path(i))?),
+                    None => {
+                        let (e, free) = self.entry(er, &path(i))?;
+                        v.push(e);
+                        free
+                    }
+                };
+                if let Some(f) = free {
+                    self.pending_device_free.push(((dev, i), f));
                 }
             }
             out.push(v);
@@ -421,7 +467,8 @@ impl<'p> Builder<'p> {
         self.stack(ValueRef::from_raw(raw.0), &|| format!("{}.frames", entry()))
     }
 
-    fn entry(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<TraceEntry> {
+    /// A trace entry read from its dict, and its `device_free` if it has one.
+    fn entry(&mut self, r: ValueRef, base: &dyn Fn() -> String) -> Res<(TraceEntry, Option<u64>)> {
         let d = self.dict(r, base)?;
         let mut e = TraceEntry::blank(StackId(0));
         let id = d.layout_id();
@@ -442,8 +489,8 @@ impl<'p> Builder<'p> {
         let layout = std::mem::take(&mut self.last_layout.1);
         let res = self.entry_fields(&d, &layout, &mut e, base);
         self.last_layout.1 = layout;
-        res?;
-        Ok(e)
+        let free = res?;
+        Ok((e, free))
     }
 
     fn entry_fields(
@@ -452,8 +499,8 @@ impl<'p> Builder<'p> {
         layout: &[EntryField],
         e: &mut TraceEntry,
         base: &dyn Fn() -> String,
-    ) -> Res<()> {
-        let mut has_action = false;
+    ) -> Res<Option<u64>> {
+        let (mut has_action, mut has_stream, mut device_free) = (false, false, None);
         for (&field, (k, v)) in layout.iter().zip(d.iter()) {
             let p = || match self.p.get(k) {
                 Value::Str(key) => format!("{}.{key}", base()),
@@ -462,9 +509,11 @@ impl<'p> Builder<'p> {
             match field {
                 EntryField::Frames => e.stack = self.stack(v, &p)?,
                 _ => {
-                    set_entry_field(self.p, field, v, e)
+                    let free = set_entry_field(self.p, field, v, e, &mut self.snap.tables)
                         .map_err(|(expected, found)| shape(p(), expected, found))?;
+                    device_free = free.or(device_free);
                     has_action |= field == EntryField::Action;
+                    has_stream |= field == EntryField::Stream;
                 }
             }
         }
@@ -473,7 +522,11 @@ impl<'p> Builder<'p> {
                 path: format!("{}.action", base()),
             });
         }
-        Ok(())
+        if !has_stream {
+            e.stream = default_stream(&mut self.snap.tables)
+                .map_err(|(expected, found)| shape(base(), expected, found))?;
+        }
+        Ok(device_free)
     }
 
     fn stack(&mut self, r: ValueRef, path: &dyn Fn() -> String) -> Res<StackId> {

@@ -463,7 +463,7 @@ pub fn analyse(s: &Snapshot, rule: &SiteRule) -> Vec<OomAnalysis> {
         let requested = e.size.div_ceil(MIN_BLOCK).saturating_mul(MIN_BLOCK);
         let segment = segment_size_for(requested);
         let space = free_space(&segs);
-        let limit = match e.device_free {
+        let limit = match s.device_free(device, index) {
             Some(free) if free < segment => Limit::Device {
                 device_free: free,
                 segment,
@@ -491,7 +491,7 @@ pub fn analyse(s: &Snapshot, rule: &SiteRule) -> Vec<OomAnalysis> {
             requested,
             segment,
             site: site_at_line(s, rule, e.stack),
-            device_free: e.device_free,
+            device_free: s.device_free(device, index),
             at_oom,
             state_note,
             space,

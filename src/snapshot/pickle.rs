@@ -28,7 +28,10 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 
-use super::trace::{direct_entry, direct_entry_layout, EntryField, EntryValues, TraceEntry};
+use super::pages;
+use super::trace::{
+    direct_entry, direct_entry_layout, EntryField, EntryValues, TraceEntry, TraceTables,
+};
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -290,6 +293,10 @@ pub struct Pickle {
     root: Option<ValueRef>,
     /// Trace entries decoded as they were read (`parse_direct` only).
     direct: Vec<TraceEntry>,
+    /// The streams and unknown action names those entries refer to.
+    direct_tables: TraceTables,
+    /// `device_free` of those entries that have one, by index in `direct`.
+    direct_device_free: Vec<(u32, u64)>,
     /// Set when a `Direct` node is read as a generic value: its keys and values are not
     /// kept, so only a reading with `parse` can answer.
     touched_direct: Cell<bool>,
@@ -393,8 +400,12 @@ impl Pickle {
         }
     }
 
-    pub(crate) fn take_direct(&mut self) -> Vec<TraceEntry> {
-        std::mem::take(&mut self.direct)
+    pub(crate) fn take_direct(&mut self) -> Direct {
+        Direct {
+            entries: std::mem::take(&mut self.direct),
+            tables: std::mem::take(&mut self.direct_tables),
+            device_free: std::mem::take(&mut self.direct_device_free),
+        }
     }
 
     /// Whether a directly decoded entry was read as a generic dict (see `get`).
@@ -475,6 +486,15 @@ pub trait Input {
     fn buffered(&self) -> &[u8];
     /// Consumes `n <= buffered().len()` bytes that were peeked at.
     fn advance(&mut self, n: usize);
+}
+
+/// The trace entries the reader decoded itself (`parse_direct`), what they refer to by
+/// index, and the `device_free` values of those that have one (by index in `entries`).
+#[derive(Default)]
+pub(crate) struct Direct {
+    pub entries: Vec<TraceEntry>,
+    pub tables: TraceTables,
+    pub device_free: Vec<(u32, u64)>,
 }
 
 /// Reads from memory.
@@ -632,6 +652,7 @@ pub fn parse_reader<T: Read>(inner: T, total: u64) -> R<Pickle> {
 pub(crate) fn parse_direct<T: Read>(inner: T, total: u64) -> R<Pickle> {
     let mut m = Machine::new(ReaderInput::new(inner, total));
     m.direct = true;
+    m.presize(total);
     m.run()
 }
 
@@ -639,6 +660,7 @@ pub(crate) fn parse_direct<T: Read>(inner: T, total: u64) -> R<Pickle> {
 pub(crate) fn parse_direct_bytes(data: &[u8]) -> R<Pickle> {
     let mut m = Machine::new(SliceInput::new(data));
     m.direct = true;
+    m.presize(data.len() as u64);
     m.run()
 }
 
@@ -794,6 +816,123 @@ fn unpinned_tail(wide: &[i64], pinned: u32, batch: &[ValueRef]) -> Option<usize>
     Some(len - k)
 }
 
+/// Fresh lists filled with memo gets only (`MARK`, `BINGET`/`LONG_BINGET`…, `APPENDS`), by
+/// the bytes of that body. PyTorch writes each trace entry's call stack as a fresh list
+/// of memoised frames: 142k lists in `decode_heavy`, 4 M gets, most of the reader's
+/// steps, for 170 distinct stacks. A body read before is stored again by its bytes, with
+/// the items range it produced, and a list with the same body gets that range without
+/// its gets being executed. It is exactly what executing them gives: the same keys name
+/// the same values while no memo key is rebound (`memo_put` clears the cache when one is),
+/// and `store_batch` would share the same range for the same refs. Only the direct reader
+/// (`parse_direct`) uses it; `parse` executes every step, as the reference.
+#[derive(Default)]
+struct ListBodies {
+    /// By hash of the body's bytes: where the bytes are kept, and the items range.
+    by_hash: PreMap<(u32, u32, u32, u32)>,
+    bytes: Vec<u8>,
+    scratch: Vec<ValueRef>,
+}
+
+/// Bytes of list bodies kept at most; past it, bodies are executed as read (a hostile
+/// file of all-distinct bodies costs this much memory and no more).
+const LIST_BODY_BYTES_MAX: usize = 1 << 20;
+/// Gets per body looked at; longer lists are executed as read, as `store_batch` does not
+/// share them either.
+const LIST_BODY_GETS_MAX: usize = SHARE_MAX;
+
+impl ListBodies {
+    fn clear(&mut self) {
+        self.by_hash.clear();
+        self.bytes.clear();
+    }
+
+    /// At a `MARK` whose body follows in `body`: when the stack's top is a fresh empty
+    /// list above every mark and the body is memo gets only, ended by `APPENDS`, all in
+    /// the buffer and all keys in the dense memo, fills the list as the steps would and
+    /// returns the bytes used (body and `APPENDS`). `None` otherwise, with nothing changed.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn fill(
+        &mut self,
+        body: &[u8],
+        stack: &[ValueRef],
+        marks: &[usize],
+        memo: &[u32],
+        p: &mut Pickle,
+        batches: &mut PreMap<(u32, u32)>,
+        pinned: &mut u32,
+    ) -> Option<usize> {
+        let &list = stack.last()?;
+        if stack.len() <= marks.last().copied().unwrap_or(0) || list.0 & (INLINE | WIDE) != 0 {
+            return None;
+        }
+        let idx = list.0 as usize;
+        let Some(&Node::Seq { kind, len: 0, .. }) = p.nodes.get(idx) else {
+            return None;
+        };
+        // The body's extent: gets up to an APPENDS.
+        let (mut at, mut gets) = (0, 0);
+        loop {
+            match *body.get(at)? {
+                b'h' => at += 2,
+                b'j' => at += 5,
+                b'e' => break,
+                _ => return None,
+            }
+            gets += 1;
+            if gets > LIST_BODY_GETS_MAX {
+                return None;
+            }
+        }
+        if gets == 0 {
+            return None;
+        }
+        let gets_bytes = body.get(..at)?;
+        let h = hash_bytes(gets_bytes);
+        if let Some(&(bs, bl, start, len)) = self.by_hash.get(&h) {
+            if self.bytes.get(bs as usize..(bs + bl) as usize) == Some(gets_bytes) {
+                p.nodes[idx] = Node::Seq { kind, start, len };
+                return Some(at + 1);
+            }
+        }
+        // First time: the gets as the steps would run them, then stored for next time.
+        let mut refs = std::mem::take(&mut self.scratch);
+        refs.clear();
+        let mut k = 0;
+        while k < at {
+            let key = match gets_bytes[k] {
+                b'h' => {
+                    k += 2;
+                    gets_bytes[k - 1] as usize
+                }
+                _ => {
+                    let w = gets_bytes.get(k + 1..k + 5)?;
+                    k += 5;
+                    u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize
+                }
+            };
+            match memo.get(key) {
+                Some(&v) if v != MEMO_HOLE => refs.push(ValueRef(v)),
+                _ => {
+                    self.scratch = refs;
+                    return None;
+                }
+            }
+        }
+        let stored = store_batch(&mut p.items, batches, pinned, &refs, 0);
+        let len = refs.len() as u32;
+        self.scratch = refs;
+        let start = stored.ok()?;
+        p.nodes[idx] = Node::Seq { kind, start, len };
+        if self.bytes.len() + at <= LIST_BODY_BYTES_MAX {
+            let bs = self.bytes.len() as u32;
+            self.bytes.extend_from_slice(gets_bytes);
+            self.by_hash.insert(h, (bs, at as u32, start, len));
+        }
+        Some(at + 1)
+    }
+}
+
 struct Machine<I: Input> {
     input: I,
     p: Pickle,
@@ -826,6 +965,10 @@ struct Machine<I: Input> {
     /// (`'N/A'`) afresh in every trace entry, and between two of them pickle's own memo
     /// serves the other strings, so this spares the hash and the candidate list.
     last_str: Option<(u8, [u8; LAST_STR_MAX], u32)>,
+    /// What directly decoded entries refer to (moved to the `Pickle` at the end).
+    tables: TraceTables,
+    /// List bodies seen before (see `ListBodies`).
+    list_bodies: ListBodies,
 }
 
 const LAST_STR_MAX: usize = 16;
@@ -867,7 +1010,23 @@ impl<I: Input> Machine<I> {
             wide_pinned: 0,
             direct_layout: None,
             last_str: None,
+            tables: TraceTables::default(),
+            list_bodies: ListBodies::default(),
         }
+    }
+
+    /// Room for the large arrays, from the file's size (see `pages`): what a snapshot
+    /// written by PyTorch holds per byte of file, with some headroom (`decode_heavy`:
+    /// a trace entry per 110 bytes, a memo slot per 41, a node per 66). A guess too small
+    /// costs a reallocation, one too large only address space: pages are touched as
+    /// they are written.
+    fn presize(&mut self, total: u64) {
+        let per = |bytes: u64| usize::try_from(total / bytes).unwrap_or(usize::MAX);
+        pages::reserve_huge(&mut self.p.direct, per(96));
+        // The memo is 2.3 MiB in decode_heavy: room for twice that, so whole huge pages
+        // fit inside it.
+        pages::reserve_huge(&mut self.memo, per(20));
+        pages::reserve_huge(&mut self.p.nodes, per(56));
     }
 
     fn malformed(&self, why: &'static str) -> PickleError {
@@ -1165,7 +1324,14 @@ impl<I: Input> Machine<I> {
         match node {
             Node::Seq { kind, start, len } => {
                 // A second batch (lists over 1000 items): move to a growable vector once.
-                let mut v = slice(&self.p.items, start, len).to_vec();
+                let mut v = Vec::new();
+                if self.p.big_seqs.is_empty() && self.direct {
+                    // The first long list of a snapshot is nearly always a device's
+                    // trace: room for the entries expected (see `presize`), so it is not
+                    // copied at every doubling (850 KiB, copied 8 times, in decode_heavy).
+                    pages::reserve_huge(&mut v, self.p.direct.capacity());
+                }
+                v.extend_from_slice(slice(&self.p.items, start, len));
                 v.extend_from_slice(batch);
                 let big = self.p.big_seqs.len() as u32;
                 self.p.big_seqs.push(v);
@@ -1261,7 +1427,8 @@ impl<I: Input> Machine<I> {
             return false;
         };
         let batch = self.stack.get(from..).unwrap_or(&[]);
-        let Some(entry) = direct_entry(&self.p, layout, batch.chunks_exact(2).map(|kv| kv[1]))
+        let vals = batch.chunks_exact(2).map(|kv| kv[1]);
+        let Some((entry, device_free)) = direct_entry(&self.p, layout, vals, &mut self.tables)
         else {
             return false;
         };
@@ -1278,6 +1445,9 @@ impl<I: Input> Machine<I> {
             self.p.wide.truncate(keep);
         }
         self.p.direct.push(entry);
+        if let Some(free) = device_free {
+            self.p.direct_device_free.push((d, free));
+        }
         self.p.nodes[idx] = Node::Direct { idx: d };
         self.stack.truncate(from);
         true
@@ -1327,6 +1497,8 @@ impl<I: Input> Machine<I> {
         let k = key as usize;
         if k < self.memo.len() {
             self.memo[k] = v.0;
+            // A body read before may now stand for other values.
+            self.list_bodies.clear();
         } else if k == self.memo.len() {
             self.memo.push(v.0);
             self.memo_sparse.remove(&key);
@@ -1391,6 +1563,22 @@ impl<I: Input> Machine<I> {
                     continue;
                 }
                 b'(' => {
+                    let body = buf.get(i + 1..).unwrap_or(&[]);
+                    if !self.direct {
+                        // The general reader executes every step: it is the reference
+                        // the shortcuts are checked against (fuzz target `pickle`).
+                    } else if let Some(n) = self.list_bodies.fill(
+                        body,
+                        &self.stack,
+                        &self.marks,
+                        &self.memo,
+                        &mut self.p,
+                        &mut self.batches,
+                        &mut self.wide_pinned,
+                    ) {
+                        i += 1 + n;
+                        continue;
+                    }
                     self.marks.push(self.stack.len());
                     i += 1;
                     continue;
@@ -1439,7 +1627,9 @@ impl<I: Input> Machine<I> {
     }
 
     fn run(mut self) -> R<Pickle> {
-        match self.run_steps() {
+        let res = self.run_steps();
+        self.p.direct_tables = std::mem::take(&mut self.tables);
+        match res {
             Ok(()) => Ok(self.p),
             // The arena is incomplete; `model::from_direct` sees the flag and the input
             // is read again by the general reader, which reports any error itself.
