@@ -60,6 +60,34 @@ fn diff_json_carries_schema_version_and_canonical_names() {
         v["candidate_outcome"]["groups"][0]["requested_bytes"],
         20_971_520
     );
+    // The snapshot notes the text prints, in the same words: both sides' eight snapshots
+    // are named snapshot_rank0..7.pickle (matched by file name) and every one of them
+    // records device 0 (samples/tp8-*/snapshot_rank*.pickle).
+    let notes = v["snapshot_notes"].as_array().expect("snapshot notes");
+    assert_eq!(notes.len(), 2);
+    for (n, side) in notes.iter().zip(["baseline", "candidate"]) {
+        let n = n.as_str().unwrap();
+        assert!(
+            n.starts_with(&format!(
+                "{side} snapshots matched by file name (all 8); all on device 0"
+            )),
+            "{n}"
+        );
+    }
+    let text = rankscope()
+        .args([
+            "diff",
+            "samples/tp8-baseline",
+            "samples/tp8-custom-ar",
+            "--width",
+            "400",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8(text.stdout).unwrap();
+    for n in notes {
+        assert!(text.contains(n.as_str().unwrap()), "{n} not in\n{text}");
+    }
 }
 
 #[test]

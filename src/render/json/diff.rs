@@ -325,6 +325,10 @@ pub struct DiffDoc {
     /// else allocates there, fragmentation, the allocator settings compared. Null when
     /// snapshots were not read.
     pub snapshot_evidence: Option<SnapshotEvidenceDoc>,
+    /// How the snapshots were read: which ranks they were matched to and on what, how
+    /// their clocks were matched to the logs, which could not be used and why — the
+    /// text's snapshot notes, worded the same.
+    pub snapshot_notes: Vec<String>,
     pub comparability: ComparabilityDoc,
     pub first_divergence: Option<DivergenceDoc>,
     pub effect: Option<EffectDoc>,
@@ -508,6 +512,9 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
             .collect(),
         attribution: report.attribution.as_ref().map(attribution_doc),
         snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
+        snapshot_notes: (report.notes.iter())
+            .map(crate::render::diff_text::snapshot_note)
+            .collect(),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d
