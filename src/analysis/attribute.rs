@@ -73,7 +73,11 @@ pub fn snapshot_device(s: &Snapshot) -> Option<usize> {
 /// against the snapshot's device, then the rank number in the file name (the N-th rank,
 /// global rank order being DP, PP, TP major to minor as `Rank` sorts), then the device
 /// index alone.
-pub fn match_rank(run: &Run, hint: Option<u32>, s: &Snapshot) -> Result<(Rank, RankMatch), String> {
+pub fn match_rank(
+    run: &Run,
+    hint: Option<u32>,
+    s: &Snapshot,
+) -> Result<(Rank, RankMatch), RankMatchError> {
     use crate::event::FieldValue;
     let device = snapshot_device(s);
     let by_name = hint.and_then(|n| rank_for_hint(run, n));
@@ -120,17 +124,26 @@ pub fn match_rank(run: &Run, hint: Option<u32>, s: &Snapshot) -> Result<(Rank, R
             },
         ));
     }
-    if hint.is_some() {
-        return Err(format!(
-            "rank {} is not among the run's {} ranks",
-            hint.unwrap_or(0),
-            run.ranks.len()
-        ));
+    if let Some(rank) = hint {
+        return Err(RankMatchError::NotInRun {
+            rank,
+            ranks: run.ranks.len(),
+        });
     }
     match device.and_then(|d| run.ranks.get(d).map(|rr| (d, rr))) {
         Some((d, rr)) => Ok((rr.rank.clone(), RankMatch::Device { device: d })),
-        None => Err("no rank number in the file name, and no single device to match".into()),
+        None => Err(RankMatchError::NoEvidence),
     }
+}
+
+/// Why a snapshot could not be matched to a rank.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RankMatchError {
+    /// The file name's rank number is past the run's ranks.
+    #[error("rank {rank} is not among the run's {ranks} ranks")]
+    NotInRun { rank: u32, ranks: usize },
+    #[error("no rank number in the file name, and no single device to match")]
+    NoEvidence,
 }
 
 /// The N-th rank in rank order, for `snapshot_rank{N}` (global rank order is DP, PP, TP
