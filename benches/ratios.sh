@@ -72,8 +72,21 @@ fi
 times=$data/ratios-times.txt
 : > "$times"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for _ in $(seq "$rounds"); do
-  for i in "${!names[@]}"; do
+for round in $(seq "$rounds"); do
+  # Each round runs every command once, in an order shuffled per round (seeded by the
+  # round, so a rerun repeats it): a fixed order gives each command the same predecessor
+  # every round, and what a process leaves behind (freed memory the kernel must zero
+  # again, caches) is then a bias of one command, not noise shared by all. This is the
+  # randomized multiple interleaved trials method (Abedi and Brecht, ICPE 2017).
+  # ORDER=fixed keeps the listed order.
+  if [ "${ORDER:-shuffled}" = fixed ]; then
+    order=("${!names[@]}")
+  else
+    read -r -a order <<< "$(python3 -c 'import random, sys
+n, seed = int(sys.argv[1]), int(sys.argv[2])
+order = list(range(n)); random.Random(seed).shuffle(order); print(*order)' "${#names[@]}" "$round")"
+  fi
+  for i in "${order[@]}"; do
     # The command's words (paths without spaces), run without a shell.
     read -r -a words <<< "${cmds[$i]}"
     set -- "${words[@]}"
@@ -82,9 +95,11 @@ for _ in $(seq "$rounds"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$times" "$rounds" "$load_before" "$load_after" "$log" "$snap" <<'PY'
+python3 - "$times" "$rounds" "$load_before" "$load_after" "$log" "$snap" "${ORDER:-shuffled}" <<'PY'
 import datetime, os, platform, re, statistics, sys
-times, rounds, lb, la, log, snap = sys.argv[1:7]
+times, rounds, lb, la, log, snap, order = sys.argv[1:8]
+order_desc = ("commands in the listed order every round" if order == "fixed"
+              else "commands in an order shuffled each round, seeded by the round's number")
 rows = {}
 for line in open(times):
     p = line.split()
@@ -108,8 +123,8 @@ def ratio(a, b):
 today = datetime.date.today()
 head = (f"Measured {today} by `benches/ratios.sh {rounds}` on this project's machine "
         f"({os.cpu_count()} cores, {platform.machine()}), page cache warm, every command run once per "
-        f"round, in turn, {rounds} rounds (one interleaved series; each process's own resource usage, "
-        "read by `benches/cputime.py`). Load average (1, 5, 15 min) "
+        f"round, {rounds} rounds (one interleaved series, {order_desc}; each process's own resource "
+        "usage, read by `benches/cputime.py`). Load average (1, 5, 15 min) "
         f"{lb} before the series and {la} after: the machine is shared, so wall times swing; "
         "CPU time (user+sys) is the figure compared. Cells: CPU min / median, peak RSS (largest run).")
 perf = [
