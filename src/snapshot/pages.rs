@@ -15,9 +15,13 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// Reserves room for `n` more items in `v` and, when that room is large, asks the kernel
 /// to back it with huge pages. Only a hint: where transparent huge pages are off or not
-/// available the pages are ordinary ones, and nothing else changes.
+/// available the pages are ordinary ones, and nothing else changes. The room is a guess
+/// from a file's size, so a reservation the allocator refuses (a huge or lying file) is
+/// skipped, not fatal: the vector then grows as it is filled, as without the guess.
 pub(crate) fn reserve_huge<T>(v: &mut Vec<T>, n: usize) {
-    v.reserve(n);
+    if v.try_reserve(n).is_err() {
+        return;
+    }
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
     if bytes < HUGE_MIN {
         return;
@@ -47,3 +51,24 @@ fn advise_huge(start: usize, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_start: usize, _bytes: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reservation_the_allocator_refuses_is_skipped() {
+        // Room for usize::MAX / 2 u64s cannot exist: the hint gives up, the vector works.
+        let mut v: Vec<u64> = vec![1, 2];
+        reserve_huge(&mut v, usize::MAX / 2);
+        v.push(3);
+        assert_eq!(v, [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_large_reservation_is_made() {
+        let mut v: Vec<u32> = Vec::new();
+        reserve_huge(&mut v, 3 << 20);
+        assert!(v.capacity() >= 3 << 20);
+    }
+}
