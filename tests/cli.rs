@@ -417,3 +417,80 @@ fn fish_completes_the_schema_names() {
     }
     assert!(text.contains("__fish_rankscope_using_subcommand man\" -f -a \"mem-diff\""));
 }
+
+/// Every line of `out` fits `width` columns, but for single words longer than a line (a
+/// URL), which are never cut.
+fn fits(out: &str, width: usize) {
+    for l in out.lines() {
+        let cols = l.chars().count();
+        assert!(
+            cols <= width || !l.trim().contains(' '),
+            "{cols} columns at --width {width}: {l}"
+        );
+    }
+}
+
+#[test]
+fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge() {
+    let run = |args: &[&str]| {
+        let out = rankscope().args(args).output().expect("runs");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // diff: the tp8 pair's figure table is 78 columns; at 60 each figure is a line. The
+    // figures are those of the table at 80 (0.60 → 0.64 GiB at dist_init on all 8 ranks).
+    let d = run(&[
+        "diff",
+        "samples/tp8-baseline",
+        "samples/tp8-custom-ar",
+        "--width",
+        "60",
+    ]);
+    fits(&d, 60);
+    assert!(
+        d.contains("dist_init mem usage: 0.60 GiB -> 0.64 GiB, +41 MiB\n  (8/8 systematic)"),
+        "{d}"
+    );
+    assert!(
+        d.contains("kv_cache tokens: 91,141 -> 91,141 (no rank moved)"),
+        "{d}"
+    );
+    let wide = run(&[
+        "diff",
+        "samples/tp8-baseline",
+        "samples/tp8-custom-ar",
+        "--width",
+        "80",
+    ]);
+    assert!(wide.contains(
+        "dist_init    mem usage       0.60 GiB   0.64 GiB   +41 MiB      8/8 systematic"
+    ));
+    // summary --ranks: the rank table is 80 columns.
+    let s = run(&[
+        "summary",
+        "samples/tp8-custom-ar",
+        "--ranks",
+        "--width",
+        "60",
+    ]);
+    fits(&s, 60);
+    assert!(
+        s.contains("TP0: cuda_graph, failed oom; init mem 0.64 GiB, weights"),
+        "{s}"
+    );
+    // mem: pool, stream and site rows.
+    let m = run(&[
+        "mem",
+        "samples/tp8-custom-ar/snapshot_rank0.pickle",
+        "--width",
+        "60",
+    ]);
+    fits(&m, 60);
+    assert!(
+        m.contains("  stream s1: reserved 302.00 MiB, allocated 280.00 MiB"),
+        "{m}"
+    );
+    assert!(
+        m.contains("kv_cache (model_runner.py:130-131): 5.96 GiB, 5.96 GiB,"),
+        "{m}"
+    );
+}

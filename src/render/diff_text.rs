@@ -520,7 +520,59 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for n in notes.chain(extra.notes.iter().cloned()) {
         row(&mut o, style, "note", &sanitize(&n));
     }
-    if !d.figures.is_empty() {
+    let ranks_cell = |f: &crate::analysis::diff::FigureDiff| match f.class {
+        DeltaClass::Same => "-".to_string(),
+        DeltaClass::Noise => "noise".to_string(),
+        c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
+    };
+    // The table's columns take 63 and the widest `ranks` cell; below that, one wrapped
+    // line per figure.
+    let table_width = 63
+        + d.figures
+            .iter()
+            .map(|f| ranks_cell(f).len())
+            .max()
+            .unwrap_or(0);
+    if !d.figures.is_empty() && table_width > style.width {
+        o.push('\n');
+        for f in &d.figures {
+            let moved = match f.class {
+                DeltaClass::Same => " (no rank moved)".to_string(),
+                // `8/8 systematic` kept on one line (a non-breaking space, which `wrap`
+                // turns back into a space).
+                _ => format!(
+                    ", {} ({})",
+                    spread_text(f).trim_end(),
+                    ranks_cell(f).replace(' ', "\u{a0}")
+                ),
+            };
+            let text = format!(
+                "{} {}: {} -> {}{moved}",
+                f.phase.name(),
+                figure_label(f.figure),
+                figure_text(f.baseline_median, f.is_bytes, f.resolution),
+                figure_text(f.candidate_median, f.is_bytes, f.resolution),
+            );
+            for line in crate::render::stacked_row(&text, style.width) {
+                let line = if f.class.is_signal() && f.worse {
+                    style.warn(&line)
+                } else {
+                    line
+                };
+                let _ = writeln!(o, "{line}");
+            }
+            if f.class == DeltaClass::Local {
+                let moved: Vec<String> = (f.per_rank.iter())
+                    .filter(|r| r.beyond_noise)
+                    .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
+                    .collect();
+                let text = format!("moved: {}", moved.join(", "));
+                for line in wrap_indented(&text, style.width, "  ", "    ") {
+                    let _ = writeln!(o, "{line}");
+                }
+            }
+        }
+    } else if !d.figures.is_empty() {
         o.push('\n');
         let _ = writeln!(
             o,
@@ -528,11 +580,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
             style.bold("phase        figure          baseline   candidate  delta        ranks")
         );
         for f in &d.figures {
-            let ranks = match f.class {
-                DeltaClass::Same => "-".to_string(),
-                DeltaClass::Noise => "noise".to_string(),
-                c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
-            };
+            let ranks = ranks_cell(f);
             let row = format!(
                 "{} {} {} {} {} {}",
                 fit(f.phase.name(), 12),
@@ -567,7 +615,11 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
             }
         }
-        let same = d.figures.iter().any(|f| f.class == DeltaClass::Same);
+    }
+    if !d.figures.is_empty() {
+        // The `-` cell's legend; the stacked lines say it in words.
+        let same =
+            table_width <= style.width && d.figures.iter().any(|f| f.class == DeltaClass::Same);
         let noise = d.figures.iter().any(|f| f.class == DeltaClass::Noise);
         if same {
             let _ = writeln!(o, "{DIFF_SAME_LEGEND}");

@@ -40,37 +40,58 @@ fn time_s(first: Option<i64>, t: i64) -> String {
 pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
     let mut o = String::new();
     let t = &s.totals;
-    let _ = writeln!(
-        o,
+    let totals = format!(
         "reserved {}  allocated {}  active {}  in {} segments",
         fmt_bytes(t.reserved),
         fmt_bytes(t.allocated),
         fmt_bytes(t.active),
         t.segments
     );
+    put(&mut o, width, 0, &totals);
+    // The pool and stream rows line up in 78 columns; narrower, each is a wrapped line.
+    let narrow = width < 78;
     for p in &s.by_pool {
         let kind = if p.private {
             "private (graph)"
         } else {
             "default"
         };
-        let _ = writeln!(
-            o,
-            "  pool {:>8} {:<16} reserved {:>12}  allocated {:>12}",
+        let (pool, reserved, allocated) = (
             format!("{},{}", p.pool.0, p.pool.1),
-            kind,
             fmt_bytes(p.totals.reserved),
-            fmt_bytes(p.totals.allocated)
+            fmt_bytes(p.totals.allocated),
         );
+        if narrow {
+            // A label and its value kept on one line (non-breaking spaces; `wrap` turns
+            // them back).
+            let text =
+                format!("pool {pool} {kind}: reserved\u{a0}{reserved}, allocated\u{a0}{allocated}");
+            put(&mut o, width, 2, &text);
+        } else {
+            let _ = writeln!(
+                o,
+                "  pool {pool:>8} {kind:<16} reserved {reserved:>12}  allocated {allocated:>12}",
+            );
+        }
     }
     for st in &s.by_stream {
-        let _ = writeln!(
-            o,
-            "  stream {:<23} reserved {:>12}  allocated {:>12}",
-            st.label,
+        let (reserved, allocated) = (
             fmt_bytes(st.totals.reserved),
-            fmt_bytes(st.totals.allocated)
+            fmt_bytes(st.totals.allocated),
         );
+        if narrow {
+            let text = format!(
+                "stream {}: reserved\u{a0}{reserved}, allocated\u{a0}{allocated}",
+                st.label
+            );
+            put(&mut o, width, 2, &text);
+        } else {
+            let _ = writeln!(
+                o,
+                "  stream {:<23} reserved {reserved:>12}  allocated {allocated:>12}",
+                st.label,
+            );
+        }
     }
     if let Some(p) = &s.peak_reserved {
         let _ = writeln!(
@@ -136,7 +157,23 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             ),
         );
     }
-    if top > 0 && !s.sites.is_empty() {
+    if top > 0 && !s.sites.is_empty() && width < 36 + 44 {
+        // Narrower than the table: one wrapped line per site.
+        let _ = writeln!(o, "site (live memory): allocated, reserved, blocks");
+        for site in s.sites.iter().take(top) {
+            let text = format!(
+                "{}: {}, {}, {}",
+                site_label(&site.site, &site.lines),
+                fmt_bytes(site.allocated),
+                fmt_bytes(site.reserved),
+                plural(site.blocks, "block")
+            );
+            put(&mut o, width, 0, &text);
+        }
+        if s.sites.len() > top {
+            let _ = writeln!(o, "… {} more sites", s.sites.len() - top);
+        }
+    } else if top > 0 && !s.sites.is_empty() {
         // The site column takes what the three figures (36 columns) leave, 44 at least.
         let site_w = width.saturating_sub(36).max(44);
         let _ = writeln!(

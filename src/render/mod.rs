@@ -258,6 +258,13 @@ pub fn wrap_indented(text: &str, width: usize, first: &str, rest: &str) -> Vec<S
         .collect()
 }
 
+/// A table row for an output narrower than its table: the row's cells as one line of
+/// text, wrapped to `width` with the lines it continues on indented by two, so nothing
+/// runs past the terminal's edge and nothing is cut.
+pub fn stacked_row(text: &str, width: usize) -> Vec<String> {
+    wrap_indented(text, width, "", "  ")
+}
+
 /// A run of ranks that differ only in their last number, consecutively, as `TP0–TP7`
 /// (with the count when there are more than two); others as a list, `TP0, TP3`.
 pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> String {

@@ -23,20 +23,17 @@ fn secs(v: f64) -> String {
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
-    let status = if out.failed() {
-        style.bad("FAILED")
+    let (status, paint): (&str, fn(&Style, &str) -> String) = if out.failed() {
+        ("FAILED", Style::bad)
     } else if run.ready {
-        style.good("READY")
+        ("READY", Style::good)
     } else if run.ranks.is_empty() {
-        style.warn("NO RANKS")
+        ("NO RANKS", Style::warn)
     } else {
-        style.warn("INCOMPLETE")
+        ("INCOMPLETE", Style::warn)
     };
-    let _ = writeln!(
-        o,
-        "{}  {}  {} rank{}, {} source{}{}",
-        status,
-        style.bold(&run.name),
+    let counts = format!(
+        "{} rank{}, {} source{}{}",
         out.ranks,
         if out.ranks == 1 { "" } else { "s" },
         run.sources.len(),
@@ -47,10 +44,29 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             format!(", read as {}", run.grammars.join("+"))
         }
     );
+    let head = format!("{status}  {}  {counts}", run.name);
+    if crate::text::columns(&head) <= style.width {
+        let name = style.bold(&run.name);
+        let _ = writeln!(o, "{}  {name}  {counts}", paint(&style, status));
+    } else {
+        // Narrower than the line: wrapped, the status painted where it starts.
+        for (i, line) in wrap_indented(&head, style.width, "", "  ")
+            .iter()
+            .enumerate()
+        {
+            match line.strip_prefix(status).filter(|_| i == 0) {
+                Some(rest) => {
+                    let _ = writeln!(o, "{}{rest}", paint(&style, status));
+                }
+                None => {
+                    let _ = writeln!(o, "{line}");
+                }
+            }
+        }
+    }
     if let Some(start) = run.start {
         let end = run.events.iter().filter_map(|e| e.ts).max();
-        let _ = writeln!(
-            o,
+        let line = format!(
             "started {start}{}{}",
             end.map(|e| format!(", last line {} s later", (e - start).num_seconds()))
                 .unwrap_or_default(),
@@ -60,6 +76,9 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
                 ""
             }
         );
+        for l in wrap_indented(&line, style.width, "", "  ") {
+            let _ = writeln!(o, "{l}");
+        }
     }
     let processes = run.ranks.len() - out.ranks;
     if processes > 0 {
@@ -196,7 +215,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
     }
     o.push('\n');
     if !run.gpus.is_empty() || !run.gpu_processes.is_empty() {
-        gpu_report(&mut o, run);
+        gpu_report(&mut o, run, style.width);
     }
     lines_report(&mut o, run, style);
     o
@@ -435,14 +454,15 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
     }
 }
 
+/// The rank table's header; its rows are as wide when their figures fit their columns.
+const RANK_TABLE_HEAD: &str =
+    "RANK         LAST PHASE  OUTCOME      INIT MEM   WEIGHTS    KV TOKENS  GRAPH MEM";
+
 fn rank_table(o: &mut String, run: &Run, style: Style) {
-    let _ = writeln!(
-        o,
-        "{}",
-        style.bold(
-            "RANK         LAST PHASE  OUTCOME      INIT MEM   WEIGHTS    KV TOKENS  GRAPH MEM"
-        )
-    );
+    let narrow = RANK_TABLE_HEAD.len() > style.width;
+    if !narrow {
+        let _ = writeln!(o, "{}", style.bold(RANK_TABLE_HEAD));
+    }
     for r in &run.ranks {
         let fig = |p: Phase, n: &str| {
             r.figure(p, n)
@@ -454,6 +474,23 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 .map(|(v, b, res)| figure_text(v, b, res))
                 .unwrap_or_else(|| "-".into())
         };
+        if narrow {
+            // One wrapped line per rank, the cells named.
+            let text = format!(
+                "{}: {}, {}; init mem {}, weights {}, KV tokens {}, graph mem {}",
+                r.rank,
+                r.last_phase.name(),
+                outcome_text(r),
+                fig(Phase::DistInit, "mem_usage"),
+                fig(Phase::WeightLoad, "mem_usage"),
+                fig(Phase::KvCache, "tokens"),
+                fig(Phase::CudaGraph, "mem_usage"),
+            );
+            for line in crate::render::stacked_row(&text, style.width) {
+                let _ = writeln!(o, "{line}");
+            }
+            continue;
+        }
         let outcome = outcome_cell(r, style);
         // Figures are padded, never cut: a wider one shifts the row instead.
         let _ = writeln!(
@@ -593,12 +630,15 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
 }
 
 /// `ready`, `failed oom`, `consequence`, `incomplete`, 12 columns.
-fn outcome_cell(r: &RankRun, style: Style) -> String {
-    let text = match (&r.failure, r.outcome) {
+fn outcome_text(r: &RankRun) -> String {
+    match (&r.failure, r.outcome) {
         (Some(f), Outcome::Failed) => format!("failed {}", f.kind.name()),
         (_, o) => o.name().to_string(),
-    };
-    let cell = fit(&text, 12);
+    }
+}
+
+fn outcome_cell(r: &RankRun, style: Style) -> String {
+    let cell = fit(&outcome_text(r), 12);
     match r.outcome {
         Outcome::Ready => style.good(&cell),
         Outcome::Incomplete => style.warn(&cell),
@@ -606,11 +646,10 @@ fn outcome_cell(r: &RankRun, style: Style) -> String {
     }
 }
 
-fn gpu_report(o: &mut String, run: &Run) {
+fn gpu_report(o: &mut String, run: &Run, width: usize) {
     use crate::units::human_bytes;
     for g in &run.gpus {
-        let _ = writeln!(
-            o,
+        let text = format!(
             "nvidia-smi GPU{}: peak {} used{}{}, {} samples",
             g.gpu,
             human_bytes(g.peak_used_bytes as i64),
@@ -622,11 +661,11 @@ fn gpu_report(o: &mut String, run: &Run) {
                 .unwrap_or_default(),
             g.samples,
         );
+        put_line(o, width, &text);
         let _ = writeln!(o, "  {}", g.source);
     }
     for p in &run.gpu_processes {
-        let _ = writeln!(
-            o,
+        let text = format!(
             "nvidia-smi pid {}{}{}: peak {}{}",
             p.pid,
             p.rank
@@ -639,21 +678,30 @@ fn gpu_report(o: &mut String, run: &Run) {
                 .map(|s| format!(" at t+{s:.1} s"))
                 .unwrap_or_default(),
         );
+        put_line(o, width, &text);
+    }
+}
+
+/// A line of prose wrapped to `width`, continued two columns in.
+fn put_line(o: &mut String, width: usize, text: &str) {
+    for l in wrap_indented(text, width, "", "  ") {
+        let _ = writeln!(o, "{l}");
     }
 }
 
 pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     let c = run.counts();
     let dup: u64 = run.sources.iter().map(|s| s.duplicate_events).sum();
-    let _ = writeln!(
-        o,
+    let counts = format!(
         "{} lines: {} events, {} other records, {} continuation, {} noise, {} blank",
         c.lines, c.events, c.records, c.continuation, c.noise, c.blank,
     );
+    put_line(o, style.width, &counts);
     if dup > 0 {
-        let _ = writeln!(
+        put_line(
             o,
-            "{dup} events seen in more than one file of the run were counted once"
+            style.width,
+            &format!("{dup} events seen in more than one file of the run were counted once"),
         );
     }
     if c.split_long_lines > 0 {
