@@ -494,3 +494,49 @@ fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge
         "{m}"
     );
 }
+
+#[test]
+fn the_ndjson_run_message_carries_the_parsed_configuration_of_every_server() {
+    let run_message = |sample: &str| {
+        let out = rankscope()
+            .args(["events", sample, "--ndjson"])
+            .output()
+            .expect("runs");
+        let first = String::from_utf8(out.stdout).unwrap();
+        let line = first.lines().next().expect("a run message").to_string();
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(v["type"], "run");
+        v["data"].clone()
+    };
+    let setting = |data: &serde_json::Value, key: &str| {
+        let settings = data["config"]["settings"].as_array().expect("settings");
+        settings
+            .iter()
+            .find(|s| s["key"] == key)
+            .map(|s| s["value"].clone())
+    };
+    // TGI's Rust Debug `Args { model_id: "/models/heron-13b", revision: None, sharded:
+    // Some(true), num_shard: Some(2), … cuda_memory_fraction: 0.6 … }` (launcher.log line 1).
+    let tgi = run_message("samples/tgi-tp2-oom");
+    assert_eq!(tgi["config"]["grammar"], "tgi");
+    assert_eq!(
+        setting(&tgi, "model_id"),
+        Some(serde_json::json!("/models/heron-13b"))
+    );
+    assert_eq!(setting(&tgi, "revision"), Some(serde_json::Value::Null));
+    assert_eq!(setting(&tgi, "num_shard"), Some(serde_json::json!(2)));
+    assert_eq!(
+        setting(&tgi, "cuda_memory_fraction"),
+        Some(serde_json::json!(0.6))
+    );
+    // LMDeploy's `PytorchEngineConfig(dtype='auto', tp=1, session_len=8192, …)`.
+    let lmdeploy = run_message("samples/lmdeploy-tp1-oom");
+    assert_eq!(
+        setting(&lmdeploy, "cache_max_entry_count"),
+        Some(serde_json::json!(0.95))
+    );
+    // TensorRT-LLM's samples print no configuration line.
+    let trt = run_message("samples/trtllm-tp2");
+    assert_eq!(trt["config"], serde_json::Value::Null);
+    assert_eq!(trt["config_error"], serde_json::Value::Null);
+}

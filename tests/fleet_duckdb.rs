@@ -167,24 +167,39 @@ fn the_fleet_queries_of_the_docs_give_the_figures_of_the_samples() {
     // OOMs per setting: (setting, runs, runs_with_oom, oom_ranks).
     let ooms = &results[1];
     let setting = |s: &str| ooms.iter().find(|r| r[0] == s).cloned();
+    // Values are JSON text (the parsed configuration): `True` is `true`, a string quoted.
     // `enable_custom_allreduce=True` is printed by tp1-nccl-custom-ar (its one rank OOMs,
     // server.log line 18), tp8-custom-ar (all 8 OOM) and tp8-custom-ar-fixed (ready).
     assert_eq!(
-        setting("enable_custom_allreduce=True"),
-        Some(json!(["enable_custom_allreduce=True", 3, 2, 9]))
+        setting("enable_custom_allreduce=true"),
+        Some(json!(["enable_custom_allreduce=true", 3, 2, 9]))
     );
     // tp2-frag-interleaved alone orders its workspace so; both its ranks OOM (lines 23, 34).
     assert_eq!(
-        setting("prefill_workspace_order='interleaved'"),
-        Some(json!(["prefill_workspace_order='interleaved'", 1, 1, 2]))
+        setting("prefill_workspace_order=\"interleaved\""),
+        Some(json!(["prefill_workspace_order=\"interleaved\"", 1, 1, 2]))
     );
     // vllm-v0-tp2's worker dies of `CUDA error: out of memory` capturing graphs.
     assert_eq!(
-        setting("model='/models/mistral-7b'"),
-        Some(json!(["model='/models/mistral-7b'", 1, 1, 1]))
+        setting("model=\"/models/mistral-7b\""),
+        Some(json!(["model=\"/models/mistral-7b\"", 1, 1, 1]))
+    );
+    // Servers whose configuration is not `key=value` are counted too. TGI:
+    // tgi-tp2-oom's `Args { … cuda_memory_fraction: 0.6 … }` (launcher.log line 1), shard 1
+    // out of memory (line 16); tgi-tp2 has 1.0 and is ready.
+    assert_eq!(
+        setting("cuda_memory_fraction=0.6"),
+        Some(json!(["cuda_memory_fraction=0.6", 1, 1, 1]))
+    );
+    assert_eq!(setting("cuda_memory_fraction=1.0"), None);
+    // LMDeploy: lmdeploy-tp1-oom's `PytorchEngineConfig(… cache_max_entry_count=0.95 …)`
+    // (server.log line 1), out of memory at line 12; lmdeploy-tp1 has 0.8.
+    assert_eq!(
+        setting("cache_max_entry_count=0.95"),
+        Some(json!(["cache_max_entry_count=0.95", 1, 1, 1]))
     );
     // tp1-nccl-baseline and tp8-baseline (`False`) both reach ready: not listed.
-    assert_eq!(setting("enable_custom_allreduce=False"), None);
+    assert_eq!(setting("enable_custom_allreduce=false"), None);
     // `pp_size=1` is printed by every SGLang sample (10), of which 3 OOM: tp1-nccl-custom-ar
     // (1 rank), tp2-frag-interleaved (2), tp8-custom-ar (8) = 11 ranks.
     assert_eq!(setting("pp_size=1"), Some(json!(["pp_size=1", 10, 3, 11])));

@@ -64,24 +64,12 @@ pub struct ChangeDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct KeyValueDoc {
-    pub key: String,
-    pub value: serde_json::Value,
-}
-
-#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ConfigDiffDoc {
     pub changed: Vec<ChangeDoc>,
     /// Keys only in the candidate.
     pub added: Vec<KeyValueDoc>,
     /// Keys only in the baseline.
     pub removed: Vec<KeyValueDoc>,
-}
-
-fn py(v: &crate::pyrepr::PyValue) -> serde_json::Value {
-    // PyValue's Serialize never fails (non-finite floats become strings), so Null is
-    // only a safety net.
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
 fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {

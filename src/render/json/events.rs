@@ -217,6 +217,23 @@ pub struct RunMessage {
     pub name: String,
     pub grammars: Vec<String>,
     pub sources: Vec<SourceDoc>,
+    /// The configuration the run's first configuration line printed (SGLang's
+    /// `server_args=`, vLLM's engine config, TGI's `Args {…}`, …), parsed; null when no
+    /// such line was read or it could not be parsed (`config_error` says why).
+    pub config: Option<RunConfigDoc>,
+    pub config_error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunConfigDoc {
+    /// The grammar whose rule read the line.
+    pub grammar: String,
+    /// The server version the line printed, where it printed one.
+    pub version: Option<String>,
+    /// The line ended before the configuration did: `settings` holds what came before.
+    pub truncated: bool,
+    /// Every setting in printed order, values as JSON (`None` is null, `Some(2)` is 2).
+    pub settings: Vec<KeyValueDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -249,10 +266,30 @@ pub struct SummaryMessage {
 }
 
 pub fn run_message(run: &Run) -> Message {
+    let (config, config_error) = match &run.config {
+        Some(Ok(c)) => (
+            Some(RunConfigDoc {
+                grammar: c.config.source.grammar.clone(),
+                version: c.config.source.version.clone(),
+                truncated: c.truncated,
+                settings: (c.config.entries.iter())
+                    .map(|(k, v)| KeyValueDoc {
+                        key: k.clone(),
+                        value: py(v),
+                    })
+                    .collect(),
+            }),
+            None,
+        ),
+        Some(Err(e)) => (None, Some(e.to_string())),
+        None => (None, None),
+    };
     Message::Run(RunMessage {
         name: run.name.clone(),
         grammars: run.grammars.clone(),
         sources: run.sources.iter().map(source_doc).collect(),
+        config,
+        config_error,
     })
 }
 

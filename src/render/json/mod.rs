@@ -392,3 +392,16 @@ fn source_doc(s: &model::SourceInfo) -> SourceDoc {
             .collect(),
     }
 }
+
+/// One setting of a configuration: its key and its value as JSON.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct KeyValueDoc {
+    pub key: String,
+    pub value: serde_json::Value,
+}
+
+fn py(v: &crate::pyrepr::PyValue) -> serde_json::Value {
+    // PyValue's Serialize never fails (non-finite floats become strings), so Null is
+    // only a safety net.
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
