@@ -302,11 +302,7 @@ pub(crate) fn set_entry_field<V: EntryValues>(
         },
         EntryField::Addr => e.addr = uint(v)?,
         EntryField::Size => e.size = uint(v)?,
-        EntryField::Stream => {
-            e.stream = tables
-                .stream_id(uint(v)?)
-                .ok_or(("one of 65,536 streams", "yet another stream"))?
-        }
+        EntryField::Stream => e.stream = tables.stream_id(uint(v)?).ok_or(TOO_MANY_STREAMS)?,
         EntryField::TimeUs => e.time_us = int(v)?,
         EntryField::DeviceFree => return Ok(Some(uint(v)?)),
         EntryField::Frames | EntryField::Ignored => {}
@@ -347,10 +343,11 @@ pub(crate) fn direct_entry<V: EntryValues>(
 pub(crate) fn default_stream(
     tables: &mut TraceTables,
 ) -> Result<StreamId, (&'static str, &'static str)> {
-    tables
-        .stream_id(0)
-        .ok_or(("one of 65,536 streams", "yet another stream"))
+    tables.stream_id(0).ok_or(TOO_MANY_STREAMS)
 }
+
+/// (expected, found) when a trace names more streams than an index tells apart.
+const TOO_MANY_STREAMS: (&str, &str) = ("one of 65,536 streams", "yet another stream");
 
 /// In a directly decoded entry without `frames`: no reference can take this value (it
 /// is the memo's "no entry" marker), so it stands for the empty stack.
