@@ -493,6 +493,21 @@ fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge
         m.contains("kv_cache (model_runner.py:130-131): 5.96 GiB, 5.96 GiB,"),
         "{m}"
     );
+    // mem diff: the site tables (80 columns); capture_graphs 600 -> 560 MiB allocated and
+    // 40 MiB less reserved, as the 80-column table gives it.
+    let md = run(&[
+        "mem",
+        "diff",
+        "samples/tp8-baseline/snapshot_rank0.pickle",
+        "samples/tp8-custom-ar/snapshot_rank0.pickle",
+        "--width",
+        "60",
+    ]);
+    fits(&md, 60);
+    assert!(
+        md.contains("    allocated 600.00 MiB -> 560.00 MiB, reserved -40.00 MiB"),
+        "{md}"
+    );
 }
 
 #[test]

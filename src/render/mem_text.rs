@@ -386,6 +386,24 @@ fn change_rows(o: &mut String, width: usize, title: &str, v: &[SiteChange], top:
     if v.is_empty() {
         return;
     }
+    if width < 42 + 38 {
+        // Narrower than the table: one wrapped line per site, the figures named.
+        let _ = writeln!(o, "{title}");
+        for c in v.iter().take(top) {
+            let text = format!(
+                "{}: allocated\u{a0}{} -> {}, reserved\u{a0}{}",
+                c.site,
+                fmt_bytes(c.a_allocated),
+                fmt_bytes(c.b_allocated),
+                fmt_delta(c.delta_reserved)
+            );
+            put(o, width, 2, &text);
+        }
+        if v.len() > top {
+            let _ = writeln!(o, "… {} more", v.len() - top);
+        }
+        return;
+    }
     // The site column takes what the three figures (42 columns) leave, 38 at least.
     let site_w = width.saturating_sub(42).max(38);
     let _ = writeln!(
