@@ -431,6 +431,7 @@ fn a_thousand_ranks_aggregate_into_phase_rows() {
     keys(&mut app, &[KeyCode::Char('a')]);
     assert!(app.aggregate);
     let w = app
+        .analysed
         .bands
         .iter()
         .find(|b| b.phase == rankscope::model::Phase::WeightLoad)
@@ -813,8 +814,8 @@ fn worker_load_counts_log_bytes_and_attaches_snapshots() {
     let p = Progress::default();
     let app =
         load_app(&gs, Path::new("samples/tp8-custom-ar"), None, false, &p).expect("sample loads");
-    assert_eq!(app.snaps.iter().flatten().count(), 8);
-    assert!(app.snaps.iter().flatten().all(|s| s.clock_matched));
+    assert_eq!(app.analysed.snaps.iter().flatten().count(), 8);
+    assert!(app.analysed.snaps.iter().flatten().all(|s| s.clock_matched));
     let (_, bytes, total) = p.snapshot();
     let logs: u64 = ["server.log", "stdout.txt"]
         .iter()

@@ -450,17 +450,11 @@ pub struct ScrollRooms {
 
 pub struct App {
     pub run: Run,
-    /// What analysis says of the run: the header's counts are its outcome's.
-    pub report: RunReport,
     pub baseline: Option<Run>,
-    pub diff: Option<RunDiff>,
-    /// The head of the Diff view; without baseline snapshots, the config changes only.
-    pub diff_facts: Option<DiffFacts>,
+    /// Everything computed from the runs and snapshots, once (`analyse`).
+    pub analysed: Analysed,
     /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `settle`.
     pub diff_scroll: u16,
-    pub lanes: Vec<Lane>,
-    /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
-    pub bands: Vec<PhaseBand>,
     pub aggregate: bool,
     pub color: bool,
     pub view: View,
@@ -484,17 +478,6 @@ pub struct App {
     pub detail_scroll: u16,
     /// As measured for the current state; see [`ScrollRooms`].
     pub rooms: ScrollRooms,
-    /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
-    pub snaps: Vec<Option<SnapMem>>,
-    /// The most any rank's snapshot holds: the Memory chart's scale, shared by every rank
-    /// so that switching ranks compares heights.
-    pub snap_max: u64,
-    /// Per rank, in `run.ranks` order: the figures the Memory table stacks ([`PARTS`]).
-    pub mem_parts: Vec<[Option<(i64, f64)>; 5]>,
-    /// The largest stack of any rank (at least 1): the bars' common scale.
-    pub mem_max: i64,
-    /// The kinds of failure in the run (lanes' labels), for the header.
-    pub failed_kinds: Vec<&'static str>,
     /// Snapshots that could not be read or placed.
     pub snap_errors: Vec<String>,
     pub rank_filter: bool,
@@ -621,15 +604,24 @@ pub struct Snapshots<'a> {
 /// What the TUI shows that analysis computes, computed once when the runs arrive; the
 /// views read it and compute no statistics.
 pub struct Analysed {
+    /// What analysis says of the run: the header's counts are its outcome's.
     pub report: RunReport,
     pub lanes: Vec<Lane>,
+    /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
     pub bands: Vec<PhaseBand>,
     pub diff: Option<RunDiff>,
+    /// The head of the Diff view; without baseline snapshots, the config changes only.
     pub diff_facts: Option<DiffFacts>,
+    /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
     pub snaps: Vec<Option<SnapMem>>,
+    /// The most any rank's snapshot holds: the Memory chart's scale, shared by every rank
+    /// so that switching ranks compares heights.
     pub snap_max: u64,
+    /// Per rank, in `run.ranks` order: the figures the Memory table stacks ([`PARTS`]).
     pub mem_parts: Vec<[Option<(i64, f64)>; 5]>,
+    /// The largest stack of any rank (at least 1): the bars' common scale.
     pub mem_max: i64,
+    /// The kinds of failure in the run (lanes' labels), for the header.
     pub failed_kinds: Vec<&'static str>,
 }
 
@@ -740,39 +732,23 @@ impl App {
         knowledge: Knowledge,
         color: bool,
     ) -> App {
-        let Analysed {
-            report,
-            lanes,
-            bands,
-            diff,
-            diff_facts,
-            snaps: mem,
-            snap_max,
-            mem_parts,
-            mem_max,
-            failed_kinds,
-        } = analyse(&run, baseline.as_ref(), &snaps);
+        let analysed = analyse(&run, baseline.as_ref(), &snaps);
         let span_s = run
             .events
             .iter()
             .filter_map(|e| seconds(run.start, e.ts))
             .fold(0.0, f64::max)
             .max(1.0);
-        let longest = lanes
-            .iter()
+        let longest = (analysed.lanes.iter())
             .map(|l| l.rank.to_string().chars().count())
             .max()
             .unwrap_or(4);
         let label_w = (longest + 3).clamp(6, 20) as u16;
         let mut app = App {
             run,
-            report,
             baseline,
-            diff,
-            diff_facts,
+            analysed,
             diff_scroll: 0,
-            lanes,
-            bands,
             aggregate: false,
             color,
             view: View::Timeline,
@@ -789,11 +765,6 @@ impl App {
             detail: false,
             detail_scroll: 0,
             rooms: ScrollRooms::default(),
-            snaps: mem,
-            snap_max,
-            mem_parts,
-            mem_max,
-            failed_kinds,
             snap_errors: snaps.errors,
             rank_filter: true,
             kind_filter: KindFilter::All,
@@ -811,7 +782,8 @@ impl App {
 
     /// What the diff attributes to this allocation site (by function name), if anything.
     pub fn culprit(&self, site: &str) -> Option<&str> {
-        self.diff_facts
+        self.analysed
+            .diff_facts
             .as_ref()?
             .culprits
             .iter()
@@ -820,16 +792,19 @@ impl App {
     }
 
     pub fn has_snapshots(&self) -> bool {
-        !self.snaps.is_empty()
+        !self.analysed.snaps.is_empty()
     }
 
     pub fn selected_snap(&self) -> Option<&SnapMem> {
-        self.snaps.get(self.rank_sel).and_then(Option::as_ref)
+        self.analysed
+            .snaps
+            .get(self.rank_sel)
+            .and_then(Option::as_ref)
     }
 
     pub fn views(&self) -> Vec<View> {
         let mut v = vec![View::Timeline, View::Memory];
-        if self.diff.is_some() {
+        if self.analysed.diff.is_some() {
             v.push(View::Diff);
         }
         v.push(View::Events);
@@ -841,7 +816,7 @@ impl App {
     }
 
     pub fn selected_rank(&self) -> Option<&Rank> {
-        self.lanes.get(self.rank_sel).map(|l| &l.rank)
+        self.analysed.lanes.get(self.rank_sel).map(|l| &l.rank)
     }
 
     /// Indices into `run.events` that the Events view lists, in time order.
@@ -954,7 +929,7 @@ impl App {
         let mut scale = (self.span_s / fit_cols(self.plot_width())).max(MIN_SCALE);
         if self.aggregate {
             let cols = f64::from(self.plot_width());
-            for b in &self.bands {
+            for b in &self.analysed.bands {
                 let len = b.text_len() as f64;
                 if (b.first_start / scale).floor() - len < 0.0 && cols > len + 1.0 {
                     scale = scale.max(b.last_end / (cols - len - 1.0));
@@ -1022,7 +997,7 @@ impl App {
             self.event_sel = step(self.event_sel, by, n);
             self.detail_scroll = 0;
         } else {
-            self.rank_sel = step(self.rank_sel, by, self.lanes.len());
+            self.rank_sel = step(self.rank_sel, by, self.analysed.lanes.len());
             self.event_sel = 0;
         }
     }

@@ -43,13 +43,13 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(format!(" {} ", v.name()), st));
         spans.push(Span::raw("│"));
     }
-    let failed = app.report.outcome.failed_ranks;
+    let failed = app.analysed.report.outcome.failed_ranks;
     let (state, st) = if failed > 0 {
         (
             format!(
                 " FAILED {failed}/{} {} ",
-                app.report.outcome.ranks,
-                app.failed_kinds.join(",")
+                app.analysed.report.outcome.ranks,
+                app.analysed.failed_kinds.join(",")
             ),
             failure_style(app.color),
         )

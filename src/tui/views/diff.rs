@@ -25,7 +25,7 @@ fn col(s: &str, width: usize) -> String {
 }
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
-    if app.diff.is_none() {
+    if app.analysed.diff.is_none() {
         f.render_widget(
             Paragraph::new("no baseline: start with --vs BASELINE"),
             area,
@@ -60,12 +60,12 @@ fn labelled(lines: &mut Vec<Line<'static>>, label: &str, text: &str, st: Style, 
 /// then every compared figure. Longer than the screen, it scrolls (PgUp/PgDn).
 pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
-    let Some(d) = &app.diff else {
+    let Some(d) = &app.analysed.diff else {
         return lines;
     };
     let c = app.color;
     let empty = crate::tui::app::DiffFacts::default();
-    let facts = app.diff_facts.as_ref().unwrap_or(&empty);
+    let facts = app.analysed.diff_facts.as_ref().unwrap_or(&empty);
     let status_st = match d.status {
         crate::analysis::diff::Status::Failed => failure_style(c),
         crate::analysis::diff::Status::Regressed => warn_style(c),
@@ -267,7 +267,7 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
 
 /// Rows the Diff view shows at once and the furthest it can scroll, in the view's area.
 pub fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
-    if app.diff.is_none() {
+    if app.analysed.diff.is_none() {
         return ScrollRoom::default();
     }
     let n = diff_lines(app, body.width).len();

@@ -170,6 +170,7 @@ fn draw_sites(f: &mut Frame, app: &App, sites: &[&crate::tui::app::SiteRow], are
         return;
     };
     let blamed = app
+        .analysed
         .diff_facts
         .as_ref()
         .is_some_and(|d| !d.culprits.is_empty());

@@ -45,13 +45,13 @@ fn legend(app: &App, width: u16) -> Vec<Line<'static>> {
 
 pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     let rows = if app.aggregate {
-        app.bands.len()
+        app.analysed.bands.len()
     } else {
-        app.lanes.len()
+        app.analysed.lanes.len()
     };
     let legend = legend(app, area.width);
     let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
-    let lane = app.lanes.get(app.rank_sel);
+    let lane = app.analysed.lanes.get(app.rank_sel);
     // What must stay on screen however many ranks there are: the cursor line and, for a
     // rank that failed, its failure line.
     let foot_min = 1 + u16::from(lane.is_some_and(|l| l.failure.is_some()));
@@ -68,7 +68,7 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     .areas(area);
     f.render_widget(Paragraph::new(legend), leg);
     f.render_widget(Timeline { app }, plot);
-    if app.lanes.is_empty() {
+    if app.analysed.lanes.is_empty() {
         f.render_widget(Paragraph::new("no rank-tagged events in this run"), plot);
     }
 

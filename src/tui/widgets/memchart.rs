@@ -135,7 +135,7 @@ impl Widget for MemChart<'_> {
         let n = usize::from(area.right() - x0);
         let (t0, t1) = x_range(app, s);
         let dt = (t1 - t0) / n as f64;
-        let ymax = app.snap_max;
+        let ymax = app.analysed.snap_max;
         put(
             buf,
             area,
@@ -182,7 +182,7 @@ impl Widget for MemChart<'_> {
             &format!("{:>10} ", "phase"),
             bold,
         );
-        if let Some(lane) = app.lanes.get(app.rank_sel) {
+        if let Some(lane) = app.analysed.lanes.get(app.rank_sel) {
             // As on the timeline, a phase shorter than a column still gets one, after the
             // one before it, so that short phases do not vanish between long ones.
             let mut next_free = 0i64;

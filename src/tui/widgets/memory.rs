@@ -32,8 +32,8 @@ impl Widget for Memory<'_> {
         let table_w = (lw + COL * (PARTS.len() + 1)) as u16;
         let bar_x = area.x.saturating_add(table_w);
         let bar_w = area.right().saturating_sub(bar_x);
-        let rows = &app.mem_parts;
-        let total_max = app.mem_max;
+        let rows = &app.analysed.mem_parts;
+        let total_max = app.analysed.mem_max;
         // More ranks than rows: scroll just far enough to keep the selection in view.
         let shown = usize::from(area.height.saturating_sub(1)).max(1);
         let first = (app.rank_sel + 1).saturating_sub(shown);

@@ -93,7 +93,7 @@ impl Timeline<'_> {
         let first = app
             .rank_sel
             .saturating_sub(usize::from(rows).saturating_sub(1));
-        for (i, lane) in app.lanes.iter().enumerate().skip(first) {
+        for (i, lane) in app.analysed.lanes.iter().enumerate().skip(first) {
             let y = area.y + 1 + (i - first) as u16;
             if y >= area.bottom() {
                 break;
@@ -199,7 +199,7 @@ impl Widget for Timeline<'_> {
         }
         let rows = area.height.saturating_sub(1);
         if app.aggregate {
-            for (i, band) in app.bands.iter().enumerate() {
+            for (i, band) in app.analysed.bands.iter().enumerate() {
                 let y = area.y + 1 + i as u16;
                 if y >= area.bottom() {
                     break;
