@@ -520,22 +520,33 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for n in notes.chain(extra.notes.iter().cloned()) {
         row(&mut o, style, "note", &sanitize(&n));
     }
-    let ranks_cell = |f: &crate::analysis::diff::FigureDiff| match f.class {
+    if !d.figures.is_empty() {
+        figure_table(&mut o, d, style);
+    }
+    o
+}
+
+/// The compared figures: a table, or below its width (63 columns and the widest `ranks`
+/// cell) one wrapped line per figure with its cells named.
+fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
+    let ranks_cell = |f: &FigureDiff| match f.class {
         DeltaClass::Same => "-".to_string(),
         DeltaClass::Noise => "noise".to_string(),
         c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
     };
-    // The table's columns take 63 and the widest `ranks` cell; below that, one wrapped
-    // line per figure.
-    let table_width = 63
-        + d.figures
-            .iter()
-            .map(|f| ranks_cell(f).len())
-            .max()
-            .unwrap_or(0);
-    if !d.figures.is_empty() && table_width > style.width {
-        o.push('\n');
-        for f in &d.figures {
+    let widest = d.figures.iter().map(|f| ranks_cell(f).len()).max();
+    let stacked = 63 + widest.unwrap_or(0) > style.width;
+    o.push('\n');
+    if !stacked {
+        let head = "phase        figure          baseline   candidate  delta        ranks";
+        let _ = writeln!(o, "{}", style.bold(head));
+    }
+    for f in &d.figures {
+        let (baseline, candidate) = (
+            figure_text(f.baseline_median, f.is_bytes, f.resolution),
+            figure_text(f.candidate_median, f.is_bytes, f.resolution),
+        );
+        let lines = if stacked {
             let moved = match f.class {
                 DeltaClass::Same => " (no rank moved)".to_string(),
                 // `8/8 systematic` kept on one line (a non-breaking space, which `wrap`
@@ -547,88 +558,52 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 ),
             };
             let text = format!(
-                "{} {}: {} -> {}{moved}",
+                "{} {}: {baseline} -> {candidate}{moved}",
                 f.phase.name(),
                 figure_label(f.figure),
-                figure_text(f.baseline_median, f.is_bytes, f.resolution),
-                figure_text(f.candidate_median, f.is_bytes, f.resolution),
             );
-            for line in crate::render::stacked_row(&text, style.width) {
-                let line = if f.class.is_signal() && f.worse {
-                    style.warn(&line)
-                } else {
-                    line
-                };
-                let _ = writeln!(o, "{line}");
-            }
-            if f.class == DeltaClass::Local {
-                let moved: Vec<String> = (f.per_rank.iter())
-                    .filter(|r| r.beyond_noise)
-                    .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
-                    .collect();
+            wrap_indented(&text, style.width, "", "  ")
+        } else {
+            vec![format!(
+                "{} {} {} {} {} {}",
+                fit(f.phase.name(), 12),
+                fit(&figure_label(f.figure), 15),
+                fit(&baseline, 10),
+                fit(&candidate, 10),
+                fit(&spread_text(f), 12),
+                ranks_cell(f)
+            )]
+        };
+        for line in lines {
+            let line = if f.class.is_signal() && f.worse {
+                style.warn(&line)
+            } else {
+                line
+            };
+            let _ = writeln!(o, "{line}");
+        }
+        if f.class == DeltaClass::Local {
+            let moved: Vec<String> = (f.per_rank.iter())
+                .filter(|r| r.beyond_noise)
+                .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
+                .collect();
+            if stacked {
                 let text = format!("moved: {}", moved.join(", "));
                 for line in wrap_indented(&text, style.width, "  ", "    ") {
                     let _ = writeln!(o, "{line}");
                 }
-            }
-        }
-    } else if !d.figures.is_empty() {
-        o.push('\n');
-        let _ = writeln!(
-            o,
-            "{}",
-            style.bold("phase        figure          baseline   candidate  delta        ranks")
-        );
-        for f in &d.figures {
-            let ranks = ranks_cell(f);
-            let row = format!(
-                "{} {} {} {} {} {}",
-                fit(f.phase.name(), 12),
-                fit(&figure_label(f.figure), 15),
-                fit(
-                    &figure_text(f.baseline_median, f.is_bytes, f.resolution),
-                    10
-                ),
-                fit(
-                    &figure_text(f.candidate_median, f.is_bytes, f.resolution),
-                    10
-                ),
-                fit(&spread_text(f), 12),
-                ranks
-            );
-            let _ = writeln!(
-                o,
-                "{}",
-                if f.class.is_signal() && f.worse {
-                    style.warn(&row)
-                } else {
-                    row
-                }
-            );
-            if f.class == DeltaClass::Local {
-                let moved: Vec<String> = f
-                    .per_rank
-                    .iter()
-                    .filter(|r| r.beyond_noise)
-                    .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
-                    .collect();
+            } else {
                 let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
             }
         }
     }
-    if !d.figures.is_empty() {
-        // The `-` cell's legend; the stacked lines say it in words.
-        let same =
-            table_width <= style.width && d.figures.iter().any(|f| f.class == DeltaClass::Same);
-        let noise = d.figures.iter().any(|f| f.class == DeltaClass::Noise);
-        if same {
-            let _ = writeln!(o, "{DIFF_SAME_LEGEND}");
-        }
-        if noise {
-            let _ = writeln!(o, "{DIFF_NOISE_LEGEND}");
-        }
+    // The `-` cell's legend; the stacked lines say it in words.
+    if !stacked && d.figures.iter().any(|f| f.class == DeltaClass::Same) {
+        let _ = writeln!(o, "{DIFF_SAME_LEGEND}");
     }
-    o
+    if d.figures.iter().any(|f| f.class == DeltaClass::Noise) {
+        let _ = writeln!(o, "{DIFF_NOISE_LEGEND}");
+    }
 }
 
 /// Under the figure table when a `ranks` cell is `-`.

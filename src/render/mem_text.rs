@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::put;
 use crate::snapshot::analysis::{MemDiff, MemSummary, SiteChange};
 use crate::snapshot::oom::{FreeSpace, Limit, OomAnalysis};
 use crate::snapshot::site::site_label;
@@ -205,16 +206,6 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
         }
     }
     o
-}
-
-/// Writes `text` wrapped to `width` columns, `indent` spaces before the first line and
-/// two more before the lines it continues on.
-fn put(o: &mut String, width: usize, indent: usize, text: &str) {
-    let first = " ".repeat(indent);
-    let rest = " ".repeat(indent + 2);
-    for l in super::wrap_indented(text, width, &first, &rest) {
-        let _ = writeln!(o, "{l}");
-    }
 }
 
 fn plural(n: u64, word: &str) -> String {

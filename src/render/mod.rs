@@ -258,11 +258,17 @@ pub fn wrap_indented(text: &str, width: usize, first: &str, rest: &str) -> Vec<S
         .collect()
 }
 
-/// A table row for an output narrower than its table: the row's cells as one line of
-/// text, wrapped to `width` with the lines it continues on indented by two, so nothing
-/// runs past the terminal's edge and nothing is cut.
-pub fn stacked_row(text: &str, width: usize) -> Vec<String> {
-    wrap_indented(text, width, "", "  ")
+/// Writes `text` wrapped to `width` columns, `indent` spaces before the first line and
+/// two more before the lines it continues on: prose lines, and a table's rows where the
+/// output is narrower than the table (each row as one line with its cells named, so
+/// nothing runs past the terminal's edge and nothing is cut).
+pub fn put(o: &mut String, width: usize, indent: usize, text: &str) {
+    let first = " ".repeat(indent);
+    let rest = " ".repeat(indent + 2);
+    for l in wrap_indented(text, width, &first, &rest) {
+        o.push_str(&l);
+        o.push('\n');
+    }
 }
 
 /// A run of ranks that differ only in their last number, consecutively, as `TP0–TP7`

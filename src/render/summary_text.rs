@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::outcome_text::{failure_group, failure_story, failure_verb};
-use super::{figure_text, fit, rank_span, wrap, wrap_indented, Style};
+use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
 use crate::report::RunReport;
@@ -76,9 +76,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
                 ""
             }
         );
-        for l in wrap_indented(&line, style.width, "", "  ") {
-            let _ = writeln!(o, "{l}");
-        }
+        put(&mut o, style.width, 0, &line);
     }
     let processes = run.ranks.len() - out.ranks;
     if processes > 0 {
@@ -486,9 +484,7 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                 fig(Phase::KvCache, "tokens"),
                 fig(Phase::CudaGraph, "mem_usage"),
             );
-            for line in crate::render::stacked_row(&text, style.width) {
-                let _ = writeln!(o, "{line}");
-            }
+            put(o, style.width, 0, &text);
             continue;
         }
         let outcome = outcome_cell(r, style);
@@ -661,7 +657,7 @@ fn gpu_report(o: &mut String, run: &Run, width: usize) {
                 .unwrap_or_default(),
             g.samples,
         );
-        put_line(o, width, &text);
+        put(o, width, 0, &text);
         let _ = writeln!(o, "  {}", g.source);
     }
     for p in &run.gpu_processes {
@@ -678,14 +674,7 @@ fn gpu_report(o: &mut String, run: &Run, width: usize) {
                 .map(|s| format!(" at t+{s:.1} s"))
                 .unwrap_or_default(),
         );
-        put_line(o, width, &text);
-    }
-}
-
-/// A line of prose wrapped to `width`, continued two columns in.
-fn put_line(o: &mut String, width: usize, text: &str) {
-    for l in wrap_indented(text, width, "", "  ") {
-        let _ = writeln!(o, "{l}");
+        put(o, width, 0, &text);
     }
 }
 
@@ -696,11 +685,12 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
         "{} lines: {} events, {} other records, {} continuation, {} noise, {} blank",
         c.lines, c.events, c.records, c.continuation, c.noise, c.blank,
     );
-    put_line(o, style.width, &counts);
+    put(o, style.width, 0, &counts);
     if dup > 0 {
-        put_line(
+        put(
             o,
             style.width,
+            0,
             &format!("{dup} events seen in more than one file of the run were counted once"),
         );
     }

@@ -1563,21 +1563,23 @@ impl<I: Input> Machine<I> {
                     continue;
                 }
                 b'(' => {
-                    let body = buf.get(i + 1..).unwrap_or(&[]);
-                    if !self.direct {
-                        // The general reader executes every step: it is the reference
-                        // the shortcuts are checked against (fuzz target `pickle`).
-                    } else if let Some(n) = self.list_bodies.fill(
-                        body,
-                        &self.stack,
-                        &self.marks,
-                        &self.memo,
-                        &mut self.p,
-                        &mut self.batches,
-                        &mut self.wide_pinned,
-                    ) {
-                        i += 1 + n;
-                        continue;
+                    // Only the direct reader takes the shortcut: the general one executes
+                    // every step, the reference it is checked against (fuzz target
+                    // `pickle`).
+                    if self.direct {
+                        let body = buf.get(i + 1..).unwrap_or(&[]);
+                        if let Some(n) = self.list_bodies.fill(
+                            body,
+                            &self.stack,
+                            &self.marks,
+                            &self.memo,
+                            &mut self.p,
+                            &mut self.batches,
+                            &mut self.wide_pinned,
+                        ) {
+                            i += 1 + n;
+                            continue;
+                        }
                     }
                     self.marks.push(self.stack.len());
                     i += 1;
