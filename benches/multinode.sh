@@ -75,9 +75,9 @@ section = [
   "",
   f"Measured {datetime.date.today()} by `benches/multinode.sh {nodes} {per_node} {rounds}` on this project's "
   f"machine ({os.cpu_count()} cores, {platform.machine()}), page cache warm, the two tools alternating "
-  f"{rounds} times (one interleaved series; medians below). The machine was shared: load average "
-  f"{load_before} before the series and {load_after} after, on {os.cpu_count()} cores, so wall times are "
-  "inflated by other processes; CPU time (user+sys) is the comparable figure.",
+  f"{rounds} times (one interleaved series; medians below). The machine is shared (load average "
+  f"{load_before} before the series and {load_after} after, on {os.cpu_count()} cores), so wall times "
+  "swing with what else runs; CPU time (user+sys) is the comparable figure.",
   "",
   f"Input (`benches/gen_multinode.py`): {nodes} node directories of {per_node} ranks each "
   f"({ranks} ranks), each with its server log and a console repeating it among NCCL INFO lines, "
