@@ -9,7 +9,8 @@ use crate::render::ColorChoice;
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success; for `diff`: no meaningful difference (or only improvements)
-  1  `diff`: the candidate failed or regressed against the baseline
+  1  `diff`: the candidate failed or regressed against the baseline (less capacity,
+     more memory used, or a slower start-up beyond --time-tolerance)
   2  usage or input error (missing path, unreadable or binary file, a file with no
      start-up event, bad grammar)
   3  `diff`: the candidate's log ends before ready and nothing says why (incomplete)";
@@ -106,6 +107,10 @@ pub enum Command {
         /// Show the log line behind every compared figure
         #[arg(long)]
         explain: bool,
+        /// How much slower a phase (or the whole start-up) must be, beyond the stamps'
+        /// resolution, to count: a percentage of the baseline's time (`20%`, or `20`)
+        #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
+        time_tolerance: f64,
     },
     /// PyTorch memory snapshots: totals, peak, OOM and the top allocation sites; or
     /// `mem diff A B`, the per-site comparison of two snapshots
@@ -341,4 +346,15 @@ pub fn fish_positional_values() -> String {
         }
     }
     out
+}
+
+/// `20%` or `20` as the fraction 0.2; a percentage from 0 to 1,000.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let n = s.trim().trim_end_matches('%').trim();
+    match n.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=1000.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(format!(
+            "expected a percentage from 0 to 1000 like 20% or 20, got {s:?}"
+        )),
+    }
 }

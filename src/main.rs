@@ -79,7 +79,17 @@ fn run(cli: Cli) -> Result<u8> {
             baseline,
             json,
             explain,
-        } => commands::diff::run(&logs()?, paths, baseline, *json, *explain),
+            time_tolerance,
+        } => commands::diff::run(
+            &logs()?,
+            paths,
+            baseline,
+            *json,
+            *explain,
+            rankscope::analysis::diff::DiffOptions {
+                time_tolerance: *time_tolerance,
+            },
+        ),
         Command::Mem {
             diff:
                 Some(MemAction::Diff {

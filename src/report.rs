@@ -6,7 +6,7 @@ use crate::analysis::attribute::{
     attribute, snapshot_evidence, snapshot_notes, Attribution, RankSnapshot, SnapshotEvidence,
     SnapshotNote,
 };
-use crate::analysis::diff::{diff, outcome, RunDiff, RunOutcome};
+use crate::analysis::diff::{diff_with, outcome, DiffOptions, RunDiff, RunOutcome};
 use crate::model::Run;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -48,9 +48,10 @@ impl DiffReport {
         base_snaps: &[RankSnapshot],
         cand_snaps: &[RankSnapshot],
         snapshot_errors: Vec<String>,
+        options: DiffOptions,
     ) -> DiffReport {
         Self::with_diff(
-            diff(baseline, candidate),
+            diff_with(baseline, candidate, options),
             baseline,
             candidate,
             base_snaps,

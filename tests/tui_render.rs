@@ -218,7 +218,7 @@ fn diff_view_calls_out_the_first_divergence_and_the_failure() {
             "{screen}"
         );
         assert!(
-            screen.contains("dist_init mem usage +41 MiB on 8/8 ranks"),
+            screen.contains("dist_init  mem usage +41 MiB on 8/8 ranks"),
             "{screen}"
         );
         assert!(screen.contains("+40 MiB reserved"), "{screen}");
@@ -237,6 +237,52 @@ fn diff_view_calls_out_the_first_divergence_and_the_failure() {
     assert!(screen.contains("cuda_graph  avail before"), "{screen}");
     keys(&mut app, &[KeyCode::PageUp, KeyCode::PageUp]);
     assert_eq!(app.diff_scroll, 0);
+}
+
+/// The TUI's Diff view words a non-memory failure as `rankscope diff` does (one function
+/// builds both): the root's NCCL error and the socket setting as its likely trigger, never
+/// "no log figure moved".
+#[test]
+fn diff_view_of_an_nccl_failure_says_what_diff_says() {
+    let mut app = vs("tp2-nccl-fail", "tp2-nccl-2gpu");
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Diff);
+    let screen = render_text(&mut app, 160, 40);
+    assert!(
+        screen.contains("cause     TP0 failed in NCCL in dist_init (server.log:20)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("likely trigger: env NCCL_SOCKET_IFNAME (unset) -> nonexistent0"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("env NCCL_NVLS_ENABLE  0 -> (not logged)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("no log figure moved"), "{screen}");
+    let cli = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary")
+        .args([
+            "diff",
+            "samples/tp2-nccl-2gpu",
+            "samples/tp2-nccl-fail",
+            "--width",
+            "160",
+        ])
+        .output()
+        .expect("runs");
+    let cli = String::from_utf8_lossy(&cli.stdout);
+    for row in cli
+        .lines()
+        .skip_while(|l| !l.starts_with("cause"))
+        .take_while(|l| !l.starts_with("baseline"))
+    {
+        assert!(
+            screen.contains(row.trim_end()),
+            "TUI lacks {row:?}:\n{screen}"
+        );
+    }
 }
 
 #[test]

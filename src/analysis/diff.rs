@@ -245,8 +245,14 @@ impl Status {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvChange {
     pub name: String,
+    /// `None`: the run did not print it.
     pub baseline: Option<String>,
     pub candidate: Option<String>,
+    /// Whether the run's absence of a value means unset: it printed its settings (some
+    /// environment line) and reached ready, so it passed the point where the other run
+    /// printed this one. Otherwise a missing value is "not logged", never "unset".
+    pub baseline_logged: bool,
+    pub candidate_logged: bool,
 }
 
 /// The environment toggles a run's logs reveal, first value seen per name.
@@ -265,6 +271,7 @@ pub fn env_of(run: &Run) -> BTreeMap<String, String> {
 
 fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
     let (eb, ec) = (env_of(b), env_of(c));
+    let (b_logged, c_logged) = (b.ready && !eb.is_empty(), c.ready && !ec.is_empty());
     let mut names: Vec<&String> = eb.keys().chain(ec.keys()).collect();
     names.sort();
     names.dedup();
@@ -275,6 +282,8 @@ fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
             name: n.clone(),
             baseline: eb.get(n).cloned(),
             candidate: ec.get(n).cloned(),
+            baseline_logged: eb.contains_key(n) || b_logged,
+            candidate_logged: ec.contains_key(n) || c_logged,
         })
         .collect()
 }
@@ -335,7 +344,26 @@ pub enum BaselineEnd {
     NotReady,
 }
 
-/// What a regressed candidate lost.
+/// What a regressed candidate lost: capacity, time, or both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Regression {
+    /// `None` when no memory figure got worse.
+    pub capacity: Option<CapacityLoss>,
+    /// The start-up got slower: the first line to ready (when both runs have it) and the
+    /// finding that leads.
+    pub slower: Option<SlowerStartup>,
+}
+
+/// A start-up that became slower, as the headline names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowerStartup {
+    /// Baseline and candidate seconds from the first line to ready, when both are known
+    /// and the change is beyond resolution and tolerance.
+    pub to_ready: Option<(f64, f64)>,
+    pub lead: Option<super::timing::TimeFinding>,
+}
+
+/// What a regressed candidate lost in memory.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CapacityLoss {
     /// KV tokens per rank lost (positive), and their bytes when known.
@@ -358,7 +386,7 @@ pub enum Headline {
         ranks: usize,
         baseline: BaselineEnd,
     },
-    Regressed(CapacityLoss),
+    Regressed(Regression),
     Improved,
     Same,
 }
@@ -398,6 +426,27 @@ pub struct RunDiff {
     pub effect: Option<Effect>,
     pub baseline: RunOutcome,
     pub candidate: RunOutcome,
+    /// Phase windows and the time to ready, compared.
+    pub time: super::timing::TimeDiff,
+    /// The candidate's root failure and the changes ranked against it.
+    pub failure_cause: Option<super::cause::FailureCause>,
+    /// For a memory failure: the deficit and the settings that would cover it.
+    pub remedies: super::remedy::Remedies,
+}
+
+/// How `diff` compares: what a time change must exceed besides the stamps' resolution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DiffOptions {
+    /// A fraction of the baseline's figure (0.2: 20 %).
+    pub time_tolerance: f64,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            time_tolerance: super::timing::DEFAULT_TOLERANCE,
+        }
+    }
 }
 
 /// The line a figure was read from, for `--explain`.
@@ -527,6 +576,10 @@ pub fn outcome(run: &Run) -> RunOutcome {
 }
 
 pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
+    diff_with(baseline, candidate, DiffOptions::default())
+}
+
+pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDiff {
     // Sets, not `Vec::contains`: a run may name tens of thousands of ranks.
     let b_ranks: Vec<&Rank> = baseline.ranks.iter().map(|r| &r.rank).collect();
     let c_ranks: Vec<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
@@ -705,27 +758,31 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
 
     let b_out = outcome(baseline);
     let c_out = outcome(candidate);
+    let time = super::timing::compare(baseline, candidate, options.time_tolerance);
     let any_worse = figures.iter().any(|f| f.class.is_signal() && f.worse);
     let any_signal = figures.iter().any(|f| f.class.is_signal());
     let status = if c_out.failed() {
         Status::Failed
     } else if !c_out.ready && c_out.incomplete > 0 {
         Status::Incomplete
-    } else if any_worse {
+    } else if any_worse || time.slower() {
         Status::Regressed
-    } else if any_signal {
+    } else if any_signal || time.faster() {
         Status::Improved
     } else {
         Status::Same
     };
-    let headline = headline(status, &b_out, &c_out, effect.as_ref());
+    let headline = headline(status, &b_out, &c_out, effect.as_ref(), any_worse, &time);
     let (config, config_note) = compare_config(baseline, candidate);
+    let env = env_changes(baseline, candidate);
+    let failure_cause = super::cause::failure_cause(candidate, config.as_ref(), &env);
+    let remedies = super::remedy::remedies(Some(baseline), candidate, config.as_ref());
     RunDiff {
         status,
         headline,
         config,
         config_note,
-        env: env_changes(baseline, candidate),
+        env,
         comparability: Comparability {
             common_ranks: common.len(),
             only_in_baseline,
@@ -738,10 +795,20 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
         effect,
         baseline: b_out,
         candidate: c_out,
+        time,
+        failure_cause,
+        remedies,
     }
 }
 
-fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effect>) -> Headline {
+fn headline(
+    status: Status,
+    b: &RunOutcome,
+    c: &RunOutcome,
+    effect: Option<&Effect>,
+    memory_worse: bool,
+    time: &super::timing::TimeDiff,
+) -> Headline {
     let baseline = if b.ready {
         BaselineEnd::Ready
     } else if let Some((rank, kind, phase)) = &b.first_failure {
@@ -766,7 +833,7 @@ fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effe
             baseline,
         },
         Status::Regressed => {
-            let loss = effect.and_then(|e| {
+            let loss = effect.filter(|_| memory_worse).and_then(|e| {
                 if let Some(d) = e.kv_tokens_delta.filter(|d| *d < 0) {
                     Some(CapacityLoss::KvTokens {
                         tokens: -d,
@@ -778,7 +845,20 @@ fn headline(status: Status, b: &RunOutcome, c: &RunOutcome, effect: Option<&Effe
                         .map(|d| CapacityLoss::FreeAfterPool { bytes: -d })
                 }
             });
-            Headline::Regressed(loss.unwrap_or(CapacityLoss::Unnamed))
+            let slower = time.slower().then(|| SlowerStartup {
+                to_ready: time
+                    .to_ready
+                    .as_ref()
+                    .filter(|t| t.beyond && t.delta_s > 0.0)
+                    .map(|t| (t.baseline_s, t.candidate_s)),
+                lead: time.lead().cloned(),
+            });
+            let capacity = match (loss, memory_worse) {
+                (Some(l), _) => Some(l),
+                (None, true) => Some(CapacityLoss::Unnamed),
+                (None, false) => None,
+            };
+            Headline::Regressed(Regression { capacity, slower })
         }
         Status::Improved => Headline::Improved,
         Status::Same => Headline::Same,

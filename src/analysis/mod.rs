@@ -2,5 +2,8 @@
 
 pub mod align;
 pub mod attribute;
+pub mod cause;
 pub mod clock;
 pub mod diff;
+pub mod remedy;
+pub mod timing;

@@ -15,6 +15,7 @@ pub fn run(
     baseline: &[PathBuf],
     as_json: bool,
     explain: bool,
+    options: rankscope::analysis::diff::DiffOptions,
 ) -> Result<u8> {
     let (baseline, candidate): (&[PathBuf], &[PathBuf]) = match (baseline.is_empty(), paths) {
         (false, _) => (baseline, paths),
@@ -30,7 +31,14 @@ pub fn run(
         || load::load_snapshots(&b.run, &b.files),
         || load::load_snapshots(&c.run, &c.files),
     );
-    let report = DiffReport::of(&b.run, &c.run, &bs, &cs, be.into_iter().chain(ce).collect());
+    let report = DiffReport::of(
+        &b.run,
+        &c.run,
+        &bs,
+        &cs,
+        be.into_iter().chain(ce).collect(),
+        options,
+    );
     let code = report.diff.status.exit_code() as u8;
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;

@@ -232,6 +232,8 @@ pub struct Knowledge {
     pub configs: Vec<ConfigRule>,
     /// Grammars that describe a component (`describes = "component"`), not a server.
     pub components: Vec<String>,
+    /// Settings that explain failures and settings that size memory, of every grammar.
+    pub remedy: super::remedy::RemedyRules,
 }
 
 /// The default knowledge is the built-in grammars': what a run read without user
@@ -332,6 +334,7 @@ impl Knowledge {
             without_pid_engine: Vec::new(),
             configs: Vec::new(),
             components: Vec::new(),
+            remedy: Default::default(),
         }
     }
 

@@ -8,6 +8,7 @@
 //! and deliberately ignored, so "lines not understood" means what it says.
 
 mod knowledge;
+pub mod remedy;
 mod spec;
 
 use std::collections::BTreeMap;
@@ -179,6 +180,8 @@ pub struct Grammar {
     pub outcomes: Vec<OutcomeRule>,
     /// What its events, processes and configuration dumps mean.
     pub know: GrammarKnowledge,
+    /// Settings that explain failures, and settings that size memory.
+    pub remedy: remedy::RemedyRules,
 }
 
 impl Grammar {
@@ -276,6 +279,7 @@ impl Grammar {
             .map(|e| e.regex.capture_names().collect())
             .collect();
         let know = knowledge::compile_grammar(origin, &spec, &captures)?;
+        let remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
         for ev in &spec.event {
             if let Some(p) = ev.set.get("phase") {
                 if Phase::from_name(p).is_none() {
@@ -305,6 +309,7 @@ impl Grammar {
             frames,
             outcomes,
             know,
+            remedy,
         })
     }
 
@@ -617,6 +622,14 @@ impl GrammarSet {
         let mut knowledge = Knowledge::empty();
         for g in &grammars {
             knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
+            knowledge
+                .remedy
+                .suspects
+                .extend(g.remedy.suspects.iter().cloned());
+            knowledge
+                .remedy
+                .levers
+                .extend(g.remedy.levers.iter().cloned());
         }
         Ok(GrammarSet {
             grammars,

@@ -373,6 +373,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
             .collect(),
         grammars,
         frame_phases: know.frames.clone(),
+        remedy_rules: know.remedy.clone(),
         year_inferred,
         notes: Vec::new(),
         gpus: Vec::new(),

@@ -62,6 +62,8 @@ pub struct Run {
     /// The frame → phase rules of the grammars the run was read with (`frame_phase`): a
     /// snapshot's stacks are placed in phases by them when its clock is matched to the log.
     pub frame_phases: Vec<crate::grammar::FrameRule>,
+    /// The grammars' suspects and memory levers, for `diff`'s cause and remedies.
+    pub remedy_rules: crate::grammar::remedy::RemedyRules,
     pub year_inferred: bool,
     pub notes: Vec<String>,
     /// nvidia-smi samples found in the run directory.

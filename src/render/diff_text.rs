@@ -241,8 +241,8 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
         out.push(format!(
             "env {}  {} -> {}",
             e.name,
-            sanitize(e.baseline.as_deref().unwrap_or("(unset)")),
-            sanitize(e.candidate.as_deref().unwrap_or("(unset)"))
+            super::cause_text::env_value(e.baseline.as_deref(), e.baseline_logged),
+            super::cause_text::env_value(e.candidate.as_deref(), e.candidate_logged)
         ));
     }
     out
@@ -357,103 +357,8 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for (i, c) in config_lines.iter().enumerate() {
         row(&mut o, style, if i == 0 { "config" } else { "" }, c);
     }
-    if let Some(div) = &d.first_divergence {
-        let f = d
-            .figures
-            .iter()
-            .find(|f| f.phase == div.phase && f.figure == div.figure);
-        if let Some(f) = f {
-            let text = format!(
-                "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
-                f.phase,
-                figure_label(f.figure),
-                spread_text(f),
-                div.ranks_moved,
-                div.ranks_compared,
-                div.class.name(),
-                figure_text(f.baseline_median, f.is_bytes, f.resolution),
-                figure_text(f.candidate_median, f.is_bytes, f.resolution),
-                if f.is_bytes {
-                    format!(
-                        "; log resolution {:.2} MiB",
-                        f.resolution / crate::units::MIB
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            row(&mut o, style, "cause", &text);
-        }
-        for a in &extra.attribution {
-            row(&mut o, style, "", a);
-        }
-        for l in &extra.snapshot_cause {
-            row(&mut o, style, "", l);
-        }
-    } else if !extra.snapshot_cause.is_empty() {
-        for (i, l) in extra.snapshot_cause.iter().enumerate() {
-            row(&mut o, style, if i == 0 { "cause" } else { "" }, l);
-        }
-    } else if d.comparability.memory_compared && d.figures.is_empty() {
-        // Not "nothing moved": the logs printed nothing to compare (TGI prints no
-        // per-phase memory), so the reader is told what could not be seen.
-        row(
-            &mut o,
-            style,
-            "cause",
-            "no memory figure printed by both runs, nothing to compare; a PyTorch memory snapshot of each would show where memory went",
-        );
-    } else if d.comparability.memory_compared {
-        let _ = writeln!(
-            o,
-            "{} no figure moved beyond the print resolution",
-            fit("cause", 9)
-        );
-    }
-    if let Some(e) = &d.effect {
-        let mut parts = Vec::new();
-        match e.kv_tokens_delta {
-            Some(0) => parts.push(format!(
-                "KV pool sized as before ({} tokens/rank)",
-                e.kv_tokens_baseline
-                    .map(group_thousands)
-                    .unwrap_or_default()
-            )),
-            Some(t) => parts.push(format!(
-                "KV pool {} {} tokens/rank{}",
-                if t < 0 { "lost" } else { "gained" },
-                group_thousands(t.abs()),
-                e.kv_bytes_delta
-                    .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
-                    .unwrap_or_default()
-            )),
-            None => {}
-        }
-        if let (Some(dl), Some((b, c))) = (e.avail_after_pool_delta, e.avail_after_pool) {
-            if dl != 0 {
-                parts.push(format!(
-                    "free memory after the pool {} {} -> {}",
-                    if dl < 0 { "fell" } else { "rose" },
-                    figure_text(b as f64, true, crate::units::GIB / 100.0),
-                    figure_text(c as f64, true, crate::units::GIB / 100.0)
-                ));
-            }
-        }
-        if let Some(g) = d.candidate.groups.first() {
-            if let Some(req) = g.requested_bytes {
-                parts.push(format!(
-                    "{} asked for {}{}",
-                    g.phase,
-                    crate::units::human_bytes(req),
-                    g.allowed_bytes
-                        .map(|a| format!(" past the {} allowed", crate::units::human_bytes(a)))
-                        .unwrap_or_default()
-                ));
-            }
-        }
-        if !parts.is_empty() {
-            row(&mut o, style, "effect", &parts.join("; "));
-        }
+    for (label, text) in verdict_rows(d, &extra.attribution, &extra.snapshot_cause) {
+        row(&mut o, style, label, &text);
     }
     for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
         for (i, g) in out.groups.iter().enumerate() {
@@ -520,10 +425,146 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for n in notes.chain(extra.notes.iter().cloned()) {
         row(&mut o, style, "note", &sanitize(&n));
     }
-    if !d.figures.is_empty() {
+    if !d.figures.is_empty() || !d.time.phases.is_empty() {
         figure_table(&mut o, d, style);
     }
     o
+}
+
+/// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
+/// memory; else the first divergence with its allocation sites, or the snapshots' cause),
+/// the effect, the time changes. `diff`'s text and the TUI's Diff view both print these,
+/// so the two say the same.
+pub fn verdict_rows(
+    d: &RunDiff,
+    attribution: &[String],
+    snapshot_cause: &[String],
+) -> Vec<(&'static str, String)> {
+    let mut rows: Vec<(&'static str, String)> = Vec::new();
+    // A failure that is not about memory is its own cause; a memory figure that moved
+    // too is shown under `memory`.
+    let failure_cause = d
+        .failure_cause
+        .as_ref()
+        .filter(|fc| d.status == Status::Failed && !crate::analysis::cause::is_memory(fc.kind));
+    let mut cause_label = "cause";
+    if let Some(fc) = failure_cause {
+        for (i, l) in super::cause_text::lines(d, fc).iter().enumerate() {
+            rows.push((if i == 0 { "cause" } else { "" }, l.clone()));
+        }
+        cause_label = "memory";
+    }
+    if let Some(div) = &d.first_divergence {
+        let f = d
+            .figures
+            .iter()
+            .find(|f| f.phase == div.phase && f.figure == div.figure);
+        if let Some(f) = f {
+            let text = format!(
+                "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
+                f.phase,
+                figure_label(f.figure),
+                spread_text(f),
+                div.ranks_moved,
+                div.ranks_compared,
+                div.class.name(),
+                figure_text(f.baseline_median, f.is_bytes, f.resolution),
+                figure_text(f.candidate_median, f.is_bytes, f.resolution),
+                if f.is_bytes {
+                    format!(
+                        "; log resolution {:.2} MiB",
+                        f.resolution / crate::units::MIB
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            rows.push((cause_label, text));
+        }
+        for a in attribution {
+            rows.push(("", a.clone()));
+        }
+        for l in snapshot_cause {
+            rows.push(("", l.clone()));
+        }
+    } else if !snapshot_cause.is_empty() {
+        for (i, l) in snapshot_cause.iter().enumerate() {
+            rows.push((if i == 0 { cause_label } else { "" }, l.clone()));
+        }
+    } else if failure_cause.is_some() {
+        // The failure is the cause; no memory figure to add.
+    } else if d.comparability.memory_compared && d.figures.is_empty() {
+        // Not "nothing moved": the logs printed nothing to compare (TGI prints no
+        // per-phase memory), so the reader is told what could not be seen.
+        rows.push((
+            "cause",
+            "no memory figure printed by both runs, nothing to compare; a PyTorch memory snapshot of each would show where memory went".to_string(),
+        ));
+    } else if d.comparability.memory_compared {
+        let what = if d.time.findings.is_empty() {
+            "no figure moved beyond the print resolution"
+        } else {
+            "no memory figure moved beyond the print resolution; the time did (below)"
+        };
+        rows.push(("cause", what.to_string()));
+    }
+    if let Some(e) = &d.effect {
+        let mut parts = Vec::new();
+        match e.kv_tokens_delta {
+            Some(0) => parts.push(format!(
+                "KV pool sized as before ({} tokens/rank)",
+                e.kv_tokens_baseline
+                    .map(group_thousands)
+                    .unwrap_or_default()
+            )),
+            Some(t) => parts.push(format!(
+                "KV pool {} {} tokens/rank{}",
+                if t < 0 { "lost" } else { "gained" },
+                group_thousands(t.abs()),
+                e.kv_bytes_delta
+                    .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
+                    .unwrap_or_default()
+            )),
+            None => {}
+        }
+        if let (Some(dl), Some((b, c))) = (e.avail_after_pool_delta, e.avail_after_pool) {
+            if dl != 0 {
+                parts.push(format!(
+                    "free memory after the pool {} {} -> {}",
+                    if dl < 0 { "fell" } else { "rose" },
+                    figure_text(b as f64, true, crate::units::GIB / 100.0),
+                    figure_text(c as f64, true, crate::units::GIB / 100.0)
+                ));
+            }
+        }
+        if let Some(g) = d.candidate.groups.first() {
+            if let Some(req) = g.requested_bytes {
+                parts.push(format!(
+                    "{} asked for {}{}",
+                    g.phase,
+                    crate::units::human_bytes(req),
+                    g.allowed_bytes
+                        .map(|a| format!(" past the {} allowed", crate::units::human_bytes(a)))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        if !parts.is_empty() {
+            rows.push(("effect", parts.join("; ")));
+        }
+    }
+    if d.status == Status::Failed {
+        for (i, t) in super::remedy_text::lines(&d.remedies)
+            .into_iter()
+            .enumerate()
+        {
+            rows.push((if i == 0 { "remedy" } else { "" }, t));
+        }
+    }
+    for (i, t) in super::time_text::rows(&d.time).iter().enumerate() {
+        rows.push((if i == 0 { "time" } else { "" }, t.clone()));
+    }
+    rows
 }
 
 /// The compared figures: a table, or below its width (63 columns and the widest `ranks`
@@ -534,7 +575,14 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
         DeltaClass::Noise => "noise".to_string(),
         c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
     };
-    let widest = d.figures.iter().map(|f| ranks_cell(f).len()).max();
+    let widest = (d.figures.iter().map(|f| ranks_cell(f).len()))
+        .chain(
+            d.time
+                .phases
+                .iter()
+                .map(|p| super::time_text::phase_cells(p).3.len()),
+        )
+        .max();
     let stacked = 63 + widest.unwrap_or(0) > style.width;
     o.push('\n');
     if !stacked {
@@ -597,8 +645,41 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
             }
         }
     }
+    // Each phase's window (previous phase's end to this one's, median over the ranks
+    // both runs have), after the memory figures.
+    for p in &d.time.phases {
+        let (baseline, candidate, delta, ranks) = super::time_text::phase_cells(p);
+        let lines = if stacked {
+            let moved = if p.ranks_moved == 0 {
+                " (no rank moved)".to_string()
+            } else {
+                format!(", {delta} ({})", ranks.replace(' ', "\u{a0}"))
+            };
+            let text = format!("{} time: {baseline} -> {candidate}{moved}", p.phase.name());
+            wrap_indented(&text, style.width, "", "  ")
+        } else {
+            vec![format!(
+                "{} {} {} {} {} {}",
+                fit(p.phase.name(), 12),
+                fit("time", 15),
+                fit(&baseline, 10),
+                fit(&candidate, 10),
+                fit(&delta, 12),
+                ranks
+            )]
+        };
+        for line in lines {
+            let line = if p.ranks_moved > 0 && p.slower {
+                style.warn(&line)
+            } else {
+                line
+            };
+            let _ = writeln!(o, "{line}");
+        }
+    }
     // The `-` cell's legend; the stacked lines say it in words.
-    if !stacked && d.figures.iter().any(|f| f.class == DeltaClass::Same) {
+    let time_same = d.time.phases.iter().any(|p| p.ranks_moved == 0);
+    if !stacked && (time_same || d.figures.iter().any(|f| f.class == DeltaClass::Same)) {
         let _ = writeln!(o, "{DIFF_SAME_LEGEND}");
     }
     if d.figures.iter().any(|f| f.class == DeltaClass::Noise) {
@@ -730,19 +811,28 @@ pub fn headline(h: &Headline) -> String {
             "candidate: the log ends before ready on {incomplete}/{ranks} ranks, with no failure seen; {}",
             base(baseline)
         ),
-        Headline::Regressed(CapacityLoss::KvTokens { tokens, bytes }) => format!(
-            "candidate started, but with {} fewer KV tokens per rank{}",
-            group_thousands(*tokens),
-            bytes
-                .map(|b| format!(" ({})", human_bytes(b)))
-                .unwrap_or_default()
-        ),
-        Headline::Regressed(CapacityLoss::FreeAfterPool { bytes }) => format!(
-            "candidate started, with {} less free after the KV pool",
-            human_delta_mib(*bytes).trim_start_matches('+')
-        ),
-        Headline::Regressed(CapacityLoss::Unnamed) => {
-            "candidate started, with less capacity".to_string()
+        Headline::Regressed(r) => {
+            let capacity = r.capacity.as_ref().map(|c| match c {
+                CapacityLoss::KvTokens { tokens, bytes } => format!(
+                    "but with {} fewer KV tokens per rank{}",
+                    group_thousands(*tokens),
+                    bytes
+                        .map(|b| format!(" ({})", human_bytes(b)))
+                        .unwrap_or_default()
+                ),
+                CapacityLoss::FreeAfterPool { bytes } => format!(
+                    "with {} less free after the KV pool",
+                    human_delta_mib(*bytes).trim_start_matches('+')
+                ),
+                CapacityLoss::Unnamed => "with less capacity".to_string(),
+            });
+            let slower = r.slower.as_ref().map(super::time_text::slower);
+            match (capacity, slower) {
+                (Some(c), Some(s)) => format!("candidate started, {c}; {s}"),
+                (Some(c), None) => format!("candidate started, {c}"),
+                (None, Some(s)) => format!("candidate started; {s}"),
+                (None, None) => "candidate started, with less capacity".to_string(),
+            }
         }
         Headline::Improved => "candidate differs from the baseline, for the better".into(),
         Headline::Same => "no difference beyond the print resolution".into(),

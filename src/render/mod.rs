@@ -1,11 +1,14 @@
 //! Output: text for people, JSON for programs. Nothing here parses or analyses.
 
+pub mod cause_text;
 pub mod diff_text;
 pub mod json;
 pub mod mem_json;
 pub mod mem_text;
 pub mod outcome_text;
+pub mod remedy_text;
 pub mod summary_text;
+pub mod time_text;
 
 use std::io::IsTerminal;
 

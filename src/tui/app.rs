@@ -375,8 +375,10 @@ pub struct DiffFacts {
     /// `enable_custom_allreduce  False -> True`, environment and allocator settings.
     pub config: Vec<String>,
     /// Under the first divergence: the allocation sites it is attributed to and the
-    /// residual; or, when no log figure moved, the snapshots' cause (fragmentation).
-    pub cause: Vec<String>,
+    /// residual.
+    pub attribution: Vec<String>,
+    /// The snapshots' cause (fragmentation): the cause when no log figure moved.
+    pub snapshot_cause: Vec<String>,
     /// The failing ranks' OOM requests as their snapshots record them.
     pub oom_sites: Vec<String>,
     /// Snapshots that could not be read or matched, and how their clocks were matched.
@@ -402,11 +404,9 @@ impl DiffFacts {
         notes: Vec<String>,
     ) -> DiffFacts {
         use crate::render::diff_text as dt;
-        let mut cause: Vec<String> = attribution.map(dt::attribution_lines).unwrap_or_default();
-        cause.extend(dt::fragmentation_cause_lines(
-            ev,
-            d.first_divergence.is_some(),
-        ));
+        let attribution_rows: Vec<String> =
+            attribution.map(dt::attribution_lines).unwrap_or_default();
+        let snapshot_cause = dt::fragmentation_cause_lines(ev, d.first_divergence.is_some());
         let culprits = attribution
             .map(|a| {
                 a.sites
@@ -424,7 +424,8 @@ impl DiffFacts {
             .unwrap_or_default();
         DiffFacts {
             config: config_lines(d, ev),
-            cause,
+            attribution: attribution_rows,
+            snapshot_cause,
             oom_sites: dt::oom_site_lines(ev),
             notes,
             culprits,

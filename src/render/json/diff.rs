@@ -10,7 +10,7 @@ pub enum StatusName {
     Same,
     /// The candidate fails (exit 1).
     Failed,
-    /// No failure, but less capacity or more memory used (exit 1).
+    /// No failure, but less capacity, more memory used, or a slower start-up (exit 1).
     Regressed,
     /// Only changes for the better (exit 0).
     Improved,
@@ -306,6 +306,10 @@ pub struct DiffDoc {
     pub config_note: Option<String>,
     /// Environment toggles shown in the logs that differ (`null` side: not shown).
     pub env: Vec<EnvChangeDoc>,
+    /// The candidate's root failure and the changes ranked against it (null when it has
+    /// no root failure). The text leads its cause with it when the failure is not about
+    /// memory.
+    pub failure_cause: Option<FailureCauseDoc>,
     /// The first divergence attributed to allocation sites from the ranks' PyTorch
     /// snapshots; null when either run has none.
     pub attribution: Option<AttributionDoc>,
@@ -323,13 +327,99 @@ pub struct DiffDoc {
     pub figures: Vec<FigureDiffDoc>,
     pub baseline_outcome: RunOutcomeDoc,
     pub candidate_outcome: RunOutcomeDoc,
+    /// The start-up's time compared: phase windows per rank, the first line to ready,
+    /// and the findings the verdict names.
+    pub time: TimeDiffDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EnvChangeDoc {
     pub name: String,
+    /// Null when the run did not print it: then `baseline_logged` says whether that
+    /// means unset (the run printed its settings and reached ready) or not logged.
     pub baseline: Option<String>,
     pub candidate: Option<String>,
+    pub baseline_logged: bool,
+    pub candidate_logged: bool,
+}
+
+/// The candidate's root failure as the cause of a failure not about memory, and the
+/// changes between the runs ranked against it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FailureCauseDoc {
+    pub rank: String,
+    pub kind: String,
+    pub phase: PhaseName,
+    /// The root's failure line.
+    pub source: Option<String>,
+    pub line: Option<u64>,
+    pub message: Option<String>,
+    /// Likeliest first.
+    pub suspects: Vec<SuspectDoc>,
+    /// The `cause` rows as the text prints them.
+    pub text: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SuspectDoc {
+    /// `config` or `env`.
+    pub scope: &'static str,
+    pub setting: String,
+    /// `named` (a grammar lists it for this failure and the failure's lines hold one of
+    /// its words or its value), `listed` (a grammar lists it), `other`.
+    pub why: &'static str,
+    /// For `named`: the line that ties it, as printed, and where.
+    pub said: Option<String>,
+    pub source: Option<String>,
+    pub line: Option<u64>,
+    /// The change as the text prints it.
+    pub change: String,
+}
+
+fn failure_cause_doc(
+    d: &diff::RunDiff,
+    fc: &crate::analysis::cause::FailureCause,
+) -> FailureCauseDoc {
+    use crate::analysis::cause::{Setting, SuspectWhy};
+    FailureCauseDoc {
+        rank: fc.rank.to_string(),
+        kind: fc.kind.name().to_string(),
+        phase: fc.phase.into(),
+        source: fc.quote.as_ref().map(|q| q.source.clone()),
+        line: fc.quote.as_ref().map(|q| q.line),
+        message: fc.quote.as_ref().map(|q| q.text.clone()),
+        suspects: fc
+            .suspects
+            .iter()
+            .map(|s| {
+                let (why, said, source, line) = match &s.why {
+                    SuspectWhy::Named {
+                        said, source, line, ..
+                    } => (
+                        "named",
+                        Some(said.clone()),
+                        Some(source.clone()),
+                        Some(*line),
+                    ),
+                    SuspectWhy::Listed => ("listed", None, None, None),
+                    SuspectWhy::Other => ("other", None, None, None),
+                };
+                SuspectDoc {
+                    scope: match s.setting {
+                        Setting::Config(_) => "config",
+                        Setting::Env(_) => "env",
+                    },
+                    setting: s.setting.name().to_string(),
+                    why,
+                    said,
+                    source,
+                    line,
+                    change: crate::render::cause_text::setting_change(d, &s.setting),
+                }
+            })
+            .collect(),
+        text: crate::render::cause_text::lines(d, fc),
+    }
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -496,8 +586,11 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
                 name: e.name.clone(),
                 baseline: e.baseline.clone(),
                 candidate: e.candidate.clone(),
+                baseline_logged: e.baseline_logged,
+                candidate_logged: e.candidate_logged,
             })
             .collect(),
+        failure_cause: d.failure_cause.as_ref().map(|fc| failure_cause_doc(d, fc)),
         attribution: report.attribution.as_ref().map(attribution_doc),
         snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
         snapshot_notes: (report.notes.iter())
@@ -551,5 +644,6 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         figures: d.figures.iter().map(figure_diff_doc).collect(),
         baseline_outcome: outcome_doc(&d.baseline),
         candidate_outcome: outcome_doc(&d.candidate),
+        time: time_doc(&d.time),
     }
 }

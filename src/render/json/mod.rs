@@ -26,10 +26,12 @@ use crate::scan;
 mod diff;
 mod events;
 mod summary;
+mod time;
 
 pub use diff::*;
 pub use events::*;
 pub use summary::*;
+pub use time::*;
 
 pub use super::SCHEMA_VERSION;
 

@@ -97,41 +97,23 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             width,
         );
     }
-    let mut cause_label = "cause";
-    if let Some(div) = &d.first_divergence {
-        let fd = d
-            .figures
-            .iter()
-            .find(|x| x.phase == div.phase && x.figure == div.figure);
-        let delta = fd.map_or(String::new(), |fd| delta_text(fd, div.delta.median));
-        labelled(
-            &mut lines,
-            cause_label,
-            &format!(
-                "{} {} {} on {}/{} ranks ({}), the first divergence",
-                div.phase,
-                div.figure.replace('_', " "),
-                delta,
-                div.ranks_moved,
-                div.ranks_compared,
-                div.class.name()
-            ),
-            warn_style(c),
-            width,
-        );
-        cause_label = "";
-    } else if facts.cause.is_empty() {
-        labelled(
-            &mut lines,
-            cause_label,
-            "no log figure moved beyond the print resolution",
-            Style::new(),
-            width,
-        );
-    }
-    for l in &facts.cause {
-        labelled(&mut lines, cause_label, &sanitize(l), Style::new(), width);
-        cause_label = "";
+    // The same rows `rankscope diff` prints, from the same function; the remedy goes
+    // below the failure here, so that the failure stays on a small first screen.
+    let mut remedy: Vec<(&str, String)> = Vec::new();
+    let mut in_remedy = false;
+    for (label, text) in
+        crate::render::diff_text::verdict_rows(d, &facts.attribution, &facts.snapshot_cause)
+    {
+        in_remedy = label == "remedy" || (in_remedy && label.is_empty());
+        if in_remedy {
+            remedy.push((label, text));
+            continue;
+        }
+        let st = match label {
+            "cause" | "memory" | "time" => warn_style(c),
+            _ => Style::new(),
+        };
+        labelled(&mut lines, label, &sanitize(&text), st, width);
     }
     let mut failed_label = "candidate";
     for g in &d.candidate.groups {
@@ -160,6 +142,9 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     }
     for l in &facts.oom_sites {
         labelled(&mut lines, "", &sanitize(l), Style::new(), width);
+    }
+    for (label, text) in remedy {
+        labelled(&mut lines, label, &sanitize(&text), Style::new(), width);
     }
     lines.push(Line::from(""));
     lines.extend(figure_table(app, d, width));

@@ -1,0 +1,247 @@
+//! The cause of a candidate's failure that is not about memory (an NCCL bootstrap error, an
+//! exception while loading weights, a timeout): the root failure itself, with its line,
+//! and the changes between the two runs ranked by how well they explain it — by the
+//! grammars' `[[suspect]]` tables, and by the failure's own words.
+
+use crate::config::ConfigDiff;
+use crate::event::{kind, Rank};
+use crate::grammar::remedy::SuspectRule;
+use crate::model::{FailureKind, Phase, Run};
+
+use super::diff::EnvChange;
+
+/// A changed setting: a configuration key or an environment variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Config(String),
+    Env(String),
+}
+
+impl Setting {
+    pub fn name(&self) -> &str {
+        match self {
+            Setting::Config(k) | Setting::Env(k) => k,
+        }
+    }
+}
+
+/// Why a change is suspected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SuspectWhy {
+    /// A grammar lists it for this kind of failure, and the failure's lines hold one of
+    /// its words (quoted, with where it was found).
+    Named {
+        /// How many of the rule's words the lines hold (the value counts as one).
+        words: usize,
+        /// The first line holding one, as printed.
+        said: String,
+        source: String,
+        line: u64,
+    },
+    /// A grammar lists it for this kind of failure (and phase).
+    Listed,
+    /// No grammar ties it to this failure: another change between the runs.
+    Other,
+}
+
+impl SuspectWhy {
+    fn score(&self) -> (u8, usize) {
+        match self {
+            SuspectWhy::Named { words, .. } => (2, *words),
+            SuspectWhy::Listed => (1, 0),
+            SuspectWhy::Other => (0, 0),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suspect {
+    pub setting: Setting,
+    pub why: SuspectWhy,
+}
+
+/// A line quoted as evidence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quote {
+    pub source: String,
+    pub line: u64,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureCause {
+    pub rank: Rank,
+    pub kind: FailureKind,
+    pub phase: Phase,
+    /// The root's failure line.
+    pub quote: Option<Quote>,
+    /// Error lines no rank printed (NCCL's `WARN`, a launcher's) that hold a suspect's
+    /// word: what the failure said in more detail.
+    pub detail: Vec<Quote>,
+    /// The changes between the runs, likeliest first.
+    pub suspects: Vec<Suspect>,
+}
+
+impl FailureCause {
+    /// The changes the grammars tie to this failure.
+    pub fn likely(&self) -> impl Iterator<Item = &Suspect> {
+        self.suspects
+            .iter()
+            .filter(|s| !matches!(s.why, SuspectWhy::Other))
+    }
+}
+
+/// Memory failures have their own cause (the figures, the snapshots).
+pub fn is_memory(kind: FailureKind) -> bool {
+    matches!(kind, FailureKind::Oom | FailureKind::NotEnoughMemory)
+}
+
+/// The candidate's root failure and the changes ranked against it; `None` when the
+/// candidate has no root failure.
+pub fn failure_cause(
+    candidate: &Run,
+    config: Option<&ConfigDiff>,
+    env: &[EnvChange],
+) -> Option<FailureCause> {
+    let (root, failure) = candidate.root_failure()?;
+    let rules: Vec<&SuspectRule> = (candidate.remedy_rules.suspects.iter())
+        .filter(|r| r.applies(failure.kind, failure.phase))
+        .collect();
+    let quote = failure.origin.as_ref().map(|o| Quote {
+        source: candidate.source_name(o).to_string(),
+        line: o.line,
+        text: failure.message.clone(),
+    });
+    // The text the failure's words are looked for in: its line and traceback, and the
+    // error lines no rank printed (NCCL's `WARN` lines have no rank unless joined by pid).
+    let mut texts: Vec<Quote> = Vec::new();
+    if let Some(q) = &quote {
+        texts.push(q.clone());
+    }
+    if let (Some(tb), Some(q)) = (&failure.traceback, &quote) {
+        texts.push(Quote {
+            source: q.source.clone(),
+            line: q.line,
+            text: traceback_message(tb),
+        });
+    }
+    let unranked: Vec<Quote> = (candidate.events.iter())
+        .filter(|e| e.rank.is_none() || e.rank.as_ref() == Some(&root.rank))
+        .filter(|e| e.kind == kind::ERROR || e.kind == "nccl_warn")
+        .filter(|e| Some(e.origin.line) != quote.as_ref().map(|q| q.line))
+        .map(|e| Quote {
+            source: candidate.source_name(&e.origin).to_string(),
+            line: e.origin.line,
+            text: e.message.to_string(),
+        })
+        .collect();
+    texts.extend(unranked.iter().cloned());
+    // Each of the rule's words (and the setting's new value) found in the lines: how
+    // many, and the first line holding one.
+    let named_in = |rule: &SuspectRule, value: Option<&str>| -> Option<(usize, String, Quote)> {
+        let value = value.filter(|v| v.len() >= 3).map(str::to_lowercase);
+        let needles: Vec<&str> = rule
+            .words
+            .iter()
+            .map(String::as_str)
+            .chain(value.as_deref())
+            .collect();
+        let mut first: Option<(String, Quote)> = None;
+        let mut n = 0;
+        for w in needles {
+            let hit = texts.iter().find_map(|q| {
+                q.text
+                    .lines()
+                    .find(|l| l.to_lowercase().contains(w))
+                    .map(|l| (l.trim().to_string(), q.clone()))
+            });
+            if let Some(h) = hit {
+                n += 1;
+                first.get_or_insert(h);
+            }
+        }
+        first.map(|(said, q)| (n, said, q))
+    };
+    let mut changed: Vec<(Setting, Option<&str>)> = Vec::new();
+    let mut detail: Vec<Quote> = Vec::new();
+    if let Some(cd) = config {
+        let keys = (cd.changed.iter().map(|c| c.key.clone()))
+            .chain(cd.added.iter().map(|(k, _)| k.clone()))
+            .chain(cd.removed.iter().map(|(k, _)| k.clone()));
+        changed.extend(keys.map(|k| (Setting::Config(k), None)));
+    }
+    for e in env {
+        // A setting the candidate never got to print explains nothing by its absence.
+        if e.candidate.is_none() && !e.candidate_logged {
+            continue;
+        }
+        changed.push((Setting::Env(e.name.clone()), e.candidate.as_deref()));
+    }
+    let mut suspects: Vec<Suspect> = changed
+        .into_iter()
+        .map(|(setting, value)| {
+            let mut why = SuspectWhy::Other;
+            for rule in rules.iter().filter(|r| r.names(setting.name())) {
+                // The value itself in the failure's lines ties it as well as a word does.
+                let this = match named_in(rule, value) {
+                    Some((words, said, q)) => {
+                        if q.line != quote.as_ref().map_or(0, |x| x.line)
+                            && !detail
+                                .iter()
+                                .any(|d| d.line == q.line && d.source == q.source)
+                        {
+                            detail.push(q.clone());
+                        }
+                        SuspectWhy::Named {
+                            words,
+                            said,
+                            source: q.source,
+                            line: q.line,
+                        }
+                    }
+                    None => SuspectWhy::Listed,
+                };
+                if this.score() > why.score() {
+                    why = this;
+                }
+            }
+            Suspect { setting, why }
+        })
+        .collect();
+    // Stable: within a rank, the configuration's order, then the environment's.
+    suspects.sort_by_key(|s| std::cmp::Reverse(s.why.score()));
+    Some(FailureCause {
+        rank: root.rank.clone(),
+        kind: failure.kind,
+        phase: failure.phase,
+        quote,
+        detail,
+        suspects,
+    })
+}
+
+/// The message part of a traceback: what follows its last frame (the exception and the
+/// lines it printed), not the frames and source lines, whose function names
+/// (`eager_connect_single_device`) would match a suspect's words by accident.
+fn traceback_message(tb: &str) -> String {
+    let lines: Vec<&str> = tb.lines().collect();
+    let last_frame = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("File \""));
+    let from = match last_frame {
+        // The frame line, then its source line and any caret line.
+        Some(i) => {
+            let mut j = i + 1;
+            while j < lines.len()
+                && (lines[j].starts_with("    ")
+                    || lines[j].trim().chars().all(|c| "^~ ".contains(c)))
+                && !lines[j].trim().is_empty()
+            {
+                j += 1;
+            }
+            j
+        }
+        None => 0,
+    };
+    lines[from.min(lines.len())..].join("\n")
+}

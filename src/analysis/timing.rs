@@ -1,0 +1,440 @@
+//! Baseline against candidate in time: per phase and rank, how long the rank took to get
+//! from the end of its previous phase to the end of this one, and the whole start-up
+//! from the run's first line to ready.
+//!
+//! A phase's *window* on a rank runs from the end of the rank's previous phase (the run's
+//! first line for `launch`) to the end of this one, so time a rank spent before the
+//! phase's first line — a slow disk before `Load weight begin`, a wait at a barrier — is
+//! counted in the phase it delayed, as `summary`'s stragglers count it. The window splits
+//! at the phase's first line into *before its first line* and *inside*.
+//!
+//! A window is the difference of two stamps; with whole-second stamps the true window is
+//! within a second of the printed one, so two windows differ by up to two seconds with no
+//! change at all. A change counts only beyond that resolution **and** by at least the
+//! tolerance (a fraction of the baseline's window, 20 % by default): a re-run with only
+//! jitter stays the same.
+
+use chrono::NaiveDateTime;
+
+use super::align::{phase_stats, Spread};
+use super::clock::resolution_ms;
+use crate::event::{kind, Rank};
+use crate::model::{Phase, RankRun, Run};
+
+/// What a time change must exceed besides the stamps' resolution, as a fraction of the
+/// baseline's figure.
+pub const DEFAULT_TOLERANCE: f64 = 0.2;
+
+/// One rank's window of one phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    /// From the previous phase's end to this phase's end, seconds.
+    pub total_s: f64,
+    /// Of which before the phase's first line (`None`: the phase printed no line before
+    /// its end, so the split is unknown).
+    pub before_first_line_s: Option<f64>,
+    /// How far the printed window may be from the true one, seconds (one stamp step).
+    pub resolution_s: f64,
+}
+
+/// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
+/// stamped before the previous phase's end (stamps out of order), has none: no window is
+/// ever negative.
+pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
+    let mut out = Vec::new();
+    let mut prev_end = run_start;
+    let mut phases: Vec<&crate::model::PhaseSpan> = rank.phases.iter().collect();
+    phases.sort_by_key(|s| s.phase);
+    for span in phases {
+        // `ready` is an instant: the ready line.
+        let end = match span.phase {
+            Phase::Ready => span.start.or(span.end),
+            _ => span.end,
+        };
+        let Some(end) = end else { continue };
+        let Some(from) = prev_end.or(span.start) else {
+            prev_end = Some(end);
+            continue;
+        };
+        let total_ms = (end - from).num_milliseconds();
+        if total_ms < 0 {
+            // Stamps out of order (a clock step, lines of two formatters): no window, and
+            // the next phase is measured from this end, which is where the rank was.
+            prev_end = Some(end);
+            continue;
+        }
+        let before = span
+            .start
+            .filter(|_| span.phase != Phase::Ready)
+            .map(|s| (s - from).num_milliseconds())
+            .filter(|ms| (0..=total_ms).contains(ms))
+            .map(|ms| ms as f64 / 1000.0);
+        let step = resolution_ms(end).max(resolution_ms(from));
+        out.push((
+            span.phase,
+            Window {
+                total_s: total_ms as f64 / 1000.0,
+                before_first_line_s: before,
+                resolution_s: step as f64 / 1000.0,
+            },
+        ));
+        prev_end = Some(end);
+    }
+    out
+}
+
+/// One rank's change in one phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankTime {
+    pub rank: Rank,
+    pub baseline_s: f64,
+    pub candidate_s: f64,
+    pub delta_s: f64,
+    /// The change of the time before the phase's first line, when both runs split it.
+    pub before_first_line_delta_s: Option<f64>,
+    /// Both windows' resolution added: a change within it may be none at all.
+    pub resolution_s: f64,
+    /// What the change had to exceed: the resolution, and the tolerance.
+    pub threshold_s: f64,
+    pub beyond: bool,
+}
+
+impl RankTime {
+    /// The change inside the phase (after its first line).
+    pub fn inside_delta_s(&self) -> Option<f64> {
+        self.before_first_line_delta_s.map(|b| self.delta_s - b)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeClass {
+    /// No rank's change got past its threshold.
+    Same,
+    /// At least three quarters of the ranks (and at least two) changed the same way.
+    Systematic,
+    /// Some ranks only.
+    Local,
+}
+
+impl TimeClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeClass::Same => "same",
+            TimeClass::Systematic => "systematic",
+            TimeClass::Local => "local",
+        }
+    }
+}
+
+/// One phase's windows compared across the ranks both runs have.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseTime {
+    pub phase: Phase,
+    pub ranks_compared: usize,
+    /// Ranks past their threshold in the dominant direction.
+    pub ranks_moved: usize,
+    pub class: TimeClass,
+    pub baseline: Spread,
+    pub candidate: Spread,
+    pub delta: Spread,
+    /// The widest resolution of a rank's comparison (both windows' steps added).
+    pub resolution_s: f64,
+    /// The dominant direction is slower.
+    pub slower: bool,
+    pub per_rank: Vec<RankTime>,
+}
+
+/// The whole start-up: the run's first line to its (last) ready line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToReady {
+    pub baseline_s: f64,
+    pub candidate_s: f64,
+    pub delta_s: f64,
+    pub threshold_s: f64,
+    pub beyond: bool,
+}
+
+/// A time change worth a line of the verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TimeFinding {
+    /// Most ranks took longer (or shorter) in a phase.
+    Systematic {
+        phase: Phase,
+        ranks_moved: usize,
+        ranks_compared: usize,
+        baseline_s: f64,
+        candidate_s: f64,
+        delta_s: f64,
+    },
+    /// One rank (of a few) took longer in a phase.
+    Rank {
+        rank: Rank,
+        phase: Phase,
+        baseline_s: f64,
+        candidate_s: f64,
+        delta_s: f64,
+        before_first_line_delta_s: Option<f64>,
+        /// The candidate's `summary` names it a straggler in this phase and the baseline's
+        /// does not.
+        straggler: bool,
+        /// An earlier finding on another rank whose delay this one matches: the rank
+        /// waited for it (a barrier or a collective), it did not cause the delay.
+        waited_for: Option<(Rank, Phase)>,
+    },
+}
+
+impl TimeFinding {
+    pub fn delta_s(&self) -> f64 {
+        match self {
+            TimeFinding::Systematic { delta_s, .. } | TimeFinding::Rank { delta_s, .. } => *delta_s,
+        }
+    }
+    pub fn phase(&self) -> Phase {
+        match self {
+            TimeFinding::Systematic { phase, .. } | TimeFinding::Rank { phase, .. } => *phase,
+        }
+    }
+    /// A cause, not a wait.
+    pub fn is_cause(&self) -> bool {
+        !matches!(
+            self,
+            TimeFinding::Rank {
+                waited_for: Some(_),
+                ..
+            }
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TimeDiff {
+    /// The tolerance used, as a fraction.
+    pub tolerance: f64,
+    pub to_ready: Option<ToReady>,
+    pub phases: Vec<PhaseTime>,
+    /// In start-up order; causes before the waits they explain.
+    pub findings: Vec<TimeFinding>,
+}
+
+impl TimeDiff {
+    /// The candidate is slower beyond resolution and tolerance somewhere.
+    pub fn slower(&self) -> bool {
+        self.to_ready
+            .as_ref()
+            .is_some_and(|t| t.beyond && t.delta_s > 0.0)
+            || self.findings.iter().any(|f| f.delta_s() > 0.0)
+    }
+    /// Faster somewhere, and slower nowhere.
+    pub fn faster(&self) -> bool {
+        !self.slower()
+            && (self
+                .to_ready
+                .as_ref()
+                .is_some_and(|t| t.beyond && t.delta_s < 0.0)
+                || self.findings.iter().any(|f| f.delta_s() < 0.0))
+    }
+    /// The finding the verdict leads with: the first slower cause in start-up order.
+    pub fn lead(&self) -> Option<&TimeFinding> {
+        self.findings
+            .iter()
+            .find(|f| f.is_cause() && f.delta_s() > 0.0)
+    }
+}
+
+/// The first line of the run to its last ready line, seconds.
+pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
+    let start = run.start?;
+    let ready = run
+        .events
+        .iter()
+        .filter(|e| e.kind == kind::READY)
+        .filter_map(|e| e.ts)
+        .max()?;
+    let ms = (ready - start).num_milliseconds();
+    if ms < 0 || !run.ready {
+        return None;
+    }
+    let step = resolution_ms(ready).max(resolution_ms(start));
+    Some((ms as f64 / 1000.0, step as f64 / 1000.0))
+}
+
+fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
+    resolution_s.max(tolerance * baseline_s)
+}
+
+/// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
+fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
+    delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
+}
+
+pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
+    let tolerance = if tolerance.is_finite() && tolerance >= 0.0 {
+        tolerance
+    } else {
+        DEFAULT_TOLERANCE
+    };
+    let to_ready = match (to_ready_s(baseline), to_ready_s(candidate)) {
+        (Some((b, rb)), Some((c, rc))) => {
+            let res = rb + rc;
+            let d = c - b;
+            Some(ToReady {
+                baseline_s: b,
+                candidate_s: c,
+                delta_s: d,
+                threshold_s: threshold(res, b, tolerance),
+                beyond: beyond(d, res, b, tolerance),
+            })
+        }
+        _ => None,
+    };
+    let b_rows: std::collections::HashMap<&Rank, &RankRun> =
+        baseline.worker_ranks().map(|r| (&r.rank, r)).collect();
+    let mut per_phase: std::collections::BTreeMap<Phase, Vec<RankTime>> = Default::default();
+    for c_row in candidate.worker_ranks() {
+        let Some(b_row) = b_rows.get(&c_row.rank) else {
+            continue;
+        };
+        let bw = windows(b_row, baseline.start);
+        let cw = windows(c_row, candidate.start);
+        for (phase, c) in &cw {
+            let Some((_, b)) = bw.iter().find(|(p, _)| p == phase) else {
+                continue;
+            };
+            let res = b.resolution_s + c.resolution_s;
+            let delta = c.total_s - b.total_s;
+            per_phase.entry(*phase).or_default().push(RankTime {
+                rank: c_row.rank.clone(),
+                baseline_s: b.total_s,
+                candidate_s: c.total_s,
+                delta_s: delta,
+                before_first_line_delta_s: match (b.before_first_line_s, c.before_first_line_s) {
+                    (Some(b), Some(c)) => Some(c - b),
+                    _ => None,
+                },
+                resolution_s: res,
+                threshold_s: threshold(res, b.total_s, tolerance),
+                beyond: beyond(delta, res, b.total_s, tolerance),
+            });
+        }
+    }
+    let mut phases = Vec::new();
+    for (phase, per_rank) in per_phase {
+        let n = per_rank.len();
+        let up = per_rank
+            .iter()
+            .filter(|r| r.beyond && r.delta_s > 0.0)
+            .count();
+        let down = per_rank
+            .iter()
+            .filter(|r| r.beyond && r.delta_s < 0.0)
+            .count();
+        let moved = up.max(down);
+        let class = if moved == 0 {
+            TimeClass::Same
+        } else if (n >= 2 && moved * 4 >= n * 3) || n == 1 {
+            TimeClass::Systematic
+        } else {
+            TimeClass::Local
+        };
+        let spread = |f: &dyn Fn(&RankTime) -> f64| {
+            let mut v: Vec<f64> = per_rank.iter().map(f).collect();
+            Spread::of(&mut v)
+        };
+        let (Some(b), Some(c), Some(d)) = (
+            spread(&|r| r.baseline_s),
+            spread(&|r| r.candidate_s),
+            spread(&|r| r.delta_s),
+        ) else {
+            continue;
+        };
+        let resolution_s = per_rank.iter().map(|r| r.resolution_s).fold(0.0, f64::max);
+        phases.push(PhaseTime {
+            phase,
+            ranks_compared: n,
+            ranks_moved: moved,
+            class,
+            baseline: b,
+            candidate: c,
+            delta: d,
+            resolution_s,
+            slower: up >= down,
+            per_rank,
+        });
+    }
+    let findings = findings(baseline, candidate, &phases);
+    TimeDiff {
+        tolerance,
+        to_ready,
+        phases,
+        findings,
+    }
+}
+
+/// Ranks `run`'s `summary` names stragglers, per phase.
+fn stragglers(run: &Run) -> Vec<(Phase, Rank)> {
+    phase_stats(run)
+        .into_iter()
+        .flat_map(|p| p.stragglers.into_iter().map(move |r| (p.phase, r)))
+        .collect()
+}
+
+fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFinding> {
+    let mut out: Vec<TimeFinding> = Vec::new();
+    let mut causes: Vec<(Rank, Phase, f64, f64)> = Vec::new();
+    let late_b = stragglers(baseline);
+    let late_c = stragglers(candidate);
+    for p in phases {
+        match p.class {
+            TimeClass::Same => {}
+            TimeClass::Systematic => {
+                let moved: Vec<&RankTime> = p
+                    .per_rank
+                    .iter()
+                    .filter(|r| r.beyond && (r.delta_s > 0.0) == p.slower)
+                    .collect();
+                let med = |f: &dyn Fn(&RankTime) -> f64| {
+                    let mut v: Vec<f64> = moved.iter().map(|r| f(r)).collect();
+                    Spread::of(&mut v).map_or(0.0, |s| s.median)
+                };
+                out.push(TimeFinding::Systematic {
+                    phase: p.phase,
+                    ranks_moved: p.ranks_moved,
+                    ranks_compared: p.ranks_compared,
+                    baseline_s: med(&|r| r.baseline_s),
+                    candidate_s: med(&|r| r.candidate_s),
+                    delta_s: med(&|r| r.delta_s),
+                });
+            }
+            TimeClass::Local => {
+                let mut moved: Vec<&RankTime> = p.per_rank.iter().filter(|r| r.beyond).collect();
+                moved.sort_by(|a, b| b.delta_s.abs().total_cmp(&a.delta_s.abs()));
+                for r in moved {
+                    let waited_for = causes
+                        .iter()
+                        .find(|(rank, _, delta, res)| {
+                            *rank != r.rank
+                                && delta.signum() == r.delta_s.signum()
+                                && (delta - r.delta_s).abs() <= res.max(r.threshold_s)
+                        })
+                        .map(|(rank, phase, _, _)| (rank.clone(), *phase));
+                    let straggler = late_c.contains(&(p.phase, r.rank.clone()))
+                        && !late_b.contains(&(p.phase, r.rank.clone()));
+                    if waited_for.is_none() {
+                        causes.push((r.rank.clone(), p.phase, r.delta_s, r.threshold_s));
+                    }
+                    out.push(TimeFinding::Rank {
+                        rank: r.rank.clone(),
+                        phase: p.phase,
+                        baseline_s: r.baseline_s,
+                        candidate_s: r.candidate_s,
+                        delta_s: r.delta_s,
+                        before_first_line_delta_s: r.before_first_line_delta_s,
+                        straggler,
+                        waited_for,
+                    });
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,125 @@
+//! The cause of a non-memory failure in words (`diff`'s `cause` rows, the TUI's Diff
+//! view, JSON's `failure_cause.text`): the root's line quoted, the detail other lines
+//! gave, and the changes between the runs that may have triggered it.
+
+use crate::analysis::cause::{FailureCause, Setting, Suspect, SuspectWhy};
+use crate::analysis::diff::RunDiff;
+use crate::text::sanitize;
+
+use super::outcome_text::failure_verb;
+
+fn base_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
+/// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
+pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
+    let value = |v: &crate::pyrepr::PyValue| super::cut(&sanitize(&v.to_python_repr()), 40);
+    match s {
+        Setting::Config(k) => {
+            let cd = d.config.as_ref();
+            if let Some(c) = cd.and_then(|cd| cd.changed.iter().find(|c| &c.key == k)) {
+                format!("{k} {} -> {}", value(&c.old), value(&c.new))
+            } else if let Some((_, v)) = cd.and_then(|cd| cd.added.iter().find(|(x, _)| x == k)) {
+                format!("{k} (added) {}", value(v))
+            } else if let Some((_, v)) = cd.and_then(|cd| cd.removed.iter().find(|(x, _)| x == k)) {
+                format!("{k} (removed, was {})", value(v))
+            } else {
+                k.clone()
+            }
+        }
+        Setting::Env(n) => match d.env.iter().find(|e| &e.name == n) {
+            Some(e) => format!(
+                "env {n} {} -> {}",
+                env_value(e.baseline.as_deref(), e.baseline_logged),
+                env_value(e.candidate.as_deref(), e.candidate_logged)
+            ),
+            None => format!("env {n}"),
+        },
+    }
+}
+
+/// An environment variable's value as a run showed it: the value, `(unset)` when the
+/// run passed the point where it would have been printed, else `(not logged)`.
+pub fn env_value(v: Option<&str>, logged: bool) -> String {
+    match v {
+        Some(v) => sanitize(v),
+        None if logged => "(unset)".into(),
+        None => "(not logged)".into(),
+    }
+}
+
+fn suspect_text(d: &RunDiff, s: &Suspect) -> String {
+    let change = setting_change(d, &s.setting);
+    match &s.why {
+        SuspectWhy::Named {
+            said, source, line, ..
+        } => format!(
+            "{change} (the failure says \"{}\", {}:{line})",
+            sanitize(said),
+            base_name(source)
+        ),
+        SuspectWhy::Listed | SuspectWhy::Other => change,
+    }
+}
+
+/// The `cause` rows of a failure that is not about memory.
+pub fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
+    let mut out = Vec::new();
+    let head = format!("{} {} in {}", fc.rank, failure_verb(fc.kind), fc.phase);
+    match &fc.quote {
+        Some(q) => out.push(format!(
+            "{head} ({}:{}): {}",
+            base_name(&q.source),
+            q.line,
+            sanitize(q.text.trim())
+        )),
+        None => out.push(head),
+    }
+    for q in &fc.detail {
+        out.push(format!(
+            "also said ({}:{}): {}",
+            base_name(&q.source),
+            q.line,
+            sanitize(q.text.trim())
+        ));
+    }
+    let named: Vec<&Suspect> = (fc.suspects.iter())
+        .filter(|s| matches!(s.why, SuspectWhy::Named { .. }))
+        .collect();
+    let listed: Vec<&Suspect> = (fc.suspects.iter())
+        .filter(|s| s.why == SuspectWhy::Listed)
+        .collect();
+    for (i, s) in named.iter().enumerate() {
+        let label = if i == 0 { "likely trigger: " } else { "also: " };
+        out.push(format!("{label}{}", suspect_text(d, s)));
+    }
+    if !listed.is_empty() {
+        let label = if named.is_empty() {
+            format!(
+                "changes that can cause {} failures",
+                fc.kind.name().replace('_', " ")
+            )
+        } else {
+            "less likely".to_string()
+        };
+        out.push(format!(
+            "{label}: {}",
+            listed
+                .iter()
+                .map(|s| suspect_text(d, s))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    if named.is_empty() && listed.is_empty() {
+        out.push(if fc.suspects.is_empty() {
+            "no setting the logs show changed between the runs".to_string()
+        } else {
+            "no change between the runs is one the grammars tie to this failure (see config)"
+                .to_string()
+        });
+    }
+    out
+}

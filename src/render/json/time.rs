@@ -1,0 +1,166 @@
+//! `diff --json`'s `time`: phase windows and the time to ready compared, with the
+//! findings the verdict names (worded by `render::time_text`, as the text prints them).
+
+use super::*;
+use crate::analysis::timing;
+
+/// The start-up's time, baseline against candidate. Seconds throughout.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TimeDiffDoc {
+    /// What a change had to exceed besides the stamps' resolution, as a fraction of the
+    /// baseline's figure (`--time-tolerance`).
+    pub tolerance: f64,
+    /// From the run's first line to its last ready line; null unless both runs have both.
+    pub to_ready: Option<ToReadyDoc>,
+    /// Per phase, each rank's window (from its previous phase's end to this one's end).
+    pub phases: Vec<PhaseTimeDoc>,
+    /// The changes the verdict names, in start-up order.
+    pub findings: Vec<TimeFindingDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ToReadyDoc {
+    pub unit: &'static str,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// The change had to exceed this (stamps' resolution or tolerance, the larger).
+    pub threshold: f64,
+    /// Beyond the threshold: a finding.
+    pub changed: bool,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PhaseTimeDoc {
+    pub phase: PhaseName,
+    pub unit: &'static str,
+    /// `same`, `systematic` or `local`.
+    pub class: &'static str,
+    pub ranks_compared: usize,
+    pub ranks_moved: usize,
+    pub baseline: SpreadDoc,
+    pub candidate: SpreadDoc,
+    pub delta: SpreadDoc,
+    /// The widest resolution of one rank's comparison (both windows' stamp steps).
+    pub resolution: f64,
+    pub per_rank: Vec<RankTimeDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RankTimeDoc {
+    pub rank: String,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub delta: f64,
+    /// The change of the time before the phase's first line; null when either run's
+    /// phase printed no line before its end.
+    pub before_first_line_delta: Option<f64>,
+    pub threshold: f64,
+    pub changed: bool,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct TimeFindingDoc {
+    /// `systematic` (most ranks) or `rank` (one rank).
+    pub scope: &'static str,
+    pub phase: PhaseName,
+    /// For `rank` findings.
+    pub rank: Option<String>,
+    pub delta: f64,
+    pub baseline: f64,
+    pub candidate: f64,
+    /// The candidate's `summary` names the rank a straggler in this phase.
+    pub straggler: bool,
+    /// The rank waited for another's delay (`[rank, phase]`): not a cause.
+    pub waited_for: Option<(String, PhaseName)>,
+    /// As the text prints it.
+    pub text: String,
+}
+
+pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
+    TimeDiffDoc {
+        tolerance: t.tolerance,
+        to_ready: t.to_ready.as_ref().map(|r| ToReadyDoc {
+            unit: "seconds",
+            baseline: r.baseline_s,
+            candidate: r.candidate_s,
+            delta: r.delta_s,
+            threshold: r.threshold_s,
+            changed: r.beyond,
+        }),
+        phases: t
+            .phases
+            .iter()
+            .map(|p| PhaseTimeDoc {
+                phase: p.phase.into(),
+                unit: "seconds",
+                class: p.class.name(),
+                ranks_compared: p.ranks_compared,
+                ranks_moved: p.ranks_moved,
+                baseline: (&p.baseline).into(),
+                candidate: (&p.candidate).into(),
+                delta: (&p.delta).into(),
+                resolution: p.resolution_s,
+                per_rank: p
+                    .per_rank
+                    .iter()
+                    .map(|r| RankTimeDoc {
+                        rank: r.rank.to_string(),
+                        baseline: r.baseline_s,
+                        candidate: r.candidate_s,
+                        delta: r.delta_s,
+                        before_first_line_delta: r.before_first_line_delta_s,
+                        threshold: r.threshold_s,
+                        changed: r.beyond,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        findings: t.findings.iter().map(finding_doc).collect(),
+    }
+}
+
+fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
+    let text = crate::render::time_text::finding(f);
+    match f {
+        timing::TimeFinding::Systematic {
+            phase,
+            baseline_s,
+            candidate_s,
+            delta_s,
+            ..
+        } => TimeFindingDoc {
+            scope: "systematic",
+            phase: (*phase).into(),
+            rank: None,
+            delta: *delta_s,
+            baseline: *baseline_s,
+            candidate: *candidate_s,
+            straggler: false,
+            waited_for: None,
+            text,
+        },
+        timing::TimeFinding::Rank {
+            rank,
+            phase,
+            baseline_s,
+            candidate_s,
+            delta_s,
+            straggler,
+            waited_for,
+            ..
+        } => TimeFindingDoc {
+            scope: "rank",
+            phase: (*phase).into(),
+            rank: Some(rank.to_string()),
+            delta: *delta_s,
+            baseline: *baseline_s,
+            candidate: *candidate_s,
+            straggler: *straggler,
+            waited_for: waited_for
+                .as_ref()
+                .map(|(r, p)| (r.to_string(), (*p).into())),
+            text,
+        },
+    }
+}

@@ -1,0 +1,124 @@
+//! A memory failure's remedies in words (`diff`'s `remedy` rows, the TUI's Diff view,
+//! JSON's `remedies.text`): the deficit, then each setting's value with what it frees,
+//! covers and costs, and how sure that is.
+
+use crate::analysis::remedy::{DeficitBasis, Remedies, RemedyKind, RuleCheck, MARGIN};
+use crate::grammar::remedy::LeverTotal;
+use crate::text::sanitize;
+use crate::units::{group_thousands, human_bytes};
+
+fn num(v: f64) -> String {
+    // As a person types it: 0.9, 0.89, 0.95.
+    let s = format!("{v:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+pub fn lines(r: &Remedies) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(d) = &r.deficit else {
+        return r
+            .remedies
+            .iter()
+            .filter_map(|x| match &x.kind {
+                RemedyKind::Revert { from, to } => Some(format!(
+                    "{} {} -> {} (the baseline's value; the baseline reached ready with it)",
+                    x.setting,
+                    sanitize(from),
+                    sanitize(to)
+                )),
+                _ => None,
+            })
+            .collect();
+    };
+    out.push(match d.basis {
+        DeficitBasis::BaselinePhase => format!(
+            "deficit: {} took {} in the baseline, {} was left here: {} short (up to {} at the log's resolution)",
+            d.phase,
+            human_bytes(d.need),
+            human_bytes(d.have),
+            human_bytes(d.deficit),
+            human_bytes(d.upper())
+        ),
+        DeficitBasis::OomRequest => format!(
+            "deficit: at least {} ({} asked for, {} free where it failed; the phase may have asked for more after)",
+            human_bytes(d.deficit),
+            human_bytes(d.need),
+            human_bytes(d.have)
+        ),
+    });
+    for x in &r.remedies {
+        out.push(match &x.kind {
+            RemedyKind::PoolFraction {
+                total,
+                total_from,
+                from,
+                to,
+                check,
+                tokens_lost,
+                pool_tokens,
+            } => {
+                let total_what = match total_from {
+                    LeverTotal::AvailBeforeWeights => "the free memory before weights",
+                    LeverTotal::Device => "the device",
+                };
+                let mut s = format!(
+                    "{} {} -> {}: leaves {} x {} ({}) = {} more after the KV pool, covering the {} with a {:.0} % margin",
+                    x.setting,
+                    num(*from),
+                    num(*to),
+                    num(from - to),
+                    human_bytes(*total),
+                    total_what,
+                    human_bytes(x.frees.unwrap_or(0)),
+                    human_bytes(d.upper()),
+                    MARGIN * 100.0
+                );
+                if let (Some(lost), Some(pool)) = (tokens_lost, pool_tokens) {
+                    s.push_str(&format!(
+                        "; the KV pool loses ~{} tokens/rank ({:.1} % of {})",
+                        group_thousands(*lost),
+                        *lost as f64 * 100.0 / (*pool).max(1) as f64,
+                        group_thousands(*pool)
+                    ));
+                }
+                match check {
+                    RuleCheck::Follows { .. } => {
+                        s.push_str("; this run's pool follows the server's sizing rule")
+                    }
+                    RuleCheck::Differs { predicted, logged } => s.push_str(&format!(
+                        "; an estimate: this run left {} after the pool where the rule gives {}",
+                        human_bytes(*logged),
+                        human_bytes(*predicted)
+                    )),
+                    RuleCheck::Unchecked => {
+                        s.push_str("; the log prints no free memory after the pool to check the rule on")
+                    }
+                }
+                s
+            }
+            RemedyKind::SkipPhase {
+                value,
+                phase,
+                baseline_took,
+                cost,
+            } => format!(
+                "{}={}: skips {phase}{}{}",
+                x.setting,
+                sanitize(value),
+                baseline_took
+                    .map(|b| format!(" (the baseline's took {})", human_bytes(b)))
+                    .unwrap_or_default(),
+                cost.as_ref()
+                    .map(|c| format!("; {}", sanitize(c)))
+                    .unwrap_or_default()
+            ),
+            RemedyKind::Revert { from, to } => format!(
+                "{} {} -> {} (the baseline's value; the baseline reached ready with it)",
+                x.setting,
+                sanitize(from),
+                sanitize(to)
+            ),
+        });
+    }
+    out
+}
