@@ -330,6 +330,9 @@ pub struct DiffDoc {
     /// The start-up's time compared: phase windows per rank, the first line to ready,
     /// and the findings the verdict names.
     pub time: TimeDiffDoc,
+    /// For a failed candidate: the deficit of the failing phase and the settings that
+    /// would cover it (null otherwise).
+    pub remedies: Option<RemediesDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -645,5 +648,6 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         baseline_outcome: outcome_doc(&d.baseline),
         candidate_outcome: outcome_doc(&d.candidate),
         time: time_doc(&d.time),
+        remedies: (d.status == diff::Status::Failed).then(|| remedies_doc(&d.remedies)),
     }
 }

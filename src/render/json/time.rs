@@ -164,3 +164,109 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
         },
     }
 }
+
+/// A memory failure's deficit and the settings that would cover it. Bytes throughout.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RemediesDoc {
+    pub deficit: Option<DeficitDoc>,
+    pub remedies: Vec<RemedyDoc>,
+    /// The `remedy` rows as the text prints them.
+    pub text: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DeficitDoc {
+    pub phase: PhaseName,
+    pub need: i64,
+    pub have: i64,
+    pub deficit: i64,
+    /// How far the printed figures may be from the true ones.
+    pub resolution: i64,
+    /// `baseline_phase` (the baseline's figure of the phase against what was left) or
+    /// `oom_request` (the failed request against the OOM's free memory: a lower bound).
+    pub basis: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RemedyDoc {
+    pub setting: String,
+    /// `pool_fraction`, `skip_phase` or `revert`.
+    pub kind: &'static str,
+    /// The value now and the value proposed, as the configuration prints them.
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Bytes it frees for the failing phase, when the figures say.
+    pub frees: Option<i64>,
+    /// For `pool_fraction`: the memory the fraction scales, and the KV tokens per rank it
+    /// costs.
+    pub total: Option<i64>,
+    pub tokens_lost: Option<i64>,
+    /// For `pool_fraction`: `follows`, `differs` or `unchecked`.
+    pub rule_check: Option<&'static str>,
+}
+
+pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
+    use crate::analysis::remedy::{DeficitBasis, RemedyKind, RuleCheck};
+    RemediesDoc {
+        deficit: r.deficit.as_ref().map(|d| DeficitDoc {
+            phase: d.phase.into(),
+            need: d.need,
+            have: d.have,
+            deficit: d.deficit,
+            resolution: d.resolution,
+            basis: match d.basis {
+                DeficitBasis::BaselinePhase => "baseline_phase",
+                DeficitBasis::OomRequest => "oom_request",
+            },
+        }),
+        remedies: r
+            .remedies
+            .iter()
+            .map(|x| {
+                let (kind, from, to, total, tokens_lost, rule_check) = match &x.kind {
+                    RemedyKind::PoolFraction {
+                        total,
+                        from,
+                        to,
+                        check,
+                        tokens_lost,
+                        ..
+                    } => (
+                        "pool_fraction",
+                        Some(from.to_string()),
+                        Some(to.to_string()),
+                        Some(*total),
+                        *tokens_lost,
+                        Some(match check {
+                            RuleCheck::Follows { .. } => "follows",
+                            RuleCheck::Differs { .. } => "differs",
+                            RuleCheck::Unchecked => "unchecked",
+                        }),
+                    ),
+                    RemedyKind::SkipPhase { value, .. } => {
+                        ("skip_phase", None, Some(value.clone()), None, None, None)
+                    }
+                    RemedyKind::Revert { from, to } => (
+                        "revert",
+                        Some(from.clone()),
+                        Some(to.clone()),
+                        None,
+                        None,
+                        None,
+                    ),
+                };
+                RemedyDoc {
+                    setting: x.setting.clone(),
+                    kind,
+                    from,
+                    to,
+                    frees: x.frees,
+                    total,
+                    tokens_lost,
+                    rule_check,
+                }
+            })
+            .collect(),
+        text: crate::render::remedy_text::lines(r),
+    }
+}
