@@ -247,6 +247,11 @@ impl Rank {
         }
     }
 
+    /// The names of the rank's tags (`PP`, `TP`).
+    pub fn tag_names(&self) -> impl Iterator<Item = &str> {
+        self.tags.iter().map(|t| t.1.as_str())
+    }
+
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }

@@ -11,6 +11,7 @@ mod attempts;
 mod build;
 pub mod filter;
 mod gpu;
+pub mod layout;
 pub mod outcome;
 mod rank;
 

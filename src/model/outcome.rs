@@ -3,6 +3,8 @@
 //! ends. What a wording means comes from the grammar files (`Knowledge`); this module only
 //! weighs the evidence.
 
+use std::collections::HashMap;
+
 use chrono::NaiveDateTime;
 
 use super::{Failure, FailureKind, Outcome, Phase, RankRun};
@@ -169,9 +171,13 @@ fn first_with(ranks: &[RankRun], o: Outcome) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// The rank a wording's number names: the rank with that single number (`TP3` for 3), as
+/// The rank a wording's number (a global rank) names: the rank the run's layout puts there
+/// (`PP1 TP2` for 6 in PP2 × TP4), else the rank with that single number (`TP3` for 3), as
 /// the global rank of a TP-only run; otherwise a rank the log itself does not show.
-fn rank_named(ranks: &[RankRun], n: u32) -> Rank {
+fn rank_named(ranks: &[RankRun], globals: &HashMap<u32, Rank>, n: u32) -> Rank {
+    if let Some(r) = globals.get(&n) {
+        return r.clone();
+    }
     ranks
         .iter()
         .filter(|r| !r.is_process())
@@ -197,6 +203,7 @@ pub fn resolve(
     events: &[Event],
     run_ready: bool,
     know: &Knowledge,
+    globals: &HashMap<u32, Rank>,
 ) -> Option<Rank> {
     let peers: Vec<Option<u32>> = stops
         .iter()
@@ -222,7 +229,7 @@ pub fn resolve(
         if Some(i) == root {
             continue;
         }
-        let named = peers[i].map(|p| rank_named(ranks, p));
+        let named = peers[i].map(|p| rank_named(ranks, globals, p));
         let of = named.or_else(|| root_rank.clone());
         let r = &mut ranks[i];
         let Some(f) = r.failure.as_ref() else {
