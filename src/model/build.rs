@@ -368,6 +368,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         .find(|e| e.kind == kind::SERVER_ARGS)
         .map(|e| crate::config::Config::from_event(e, know));
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
+    let servers = server_of(&events, know).into_iter().collect();
 
     Run {
         name,
@@ -380,11 +381,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         attempts: Vec::new(),
         ready,
         start,
-        servers: grammars
-            .iter()
-            .filter(|g| know.describes_server(g))
-            .cloned()
-            .collect(),
+        servers,
         grammars,
         frame_phases: know.frames.clone(),
         year_inferred,
@@ -487,6 +484,29 @@ fn settle_with(events: &mut [Event], names: &RankNames) {
             e.rank = to;
         }
     }
+}
+
+/// Which server a run is, as its lines say as a whole: the grammar that read its
+/// configuration line, else the server grammar with the most events. A few lines another
+/// server's grammar also matches (a vLLM log with one SGLang-worded line, SGLang's vendored
+/// vLLM modules) do not make a second server.
+fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
+    if let Some(e) = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS && know.describes_server(&e.grammar))
+    {
+        return Some(e.grammar.clone());
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events {
+        *counts.entry(e.grammar.as_str()).or_insert(0) += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|(g, _)| know.describes_server(g))
+        // Most events first; among equals the first name, so the choice is stable.
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(g, _)| g.to_string())
 }
 
 /// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
