@@ -247,6 +247,11 @@ impl Rank {
         }
     }
 
+    /// The names of the rank's tags (`PP`, `TP`).
+    pub fn tag_names(&self) -> impl Iterator<Item = &str> {
+        self.tags.iter().map(|t| t.1.as_str())
+    }
+
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
@@ -364,6 +369,11 @@ pub struct Event {
     /// The host a prefix named (NCCL's `host:pid:tid`): which machine wrote the line,
     /// whatever file or directory it was collected into.
     pub host: Option<String>,
+    /// The node a wrapper in front of the line named: kubectl's `[pod/NAME/CONTAINER] `, a
+    /// docker compose service's `NAME  | `, journald's host. In one stream that interleaves
+    /// several (`kubectl logs --prefix` over a LeaderWorkerSet's pods), the one that
+    /// wrote the line.
+    pub node: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
     pub grammar: String,

@@ -486,7 +486,7 @@ pub fn load_paths(
     let scanned = if undivided {
         // One path: a single node unless its files' NCCL lines name several hosts.
         let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
-        if distinct_hosts(&scanned.1) < 2 {
+        if distinct_hosts(&scanned.1) < 2 && wrapped_nodes_by_source(&scanned.1, 1)[0].len() < 2 {
             return finish_single(gs, paths[0].display().to_string(), found, scanned, opts);
         }
         files = found;
@@ -505,7 +505,7 @@ pub fn load_paths(
     let hosts = hosts_by_source(&events, logs.len());
     let ranks = ranks_by_source(&events, logs.len());
     let assigned = assign_nodes(paths, &groups, &group_of_source, &hosts, &ranks);
-    let names = assigned.names;
+    let mut names = assigned.names;
     let node_of_source = assigned.node_of_source;
     // A log goes with its own node; another file (nvidia-smi CSV) with its group's.
     let mut node_of_file: Vec<usize> = group_of_file
@@ -522,11 +522,92 @@ pub fn load_paths(
     }
 
     // Per node: duplicates dropped and ranks resolved among that host's processes only.
+    // A stream that interleaves several wrapped nodes (kubectl --prefix over the pods of a
+    // LeaderWorkerSet, compose services) is split line by line: the wrapper names the
+    // node; a line with no wrapper goes with the line before it.
+    let wrapped = wrapped_nodes_by_source(&events, logs.len());
     let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); names.len()];
+    let mut sources_of_node: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); names.len()];
+    let mut split_node_of: Vec<Option<usize>> = vec![None; logs.len()];
     for e in events {
-        let n = node_of_source.get(e.origin.source).copied().unwrap_or(0);
+        let s = e.origin.source;
+        let split = wrapped.get(s).is_some_and(|w| w.len() >= 2);
+        let n = match (split, e.node.as_deref()) {
+            (true, Some(w)) => {
+                let n = match names.iter().position(|x| x == w) {
+                    Some(n) => n,
+                    None => {
+                        names.push(w.to_string());
+                        per_node.push(Vec::new());
+                        sources_of_node.push(BTreeSet::new());
+                        names.len() - 1
+                    }
+                };
+                split_node_of[s] = Some(n);
+                n
+            }
+            (true, None) => split_node_of[s].unwrap_or_else(|| {
+                // Before the stream's first wrapped line: its first wrapper's node.
+                let first = &wrapped[s][0];
+                names.iter().position(|x| x == first).unwrap_or_else(|| {
+                    names.push(first.clone());
+                    per_node.push(Vec::new());
+                    sources_of_node.push(BTreeSet::new());
+                    names.len() - 1
+                })
+            }),
+            (false, _) => node_of_source.get(s).copied().unwrap_or(0),
+        };
+        sources_of_node[n].insert(s);
         per_node[n].push(e);
     }
+    for (s, &n) in node_of_source.iter().enumerate() {
+        if wrapped.get(s).is_none_or(|w| w.len() < 2) {
+            sources_of_node[n].insert(s);
+        }
+    }
+    // A split stream's own node (named by its path) holds nothing: dropped (unless another
+    // file, an nvidia-smi CSV, lives there), and the
+    // indices after it moved down.
+    let keep: Vec<bool> = (0..names.len())
+        .map(|n| {
+            !per_node[n].is_empty()
+                || !sources_of_node[n].is_empty()
+                || node_of_file
+                    .iter()
+                    .zip(&files)
+                    .any(|(&m, f)| m == n && f.kind != SourceKind::Log)
+        })
+        .collect();
+    let mut new_index = vec![0usize; names.len()];
+    let mut next = 0;
+    for (n, k) in keep.iter().enumerate() {
+        new_index[n] = next;
+        if *k {
+            next += 1;
+        }
+    }
+    for i in node_of_file.iter_mut() {
+        *i = new_index[*i];
+    }
+    let mut names_kept = Vec::new();
+    let mut per_node_kept = Vec::new();
+    let mut sources_kept = Vec::new();
+    for (n, ((name, evs), srcs)) in names
+        .into_iter()
+        .zip(per_node)
+        .zip(sources_of_node)
+        .enumerate()
+    {
+        if keep[n] {
+            names_kept.push(name);
+            per_node_kept.push(evs);
+            sources_kept.push(srcs);
+        }
+    }
+    let names = names_kept;
+    let per_node = per_node_kept;
+    let sources_of_node = sources_kept;
     let built: Vec<model::NodeEvents> = per_node
         .into_iter()
         .map(|evs| {
@@ -554,9 +635,7 @@ pub fn load_paths(
         };
         nodes.push(Node {
             name: names[n].clone(),
-            sources: (0..node_of_source.len())
-                .filter(|&s| node_of_source[s] == n)
-                .collect(),
+            sources: sources_of_node[n].iter().copied().collect(),
             ranks: r.ranks.clone(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
@@ -706,6 +785,20 @@ fn ranks_by_source(events: &[Event], sources: usize) -> Vec<BTreeSet<String>> {
         if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
             if !r.is_engine() {
                 set.insert(r.to_string());
+            }
+        }
+    }
+    named
+}
+
+/// The nodes wrappers name in each source (kubectl pods, compose services, journald
+/// hosts), in the order they first appear.
+fn wrapped_nodes_by_source(events: &[Event], sources: usize) -> Vec<Vec<String>> {
+    let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
+    for e in events {
+        if let (Some(n), Some(list)) = (e.node.as_deref(), named.get_mut(e.origin.source)) {
+            if !list.iter().any(|x| x == n) {
+                list.push(n.to_string());
             }
         }
     }

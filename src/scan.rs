@@ -183,6 +183,8 @@ struct PendingEvent {
     inherit: bool,
     /// No prefix, inside the traceback of this event of the block: its rank comes from it.
     owner: Option<usize>,
+    /// The node a wrapper in front of the line names (`peel_wrapper`).
+    node: Option<String>,
 }
 
 #[derive(Default)]
@@ -363,12 +365,16 @@ fn scan_hit_line(
                 if drop_early(&m, budget, out) {
                     continue;
                 }
+                let node = peel_wrapper(seg)
+                    .1
+                    .map(|n| String::from_utf8_lossy(n).into_owned());
                 let pe = PendingEvent {
                     line_in_block: line_no,
                     m,
                     detail: String::new(),
                     inherit,
                     owner,
+                    node,
                 };
                 out.events.push(pe);
                 if opens {
@@ -428,7 +434,13 @@ fn classify_plain(
         return;
     }
     // Most lines start like a record: peel wrappers only when the cheap test fails.
-    let record = gs.starts_record(last) || gs.starts_record(trim_wrapper(last));
+    let plain_record = gs.starts_record(last);
+    let inner = if plain_record {
+        last
+    } else {
+        trim_wrapper(last)
+    };
+    let record = plain_record || gs.starts_record(inner);
     if record {
         if open_tb.is_some() {
             // Only while a traceback is open (rare) is a record's prefix parsed here: a
@@ -447,7 +459,7 @@ fn classify_plain(
         *open_tb = None;
         out.seen_record = true;
         out.counts.records += 1;
-        note_prefix(out, last, line_no);
+        note_prefix(out, inner, line_no);
         return;
     }
     // Inside a traceback everything up to the next record belongs to it, including lines
@@ -554,12 +566,33 @@ fn split_on<'a>(s: &'a [u8], sep: &[u8]) -> Vec<&'a [u8]> {
 }
 
 /// Peels what wrappers put in front of a record, for the per-line classification:
-/// docker-compose `svc-1  | `, a `> ` quote, a `│ ` box, a container runtime's RFC 3339
-/// stamp, a Python-logging `… - INFO - ` wrapper. (Event lines need none of this: their
-/// prefix is searched anywhere in the line.)
-fn trim_wrapper(mut line: &[u8]) -> &[u8] {
+/// kubectl's `[pod/NAME/CONTAINER] ` (`logs --prefix`), docker-compose `svc-1  | `,
+/// journald's `Mon DD HH:MM:SS host unit[pid]: `, a `> ` quote, a `│ ` box, an RFC 3339
+/// stamp (a container runtime's, `kubectl --timestamps`, `journalctl -o short-iso`), a
+/// Python-logging `… - INFO - ` wrapper. (Event lines need none of this for their prefix,
+/// which is searched anywhere in the line; they take the node a wrapper names.)
+fn trim_wrapper(line: &[u8]) -> &[u8] {
+    peel_wrapper(line).0
+}
+
+/// The line inside its wrappers, and the node the outermost naming wrapper gives: a
+/// kubectl pod, a compose service, a journald host.
+fn peel_wrapper(mut line: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let mut node: Option<&[u8]> = None;
     for _ in 0..4 {
         let before = line.len();
+        // kubectl logs --prefix: `[pod/<name>/<container>] `.
+        if let Some(rest) = line.strip_prefix(b"[pod/") {
+            if let Some(close) = memchr::memchr(b']', &rest[..rest.len().min(160)]) {
+                let inner = &rest[..close];
+                if let Some(slash) = memchr::memchr(b'/', inner) {
+                    if slash > 0 && rest.get(close + 1) == Some(&b' ') {
+                        node = node.or(Some(&inner[..slash]));
+                        line = &rest[close + 2..];
+                    }
+                }
+            }
+        }
         let head = &line[..line.len().min(64)];
         // docker-compose: `<service>-<n>`, padding, `| ` — a name without inner spaces.
         if let Some(p) = memchr::memmem::find(head, b"| ") {
@@ -569,6 +602,7 @@ fn trim_wrapper(mut line: &[u8]) -> &[u8] {
                     .iter()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
             {
+                node = node.or(Some(name));
                 line = &line[p + 2..];
             }
         }
@@ -582,12 +616,19 @@ fn trim_wrapper(mut line: &[u8]) -> &[u8] {
         if let Some(rest) = line.strip_prefix("│ ".as_bytes()) {
             line = rest;
         }
-        // 2026-01-07T09:31:55.102938471Z
-        if line.len() > 21 && line[4] == b'-' && line[10] == b'T' {
-            if let Some(sp) = memchr::memchr(b' ', &line[..line.len().min(40)]) {
-                if sp > 0 && line[sp - 1] == b'Z' {
-                    line = &line[sp + 1..];
-                }
+        // 2026-01-07T09:31:55.102938471Z, 2026-12-01T10:02:03.123456+00:00 (or +0000).
+        if let Some(rest) = strip_rfc3339(line) {
+            line = rest;
+            if let Some((host, rest)) = strip_journald_ident(line) {
+                node = node.or(Some(host));
+                line = rest;
+            }
+        }
+        // journald's short format: `Dec 01 10:02:03 host unit[pid]: `.
+        if let Some(rest) = strip_syslog_stamp(line) {
+            if let Some((host, rest)) = strip_journald_ident(rest) {
+                node = node.or(Some(host));
+                line = rest;
             }
         }
         for level in [
@@ -605,7 +646,86 @@ fn trim_wrapper(mut line: &[u8]) -> &[u8] {
             break;
         }
     }
-    line
+    (line, node)
+}
+
+/// The rest of the line after an RFC 3339 stamp and its space: `YYYY-MM-DDTHH:MM:SS`,
+/// optional fraction, then `Z` or an offset (`+00:00`, `+0000`).
+fn strip_rfc3339(line: &[u8]) -> Option<&[u8]> {
+    let digits = |r: std::ops::Range<usize>| {
+        line.get(r)
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+    };
+    let shape = digits(0..4)
+        && line.get(4) == Some(&b'-')
+        && digits(5..7)
+        && line.get(7) == Some(&b'-')
+        && digits(8..10)
+        && line.get(10) == Some(&b'T')
+        && digits(11..13)
+        && line.get(13) == Some(&b':');
+    if !shape {
+        return None;
+    }
+    let sp = memchr::memchr(b' ', &line[..line.len().min(40)])?;
+    let stamp = &line[..sp];
+    let zoned = stamp.ends_with(b"Z") || {
+        let tail = &stamp[stamp.len().saturating_sub(6)..];
+        let tail4 = &stamp[stamp.len().saturating_sub(5)..];
+        (tail.len() == 6 && (tail[0] == b'+' || tail[0] == b'-') && tail[3] == b':')
+            || (tail4.len() == 5
+                && (tail4[0] == b'+' || tail4[0] == b'-')
+                && tail4[1..].iter().all(u8::is_ascii_digit))
+    };
+    zoned.then(|| &line[sp + 1..])
+}
+
+/// The rest of the line after a syslog stamp `Mon DD HH:MM:SS ` (the day space-padded).
+fn strip_syslog_stamp(line: &[u8]) -> Option<&[u8]> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let month = line.get(..3)?;
+    if !MONTHS.contains(&month) || line.get(3) != Some(&b' ') {
+        return None;
+    }
+    let day = line.get(4..6)?;
+    let time = line.get(7..15)?;
+    let day_ok = day[1].is_ascii_digit() && (day[0].is_ascii_digit() || day[0] == b' ');
+    let time_ok = time.iter().enumerate().all(|(i, b)| {
+        if i == 2 || i == 5 {
+            *b == b':'
+        } else {
+            b.is_ascii_digit()
+        }
+    });
+    (day_ok && time_ok && line.get(6) == Some(&b' ') && line.get(15) == Some(&b' '))
+        .then(|| &line[16..])
+}
+
+/// journald's `host unit[pid]: ` after its stamp: the host, and the rest of the line. The
+/// `[pid]` is required, so a server's own text after a bare stamp is not taken for it.
+fn strip_journald_ident(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let head = &line[..line.len().min(160)];
+    let sp = memchr::memchr(b' ', head)?;
+    let host = &head[..sp];
+    if host.is_empty()
+        || !host
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+    {
+        return None;
+    }
+    let after = &head[sp + 1..];
+    let colon = memchr::memmem::find(after, b"]: ")?;
+    let ident = &after[..colon];
+    let open = memchr::memrchr(b'[', ident)?;
+    let ok = open > 0
+        && ident[open + 1..].iter().all(u8::is_ascii_digit)
+        && open + 1 < ident.len()
+        && !ident[..open].contains(&b' ');
+    ok.then(|| (host, &line[sp + 1 + colon + 3..]))
 }
 
 /// What an unprefixed line takes from the record it continues.
@@ -616,6 +736,7 @@ struct Context {
     pid: Option<u32>,
     process: Option<String>,
     host: Option<String>,
+    node: Option<String>,
     year_inferred: bool,
     time_only: bool,
 }
@@ -628,6 +749,7 @@ impl Context {
             pid: e.pid,
             process: e.process.clone(),
             host: e.host.clone(),
+            node: e.node.clone(),
             year_inferred: e.year_inferred,
             time_only: e.time_only,
         }
@@ -710,12 +832,14 @@ impl<'a> Merger<'a> {
                 (None, false) => None,
             };
             let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
+            ev.node = pe.node;
             if let Some(c) = context {
                 ev.rank = c.rank;
                 ev.ts = c.ts;
                 ev.pid = c.pid;
                 ev.process = c.process;
                 ev.host = c.host;
+                ev.node = c.node;
                 ev.year_inferred = c.year_inferred;
                 ev.time_only = c.time_only;
             }
@@ -806,6 +930,7 @@ impl<'a> Merger<'a> {
             pid,
             process,
             host,
+            node: None,
             kind: m.kind,
             grammar,
             fields: m.fields,

@@ -275,3 +275,39 @@ fn a_component_stream_does_not_make_one_server_two() {
         d.comparability.notes
     );
 }
+
+#[test]
+fn one_stray_line_of_another_server_does_not_make_a_second_server() {
+    // tests/fixtures/vllm-tp2-stray-sglang-line is samples/vllm-tp2 with one line (10) in
+    // SGLang's wording (`Custom allreduce initialized: max_size=…, peers=…`), read by the
+    // sglang grammar. The run is still vLLM's: its configuration line is vLLM's, and 20 of
+    // its 24 events are vLLM's (the others: 2 NCCL, 1 uvicorn, the stray one). Against the unchanged sample there is no "different servers" note;
+    // against an SGLang run there is.
+    let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
+    let load = |p: &str| {
+        rankscope::load::load_run(
+            &gs,
+            std::path::Path::new(p),
+            &Default::default(),
+            &|_, _| {},
+        )
+        .expect("run loads")
+        .run
+    };
+    let stray = load("tests/fixtures/vllm-tp2-stray-sglang-line");
+    assert!(
+        stray.grammars.iter().any(|g| g == "sglang"),
+        "{:?}",
+        stray.grammars
+    );
+    assert_eq!(stray.servers, vec!["vllm".to_string()]);
+    let different = |b: &rankscope::model::Run, c: &rankscope::model::Run| {
+        diff::diff(b, c)
+            .comparability
+            .notes
+            .iter()
+            .any(|n| matches!(n, ComparabilityNote::DifferentServers { .. }))
+    };
+    assert!(!different(&load("samples/vllm-tp2"), &stray));
+    assert!(different(&load("samples/tp2-straggler"), &stray));
+}

@@ -172,13 +172,13 @@ fn line_count(path: &Path) -> u64 {
     newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
-/// The corpus itself is well formed: 45–60 cases, each log 10–120 lines, every expected
+/// The corpus itself is well formed: 45–150 cases, each log 10–120 lines, every expected
 /// line inside its log, every kind canonical, every rank entry complete for its outcome.
 #[test]
 fn corpus_is_well_formed() {
     let cases = cases();
     assert!(
-        (45..=60).contains(&cases.len()),
+        (45..=150).contains(&cases.len()),
         "{} cases in {CORPUS}",
         cases.len()
     );
@@ -348,6 +348,9 @@ struct VerdictScore {
     /// Ranks a reader calls anything but stalled that rankscope calls stalled: the
     /// invented hangs this suite exists to catch.
     invented_stalls: usize,
+    /// Ranks rankscope shows that the reader does not list (engine processes aside): a
+    /// c10 `[rankN]:` line or a global number read as a rank of its own.
+    invented_ranks: usize,
     misses: Vec<String>,
 }
 
@@ -433,6 +436,21 @@ fn score_verdicts(case: &Case, attempt: u32, run: &Run, score: &mut VerdictScore
             score.misses.push(format!("{what}: {}", wrong.join("; ")));
         }
     }
+    for got in run.ranks.iter().filter(|r| !r.is_process()) {
+        let name = got.rank.to_string();
+        let listed = e
+            .rank
+            .iter()
+            .filter(|r| r.attempt.unwrap_or(e.attempts) == attempt)
+            .any(|r| r.rank == name);
+        if !listed {
+            score.invented_ranks += 1;
+            score.misses.push(format!(
+                "{} (attempt {attempt}): rank {name} that the reader does not list",
+                case.name
+            ));
+        }
+    }
     if attempt == e.attempts {
         score.roots += 1;
         let have = run.root.as_ref().map(|r| r.to_string());
@@ -446,6 +464,11 @@ fn score_verdicts(case: &Case, attempt: u32, run: &Run, score: &mut VerdictScore
         }
     }
 }
+
+/// Ranks shown that no reader lists. The one left: vllm_v0_09_mem_profile_ready names its
+/// worker `TP1 EP1` from the assignment line where the reader says TP1 (a miss listed in
+/// docs/coverage.md). Lower it with the fix; never raise it.
+const INVENTED_RANKS_CEILING: usize = 1;
 
 /// The share of ranks whose verdict must be right (issue 10 asks for at least 90 %).
 const VERDICTS_FLOOR_PERCENT: f64 = 90.0;
@@ -476,7 +499,7 @@ fn verdicts_right() {
     let mut report: String = score.misses.iter().map(|m| format!("  {m}\n")).collect();
     let percent = pct(score.right, score.ranks);
     report.push_str(&format!(
-        "verdicts: {} / {} ranks right = {percent:.1} %; roots {} / {} = {:.1} %; evidence lines {} / {} = {:.1} %; invented stalls {}\n",
+        "verdicts: {} / {} ranks right = {percent:.1} %; roots {} / {} = {:.1} %; evidence lines {} / {} = {:.1} %; invented stalls {}; invented ranks {}\n",
         score.right,
         score.ranks,
         score.roots_right,
@@ -486,11 +509,16 @@ fn verdicts_right() {
         score.lines,
         pct(score.lines_right, score.lines),
         score.invented_stalls,
+        score.invented_ranks,
     ));
     rankscope_note!("{report}");
     assert_eq!(
         score.invented_stalls, 0,
         "a rank was called stalled that a reader does not call stalled\n{report}"
+    );
+    assert!(
+        score.invented_ranks <= INVENTED_RANKS_CEILING,
+        "ranks the readers do not list\n{report}"
     );
     assert!(
         percent >= VERDICTS_FLOOR_PERCENT,

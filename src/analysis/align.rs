@@ -65,6 +65,10 @@ pub struct PhaseStats {
     pub stragglers: Vec<Rank>,
     /// How each of `stragglers` was late, in the same order.
     pub straggler_detail: Vec<Straggler>,
+    /// Ranks whose end of the phase is stamped before its start, and by how many seconds:
+    /// no duration is measured for them, and their end takes no part in the skew or the
+    /// stragglers (their own start contradicts it).
+    pub end_before_start: Vec<(Rank, f64)>,
 }
 
 /// A rank that ended a phase late: after the median end of the other ranks by more than
@@ -191,16 +195,27 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         })
         .collect();
     for phase in Phase::ALL {
-        let spans: Vec<(&Rank, &crate::model::PhaseSpan)> = run
+        let all_spans: Vec<(&Rank, &crate::model::PhaseSpan)> = run
             .ranks
             .iter()
             .filter_map(|r| r.phase(phase).map(|s| (&r.rank, s)))
             .collect();
-        if spans.is_empty() {
+        if all_spans.is_empty() {
             continue;
         }
+        let end_before_start: Vec<(Rank, f64)> = all_spans
+            .iter()
+            .filter_map(|(r, s)| Some(((*r).clone(), s.end_before_start_s()?)))
+            .collect();
+        // Ends and figures of the ranks whose stamps are in order; the others' figures
+        // still count (they are not stamps).
+        let spans: Vec<(&Rank, &crate::model::PhaseSpan)> = all_spans
+            .iter()
+            .filter(|(_, s)| s.end_before_start_s().is_none())
+            .copied()
+            .collect();
         // Engine processes report figures but are not counted among the ranks.
-        let completed = spans
+        let completed = all_spans
             .iter()
             .filter(|(r, s)| s.complete && !r.is_engine())
             .count();
@@ -239,7 +254,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         let straggler_detail = stragglers_of(&spans, &clock_ms);
         let stragglers = straggler_detail.iter().map(|s| s.rank.clone()).collect();
         let mut names: Vec<&'static str> = Vec::new();
-        for (_, s) in &spans {
+        for (_, s) in &all_spans {
             for f in &s.figures {
                 if !names.contains(&f.name) {
                     names.push(f.name);
@@ -248,7 +263,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         }
         let mut figures = Vec::new();
         for name in names {
-            let vals: Vec<(&Rank, f64, f64, bool)> = spans
+            let vals: Vec<(&Rank, f64, f64, bool)> = all_spans
                 .iter()
                 .filter_map(|(r, s)| {
                     let f = s.figure(name)?;
@@ -290,7 +305,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         }
         out.push(PhaseStats {
             phase,
-            ranks: spans.iter().filter(|(r, _)| !r.is_engine()).count(),
+            ranks: all_spans.iter().filter(|(r, _)| !r.is_engine()).count(),
             completed,
             end_skew_s,
             duration_s,
@@ -300,6 +315,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             figures,
             stragglers,
             straggler_detail,
+            end_before_start,
         });
     }
     out

@@ -463,8 +463,15 @@ impl Knowledge {
                 .iter()
                 .filter(|r| r.evidence == RankEvidence::Line)
                 .find_map(|r| {
-                    let n = fields.get(r.capture.as_deref()?)?.as_i64()?;
-                    u32::try_from(n).ok().map(Rank::tp)
+                    let capture = r.capture.as_deref()?;
+                    let n = u32::try_from(fields.get(capture)?.as_i64()?).ok()?;
+                    // `grank`: a global rank (`[Rank 3] Watchdog …`), which the run's
+                    // layout maps onto its ranks.
+                    Some(if capture == "grank" {
+                        Rank::global(n)
+                    } else {
+                        Rank::tp(n)
+                    })
                 })
         })
     }

@@ -227,9 +227,9 @@ pub fn prepare_node(
             .filter(|(_, a)| *a == chosen)
             .map(|(e, _)| e)
             .collect();
-        events = settle_rank_names(time_order(events));
+        events = settle_rank_names(time_order(events), know);
     }
-    let events = settle_rank_names(time_order(events));
+    let events = settle_rank_names(time_order(events), know);
     let (rank_events, _) = group_by_rank(&events, know);
     let config = events
         .iter()
@@ -303,13 +303,19 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     grammars.sort();
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
-    let events = settle_rank_names(events);
+    let names = RankNames::of(&events, know);
+    let mut events = events;
+    settle_with(&mut events, &names);
     let (mut rank_events, launcher) = group_by_rank(&events, know);
     // Ranks whose record lines named them but gave no event (notices, a cut line): they
     // exist, and their log ends where their last line is.
     let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
     for (si, src) in sources.iter().enumerate() {
-        for (rank, _, last) in &src.ranks_seen {
+        for (seen, _, last) in &src.ranks_seen {
+            let settled = names.settle(seen);
+            let Some(rank) = settled.as_ref().map_or(Some(seen), Option::as_ref) else {
+                continue;
+            };
             if rank_events.contains_key(rank) {
                 continue;
             }
@@ -345,7 +351,15 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         .iter()
         .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
         .collect();
-    let root = outcome::resolve(&mut ranks, stops, &launcher_stops, &events, ready, know);
+    let root = outcome::resolve(
+        &mut ranks,
+        stops,
+        &launcher_stops,
+        &events,
+        ready,
+        know,
+        &names.globals,
+    );
     let startup_events = events
         .iter()
         .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
@@ -354,6 +368,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         .find(|e| e.kind == kind::SERVER_ARGS)
         .map(|e| crate::config::Config::from_event(e, know));
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
+    let servers = server_of(&events, know).into_iter().collect();
 
     Run {
         name,
@@ -366,11 +381,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         attempts: Vec::new(),
         ready,
         start,
-        servers: grammars
-            .iter()
-            .filter(|g| know.describes_server(g))
-            .cloned()
-            .collect(),
+        servers,
         grammars,
         frame_phases: know.frames.clone(),
         remedy_rules: know.remedy.clone(),
@@ -385,50 +396,118 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
 }
 
 /// Names that only the whole run can settle. A global rank (c10's `[rank3]:`) is the TP
-/// rank of that number when the run's ranks are TP ranks alone; a run with no numbered
-/// rank but an engine process is a single-GPU run whose engine does the work (TP0); an
-/// unprefixed V0-style driver beside one unnamed worker process is rank 0 beside rank 1.
-fn settle_rank_names(mut events: Vec<Event>) -> Vec<Event> {
-    // Distinct first (a hash per event), then sorted: sorting every event's rank was
-    // a tenth of loading a run of thousands of ranks.
-    let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
-        .iter()
-        .filter_map(|e| e.rank.as_ref())
-        .filter(|r| r.as_global().is_none() && !r.is_empty())
-        .collect();
-    let mut named: Vec<&Rank> = distinct.into_iter().collect();
-    named.sort();
-    let tp_only = named.iter().all(|r| {
-        r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
-    });
-    let engines = named.iter().filter(|r| r.is_engine()).count();
-    let pids: Vec<Rank> = named
-        .iter()
-        .filter(|r| r.get("pid").is_some())
-        .map(|r| (*r).clone())
-        .collect();
-    let workers = named.len() - engines - pids.len();
-    let mut rename: HashMap<Rank, Rank> = HashMap::new();
-    if workers == 0 && engines == 1 && pids.len() <= 1 {
-        if let Some(e) = named.iter().find(|r| r.is_engine()) {
-            rename.insert((*e).clone(), Rank::tp(0));
+/// rank of that number when the run's ranks are TP ranks alone, else the rank the run's
+/// layout puts at that number (`layout::global_ranks`: `PP1 TP2` is 6 of PP2 × TP4), and
+/// no rank at all where the layout does not say: a global number never makes a rank of
+/// its own beside the tagged ones. A run with no numbered rank but an engine process is a
+/// single-GPU run whose engine does the work (TP0); an unprefixed V0-style driver beside
+/// one unnamed worker process is rank 0 beside rank 1.
+struct RankNames {
+    rename: HashMap<Rank, Rank>,
+    tp_only: bool,
+    globals: HashMap<u32, Rank>,
+}
+
+impl RankNames {
+    fn of(events: &[Event], know: &Knowledge) -> RankNames {
+        // Distinct first (a hash per event), then sorted: sorting every event's rank was
+        // a tenth of loading a run of thousands of ranks.
+        let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
+            .iter()
+            .filter_map(|e| e.rank.as_ref())
+            .filter(|r| r.as_global().is_none() && !r.is_empty())
+            .collect();
+        let mut named: Vec<&Rank> = distinct.into_iter().collect();
+        named.sort();
+        let tp_only = named.iter().all(|r| {
+            r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
+        });
+        let engines = named.iter().filter(|r| r.is_engine()).count();
+        let pids: Vec<Rank> = named
+            .iter()
+            .filter(|r| r.get("pid").is_some())
+            .map(|r| (*r).clone())
+            .collect();
+        let workers = named.len() - engines - pids.len();
+        let mut rename: HashMap<Rank, Rank> = HashMap::new();
+        if workers == 0 && engines == 1 && pids.len() <= 1 {
+            if let Some(e) = named.iter().find(|r| r.is_engine()) {
+                rename.insert((*e).clone(), Rank::tp(0));
+            }
+            if let Some(p) = pids.first() {
+                rename.insert(p.clone(), Rank::tp(1));
+            }
         }
-        if let Some(p) = pids.first() {
-            rename.insert(p.clone(), Rank::tp(1));
+        let globals = if tp_only {
+            HashMap::new()
+        } else {
+            let config = events
+                .iter()
+                .find(|e| e.kind == kind::SERVER_ARGS)
+                .and_then(|e| crate::config::Config::from_event(e, know).ok());
+            let sizes = super::layout::LayoutSizes::from_config(config.as_ref());
+            super::layout::global_ranks(named.iter().copied(), sizes)
+        };
+        RankNames {
+            rename,
+            tp_only,
+            globals,
         }
     }
-    if rename.is_empty() && !tp_only {
-        return events;
-    }
-    for e in &mut events {
-        let Some(r) = e.rank.as_ref() else { continue };
-        if let Some(to) = rename.get(r) {
-            e.rank = Some(to.clone());
-        } else if let (Some(n), true) = (r.as_global(), tp_only) {
-            e.rank = Some(Rank::tp(n));
+
+    /// What `r` is called in the run: `None` when nothing is to change, `Some(None)` when
+    /// the line names a global rank the layout cannot place.
+    fn settle(&self, r: &Rank) -> Option<Option<Rank>> {
+        if !self.rename.is_empty() {
+            if let Some(to) = self.rename.get(r) {
+                return Some(Some(to.clone()));
+            }
+        }
+        let n = r.as_global()?;
+        if self.tp_only {
+            Some(Some(Rank::tp(n)))
+        } else {
+            Some(self.globals.get(&n).cloned())
         }
     }
+}
+
+fn settle_rank_names(mut events: Vec<Event>, know: &Knowledge) -> Vec<Event> {
+    let names = RankNames::of(&events, know);
+    settle_with(&mut events, &names);
     events
+}
+
+fn settle_with(events: &mut [Event], names: &RankNames) {
+    for e in events.iter_mut() {
+        let Some(r) = e.rank.as_ref() else { continue };
+        if let Some(to) = names.settle(r) {
+            e.rank = to;
+        }
+    }
+}
+
+/// Which server a run is, as its lines say as a whole: the grammar that read its
+/// configuration line, else the server grammar with the most events. A few lines another
+/// server's grammar also matches (a vLLM log with one SGLang-worded line, SGLang's vendored
+/// vLLM modules) do not make a second server.
+fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
+    if let Some(e) = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS && know.describes_server(&e.grammar))
+    {
+        return Some(e.grammar.clone());
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events {
+        *counts.entry(e.grammar.as_str()).or_insert(0) += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|(g, _)| know.describes_server(g))
+        // Most events first; among equals the first name, so the choice is stable.
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(g, _)| g.to_string())
 }
 
 /// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU

@@ -11,6 +11,7 @@ mod attempts;
 mod build;
 pub mod filter;
 mod gpu;
+pub mod layout;
 pub mod outcome;
 mod rank;
 
@@ -56,8 +57,9 @@ pub struct Run {
     pub start: Option<NaiveDateTime>,
     /// Grammars that produced events.
     pub grammars: Vec<String>,
-    /// Those of `grammars` that describe a server, not a component (PyTorch, NCCL): which
-    /// server the run is, as its grammars say.
+    /// Which server the run is (at most one): the grammar describing a server, not a
+    /// component (PyTorch, NCCL), that read the configuration line, else the one with the
+    /// most events. Other server grammars may still be in `grammars` (a stray line).
     pub servers: Vec<String>,
     /// The frame → phase rules of the grammars the run was read with (`frame_phase`): a
     /// snapshot's stacks are placed in phases by them when its clock is matched to the log.

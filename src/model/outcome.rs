@@ -3,6 +3,8 @@
 //! ends. What a wording means comes from the grammar files (`Knowledge`); this module only
 //! weighs the evidence.
 
+use std::collections::HashMap;
+
 use chrono::NaiveDateTime;
 
 use super::{Failure, FailureKind, Outcome, Phase, RankRun};
@@ -50,8 +52,13 @@ pub fn stop_of(
         _ => FailureKind::Exception,
     };
     let traceback = e.detail.clone().or_else(|| carried.map(str::to_string));
+    // What this failure's wording and frames are read from: its own traceback, not a
+    // later one the scan kept with it (the launcher's `Initialization failed. Please see
+    // the error messages above` after a scheduler's traceback is a consequence; the
+    // scheduler's own failure is not).
+    let own_tb = traceback.as_deref().map(own_traceback);
     let mut text = e.message.clone();
-    if let Some(tb) = &traceback {
+    if let Some(tb) = own_tb {
         text.push('\n');
         text.push_str(tb);
     }
@@ -65,10 +72,7 @@ pub fn stop_of(
         .and_then(|p| u32::try_from(p).ok())
         .or(matched.and_then(|m| m.peer));
     // Frames first, the failing call's wording second, the last phase line third.
-    let (phase, phase_from) = match traceback
-        .as_deref()
-        .and_then(|tb| know.phase_from_traceback(tb))
-    {
+    let (phase, phase_from) = match own_tb.and_then(|tb| know.phase_from_traceback(tb)) {
         Some(p) => (p, "frames"),
         None => match text_field("phase").and_then(Phase::from_name) {
             Some(p) => (p, "wording"),
@@ -100,6 +104,31 @@ pub fn stop_of(
         },
         peer,
     })
+}
+
+/// The first traceback of a record's continuation lines: up to a later `Traceback (most
+/// recent call last):` that starts a traceback of its own, i.e. one not introduced by
+/// Python's chaining sentences (`During handling of the above exception …`, `The above
+/// exception was the direct cause …`).
+pub fn own_traceback(tb: &str) -> &str {
+    const HEADER: &str = "Traceback (most recent call last):";
+    let mut previous = "";
+    let mut offset = 0;
+    for line in tb.split_inclusive('\n') {
+        let text = line.trim();
+        if offset > 0 && text.ends_with(HEADER) {
+            let chained = previous.contains("During handling of the above exception")
+                || previous.contains("The above exception was the direct cause");
+            if !chained {
+                return &tb[..offset];
+            }
+        }
+        if !text.is_empty() {
+            previous = text;
+        }
+        offset += line.len();
+    }
+    tb
 }
 
 /// How much a failure explains: an OOM more than the exception that carried it, and a
@@ -169,9 +198,13 @@ fn first_with(ranks: &[RankRun], o: Outcome) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// The rank a wording's number names: the rank with that single number (`TP3` for 3), as
+/// The rank a wording's number (a global rank) names: the rank the run's layout puts there
+/// (`PP1 TP2` for 6 in PP2 × TP4), else the rank with that single number (`TP3` for 3), as
 /// the global rank of a TP-only run; otherwise a rank the log itself does not show.
-fn rank_named(ranks: &[RankRun], n: u32) -> Rank {
+fn rank_named(ranks: &[RankRun], globals: &HashMap<u32, Rank>, n: u32) -> Rank {
+    if let Some(r) = globals.get(&n) {
+        return r.clone();
+    }
     ranks
         .iter()
         .filter(|r| !r.is_process())
@@ -197,6 +230,7 @@ pub fn resolve(
     events: &[Event],
     run_ready: bool,
     know: &Knowledge,
+    globals: &HashMap<u32, Rank>,
 ) -> Option<Rank> {
     let peers: Vec<Option<u32>> = stops
         .iter()
@@ -222,7 +256,7 @@ pub fn resolve(
         if Some(i) == root {
             continue;
         }
-        let named = peers[i].map(|p| rank_named(ranks, p));
+        let named = peers[i].map(|p| rank_named(ranks, globals, p));
         let of = named.or_else(|| root_rank.clone());
         let r = &mut ranks[i];
         let Some(f) = r.failure.as_ref() else {
@@ -432,5 +466,19 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             traceback: None,
             consequence_of: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn own_traceback_stops_at_a_new_traceback_but_not_at_a_chained_one() {
+        let tb = "  File \"a.py\", line 1, in f\nRuntimeError: first\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nRuntimeError: second";
+        assert_eq!(
+            super::own_traceback(tb),
+            "  File \"a.py\", line 1, in f\nRuntimeError: first\n\n"
+        );
+        let chained = "  File \"a.py\", line 1, in f\nKeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nRuntimeError: second";
+        assert_eq!(super::own_traceback(chained), chained);
     }
 }

@@ -32,9 +32,20 @@ pub struct PhaseSpan {
 }
 
 impl PhaseSpan {
+    /// From start to end where both are known and in order; never negative.
     pub fn duration_s(&self) -> Option<f64> {
         match (self.start, self.end) {
-            (Some(s), Some(e)) => Some((e - s).num_milliseconds() as f64 / 1000.0),
+            (Some(s), Some(e)) if e >= s => Some((e - s).num_milliseconds() as f64 / 1000.0),
+            _ => None,
+        }
+    }
+
+    /// By how many seconds the phase's end is stamped before its start, when it is: the
+    /// stamps are out of order (a line printed late, two formatters' clocks, an end taken
+    /// from a later phase's first line that came early), so the phase has no duration.
+    pub fn end_before_start_s(&self) -> Option<f64> {
+        match (self.start, self.end) {
+            (Some(s), Some(e)) if e < s => Some((s - e).num_milliseconds() as f64 / 1000.0),
             _ => None,
         }
     }

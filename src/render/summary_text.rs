@@ -378,6 +378,9 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
             end.format("%H:%M:%S%.f")
         ));
     }
+    if let Some(note) = end_before_start_note(&s.end_before_start) {
+        known.push(note);
+    }
     let skew = s
         .end_skew_s
         .map(|v| format!("{} s", secs(v)))
@@ -450,6 +453,22 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
         };
         let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
     }
+}
+
+/// Ranks whose end of a phase is stamped before its start: said, instead of a negative
+/// duration.
+pub fn end_before_start_note(ranks: &[(crate::event::Rank, f64)]) -> Option<String> {
+    let most = ranks
+        .iter()
+        .map(|r| r.1)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
+    let names: Vec<crate::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
+    Some(format!(
+        "{}: end stamped {}{} s before start (stamps out of order), no duration",
+        rank_span(&names),
+        if names.len() > 1 { "up to " } else { "" },
+        secs(most),
+    ))
 }
 
 /// The rank table's header; its rows are as wide when their figures fit their columns.

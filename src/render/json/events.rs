@@ -134,8 +134,12 @@ pub struct PhaseRecord {
     pub phase: PhaseName,
     pub start: Option<String>,
     pub end: Option<String>,
-    /// `end - start`, only where both are known; null otherwise.
+    /// `end - start`, only where both are known and in order; null otherwise. Never
+    /// negative.
     pub duration_s: Option<f64>,
+    /// Seconds by which `end` is stamped before `start` (stamps out of order); null when
+    /// they are in order or either is unknown.
+    pub end_before_start_s: Option<f64>,
     /// What the server printed on the end line (`elapsed`), for a phase with no begin
     /// line; null when there was a begin line or no such figure.
     pub printed_duration_s: Option<f64>,
@@ -181,6 +185,7 @@ pub fn phase_records(run: &Run, id: &RunIdDoc) -> Vec<PhaseRecordDoc> {
                     start: p.start.map(ts),
                     end: p.end.map(ts),
                     duration_s,
+                    end_before_start_s: p.end_before_start_s(),
                     printed_duration_s: printed,
                     complete: p.complete,
                     outcome: r.outcome.into(),

@@ -298,8 +298,12 @@ pub struct PhaseDoc {
     pub start: Option<String>,
     pub end: Option<String>,
     /// Between `start` and `end`; null when either is unknown (with no begin line the
-    /// server's own figure, if it printed one, is `figures.elapsed`).
+    /// server's own figure, if it printed one, is `figures.elapsed`) or when `end` is
+    /// stamped before `start` (then `end_before_start_s` says by how much). Never negative.
     pub duration_s: Option<f64>,
+    /// Seconds by which `end` is stamped before `start` (stamps out of order: a line
+    /// printed late, two clocks); null when they are in order or either is unknown.
+    pub end_before_start_s: Option<f64>,
     /// The phase's closing line was seen.
     pub complete: bool,
     pub figures: BTreeMap<String, FigureDoc>,

@@ -56,6 +56,16 @@ pub struct PhaseStatsDoc {
     pub stragglers: Vec<String>,
     /// How each straggler was late, in the order of `stragglers`.
     pub straggler_detail: Vec<StragglerDoc>,
+    /// Ranks whose end of the phase is stamped before its start: they have no duration,
+    /// and their end takes no part in `end_skew_s` or the stragglers.
+    pub end_before_start: Vec<EndBeforeStartDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EndBeforeStartDoc {
+    pub rank: String,
+    /// Seconds by which the end is stamped before the start.
+    pub by_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -165,6 +175,14 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
                 uncertainty_s: s.uncertainty_s,
             })
             .collect(),
+        end_before_start: p
+            .end_before_start
+            .iter()
+            .map(|(r, by)| EndBeforeStartDoc {
+                rank: r.to_string(),
+                by_s: *by,
+            })
+            .collect(),
     }
 }
 
@@ -264,6 +282,7 @@ fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
         start: p.start.map(ts),
         end: p.end.map(ts),
         duration_s: p.duration_s(),
+        end_before_start_s: p.end_before_start_s(),
         complete: p.complete,
         figures: p
             .figures

@@ -1,0 +1,140 @@
+//! The run's parallel layout: which of its ranks a global rank number is.
+//!
+//! PyTorch names a process by its global rank (c10's `[rank6]:` lines, `Ranks 6 failed to
+//! pass monitoredBarrier`), the servers by their tags (`PP1 TP2`, `Worker_PP1_TP2`). Both
+//! SGLang and vLLM number the ranks of one world pipeline stage by pipeline stage:
+//! global = pp · tp_size + tp (SGLang's model runner passes
+//! `rank = tp_size * pp_rank + tp_rank` to `init_distributed_environment`; vLLM's
+//! `ParallelConfig` ranks are laid out the same within a data-parallel replica). A global
+//! number names an existing rank only where that is certain; it never makes a new one.
+
+use std::collections::HashMap;
+
+use crate::config::ParsedConfig;
+use crate::event::Rank;
+use crate::pyrepr::PyValue;
+
+/// The sizes a server's configuration printed, where it printed them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayoutSizes {
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+}
+
+impl LayoutSizes {
+    /// SGLang's `tp_size` / `pp_size`, vLLM's `tensor_parallel_size` /
+    /// `pipeline_parallel_size`.
+    pub fn from_config(config: Option<&ParsedConfig>) -> LayoutSizes {
+        let Some(c) = config else {
+            return LayoutSizes::default();
+        };
+        let int = |keys: &[&str]| {
+            keys.iter().find_map(|k| match c.config.get(k) {
+                Some(PyValue::Int(n)) => u32::try_from(*n).ok().filter(|n| *n > 0),
+                _ => None,
+            })
+        };
+        LayoutSizes {
+            tp: int(&["tp_size", "tensor_parallel_size"]),
+            pp: int(&["pp_size", "pipeline_parallel_size"]),
+        }
+    }
+}
+
+/// Tags that do not change a rank's place in the world of one replica (`EP` is derived
+/// from TP; `ATTN_CP` / `MOE_DP` subdivide it).
+fn is_layout_tag(name: &str) -> bool {
+    matches!(name, "PP" | "TP" | "DP" | "EP" | "ATTN_CP" | "MOE_DP")
+}
+
+/// Each global rank number that names exactly one of `ranks`. Empty when the ranks are not
+/// all tagged by (PP, TP) position, or when two ranks share one (plain data parallelism:
+/// each replica is a world of its own, so a global number is ambiguous).
+pub fn global_ranks<'r>(
+    ranks: impl IntoIterator<Item = &'r Rank>,
+    sizes: LayoutSizes,
+) -> HashMap<u32, Rank> {
+    let mut placed: Vec<(u32, u32, &Rank)> = Vec::new();
+    for r in ranks {
+        if r.is_engine() || r.as_global().is_some() || r.is_empty() {
+            continue;
+        }
+        if r.get("pid").is_some() {
+            // A worker that never said its rank: its place is unknown.
+            return HashMap::new();
+        }
+        if !r.tag_names().all(is_layout_tag) {
+            return HashMap::new();
+        }
+        let Some(tp) = r.get("TP") else {
+            return HashMap::new();
+        };
+        placed.push((r.get("PP").unwrap_or(0), tp, r));
+    }
+    let tp_size = placed
+        .iter()
+        .map(|p| p.1 + 1)
+        .max()
+        .map_or(sizes.tp, |seen| {
+            Some(sizes.tp.map_or(seen, |t| t.max(seen)))
+        });
+    let Some(tp_size) = tp_size else {
+        return HashMap::new();
+    };
+    let mut out: HashMap<u32, Rank> = HashMap::new();
+    for (pp, tp, r) in placed {
+        let Some(g) = pp.checked_mul(tp_size).and_then(|x| x.checked_add(tp)) else {
+            return HashMap::new();
+        };
+        if out.insert(g, r.clone()).is_some_and(|prev| prev != *r) {
+            return HashMap::new();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(s: &str) -> Rank {
+        Rank::parse_tags(s).unwrap()
+    }
+
+    #[test]
+    fn pp_major_numbering() {
+        let ranks: Vec<Rank> = (0..2)
+            .flat_map(|p| (0..4).map(move |t| tags(&format!("PP{p} TP{t}"))))
+            .collect();
+        let m = global_ranks(&ranks, LayoutSizes::default());
+        assert_eq!(m.len(), 8);
+        // 6 = 1 · 4 + 2
+        assert_eq!(m[&6], tags("PP1 TP2"));
+        assert_eq!(m[&3], tags("PP0 TP3"));
+    }
+
+    #[test]
+    fn config_size_wins_over_the_ranks_seen() {
+        // Only TP0 of each stage printed; the configuration says four per stage.
+        let ranks = [tags("PP0 TP0"), tags("PP1 TP0")];
+        let sizes = LayoutSizes {
+            tp: Some(4),
+            pp: Some(2),
+        };
+        let m = global_ranks(&ranks, sizes);
+        assert_eq!(m[&4], tags("PP1 TP0"));
+        assert!(!m.contains_key(&1));
+    }
+
+    #[test]
+    fn plain_data_parallel_is_ambiguous() {
+        let ranks = [tags("DP0 TP0"), tags("DP1 TP0")];
+        assert!(global_ranks(&ranks, LayoutSizes::default()).is_empty());
+        // Attention DP numbers TP across the replicas: 1 is DP1 TP1.
+        let ranks = [tags("DP0 TP0"), tags("DP1 TP1")];
+        assert_eq!(
+            global_ranks(&ranks, LayoutSizes::default())[&1],
+            tags("DP1 TP1")
+        );
+    }
+}

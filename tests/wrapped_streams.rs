@@ -1,0 +1,95 @@
+//! Lines behind a wrapper (kubectl's `[pod/NAME/CONTAINER] `, docker compose's
+//! `NAME  | `, journald's `Mon DD HH:MM:SS host unit[pid]: `, RFC 3339 stamps) are read as
+//! the server's own, and the wrapper names the node: one stream that interleaves two pods
+//! or two compose services is a two-node run.
+
+use std::path::PathBuf;
+
+use rankscope::event::Rank;
+use rankscope::grammar::GrammarSet;
+use rankscope::load::{load_paths, LoadOptions};
+use rankscope::model::{Outcome, Run};
+
+fn load(path: &str) -> Run {
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    load_paths(
+        &gs,
+        &[PathBuf::from(path)],
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("run loads")
+    .run
+}
+
+fn tp(range: std::ops::Range<u32>) -> Vec<Rank> {
+    range.map(Rank::tp).collect()
+}
+
+/// `tests/fixtures/wrap-kubectl-lws/stream.log`: `kubectl logs --prefix` over the two pods
+/// of a LeaderWorkerSet, SGLang TP8 with `nnodes=2`: pod `wren-lws-0` runs TP0–TP3 (its
+/// server_args says node_rank=0), pod `wren-lws-0-1` TP4–TP7. Every rank reaches graph
+/// capture end (lines 63–70) and the leader prints the ready line (72).
+#[test]
+fn kubectl_prefixed_pods_are_two_nodes() {
+    let run = load("tests/fixtures/wrap-kubectl-lws");
+    let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["wren-lws-0", "wren-lws-0-1"]);
+    assert_eq!(run.nodes[0].ranks, tp(0..4));
+    assert_eq!(run.nodes[1].ranks, tp(4..8));
+    assert_eq!(run.nodes[0].node_rank, Some(0));
+    assert_eq!(run.nodes[1].node_rank, Some(1));
+    assert!(run.nodes[0].reference);
+    // Both nodes' stamps agree at the barrier exits: offset within one stamp step.
+    let off = run.nodes[1]
+        .offset
+        .as_ref()
+        .expect("an offset for the second pod");
+    assert!(off.lo_ms <= 0 && off.hi_ms >= 0, "{off:?}");
+    assert_eq!(run.ranks.len(), 8);
+    assert!(run.ready);
+    assert!(run.ranks.iter().all(|r| r.outcome == Outcome::Ready));
+    // Nothing behind the wrapper was left unread.
+    let unknown: u64 = run.sources.iter().map(|s| s.counts.unknown).sum();
+    assert_eq!(unknown, 0);
+}
+
+/// `tests/fixtures/wrap-compose-2node/stream.log`: docker compose with two services,
+/// `sgl-head-1` (TP0, TP1; node_rank=0) and `sgl-worker-1` (TP2, TP3). TP3 runs out of
+/// memory capturing graphs (its traceback, every line behind the compose prefix, ends in
+/// the OOM on line 36); the worker's launcher takes TP2 down (line 38); ten minutes
+/// later the head's watchdogs time out in the all-reduce (lines 39, 40).
+#[test]
+fn compose_services_are_two_nodes_and_the_failure_is_read_through_the_wrapper() {
+    let run = load("tests/fixtures/wrap-compose-2node");
+    let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["sgl-head-1", "sgl-worker-1"]);
+    assert_eq!(run.nodes[0].ranks, tp(0..2));
+    assert_eq!(run.nodes[1].ranks, tp(2..4));
+    assert_eq!(run.root, Some(Rank::tp(3)));
+    let outcome = |n: u32| {
+        let r = run
+            .ranks
+            .iter()
+            .find(|r| r.rank == Rank::tp(n))
+            .expect("rank");
+        (
+            r.outcome,
+            r.failure
+                .as_ref()
+                .and_then(|f| f.origin.as_ref())
+                .map(|o| o.line),
+        )
+    };
+    assert_eq!(outcome(3), (Outcome::Failed, Some(36)));
+    assert_eq!(outcome(2), (Outcome::Terminated, Some(38)));
+    assert_eq!(outcome(0), (Outcome::Consequence, Some(39)));
+    assert_eq!(outcome(1), (Outcome::Consequence, Some(40)));
+}
+
+/// One compose service (the common case) stays a single-node run.
+#[test]
+fn one_wrapped_service_is_one_node() {
+    let run = load("tests/verdicts/vllm_v1_010_compose_ansi_crlf_ready.log");
+    assert!(run.nodes.len() <= 1, "{:?}", run.nodes);
+}
