@@ -394,6 +394,8 @@ fn snapshot_clocks_use_the_frame_tables_of_the_grammars_the_run_was_read_with() 
         function: Some("capture_graphs".into()),
         file: None,
         phase: rankscope::model::Phase::CudaGraph,
+        fallback: false,
+        sample: None,
     }];
     let one = attribute::clock_match(rr, &s, &only).expect("clock");
     assert_eq!(one.anchors, ["OOM", "cuda_graph"]);
