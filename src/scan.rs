@@ -363,10 +363,21 @@ fn scan_hit_line(
                 if drop_early(&m, budget, out) {
                     continue;
                 }
+                // An input that starts mid-traceback: the frames before its closing line
+                // (the block's lead lines) are that failure's traceback, and its phase.
+                let detail = if inherit
+                    && matches!(
+                        m.kind.as_str(),
+                        crate::event::kind::ERROR | crate::event::kind::OOM
+                    ) {
+                    out.lead_text.clone()
+                } else {
+                    String::new()
+                };
                 let pe = PendingEvent {
                     line_in_block: line_no,
                     m,
-                    detail: String::new(),
+                    detail,
                     inherit,
                     owner,
                 };

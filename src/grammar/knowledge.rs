@@ -270,6 +270,27 @@ pub fn phase_of_frame(rules: &[FrameRule], function: &str, file: &str) -> Option
         .map(|r| r.phase)
 }
 
+/// The phase a stack names, its frames given innermost first (a snapshot's stack): as for
+/// a traceback, the outermost frame a rule names decides, a `fallback` frame only when no
+/// other frame is named.
+pub fn phase_of_stack<'f>(
+    rules: &[FrameRule],
+    innermost_first: impl DoubleEndedIterator<Item = (&'f str, &'f str)>,
+) -> Option<Phase> {
+    let mut fallback = None;
+    for (function, file) in innermost_first.rev() {
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+        match rules.iter().find(|r| r.names(function, base)) {
+            Some(r) if !r.fallback => return Some(r.phase),
+            Some(r) => {
+                fallback.get_or_insert(r.phase);
+            }
+            None => {}
+        }
+    }
+    fallback
+}
+
 pub(super) fn compile_frames(
     origin: &str,
     specs: &[FramePhaseSpec],

@@ -18,8 +18,9 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use knowledge::{
-    phase_of_frame, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge, KindMeaning, Knowledge,
-    OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole, RankEvidence, RankRule,
+    phase_of_frame, phase_of_stack, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge,
+    KindMeaning, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole,
+    RankEvidence, RankRule,
 };
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
