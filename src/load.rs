@@ -344,12 +344,48 @@ fn finish(
 ) -> Result<Loaded, LoadError> {
     run.notes.extend(notes);
     if !run.has_startup_events() {
-        return Err(LoadError::NotAStartupLog {
-            path: name,
-            found: with_read_problems(what_was_found(&run), &run.notes),
-        });
+        // Server output that shows no start-up (a log that starts after it, or stops
+        // before its first phase line) is read, `incomplete`; only input in which nothing
+        // is recognised is refused.
+        if !recognised(&run) {
+            return Err(LoadError::NotAStartupLog {
+                path: name,
+                found: with_read_problems(what_was_found(&run), &run.notes),
+            });
+        }
+        let note = no_startup_note(&run);
+        run.notes.push(note);
     }
     Ok(Loaded { run, files })
+}
+
+/// Some line is one a grammar or a generic reader knows: an event (a Python traceback's
+/// closing line, a c10 or Python-logging record), a record of a known family, or a known
+/// noise line (progress bars, NCCL INFO). Prose and unrelated traffic are none of these.
+fn recognised(run: &Run) -> bool {
+    let c = run.counts();
+    !run.events.is_empty() || c.events > 0 || c.records > 0 || c.noise > 0
+}
+
+/// What a run read without any start-up event says about itself.
+fn no_startup_note(run: &Run) -> String {
+    let c = run.counts();
+    let mut families: Vec<&str> = run
+        .sources
+        .iter()
+        .flat_map(|s| s.detected.iter().map(String::as_str))
+        .collect();
+    families.sort();
+    families.dedup();
+    let of = if families.is_empty() {
+        String::new()
+    } else {
+        format!(" of {} output", families.join("+"))
+    };
+    format!(
+        "no start-up event (no phase line, no failure) in {} lines{of}: the log starts after the start-up or stops before its first phase line",
+        c.lines
+    )
 }
 
 type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<String>);

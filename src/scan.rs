@@ -211,6 +211,10 @@ struct BlockScan {
     same_held: HashMap<u64, u32>,
     /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the identity bytes), block lines.
     seen: PrefixMap,
+    /// An unprefixed traceback printed after a record (a child's stderr: a bare
+    /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
+    /// until the closing line's event takes it as its traceback or a record ends it.
+    loose_tb: String,
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
@@ -360,6 +364,7 @@ fn scan_hit_line(
                 } else {
                     out.seen_record = true;
                     *open_tb = None;
+                    out.loose_tb.clear();
                 }
                 let opens = m.traceback;
                 if drop_early(&m, budget, out) {
@@ -368,10 +373,24 @@ fn scan_hit_line(
                 let node = peel_wrapper(seg)
                     .1
                     .map(|n| String::from_utf8_lossy(n).into_owned());
+                // An input that starts mid-traceback: the frames before its closing line
+                // (the block's lead lines) are that failure's traceback, and its phase;
+                // after a record, the unprefixed traceback gathered since.
+                let failure = matches!(
+                    m.kind.as_str(),
+                    crate::event::kind::ERROR | crate::event::kind::OOM
+                );
+                let detail = if !failure || m.prefix.is_some() || owner.is_some() {
+                    String::new()
+                } else if inherit {
+                    out.lead_text.clone()
+                } else {
+                    std::mem::take(&mut out.loose_tb)
+                };
                 let pe = PendingEvent {
                     line_in_block: line_no,
                     m,
-                    detail: String::new(),
+                    detail,
                     inherit,
                     owner,
                     node,
@@ -458,6 +477,7 @@ fn classify_plain(
         }
         *open_tb = None;
         out.seen_record = true;
+        out.loose_tb.clear();
         out.counts.records += 1;
         note_prefix(out, inner, line_no);
         return;
@@ -470,6 +490,9 @@ fn classify_plain(
             push_detail(&mut owner.detail, &clean_line(last));
         }
         return;
+    }
+    if out.seen_record {
+        gather_loose_traceback(out, last);
     }
     if gs.is_noise(last) {
         if out.seen_record {
@@ -516,6 +539,19 @@ fn classify_plain(
             // An example, not the record: a few hundred bytes are enough to recognise it.
             text: clean_line(&last[..last.len().min(512)]),
         });
+    }
+}
+
+/// Keeps the lines of an unprefixed traceback printed after a record: its header starts
+/// it, and indented lines (frames, source lines) go on with it. Anything else is left
+/// alone (a record clears it).
+fn gather_loose_traceback(out: &mut BlockScan, line: &[u8]) {
+    const HEADER: &[u8] = b"Traceback (most recent call last):";
+    if line.starts_with(HEADER) {
+        out.loose_tb.clear();
+        out.loose_tb.push_str("Traceback (most recent call last):");
+    } else if !out.loose_tb.is_empty() && line.first().is_some_and(|b| b.is_ascii_whitespace()) {
+        push_detail(&mut out.loose_tb, &clean_line(line));
     }
 }
 

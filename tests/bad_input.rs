@@ -137,6 +137,39 @@ fn traceback_attaches_to_its_rank_and_the_oom_inside_it_inherits_the_rank() {
 }
 
 #[test]
+fn a_traceback_without_a_prefix_keeps_its_frames() {
+    // Input that starts mid-traceback: the frames before the closing line are its
+    // traceback. After a record, a plain stderr traceback (header, frames, closing line)
+    // is the closing line's traceback too; a record in between would end it.
+    let bare = "  File \"/srv/sglang/srt/model_executor/model_runner.py\", line 902, in init_memory_pool\n\
+                \x20   self.max_total_num_tokens = self.profile_max_num_token(total_gpu_memory)\n\
+                RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n";
+    let s = scan(bare.as_bytes());
+    assert_eq!(s.events.len(), 1);
+    let tb = s.events[0].detail.as_deref().expect("frames");
+    assert!(tb.contains("in init_memory_pool"), "{tb}");
+    let after = "INFO 08-27 14:02:21 model_runner.py:917] Loading model weights took 13.4732 GB\n\
+                 Traceback (most recent call last):\n\
+                 \x20 File \"/srv/vllm/worker/worker.py\", line 257, in _warm_up_model\n\
+                 \x20   self.model_runner.capture_model(self.gpu_cache)\n\
+                 RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let s = scan(after.as_bytes());
+    let err = s.events.iter().find(|e| e.kind == "error").expect("error");
+    let tb = err.detail.as_deref().expect("frames");
+    assert!(
+        tb.starts_with("Traceback") && tb.contains("in _warm_up_model"),
+        "{tb}"
+    );
+    let ended = "Traceback (most recent call last):\n\
+                 \x20 File \"/srv/vllm/worker/worker.py\", line 257, in _warm_up_model\n\
+                 INFO 08-27 14:02:21 model_runner.py:917] Loading model weights took 13.4732 GB\n\
+                 RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let s = scan(ended.as_bytes());
+    let err = s.events.iter().find(|e| e.kind == "error").expect("error");
+    assert_eq!(err.detail, None);
+}
+
+#[test]
 fn traceback_split_across_blocks_is_joined() {
     // A tiny block size forces the traceback and its OOM line into later blocks.
     let mut text = String::from(

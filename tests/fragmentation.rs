@@ -364,13 +364,15 @@ fn snapshot_clocks_are_anchored_on_the_oom_and_the_phase_functions() {
     // allocations run from 09:24:23.950853 to 09:24:24.006172 against a cuda_graph phase
     // stamped 09:24:24 to 09:24:24 (its failure): with a second of slack each side,
     // (−1.993828 s, +0.950853 s], which does not narrow the OOM's. Zero lies inside: the
-    // clocks share a zone, offset 0.
+    // clocks share a zone, offset 0. The frame tables also name its process-group set-up
+    // (dist_init) and `load_model` (weight_load) allocations: they anchor the clock too,
+    // and leave the interval the OOM gives (asserted first).
     let run = common::load(INTERLEAVED);
     let r = ranks();
     let rr = run.rank(&r[1]).expect("TP1");
     let m = attribute::clock_match(rr, &snap(INTERLEAVED, 1), &run.frame_phases).expect("clock");
     assert_eq!(m.interval_us, Some((-993_263, 6_737)));
-    assert_eq!(m.anchors, ["OOM", "cuda_graph"]);
+    assert_eq!(m.anchors, ["OOM", "dist_init", "weight_load", "cuda_graph"]);
     assert!(m.zone);
     assert_eq!(m.offset_us, 0);
 }
@@ -394,6 +396,8 @@ fn snapshot_clocks_use_the_frame_tables_of_the_grammars_the_run_was_read_with() 
         function: Some("capture_graphs".into()),
         file: None,
         phase: rankscope::model::Phase::CudaGraph,
+        fallback: false,
+        sample: None,
     }];
     let one = attribute::clock_match(rr, &s, &only).expect("clock");
     assert_eq!(one.anchors, ["OOM", "cuda_graph"]);

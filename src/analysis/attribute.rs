@@ -14,7 +14,7 @@ use chrono::NaiveDateTime;
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
 use crate::event::Rank;
-use crate::grammar::{phase_of_frame, FrameRule};
+use crate::grammar::FrameRule;
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::analysis::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
@@ -318,8 +318,11 @@ fn anchored_interval(
             continue;
         }
         let phase = *phase_of_stack.entry(e.stack).or_insert_with(|| {
-            s.stack(e.stack)
-                .find_map(|f| phase_of_frame(frames, &f.name, &f.filename))
+            // Snapshot stacks are innermost first; the outermost named frame decides, as
+            // in a traceback (`execute_model` inside `capture_model` is capture).
+            let stack: Vec<(&str, &str)> =
+                s.stack(e.stack).map(|f| (&*f.name, &*f.filename)).collect();
+            crate::grammar::phase_of_stack(frames, stack.into_iter())
         });
         if let Some(p) = phase {
             let w = seen.entry(p).or_insert((e.time_us, e.time_us));

@@ -27,6 +27,24 @@ pub fn run(
     let (b, c) = rayon::join(|| cx.load(baseline), || cx.load(candidate));
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
+    // `summary` reads server output without a start-up event as incomplete; a diff of it
+    // would compare nothing and could print SAME: refused, saying why.
+    for (side, paths, run) in [
+        ("baseline", baseline, &b.run),
+        ("candidate", candidate, &c.run),
+    ] {
+        if !run.has_startup_events() {
+            anyhow::bail!(
+                "{side} {}: nothing to compare: {}",
+                shown(paths),
+                run.notes
+                    .iter()
+                    .rev()
+                    .find(|n| n.starts_with("no start-up event"))
+                    .map_or("no start-up event", String::as_str)
+            );
+        }
+    }
     let ((bs, be), (cs, ce)) = rayon::join(
         || load::load_snapshots(&b.run, &b.files),
         || load::load_snapshots(&c.run, &c.files),

@@ -48,7 +48,7 @@ pub fn check(gs: GrammarSet, extra: &[PathBuf], file: Option<&Path>) -> Result<u
         if only.as_ref().is_some_and(|id| id != &g.spec.id) {
             continue;
         }
-        checked += g.spec.sample.len();
+        checked += grammar::sample_count(g);
         failures.extend(grammar::check_samples(&set, i));
     }
     let mut s = String::new();

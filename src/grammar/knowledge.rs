@@ -40,6 +40,24 @@ pub struct FrameRule {
     pub function: Option<String>,
     pub file: Option<String>,
     pub phase: Phase,
+    /// The frame runs several steps: its phase counts only when no frame inside it is
+    /// named (`FramePhaseSpec::fallback`).
+    pub fallback: bool,
+    /// A traceback frame line the rule must map to `phase` (checked by `grammars check`).
+    pub sample: Option<String>,
+}
+
+impl FrameRule {
+    /// Whether a frame (function, file base name) is one this rule names: by function, by
+    /// file, or by both when both are given.
+    fn names(&self, function: &str, file_name: &str) -> bool {
+        match (&self.function, &self.file) {
+            (Some(f), Some(x)) => function == f && file_name == x,
+            (Some(f), None) => function == f,
+            (None, Some(x)) => file_name == x,
+            (None, None) => false,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -250,12 +268,29 @@ pub fn phase_of_frame(rules: &[FrameRule], function: &str, file: &str) -> Option
     let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
     rules
         .iter()
-        .find(|r| match (&r.function, &r.file) {
-            (Some(f), _) => function == f,
-            (None, Some(x)) => base == x,
-            (None, None) => false,
-        })
+        .find(|r| r.names(function, base))
         .map(|r| r.phase)
+}
+
+/// The phase a stack names, its frames given innermost first (a snapshot's stack): as for
+/// a traceback, the outermost frame a rule names decides, a `fallback` frame only when no
+/// other frame is named.
+pub fn phase_of_stack<'f>(
+    rules: &[FrameRule],
+    innermost_first: impl DoubleEndedIterator<Item = (&'f str, &'f str)>,
+) -> Option<Phase> {
+    let mut fallback = None;
+    for (function, file) in innermost_first.rev() {
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+        match rules.iter().find(|r| r.names(function, base)) {
+            Some(r) if !r.fallback => return Some(r.phase),
+            Some(r) => {
+                fallback.get_or_insert(r.phase);
+            }
+            None => {}
+        }
+    }
+    fallback
 }
 
 pub(super) fn compile_frames(
@@ -282,6 +317,8 @@ pub(super) fn compile_frames(
                 function: f.function.clone(),
                 file: f.file.clone(),
                 phase,
+                fallback: f.fallback,
+                sample: f.sample.clone(),
             })
         })
         .collect()
@@ -492,25 +529,35 @@ impl Knowledge {
     /// The phase a traceback ran in: its outermost frame that a table names. Frames print
     /// outermost first; the outermost recognised one is the start-up step that was running
     /// (`capture_model` → cuda_graph), where an inner one may be shared by several steps
-    /// (`execute_model` runs during profiling, capture and serving).
+    /// (`execute_model` runs during profiling, capture and serving). A `fallback` frame
+    /// (one that runs several steps) counts only when no other frame is named.
     pub fn phase_from_traceback(&self, tb: &str) -> Option<Phase> {
+        self.frame_rule_of_traceback(tb).map(|r| r.phase)
+    }
+
+    /// The rule that decides a traceback's phase (see `phase_from_traceback`).
+    pub fn frame_rule_of_traceback(&self, tb: &str) -> Option<&FrameRule> {
         if self.frames.is_empty() {
             return None;
         }
+        let mut fallback = None;
         for line in tb.lines() {
             let Some(frame) = frame_of(line) else {
                 continue;
             };
-            let hit = self.frames.iter().find(|r| match (&r.function, &r.file) {
-                (Some(f), _) => frame.function == f,
-                (None, Some(file)) => frame.file_name == file,
-                (None, None) => false,
-            });
-            if let Some(r) = hit {
-                return Some(r.phase);
+            match self
+                .frames
+                .iter()
+                .find(|r| r.names(frame.function, frame.file_name))
+            {
+                Some(r) if !r.fallback => return Some(r),
+                Some(r) => {
+                    fallback.get_or_insert(r);
+                }
+                None => {}
             }
         }
-        None
+        fallback
     }
 
     /// The phase a single frame names (a snapshot's stack frame: function and file).
@@ -811,16 +858,36 @@ mod tests {
                     function: Some("init_cuda_graphs".into()),
                     file: None,
                     phase: Phase::CudaGraph,
+                    fallback: false,
+                    sample: None,
                 },
                 FrameRule {
                     function: Some("execute_model".into()),
                     file: None,
                     phase: Phase::Ready,
+                    fallback: false,
+                    sample: None,
                 },
                 FrameRule {
                     function: None,
                     file: Some("weight_utils.py".into()),
                     phase: Phase::WeightLoad,
+                    fallback: false,
+                    sample: None,
+                },
+                FrameRule {
+                    function: Some("_initialize_kv_caches".into()),
+                    file: None,
+                    phase: Phase::KvCache,
+                    fallback: true,
+                    sample: None,
+                },
+                FrameRule {
+                    function: Some("replay".into()),
+                    file: Some("cuda_graph_runner.py".into()),
+                    phase: Phase::Ready,
+                    fallback: false,
+                    sample: None,
                 },
             ],
             outcomes: vec![OutcomeRule {
@@ -842,6 +909,28 @@ mod tests {
             Some(Phase::WeightLoad)
         );
         assert_eq!(knowledge().phase_from_traceback("no frames here"), None);
+    }
+
+    #[test]
+    fn a_fallback_frame_yields_to_a_named_frame_inside_it() {
+        // The engine core's KV set-up also captures the graphs: the capture inside it
+        // decides; alone, it gives kv_cache.
+        let tb = "  File \"/v/core.py\", line 80, in _initialize_kv_caches\n  File \"/v/abstract.py\", line 9, in collective_rpc\n  File \"/v/model_runner.py\", line 10, in init_cuda_graphs\n";
+        assert_eq!(knowledge().phase_from_traceback(tb), Some(Phase::CudaGraph));
+        let alone = "  File \"/v/core.py\", line 80, in _initialize_kv_caches\n  File \"/v/kv.py\", line 9, in get_kv_cache_config\n";
+        assert_eq!(
+            knowledge().phase_from_traceback(alone),
+            Some(Phase::KvCache)
+        );
+    }
+
+    #[test]
+    fn a_rule_with_function_and_file_needs_both() {
+        let k = knowledge();
+        let replay = "  File \"/s/cuda_graph_runner.py\", line 5, in replay\n";
+        assert_eq!(k.phase_from_traceback(replay), Some(Phase::Ready));
+        let other = "  File \"/s/other_runner.py\", line 5, in replay\n";
+        assert_eq!(k.phase_from_traceback(other), None);
     }
 
     #[test]

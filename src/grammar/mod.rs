@@ -19,8 +19,9 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use knowledge::{
-    phase_of_frame, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge, KindMeaning, Knowledge,
-    OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole, RankEvidence, RankRule,
+    phase_of_frame, phase_of_stack, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge,
+    KindMeaning, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole,
+    RankEvidence, RankRule,
 };
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
@@ -1021,14 +1022,61 @@ pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
     let Some(g) = set.grammars.get(grammar) else {
         return Vec::new();
     };
-    g.spec
+    let mut failures: Vec<String> = g
+        .spec
         .sample
         .iter()
         .enumerate()
         .map(|(i, sample)| check_sample(set, g, i, sample))
         .filter(|problems| !problems.is_empty())
         .map(|problems| problems.join("\n"))
-        .collect()
+        .collect();
+    failures.extend(
+        g.spec
+            .frame_phase
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| check_frame_sample(set, g, i, f)),
+    );
+    failures
+}
+
+/// How many samples `check_samples` checks for a grammar: its line samples and the
+/// samples of its frame → phase entries.
+pub fn sample_count(g: &Grammar) -> usize {
+    g.spec.sample.len()
+        + g.spec
+            .frame_phase
+            .iter()
+            .filter(|f| f.sample.is_some())
+            .count()
+}
+
+/// What is wrong with a `[[frame_phase]]` entry's sample (nothing when it passes, or when
+/// the entry has none): the frame, read as a traceback by every loaded grammar's tables,
+/// must give the entry's phase.
+fn check_frame_sample(
+    set: &GrammarSet,
+    g: &Grammar,
+    i: usize,
+    f: &spec::FramePhaseSpec,
+) -> Option<String> {
+    let sample = f.sample.as_ref()?;
+    let label = format!(
+        "{} frame_phase {} ({:?})",
+        g.origin,
+        i + 1,
+        crate::text::truncate(sample, 61)
+    );
+    let got = set.knowledge().phase_from_traceback(sample);
+    match got {
+        Some(p) if p.name() == f.phase => None,
+        Some(p) => Some(format!("{label}: phase `{p}`, expected `{}`", f.phase)),
+        None => Some(format!(
+            "{label}: no frame → phase entry names this frame (expected `{}`; a frame line is `  File \"…/file.py\", line N, in function`)",
+            f.phase
+        )),
+    }
 }
 
 /// What is wrong with one sample (nothing when it passes).
@@ -1209,6 +1257,54 @@ mod prefilter_tests {
         let lits: Vec<String> = ["NCCL INFO x", "NCCL WARN"].map(String::from).to_vec();
         let got = prefilter_fragments(&lits, &["INFO "]);
         assert_eq!(got, vec![b"NCCL ".to_vec()]);
+    }
+
+    #[test]
+    fn every_builtin_frame_phase_entry_is_proved_by_its_sample() {
+        // Each `[[frame_phase]]` entry of every built-in grammar carries a frame line, and
+        // `grammars check` reads that line to the entry's phase.
+        let gs = GrammarSet::builtin().unwrap();
+        let mut n = 0;
+        for (i, g) in gs.grammars.iter().enumerate() {
+            for f in &g.spec.frame_phase {
+                assert!(
+                    f.sample.is_some(),
+                    "{}: frame_phase {:?}/{:?} has no sample",
+                    g.origin,
+                    f.function,
+                    f.file
+                );
+                n += 1;
+            }
+            assert_eq!(check_samples(&gs, i), Vec::<String>::new(), "{}", g.origin);
+        }
+        assert!(n > 40, "{n} frame_phase entries");
+    }
+
+    #[test]
+    fn a_frame_sample_of_the_wrong_phase_fails_the_check() {
+        let toml = r#"
+id = "fx"
+name = "frame sample check"
+[[frame_phase]]
+function = "warm_the_pool"
+phase = "kv_cache"
+sample = '  File "/x/pool.py", line 3, in warm_the_pool'
+[[frame_phase]]
+function = "fill_the_pool"
+phase = "cuda_graph"
+sample = '  File "/x/pool.py", line 9, in warm_the_pool'
+[[frame_phase]]
+function = "drain"
+phase = "ready"
+sample = 'not a frame line'
+"#;
+        let g = Grammar::from_toml(toml, "fx.toml").unwrap();
+        let gs = GrammarSet::new(vec![g]).unwrap();
+        let failures = check_samples(&gs, 0);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(failures[0].contains("phase `kv_cache`, expected `cuda_graph`"));
+        assert!(failures[1].contains("no frame → phase entry names this frame"));
     }
 
     #[test]

@@ -206,7 +206,7 @@ impl FigureSource {
 }
 
 /// `File "…/model_runner.py", line N, in init_memory_pool` → `kv_cache`. A frame matches
-/// by its function name, or by its file name when no function is given.
+/// by its function name, its file's base name, or both when both are given.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FramePhaseSpec {
@@ -216,6 +216,13 @@ pub struct FramePhaseSpec {
     #[serde(default)]
     pub file: Option<String>,
     pub phase: String,
+    /// A frame that runs several start-up steps (vLLM's `_initialize_kv_caches` also
+    /// captures the graphs): it names its phase only when no frame inside it is named.
+    #[serde(default)]
+    pub fallback: bool,
+    /// A traceback frame line this entry must map to its phase (`grammars check`).
+    #[serde(default)]
+    pub sample: Option<String>,
 }
 
 /// A failure wording (in the failing line or its traceback) that gives the rank's outcome.

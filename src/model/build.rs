@@ -533,9 +533,15 @@ fn adopt_rankless(
             .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
         (failure, phase_line)
     };
+    // A failure printed by no named process (a bare traceback, no prefix, no pid) in a
+    // log that names no rank is the one process's own: the single GPU rank, TP0.
+    let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
     let target = match workers.as_slice() {
         [one] => one.clone(),
         [] if launcher.iter().any(|&i| adoptable(&events[i]).1) => Rank::tp(0),
+        [] if rank_events.is_empty() && launcher.iter().any(|&i| unnamed_failure(&events[i])) => {
+            Rank::tp(0)
+        }
         _ => return,
     };
     let (adopt, keep): (Vec<usize>, Vec<usize>) = launcher.iter().partition(|&&i| {

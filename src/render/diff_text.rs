@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb};
+use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
 use super::summary_text::figure_label;
 use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::attribute::{
@@ -414,7 +414,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
                 &mut o,
                 style,
                 "",
-                &format!("{label}: {r} ({} in {p})", k.name()),
+                &format!("{label}: {r} ({} {})", k.name(), in_phase(*p)),
             );
         }
     }
@@ -793,8 +793,9 @@ pub fn headline(h: &Headline) -> String {
     let base = |b: &BaselineEnd| match b {
         BaselineEnd::Ready => "baseline reached ready".to_string(),
         BaselineEnd::FailedToo { rank, kind, phase } => format!(
-            "baseline failed too ({rank} {} in {phase})",
-            failure_verb(*kind)
+            "baseline failed too ({rank} {} {})",
+            failure_verb(*kind),
+            in_phase(*phase)
         ),
         BaselineEnd::EndsBeforeReady => "the baseline's log ends before ready".to_string(),
         BaselineEnd::NotReady => "baseline did not reach ready".to_string(),

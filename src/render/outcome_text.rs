@@ -2,7 +2,7 @@
 //! the run's failure story. `summary` and `diff` both word outcomes with these.
 
 use crate::analysis::diff::{FailureGroup, FailureStory, StoryRoot};
-use crate::model::{FailureKind, Outcome};
+use crate::model::{FailureKind, Outcome, Phase};
 use crate::units::human_bytes;
 
 /// A failure kind as a verb phrase: `ran out of memory`.
@@ -17,12 +17,21 @@ pub fn failure_verb(k: FailureKind) -> &'static str {
     }
 }
 
+/// Where a failure happened, as a phrase: `in kv_cache`; `while serving` once the server
+/// was ready (the canonical phase is `ready`, but nothing failed *in* becoming ready).
+pub fn in_phase(p: Phase) -> String {
+    match p {
+        Phase::Ready => "while serving".to_string(),
+        p => format!("in {p}"),
+    }
+}
+
 /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`;
 /// `1/2 ranks: consequence of TP0 (nccl in dist_init)`.
 pub fn failure_group(g: &FailureGroup) -> String {
     let what = match g.outcome {
-        Outcome::Failed => format!("{} in {}", g.kind.name(), g.phase),
-        o => format!("{o} ({} in {})", g.kind.name(), g.phase),
+        Outcome::Failed => format!("{} {}", g.kind.name(), in_phase(g.phase)),
+        o => format!("{o} ({} {})", g.kind.name(), in_phase(g.phase)),
     };
     let mut s = format!("{}/{} ranks: {what}", g.ranks.len(), g.total_ranks);
     if let Some(b) = g.requested_bytes {
@@ -50,10 +59,18 @@ pub fn failure_group(g: &FailureGroup) -> String {
 pub fn failure_story(story: &FailureStory) -> String {
     let mut what = match &story.root {
         StoryRoot::OnlyRank { rank, kind, phase } => {
-            format!("its only rank {rank} {} in {phase}", failure_verb(*kind))
+            format!(
+                "its only rank {rank} {} {}",
+                failure_verb(*kind),
+                in_phase(*phase)
+            )
         }
         StoryRoot::AllRanks { ranks, kind, phase } => {
-            format!("all {ranks} ranks {} in {phase}", failure_verb(*kind))
+            format!(
+                "all {ranks} ranks {} {}",
+                failure_verb(*kind),
+                in_phase(*phase)
+            )
         }
         StoryRoot::Root {
             rank,
@@ -67,7 +84,7 @@ pub fn failure_story(story: &FailureStory) -> String {
             } else {
                 failure_verb(*kind)
             };
-            let mut s = format!("{rank} {verb} in {phase}");
+            let mut s = format!("{rank} {verb} {}", in_phase(*phase));
             match others_failed {
                 0 => {}
                 1 => s.push_str("; 1 more rank failed on its own"),

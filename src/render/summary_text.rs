@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb};
+use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
 use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
@@ -103,13 +103,13 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
                 "root"
             };
             let text = format!(
-                "{label}: {} {} in {} (phase from {}), {at}",
+                "{label}: {} {} {} (phase from {}), {at}",
                 r.rank,
                 match f.outcome {
                     Outcome::Stalled => "stalled",
                     _ => failure_verb(f.kind),
                 },
-                f.phase,
+                in_phase(f.phase),
                 f.phase_from.replace('_', " ")
             );
             for line in wrap_indented(&text, style.width, "", "  ") {
@@ -151,7 +151,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         );
         for a in &run.attempts {
             let root = match (&a.root, a.root_kind, a.root_phase) {
-                (Some(r), Some(k), Some(p)) => format!(" {r} {} in {p}", k.name()),
+                (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
                 _ => String::new(),
             };
             let _ = writeln!(
@@ -564,14 +564,14 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
         let key: Key = match &r.failure {
             Some(f) => (
                 format!(
-                    "{}{}: {} in {}",
+                    "{}{}: {} {}",
                     f.outcome,
                     f.consequence_of
                         .as_ref()
                         .map(|c| format!(" of {c}"))
                         .unwrap_or_default(),
                     f.kind.name(),
-                    f.phase
+                    in_phase(f.phase)
                 ),
                 Some(masked(&f.message)),
             ),

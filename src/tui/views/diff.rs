@@ -135,7 +135,11 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         labelled(
             &mut lines,
             failed_label,
-            &format!("{what}: {r} ({} in {p})", k.name()),
+            &format!(
+                "{what}: {r} ({} {})",
+                k.name(),
+                crate::render::outcome_text::in_phase(*p)
+            ),
             Style::new(),
             width,
         );
