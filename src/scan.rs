@@ -190,6 +190,10 @@ struct PendingEvent {
 #[derive(Default)]
 struct BlockScan {
     events: Vec<PendingEvent>,
+    /// Tracebacks another wrapped node's record interrupted (events' indices): in a stream
+    /// that interleaves pods or compose services line by line, the rest of a traceback
+    /// comes back behind its own node's wrapper.
+    parked: Vec<usize>,
     counts: LineCounts,
     unknown: Vec<UnknownLine>,
     /// Lines before the block's first record start, kept apart: whether they continue a
@@ -342,6 +346,7 @@ fn scan_hit_line(
                 let mut inherit = false;
                 let mut owner = None;
                 if m.prefix.is_none() {
+                    resume_traceback(out, open_tb, seg);
                     if let Some(tb) = *open_tb {
                         owner = Some(tb);
                         if let Some(o) = out.events.get_mut(tb) {
@@ -359,6 +364,7 @@ fn scan_hit_line(
                     }
                 } else {
                     out.seen_record = true;
+                    park_if_other_node(out, open_tb, seg);
                     *open_tb = None;
                 }
                 let opens = m.traceback;
@@ -456,6 +462,7 @@ fn classify_plain(
                 return;
             }
         }
+        park_if_other_node(out, open_tb, last);
         *open_tb = None;
         out.seen_record = true;
         out.counts.records += 1;
@@ -464,6 +471,7 @@ fn classify_plain(
     }
     // Inside a traceback everything up to the next record belongs to it, including lines
     // that would be noise on their own (`Traceback (most recent call last):`).
+    resume_traceback(out, open_tb, last);
     if let Some(tb) = *open_tb {
         out.counts.continuation += 1;
         if let Some(owner) = out.events.get_mut(tb) {
@@ -538,6 +546,50 @@ fn last_segment(raw: &[u8]) -> &[u8] {
     } else {
         first
     }
+}
+
+/// A record from another wrapped node than the open traceback's does not end it: the
+/// traceback is parked until a line of its own node comes back (`resume_traceback`).
+fn park_if_other_node(out: &mut BlockScan, open_tb: &mut Option<usize>, line: &[u8]) {
+    let Some(tb) = *open_tb else {
+        return;
+    };
+    let Some(owner) = out.events.get(tb).and_then(|e| e.node.as_deref()) else {
+        return;
+    };
+    if peel_wrapper(line).1.is_some_and(|n| n != owner.as_bytes()) {
+        out.parked.push(tb);
+    }
+}
+
+/// Before a line that continues a traceback: if its wrapper names the node of a parked
+/// traceback rather than the open one's, that traceback is the open one again.
+fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<usize>, line: &[u8]) {
+    if out.parked.is_empty() {
+        return;
+    }
+    let Some(node) = peel_wrapper(line).1 else {
+        return;
+    };
+    let open_node = open_tb
+        .and_then(|tb| out.events.get(tb))
+        .and_then(|e| e.node.as_deref());
+    if open_node.is_some_and(|n| n.as_bytes() == node) {
+        return;
+    }
+    let Some(at) = out.parked.iter().rposition(|&i| {
+        out.events
+            .get(i)
+            .and_then(|e| e.node.as_deref())
+            .is_some_and(|n| n.as_bytes() == node)
+    }) else {
+        return;
+    };
+    let resumed = out.parked.remove(at);
+    if let Some(tb) = open_tb.take() {
+        out.parked.push(tb);
+    }
+    *open_tb = Some(resumed);
 }
 
 /// A line with a process prefix continues the open traceback when the same process wrote

@@ -93,3 +93,37 @@ fn one_wrapped_service_is_one_node() {
     let run = load("tests/verdicts/vllm_v1_010_compose_ansi_crlf_ready.log");
     assert!(run.nodes.len() <= 1, "{:?}", run.nodes);
 }
+
+/// kubectl interleaves the pods' lines one by one: pod b's records (lines 6, 9) fall inside
+/// pod a's traceback (lines 5–10). The traceback is still a's, and its closing OOM line
+/// (10), which names no rank of its own, is TP1's failure, in weight_load (its frames).
+#[test]
+fn a_traceback_interrupted_by_another_pods_records_is_still_its_own() {
+    let text = "\
+[pod/kite-0/sglang] [2026-03-02 10:00:01 TP0] Load weight begin. avail mem=70.10 GB
+[pod/kite-0/sglang] [2026-03-02 10:00:01 TP1] Load weight begin. avail mem=70.10 GB
+[pod/kite-0-1/sglang] [2026-03-02 10:00:01 TP2] Load weight begin. avail mem=70.10 GB
+[pod/kite-0-1/sglang] [2026-03-02 10:00:01 TP3] Load weight begin. avail mem=70.10 GB
+[pod/kite-0/sglang] [2026-03-02 10:00:09 TP1] Scheduler hit an exception: Traceback (most recent call last):
+[pod/kite-0-1/sglang] [2026-03-02 10:00:09 TP2] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=40.02 GB, mem usage=30.08 GB.
+[pod/kite-0/sglang]   File \"/opt/sglang/srt/model_executor/model_runner.py\", line 401, in load_model
+[pod/kite-0/sglang]     self.model = get_model(
+[pod/kite-0-1/sglang] [2026-03-02 10:00:09 TP3] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=40.02 GB, mem usage=30.08 GB.
+[pod/kite-0/sglang] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 1 has a total capacity of 79.15 GiB of which 512.00 MiB is free.
+";
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("stream.log"), text).expect("write");
+    let run = load(dir.path().to_str().expect("utf-8 path"));
+    let tp1 = run
+        .ranks
+        .iter()
+        .find(|r| r.rank == Rank::tp(1))
+        .expect("TP1");
+    let f = tp1.failure.as_ref().expect("TP1 failed");
+    assert_eq!(f.origin.as_ref().map(|o| o.line), Some(10));
+    assert_eq!(f.kind, rankscope::model::FailureKind::Oom);
+    assert_eq!(f.phase, rankscope::model::Phase::WeightLoad);
+    assert_eq!(run.root, Some(Rank::tp(1)));
+    let names: Vec<&str> = run.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["kite-0", "kite-0-1"]);
+}
