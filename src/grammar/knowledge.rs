@@ -213,6 +213,8 @@ pub struct GrammarKnowledge {
     pub configs: Vec<ConfigRule>,
     /// The grammar describes a component (PyTorch, NCCL), not a server.
     pub component: bool,
+    /// The server's one world spans its data-parallel replicas (`world = "across_replicas"`).
+    pub world_spans_replicas: bool,
 }
 
 /// The meanings, frame tables and outcome wordings of every loaded grammar.
@@ -232,6 +234,9 @@ pub struct Knowledge {
     pub configs: Vec<ConfigRule>,
     /// Grammars that describe a component (`describes = "component"`), not a server.
     pub components: Vec<String>,
+    /// Servers whose one world spans their data-parallel replicas (`world =
+    /// "across_replicas"`).
+    pub worlds_span_replicas: Vec<String>,
 }
 
 /// The default knowledge is the built-in grammars': what a run read without user
@@ -332,6 +337,7 @@ impl Knowledge {
             without_pid_engine: Vec::new(),
             configs: Vec::new(),
             components: Vec::new(),
+            worlds_span_replicas: Vec::new(),
         }
     }
 
@@ -360,6 +366,15 @@ impl Knowledge {
         if g.component {
             self.components.push(id.to_string());
         }
+        if g.world_spans_replicas {
+            self.worlds_span_replicas.push(id.to_string());
+        }
+    }
+
+    /// Whether the server a grammar describes numbers one world across its data-parallel
+    /// replicas (vLLM), rather than one world per replica (SGLang).
+    pub fn world_spans_replicas(&self, grammar: &str) -> bool {
+        self.worlds_span_replicas.iter().any(|g| g == grammar)
     }
 
     /// Whether a grammar describes a server (the default), not a component that any
@@ -721,6 +736,16 @@ pub(super) fn compile_grammar(
             return Err(err(
                 origin,
                 format!("describes: `{other}` is not server or component"),
+            ))
+        }
+    };
+    out.world_spans_replicas = match spec.world.as_deref() {
+        None | Some("per_replica") => false,
+        Some("across_replicas") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("world: `{other}` is not per_replica or across_replicas"),
             ))
         }
     };

@@ -444,7 +444,9 @@ impl RankNames {
                 .iter()
                 .find(|e| e.kind == kind::SERVER_ARGS)
                 .and_then(|e| crate::config::Config::from_event(e, know).ok());
-            let sizes = super::layout::LayoutSizes::from_config(config.as_ref());
+            let mut sizes = super::layout::LayoutSizes::from_config(config.as_ref());
+            sizes.across_replicas =
+                server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
             super::layout::global_ranks(named.iter().copied(), sizes)
         };
         RankNames {
