@@ -499,9 +499,26 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
     {
         return Some(e.grammar.clone());
     }
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    // A handful of grammars, and events of one grammar come in runs: a linear list with
+    // the previous event's entry tried first, not a map entry per event (runs of
+    // thousands of ranks).
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut last = usize::MAX;
     for e in events {
-        *counts.entry(e.grammar.as_str()).or_insert(0) += 1;
+        let g = e.grammar.as_str();
+        match counts.get_mut(last) {
+            Some(c) if c.0 == g => c.1 += 1,
+            _ => match counts.iter().position(|c| c.0 == g) {
+                Some(i) => {
+                    counts[i].1 += 1;
+                    last = i;
+                }
+                None => {
+                    counts.push((g, 1));
+                    last = counts.len() - 1;
+                }
+            },
+        }
     }
     counts
         .into_iter()
