@@ -218,6 +218,176 @@ pub fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| b.is_ascii_whitespace())
 }
 
+/// The line inside its wrappers, and the node the outermost naming wrapper gives: a
+/// kubectl pod, a compose service, a journald host.
+pub fn peel_wrapper(line: &[u8]) -> (&[u8], Option<&[u8]>) {
+    peel(line, true)
+}
+
+/// The line inside the wrappers that carry it (compose, kubectl, journald, RFC 3339
+/// stamps, quotes, boxes) but not inside a Python-logging `… - LEVEL - ` wrapper, whose
+/// level an event may read.
+pub fn peel_transport(line: &[u8]) -> &[u8] {
+    peel(line, false).0
+}
+
+fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
+    let mut node: Option<&[u8]> = None;
+    for _ in 0..4 {
+        let before = line.len();
+        // kubectl logs --prefix: `[pod/<name>/<container>] `.
+        if let Some(rest) = line.strip_prefix(b"[pod/") {
+            if let Some(close) = memchr::memchr(b']', &rest[..rest.len().min(160)]) {
+                let inner = &rest[..close];
+                if let Some(slash) = memchr::memchr(b'/', inner) {
+                    if slash > 0 && rest.get(close + 1) == Some(&b' ') {
+                        node = node.or(Some(&inner[..slash]));
+                        line = &rest[close + 2..];
+                    }
+                }
+            }
+        }
+        let head = &line[..line.len().min(64)];
+        // docker-compose: `<service>-<n>`, padding, `| ` — a name without inner spaces.
+        if let Some(p) = memchr::memmem::find(head, b"| ") {
+            let name = line[..p].trim_ascii_end();
+            if !name.is_empty()
+                && name
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+            {
+                node = node.or(Some(name));
+                line = &line[p + 2..];
+            }
+        }
+        // FastChat's logger inside it: `<date> <time> | ERROR | stderr | `.
+        if let Some(p) = memchr::memmem::find(&line[..line.len().min(64)], b" | stderr | ") {
+            line = &line[p + 12..];
+        }
+        if let Some(rest) = line.strip_prefix(b"> ") {
+            line = rest;
+        }
+        if let Some(rest) = line.strip_prefix("│ ".as_bytes()) {
+            line = rest;
+        }
+        // 2026-01-07T09:31:55.102938471Z, 2026-12-01T10:02:03.123456+00:00 (or +0000).
+        if let Some(rest) = strip_rfc3339(line) {
+            line = rest;
+            if let Some((host, rest)) = strip_journald_ident(line) {
+                node = node.or(Some(host));
+                line = rest;
+            }
+        }
+        // journald's short format: `Dec 01 10:02:03 host unit[pid]: `.
+        if let Some(rest) = strip_syslog_stamp(line) {
+            if let Some((host, rest)) = strip_journald_ident(rest) {
+                node = node.or(Some(host));
+                line = rest;
+            }
+        }
+        if !levels {
+            if line.len() == before {
+                break;
+            }
+            continue;
+        }
+        for level in [
+            &b" - INFO - "[..],
+            b" - WARNING - ",
+            b" - ERROR - ",
+            b" - DEBUG - ",
+        ] {
+            if let Some(p) = memchr::memmem::find(&line[..line.len().min(96)], level) {
+                line = &line[p + level.len()..];
+                break;
+            }
+        }
+        if line.len() == before {
+            break;
+        }
+    }
+    (line, node)
+}
+
+/// The rest of the line after an RFC 3339 stamp and its space: `YYYY-MM-DDTHH:MM:SS`,
+/// optional fraction, then `Z` or an offset (`+00:00`, `+0000`).
+fn strip_rfc3339(line: &[u8]) -> Option<&[u8]> {
+    let digits = |r: std::ops::Range<usize>| {
+        line.get(r)
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+    };
+    let shape = digits(0..4)
+        && line.get(4) == Some(&b'-')
+        && digits(5..7)
+        && line.get(7) == Some(&b'-')
+        && digits(8..10)
+        && line.get(10) == Some(&b'T')
+        && digits(11..13)
+        && line.get(13) == Some(&b':');
+    if !shape {
+        return None;
+    }
+    let sp = memchr::memchr(b' ', &line[..line.len().min(40)])?;
+    let stamp = &line[..sp];
+    let zoned = stamp.ends_with(b"Z") || {
+        let tail = &stamp[stamp.len().saturating_sub(6)..];
+        let tail4 = &stamp[stamp.len().saturating_sub(5)..];
+        (tail.len() == 6 && (tail[0] == b'+' || tail[0] == b'-') && tail[3] == b':')
+            || (tail4.len() == 5
+                && (tail4[0] == b'+' || tail4[0] == b'-')
+                && tail4[1..].iter().all(u8::is_ascii_digit))
+    };
+    zoned.then(|| &line[sp + 1..])
+}
+
+/// The rest of the line after a syslog stamp `Mon DD HH:MM:SS ` (the day space-padded).
+fn strip_syslog_stamp(line: &[u8]) -> Option<&[u8]> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let month = line.get(..3)?;
+    if !MONTHS.contains(&month) || line.get(3) != Some(&b' ') {
+        return None;
+    }
+    let day = line.get(4..6)?;
+    let time = line.get(7..15)?;
+    let day_ok = day[1].is_ascii_digit() && (day[0].is_ascii_digit() || day[0] == b' ');
+    let time_ok = time.iter().enumerate().all(|(i, b)| {
+        if i == 2 || i == 5 {
+            *b == b':'
+        } else {
+            b.is_ascii_digit()
+        }
+    });
+    (day_ok && time_ok && line.get(6) == Some(&b' ') && line.get(15) == Some(&b' '))
+        .then(|| &line[16..])
+}
+
+/// journald's `host unit[pid]: ` after its stamp: the host, and the rest of the line. The
+/// `[pid]` is required, so a server's own text after a bare stamp is not taken for it.
+fn strip_journald_ident(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let head = &line[..line.len().min(160)];
+    let sp = memchr::memchr(b' ', head)?;
+    let host = &head[..sp];
+    if host.is_empty()
+        || !host
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b))
+    {
+        return None;
+    }
+    let after = &head[sp + 1..];
+    let colon = memchr::memmem::find(after, b"]: ")?;
+    let ident = &after[..colon];
+    let open = memchr::memrchr(b'[', ident)?;
+    let ok = open > 0
+        && ident[open + 1..].iter().all(u8::is_ascii_digit)
+        && open + 1 < ident.len()
+        && !ident[..open].contains(&b' ');
+    ok.then(|| (host, &line[sp + 1 + colon + 3..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,3 +86,35 @@ fn pp2_tp4_run_has_eight_ranks_and_seven_consequences() {
         );
     }
 }
+
+/// vLLM numbers one world across its data-parallel replicas (`world = "across_replicas"`
+/// in grammars/vllm.toml): in DP2 × TP2, `[rank3]:` is 1 · 2 + 1 = DP1 TP1. SGLang's
+/// replicas are worlds of their own, so there the same number would name no rank.
+#[test]
+fn vllm_global_ranks_span_the_data_parallel_replicas() {
+    let mut text = String::new();
+    for (dp, tp, pid) in [(0, 0, 610), (0, 1, 611), (1, 0, 710), (1, 1, 711)] {
+        text.push_str(&format!(
+            "(Worker_DP{dp}_TP{tp} pid={pid}) INFO 06-02 08:00:10 [gpu_model_runner.py:2602] Starting to load model /m/owl-30b...\n"
+        ));
+    }
+    for (dp, tp, pid) in [(0, 0, 610), (0, 1, 611), (1, 0, 710), (1, 1, 711)] {
+        text.push_str(&format!(
+            "(Worker_DP{dp}_TP{tp} pid={pid}) INFO 06-02 08:00:40 [default_loader.py:267] Loading weights took 29.{tp}0 seconds\n"
+        ));
+    }
+    // Line 9: printed by rank 3's process straight to stderr, without the worker prefix.
+    text.push_str("[rank3]:[W602 08:00:41.118204377 ProcessGroupNCCL.cpp:1538] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources.\n");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("server.log"), text).expect("write");
+    let run = load(dir.path().to_str().expect("utf-8 path"));
+    let names: Vec<String> = run.ranks.iter().map(|r| r.rank.to_string()).collect();
+    assert_eq!(names, ["DP0 TP0", "DP0 TP1", "DP1 TP0", "DP1 TP1"]);
+    let warning = run
+        .events
+        .iter()
+        .find(|e| e.origin.line == 9)
+        .expect("the c10 warning is an event");
+    assert_eq!(warning.kind, "warning");
+    assert_eq!(warning.rank, Some(rank("DP1 TP1")));
+}

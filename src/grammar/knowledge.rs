@@ -231,6 +231,8 @@ pub struct GrammarKnowledge {
     pub configs: Vec<ConfigRule>,
     /// The grammar describes a component (PyTorch, NCCL), not a server.
     pub component: bool,
+    /// The server's one world spans its data-parallel replicas (`world = "across_replicas"`).
+    pub world_spans_replicas: bool,
 }
 
 /// The meanings, frame tables and outcome wordings of every loaded grammar.
@@ -252,6 +254,9 @@ pub struct Knowledge {
     pub components: Vec<String>,
     /// Settings that explain failures and settings that size memory, of every grammar.
     pub remedy: super::remedy::RemedyRules,
+    /// Servers whose one world spans their data-parallel replicas (`world =
+    /// "across_replicas"`).
+    pub worlds_span_replicas: Vec<String>,
 }
 
 /// The default knowledge is the built-in grammars': what a run read without user
@@ -372,6 +377,7 @@ impl Knowledge {
             configs: Vec::new(),
             components: Vec::new(),
             remedy: Default::default(),
+            worlds_span_replicas: Vec::new(),
         }
     }
 
@@ -400,6 +406,15 @@ impl Knowledge {
         if g.component {
             self.components.push(id.to_string());
         }
+        if g.world_spans_replicas {
+            self.worlds_span_replicas.push(id.to_string());
+        }
+    }
+
+    /// Whether the server a grammar describes numbers one world across its data-parallel
+    /// replicas (vLLM), rather than one world per replica (SGLang).
+    pub fn world_spans_replicas(&self, grammar: &str) -> bool {
+        self.worlds_span_replicas.iter().any(|g| g == grammar)
     }
 
     /// Whether a grammar describes a server (the default), not a component that any
@@ -771,6 +786,16 @@ pub(super) fn compile_grammar(
             return Err(err(
                 origin,
                 format!("describes: `{other}` is not server or component"),
+            ))
+        }
+    };
+    out.world_spans_replicas = match spec.world.as_deref() {
+        None | Some("per_replica") => false,
+        Some("across_replicas") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("world: `{other}` is not per_replica or across_replicas"),
             ))
         }
     };

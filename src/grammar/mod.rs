@@ -927,7 +927,12 @@ impl GrammarSet {
     ) -> Option<LineMatch> {
         let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
         let prefix = self.find_prefix(line, at);
-        let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
+        // A line no prefix governs is read after its wrappers (`web-1  | ValueError: …`,
+        // `[pod/x/c] E1124 …`), so anchored wordings hold behind them too.
+        let msg_start = prefix.as_ref().map_or_else(
+            || line.len() - crate::text::peel_transport(line.as_bytes()).len(),
+            |p| p.message_start,
+        );
         let message = line.get(msg_start..).unwrap_or("");
         let caps = ev.regex.get()?.captures(message)?;
         // A literal inside the prefix made the regex start there; the reader is shown the

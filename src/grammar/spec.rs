@@ -51,6 +51,12 @@ pub struct GrammarSpec {
     /// prints through, PyTorch or NCCL, which says nothing about which server ran).
     #[serde(default)]
     pub describes: Option<String>,
+    /// What the global ranks PyTorch prints (`[rank6]:`) number: `per_replica` (default:
+    /// one world per data-parallel replica, global = pp · tp_size + tp, SGLang) or
+    /// `across_replicas` (one world spans the replicas: global = dp · pp_size · tp_size +
+    /// pp · tp_size + tp, as vLLM offsets it by the data-parallel rank).
+    #[serde(default)]
+    pub world: Option<String>,
     /// Settings (configuration keys or environment variables) that can explain a failure
     /// of a kind: `diff` ranks the changes between two runs by them.
     #[serde(default)]

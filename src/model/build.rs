@@ -445,7 +445,9 @@ impl RankNames {
                 .iter()
                 .find(|e| e.kind == kind::SERVER_ARGS)
                 .and_then(|e| crate::config::Config::from_event(e, know).ok());
-            let sizes = super::layout::LayoutSizes::from_config(config.as_ref());
+            let mut sizes = super::layout::LayoutSizes::from_config(config.as_ref());
+            sizes.across_replicas =
+                server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
             super::layout::global_ranks(named.iter().copied(), sizes)
         };
         RankNames {
@@ -498,9 +500,26 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
     {
         return Some(e.grammar.clone());
     }
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    // A handful of grammars, and events of one grammar come in runs: a linear list with
+    // the previous event's entry tried first, not a map entry per event (runs of
+    // thousands of ranks).
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut last = usize::MAX;
     for e in events {
-        *counts.entry(e.grammar.as_str()).or_insert(0) += 1;
+        let g = e.grammar.as_str();
+        match counts.get_mut(last) {
+            Some(c) if c.0 == g => c.1 += 1,
+            _ => match counts.iter().position(|c| c.0 == g) {
+                Some(i) => {
+                    counts[i].1 += 1;
+                    last = i;
+                }
+                None => {
+                    counts.push((g, 1));
+                    last = counts.len() - 1;
+                }
+            },
+        }
     }
     counts
         .into_iter()

@@ -5,7 +5,9 @@
 //! SGLang and vLLM number the ranks of one world pipeline stage by pipeline stage:
 //! global = pp · tp_size + tp (SGLang's model runner passes
 //! `rank = tp_size * pp_rank + tp_rank` to `init_distributed_environment`; vLLM's
-//! `ParallelConfig` ranks are laid out the same within a data-parallel replica). A global
+//! `ParallelConfig` ranks are laid out the same within a data-parallel replica, and its
+//! `init_distributed_environment` offsets them by `data_parallel_rank * world_size`, one
+//! world across the replicas, where SGLang's replicas are worlds of their own). A global
 //! number names an existing rank only where that is certain; it never makes a new one.
 
 use std::collections::HashMap;
@@ -19,6 +21,9 @@ use crate::pyrepr::PyValue;
 pub struct LayoutSizes {
     pub tp: Option<u32>,
     pub pp: Option<u32>,
+    /// One world spans the data-parallel replicas (vLLM: the global rank is offset by
+    /// dp · pp_size · tp_size); otherwise each replica is a world of its own.
+    pub across_replicas: bool,
 }
 
 impl LayoutSizes {
@@ -37,6 +42,7 @@ impl LayoutSizes {
         LayoutSizes {
             tp: int(&["tp_size", "tensor_parallel_size"]),
             pp: int(&["pp_size", "pipeline_parallel_size"]),
+            across_replicas: false,
         }
     }
 }
@@ -54,7 +60,7 @@ pub fn global_ranks<'r>(
     ranks: impl IntoIterator<Item = &'r Rank>,
     sizes: LayoutSizes,
 ) -> HashMap<u32, Rank> {
-    let mut placed: Vec<(u32, u32, &Rank)> = Vec::new();
+    let mut placed: Vec<(u32, u32, u32, &Rank)> = Vec::new();
     for r in ranks {
         if r.is_engine() || r.as_global().is_some() || r.is_empty() {
             continue;
@@ -69,11 +75,11 @@ pub fn global_ranks<'r>(
         let Some(tp) = r.get("TP") else {
             return HashMap::new();
         };
-        placed.push((r.get("PP").unwrap_or(0), tp, r));
+        placed.push((r.get("DP").unwrap_or(0), r.get("PP").unwrap_or(0), tp, r));
     }
     let tp_size = placed
         .iter()
-        .map(|p| p.1 + 1)
+        .map(|p| p.2 + 1)
         .max()
         .map_or(sizes.tp, |seen| {
             Some(sizes.tp.map_or(seen, |t| t.max(seen)))
@@ -81,9 +87,20 @@ pub fn global_ranks<'r>(
     let Some(tp_size) = tp_size else {
         return HashMap::new();
     };
+    let pp_size = placed
+        .iter()
+        .map(|p| p.1 + 1)
+        .max()
+        .map_or(1, |seen| sizes.pp.map_or(seen, |p| p.max(seen)));
     let mut out: HashMap<u32, Rank> = HashMap::new();
-    for (pp, tp, r) in placed {
-        let Some(g) = pp.checked_mul(tp_size).and_then(|x| x.checked_add(tp)) else {
+    for (dp, pp, tp, r) in placed {
+        let replica = if sizes.across_replicas { dp } else { 0 };
+        let Some(g) = replica
+            .checked_mul(pp_size)
+            .and_then(|x| x.checked_add(pp))
+            .and_then(|x| x.checked_mul(tp_size))
+            .and_then(|x| x.checked_add(tp))
+        else {
             return HashMap::new();
         };
         if out.insert(g, r.clone()).is_some_and(|prev| prev != *r) {
@@ -120,6 +137,7 @@ mod tests {
         let sizes = LayoutSizes {
             tp: Some(4),
             pp: Some(2),
+            across_replicas: false,
         };
         let m = global_ranks(&ranks, sizes);
         assert_eq!(m[&4], tags("PP1 TP0"));
@@ -136,5 +154,25 @@ mod tests {
             global_ranks(&ranks, LayoutSizes::default())[&1],
             tags("DP1 TP1")
         );
+    }
+
+    #[test]
+    fn a_world_across_replicas_offsets_by_the_replica() {
+        // vLLM DP2 × PP2 × TP2: DP1 PP0 TP1 is 1 · (2 · 2) + 0 · 2 + 1 = 5.
+        let ranks: Vec<Rank> = (0..2)
+            .flat_map(|d| {
+                (0..2).flat_map(move |p| (0..2).map(move |t| tags(&format!("DP{d} PP{p} TP{t}"))))
+            })
+            .collect();
+        let sizes = LayoutSizes {
+            across_replicas: true,
+            ..LayoutSizes::default()
+        };
+        let m = global_ranks(&ranks, sizes);
+        assert_eq!(m.len(), 8);
+        assert_eq!(m[&5], tags("DP1 PP0 TP1"));
+        assert_eq!(m[&7], tags("DP1 PP1 TP1"));
+        // The same ranks as worlds of their own per replica: ambiguous, no mapping.
+        assert!(global_ranks(&ranks, LayoutSizes::default()).is_empty());
     }
 }
