@@ -134,6 +134,10 @@ pub enum Command {
         /// baseline given one path per node
         #[arg(long)]
         vs: Vec<PathBuf>,
+        /// As for `diff`: how much slower a phase must be, beyond the stamps' resolution,
+        /// to count (a percentage of the baseline's time)
+        #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
+        time_tolerance: f64,
         /// Load as the TUI does, print its first screen at this size (`120x40`) as text
         /// and exit: for measuring the time to first screen without a terminal
         #[arg(long, hide = true, value_name = "WxH", value_parser = crate::tui::parse_size)]

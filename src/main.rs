@@ -110,7 +110,16 @@ fn run(cli: Cli) -> Result<u8> {
             run,
             vs,
             first_frame,
-        } => commands::tui::run(logs()?, run, vs, *first_frame),
+            time_tolerance,
+        } => commands::tui::run(
+            logs()?,
+            run,
+            vs,
+            *first_frame,
+            rankscope::analysis::diff::DiffOptions {
+                time_tolerance: *time_tolerance,
+            },
+        ),
         Command::Grammars { action } => {
             let gs = logs()?.grammars;
             match action {

@@ -15,6 +15,9 @@ pub struct RunReport {
     pub phases: Vec<PhaseStats>,
     /// Where the ranks stopped, grouped by failure.
     pub outcome: RunOutcome,
+    /// For a memory failure, what the run's own figures support without a baseline: the
+    /// deficit at the failed request and the settings that would cover it.
+    pub remedies: crate::analysis::remedy::Remedies,
 }
 
 impl RunReport {
@@ -22,6 +25,7 @@ impl RunReport {
         RunReport {
             phases: phase_stats(run),
             outcome: outcome(run),
+            remedies: crate::analysis::remedy::remedies(None, run, None),
         }
     }
 }

@@ -292,3 +292,74 @@ fn the_fragmentation_pair_keeps_expandable_segments() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("expandable_segments:True"), "{text}");
 }
+
+/// `--time-tolerance` sets what a change must reach beyond the stamps' resolution: the
+/// 3 s → 11 s load (+8 s, 267 % of 3 s; the start-up +8 s of 15 s, 53 %) is a regression
+/// at the default 20 %, and not at 300 %.
+#[test]
+fn the_time_tolerance_is_the_users_to_set() {
+    let run = |tol: &str| {
+        assert_cmd::Command::cargo_bin("rankscope")
+            .expect("binary")
+            .args([
+                "diff",
+                "tests/fixtures/time/load_3s.log",
+                "tests/fixtures/time/load_11s.log",
+                "--time-tolerance",
+                tol,
+            ])
+            .output()
+            .expect("runs")
+    };
+    assert_eq!(run("20%").status.code(), Some(1));
+    let lax = run("300");
+    assert_eq!(
+        lax.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&lax.stdout)
+    );
+    assert!(String::from_utf8_lossy(&lax.stdout).starts_with("SAME"));
+    let bad = run("lots");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("percentage"));
+}
+
+/// Without a baseline, `summary` of a failed run gives what its own figures support: the
+/// vLLM capture OOM's request against the device's free memory (512.00 − 301.25 MiB) and
+/// one step of `gpu_memory_utilization` (1 % of the 139.80 GiB the OOM message gives).
+#[test]
+fn summary_of_a_memory_failure_gives_its_remedy() {
+    let out = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary")
+        .args(["summary", "samples/vllm-tp2-oom", "--width", "200"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "remedy: deficit: at least 210.75 MiB (512.00 MiB asked for, 301.25 MiB free"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("gpu_memory_utilization 0.95 -> 0.94"),
+        "{text}"
+    );
+    let json = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary")
+        .args(["summary", "samples/vllm-tp2-oom", "--json"])
+        .output()
+        .expect("runs");
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["remedies"]["deficit"]["deficit"], 220_987_392);
+    assert_eq!(doc["remedies"]["remedies"][0]["to"], "0.94");
+    // A run that reached ready has no remedies.
+    let ready = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary")
+        .args(["summary", "samples/vllm-tp2", "--json"])
+        .output()
+        .expect("runs");
+    let doc: serde_json::Value = serde_json::from_slice(&ready.stdout).expect("JSON");
+    assert!(doc["remedies"].is_null());
+}

@@ -55,6 +55,7 @@ fn vs(candidate: &str, baseline: &str) -> App {
         &[Path::new("samples").join(candidate)],
         &[Path::new("samples").join(baseline)],
         &LoadOptions::default(),
+        Default::default(),
         false,
         &progress,
     )

@@ -12,6 +12,7 @@ pub fn run(
     paths: &[PathBuf],
     vs: &[PathBuf],
     first_frame: Option<(u16, u16)>,
+    diff: rankscope::analysis::diff::DiffOptions,
 ) -> Result<u8> {
     if let Some((w, h)) = first_frame {
         out(&rankscope::tui::first_frame(
@@ -19,12 +20,13 @@ pub fn run(
             paths,
             vs,
             &cx.opts,
+            diff,
             (w, h),
         )?)?;
         return Ok(0);
     }
     // Loads on its own thread behind a loading screen; a load error comes back after the
     // user has read it and quit, and exits 2 like any other.
-    rankscope::tui::run_paths(cx.grammars, paths, vs, cx.opts, cx.style.color)?;
+    rankscope::tui::run_paths(cx.grammars, paths, vs, cx.opts, diff, cx.style.color)?;
     Ok(0)
 }

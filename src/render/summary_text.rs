@@ -131,6 +131,23 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             let _ = writeln!(o, "{}", style.bad(&line));
         }
     }
+    // A memory failure's remedies, as far as the run's own figures support them (`diff`
+    // against a run that started measures the deficit better).
+    if out.failed() {
+        for (i, l) in super::remedy_text::lines(&report.remedies)
+            .iter()
+            .enumerate()
+        {
+            let text = if i == 0 {
+                format!("remedy: {l}")
+            } else {
+                format!("  {l}")
+            };
+            for line in wrap_indented(&text, style.width, "", "    ") {
+                let _ = writeln!(o, "{line}");
+            }
+        }
+    }
     // Launcher lines that only echo a rank's failure or shut down are not news here.
     for f in run
         .launcher_failures

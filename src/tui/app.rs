@@ -8,7 +8,7 @@ use chrono::NaiveDateTime;
 use crate::analysis::attribute::{
     clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence, SnapshotNote,
 };
-use crate::analysis::diff::{diff, RunDiff};
+use crate::analysis::diff::{diff_with, RunDiff};
 use crate::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
 use crate::model::{Edge, Phase, RankRun, Run};
@@ -600,6 +600,8 @@ pub struct Snapshots<'a> {
     pub baseline: Option<&'a [RankSnapshot]>,
     /// The baseline's snapshots that could not be used, worded for the Diff view's notes.
     pub baseline_notes: Vec<String>,
+    /// How the baseline is compared (`tui --time-tolerance`).
+    pub diff: crate::analysis::diff::DiffOptions,
 }
 
 /// What the TUI shows that analysis computes, computed once when the runs arrive; the
@@ -633,7 +635,7 @@ pub fn analyse(run: &Run, baseline: Option<&Run>, snaps: &Snapshots) -> Analysed
     let report = RunReport::of(run);
     let lanes = lanes_of(run, &report);
     let bands = bands_of(&lanes);
-    let diff = baseline.map(|b| diff(b, run));
+    let diff = baseline.map(|b| diff_with(b, run, snaps.diff));
     let diff_facts = match (baseline, &diff) {
         (Some(b), Some(d)) => Some(diff_facts(b, run, d, snaps)),
         _ => None,

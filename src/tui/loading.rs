@@ -93,6 +93,7 @@ pub fn load_app(
         &[run_path.to_path_buf()],
         &vs,
         &LoadOptions::default(),
+        Default::default(),
         color,
         p,
     )
@@ -112,6 +113,7 @@ pub fn load_app_paths(
     run_paths: &[PathBuf],
     vs: &[PathBuf],
     opts: &LoadOptions,
+    diff: crate::analysis::diff::DiffOptions,
     color: bool,
     p: &Progress,
 ) -> Result<App, String> {
@@ -134,6 +136,7 @@ pub fn load_app_paths(
         let read = Snapshots {
             run: &snaps,
             errors,
+            diff,
             ..Snapshots::default()
         };
         return Ok(App::from_loaded(
@@ -158,6 +161,7 @@ pub fn load_app_paths(
             .into_iter()
             .map(|e| format!("baseline: {e}"))
             .collect(),
+        diff,
     };
     Ok(App::from_loaded(
         loaded.run,

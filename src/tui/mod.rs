@@ -172,6 +172,7 @@ pub fn run_paths(
     run_paths: &[PathBuf],
     vs: &[PathBuf],
     opts: crate::load::LoadOptions,
+    diff: crate::analysis::diff::DiffOptions,
     color: bool,
 ) -> Result<(), TuiError> {
     let progress = Arc::new(loading::Progress::default());
@@ -188,7 +189,8 @@ pub fn run_paths(
         std::thread::Builder::new()
             .name("tui-load".into())
             .spawn(move || {
-                let r = loading::load_app_paths(&gs, &run_paths, &vs, &opts, color, &progress);
+                let r =
+                    loading::load_app_paths(&gs, &run_paths, &vs, &opts, diff, color, &progress);
                 // The receiver is gone only when the user quit first.
                 let _ = tx.send(r);
             })?;
@@ -242,10 +244,11 @@ pub fn first_frame(
     run_paths: &[PathBuf],
     vs: &[PathBuf],
     opts: &crate::load::LoadOptions,
+    diff: crate::analysis::diff::DiffOptions,
     (width, height): (u16, u16),
 ) -> Result<String, TuiError> {
     let progress = loading::Progress::default();
-    let mut app = loading::load_app_paths(gs, run_paths, vs, opts, false, &progress)
+    let mut app = loading::load_app_paths(gs, run_paths, vs, opts, diff, false, &progress)
         .map_err(TuiError::Load)?;
     Ok(render_text(&mut app, width, height))
 }

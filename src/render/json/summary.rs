@@ -375,6 +375,9 @@ pub struct SummaryDoc {
     /// Always `summary`.
     pub command: String,
     pub run: RunDoc,
+    /// For a failed run: a memory failure's deficit and the settings that would cover it,
+    /// from the run's own figures (null for a run that did not fail).
+    pub remedies: Option<RemediesDoc>,
 }
 
 pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
@@ -382,5 +385,9 @@ pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
         schema_version: SCHEMA_VERSION,
         command: "summary".into(),
         run: run_doc(run, report),
+        remedies: report
+            .outcome
+            .failed()
+            .then(|| remedies_doc(&report.remedies)),
     }
 }
