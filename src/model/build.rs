@@ -587,6 +587,11 @@ fn build_rank(
 ) -> (RankRun, Option<outcome::Stop>) {
     let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
     let mut current = Phase::Launch;
+    // A phase begun again after later phases (a speculative draft model's own model
+    // runner: `Init torch distributed begin.` after `Memory pool end.`), while it is the
+    // rank's latest phase line: where the rank is, whatever phases it finished before.
+    let mut reentered: Option<Phase> = None;
+    let mut furthest = Phase::Launch;
     let mut stops: Vec<outcome::Stop> = Vec::new();
     let mut traceback: Option<String> = None;
     for &i in &idx {
@@ -600,6 +605,8 @@ fn build_rank(
                 end_printed: false,
                 figures: Vec::new(),
             });
+            reentered = (edge == Edge::Begin && phase < furthest).then_some(phase);
+            furthest = furthest.max(phase);
             match edge {
                 Edge::Begin => {
                     if span.start.is_none() {
@@ -696,9 +703,10 @@ fn build_rank(
     }
     // Where a log that simply ends stopped: in the open phase, or the next one once the
     // last phase closed.
-    let open_phase = match spans.get(&last_phase) {
-        Some(s) if s.complete && last_phase != Phase::Ready => last_phase.next(),
-        _ => last_phase,
+    let open_phase = match (reentered, spans.get(&last_phase)) {
+        (Some(p), _) => p,
+        (None, Some(s)) if s.complete && last_phase != Phase::Ready => last_phase.next(),
+        (None, _) => last_phase,
     };
     let last_origin = idx.last().map(|&i| events[i].origin.clone());
     let (out, last_phase) = match &stop {

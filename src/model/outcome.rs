@@ -415,15 +415,37 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             .filter_map(|&i| events[i].ts)
             .max()
     };
+    // The others' progress also counts their lines that say they still wait for a peer
+    // (a grammar's `waits_for` field: vLLM's broadcast queue finding no free block while
+    // a reader hangs): the silent rank is what they wait for.
+    let last_progress = |r: &RankRun| {
+        let waits = r
+            .events
+            .iter()
+            .filter(|&&i| events[i].field("waits_for").is_some())
+            .filter_map(|&i| events[i].ts)
+            .max();
+        last_ts(r).max(waits)
+    };
     let lasts: Vec<Option<NaiveDateTime>> = ranks
         .iter()
         .map(|r| if r.is_process() { None } else { last_ts(r) })
+        .collect();
+    let progress: Vec<Option<NaiveDateTime>> = ranks
+        .iter()
+        .map(|r| {
+            if r.is_process() {
+                None
+            } else {
+                last_progress(r)
+            }
+        })
         .collect();
     // The latest progress of the others, for every rank at once: the overall latest, or
     // for the rank that holds it, the second latest (linear in the ranks, not quadratic).
     let mut best: Option<(usize, NaiveDateTime)> = None;
     let mut second: Option<(usize, NaiveDateTime)> = None;
-    for (j, t) in lasts.iter().enumerate() {
+    for (j, t) in progress.iter().enumerate() {
         let Some(t) = *t else { continue };
         if best.is_none_or(|(_, b)| t > b) {
             second = best;
@@ -446,6 +468,18 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
         let silent = (theirs - mine).num_seconds();
         if silent < SILENCE_STALL_S {
             continue;
+        }
+        // Waiting lines count only for a rank that fell behind: one still in an earlier
+        // phase than the furthest of the others (the ranks that went on and now wait
+        // with the printer are not what it waits for).
+        if progress[i] != lasts[i] || progress[j] != lasts[j] {
+            let furthest = (ranks.iter().enumerate())
+                .filter(|(k, r)| *k != i && !r.is_process())
+                .map(|(_, r)| r.last_phase)
+                .max();
+            if furthest.is_none_or(|p| ranks[i].last_phase >= p) {
+                continue;
+            }
         }
         let other = ranks[j].rank.clone();
         let their_phase = ranks[j].last_phase;
