@@ -367,9 +367,8 @@ fn recognised(run: &Run) -> bool {
     !run.events.is_empty() || c.events > 0 || c.records > 0 || c.noise > 0
 }
 
-/// What a run read without any start-up event says about itself.
-fn no_startup_note(run: &Run) -> String {
-    let c = run.counts();
+/// The grammar families the run's files were detected as, each once.
+fn detected_families(run: &Run) -> Vec<&str> {
     let mut families: Vec<&str> = run
         .sources
         .iter()
@@ -377,6 +376,13 @@ fn no_startup_note(run: &Run) -> String {
         .collect();
     families.sort();
     families.dedup();
+    families
+}
+
+/// What a run read without any start-up event says about itself.
+fn no_startup_note(run: &Run) -> String {
+    let c = run.counts();
+    let families = detected_families(run);
     let of = if families.is_empty() {
         String::new()
     } else {
@@ -1022,13 +1028,7 @@ fn snapshot_not_log(path: &Path) -> Option<String> {
 /// What a file with no start-up event held instead, for the error that refuses it.
 fn what_was_found(run: &Run) -> String {
     let c = run.counts();
-    let mut families: Vec<&str> = run
-        .sources
-        .iter()
-        .flat_map(|s| s.detected.iter().map(String::as_str))
-        .collect();
-    families.sort();
-    families.dedup();
+    let families = detected_families(run);
     let example = run.sources.iter().find_map(|s| {
         let u = s.unknown_samples.first()?;
         Some(format!(

@@ -2,7 +2,7 @@
 //! failed first when the others only followed. Logs written for these tests.
 
 mod common;
-use common::run_of;
+use common::{load, run_of};
 
 use rankscope::analysis::diff::{self, ComparabilityNote, Status};
 use rankscope::model::{FailureKind, Outcome};
@@ -242,17 +242,6 @@ fn a_component_stream_does_not_make_one_server_two() {
     // `streams`); samples/vllm-tp2-oom died in cuda_graph before it. Both are vLLM: no
     // "different servers" note (it said `streams+vllm vs vllm` while `streams` counted as
     // a server).
-    let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
-    let load = |p: &str| {
-        rankscope::load::load_run(
-            &gs,
-            std::path::Path::new(p),
-            &Default::default(),
-            &|_, _| {},
-        )
-        .expect("sample loads")
-        .run
-    };
     let (b, c) = (load("samples/vllm-tp2"), load("samples/vllm-tp2-oom"));
     assert!(
         b.grammars.iter().any(|g| g == "streams"),
@@ -283,17 +272,6 @@ fn one_stray_line_of_another_server_does_not_make_a_second_server() {
     // sglang grammar. The run is still vLLM's: its configuration line is vLLM's, and 20 of
     // its 24 events are vLLM's (the others: 2 NCCL, 1 uvicorn, the stray one). Against the unchanged sample there is no "different servers" note;
     // against an SGLang run there is.
-    let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
-    let load = |p: &str| {
-        rankscope::load::load_run(
-            &gs,
-            std::path::Path::new(p),
-            &Default::default(),
-            &|_, _| {},
-        )
-        .expect("run loads")
-        .run
-    };
     let stray = load("tests/fixtures/vllm-tp2-stray-sglang-line");
     assert!(
         stray.grammars.iter().any(|g| g == "sglang"),
