@@ -114,9 +114,12 @@ pub fn own_traceback(tb: &str) -> &str {
     const HEADER: &str = "Traceback (most recent call last):";
     let mut previous = "";
     let mut offset = 0;
+    // A header ends the traceback only after one: lines before any frame (a wrapper's
+    // `Attaching to …`, the excerpt's lead) are not a traceback of their own.
+    let mut seen_frame = false;
     for line in tb.split_inclusive('\n') {
         let text = line.trim();
-        if offset > 0 && text.ends_with(HEADER) {
+        if seen_frame && text.ends_with(HEADER) {
             let chained = previous.contains("During handling of the above exception")
                 || previous.contains("The above exception was the direct cause");
             if !chained {
@@ -126,6 +129,7 @@ pub fn own_traceback(tb: &str) -> &str {
         if !text.is_empty() {
             previous = text;
         }
+        seen_frame |= text.contains("File \"");
         offset += line.len();
     }
     tb
@@ -512,6 +516,9 @@ mod tests {
             super::own_traceback(tb),
             "  File \"a.py\", line 1, in f\nRuntimeError: first\n\n"
         );
+        // Lines before any frame are no traceback of their own.
+        let lead = "Attaching to svc-1\nsvc-1  | Traceback (most recent call last):\nsvc-1  |   File \"b.py\", line 2, in g\n";
+        assert_eq!(super::own_traceback(lead), lead);
         let chained = "  File \"a.py\", line 1, in f\nKeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nRuntimeError: second";
         assert_eq!(super::own_traceback(chained), chained);
     }
