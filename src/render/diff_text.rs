@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
 use super::summary_text::figure_label;
+pub use super::verdict_text::verdict_rows;
 use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::attribute::{
     Attribution, ClockNote, MatchEvidence, RankMatchNote, SnapshotNote,
@@ -32,7 +33,7 @@ pub fn delta_text(f: &FigureDiff, v: f64) -> String {
     }
 }
 
-fn spread_text(f: &FigureDiff) -> String {
+pub(crate) fn spread_text(f: &FigureDiff) -> String {
     let d = &f.delta;
     if d.min == d.max {
         delta_text(f, d.median)
@@ -429,142 +430,6 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         figure_table(&mut o, d, style);
     }
     o
-}
-
-/// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
-/// memory; else the first divergence with its allocation sites, or the snapshots' cause),
-/// the effect, the time changes. `diff`'s text and the TUI's Diff view both print these,
-/// so the two say the same.
-pub fn verdict_rows(
-    d: &RunDiff,
-    attribution: &[String],
-    snapshot_cause: &[String],
-) -> Vec<(&'static str, String)> {
-    let mut rows: Vec<(&'static str, String)> = Vec::new();
-    // A failure that is not about memory is its own cause; a memory figure that moved
-    // too is shown under `memory`.
-    let failure_cause = d
-        .failure_cause
-        .as_ref()
-        .filter(|fc| d.status == Status::Failed && !crate::analysis::cause::is_memory(fc.kind));
-    let mut cause_label = "cause";
-    if let Some(fc) = failure_cause {
-        for (i, l) in super::cause_text::lines(d, fc).iter().enumerate() {
-            rows.push((if i == 0 { "cause" } else { "" }, l.clone()));
-        }
-        cause_label = "memory";
-    }
-    if let Some(div) = &d.first_divergence {
-        let f = d
-            .figures
-            .iter()
-            .find(|f| f.phase == div.phase && f.figure == div.figure);
-        if let Some(f) = f {
-            let text = format!(
-                "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
-                f.phase,
-                figure_label(f.figure),
-                spread_text(f),
-                div.ranks_moved,
-                div.ranks_compared,
-                div.class.name(),
-                figure_text(f.baseline_median, f.is_bytes, f.resolution),
-                figure_text(f.candidate_median, f.is_bytes, f.resolution),
-                if f.is_bytes {
-                    format!(
-                        "; log resolution {:.2} MiB",
-                        f.resolution / crate::units::MIB
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            rows.push((cause_label, text));
-        }
-        for a in attribution {
-            rows.push(("", a.clone()));
-        }
-        for l in snapshot_cause {
-            rows.push(("", l.clone()));
-        }
-    } else if !snapshot_cause.is_empty() {
-        for (i, l) in snapshot_cause.iter().enumerate() {
-            rows.push((if i == 0 { cause_label } else { "" }, l.clone()));
-        }
-    } else if failure_cause.is_some() {
-        // The failure is the cause; no memory figure to add.
-    } else if d.comparability.memory_compared && d.figures.is_empty() {
-        // Not "nothing moved": the logs printed nothing to compare (TGI prints no
-        // per-phase memory), so the reader is told what could not be seen.
-        rows.push((
-            "cause",
-            "no memory figure printed by both runs, nothing to compare; a PyTorch memory snapshot of each would show where memory went".to_string(),
-        ));
-    } else if d.comparability.memory_compared {
-        let what = if d.time.findings.is_empty() {
-            "no figure moved beyond the print resolution"
-        } else {
-            "no memory figure moved beyond the print resolution; the time did (below)"
-        };
-        rows.push(("cause", what.to_string()));
-    }
-    if let Some(e) = &d.effect {
-        let mut parts = Vec::new();
-        match e.kv_tokens_delta {
-            Some(0) => parts.push(format!(
-                "KV pool sized as before ({} tokens/rank)",
-                e.kv_tokens_baseline
-                    .map(group_thousands)
-                    .unwrap_or_default()
-            )),
-            Some(t) => parts.push(format!(
-                "KV pool {} {} tokens/rank{}",
-                if t < 0 { "lost" } else { "gained" },
-                group_thousands(t.abs()),
-                e.kv_bytes_delta
-                    .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
-                    .unwrap_or_default()
-            )),
-            None => {}
-        }
-        if let (Some(dl), Some((b, c))) = (e.avail_after_pool_delta, e.avail_after_pool) {
-            if dl != 0 {
-                parts.push(format!(
-                    "free memory after the pool {} {} -> {}",
-                    if dl < 0 { "fell" } else { "rose" },
-                    figure_text(b as f64, true, crate::units::GIB / 100.0),
-                    figure_text(c as f64, true, crate::units::GIB / 100.0)
-                ));
-            }
-        }
-        if let Some(g) = d.candidate.groups.first() {
-            if let Some(req) = g.requested_bytes {
-                parts.push(format!(
-                    "{} asked for {}{}",
-                    g.phase,
-                    crate::units::human_bytes(req),
-                    g.allowed_bytes
-                        .map(|a| format!(" past the {} allowed", crate::units::human_bytes(a)))
-                        .unwrap_or_default()
-                ));
-            }
-        }
-        if !parts.is_empty() {
-            rows.push(("effect", parts.join("; ")));
-        }
-    }
-    if d.status == Status::Failed {
-        for (i, t) in super::remedy_text::lines(&d.remedies)
-            .into_iter()
-            .enumerate()
-        {
-            rows.push((if i == 0 { "remedy" } else { "" }, t));
-        }
-    }
-    for (i, t) in super::time_text::rows(&d.time).iter().enumerate() {
-        rows.push((if i == 0 { "time" } else { "" }, t.clone()));
-    }
-    rows
 }
 
 /// The compared figures: a table, or below its width (63 columns and the widest `ranks`

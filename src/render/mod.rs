@@ -9,6 +9,7 @@ pub mod outcome_text;
 pub mod remedy_text;
 pub mod summary_text;
 pub mod time_text;
+pub mod verdict_text;
 
 use std::io::IsTerminal;
 
