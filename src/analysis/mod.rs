@@ -5,5 +5,6 @@ pub mod attribute;
 pub mod cause;
 pub mod clock;
 pub mod diff;
+pub mod outcome;
 pub mod remedy;
 pub mod timing;

@@ -1,0 +1,235 @@
+//! One run's outcome across ranks: failed ranks grouped by kind, phase and OOM figures,
+//! the root, and the failure told root first. `summary`, `diff` and the TUI read it.
+
+use std::collections::BTreeMap;
+
+use crate::event::Rank;
+use crate::model::{Failure, FailureKind, Outcome, Phase, Run};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureGroup {
+    /// `failed`, `consequence`, `terminated` or `stalled`.
+    pub outcome: Outcome,
+    pub kind: FailureKind,
+    pub phase: Phase,
+    pub ranks: Vec<Rank>,
+    pub total_ranks: usize,
+    /// Parsed OOM figures common to the group (bytes).
+    pub requested_bytes: Option<i64>,
+    pub allowed_bytes: Option<i64>,
+    pub free_bytes: Option<i64>,
+    pub reserved_unallocated_bytes: Option<i64>,
+    pub private_pools_bytes: Option<i64>,
+    pub message: String,
+    /// The ranks failed because `consequence_of` did first.
+    pub consequence_of: Option<Rank>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutcome {
+    /// Numbered ranks (engine and API processes apart).
+    pub ranks: usize,
+    pub ready: bool,
+    /// Ranks that failed on their own.
+    pub failed_ranks: usize,
+    /// Ranks per outcome, in `Outcome::ALL` order, zero counts left out.
+    pub counts: Vec<(Outcome, usize)>,
+    pub groups: Vec<FailureGroup>,
+    /// The root: the rank whose own failure (or, failing none, stall) came first.
+    pub first_failure: Option<(Rank, FailureKind, Phase)>,
+    /// The root's outcome (`failed` or `stalled`).
+    pub root_outcome: Option<Outcome>,
+    pub launcher_failures: Vec<String>,
+    /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
+    pub launcher_consequences: Vec<String>,
+    /// Ranks whose log ends with nothing said, and the phase most of them were in.
+    pub incomplete: usize,
+    /// The run's failure as told: the root first, what followed counted apart.
+    pub story: FailureStory,
+}
+
+/// Who failed first, as the story of a failed run tells it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoryRoot {
+    /// The run's one rank failed on its own.
+    OnlyRank {
+        rank: Rank,
+        kind: FailureKind,
+        phase: Phase,
+    },
+    /// Every rank failed on its own, the same way.
+    AllRanks {
+        ranks: usize,
+        kind: FailureKind,
+        phase: Phase,
+    },
+    /// The root, and how many more ranks failed on their own.
+    Root {
+        rank: Rank,
+        kind: FailureKind,
+        phase: Phase,
+        stalled: bool,
+        others_failed: usize,
+    },
+    LauncherFailed,
+    /// The launcher saw a child fail; no rank's own failure is in the log.
+    LauncherReportsChild,
+    NoOwnFailure,
+}
+
+/// One run's failure: the root first, then the ranks per outcome that followed it
+/// (consequence, terminated, stalled, incomplete; zero counts left out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureStory {
+    pub root: StoryRoot,
+    pub followers: Vec<(Outcome, usize)>,
+}
+
+impl RunOutcome {
+    /// The run failed: a root, or the launcher saw a failure.
+    pub fn failed(&self) -> bool {
+        self.first_failure.is_some()
+            || !self.launcher_failures.is_empty()
+            || !self.launcher_consequences.is_empty()
+    }
+    pub fn count(&self, o: Outcome) -> usize {
+        self.counts
+            .iter()
+            .find(|(x, _)| *x == o)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+pub fn outcome(run: &Run) -> RunOutcome {
+    let total = run.worker_ranks().count();
+    type Key = (
+        Outcome,
+        FailureKind,
+        Phase,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+        Option<Rank>,
+    );
+    let mut groups: BTreeMap<Key, (Vec<Rank>, &Failure)> = BTreeMap::new();
+    let b = |f: &Failure, n: &str| f.fields.get(n).and_then(|v| v.as_bytes());
+    for r in run.worker_ranks() {
+        let Some(f) = &r.failure else { continue };
+        let key: Key = (
+            f.outcome,
+            f.kind,
+            f.phase,
+            b(f, "requested_bytes"),
+            b(f, "allowed_bytes"),
+            b(f, "reserved_unallocated_bytes"),
+            f.consequence_of.clone(),
+        );
+        groups
+            .entry(key)
+            .or_insert_with(|| (Vec::new(), f))
+            .0
+            .push(r.rank.clone());
+    }
+    let mut groups: Vec<FailureGroup> = groups
+        .into_iter()
+        .map(|(key, (ranks, first))| FailureGroup {
+            outcome: key.0,
+            kind: key.1,
+            phase: key.2,
+            ranks,
+            total_ranks: total,
+            requested_bytes: key.3,
+            allowed_bytes: key.4,
+            free_bytes: b(first, "free_bytes"),
+            reserved_unallocated_bytes: key.5,
+            private_pools_bytes: b(first, "private_pools_bytes"),
+            message: first.message.clone(),
+            consequence_of: key.6,
+        })
+        .collect();
+    // Own failures first, then what followed them; larger groups first within each.
+    groups.sort_by_key(|g| (g.outcome, std::cmp::Reverse(g.ranks.len())));
+    let root = run.root_failure();
+    let counts = Outcome::ALL
+        .into_iter()
+        .map(|o| (o, run.count(o)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    // A launcher's own shutdown notices (`Killing local vLLM worker processes`) say nothing
+    // about which rank failed, or whether one did.
+    let (launcher_failures, launcher_consequences): (Vec<&Failure>, Vec<&Failure>) = run
+        .launcher_failures
+        .iter()
+        .filter(|f| f.outcome != Outcome::Terminated)
+        .partition(|f| f.outcome == Outcome::Failed);
+    let mut out = RunOutcome {
+        ranks: total,
+        ready: run.ready,
+        failed_ranks: run.failed_ranks(),
+        counts,
+        groups,
+        first_failure: root.map(|(r, f)| (r.rank.clone(), f.kind, f.phase)),
+        root_outcome: root.map(|(_, f)| f.outcome),
+        launcher_failures: launcher_failures
+            .iter()
+            .map(|f| f.message.clone())
+            .collect(),
+        launcher_consequences: launcher_consequences
+            .iter()
+            .map(|f| f.message.clone())
+            .collect(),
+        incomplete: run.count(Outcome::Incomplete),
+        story: FailureStory {
+            root: StoryRoot::NoOwnFailure,
+            followers: Vec::new(),
+        },
+    };
+    out.story = failure_story(&out);
+    out
+}
+
+/// One run's failure: the root first, what followed counted apart.
+fn failure_story(c: &RunOutcome) -> FailureStory {
+    let own: Vec<&FailureGroup> = c
+        .groups
+        .iter()
+        .filter(|g| g.outcome == Outcome::Failed)
+        .collect();
+    let root = match (own.as_slice(), &c.first_failure) {
+        ([g], _) if g.ranks.len() == c.ranks && c.ranks == 1 => StoryRoot::OnlyRank {
+            rank: g.ranks[0].clone(),
+            kind: g.kind,
+            phase: g.phase,
+        },
+        ([g], _) if g.ranks.len() == c.ranks => StoryRoot::AllRanks {
+            ranks: c.ranks,
+            kind: g.kind,
+            phase: g.phase,
+        },
+        (_, Some((rank, kind, phase))) => StoryRoot::Root {
+            rank: rank.clone(),
+            kind: *kind,
+            phase: *phase,
+            stalled: c.root_outcome == Some(Outcome::Stalled),
+            others_failed: c.failed_ranks.saturating_sub(1),
+        },
+        _ if !c.launcher_failures.is_empty() => StoryRoot::LauncherFailed,
+        _ if !c.launcher_consequences.is_empty() => StoryRoot::LauncherReportsChild,
+        _ => StoryRoot::NoOwnFailure,
+    };
+    let followers = [
+        Outcome::Consequence,
+        Outcome::Terminated,
+        Outcome::Stalled,
+        Outcome::Incomplete,
+    ]
+    .into_iter()
+    // The root's own stall is already the headline.
+    .map(|o| {
+        let n = c.count(o) - usize::from(o == Outcome::Stalled && c.root_outcome == Some(o));
+        (o, n)
+    })
+    .filter(|(_, n)| *n > 0)
+    .collect();
+    FailureStory { root, followers }
+}
