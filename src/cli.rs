@@ -36,8 +36,8 @@ pub struct GlobalArgs {
     /// When to colour the output (NO_COLOR is honoured under `auto`)
     #[arg(long, value_enum, default_value = "auto", global = true)]
     pub color: ColorChoice,
-    /// Columns of text output; by default the terminal's width, or 80 when stdout is not
-    /// a terminal (text narrower than 40 columns is laid out at 40)
+    /// Columns of text output; by default `COLUMNS`, else the terminal's width, else 80
+    /// (text narrower than 40 columns is laid out at 40)
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
     pub width: Option<u16>,
     /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable

@@ -17,8 +17,8 @@ use std::io::IsTerminal;
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Colour and width are decided once, here. Colour: `--color always|never`, else
-/// `NO_COLOR`, else whether stdout is a terminal. Width: `--width N`, else the terminal's
-/// columns when stdout is one, else 80.
+/// `NO_COLOR` or `TERM=dumb` (no colour), else whether stdout is a terminal. Width:
+/// `--width N`, else `COLUMNS`, else the terminal's columns when stdout is one, else 80.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
@@ -31,20 +31,40 @@ pub const DEFAULT_WIDTH: usize = 80;
 /// Tables keep their fixed columns below this; narrower requests are raised to it.
 pub const MIN_WIDTH: usize = 40;
 
-/// `--width N`, else the terminal's columns when stdout is a terminal, else 80.
+/// `--width N`, else `COLUMNS` (a positive whole number), else the terminal's columns when
+/// stdout is one, else 80: as `ls` and git do, so that a pipe from a narrow pane
+/// (`COLUMNS=60 rankscope diff … | head`) is laid out for the pane.
 pub fn output_width(given: Option<usize>) -> usize {
-    let w = given.unwrap_or_else(|| {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(given, columns.as_deref(), || {
         if std::io::stdout().is_terminal() {
             crossterm::terminal::size()
                 .map(|(cols, _)| cols as usize)
                 .ok()
                 .filter(|c| *c > 0)
-                .unwrap_or(DEFAULT_WIDTH)
         } else {
-            DEFAULT_WIDTH
+            None
         }
-    });
-    w.max(MIN_WIDTH)
+    })
+}
+
+/// The choice of `output_width`, its inputs given: `COLUMNS` that is not a positive number
+/// is ignored, as `ls` ignores it.
+fn width_from(
+    given: Option<usize>,
+    columns: Option<&str>,
+    terminal: impl FnOnce() -> Option<usize>,
+) -> usize {
+    let from_env = || {
+        columns
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|c| *c > 0)
+    };
+    given
+        .or_else(from_env)
+        .or_else(terminal)
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(MIN_WIDTH)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -60,8 +80,10 @@ impl Style {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
+                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                // A dumb terminal shows escape codes as text (as git and ls treat it).
+                let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+                !no_color && !dumb && std::io::stdout().is_terminal()
             }
         };
         Style {
@@ -319,6 +341,21 @@ mod tests {
         );
         // Both sides of an arrow stay with it.
         assert_eq!(wrap("OOMs 0 -> 1", 8), ["OOMs", "0 -> 1"]);
+    }
+
+    #[test]
+    fn width_order() {
+        let term = || Some(120);
+        // --width wins over COLUMNS and the terminal; COLUMNS over the terminal.
+        assert_eq!(width_from(Some(100), Some("60"), term), 100);
+        assert_eq!(width_from(None, Some("60"), term), 60);
+        assert_eq!(width_from(None, Some("60"), || None), 60);
+        assert_eq!(width_from(None, None, term), 120);
+        // Not a positive number: ignored.
+        assert_eq!(width_from(None, Some("0"), || None), DEFAULT_WIDTH);
+        assert_eq!(width_from(None, Some("wide"), term), 120);
+        // Narrower than the tables allow: raised.
+        assert_eq!(width_from(None, Some("20"), || None), MIN_WIDTH);
     }
 
     #[test]

@@ -249,9 +249,8 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
     if !run.nodes.is_empty() {
         let reference = run.nodes.iter().find(|n| n.reference);
         let ref_name = reference.map_or("?", |n| n.name.as_str());
-        let _ = writeln!(
-            o,
-            "\n{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
+        let head = format!(
+            "{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
             run.nodes.len(),
             if run
                 .nodes
@@ -263,6 +262,8 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
                 "as printed, --no-clock-align"
             }
         );
+        o.push('\n');
+        put(o, style.width, 0, &head);
         if let Some(r) = reference {
             let _ = writeln!(o, "  {}: reference", node_label(r));
         }
@@ -310,9 +311,11 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
         .collect();
     if all.is_empty() {
         if !run.nodes.is_empty() {
-            let _ = writeln!(
+            put(
                 o,
-                "no straggler: every phase ends within the stamps' and clocks' uncertainty"
+                style.width,
+                0,
+                "no straggler: every phase ends within the stamps' and clocks' uncertainty",
             );
         }
         return;
