@@ -8,12 +8,15 @@ use crate::render::ColorChoice;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
-  0  success; for `diff`: no meaningful difference (or only improvements)
+  0  success; for `diff`: no meaningful difference (or only improvements); for
+     `summary --exit-code`: the run reached ready
   1  `diff`: the candidate failed or regressed against the baseline (less capacity,
-     more memory used, or a slower start-up beyond --time-tolerance)
+     more memory used, or a slower start-up beyond --time-tolerance);
+     `summary --exit-code`: the run failed
   2  usage or input error (missing path, unreadable or binary file, a file with no
      start-up event, bad grammar)
-  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete)";
+  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete);
+     `summary --exit-code`: the same of the run";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -56,6 +59,7 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// One run: phases × ranks, memory, skew, where each rank stopped
+    #[command(after_help = EXIT_CODES)]
     Summary {
         /// A log file, a run directory, or `-` for stdin; several paths (one per node, or
         /// a directory of node directories) are one multi-node run
@@ -71,6 +75,10 @@ pub enum Command {
         /// figures, outcome), each naming its run: for loading many runs into one table
         #[arg(long)]
         ndjson: bool,
+        /// Exit 1 when the run failed, 3 when it is incomplete, 0 when it is ready (without
+        /// it `summary` exits 0 whatever the run's state), with any output format
+        #[arg(long)]
+        exit_code: bool,
     },
     /// Every start-up event, typed, with memory in bytes and time in seconds
     Events {

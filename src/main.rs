@@ -60,7 +60,8 @@ fn run(cli: Cli) -> Result<u8> {
             ranks,
             json,
             ndjson,
-        } => commands::summary::run(&logs()?, run, *ranks, *json, *ndjson),
+            exit_code,
+        } => commands::summary::run(&logs()?, run, *ranks, *json, *ndjson, *exit_code),
         Command::Events {
             run,
             json,

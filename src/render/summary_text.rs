@@ -6,7 +6,7 @@ use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
 use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
-use crate::report::RunReport;
+use crate::report::{RunReport, RunState};
 
 pub fn figure_label(name: &str) -> String {
     name.replace('_', " ")
@@ -23,14 +23,11 @@ fn secs(v: f64) -> String {
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
-    let (status, paint): (&str, fn(&Style, &str) -> String) = if out.failed() {
-        ("FAILED", Style::bad)
-    } else if run.ready {
-        ("READY", Style::good)
-    } else if run.ranks.is_empty() {
-        ("NO RANKS", Style::warn)
-    } else {
-        ("INCOMPLETE", Style::warn)
+    let (status, paint): (&str, fn(&Style, &str) -> String) = match report.state(run) {
+        RunState::Failed => ("FAILED", Style::bad),
+        RunState::Ready => ("READY", Style::good),
+        RunState::NoRanks => ("NO RANKS", Style::warn),
+        RunState::Incomplete => ("INCOMPLETE", Style::warn),
     };
     let counts = format!(
         "{} rank{}, {} source{}{}",
