@@ -51,3 +51,62 @@ fn summary_exit_code_gates_on_the_run_state() {
         "{help}"
     );
 }
+
+/// `summary` without `--ranks` quotes a root failure that is not about memory: tp2-nccl-fail's
+/// root TP0 is server.log:20, `torch.distributed.DistBackendError: NCCL error in: …`.
+/// With `--ranks`, TP1's consequence is quoted by its exception (server.log:41, `…
+/// DistBackendError: [1] is setting up NCCL communicator …`), not by its header line 25
+/// `Scheduler hit an exception: Traceback (most recent call last):`.
+#[test]
+fn summary_quotes_the_root_failure_and_a_consequence_by_its_error() {
+    let out = rankscope()
+        .args(["--width", "200", "summary", "samples/tp2-nccl-fail"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line20 = std::fs::read_to_string("samples/tp2-nccl-fail/server.log").expect("sample");
+    let line20 = line20.lines().nth(19).expect("line 20");
+    assert!(line20.starts_with("torch.distributed.DistBackendError: NCCL error in:"));
+    assert!(
+        text.lines().any(|l| l.trim() == line20),
+        "root's line not quoted:\n{text}"
+    );
+    let out = rankscope()
+        .args([
+            "--width",
+            "200",
+            "summary",
+            "--ranks",
+            "samples/tp2-nccl-fail",
+        ])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tp1 = &text[text.find("  TP1 consequence of TP0").expect("TP1's entry")..];
+    let quote = tp1.lines().nth(1).expect("its quote");
+    assert!(
+        quote
+            .trim()
+            .starts_with("torch.distributed.DistBackendError: [1] is setting up NCCL communicator"),
+        "{tp1}"
+    );
+    assert!(
+        !text.contains("Scheduler hit an exception: Traceback"),
+        "{text}"
+    );
+}
+
+/// The TensorRT-LLM runs print no configuration line: said so without SGLang's word.
+#[test]
+fn a_missing_configuration_is_said_in_the_servers_common_word() {
+    let out = rankscope()
+        .args(["diff", "samples/trtllm-tp2", "samples/trtllm-tp2-nccl"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("samples/trtllm-tp2: no configuration line"),
+        "{text}"
+    );
+    assert!(!text.contains("server_args"), "{text}");
+}

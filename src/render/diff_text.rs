@@ -770,15 +770,16 @@ pub fn figure_line(l: Option<&FigureLine>) -> String {
 /// Why the configurations were not compared in full, in words.
 pub fn config_note(n: &ConfigNote) -> String {
     match n {
-        ConfigNote::Missing { run } => format!("{run}: no server_args line"),
+        // `server_args` is SGLang's word; other servers print their settings otherwise.
+        ConfigNote::Missing { run } => format!("{run}: no configuration line"),
         ConfigNote::Unreadable { run, error } => {
-            format!("{run}: server_args not readable: {error}")
+            format!("{run}: configuration line not readable: {error}")
         }
         ConfigNote::CutShort {
             baseline,
             candidate,
         } => format!(
-            "server_args of the {} is cut short: keys after the cut are not compared",
+            "configuration line of the {} is cut short: keys after the cut are not compared",
             match (baseline, candidate) {
                 (true, true) => "baseline and the candidate",
                 (true, false) => "baseline",

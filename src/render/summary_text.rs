@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
+use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
 use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
@@ -111,6 +111,14 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             );
             for line in wrap_indented(&text, style.width, "", "  ") {
                 let _ = writeln!(o, "{line}");
+            }
+            // A memory failure's figures are in its group's line below; any other is
+            // known by its words.
+            if !crate::analysis::cause::is_memory(f.kind) {
+                let quote = crate::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
+                for line in wrap_indented(&quote, style.width, "  ", "    ") {
+                    let _ = writeln!(o, "{line}");
+                }
             }
         }
     } else if !run.ready && out.incomplete > 0 {
@@ -543,6 +551,9 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
 /// A failure message past this many characters is cut in the text (`--json` has it
 /// whole): a hostile log can put megabytes on one line.
 const MESSAGE_CHARS: usize = 4000;
+/// The root failure's words under the verdict: a few lines at most (`--ranks` and `--json`
+/// have them whole).
+const ROOT_QUOTE_COLUMNS: usize = 300;
 
 /// A message with every figure masked and its sentences sorted, so that eight OOM
 /// messages that differ only in their per-process figures, and in the order PyTorch
@@ -636,8 +647,9 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
             let _ = writeln!(o, "{line}");
         }
         if let Some(f) = &members[0].failure {
-            let chars = f.message.chars().count();
-            let mut m: String = f.message.chars().take(MESSAGE_CHARS).collect();
+            let message = quoted_message(f);
+            let chars = message.chars().count();
+            let mut m: String = message.chars().take(MESSAGE_CHARS).collect();
             if chars > MESSAGE_CHARS {
                 m.push_str(&format!(
                     " … ({} more characters: --json has the message whole)",
