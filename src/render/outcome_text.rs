@@ -141,6 +141,6 @@ pub fn quoted_message(f: &crate::model::Failure) -> &str {
     };
     f.traceback
         .as_deref()
-        .and_then(|tb| tb.lines().filter(exception_line).last())
+        .and_then(|tb| tb.lines().rfind(exception_line))
         .unwrap_or(&f.message)
 }
