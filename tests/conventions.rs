@@ -110,3 +110,71 @@ fn a_missing_configuration_is_said_in_the_servers_common_word() {
     );
     assert!(!text.contains("server_args"), "{text}");
 }
+
+/// The attempt section of `summary` (between its heading and the blank line).
+fn attempt_section(text: &str) -> Vec<String> {
+    let from = text
+        .find("start-ups in this log")
+        .expect("an attempt section");
+    text[from..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// A restart loop: tp8-custom-ar's console 40 times (each start-up fails the same way, its
+/// root TP2's OOM in cuda_graph), then tp8-baseline's (ready). The 40 alike collapse into
+/// one line; the shown one (the last, by default) keeps its own. Before, 41 lines.
+#[test]
+fn a_restart_loop_collapses_into_groups() {
+    let failed = std::fs::read_to_string("samples/tp8-custom-ar/server.log").expect("sample");
+    let ready = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let log = format!("{}{ready}", failed.repeat(40));
+    let run = |extra: &[&str]| {
+        let mut c = rankscope();
+        c.args(["--width", "200"])
+            .args(extra)
+            .args(["summary", "-"]);
+        let out = c.write_stdin(log.clone()).output().expect("run");
+        attempt_section(&String::from_utf8_lossy(&out.stdout))
+    };
+    let lines = run(&[]);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("  #1–#40 failed TP2 oom in cuda_graph, 40 start-ups"),
+        "{lines:#?}"
+    );
+    assert!(lines[1].starts_with("  #41 ready,"), "{lines:#?}");
+    assert!(lines[1].ends_with("(shown)"), "{lines:#?}");
+    // Another attempt shown splits its group around it.
+    let lines = run(&["--attempt", "20"]);
+    let heads: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim_start().split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(heads, ["#1–#19", "#20", "#21–#40", "#41"], "{lines:#?}");
+    assert!(lines[1].ends_with("(shown)"));
+}
+
+/// Start-ups that alternate (fail, ready, fail, …, 24 of them) keep the first four and the
+/// last four, and say which were left out.
+#[test]
+fn a_long_alternating_loop_keeps_its_head_and_tail() {
+    let failed = std::fs::read_to_string("samples/tp8-custom-ar/server.log").expect("sample");
+    let ready = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let log = format!("{failed}{ready}").repeat(12);
+    let out = rankscope()
+        .args(["--width", "200", "summary", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run");
+    let lines = attempt_section(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(lines.len(), 9, "{lines:#?}");
+    assert_eq!(
+        lines[4],
+        "  … #5–#20: 16 start-ups in 16 groups (--json lists all)"
+    );
+    assert!(lines[8].starts_with("  #24 ready,") && lines[8].ends_with("(shown)"));
+}

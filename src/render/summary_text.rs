@@ -171,25 +171,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             run.attempt,
             run.attempts.len()
         );
-        for a in &run.attempts {
-            let root = match (&a.root, a.root_kind, a.root_phase) {
-                (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                o,
-                "  #{} {}{root}, {} events{}{}",
-                a.index,
-                a.outcome,
-                a.events,
-                a.start.map(|t| format!(", {t}")).unwrap_or_default(),
-                if a.index == run.attempt {
-                    "  (shown)"
-                } else {
-                    ""
-                }
-            );
-        }
+        attempt_lines(&mut o, run, style);
     }
     o.push('\n');
     if run.events.is_empty() {
@@ -243,6 +225,99 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
 
 /// Lines listed before "and N more".
 const TIMING_LINES: usize = 8;
+
+/// Groups of start-ups listed at the head and at the tail of a long restart loop.
+const ATTEMPT_GROUPS_HEAD: usize = 4;
+const ATTEMPT_GROUPS_TAIL: usize = 4;
+
+/// The start-ups of a log, consecutive ones that ended alike (outcome, root rank, kind,
+/// phase) on one line, `#1–#40 failed TP2 oom in cuda_graph, 40 start-ups, …`, and the
+/// one shown on a line of its own; a loop of many groups keeps its head and tail.
+fn attempt_lines(o: &mut String, run: &Run, style: Style) {
+    let ended_alike = |a: &crate::model::AttemptInfo, b: &crate::model::AttemptInfo| {
+        a.outcome == b.outcome
+            && a.root == b.root
+            && a.root_kind == b.root_kind
+            && a.root_phase == b.root_phase
+    };
+    let mut groups: Vec<&[crate::model::AttemptInfo]> = Vec::new();
+    let mut from = 0;
+    for i in 1..=run.attempts.len() {
+        let cut = i == run.attempts.len()
+            || !ended_alike(&run.attempts[i - 1], &run.attempts[i])
+            || run.attempts[i].index == run.attempt
+            || run.attempts[i - 1].index == run.attempt;
+        if cut {
+            groups.push(&run.attempts[from..i]);
+            from = i;
+        }
+    }
+    let line = |g: &[crate::model::AttemptInfo]| -> String {
+        let (first, last) = (&g[0], &g[g.len() - 1]);
+        let root = match (&first.root, first.root_kind, first.root_phase) {
+            (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
+            _ => String::new(),
+        };
+        if g.len() == 1 {
+            format!(
+                "#{} {}{root}, {} events{}{}",
+                first.index,
+                first.outcome,
+                first.events,
+                first.start.map(|t| format!(", {t}")).unwrap_or_default(),
+                if first.index == run.attempt {
+                    "  (shown)"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            let when = match (first.start, last.start) {
+                (Some(a), Some(b)) if a == b => format!(", each starting {a}"),
+                (Some(a), Some(b)) => format!(", starting {a} to {b}"),
+                _ => String::new(),
+            };
+            format!(
+                "#{}–#{} {}{root}, {} start-ups{when}",
+                first.index,
+                last.index,
+                first.outcome,
+                g.len()
+            )
+        }
+    };
+    let long = groups.len() > ATTEMPT_GROUPS_HEAD + ATTEMPT_GROUPS_TAIL + 1;
+    let listed = |i: usize, g: &[crate::model::AttemptInfo]| {
+        !long
+            || i < ATTEMPT_GROUPS_HEAD
+            || i >= groups.len() - ATTEMPT_GROUPS_TAIL
+            || g.iter().any(|a| a.index == run.attempt)
+    };
+    // Groups not listed, as (first index, last index, start-ups, groups).
+    let mut hidden: Option<(usize, usize, usize, usize)> = None;
+    let flush = |o: &mut String, hidden: &mut Option<(usize, usize, usize, usize)>| {
+        if let Some((a, b, n, g)) = hidden.take() {
+            let text = format!(
+                "… #{a}–#{b}: {n} start-ups in {g} group{} (--json lists all)",
+                if g == 1 { "" } else { "s" }
+            );
+            put(o, style.width, 2, &text);
+        }
+    };
+    for (i, g) in groups.iter().enumerate() {
+        if listed(i, g) {
+            flush(o, &mut hidden);
+            put(o, style.width, 2, &line(g));
+        } else {
+            let (a, b) = (g[0].index, g[g.len() - 1].index);
+            hidden = Some(match hidden {
+                Some((first, _, n, k)) => (first, b, n + g.len(), k + 1),
+                None => (a, b, g.len(), 1),
+            });
+        }
+    }
+    flush(o, &mut hidden);
+}
 
 fn signed_s(ms: i64) -> String {
     format!("{:+.2}", ms as f64 / 1000.0).replace('-', "−")
