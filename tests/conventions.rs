@@ -178,3 +178,138 @@ fn a_long_alternating_loop_keeps_its_head_and_tail() {
     );
     assert!(lines[8].starts_with("  #24 ready,") && lines[8].ends_with("(shown)"));
 }
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = rankscope().args(args).output().expect("run");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The options that say how to read a log are those of the commands that read one: `mem`
+/// reads snapshots and neither lists them nor takes them.
+#[test]
+fn mem_neither_lists_nor_takes_the_log_options() {
+    let log_options = ["--grammar", "--attempt", "--no-clock-align"];
+    for page in [vec!["mem", "--help"], vec!["mem", "diff", "--help"]] {
+        let help = stdout_of(&page);
+        for flag in log_options {
+            assert!(!help.contains(flag), "{page:?} lists {flag}:\n{help}");
+        }
+    }
+    for page in ["summary", "events", "diff", "tui", "export"] {
+        let help = stdout_of(&[page, "--help"]);
+        for flag in log_options {
+            assert!(help.contains(flag), "{page} --help lacks {flag}");
+        }
+    }
+    let snapshot = "samples/tp8-baseline/snapshot_rank0.pickle";
+    rankscope()
+        .args(["--attempt", "2", "mem", snapshot])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--attempt applies to the commands that read logs",
+        ));
+    rankscope()
+        .args(["mem", "--no-clock-align", snapshot])
+        .assert()
+        .code(2);
+    // Before the subcommand or after it, the same for the commands that read logs: the
+    // first start-up of a two-start-up log (tp8-custom-ar's console, then tp8-baseline's)
+    // is the failed one.
+    let failed = std::fs::read_to_string("samples/tp8-custom-ar/server.log").expect("sample");
+    let ready = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    for args in [
+        ["--attempt", "1", "summary", "-"],
+        ["summary", "--attempt", "1", "-"],
+    ] {
+        rankscope()
+            .args(["--width", "200"])
+            .args(args)
+            .write_stdin(format!("{failed}{ready}"))
+            .assert()
+            .stdout(predicates::str::starts_with("FAILED"));
+    }
+}
+
+/// Every page has EXAMPLES and ENVIRONMENT, in `--help` and in the man page; the variables
+/// are those the code reads (render::Style: NO_COLOR, TERM, COLUMNS; grammar::
+/// user_grammar_dir: RANKSCOPE_GRAMMAR_DIR; rayon: RAYON_NUM_THREADS); every sample path
+/// an example names exists.
+#[test]
+fn help_and_man_pages_have_examples_and_environment() {
+    let vars = [
+        "NO_COLOR",
+        "TERM",
+        "COLUMNS",
+        "RANKSCOPE_GRAMMAR_DIR",
+        "RAYON_NUM_THREADS",
+    ];
+    let pages = stdout_of(&["man", "--list"]);
+    let mut names: Vec<&str> = vec!["rankscope"];
+    names.extend(pages.lines());
+    assert!(names.len() > 10, "{names:?}");
+    for name in names {
+        let words: Vec<&str> = if name == "rankscope" {
+            vec![]
+        } else {
+            name.split('-').collect()
+        };
+        let mut help_args = words.clone();
+        help_args.push("--help");
+        let help = stdout_of(&help_args);
+        assert!(help.contains("\nExamples:\n"), "{name}:\n{help}");
+        let man = if name == "rankscope" {
+            stdout_of(&["man"])
+        } else {
+            stdout_of(&["man", name])
+        };
+        assert!(man.contains("\n.SH EXAMPLES\n"), "{name}");
+        assert!(man.contains("\n.SH ENVIRONMENT\n"), "{name}");
+        for v in vars {
+            assert!(
+                help.contains(&format!("\n  {v}\n")),
+                "{name} --help lacks {v}"
+            );
+            assert!(man.contains(&format!("\\fB{v}\\fR")), "{name}: {v}");
+        }
+        for word in help.split_whitespace() {
+            if word.starts_with("samples/") || word.starts_with("docs/examples/") {
+                assert!(
+                    std::path::Path::new(word).exists(),
+                    "{name}: example path {word} does not exist"
+                );
+            }
+        }
+    }
+    // `summary` documents --exit-code's codes in its man page too.
+    assert!(stdout_of(&["man", "summary"]).contains(".SH \"EXIT STATUS\""));
+}
+
+/// `rank_failed`'s HELP lists the failure kinds of the JSON schema (FailureKindName:
+/// oom, not_enough_memory, nccl, exception, timeout, signal); `hang` left it long ago.
+#[test]
+fn prometheus_help_lists_the_schemas_failure_kinds() {
+    let text = stdout_of(&["export", "--prometheus", "samples/tp8-custom-ar"]);
+    let help = text
+        .lines()
+        .find(|l| l.starts_with("# HELP rankscope_rank_failed "))
+        .expect("the family's HELP");
+    let schema = stdout_of(&["schema", "summary"]);
+    let schema: serde_json::Value = serde_json::from_str(&schema).expect("JSON");
+    let kinds = &schema["definitions"]["FailureKindName"];
+    let mut names: Vec<String> = Vec::new();
+    for v in kinds["enum"].as_array().into_iter().flatten() {
+        names.extend(v.as_str().map(str::to_string));
+    }
+    for sub in kinds["oneOf"].as_array().into_iter().flatten() {
+        for v in sub["enum"].as_array().into_iter().flatten() {
+            names.extend(v.as_str().map(str::to_string));
+        }
+    }
+    assert_eq!(names.len(), 6, "{kinds}");
+    assert!(
+        help.contains(&format!("(kind: {})", names.join(", "))),
+        "{help}"
+    );
+    assert!(!help.contains("hang"), "{help}");
+}

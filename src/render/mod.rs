@@ -67,6 +67,18 @@ fn width_from(
         .max(MIN_WIDTH)
 }
 
+/// `--color auto`: colour on a terminal, unless `NO_COLOR` is set and not empty or the
+/// terminal is `TERM=dumb` (which shows escape codes as text; git and ls agree).
+fn auto_color(
+    no_color: Option<&std::ffi::OsStr>,
+    term: Option<&std::ffi::OsStr>,
+    stdout_is_terminal: bool,
+) -> bool {
+    let no_color = no_color.is_some_and(|v| !v.is_empty());
+    let dumb = term.is_some_and(|t| t == "dumb");
+    !no_color && !dumb && stdout_is_terminal
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
     Auto,
@@ -79,12 +91,11 @@ impl Style {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-                // A dumb terminal shows escape codes as text (as git and ls treat it).
-                let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-                !no_color && !dumb && std::io::stdout().is_terminal()
-            }
+            ColorChoice::Auto => auto_color(
+                std::env::var_os("NO_COLOR").as_deref(),
+                std::env::var_os("TERM").as_deref(),
+                std::io::stdout().is_terminal(),
+            ),
         };
         Style {
             color,
@@ -356,6 +367,19 @@ mod tests {
         assert_eq!(width_from(None, Some("wide"), term), 120);
         // Narrower than the tables allow: raised.
         assert_eq!(width_from(None, Some("20"), || None), MIN_WIDTH);
+    }
+
+    #[test]
+    fn colour_under_auto() {
+        use std::ffi::OsStr;
+        let (xterm, dumb) = (Some(OsStr::new("xterm")), Some(OsStr::new("dumb")));
+        assert!(auto_color(None, xterm, true));
+        assert!(auto_color(None, None, true));
+        assert!(!auto_color(None, xterm, false));
+        assert!(!auto_color(None, dumb, true));
+        assert!(!auto_color(Some(OsStr::new("1")), xterm, true));
+        // An empty NO_COLOR is not set (no-color.org).
+        assert!(auto_color(Some(OsStr::new("")), xterm, true));
     }
 
     #[test]
