@@ -313,3 +313,54 @@ fn prometheus_help_lists_the_schemas_failure_kinds() {
     );
     assert!(!help.contains("hang"), "{help}");
 }
+
+/// One unit style across commands: `events` prints a log's `mem usage=0.64 GB` (SGLang's GB
+/// is GiB, two decimals printed) as `0.64 GiB`, as `summary` does (it printed 655.36 MiB);
+/// a delta column keeps two decimals (+40.96 MiB = 0.04 GiB, +20.48 MiB = 0.02 GiB; it
+/// mixed `+41 MiB` and `+20.5 MiB`); `mem` writes its times `t+4.207 s` as the rest do.
+#[test]
+fn one_unit_style_across_commands() {
+    let events = stdout_of(&[
+        "--width",
+        "200",
+        "events",
+        "--rank",
+        "TP0",
+        "--kind",
+        "dist_init_end",
+        "samples/tp8-custom-ar",
+    ]);
+    assert!(events.contains("mem_usage_bytes=0.64 GiB"), "{events}");
+    assert!(!events.contains("MiB"), "{events}");
+    let summary = stdout_of(&["summary", "samples/tp8-custom-ar"]);
+    assert!(summary.contains("mem usage        0.64 GiB"), "{summary}");
+
+    let diff = stdout_of(&["diff", "samples/tp8-baseline", "samples/tp8-custom-ar"]);
+    let table = &diff[diff
+        .find("\nphase ")
+        .or(diff.find("\nPHASE "))
+        .expect("a table")..];
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains(" systematic"))
+        .collect();
+    assert!(rows.len() >= 4, "{table}");
+    let delta = regex::Regex::new(r" ([+-]\d+\.\d\d (?:KiB|MiB|GiB)) ").expect("pattern");
+    for row in &rows {
+        assert!(
+            delta.is_match(row),
+            "a delta not in the common style: {row}"
+        );
+    }
+    assert!(
+        table.contains("+40.96 MiB") && table.contains("+20.48 MiB"),
+        "{table}"
+    );
+
+    let mem = stdout_of(&["mem", "samples/tp8-custom-ar/snapshot_rank0.pickle"]);
+    let joined = mem.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("at t+4.207 s in capture_graphs"), "{mem}");
+    assert!(!regex::Regex::new(r"t\+\d+\.\d+s")
+        .expect("pattern")
+        .is_match(&mem));
+}

@@ -151,7 +151,7 @@ fn mem_evidence_wraps_at_any_width() {
     assert!(!text.contains('…'), "{text}");
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        joined.contains("OOM asked 20.00 MiB at t+4.207s in capture_graphs (model_runner.py:161)"),
+        joined.contains("OOM asked 20.00 MiB at t+4.207 s in capture_graphs (model_runner.py:161)"),
         "{text}"
     );
     assert!(

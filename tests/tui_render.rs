@@ -213,16 +213,16 @@ fn diff_view_calls_out_the_first_divergence_and_the_failure() {
         );
         // ... and the site the snapshots blame: init_custom_ar reserves a 40 MiB segment
         // (2 × 20 MiB) in every candidate snapshot and none in the baseline's, against
-        // dist_init's mem usage 0.60 → 0.64 GB (+0.04 GiB = +41 MiB).
+        // dist_init's mem usage 0.60 → 0.64 GB (+0.04 GiB = +40.96 MiB).
         assert!(
             screen.contains("init_custom_ar (model_runner.py:85-87)"),
             "{screen}"
         );
         assert!(
-            screen.contains("dist_init  mem usage +41 MiB on 8/8 ranks"),
+            screen.contains("dist_init  mem usage +40.96 MiB on 8/8 ranks"),
             "{screen}"
         );
-        assert!(screen.contains("+40 MiB reserved"), "{screen}");
+        assert!(screen.contains("+40.00 MiB reserved"), "{screen}");
         // The failure: every rank's OOM line asks 20.00 MiB in cuda_graph.
         assert!(screen.contains("8/8 ranks: oom in cuda_graph"), "{screen}");
         // The facts come first: the config right under the verdict (one line at 120
@@ -323,7 +323,7 @@ fn memory_view_with_a_baseline_marks_the_culprit_site_at_80x24() {
             .unwrap_or_else(|| panic!("culprit site missing at {w}x{h}:\n{screen}"));
         assert!(row.starts_with("▶ init_custom_ar"), "{row}");
         assert!(
-            row.contains("24.03 MiB") && row.ends_with("+40 MiB"),
+            row.contains("24.03 MiB") && row.ends_with("+40.00 MiB"),
             "{row}"
         );
         // The OOM in words, whole: TP0's snapshot records a 20 MiB request in

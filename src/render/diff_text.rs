@@ -15,12 +15,12 @@ use crate::analysis::diff::{
 };
 use crate::report::DiffReport;
 use crate::text::sanitize;
-use crate::units::{group_thousands, human_bytes, human_delta_mib};
+use crate::units::{group_thousands, human_bytes, human_delta};
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
 pub fn delta_text(f: &FigureDiff, v: f64) -> String {
     if f.is_bytes {
-        human_delta_mib(v.round() as i64)
+        human_delta(v.round() as i64)
     } else if v == 0.0 {
         "0".into()
     } else {
@@ -277,7 +277,7 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
         lines.push(format!(
             "snapshots: {} reserved, {} allocated in {} block{} by {} on {}/{} ranks",
-            human_delta_mib(s.delta_reserved.median as i64),
+            human_delta(s.delta_reserved.median as i64),
             human_bytes(s.delta_allocated.median as i64),
             s.blocks,
             if s.blocks == 1 { "" } else { "s" },
@@ -297,7 +297,7 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
         let within = r.unsigned_abs() <= res;
         lines.push(format!(
             "residual outside PyTorch (log delta - allocator delta): {}{}",
-            human_delta_mib(r),
+            human_delta(r),
             if within {
                 format!(
                     ", within the log's {:.2} MiB resolution: ~0",
@@ -522,7 +522,7 @@ pub fn verdict_rows(
                 if t < 0 { "lost" } else { "gained" },
                 group_thousands(t.abs()),
                 e.kv_bytes_delta
-                    .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
+                    .map(|b| format!(" ({})", human_bytes(b.abs())))
                     .unwrap_or_default()
             )),
             None => {}
@@ -824,7 +824,7 @@ pub fn headline(h: &Headline) -> String {
                 ),
                 CapacityLoss::FreeAfterPool { bytes } => format!(
                     "with {} less free after the KV pool",
-                    human_delta_mib(*bytes).trim_start_matches('+')
+                    human_bytes(*bytes)
                 ),
                 CapacityLoss::Unnamed => "with less capacity".to_string(),
             });

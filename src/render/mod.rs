@@ -152,18 +152,13 @@ pub fn cut(s: &str, width: usize) -> String {
     crate::text::truncate(s, width).trim_end().to_string()
 }
 
-/// Formats a figure for tables: memory in binary units — GiB with two decimals when it was
-/// printed that way (SGLang's `GB` is GiB, so `0.60 GB` shows as `0.60 GiB`), else the
-/// nearest binary unit; counts with separators. The server's own spelling stays only in
-/// quoted evidence lines.
+/// Formats a figure for tables: memory in binary units, in the unit and with the
+/// decimals the log printed it with (SGLang's `GB` is GiB, so `0.60 GB` shows as
+/// `0.60 GiB`; `units::bytes_as_printed`); counts with separators. The server's own
+/// spelling stays only in quoted evidence lines.
 pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     if is_bytes {
-        let gib = crate::units::GIB;
-        if (resolution - gib / 100.0).abs() < 2.0 || resolution > gib / 200.0 {
-            format!("{:.2} GiB", value / gib)
-        } else {
-            crate::units::human_bytes(value.round() as i64)
-        }
+        crate::units::bytes_as_printed(value.round() as i64, resolution.round().max(0.0) as u64)
     } else if value.fract() == 0.0 {
         crate::units::group_thousands(value as i64)
     } else {
@@ -197,8 +192,11 @@ pub fn events_text(
             .fields
             .iter()
             .map(|(k, v)| match v {
-                crate::event::FieldValue::Bytes { bytes, .. } => {
-                    format!("{k}={}", crate::units::human_bytes(*bytes))
+                crate::event::FieldValue::Bytes { bytes, resolution } => {
+                    format!(
+                        "{k}={}",
+                        crate::units::bytes_as_printed(*bytes, *resolution)
+                    )
                 }
                 crate::event::FieldValue::Int(i) => format!("{k}={i}"),
                 crate::event::FieldValue::Float(f) => format!("{k}={f}"),

@@ -416,7 +416,7 @@ impl DiffFacts {
                     .map(|s| {
                         (
                             s.site.clone(),
-                            crate::units::human_delta_mib(s.delta_reserved.median as i64),
+                            crate::units::human_delta(s.delta_reserved.median as i64),
                         )
                     })
                     .collect()
