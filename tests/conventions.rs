@@ -364,3 +364,16 @@ fn one_unit_style_across_commands() {
         .expect("pattern")
         .is_match(&mem));
 }
+
+/// `tui` without a terminal (stdout piped here) says what it needs and what to run
+/// instead, and exits 2 (it printed `terminal: No such device or address (os error 6)`).
+#[test]
+fn tui_without_a_terminal_says_so() {
+    rankscope()
+        .args(["tui", "samples/tp2-nccl-fail"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "rankscope tui needs a terminal (stdout is not a TTY); try `rankscope summary`",
+        ));
+}
