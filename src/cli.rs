@@ -8,12 +8,15 @@ use crate::render::ColorChoice;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
-  0  success; for `diff`: no meaningful difference (or only improvements)
+  0  success; for `diff`: no meaningful difference (or only improvements); for
+     `summary --exit-code`: the run reached ready
   1  `diff`: the candidate failed or regressed against the baseline (less capacity,
-     more memory used, or a slower start-up beyond --time-tolerance)
+     more memory used, or a slower start-up beyond --time-tolerance);
+     `summary --exit-code`: the run failed
   2  usage or input error (missing path, unreadable or binary file, a file with no
      start-up event, bad grammar)
-  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete)";
+  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete);
+     `summary --exit-code`: the same of the run";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,7 +25,8 @@ Exit codes:
     about = "Forensics for multi-rank LLM inference server start-ups",
     long_about = "Reads the start-up logs of every rank of an SGLang or vLLM (or any grammar-described) \
 server, lines up their phases, and names the cause when one run fails or regresses against another.",
-    after_help = EXIT_CODES
+    after_help = EXIT_CODES,
+    after_long_help = long_help("rankscope")
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -33,29 +37,86 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// When to colour the output (NO_COLOR is honoured under `auto`)
+    /// When to colour the output (NO_COLOR and TERM=dumb mean never under `auto`)
     #[arg(long, value_enum, default_value = "auto", global = true)]
     pub color: ColorChoice,
-    /// Columns of text output; by default the terminal's width, or 80 when stdout is not
-    /// a terminal (text narrower than 40 columns is laid out at 40)
+    /// Columns of text output; by default `COLUMNS`, else the terminal's width, else 80
+    /// (text narrower than 40 columns is laid out at 40)
     #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
     pub width: Option<u16>,
+    /// The options of the commands that read logs, also accepted before the subcommand
+    /// (`rankscope --grammar FILE summary LOG`); listed in those commands' help.
+    #[command(flatten)]
+    pub log: LeadingLogArgs,
+}
+
+/// `LogArgs` given before the subcommand: hidden here, shown by each command that reads a
+/// log, and refused by those that do not (`mem`).
+#[derive(Debug, Args)]
+pub struct LeadingLogArgs {
+    #[arg(long = "grammar", value_name = "FILE", hide = true)]
+    pub grammars: Vec<PathBuf>,
+    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempt: Option<u32>,
+    #[arg(long, hide = true)]
+    pub no_clock_align: bool,
+}
+
+impl LeadingLogArgs {
+    /// The flags given, by name, for a command that takes none of them.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !self.grammars.is_empty() {
+            out.push("--grammar");
+        }
+        if self.attempt.is_some() {
+            out.push("--attempt");
+        }
+        if self.no_clock_align {
+            out.push("--no-clock-align");
+        }
+        out
+    }
+
+    /// These, with the command's own: grammars of both (these first), the command's
+    /// attempt over these.
+    pub fn merged(&self, own: &LogArgs) -> LogArgs {
+        LogArgs {
+            grammars: self.grammars.iter().chain(&own.grammars).cloned().collect(),
+            attempt: own.attempt.or(self.attempt),
+            no_clock_align: self.no_clock_align || own.no_clock_align,
+        }
+    }
+}
+
+/// How the commands that read a log read it.
+#[derive(Debug, Args, Default, Clone)]
+pub struct LogArgs {
     /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable
-    #[arg(long = "grammar", value_name = "FILE", global = true)]
+    #[arg(long = "grammar", value_name = "FILE")]
     pub grammars: Vec<PathBuf>,
     /// Which start-up of a log that holds several (a restarted server appending to one
     /// file) to read, counting from 1; the last one by default
-    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub attempt: Option<u32>,
     /// Show each node's stamps as printed: do not move them onto the reference node's
     /// clock (the offsets are still estimated and reported)
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_clock_align: bool,
+}
+
+/// `grammars list|check`: only the grammar files matter.
+#[derive(Debug, Args, Default, Clone)]
+pub struct GrammarFiles {
+    /// Add a grammar file (TOML); one with the id of a loaded grammar replaces it; repeatable
+    #[arg(long = "grammar", value_name = "FILE", global = true)]
+    pub grammars: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// One run: phases × ranks, memory, skew, where each rank stopped
+    #[command(after_help = EXIT_CODES, after_long_help = long_help("summary"))]
     Summary {
         /// A log file, a run directory, or `-` for stdin; several paths (one per node, or
         /// a directory of node directories) are one multi-node run
@@ -71,8 +132,15 @@ pub enum Command {
         /// figures, outcome), each naming its run: for loading many runs into one table
         #[arg(long)]
         ndjson: bool,
+        /// Exit 1 when the run failed, 3 when it is incomplete, 0 when it is ready (without
+        /// it `summary` exits 0 whatever the run's state), with any output format
+        #[arg(long)]
+        exit_code: bool,
+        #[command(flatten)]
+        log: LogArgs,
     },
     /// Every start-up event, typed, with memory in bytes and time in seconds
+    #[command(after_long_help = long_help("events"))]
     Events {
         /// The run: one or more paths, as for `summary`
         #[arg(required = true, value_name = "RUN")]
@@ -89,9 +157,11 @@ pub enum Command {
         /// Only events of this rank, e.g. `TP3` or `"PP1 TP2"`
         #[arg(long)]
         rank: Option<String>,
+        #[command(flatten)]
+        log: LogArgs,
     },
     /// Name the cause of a failing or regressed start-up against a baseline
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES, after_long_help = long_help("diff"))]
     Diff {
         /// BASELINE CANDIDATE; or, with `--baseline`, the candidate's paths (a multi-node
         /// run given one path per node)
@@ -111,10 +181,12 @@ pub enum Command {
         /// resolution, to count: a percentage of the baseline's time (`20%`, or `20`)
         #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
         time_tolerance: f64,
+        #[command(flatten)]
+        log: LogArgs,
     },
     /// PyTorch memory snapshots: totals, peak, OOM and the top allocation sites; or
     /// `mem diff A B`, the per-site comparison of two snapshots
-    #[command(args_conflicts_with_subcommands = true)]
+    #[command(args_conflicts_with_subcommands = true, after_long_help = long_help("mem"))]
     Mem {
         #[command(subcommand)]
         diff: Option<MemAction>,
@@ -126,6 +198,7 @@ pub enum Command {
         output: MemOutput,
     },
     /// Interactive timeline, memory, diff and event views of a run
+    #[command(after_long_help = long_help("tui"))]
     Tui {
         /// The run: one or more paths, as for `summary`
         #[arg(required = true, value_name = "RUN")]
@@ -142,14 +215,22 @@ pub enum Command {
         /// and exit: for measuring the time to first screen without a terminal
         #[arg(long, hide = true, value_name = "WxH", value_parser = crate::tui::parse_size)]
         first_frame: Option<(u16, u16)>,
+        #[command(flatten)]
+        log: LogArgs,
     },
     /// Grammars: list the loaded ones, or check every sample of a file
+    #[command(after_long_help = long_help("grammars"))]
     Grammars {
         #[command(subcommand)]
         action: GrammarAction,
+        #[command(flatten)]
+        files: GrammarFiles,
     },
     /// Write a run for other tools: a Perfetto/Chrome trace, or Prometheus metrics
-    #[command(group(clap::ArgGroup::new("format").required(true)))]
+    #[command(
+        group(clap::ArgGroup::new("format").required(true)),
+        after_long_help = long_help("export")
+    )]
     Export {
         /// The run: one or more paths, as for `summary`
         #[arg(required = true, value_name = "RUN")]
@@ -160,14 +241,18 @@ pub enum Command {
         /// Prometheus text exposition format, to stdout
         #[arg(long, group = "format")]
         prometheus: bool,
+        #[command(flatten)]
+        log: LogArgs,
     },
     /// Print the JSON Schema of a JSON document rankscope writes
+    #[command(after_long_help = long_help("schema"))]
     Schema {
         /// Which document
         #[arg(value_enum)]
         document: SchemaDocument,
     },
     /// Shell completions, generated from this command line
+    #[command(after_long_help = long_help("completions"))]
     Completions {
         /// The shell to complete for
         #[arg(value_enum)]
@@ -175,6 +260,7 @@ pub enum Command {
     },
     /// The man page (roff), generated from this command line: rankscope(1), or the page of
     /// one subcommand, e.g. `diff` for rankscope-diff(1), `mem-diff` for rankscope-mem-diff(1)
+    #[command(after_long_help = long_help("man"))]
     Man {
         /// The page's subcommand path, words joined by `-`
         #[arg(value_name = "SUBCOMMAND")]
@@ -221,8 +307,10 @@ impl SchemaDocument {
 #[derive(Debug, Subcommand)]
 pub enum GrammarAction {
     /// The grammars rankscope reads with, and how many events and samples each has
+    #[command(after_long_help = long_help("grammars-list"))]
     List,
     /// Verify every sample of the built-in grammars, or of FILE
+    #[command(after_long_help = long_help("grammars-check"))]
     Check {
         /// A grammar file (TOML); the built-in grammars when absent
         file: Option<PathBuf>,
@@ -232,6 +320,7 @@ pub enum GrammarAction {
 #[derive(Debug, Subcommand)]
 pub enum MemAction {
     /// Per allocation site: bytes only in A, only in B, changed; segments new and gone
+    #[command(after_long_help = long_help("mem-diff"))]
     Diff {
         /// The baseline snapshot (pickle)
         a: PathBuf,
@@ -361,4 +450,196 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
             "expected a percentage from 0 to 1000 like 20% or 20, got {s:?}"
         )),
     }
+}
+
+/// The environment variables rankscope reads, each with what it changes.
+pub const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "NO_COLOR",
+        "set and not empty: no colour under --color auto (no-color.org)",
+    ),
+    ("TERM", "`dumb`: no colour under --color auto"),
+    (
+        "COLUMNS",
+        "the width of text output when --width is not given, also when stdout is not a \
+         terminal (a positive whole number; anything else is ignored)",
+    ),
+    (
+        "RANKSCOPE_GRAMMAR_DIR",
+        "the user grammar directory, read after the built-in grammars; by default \
+         $XDG_CONFIG_HOME/rankscope/grammars, else $HOME/.config/rankscope/grammars",
+    ),
+    (
+        "RAYON_NUM_THREADS",
+        "how many threads read a run's files (default: one per CPU)",
+    ),
+];
+
+/// Example command lines of a page (`rankscope`, `summary`, `mem-diff`, …), each with what
+/// it does; the paths are the repository's samples.
+pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
+    match page {
+        "rankscope" => &[
+            (
+                "rankscope summary samples/tp8-custom-ar",
+                "the verdict on one run: which rank failed first, how, in which phase",
+            ),
+            (
+                "rankscope diff samples/tp8-baseline samples/tp8-custom-ar",
+                "why a run failed where another started: the first figure that moved",
+            ),
+            (
+                "kubectl logs POD | rankscope summary -",
+                "a log read from stdin",
+            ),
+            (
+                "rankscope summary --exit-code RUN || echo failed",
+                "gate a script on a run (1 failed, 3 incomplete)",
+            ),
+        ],
+        "summary" => &[
+            (
+                "rankscope summary samples/tp8-custom-ar",
+                "phases × ranks, the root failure and its evidence",
+            ),
+            (
+                "rankscope summary --ranks samples/tp2-nccl-fail",
+                "each rank's outcome and figures, every failure quoted",
+            ),
+            (
+                "rankscope summary samples/node2-skew",
+                "a directory of node directories is one multi-node run",
+            ),
+            (
+                "rankscope summary --attempt 1 server.log",
+                "the first start-up of a log a restarted server appended to",
+            ),
+            (
+                "rankscope summary --exit-code --json RUN > summary.json",
+                "the JSON document, and an exit code a script can test",
+            ),
+        ],
+        "events" => &[
+            (
+                "rankscope events --kind oom samples/tp8-custom-ar",
+                "only the out-of-memory events",
+            ),
+            (
+                "rankscope events --rank TP3 samples/tp8-custom-ar",
+                "one rank's start-up, event by event",
+            ),
+            (
+                "rankscope events --ndjson RUN > events.ndjson",
+                "one JSON object a line, for a database",
+            ),
+        ],
+        "diff" => &[
+            (
+                "rankscope diff samples/tp8-baseline samples/tp8-custom-ar",
+                "the cause of the candidate's failure against the baseline",
+            ),
+            (
+                "rankscope diff --explain samples/tp2-frag-grouped samples/tp2-frag-interleaved",
+                "with the log line behind every compared figure",
+            ),
+            (
+                "rankscope diff --baseline good/node0 --baseline good/node1 bad/node0 bad/node1",
+                "runs given one path per node",
+            ),
+            (
+                "rankscope diff --time-tolerance 50% BASELINE CANDIDATE",
+                "count a phase as slower only beyond half its baseline time",
+            ),
+        ],
+        "mem" => &[
+            (
+                "rankscope mem samples/tp8-baseline/snapshot_rank0.pickle",
+                "totals, peak and the top allocation sites of a snapshot",
+            ),
+            (
+                "rankscope mem --by-line --top 20 samples/tp8-baseline/snapshot_rank0.pickle",
+                "sites per source line, twenty of them",
+            ),
+            (
+                "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle",
+                "what changed between two snapshots, site by site",
+            ),
+        ],
+        "mem-diff" => &[(
+            "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle",
+            "bytes only in one snapshot, changed sites, segments new and gone",
+        )],
+        "tui" => &[
+            (
+                "rankscope tui samples/tp2-nccl-fail",
+                "the timeline, opened on the root failure",
+            ),
+            (
+                "rankscope tui samples/tp8-custom-ar --vs samples/tp8-baseline",
+                "with the Diff view against a baseline",
+            ),
+        ],
+        "export" => &[
+            (
+                "rankscope export --perfetto trace.json samples/tp8-custom-ar",
+                "a trace for ui.perfetto.dev, one track per rank",
+            ),
+            (
+                "rankscope export --prometheus RUN > rankscope.prom",
+                "metrics for a textfile collector",
+            ),
+        ],
+        "grammars" | "grammars-list" | "grammars-check" => &[
+            ("rankscope grammars list", "the grammars a log is read with"),
+            (
+                "rankscope grammars check docs/examples/lmserve.toml",
+                "check every sample line of a grammar file",
+            ),
+        ],
+        "schema" => &[(
+            "rankscope schema summary",
+            "the JSON Schema of `summary --json`",
+        )],
+        "completions" => &[(
+            "rankscope completions bash > ~/.local/share/bash-completion/completions/rankscope",
+            "bash completions, installed for one user",
+        )],
+        "man" => &[
+            ("rankscope man diff | man -l -", "read rankscope-diff(1)"),
+            ("rankscope man --list", "the subcommand pages"),
+        ],
+        _ => &[],
+    }
+}
+
+/// The examples of a page as help text.
+fn examples_text(page: &str) -> String {
+    let mut out = String::from("Examples:\n");
+    for (cmd, what) in examples(page) {
+        out.push_str(&format!("  # {what}\n  {cmd}\n"));
+    }
+    out
+}
+
+/// The environment variables as help text.
+fn environment_text() -> String {
+    let mut out = String::from("Environment:\n");
+    for (name, what) in ENVIRONMENT {
+        out.push_str(&format!("  {name}\n      {what}\n"));
+    }
+    out
+}
+
+/// `--help`'s text after the options (`-h` keeps only the exit codes): examples, the
+/// environment, and the exit codes where the command has more than 0 and 2.
+pub fn long_help(page: &str) -> String {
+    let mut parts = Vec::new();
+    if !examples(page).is_empty() {
+        parts.push(examples_text(page));
+    }
+    parts.push(environment_text());
+    if matches!(page, "rankscope" | "summary" | "diff") {
+        parts.push(EXIT_CODES.to_string());
+    }
+    parts.join("\n")
 }

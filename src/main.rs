@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use rankscope::cli::{Cli, Command, GrammarAction, MemAction};
+use rankscope::cli::{Cli, Command, GrammarAction, LogArgs, MemAction};
 use rankscope::model::EventFilter;
 use rankscope::render::Style;
 
@@ -53,26 +53,44 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> Result<u8> {
     commands::progress::set_machine_output(&cli.command);
     let style = Style::decide(cli.global.color, cli.global.width.map(usize::from));
-    let logs = || LogContext::new(&cli.global, style);
+    let leading = &cli.global.log;
+    let logs = |own: &LogArgs| LogContext::new(&leading.merged(own), style);
+    // The options of log-reading commands, given before a command that reads no log.
+    let refuse_leading = |command: &str, allowed: &[&str]| -> Result<()> {
+        let given: Vec<&str> = leading
+            .given()
+            .into_iter()
+            .filter(|g| !allowed.contains(g))
+            .collect();
+        match given.first() {
+            Some(flag) => anyhow::bail!(
+                "{flag} applies to the commands that read logs (summary, events, diff, tui, export), not to `{command}`"
+            ),
+            None => Ok(()),
+        }
+    };
     match &cli.command {
         Command::Summary {
             run,
             ranks,
             json,
             ndjson,
-        } => commands::summary::run(&logs()?, run, *ranks, *json, *ndjson),
+            exit_code,
+            log,
+        } => commands::summary::run(&logs(log)?, run, *ranks, *json, *ndjson, *exit_code),
         Command::Events {
             run,
             json,
             ndjson,
             kinds,
             rank,
+            log,
         } => {
             let filter = EventFilter {
                 kinds: kinds.clone(),
                 rank: rank.clone(),
             };
-            commands::events::run(&logs()?, run, *json, *ndjson, &filter)
+            commands::events::run(&logs(log)?, run, *json, *ndjson, &filter)
         }
         Command::Diff {
             paths,
@@ -80,8 +98,9 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             explain,
             time_tolerance,
+            log,
         } => commands::diff::run(
-            &logs()?,
+            &logs(log)?,
             paths,
             baseline,
             *json,
@@ -99,20 +118,27 @@ fn run(cli: Cli) -> Result<u8> {
                     output,
                 }),
             ..
-        } => commands::mem::diff(a, b, sites, output, style),
+        } => {
+            refuse_leading("mem diff", &[])?;
+            commands::mem::diff(a, b, sites, output, style)
+        }
         Command::Mem {
             diff: None,
             snapshots,
             sites,
             output,
-        } => commands::mem::summaries(snapshots, sites, output, style),
+        } => {
+            refuse_leading("mem", &[])?;
+            commands::mem::summaries(snapshots, sites, output, style)
+        }
         Command::Tui {
             run,
             vs,
             first_frame,
             time_tolerance,
+            log,
         } => commands::tui::run(
-            logs()?,
+            logs(log)?,
             run,
             vs,
             *first_frame,
@@ -120,12 +146,18 @@ fn run(cli: Cli) -> Result<u8> {
                 time_tolerance: *time_tolerance,
             },
         ),
-        Command::Grammars { action } => {
-            let gs = logs()?.grammars;
+        Command::Grammars { action, files } => {
+            refuse_leading("grammars", &["--grammar"])?;
+            let own = LogArgs {
+                grammars: files.grammars.clone(),
+                ..LogArgs::default()
+            };
+            let all = leading.merged(&own);
+            let gs = logs(&own)?.grammars;
             match action {
                 GrammarAction::List => commands::grammars::list(&gs),
                 GrammarAction::Check { file } => {
-                    commands::grammars::check(gs, &cli.global.grammars, file.as_deref())
+                    commands::grammars::check(gs, &all.grammars, file.as_deref())
                 }
             }
         }
@@ -133,9 +165,19 @@ fn run(cli: Cli) -> Result<u8> {
             run,
             perfetto,
             prometheus,
-        } => commands::export::run(&logs()?, run, perfetto.as_ref(), *prometheus),
-        Command::Schema { document } => commands::schema::run(*document),
-        Command::Completions { shell } => commands::completions::run(*shell),
-        Command::Man { page, list } => commands::man::run(page.as_deref(), *list),
+            log,
+        } => commands::export::run(&logs(log)?, run, perfetto.as_ref(), *prometheus),
+        Command::Schema { document } => {
+            refuse_leading("schema", &[])?;
+            commands::schema::run(*document)
+        }
+        Command::Completions { shell } => {
+            refuse_leading("completions", &[])?;
+            commands::completions::run(*shell)
+        }
+        Command::Man { page, list } => {
+            refuse_leading("man", &[])?;
+            commands::man::run(page.as_deref(), *list)
+        }
     }
 }

@@ -20,12 +20,49 @@ pub struct RunReport {
     pub remedies: crate::analysis::remedy::Remedies,
 }
 
+/// One run's state as `summary` heads it (and `summary --exit-code` returns it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// Some rank (or the launcher) failed.
+    Failed,
+    /// Every rank reached ready.
+    Ready,
+    /// No rank was found in the logs.
+    NoRanks,
+    /// The log ends before ready and nothing says why.
+    Incomplete,
+}
+
+impl RunState {
+    /// `summary --exit-code`: 1 failed, 3 not ready with nothing saying why (as `diff`'s
+    /// incomplete), 0 ready.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            RunState::Ready => 0,
+            RunState::Failed => 1,
+            RunState::NoRanks | RunState::Incomplete => 3,
+        }
+    }
+}
+
 impl RunReport {
     pub fn of(run: &Run) -> RunReport {
         RunReport {
             phases: phase_stats(run),
             outcome: outcome(run),
             remedies: crate::analysis::remedy::remedies(None, run, None),
+        }
+    }
+
+    pub fn state(&self, run: &Run) -> RunState {
+        if self.outcome.failed() {
+            RunState::Failed
+        } else if run.ready {
+            RunState::Ready
+        } else if run.ranks.is_empty() {
+            RunState::NoRanks
+        } else {
+            RunState::Incomplete
         }
     }
 }

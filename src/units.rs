@@ -56,7 +56,9 @@ pub fn parse_size(text: &str) -> Option<(i64, u64)> {
     to_bytes(num, if unit.trim().is_empty() { "B" } else { unit })
 }
 
-/// Human form of a byte count, binary units, two decimals: `24.03 MiB`, `512 B`.
+/// Human form of a byte count, binary units, two decimals: `24.03 MiB`, `512 B`. A unit
+/// holds values below 1000 (`1000 MiB` is `0.98 GiB`), so no figure has four integer
+/// digits.
 pub fn human_bytes(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "" };
     format!("{sign}{}", human_size(bytes.unsigned_abs()))
@@ -65,34 +67,54 @@ pub fn human_bytes(bytes: i64) -> String {
 /// The same for an unsigned size (snapshot sizes are `u64`).
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
+    if bytes < 1000 {
         return format!("{bytes} B");
     }
     let mut v = bytes as f64 / KIB;
     let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
+    // 999.996 would print as 1000.00: it moves up too.
+    while v >= 999.995 && u < UNITS.len() - 1 {
         v /= 1024.0;
         u += 1;
     }
     format!("{v:.2} {}", UNITS[u])
 }
 
-/// A signed delta in MiB for tables: `+40 MiB`, `-10.2 MiB`.
-pub fn human_delta_mib(bytes: i64) -> String {
-    let mib = bytes as f64 / MIB;
-    if mib == 0.0 {
-        return "0".into();
+/// A figure the log printed, in the unit and with the decimals its print resolution
+/// gives: SGLang's `0.64 GB` (one step 0.01 GiB) is `0.64 GiB`, `20.00 MiB` stays,
+/// `1.5 GB` is `1.5 GiB`; a byte-exact figure is `human_bytes`.
+pub fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
+    if resolution <= 1 {
+        return human_bytes(bytes);
     }
-    if mib.abs() >= 1024.0 {
-        let gib = mib / 1024.0;
-        return format!("{}{:.2} GiB", if gib < 0.0 { "-" } else { "+" }, gib.abs());
+    const UNITS: [(f64, &str); 5] = [
+        (1.0, "B"),
+        (KIB, "KiB"),
+        (MIB, "MiB"),
+        (GIB, "GiB"),
+        (GIB * 1024.0, "TiB"),
+    ];
+    let res = resolution as f64;
+    // The largest unit the resolution is at least a thousandth of (three decimals at most).
+    let (unit, name) = UNITS
+        .iter()
+        .rev()
+        .find(|(u, _)| res * 1000.0 >= u * 0.999)
+        .copied()
+        .unwrap_or(UNITS[0]);
+    let decimals = (unit / res).log10().round().clamp(0.0, 3.0) as usize;
+    format!("{:.*} {name}", decimals, bytes as f64 / unit)
+}
+
+/// A signed size for delta columns, the rule of `human_bytes` with its sign: `+41.00 MiB`,
+/// `+20.50 MiB`, `-501.80 MiB`, `+1.20 GiB`; `±0 B` for no change, so that a delta is
+/// never read as an absolute size.
+pub fn human_delta(bytes: i64) -> String {
+    match bytes.signum() {
+        1 => format!("+{}", human_size(bytes.unsigned_abs())),
+        -1 => format!("-{}", human_size(bytes.unsigned_abs())),
+        _ => "±0 B".into(),
     }
-    let body = if (mib.round() - mib).abs() < 0.05 {
-        format!("{:.0}", mib.abs())
-    } else {
-        format!("{:.1}", mib.abs())
-    };
-    format!("{}{} MiB", if mib < 0.0 { "-" } else { "+" }, body)
 }
 
 /// Thousands separators: `91,141`.
@@ -117,6 +139,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_style_for_sizes_and_deltas() {
+        // 1000 MiB = 1,048,576,000 bytes = 0.977 GiB: four integer digits move up a unit.
+        assert_eq!(human_size(1_048_576_000), "0.98 GiB");
+        assert_eq!(human_size(999 * 1_048_576), "999.00 MiB");
+        assert_eq!(human_size(1000), "0.98 KiB");
+        assert_eq!(human_size(999), "999 B");
+        // 1023.999 MiB rounds to 1024.00 at two decimals: it is 1.00 GiB.
+        assert_eq!(human_size(1_073_740_775), "1.00 GiB");
+        // Deltas: the same two decimals whatever the value (were +41 MiB, +20.5 MiB).
+        assert_eq!(human_delta(41 * 1_048_576), "+41.00 MiB");
+        assert_eq!(human_delta(21_495_808), "+20.50 MiB");
+        assert_eq!(human_delta(-526_175_436), "-501.80 MiB");
+        assert_eq!(human_delta(0), "±0 B");
+    }
+
+    #[test]
+    fn printed_figures_keep_their_unit_and_decimals() {
+        // `0.64 GB` (SGLang's GB is GiB): 0.64 × 2^30 = 687,194,767 bytes, step 0.01 GiB.
+        let (b, r) = to_bytes("0.64", "GB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "0.64 GiB");
+        let (b, r) = to_bytes("1.5", "GB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "1.5 GiB");
+        let (b, r) = to_bytes("20.00", "MiB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "20.00 MiB");
+        let (b, r) = to_bytes("4096", "MiB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "4096 MiB");
+        let (b, r) = to_bytes("0.640", "GiB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "0.640 GiB");
+        // Exact bytes: the general rule.
+        assert_eq!(bytes_as_printed(20_971_520, 1), "20.00 MiB");
+    }
+
+    #[test]
     fn sglang_gb_is_gib_with_print_resolution() {
         // 0.60 GiB = 0.6 * 2^30 = 644,245,094.4 bytes; one step of 0.01 GiB = 10,737,418 bytes.
         assert_eq!(to_bytes("0.60", "GB"), Some((644_245_094, 10_737_418)));
@@ -131,10 +186,11 @@ mod tests {
     #[test]
     fn human_forms() {
         assert_eq!(human_bytes(25_198_592), "24.03 MiB");
-        assert_eq!(human_delta_mib(41_943_040), "+40 MiB");
-        assert_eq!(human_delta_mib(-10_737_418), "-10.2 MiB");
+        assert_eq!(human_delta(41_943_040), "+40.00 MiB");
+        // 10,737,418 / 2^20 = 10.240 MiB.
+        assert_eq!(human_delta(-10_737_418), "-10.24 MiB");
         // 63.08 − 55.84 GiB
-        assert_eq!(human_delta_mib(7_773_890_806), "+7.24 GiB");
+        assert_eq!(human_delta(7_773_890_806), "+7.24 GiB");
         assert_eq!(group_thousands(91_141), "91,141");
         assert_eq!(group_thousands(-597), "-597");
     }

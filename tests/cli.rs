@@ -437,7 +437,8 @@ fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge
         String::from_utf8(out.stdout).unwrap()
     };
     // diff: the tp8 pair's figure table is 78 columns; at 60 each figure is a line. The
-    // figures are those of the table at 80 (0.60 → 0.64 GiB at dist_init on all 8 ranks).
+    // figures are those of the table at 80 (0.60 → 0.64 GiB at dist_init on all 8 ranks,
+    // 0.04 GiB = 40.96 MiB).
     let d = run(&[
         "diff",
         "samples/tp8-baseline",
@@ -447,7 +448,7 @@ fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge
     ]);
     fits(&d, 60);
     assert!(
-        d.contains("dist_init mem usage: 0.60 GiB -> 0.64 GiB, +41 MiB\n  (8/8 systematic)"),
+        d.contains("dist_init mem usage: 0.60 GiB -> 0.64 GiB, +40.96 MiB\n  (8/8 systematic)"),
         "{d}"
     );
     assert!(
@@ -462,7 +463,7 @@ fn narrow_terminals_get_one_wrapped_line_per_row_instead_of_tables_past_the_edge
         "80",
     ]);
     assert!(wide.contains(
-        "dist_init    mem usage       0.60 GiB   0.64 GiB   +41 MiB      8/8 systematic"
+        "dist_init    mem usage       0.60 GiB   0.64 GiB   +40.96 MiB   8/8 systematic"
     ));
     // summary --ranks: the rank table is 80 columns.
     let s = run(&[

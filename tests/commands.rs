@@ -33,13 +33,22 @@ fn a_broken_user_grammar_breaks_only_the_commands_that_read_a_log() {
             .args(&args)
             .assert()
             .code(0);
-        rankscope()
+        // `--grammar` does nothing for these: refused as a usage error, which names the
+        // flag, not the file (it is not read).
+        let out = rankscope()
             .env("RANKSCOPE_GRAMMAR_DIR", "/nonexistent")
             .arg("--grammar")
             .arg(&bad_file)
             .args(&args)
-            .assert()
-            .code(0);
+            .output()
+            .expect("ran");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--grammar applies to the commands that read logs"),
+            "{err}"
+        );
+        assert!(!err.contains("broken.toml"), "{err}");
     }
     // A command that reads a log says which grammar file is wrong and exits 2.
     let out = rankscope()

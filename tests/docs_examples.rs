@@ -167,7 +167,7 @@ fn run(ex: &Example, tmp: &Path) -> Result<(), Mismatch> {
     let out = Command::cargo_bin("rankscope")
         .map_err(|e| Mismatch::from(e.to_string()))?
         .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
+        .env_remove("COLUMNS")
         .args(&args)
         .output()
         .map_err(|e| Mismatch::from(e.to_string()))?;

@@ -41,7 +41,10 @@ fn man_page_is_roff_from_the_clap_definition() {
     let s = stdout_of(&["man"]);
     assert!(s.starts_with(".ie") || s.starts_with(".TH") || s.contains("\n.TH "));
     assert!(s.contains("rankscope"));
-    assert!(s.contains("Exit codes"), "after_help is part of the page");
+    assert!(
+        s.contains("\n.SH \"EXIT STATUS\"\n"),
+        "the exit codes are a section of the page"
+    );
     for cmd in ["summary", "diff", "export"] {
         assert!(s.contains(cmd), "man page lacks {cmd}");
     }

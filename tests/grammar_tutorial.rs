@@ -229,7 +229,7 @@ fn a_made_up_server_from_one_grammar_file() {
         .clone();
     let text = String::from_utf8_lossy(&text);
     // 350 MB - 310 MB = 40 MiB on both workers; TP1 ran short carving the cache.
-    assert!(text.contains("+40 MiB on 2/2 ranks"), "{text}");
+    assert!(text.contains("+40.00 MiB on 2/2 ranks"), "{text}");
     assert!(
         text.contains("TP1 had not enough memory in kv_cache"),
         "{text}"

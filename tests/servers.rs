@@ -120,9 +120,18 @@ fn trtllm_stamps_and_rank_prefixes() {
     // `52.58 GiB … (812000)` on rank 1; uvicorn's `Application startup complete.`
     let run = load("samples/trtllm-tp2");
     assert!(run.ready);
+    // The log's first line, `[11/30/2026-10:00:01] [TRT-LLM] [I] Starting TensorRT-LLM
+    // init.`, is where the run starts (it was the first rank's line, 10:00:02).
     assert_eq!(
         run.start.map(|t| t.to_string()).as_deref(),
-        Some("2026-11-30 10:00:02")
+        Some("2026-11-30 10:00:01")
+    );
+    // The same in the failed run, whose log begins 10:02:10 and whose first rank's stamp
+    // is 10:02:17.
+    let failed = load("samples/trtllm-tp2-nccl");
+    assert_eq!(
+        failed.start.map(|t| t.to_string()).as_deref(),
+        Some("2026-11-30 10:02:10")
     );
     for r in 0..2 {
         assert_eq!(outcome(&run, r), Outcome::Ready);

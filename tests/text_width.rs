@@ -151,7 +151,7 @@ fn mem_evidence_wraps_at_any_width() {
     assert!(!text.contains('…'), "{text}");
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        joined.contains("OOM asked 20.00 MiB at t+4.207s in capture_graphs (model_runner.py:161)"),
+        joined.contains("OOM asked 20.00 MiB at t+4.207 s in capture_graphs (model_runner.py:161)"),
         "{text}"
     );
     assert!(
@@ -211,4 +211,44 @@ fn width_decides_where_lines_break() {
         format!("{} {}", lines[at], lines[at + 1].trim_start()),
         verdict
     );
+}
+
+fn rankscope_env(env: &[(&str, &str)], args: &[&str]) -> String {
+    let mut c = Command::cargo_bin("rankscope").expect("bin");
+    c.env("NO_COLOR", "1").env_remove("COLUMNS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.args(args).output().expect("run");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Piped output (stdout is not a terminal here) takes `COLUMNS`, as `ls` and git do; `--width`
+/// still wins. node2-skew's clock section ("2 nodes, clocks against node0's (barrier exits;
+/// stamps moved onto its clock):", 77 columns, and the 73-column "no straggler" line) was
+/// printed whole at any width; tp8 baseline against custom-ar has 80-column lines at 80.
+#[test]
+fn columns_is_honoured_when_piped() {
+    let skew = ["summary", "samples/node2-skew"];
+    let at60 = rankscope_env(&[("COLUMNS", "60")], &skew);
+    assert!(at60.contains("clocks against node0's"), "{at60}");
+    assert!(widest(&at60) <= 60, "a line wider than COLUMNS=60:\n{at60}");
+    let flag = rankscope_env(&[], &["summary", "--width", "60", "samples/node2-skew"]);
+    assert_eq!(flag, at60);
+
+    let diff = ["diff", "samples/tp8-baseline", "samples/tp8-custom-ar"];
+    let default = rankscope_env(&[], &diff);
+    assert_eq!(widest(&default), 80, "{default}");
+    let narrow = rankscope_env(&[("COLUMNS", "60")], &diff);
+    assert!(widest(&narrow) <= 60, "{narrow}");
+    // --width wins over COLUMNS.
+    let mut wide_args = vec!["--width", "80"];
+    wide_args.extend(diff);
+    assert_eq!(rankscope_env(&[("COLUMNS", "60")], &wide_args), default);
+    // A COLUMNS that is not a width is ignored.
+    assert_eq!(rankscope_env(&[("COLUMNS", "wide")], &diff), default);
 }

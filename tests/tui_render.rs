@@ -147,11 +147,90 @@ fn events_view_filters_by_rank_searches_and_shows_detail() {
     );
     insta::assert_snapshot!("events_detail_120x40", screen);
 
-    // Esc closes the detail pane first, and only then quits.
+    // Esc closes the detail pane, and never quits: q does.
     keys(&mut app, &[KeyCode::Esc]);
     assert!(!app.detail && !app.quit);
     keys(&mut app, &[KeyCode::Esc]);
+    assert!(!app.quit);
+    assert!(render_text(&mut app, 80, 24).contains("nothing to close: q quits"));
+    chars(&mut app, "q");
     assert!(app.quit);
+}
+
+/// tp2-nccl-fail: TP0's NCCL error (server.log:20, `torch.distributed.DistBackendError`)
+/// is the root; TP1's exception is a consequence. The Events view opens on the root's
+/// line (it opened on TP0's first event, five keys away), and `!` goes there from any
+/// view; the timeline marks the root's failure.
+#[test]
+fn the_root_failure_is_marked_and_one_key_away() {
+    let mut app = App::new(load("tp2-nccl-fail"), None, false);
+    let screen = render_text(&mut app, 80, 24);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.contains("✗")).collect();
+    assert!(
+        marked
+            .iter()
+            .any(|l| l.starts_with("TP0") && l.contains("✗nccl ◀")),
+        "{screen}"
+    );
+    assert!(
+        !marked
+            .iter()
+            .any(|l| l.starts_with("TP1") && l.contains('◀')),
+        "{screen}"
+    );
+    assert!(screen.contains("◀ root (press !)"), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("! root")),
+        "{screen}"
+    );
+    // The header says the verdict in words, not `FAILED 1/2 consequence,nccl`.
+    assert!(
+        screen
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("FAILED TP0 failed in NCCL")),
+        "{screen}"
+    );
+
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Events);
+    let e = app.selected_event().expect("an event");
+    assert_eq!(e.origin.line, 20, "{}", e.message);
+    assert!(e.message.starts_with("torch.distributed.DistBackendError"));
+
+    let mut app = App::new(load("tp2-nccl-fail"), None, false);
+    chars(&mut app, "!");
+    assert_eq!(app.view, View::Events);
+    assert_eq!(app.selected_event().map(|e| e.origin.line), Some(20));
+
+    // tp8-custom-ar: eight `✗oom`, one marked (TP2, the first to fail on its own).
+    let mut app = failing();
+    let screen = render_text(&mut app, 120, 40);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.contains("✗oom ◀")).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].starts_with("TP2"), "{screen}");
+}
+
+/// The header keeps the run path's informative end when it must be shortened.
+#[test]
+fn the_header_shortens_the_path_from_the_left() {
+    let (verdict, path) = rankscope::tui::ui::header_texts(
+        "TP0 failed in NCCL in dist_init; 1 rank failed as a consequence",
+        "/work/shared/fixtures/gpu2/tp2_nccl_fail",
+        60,
+    );
+    assert_eq!(path, "…/gpu2/tp2_nccl_fail");
+    assert!(verdict.starts_with("TP0 failed in NCCL"), "{verdict}");
+    assert!(
+        rankscope::text::columns(&verdict) + rankscope::text::columns(&path) + 2 <= 60,
+        "{verdict} {path}"
+    );
+    let (_, path) =
+        rankscope::tui::ui::header_texts("", "/work/shared/fixtures/gpu2/tp2_nccl_fail", 40);
+    assert_eq!(path, "…/shared/fixtures/gpu2/tp2_nccl_fail");
 }
 
 #[test]
@@ -213,16 +292,16 @@ fn diff_view_calls_out_the_first_divergence_and_the_failure() {
         );
         // ... and the site the snapshots blame: init_custom_ar reserves a 40 MiB segment
         // (2 × 20 MiB) in every candidate snapshot and none in the baseline's, against
-        // dist_init's mem usage 0.60 → 0.64 GB (+0.04 GiB = +41 MiB).
+        // dist_init's mem usage 0.60 → 0.64 GB (+0.04 GiB = +40.96 MiB).
         assert!(
             screen.contains("init_custom_ar (model_runner.py:85-87)"),
             "{screen}"
         );
         assert!(
-            screen.contains("dist_init  mem usage +41 MiB on 8/8 ranks"),
+            screen.contains("dist_init  mem usage +40.96 MiB on 8/8 ranks"),
             "{screen}"
         );
-        assert!(screen.contains("+40 MiB reserved"), "{screen}");
+        assert!(screen.contains("+40.00 MiB reserved"), "{screen}");
         // The failure: every rank's OOM line asks 20.00 MiB in cuda_graph.
         assert!(screen.contains("8/8 ranks: oom in cuda_graph"), "{screen}");
         // The facts come first: the config right under the verdict (one line at 120
@@ -323,7 +402,7 @@ fn memory_view_with_a_baseline_marks_the_culprit_site_at_80x24() {
             .unwrap_or_else(|| panic!("culprit site missing at {w}x{h}:\n{screen}"));
         assert!(row.starts_with("▶ init_custom_ar"), "{row}");
         assert!(
-            row.contains("24.03 MiB") && row.ends_with("+40 MiB"),
+            row.contains("24.03 MiB") && row.ends_with("+40.00 MiB"),
             "{row}"
         );
         // The OOM in words, whole: TP0's snapshot records a 20 MiB request in

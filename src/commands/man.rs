@@ -30,7 +30,60 @@ pub fn run(page: Option<&str>, list: bool) -> Result<u8> {
         );
     };
     let mut stdout = io::stdout().lock();
-    clap_mangen::Man::new(cmd).render(&mut stdout)?;
+    stdout.write_all(page_roff(cmd, &want)?.as_bytes())?;
     stdout.flush()?;
     Ok(0)
+}
+
+/// The page: clap_mangen's sections, with EXAMPLES, ENVIRONMENT and EXIT STATUS of our own
+/// before VERSION in place of its EXTRA (which would run the help's lines together).
+fn page_roff(cmd: clap::Command, name: &str) -> Result<String> {
+    let key = if name == "rankscope" {
+        "rankscope"
+    } else {
+        name.trim_start_matches("rankscope-")
+    };
+    let cmd = cmd.after_help(None::<&str>).after_long_help(None::<&str>);
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut buf)?;
+    let page = String::from_utf8(buf)?;
+    let mut extra = String::new();
+    let examples = rankscope::cli::examples(key);
+    if !examples.is_empty() {
+        extra.push_str(".SH EXAMPLES\n");
+        for (line, what) in examples {
+            extra.push_str(&format!(
+                ".PP\n{}\n.PP\n.RS 4\n.nf\n{}\n.fi\n.RE\n",
+                text(what),
+                text(line)
+            ));
+        }
+    }
+    extra.push_str(".SH ENVIRONMENT\n");
+    for (var, what) in rankscope::cli::ENVIRONMENT {
+        extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", text(var), text(what)));
+    }
+    if matches!(key, "rankscope" | "summary" | "diff") {
+        extra.push_str(".SH \"EXIT STATUS\"\n.nf\n");
+        for l in rankscope::cli::EXIT_CODES.lines().skip(1) {
+            extra.push_str(&text(l));
+            extra.push('\n');
+        }
+        extra.push_str(".fi\n");
+    }
+    Ok(match page.find(".SH VERSION") {
+        Some(at) => format!("{}{extra}{}", &page[..at], &page[at..]),
+        None => format!("{page}{extra}"),
+    })
+}
+
+/// Text for a roff line: backslashes and minus signs escaped, a leading `.` or `'` (a
+/// request) guarded.
+fn text(s: &str) -> String {
+    let t = s.replace('\\', "\\e").replace('-', "\\-");
+    if t.starts_with('.') || t.starts_with('\'') {
+        format!("\\&{t}")
+    } else {
+        t
+    }
 }

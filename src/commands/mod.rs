@@ -20,7 +20,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Result;
-use rankscope::cli::GlobalArgs;
+use rankscope::cli::LogArgs;
 use rankscope::grammar::{self, GrammarSet};
 use rankscope::load::{self, LoadOptions};
 use rankscope::render::Style;
@@ -34,12 +34,12 @@ pub struct LogContext {
 }
 
 impl LogContext {
-    pub fn new(global: &GlobalArgs, style: Style) -> Result<LogContext> {
+    pub fn new(log: &LogArgs, style: Style) -> Result<LogContext> {
         Ok(LogContext {
-            grammars: GrammarSet::new(grammar::load_all(&global.grammars)?)?,
+            grammars: GrammarSet::new(grammar::load_all(&log.grammars)?)?,
             opts: LoadOptions {
-                attempt: global.attempt.map(|a| a as usize),
-                clock_align: !global.no_clock_align,
+                attempt: log.attempt.map(|a| a as usize),
+                clock_align: !log.no_clock_align,
                 ..LoadOptions::default()
             },
             style,

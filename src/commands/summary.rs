@@ -16,15 +16,17 @@ pub fn run(
     ranks: bool,
     as_json: bool,
     ndjson: bool,
+    exit_code: bool,
 ) -> Result<u8> {
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
+    let report = RunReport::of(r);
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
-        out_json(&json::summary_doc(r, &RunReport::of(r)))?;
+        out_json(&json::summary_doc(r, &report))?;
     } else {
-        let mut text = render::summary_text::summary(r, &RunReport::of(r), ranks, cx.style);
+        let mut text = render::summary_text::summary(r, &report, ranks, cx.style);
         // Snapshots are read only when a rank failed: they are what names the OOM's
         // site, and reading them costs seconds on large runs.
         if r.ranks.iter().any(|x| x.failure.is_some()) {
@@ -37,8 +39,13 @@ pub fn run(
     // The process ends here and the OS takes its memory back at once: freeing a run of
     // thousands of ranks piece by piece (glibc coalescing its small blocks) was a fifth
     // of `summary` and a third of `diff` at 8,192 ranks.
+    let code = if exit_code {
+        report.state(r).exit_code()
+    } else {
+        0
+    };
     std::mem::forget(loaded);
-    Ok(0)
+    Ok(code)
 }
 
 /// Which run an NDJSON line belongs to.

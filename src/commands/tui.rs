@@ -25,6 +25,13 @@ pub fn run(
         )?)?;
         return Ok(0);
     }
+    // Said before anything is loaded, as a usage error: the terminal library's own
+    // "No such device or address (os error 6)" names neither the cause nor a way out.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        anyhow::bail!(
+            "rankscope tui needs a terminal (stdout is not a TTY); try `rankscope summary`"
+        );
+    }
     // Loads on its own thread behind a loading screen; a load error comes back after the
     // user has read it and quit, and exits 2 like any other.
     rankscope::tui::run_paths(cx.grammars, paths, vs, cx.opts, diff, cx.style.color)?;

@@ -41,15 +41,15 @@ fn number(v: f64) -> String {
 
 struct Family {
     name: &'static str,
-    help: &'static str,
+    help: String,
     samples: Vec<(Vec<(&'static str, String)>, f64)>,
 }
 
 impl Family {
-    fn new(name: &'static str, help: &'static str) -> Family {
+    fn new(name: &'static str, help: &str) -> Family {
         Family {
             name,
-            help,
+            help: help.to_string(),
             samples: Vec::new(),
         }
     }
@@ -90,10 +90,11 @@ pub fn exposition(run: &Run, report: &RunReport) -> String {
         "rankscope_kv_tokens",
         "KV cache capacity in tokens per rank.",
     );
-    let mut failed = Family::new(
-        "rankscope_rank_failed",
-        "1 when the rank failed (kind: oom, not_enough_memory, nccl, exception, hang), else 0; phase is where it stopped.",
+    let failed_help = format!(
+        "1 when the rank failed (kind: {}), else 0; phase is where it stopped.",
+        crate::render::json::enum_values::<crate::render::json::FailureKindName>().join(", ")
     );
+    let mut failed = Family::new("rankscope_rank_failed", &failed_help);
     let mut ready = Family::new("rankscope_run_ready", "1 when the server reported ready.");
     let mut ranks = Family::new("rankscope_run_ranks", "Ranks seen in the logs.");
     let mut unknown = Family::new(

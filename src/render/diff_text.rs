@@ -16,12 +16,12 @@ use crate::analysis::diff::{
 };
 use crate::report::DiffReport;
 use crate::text::sanitize;
-use crate::units::{group_thousands, human_bytes, human_delta_mib};
+use crate::units::{group_thousands, human_bytes, human_delta};
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
 pub fn delta_text(f: &FigureDiff, v: f64) -> String {
     if f.is_bytes {
-        human_delta_mib(v.round() as i64)
+        human_delta(v.round() as i64)
     } else if v == 0.0 {
         "0".into()
     } else {
@@ -278,7 +278,7 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
         lines.push(format!(
             "snapshots: {} reserved, {} allocated in {} block{} by {} on {}/{} ranks",
-            human_delta_mib(s.delta_reserved.median as i64),
+            human_delta(s.delta_reserved.median as i64),
             human_bytes(s.delta_allocated.median as i64),
             s.blocks,
             if s.blocks == 1 { "" } else { "s" },
@@ -298,7 +298,7 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
         let within = r.unsigned_abs() <= res;
         lines.push(format!(
             "residual outside PyTorch (log delta - allocator delta): {}{}",
-            human_delta_mib(r),
+            human_delta(r),
             if within {
                 format!(
                     ", within the log's {:.2} MiB resolution: ~0",
@@ -635,15 +635,16 @@ pub fn figure_line(l: Option<&FigureLine>) -> String {
 /// Why the configurations were not compared in full, in words.
 pub fn config_note(n: &ConfigNote) -> String {
     match n {
-        ConfigNote::Missing { run } => format!("{run}: no server_args line"),
+        // `server_args` is SGLang's word; other servers print their settings otherwise.
+        ConfigNote::Missing { run } => format!("{run}: no configuration line"),
         ConfigNote::Unreadable { run, error } => {
-            format!("{run}: server_args not readable: {error}")
+            format!("{run}: configuration line not readable: {error}")
         }
         ConfigNote::CutShort {
             baseline,
             candidate,
         } => format!(
-            "server_args of the {} is cut short: keys after the cut are not compared",
+            "configuration line of the {} is cut short: keys after the cut are not compared",
             match (baseline, candidate) {
                 (true, true) => "baseline and the candidate",
                 (true, false) => "baseline",
@@ -688,7 +689,7 @@ pub fn headline(h: &Headline) -> String {
                 ),
                 CapacityLoss::FreeAfterPool { bytes } => format!(
                     "with {} less free after the KV pool",
-                    human_delta_mib(*bytes).trim_start_matches('+')
+                    human_bytes(*bytes)
                 ),
                 CapacityLoss::Unnamed => "with less capacity".to_string(),
             });

@@ -12,15 +12,8 @@ use crate::snapshot::site::site_label;
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
 pub use crate::units::human_size as fmt_bytes;
 
-/// Signed sizes: `+40.00 MiB`, `-512 B`, and `±0 B` for no change, so that a delta is
-/// never read as an absolute size (`peak reserved 0 B`).
-pub fn fmt_delta(n: i64) -> String {
-    match n.signum() {
-        1 => format!("+{}", fmt_bytes(n.unsigned_abs())),
-        -1 => format!("-{}", fmt_bytes(n.unsigned_abs())),
-        _ => "±0 B".into(),
-    }
-}
+/// Signed sizes: `+40.00 MiB`, `-512 B`, `±0 B` (`units::human_delta`).
+pub use crate::units::human_delta as fmt_delta;
 
 /// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
 fn cell_lines(text: &str, w: usize) -> Vec<String> {
@@ -32,8 +25,10 @@ fn cell_lines(text: &str, w: usize) -> Vec<String> {
 
 fn time_s(first: Option<i64>, t: i64) -> String {
     match first {
-        Some(f) => format!("t+{:.3}s", (t - f) as f64 / 1e6),
-        None => format!("{t}us"),
+        // The style of every time rankscope prints (`t+5.2 s`, `4.0 s`), with the
+        // milliseconds a snapshot's microsecond stamps support.
+        Some(f) => format!("t+{:.3} s", (t - f) as f64 / 1e6),
+        None => format!("{t} us"),
     }
 }
 

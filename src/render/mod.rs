@@ -18,8 +18,8 @@ use std::io::IsTerminal;
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Colour and width are decided once, here. Colour: `--color always|never`, else
-/// `NO_COLOR`, else whether stdout is a terminal. Width: `--width N`, else the terminal's
-/// columns when stdout is one, else 80.
+/// `NO_COLOR` or `TERM=dumb` (no colour), else whether stdout is a terminal. Width:
+/// `--width N`, else `COLUMNS`, else the terminal's columns when stdout is one, else 80.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
@@ -32,20 +32,52 @@ pub const DEFAULT_WIDTH: usize = 80;
 /// Tables keep their fixed columns below this; narrower requests are raised to it.
 pub const MIN_WIDTH: usize = 40;
 
-/// `--width N`, else the terminal's columns when stdout is a terminal, else 80.
+/// `--width N`, else `COLUMNS` (a positive whole number), else the terminal's columns when
+/// stdout is one, else 80: as `ls` and git do, so that a pipe from a narrow pane
+/// (`COLUMNS=60 rankscope diff … | head`) is laid out for the pane.
 pub fn output_width(given: Option<usize>) -> usize {
-    let w = given.unwrap_or_else(|| {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(given, columns.as_deref(), || {
         if std::io::stdout().is_terminal() {
             crossterm::terminal::size()
                 .map(|(cols, _)| cols as usize)
                 .ok()
                 .filter(|c| *c > 0)
-                .unwrap_or(DEFAULT_WIDTH)
         } else {
-            DEFAULT_WIDTH
+            None
         }
-    });
-    w.max(MIN_WIDTH)
+    })
+}
+
+/// The choice of `output_width`, its inputs given: `COLUMNS` that is not a positive number
+/// is ignored, as `ls` ignores it.
+fn width_from(
+    given: Option<usize>,
+    columns: Option<&str>,
+    terminal: impl FnOnce() -> Option<usize>,
+) -> usize {
+    let from_env = || {
+        columns
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|c| *c > 0)
+    };
+    given
+        .or_else(from_env)
+        .or_else(terminal)
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(MIN_WIDTH)
+}
+
+/// `--color auto`: colour on a terminal, unless `NO_COLOR` is set and not empty or the
+/// terminal is `TERM=dumb` (which shows escape codes as text; git and ls agree).
+fn auto_color(
+    no_color: Option<&std::ffi::OsStr>,
+    term: Option<&std::ffi::OsStr>,
+    stdout_is_terminal: bool,
+) -> bool {
+    let no_color = no_color.is_some_and(|v| !v.is_empty());
+    let dumb = term.is_some_and(|t| t == "dumb");
+    !no_color && !dumb && stdout_is_terminal
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -60,10 +92,11 @@ impl Style {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
+            ColorChoice::Auto => auto_color(
+                std::env::var_os("NO_COLOR").as_deref(),
+                std::env::var_os("TERM").as_deref(),
+                std::io::stdout().is_terminal(),
+            ),
         };
         Style {
             color,
@@ -120,18 +153,13 @@ pub fn cut(s: &str, width: usize) -> String {
     crate::text::truncate(s, width).trim_end().to_string()
 }
 
-/// Formats a figure for tables: memory in binary units — GiB with two decimals when it was
-/// printed that way (SGLang's `GB` is GiB, so `0.60 GB` shows as `0.60 GiB`), else the
-/// nearest binary unit; counts with separators. The server's own spelling stays only in
-/// quoted evidence lines.
+/// Formats a figure for tables: memory in binary units, in the unit and with the
+/// decimals the log printed it with (SGLang's `GB` is GiB, so `0.60 GB` shows as
+/// `0.60 GiB`; `units::bytes_as_printed`); counts with separators. The server's own
+/// spelling stays only in quoted evidence lines.
 pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     if is_bytes {
-        let gib = crate::units::GIB;
-        if (resolution - gib / 100.0).abs() < 2.0 || resolution > gib / 200.0 {
-            format!("{:.2} GiB", value / gib)
-        } else {
-            crate::units::human_bytes(value.round() as i64)
-        }
+        crate::units::bytes_as_printed(value.round() as i64, resolution.round().max(0.0) as u64)
     } else if value.fract() == 0.0 {
         crate::units::group_thousands(value as i64)
     } else {
@@ -165,8 +193,11 @@ pub fn events_text(
             .fields
             .iter()
             .map(|(k, v)| match v {
-                crate::event::FieldValue::Bytes { bytes, .. } => {
-                    format!("{k}={}", crate::units::human_bytes(*bytes))
+                crate::event::FieldValue::Bytes { bytes, resolution } => {
+                    format!(
+                        "{k}={}",
+                        crate::units::bytes_as_printed(*bytes, *resolution)
+                    )
                 }
                 crate::event::FieldValue::Int(i) => format!("{k}={i}"),
                 crate::event::FieldValue::Float(f) => format!("{k}={f}"),
@@ -320,6 +351,34 @@ mod tests {
         );
         // Both sides of an arrow stay with it.
         assert_eq!(wrap("OOMs 0 -> 1", 8), ["OOMs", "0 -> 1"]);
+    }
+
+    #[test]
+    fn width_order() {
+        let term = || Some(120);
+        // --width wins over COLUMNS and the terminal; COLUMNS over the terminal.
+        assert_eq!(width_from(Some(100), Some("60"), term), 100);
+        assert_eq!(width_from(None, Some("60"), term), 60);
+        assert_eq!(width_from(None, Some("60"), || None), 60);
+        assert_eq!(width_from(None, None, term), 120);
+        // Not a positive number: ignored.
+        assert_eq!(width_from(None, Some("0"), || None), DEFAULT_WIDTH);
+        assert_eq!(width_from(None, Some("wide"), term), 120);
+        // Narrower than the tables allow: raised.
+        assert_eq!(width_from(None, Some("20"), || None), MIN_WIDTH);
+    }
+
+    #[test]
+    fn colour_under_auto() {
+        use std::ffi::OsStr;
+        let (xterm, dumb) = (Some(OsStr::new("xterm")), Some(OsStr::new("dumb")));
+        assert!(auto_color(None, xterm, true));
+        assert!(auto_color(None, None, true));
+        assert!(!auto_color(None, xterm, false));
+        assert!(!auto_color(None, dumb, true));
+        assert!(!auto_color(Some(OsStr::new("1")), xterm, true));
+        // An empty NO_COLOR is not set (no-color.org).
+        assert!(auto_color(Some(OsStr::new("")), xterm, true));
     }
 
     #[test]

@@ -114,3 +114,33 @@ pub fn failure_story(story: &FailureStory) -> String {
     }
     what
 }
+
+/// The line that says what went wrong: the failure's message, unless it is only a
+/// traceback's header (`Scheduler hit an exception: Traceback (most recent call last):`),
+/// then the traceback's exception line (`torch.distributed.DistBackendError: …`), the last
+/// one when exceptions are chained.
+pub fn quoted_message(f: &crate::model::Failure) -> &str {
+    if !f
+        .message
+        .trim_end()
+        .ends_with("Traceback (most recent call last):")
+    {
+        return &f.message;
+    }
+    let exception_line = |l: &&str| {
+        l.split_once(": ").is_some_and(|(head, _)| {
+            !head.is_empty()
+                && head
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && head
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    f.traceback
+        .as_deref()
+        .and_then(|tb| tb.lines().rfind(exception_line))
+        .unwrap_or(&f.message)
+}

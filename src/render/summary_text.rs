@@ -2,11 +2,11 @@
 
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
+use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
 use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
-use crate::report::RunReport;
+use crate::report::{RunReport, RunState};
 
 pub fn figure_label(name: &str) -> String {
     name.replace('_', " ")
@@ -23,14 +23,11 @@ fn secs(v: f64) -> String {
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
-    let (status, paint): (&str, fn(&Style, &str) -> String) = if out.failed() {
-        ("FAILED", Style::bad)
-    } else if run.ready {
-        ("READY", Style::good)
-    } else if run.ranks.is_empty() {
-        ("NO RANKS", Style::warn)
-    } else {
-        ("INCOMPLETE", Style::warn)
+    let (status, paint): (&str, fn(&Style, &str) -> String) = match report.state(run) {
+        RunState::Failed => ("FAILED", Style::bad),
+        RunState::Ready => ("READY", Style::good),
+        RunState::NoRanks => ("NO RANKS", Style::warn),
+        RunState::Incomplete => ("INCOMPLETE", Style::warn),
     };
     let counts = format!(
         "{} rank{}, {} source{}{}",
@@ -115,6 +112,14 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             for line in wrap_indented(&text, style.width, "", "  ") {
                 let _ = writeln!(o, "{line}");
             }
+            // A memory failure's figures are in its group's line below; any other is
+            // known by its words.
+            if !crate::analysis::cause::is_memory(f.kind) {
+                let quote = crate::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
+                for line in wrap_indented(&quote, style.width, "  ", "    ") {
+                    let _ = writeln!(o, "{line}");
+                }
+            }
         }
     } else if !run.ready && out.incomplete > 0 {
         let _ = writeln!(
@@ -166,25 +171,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             run.attempt,
             run.attempts.len()
         );
-        for a in &run.attempts {
-            let root = match (&a.root, a.root_kind, a.root_phase) {
-                (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                o,
-                "  #{} {}{root}, {} events{}{}",
-                a.index,
-                a.outcome,
-                a.events,
-                a.start.map(|t| format!(", {t}")).unwrap_or_default(),
-                if a.index == run.attempt {
-                    "  (shown)"
-                } else {
-                    ""
-                }
-            );
-        }
+        attempt_lines(&mut o, run, style);
     }
     o.push('\n');
     if run.events.is_empty() {
@@ -239,6 +226,99 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
 /// Lines listed before "and N more".
 const TIMING_LINES: usize = 8;
 
+/// Groups of start-ups listed at the head and at the tail of a long restart loop.
+const ATTEMPT_GROUPS_HEAD: usize = 4;
+const ATTEMPT_GROUPS_TAIL: usize = 4;
+
+/// The start-ups of a log, consecutive ones that ended alike (outcome, root rank, kind,
+/// phase) on one line, `#1–#40 failed TP2 oom in cuda_graph, 40 start-ups, …`, and the
+/// one shown on a line of its own; a loop of many groups keeps its head and tail.
+fn attempt_lines(o: &mut String, run: &Run, style: Style) {
+    let ended_alike = |a: &crate::model::AttemptInfo, b: &crate::model::AttemptInfo| {
+        a.outcome == b.outcome
+            && a.root == b.root
+            && a.root_kind == b.root_kind
+            && a.root_phase == b.root_phase
+    };
+    let mut groups: Vec<&[crate::model::AttemptInfo]> = Vec::new();
+    let mut from = 0;
+    for i in 1..=run.attempts.len() {
+        let cut = i == run.attempts.len()
+            || !ended_alike(&run.attempts[i - 1], &run.attempts[i])
+            || run.attempts[i].index == run.attempt
+            || run.attempts[i - 1].index == run.attempt;
+        if cut {
+            groups.push(&run.attempts[from..i]);
+            from = i;
+        }
+    }
+    let line = |g: &[crate::model::AttemptInfo]| -> String {
+        let (first, last) = (&g[0], &g[g.len() - 1]);
+        let root = match (&first.root, first.root_kind, first.root_phase) {
+            (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
+            _ => String::new(),
+        };
+        if g.len() == 1 {
+            format!(
+                "#{} {}{root}, {} events{}{}",
+                first.index,
+                first.outcome,
+                first.events,
+                first.start.map(|t| format!(", {t}")).unwrap_or_default(),
+                if first.index == run.attempt {
+                    "  (shown)"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            let when = match (first.start, last.start) {
+                (Some(a), Some(b)) if a == b => format!(", each starting {a}"),
+                (Some(a), Some(b)) => format!(", starting {a} to {b}"),
+                _ => String::new(),
+            };
+            format!(
+                "#{}–#{} {}{root}, {} start-ups{when}",
+                first.index,
+                last.index,
+                first.outcome,
+                g.len()
+            )
+        }
+    };
+    let long = groups.len() > ATTEMPT_GROUPS_HEAD + ATTEMPT_GROUPS_TAIL + 1;
+    let listed = |i: usize, g: &[crate::model::AttemptInfo]| {
+        !long
+            || i < ATTEMPT_GROUPS_HEAD
+            || i >= groups.len() - ATTEMPT_GROUPS_TAIL
+            || g.iter().any(|a| a.index == run.attempt)
+    };
+    // Groups not listed, as (first index, last index, start-ups, groups).
+    let mut hidden: Option<(usize, usize, usize, usize)> = None;
+    let flush = |o: &mut String, hidden: &mut Option<(usize, usize, usize, usize)>| {
+        if let Some((a, b, n, g)) = hidden.take() {
+            let text = format!(
+                "… #{a}–#{b}: {n} start-ups in {g} group{} (--json lists all)",
+                if g == 1 { "" } else { "s" }
+            );
+            put(o, style.width, 2, &text);
+        }
+    };
+    for (i, g) in groups.iter().enumerate() {
+        if listed(i, g) {
+            flush(o, &mut hidden);
+            put(o, style.width, 2, &line(g));
+        } else {
+            let (a, b) = (g[0].index, g[g.len() - 1].index);
+            hidden = Some(match hidden {
+                Some((first, _, n, k)) => (first, b, n + g.len(), k + 1),
+                None => (a, b, g.len(), 1),
+            });
+        }
+    }
+    flush(o, &mut hidden);
+}
+
 fn signed_s(ms: i64) -> String {
     format!("{:+.2}", ms as f64 / 1000.0).replace('-', "−")
 }
@@ -249,9 +329,8 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
     if !run.nodes.is_empty() {
         let reference = run.nodes.iter().find(|n| n.reference);
         let ref_name = reference.map_or("?", |n| n.name.as_str());
-        let _ = writeln!(
-            o,
-            "\n{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
+        let head = format!(
+            "{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
             run.nodes.len(),
             if run
                 .nodes
@@ -263,6 +342,8 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
                 "as printed, --no-clock-align"
             }
         );
+        o.push('\n');
+        put(o, style.width, 0, &head);
         if let Some(r) = reference {
             let _ = writeln!(o, "  {}: reference", node_label(r));
         }
@@ -310,9 +391,11 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
         .collect();
     if all.is_empty() {
         if !run.nodes.is_empty() {
-            let _ = writeln!(
+            put(
                 o,
-                "no straggler: every phase ends within the stamps' and clocks' uncertainty"
+                style.width,
+                0,
+                "no straggler: every phase ends within the stamps' and clocks' uncertainty",
             );
         }
         return;
@@ -543,6 +626,9 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
 /// A failure message past this many characters is cut in the text (`--json` has it
 /// whole): a hostile log can put megabytes on one line.
 const MESSAGE_CHARS: usize = 4000;
+/// The root failure's words under the verdict: a few lines at most (`--ranks` and `--json`
+/// have them whole).
+const ROOT_QUOTE_COLUMNS: usize = 300;
 
 /// A message with every figure masked and its sentences sorted, so that eight OOM
 /// messages that differ only in their per-process figures, and in the order PyTorch
@@ -636,8 +722,9 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
             let _ = writeln!(o, "{line}");
         }
         if let Some(f) = &members[0].failure {
-            let chars = f.message.chars().count();
-            let mut m: String = f.message.chars().take(MESSAGE_CHARS).collect();
+            let message = quoted_message(f);
+            let chars = message.chars().count();
+            let mut m: String = message.chars().take(MESSAGE_CHARS).collect();
             if chars > MESSAGE_CHARS {
                 m.push_str(&format!(
                     " … ({} more characters: --json has the message whole)",

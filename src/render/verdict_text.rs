@@ -5,7 +5,7 @@ use super::diff_text::spread_text;
 use super::figure_text;
 use super::summary_text::figure_label;
 use crate::analysis::diff::{RunDiff, Status};
-use crate::units::{group_thousands, human_delta_mib};
+use crate::units::group_thousands;
 
 /// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
 /// memory; else the first divergence with its allocation sites, or the snapshots' cause),
@@ -118,7 +118,7 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             if t < 0 { "lost" } else { "gained" },
             group_thousands(t.abs()),
             e.kv_bytes_delta
-                .map(|b| format!(" ({})", human_delta_mib(b).trim_start_matches(['+', '-'])))
+                .map(|b| format!(" ({})", crate::units::human_bytes(b.abs())))
                 .unwrap_or_default()
         )),
         None => {}

@@ -81,8 +81,10 @@ impl KindFilter {
 pub enum Msg {
     Resize(u16, u16),
     Quit,
-    /// Esc: closes the innermost overlay, or quits when none is open.
+    /// Esc: closes the innermost overlay (help, search, detail); never quits, as q does.
     Back,
+    /// `!`: the Events view on the root failure's line, its rank selected.
+    GoRoot,
     NextView,
     PrevView,
     /// Columns to move the time cursor (negative: left).
@@ -416,7 +418,7 @@ impl DiffFacts {
                     .map(|s| {
                         (
                             s.site.clone(),
-                            crate::units::human_delta_mib(s.delta_reserved.median as i64),
+                            crate::units::human_delta(s.delta_reserved.median as i64),
                         )
                     })
                     .collect()
@@ -494,6 +496,10 @@ pub struct App {
     pub quit: bool,
     /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
     pub redraw: bool,
+    /// The Events view was shown (it opens on the root failure the first time only).
+    pub events_seen: bool,
+    /// A rank was selected by hand (↑↓ outside the Events view).
+    pub rank_chosen: bool,
 }
 
 /// The loading screen's state.
@@ -778,6 +784,8 @@ impl App {
             status: String::new(),
             quit: false,
             redraw: false,
+            events_seen: false,
+            rank_chosen: false,
         };
         app.fit();
         app
@@ -994,6 +1002,43 @@ impl App {
         self.clamp_offset();
     }
 
+    /// The Events view on the root failure's event, its rank selected (all ranks listed
+    /// when the event names none); false when the run has no root failure.
+    pub fn go_root(&mut self) -> bool {
+        let Some((r, f)) = self.run.root_failure() else {
+            return false;
+        };
+        let (rank, origin) = (r.rank.clone(), f.origin.clone());
+        if let Some(lane) = self.analysed.lanes.iter().position(|l| l.rank == rank) {
+            self.rank_sel = lane;
+        }
+        self.view = View::Events;
+        self.kind_filter = KindFilter::All;
+        self.detail_scroll = 0;
+        let find = |app: &App| {
+            let v = app.visible_events();
+            origin
+                .as_ref()
+                .and_then(|o| v.iter().position(|&i| app.run.events[i].origin == *o))
+        };
+        self.rank_filter = true;
+        let mut at = find(self);
+        if at.is_none() {
+            self.rank_filter = false;
+            at = find(self);
+        }
+        if at.is_none() {
+            self.rank_filter = true;
+        }
+        self.event_sel = at.unwrap_or(0);
+        true
+    }
+
+    /// The rank whose own failure came first, if any.
+    pub fn root_rank(&self) -> Option<&Rank> {
+        self.run.root_failure().map(|(r, _)| &r.rank)
+    }
+
     fn move_rows(&mut self, by: i32) {
         if self.view == View::Events {
             let n = self.visible_events().len();
@@ -1002,6 +1047,7 @@ impl App {
         } else {
             self.rank_sel = step(self.rank_sel, by, self.analysed.lanes.len());
             self.event_sel = 0;
+            self.rank_chosen = true;
         }
     }
 
@@ -1086,7 +1132,13 @@ pub fn update(app: &mut App, msg: Msg) {
             } else if app.detail {
                 app.detail = false;
             } else {
-                app.quit = true;
+                // A second Esc used to quit; Esc is "back", and nothing is open.
+                app.status = "nothing to close: q quits".into();
+            }
+        }
+        Msg::GoRoot => {
+            if !app.go_root() {
+                app.status = "no rank failed on its own in this run".into();
             }
         }
         Msg::NextView | Msg::PrevView => {
@@ -1099,6 +1151,15 @@ pub fn update(app: &mut App, msg: Msg) {
                 (i + n - 1) % n
             };
             app.view = views[j];
+            // The Events view opens on the root failure, the line the run's story starts
+            // from, the first time it is shown.
+            if app.view == View::Events && !app.events_seen {
+                app.events_seen = true;
+                // Unless the user chose a rank already: its events are what was asked for.
+                if !app.rank_chosen {
+                    app.go_root();
+                }
+            }
         }
         Msg::MoveTime(cols) => {
             app.cursor_s = (app.cursor_s + f64::from(cols) * app.scale).clamp(0.0, app.span_s);
@@ -1152,6 +1213,7 @@ pub fn update(app: &mut App, msg: Msg) {
         }
         Msg::SearchStart => {
             app.view = View::Events;
+            app.events_seen = true;
             app.search_input = Some(String::new());
         }
         Msg::SearchChar(c) => {

@@ -36,7 +36,8 @@ pub const HELP: &[(&str, &str)] = &[
         "Events: cycle kind filter (all, phase edges, problems)",
     ),
     ("?", "show or hide this help"),
-    ("Esc", "close help, search or detail; else quit"),
+    ("!", "the root failure: Events view on its line"),
+    ("Esc", "close help, search or detail (never quits)"),
     ("Ctrl-L", "redraw the screen"),
     ("q / Ctrl-C", "quit"),
 ];
@@ -100,6 +101,7 @@ pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
         KeyCode::PageUp => Msg::Move(-10),
         KeyCode::PageDown => Msg::Move(10),
         KeyCode::Char('?') => Msg::ToggleHelp,
+        KeyCode::Char('!') => Msg::GoRoot,
         KeyCode::Char('a') if app.view == View::Timeline => Msg::ToggleAggregate,
         KeyCode::Char('/') => Msg::SearchStart,
         KeyCode::Char('n') => Msg::NextMatch,

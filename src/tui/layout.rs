@@ -22,6 +22,34 @@ pub fn time_label(t: f64) -> String {
     }
 }
 
+/// A path cut from the left to `width` columns at a `/` where it can be: `…/gpu2/tp2_nccl_fail`
+/// keeps the run's own name, the informative end; a last component longer than the width
+/// keeps its end.
+pub fn shorten_left(path: &str, width: usize) -> String {
+    if columns(path) <= width {
+        return path.to_string();
+    }
+    let room = width.saturating_sub(1);
+    // The longest tail that fits, starting at a separator if one is in it.
+    let chars: Vec<char> = path.chars().collect();
+    let mut start = chars.len();
+    let mut used = 0;
+    while start > 0 {
+        let w = columns(&chars[start - 1].to_string());
+        if used + w > room {
+            break;
+        }
+        used += w;
+        start -= 1;
+    }
+    let tail: String = chars[start..].iter().collect();
+    let tail = match tail.find('/') {
+        Some(i) if i + 1 < tail.len() && !tail.starts_with('/') => tail[i..].to_string(),
+        _ => tail,
+    };
+    format!("…{tail}")
+}
+
 /// Lays out items left to right with two spaces between, starting a new line where the
 /// next one would not fit: a legend wraps rather than losing its last entries.
 pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {

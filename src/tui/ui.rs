@@ -43,25 +43,57 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::styled(format!(" {} ", v.name()), st));
         spans.push(Span::raw("│"));
     }
-    let failed = app.analysed.report.outcome.failed_ranks;
-    let (state, st) = if failed > 0 {
+    let out = &app.analysed.report.outcome;
+    let (state, verdict, st) = if out.failed() {
         (
-            format!(
-                " FAILED {failed}/{} {} ",
-                app.analysed.report.outcome.ranks,
-                app.analysed.failed_kinds.join(",")
-            ),
+            " FAILED ",
+            crate::render::outcome_text::failure_story(&out.story),
             failure_style(app.color),
         )
     } else if app.run.ready {
-        (" READY ".to_string(), bold())
+        (" READY ", String::new(), bold())
     } else {
         // The log ends before ready and nothing says why.
-        (" INCOMPLETE ".to_string(), warn_style(app.color))
+        (
+            " INCOMPLETE ",
+            "the log ends before ready; nothing says why".to_string(),
+            warn_style(app.color),
+        )
     };
+    let used: usize = spans
+        .iter()
+        .map(|s| crate::text::columns(&s.content))
+        .sum::<usize>()
+        + state.len();
+    let (verdict, path) = header_texts(
+        &sanitize(&verdict),
+        &sanitize(&app.run.name),
+        usize::from(area.width).saturating_sub(used),
+    );
     spans.push(Span::styled(state, st));
-    spans.push(Span::raw(format!(" {}", sanitize(&app.run.name))));
+    if !verdict.is_empty() {
+        spans.push(Span::styled(
+            verdict,
+            st.remove_modifier(Modifier::REVERSED),
+        ));
+    }
+    spans.push(Span::styled(format!("  {path}"), dim(app.color)));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The verdict and the run's path for `room` columns (two spaces before the path): the path keeps its informative end, shortened from the left
+/// (`…/gpu2/tp2_nccl_fail`), to at most two fifths when both do not fit; the verdict is
+/// cut at its end.
+pub fn header_texts(verdict: &str, path: &str, room: usize) -> (String, String) {
+    let (vw, pw) = (crate::text::columns(verdict), crate::text::columns(path));
+    let room = room.saturating_sub(2);
+    if vw + pw <= room {
+        return (verdict.to_string(), path.to_string());
+    }
+    let path_room = pw.min(room.saturating_sub(vw).max(room * 2 / 5));
+    let path = crate::tui::layout::shorten_left(path, path_room);
+    let verdict_room = room.saturating_sub(crate::text::columns(&path));
+    (crate::text::truncate(verdict, verdict_room), path)
 }
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect) {
@@ -75,6 +107,12 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
     } else if !app.status.is_empty() {
         Line::from(Span::styled(app.status.clone(), warn_style(app.color)))
     } else {
+        // A failed run's root is one key away from every view.
+        let root = if app.root_rank().is_some() && !(app.view == View::Events) {
+            "! root  "
+        } else {
+            ""
+        };
         let hint = match app.view {
             View::Timeline => {
                 "←→ time  +/- zoom  = fit  ↑↓ rank  Tab view  / search  ? help  q quit"
@@ -94,7 +132,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
             }
             View::Memory => "↑↓ rank  Tab view  ? help  q quit",
         };
-        Line::from(Span::styled(hint, dim(app.color)))
+        Line::from(Span::styled(format!("{root}{hint}"), dim(app.color)))
     };
     f.render_widget(Paragraph::new(line), area);
 }

@@ -38,6 +38,37 @@ pub use super::SCHEMA_VERSION;
 /// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
 pub const SCHEMA_NAMES: [&str; 5] = ["summary", "events", "diff", "event", "phase"];
 
+/// The string values the schema allows for an enum of the documents, in their order:
+/// `enum_values::<FailureKindName>()` is `["oom", "not_enough_memory", …]`. Read from the
+/// generated schema so that text about the values (the Prometheus HELP) follows it.
+pub fn enum_values<T: JsonSchema>() -> Vec<String> {
+    let root = schemars::gen::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let strings = |o: &schemars::schema::SchemaObject| -> Vec<String> {
+        o.enum_values
+            .iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut out = strings(&root.schema);
+    // Variants with doc comments come as `oneOf`, one sub-schema per value.
+    if let Some(one_of) = root
+        .schema
+        .subschemas
+        .as_ref()
+        .and_then(|s| s.one_of.as_ref())
+    {
+        for sub in one_of {
+            if let schemars::schema::Schema::Object(o) = sub {
+                out.extend(strings(o));
+            }
+        }
+    }
+    out
+}
+
 /// The JSON Schema of one document: `summary`, `events`, `diff`, `event` (one NDJSON
 /// line of `events --ndjson`), `phase` (one line of `summary --ndjson`), `mem`, `mem-diff`.
 pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {

@@ -177,7 +177,7 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
     // Narrow terminals keep the all-ranks delta but drop the medians and the rank count,
     // so that the selected rank's figures fit.
     let w: [usize; 6] = if width < 110 {
-        [12, 13, 0, 0, 10, 0]
+        [12, 13, 0, 0, 12, 0]
     } else {
         [12, 14, 11, 11, 20, 16]
     };
@@ -240,7 +240,8 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
         match fd.per_rank.iter().find(|r| Some(&r.rank) == rank) {
             Some(r) => {
                 let st = if r.beyond_noise { row_st } else { dim(c) };
-                spans.push(Span::styled(col(&delta_text(fd, r.delta), 10), st));
+                // `-501.80 MiB` and a space.
+                spans.push(Span::styled(col(&delta_text(fd, r.delta), 12), st));
                 spans.push(Span::raw(format!(
                     "{} → {}",
                     figure_text(r.baseline, fd.is_bytes, fd.resolution),

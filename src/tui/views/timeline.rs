@@ -36,6 +36,15 @@ fn legend(app: &App, width: u16) -> Vec<Line<'static>> {
         Span::styled("✗", failure_style(app.color)),
         Span::raw(" failure"),
     ]);
+    if app.root_rank().is_some() {
+        items.push(vec![
+            Span::styled(
+                crate::tui::widgets::timeline::ROOT_MARK,
+                failure_style(app.color),
+            ),
+            Span::raw(" root (press !)"),
+        ]);
+    }
     items.push(vec![
         Span::styled("!", warn_style(app.color)),
         Span::raw(" straggler"),

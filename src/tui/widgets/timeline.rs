@@ -10,6 +10,10 @@ use super::{failure_style, phase_glyph, phase_style, put, warn_style};
 use crate::tui::app::{App, Lane, PhaseBand};
 use crate::tui::layout::time_label;
 
+/// Beside the root rank's failure mark: one column, so that `✗nccl ◀` fits in the room a
+/// fitted view leaves after the run's end (`app::fit_cols`).
+pub const ROOT_MARK: &str = "◀";
+
 pub struct Timeline<'a> {
     pub app: &'a App,
 }
@@ -80,7 +84,15 @@ impl Timeline<'_> {
             let c = col_of(t).max(next_free);
             if (0..cols).contains(&c) {
                 let x = x0 + c as u16;
-                put(buf, area, x, y, &format!("✗{kind}"), failure_style(color));
+                // Where every rank shows `✗oom`, the root is the one that failed first on
+                // its own: marked so (`ROOT_MARK`, explained in the legend).
+                let root = app.root_rank() == Some(&lane.rank);
+                let text = if root {
+                    format!("✗{kind} {ROOT_MARK}")
+                } else {
+                    format!("✗{kind}")
+                };
+                put(buf, area, x, y, &text, failure_style(color));
             }
         }
     }
