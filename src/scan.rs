@@ -423,6 +423,11 @@ fn drop_early(m: &LineMatch, budget: &EventBudget, out: &mut BlockScan) -> bool 
     let Some(p) = &m.prefix else {
         return false;
     };
+    if m.kind == crate::event::kind::SERVER_ARGS && !budget.is_spent() {
+        // A configuration line starts a start-up: the cap is per start-up (see `keep`).
+        out.same_held.clear();
+        return false;
+    }
     let key = same_key(&m.kind, p.rank.as_ref(), p.pid);
     let held = out.same_held.entry(key).or_insert(0);
     if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
@@ -916,10 +921,19 @@ impl<'a> Merger<'a> {
 
     /// Keeps an event if the budgets allow; returns its index in `out.events`.
     fn keep(&mut self, ev: Event) -> Option<usize> {
+        // A configuration line starts a start-up, and a crash loop appends thousands of
+        // start-ups to one file: the same-event cap counts within a start-up, so the last
+        // start-ups keep their events (a cap per file kept the first 1,024 and paired the
+        // last one's end with an earlier one's begin). Configuration lines themselves
+        // are bounded by the run's budgets.
+        let config = ev.kind == crate::event::kind::SERVER_ARGS;
+        if config {
+            self.same_kept.clear();
+        }
         let key = same_key(&ev.kind, ev.rank.as_ref(), ev.pid);
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
         let text = (ev.message.len() + ev.detail.as_ref().map_or(0, |d| d.len())) as u64;
-        if same >= budget::SAME_EVENT_PER_SOURCE || !self.budget.take(text) {
+        if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
             *self.out.dropped_events.entry(ev.kind).or_insert(0) += 1;
             return None;
         }

@@ -627,3 +627,94 @@ fn every_load_error_names_its_file() {
         "{err}"
     );
 }
+
+// ---- second campaign (shared/hostile/turn3; inputs copied into tests/hostile/turn3) ----
+
+fn turn3(name: &str) -> PathBuf {
+    hostile("turn3").join(name)
+}
+
+fn json(o: &Outcome) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+}
+
+/// D8: base.log and cand.log differ only in `mem_fraction_static` (0.9 → 0.5), printed
+/// at byte ~100 of a 21,563-byte `server_args` line (checked with `diff` and `awk
+/// length`). The scan used to cut the message at 16 KiB with its own marker and the
+/// config reader then refused the line at byte 16384, so the change was lost.
+#[test]
+fn d8_config_line_over_16_kib_is_read_whole() {
+    let base = turn3("cfg17k/base.log");
+    let cand = turn3("cfg17k/cand.log");
+    let o = rankscope(
+        &[
+            "diff",
+            "--json",
+            base.to_str().unwrap(),
+            cand.to_str().unwrap(),
+        ],
+        None,
+    );
+    let d = json(&o);
+    assert_eq!(
+        d["config"]["changed"],
+        serde_json::json!([{"key": "mem_fraction_static", "old": 0.9, "new": 0.5}]),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(d["config_note"], serde_json::Value::Null, "{}", o.stdout);
+    let t = rankscope(
+        &["diff", base.to_str().unwrap(), cand.to_str().unwrap()],
+        None,
+    );
+    assert!(
+        t.stdout.contains("mem_fraction_static  0.9 -> 0.5"),
+        "{}",
+        t.stdout
+    );
+    assert!(!t.stdout.contains("not readable"), "{}", t.stdout);
+}
+
+/// D9: 1,100 failed start-ups, then one that reaches ready (grep -c server_args: 1101).
+/// The last one's `Init torch distributed begin`/`ends` are stamped 22:13:57 and
+/// 22:13:58 for TP0 (lines 71503/71505): dist_init is 1 s. The per-file cap of 1,024
+/// same events used to keep the first 1,024 start-ups only ("attempt 1024 of 1024") and
+/// pair the last `ends` with the 1,024th `begin` (9,994 s).
+#[test]
+fn d9_crash_loop_of_1101_startups_shows_the_last() {
+    let log = turn3("crashloop_1100_then_ready.log.gz");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(run["attempt"], 1101);
+    assert_eq!(run["attempts"].as_array().map(Vec::len), Some(1101));
+    assert_eq!(run["ready"], true);
+    let dist = run["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["phase"] == "dist_init"))
+        .expect("dist_init phase");
+    assert_eq!(dist["duration_s"]["max"], 1.0, "{dist}");
+    // Nothing of the last start-up was dropped: no budget note.
+    assert!(
+        !run["notes"].to_string().contains("not kept"),
+        "{}",
+        run["notes"]
+    );
+    // The last start-up alone (lines 71501-71522 of the log, copied) against the loop:
+    // the same configuration (`prefill_workspace_order='grouped'`, port 29637, which no
+    // earlier start-up printed) and the same figures.
+    let last = turn3("crashloop_last_startup.log");
+    let d = rankscope(
+        &[
+            "diff",
+            "--json",
+            last.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+        None,
+    );
+    let d = json(&d);
+    assert_eq!(d["status"], "same", "{d}");
+    assert_eq!(d["config"]["changed"], serde_json::json!([]));
+    assert_eq!(d["config"]["added"], serde_json::json!([]));
+    assert_eq!(d["config"]["removed"], serde_json::json!([]));
+}

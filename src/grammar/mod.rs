@@ -959,7 +959,14 @@ impl GrammarSet {
             kind: ev.kind.clone(),
             fields,
             prefix,
-            message: bounded(shown.trim_end()),
+            message: bounded(
+                shown.trim_end(),
+                if ev.kind == crate::event::kind::SERVER_ARGS {
+                    MAX_CONFIG_MESSAGE
+                } else {
+                    MAX_MESSAGE
+                },
+            ),
             traceback: ev.traceback,
             cut_fields,
         })
@@ -975,15 +982,42 @@ impl GrammarSet {
 /// a hostile or flattened line can be megabytes, and every event holds its message).
 pub const MAX_MESSAGE: usize = 16 << 10;
 
-fn bounded(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE {
+/// The most of a configuration line (`server_args`) an event keeps: the configuration is
+/// read from it, and a cut there loses the settings a diff compares. Real dumps run to
+/// about 20 KiB (SGLang with every option printed); the run's text budget bounds the sum.
+pub const MAX_CONFIG_MESSAGE: usize = 1 << 20;
+
+/// What `bounded` appends to a message it cut: `… [N more bytes]`.
+const CUT_MARK_OPEN: &str = "… [";
+const CUT_MARK_CLOSE: &str = " more bytes]";
+
+fn bounded(message: &str, limit: usize) -> String {
+    if message.len() <= limit {
         return message.to_string();
     }
-    let mut end = MAX_MESSAGE;
+    let mut end = limit;
     while !message.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… [{} more bytes]", &message[..end], message.len() - end)
+    format!(
+        "{}{CUT_MARK_OPEN}{}{CUT_MARK_CLOSE}",
+        &message[..end],
+        message.len() - end
+    )
+}
+
+/// A message without the mark `bounded` put at its end, and whether it had one: the
+/// text before the mark is what the line said, read as a line cut short.
+pub fn strip_cut_mark(message: &str) -> (&str, bool) {
+    if let Some(head) = message.strip_suffix(CUT_MARK_CLOSE) {
+        if let Some(at) = head.rfind(CUT_MARK_OPEN) {
+            let count = &head[at + CUT_MARK_OPEN.len()..];
+            if !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()) {
+                return (&message[..at], true);
+            }
+        }
+    }
+    (message, false)
 }
 
 /// Converts a captured text into the field's canonical unit.
