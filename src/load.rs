@@ -163,6 +163,21 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
             stop.reason
         ));
     }
+    if let Some((line, what)) = &f.scan.bad_stamps.first {
+        notes.push(format!(
+            "{}: {} event line(s) with a stamp that is no date or time, first at line {line} ({what}); those events have no time",
+            sf.display(),
+            f.scan.bad_stamps.lines
+        ));
+    }
+    if let Some((line, what)) = &f.scan.bad_ranks.first {
+        notes.push(format!(
+            "{}: {} event line(s) naming a rank number past {} (first at line {line}: `{what}`) are not read",
+            sf.display(),
+            f.scan.bad_ranks.lines,
+            u32::MAX
+        ));
+    }
     if compressed && f.raw_bytes > 0 && f.scan.bytes / f.raw_bytes > source::limits::WARN_RATIO {
         notes.push(format!(
             "{}: {} compressed bytes expanded to {} ({}:1; real logs give 5–50:1)",

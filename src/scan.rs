@@ -153,10 +153,31 @@ pub struct SourceScan {
     pub dropped_events: BTreeMap<String, u64>,
     /// Set when reading stopped before the end of the input.
     pub read_stop: Option<ReadStop>,
+    /// Events whose prefix did not read: a stamp that is no date or time (kept, untimed)
+    /// and a rank number too large to be one (not kept).
+    pub bad_stamps: PrefixTrouble,
+    pub bad_ranks: PrefixTrouble,
     /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
     /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
     /// lines give no event still exists.
     pub prefixes_seen: Vec<SeenPrefix>,
+}
+
+/// How many event lines had one kind of unreadable prefix, and the first of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrefixTrouble {
+    pub lines: u64,
+    /// The first line's number and what did not read in it.
+    pub first: Option<(u64, String)>,
+}
+
+impl PrefixTrouble {
+    fn add(&mut self, line: u64, what: &str) {
+        self.lines += 1;
+        if self.first.is_none() {
+            self.first = Some((line, what.to_string()));
+        }
+    }
 }
 
 /// A prefix identity of record lines: where it first and last appeared.
@@ -872,6 +893,17 @@ impl<'a> Merger<'a> {
                 (None, true) => self.carry.as_ref().map(|c| c.context.clone()),
                 (None, false) => None,
             };
+            let line = self.line_base + pe.line_in_block;
+            let mut bad_rank = false;
+            if let Some(p) = &pe.m.prefix {
+                if let Some(e) = &p.stamp_error {
+                    self.out.bad_stamps.add(line, e);
+                }
+                if let Some(e) = &p.rank_error {
+                    self.out.bad_ranks.add(line, e);
+                    bad_rank = true;
+                }
+            }
             let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
             ev.node = pe.node;
             if let Some(c) = context {
@@ -885,7 +917,8 @@ impl<'a> Merger<'a> {
                 ev.time_only = c.time_only;
             }
             let context = Context::of(&ev);
-            let kept = self.keep(ev);
+            // A rank-less event would be read as the run's only rank (TP0).
+            let kept = if bad_rank { None } else { self.keep(ev) };
             merged.push(Carry { kept, context });
         }
         self.carry = match b.open_at_end {

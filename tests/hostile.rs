@@ -718,3 +718,86 @@ fn d9_crash_loop_of_1101_startups_shows_the_last() {
     assert_eq!(d["config"]["added"], serde_json::json!([]));
     assert_eq!(d["config"]["removed"], serde_json::json!([]));
 }
+
+fn rank_names(run: &serde_json::Value) -> Vec<String> {
+    run["ranks"]
+        .as_array()
+        .expect("ranks")
+        .iter()
+        .map(|r| r["rank"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// D10: rank_2pow64.log names TP2⁶⁴, TP2⁶⁴−1, TP2³², TP2³²−1 and TP0, two lines each
+/// (begin and end of dist_init). The three past u32 used to become rank-less events
+/// counted as TP0; now they are not read, and a note counts them (3 tags × 2 lines).
+#[test]
+fn d10_rank_numbers_past_u32_are_not_merged_into_tp0() {
+    let log = turn3("rank_2pow64.log");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(rank_names(run), ["TP0", "TP4294967295"]);
+    let notes = run["notes"].to_string();
+    assert!(
+        notes.contains("6 event line(s) naming a rank number past 4294967295 (first at line 1: `TP18446744073709551616`)"),
+        "{notes}"
+    );
+    // A 100,000-digit rank number (as rank_100k_digits.log, made here): its begin and
+    // end are not read, so TP0 (line 3, `begin` only) has not finished dist_init.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big = dir.path().join("rank_100k_digits.log");
+    let digits = "9".repeat(100_000);
+    std::fs::write(
+        &big,
+        format!(
+            "[2026-11-29 09:18:12 TP{digits}] Init torch distributed begin.\n\
+             [2026-11-29 09:18:13 TP{digits}] Init torch distributed ends. elapsed=1.0 s, mem usage=0.60 GB\n\
+             [2026-11-29 09:18:13 TP0] Init torch distributed begin.\n"
+        ),
+    )
+    .expect("write");
+    let o = rankscope(&["summary", "--json", big.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(rank_names(run), ["TP0"]);
+    let dist = &run["phases"][1];
+    assert_eq!(dist["phase"], "dist_init");
+    assert_eq!(dist["completed"], 0, "{dist}");
+    assert!(run["notes"]
+        .to_string()
+        .contains("2 event line(s) naming a rank number past"));
+}
+
+/// D22: invalid_dates.log stamps month 13, Feb 30 and 25:61:61 on lines 1-3 (line 4,
+/// 23:59:60, is a leap second chrono reads). Those events have no time, and a note
+/// now says so with the first line and what did not read.
+#[test]
+fn d22_invalid_stamps_are_noted() {
+    let log = turn3("invalid_dates.log");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let notes = json(&o)["run"]["notes"].to_string();
+    assert!(
+        notes.contains("3 event line(s) with a stamp that is no date or time, first at line 1 (date `2026-13-01`"),
+        "{notes}"
+    );
+}
+
+/// D22: time_jumps.log goes 2026 → 1970 → 9999 → 0001 for TP0 and TP1: no duration
+/// can be computed, none is printed negative, and the backward jumps are noted.
+#[test]
+fn d22_backward_stamps_give_no_negative_duration() {
+    let log = turn3("time_jumps.log");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    for p in run["phases"].as_array().expect("phases") {
+        for k in ["min", "median", "max"] {
+            let v = &p["duration_s"][k];
+            assert!(v.is_null() || v.as_f64() >= Some(0.0), "{p}");
+        }
+    }
+    assert!(run["notes"]
+        .to_string()
+        .contains("time stamps go backwards"));
+    let t = rankscope(&["summary", log.to_str().unwrap()], None);
+    assert!(t.stdout.contains("stamps out of order"), "{}", t.stdout);
+    assert!(!t.stdout.contains(" -1"), "{}", t.stdout);
+}

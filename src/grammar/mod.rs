@@ -495,8 +495,11 @@ pub struct PrefixInfo {
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
     pub prefix_start: usize,
     /// The prefix captured a date or time that its format does not read (`grammars
-    /// check` reports it; the scan leaves the line without a time).
+    /// check` reports it; the scan leaves the line without a time, and a note says so).
     pub stamp_error: Option<String>,
+    /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
+    /// scan keeps no event of the line, and a note says so.
+    pub rank_error: Option<String>,
 }
 
 /// A matched event, before it is placed in a run.
@@ -876,6 +879,11 @@ impl GrammarSet {
                 .then_some(info.tags)
                 .flatten()
         });
+        let rank_error = if rank.is_none() {
+            knowledge::rank_number_too_large(caps)
+        } else {
+            None
+        };
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
         let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
@@ -890,6 +898,7 @@ impl GrammarSet {
             prefix_end: whole.end,
             prefix_start: whole.start,
             stamp_error,
+            rank_error,
         }
     }
 
