@@ -163,6 +163,13 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
             stop.reason
         ));
     }
+    if let Some(line) = f.scan.prefixes_not_kept {
+        notes.push(format!(
+            "{}: more than {} distinct rank prefixes; those first seen from line {line} on are not counted, so the ranks shown are a part of the run's",
+            sf.display(),
+            scan::MAX_SEEN_PREFIXES
+        ));
+    }
     if let Some((line, what)) = &f.scan.bad_stamps.first {
         notes.push(format!(
             "{}: {} event line(s) with a stamp that is no date or time, first at line {line} ({what}); those events have no time",

@@ -157,6 +157,9 @@ pub struct SourceScan {
     /// and a rank number too large to be one (not kept).
     pub bad_stamps: PrefixTrouble,
     pub bad_ranks: PrefixTrouble,
+    /// More distinct rank-naming prefixes than `MAX_SEEN_PREFIXES`: the first line whose
+    /// prefix was not kept (a rank named only past it is not counted).
+    pub prefixes_not_kept: Option<u64>,
     /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
     /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
     /// lines give no event still exists.
@@ -232,6 +235,8 @@ struct BlockScan {
     same_held: HashMap<u64, u32>,
     /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the identity bytes), block lines.
     seen: PrefixMap,
+    /// The first block line whose prefix was not kept, `seen` being full.
+    prefix_overflow: Option<u64>,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
@@ -268,8 +273,9 @@ fn identity_key(line: &[u8]) -> Option<&[u8]> {
 type PrefixMap = HashMap<Vec<u8>, SeenPrefix, foldhash::fast::RandomState>;
 
 /// Distinct prefix identities kept per source: far more ranks and processes than any
-/// server has, and a bound for input made of ever-new `(…)` lines.
-const MAX_SEEN_PREFIXES: usize = 65_536;
+/// server has (100,000 ranks are counted whole), and a bound for input made of ever-new
+/// `(…)` lines; past it, a note says from which line ranks were not counted.
+pub const MAX_SEEN_PREFIXES: usize = 131_072;
 
 fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let Some(key) = identity_key(line) else {
@@ -278,7 +284,9 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let full = out.seen.len() >= MAX_SEEN_PREFIXES;
     match out.seen.get_mut(key) {
         Some(s) => s.last_line = line_no,
-        None if full => {}
+        None if full => {
+            out.prefix_overflow.get_or_insert(line_no);
+        }
         None => {
             out.seen.insert(
                 key.to_vec(),
@@ -928,7 +936,12 @@ impl<'a> Merger<'a> {
         };
         // A block cut inside a line (one longer than a block) ends with a piece of that
         // line, and the next block starts with the rest: one line, numbered once.
-        for (key, seen) in b.seen {
+        let mut block_seen: Vec<(Vec<u8>, SeenPrefix)> = b.seen.into_iter().collect();
+        if self.seen.len() + block_seen.len() > MAX_SEEN_PREFIXES {
+            // The bound keeps the prefixes seen first, whatever the map's order.
+            block_seen.sort_unstable_by_key(|(_, s)| s.first_line);
+        }
+        for (key, seen) in block_seen {
             let (first, last) = (
                 seen.first_line + self.line_base,
                 seen.last_line + self.line_base,
@@ -936,7 +949,7 @@ impl<'a> Merger<'a> {
             let full = self.seen.len() >= MAX_SEEN_PREFIXES;
             match self.seen.get_mut(&key) {
                 Some(s) => s.last_line = last,
-                None if full => {}
+                None if full => self.overflow_at(first),
                 None => {
                     self.seen.insert(
                         key,
@@ -949,7 +962,15 @@ impl<'a> Merger<'a> {
                 }
             }
         }
+        if let Some(l) = b.prefix_overflow {
+            self.overflow_at(l + self.line_base);
+        }
         self.line_base += b.counts.lines.saturating_sub(u64::from(b.ends_inside_line));
+    }
+
+    fn overflow_at(&mut self, line: u64) {
+        let first = self.out.prefixes_not_kept.get_or_insert(line);
+        *first = (*first).min(line);
     }
 
     /// Keeps an event if the budgets allow; returns its index in `out.events`.

@@ -801,3 +801,32 @@ fn d22_backward_stamps_give_no_negative_duration() {
     assert!(t.stdout.contains("stamps out of order"), "{}", t.stdout);
     assert!(!t.stdout.contains(" -1"), "{}", t.stdout);
 }
+
+/// D11: one rank-naming prefix per line, TP0 … TP(N−1) with N two past the bound of
+/// distinct prefixes a file keeps (131,072; was 65,536, which 100,000 ranks passed with
+/// no note). Line 1 is TP0's dist_init begin, line k+2 names TPk: the first prefix not
+/// kept is TP131072, on line 131,074.
+#[test]
+fn d11_ranks_past_the_prefix_bound_are_noted() {
+    let n = rankscope::scan::MAX_SEEN_PREFIXES + 2;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("ranks.log");
+    let mut text = String::from("[2026-11-29 09:18:12 TP0] Init torch distributed begin.\n");
+    for r in 0..n {
+        text.push_str(&format!(
+            "[2026-11-29 09:18:13 TP{r}] some plain record line\n"
+        ));
+    }
+    std::fs::write(&log, text).expect("write");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(
+        run["ranks"].as_array().map(Vec::len),
+        Some(rankscope::scan::MAX_SEEN_PREFIXES)
+    );
+    let notes = run["notes"].to_string();
+    assert!(
+        notes.contains("more than 131072 distinct rank prefixes; those first seen from line 131074 on are not counted"),
+        "{notes}"
+    );
+}
