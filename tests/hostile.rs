@@ -830,3 +830,24 @@ fn d11_ranks_past_the_prefix_bound_are_noted() {
         "{notes}"
     );
 }
+
+/// D12: rank9.log.gz of rundir_one_truncated_gz is a gzip cut at byte 652 (1,710 bytes
+/// decoded, `gzip -t` says "unexpected end of file"). `summary` notes it; `diff` now
+/// does too, in its text and in `candidate_notes` of its JSON.
+#[test]
+fn d12_diff_shows_the_read_notes_summary_shows() {
+    let dir = turn3("rundir_one_truncated_gz");
+    let base = sample("tp8-custom-ar");
+    let args = ["diff", base.to_str().unwrap(), dir.to_str().unwrap()];
+    let want = "rank9.log.gz: read stopped after 1710 decompressed bytes (byte 652 of the compressed file)";
+    let s = rankscope(&["summary", "--json", dir.to_str().unwrap()], None);
+    assert!(json(&s)["run"]["notes"].to_string().contains(want));
+    let j = rankscope(&[&args[..1], &["--json"], &args[1..]].concat(), None);
+    let d = json(&j);
+    let notes = d["candidate_notes"].to_string();
+    assert!(notes.contains(want), "{notes}");
+    let t = rankscope(&args, None);
+    let flat = t.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("note candidate: "), "{}", t.stdout);
+    assert!(flat.contains("rank9.log.gz: read stopped after 1710 decompressed bytes (byte 652 of the compressed file)"), "{}", t.stdout);
+}

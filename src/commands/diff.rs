@@ -61,7 +61,8 @@ pub fn run(
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
     } else {
-        let mut text = render::diff_text::report(&report, cx.style);
+        let notes = render::diff_text::run_notes(&b.run.notes, &c.run.notes);
+        let mut text = render::diff_text::report(&report, notes, cx.style);
         if explain {
             text.push_str(&render::diff_text::explain(&report.diff, cx.style));
             if let Some(c) = report
