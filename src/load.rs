@@ -555,6 +555,10 @@ pub fn load_paths(
         scan_logs(gs, &logs, opts, progress)?
     };
     let (mut sources, mut events, mut notes) = scanned;
+    if !undivided {
+        // (One undivided path listed its own directory, with its notes, in `scan_path`.)
+        notes.extend(groups.iter().flat_map(|g| g.notes.iter().cloned()));
+    }
     let log_idx: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].kind == SourceKind::Log)
         .collect();

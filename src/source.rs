@@ -341,6 +341,9 @@ pub struct NodeFiles {
     /// parent of files given from two or more directories), not a file's.
     pub by_dir: bool,
     pub files: Vec<SourceFile>,
+    /// What was skipped while listing it (see [`discover_noted`]), and the run
+    /// directory's subdirectories that could not be read (they may be nodes).
+    pub notes: Vec<String>,
 }
 
 /// Whether a directory holds log files directly (not in subdirectories).
@@ -351,6 +354,10 @@ fn has_logs(dir: &Path) -> bool {
             p.is_file() && classify_name(&e.file_name().to_string_lossy()) == Some(SourceKind::Log)
         })
     })
+}
+
+fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
+    format!("{}: skipped: {e}", dir.display())
 }
 
 /// The nodes of one run given as several paths, or as one directory whose
@@ -378,9 +385,10 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
     for path in paths {
         if group_files_by_dir && !path.is_dir() {
             let dir = parent_of(path);
-            let files = discover(path)?;
+            let (files, notes) = discover_noted(path)?;
             if let Some(&i) = group_of_dir.get(&dir) {
                 out[i].files.extend(files);
+                out[i].notes.extend(notes);
             } else {
                 group_of_dir.insert(dir.clone(), out.len());
                 let name = dir
@@ -396,21 +404,31 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
                     node: Some(name),
                     by_dir: true,
                     files,
+                    notes,
                 });
             }
             continue;
         }
+        let mut unreadable: Vec<(PathBuf, io::Error)> = Vec::new();
         let subdirs = if path.is_dir() && !has_logs(path) {
             let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
                 path: path.display().to_string(),
                 source,
             })?;
-            let mut dirs: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir() && has_logs(p))
-                .collect();
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            for p in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+                if !p.is_dir() {
+                    continue;
+                }
+                // A subdirectory that cannot be listed may be a node: said, not dropped.
+                match std::fs::read_dir(&p) {
+                    Err(e) => unreadable.push((p, e)),
+                    Ok(_) if has_logs(&p) => dirs.push(p),
+                    Ok(_) => {}
+                }
+            }
             dirs.sort();
+            unreadable.sort_by(|a, b| a.0.cmp(&b.0));
             dirs
         } else {
             Vec::new()
@@ -418,17 +436,35 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
         if subdirs.is_empty() {
             // One path of several is a node named after it; a lone path is the whole run.
             let node = (paths.len() > 1).then(|| name_of(path));
+            let (files, mut notes) = match discover_noted(path) {
+                // No log anywhere but in a subdirectory that cannot be read: that is why.
+                Err(SourceError::EmptyDir { .. }) if !unreadable.is_empty() => {
+                    let (dir, source) = unreadable.swap_remove(0);
+                    return Err(SourceError::Unreadable {
+                        path: dir.display().to_string(),
+                        source,
+                    });
+                }
+                r => r?,
+            };
+            notes.extend(unreadable.iter().map(skipped_dir));
             out.push(NodeFiles {
                 by_dir: node.is_some() && path.is_dir(),
                 node,
-                files: discover(path)?,
+                files,
+                notes,
             });
         } else {
-            for d in subdirs {
+            for (i, d) in subdirs.into_iter().enumerate() {
+                let (files, mut notes) = discover_noted(&d)?;
+                if i == 0 {
+                    notes.extend(unreadable.iter().map(skipped_dir));
+                }
                 out.push(NodeFiles {
                     node: Some(name_of(&d)),
                     by_dir: true,
-                    files: discover(&d)?,
+                    files,
+                    notes,
                 });
             }
         }

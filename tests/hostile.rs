@@ -635,7 +635,8 @@ fn turn3(name: &str) -> PathBuf {
 }
 
 fn json(o: &Outcome) -> serde_json::Value {
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+    serde_json::from_str(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} (exit {}) {}", o.stdout, o.code, o.stderr))
 }
 
 /// D8: base.log and cand.log differ only in `mem_fraction_static` (0.9 → 0.5), printed
@@ -850,4 +851,89 @@ fn d12_diff_shows_the_read_notes_summary_shows() {
     let flat = t.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("note candidate: "), "{}", t.stdout);
     assert!(flat.contains("rank9.log.gz: read stopped after 1710 decompressed bytes (byte 652 of the compressed file)"), "{}", t.stdout);
+}
+
+/// Runs the binary as an unprivileged user (uid/gid 65534 through `setpriv` when the
+/// test runs as root: root reads a directory at mode 000).
+fn rankscope_unprivileged(args: &[&str]) -> Outcome {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .map(|u| u.split_whitespace().next() == Some("0"))
+        })
+        .unwrap_or(false);
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_rankscope"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_rankscope"))
+    };
+    let t0 = Instant::now();
+    let out = cmd
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv (util-linux) runs the binary unprivileged");
+    let o = Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        max_rss_kib: 0,
+        wall: t0.elapsed(),
+    };
+    assert_clean(&o, args);
+    o
+}
+
+/// D13: a run directory of two node directories, node1 at mode 000. node0 is
+/// tp8-baseline's server.log (8 ranks ready). node1 used to vanish without a note, and
+/// the clock line said `--no-clock-align`, which was not given.
+#[test]
+fn d13_unreadable_node_directory_is_noted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("nodes_perm");
+    for n in ["node0", "node1"] {
+        std::fs::create_dir_all(run.join(n)).expect("mkdir");
+        std::fs::copy(
+            sample("tp8-baseline/server.log"),
+            run.join(n).join("server.log"),
+        )
+        .expect("copy");
+    }
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod")
+    };
+    mode(dir.path(), 0o755);
+    mode(&run.join("node1"), 0o000);
+    let o = rankscope_unprivileged(&["summary", run.to_str().unwrap()]);
+    let j = rankscope_unprivileged(&["summary", "--json", run.to_str().unwrap()]);
+    mode(&run.join("node1"), 0o755);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let flat = o.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("nodes_perm/node1: skipped: Permission denied (os error 13)"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("--no-clock-align"), "{}", o.stdout);
+    assert!(json(&j)["run"]["notes"]
+        .to_string()
+        .contains("node1: skipped: Permission denied"));
+    // With node1 the only node, the error names it.
+    std::fs::remove_dir_all(run.join("node0")).expect("rm");
+    mode(&run.join("node1"), 0o000);
+    let e = rankscope_unprivileged(&["summary", run.to_str().unwrap()]);
+    mode(&run.join("node1"), 0o755);
+    assert_eq!(e.code, 2);
+    assert!(
+        e.stderr.contains("node1") && e.stderr.contains("Permission denied"),
+        "{}",
+        e.stderr
+    );
 }
