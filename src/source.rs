@@ -294,6 +294,13 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             .is_some_and(|n| classify_name(&n.to_string_lossy()).is_some());
         match std::fs::metadata(&p) {
             Ok(m) if m.is_file() => files.push(p),
+            // A FIFO could block the run and a device could be endless: a run directory
+            // reads regular files only (a special file is read when named alone).
+            Ok(m) if named => notes.push(format!(
+                "{}: skipped: {}, not a regular file",
+                p.display(),
+                file_type_name(&m.file_type())
+            )),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
             Err(e) if named => notes.push(format!("{}: skipped: {e}", p.display())),
@@ -354,6 +361,23 @@ fn has_logs(dir: &Path) -> bool {
             p.is_file() && classify_name(&e.file_name().to_string_lossy()) == Some(SourceKind::Log)
         })
     })
+}
+
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
 }
 
 fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {

@@ -937,3 +937,41 @@ fn d13_unreadable_node_directory_is_noted() {
         e.stderr
     );
 }
+
+/// D20: a run directory holding tp8-baseline's server.log and, under names rankscope
+/// reads, a FIFO, a directory and symlinks to /dev/zero and /dev/urandom. They used to
+/// be skipped with no note (a dangling link got one); each is now noted with what it is.
+#[test]
+fn d20_special_files_in_a_run_directory_are_noted() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path();
+    std::fs::copy(sample("tp8-baseline/server.log"), run.join("server.log")).expect("copy");
+    symlink("/dev/zero", run.join("rank1.log")).expect("symlink");
+    symlink("/dev/urandom", run.join("rank4.log")).expect("symlink");
+    symlink("/dev/zero", run.join("snapshot_rank0.pickle")).expect("symlink");
+    symlink("/dev/zero", run.join("nvidia-smi-x.csv")).expect("symlink");
+    std::fs::create_dir(run.join("rank9.log")).expect("mkdir");
+    let fifo = Command::new("mkfifo")
+        .arg(run.join("rank10.log"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    let o = rankscope(&["summary", "--json", run.to_str().unwrap()], None);
+    let doc = json(&o);
+    assert_eq!(doc["run"]["ready"], true);
+    let notes = doc["run"]["notes"].to_string();
+    for (name, what) in [
+        ("rank1.log", "a character device"),
+        ("rank4.log", "a character device"),
+        ("snapshot_rank0.pickle", "a character device"),
+        ("nvidia-smi-x.csv", "a character device"),
+        ("rank9.log", "a directory"),
+        ("rank10.log", "a FIFO"),
+    ] {
+        assert!(
+            notes.contains(&format!("{name}: skipped: {what}, not a regular file")),
+            "{name}: {notes}"
+        );
+    }
+}
