@@ -36,6 +36,26 @@ pub enum LoadError {
     },
     #[error("{path}: no log in this run could be read ({notes})")]
     NothingRead { path: String, notes: String },
+    #[error(
+        "{path}: --attempt {asked}: the log holds {count} start-up(s) (--attempt 1 to {count})"
+    )]
+    NoSuchAttempt {
+        path: String,
+        asked: usize,
+        count: usize,
+    },
+}
+
+/// `--attempt` past the last start-up is an error, not the last one shown in its place.
+fn check_attempt(path: &str, asked: Option<usize>, count: usize) -> Result<(), LoadError> {
+    match asked {
+        Some(asked) if asked > count => Err(LoadError::NoSuchAttempt {
+            path: path.to_string(),
+            asked,
+            count,
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -347,6 +367,7 @@ fn finish_single(
         events
     };
     let mut run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
+    check_attempt(&name, opts.attempt, run.attempts.len().max(1))?;
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
         .filter(|f| f.kind == SourceKind::NvidiaSmi)
@@ -677,6 +698,8 @@ pub fn load_paths(
             model::prepare_node(evs, gs.knowledge(), opts.attempt)
         })
         .collect();
+    let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
+    check_attempt(&shown_paths(paths), opts.attempt, most)?;
     let mut nodes: Vec<Node> = Vec::new();
     let mut owner: std::collections::HashMap<&crate::event::Rank, usize> = Default::default();
     for (n, r) in built.iter().enumerate() {
@@ -759,11 +782,7 @@ pub fn load_paths(
     let name = if paths.len() == 1 {
         paths[0].display().to_string()
     } else {
-        paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" + ")
+        shown_paths(paths)
     };
     let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
     run.nodes = nodes;
@@ -775,6 +794,14 @@ pub fn load_paths(
         .collect();
     attach_nvsmi(&mut run, &smi, &mut notes);
     finish(run, files, notes, name)
+}
+
+fn shown_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process

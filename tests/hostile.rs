@@ -975,3 +975,37 @@ fn d20_special_files_in_a_run_directory_are_noted() {
         );
     }
 }
+
+/// D23: tp8-baseline's server.log is one start-up (one server_args line); the crash
+/// loop holds 1,101. `--attempt` past the last used to show the last one, exit 0.
+#[test]
+fn d23_attempt_past_the_last_is_an_error() {
+    let log = sample("tp8-baseline/server.log");
+    let o = rankscope(&["--attempt", "2", "summary", log.to_str().unwrap()], None);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert!(o.stdout.is_empty(), "{}", o.stdout);
+    assert!(
+        o.stderr.contains(
+            "tp8-baseline/server.log: --attempt 2: the log holds 1 start-up(s) (--attempt 1 to 1)"
+        ),
+        "{}",
+        o.stderr
+    );
+    let ok = rankscope(&["--attempt", "1", "summary", log.to_str().unwrap()], None);
+    assert_eq!(ok.code, 0);
+    let lp = turn3("crashloop_1100_then_ready.log.gz");
+    let o = rankscope(
+        &["--attempt", "1102", "summary", lp.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("(--attempt 1 to 1101)"), "{}", o.stderr);
+    // A run of two node directories: counted per node.
+    let nodes = sample("node2-skew");
+    let o = rankscope(
+        &["--attempt", "2", "summary", nodes.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("node2-skew: --attempt 2"), "{}", o.stderr);
+}
