@@ -44,6 +44,18 @@ pub enum LoadError {
         asked: usize,
         count: usize,
     },
+    #[error("`-` (standard input) is given {times} times: it can be read once")]
+    StdinTwice { times: usize },
+}
+
+/// Standard input named more than once (`summary - -`, `diff - -`) would be read by two
+/// readers at once, each getting part of it.
+pub fn check_stdin_once<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Result<(), LoadError> {
+    let times = paths.into_iter().filter(|p| p.as_os_str() == "-").count();
+    if times > 1 {
+        return Err(LoadError::StdinTwice { times });
+    }
+    Ok(())
 }
 
 /// `--attempt` past the last start-up is an error, not the last one shown in its place.
@@ -552,6 +564,7 @@ pub fn load_paths(
     opts: &LoadOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
+    check_stdin_once(paths)?;
     let groups = source::discover_nodes(paths)?;
     let undivided = matches!((paths, groups.as_slice()), ([_], [g]) if g.node.is_none());
     let mut files: Vec<SourceFile> = Vec::new();

@@ -1009,3 +1009,27 @@ fn d23_attempt_past_the_last_is_an_error() {
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("node2-skew: --attempt 2"), "{}", o.stderr);
 }
+
+/// D25: `-` named twice used to be read by two readers at once (bogus cut-line notes,
+/// or a node with an empty name). It is refused before anything is read.
+#[test]
+fn d25_stdin_named_twice_is_refused() {
+    let log = std::fs::read(sample("tp8-baseline/server.log")).expect("sample");
+    for args in [&["summary", "-", "-"][..], &["diff", "-", "-"][..]] {
+        let o = rankscope(args, Some(log.clone()));
+        assert_eq!(o.code, 2, "{args:?}: {}", o.stdout);
+        assert!(
+            o.stderr
+                .contains("`-` (standard input) is given 2 times: it can be read once"),
+            "{args:?}: {}",
+            o.stderr
+        );
+    }
+    let once = rankscope(&["summary", "-"], Some(log));
+    assert_eq!(once.code, 0);
+    assert!(
+        once.stdout.starts_with("READY  -  8 ranks"),
+        "{}",
+        once.stdout
+    );
+}

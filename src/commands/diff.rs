@@ -24,6 +24,7 @@ pub fn run(
             "diff: give BASELINE CANDIDATE, or --baseline PATH (repeatable) and the candidate's paths"
         ),
     };
+    load::check_stdin_once(baseline.iter().chain(candidate))?;
     let (b, c) = rayon::join(|| cx.load(baseline), || cx.load(candidate));
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
