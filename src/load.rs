@@ -195,6 +195,18 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
             stop.reason
         ));
     }
+    // A file cut while it was read (log rotation with copytruncate, a user's
+    // `truncate`) ends early with no error: only its size tells.
+    if let (None, Some(listed), false) = (&f.scan.read_stop, sf.size, sf.is_stdin()) {
+        let now = std::fs::metadata(&sf.path).map_or(0, |m| m.len());
+        if f.raw_bytes < listed && now < listed {
+            notes.push(format!(
+                "{}: the file shrank while it was read ({listed} bytes when listed, {now} now; {} read): the part read is scanned, the rest is lost",
+                sf.display(),
+                f.raw_bytes
+            ));
+        }
+    }
     if let Some(line) = f.scan.prefixes_not_kept {
         notes.push(format!(
             "{}: more than {} distinct rank prefixes; those first seen from line {line} on are not counted, so the ranks shown are a part of the run's",

@@ -1033,3 +1033,48 @@ fn d25_stdin_named_twice_is_refused() {
         once.stdout
     );
 }
+
+/// D21: a log cut to 4 KiB while it is read (the first progress report, after the first
+/// batch of blocks, truncates it) used to be reported as read whole. The read ends
+/// early with no error; the listed and current sizes tell, and a note says so.
+#[test]
+fn d21_a_file_that_shrinks_while_read_is_noted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("server.log");
+    let mut text = std::fs::read_to_string(sample("tp8-baseline/server.log")).expect("sample");
+    let filler = "[2026-11-29 09:18:19 TP0] some plain record line\n";
+    while text.len() < 16 << 20 {
+        text.push_str(filler);
+    }
+    let listed = text.len();
+    std::fs::write(&log, &text).expect("write");
+    let opts = LoadOptions {
+        block_size: 64 << 10,
+        ..LoadOptions::default()
+    };
+    let cut = std::sync::Once::new();
+    let loaded = load_run(&gs(), &log, &opts, &|_, _| {
+        cut.call_once(|| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&log)
+                .expect("open");
+            f.set_len(4096).expect("truncate");
+        })
+    })
+    .expect("loads");
+    let note = loaded
+        .run
+        .notes
+        .iter()
+        .find(|n| n.contains("shrank while it was read"))
+        .unwrap_or_else(|| panic!("no note: {:?}", loaded.run.notes));
+    assert!(
+        note.contains(&format!("({listed} bytes when listed, 4096 now;")),
+        "{note}"
+    );
+    // A file read whole gets no such note.
+    std::fs::write(&log, &text).expect("write");
+    let whole = load_run(&gs(), &log, &opts, &|_, _| {}).expect("loads");
+    assert!(!whole.run.notes.iter().any(|n| n.contains("shrank")));
+}
