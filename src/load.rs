@@ -343,7 +343,7 @@ pub fn load_run(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     let (files, scanned) = scan_path(gs, path, opts, progress)?;
-    finish_single(gs, path.display().to_string(), files, scanned, opts)
+    finish_single(gs, crate::text::shown_path(path), files, scanned, opts)
 }
 
 /// Discovers and scans the logs under one path.
@@ -355,7 +355,7 @@ fn scan_path(
 ) -> Result<(Vec<SourceFile>, Scanned), LoadError> {
     if let Some(found) = snapshot_not_log(path) {
         return Err(LoadError::NotAStartupLog {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
             found,
         });
     }
@@ -515,7 +515,7 @@ fn scan_logs(
             path: logs
                 .first()
                 .and_then(|f| f.path.parent())
-                .map(|p| p.display().to_string())
+                .map(crate::text::shown_path)
                 .unwrap_or_default(),
             notes: notes.join("; "),
         });
@@ -591,7 +591,7 @@ pub fn load_paths(
         // One path: a single node unless its files' NCCL lines name several hosts.
         let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
         if distinct_hosts(&scanned.1) < 2 && wrapped_nodes_by_source(&scanned.1, 1)[0].len() < 2 {
-            return finish_single(gs, paths[0].display().to_string(), found, scanned, opts);
+            return finish_single(gs, crate::text::shown_path(&paths[0]), found, scanned, opts);
         }
         files = found;
         group_of_file = vec![0; files.len()];
@@ -805,7 +805,7 @@ pub fn load_paths(
     }
 
     let name = if paths.len() == 1 {
-        paths[0].display().to_string()
+        crate::text::shown_path(&paths[0])
     } else {
         shown_paths(paths)
     };
@@ -824,7 +824,7 @@ pub fn load_paths(
 fn shown_paths(paths: &[PathBuf]) -> String {
     paths
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| crate::text::shown_path(p))
         .collect::<Vec<_>>()
         .join(" + ")
 }
@@ -971,7 +971,7 @@ fn assign_nodes(
             .unwrap_or_else(|| {
                 paths
                     .first()
-                    .map_or(format!("node{g}"), |p| p.display().to_string())
+                    .map_or(format!("node{g}"), |p| crate::text::shown_path(p))
             })
     };
     let named_by_dir = |g: usize| groups.get(g).is_some_and(|x| x.by_dir && x.node.is_some());
@@ -1092,7 +1092,7 @@ fn snapshot_not_log(path: &Path) -> Option<String> {
     (head[0] == 0x80 && (2..=5).contains(&head[1])).then(|| {
         format!(
             "a Python pickle, such as a PyTorch memory snapshot — try `rankscope mem {}`",
-            path.display()
+            crate::text::shown_path(path)
         )
     })
 }

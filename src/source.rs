@@ -147,7 +147,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn display(&self) -> String {
-        self.path.display().to_string()
+        crate::text::shown_path(&self.path)
     }
     pub fn is_stdin(&self) -> bool {
         self.path.as_os_str() == "-"
@@ -199,7 +199,7 @@ pub fn rank_from_name(name: &str) -> Option<u32> {
 
 fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     let unreadable = |source| SourceError::Unreadable {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         source,
     };
     let mut f = File::open(path).map_err(unreadable)?;
@@ -239,10 +239,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => SourceError::Missing {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
         },
         _ => SourceError::Unreadable {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
             source: e,
         },
     })?;
@@ -272,7 +272,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
         ));
     }
     let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         source,
     })?;
     let mut notes = Vec::new();
@@ -283,7 +283,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             Err(e) => {
                 notes.push(format!(
                     "{}: an entry could not be listed: {e}",
-                    path.display()
+                    crate::text::shown_path(path)
                 ));
                 continue;
             }
@@ -298,12 +298,12 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             // reads regular files only (a special file is read when named alone).
             Ok(m) if named => notes.push(format!(
                 "{}: skipped: {}, not a regular file",
-                p.display(),
+                crate::text::shown_path(&p),
                 file_type_name(&m.file_type())
             )),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
-            Err(e) if named => notes.push(format!("{}: skipped: {e}", p.display())),
+            Err(e) if named => notes.push(format!("{}: skipped: {e}", crate::text::shown_path(&p))),
             Err(_) => {}
         }
     }
@@ -331,7 +331,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     if !out.iter().any(|s| s.kind == SourceKind::Log) {
         return Err(SourceError::EmptyDir {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
         });
     }
     Ok((out, notes))
@@ -381,7 +381,7 @@ fn file_type_name(t: &std::fs::FileType) -> &'static str {
 }
 
 fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
-    format!("{}: skipped: {e}", dir.display())
+    format!("{}: skipped: {e}", crate::text::shown_path(dir))
 }
 
 /// The nodes of one run given as several paths, or as one directory whose
@@ -391,8 +391,8 @@ fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
 pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
     let name_of = |p: &Path| {
         p.file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| p.display().to_string())
+            .map(|n| crate::text::sanitize(&n.to_string_lossy()))
+            .unwrap_or_else(|| crate::text::shown_path(p))
     };
     // Files given one by one from two or more directories (`node0/server.log
     // node0/stdout.txt node1/server.log …`) are grouped by their directory, which names
@@ -436,7 +436,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
         let mut unreadable: Vec<(PathBuf, io::Error)> = Vec::new();
         let subdirs = if path.is_dir() && !has_logs(path) {
             let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-                path: path.display().to_string(),
+                path: crate::text::shown_path(path),
                 source,
             })?;
             let mut dirs: Vec<PathBuf> = Vec::new();
@@ -465,7 +465,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
                 Err(SourceError::EmptyDir { .. }) if !unreadable.is_empty() => {
                     let (dir, source) = unreadable.swap_remove(0);
                     return Err(SourceError::Unreadable {
-                        path: dir.display().to_string(),
+                        path: crate::text::shown_path(&dir),
                         source,
                     });
                 }
@@ -501,7 +501,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
     for n in &mut out {
         if n.node.as_ref().is_some_and(|name| seen[name] > 1) {
             if let Some(dir) = n.files.first().and_then(|f| f.path.parent()) {
-                n.node = Some(dir.display().to_string());
+                n.node = Some(crate::text::shown_path(dir));
             }
         }
     }

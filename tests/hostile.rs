@@ -1078,3 +1078,117 @@ fn d21_a_file_that_shrinks_while_read_is_noted() {
     let whole = load_run(&gs(), &log, &opts, &|_, _| {}).expect("loads");
     assert!(!whole.run.notes.iter().any(|n| n.contains("shrank")));
 }
+
+/// D1: file and directory names holding an OSC title sequence, CSI sequences and a
+/// newline, and a grammar whose id, name and event kind hold them. Every command that
+/// prints them (`rankscope` asserts no control character reaches stdout or stderr) shows
+/// the names with the sequences removed.
+#[test]
+fn d1_escape_sequences_in_names_do_not_reach_the_terminal() {
+    let osc = "\u{1b}]0;PWNED-TITLE\u{7}";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = tmp.path().join(format!("run{osc}\"q\\\nnl"));
+    std::fs::create_dir(&run).expect("mkdir");
+    let base = sample("tp8-baseline");
+    std::fs::copy(base.join("server.log"), run.join(format!("rank0{osc}.log"))).expect("cp");
+    std::fs::copy(
+        base.join("nvidia-smi-gpu.csv"),
+        run.join(format!("nvidia-smi{osc}.csv")),
+    )
+    .expect("cp");
+    let pickle = run.join(format!("snapshot_rank0{osc}\u{1b}[2J\u{1b}[31m.pickle"));
+    std::fs::copy(base.join("snapshot_rank0.pickle"), &pickle).expect("cp");
+    // A file without its last newline: its name is printed with the cut line.
+    std::fs::write(
+        run.join(format!("rank9{osc}.log")),
+        "[2026-11-29 09:18:19 TP0] some plain record line",
+    )
+    .expect("write");
+    let r = run.to_str().unwrap();
+    let b = base.to_str().unwrap();
+    let p = pickle.to_str().unwrap();
+    let s = rankscope(&["summary", r], None);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    // The name without its OSC sequence and newline: `run"q\nl`.
+    assert!(s.stdout.contains("/run\"q\\nl  8 ranks"), "{}", s.stdout);
+    assert!(s.stdout.contains("nvidia-smi.csv"), "{}", s.stdout);
+    assert!(
+        s.stdout.contains("rank9.log ends without a newline"),
+        "{}",
+        s.stdout
+    );
+    rankscope(&["summary", "--ranks", r], None);
+    rankscope(&["events", r], None);
+    rankscope(&["diff", "--explain", b, r], None);
+    let prom = rankscope(&["export", "--prometheus", "-", r], None);
+    assert!(prom.stdout.contains("run\\\"q\\\\nl"), "{}", prom.stdout);
+    let m = rankscope(&["mem", p], None);
+    assert!(m.stdout.contains("snapshot_rank0.pickle"), "{}", m.stdout);
+    rankscope(&["mem", "diff", p, p], None);
+    let g = turn3("escapes_in_names.toml");
+    let list = rankscope(
+        &["--grammar", g.to_str().unwrap(), "grammars", "list"],
+        None,
+    );
+    assert!(
+        list.stdout.lines().any(|l| l.starts_with("esc ")),
+        "{}",
+        list.stdout
+    );
+    let log = tmp.path().join("g.log");
+    std::fs::write(&log, "[2026-11-29 09:18:12 TP0] Init 5\n").expect("write");
+    let ev = rankscope(
+        &[
+            "--grammar",
+            g.to_str().unwrap(),
+            "events",
+            log.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(ev.stdout.contains("  k  "), "{}", ev.stdout);
+}
+
+/// D6: a grammar that is a device, a FIFO (whose open would block every command) or
+/// more than 4 MiB is refused by name, before it is read.
+#[test]
+fn d6_grammar_files_that_are_not_regular_or_too_large_are_refused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fifo = tmp.path().join("a.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let big = tmp.path().join("big.toml");
+    std::fs::write(&big, "#".repeat((4 << 20) + 1)).expect("write");
+    for (path, want) in [
+        (
+            "/dev/zero",
+            "grammar /dev/zero: a device, not a regular file".to_string(),
+        ),
+        (
+            fifo.to_str().unwrap(),
+            format!("grammar {}: a FIFO, not a regular file", fifo.display()),
+        ),
+        (
+            big.to_str().unwrap(),
+            format!("grammar {}: larger than 4194304 bytes", big.display()),
+        ),
+    ] {
+        let t0 = Instant::now();
+        let o = rankscope(&["--grammar", path, "grammars", "list"], None);
+        assert_eq!(o.code, 2, "{path}");
+        assert!(o.stderr.contains(&want), "{path}: {}", o.stderr);
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+    // In the user grammar directory too.
+    let out = Command::new(env!("CARGO_BIN_EXE_rankscope"))
+        .args(["summary", sample("tp8-baseline").to_str().unwrap()])
+        .env("RANKSCOPE_GRAMMAR_DIR", tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a.toml: a FIFO, not a regular file"));
+}

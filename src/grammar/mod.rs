@@ -61,6 +61,10 @@ pub enum GrammarError {
         path: String,
         source: std::io::Error,
     },
+    #[error("grammar {path}: {what}, not a regular file")]
+    NotAFile { path: String, what: &'static str },
+    #[error("grammar {path}: larger than {limit} bytes (the built-in grammars are under 64 KiB)")]
+    TooLarge { path: String, limit: u64 },
     #[error("{origin}: {message}")]
     Knowledge { origin: String, message: String },
     #[error("building the literal matcher: {0}")]
@@ -185,12 +189,26 @@ pub struct Grammar {
     pub remedy: remedy::RemedyRules,
 }
 
+/// The largest grammar file read (the largest built-in one is under 40 KB).
+pub const MAX_GRAMMAR_FILE: u64 = 4 << 20;
+
 impl Grammar {
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
-        let spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
+        let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
+        // A user grammar's names reach the terminal (`grammars list`, the summary's "read
+        // as", the events' kinds and fields): cleaned once, here, as log lines are.
+        spec.id = crate::text::sanitize(&spec.id);
+        spec.name = crate::text::sanitize(&spec.name);
+        spec.description = crate::text::sanitize(&spec.description);
+        for ev in &mut spec.event {
+            ev.kind = crate::text::sanitize(&ev.kind);
+            for v in ev.set.values_mut() {
+                *v = crate::text::sanitize(v);
+            }
+        }
         let mut events = Vec::new();
         for ev in &spec.event {
             if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
@@ -314,12 +332,46 @@ impl Grammar {
         })
     }
 
+    /// Reads a grammar file: a regular file only (a FIFO would block the open, a device
+    /// such as /dev/zero never ends) and at most `MAX_GRAMMAR_FILE` bytes.
     pub fn from_path(path: &Path) -> Result<Grammar, GrammarError> {
-        let text = std::fs::read_to_string(path).map_err(|source| GrammarError::Io {
-            path: path.display().to_string(),
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let shown = crate::text::shown_path(path);
+        let io = |source| GrammarError::Io {
+            path: shown.clone(),
             source,
+        };
+        let t = std::fs::metadata(path).map_err(io)?.file_type();
+        if !t.is_file() {
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_char_device() || t.is_block_device() {
+                "a device"
+            } else {
+                "a special file"
+            };
+            return Err(GrammarError::NotAFile { path: shown, what });
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_GRAMMAR_FILE + 1).read_to_end(&mut bytes))
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_GRAMMAR_FILE {
+            return Err(GrammarError::TooLarge {
+                path: shown,
+                limit: MAX_GRAMMAR_FILE,
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+            ))
         })?;
-        Grammar::from_toml(&text, &path.display().to_string())
+        Grammar::from_toml(&text, &shown)
     }
 
     pub fn id(&self) -> &str {
