@@ -1192,3 +1192,62 @@ fn d6_grammar_files_that_are_not_regular_or_too_large_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("a.toml: a FIFO, not a regular file"));
 }
+
+/// Runs the binary with its standard output on /dev/full (every write fails, ENOSPC).
+fn rankscope_into_full_device(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_rankscope"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// D15, D24: completions, help and version written into a full device used to panic
+/// (exit 101, completions) or exit 0 (help, version). Each is now an error, exit 2,
+/// naming the failed write.
+#[test]
+fn d15_d24_writes_into_a_full_device_fail_with_exit_2() {
+    for args in [
+        &["completions", "zsh"][..],
+        &["completions", "fish"][..],
+        &["--help"][..],
+        &["--version"][..],
+        &["summary", "--help"][..],
+    ] {
+        let (code, stderr) = rankscope_into_full_device(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // Still printed whole where it can be.
+    let help = rankscope(&["--help"], None);
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.contains("Usage: rankscope"), "{}", help.stdout);
+}
+
+/// D2: clap's usage error echoed the refused argument raw: an OSC title sequence given
+/// as `--width` reached the terminal. The message is cleaned line by line, exit 2.
+#[test]
+fn d2_a_refused_argument_is_echoed_clean() {
+    let o = rankscope(&["summary", "--width", "\u{1b}]0;PWNED\u{7}12", "x"], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("error: invalid value '12' for '--width <N>'"),
+        "{}",
+        o.stderr
+    );
+}
