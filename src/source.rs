@@ -197,6 +197,18 @@ pub fn rank_from_name(name: &str) -> Option<u32> {
     None
 }
 
+/// The compression a stream's first bytes name. A zstd stream may open with a skippable
+/// frame (magic 0x184D2A50–5F: pzstd writes one first, with the sizes of the frames
+/// after it); the decoder skips it.
+fn compression_of(head: &[u8]) -> Compression {
+    match head {
+        [0x1f, 0x8b, ..] => Compression::Gzip,
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+        [m, 0x2a, 0x4d, 0x18, ..] if m & 0xf0 == 0x50 => Compression::Zstd,
+        _ => Compression::None,
+    }
+}
+
 fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     let unreadable = |source| SourceError::Unreadable {
         path: crate::text::shown_path(path),
@@ -206,14 +218,7 @@ fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     let size = f.metadata().ok().map(|m| m.len());
     let mut head = [0u8; 4];
     let n = f.read(&mut head).map_err(unreadable)?;
-    let c = if n >= 2 && head[..2] == [0x1f, 0x8b] {
-        Compression::Gzip
-    } else if n >= 4 && head == [0x28, 0xb5, 0x2f, 0xfd] {
-        Compression::Zstd
-    } else {
-        Compression::None
-    };
-    Ok((c, size))
+    Ok((compression_of(&head[..n]), size))
 }
 
 /// The files a path stands for. A directory is one run; files inside it are sorted by
@@ -541,13 +546,7 @@ pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
             Err(e) => return Err(unreadable(e)),
         }
     }
-    let compression = if got >= 2 && head[..2] == [0x1f, 0x8b] {
-        Compression::Gzip
-    } else if got >= 4 && head == [0x28, 0xb5, 0x2f, 0xfd] {
-        Compression::Zstd
-    } else {
-        Compression::None
-    };
+    let compression = compression_of(&head[..got]);
     let whole = BufReader::with_capacity(1 << 16, Cursor::new(head[..got].to_vec()).chain(counted));
     let limited = |inner: Box<dyn Read + Send>| -> Box<dyn Read + Send> {
         Box::new(Limited::new(inner, raw_read.clone()))

@@ -1251,3 +1251,21 @@ fn d2_a_refused_argument_is_echoed_clean() {
         o.stderr
     );
 }
+
+/// D14: pzstd's output opens with a skippable frame (bytes `50 2a 4d 18`, 4 bytes of
+/// frame sizes) before the zstd frame at byte 12 (`28 b5 2f fd`): it was refused as
+/// binary. `zstd -dc` gives 82 lines, tp8-baseline's start-up of 8 ranks.
+#[test]
+fn d14_zstd_with_a_skippable_frame_first_is_read() {
+    let f = turn3("pzstd_made.log.zst");
+    let o = rankscope(&["summary", "--json", f.to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let run = &json(&o)["run"];
+    assert_eq!(run["ready"], true);
+    assert_eq!(run["lines"]["lines"], 82);
+    assert_eq!(run["ranks"].as_array().map(Vec::len), Some(8));
+    // The same through a pipe: the compression is read from the stream's first bytes.
+    let bytes = std::fs::read(&f).expect("read");
+    let p = rankscope(&["summary", "--json", "-"], Some(bytes));
+    assert_eq!(json(&p)["run"]["lines"]["lines"], 82);
+}
