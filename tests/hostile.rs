@@ -1269,3 +1269,27 @@ fn d14_zstd_with_a_skippable_frame_first_is_read() {
     let p = rankscope(&["summary", "--json", "-"], Some(bytes));
     assert_eq!(json(&p)["run"]["lines"]["lines"], 82);
 }
+
+/// D16: `tui --first-frame 65535x65535` aborted allocating 171,793,449,000 bytes (exit
+/// 134). The size is bounded at 1000x1000 with a usage error; the bound itself draws.
+#[test]
+fn d16_first_frame_size_is_bounded() {
+    let run = sample("tp8-baseline");
+    let o = rankscope(
+        &["tui", "--first-frame", "65535x65535", run.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("65535x65535 is larger than a terminal: at most 1000x1000"),
+        "{}",
+        o.stderr
+    );
+    let ok = rankscope(
+        &["tui", "--first-frame", "1000x1000", run.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(ok.stdout.lines().count(), 1000);
+}
