@@ -1293,3 +1293,148 @@ fn d16_first_frame_size_is_bounded() {
     assert_eq!(ok.code, 0, "{}", ok.stderr);
     assert_eq!(ok.stdout.lines().count(), 1000);
 }
+
+/// D17: a directory, /dev/zero, a /proc file and a FIFO carrying a valid snapshot all
+/// said "pickle: empty input (0 bytes)" (their length is 0). Each is now read for what
+/// it is: the directory refused as one, the streams read as streams.
+#[test]
+fn d17_snapshot_paths_that_are_not_plain_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = rankscope(&["mem", dir.path().to_str().unwrap()], None);
+    assert_eq!(d.code, 2);
+    assert!(
+        d.stderr.contains("a directory, not a snapshot file"),
+        "{}",
+        d.stderr
+    );
+    let z = rankscope(&["mem", "/dev/zero"], None);
+    assert_eq!(z.code, 2);
+    assert!(
+        z.stderr
+            .contains("/dev/zero: pickle: not a pickle of protocol 2-5: byte 0 is 0x00"),
+        "{}",
+        z.stderr
+    );
+    let p = rankscope(&["mem", "/proc/self/status"], None);
+    // /proc/self/status opens with `Name:`: byte 0 is 'N', 0x4e.
+    assert!(p.stderr.contains("byte 0 is 0x4e"), "{}", p.stderr);
+    let fifo = dir.path().join("snap.pickle");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let src = sample("tp8-baseline/snapshot_rank0.pickle");
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let bytes = std::fs::read(src).expect("sample");
+            std::fs::write(fifo, bytes).expect("write fifo");
+        })
+    };
+    let f = rankscope(&["mem", fifo.to_str().unwrap()], None);
+    writer.join().expect("writer");
+    let direct = rankscope(
+        &[
+            "mem",
+            sample("tp8-baseline/snapshot_rank0.pickle")
+                .to_str()
+                .unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(f.code, 0, "{}", f.stderr);
+    // The same summary as the file's, after the header line naming the path.
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&f.stdout), body(&direct.stdout));
+    assert!(f.stdout.contains("reserved 13.99 GiB"), "{}", f.stdout);
+}
+
+/// D18: device_free is 2^64−1 (checked with Python's unpickler), which the pickle holds
+/// as a LONG1 past 64 bits: "expected int, found int" now says which int.
+#[test]
+fn d18_an_int_past_64_bits_is_named_as_such() {
+    let f = turn3("device_2pow40.pickle");
+    let o = rankscope(&["mem", f.to_str().unwrap()], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains(
+            "snapshot key `device_traces[0][0].device_free`: expected int, found int past 64 bits"
+        ),
+        "{}",
+        o.stderr
+    );
+}
+
+/// D19: five segments of 2^62 bytes with five blocks of 2^62 each (Python's unpickler):
+/// the sums wrapped (4096 PiB shown for 20480 PiB; a panic in a debug build). The
+/// snapshot is refused at the first size whose sum passes 2^64: segment 0's fourth
+/// block.
+#[test]
+fn d19_sizes_that_sum_past_64_bits_are_refused() {
+    let f = turn3("sum_overflow_blocks.pickle");
+    let o = rankscope(&["mem", f.to_str().unwrap()], None);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert!(
+        o.stderr.contains(
+            "snapshot key `segments[0].blocks[3].size`: expected sizes that sum under 2^64 bytes"
+        ),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"));
+}
+
+/// D26: a run directory with snapshot_rank1.pickle.gz (tp2-frag-grouped's, gzipped
+/// here): it was taken for a snapshot by name, then refused ("byte 0 is 0x1f"). A
+/// gzip snapshot is now decompressed: the candidate's two snapshots are matched.
+#[test]
+fn d26_a_gzip_snapshot_in_a_run_directory_is_read() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = sample("tp2-frag-grouped");
+    for f in ["server.log", "snapshot_rank0.pickle"] {
+        std::fs::copy(src.join(f), dir.path().join(f)).expect("copy");
+    }
+    let raw = std::fs::read(src.join("snapshot_rank1.pickle")).expect("read");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&raw).expect("gzip");
+    std::fs::write(
+        dir.path().join("snapshot_rank1.pickle.gz"),
+        gz.finish().expect("gzip"),
+    )
+    .expect("write");
+    let base = sample("tp2-frag-interleaved");
+    let o = rankscope(
+        &[
+            "diff",
+            "--json",
+            base.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
+        ],
+        None,
+    );
+    let d = json(&o);
+    let notes = d["snapshot_notes"].to_string();
+    assert!(!notes.contains("not a pickle"), "{notes}");
+    assert!(
+        notes.contains("candidate snapshots matched by file name, device index agrees (all 2)"),
+        "{notes}"
+    );
+    let m = rankscope(
+        &[
+            "mem",
+            dir.path()
+                .join("snapshot_rank1.pickle.gz")
+                .to_str()
+                .unwrap(),
+        ],
+        None,
+    );
+    let plain = rankscope(
+        &["mem", src.join("snapshot_rank1.pickle").to_str().unwrap()],
+        None,
+    );
+    let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&m.stdout), body(&plain.stdout));
+}
