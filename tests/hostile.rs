@@ -1438,3 +1438,104 @@ fn d26_a_gzip_snapshot_in_a_run_directory_is_read() {
     let body = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&m.stdout), body(&plain.stdout));
 }
+
+/// Writes a grammar of `events` events and `prefixes` prefixes, in the shape of the
+/// campaign's gr/events_10k.toml and gr/prefixes_10k.toml.
+fn many_grammar(path: &Path, events: usize, prefixes: usize) {
+    let mut t =
+        String::from("id = \"many\"\nname = \"n\"\ndescription = \"d\"\ndescribes = \"server\"\n");
+    for p in 0..prefixes.max(1) {
+        t.push_str(&format!(
+            "\n[[prefix]]\nid = \"p{p}\"\nregex = '''^\\[(?P<date>\\d{{4}}-\\d{{2}}-\\d{{2}}) (?P<time>\\d{{2}}:\\d{{2}}:\\d{{2}}) Q{p}TP(?P<tp>\\d+)\\] '''\nstarts_with = [\"[\"]\n"
+        ));
+    }
+    for e in 0..events {
+        t.push_str(&format!(
+            "\n[[event]]\nkind = \"k{e}\"\nphase = \"dist_init\"\nliterals = [\"lit{e}x\"]\nregex = '''lit{e}x (?P<v{e}>\\d+)'''\n"
+        ));
+    }
+    std::fs::write(path, t).expect("write grammar");
+}
+
+/// D7: 10,000 grammar events took 604 MiB and 3.4 s (10,000 prefixes 753 MiB): about
+/// 60 KiB each once compiled. The loaded grammars may hold 1,000 events and 256
+/// prefixes together (the built-in ones: 119 and 14); past that the grammar is refused
+/// by name before it is compiled. 800 events load within the memory bound.
+#[test]
+fn d7_grammars_with_too_many_events_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = sample("tp8-baseline");
+    let big = dir.path().join("events_10k.toml");
+    many_grammar(&big, 10_000, 1);
+    let o = rankscope(
+        &[
+            "--grammar",
+            big.to_str().unwrap(),
+            "summary",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("events_10k.toml: loading it makes 10000 events or more, past the 1000"),
+        "{}",
+        o.stderr
+    );
+    let pf = dir.path().join("prefixes_300.toml");
+    many_grammar(&pf, 1, 300);
+    let o = rankscope(
+        &[
+            "--grammar",
+            pf.to_str().unwrap(),
+            "summary",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        o.stderr.contains("300 prefixes or more, past the 256"),
+        "{}",
+        o.stderr
+    );
+    // Two files that pass the bound only together: the second is named.
+    let (a, b) = (dir.path().join("a.toml"), dir.path().join("b.toml"));
+    many_grammar(&a, 500, 1);
+    many_grammar(&b, 500, 1);
+    std::fs::write(
+        &b,
+        std::fs::read_to_string(&b)
+            .unwrap()
+            .replace("\"many\"", "\"other\""),
+    )
+    .expect("write");
+    let o = rankscope(
+        &[
+            "--grammar",
+            a.to_str().unwrap(),
+            "--grammar",
+            b.to_str().unwrap(),
+            "summary",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        o.stderr.contains("b.toml: loading it makes 1119 events"),
+        "{}",
+        o.stderr
+    );
+    let ok = dir.path().join("events_800.toml");
+    many_grammar(&ok, 800, 1);
+    let o = rankscope(
+        &[
+            "--grammar",
+            ok.to_str().unwrap(),
+            "summary",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
