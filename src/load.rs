@@ -281,7 +281,7 @@ impl Dropped {
             self.files.join(", ")
         };
         Some(format!(
-            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times); they are counted in the lines: {}",
+            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up); they are counted in the lines, and a rank named only in them is not shown: {}",
             scan::budget::EVENTS_PER_RUN,
             scan::budget::EVENT_TEXT_PER_RUN >> 20,
             scan::budget::SAME_EVENT_PER_SOURCE,
