@@ -60,13 +60,19 @@ impl Config {
     /// losing characters, often inside a token: its continuation lines are joined back
     /// without a separator.
     pub fn from_event(e: &Event, know: &Knowledge) -> Result<ParsedConfig, ConfigError> {
-        let mut text = e.message.clone();
+        // A line past the event's message limit was cut by the scan: the entries before
+        // the cut are read, and the configuration is marked as cut.
+        let (kept, cut) = crate::grammar::strip_cut_mark(&e.message);
+        let mut text = kept.to_string();
         if let Some(d) = &e.detail {
-            for line in d.lines() {
-                text.push_str(line);
+            if !cut {
+                for line in d.lines() {
+                    text.push_str(line);
+                }
             }
         }
         let mut parsed = Self::parse(&text, know.config_rules(&e.grammar), true)?;
+        parsed.truncated |= cut;
         parsed.config.source.version = e
             .field("version")
             .and_then(FieldValue::as_text)

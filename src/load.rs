@@ -36,6 +36,38 @@ pub enum LoadError {
     },
     #[error("{path}: no log in this run could be read ({notes})")]
     NothingRead { path: String, notes: String },
+    #[error(
+        "{path}: --attempt {asked}: the log holds {count} start-up(s) (--attempt 1 to {count})"
+    )]
+    NoSuchAttempt {
+        path: String,
+        asked: usize,
+        count: usize,
+    },
+    #[error("`-` (standard input) is given {times} times: it can be read once")]
+    StdinTwice { times: usize },
+}
+
+/// Standard input named more than once (`summary - -`, `diff - -`) would be read by two
+/// readers at once, each getting part of it.
+pub fn check_stdin_once<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Result<(), LoadError> {
+    let times = paths.into_iter().filter(|p| p.as_os_str() == "-").count();
+    if times > 1 {
+        return Err(LoadError::StdinTwice { times });
+    }
+    Ok(())
+}
+
+/// `--attempt` past the last start-up is an error, not the last one shown in its place.
+fn check_attempt(path: &str, asked: Option<usize>, count: usize) -> Result<(), LoadError> {
+    match asked {
+        Some(asked) if asked > count => Err(LoadError::NoSuchAttempt {
+            path: path.to_string(),
+            asked,
+            count,
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -163,6 +195,40 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
             stop.reason
         ));
     }
+    // A file cut while it was read (log rotation with copytruncate, a user's
+    // `truncate`) ends early with no error: only its size tells.
+    if let (None, Some(listed), false) = (&f.scan.read_stop, sf.size, sf.is_stdin()) {
+        let now = std::fs::metadata(&sf.path).map_or(0, |m| m.len());
+        if f.raw_bytes < listed && now < listed {
+            notes.push(format!(
+                "{}: the file shrank while it was read ({listed} bytes when listed, {now} now; {} read): the part read is scanned, the rest is lost",
+                sf.display(),
+                f.raw_bytes
+            ));
+        }
+    }
+    if let Some(line) = f.scan.prefixes_not_kept {
+        notes.push(format!(
+            "{}: more than {} distinct rank prefixes; those first seen from line {line} on are not counted, so the ranks shown are a part of the run's",
+            sf.display(),
+            scan::MAX_SEEN_PREFIXES
+        ));
+    }
+    if let Some((line, what)) = &f.scan.bad_stamps.first {
+        notes.push(format!(
+            "{}: {} event line(s) with a stamp that is no date or time, first at line {line} ({what}); those events have no time",
+            sf.display(),
+            f.scan.bad_stamps.lines
+        ));
+    }
+    if let Some((line, what)) = &f.scan.bad_ranks.first {
+        notes.push(format!(
+            "{}: {} event line(s) naming a rank number past {} (first at line {line}: `{what}`) are not read",
+            sf.display(),
+            f.scan.bad_ranks.lines,
+            u32::MAX
+        ));
+    }
     if compressed && f.raw_bytes > 0 && f.scan.bytes / f.raw_bytes > source::limits::WARN_RATIO {
         notes.push(format!(
             "{}: {} compressed bytes expanded to {} ({}:1; real logs give 5–50:1)",
@@ -215,7 +281,7 @@ impl Dropped {
             self.files.join(", ")
         };
         Some(format!(
-            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times); they are counted in the lines: {}",
+            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up); they are counted in the lines, and a rank named only in them is not shown: {}",
             scan::budget::EVENTS_PER_RUN,
             scan::budget::EVENT_TEXT_PER_RUN >> 20,
             scan::budget::SAME_EVENT_PER_SOURCE,
@@ -277,7 +343,7 @@ pub fn load_run(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     let (files, scanned) = scan_path(gs, path, opts, progress)?;
-    finish_single(gs, path.display().to_string(), files, scanned, opts)
+    finish_single(gs, crate::text::shown_path(path), files, scanned, opts)
 }
 
 /// Discovers and scans the logs under one path.
@@ -289,7 +355,7 @@ fn scan_path(
 ) -> Result<(Vec<SourceFile>, Scanned), LoadError> {
     if let Some(found) = snapshot_not_log(path) {
         return Err(LoadError::NotAStartupLog {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
             found,
         });
     }
@@ -325,6 +391,7 @@ fn finish_single(
         events
     };
     let mut run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
+    check_attempt(&name, opts.attempt, run.attempts.len().max(1))?;
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
         .filter(|f| f.kind == SourceKind::NvidiaSmi)
@@ -454,7 +521,7 @@ fn scan_logs(
             path: logs
                 .first()
                 .and_then(|f| f.path.parent())
-                .map(|p| p.display().to_string())
+                .map(crate::text::shown_path)
                 .unwrap_or_default(),
             notes: notes.join("; "),
         });
@@ -515,6 +582,7 @@ pub fn load_paths(
     opts: &LoadOptions,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
+    check_stdin_once(paths)?;
     let groups = source::discover_nodes(paths)?;
     let undivided = matches!((paths, groups.as_slice()), ([_], [g]) if g.node.is_none());
     let mut files: Vec<SourceFile> = Vec::new();
@@ -529,7 +597,7 @@ pub fn load_paths(
         // One path: a single node unless its files' NCCL lines name several hosts.
         let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
         if distinct_hosts(&scanned.1) < 2 && wrapped_nodes_by_source(&scanned.1, 1)[0].len() < 2 {
-            return finish_single(gs, paths[0].display().to_string(), found, scanned, opts);
+            return finish_single(gs, crate::text::shown_path(&paths[0]), found, scanned, opts);
         }
         files = found;
         group_of_file = vec![0; files.len()];
@@ -539,6 +607,10 @@ pub fn load_paths(
         scan_logs(gs, &logs, opts, progress)?
     };
     let (mut sources, mut events, mut notes) = scanned;
+    if !undivided {
+        // (One undivided path listed its own directory, with its notes, in `scan_path`.)
+        notes.extend(groups.iter().flat_map(|g| g.notes.iter().cloned()));
+    }
     let log_idx: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].kind == SourceKind::Log)
         .collect();
@@ -657,6 +729,8 @@ pub fn load_paths(
             model::prepare_node(evs, gs.knowledge(), opts.attempt)
         })
         .collect();
+    let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
+    check_attempt(&shown_paths(paths), opts.attempt, most)?;
     let mut nodes: Vec<Node> = Vec::new();
     let mut owner: std::collections::HashMap<&crate::event::Rank, usize> = Default::default();
     for (n, r) in built.iter().enumerate() {
@@ -737,13 +811,9 @@ pub fn load_paths(
     }
 
     let name = if paths.len() == 1 {
-        paths[0].display().to_string()
+        crate::text::shown_path(&paths[0])
     } else {
-        paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" + ")
+        shown_paths(paths)
     };
     let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
     run.nodes = nodes;
@@ -755,6 +825,14 @@ pub fn load_paths(
         .collect();
     attach_nvsmi(&mut run, &smi, &mut notes);
     finish(run, files, notes, name)
+}
+
+fn shown_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| crate::text::shown_path(p))
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
@@ -899,7 +977,7 @@ fn assign_nodes(
             .unwrap_or_else(|| {
                 paths
                     .first()
-                    .map_or(format!("node{g}"), |p| p.display().to_string())
+                    .map_or(format!("node{g}"), |p| crate::text::shown_path(p))
             })
     };
     let named_by_dir = |g: usize| groups.get(g).is_some_and(|x| x.by_dir && x.node.is_some());
@@ -1020,7 +1098,7 @@ fn snapshot_not_log(path: &Path) -> Option<String> {
     (head[0] == 0x80 && (2..=5).contains(&head[1])).then(|| {
         format!(
             "a Python pickle, such as a PyTorch memory snapshot — try `rankscope mem {}`",
-            path.display()
+            crate::text::shown_path(path)
         )
     })
 }

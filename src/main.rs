@@ -15,7 +15,10 @@ use rankscope::render::Style;
 use commands::LogContext;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -37,6 +40,40 @@ fn main() -> ExitCode {
             // which only reads as meant on lines of its own; each is still sanitised.
             let lines: Vec<String> = msg.lines().map(rankscope::text::sanitize).collect();
             eprintln!("rankscope: {}", lines.join("\n"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// What clap would print and exit with, at the binary's edge: a usage error echoes the
+/// argument it refuses, which may hold an escape sequence, so every line is cleaned; help
+/// and version text that cannot be written (`--help > /dev/full`) is an error, not exit 0.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use std::io::{IsTerminal, Write};
+    if e.use_stderr() {
+        let text = e.render().to_string();
+        let mut err = io::stderr().lock();
+        for line in text.lines() {
+            let _ = writeln!(err, "{}", rankscope::text::sanitize(line));
+        }
+        return ExitCode::from(2);
+    }
+    // Help and version: the project's own text, coloured on a terminal as clap does.
+    let mut stdout = io::stdout().lock();
+    let rendered = e.render();
+    let text = if stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(w) if w.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(w) => {
+            eprintln!("rankscope: cannot write to standard output: {w}");
             ExitCode::from(2)
         }
     }

@@ -154,10 +154,34 @@ pub struct SourceScan {
     pub dropped_events: BTreeMap<String, u64>,
     /// Set when reading stopped before the end of the input.
     pub read_stop: Option<ReadStop>,
+    /// Events whose prefix did not read: a stamp that is no date or time (kept, untimed)
+    /// and a rank number too large to be one (not kept).
+    pub bad_stamps: PrefixTrouble,
+    pub bad_ranks: PrefixTrouble,
+    /// More distinct rank-naming prefixes than `MAX_SEEN_PREFIXES`: the first line whose
+    /// prefix was not kept (a rank named only past it is not counted).
+    pub prefixes_not_kept: Option<u64>,
     /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
     /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
     /// lines give no event still exists.
     pub prefixes_seen: Vec<SeenPrefix>,
+}
+
+/// How many event lines had one kind of unreadable prefix, and the first of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrefixTrouble {
+    pub lines: u64,
+    /// The first line's number and what did not read in it.
+    pub first: Option<(u64, String)>,
+}
+
+impl PrefixTrouble {
+    fn add(&mut self, line: u64, what: &str) {
+        self.lines += 1;
+        if self.first.is_none() {
+            self.first = Some((line, what.to_string()));
+        }
+    }
 }
 
 /// A prefix identity of record lines: where it first and last appeared.
@@ -216,6 +240,8 @@ struct BlockScan {
     same_held: HashMap<u64, u32>,
     /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the identity bytes), block lines.
     seen: PrefixMap,
+    /// The first block line whose prefix was not kept, `seen` being full.
+    prefix_overflow: Option<u64>,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
@@ -252,8 +278,9 @@ fn identity_key(line: &[u8]) -> Option<&[u8]> {
 type PrefixMap = HashMap<Vec<u8>, SeenPrefix, foldhash::fast::RandomState>;
 
 /// Distinct prefix identities kept per source: far more ranks and processes than any
-/// server has, and a bound for input made of ever-new `(…)` lines.
-const MAX_SEEN_PREFIXES: usize = 65_536;
+/// server has (100,000 ranks are counted whole), and a bound for input made of ever-new
+/// `(…)` lines; past it, a note says from which line ranks were not counted.
+pub const MAX_SEEN_PREFIXES: usize = 131_072;
 
 fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let Some(key) = identity_key(line) else {
@@ -262,7 +289,9 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let full = out.seen.len() >= MAX_SEEN_PREFIXES;
     match out.seen.get_mut(key) {
         Some(s) => s.last_line = line_no,
-        None if full => {}
+        None if full => {
+            out.prefix_overflow.get_or_insert(line_no);
+        }
         None => {
             out.seen.insert(
                 key.to_vec(),
@@ -430,6 +459,11 @@ fn drop_early(m: &LineMatch, budget: &EventBudget, out: &mut BlockScan) -> bool 
     let Some(p) = &m.prefix else {
         return false;
     };
+    if m.kind == crate::event::kind::SERVER_ARGS && !budget.is_spent() {
+        // A configuration line starts a start-up: the cap is per start-up (see `keep`).
+        out.same_held.clear();
+        return false;
+    }
     let key = same_key(&m.kind, p.rank.as_ref(), p.pid);
     let held = out.same_held.entry(key).or_insert(0);
     if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
@@ -767,6 +801,17 @@ impl<'a> Merger<'a> {
                 (None, true) => self.carry.as_ref().map(|c| c.context.clone()),
                 (None, false) => None,
             };
+            let line = self.line_base + pe.line_in_block;
+            let mut bad_rank = false;
+            if let Some(p) = &pe.m.prefix {
+                if let Some(e) = &p.stamp_error {
+                    self.out.bad_stamps.add(line, e);
+                }
+                if let Some(e) = &p.rank_error {
+                    self.out.bad_ranks.add(line, e);
+                    bad_rank = true;
+                }
+            }
             let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
             ev.node = pe.node;
             if let Some(c) = context {
@@ -780,7 +825,8 @@ impl<'a> Merger<'a> {
                 ev.time_only = c.time_only;
             }
             let context = Context::of(&ev);
-            let kept = self.keep(ev);
+            // A rank-less event would be read as the run's only rank (TP0).
+            let kept = if bad_rank { None } else { self.keep(ev) };
             merged.push(Carry { kept, context });
         }
         self.carry = match b.open_at_end {
@@ -790,7 +836,12 @@ impl<'a> Merger<'a> {
         };
         // A block cut inside a line (one longer than a block) ends with a piece of that
         // line, and the next block starts with the rest: one line, numbered once.
-        for (key, seen) in b.seen {
+        let mut block_seen: Vec<(Vec<u8>, SeenPrefix)> = b.seen.into_iter().collect();
+        if self.seen.len() + block_seen.len() > MAX_SEEN_PREFIXES {
+            // The bound keeps the prefixes seen first, whatever the map's order.
+            block_seen.sort_unstable_by_key(|(_, s)| s.first_line);
+        }
+        for (key, seen) in block_seen {
             let (first, last) = (
                 seen.first_line + self.line_base,
                 seen.last_line + self.line_base,
@@ -798,7 +849,7 @@ impl<'a> Merger<'a> {
             let full = self.seen.len() >= MAX_SEEN_PREFIXES;
             match self.seen.get_mut(&key) {
                 Some(s) => s.last_line = last,
-                None if full => {}
+                None if full => self.overflow_at(first),
                 None => {
                     self.seen.insert(
                         key,
@@ -811,15 +862,32 @@ impl<'a> Merger<'a> {
                 }
             }
         }
+        if let Some(l) = b.prefix_overflow {
+            self.overflow_at(l + self.line_base);
+        }
         self.line_base += b.counts.lines.saturating_sub(u64::from(b.ends_inside_line));
+    }
+
+    fn overflow_at(&mut self, line: u64) {
+        let first = self.out.prefixes_not_kept.get_or_insert(line);
+        *first = (*first).min(line);
     }
 
     /// Keeps an event if the budgets allow; returns its index in `out.events`.
     fn keep(&mut self, ev: Event) -> Option<usize> {
+        // A configuration line starts a start-up, and a crash loop appends thousands of
+        // start-ups to one file: the same-event cap counts within a start-up, so the last
+        // start-ups keep their events (a cap per file kept the first 1,024 and paired the
+        // last one's end with an earlier one's begin). Configuration lines themselves
+        // are bounded by the run's budgets.
+        let config = ev.kind == crate::event::kind::SERVER_ARGS;
+        if config {
+            self.same_kept.clear();
+        }
         let key = same_key(&ev.kind, ev.rank.as_ref(), ev.pid);
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
         let text = (ev.message.len() + ev.detail.as_ref().map_or(0, |d| d.len())) as u64;
-        if same >= budget::SAME_EVENT_PER_SOURCE || !self.budget.take(text) {
+        if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
             *self.out.dropped_events.entry(ev.kind).or_insert(0) += 1;
             return None;
         }

@@ -147,7 +147,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn display(&self) -> String {
-        self.path.display().to_string()
+        crate::text::shown_path(&self.path)
     }
     pub fn is_stdin(&self) -> bool {
         self.path.as_os_str() == "-"
@@ -197,23 +197,28 @@ pub fn rank_from_name(name: &str) -> Option<u32> {
     None
 }
 
+/// The compression a stream's first bytes name. A zstd stream may open with a skippable
+/// frame (magic 0x184D2A50–5F: pzstd writes one first, with the sizes of the frames
+/// after it); the decoder skips it.
+fn compression_of(head: &[u8]) -> Compression {
+    match head {
+        [0x1f, 0x8b, ..] => Compression::Gzip,
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+        [m, 0x2a, 0x4d, 0x18, ..] if m & 0xf0 == 0x50 => Compression::Zstd,
+        _ => Compression::None,
+    }
+}
+
 fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     let unreadable = |source| SourceError::Unreadable {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         source,
     };
     let mut f = File::open(path).map_err(unreadable)?;
     let size = f.metadata().ok().map(|m| m.len());
     let mut head = [0u8; 4];
     let n = f.read(&mut head).map_err(unreadable)?;
-    let c = if n >= 2 && head[..2] == [0x1f, 0x8b] {
-        Compression::Gzip
-    } else if n >= 4 && head == [0x28, 0xb5, 0x2f, 0xfd] {
-        Compression::Zstd
-    } else {
-        Compression::None
-    };
-    Ok((c, size))
+    Ok((compression_of(&head[..n]), size))
 }
 
 /// The files a path stands for. A directory is one run; files inside it are sorted by
@@ -239,10 +244,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => SourceError::Missing {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
         },
         _ => SourceError::Unreadable {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
             source: e,
         },
     })?;
@@ -272,7 +277,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
         ));
     }
     let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         source,
     })?;
     let mut notes = Vec::new();
@@ -283,7 +288,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             Err(e) => {
                 notes.push(format!(
                     "{}: an entry could not be listed: {e}",
-                    path.display()
+                    crate::text::shown_path(path)
                 ));
                 continue;
             }
@@ -294,9 +299,16 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             .is_some_and(|n| classify_name(&n.to_string_lossy()).is_some());
         match std::fs::metadata(&p) {
             Ok(m) if m.is_file() => files.push(p),
+            // A FIFO could block the run and a device could be endless: a run directory
+            // reads regular files only (a special file is read when named alone).
+            Ok(m) if named => notes.push(format!(
+                "{}: skipped: {}, not a regular file",
+                crate::text::shown_path(&p),
+                file_type_name(&m.file_type())
+            )),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
-            Err(e) if named => notes.push(format!("{}: skipped: {e}", p.display())),
+            Err(e) if named => notes.push(format!("{}: skipped: {e}", crate::text::shown_path(&p))),
             Err(_) => {}
         }
     }
@@ -324,7 +336,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     if !out.iter().any(|s| s.kind == SourceKind::Log) {
         return Err(SourceError::EmptyDir {
-            path: path.display().to_string(),
+            path: crate::text::shown_path(path),
         });
     }
     Ok((out, notes))
@@ -341,6 +353,9 @@ pub struct NodeFiles {
     /// parent of files given from two or more directories), not a file's.
     pub by_dir: bool,
     pub files: Vec<SourceFile>,
+    /// What was skipped while listing it (see [`discover_noted`]), and the run
+    /// directory's subdirectories that could not be read (they may be nodes).
+    pub notes: Vec<String>,
 }
 
 /// Whether a directory holds log files directly (not in subdirectories).
@@ -353,6 +368,27 @@ fn has_logs(dir: &Path) -> bool {
     })
 }
 
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
+    format!("{}: skipped: {e}", crate::text::shown_path(dir))
+}
+
 /// The nodes of one run given as several paths, or as one directory whose
 /// subdirectories hold the nodes' files (`run/node0/`, `run/node1/`): one entry per node,
 /// in the order given (subdirectories sorted by name). A run that is one path with its
@@ -360,8 +396,8 @@ fn has_logs(dir: &Path) -> bool {
 pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
     let name_of = |p: &Path| {
         p.file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| p.display().to_string())
+            .map(|n| crate::text::sanitize(&n.to_string_lossy()))
+            .unwrap_or_else(|| crate::text::shown_path(p))
     };
     // Files given one by one from two or more directories (`node0/server.log
     // node0/stdout.txt node1/server.log …`) are grouped by their directory, which names
@@ -378,9 +414,10 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
     for path in paths {
         if group_files_by_dir && !path.is_dir() {
             let dir = parent_of(path);
-            let files = discover(path)?;
+            let (files, notes) = discover_noted(path)?;
             if let Some(&i) = group_of_dir.get(&dir) {
                 out[i].files.extend(files);
+                out[i].notes.extend(notes);
             } else {
                 group_of_dir.insert(dir.clone(), out.len());
                 let name = dir
@@ -396,21 +433,31 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
                     node: Some(name),
                     by_dir: true,
                     files,
+                    notes,
                 });
             }
             continue;
         }
+        let mut unreadable: Vec<(PathBuf, io::Error)> = Vec::new();
         let subdirs = if path.is_dir() && !has_logs(path) {
             let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-                path: path.display().to_string(),
+                path: crate::text::shown_path(path),
                 source,
             })?;
-            let mut dirs: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir() && has_logs(p))
-                .collect();
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            for p in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+                if !p.is_dir() {
+                    continue;
+                }
+                // A subdirectory that cannot be listed may be a node: said, not dropped.
+                match std::fs::read_dir(&p) {
+                    Err(e) => unreadable.push((p, e)),
+                    Ok(_) if has_logs(&p) => dirs.push(p),
+                    Ok(_) => {}
+                }
+            }
             dirs.sort();
+            unreadable.sort_by(|a, b| a.0.cmp(&b.0));
             dirs
         } else {
             Vec::new()
@@ -418,17 +465,35 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
         if subdirs.is_empty() {
             // One path of several is a node named after it; a lone path is the whole run.
             let node = (paths.len() > 1).then(|| name_of(path));
+            let (files, mut notes) = match discover_noted(path) {
+                // No log anywhere but in a subdirectory that cannot be read: that is why.
+                Err(SourceError::EmptyDir { .. }) if !unreadable.is_empty() => {
+                    let (dir, source) = unreadable.swap_remove(0);
+                    return Err(SourceError::Unreadable {
+                        path: crate::text::shown_path(&dir),
+                        source,
+                    });
+                }
+                r => r?,
+            };
+            notes.extend(unreadable.iter().map(skipped_dir));
             out.push(NodeFiles {
                 by_dir: node.is_some() && path.is_dir(),
                 node,
-                files: discover(path)?,
+                files,
+                notes,
             });
         } else {
-            for d in subdirs {
+            for (i, d) in subdirs.into_iter().enumerate() {
+                let (files, mut notes) = discover_noted(&d)?;
+                if i == 0 {
+                    notes.extend(unreadable.iter().map(skipped_dir));
+                }
                 out.push(NodeFiles {
                     node: Some(name_of(&d)),
                     by_dir: true,
-                    files: discover(&d)?,
+                    files,
+                    notes,
                 });
             }
         }
@@ -441,7 +506,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
     for n in &mut out {
         if n.node.as_ref().is_some_and(|name| seen[name] > 1) {
             if let Some(dir) = n.files.first().and_then(|f| f.path.parent()) {
-                n.node = Some(dir.display().to_string());
+                n.node = Some(crate::text::shown_path(dir));
             }
         }
     }
@@ -481,13 +546,7 @@ pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
             Err(e) => return Err(unreadable(e)),
         }
     }
-    let compression = if got >= 2 && head[..2] == [0x1f, 0x8b] {
-        Compression::Gzip
-    } else if got >= 4 && head == [0x28, 0xb5, 0x2f, 0xfd] {
-        Compression::Zstd
-    } else {
-        Compression::None
-    };
+    let compression = compression_of(&head[..got]);
     let whole = BufReader::with_capacity(1 << 16, Cursor::new(head[..got].to_vec()).chain(counted));
     let limited = |inner: Box<dyn Read + Send>| -> Box<dyn Read + Send> {
         Box::new(Limited::new(inner, raw_read.clone()))

@@ -12,6 +12,12 @@ pub fn clean_line(bytes: &[u8]) -> String {
     sanitize(&text)
 }
 
+/// A path as it is shown: its name can hold any byte but `/` and NUL, escape sequences
+/// included, and it reaches the terminal, the notes and the JSON this way only.
+pub fn shown_path(path: &std::path::Path) -> String {
+    sanitize(&path.display().to_string())
+}
+
 pub fn sanitize(text: &str) -> String {
     // Most log lines are printable ASCII: nothing to remove, one copy (the loop below,
     // char by char, was 4 % of loading 8,192 files).

@@ -251,7 +251,10 @@ fn label_values_are_escaped() {
     let text = export(&name);
     let s = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let ready = find(&s, "rankscope_run_ready", &[]);
-    assert_eq!(ready[0].labels.get("run"), Some(&name));
+    // Names are shown without control characters (the newline goes, as an escape
+    // sequence would); quotes and backslashes are escaped.
+    let shown = format!("{}/run \"a\\b\"c", dir.path().display());
+    assert_eq!(ready[0].labels.get("run"), Some(&shown));
 }
 
 #[test]

@@ -7,11 +7,15 @@ use rankscope::cli::Cli;
 
 pub fn run(shell: clap_complete::Shell) -> Result<u8> {
     let mut cmd = <Cli as clap::CommandFactory>::command();
-    let mut stdout = io::stdout().lock();
-    clap_complete::generate(shell, &mut cmd, "rankscope", &mut stdout);
+    // Generated into memory: `clap_complete::generate` panics when its writer fails (a
+    // full disk, a closed pipe); the write below returns the error instead.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "rankscope", &mut script);
     if shell == clap_complete::Shell::Fish {
-        stdout.write_all(rankscope::cli::fish_positional_values().as_bytes())?;
+        script.extend_from_slice(rankscope::cli::fish_positional_values().as_bytes());
     }
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(&script)?;
     stdout.flush()?;
     Ok(0)
 }

@@ -24,6 +24,7 @@ pub fn run(
             "diff: give BASELINE CANDIDATE, or --baseline PATH (repeatable) and the candidate's paths"
         ),
     };
+    load::check_stdin_once(baseline.iter().chain(candidate))?;
     let (b, c) = rayon::join(|| cx.load(baseline), || cx.load(candidate));
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
@@ -61,7 +62,8 @@ pub fn run(
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
     } else {
-        let mut text = render::diff_text::report(&report, cx.style);
+        let notes = render::diff_text::run_notes(&b.run.notes, &c.run.notes);
+        let mut text = render::diff_text::report(&report, notes, cx.style);
         if explain {
             text.push_str(&render::diff_text::explain(&report.diff, cx.style));
             if let Some(c) = report

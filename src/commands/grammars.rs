@@ -6,23 +6,25 @@ use anyhow::Result;
 use rankscope::grammar::{self, Grammar, GrammarSet};
 
 use super::out;
+use rankscope::text::sanitize;
 
 pub fn list(gs: &GrammarSet) -> Result<u8> {
     let mut s = String::new();
     for g in &gs.grammars {
         s.push_str(&format!(
             "{:<10} {:<22} {:>3} events {:>3} samples  {}\n",
-            g.spec.id,
-            g.spec.name,
+            // A user grammar's id, name and file name are its author's text.
+            sanitize(&g.spec.id),
+            sanitize(&g.spec.name),
             g.spec.event.len(),
             g.spec.sample.len(),
-            g.origin
+            sanitize(&g.origin)
         ));
     }
     if let Some(dir) = grammar::user_grammar_dir() {
         s.push_str(&format!(
             "user grammars: {} ({})\n",
-            dir.display(),
+            rankscope::text::shown_path(&dir),
             if dir.is_dir() { "found" } else { "absent" }
         ));
     }

@@ -33,11 +33,11 @@ pub fn summaries(
             std::mem::forget(s);
         }
         if json {
-            docs.push((path.display().to_string(), summary));
+            docs.push((rankscope::text::shown_path(path), summary));
         } else {
             text.push_str(&format!(
                 "{}\n{}\n",
-                path.display(),
+                rankscope::text::shown_path(path),
                 mem_text::summary_text(&summary, top, style.width)
             ));
         }
@@ -63,15 +63,15 @@ pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Sty
     );
     if json {
         out_json(&mem_json::mem_diff_doc(
-            a.display().to_string(),
-            b.display().to_string(),
+            rankscope::text::shown_path(a),
+            rankscope::text::shown_path(b),
             &d,
         ))?;
     } else {
         out(&format!(
             "A {}\nB {}\n\n{}",
-            a.display(),
-            b.display(),
+            rankscope::text::shown_path(a),
+            rankscope::text::shown_path(b),
             mem_text::diff_text(&d, top, style.width)
         ))?;
     }

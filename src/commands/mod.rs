@@ -67,7 +67,7 @@ impl LogContext {
 pub fn shown(paths: &[PathBuf]) -> String {
     paths
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| rankscope::text::shown_path(p))
         .collect::<Vec<_>>()
         .join(" + ")
 }

@@ -613,6 +613,19 @@ pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
         })
 }
 
+/// The rank capture whose number does not fit a rank (past 4294967295), shortened for a
+/// note: `rank_of_captures` gave no rank for it, and the line must not pass as rank-less.
+pub(super) fn rank_number_too_large(caps: &regex::Captures<'_>) -> Option<String> {
+    let m = ["tags", "gpu", "tp", "grank"]
+        .iter()
+        .find_map(|n| caps.name(n))?;
+    let text = m.as_str();
+    let too_large = text
+        .split(|c: char| !c.is_ascii_digit())
+        .any(|digits| !digits.is_empty() && digits.parse::<u32>().is_err());
+    too_large.then(|| crate::text::truncate(&crate::text::sanitize(text.trim()), 40))
+}
+
 fn err(origin: &str, message: String) -> GrammarError {
     GrammarError::Knowledge {
         origin: origin.into(),

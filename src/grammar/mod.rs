@@ -61,6 +61,17 @@ pub enum GrammarError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{origin}: loading it makes {count} {what} or more, past the {limit} all grammars may hold together (each costs about 60 KiB compiled)")]
+    TooMany {
+        origin: String,
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
+    #[error("grammar {path}: {what}, not a regular file")]
+    NotAFile { path: String, what: &'static str },
+    #[error("grammar {path}: larger than {limit} bytes (the built-in grammars are under 64 KiB)")]
+    TooLarge { path: String, limit: u64 },
     #[error("{origin}: {message}")]
     Knowledge { origin: String, message: String },
     #[error("building the literal matcher: {0}")]
@@ -185,12 +196,52 @@ pub struct Grammar {
     pub remedy: remedy::RemedyRules,
 }
 
+/// The largest grammar file read (the largest built-in one is under 40 KB).
+pub const MAX_GRAMMAR_FILE: u64 = 4 << 20;
+
+/// Events and prefixes all loaded grammars may hold together. Each costs about 60 KiB
+/// once compiled (10,000 events took 604 MiB, 10,000 prefixes 753 MiB); the built-in
+/// grammars have 119 events and 14 prefixes.
+pub const MAX_EVENTS: usize = 1_000;
+pub const MAX_PREFIXES: usize = 256;
+
+/// Refuses a grammar (or the set it joins) past `MAX_EVENTS` or `MAX_PREFIXES`.
+fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), GrammarError> {
+    for (what, count, limit) in [
+        ("events", events, MAX_EVENTS),
+        ("prefixes", prefixes, MAX_PREFIXES),
+    ] {
+        if count > limit {
+            return Err(GrammarError::TooMany {
+                origin: crate::text::sanitize(origin),
+                what,
+                count,
+                limit,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl Grammar {
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
-        let spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
+        let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
+        // Counted before anything is compiled: compiling is what costs memory.
+        check_counts(origin, spec.event.len(), spec.prefix.len())?;
+        // A user grammar's names reach the terminal (`grammars list`, the summary's "read
+        // as", the events' kinds and fields): cleaned once, here, as log lines are.
+        spec.id = crate::text::sanitize(&spec.id);
+        spec.name = crate::text::sanitize(&spec.name);
+        spec.description = crate::text::sanitize(&spec.description);
+        for ev in &mut spec.event {
+            ev.kind = crate::text::sanitize(&ev.kind);
+            for v in ev.set.values_mut() {
+                *v = crate::text::sanitize(v);
+            }
+        }
         let mut events = Vec::new();
         for ev in &spec.event {
             if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
@@ -314,12 +365,46 @@ impl Grammar {
         })
     }
 
+    /// Reads a grammar file: a regular file only (a FIFO would block the open, a device
+    /// such as /dev/zero never ends) and at most `MAX_GRAMMAR_FILE` bytes.
     pub fn from_path(path: &Path) -> Result<Grammar, GrammarError> {
-        let text = std::fs::read_to_string(path).map_err(|source| GrammarError::Io {
-            path: path.display().to_string(),
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let shown = crate::text::shown_path(path);
+        let io = |source| GrammarError::Io {
+            path: shown.clone(),
             source,
+        };
+        let t = std::fs::metadata(path).map_err(io)?.file_type();
+        if !t.is_file() {
+            let what = if t.is_dir() {
+                "a directory"
+            } else if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_char_device() || t.is_block_device() {
+                "a device"
+            } else {
+                "a special file"
+            };
+            return Err(GrammarError::NotAFile { path: shown, what });
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_GRAMMAR_FILE + 1).read_to_end(&mut bytes))
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_GRAMMAR_FILE {
+            return Err(GrammarError::TooLarge {
+                path: shown,
+                limit: MAX_GRAMMAR_FILE,
+            });
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+            ))
         })?;
-        Grammar::from_toml(&text, &path.display().to_string())
+        Grammar::from_toml(&text, &shown)
     }
 
     pub fn id(&self) -> &str {
@@ -461,8 +546,20 @@ pub fn load_all(extra: &[std::path::PathBuf]) -> Result<Vec<Grammar>, GrammarErr
         }
     }
     paths.extend(extra.iter().cloned());
+    let count = |list: &[Grammar]| {
+        (
+            list.iter().map(|g| g.spec.event.len()).sum::<usize>(),
+            list.iter().map(|g| g.spec.prefix.len()).sum::<usize>(),
+        )
+    };
     for p in paths {
         let g = Grammar::from_path(&p)?;
+        let (events, prefixes) = count(&list);
+        check_counts(
+            &g.origin,
+            events + g.spec.event.len(),
+            prefixes + g.spec.prefix.len(),
+        )?;
         match list.iter().position(|x| x.spec.id == g.spec.id) {
             Some(i) => list[i] = g,
             None => list.push(g),
@@ -495,8 +592,11 @@ pub struct PrefixInfo {
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
     pub prefix_start: usize,
     /// The prefix captured a date or time that its format does not read (`grammars
-    /// check` reports it; the scan leaves the line without a time).
+    /// check` reports it; the scan leaves the line without a time, and a note says so).
     pub stamp_error: Option<String>,
+    /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
+    /// scan keeps no event of the line, and a note says so.
+    pub rank_error: Option<String>,
 }
 
 /// A matched event, before it is placed in a run.
@@ -876,6 +976,11 @@ impl GrammarSet {
                 .then_some(info.tags)
                 .flatten()
         });
+        let rank_error = if rank.is_none() {
+            knowledge::rank_number_too_large(caps)
+        } else {
+            None
+        };
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
         let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
@@ -890,6 +995,7 @@ impl GrammarSet {
             prefix_end: whole.end,
             prefix_start: whole.start,
             stamp_error,
+            rank_error,
         }
     }
 
@@ -964,7 +1070,14 @@ impl GrammarSet {
             kind: ev.kind.clone(),
             fields,
             prefix,
-            message: bounded(shown.trim_end()),
+            message: bounded(
+                shown.trim_end(),
+                if ev.kind == crate::event::kind::SERVER_ARGS {
+                    MAX_CONFIG_MESSAGE
+                } else {
+                    MAX_MESSAGE
+                },
+            ),
             traceback: ev.traceback,
             cut_fields,
         })
@@ -980,15 +1093,42 @@ impl GrammarSet {
 /// a hostile or flattened line can be megabytes, and every event holds its message).
 pub const MAX_MESSAGE: usize = 16 << 10;
 
-fn bounded(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE {
+/// The most of a configuration line (`server_args`) an event keeps: the configuration is
+/// read from it, and a cut there loses the settings a diff compares. Real dumps run to
+/// about 20 KiB (SGLang with every option printed); the run's text budget bounds the sum.
+pub const MAX_CONFIG_MESSAGE: usize = 1 << 20;
+
+/// What `bounded` appends to a message it cut: `… [N more bytes]`.
+const CUT_MARK_OPEN: &str = "… [";
+const CUT_MARK_CLOSE: &str = " more bytes]";
+
+fn bounded(message: &str, limit: usize) -> String {
+    if message.len() <= limit {
         return message.to_string();
     }
-    let mut end = MAX_MESSAGE;
+    let mut end = limit;
     while !message.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… [{} more bytes]", &message[..end], message.len() - end)
+    format!(
+        "{}{CUT_MARK_OPEN}{}{CUT_MARK_CLOSE}",
+        &message[..end],
+        message.len() - end
+    )
+}
+
+/// A message without the mark `bounded` put at its end, and whether it had one: the
+/// text before the mark is what the line said, read as a line cut short.
+pub fn strip_cut_mark(message: &str) -> (&str, bool) {
+    if let Some(head) = message.strip_suffix(CUT_MARK_CLOSE) {
+        if let Some(at) = head.rfind(CUT_MARK_OPEN) {
+            let count = &head[at + CUT_MARK_OPEN.len()..];
+            if !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()) {
+                return (&message[..at], true);
+            }
+        }
+    }
+    (message, false)
 }
 
 /// Converts a captured text into the field's canonical unit.

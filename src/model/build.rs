@@ -206,6 +206,8 @@ pub struct NodeEvents {
     /// The node's ranks, sorted, as `build` would list them.
     pub ranks: Vec<Rank>,
     pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+    /// How many start-ups the node's logs hold.
+    pub attempts: usize,
 }
 
 /// What `build` does to one node's events before the run is read, and no more: a run of
@@ -236,6 +238,7 @@ pub fn prepare_node(
         .find(|e| e.kind == kind::SERVER_ARGS)
         .map(|e| crate::config::Config::from_event(e, know));
     NodeEvents {
+        attempts: n_attempts,
         ranks: rank_events.into_keys().collect(),
         events,
         config,

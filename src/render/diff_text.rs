@@ -312,9 +312,18 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
     lines
 }
 
+/// The notes `summary` gives about each run as it was read, labelled with its side.
+pub fn run_notes(baseline: &[String], candidate: &[String]) -> Vec<String> {
+    baseline
+        .iter()
+        .map(|n| format!("baseline: {n}"))
+        .chain(candidate.iter().map(|n| format!("candidate: {n}")))
+        .collect()
+}
+
 /// `diff`'s text for a whole report: the verdict with the snapshots' config lines,
-/// attribution, OOM sites and notes.
-pub fn report(r: &DiffReport, style: Style) -> String {
+/// attribution, OOM sites and notes, then `run_notes` (the runs' read notes).
+pub fn report(r: &DiffReport, run_notes: Vec<String>, style: Style) -> String {
     let extra = Extra {
         config: allocator_setting_lines(&r.evidence),
         snapshot_cause: fragmentation_cause_lines(&r.evidence, r.diff.first_divergence.is_some()),
@@ -324,7 +333,7 @@ pub fn report(r: &DiffReport, style: Style) -> String {
             .as_ref()
             .map(attribution_lines)
             .unwrap_or_default(),
-        notes: r.notes.iter().map(snapshot_note).collect(),
+        notes: r.notes.iter().map(snapshot_note).chain(run_notes).collect(),
     };
     diff(&r.diff, &extra, style)
 }

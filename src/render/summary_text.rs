@@ -332,14 +332,16 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
         let head = format!(
             "{} nodes, clocks against {ref_name}'s (barrier exits; stamps {}):",
             run.nodes.len(),
-            if run
-                .nodes
-                .iter()
-                .any(|n| n.offset.as_ref().is_some_and(|x| x.applied))
             {
-                "moved onto its clock"
-            } else {
-                "as printed, --no-clock-align"
+                let offsets: Vec<_> = run.nodes.iter().filter_map(|n| n.offset.as_ref()).collect();
+                if offsets.iter().any(|x| x.applied) {
+                    "moved onto its clock"
+                } else if !offsets.is_empty() {
+                    // Estimated and not applied: only `--no-clock-align` does that.
+                    "as printed, --no-clock-align"
+                } else {
+                    "as printed: no other node's offset is known"
+                }
             }
         );
         o.push('\n');

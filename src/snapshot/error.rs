@@ -17,6 +17,10 @@ pub enum SnapshotError {
         path: Option<PathBuf>,
         source: PickleError,
     },
+    #[error("{}: {what}, not a snapshot file", path.display())]
+    NotAFile { path: PathBuf, what: &'static str },
+    #[error("{}: more than {limit} bytes read from a stream (a FIFO or a device): give the file itself", path.display())]
+    StreamTooLarge { path: PathBuf, limit: u64 },
     #[error("snapshot key `{path}`: expected {expected}, found {found}")]
     Shape {
         path: String,

@@ -202,7 +202,8 @@ impl<'a> Value<'a> {
         match self {
             Value::None => "None",
             Value::Bool(_) => "bool",
-            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Int(_) => "int",
+            Value::BigInt(_) => "int past 64 bits",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bytes(_) => "bytes",

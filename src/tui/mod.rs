@@ -233,8 +233,17 @@ pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
     if w == 0 || h == 0 {
         return Err(bad());
     }
+    // The frame is a buffer of w × h cells drawn in memory: 65535x65535 asked for 160 GiB.
+    if w > MAX_FRAME_SIDE || h > MAX_FRAME_SIDE {
+        return Err(format!(
+            "{w}x{h} is larger than a terminal: at most {MAX_FRAME_SIDE}x{MAX_FRAME_SIDE}"
+        ));
+    }
     Ok((w, h))
 }
+
+/// The largest side of a `--first-frame` (a 4K screen with a small font is ~600 columns).
+pub const MAX_FRAME_SIDE: u16 = 1000;
 
 /// Loads the run as the TUI's worker does and draws the first screen the user would see,
 /// as text, without a terminal: the work between `rankscope tui` and its first screen,

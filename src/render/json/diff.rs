@@ -321,6 +321,10 @@ pub struct DiffDoc {
     /// their clocks were matched to the logs, which could not be used and why — the
     /// text's snapshot notes, worded the same.
     pub snapshot_notes: Vec<String>,
+    /// What `summary` notes about each run as it was read (a file cut short, one that
+    /// could not be read, events past a budget), worded the same.
+    pub baseline_notes: Vec<String>,
+    pub candidate_notes: Vec<String>,
     pub comparability: ComparabilityDoc,
     pub first_divergence: Option<DivergenceDoc>,
     pub effect: Option<EffectDoc>,
@@ -599,6 +603,8 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         snapshot_notes: (report.notes.iter())
             .map(crate::render::diff_text::snapshot_note)
             .collect(),
+        baseline_notes: b.notes.clone(),
+        candidate_notes: c.notes.clone(),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d
