@@ -82,15 +82,6 @@ pub struct FailureCause {
     pub suspects: Vec<Suspect>,
 }
 
-impl FailureCause {
-    /// The changes the grammars tie to this failure.
-    pub fn likely(&self) -> impl Iterator<Item = &Suspect> {
-        self.suspects
-            .iter()
-            .filter(|s| !matches!(s.why, SuspectWhy::Other))
-    }
-}
-
 /// Memory failures have their own cause (the figures, the snapshots).
 pub fn is_memory(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::Oom | FailureKind::NotEnoughMemory)
@@ -127,7 +118,7 @@ pub fn failure_cause(
     }
     let unranked: Vec<Quote> = (candidate.events.iter())
         .filter(|e| e.rank.is_none() || e.rank.as_ref() == Some(&root.rank))
-        .filter(|e| e.kind == kind::ERROR || e.kind == "nccl_warn")
+        .filter(|e| e.kind == kind::ERROR)
         .filter(|e| Some(e.origin.line) != quote.as_ref().map(|q| q.line))
         .map(|e| Quote {
             source: candidate.source_name(&e.origin).to_string(),

@@ -558,11 +558,9 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
     let effect = first_divergence.as_ref().map(|_| {
         let tokens = find(Phase::KvCache, "tokens");
         let kv_tokens_delta = tokens.map(|t| t.delta.median.round() as i64);
-        let bytes_per_token = candidate.ranks.first().and_then(|r| {
-            let t = r.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
-            let b = r.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
-            (t > 0).then(|| b as f64 / t as f64)
-        });
+        let bytes_per_token = (candidate.ranks.first())
+            .and_then(RankRun::kv_bytes_per_token)
+            .map(|(bpt, _)| bpt);
         let pool = find(Phase::KvCache, "avail_after");
         Effect {
             kv_tokens_delta,

@@ -181,7 +181,13 @@ pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
         phase,
         need: requested,
         have: free,
-        deficit: (requested - free).max(requested.min(1)),
+        // With as much free as asked, the request still failed (no block large enough):
+        // the request itself is what was missing.
+        deficit: if requested > free {
+            requested - free
+        } else {
+            requested
+        },
         resolution: 0,
         basis: DeficitBasis::OomRequest,
     })
@@ -231,11 +237,9 @@ fn pool_fraction(
         return None;
     }
     let frees = (steps * per_step as f64) as i64;
-    let per_token = candidate.worker_ranks().find_map(|r| {
-        let t = r.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
-        let b = r.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
-        (t > 0).then(|| (b as f64 / t as f64, t))
-    });
+    let per_token = candidate
+        .worker_ranks()
+        .find_map(crate::model::RankRun::kv_bytes_per_token);
     let check = match figure(candidate, Phase::KvCache, "avail_after") {
         Some((logged, res)) if total_from == LeverTotal::AvailBeforeWeights => {
             let predicted = (total as f64 * (1.0 - from)).round() as i64;

@@ -43,9 +43,8 @@ pub struct Window {
 pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
     let mut prev_end = run_start;
-    let mut phases: Vec<&crate::model::PhaseSpan> = rank.phases.iter().collect();
-    phases.sort_by_key(|s| s.phase);
-    for span in phases {
+    // `RankRun::phases` is in phase order (built from an ordered map).
+    for span in &rank.phases {
         // `ready` is an instant: the ready line.
         let end = match span.phase {
             Phase::Ready => span.start.or(span.end),
@@ -381,8 +380,13 @@ fn stragglers(run: &Run) -> Vec<(Phase, Rank)> {
 fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFinding> {
     let mut out: Vec<TimeFinding> = Vec::new();
     let mut causes: Vec<(Rank, Phase, f64, f64)> = Vec::new();
-    let late_b = stragglers(baseline);
-    let late_c = stragglers(candidate);
+    // `summary`'s stragglers name per-rank findings only: computed (a pass over every
+    // rank of both runs) when some phase changed on a few ranks.
+    let (late_b, late_c) = if phases.iter().any(|p| p.class == TimeClass::Local) {
+        (stragglers(baseline), stragglers(candidate))
+    } else {
+        (Vec::new(), Vec::new())
+    };
     for p in phases {
         match p.class {
             TimeClass::Same => {}

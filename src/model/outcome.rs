@@ -421,7 +421,7 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
     };
     // The others' progress also counts their lines that say they still wait for a peer
     // (a grammar's `waits_for` field: vLLM's broadcast queue finding no free block while
-    // a reader hangs): the silent rank is what they wait for.
+    // a reader has not taken the last message): the silent rank is what they wait for.
     let last_progress = |r: &RankRun| {
         let waits = r
             .events
@@ -458,6 +458,13 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             second = Some((j, t));
         }
     }
+    // Waiting lines count only for a rank that fell behind: one still in an earlier phase
+    // than the furthest rank (the ranks that went on and now wait with the printer are
+    // not what it waits for). A rank in that furthest phase is not behind it.
+    let furthest = (ranks.iter())
+        .filter(|r| !r.is_process())
+        .map(|r| r.last_phase)
+        .max();
     for i in 0..ranks.len() {
         if ranks[i].outcome != Outcome::Incomplete || ranks[i].is_process() {
             continue;
@@ -473,17 +480,10 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
         if silent < SILENCE_STALL_S {
             continue;
         }
-        // Waiting lines count only for a rank that fell behind: one still in an earlier
-        // phase than the furthest of the others (the ranks that went on and now wait
-        // with the printer are not what it waits for).
-        if progress[i] != lasts[i] || progress[j] != lasts[j] {
-            let furthest = (ranks.iter().enumerate())
-                .filter(|(k, r)| *k != i && !r.is_process())
-                .map(|(_, r)| r.last_phase)
-                .max();
-            if furthest.is_none_or(|p| ranks[i].last_phase >= p) {
-                continue;
-            }
+        if (progress[i] != lasts[i] || progress[j] != lasts[j])
+            && furthest.is_none_or(|p| ranks[i].last_phase >= p)
+        {
+            continue;
         }
         let other = ranks[j].rank.clone();
         let their_phase = ranks[j].last_phase;

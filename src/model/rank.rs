@@ -174,4 +174,11 @@ impl RankRun {
     pub fn figure(&self, p: Phase, name: &str) -> Option<&Figure> {
         self.phase(p).and_then(|s| s.figure(name))
     }
+    /// The KV pool's bytes per token and its size in tokens, when the rank printed both
+    /// (`kv_size` and `tokens` in `kv_cache`).
+    pub fn kv_bytes_per_token(&self) -> Option<(f64, i64)> {
+        let t = self.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
+        let b = self.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
+        (t > 0).then(|| (b as f64 / t as f64, t))
+    }
 }

@@ -15,7 +15,7 @@ fn base_name(path: &str) -> &str {
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
 pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
-    let value = |v: &crate::pyrepr::PyValue| super::cut(&sanitize(&v.to_python_repr()), 40);
+    let value = |v: &crate::pyrepr::PyValue| super::diff_text::config_value(v, 40);
     match s {
         Setting::Config(k) => {
             let cd = d.config.as_ref();

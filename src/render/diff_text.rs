@@ -214,7 +214,7 @@ pub fn summary_snapshot_section(
 /// value cut to `value_room` columns, ten more for a lone value), the note on what could
 /// not be compared, and environment toggles. The TUI's Diff view leads with the same.
 pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
-    let value = |v: &crate::pyrepr::PyValue, n: usize| cut(&sanitize(&v.to_python_repr()), n);
+    let value = config_value;
     let mut out: Vec<String> = Vec::new();
     if let Some(cd) = &d.config {
         for ch in &cd.changed {
@@ -247,6 +247,12 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A configuration value as the config section prints it: the server's syntax, cleaned,
+/// cut to `room` columns.
+pub fn config_value(v: &crate::pyrepr::PyValue, room: usize) -> String {
+    cut(&sanitize(&v.to_python_repr()), room)
 }
 
 /// The allocator settings of the two runs' snapshots, for the config section.
