@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rankscope::snapshot::{analysis, read_bytes, read_path};
+use rankscope::snapshot::{inspect, read_bytes, read_path};
 
 fn bench(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -13,13 +13,13 @@ fn bench(c: &mut Criterion) {
         eprintln!("SKIPPED snapshot bench: {} is absent", path.display());
         return;
     }
-    let rule = analysis::SiteRule::default();
+    let rule = inspect::SiteRule::default();
     let mut g = c.benchmark_group("decode_heavy");
     g.sample_size(10);
     g.bench_function("read_path+summarize", |b| {
         b.iter(|| {
             let s = read_path(&path).expect("read");
-            analysis::summarize(&s, &rule)
+            inspect::summarize(&s, &rule)
         })
     });
     let bytes = std::fs::read(&path).expect("read file");
@@ -27,9 +27,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| read_bytes(&bytes).expect("parse"))
     });
     let snap = read_bytes(&bytes).expect("parse");
-    g.bench_function("summarize", |b| {
-        b.iter(|| analysis::summarize(&snap, &rule))
-    });
+    g.bench_function("summarize", |b| b.iter(|| inspect::summarize(&snap, &rule)));
     g.finish();
 }
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use rankscope::render::mem_text;
-use rankscope::snapshot::{analysis, read_path};
+use rankscope::render::text::mem as mem_text;
+use rankscope::snapshot::{inspect, read_path};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         eprintln!("usage: snapshot_summary FILE [BASELINE]");
         return ExitCode::from(2);
     };
-    let rule = analysis::SiteRule::default();
+    let rule = inspect::SiteRule::default();
     let read = |p: &str| match read_path(Path::new(p)) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     let Some(snap) = read(file) else {
         return ExitCode::FAILURE;
     };
-    let sum = analysis::summarize(&snap, &rule);
+    let sum = inspect::summarize(&snap, &rule);
     match args.get(1) {
         None => print!(
             "{}",
@@ -34,11 +34,11 @@ fn main() -> ExitCode {
             let Some(b) = read(base) else {
                 return ExitCode::FAILURE;
             };
-            let bs = analysis::summarize(&b, &rule);
+            let bs = inspect::summarize(&b, &rule);
             print!(
                 "{}",
                 mem_text::diff_text(
-                    &analysis::diff(&bs, &sum),
+                    &inspect::diff(&bs, &sum),
                     12,
                     rankscope::render::DEFAULT_WIDTH
                 )

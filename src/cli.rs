@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::render::ColorChoice;
+use rankscope::render::ColorChoice;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -213,7 +213,7 @@ pub enum Command {
         time_tolerance: f64,
         /// Load as the TUI does, print its first screen at this size (`120x40`) as text
         /// and exit: for measuring the time to first screen without a terminal
-        #[arg(long, hide = true, value_name = "WxH", value_parser = crate::tui::parse_size)]
+        #[arg(long, hide = true, value_name = "WxH", value_parser = rankscope::tui::parse_size)]
         first_frame: Option<(u16, u16)>,
         #[command(flatten)]
         log: LogArgs,
@@ -358,11 +358,11 @@ pub struct SiteArgs {
 }
 
 impl SiteArgs {
-    pub fn rule(&self) -> crate::snapshot::analysis::SiteRule {
-        let mut rule = crate::snapshot::analysis::SiteRule::default();
+    pub fn rule(&self) -> rankscope::snapshot::inspect::SiteRule {
+        let mut rule = rankscope::snapshot::inspect::SiteRule::default();
         rule.skip.extend(self.skip_frames.iter().cloned());
         if self.by_line {
-            rule.granularity = crate::snapshot::analysis::SiteGranularity::Line;
+            rule.granularity = rankscope::snapshot::inspect::SiteGranularity::Line;
         }
         rule
     }
@@ -642,4 +642,32 @@ pub fn long_help(page: &str) -> String {
         parts.push(EXIT_CODES.to_string());
     }
     parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every argument a user can type, at every depth, says what it is in `--help` (clap's
+    /// own `--help`/`--version` aside).
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" || a.is_hide_set() {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut cmd = <super::Cli as clap::CommandFactory>::command();
+        cmd.build();
+        let mut missing = Vec::new();
+        walk(&cmd, "rankscope", &mut missing);
+        assert_eq!(missing, Vec::<String>::new());
+    }
 }

@@ -5,21 +5,12 @@
 //! See docs/architecture.md.
 
 pub mod analysis;
-pub mod cli;
-pub mod config;
-pub mod event;
 pub mod export;
 pub mod grammar;
-pub mod load;
+pub mod ingest;
 pub mod model;
-pub mod node;
-pub mod nvsmi;
-pub mod pyrepr;
 pub mod render;
 pub mod report;
-pub mod scan;
 pub mod snapshot;
-pub mod source;
-pub mod text;
 pub mod tui;
 pub mod units;

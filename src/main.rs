@@ -1,14 +1,15 @@
 //! The `rankscope` binary: parses the command line and dispatches to one module per
 //! command (`commands/`). The work is in the library.
 
+mod cli;
 mod commands;
 
 use std::io;
 use std::process::ExitCode;
 
+use crate::cli::{Cli, Command, GrammarAction, LogArgs, MemAction};
 use anyhow::Result;
 use clap::Parser;
-use rankscope::cli::{Cli, Command, GrammarAction, LogArgs, MemAction};
 use rankscope::model::EventFilter;
 use rankscope::render::Style;
 
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
             }
             // Line by line: a TOML error points at its column under a copy of the line,
             // which only reads as meant on lines of its own; each is still sanitised.
-            let lines: Vec<String> = msg.lines().map(rankscope::text::sanitize).collect();
+            let lines: Vec<String> = msg.lines().map(rankscope::ingest::text::sanitize).collect();
             eprintln!("rankscope: {}", lines.join("\n"));
             ExitCode::from(2)
         }
@@ -54,7 +55,7 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         let text = e.render().to_string();
         let mut err = io::stderr().lock();
         for line in text.lines() {
-            let _ = writeln!(err, "{}", rankscope::text::sanitize(line));
+            let _ = writeln!(err, "{}", rankscope::ingest::text::sanitize(line));
         }
         return ExitCode::from(2);
     }

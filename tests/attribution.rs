@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rankscope::analysis::{attribute, diff};
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, load_snapshots, LoadOptions};
+use rankscope::ingest::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Phase;
 
 #[test]
@@ -65,7 +65,7 @@ fn single_rank_nccl_run_is_attributed_in_dist_init() {
     let (bs, _) = load_snapshots(&b.run, &b.files);
     let (cs, _) = load_snapshots(&c.run, &c.files);
     let d = diff::diff(&b.run, &c.run);
-    assert!(rankscope::render::diff_text::headline(&d.headline)
+    assert!(rankscope::render::text::diff::headline(&d.headline)
         .starts_with("candidate: its only rank TP0 ran out of memory in cuda_graph"));
     let a = attribute::attribute(&b.run, &c.run, &d, &bs, &cs).expect("attribution");
     assert_eq!(a.phase, Phase::DistInit);

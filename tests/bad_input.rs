@@ -2,7 +2,7 @@
 //! no event is lost, and what was not understood is counted.
 
 use rankscope::grammar::GrammarSet;
-use rankscope::scan::{scan_bytes, scan_reader, LineCounts, SourceScan};
+use rankscope::ingest::scan::{scan_bytes, scan_reader, LineCounts, SourceScan};
 
 fn gs() -> GrammarSet {
     GrammarSet::builtin().expect("built-in grammars compile")

@@ -6,7 +6,7 @@ use common::{load, run_of};
 
 use rankscope::analysis::diff::{self, ComparabilityNote, Status};
 use rankscope::model::{FailureKind, Outcome};
-use rankscope::render::diff_text::comparability_note;
+use rankscope::render::text::diff::comparability_note;
 
 fn tp_run(n: u32, mem: &str) -> String {
     let mut s = String::from(
@@ -51,7 +51,7 @@ fn a_file_with_no_start_up_event_is_refused_not_compared() {
     let p = dir.path().join("notes.txt");
     std::fs::write(&p, "hello\nthis is not a server log\n").expect("write");
     let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
-    let err = rankscope::load::load_run(&gs, &p, &Default::default(), &|_, _| {})
+    let err = rankscope::ingest::load::load_run(&gs, &p, &Default::default(), &|_, _| {})
         .err()
         .expect("refused");
     let msg = err.to_string();
@@ -139,7 +139,7 @@ fn the_first_failing_rank_is_named_and_the_others_follow() {
     );
     assert_eq!(tp2.last_phase.name(), "weight_load");
     assert_eq!(
-        rankscope::render::diff_text::headline(&d.headline),
+        rankscope::render::text::diff::headline(&d.headline),
         "candidate: TP3 ran out of memory in weight_load; 2 ranks failed as a consequence; \
          1 rank was terminated; baseline reached ready"
     );
@@ -232,7 +232,7 @@ fn hard_wrapped_and_cut_server_args_compare_only_what_they_hold() {
     assert!(d
         .config_note
         .as_ref()
-        .map(rankscope::render::diff_text::config_note)
+        .map(rankscope::render::text::diff::config_note)
         .is_some_and(|n| n.contains("candidate is cut short")));
 }
 

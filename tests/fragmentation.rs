@@ -35,8 +35,8 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use rankscope::analysis::attribute::{self, RankMatch, RankSnapshot};
-use rankscope::render::diff_text;
-use rankscope::snapshot::analysis::SiteRule;
+use rankscope::render::text::diff as diff_text;
+use rankscope::snapshot::inspect::SiteRule;
 use rankscope::snapshot::oom::{self, Limit};
 use rankscope::snapshot::{self, Frame, StackId};
 
@@ -180,7 +180,7 @@ fn by_name() -> RankMatch {
 }
 
 /// Ranks of the interleaved run, in rank order (TP0, TP1).
-fn ranks() -> Vec<rankscope::event::Rank> {
+fn ranks() -> Vec<rankscope::ingest::event::Rank> {
     common::load(INTERLEAVED)
         .ranks
         .iter()
@@ -439,7 +439,7 @@ fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_sai
         }
     );
     assert_eq!(
-        rankscope::render::mem_text::limit_line(&a.limit, None).as_deref(),
+        rankscope::render::text::mem::limit_line(&a.limit, None).as_deref(),
         Some("limit: the device, 8.00 MiB free < the 20.00 MiB segment asked for")
     );
 

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
-use rankscope::scan::{budget, scan_reader};
+use rankscope::ingest::load::{load_run, LoadOptions};
+use rankscope::ingest::scan::{budget, scan_reader};
 use rankscope::snapshot;
 
 /// The bound docs/reliability.md states for any input: peak resident memory of one
@@ -809,7 +809,7 @@ fn d22_backward_stamps_give_no_negative_duration() {
 /// kept is TP131072, on line 131,074.
 #[test]
 fn d11_ranks_past_the_prefix_bound_are_noted() {
-    let n = rankscope::scan::MAX_SEEN_PREFIXES + 2;
+    let n = rankscope::ingest::scan::MAX_SEEN_PREFIXES + 2;
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("ranks.log");
     let mut text = String::from("[2026-11-29 09:18:12 TP0] Init torch distributed begin.\n");
@@ -823,7 +823,7 @@ fn d11_ranks_past_the_prefix_bound_are_noted() {
     let run = &json(&o)["run"];
     assert_eq!(
         run["ranks"].as_array().map(Vec::len),
-        Some(rankscope::scan::MAX_SEEN_PREFIXES)
+        Some(rankscope::ingest::scan::MAX_SEEN_PREFIXES)
     );
     let notes = run["notes"].to_string();
     assert!(

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 use rankscope::analysis::align::phase_stats;
-use rankscope::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_paths, LoadError, LoadOptions};
+use rankscope::ingest::event::Rank;
+use rankscope::ingest::load::{load_paths, LoadError, LoadOptions};
 use rankscope::model::{Phase, Run};
 
 fn load(paths: &[&str], clock_align: bool) -> Result<Run, LoadError> {

@@ -71,7 +71,7 @@ fn eight_independent_ooms_are_eight_failures_and_no_consequences() {
     );
     let out = diff::outcome(&run);
     assert_eq!(
-        rankscope::render::outcome_text::failure_story(&out.story),
+        rankscope::render::text::outcome::failure_story(&out.story),
         "all 8 ranks ran out of memory in cuda_graph"
     );
 }
@@ -97,7 +97,7 @@ fn a_cut_log_is_incomplete_not_a_hang() {
     let d = diff::diff(&base, &run);
     assert_eq!(d.status, Status::Incomplete);
     assert_eq!(d.status.exit_code(), 3);
-    let headline = rankscope::render::diff_text::headline(&d.headline);
+    let headline = rankscope::render::text::diff::headline(&d.headline);
     assert!(!headline.contains("hang"), "{headline}");
 }
 

@@ -9,9 +9,9 @@ mod common;
 use common::load;
 
 use rankscope::analysis::diff::{self, DeltaClass, Status};
-use rankscope::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
+use rankscope::ingest::event::Rank;
+use rankscope::ingest::load::{load_run, LoadOptions};
 use rankscope::model::{FailureKind, Phase};
 
 #[test]
@@ -77,7 +77,7 @@ fn custom_ar_all_ranks_oom_in_cuda_graph() {
     );
     assert_eq!(out.groups.len(), 1);
     assert_eq!(
-        rankscope::render::outcome_text::failure_group(&out.groups[0]),
+        rankscope::render::text::outcome::failure_group(&out.groups[0]),
         "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated"
     );
 }

@@ -7,7 +7,7 @@ mod common;
 use common::load;
 
 use rankscope::analysis::diff::{self, Status};
-use rankscope::event::Rank;
+use rankscope::ingest::event::Rank;
 use rankscope::model::{FailureKind, Outcome, Phase, Run};
 
 fn phases(run: &Run, rank: u32) -> Vec<Phase> {
@@ -56,7 +56,7 @@ fn tgi_ranks_come_from_the_end_of_the_line() {
         .expect("parses");
     assert_eq!(
         cfg.config.get("num_shard"),
-        Some(&rankscope::pyrepr::PyValue::Int(2))
+        Some(&rankscope::model::config::pyrepr::PyValue::Int(2))
     );
 }
 

@@ -1,18 +1,18 @@
 //! Trace entries decoded straight into the model while the pickle is read
 //! (`read_bytes`/`read_path`) must give exactly what the general reader gives
-//! (`pickle::parse` + `model::from_pickle`): the same snapshot, or the same error. The
+//! (`pickle::parse` + `types::from_pickle`): the same snapshot, or the same error. The
 //! hand-made pickles below use a decoded entry in every way the direct path cannot follow
 //! itself, so each must fall back to the general reader.
 
 use std::path::Path;
 
-use rankscope::snapshot::{model, pickle, read_bytes, read_path, Action};
+use rankscope::snapshot::{pickle, read_bytes, read_path, types, Action};
 
 /// The general reader's answer, as text: the snapshot's `Debug` rendering (every field) or
 /// the error message.
 fn general(data: &[u8]) -> String {
     match pickle::parse(data) {
-        Ok(p) => match model::from_pickle(&p) {
+        Ok(p) => match types::from_pickle(&p) {
             Ok(s) => format!("{s:?}"),
             Err(e) => format!("error: {e}"),
         },
@@ -387,10 +387,10 @@ fn unknown_actions_and_streams_are_kept_by_index_and_reported() {
     assert_eq!(streams, vec![0x7f00, 0x7f00, 0, 0]);
     assert!(matches!(t[1].action, Action::Other(_)));
     assert_eq!(t[1].action, t[2].action);
-    let sum = rankscope::snapshot::analysis::summarize(&s, &Default::default());
+    let sum = rankscope::snapshot::inspect::summarize(&s, &Default::default());
     assert_eq!(sum.unknown_actions, vec![("segment_defrag".to_string(), 2)]);
     assert_eq!(sum.trace_entries, 4);
-    let text = rankscope::render::mem_text::summary_text(&sum, 5, 100);
+    let text = rankscope::render::text::mem::summary_text(&sum, 5, 100);
     assert!(
         text.contains("2 of them with an action this version does not know, left out of every figure: segment_defrag ×2"),
         "{text}"

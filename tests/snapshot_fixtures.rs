@@ -6,8 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use rankscope::render::mem_text as render;
-use rankscope::snapshot::analysis::{diff, sites_between, summarize, SiteRule};
+use rankscope::render::text::mem as render;
+use rankscope::snapshot::inspect::{diff, sites_between, summarize, SiteRule};
 use rankscope::snapshot::{read_path, Action};
 
 const MIB: u64 = 1 << 20;
@@ -148,7 +148,7 @@ fn allstacks_cpp_frames_are_read() {
     assert_eq!(first.line, 0);
     assert!(s.frames.iter().any(|f| f.filename.ends_with(".cpp")));
     // C++ frames are skipped: the site is the Python caller.
-    let site = rankscope::snapshot::analysis::site_of(&s, &SiteRule::default(), e.stack);
+    let site = rankscope::snapshot::inspect::site_of(&s, &SiteRule::default(), e.stack);
     assert_eq!(site, "load_weights (model_runner.py)");
     assert_eq!(s.trace_entries().count(), 718);
 }

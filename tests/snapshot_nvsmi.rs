@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use chrono::NaiveDate;
-use rankscope::nvsmi::parse;
+use rankscope::ingest::nvsmi::parse;
 
 const MIB: u64 = 1 << 20;
 

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, load_snapshots, LoadOptions};
+use rankscope::ingest::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Run;
 use rankscope::tui::app::Snapshots;
 use rankscope::tui::{input, render_text, update, App, Msg, View};
@@ -225,7 +225,8 @@ fn the_header_shortens_the_path_from_the_left() {
     assert_eq!(path, "…/gpu2/tp2_nccl_fail");
     assert!(verdict.starts_with("TP0 failed in NCCL"), "{verdict}");
     assert!(
-        rankscope::text::columns(&verdict) + rankscope::text::columns(&path) + 2 <= 60,
+        rankscope::ingest::text::columns(&verdict) + rankscope::ingest::text::columns(&path) + 2
+            <= 60,
         "{verdict} {path}"
     );
     let (_, path) =
@@ -440,7 +441,7 @@ fn colour_off_and_on_draw_the_same_text() {
 
 /// A 40-minute start-up (a large model loading slowly) built from synthetic events.
 fn long_run() -> Run {
-    use rankscope::event::{Event, Origin, Rank};
+    use rankscope::ingest::event::{Event, Origin, Rank};
     let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
         .and_then(|d| d.and_hms_opt(8, 0, 0))
         .expect("valid date");
@@ -494,7 +495,7 @@ fn long_run() -> Run {
 /// weight loading at 2000 s, odd ranks one second later, and the last rank 600 s late
 /// (and so every later phase of it).
 fn many_rank_run(ranks: u32) -> Run {
-    use rankscope::event::{Event, Origin, Rank};
+    use rankscope::ingest::event::{Event, Origin, Rank};
     let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
         .and_then(|d| d.and_hms_opt(8, 0, 0))
         .expect("valid date");

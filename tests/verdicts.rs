@@ -303,11 +303,11 @@ fn events_found() {
         let mut events = Vec::new();
         let mut run = None;
         for attempt in 1..=case.expected.attempts {
-            let opts = rankscope::load::LoadOptions {
+            let opts = rankscope::ingest::load::LoadOptions {
                 attempt: Some(attempt as usize),
                 ..Default::default()
             };
-            let r = rankscope::load::load_run(&gs, &case.log, &opts, &|_, _| {})
+            let r = rankscope::ingest::load::load_run(&gs, &case.log, &opts, &|_, _| {})
                 .unwrap_or_else(|e| panic!("{}: {e}", case.name))
                 .run;
             assert_eq!(r.sources.len(), 1, "{}: one source", case.name);
@@ -479,11 +479,11 @@ fn verdicts_right() {
     let mut score = VerdictScore::default();
     for case in cases() {
         for attempt in 1..=case.expected.attempts {
-            let opts = rankscope::load::LoadOptions {
+            let opts = rankscope::ingest::load::LoadOptions {
                 attempt: Some(attempt as usize),
                 ..Default::default()
             };
-            let run = rankscope::load::load_run(&gs, &case.log, &opts, &|_, _| {})
+            let run = rankscope::ingest::load::load_run(&gs, &case.log, &opts, &|_, _| {})
                 .unwrap_or_else(|e| panic!("{}: {e}", case.name))
                 .run;
             assert_eq!(

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use rankscope::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_paths, LoadOptions};
+use rankscope::ingest::event::Rank;
+use rankscope::ingest::load::{load_paths, LoadOptions};
 use rankscope::model::{Outcome, Run};
 
 fn load(path: &str) -> Run {

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let direct = snapshot::read_bytes(data);
     let general = pickle::parse(data)
         .map_err(|e| e.to_string())
-        .and_then(|p| snapshot::model::from_pickle(&p).map_err(|e| e.to_string()));
+        .and_then(|p| snapshot::types::from_pickle(&p).map_err(|e| e.to_string()));
     match (&direct, &general) {
         (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         (Err(a), Err(b)) => assert!(a.to_string().ends_with(b.as_str()), "{a} / {b}"),
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(!f.name.chars().any(|c| c.is_control() && c != '\t'));
             assert!(!f.filename.chars().any(|c| c.is_control() && c != '\t'));
         }
-        let _ = snapshot::analysis::summarize(&s, &snapshot::analysis::SiteRule::default());
+        let _ = snapshot::inspect::summarize(&s, &snapshot::inspect::SiteRule::default());
     }
     // The chunked reader takes other paths (refills, items straddling its buffer).
     let _ = pickle::parse_reader(data, data.len() as u64);

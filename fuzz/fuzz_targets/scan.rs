@@ -26,14 +26,14 @@ fn assert_clean(out: &str) {
 
 fuzz_target!(|data: &[u8]| {
     let gs = grammars();
-    let run = rankscope::load::run_from_bytes(gs, "fuzz.log", data, 4096);
-    assert_clean(&render::summary_text::summary(
+    let run = rankscope::ingest::load::run_from_bytes(gs, "fuzz.log", data, 4096);
+    assert_clean(&render::text::summary::summary(
         &run,
         &RunReport::of(&run),
         true,
         Style::plain(),
     ));
     let d = diff::diff(&run, &run);
-    let extra = render::diff_text::Extra::default();
-    assert_clean(&render::diff_text::diff(&d, &extra, Style::plain()));
+    let extra = render::text::diff::Extra::default();
+    assert_clean(&render::text::diff::diff(&d, &extra, Style::plain()));
 });

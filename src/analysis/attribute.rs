@@ -13,10 +13,10 @@ use chrono::NaiveDateTime;
 
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
-use crate::event::Rank;
 use crate::grammar::FrameRule;
+use crate::ingest::event::Rank;
 use crate::model::{Phase, RankRun, Run};
-use crate::snapshot::analysis::{self as snap, SiteRule};
+use crate::snapshot::inspect::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
 use crate::snapshot::Snapshot;
 
@@ -78,7 +78,7 @@ pub fn match_rank(
     hint: Option<u32>,
     s: &Snapshot,
 ) -> Result<(Rank, RankMatch), RankMatchError> {
-    use crate::event::FieldValue;
+    use crate::ingest::event::FieldValue;
     let device = snapshot_device(s);
     let by_name = hint.and_then(|n| rank_for_hint(run, n));
     let has_oom = s
@@ -666,7 +666,7 @@ pub struct SnapshotEvidence {
     /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
     pub oom_sites: Vec<OomSite>,
     /// `allocator_settings` that differ between the runs (first snapshot of each).
-    pub allocator_settings: Vec<crate::config::AllocatorSettingChange>,
+    pub allocator_settings: Vec<crate::model::config::AllocatorSettingChange>,
     /// Whether both runs had a snapshot to compare settings from.
     pub allocator_settings_compared: bool,
     /// The first fragmented rank's baseline counterpart: free space at its dump.
@@ -757,7 +757,7 @@ pub fn snapshot_evidence(
     }
     if let (Some(b), Some(c)) = (bases.first(), cands.first()) {
         ev.allocator_settings_compared = true;
-        ev.allocator_settings = crate::config::diff_allocator_settings(
+        ev.allocator_settings = crate::model::config::diff_allocator_settings(
             &b.snapshot.allocator_settings,
             &c.snapshot.allocator_settings,
         );

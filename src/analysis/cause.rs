@@ -3,9 +3,9 @@
 //! and the changes between the two runs ranked by how well they explain it — by the
 //! grammars' `[[suspect]]` tables, and by the failure's own words.
 
-use crate::config::ConfigDiff;
-use crate::event::{kind, Rank};
 use crate::grammar::remedy::SuspectRule;
+use crate::ingest::event::{kind, Rank};
+use crate::model::config::ConfigDiff;
 use crate::model::{FailureKind, Phase, Run};
 
 use super::diff::EnvChange;

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{NaiveDateTime, Timelike};
 
-use crate::event::Event;
-use crate::node::ClockOffset;
+use crate::ingest::event::Event;
+use crate::model::node::ClockOffset;
 
 /// How far apart, at most, ranks are assumed to leave one collective and print its line,
 /// across all nodes: the release itself spreads by microseconds to a few milliseconds, the

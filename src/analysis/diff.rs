@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::align::Spread;
-use crate::config::{self, Config, ConfigDiff};
-use crate::event::Rank;
+use crate::ingest::event::Rank;
+use crate::model::config::{self, Config, ConfigDiff};
 use crate::model::{FailureKind, Figure, Phase, RankRun, Run};
 
 pub use super::outcome::{outcome, FailureGroup, FailureStory, RunOutcome, StoryRoot};

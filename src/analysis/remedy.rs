@@ -4,8 +4,8 @@
 //! it costs. Only what the runs' figures support is proposed: no deficit, no value.
 
 use crate::grammar::remedy::{LeverRule, LeverTotal, MemoryLever};
+use crate::model::config::pyrepr::PyValue;
 use crate::model::{FailureKind, Phase, Run};
-use crate::pyrepr::PyValue;
 
 /// A proposed value must cover the deficit's upper bound by this much more.
 pub const MARGIN: f64 = 0.2;
@@ -271,7 +271,7 @@ fn pool_fraction(
 pub fn remedies(
     baseline: Option<&Run>,
     candidate: &Run,
-    config: Option<&crate::config::ConfigDiff>,
+    config: Option<&crate::model::config::ConfigDiff>,
 ) -> Remedies {
     let deficit = deficit(baseline, candidate);
     let mut out = Vec::new();

@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
+use crate::cli::Cli;
 use anyhow::Result;
-use rankscope::cli::Cli;
 
 pub fn run(shell: clap_complete::Shell) -> Result<u8> {
     let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -12,7 +12,7 @@ pub fn run(shell: clap_complete::Shell) -> Result<u8> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "rankscope", &mut script);
     if shell == clap_complete::Shell::Fish {
-        script.extend_from_slice(rankscope::cli::fish_positional_values().as_bytes());
+        script.extend_from_slice(crate::cli::fish_positional_values().as_bytes());
     }
     let mut stdout = io::stdout().lock();
     stdout.write_all(&script)?;

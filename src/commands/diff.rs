@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use rankscope::load;
+use rankscope::ingest::load;
 use rankscope::render::{self, json};
 use rankscope::report::DiffReport;
 
@@ -62,14 +62,14 @@ pub fn run(
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
     } else {
-        let notes = render::diff_text::run_notes(&b.run.notes, &c.run.notes);
-        let mut text = render::diff_text::report(&report, notes, cx.style);
+        let notes = render::text::diff::run_notes(&b.run.notes, &c.run.notes);
+        let mut text = render::text::diff::report(&report, notes, cx.style);
         if explain {
-            text.push_str(&render::diff_text::explain(&report.diff, cx.style));
+            text.push_str(&render::text::diff::explain(&report.diff, cx.style));
             if let Some(c) = report
                 .attribution
                 .as_ref()
-                .and_then(render::diff_text::attribution_clock)
+                .and_then(render::text::diff::attribution_clock)
             {
                 text.push_str(&format!("clock: {c}\n"));
             }

@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
+use crate::cli::{man_page_name, man_pages};
 use anyhow::Result;
-use rankscope::cli::{man_page_name, man_pages};
 
 pub fn run(page: Option<&str>, list: bool) -> Result<u8> {
     let pages = man_pages();
@@ -48,7 +48,7 @@ fn page_roff(cmd: clap::Command, name: &str) -> Result<String> {
     clap_mangen::Man::new(cmd).render(&mut buf)?;
     let page = String::from_utf8(buf)?;
     let mut extra = String::new();
-    let examples = rankscope::cli::examples(key);
+    let examples = crate::cli::examples(key);
     if !examples.is_empty() {
         extra.push_str(".SH EXAMPLES\n");
         for (line, what) in examples {
@@ -60,12 +60,12 @@ fn page_roff(cmd: clap::Command, name: &str) -> Result<String> {
         }
     }
     extra.push_str(".SH ENVIRONMENT\n");
-    for (var, what) in rankscope::cli::ENVIRONMENT {
+    for (var, what) in crate::cli::ENVIRONMENT {
         extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", text(var), text(what)));
     }
     if matches!(key, "rankscope" | "summary" | "diff") {
         extra.push_str(".SH \"EXIT STATUS\"\n.nf\n");
-        for l in rankscope::cli::EXIT_CODES.lines().skip(1) {
+        for l in crate::cli::EXIT_CODES.lines().skip(1) {
             extra.push_str(&text(l));
             extra.push('\n');
         }

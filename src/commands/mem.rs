@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cli::{MemOutput, SiteArgs};
 use anyhow::Result;
-use rankscope::cli::{MemOutput, SiteArgs};
-use rankscope::render::{mem_json, mem_text, Style};
+use rankscope::render::json::mem as mem_json;
+use rankscope::render::text::mem as mem_text;
+use rankscope::render::Style;
 use rankscope::snapshot;
 
 use super::{out, out_json};
@@ -25,7 +27,7 @@ pub fn summaries(
     let mut text = String::new();
     for (i, path) in paths.iter().enumerate() {
         let s = snapshot::read_path(path)?;
-        let summary = snapshot::analysis::summarize(&s, &rule);
+        let summary = snapshot::inspect::summarize(&s, &rule);
         // The last model is freed by the process's exit: dropping it page by page (a
         // large trace is hundreds of thousands of entries) only costs time. Earlier ones
         // are dropped, so memory stays one snapshot's however many are given.
@@ -33,11 +35,11 @@ pub fn summaries(
             std::mem::forget(s);
         }
         if json {
-            docs.push((rankscope::text::shown_path(path), summary));
+            docs.push((rankscope::ingest::text::shown_path(path), summary));
         } else {
             text.push_str(&format!(
                 "{}\n{}\n",
-                rankscope::text::shown_path(path),
+                rankscope::ingest::text::shown_path(path),
                 mem_text::summary_text(&summary, top, style.width)
             ));
         }
@@ -57,21 +59,21 @@ pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Sty
     let rule = sites.rule();
     let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
     let (sa, sb) = (sa?, sb?);
-    let d = snapshot::analysis::diff(
-        &snapshot::analysis::summarize(&sa, &rule),
-        &snapshot::analysis::summarize(&sb, &rule),
+    let d = snapshot::inspect::diff(
+        &snapshot::inspect::summarize(&sa, &rule),
+        &snapshot::inspect::summarize(&sb, &rule),
     );
     if json {
         out_json(&mem_json::mem_diff_doc(
-            rankscope::text::shown_path(a),
-            rankscope::text::shown_path(b),
+            rankscope::ingest::text::shown_path(a),
+            rankscope::ingest::text::shown_path(b),
             &d,
         ))?;
     } else {
         out(&format!(
             "A {}\nB {}\n\n{}",
-            rankscope::text::shown_path(a),
-            rankscope::text::shown_path(b),
+            rankscope::ingest::text::shown_path(a),
+            rankscope::ingest::text::shown_path(b),
             mem_text::diff_text(&d, top, style.width)
         ))?;
     }

@@ -19,10 +19,10 @@ pub mod tui;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use crate::cli::LogArgs;
 use anyhow::Result;
-use rankscope::cli::LogArgs;
 use rankscope::grammar::{self, GrammarSet};
-use rankscope::load::{self, LoadOptions};
+use rankscope::ingest::load::{self, LoadOptions};
 use rankscope::render::Style;
 
 /// What every command that reads a log needs: the run's grammars, the load options and
@@ -67,7 +67,7 @@ impl LogContext {
 pub fn shown(paths: &[PathBuf]) -> String {
     paths
         .iter()
-        .map(|p| rankscope::text::shown_path(p))
+        .map(|p| rankscope::ingest::text::shown_path(p))
         .collect::<Vec<_>>()
         .join(" + ")
 }

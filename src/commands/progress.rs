@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::cli::Command;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rankscope::cli::Command;
 
 static MACHINE_OUTPUT: AtomicBool = AtomicBool::new(false);
 const MIN_BYTES: u64 = 100_000_000;
@@ -50,11 +50,11 @@ pub fn bar_for(paths: &[PathBuf]) -> Option<Bar> {
     if MACHINE_OUTPUT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
         return None;
     }
-    let nodes = rankscope::source::discover_nodes(paths).ok()?;
+    let nodes = rankscope::ingest::source::discover_nodes(paths).ok()?;
     let logs: Vec<_> = nodes
         .iter()
         .flat_map(|n| n.files.iter())
-        .filter(|f| f.kind == rankscope::source::SourceKind::Log)
+        .filter(|f| f.kind == rankscope::ingest::source::SourceKind::Log)
         .collect();
     let bytes: u64 = logs.iter().filter_map(|f| f.size).sum();
     if bytes < MIN_BYTES && logs.len() < MIN_FILES {

@@ -1,7 +1,7 @@
 //! `rankscope schema`: the JSON Schema of a document rankscope writes.
 
+use crate::cli::SchemaDocument;
 use anyhow::{Context, Result};
-use rankscope::cli::SchemaDocument;
 use rankscope::render::json;
 
 use super::out_json;

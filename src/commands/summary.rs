@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use rankscope::analysis::attribute;
-use rankscope::load;
+use rankscope::ingest::load;
 use rankscope::render::{self, json};
 use rankscope::report::RunReport;
 
@@ -26,13 +26,13 @@ pub fn run(
     } else if as_json {
         out_json(&json::summary_doc(r, &report))?;
     } else {
-        let mut text = render::summary_text::summary(r, &report, ranks, cx.style);
+        let mut text = render::text::summary::summary(r, &report, ranks, cx.style);
         // Snapshots are read only when a rank failed: they are what names the OOM's
         // site, and reading them costs seconds on large runs.
         if r.ranks.iter().any(|x| x.failure.is_some()) {
             let (snaps, _) = load::load_snapshots(r, &loaded.files);
             let ev = attribute::snapshot_evidence(r, &[], &snaps);
-            text.push_str(&render::diff_text::summary_snapshot_section(&ev, cx.style));
+            text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
         }
         out(&text)?;
     }

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use crate::source::{SourceFile, SourceKind};
+use crate::ingest::source::{SourceFile, SourceKind};
 
 /// `{"name": …, "hash": …}` on every NDJSON line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::NaiveDateTime;
 
 use super::{attempts, outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun, Run, SourceInfo};
-use crate::event::{kind, Event, Origin, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
+use crate::ingest::event::{kind, Event, Origin, Rank};
 
 /// Events that are the same line seen in two files of one run (`server.log` and
 /// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
@@ -205,7 +205,8 @@ pub struct NodeEvents {
     pub events: Vec<Event>,
     /// The node's ranks, sorted, as `build` would list them.
     pub ranks: Vec<Rank>,
-    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+    pub config:
+        Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
     /// How many start-ups the node's logs hold.
     pub attempts: usize,
 }
@@ -236,7 +237,7 @@ pub fn prepare_node(
     let config = events
         .iter()
         .find(|e| e.kind == kind::SERVER_ARGS)
-        .map(|e| crate::config::Config::from_event(e, know));
+        .map(|e| crate::model::config::Config::from_event(e, know));
     NodeEvents {
         attempts: n_attempts,
         ranks: rank_events.into_keys().collect(),
@@ -369,7 +370,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let config = events
         .iter()
         .find(|e| e.kind == kind::SERVER_ARGS)
-        .map(|e| crate::config::Config::from_event(e, know));
+        .map(|e| crate::model::config::Config::from_event(e, know));
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
     let servers = server_of(&events, know).into_iter().collect();
 
@@ -447,7 +448,7 @@ impl RankNames {
             let config = events
                 .iter()
                 .find(|e| e.kind == kind::SERVER_ARGS)
-                .and_then(|e| crate::config::Config::from_event(e, know).ok());
+                .and_then(|e| crate::model::config::Config::from_event(e, know).ok());
             let mut sizes = super::layout::LayoutSizes::from_config(config.as_ref());
             sizes.across_replicas =
                 server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));

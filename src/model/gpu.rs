@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
 
-use crate::event::{Event, Rank};
+use crate::ingest::event::{Event, Rank};
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).
@@ -41,11 +41,11 @@ pub struct GpuProcess {
 impl GpuProcess {
     pub fn from_nvsmi(
         source: &str,
-        t: &crate::nvsmi::NvSmiTimeline,
+        t: &crate::ingest::nvsmi::NvSmiTimeline,
         start: Option<NaiveDateTime>,
         events: &[Event],
     ) -> Vec<GpuProcess> {
-        let mut by_pid: BTreeMap<u32, Vec<&crate::nvsmi::ComputeApp>> = BTreeMap::new();
+        let mut by_pid: BTreeMap<u32, Vec<&crate::ingest::nvsmi::ComputeApp>> = BTreeMap::new();
         for a in &t.apps {
             if let Some(pid) = a.pid {
                 by_pid.entry(pid).or_default().push(a);
@@ -55,7 +55,7 @@ impl GpuProcess {
             .into_iter()
             .filter_map(|(pid, apps)| {
                 let peak = apps.iter().filter(|a| a.used_memory_bytes.is_some()).fold(
-                    None::<&&crate::nvsmi::ComputeApp>,
+                    None::<&&crate::ingest::nvsmi::ComputeApp>,
                     |best, a| match best {
                         Some(b) if b.used_memory_bytes >= a.used_memory_bytes => Some(b),
                         _ => Some(a),
@@ -86,7 +86,7 @@ impl GpuMemory {
     /// Per-GPU timelines from a parsed nvidia-smi CSV, timed from `start`.
     pub fn from_nvsmi(
         source: &str,
-        t: &crate::nvsmi::NvSmiTimeline,
+        t: &crate::ingest::nvsmi::NvSmiTimeline,
         start: Option<NaiveDateTime>,
     ) -> Vec<GpuMemory> {
         let since = |ts: Option<NaiveDateTime>| -> Option<f64> {

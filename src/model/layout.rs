@@ -12,9 +12,9 @@
 
 use std::collections::HashMap;
 
-use crate::config::ParsedConfig;
-use crate::event::Rank;
-use crate::pyrepr::PyValue;
+use crate::ingest::event::Rank;
+use crate::model::config::pyrepr::PyValue;
+use crate::model::config::ParsedConfig;
 
 /// The sizes a server's configuration printed, where it printed them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,21 +4,23 @@
 
 use chrono::NaiveDateTime;
 
-use crate::event::{kind, Event, Origin, Rank};
-use crate::scan::{LineCounts, UnknownLine};
+use crate::ingest::event::{kind, Event, Origin, Rank};
+use crate::ingest::scan::{LineCounts, UnknownLine};
 
 mod attempts;
 mod build;
+pub mod config;
 pub mod filter;
 mod gpu;
 pub mod layout;
+pub mod node;
 pub mod outcome;
 mod rank;
 
-pub use crate::event::Phase;
+pub use crate::ingest::event::Phase;
 pub use filter::EventFilter;
 
-pub use crate::event::Edge;
+pub use crate::ingest::event::Edge;
 
 pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
@@ -74,11 +76,12 @@ pub struct Run {
     pub gpu_processes: Vec<GpuProcess>,
     /// The hosts of a run read from several nodes' files, with their clock offsets;
     /// empty for a run read as one.
-    pub nodes: Vec<crate::node::Node>,
+    pub nodes: Vec<crate::model::node::Node>,
     /// Some event is a phase line or a failure (set by `build`, from the grammars).
     pub startup_events: bool,
     /// The configuration the run printed, read with its grammar's config rule.
-    pub config: Option<Result<crate::config::ParsedConfig, crate::config::ConfigError>>,
+    pub config:
+        Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
 }
 
 impl Run {
@@ -104,7 +107,7 @@ impl Run {
         self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
     }
     /// The node a rank ran on, in a run read from several nodes.
-    pub fn node_of(&self, r: &Rank) -> Option<&crate::node::Node> {
+    pub fn node_of(&self, r: &Rank) -> Option<&crate::model::node::Node> {
         self.nodes.iter().find(|n| n.ranks.contains(r))
     }
     /// Ranks that failed on their own (not consequences, terminations or stalls).

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 
 use super::Phase;
-use crate::event::{FieldValue, Origin, Rank};
+use crate::ingest::event::{FieldValue, Origin, Rank};
 
 /// A memory or count figure a phase reported, traceable to its line.
 #[derive(Clone, Debug, PartialEq)]

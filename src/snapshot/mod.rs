@@ -1,21 +1,21 @@
 //! PyTorch CUDA memory snapshots (`torch.cuda.memory._dump_snapshot()`): a safe pickle
 //! reader, the typed model, analysis by allocation site, and text rendering.
 
-pub mod analysis;
 mod error;
-pub mod model;
+pub mod inspect;
 pub mod oom;
 mod pages;
 pub mod pickle;
 pub mod site;
 pub mod trace;
+pub mod types;
 
 use std::path::Path;
 
 pub use error::SnapshotError;
-pub use model::{Block, BlockState, Frame, Segment, Snapshot};
 pub use pickle::PickleError;
 pub use trace::{Action, StackId, TraceEntry};
+pub use types::{Block, BlockState, Frame, Segment, Snapshot};
 
 impl PickleError {
     /// The byte offset the error refers to.
@@ -83,12 +83,12 @@ pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
     };
     let (f, len) = open()?;
     let p = pickle::parse_direct(f, len).map_err(pickle_err)?;
-    if let Some(res) = model::from_direct(p) {
+    if let Some(res) = types::from_direct(p) {
         return res.and_then(sizes_fit).map_err(in_file);
     }
     let (f, len) = open()?;
     let p = pickle::parse_reader(f, len).map_err(pickle_err)?;
-    model::from_pickle(&p).and_then(sizes_fit).map_err(in_file)
+    types::from_pickle(&p).and_then(sizes_fit).map_err(in_file)
 }
 
 /// The most read from a stream that is not a regular file, or decompressed from a gzip
@@ -168,11 +168,11 @@ fn read_stream(path: &Path) -> Result<Snapshot, SnapshotError> {
 pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
     let pickle_err = |source| SnapshotError::Pickle { path: None, source };
     let p = pickle::parse_direct_bytes(bytes).map_err(pickle_err)?;
-    if let Some(res) = model::from_direct(p) {
+    if let Some(res) = types::from_direct(p) {
         return res.and_then(sizes_fit);
     }
     let p = pickle::parse(bytes).map_err(pickle_err)?;
-    model::from_pickle(&p).and_then(sizes_fit)
+    types::from_pickle(&p).and_then(sizes_fit)
 }
 
 /// Every sum the analysis makes of segment and block sizes fits in 64 bits: five

@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::model::{Action, BlockState, Snapshot, StackId};
 use super::site::{site_at_line, SiteRule};
+use super::types::{Action, BlockState, Snapshot, StackId};
 
 /// PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp).
 const MIN_BLOCK: u64 = 512;

@@ -1221,7 +1221,7 @@ impl<I: Input> Machine<I> {
         let (s, plain) = if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
             (s, true)
         } else {
-            cleaned = crate::text::sanitize(s);
+            cleaned = crate::ingest::text::sanitize(s);
             let same = cleaned == s;
             (cleaned.as_str(), same)
         };
@@ -2074,7 +2074,7 @@ mod tests {
         let fast = parse(data).unwrap();
         let slow = parse_reader(OneByte(data), data.len() as u64).unwrap();
         let json =
-            |p: &Pickle| crate::snapshot::model::to_json(p, p.root(), 16, &mut 10_000).to_string();
+            |p: &Pickle| crate::snapshot::types::to_json(p, p.root(), 16, &mut 10_000).to_string();
         assert_eq!(json(&fast), json(&slow));
         assert!(json(&fast).contains("140483783294977"), "{}", json(&fast));
         assert!(json(&fast).contains("-34359738368"));

@@ -1,7 +1,7 @@
 //! Which frame of an allocation's stack is its site, and the site's name: shared by the
 //! snapshot summaries and diffs (`analysis`) and the OOM reconstruction (`oom`).
 
-use super::model::{Frame, Snapshot, StackId};
+use super::types::{Frame, Snapshot, StackId};
 
 /// How much of a stack names an allocation site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

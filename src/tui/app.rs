@@ -9,11 +9,11 @@ use crate::analysis::attribute::{
     clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence, SnapshotNote,
 };
 use crate::analysis::diff::{diff_with, RunDiff};
-use crate::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
+use crate::ingest::event::{kind, Event, Rank};
 use crate::model::{Edge, Phase, RankRun, Run};
 use crate::report::{DiffReport, RunReport};
-use crate::snapshot::analysis::{summarize, SiteRule};
+use crate::snapshot::inspect::{summarize, SiteRule};
 use crate::snapshot::site::site_label;
 
 use super::layout::time_label;
@@ -192,7 +192,7 @@ impl PhaseBand {
         [Some(&text), late.as_ref(), failed.as_ref()]
             .into_iter()
             .flatten()
-            .map(|t| crate::text::columns(t) as i64)
+            .map(|t| crate::ingest::text::columns(t) as i64)
             .sum()
     }
 }
@@ -393,8 +393,8 @@ pub struct DiffFacts {
 /// The config section of `rankscope diff`, line by line, with the snapshots' allocator
 /// settings.
 fn config_lines(d: &RunDiff, ev: &SnapshotEvidence) -> Vec<String> {
-    let mut out = crate::render::diff_text::config_lines(d, 30);
-    out.extend(crate::render::diff_text::allocator_setting_lines(ev));
+    let mut out = crate::render::text::diff::config_lines(d, 30);
+    out.extend(crate::render::text::diff::allocator_setting_lines(ev));
     out
 }
 
@@ -405,7 +405,7 @@ impl DiffFacts {
         ev: &SnapshotEvidence,
         notes: Vec<String>,
     ) -> DiffFacts {
-        use crate::render::diff_text as dt;
+        use crate::render::text::diff as dt;
         let attribution_rows: Vec<String> =
             attribution.map(dt::attribution_lines).unwrap_or_default();
         let snapshot_cause = dt::fragmentation_cause_lines(ev, d.first_divergence.is_some());
@@ -714,7 +714,7 @@ fn diff_facts(base: &Run, run: &Run, d: &RunDiff, snaps: &Snapshots) -> DiffFact
         .notes
         .iter()
         .filter(|n| !matches!(n, SnapshotNote::Matched { .. }))
-        .map(crate::render::diff_text::snapshot_note)
+        .map(crate::render::text::diff::snapshot_note)
         .collect();
     DiffFacts::new(
         &report.diff,

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::grammar::GrammarSet;
-use crate::load::{load_paths, load_snapshots, LoadOptions};
-use crate::source::{self, Compression, SourceKind};
+use crate::ingest::load::{load_paths, load_snapshots, LoadOptions};
+use crate::ingest::source::{self, Compression, SourceKind};
 
 use super::app::{App, Loading, Snapshots};
 

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use super::app::{App, ScrollRooms, View};
 use super::views;
 use super::widgets::{bold, dim, failure_style, warn_style};
-use crate::text::sanitize;
+use crate::ingest::text::sanitize;
 
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
@@ -47,7 +47,7 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     let (state, verdict, st) = if out.failed() {
         (
             " FAILED ",
-            crate::render::outcome_text::failure_story(&out.story),
+            crate::render::text::outcome::failure_story(&out.story),
             failure_style(app.color),
         )
     } else if app.run.ready {
@@ -62,7 +62,7 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     };
     let used: usize = spans
         .iter()
-        .map(|s| crate::text::columns(&s.content))
+        .map(|s| crate::ingest::text::columns(&s.content))
         .sum::<usize>()
         + state.len();
     let (verdict, path) = header_texts(
@@ -85,15 +85,18 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
 /// (`…/gpu2/tp2_nccl_fail`), to at most two fifths when both do not fit; the verdict is
 /// cut at its end.
 pub fn header_texts(verdict: &str, path: &str, room: usize) -> (String, String) {
-    let (vw, pw) = (crate::text::columns(verdict), crate::text::columns(path));
+    let (vw, pw) = (
+        crate::ingest::text::columns(verdict),
+        crate::ingest::text::columns(path),
+    );
     let room = room.saturating_sub(2);
     if vw + pw <= room {
         return (verdict.to_string(), path.to_string());
     }
     let path_room = pw.min(room.saturating_sub(vw).max(room * 2 / 5));
     let path = crate::tui::layout::shorten_left(path, path_room);
-    let verdict_room = room.saturating_sub(crate::text::columns(&path));
-    (crate::text::truncate(verdict, verdict_room), path)
+    let verdict_room = room.saturating_sub(crate::ingest::text::columns(&path));
+    (crate::ingest::text::truncate(verdict, verdict_room), path)
 }
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect) {

@@ -14,7 +14,7 @@ macro_rules! rankscope_note {
 use std::path::Path;
 
 use rankscope::grammar::GrammarSet;
-use rankscope::load::{load_run, LoadOptions};
+use rankscope::ingest::load::{load_run, LoadOptions};
 use rankscope::model::Run;
 
 /// A run read with the built-in grammars, as `rankscope summary PATH` reads it.

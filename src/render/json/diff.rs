@@ -73,7 +73,7 @@ pub struct ConfigDiffDoc {
 }
 
 fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {
-    let kv = |(k, v): &(String, crate::pyrepr::PyValue)| KeyValueDoc {
+    let kv = |(k, v): &(String, crate::model::config::pyrepr::PyValue)| KeyValueDoc {
         key: k.clone(),
         value: py(v),
     };
@@ -164,11 +164,11 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
         baseline_text: f
             .baseline_line
             .as_ref()
-            .map(|l| crate::render::diff_text::figure_line(l.as_ref())),
+            .map(|l| crate::render::text::diff::figure_line(l.as_ref())),
         candidate_text: f
             .candidate_line
             .as_ref()
-            .map(|l| crate::render::diff_text::figure_line(l.as_ref())),
+            .map(|l| crate::render::text::diff::figure_line(l.as_ref())),
     }
 }
 
@@ -421,11 +421,11 @@ fn failure_cause_doc(
                     said,
                     source,
                     line,
-                    change: crate::render::cause_text::setting_change(d, &s.setting),
+                    change: crate::render::text::cause::setting_change(d, &s.setting),
                 }
             })
             .collect(),
-        text: crate::render::cause_text::lines(d, fc),
+        text: crate::render::text::cause::lines(d, fc),
     }
 }
 
@@ -472,7 +472,7 @@ pub struct AttributionDoc {
 pub struct OomSiteDoc {
     pub rank: String,
     /// The OOM against the allocator's state then, as `mem --json` reports it.
-    pub oom: crate::render::mem_json::OomAnalysisDoc,
+    pub oom: crate::render::json::mem::OomAnalysisDoc,
     /// The other candidate ranks with a snapshot, and those that allocate at the site.
     pub other_ranks: Vec<String>,
     pub others_allocating: Vec<String>,
@@ -506,7 +506,7 @@ pub struct SnapshotEvidenceDoc {
 pub fn snapshot_evidence_doc(
     e: &crate::analysis::attribute::SnapshotEvidence,
 ) -> SnapshotEvidenceDoc {
-    let names = |v: &[crate::event::Rank]| v.iter().map(|r| r.to_string()).collect();
+    let names = |v: &[crate::ingest::event::Rank]| v.iter().map(|r| r.to_string()).collect();
     SnapshotEvidenceDoc {
         oom_sites: e
             .oom_sites
@@ -565,7 +565,7 @@ pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> Attributi
                 bytes: *bytes,
             })
             .collect(),
-        clock: crate::render::diff_text::attribution_clock(a)
+        clock: crate::render::text::diff::attribution_clock(a)
             .into_iter()
             .collect(),
     }
@@ -580,12 +580,12 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         candidate: c.name.clone(),
         status: d.status.into(),
         exit_code: d.status.exit_code(),
-        verdict: crate::render::diff_text::headline(&d.headline),
+        verdict: crate::render::text::diff::headline(&d.headline),
         config: d.config.as_ref().map(config_doc),
         config_note: d
             .config_note
             .as_ref()
-            .map(crate::render::diff_text::config_note),
+            .map(crate::render::text::diff::config_note),
         env: d
             .env
             .iter()
@@ -601,7 +601,7 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         attribution: report.attribution.as_ref().map(attribution_doc),
         snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
         snapshot_notes: (report.notes.iter())
-            .map(crate::render::diff_text::snapshot_note)
+            .map(crate::render::text::diff::snapshot_note)
             .collect(),
         baseline_notes: b.notes.clone(),
         candidate_notes: c.notes.clone(),
@@ -624,7 +624,7 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
                 .comparability
                 .notes
                 .iter()
-                .map(crate::render::diff_text::comparability_note)
+                .map(crate::render::text::diff::comparability_note)
                 .collect(),
         },
         first_divergence: d.first_divergence.as_ref().map(|v| DivergenceDoc {

@@ -17,14 +17,15 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::analysis::align;
-use crate::config;
-use crate::event::{Event, FieldValue};
+use crate::ingest::event::{Event, FieldValue};
+use crate::ingest::scan;
+use crate::model::config;
 use crate::model::{self, EventFilter, Failure, Run};
 use crate::report::RunReport;
-use crate::scan;
 
 mod diff;
 mod events;
+pub mod mem;
 mod summary;
 mod time;
 
@@ -83,8 +84,8 @@ pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
         "diff" => gen().into_root_schema_for::<DiffDoc>(),
         "event" => gen().into_root_schema_for::<MessageDoc>(),
         "phase" => gen().into_root_schema_for::<PhaseRecordDoc>(),
-        "mem" => gen().into_root_schema_for::<super::mem_json::MemDoc>(),
-        "mem-diff" => gen().into_root_schema_for::<super::mem_json::MemDiffDoc>(),
+        "mem" => gen().into_root_schema_for::<mem::MemDoc>(),
+        "mem-diff" => gen().into_root_schema_for::<mem::MemDiffDoc>(),
         _ => return None,
     })
 }
@@ -437,7 +438,7 @@ pub struct KeyValueDoc {
     pub value: serde_json::Value,
 }
 
-fn py(v: &crate::pyrepr::PyValue) -> serde_json::Value {
+fn py(v: &crate::model::config::pyrepr::PyValue) -> serde_json::Value {
     // PyValue's Serialize never fails (non-finite floats become strings), so Null is
     // only a safety net.
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)

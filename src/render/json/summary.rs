@@ -116,7 +116,7 @@ pub struct ClockOffsetDoc {
     pub applied: bool,
 }
 
-fn node_doc(run: &Run, n: &crate::node::Node) -> NodeDoc {
+fn node_doc(run: &Run, n: &crate::model::node::Node) -> NodeDoc {
     NodeDoc {
         name: n.name.clone(),
         reference: n.reference,

@@ -1,5 +1,5 @@
 //! `diff --json`'s `time`: phase windows and the time to ready compared, with the
-//! findings the verdict names (worded by `render::time_text`, as the text prints them).
+//! findings the verdict names (worded by `render::text::time`, as the text prints them).
 
 use super::*;
 use crate::analysis::timing;
@@ -121,7 +121,7 @@ pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
 }
 
 fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
-    let text = crate::render::time_text::finding(f);
+    let text = crate::render::text::time::finding(f);
     match f {
         timing::TimeFinding::Systematic {
             phase,
@@ -267,6 +267,6 @@ pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
                 }
             })
             .collect(),
-        text: crate::render::remedy_text::lines(r),
+        text: crate::render::text::remedy::lines(r),
     }
 }

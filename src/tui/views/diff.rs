@@ -8,9 +8,9 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::analysis::diff::DeltaClass;
-use crate::render::diff_text::delta_text;
+use crate::ingest::text::sanitize;
+use crate::render::text::diff::delta_text;
 use crate::render::{figure_text, fit};
-use crate::text::sanitize;
 use crate::tui::app::{App, ScrollRoom};
 use crate::tui::layout::wrap_line;
 use crate::tui::widgets::{bold, dim, failure_style, warn_style};
@@ -72,10 +72,10 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         _ => bold(),
     };
     let status = format!(" {} ", d.status.label());
-    let indent = crate::text::columns(&status) + 2;
+    let indent = crate::ingest::text::columns(&status) + 2;
     let head_w = usize::from(width).saturating_sub(indent).max(20);
     for (i, part) in wrap_line(
-        &sanitize(&crate::render::diff_text::headline(&d.headline)),
+        &sanitize(&crate::render::text::diff::headline(&d.headline)),
         head_w,
     )
     .into_iter()
@@ -84,7 +84,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         let first = if i == 0 {
             Span::styled(status.clone(), status_st)
         } else {
-            Span::raw(" ".repeat(crate::text::columns(&status)))
+            Span::raw(" ".repeat(crate::ingest::text::columns(&status)))
         };
         lines.push(Line::from(vec![first, Span::raw("  "), Span::raw(part)]));
     }
@@ -102,7 +102,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut remedy: Vec<(&str, String)> = Vec::new();
     let mut in_remedy = false;
     for (label, text) in
-        crate::render::diff_text::verdict_rows(d, &facts.attribution, &facts.snapshot_cause)
+        crate::render::text::diff::verdict_rows(d, &facts.attribution, &facts.snapshot_cause)
     {
         in_remedy = label == "remedy" || (in_remedy && label.is_empty());
         if in_remedy {
@@ -120,7 +120,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         labelled(
             &mut lines,
             failed_label,
-            &sanitize(&crate::render::outcome_text::failure_group(g)),
+            &sanitize(&crate::render::text::outcome::failure_group(g)),
             failure_style(c),
             width,
         );
@@ -138,7 +138,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             &format!(
                 "{what}: {r} ({} {})",
                 k.name(),
-                crate::render::outcome_text::in_phase(*p)
+                crate::render::text::outcome::in_phase(*p)
             ),
             Style::new(),
             width,
@@ -156,7 +156,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         .comparability
         .notes
         .iter()
-        .map(crate::render::diff_text::comparability_note)
+        .map(crate::render::text::diff::comparability_note)
         .chain(facts.notes.iter().cloned())
         .collect();
     if !notes.is_empty() {

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
+use crate::ingest::text::sanitize;
 use crate::render::fit;
-use crate::text::sanitize;
 use crate::tui::app::{seconds, App, ScrollRoom};
 use crate::tui::layout::{time_label, wrap_line};
 use crate::tui::widgets::{bold, dim, failure_style, warn_style};
@@ -167,10 +167,12 @@ fn detail_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     }
     for (k, v) in &e.fields {
         let vt = match v {
-            crate::event::FieldValue::Bytes { bytes, .. } => crate::units::human_bytes(*bytes),
-            crate::event::FieldValue::Int(i) => i.to_string(),
-            crate::event::FieldValue::Float(x) => x.to_string(),
-            crate::event::FieldValue::Text(t) => sanitize(t),
+            crate::ingest::event::FieldValue::Bytes { bytes, .. } => {
+                crate::units::human_bytes(*bytes)
+            }
+            crate::ingest::event::FieldValue::Int(i) => i.to_string(),
+            crate::ingest::event::FieldValue::Float(x) => x.to_string(),
+            crate::ingest::event::FieldValue::Text(t) => sanitize(t),
         };
         push(&format!("  {k} = {vt}"), dim(app.color));
     }

@@ -5,7 +5,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::text::sanitize;
+use crate::ingest::text::sanitize;
 use crate::tui::app::Loading;
 use crate::tui::layout::wrap_line;
 use crate::tui::widgets::{bold, dim, failure_style};

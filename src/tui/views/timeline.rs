@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::ingest::text::sanitize;
 use crate::model::Phase;
 use crate::render::fit;
-use crate::text::sanitize;
 use crate::tui::app::App;
 use crate::tui::layout::{flow, time_label};
 use crate::tui::widgets::timeline::Timeline;

@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
-use crate::render::mem_text::fmt_bytes;
-use crate::text::sanitize;
+use crate::ingest::text::sanitize;
+use crate::render::text::mem::fmt_bytes;
 use crate::tui::app::{App, SnapMem};
 use crate::tui::layout::{flow, time_label, wrap_line};
 

@@ -4,7 +4,7 @@
 
 use crate::analysis::remedy::{DeficitBasis, Remedies, RemedyKind, RuleCheck, MARGIN};
 use crate::grammar::remedy::LeverTotal;
-use crate::text::sanitize;
+use crate::ingest::text::sanitize;
 use crate::units::{group_thousands, human_bytes};
 
 fn num(v: f64) -> String {

@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::SCHEMA_VERSION;
-use crate::snapshot::analysis as a;
+use crate::render::SCHEMA_VERSION;
+use crate::snapshot::inspect as a;
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TotalsDoc {

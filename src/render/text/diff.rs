@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase};
-use super::summary_text::figure_label;
-pub use super::verdict_text::verdict_rows;
-use super::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
+use super::outcome::{failure_group, failure_story, failure_verb, in_phase};
+use super::summary::figure_label;
+pub use super::verdict::verdict_rows;
 use crate::analysis::attribute::{
     Attribution, ClockNote, MatchEvidence, RankMatchNote, SnapshotNote,
 };
@@ -14,8 +13,9 @@ use crate::analysis::diff::{
     BaselineEnd, CapacityLoss, ComparabilityNote, ConfigNote, DeltaClass, FigureDiff, FigureLine,
     Headline, RunDiff, Side, Status,
 };
+use crate::ingest::text::sanitize;
+use crate::render::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::report::DiffReport;
-use crate::text::sanitize;
 use crate::units::{group_thousands, human_bytes, human_delta};
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
@@ -56,7 +56,7 @@ pub struct Extra {
 }
 
 /// `TP0, TP1`, listed whatever their order (`rank_span` makes ranges).
-fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::event::Rank>) -> String {
+fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::ingest::event::Rank>) -> String {
     ranks
         .into_iter()
         .map(|r| r.to_string())
@@ -81,15 +81,15 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
     }
     let mut lines = Vec::new();
     for (site, requested, group) in groups {
-        let in_group = |r: &crate::event::Rank| group.iter().any(|o| &o.rank == r);
-        let mut others: Vec<&crate::event::Rank> = group
+        let in_group = |r: &crate::ingest::event::Rank| group.iter().any(|o| &o.rank == r);
+        let mut others: Vec<&crate::ingest::event::Rank> = group
             .iter()
             .flat_map(|o| &o.other_ranks)
             .filter(|r| !in_group(r))
             .collect();
         others.sort();
         others.dedup();
-        let mut allocating: Vec<&crate::event::Rank> = group
+        let mut allocating: Vec<&crate::ingest::event::Rank> = group
             .iter()
             .flat_map(|o| &o.others_allocating)
             .filter(|r| !in_group(r))
@@ -153,7 +153,7 @@ pub fn fragmentation_cause_lines(
     ev: &crate::analysis::attribute::SnapshotEvidence,
     figures_moved: bool,
 ) -> Vec<String> {
-    use super::mem_text as sr;
+    use super::mem as sr;
     let frag: Vec<&crate::analysis::attribute::OomSite> = ev.fragmented().collect();
     let Some(first) = frag.first() else {
         return Vec::new();
@@ -242,8 +242,8 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
         out.push(format!(
             "env {}  {} -> {}",
             e.name,
-            super::cause_text::env_value(e.baseline.as_deref(), e.baseline_logged),
-            super::cause_text::env_value(e.candidate.as_deref(), e.candidate_logged)
+            super::cause::env_value(e.baseline.as_deref(), e.baseline_logged),
+            super::cause::env_value(e.candidate.as_deref(), e.candidate_logged)
         ));
     }
     out
@@ -251,7 +251,7 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
 
 /// A configuration value as the config section prints it: the server's syntax, cleaned,
 /// cut to `room` columns.
-pub fn config_value(v: &crate::pyrepr::PyValue, room: usize) -> String {
+pub fn config_value(v: &crate::model::config::pyrepr::PyValue, room: usize) -> String {
     cut(&sanitize(&v.to_python_repr()), room)
 }
 
@@ -460,7 +460,7 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
             d.time
                 .phases
                 .iter()
-                .map(|p| super::time_text::phase_cells(p).3.len()),
+                .map(|p| super::time::phase_cells(p).3.len()),
         )
         .max();
     let stacked = 63 + widest.unwrap_or(0) > style.width;
@@ -528,7 +528,7 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
     // Each phase's window (previous phase's end to this one's, median over the ranks
     // both runs have), after the memory figures.
     for p in &d.time.phases {
-        let (baseline, candidate, delta, ranks) = super::time_text::phase_cells(p);
+        let (baseline, candidate, delta, ranks) = super::time::phase_cells(p);
         let lines = if stacked {
             let moved = if p.ranks_moved == 0 {
                 " (no rank moved)".to_string()
@@ -708,7 +708,7 @@ pub fn headline(h: &Headline) -> String {
                 ),
                 CapacityLoss::Unnamed => "with less capacity".to_string(),
             });
-            let slower = r.slower.as_ref().map(super::time_text::slower);
+            let slower = r.slower.as_ref().map(super::time::slower);
             match (capacity, slower) {
                 (Some(c), Some(s)) => format!("candidate started, {c}; {s}"),
                 (Some(c), None) => format!("candidate started, {c}"),

@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-use super::outcome_text::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
-use super::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
+use super::outcome::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
 use crate::analysis::align::PhaseStats;
 use crate::model::{Outcome, Phase, RankRun, Run};
+use crate::render::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::report::{RunReport, RunState};
 
 pub fn figure_label(name: &str) -> String {
@@ -42,7 +42,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         }
     );
     let head = format!("{status}  {}  {counts}", run.name);
-    if crate::text::columns(&head) <= style.width {
+    if crate::ingest::text::columns(&head) <= style.width {
         let name = style.bold(&run.name);
         let _ = writeln!(o, "{}  {name}  {counts}", paint(&style, status));
     } else {
@@ -115,7 +115,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             // A memory failure's figures are in its group's line below; any other is
             // known by its words.
             if !crate::analysis::cause::is_memory(f.kind) {
-                let quote = crate::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
+                let quote = crate::ingest::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
                 for line in wrap_indented(&quote, style.width, "  ", "    ") {
                     let _ = writeln!(o, "{line}");
                 }
@@ -139,10 +139,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
     // A memory failure's remedies, as far as the run's own figures support them (`diff`
     // against a run that started measures the deficit better).
     if out.failed() {
-        for (i, l) in super::remedy_text::lines(&report.remedies)
-            .iter()
-            .enumerate()
-        {
+        for (i, l) in super::remedy::lines(&report.remedies).iter().enumerate() {
             let text = if i == 0 {
                 format!("remedy: {l}")
             } else {
@@ -349,7 +346,7 @@ fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) 
         if let Some(r) = reference {
             let _ = writeln!(o, "  {}: reference", node_label(r));
         }
-        let mut others: Vec<&crate::node::Node> =
+        let mut others: Vec<&crate::model::node::Node> =
             run.nodes.iter().filter(|n| !n.reference).collect();
         others
             .sort_by_key(|n| std::cmp::Reverse(n.offset.as_ref().map_or(0, |x| x.mid_ms().abs())));
@@ -559,12 +556,12 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
 
 /// Ranks whose end of a phase is stamped before its start: said, instead of a negative
 /// duration.
-pub fn end_before_start_note(ranks: &[(crate::event::Rank, f64)]) -> Option<String> {
+pub fn end_before_start_note(ranks: &[(crate::ingest::event::Rank, f64)]) -> Option<String> {
     let most = ranks
         .iter()
         .map(|r| r.1)
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
-    let names: Vec<crate::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
+    let names: Vec<crate::ingest::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
     Some(format!(
         "{}: end stamped {}{} s before start (stamps out of order), no duration",
         rank_span(&names),
@@ -844,19 +841,28 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
                 "  {}:{}\n    {}",
                 s.path,
                 u.line,
-                super::cut(&u.text, style.width.saturating_sub(6))
+                crate::render::cut(&u.text, style.width.saturating_sub(6))
             );
         }
         if let Some(cut) = &s.cut_last_line {
             let _ = writeln!(o, "  {} ends without a newline (cut?):", s.path);
-            let _ = writeln!(o, "    {}", super::cut(cut, style.width.saturating_sub(6)));
+            let _ = writeln!(
+                o,
+                "    {}",
+                crate::render::cut(cut, style.width.saturating_sub(6))
+            );
             if !s.cut_fields.is_empty() {
                 let _ = writeln!(o, "    not read as values: {}", s.cut_fields.join(", "));
             }
         }
     }
     for n in &run.notes {
-        for line in wrap_indented(&crate::text::sanitize(n), style.width, "note: ", "      ") {
+        for line in wrap_indented(
+            &crate::ingest::text::sanitize(n),
+            style.width,
+            "note: ",
+            "      ",
+        ) {
             let _ = writeln!(o, "{line}");
         }
     }
@@ -864,7 +870,7 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
 
 /// A node as the reader finds it in their files: its name, the hosts its NCCL lines name
 /// (when they are not the name) and its ranks.
-fn node_label(n: &crate::node::Node) -> String {
+fn node_label(n: &crate::model::node::Node) -> String {
     let mut parts: Vec<String> = Vec::new();
     let hosts: Vec<&str> = n
         .hosts

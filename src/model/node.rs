@@ -1,7 +1,7 @@
 //! The hosts a run was collected from, and how each one's clock sits against the
 //! reference node's (`analysis::clock` estimates it, `load` applies it).
 
-use crate::event::Rank;
+use crate::ingest::event::Rank;
 
 /// One host of a multi-node run: the files it wrote and the ranks they name.
 #[derive(Clone, Debug, PartialEq)]

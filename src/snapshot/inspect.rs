@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::model::{Action, BlockState, Snapshot, StackId, TraceEntry};
 use super::site::site_line;
 pub use super::site::{site_at_line, site_of, SiteGranularity, SiteRule};
+use super::types::{Action, BlockState, Snapshot, StackId, TraceEntry};
 
 /// Caches site names per stack (a snapshot has few distinct stacks, many references).
 struct Sites<'a> {
@@ -60,7 +60,7 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, seg: &super::model::Segment) {
+    fn add(&mut self, seg: &super::types::Segment) {
         self.segments += 1;
         self.reserved += seg.total_size;
         self.allocated += seg.allocated_size;

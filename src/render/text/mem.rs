@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::put;
-use crate::snapshot::analysis::{MemDiff, MemSummary, SiteChange};
+use crate::render::put;
+use crate::snapshot::inspect::{MemDiff, MemSummary, SiteChange};
 use crate::snapshot::oom::{FreeSpace, Limit, OomAnalysis};
 use crate::snapshot::site::site_label;
 
@@ -17,9 +17,9 @@ pub use crate::units::human_delta as fmt_delta;
 
 /// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
 fn cell_lines(text: &str, w: usize) -> Vec<String> {
-    super::wrap(text, w)
+    crate::render::wrap(text, w)
         .into_iter()
-        .map(|l| super::fit(&l, w.max(crate::text::columns(&l))))
+        .map(|l| crate::render::fit(&l, w.max(crate::ingest::text::columns(&l))))
         .collect()
 }
 
@@ -175,7 +175,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
         let _ = writeln!(
             o,
             "{} {:>11} {:>11} {:>10}",
-            super::fit("site (live memory)", site_w),
+            crate::render::fit("site (live memory)", site_w),
             "allocated",
             "reserved",
             "blocks"
@@ -395,7 +395,7 @@ fn change_rows(o: &mut String, width: usize, title: &str, v: &[SiteChange], top:
     let _ = writeln!(
         o,
         "{} {:>13} {:>13} {:>13}",
-        super::fit(title, site_w),
+        crate::render::fit(title, site_w),
         "A alloc",
         "B alloc",
         "delta resv"

@@ -8,13 +8,13 @@ use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime};
 use rayon::prelude::*;
 
 use crate::analysis::clock;
-use crate::event::Event;
-use crate::node::Node;
+use crate::ingest::event::Event;
+use crate::model::node::Node;
 
 use crate::grammar::GrammarSet;
+use crate::ingest::scan::{self, SourceScan};
+use crate::ingest::source::{self, SourceError, SourceFile, SourceKind};
 use crate::model::{self, Run, SourceInfo};
-use crate::scan::{self, SourceScan};
-use crate::source::{self, SourceError, SourceFile, SourceKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -150,7 +150,7 @@ fn scan_file(
     let text: Box<dyn Read + Send> = match utf16 {
         Some(big_endian) => {
             let body = Cursor::new(head.split_off(2)).chain(reader);
-            Box::new(crate::text::Utf16Reader::new(body, big_endian))
+            Box::new(crate::ingest::text::Utf16Reader::new(body, big_endian))
         }
         None => {
             if let Some(offset) = source::binary_offset(&head) {
@@ -343,7 +343,13 @@ pub fn load_run(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     let (files, scanned) = scan_path(gs, path, opts, progress)?;
-    finish_single(gs, crate::text::shown_path(path), files, scanned, opts)
+    finish_single(
+        gs,
+        crate::ingest::text::shown_path(path),
+        files,
+        scanned,
+        opts,
+    )
 }
 
 /// Discovers and scans the logs under one path.
@@ -355,7 +361,7 @@ fn scan_path(
 ) -> Result<(Vec<SourceFile>, Scanned), LoadError> {
     if let Some(found) = snapshot_not_log(path) {
         return Err(LoadError::NotAStartupLog {
-            path: crate::text::shown_path(path),
+            path: crate::ingest::text::shown_path(path),
             found,
         });
     }
@@ -521,7 +527,7 @@ fn scan_logs(
             path: logs
                 .first()
                 .and_then(|f| f.path.parent())
-                .map(crate::text::shown_path)
+                .map(crate::ingest::text::shown_path)
                 .unwrap_or_default(),
             notes: notes.join("; "),
         });
@@ -542,7 +548,7 @@ fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<Strin
                         source::limits::MAX_CSV
                     ));
                 }
-                let mut t = crate::nvsmi::parse(&String::from_utf8_lossy(&bytes));
+                let mut t = crate::ingest::nvsmi::parse(&String::from_utf8_lossy(&bytes));
                 if shift_ms != 0 {
                     let d = Duration::milliseconds(shift_ms);
                     for s in t.gpus.values_mut().flatten() {
@@ -597,7 +603,13 @@ pub fn load_paths(
         // One path: a single node unless its files' NCCL lines name several hosts.
         let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
         if distinct_hosts(&scanned.1) < 2 && wrapped_nodes_by_source(&scanned.1, 1)[0].len() < 2 {
-            return finish_single(gs, crate::text::shown_path(&paths[0]), found, scanned, opts);
+            return finish_single(
+                gs,
+                crate::ingest::text::shown_path(&paths[0]),
+                found,
+                scanned,
+                opts,
+            );
         }
         files = found;
         group_of_file = vec![0; files.len()];
@@ -732,7 +744,8 @@ pub fn load_paths(
     let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
     check_attempt(&shown_paths(paths), opts.attempt, most)?;
     let mut nodes: Vec<Node> = Vec::new();
-    let mut owner: std::collections::HashMap<&crate::event::Rank, usize> = Default::default();
+    let mut owner: std::collections::HashMap<&crate::ingest::event::Rank, usize> =
+        Default::default();
     for (n, r) in built.iter().enumerate() {
         for rank in &r.ranks {
             if let Some(&first) = owner.get(rank) {
@@ -746,7 +759,7 @@ pub fn load_paths(
         }
         let args = r.config.as_ref().and_then(|c| c.as_ref().ok());
         let int = |key: &str| match args.as_ref()?.config.get(key)? {
-            crate::pyrepr::PyValue::Int(v) => u32::try_from(*v).ok(),
+            crate::model::config::pyrepr::PyValue::Int(v) => u32::try_from(*v).ok(),
             _ => None,
         };
         nodes.push(Node {
@@ -811,7 +824,7 @@ pub fn load_paths(
     }
 
     let name = if paths.len() == 1 {
-        crate::text::shown_path(&paths[0])
+        crate::ingest::text::shown_path(&paths[0])
     } else {
         shown_paths(paths)
     };
@@ -830,7 +843,7 @@ pub fn load_paths(
 fn shown_paths(paths: &[PathBuf]) -> String {
     paths
         .iter()
-        .map(|p| crate::text::shown_path(p))
+        .map(|p| crate::ingest::text::shown_path(p))
         .collect::<Vec<_>>()
         .join(" + ")
 }
@@ -838,7 +851,7 @@ fn shown_paths(paths: &[PathBuf]) -> String {
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
 /// (a file collected from two machines, or directories mixed up).
 fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
-    let mut seen: std::collections::BTreeMap<&crate::event::Rank, BTreeSet<(&str, u32)>> =
+    let mut seen: std::collections::BTreeMap<&crate::ingest::event::Rank, BTreeSet<(&str, u32)>> =
         Default::default();
     for e in events {
         if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host.as_deref()) {
@@ -977,7 +990,7 @@ fn assign_nodes(
             .unwrap_or_else(|| {
                 paths
                     .first()
-                    .map_or(format!("node{g}"), |p| crate::text::shown_path(p))
+                    .map_or(format!("node{g}"), |p| crate::ingest::text::shown_path(p))
             })
     };
     let named_by_dir = |g: usize| groups.get(g).is_some_and(|x| x.by_dir && x.node.is_some());
@@ -1098,7 +1111,7 @@ fn snapshot_not_log(path: &Path) -> Option<String> {
     (head[0] == 0x80 && (2..=5).contains(&head[1])).then(|| {
         format!(
             "a Python pickle, such as a PyTorch memory snapshot — try `rankscope mem {}`",
-            crate::text::shown_path(path)
+            crate::ingest::text::shown_path(path)
         )
     })
 }
@@ -1113,7 +1126,7 @@ fn what_was_found(run: &Run) -> String {
             ", the first at {}:{}: {}",
             s.path,
             u.line,
-            crate::text::truncate(&u.text, 60)
+            crate::ingest::text::truncate(&u.text, 60)
         ))
     });
     format!(

@@ -4,9 +4,9 @@
 
 use crate::analysis::cause::{FailureCause, Setting, Suspect, SuspectWhy};
 use crate::analysis::diff::RunDiff;
-use crate::text::sanitize;
+use crate::ingest::text::sanitize;
 
-use super::outcome_text::failure_verb;
+use super::outcome::failure_verb;
 
 fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
@@ -15,7 +15,7 @@ fn base_name(path: &str) -> &str {
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
 pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
-    let value = |v: &crate::pyrepr::PyValue| super::diff_text::config_value(v, 40);
+    let value = |v: &crate::model::config::pyrepr::PyValue| super::diff::config_value(v, 40);
     match s {
         Setting::Config(k) => {
             let cd = d.config.as_ref();

@@ -3,11 +3,13 @@
 //! A failing run and its baseline usually differ in one flag (`enable_custom_allreduce`
 //! False → True); the diff is how that flag gets named.
 
+pub mod pyrepr;
+
 use std::collections::HashMap;
 
-use crate::event::{Event, FieldValue};
 use crate::grammar::{ConfigRule, ConfigSyntax, Knowledge};
-use crate::pyrepr::{
+use crate::ingest::event::{Event, FieldValue};
+use crate::model::config::pyrepr::{
     parse_call_lenient, parse_kwargs, parse_kwargs_lenient, parse_value_prefix, PyValue, ReprError,
 };
 
@@ -203,7 +205,7 @@ fn unreachable_cut(offset: usize) -> ReprError {
         offset,
         expected: "`)`".into(),
         found: None,
-        kind: crate::pyrepr::ReprErrorKind::Truncated,
+        kind: crate::model::config::pyrepr::ReprErrorKind::Truncated,
     }
 }
 
@@ -275,7 +277,7 @@ fn rust_debug(body: &str, base: usize, lenient: bool) -> Result<Entries, ConfigE
             offset: base + body.len(),
             expected: "`}`".into(),
             found: None,
-            kind: crate::pyrepr::ReprErrorKind::Truncated,
+            kind: crate::model::config::pyrepr::ReprErrorKind::Truncated,
         }))
     }
 }
@@ -350,7 +352,7 @@ impl RustDebug<'_> {
             offset: self.base + self.i,
             expected: "a value".into(),
             found: None,
-            kind: crate::pyrepr::ReprErrorKind::Truncated,
+            kind: crate::model::config::pyrepr::ReprErrorKind::Truncated,
         })
     }
     fn value(&mut self, depth: usize) -> Result<PyValue, ConfigError> {
@@ -745,7 +747,10 @@ mod tests {
         let cut = &BASELINE[..BASELINE.find("cuda_graph").unwrap() + 4];
         match Config::from_line(cut) {
             Err(ConfigError::Repr(e)) => {
-                assert_eq!(e.kind, crate::pyrepr::ReprErrorKind::Truncated);
+                assert_eq!(
+                    e.kind,
+                    crate::model::config::pyrepr::ReprErrorKind::Truncated
+                );
                 assert_eq!(e.offset, cut.len());
             }
             other => panic!("{other:?}"),

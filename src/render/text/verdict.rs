@@ -1,10 +1,10 @@
 //! The verdict's middle rows of `diff` (cause, effect, remedy, time), built once for the
 //! text and the TUI's Diff view, so that the two say the same.
 
-use super::diff_text::spread_text;
-use super::figure_text;
-use super::summary_text::figure_label;
+use super::diff::spread_text;
+use super::summary::figure_label;
 use crate::analysis::diff::{RunDiff, Status};
+use crate::render::figure_text;
 use crate::units::group_thousands;
 
 /// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
@@ -25,7 +25,7 @@ pub fn verdict_rows(
         .filter(|fc| d.status == Status::Failed && !crate::analysis::cause::is_memory(fc.kind));
     let mut cause_label = "cause";
     if let Some(fc) = failure_cause {
-        for (i, l) in super::cause_text::lines(d, fc).iter().enumerate() {
+        for (i, l) in super::cause::lines(d, fc).iter().enumerate() {
             rows.push((if i == 0 { "cause" } else { "" }, l.clone()));
         }
         cause_label = "memory";
@@ -88,14 +88,11 @@ pub fn verdict_rows(
         rows.push(("effect", e));
     }
     if d.status == Status::Failed {
-        for (i, t) in super::remedy_text::lines(&d.remedies)
-            .into_iter()
-            .enumerate()
-        {
+        for (i, t) in super::remedy::lines(&d.remedies).into_iter().enumerate() {
             rows.push((if i == 0 { "remedy" } else { "" }, t));
         }
     }
-    for (i, t) in super::time_text::rows(&d.time).iter().enumerate() {
+    for (i, t) in super::time::rows(&d.time).iter().enumerate() {
         rows.push((if i == 0 { "time" } else { "" }, t.clone()));
     }
     rows

@@ -1,0 +1,11 @@
+//! Text for people: one module per document, sharing the table and wrapping helpers of
+//! `render`.
+
+pub mod cause;
+pub mod diff;
+pub mod mem;
+pub mod outcome;
+pub mod remedy;
+pub mod summary;
+pub mod time;
+pub mod verdict;
