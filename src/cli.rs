@@ -218,6 +218,43 @@ pub enum Command {
         #[command(flatten)]
         log: LogArgs,
     },
+    /// Follow a run as it is written: phases, memory and early warnings against a
+    /// baseline, until every rank is ready or the run failed
+    #[command(after_help = WATCH_EXIT_CODES, after_long_help = long_help("watch"))]
+    Watch {
+        /// What `summary` reads: a run directory (rank files that appear later are
+        /// followed too), several files or node directories, or `-` for a stream on stdin
+        /// (`kubectl logs -f`)
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
+        /// A finished baseline run: its configuration differences are listed at the start,
+        /// and its figures give the early warnings (memory left after the KV pool against
+        /// what its later phases took; a phase past its time); repeatable, one per node
+        #[arg(long, value_name = "BASELINE")]
+        vs: Vec<PathBuf>,
+        /// One line per change (a phase reached, a memory figure, an outcome, a warning),
+        /// no colour, even on a terminal: for CI logs (also when stdout is not a terminal)
+        #[arg(long)]
+        plain: bool,
+        /// Stop after this long (`90s`, `10m`, `1h`, or seconds) with the run `incomplete`
+        /// (exit 3) unless it is ready or failed before
+        #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+        timeout: Option<f64>,
+        /// At the end, print `summary --json`'s document instead of its text (the
+        /// changes go to stderr)
+        #[arg(long)]
+        json: bool,
+        /// As for `diff`: how much longer than the baseline's a phase must take, beyond
+        /// the stamps' resolution, to be warned of (a percentage of the baseline's time)
+        #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
+        time_tolerance: f64,
+        /// Look at the files every 100 ms instead of waiting for file events (network and
+        /// FUSE filesystems that send none; also RANKSCOPE_WATCH_POLL=1)
+        #[arg(long)]
+        poll: bool,
+        #[command(flatten)]
+        log: LogArgs,
+    },
     /// Grammars: list the loaded ones, or check every sample of a file
     #[command(after_long_help = long_help("grammars"))]
     Grammars {
@@ -452,6 +489,39 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     }
 }
 
+pub const WATCH_EXIT_CODES: &str = "\
+Exit codes (as `summary --exit-code`):
+  0  every rank reached ready
+  1  the run failed
+  2  usage or input error
+  3  incomplete: --timeout passed, or the input ended, before ready or a failure";
+
+/// `--timeout`'s duration: `500ms`, `90s`, `10m`, `1h`, or a number of seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "expected a duration like 90s, 10m or 1h, got {s:?}"
+            ))
+        }
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
+        _ => Err(format!(
+            "expected a duration like 90s, 10m or 1h, got {s:?}"
+        )),
+    }
+}
+
 /// The environment variables rankscope reads, each with what it changes.
 pub const ENVIRONMENT: &[(&str, &str)] = &[
     (
@@ -468,6 +538,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "RANKSCOPE_GRAMMAR_DIR",
         "the user grammar directory, read after the built-in grammars; by default \
          $XDG_CONFIG_HOME/rankscope/grammars, else $HOME/.config/rankscope/grammars",
+    ),
+    (
+        "RANKSCOPE_WATCH_POLL",
+        "`1`: `watch` looks at the files every 100 ms instead of waiting for file events \
+         (as --poll)",
     ),
     (
         "RAYON_NUM_THREADS",
@@ -587,6 +662,20 @@ pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             (
                 "rankscope export --prometheus RUN > rankscope.prom",
                 "metrics for a textfile collector",
+            ),
+        ],
+        "watch" => &[
+            (
+                "rankscope watch --vs samples/tp8-baseline /var/log/sglang/",
+                "follow a starting server, warned early from the baseline's figures",
+            ),
+            (
+                "kubectl logs -f POD | rankscope watch --plain -",
+                "a stream on stdin, one line per change",
+            ),
+            (
+                "rankscope watch --timeout 10m --plain RUN; echo $?",
+                "in CI: 0 ready, 1 failed, 3 not done in ten minutes",
             ),
         ],
         "grammars" | "grammars-list" | "grammars-check" => &[

@@ -184,6 +184,27 @@ fn run(cli: Cli) -> Result<u8> {
                 time_tolerance: *time_tolerance,
             },
         ),
+        Command::Watch {
+            run,
+            vs,
+            plain,
+            timeout,
+            json,
+            time_tolerance,
+            poll,
+            log,
+        } => commands::watch::run(
+            &logs(log)?,
+            commands::watch::WatchArgs {
+                run,
+                vs,
+                plain: *plain,
+                timeout: *timeout,
+                json: *json,
+                time_tolerance: *time_tolerance,
+                poll: *poll,
+            },
+        ),
         Command::Grammars { action, files } => {
             refuse_leading("grammars", &["--grammar"])?;
             let own = LogArgs {

@@ -99,7 +99,7 @@ fn median(mut v: Vec<i64>) -> Option<i64> {
 }
 
 /// A figure of a phase on every worker rank, median, and its resolution.
-fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
+pub fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
     let vals: Vec<(i64, i64)> = run
         .worker_ranks()
         .filter_map(|r| {
@@ -267,6 +267,45 @@ fn pool_fraction(
     })
 }
 
+/// The settings that would cover deficit `d`, from the candidate's grammars'
+/// `[[memory_lever]]` tables: for a failure, and for `watch`'s early warning (a deficit
+/// foreseen from the baseline's figures before the phase runs).
+pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
+    let mut out = Vec::new();
+    for lever in &candidate.remedy_rules.levers {
+        match &lever.rule {
+            LeverRule::PoolFraction { total, step } => {
+                out.extend(pool_fraction(candidate, lever, *total, *step, d));
+            }
+            LeverRule::SkipPhase { value, phase } if *phase == d.phase => {
+                // Only where the server's configuration has the setting (the lever is
+                // its grammar's) and it is not set so already.
+                let Some(current) = config_value(candidate, &lever.setting) else {
+                    continue;
+                };
+                if current.to_python_repr() == *value {
+                    continue;
+                }
+                let baseline_took = baseline
+                    .and_then(|b| figure(b, *phase, "mem_usage"))
+                    .map(|v| v.0);
+                out.push(Remedy {
+                    setting: lever.setting.clone(),
+                    kind: RemedyKind::SkipPhase {
+                        value: value.clone(),
+                        phase: *phase,
+                        baseline_took,
+                        cost: lever.cost.clone(),
+                    },
+                    frees: baseline_took,
+                });
+            }
+            LeverRule::SkipPhase { .. } => {}
+        }
+    }
+    out
+}
+
 /// The remedies for a candidate's memory failure, from its figures (and the baseline's).
 pub fn remedies(
     baseline: Option<&Run>,
@@ -274,40 +313,10 @@ pub fn remedies(
     config: Option<&crate::model::config::ConfigDiff>,
 ) -> Remedies {
     let deficit = deficit(baseline, candidate);
-    let mut out = Vec::new();
-    if let Some(d) = &deficit {
-        for lever in &candidate.remedy_rules.levers {
-            match &lever.rule {
-                LeverRule::PoolFraction { total, step } => {
-                    out.extend(pool_fraction(candidate, lever, *total, *step, d));
-                }
-                LeverRule::SkipPhase { value, phase } if *phase == d.phase => {
-                    // Only where the server's configuration has the setting (the lever is
-                    // its grammar's) and it is not set so already.
-                    let Some(current) = config_value(candidate, &lever.setting) else {
-                        continue;
-                    };
-                    if current.to_python_repr() == *value {
-                        continue;
-                    }
-                    let baseline_took = baseline
-                        .and_then(|b| figure(b, *phase, "mem_usage"))
-                        .map(|v| v.0);
-                    out.push(Remedy {
-                        setting: lever.setting.clone(),
-                        kind: RemedyKind::SkipPhase {
-                            value: value.clone(),
-                            phase: *phase,
-                            baseline_took,
-                            cost: lever.cost.clone(),
-                        },
-                        frees: baseline_took,
-                    });
-                }
-                LeverRule::SkipPhase { .. } => {}
-            }
-        }
-    }
+    let mut out = match &deficit {
+        Some(d) => levers(baseline, candidate, d),
+        None => Vec::new(),
+    };
     // The baseline reached ready with its values: going back is the measured remedy.
     if let (Some(b), Some(cd)) = (baseline, config) {
         if b.ready

@@ -257,12 +257,12 @@ pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
     Some((ms as f64 / 1000.0, step as f64 / 1000.0))
 }
 
-fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
+pub fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
     resolution_s.max(tolerance * baseline_s)
 }
 
 /// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
-fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
+pub fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
     delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
 }
 

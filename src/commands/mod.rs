@@ -15,6 +15,7 @@ pub mod progress;
 pub mod schema;
 pub mod summary;
 pub mod tui;
+pub mod watch;
 
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -78,6 +78,9 @@ pub struct LoadOptions {
     /// Move each node's stamps onto the reference node's clock (multi-node runs); off
     /// under `--no-clock-align`, which still reports the offsets.
     pub clock_align: bool,
+    /// The files and their scans, made by the caller instead of read here: `watch`
+    /// follows files as they are written and loads what it has read so far.
+    pub given: Option<std::sync::Arc<GivenScans>>,
 }
 
 impl Default for LoadOptions {
@@ -86,6 +89,30 @@ impl Default for LoadOptions {
             block_size: scan::DEFAULT_BLOCK,
             attempt: None,
             clock_align: true,
+            given: None,
+        }
+    }
+}
+
+/// A run's files as a follower sees them (each node's files, as `discover_nodes` lists
+/// them) and each log's scan so far, by path; a log without one reads as empty.
+#[derive(Debug, Default)]
+pub struct GivenScans {
+    pub groups: Vec<source::NodeFiles>,
+    pub scans: std::collections::HashMap<PathBuf, SourceScan>,
+}
+
+impl GivenScans {
+    /// The scan of `sf`, its events numbered as source `index` of the run.
+    fn scan_of(&self, index: usize, sf: &SourceFile) -> FileScan {
+        let mut scan = self.scans.get(&sf.path).cloned().unwrap_or_default();
+        for e in &mut scan.events {
+            e.origin.source = index;
+        }
+        FileScan {
+            raw_bytes: scan.bytes,
+            scan,
+            compression: source::Compression::None,
         }
     }
 }
@@ -365,7 +392,16 @@ fn scan_path(
             found,
         });
     }
-    let (files, dir_notes) = source::discover_noted(path)?;
+    let (files, dir_notes) = match &opts.given {
+        Some(g) => (
+            g.groups
+                .iter()
+                .flat_map(|n| n.files.iter().cloned())
+                .collect(),
+            Vec::new(),
+        ),
+        None => source::discover_noted(path)?,
+    };
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     let (sources, events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
     let mut notes = dir_notes;
@@ -496,7 +532,10 @@ fn scan_logs(
     let scans: Vec<Result<FileScan, LoadError>> = logs
         .par_iter()
         .enumerate()
-        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), &budget, progress))
+        .map(|(i, sf)| match &opts.given {
+            Some(g) => Ok(g.scan_of(i, sf)),
+            None => scan_file(gs, i, sf, &block_for(opts, sf), &budget, progress),
+        })
         .collect();
     let mut sources = Vec::new();
     let mut events = Vec::new();
@@ -589,7 +628,10 @@ pub fn load_paths(
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Loaded, LoadError> {
     check_stdin_once(paths)?;
-    let groups = source::discover_nodes(paths)?;
+    let groups = match &opts.given {
+        Some(g) => g.groups.clone(),
+        None => source::discover_nodes(paths)?,
+    };
     let undivided = matches!((paths, groups.as_slice()), ([_], [g]) if g.node.is_none());
     let mut files: Vec<SourceFile> = Vec::new();
     let mut group_of_file: Vec<usize> = Vec::new();

@@ -3,6 +3,7 @@
 //! gathered. Nothing here interprets what the events mean; that is `model` and `analysis`.
 
 pub mod event;
+pub mod follow;
 pub mod load;
 pub mod nvsmi;
 pub mod scan;

@@ -137,7 +137,7 @@ pub struct UnknownLine {
 }
 
 /// Everything one source gave.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SourceScan {
     pub events: Vec<Event>,
     pub counts: LineCounts,
@@ -1094,6 +1094,63 @@ pub fn scan_stream<R: Read>(
     seen.sort_by_key(|s| s.first_line);
     merger.out.prefixes_seen = seen;
     merger.out
+}
+
+/// Lines fed as they are written (`watch`): each piece of whole lines is one block,
+/// scanned and merged as [`scan_stream`] merges its blocks, so what crosses two pieces (a
+/// traceback written in two goes) is settled as it is across blocks.
+pub struct LineFeed<'a> {
+    merger: Merger<'a>,
+}
+
+impl<'a> LineFeed<'a> {
+    pub fn new(gs: &'a GrammarSet, source: usize, budget: &'a EventBudget) -> Self {
+        LineFeed {
+            merger: Merger {
+                gs,
+                source,
+                out: SourceScan::default(),
+                line_base: 0,
+                carry: None,
+                budget,
+                same_kept: HashMap::new(),
+                seen: PrefixMap::default(),
+            },
+        }
+    }
+
+    /// Scans whole lines (`lines` ends with a newline), or with `inside_line` the first
+    /// part of a line longer than a block, whose rest comes in the next piece.
+    pub fn push(&mut self, lines: &[u8], inside_line: bool) {
+        if lines.is_empty() {
+            return;
+        }
+        let m = &mut self.merger;
+        if m.out.detected.is_empty() && m.line_base == 0 {
+            m.out.detected = m.gs.detect(&lines[..lines.len().min(64 << 10)]);
+        }
+        let mut r = scan_block(m.gs, lines, false, m.budget);
+        r.ends_inside_line = inside_line;
+        if inside_line {
+            m.out.counts.split_long_lines += 1;
+        }
+        m.out.bytes += lines.len() as u64;
+        m.push(r);
+    }
+
+    /// What the lines fed so far gave, as [`scan_stream`] returns it for a whole file.
+    pub fn scan(&self) -> SourceScan {
+        let mut out = self.merger.out.clone();
+        let mut seen: Vec<SeenPrefix> = self.merger.seen.values().cloned().collect();
+        seen.sort_by_key(|s| s.first_line);
+        out.prefixes_seen = seen;
+        out
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.merger.line_base
+    }
 }
 
 /// A read buffer and how many of its bytes hold input.

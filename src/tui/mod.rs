@@ -11,6 +11,7 @@ pub mod layout;
 pub mod loading;
 pub mod ui;
 pub mod views;
+pub mod watch;
 pub mod widgets;
 
 use std::io::{self, Stdout};

@@ -9,3 +9,4 @@ pub mod remedy;
 pub mod summary;
 pub mod time;
 pub mod verdict;
+pub mod watch;

@@ -1,0 +1,295 @@
+//! `watch`'s reading of a run still being written: what changed since the last look
+//! (a phase reached, a memory figure, an outcome), and, against a baseline, the early
+//! warnings — each as soon as its evidence exists:
+//!
+//! - memory: once a rank's KV pool is sized, what it has left against what the baseline's
+//!   later phases took (graph capture, the first batch): less left than the baseline
+//!   needed is a likely OOM in that phase, with the remedy `analysis::remedy` gives for
+//!   that deficit;
+//! - time: a rank in a phase for longer than the baseline's window of it, beyond the
+//!   stamps' resolution and the tolerance (`analysis::timing`'s rule);
+//! - stalls come from the model itself (`summary`'s silence rule), as an outcome.
+//!
+//! Facts only; `render::text::watch` words them.
+
+use std::collections::HashSet;
+
+use chrono::NaiveDateTime;
+
+use super::remedy::{self, Deficit, DeficitBasis, Remedy};
+use super::timing;
+use crate::ingest::event::{FieldValue, Measure, Origin, Rank};
+use crate::model::{FailureKind, Outcome, Phase, RankRun, Run};
+
+/// Phases after the KV pool whose memory the pool's leftover must hold.
+const AFTER_POOL: [Phase; 2] = [Phase::CudaGraph, Phase::Ready];
+
+/// A rank's memory left after its KV pool, against what a later phase took in the
+/// baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryWarning {
+    pub rank: Rank,
+    /// Free memory after the pool (bytes) and the figure's print step.
+    pub left: i64,
+    pub left_resolution: i64,
+    pub left_origin: Origin,
+    /// The later phase, and what it took in the baseline (median over its ranks).
+    pub phase: Phase,
+    pub baseline_took: i64,
+    pub baseline_resolution: i64,
+    /// The shortfall exceeds both figures' rounding: an OOM there is likely, not only
+    /// possible.
+    pub likely: bool,
+    /// The settings that would cover the shortfall (with `remedy::MARGIN`).
+    pub remedies: Vec<Remedy>,
+    pub deficit: Deficit,
+}
+
+/// A rank in one phase for longer than the baseline took for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowWarning {
+    pub rank: Rank,
+    pub phase: Phase,
+    /// From the end of its previous phase to the run's latest line.
+    pub so_far_s: f64,
+    pub baseline_s: f64,
+    /// What `so_far_s - baseline_s` had to exceed.
+    pub threshold_s: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EarlyWarning {
+    Memory(MemoryWarning),
+    Slow(SlowWarning),
+}
+
+/// One thing that changed on the board since the last look.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// A rank's first line of a phase (or its end, when it printed no begin line).
+    Phase {
+        rank: Rank,
+        phase: Phase,
+        at: Option<NaiveDateTime>,
+    },
+    /// A memory figure a phase printed.
+    Memory {
+        rank: Rank,
+        phase: Phase,
+        name: &'static str,
+        value: FieldValue,
+        origin: Origin,
+    },
+    /// A rank's outcome is decided (not `incomplete`).
+    Outcome {
+        rank: Rank,
+        outcome: Outcome,
+        phase: Phase,
+        kind: Option<FailureKind>,
+        at: Option<NaiveDateTime>,
+        origin: Option<Origin>,
+    },
+    Warning(EarlyWarning),
+}
+
+/// What `watch` has reported so far, so that each change is reported once however often
+/// the run is read again.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    seen: HashSet<String>,
+}
+
+impl Tracker {
+    /// The changes of `run` not reported yet (and, with a baseline, the warnings).
+    pub fn update(&mut self, run: &Run, baseline: Option<&Run>, tolerance: f64) -> Vec<Change> {
+        let mut out = Vec::new();
+        for r in run.worker_ranks() {
+            for span in &r.phases {
+                let at = span.start.or(span.end);
+                if self.first(format!("phase {} {}", r.rank, span.phase)) {
+                    out.push(Change::Phase {
+                        rank: r.rank.clone(),
+                        phase: span.phase,
+                        at,
+                    });
+                }
+                for f in &span.figures {
+                    if !matches!(measure_of(f.name), Some(Measure::Bytes)) {
+                        continue;
+                    }
+                    if self.first(format!("fig {} {} {}", r.rank, span.phase, f.name)) {
+                        out.push(Change::Memory {
+                            rank: r.rank.clone(),
+                            phase: span.phase,
+                            name: f.name,
+                            value: f.value.clone(),
+                            origin: f.origin.clone(),
+                        });
+                    }
+                }
+            }
+            // Keyed by the failure's kind too: a failure first seen as an exception (its
+            // traceback's first line) and then read as an OOM (its last) is said again.
+            let kind = r.failure.as_ref().map(|f| f.kind);
+            // Ready is said by its phase line.
+            if !matches!(r.outcome, Outcome::Incomplete | Outcome::Ready)
+                && self.first(format!("outcome {} {} {kind:?}", r.rank, r.outcome))
+            {
+                out.push(Change::Outcome {
+                    rank: r.rank.clone(),
+                    outcome: r.outcome,
+                    phase: r.last_phase,
+                    kind: r.failure.as_ref().map(|f| f.kind),
+                    at: r.failure.as_ref().and_then(|f| f.ts),
+                    origin: r.failure.as_ref().and_then(|f| f.origin.clone()),
+                });
+            }
+        }
+        if let Some(b) = baseline {
+            for w in memory_warnings(b, run) {
+                if self.first(format!("mem {} {}", w.rank, w.phase)) {
+                    out.push(Change::Warning(EarlyWarning::Memory(w)));
+                }
+            }
+            for w in slow_phases(b, run, tolerance) {
+                if self.first(format!("slow {} {}", w.rank, w.phase)) {
+                    out.push(Change::Warning(EarlyWarning::Slow(w)));
+                }
+            }
+        }
+        out
+    }
+
+    fn first(&mut self, key: String) -> bool {
+        self.seen.insert(key)
+    }
+}
+
+/// The measure of a figure by its name (`avail_after` is bytes, `tokens` a count).
+fn measure_of(name: &str) -> Option<Measure> {
+    crate::ingest::event::FigureName::from_name(name).map(|f| f.measure())
+}
+
+/// The free memory a rank has after its KV pool: the pool's own figure, else what graph
+/// capture began with (SGLang prints both; the deficit rule of `remedy` reads the same).
+fn left_after_pool(r: &RankRun) -> Option<(i64, i64, Origin)> {
+    let f = r
+        .figure(Phase::KvCache, "avail_after")
+        .or_else(|| r.figure(Phase::CudaGraph, "avail_before"))?;
+    Some((
+        f.value.as_bytes()?,
+        f.value.resolution() as i64,
+        f.origin.clone(),
+    ))
+}
+
+/// Every rank whose memory left after the KV pool is less than what a later phase took in
+/// the baseline: known from the pool's line, before that phase runs.
+pub fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
+    let mut out = Vec::new();
+    let needs: Vec<(Phase, i64, i64)> = AFTER_POOL
+        .iter()
+        .filter_map(|&p| remedy::figure(baseline, p, "mem_usage").map(|(v, res)| (p, v, res)))
+        .collect();
+    for r in run.worker_ranks() {
+        let Some((left, left_res, origin)) = left_after_pool(r) else {
+            continue;
+        };
+        // The first later phase that would not fit is the one to warn of.
+        let Some(&(phase, need, need_res)) = needs.iter().find(|(_, need, _)| *need > left) else {
+            continue;
+        };
+        let deficit = Deficit {
+            phase,
+            need,
+            have: left,
+            deficit: need - left,
+            resolution: need_res + left_res,
+            basis: DeficitBasis::BaselinePhase,
+        };
+        out.push(MemoryWarning {
+            rank: r.rank.clone(),
+            left,
+            left_resolution: left_res,
+            left_origin: origin,
+            phase,
+            baseline_took: need,
+            baseline_resolution: need_res,
+            likely: deficit.deficit > deficit.resolution,
+            remedies: remedy::levers(Some(baseline), run, &deficit),
+            deficit,
+        });
+    }
+    out
+}
+
+/// The phase a rank is in now and when it entered it (the end of its previous phase, or
+/// the run's start): `None` for a rank that is done (ready, or its outcome decided).
+fn current_phase(r: &RankRun, run_start: Option<NaiveDateTime>) -> Option<(Phase, NaiveDateTime)> {
+    if r.reached_ready || r.outcome != Outcome::Incomplete {
+        return None;
+    }
+    let last = r.phases.last();
+    match last {
+        Some(s) if s.complete => Some((s.phase.next(), s.end?)),
+        Some(s) => {
+            let prev_end = r
+                .phases
+                .iter()
+                .rev()
+                .skip(1)
+                .find_map(|p| p.end)
+                .or(run_start)?;
+            Some((s.phase, prev_end))
+        }
+        None => Some((Phase::Launch, run_start?)),
+    }
+}
+
+/// Ranks in a phase past the baseline's window of it, measured to the run's latest line
+/// (the log's clock, so a replay or a remote log reads the same): beyond the stamps'
+/// resolution and `tolerance` of the baseline's figure, as `timing::compare` counts a
+/// slower phase.
+pub fn slow_phases(baseline: &Run, run: &Run, tolerance: f64) -> Vec<SlowWarning> {
+    let Some(now) = run.events.iter().filter_map(|e| e.ts).max() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for r in run.worker_ranks() {
+        let Some((phase, since)) = current_phase(r, run.start) else {
+            continue;
+        };
+        let Some((base_s, base_res)) = baseline_window(baseline, &r.rank, phase) else {
+            continue;
+        };
+        let so_far = (now - since).num_milliseconds() as f64 / 1000.0;
+        let res = base_res + super::clock::resolution_ms(now) as f64 / 1000.0;
+        let delta = so_far - base_s;
+        if delta > 0.0 && timing::beyond(delta, res, base_s, tolerance) {
+            out.push(SlowWarning {
+                rank: r.rank.clone(),
+                phase,
+                so_far_s: so_far,
+                baseline_s: base_s,
+                threshold_s: timing::threshold(res, base_s, tolerance),
+            });
+        }
+    }
+    out
+}
+
+/// The baseline's window of a phase: the same rank's, else the median over its ranks.
+fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f64)> {
+    let of = |r: &RankRun| {
+        timing::windows(r, baseline.start)
+            .into_iter()
+            .find(|(p, _)| *p == phase)
+            .map(|(_, w)| (w.total_s, w.resolution_s))
+    };
+    if let Some(w) = baseline.rank(rank).and_then(of) {
+        return Some(w);
+    }
+    let mut all: Vec<(f64, f64)> = baseline.worker_ranks().filter_map(of).collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    all.get(all.len() / 2).copied()
+}

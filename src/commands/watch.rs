@@ -1,0 +1,337 @@
+//! `rankscope watch`: follows a run as it is written (`ingest::follow`), loads what was
+//! read so far through the same loader as `summary` after each batch of new lines, and
+//! reports what changed (`analysis::early`): one line per change, or the live board on a
+//! terminal. Ends when every rank is ready or the run failed, with `summary`'s text (or
+//! JSON) and its exit code; `--timeout` ends it as incomplete.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use notify::Watcher;
+use rankscope::analysis::diff::{diff_with, DiffOptions};
+use rankscope::analysis::early::{Change, Tracker};
+use rankscope::ingest::follow::{FollowNote, Follower};
+use rankscope::ingest::load::{self, LoadError, Loaded};
+use rankscope::ingest::scan::EventBudget;
+use rankscope::render::text::watch as words;
+use rankscope::render::{self, json, Style};
+use rankscope::report::{RunReport, RunState};
+use rankscope::tui::watch::LiveBoard;
+
+use super::{out, out_json, LogContext};
+
+/// How often the files are looked at without file events (`--poll`): a line written
+/// reaches the board within this.
+const POLL: Duration = Duration::from_millis(100);
+/// With file events, a look anyway this often (an event lost, a file on a filesystem that
+/// sends none among others that do).
+const SAFETY_POLL: Duration = Duration::from_secs(1);
+/// New rank files are looked for this often (and at every creation event).
+const DISCOVER_EVERY: Duration = Duration::from_secs(1);
+/// After a failure, the other ranks' last lines (their consequence, their termination)
+/// are waited for until nothing new came for this long.
+const SETTLE: Duration = Duration::from_secs(2);
+
+pub struct WatchArgs<'a> {
+    pub run: &'a [PathBuf],
+    pub vs: &'a [PathBuf],
+    pub plain: bool,
+    pub timeout: Option<f64>,
+    pub json: bool,
+    pub time_tolerance: f64,
+    pub poll: bool,
+}
+
+/// Where the changes go: lines on stdout (or stderr under `--json`), or the live board.
+pub trait Board {
+    fn lines(&mut self, lines: &[String]) -> Result<()>;
+    /// The run as loaded now, for a board that draws it whole.
+    fn show(&mut self, _loaded: &Loaded, _warnings: &[String]) -> Result<()> {
+        Ok(())
+    }
+    /// The user asked to stop (the live board's `q`).
+    fn quit_asked(&mut self) -> bool {
+        false
+    }
+}
+
+struct Lines {
+    to_stderr: bool,
+}
+
+impl Board for Lines {
+    fn lines(&mut self, lines: &[String]) -> Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut text = lines.join("\n");
+        text.push('\n');
+        if self.to_stderr {
+            let mut e = std::io::stderr().lock();
+            e.write_all(text.as_bytes())?;
+            e.flush()?;
+            Ok(())
+        } else {
+            out(&text)
+        }
+    }
+}
+
+impl Board for LiveBoard {
+    fn lines(&mut self, lines: &[String]) -> Result<()> {
+        Ok(self.push_lines(lines)?)
+    }
+    fn show(&mut self, loaded: &Loaded, warnings: &[String]) -> Result<()> {
+        Ok(LiveBoard::show(self, &loaded.run, warnings)?)
+    }
+    fn quit_asked(&mut self) -> bool {
+        // A terminal that cannot be read any more cannot ask either.
+        LiveBoard::quit_asked(self).unwrap_or(false)
+    }
+}
+
+/// How the watch ended.
+enum End {
+    Decided,
+    TimedOut,
+    InputEnded,
+    Quit,
+}
+
+pub fn run(cx: &LogContext, a: WatchArgs) -> Result<u8> {
+    let plain = a.plain || a.json || !std::io::stdout().is_terminal();
+    let style = if plain && (a.plain || a.json) {
+        Style::plain().with_width(cx.style.width)
+    } else {
+        cx.style
+    };
+    let baseline = if a.vs.is_empty() {
+        None
+    } else {
+        Some(cx.load(a.vs)?)
+    };
+    let mut board: Box<dyn Board> = if plain {
+        Box::new(Lines { to_stderr: a.json })
+    } else {
+        Box::new(LiveBoard::open(cx.style.color)?)
+    };
+    let result = follow_run(cx, &a, baseline.as_ref(), board.as_mut(), style);
+    // The live board gives the terminal back before the summary is printed.
+    drop(board);
+    let (end, last, notes) = result?;
+    finish(cx, &a, end, last, notes, style)
+}
+
+/// The events to wait on: file events from `notify` (inotify, kqueue, FSEvents), or
+/// none under `--poll` or when the platform gives none (then the loop polls).
+fn file_events(
+    dirs: &[PathBuf],
+    poll: bool,
+) -> (
+    Option<notify::RecommendedWatcher>,
+    mpsc::Receiver<bool>,
+    Option<String>,
+) {
+    let (tx, rx) = mpsc::channel();
+    if poll {
+        return (None, rx, None);
+    }
+    let handler = move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            let _ = tx.send(matches!(ev.kind, notify::EventKind::Create(_)));
+        }
+    };
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(w) => w,
+        Err(e) => return (None, rx, Some(e.to_string())),
+    };
+    for d in dirs {
+        if let Err(e) = watcher.watch(d, notify::RecursiveMode::Recursive) {
+            return (None, rx, Some(format!("{}: {e}", d.display())));
+        }
+    }
+    (Some(watcher), rx, None)
+}
+
+type Followed = (End, Option<Loaded>, Vec<String>);
+
+fn follow_run(
+    cx: &LogContext,
+    a: &WatchArgs,
+    baseline: Option<&Loaded>,
+    board: &mut dyn Board,
+    style: Style,
+) -> Result<Followed> {
+    let budget = EventBudget::default();
+    let mut follower = Follower::new(&cx.grammars, &budget, a.run)?;
+    let env_poll = std::env::var("RANKSCOPE_WATCH_POLL").is_ok_and(|v| v == "1");
+    let (watcher, events, no_events) = file_events(&follower.watch_dirs(), a.poll || env_poll);
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(why) = no_events {
+        notes.push(format!(
+            "no file events ({why}): the files are polled every 100 ms"
+        ));
+        board.lines(&[format!("note      {}", notes[notes.len() - 1])])?;
+    }
+    let tick = if watcher.is_some() { SAFETY_POLL } else { POLL };
+    let started = Instant::now();
+    let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
+    let mut tracker = Tracker::default();
+    let mut last: Option<Loaded> = None;
+    let mut config_said = baseline.is_none();
+    let mut last_new = Instant::now();
+    let mut last_discover = Instant::now();
+    let mut dirty = true;
+    let mut warnings: Vec<String> = Vec::new();
+    loop {
+        if follower.poll() > 0 {
+            dirty = true;
+            last_new = Instant::now();
+        }
+        let new_notes: Vec<FollowNote> = follower.take_notes();
+        if !new_notes.is_empty() {
+            dirty = true;
+            let worded: Vec<String> = new_notes.iter().map(words::follow_note).collect();
+            board.lines(
+                &worded
+                    .iter()
+                    .map(|n| format!("note      {n}"))
+                    .collect::<Vec<_>>(),
+            )?;
+            notes.extend(worded);
+        }
+        if dirty {
+            dirty = false;
+            if let Some(loaded) = load_now(cx, a.run, &follower)? {
+                let mut lines = Vec::new();
+                if !config_said && loaded.run.config.is_some() {
+                    config_said = true;
+                    if let Some(b) = baseline {
+                        lines.extend(config_lines(&b.run, &loaded.run, style));
+                    }
+                }
+                let changes =
+                    tracker.update(&loaded.run, baseline.map(|b| &b.run), a.time_tolerance);
+                for c in &changes {
+                    let ls = words::change_lines(&loaded.run, c, style);
+                    if matches!(c, Change::Warning(_)) {
+                        warnings.extend(ls.iter().cloned());
+                    }
+                    lines.extend(ls);
+                }
+                board.lines(&lines)?;
+                board.show(&loaded, &warnings)?;
+                last = Some(loaded);
+            }
+        }
+        if let Some(end) = ended(last.as_ref(), last_new) {
+            return Ok((end, last, notes));
+        }
+        if follower.input_ended() {
+            return Ok((End::InputEnded, last, notes));
+        }
+        if board.quit_asked() {
+            return Ok((End::Quit, last, notes));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok((End::TimedOut, last, notes));
+        }
+        let wait = deadline.map_or(tick, |d| {
+            tick.min(d.saturating_duration_since(Instant::now()))
+        });
+        let mut created = false;
+        if let Ok(c) = events.recv_timeout(wait) {
+            created |= c;
+            while let Ok(c) = events.try_recv() {
+                created |= c;
+            }
+        }
+        if created || last_discover.elapsed() >= DISCOVER_EVERY {
+            last_discover = Instant::now();
+            follower.discover(false)?;
+        }
+    }
+}
+
+/// The run as read so far, through `summary`'s loader; `None` while nothing in it is a
+/// start-up line yet.
+fn load_now(cx: &LogContext, paths: &[PathBuf], follower: &Follower) -> Result<Option<Loaded>> {
+    let mut opts = cx.opts.clone();
+    opts.given = Some(Arc::new(follower.given()));
+    match load::load_paths(&cx.grammars, paths, &opts, &|_, _| {}) {
+        Ok(l) => Ok(Some(l)),
+        Err(LoadError::NotAStartupLog { .. } | LoadError::NothingRead { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Ready, or failed and nothing new for `SETTLE` after it.
+fn ended(last: Option<&Loaded>, last_new: Instant) -> Option<End> {
+    let loaded = last?;
+    let r = &loaded.run;
+    let state = RunReport::of(r).state(r);
+    match state {
+        RunState::Ready => Some(End::Decided),
+        // A failure's traceback, and the other ranks' consequences, are still being
+        // written when the failure is first seen: what settles it is silence.
+        RunState::Failed => (last_new.elapsed() >= SETTLE).then_some(End::Decided),
+        _ => None,
+    }
+}
+
+/// The configuration differences, at the start (as `diff`'s config section).
+fn config_lines(
+    baseline: &rankscope::model::Run,
+    run: &rankscope::model::Run,
+    style: Style,
+) -> Vec<String> {
+    let d = diff_with(baseline, run, DiffOptions::default());
+    render::text::diff::config_lines(&d, 40)
+        .into_iter()
+        .map(|l| style.dim(&format!("config    {l}")))
+        .collect()
+}
+
+fn finish(
+    cx: &LogContext,
+    a: &WatchArgs,
+    end: End,
+    last: Option<Loaded>,
+    notes: Vec<String>,
+    style: Style,
+) -> Result<u8> {
+    let _ = cx;
+    let Some(mut loaded) = last else {
+        let why = match end {
+            End::TimedOut => words::timed_out(a.timeout.unwrap_or(0.0)),
+            _ => "watch: no start-up line was read".to_string(),
+        };
+        eprintln!("{why}");
+        return Ok(RunState::Incomplete.exit_code());
+    };
+    loaded.run.notes.extend(notes);
+    let r = &loaded.run;
+    let report = RunReport::of(r);
+    let state = report.state(r);
+    if a.json {
+        out_json(&json::summary_doc(r, &report))?;
+    } else {
+        out(&render::text::summary::summary(r, &report, false, style))?;
+    }
+    let code = match end {
+        End::TimedOut if state != RunState::Failed => {
+            let line = words::timed_out(a.timeout.unwrap_or(0.0));
+            if a.json {
+                eprintln!("{line}");
+            } else {
+                out(&format!("{line}\n"))?;
+            }
+            RunState::Incomplete.exit_code()
+        }
+        _ => state.exit_code(),
+    };
+    Ok(code)
+}

@@ -1,0 +1,198 @@
+//! `watch`'s words: one line per change for a log or CI (`--plain`, or stdout not a
+//! terminal), the early warnings with their evidence and remedy, the follower's notes,
+//! and the live board's rows. Log text is cleaned of control sequences here, as
+//! everywhere text reaches the terminal.
+
+use chrono::NaiveDateTime;
+
+use crate::analysis::early::{Change, EarlyWarning, MemoryWarning, SlowWarning};
+use crate::analysis::remedy::Remedies;
+use crate::ingest::event::Origin;
+use crate::ingest::follow::FollowNote;
+use crate::ingest::text::sanitize;
+use crate::model::{Outcome, Run};
+use crate::render::Style;
+use crate::units::bytes_as_printed;
+
+/// Seconds from the run's first stamp, as the board's clock: `t+12.0s`.
+pub fn since_start(run: &Run, at: Option<NaiveDateTime>) -> String {
+    match (run.start, at) {
+        (Some(s), Some(t)) if t >= s => {
+            format!("t+{:.1}s", (t - s).num_milliseconds() as f64 / 1000.0)
+        }
+        _ => "t?".to_string(),
+    }
+}
+
+fn evidence(run: &Run, o: &Origin) -> String {
+    format!("{}:{}", sanitize(run.source_name(o)), o.line)
+}
+
+/// A change as one line (a warning's remedy on the lines after it, indented).
+pub fn change_lines(run: &Run, c: &Change, style: Style) -> Vec<String> {
+    match c {
+        Change::Phase { rank, phase, at } => {
+            vec![format!(
+                "{:<9} {rank}  reached {phase}",
+                since_start(run, *at)
+            )]
+        }
+        Change::Memory {
+            rank,
+            phase,
+            name,
+            value,
+            origin,
+        } => {
+            let figure = match value.as_bytes() {
+                Some(b) => bytes_as_printed(b, value.resolution()),
+                None => return Vec::new(),
+            };
+            let at = run
+                .events
+                .iter()
+                .find(|e| &e.origin == origin)
+                .and_then(|e| e.ts);
+            vec![format!(
+                "{:<9} {rank}  {phase} {}: {figure} ({})",
+                since_start(run, at),
+                name.replace('_', " "),
+                evidence(run, origin)
+            )]
+        }
+        Change::Outcome {
+            rank,
+            outcome,
+            phase,
+            kind,
+            at,
+            origin,
+        } => {
+            let what = match (outcome, kind) {
+                (Outcome::Ready, _) => "ready".to_string(),
+                (o, Some(k)) => format!("{o}: {} in {phase}", k.name()),
+                (o, None) => format!("{o} in {phase}"),
+            };
+            let what = match outcome {
+                Outcome::Ready => style.good(&what),
+                _ => style.bad(&what),
+            };
+            let at_line = origin
+                .as_ref()
+                .map(|o| format!(" ({})", evidence(run, o)))
+                .unwrap_or_default();
+            vec![format!(
+                "{:<9} {rank}  {what}{at_line}",
+                since_start(run, *at)
+            )]
+        }
+        Change::Warning(w) => warning_lines(run, w, style),
+    }
+}
+
+/// A warning's headline, then its deficit and remedies (memory) on the next lines.
+pub fn warning_lines(run: &Run, w: &EarlyWarning, style: Style) -> Vec<String> {
+    match w {
+        EarlyWarning::Memory(m) => {
+            let mut out = vec![style.warn(&format!("warning   {}", memory_headline(run, m)))];
+            let remedies = Remedies {
+                deficit: Some(m.deficit.clone()),
+                remedies: m.remedies.clone(),
+            };
+            out.extend(
+                super::remedy::lines(&remedies)
+                    .into_iter()
+                    .skip(1)
+                    .map(|l| format!("          remedy: {l}")),
+            );
+            out
+        }
+        EarlyWarning::Slow(s) => vec![style.warn(&format!("warning   {}", slow_headline(s)))],
+    }
+}
+
+/// "TP3: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB — likely
+/// OOM in cuda_graph (server.log:56)".
+pub fn memory_headline(run: &Run, m: &MemoryWarning) -> String {
+    let how = if m.likely {
+        "likely OOM"
+    } else {
+        "an OOM is possible (within the figures' rounding)"
+    };
+    format!(
+        "{}: {} left after the KV pool; the baseline's {} took {} — {how} in {} ({})",
+        m.rank,
+        bytes_as_printed(m.left, m.left_resolution.max(0) as u64),
+        m.phase,
+        bytes_as_printed(m.baseline_took, m.baseline_resolution.max(0) as u64),
+        m.phase,
+        evidence(run, &m.left_origin)
+    )
+}
+
+/// "TP1 in weight_load for 14 s (baseline 3 s)".
+pub fn slow_headline(s: &SlowWarning) -> String {
+    format!(
+        "{} in {} for {} (baseline {}; more than {} over it counts)",
+        s.rank,
+        s.phase,
+        seconds(s.so_far_s),
+        seconds(s.baseline_s),
+        seconds(s.threshold_s)
+    )
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 10.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// A follower's note, in words.
+pub fn follow_note(n: &FollowNote) -> String {
+    match n {
+        FollowNote::NewFile { path } => format!("{}: new log, followed", sanitize(path)),
+        FollowNote::Replaced { path, segment } => format!(
+            "{p}: a new file under this name (rotated, or deleted and made again): read from its start as {p}#{segment}",
+            p = sanitize(path)
+        ),
+        FollowNote::Truncated {
+            path,
+            read,
+            size,
+            segment,
+        } => format!(
+            "{p}: shrank to {size} bytes after {read} were read (copy-truncate): read again from its start as {p}#{segment}",
+            p = sanitize(path)
+        ),
+        FollowNote::Deleted { path } => format!(
+            "{}: deleted; what was read is kept, and a new file under this name will be read",
+            sanitize(path)
+        ),
+        FollowNote::Unreadable { path, error } => format!(
+            "{}: cannot be read ({}); tried again as the run goes on",
+            sanitize(path),
+            sanitize(error)
+        ),
+        FollowNote::Binary {
+            path,
+            offset,
+            lines,
+        } => format!(
+            "{}: binary content (a NUL byte) at byte {offset}: {lines} line(s) skipped, the text after it is still read",
+            sanitize(path)
+        ),
+        FollowNote::Compressed { path } => format!(
+            "{}: compressed, cannot be followed as it grows: not read (run `summary` on it when it is complete)",
+            sanitize(path)
+        ),
+        FollowNote::InputEnded => "standard input ended".to_string(),
+    }
+}
+
+/// The line `watch` ends with when `--timeout` passed first.
+pub fn timed_out(seconds: f64) -> String {
+    format!("watch: --timeout of {seconds:.0} s passed before every rank was ready or the run failed: incomplete")
+}

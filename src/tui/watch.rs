@@ -1,0 +1,148 @@
+//! `watch`'s live board on a terminal: the TUI's Timeline view of the run as read so far
+//! (a lane per rank growing as its phases are reached), the early warnings under it, and
+//! the latest changes as `--plain` words them. Redrawn after each load; `q`, Esc or
+//! Ctrl-C leaves (the run's summary is then printed as for the end of the watch).
+
+use std::collections::VecDeque;
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{self, Event as TermEvent};
+use crossterm::terminal::{enable_raw_mode, EnterAlternateScreen};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Terminal;
+
+use super::app::{App, Snapshots};
+use super::{quits, update, HookGuard, Msg, Term, TerminalGuard, ACTIVE};
+use crate::ingest::text::sanitize;
+use crate::model::Run;
+
+/// Change lines kept for the board's lower pane.
+const RECENT: usize = 200;
+
+pub struct LiveBoard {
+    terminal: Term,
+    app: Option<App>,
+    warnings: Vec<String>,
+    recent: VecDeque<String>,
+    color: bool,
+    quit: bool,
+    // Dropped last: the terminal is put back after the board's last draw.
+    _guard: TerminalGuard,
+    _hook: HookGuard,
+}
+
+impl LiveBoard {
+    /// Takes the terminal (alternate screen, raw mode) until the board is dropped.
+    pub fn open(color: bool) -> io::Result<LiveBoard> {
+        let hook = HookGuard::install();
+        enable_raw_mode()?;
+        ACTIVE.store(true, std::sync::atomic::Ordering::SeqCst);
+        let guard = TerminalGuard;
+        crossterm::execute!(io::stdout(), EnterAlternateScreen)?;
+        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        let mut board = LiveBoard {
+            terminal,
+            app: None,
+            warnings: Vec::new(),
+            recent: VecDeque::new(),
+            color,
+            quit: false,
+            _guard: guard,
+            _hook: hook,
+        };
+        board.draw()?;
+        Ok(board)
+    }
+
+    /// Change lines (as `--plain` prints them), newest last.
+    pub fn push_lines(&mut self, lines: &[String]) -> io::Result<()> {
+        for l in lines {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(sanitize(l));
+        }
+        self.draw()
+    }
+
+    /// The run as read now, and every warning so far.
+    pub fn show(&mut self, run: &Run, warnings: &[String]) -> io::Result<()> {
+        let know = crate::grammar::builtin_knowledge().clone();
+        self.app = Some(App::from_loaded(
+            run.clone(),
+            None,
+            Snapshots::default(),
+            know,
+            self.color,
+        ));
+        self.warnings = warnings.iter().map(|w| sanitize(w)).collect();
+        self.draw()
+    }
+
+    /// Reads the keys typed since the last call: true once `q`, Esc or Ctrl-C was.
+    pub fn quit_asked(&mut self) -> io::Result<bool> {
+        while event::poll(Duration::ZERO)? {
+            let ev = event::read()?;
+            if quits(&ev) {
+                self.quit = true;
+            }
+            if let TermEvent::Resize(..) = ev {
+                self.draw()?;
+            }
+        }
+        Ok(self.quit)
+    }
+
+    fn draw(&mut self) -> io::Result<()> {
+        let size = self.terminal.size()?;
+        let warn_h = (self.warnings.len() as u16).min(size.height / 3);
+        let timeline_h = size.height.saturating_sub(warn_h + 8).max(6);
+        if let Some(app) = self.app.as_mut() {
+            update(app, Msg::Resize(size.width, timeline_h));
+        }
+        let (app, warnings, recent, color) = (&self.app, &self.warnings, &self.recent, self.color);
+        self.terminal.draw(|f| {
+            let [head, timeline, warn, log] = Layout::vertical([
+                Constraint::Length(1),
+                Constraint::Length(timeline_h),
+                Constraint::Length(warn_h),
+                Constraint::Min(1),
+            ])
+            .areas(f.area());
+            let title = match app {
+                Some(a) => format!(
+                    "rankscope watch  {}  {} ranks  (q quits)",
+                    sanitize(&a.run.name),
+                    a.run.worker_ranks().count()
+                ),
+                None => "rankscope watch  waiting for the first start-up line  (q quits)".into(),
+            };
+            f.render_widget(
+                Paragraph::new(title).style(Style::new().add_modifier(Modifier::BOLD)),
+                head,
+            );
+            if let Some(a) = app {
+                super::views::timeline::draw(f, a, timeline);
+            }
+            let warn_style = super::widgets::warn_style(color);
+            let wl: Vec<Line> = warnings
+                .iter()
+                .map(|w| Line::styled(w.clone(), warn_style))
+                .collect();
+            f.render_widget(Paragraph::new(wl).wrap(Wrap { trim: false }), warn);
+            let rows = usize::from(log.height);
+            let tail: Vec<Line> = recent
+                .iter()
+                .skip(recent.len().saturating_sub(rows))
+                .map(|l| Line::raw(l.clone()))
+                .collect();
+            f.render_widget(Paragraph::new(tail), log);
+        })?;
+        Ok(())
+    }
+}
