@@ -102,7 +102,7 @@ fn run(cli: Cli) -> Result<u8> {
             .collect();
         match given.first() {
             Some(flag) => anyhow::bail!(
-                "{flag} applies to the commands that read logs (summary, events, diff, tui, export), not to `{command}`"
+                "{flag} applies to the commands that read logs (summary, events, diff, tui, watch, export), not to `{command}`"
             ),
             None => Ok(()),
         }

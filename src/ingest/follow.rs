@@ -368,8 +368,8 @@ fn flush_partial(feed: &mut LineFeed, partial: &mut Vec<u8>) {
     }
 }
 
-/// Drops the lines that hold a NUL byte (binary content): returns the text left and how
-/// many lines were dropped, with the first one's offset in `bytes`.
+/// Empties the lines that hold a NUL byte (binary content): returns the text left and how
+/// many lines were emptied, with the first one's offset in `bytes`.
 fn drop_binary_lines(bytes: &[u8]) -> (Vec<u8>, u64, Option<usize>) {
     if memchr::memchr(0, bytes).is_none() {
         return (bytes.to_vec(), 0, None);
@@ -380,8 +380,12 @@ fn drop_binary_lines(bytes: &[u8]) -> (Vec<u8>, u64, Option<usize>) {
     let mut at = 0;
     for line in bytes.split_inclusive(|&b| b == b'\n') {
         if let Some(p) = memchr::memchr(0, line) {
+            // An empty line in its place keeps the lines after it numbered as in the file.
             dropped += 1;
             first.get_or_insert(at + p);
+            if line.last() == Some(&b'\n') {
+                out.push(b'\n');
+            }
         } else {
             out.extend_from_slice(line);
         }

@@ -1,0 +1,422 @@
+//! `rankscope watch` as a user runs it: a writer thread appends a real sample's lines to
+//! files in a temporary directory over time, as a starting server would, while the binary
+//! follows them. Figures are checked by hand against the samples (see each test).
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("rankscope")
+}
+
+fn sample_lines(path: &str) -> Vec<String> {
+    fs::read_to_string(path)
+        .expect("sample present")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn append(path: &Path, line: &str) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open for append");
+    f.write_all(line.as_bytes()).expect("append");
+    f.write_all(b"\n").expect("append");
+}
+
+/// What `watch` printed, each line with when it was read from the pipe.
+struct Watched {
+    lines: Vec<(Instant, String)>,
+    code: i32,
+    stdout: String,
+}
+
+type Seen = Arc<Mutex<Vec<(Instant, String)>>>;
+
+/// Waits until `watch` printed a line holding `text` (at most 30 s).
+fn wait_for(seen: &Seen, text: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        if seen
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|(_, l)| l.contains(text))
+        {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("watch never printed {text:?}");
+}
+
+/// Runs `watch` on `args` while `writer` writes (it sees what `watch` printed so far);
+/// returns its output, timed.
+fn watch_while(args: &[&str], writer: impl FnOnce(Seen) + Send + 'static) -> Watched {
+    let mut child = Command::new(bin())
+        .arg("watch")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("watch starts");
+    let out = child.stdout.take().expect("stdout piped");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    let reader = thread::spawn(move || {
+        for l in BufReader::new(out).lines() {
+            let Ok(l) = l else { break };
+            sink.lock().expect("lock").push((Instant::now(), l));
+        }
+    });
+    let seen = Arc::clone(&lines);
+    let w = thread::spawn(move || writer(seen));
+    w.join().expect("writer");
+    let status = child.wait().expect("watch ends");
+    reader.join().expect("reader");
+    let lines = Arc::try_unwrap(lines)
+        .expect("reader done")
+        .into_inner()
+        .expect("lock");
+    let stdout = lines
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Watched {
+        lines,
+        code: status.code().unwrap_or(-1),
+        stdout,
+    }
+}
+
+/// tp8-custom-ar against tp8-baseline. By hand, from the samples: the candidate's
+/// `Memory pool end. avail mem=0.60 GB` lines are server.log:43 (TP1, the first), 51 (TP0),
+/// 56 (TP3), 58 (TP2), 63 (TP4), 68 (TP7), 73 (TP6) and 135 (TP5); the baseline's
+/// `Capture cuda graph end … mem usage=0.63 GB` is the same on its 8 ranks. So every rank
+/// is warned of an OOM in cuda_graph, 0.03 GiB short, and the first warning (line 43)
+/// comes 39 lines before the first `torch.OutOfMemoryError` (line 82).
+#[test]
+fn the_memory_warning_comes_before_the_oom_line_is_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("server.log");
+    fs::write(&log, "").expect("create");
+    let lines = sample_lines("samples/tp8-custom-ar/server.log");
+    let oom_line = lines
+        .iter()
+        .position(|l| l.starts_with("torch.OutOfMemoryError"))
+        .expect("an OOM line")
+        + 1;
+    assert_eq!(oom_line, 82);
+    let written_oom = Arc::new(Mutex::new(None));
+    let mark = Arc::clone(&written_oom);
+    let path = log.clone();
+    let w = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "60s",
+            "--vs",
+            "samples/tp8-baseline",
+            dir.path().to_str().expect("utf-8 path"),
+        ],
+        move |_| {
+            thread::sleep(Duration::from_millis(300));
+            for (i, l) in lines.iter().enumerate() {
+                if i + 1 == oom_line {
+                    *mark.lock().expect("lock") = Some(Instant::now());
+                }
+                append(&path, l);
+                thread::sleep(Duration::from_millis(25));
+            }
+        },
+    );
+    assert_eq!(w.code, 1, "{}", w.stdout);
+    let warnings: Vec<&(Instant, String)> = w
+        .lines
+        .iter()
+        .filter(|(_, l)| l.starts_with("warning"))
+        .collect();
+    assert_eq!(warnings.len(), 8, "{}", w.stdout);
+    let (first_at, first) = warnings[0];
+    assert!(
+        first.contains("TP1: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB — likely OOM in cuda_graph")
+            && first.ends_with("server.log:43)"),
+        "{first}"
+    );
+    let oom_written = written_oom.lock().expect("lock").expect("OOM line written");
+    assert!(
+        *first_at < oom_written,
+        "the warning came {:?} after the OOM line was written",
+        first_at.duration_since(oom_written)
+    );
+    // Every rank, each once.
+    for r in 0..8 {
+        let n = warnings
+            .iter()
+            .filter(|(_, l)| l.contains(&format!("warning   TP{r}: 0.60 GiB")))
+            .count();
+        assert_eq!(n, 1, "TP{r}\n{}", w.stdout);
+    }
+    // The remedy with numbers (as `diff` gives it for the failure): 0.01 of the 13.96 GiB
+    // free before weights is 142.95 MiB, more than the 51.20 MiB upper deficit × 1.2.
+    assert!(
+        w.stdout
+            .contains("remedy: mem_fraction_static 0.9 -> 0.89: leaves 0.01 x 13.96 GiB"),
+        "{}",
+        w.stdout
+    );
+    assert!(w
+        .stdout
+        .contains("config    enable_custom_allreduce  False -> True"));
+    // The end is summary's verdict.
+    assert!(w.stdout.contains("\nFAILED  "), "{}", w.stdout);
+    assert!(w.stdout.contains("ran out of memory in cuda_graph"));
+}
+
+/// The baseline against itself: its 0.64 GiB after the pool holds the 0.63 GiB capture,
+/// so no warning; it ends READY, exit 0, with every rank's six phases said once.
+#[test]
+fn the_baseline_against_itself_gives_no_warning_and_ends_ready() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("server.log");
+    fs::write(&log, "").expect("create");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    let path = log.clone();
+    let w = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "60s",
+            "--vs",
+            "samples/tp8-baseline",
+            dir.path().to_str().expect("utf-8 path"),
+        ],
+        move |_| {
+            thread::sleep(Duration::from_millis(200));
+            for l in &lines {
+                append(&path, l);
+                thread::sleep(Duration::from_millis(10));
+            }
+        },
+    );
+    assert_eq!(w.code, 0, "{}", w.stdout);
+    assert!(!w.stdout.contains("warning"), "{}", w.stdout);
+    assert_eq!(w.stdout.matches(" reached ").count(), 8 * 6, "{}", w.stdout);
+    assert!(w.stdout.contains("\nREADY  "), "{}", w.stdout);
+}
+
+/// The baseline's lines split into one file per rank (the server_args line with TP0's):
+/// files for ranks 1-7 appear only when their first line is written, a file is renamed
+/// away and a new one made (rotation), another is cut to nothing (copy-truncate), and
+/// another deleted and made again. No phase is lost or said twice, each file event is
+/// noted, and the run ends READY.
+#[test]
+fn rotation_truncation_and_recreation_lose_no_event_and_report_each_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_path_buf();
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    // rank0.log holds the server_args line and TP0's first line when the watch starts;
+    // the other files are made by their first line, once the watch has read those.
+    let tp0_first = lines
+        .iter()
+        .position(|l| l.contains(" TP0]"))
+        .expect("a TP0 line");
+    fs::write(
+        root.join("rank0.log"),
+        format!("{}\n{}\n", lines[0], lines[tp0_first]),
+    )
+    .expect("create");
+    let rank_of = |l: &str| -> usize {
+        (0..8)
+            .find(|r| l.contains(&format!(" TP{r}]")))
+            .unwrap_or(0)
+    };
+    let file = move |r: usize| root.join(format!("rank{r}.log"));
+    let w = watch_while(
+        &[
+            "--plain",
+            "--poll",
+            "--timeout",
+            "60s",
+            dir.path().to_str().expect("utf-8 path"),
+        ],
+        move |seen| {
+            wait_for(&seen, "TP0  reached launch");
+            let pause = || thread::sleep(Duration::from_millis(400));
+            for (i, l) in lines.iter().enumerate() {
+                if i == 0 || i == tp0_first {
+                    continue;
+                }
+                match i {
+                    // Rotation of rank1's file: renamed away, a new file takes its name.
+                    40 => {
+                        pause();
+                        fs::rename(file(1), file(1).with_extension("log.1")).expect("rename");
+                        fs::write(file(1), "").expect("new file");
+                        pause();
+                    }
+                    // Copy-truncate of rank2's: copied, then cut to nothing.
+                    50 => {
+                        pause();
+                        fs::copy(file(2), file(2).with_extension("log.1")).expect("copy");
+                        OpenOptions::new()
+                            .write(true)
+                            .open(file(2))
+                            .and_then(|f| f.set_len(0))
+                            .expect("truncate");
+                        pause();
+                    }
+                    // Rank3's deleted, then made again.
+                    60 => {
+                        pause();
+                        fs::remove_file(file(3)).expect("delete");
+                        pause();
+                        fs::write(file(3), "").expect("re-create");
+                        pause();
+                    }
+                    _ => {}
+                }
+                append(&file(rank_of(l)), l);
+                thread::sleep(Duration::from_millis(10));
+            }
+        },
+    );
+    assert_eq!(w.code, 0, "{}", w.stdout);
+    for r in 0..8 {
+        for phase in [
+            "launch",
+            "dist_init",
+            "weight_load",
+            "kv_cache",
+            "cuda_graph",
+            "ready",
+        ] {
+            let said = format!(" TP{r}  reached {phase}");
+            let n = w.lines.iter().filter(|(_, l)| l.ends_with(&said)).count();
+            assert_eq!(n, 1, "{said}\n{}", w.stdout);
+        }
+    }
+    let notes: Vec<&str> = w
+        .lines
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .filter(|l| l.starts_with("note      "))
+        .collect();
+    let noted = |what: &str| notes.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        noted("rank1.log: a new file under this name"),
+        1,
+        "{notes:?}"
+    );
+    assert_eq!(noted("rank2.log: shrank to 0 bytes"), 1, "{notes:?}");
+    assert_eq!(noted("rank3.log: deleted"), 1, "{notes:?}");
+    assert_eq!(
+        noted("rank3.log: a new file under this name"),
+        1,
+        "{notes:?}"
+    );
+    for r in 1..8 {
+        assert_eq!(noted(&format!("rank{r}.log: new log")), 1, "{notes:?}");
+    }
+    assert!(w.stdout.contains("\nREADY  "), "{}", w.stdout);
+}
+
+/// A file that turns binary (NUL bytes, as a crash's zero-filled tail) gets a note naming
+/// it and the byte, and the lines after it are still read.
+#[test]
+fn a_file_that_turns_binary_gets_a_note_and_is_still_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("server.log");
+    fs::write(&log, "").expect("create");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    let path = log.clone();
+    let w = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "60s",
+            dir.path().to_str().expect("utf-8 path"),
+        ],
+        move |_| {
+            thread::sleep(Duration::from_millis(200));
+            for (i, l) in lines.iter().enumerate() {
+                if i == 30 {
+                    let mut f = OpenOptions::new().append(true).open(&path).expect("open");
+                    f.write_all(b"\0\0\0\0garbage\0\n").expect("write");
+                }
+                append(&path, l);
+                thread::sleep(Duration::from_millis(5));
+            }
+        },
+    );
+    // The NUL line comes after the first 30 lines: its offset is their length.
+    let before: usize = sample_lines("samples/tp8-baseline/server.log")[..30]
+        .iter()
+        .map(|l| l.len() + 1)
+        .sum();
+    let note =
+        format!("/server.log: binary content (a NUL byte) at byte {before}: 1 line(s) skipped");
+    assert!(w.stdout.contains(&note), "{note}\n{}", w.stdout);
+    assert_eq!(w.code, 0, "{}", w.stdout);
+    assert!(w.stdout.contains("\nREADY  "), "{}", w.stdout);
+}
+
+/// A run that stops writing before ready: `--timeout` ends the watch as incomplete,
+/// exit 3; and `--plain` writes no control sequence even under `--color always`.
+#[test]
+fn timeout_gives_incomplete_and_plain_output_has_no_control_sequences() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    // Up to weight loading: no rank is ready, none failed.
+    fs::write(dir.path().join("server.log"), lines[..30].join("\n") + "\n").expect("write");
+    let started = Instant::now();
+    let out = Command::new(bin())
+        .args(["--color", "always", "watch", "--plain", "--timeout", "1s"])
+        .arg(dir.path())
+        .output()
+        .expect("watch runs");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("INCOMPLETE"), "{text}");
+    assert!(text.contains("--timeout of 1 s passed"), "{text}");
+    assert!(
+        !out.stdout
+            .iter()
+            .any(|&b| b == 0x1b || (b < 0x20 && b != b'\n')),
+        "{text}"
+    );
+}
+
+/// `-`: a stream on stdin (`kubectl logs -f`); its end ends the watch with the verdict.
+#[test]
+fn a_stream_on_stdin_is_followed_to_its_end() {
+    let mut child = Command::new(bin())
+        .args(["watch", "--plain", "--timeout", "60s", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("watch starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let text = fs::read("samples/tp8-custom-ar/server.log").expect("sample");
+    stdin.write_all(&text).expect("write");
+    drop(stdin);
+    let out = child.wait_with_output().expect("watch ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("TP2  failed: oom in cuda_graph"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nFAILED  "), "{stdout}");
+}
