@@ -252,6 +252,10 @@ pub enum Command {
         /// FUSE filesystems that send none; also RANKSCOPE_WATCH_POLL=1)
         #[arg(long)]
         poll: bool,
+        /// At the end, print to stderr how many times the run was loaded and the CPU each
+        /// load took (for docs/watch.md's figures)
+        #[arg(long, hide = true)]
+        stats: bool,
         #[command(flatten)]
         log: LogArgs,
     },

@@ -192,6 +192,7 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             time_tolerance,
             poll,
+            stats,
             log,
         } => commands::watch::run(
             &logs(log)?,
@@ -203,6 +204,7 @@ fn run(cli: Cli) -> Result<u8> {
                 json: *json,
                 time_tolerance: *time_tolerance,
                 poll: *poll,
+                stats: *stats,
             },
         ),
         Command::Grammars { action, files } => {

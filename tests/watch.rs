@@ -420,3 +420,53 @@ fn a_stream_on_stdin_is_followed_to_its_end() {
     );
     assert!(stdout.contains("\nFAILED  "), "{stdout}");
 }
+
+/// The time warning, through the library on a cut of the baseline's own log: every rank
+/// entered weight_load at 09:18:14 (its `Init torch distributed ends` line, server.log:10
+/// to 23) and ended it at 09:18:18 in the baseline, a 4 s window (TP5: 09:18:14 to
+/// 09:18:19, 5 s). In the cut, TP0's `Load weight end` is stamped 09:18:28 instead, so
+/// the run's latest line says the others have been in weight_load for 14 s: beyond the
+/// stamps' 2 s and the 20 % tolerance of 4 s, each of TP1-TP7 is warned of, once.
+#[test]
+fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
+    use rankscope::analysis::early::{Change, EarlyWarning, Tracker};
+    use rankscope::grammar::GrammarSet;
+    use rankscope::ingest::load::run_from_bytes;
+    let gs = GrammarSet::builtin().expect("grammars");
+    let base_text = fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let baseline = run_from_bytes(&gs, "baseline", base_text.as_bytes(), 1 << 20);
+    let lines: Vec<&str> = base_text.lines().collect();
+    assert!(lines[25].starts_with("[2026-11-29 09:18:18 TP0] Load weight end."));
+    let mut cut: String = lines[..25].iter().map(|l| format!("{l}\n")).collect();
+    // Before the late line: no one is past the baseline.
+    let early = run_from_bytes(&gs, "cut", cut.as_bytes(), 1 << 20);
+    let mut tracker = Tracker::default();
+    let before = tracker.update(&early, Some(&baseline), 0.2);
+    assert!(
+        !before.iter().any(|c| matches!(c, Change::Warning(_))),
+        "{before:?}"
+    );
+    cut.push_str(&lines[25].replace("09:18:18 TP0", "09:18:28 TP0"));
+    cut.push('\n');
+    let late = run_from_bytes(&gs, "cut", cut.as_bytes(), 1 << 20);
+    let slow: Vec<(String, f64, f64)> = tracker
+        .update(&late, Some(&baseline), 0.2)
+        .into_iter()
+        .filter_map(|c| match c {
+            Change::Warning(EarlyWarning::Slow(s)) => {
+                assert_eq!(s.phase.name(), "weight_load");
+                Some((s.rank.to_string(), s.so_far_s, s.baseline_s))
+            }
+            _ => None,
+        })
+        .collect();
+    let ranks: Vec<&str> = slow.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(ranks, ["TP1", "TP2", "TP3", "TP4", "TP5", "TP6", "TP7"]);
+    for (rank, so_far, base) in &slow {
+        assert_eq!(*so_far, 14.0, "{rank}");
+        let expected = if rank == "TP5" { 5.0 } else { 4.0 };
+        assert_eq!(*base, expected, "{rank}");
+    }
+    // Said once: the same run read again adds nothing.
+    assert!(tracker.update(&late, Some(&baseline), 0.2).is_empty());
+}

@@ -29,8 +29,11 @@ const POLL: Duration = Duration::from_millis(100);
 /// With file events, a look anyway this often (an event lost, a file on a filesystem that
 /// sends none among others that do).
 const SAFETY_POLL: Duration = Duration::from_secs(1);
-/// New rank files are looked for this often (and at every creation event).
+/// New rank files are looked for this often when the files are polled; with file events,
+/// at every creation event and this often anyway (listing 128 node directories each
+/// second was most of an idle watch's CPU).
 const DISCOVER_EVERY: Duration = Duration::from_secs(1);
+const DISCOVER_EVERY_WITH_EVENTS: Duration = Duration::from_secs(10);
 /// After a failure, the other ranks' last lines (their consequence, their termination)
 /// are waited for until nothing new came for this long.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -43,6 +46,48 @@ pub struct WatchArgs<'a> {
     pub json: bool,
     pub time_tolerance: f64,
     pub poll: bool,
+    pub stats: bool,
+}
+
+/// What the loads cost (`--stats`): the process's CPU time (user + system, every thread)
+/// spent in each load and its analysis.
+#[derive(Default)]
+struct Stats {
+    loads: u64,
+    cpu_s: Vec<f64>,
+    lines: u64,
+}
+
+/// The process's CPU time so far, seconds.
+fn cpu_now() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to a rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+impl Stats {
+    fn say(&self, total_cpu_s: f64, wall_s: f64) {
+        let mut v = self.cpu_s.clone();
+        v.sort_by(f64::total_cmp);
+        let med = v.get(v.len() / 2).copied().unwrap_or(0.0);
+        let max = v.last().copied().unwrap_or(0.0);
+        let sum: f64 = v.iter().sum();
+        eprintln!(
+            "watch stats: {} loads of {} lines at the end; CPU per load median {:.2} ms, max {:.2} ms, all loads {:.1} ms; process CPU {:.1} ms over {:.1} s",
+            self.loads,
+            self.lines,
+            med * 1e3,
+            max * 1e3,
+            sum * 1e3,
+            total_cpu_s * 1e3,
+            wall_s
+        );
+    }
 }
 
 /// Where the changes go: lines on stdout (or stderr under `--json`), or the live board.
@@ -176,7 +221,11 @@ fn follow_run(
         ));
         board.lines(&[format!("note      {}", notes[notes.len() - 1])])?;
     }
-    let tick = if watcher.is_some() { SAFETY_POLL } else { POLL };
+    let (tick, discover_every) = if watcher.is_some() {
+        (SAFETY_POLL, DISCOVER_EVERY_WITH_EVENTS)
+    } else {
+        (POLL, DISCOVER_EVERY)
+    };
     let started = Instant::now();
     let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
     let mut tracker = Tracker::default();
@@ -186,7 +235,13 @@ fn follow_run(
     let mut last_discover = Instant::now();
     let mut dirty = true;
     let mut warnings: Vec<String> = Vec::new();
-    loop {
+    let mut stats = Stats::default();
+    let said = |stats: &Stats| {
+        if a.stats {
+            stats.say(cpu_now(), started.elapsed().as_secs_f64());
+        }
+    };
+    let result = loop {
         if follower.poll() > 0 {
             dirty = true;
             last_new = Instant::now();
@@ -205,6 +260,7 @@ fn follow_run(
         }
         if dirty {
             dirty = false;
+            let cpu_before = cpu_now();
             if let Some(loaded) = load_now(cx, a.run, &follower)? {
                 let mut lines = Vec::new();
                 if !config_said && loaded.run.config.is_some() {
@@ -222,22 +278,25 @@ fn follow_run(
                     }
                     lines.extend(ls);
                 }
+                stats.loads += 1;
+                stats.cpu_s.push(cpu_now() - cpu_before);
+                stats.lines = follower.lines();
                 board.lines(&lines)?;
                 board.show(&loaded, &warnings)?;
                 last = Some(loaded);
             }
         }
         if let Some(end) = ended(last.as_ref(), last_new) {
-            return Ok((end, last, notes));
+            break end;
         }
         if follower.input_ended() {
-            return Ok((End::InputEnded, last, notes));
+            break End::InputEnded;
         }
         if board.quit_asked() {
-            return Ok((End::Quit, last, notes));
+            break End::Quit;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok((End::TimedOut, last, notes));
+            break End::TimedOut;
         }
         let wait = deadline.map_or(tick, |d| {
             tick.min(d.saturating_duration_since(Instant::now()))
@@ -249,11 +308,13 @@ fn follow_run(
                 created |= c;
             }
         }
-        if created || last_discover.elapsed() >= DISCOVER_EVERY {
+        if created || last_discover.elapsed() >= discover_every {
             last_discover = Instant::now();
             follower.discover(false)?;
         }
-    }
+    };
+    said(&stats);
+    Ok((result, last, notes))
 }
 
 /// The run as read so far, through `summary`'s loader; `None` while nothing in it is a

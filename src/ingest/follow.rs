@@ -69,6 +69,8 @@ struct Followed<'a> {
     gs: &'a GrammarSet,
     budget: &'a EventBudget,
     path: PathBuf,
+    /// The path as notes show it.
+    shown: std::rc::Rc<str>,
     /// The node group it was listed in (an index into `Follower::groups`).
     group: usize,
     segments: Vec<Segment<'a>>,
@@ -141,11 +143,10 @@ impl<'a> Follower<'a> {
         }
         let found = match source::discover_nodes(&self.paths) {
             Ok(g) => g,
-            // Between a delete and the new file a directory may hold no log at all.
-            Err(e) if !first => {
-                let _ = e;
-                return Ok(());
-            }
+            // A run directory with no log yet (the server has not started, or between a
+            // delete and the new file): looked at again later.
+            Err(source::SourceError::EmptyDir { .. }) => return Ok(()),
+            Err(_) if !first => return Ok(()),
             Err(e) => return Err(e),
         };
         for g in found {
@@ -182,13 +183,16 @@ impl<'a> Follower<'a> {
             return;
         }
         if !first {
-            self.notes.push(FollowNote::NewFile { path: shown });
+            self.notes.push(FollowNote::NewFile {
+                path: shown.clone(),
+            });
         }
         let file = SourceFile { size: None, ..sf };
         self.files.push(Followed {
             gs: self.gs,
             budget: self.budget,
             path: file.path.clone(),
+            shown: shown.into(),
             group,
             segments: vec![Segment {
                 file,
@@ -401,7 +405,9 @@ fn identity_of(m: &std::fs::Metadata) -> (u64, u64) {
 /// One poll of one file: its state checked against the path, and what was written since.
 fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
     let mut notes = Vec::new();
-    let shown = crate::ingest::text::shown_path(&f.path);
+    // Named once, when it was first followed: an idle poll of a thousand files formats no
+    // path.
+    let shown = std::rc::Rc::clone(&f.shown);
     let at_path = std::fs::metadata(&f.path);
     let mut read = 0;
     // Whatever was written to the open file before its path changed is read first.
@@ -420,7 +426,9 @@ fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if !f.gone {
                 f.gone = true;
-                notes.push(FollowNote::Deleted { path: shown });
+                notes.push(FollowNote::Deleted {
+                    path: shown.to_string(),
+                });
             }
             return (read, notes);
         }
@@ -438,7 +446,7 @@ fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
                     f.flush();
                     f.new_segment();
                     notes.push(FollowNote::Replaced {
-                        path: shown.clone(),
+                        path: shown.to_string(),
                         segment: f.segments.len(),
                     });
                 }
