@@ -146,6 +146,14 @@ impl Tracker {
             }
         }
         if let Some(b) = baseline {
+            self.warnings(run, b, tolerance, &mut out);
+        }
+        order(run, &mut out);
+        out
+    }
+
+    fn warnings(&mut self, run: &Run, b: &Run, tolerance: f64, out: &mut Vec<Change>) {
+        {
             for w in memory_warnings(b, run) {
                 if self.first(format!("mem {} {}", w.rank, w.phase)) {
                     out.push(Change::Warning(EarlyWarning::Memory(w)));
@@ -157,12 +165,48 @@ impl Tracker {
                 }
             }
         }
-        out
     }
 
     fn first(&mut self, key: String) -> bool {
         self.seen.insert(key)
     }
+}
+
+/// The changes of one look in the order the log wrote them (by stamp, then by line):
+/// a run read whole at once (`watch` started late) tells its story in order, each
+/// warning before the failure it foresaw.
+fn order(run: &Run, changes: &mut [Change]) {
+    let ts_of: std::collections::HashMap<(usize, u64), Option<NaiveDateTime>> = (run.events)
+        .iter()
+        .map(|e| ((e.origin.source, e.origin.line), e.ts))
+        .collect();
+    let key = |c: &Change| -> (Option<NaiveDateTime>, usize, u64) {
+        let by_origin = |o: &Origin| {
+            let ts = ts_of.get(&(o.source, o.line)).copied().flatten();
+            (ts, o.source, o.line)
+        };
+        match c {
+            Change::Phase { at, .. } => (*at, 0, 0),
+            Change::Memory { origin, .. } => by_origin(origin),
+            Change::Outcome { at, origin, .. } => match origin {
+                Some(o) => (*at, o.source, o.line),
+                None => (*at, usize::MAX, u64::MAX),
+            },
+            Change::Warning(EarlyWarning::Memory(m)) => by_origin(&m.left_origin),
+            // Said when the run's latest line showed it: after everything else.
+            Change::Warning(EarlyWarning::Slow(_)) => (None, usize::MAX, u64::MAX),
+        }
+    };
+    // Untimed changes (no stamp) keep their place after the timed ones of their look.
+    changes.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        match (ka.0, kb.0) {
+            (Some(x), Some(y)) => (x, ka.1, ka.2).cmp(&(y, kb.1, kb.2)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+    });
 }
 
 /// The measure of a figure by its name (`avail_after` is bytes, `tokens` a count).
