@@ -273,8 +273,10 @@ fn follow_run(
                     tracker.update(&loaded.run, baseline.map(|b| &b.run), a.time_tolerance);
                 for c in &changes {
                     let ls = words::change_lines(&loaded.run, c, style);
-                    if matches!(c, Change::Warning(_)) {
-                        warnings.extend(ls.iter().cloned());
+                    // The board keeps each warning's headline; its remedy is in the
+                    // changes pane and in the final summary.
+                    if let (Change::Warning(_), Some(head)) = (c, ls.first()) {
+                        warnings.push(head.clone());
                     }
                     lines.extend(ls);
                 }

@@ -13,7 +13,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 use ratatui::Terminal;
 
 use super::app::{App, Snapshots};
@@ -134,7 +134,8 @@ impl LiveBoard {
                 .iter()
                 .map(|w| Line::styled(w.clone(), warn_style))
                 .collect();
-            f.render_widget(Paragraph::new(wl).wrap(Wrap { trim: false }), warn);
+            // One row per warning, cut at the edge: every warning stays in sight.
+            f.render_widget(Paragraph::new(wl), warn);
             let rows = usize::from(log.height);
             let tail: Vec<Line> = recent
                 .iter()
