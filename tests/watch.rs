@@ -252,37 +252,44 @@ fn rotation_truncation_and_recreation_lose_no_event_and_report_each_once() {
         ],
         move |seen| {
             wait_for(&seen, "TP0  reached launch");
-            let pause = || thread::sleep(Duration::from_millis(400));
+            // Each file operation waits until the watch has read the file's last line
+            // (its change is printed) and then until it has seen the operation: a line
+            // written to a file that is truncated or rotated before any look at it is
+            // lost to a follower, as to `tail -F`; that race is not what is tested here.
+            let after = |text: &str| wait_for(&seen, text);
             for (i, l) in lines.iter().enumerate() {
                 if i == 0 || i == tp0_first {
                     continue;
                 }
                 match i {
                     // Rotation of rank1's file: renamed away, a new file takes its name.
+                    // Its last line so far is TP1's `Load weight end` (server.log:32).
                     40 => {
-                        pause();
+                        after("TP1  weight_load avail after");
                         fs::rename(file(1), file(1).with_extension("log.1")).expect("rename");
                         fs::write(file(1), "").expect("new file");
-                        pause();
+                        after("rank1.log: a new file under this name");
                     }
-                    // Copy-truncate of rank2's: copied, then cut to nothing.
+                    // Copy-truncate of rank2's: copied, then cut to nothing. Its last line
+                    // so far is TP2's `Load weight end`.
                     50 => {
-                        pause();
+                        after("TP2  weight_load avail after");
                         fs::copy(file(2), file(2).with_extension("log.1")).expect("copy");
                         OpenOptions::new()
                             .write(true)
                             .open(file(2))
                             .and_then(|f| f.set_len(0))
                             .expect("truncate");
-                        pause();
+                        after("rank2.log: shrank to 0 bytes");
                     }
-                    // Rank3's deleted, then made again.
+                    // Rank3's deleted, then made again. Its last line with a change so far
+                    // is TP3's `Capture cuda graph begin … avail mem=0.64 GB` (server.log:47).
                     60 => {
-                        pause();
+                        after("TP3  cuda_graph avail before");
                         fs::remove_file(file(3)).expect("delete");
-                        pause();
+                        after("rank3.log: deleted");
                         fs::write(file(3), "").expect("re-create");
-                        pause();
+                        after("rank3.log: a new file under this name");
                     }
                     _ => {}
                 }
@@ -469,4 +476,35 @@ fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
     }
     // Said once: the same run read again adds nothing.
     assert!(tracker.update(&late, Some(&baseline), 0.2).is_empty());
+}
+
+/// `--json`: the final document is `summary --json`'s, byte for byte, on a run already
+/// written (the watch reads it whole, then settles); the changes go to stderr.
+#[test]
+fn json_is_the_summary_document() {
+    let watch = Command::new(bin())
+        .args([
+            "watch",
+            "--json",
+            "--timeout",
+            "60s",
+            "samples/tp8-custom-ar",
+        ])
+        .output()
+        .expect("watch runs");
+    let summary = Command::new(bin())
+        .args(["summary", "--json", "samples/tp8-custom-ar"])
+        .output()
+        .expect("summary runs");
+    assert_eq!(watch.status.code(), Some(1));
+    assert!(!watch.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&watch.stdout),
+        String::from_utf8_lossy(&summary.stdout)
+    );
+    let changes = String::from_utf8_lossy(&watch.stderr);
+    assert!(
+        changes.contains("TP2  failed: oom in cuda_graph"),
+        "{changes}"
+    );
 }
