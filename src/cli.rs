@@ -252,6 +252,12 @@ pub enum Command {
         /// FUSE filesystems that send none; also RANKSCOPE_WATCH_POLL=1)
         #[arg(long)]
         poll: bool,
+        /// Replay a finished run at the pace of its stamps, SPEED times faster (1 when not
+        /// given): its lines are read as they come, through the same path as a live run,
+        /// under their files' own names (a demonstration, a test)
+        #[arg(long, value_name = "SPEED", num_args = 0..=1, default_missing_value = "1",
+              value_parser = parse_speed)]
+        replay: Option<f64>,
         /// At the end, print to stderr how many times the run was loaded and the CPU each
         /// load took (for docs/watch.md's figures)
         #[arg(long, hide = true)]
@@ -500,6 +506,16 @@ Exit codes (as `summary --exit-code`):
   2  usage or input error
   3  incomplete: --timeout passed, or the input ended, before ready or a failure";
 
+/// `--replay`'s speed: a positive number (`20`, `0.5`), optionally with an `x` (`20x`).
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches(['x', 'X']).parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a positive speed like 20 or 0.5, got {s:?}"
+        )),
+    }
+}
+
 /// `--timeout`'s duration: `500ms`, `90s`, `10m`, `1h`, or a number of seconds.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -676,6 +692,10 @@ pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             (
                 "kubectl logs -f POD | rankscope watch --plain -",
                 "a stream on stdin, one line per change",
+            ),
+            (
+                "rankscope watch --replay 20 --vs samples/tp8-baseline samples/tp8-custom-ar",
+                "a recorded run replayed 20 times faster: the OOM foreseen from the KV pool",
             ),
             (
                 "rankscope watch --timeout 10m --plain RUN; echo $?",

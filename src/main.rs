@@ -192,6 +192,7 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             time_tolerance,
             poll,
+            replay,
             stats,
             log,
         } => commands::watch::run(
@@ -204,6 +205,7 @@ fn run(cli: Cli) -> Result<u8> {
                 json: *json,
                 time_tolerance: *time_tolerance,
                 poll: *poll,
+                replay: *replay,
                 stats: *stats,
             },
         ),

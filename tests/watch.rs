@@ -508,3 +508,59 @@ fn json_is_the_summary_document() {
         "{changes}"
     );
 }
+
+/// `--replay 20`: the recorded run is sent at 20 times its stamps' pace through the same
+/// follower and loader. tp8-custom-ar's 12 s of stamps (09:18:30 to 09:18:42) take at
+/// least 0.6 s; each rank's memory warning is printed before its own failure (TP5's pool
+/// line, server.log:135 at 09:18:42, comes after the other ranks' OOMs at 09:18:41, so
+/// "before the first OOM" holds for the seven others); it ends FAILED, exit 1. The baseline
+/// replayed against itself gives no warning and ends READY, exit 0.
+#[test]
+fn replay_warns_before_each_failure_and_the_baseline_replays_clean() {
+    let started = Instant::now();
+    let out = Command::new(bin())
+        .args([
+            "watch",
+            "--plain",
+            "--replay",
+            "20",
+            "--vs",
+            "samples/tp8-baseline",
+        ])
+        .arg("samples/tp8-custom-ar")
+        .output()
+        .expect("watch runs");
+    assert!(started.elapsed() >= Duration::from_millis(600));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle));
+    let first_oom = at("failed: oom in cuda_graph").expect("an OOM");
+    for r in 0..8 {
+        let warned = at(&format!("warning   TP{r}: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB — likely OOM in cuda_graph"))
+            .unwrap_or_else(|| panic!("no warning for TP{r}\n{text}"));
+        let failed = at(&format!("TP{r}  failed: oom in cuda_graph")).expect("its failure");
+        assert!(warned < failed, "TP{r}\n{text}");
+        if r != 5 {
+            assert!(warned < first_oom, "TP{r}\n{text}");
+        }
+    }
+    assert!(text.contains("\nFAILED  samples/tp8-custom-ar"), "{text}");
+
+    let out = Command::new(bin())
+        .args([
+            "watch",
+            "--plain",
+            "--replay",
+            "20",
+            "--vs",
+            "samples/tp8-baseline",
+        ])
+        .arg("samples/tp8-baseline")
+        .output()
+        .expect("watch runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("warning"), "{text}");
+    assert!(text.contains("\nREADY  samples/tp8-baseline"), "{text}");
+}

@@ -26,6 +26,9 @@ use super::{out, out_json, LogContext};
 /// How often the files are looked at without file events (`--poll`): a line written
 /// reaches the board within this.
 const POLL: Duration = Duration::from_millis(100);
+/// A replay's channels are looked at this often: at `--replay 20` a second of the log
+/// passes in 50 ms.
+const REPLAY_POLL: Duration = Duration::from_millis(10);
 /// With file events, a look anyway this often (an event lost, a file on a filesystem that
 /// sends none among others that do).
 const SAFETY_POLL: Duration = Duration::from_secs(1);
@@ -46,6 +49,7 @@ pub struct WatchArgs<'a> {
     pub json: bool,
     pub time_tolerance: f64,
     pub poll: bool,
+    pub replay: Option<f64>,
     pub stats: bool,
 }
 
@@ -203,6 +207,35 @@ fn file_events(
 
 type Followed = (End, Option<Loaded>, Vec<String>);
 
+/// When the loop looks at the files: at file events (the watcher lives as long as this),
+/// or on a tick.
+struct Looking {
+    _watcher: Option<notify::RecommendedWatcher>,
+    events: mpsc::Receiver<bool>,
+    no_events: Option<String>,
+    tick: Duration,
+    discover_every: Duration,
+}
+
+fn how_to_look(follower: &Follower, a: &WatchArgs) -> Looking {
+    let env_poll = std::env::var("RANKSCOPE_WATCH_POLL").is_ok_and(|v| v == "1");
+    // A replay's lines come through channels: no file to watch.
+    let poll = a.poll || env_poll || a.replay.is_some();
+    let (watcher, events, no_events) = file_events(&follower.watch_dirs(), poll);
+    let (tick, discover_every) = match (&watcher, a.replay) {
+        (_, Some(_)) => (REPLAY_POLL, DISCOVER_EVERY),
+        (Some(_), None) => (SAFETY_POLL, DISCOVER_EVERY_WITH_EVENTS),
+        (None, None) => (POLL, DISCOVER_EVERY),
+    };
+    Looking {
+        _watcher: watcher,
+        events,
+        no_events,
+        tick,
+        discover_every,
+    }
+}
+
 fn follow_run(
     cx: &LogContext,
     a: &WatchArgs,
@@ -211,25 +244,24 @@ fn follow_run(
     style: Style,
 ) -> Result<Followed> {
     let budget = EventBudget::default();
-    let mut follower = Follower::new(&cx.grammars, &budget, a.run)?;
-    let env_poll = std::env::var("RANKSCOPE_WATCH_POLL").is_ok_and(|v| v == "1");
-    let (watcher, events, no_events) = file_events(&follower.watch_dirs(), a.poll || env_poll);
+    let mut follower = match a.replay {
+        Some(speed) => Follower::replay(&cx.grammars, &budget, a.run, speed)?,
+        None => Follower::new(&cx.grammars, &budget, a.run)?,
+    };
+    let look = how_to_look(&follower, a);
+    let (tick, discover_every, events) = (look.tick, look.discover_every, &look.events);
     let mut notes: Vec<String> = Vec::new();
-    if let Some(why) = no_events {
+    if let Some(why) = &look.no_events {
         notes.push(format!(
             "no file events ({why}): the files are polled every 100 ms"
         ));
         board.lines(&[format!("note      {}", notes[notes.len() - 1])])?;
     }
-    let (tick, discover_every) = if watcher.is_some() {
-        (SAFETY_POLL, DISCOVER_EVERY_WITH_EVENTS)
-    } else {
-        (POLL, DISCOVER_EVERY)
-    };
     let started = Instant::now();
     let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
     let mut tracker = Tracker::default();
     let mut last: Option<Loaded> = None;
+    let mut state: Option<RunState> = None;
     let mut config_said = baseline.is_none();
     let mut last_new = Instant::now();
     let mut last_discover = Instant::now();
@@ -285,10 +317,12 @@ fn follow_run(
                 stats.lines = follower.lines();
                 board.lines(&lines)?;
                 board.show(&loaded, &warnings)?;
+                // Computed once per load, not per tick.
+                state = Some(RunReport::of(&loaded.run).state(&loaded.run));
                 last = Some(loaded);
             }
         }
-        if let Some(end) = ended(last.as_ref(), last_new) {
+        if let Some(end) = ended(state, last_new) {
             break end;
         }
         if follower.input_ended() {
@@ -304,11 +338,16 @@ fn follow_run(
             tick.min(d.saturating_duration_since(Instant::now()))
         });
         let mut created = false;
-        if let Ok(c) = events.recv_timeout(wait) {
-            created |= c;
-            while let Ok(c) = events.try_recv() {
+        match events.recv_timeout(wait) {
+            Ok(c) => {
                 created |= c;
+                while let Ok(c) = events.try_recv() {
+                    created |= c;
+                }
             }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            // No watcher (polling, a replay): nothing will ever come, so the tick is a sleep.
+            Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
         }
         if created || last_discover.elapsed() >= discover_every {
             last_discover = Instant::now();
@@ -332,11 +371,8 @@ fn load_now(cx: &LogContext, paths: &[PathBuf], follower: &Follower) -> Result<O
 }
 
 /// Ready, or failed and nothing new for `SETTLE` after it.
-fn ended(last: Option<&Loaded>, last_new: Instant) -> Option<End> {
-    let loaded = last?;
-    let r = &loaded.run;
-    let state = RunReport::of(r).state(r);
-    match state {
+fn ended(state: Option<RunState>, last_new: Instant) -> Option<End> {
+    match state? {
         RunState::Ready => Some(End::Decided),
         // A failure's traceback, and the other ranks' consequences, are still being
         // written when the failure is first seen: what settles it is silence.

@@ -94,11 +94,15 @@ pub struct Follower<'a> {
     paths: Vec<PathBuf>,
     groups: Vec<NodeFiles>,
     files: Vec<Followed<'a>>,
-    stdin: Option<StdinFeed<'a>>,
+    /// Streams fed through channels instead of files: stdin, or a replay's files.
+    streams: Vec<Stream<'a>>,
     notes: Vec<FollowNote>,
 }
 
-struct StdinFeed<'a> {
+/// Bytes that come through a channel (the standard input, or a recorded file replayed),
+/// under the path the run names them by; the sender dropped is the stream's end.
+struct Stream<'a> {
+    path: PathBuf,
     rx: mpsc::Receiver<io::Result<Vec<u8>>>,
     feed: LineFeed<'a>,
     partial: Vec<u8>,
@@ -118,11 +122,12 @@ impl<'a> Follower<'a> {
             paths: paths.to_vec(),
             groups: Vec::new(),
             files: Vec::new(),
-            stdin: None,
+            streams: Vec::new(),
             notes: Vec::new(),
         };
         if paths.len() == 1 && paths[0].as_os_str() == "-" {
-            f.stdin = Some(StdinFeed {
+            f.streams.push(Stream {
+                path: paths[0].clone(),
                 rx: spawn_stdin_reader(),
                 feed: LineFeed::new(gs, 0, budget),
                 partial: Vec::new(),
@@ -135,10 +140,49 @@ impl<'a> Follower<'a> {
         Ok(f)
     }
 
+    /// Replays a recorded run (`watch --replay`): its logs' lines are sent at the pace of
+    /// their stamps × `speed` (`ingest::replay`) and read as they come, under the files'
+    /// own names, through the same scan and loader as a live run.
+    pub fn replay(
+        gs: &'a GrammarSet,
+        budget: &'a EventBudget,
+        paths: &[PathBuf],
+        speed: f64,
+    ) -> Result<Self, crate::ingest::replay::ReplayError> {
+        let groups = source::discover_nodes(paths)?;
+        let logs: Vec<SourceFile> = groups
+            .iter()
+            .flat_map(|g| g.files.iter())
+            .filter(|f| f.kind == SourceKind::Log)
+            .cloned()
+            .collect();
+        let receivers = crate::ingest::replay::start(gs, &logs, speed)?;
+        let streams = logs
+            .iter()
+            .zip(receivers)
+            .map(|(sf, rx)| Stream {
+                path: sf.path.clone(),
+                rx,
+                feed: LineFeed::new(gs, 0, budget),
+                partial: Vec::new(),
+                ended: false,
+            })
+            .collect();
+        Ok(Follower {
+            gs,
+            budget,
+            paths: paths.to_vec(),
+            groups,
+            files: Vec::new(),
+            streams,
+            notes: Vec::new(),
+        })
+    }
+
     /// Lists the run's files again: logs that appeared since are followed from their
     /// start. A file once followed stays in the run even when its path is gone.
     pub fn discover(&mut self, first: bool) -> Result<(), source::SourceError> {
-        if self.stdin.is_some() {
+        if !self.streams.is_empty() {
             return Ok(());
         }
         let found = match source::discover_nodes(&self.paths) {
@@ -212,8 +256,8 @@ impl<'a> Follower<'a> {
     /// new). Notes on what happened wait in [`Follower::take_notes`].
     pub fn poll(&mut self) -> u64 {
         let mut read = 0;
-        if let Some(s) = &mut self.stdin {
-            read += poll_stdin(s, &mut self.notes);
+        for s in &mut self.streams {
+            read += poll_stream(s, &mut self.notes);
         }
         for f in &mut self.files {
             let (n, notes) = poll_file(f);
@@ -223,9 +267,10 @@ impl<'a> Follower<'a> {
         read
     }
 
-    /// The standard input ended (never true for files: they may always grow).
+    /// The standard input, or every replayed file, ended (never true for files followed:
+    /// they may always grow).
     pub fn input_ended(&self) -> bool {
-        self.stdin.as_ref().is_some_and(|s| s.ended)
+        !self.streams.is_empty() && self.streams.iter().all(|s| s.ended)
     }
 
     pub fn take_notes(&mut self) -> Vec<FollowNote> {
@@ -264,8 +309,8 @@ impl<'a> Follower<'a> {
     pub fn given(&self) -> GivenScans {
         let mut groups: Vec<NodeFiles> = self.groups.clone();
         let mut scans = HashMap::new();
-        if let Some(s) = &self.stdin {
-            scans.insert(PathBuf::from("-"), s.feed.scan());
+        for s in &self.streams {
+            scans.insert(s.path.clone(), s.feed.scan());
         }
         for f in &self.files {
             for seg in &f.segments {
@@ -285,7 +330,7 @@ impl<'a> Follower<'a> {
             .iter()
             .flat_map(|f| f.segments.iter().map(|s| s.feed.lines()))
             .sum();
-        files + self.stdin.as_ref().map_or(0, |s| s.feed.lines())
+        files + self.streams.iter().map(|s| s.feed.lines()).sum::<u64>()
     }
 }
 
@@ -314,7 +359,7 @@ fn spawn_stdin_reader() -> mpsc::Receiver<io::Result<Vec<u8>>> {
     rx
 }
 
-fn poll_stdin(s: &mut StdinFeed, notes: &mut Vec<FollowNote>) -> u64 {
+fn poll_stream(s: &mut Stream, notes: &mut Vec<FollowNote>) -> u64 {
     let mut read = 0u64;
     loop {
         match s.rx.try_recv() {
@@ -325,7 +370,7 @@ fn poll_stdin(s: &mut StdinFeed, notes: &mut Vec<FollowNote>) -> u64 {
             }
             Ok(Err(e)) => {
                 notes.push(FollowNote::Unreadable {
-                    path: "-".to_string(),
+                    path: crate::ingest::text::shown_path(&s.path),
                     error: e.to_string(),
                 });
             }
@@ -334,7 +379,9 @@ fn poll_stdin(s: &mut StdinFeed, notes: &mut Vec<FollowNote>) -> u64 {
                 if !s.ended {
                     s.ended = true;
                     flush_partial(&mut s.feed, &mut s.partial);
-                    notes.push(FollowNote::InputEnded);
+                    if s.path.as_os_str() == "-" {
+                        notes.push(FollowNote::InputEnded);
+                    }
                 }
                 break;
             }

@@ -6,6 +6,7 @@ pub mod event;
 pub mod follow;
 pub mod load;
 pub mod nvsmi;
+pub mod replay;
 pub mod scan;
 pub mod source;
 pub mod text;
