@@ -438,7 +438,10 @@ fn a_stream_on_stdin_is_followed_to_its_end() {
 fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
     use rankscope::analysis::early::{Change, EarlyWarning, Tracker};
     use rankscope::grammar::GrammarSet;
-    use rankscope::ingest::load::run_from_bytes;
+    use rankscope::session::Session;
+    let run_from_bytes = |gs: &GrammarSet, name: &str, bytes: &[u8], block: usize| {
+        Session::from_bytes(gs, name, bytes, block).run
+    };
     let gs = GrammarSet::builtin().expect("grammars");
     let base_text = fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
     let baseline = run_from_bytes(&gs, "baseline", base_text.as_bytes(), 1 << 20);

@@ -18,7 +18,7 @@ use chrono::NaiveDateTime;
 
 use super::remedy::{self, Deficit, DeficitBasis, Remedy};
 use super::timing;
-use crate::ingest::event::{FieldValue, Measure, Origin, Rank};
+use crate::base::event::{FieldValue, Measure, Origin, Rank};
 use crate::model::{FailureKind, Outcome, Phase, RankRun, Run};
 
 /// Phases after the KV pool whose memory the pool's leftover must hold.
@@ -211,7 +211,7 @@ fn order(run: &Run, changes: &mut [Change]) {
 
 /// The measure of a figure by its name (`avail_after` is bytes, `tokens` a count).
 fn measure_of(name: &str) -> Option<Measure> {
-    crate::ingest::event::FigureName::from_name(name).map(|f| f.measure())
+    crate::base::event::FigureName::from_name(name).map(|f| f.measure())
 }
 
 /// The free memory a rank has after its KV pool: the pool's own figure, else what graph

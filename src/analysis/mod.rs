@@ -6,6 +6,7 @@ pub mod cause;
 pub mod clock;
 pub mod diff;
 pub mod early;
+pub mod env;
 pub mod outcome;
 pub mod remedy;
 pub mod timing;

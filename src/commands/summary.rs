@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use rankscope::analysis::attribute;
-use rankscope::ingest::load;
-use rankscope::render::{self, json};
+use rankscope::render::{self, json, Style};
 use rankscope::report::RunReport;
+use rankscope::session::Session;
 
 use super::{out, out_json, out_ndjson, LogContext};
 
@@ -20,21 +20,13 @@ pub fn run(
 ) -> Result<u8> {
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let report = RunReport::of(r);
+    let report = loaded.report();
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
         out_json(&json::summary_doc(r, &report))?;
     } else {
-        let mut text = render::text::summary::summary(r, &report, ranks, cx.style);
-        // Snapshots are read only when a rank failed: they are what names the OOM's
-        // site, and reading them costs seconds on large runs.
-        if r.ranks.iter().any(|x| x.failure.is_some()) {
-            let (snaps, _) = load::load_snapshots(r, &loaded.files);
-            let ev = attribute::snapshot_evidence(r, &[], &snaps);
-            text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
-        }
-        out(&text)?;
+        out(&text(&loaded, &report, ranks, cx.style))?;
     }
     // The process ends here and the OS takes its memory back at once: freeing a run of
     // thousands of ranks piece by piece (glibc coalescing its small blocks) was a fifth
@@ -48,10 +40,20 @@ pub fn run(
     Ok(code)
 }
 
+/// `summary`'s text of a run (`watch` ends with it too).
+pub fn text(loaded: &Session, report: &RunReport, ranks: bool, style: Style) -> String {
+    let r = &loaded.run;
+    let mut text = render::text::summary::summary(r, report, ranks, style);
+    // Snapshots are read only when a rank failed: they are what names the OOM's
+    // site, and reading them costs seconds on large runs.
+    if r.ranks.iter().any(|x| x.failure.is_some()) {
+        let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
+        text.push_str(&render::text::diff::summary_snapshot_section(&ev, style));
+    }
+    text
+}
+
 /// Which run an NDJSON line belongs to.
-pub fn run_id(loaded: &load::Loaded) -> json::RunIdDoc {
-    json::RunIdDoc::from(&rankscope::export::identity::identity(
-        &loaded.run.name,
-        &loaded.files,
-    ))
+pub fn run_id(loaded: &Session) -> json::RunIdDoc {
+    json::RunIdDoc::from(&loaded.identity())
 }

@@ -14,11 +14,11 @@ use notify::Watcher;
 use rankscope::analysis::diff::{diff_with, DiffOptions};
 use rankscope::analysis::early::{Change, Tracker};
 use rankscope::ingest::follow::{FollowNote, Follower};
-use rankscope::ingest::load::{self, LoadError, Loaded};
 use rankscope::ingest::scan::EventBudget;
 use rankscope::render::text::watch as words;
 use rankscope::render::{self, json, Style};
 use rankscope::report::{RunReport, RunState};
+use rankscope::session::{Inputs, LoadError, Session};
 use rankscope::tui::watch::LiveBoard;
 
 use super::{out, out_json, LogContext};
@@ -98,7 +98,7 @@ impl Stats {
 pub trait Board {
     fn lines(&mut self, lines: &[String]) -> Result<()>;
     /// The run as loaded now, for a board that draws it whole.
-    fn show(&mut self, _loaded: &Loaded, _warnings: &[String]) -> Result<()> {
+    fn show(&mut self, _loaded: &Session, _warnings: &[String]) -> Result<()> {
         Ok(())
     }
     /// The user asked to stop (the live board's `q`).
@@ -133,7 +133,7 @@ impl Board for LiveBoard {
     fn lines(&mut self, lines: &[String]) -> Result<()> {
         Ok(self.push_lines(lines)?)
     }
-    fn show(&mut self, loaded: &Loaded, warnings: &[String]) -> Result<()> {
+    fn show(&mut self, loaded: &Session, warnings: &[String]) -> Result<()> {
         Ok(LiveBoard::show(self, &loaded.run, warnings)?)
     }
     fn quit_asked(&mut self) -> bool {
@@ -171,7 +171,7 @@ pub fn run(cx: &LogContext, a: WatchArgs) -> Result<u8> {
     // The live board gives the terminal back before the summary is printed.
     drop(board);
     let (end, last, notes) = result?;
-    finish(cx, &a, end, last, notes, style)
+    finish(&a, end, last, notes, style)
 }
 
 /// The events to wait on: file events from `notify` (inotify, kqueue, FSEvents), or
@@ -205,7 +205,7 @@ fn file_events(
     (Some(watcher), rx, None)
 }
 
-type Followed = (End, Option<Loaded>, Vec<String>);
+type Followed = (End, Option<Session>, Vec<String>);
 
 /// When the loop looks at the files: at file events (the watcher lives as long as this),
 /// or on a tick.
@@ -239,7 +239,7 @@ fn how_to_look(follower: &Follower, a: &WatchArgs) -> Looking {
 fn follow_run(
     cx: &LogContext,
     a: &WatchArgs,
-    baseline: Option<&Loaded>,
+    baseline: Option<&Session>,
     board: &mut dyn Board,
     style: Style,
 ) -> Result<Followed> {
@@ -260,7 +260,7 @@ fn follow_run(
     let started = Instant::now();
     let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
     let mut tracker = Tracker::default();
-    let mut last: Option<Loaded> = None;
+    let mut last: Option<Session> = None;
     let mut state: Option<RunState> = None;
     let mut config_said = baseline.is_none();
     let mut last_new = Instant::now();
@@ -360,10 +360,15 @@ fn follow_run(
 
 /// The run as read so far, through `summary`'s loader; `None` while nothing in it is a
 /// start-up line yet.
-fn load_now(cx: &LogContext, paths: &[PathBuf], follower: &Follower) -> Result<Option<Loaded>> {
+fn load_now(cx: &LogContext, paths: &[PathBuf], follower: &Follower) -> Result<Option<Session>> {
+    let read = follower.given();
+    let inputs = Inputs {
+        paths: paths.to_vec(),
+        groups: read.groups,
+    };
     let mut opts = cx.opts.clone();
-    opts.given = Some(Arc::new(follower.given()));
-    match load::load_paths(&cx.grammars, paths, &opts, &|_, _| {}) {
+    opts.given = Some(Arc::new(read.scans));
+    match Session::load(&cx.grammars, &inputs, &opts, &|_, _| {}) {
         Ok(l) => Ok(Some(l)),
         Err(LoadError::NotAStartupLog { .. } | LoadError::NothingRead { .. }) => Ok(None),
         Err(e) => Err(e.into()),
@@ -395,14 +400,12 @@ fn config_lines(
 }
 
 fn finish(
-    cx: &LogContext,
     a: &WatchArgs,
     end: End,
-    last: Option<Loaded>,
+    last: Option<Session>,
     notes: Vec<String>,
     style: Style,
 ) -> Result<u8> {
-    let _ = cx;
     let Some(mut loaded) = last else {
         let why = match end {
             End::TimedOut => words::timed_out(a.timeout.unwrap_or(0.0)),
@@ -418,7 +421,7 @@ fn finish(
     if a.json {
         out_json(&json::summary_doc(r, &report))?;
     } else {
-        out(&render::text::summary::summary(r, &report, false, style))?;
+        out(&super::summary::text(&loaded, &report, false, style))?;
     }
     let code = match end {
         End::TimedOut if state != RunState::Failed => {

@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use crate::grammar::GrammarSet;
-use crate::ingest::load::GivenScans;
-use crate::ingest::scan::{EventBudget, LineFeed, DEFAULT_BLOCK};
+use crate::ingest::scan::{EventBudget, LineFeed, SourceScan, DEFAULT_BLOCK};
 use crate::ingest::source::{self, Compression, NodeFiles, SourceFile, SourceKind};
 
 /// Bytes read from one file in one go, at most: a file that grew by gigabytes is read in
@@ -56,6 +55,14 @@ pub enum FollowNote {
     Compressed { path: String },
     /// The standard input ended.
     InputEnded,
+}
+
+/// What the follower has read: each node's files as the loader lists inputs (every
+/// segment a log of its own), and each log's scan by path.
+#[derive(Debug, Default)]
+pub struct ReadSoFar {
+    pub groups: Vec<NodeFiles>,
+    pub scans: HashMap<PathBuf, SourceScan>,
 }
 
 /// One incarnation of a followed file: its own source of the run.
@@ -306,7 +313,7 @@ impl<'a> Follower<'a> {
 
     /// What has been read so far, for the loader: each node's files (every segment a log
     /// of its own) and each segment's scan.
-    pub fn given(&self) -> GivenScans {
+    pub fn given(&self) -> ReadSoFar {
         let mut groups: Vec<NodeFiles> = self.groups.clone();
         let mut scans = HashMap::new();
         for s in &self.streams {
@@ -320,7 +327,7 @@ impl<'a> Follower<'a> {
                 scans.insert(seg.file.path.clone(), seg.feed.scan());
             }
         }
-        GivenScans { groups, scans }
+        ReadSoFar { groups, scans }
     }
 
     /// Lines read so far, over every file.
@@ -370,7 +377,7 @@ fn poll_stream(s: &mut Stream, notes: &mut Vec<FollowNote>) -> u64 {
             }
             Ok(Err(e)) => {
                 notes.push(FollowNote::Unreadable {
-                    path: crate::ingest::text::shown_path(&s.path),
+                    path: crate::base::text::shown_path(&s.path),
                     error: e.to_string(),
                 });
             }

@@ -75,7 +75,7 @@ fn stamped(gs: &GrammarSet, logs: &[SourceFile]) -> Result<Vec<StampedLine>, Rep
         let bytes = read_whole(sf)?;
         let mut last: Option<NaiveDateTime> = None;
         for line in bytes.split_inclusive(|&b| b == b'\n') {
-            let text = crate::ingest::text::clean_line(line);
+            let text = crate::base::text::clean_line(line);
             if let Some(p) = gs.find_prefix(&text, text.len()) {
                 let ts = match (p.ts, p.time_only, p.date_inferred) {
                     (Some(ts), false, false) => {

@@ -18,7 +18,7 @@ use ratatui::Terminal;
 
 use super::app::{App, Snapshots};
 use super::{quits, update, HookGuard, Msg, Term, TerminalGuard, ACTIVE};
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::model::Run;
 
 /// Change lines kept for the board's lower pane.

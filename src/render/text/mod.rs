@@ -8,5 +8,6 @@ pub mod outcome;
 pub mod remedy;
 pub mod summary;
 pub mod time;
+pub mod values;
 pub mod verdict;
 pub mod watch;

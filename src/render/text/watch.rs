@@ -7,12 +7,12 @@ use chrono::NaiveDateTime;
 
 use crate::analysis::early::{Change, EarlyWarning, MemoryWarning, SlowWarning};
 use crate::analysis::remedy::Remedies;
-use crate::ingest::event::Origin;
+use crate::base::event::Origin;
+use crate::base::text::sanitize;
+use crate::base::units::bytes_as_printed;
 use crate::ingest::follow::FollowNote;
-use crate::ingest::text::sanitize;
 use crate::model::{Outcome, Run};
 use crate::render::Style;
-use crate::units::bytes_as_printed;
 
 /// Seconds from the run's first stamp, as the board's clock: `t+12.0s`.
 pub fn since_start(run: &Run, at: Option<NaiveDateTime>) -> String {
