@@ -654,7 +654,7 @@ fn run_config(run: &Run) -> Result<(Config, bool), ConfigNote> {
     }
 }
 
-pub fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<ConfigNote>) {
+fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<ConfigNote>) {
     match (run_config(b), run_config(c)) {
         (Ok((a, cut_a)), Ok((b_cfg, cut_b))) => {
             let mut d = config::diff(&a, &b_cfg);
