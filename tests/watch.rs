@@ -1,6 +1,8 @@
 //! `rankscope watch` as a user runs it: a writer thread appends a real sample's lines to
 //! files in a temporary directory over time, as a starting server would, while the binary
 //! follows them. Figures are checked by hand against the samples (see each test).
+// A failed unwrap in a helper is a failed test, as in the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
