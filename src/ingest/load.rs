@@ -366,6 +366,18 @@ fn scan_path(
         });
     }
     let (files, dir_notes) = source::discover_noted(path)?;
+    scan_found(gs, files, dir_notes, opts, progress)
+}
+
+/// Scans the logs among files already discovered (`dir_notes`: what their listing
+/// skipped).
+fn scan_found(
+    gs: &GrammarSet,
+    files: Vec<SourceFile>,
+    dir_notes: Vec<String>,
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<(Vec<SourceFile>, Scanned), LoadError> {
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     let (sources, events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
     let mut notes = dir_notes;
@@ -600,8 +612,19 @@ pub fn load_paths(
         }
     }
     let scanned = if undivided {
-        // One path: a single node unless its files' NCCL lines name several hosts.
-        let (found, scanned) = scan_path(gs, &paths[0], opts, progress)?;
+        // One path: a single node unless its files' NCCL lines name several hosts. Its
+        // files were listed (and sniffed) by `discover_nodes` already: not again.
+        if let Some(found) = snapshot_not_log(&paths[0]) {
+            return Err(LoadError::NotAStartupLog {
+                path: crate::ingest::text::shown_path(&paths[0]),
+                found,
+            });
+        }
+        let (found, notes) = groups
+            .first()
+            .map(|g| (g.files.clone(), g.notes.clone()))
+            .unwrap_or_default();
+        let (found, scanned) = scan_found(gs, found, notes, opts, progress)?;
         if distinct_hosts(&scanned.1) < 2 && wrapped_nodes_by_source(&scanned.1, 1)[0].len() < 2 {
             return finish_single(
                 gs,
