@@ -13,9 +13,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
+use crate::base::event::kind;
+use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 use crate::grammar::{GrammarSet, LineMatch};
-use crate::ingest::event::kind;
-use crate::ingest::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 
 use super::traceback::{
     continues_traceback, gather_loose_traceback, park_if_other_node, resume_traceback, Ghost, Tb,

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::base::event::{Event, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
-use crate::ingest::event::{Event, Origin, Rank};
 
 use super::block::{BlockScan, PendingEvent};
 use super::{
@@ -251,7 +251,7 @@ impl<'a> Merger<'a> {
         // start-ups keep their events (a cap per file kept the first 1,024 and paired the
         // last one's end with an earlier one's begin). Configuration lines themselves
         // are bounded by the run's budgets.
-        let config = ev.kind == crate::ingest::event::kind::SERVER_ARGS;
+        let config = ev.kind == crate::base::event::kind::SERVER_ARGS;
         if config {
             self.same_kept.clear();
         }

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::base::event::Event;
+use crate::base::text::clean_line;
 use crate::grammar::GrammarSet;
-use crate::ingest::event::Event;
-use crate::ingest::text::clean_line;
 
 mod block;
 mod merge;

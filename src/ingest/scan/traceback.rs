@@ -1,8 +1,8 @@
 //! Tracebacks within a block: which event a continuation line belongs to, across the
 //! interleaved output of several wrapped nodes.
 
+use crate::base::text::{clean_line, peel_wrapper};
 use crate::grammar::{LineMatch, PrefixInfo};
-use crate::ingest::text::{clean_line, peel_wrapper};
 
 use super::block::{BlockScan, Ctx, PendingEvent, Root};
 use super::{push_detail, Context};
