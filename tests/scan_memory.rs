@@ -7,6 +7,8 @@
 //! not the test process's resident memory. This file holds one test: tests of one binary
 //! run in parallel and would share the count.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -25,6 +27,7 @@ fn grew(n: usize) {
 
 // SAFETY: every call is passed on unchanged to the system allocator; the counters only
 // add and subtract the sizes the caller gives.
+#[allow(unsafe_code)] // a counting allocator: GlobalAlloc is an unsafe trait
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         grew(layout.size());
