@@ -46,7 +46,7 @@ mkdir "$RUN"
 : > "$RUN/server.log"
 # A server of our own (its own socket): no other tmux on the machine is touched.
 tmux() { command tmux -L "$SESSION" "$@"; }
-trap 'tmux kill-server 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'tmux kill-server 2>/dev/null; sleep 0.2; rm -rf "$WORK" 2>/dev/null' EXIT
 
 started=""
 for _ in 1 2 3 4 5; do
