@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use rankscope::ingest::load;
 use rankscope::render::{self, json};
-use rankscope::report::DiffReport;
+use rankscope::report::{DiffReport, MemoryDiff};
 
 use super::{out, out_json, shown, LogContext};
 
@@ -15,8 +15,10 @@ pub fn run(
     baseline: &[PathBuf],
     as_json: bool,
     explain: bool,
+    memory: &crate::cli::MemoryArgs,
     options: rankscope::analysis::diff::DiffOptions,
 ) -> Result<u8> {
+    let shape = super::model_shape(memory)?;
     let (baseline, candidate): (&[PathBuf], &[PathBuf]) = match (baseline.is_empty(), paths) {
         (false, _) => (baseline, paths),
         (true, [b, c]) => (std::slice::from_ref(b), std::slice::from_ref(c)),
@@ -50,7 +52,7 @@ pub fn run(
         || load::load_snapshots(&b.run, &b.files),
         || load::load_snapshots(&c.run, &c.files),
     );
-    let report = DiffReport::of(
+    let mut report = DiffReport::of(
         &b.run,
         &c.run,
         &bs,
@@ -58,12 +60,30 @@ pub fn run(
         be.into_iter().chain(ce).collect(),
         options,
     );
+    if !memory.tokens.is_empty() || shape.is_some() {
+        report.memory = MemoryDiff::of(
+            &b.run,
+            &c.run,
+            &report.diff,
+            report.attribution.as_ref(),
+            &memory.tokens,
+            shape.as_ref(),
+        );
+    }
     let code = report.diff.status.exit_code() as u8;
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
     } else {
         let notes = render::text::diff::run_notes(&b.run.notes, &c.run.notes);
         let mut text = render::text::diff::report(&report, notes, cx.style);
+        if memory.shown() {
+            text.push_str(&render::text::capacity::memory_diff_section(
+                &b.run,
+                &c.run,
+                &report.memory,
+                cx.style,
+            ));
+        }
         if explain {
             text.push_str(&render::text::diff::explain(&report.diff, cx.style));
             if let Some(c) = report

@@ -6,7 +6,7 @@ use anyhow::Result;
 use rankscope::analysis::attribute;
 use rankscope::ingest::load;
 use rankscope::render::{self, json};
-use rankscope::report::RunReport;
+use rankscope::report::{MemoryReport, RunReport};
 
 use super::{out, out_json, out_ndjson, LogContext};
 
@@ -17,10 +17,15 @@ pub fn run(
     as_json: bool,
     ndjson: bool,
     exit_code: bool,
+    memory: &crate::cli::MemoryArgs,
 ) -> Result<u8> {
+    let shape = super::model_shape(memory)?;
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let report = RunReport::of(r);
+    let mut report = RunReport::of(r);
+    if !memory.tokens.is_empty() || shape.is_some() {
+        report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
+    }
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
@@ -33,6 +38,13 @@ pub fn run(
             let (snaps, _) = load::load_snapshots(r, &loaded.files);
             let ev = attribute::snapshot_evidence(r, &[], &snaps);
             text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
+        }
+        if memory.shown() {
+            text.push_str(&render::text::capacity::memory_section(
+                r,
+                &report.memory,
+                cx.style,
+            ));
         }
         out(&text)?;
     }

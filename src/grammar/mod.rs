@@ -8,6 +8,7 @@
 //! and deliberately ignored, so "lines not understood" means what it says.
 
 mod knowledge;
+pub mod memory_model;
 pub mod remedy;
 mod spec;
 
@@ -331,7 +332,12 @@ impl Grammar {
             .map(|e| e.regex.capture_names().collect())
             .collect();
         let know = knowledge::compile_grammar(origin, &spec, &captures)?;
-        let remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
+        let mut remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
+        remedy.memory_models.extend(memory_model::compile(
+            origin,
+            &spec.id,
+            spec.memory_model.as_ref(),
+        )?);
         for ev in &spec.event {
             if let Some(p) = ev.set.get("phase") {
                 if Phase::from_name(p).is_none() {
@@ -731,6 +737,7 @@ impl GrammarSet {
                 .remedy
                 .levers
                 .extend(g.remedy.levers.iter().cloned());
+            (knowledge.remedy.memory_models).extend(g.remedy.memory_models.iter().cloned());
         }
         Ok(GrammarSet {
             grammars,
