@@ -218,7 +218,7 @@ fn vllm_capacity_matches_the_servers_concurrency_line() {
         (m.per_token, m.heads_per_rank, m.replication),
         (163_840, 4, 1)
     );
-    // Log: 55.84 GiB (l.18) / 365,904 = 163,863.8 bytes: 0.015 % from the model's, a
+    // Log: 55.84 GiB (l.18) / 365,904 = 163,862.0 bytes: 0.013 % from the model's, a
     // match (another dtype or head count would be 2× off).
     let log = c.log_per_token.as_ref().expect("log");
     assert!((log.bytes - 55.84 * GIB / 365_904.0).abs() < 1.0);

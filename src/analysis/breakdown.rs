@@ -125,9 +125,26 @@ pub struct RunBreakdown {
     pub groups: Vec<BreakdownGroup>,
 }
 
-/// The figure a term names on a rank: its own, else an engine process's (vLLM's engine
-/// core prints the pool for every worker).
-fn read_term(run: &Run, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option<Origin>)> {
+/// A run with its engine processes found once: a term a rank does not print is looked
+/// up in them (vLLM's engine core prints the pool for every worker), and a run of
+/// thousands of ranks must not search its ranks for them once per term.
+pub struct Reader<'r> {
+    pub run: &'r Run,
+    engines: Vec<&'r RankRun>,
+}
+
+impl<'r> Reader<'r> {
+    pub fn new(run: &'r Run) -> Reader<'r> {
+        Reader {
+            run,
+            engines: run.ranks.iter().filter(|r| r.is_process()).collect(),
+        }
+    }
+}
+
+/// The figure a term names on a rank: its own, else an engine process's.
+fn read_term(rd: &Reader, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option<Origin>)> {
+    let run = rd.run;
     let value = |v: &FieldValue| -> Option<(i64, i64)> {
         match v {
             FieldValue::Bytes { bytes, resolution } => Some((*bytes, (*resolution / 2) as i64)),
@@ -135,7 +152,7 @@ fn read_term(run: &Run, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option
             _ => None,
         }
     };
-    let engines = || run.ranks.iter().filter(|r| r.is_process());
+    let engines = || rd.engines.iter().copied();
     match term {
         Term::Figure(phase, fig) => std::iter::once(rank)
             .chain(engines())
@@ -159,7 +176,7 @@ fn read_term(run: &Run, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option
 
 /// The first formula whose every term can be read. `device` and `rest` are given.
 pub(crate) fn evaluate(
-    run: &Run,
+    rd: &Reader,
     rank: &RankRun,
     formulas: &[Formula],
     device: Option<&Amount>,
@@ -171,7 +188,7 @@ pub(crate) fn evaluate(
             let (bytes, resolution, origin) = match term {
                 Term::Device => device.map(|d| (d.bytes, d.resolution, None))?,
                 Term::Rest => rest.map(|d| (d.bytes, d.resolution, None))?,
-                _ => read_term(run, rank, term)?,
+                _ => read_term(rd, rank, term)?,
             };
             terms.push(TermValue {
                 sign: *sign,
@@ -191,8 +208,9 @@ pub(crate) fn evaluate(
 }
 
 /// The device memory of a rank: the log's, else nvidia-smi's, else the OOM message's.
-fn device_of(run: &Run, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
-    if let Some(a) = evaluate(run, rank, &model.device, None, None) {
+fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
+    let run = rd.run;
+    if let Some(a) = evaluate(rd, rank, &model.device, None, None) {
         return Some(Device {
             amount: a,
             source: DeviceSource::Log(model.device_basis),
@@ -220,8 +238,8 @@ fn device_of(run: &Run, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
 }
 
 /// One rank's breakdown under a memory model.
-pub fn rank_breakdown(run: &Run, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
-    let device = device_of(run, rank, model);
+pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
+    let device = device_of(rd, rank, model);
     let dev = device.as_ref().map(|d| &d.amount);
     let mut rows: Vec<Row> = Category::ALL
         .iter()
@@ -231,7 +249,7 @@ pub fn rank_breakdown(run: &Run, rank: &RankRun, model: &MemoryModel) -> RankBre
                 .formulas
                 .iter()
                 .any(|f| f.terms.iter().any(|t| t.1 == Term::Rest));
-            let value = match (rest_rule, evaluate(run, rank, &rule.formulas, dev, None)) {
+            let value = match (rest_rule, evaluate(rd, rank, &rule.formulas, dev, None)) {
                 (false, Some(a)) => RowValue::Measured(a),
                 (true, _) => RowValue::NotReached,
                 (false, None) => match rule.merged_into {
@@ -277,7 +295,7 @@ pub fn rank_breakdown(run: &Run, rank: &RankRun, model: &MemoryModel) -> RankBre
                 continue;
             }
             if let (Some(a), Some(row)) = (
-                evaluate(run, rank, &rule.formulas, dev, Some(&rest)),
+                evaluate(rd, rank, &rule.formulas, dev, Some(&rest)),
                 rows.iter_mut()
                     .find(|r| r.category == model.categories[i].category),
             ) {
@@ -334,24 +352,25 @@ pub fn model_of(run: &Run) -> Option<&MemoryModel> {
 /// Every worker rank's breakdown, ranks with the same figures in one group.
 pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
     let model = model_of(run)?;
-    let mut groups: Vec<(Vec<Option<i64>>, BreakdownGroup)> = Vec::new();
+    let rd = Reader::new(run);
+    let mut index: std::collections::HashMap<Vec<Option<i64>>, usize> = Default::default();
+    let mut groups: Vec<BreakdownGroup> = Vec::new();
     for r in run.worker_ranks() {
-        let b = rank_breakdown(run, r, model);
-        let key = b.key();
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.ranks.push(r.rank.clone()),
-            None => groups.push((
-                key,
-                BreakdownGroup {
-                    ranks: vec![r.rank.clone()],
-                    breakdown: b,
-                },
-            )),
+        let b = rank_breakdown(&rd, r, model);
+        let at = *index.entry(b.key()).or_insert_with(|| {
+            groups.push(BreakdownGroup {
+                ranks: Vec::new(),
+                breakdown: b,
+            });
+            groups.len() - 1
+        });
+        if let Some(g) = groups.get_mut(at) {
+            g.ranks.push(r.rank.clone());
         }
     }
     Some(RunBreakdown {
         grammar: model.grammar.clone(),
-        groups: groups.into_iter().map(|g| g.1).collect(),
+        groups,
     })
 }
 
@@ -412,16 +431,14 @@ pub fn breakdown_diff(
     attribution: Option<&Attribution>,
 ) -> Option<BreakdownDiff> {
     let (mb, mc) = (model_of(baseline)?, model_of(candidate)?);
+    let (rb, rc) = (Reader::new(baseline), Reader::new(candidate));
     let mut moved = Vec::new();
     let mut not_compared = Vec::new();
     let pairs: Vec<(RankBreakdown, RankBreakdown)> = candidate
         .worker_ranks()
         .filter_map(|c| {
             let b = baseline.rank(&c.rank)?;
-            Some((
-                rank_breakdown(baseline, b, mb),
-                rank_breakdown(candidate, c, mc),
-            ))
+            Some((rank_breakdown(&rb, b, mb), rank_breakdown(&rc, c, mc)))
         })
         .collect();
     for cat in Category::ALL {

@@ -5,7 +5,7 @@
 //! (`[memory_model.pool]`) is checked against the pool the log shows. With a baseline,
 //! what the candidate's changes cost in tokens and requests.
 
-use crate::analysis::breakdown::{evaluate, model_of, rank_breakdown, Amount, RowValue};
+use crate::analysis::breakdown::{evaluate, model_of, rank_breakdown, Amount, Reader, RowValue};
 use crate::grammar::memory_model::{Category, MemoryModel};
 use crate::ingest::event::{Origin, Rank};
 use crate::model::config::pyrepr::PyValue;
@@ -260,12 +260,13 @@ fn config_str(run: &Run, key: &str) -> Option<String> {
 }
 
 /// A limit named `kind.field` (an event field) or a configuration key.
-fn limit_value(run: &Run, rank: &RankRun, name: &str) -> Option<i64> {
+fn limit_value(rd: &Reader, rank: &RankRun, name: &str) -> Option<i64> {
+    let run = rd.run;
     match name.split_once('.') {
         Some((kind, field)) => {
             let f =
                 crate::grammar::memory_model::parse_formula("", &format!("{kind}.{field}")).ok()?;
-            evaluate(run, rank, &[f], None, None).map(|a| a.bytes)
+            evaluate(rd, rank, &[f], None, None).map(|a| a.bytes)
         }
         None => config_int(run, name),
     }
@@ -280,15 +281,15 @@ struct Pool {
     pages: Option<i64>,
 }
 
-fn pool_of(run: &Run, rank: &RankRun, model: &MemoryModel, page: i64) -> Option<Pool> {
-    if let Some(a) = evaluate(run, rank, &model.tokens, None, None) {
+fn pool_of(rd: &Reader, rank: &RankRun, model: &MemoryModel, page: i64) -> Option<Pool> {
+    if let Some(a) = evaluate(rd, rank, &model.tokens, None, None) {
         return Some(Pool {
             tokens: a.bytes,
             origin: a.terms.first().and_then(|t| t.origin.clone()),
             pages: None,
         });
     }
-    let a = evaluate(run, rank, &model.blocks, None, None)?;
+    let a = evaluate(rd, rank, &model.blocks, None, None)?;
     Some(Pool {
         tokens: a.bytes * page,
         origin: a.terms.first().and_then(|t| t.origin.clone()),
@@ -311,9 +312,10 @@ fn requests_at(pool_tokens: i64, page: i64, tokens: i64, limit: Option<i64>) -> 
     }
 }
 
-fn pool_check(run: &Run, rank: &RankRun, model: &MemoryModel) -> Option<PoolCheck> {
+fn pool_check(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<PoolCheck> {
+    let run = rd.run;
     let rule = model.pool.as_ref()?;
-    let b = rank_breakdown(run, rank, model);
+    let b = rank_breakdown(rd, rank, model);
     let device = b.device.as_ref().map(|d| &d.amount);
     let logged = match &b.row(Category::KvPool)?.value {
         RowValue::Measured(a) => a.clone(),
@@ -323,8 +325,8 @@ fn pool_check(run: &Run, rank: &RankRun, model: &MemoryModel) -> Option<PoolChec
         Some(f) => (f, false),
         None => (rule.fraction_default?, true),
     };
-    let total = evaluate(run, rank, &rule.total, device, None)?;
-    let used = evaluate(run, rank, &rule.used, device, None)?;
+    let total = evaluate(rd, rank, &rule.total, device, None)?;
+    let used = evaluate(rd, rank, &rule.used, device, None)?;
     let predicted = (total.bytes as f64 * fraction).round() as i64 - used.bytes;
     Some(PoolCheck {
         setting: rule.fraction.clone(),
@@ -340,13 +342,13 @@ fn pool_check(run: &Run, rank: &RankRun, model: &MemoryModel) -> Option<PoolChec
 
 /// The log's bytes per token: the KV pool category over the pool's tokens.
 fn log_per_token(
-    run: &Run,
+    rd: &Reader,
     rank: &RankRun,
     model: &MemoryModel,
     tokens: i64,
     page: i64,
 ) -> Option<LogPerToken> {
-    let b = rank_breakdown(run, rank, model);
+    let b = rank_breakdown(rd, rank, model);
     let RowValue::Measured(a) = &b.row(Category::KvPool)?.value else {
         return None;
     };
@@ -378,6 +380,7 @@ fn server_said(run: &Run, pool_tokens: i64, page: i64) -> Option<ServerConcurren
 /// The run's capacity: the rank with the smallest pool, the lengths asked for.
 pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Option<Capacity> {
     let model = model_of(run)?;
+    let rd = Reader::new(run);
     let (page, page_size_default) =
         match model.page_size.as_deref().and_then(|k| config_int(run, k)) {
             Some(p) if p > 0 => (p, false),
@@ -385,7 +388,7 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
         };
     let pools: Vec<(&RankRun, Pool)> = run
         .worker_ranks()
-        .filter_map(|r| Some((r, pool_of(run, r, model, page)?)))
+        .filter_map(|r| Some((r, pool_of(&rd, r, model, page)?)))
         .collect();
     let (rank, pool) = pools.iter().min_by_key(|(_, p)| p.tokens).cloned()?;
     let Pool {
@@ -397,7 +400,7 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
     let limit = model
         .limits
         .iter()
-        .find_map(|l| Some((l.clone(), limit_value(run, rank, l)?)));
+        .find_map(|l| Some((l.clone(), limit_value(&rd, rank, l)?)));
     let lim = limit.as_ref().map(|l| l.1);
     let tp = model
         .tp_size
@@ -417,7 +420,7 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
         pool_pages,
         page_size: page,
         page_size_default,
-        log_per_token: log_per_token(run, rank, model, pool_tokens, page),
+        log_per_token: log_per_token(&rd, rank, model, pool_tokens, page),
         model_per_token: shape.map(|s| model_kv(s, tp, kv_dtype.as_deref())),
         limit,
         lengths: lengths
@@ -425,7 +428,7 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
             .map(|&t| requests_at(pool_tokens, page, t, lim))
             .collect(),
         server_said: server_said(run, pool_tokens, page),
-        pool_check: pool_check(run, rank, model),
+        pool_check: pool_check(&rd, rank, model),
     })
 }
 

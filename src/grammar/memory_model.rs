@@ -348,4 +348,32 @@ mod tests {
             assert!(parse_formula("t", bad).is_err(), "{bad}");
         }
     }
+
+    fn spec(text: &str) -> MemoryModelSpec {
+        toml::from_str(text).expect("toml")
+    }
+
+    #[test]
+    fn a_model_names_known_categories_once_with_a_formula_or_a_merge() {
+        let ok = spec(concat!(
+            "device_basis = \"total\"\n",
+            "[[category]]\ncategory = \"weights\"\nformula = [\"weight_load.mem_usage\"]\n",
+            "[[category]]\ncategory = \"free\"\nmerged_into = \"other\"\n",
+        ));
+        let m = compile("t", "g", Some(&ok))
+            .expect("compiles")
+            .expect("a model");
+        assert_eq!(m.categories.len(), 2);
+        assert_eq!(m.categories[1].merged_into, Some(Category::Other));
+        for bad in [
+            "device_basis = \"sometimes\"\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"heap\"\nformula = [\"a.b\"]\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\nformula = [\"a.b\"]\n[[category]]\ncategory = \"free\"\nformula = [\"c.d\"]\n",
+            "device_basis = \"total\"\npage_size_default = 0\n",
+        ] {
+            assert!(compile("t", "g", Some(&spec(bad))).is_err(), "{bad}");
+        }
+        assert_eq!(compile("t", "g", None).expect("no model"), None);
+    }
 }

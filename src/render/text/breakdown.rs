@@ -98,7 +98,7 @@ fn group_text(o: &mut String, run: &Run, b: &RankBreakdown, style: Style) {
             let inc: Vec<&str> = row.includes.iter().map(|c| category_label(*c)).collect();
             label.push_str(&format!(" (with {})", inc.join(", ")));
         }
-        let line = match &row.value {
+        match &row.value {
             RowValue::Measured(a) => {
                 let pct = device
                     .map(|d| {
@@ -111,21 +111,35 @@ fn group_text(o: &mut String, run: &Run, b: &RankBreakdown, style: Style) {
                 } else {
                     derivation(run, a)
                 };
-                format!(
-                    "{label:<36} {:>10}  {pct}  ±{:<10} = {from}",
-                    gib(a.bytes),
-                    human_bytes(a.resolution)
-                )
+                put(
+                    o,
+                    style.width,
+                    4,
+                    &format!(
+                        "{label:<36} {:>10}  {pct}  ±{}",
+                        gib(a.bytes),
+                        human_bytes(a.resolution)
+                    ),
+                );
+                // The derivation on its own lines: it is the longest cell and wraps.
+                put(o, style.width, 6, &format!("= {from}"));
             }
-            RowValue::Merged(into) => format!(
-                "{label:<36} not separated in this log: counted in {}",
-                category_label(*into)
+            RowValue::Merged(into) => put(
+                o,
+                style.width,
+                4,
+                &format!(
+                    "{label:<36} not in this log: counted in {}",
+                    category_label(*into)
+                ),
             ),
-            RowValue::NotReached => {
-                format!("{label:<36} not reached: the lines it is read from are missing")
-            }
-        };
-        put(o, style.width, 4, &line);
+            RowValue::NotReached => put(
+                o,
+                style.width,
+                4,
+                &format!("{label:<36} not reached: the lines it is read from are missing"),
+            ),
+        }
     }
     if let Some(c) = &b.closure {
         let word = if c.holds() {

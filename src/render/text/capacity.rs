@@ -47,8 +47,8 @@ fn per_token_lines(run: &Run, c: &Capacity) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(l) = &c.log_per_token {
         out.push(format!(
-            "bytes per token (log): {:.0} ± {:.0} = KV pool {} / {} tokens",
-            l.bytes,
+            "bytes per token (log): {} ± {:.0} = KV pool {} / {} tokens",
+            group_thousands(l.bytes.round() as i64),
             l.tolerance,
             derivation(run, &l.memory),
             group_thousands(c.pool_tokens)
