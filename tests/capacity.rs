@@ -11,14 +11,20 @@ use rankscope::analysis::breakdown::{breakdown, RowValue, RunBreakdown};
 use rankscope::analysis::capacity::{capacity, model_kv, ModelShape};
 use rankscope::grammar::memory_model::Category;
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::load::{load_run, load_snapshots, LoadOptions, Loaded};
-use rankscope::report::{DiffReport, MemoryDiff, MemoryReport};
+use rankscope::report::{MemoryDiff, MemoryReport};
+use rankscope::session::{LoadOptions, Session};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-fn load(path: &str) -> Loaded {
+fn load(path: &str) -> Session {
     let gs = GrammarSet::builtin().expect("grammars");
-    load_run(&gs, Path::new(path), &LoadOptions::default(), &|_, _| {}).expect("loads")
+    Session::open(
+        &gs,
+        &[Path::new(path).to_path_buf()],
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("loads")
 }
 
 /// A category's GiB on the breakdown's first group (every rank, when they agree).
@@ -91,13 +97,10 @@ fn tp8_baseline_breakdown_adds_up_from_the_log_lines() {
 
 #[test]
 fn tp8_custom_ar_moves_only_the_communication_category() {
-    let gs = GrammarSet::builtin().expect("grammars");
-    let opts = LoadOptions::default();
-    let b = load_run(&gs, Path::new("samples/tp8-baseline"), &opts, &|_, _| {}).expect("b");
-    let c = load_run(&gs, Path::new("samples/tp8-custom-ar"), &opts, &|_, _| {}).expect("c");
-    let (bs, _) = load_snapshots(&b.run, &b.files);
-    let (cs, _) = load_snapshots(&c.run, &c.files);
-    let report = DiffReport::of(&b.run, &c.run, &bs, &cs, Vec::new(), Default::default());
+    let b = load("samples/tp8-baseline");
+    let c = load("samples/tp8-custom-ar");
+    // With both runs' snapshots, as `diff` reads them.
+    let report = c.diff_report(&b, Default::default());
     let moved = report
         .memory
         .moved

@@ -4,8 +4,8 @@
 //! within the figures' resolution. With a baseline, the categories that moved.
 
 use crate::analysis::attribute::Attribution;
+use crate::base::event::{FieldValue, Origin, Phase, Rank};
 use crate::grammar::memory_model::{Category, DeviceBasis, Formula, MemoryModel, Term};
-use crate::ingest::event::{FieldValue, Origin, Phase, Rank};
 use crate::model::{RankRun, Run};
 
 /// One term of a formula, as read on a rank.

@@ -6,8 +6,8 @@
 //! what the candidate's changes cost in tokens and requests.
 
 use crate::analysis::breakdown::{evaluate, model_of, rank_breakdown, Amount, Reader, RowValue};
+use crate::base::event::{Origin, Rank};
 use crate::grammar::memory_model::{Category, MemoryModel};
-use crate::ingest::event::{Origin, Rank};
 use crate::model::config::pyrepr::PyValue;
 use crate::model::{RankRun, Run};
 

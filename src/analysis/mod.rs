@@ -7,6 +7,7 @@ pub mod capacity;
 pub mod cause;
 pub mod clock;
 pub mod diff;
+pub mod env;
 pub mod outcome;
 pub mod remedy;
 pub mod timing;

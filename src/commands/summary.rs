@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use rankscope::analysis::attribute;
-use rankscope::ingest::load;
 use rankscope::render::{self, json};
-use rankscope::report::{MemoryReport, RunReport};
+use rankscope::report::MemoryReport;
+use rankscope::session::Session;
 
 use super::{out, out_json, out_ndjson, LogContext};
 
@@ -22,7 +22,7 @@ pub fn run(
     let shape = super::model_shape(memory)?;
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let mut report = RunReport::of(r);
+    let mut report = loaded.report();
     if !memory.tokens.is_empty() || shape.is_some() {
         report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
     }
@@ -35,8 +35,7 @@ pub fn run(
         // Snapshots are read only when a rank failed: they are what names the OOM's
         // site, and reading them costs seconds on large runs.
         if r.ranks.iter().any(|x| x.failure.is_some()) {
-            let (snaps, _) = load::load_snapshots(r, &loaded.files);
-            let ev = attribute::snapshot_evidence(r, &[], &snaps);
+            let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
             text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
         }
         if memory.shown() {
@@ -61,9 +60,6 @@ pub fn run(
 }
 
 /// Which run an NDJSON line belongs to.
-pub fn run_id(loaded: &load::Loaded) -> json::RunIdDoc {
-    json::RunIdDoc::from(&rankscope::export::identity::identity(
-        &loaded.run.name,
-        &loaded.files,
-    ))
+pub fn run_id(loaded: &Session) -> json::RunIdDoc {
+    json::RunIdDoc::from(&loaded.identity())
 }

@@ -11,7 +11,7 @@
 use serde::Deserialize;
 
 use super::GrammarError;
-use crate::ingest::event::{FigureName, Phase};
+use crate::base::event::{FigureName, Phase};
 
 /// `[memory_model]` as written.
 #[derive(Clone, Debug, Deserialize)]

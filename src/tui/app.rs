@@ -9,8 +9,8 @@ use crate::analysis::attribute::{
     clock_offset_us, Attribution, RankSnapshot, SnapshotEvidence, SnapshotNote,
 };
 use crate::analysis::diff::{diff_with, RunDiff};
+use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::ingest::event::{kind, Event, Rank};
 use crate::model::{Edge, Phase, RankRun, Run};
 use crate::report::{DiffReport, RunReport};
 use crate::snapshot::inspect::{summarize, SiteRule};
@@ -192,7 +192,7 @@ impl PhaseBand {
         [Some(&text), late.as_ref(), failed.as_ref()]
             .into_iter()
             .flatten()
-            .map(|t| crate::ingest::text::columns(t) as i64)
+            .map(|t| crate::base::text::columns(t) as i64)
             .sum()
     }
 }
@@ -418,7 +418,7 @@ impl DiffFacts {
                     .map(|s| {
                         (
                             s.site.clone(),
-                            crate::units::human_delta(s.delta_reserved.median as i64),
+                            crate::base::units::human_delta(s.delta_reserved.median as i64),
                         )
                     })
                     .collect()

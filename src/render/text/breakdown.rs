@@ -5,10 +5,10 @@
 use crate::analysis::breakdown::{
     Amount, BreakdownDiff, DeviceSource, RankBreakdown, RowValue, RunBreakdown, TermValue,
 };
+use crate::base::units::{human_bytes, human_delta};
 use crate::grammar::memory_model::{Category, DeviceBasis, Term};
 use crate::model::Run;
 use crate::render::{put, rank_span, Style};
-use crate::units::{human_bytes, human_delta};
 
 const GIB: f64 = (1u64 << 30) as f64;
 

@@ -3,10 +3,10 @@
 //! with a baseline, what the changes cost.
 
 use crate::analysis::capacity::{Capacity, CapacityCost};
+use crate::base::units::{group_thousands, human_bytes};
 use crate::model::Run;
 use crate::render::text::breakdown::derivation;
 use crate::render::{put, Style};
-use crate::units::{group_thousands, human_bytes};
 
 fn length(tokens: i64) -> String {
     if tokens % 1024 == 0 {
@@ -264,7 +264,7 @@ pub fn memory_diff_section(
 /// the first) and what the pool buys; `None` when there is neither.
 pub fn memory_line(
     m: &crate::report::MemoryReport,
-    rank: Option<&crate::ingest::event::Rank>,
+    rank: Option<&crate::base::event::Rank>,
 ) -> Option<String> {
     use crate::analysis::breakdown::RowValue;
     use crate::grammar::memory_model::Category;
