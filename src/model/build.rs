@@ -642,7 +642,27 @@ fn build_rank(
                     });
                 }
             }
-            continue;
+            // A line that ends its phase and begins the next (`then`): the next phase's
+            // row starts here, so a failure before its own first line is placed in it.
+            if let (Edge::End, Some(next)) = (edge, know.then_of(e)) {
+                let next_span = spans.entry(next).or_insert_with(|| PhaseSpan {
+                    phase: next,
+                    start: None,
+                    end: None,
+                    complete: false,
+                    end_printed: false,
+                    figures: Vec::new(),
+                });
+                if next_span.start.is_none() {
+                    next_span.start = e.ts;
+                }
+                furthest = furthest.max(next);
+                current = next;
+            }
+            // A failure line given a phase by its grammar is still a failure, in that phase.
+            if !matches!(e.kind.as_str(), kind::OOM | kind::ERROR) {
+                continue;
+            }
         }
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();

@@ -108,8 +108,18 @@ pub(in crate::grammar) fn compile_grammar(
                 }
                 _ => meaning.phase = Some((phase, edge)),
             }
-        } else if ev.edge.is_some() {
-            return Err(err(origin, format!("{at}: edge without a phase")));
+            if let Some(t) = &ev.then {
+                let then = Phase::from_name(t)
+                    .filter(|&n| edge == Edge::End && n > phase)
+                    .ok_or_else(|| {
+                        err(origin, format!(
+                            "{at}: then = `{t}`: `then` names the phase a line begins as it ends its own, so it needs edge = \"ends\" and a later phase than `{p}` (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"
+                        ))
+                    })?;
+                meaning.then = Some(then);
+            }
+        } else if ev.edge.is_some() || ev.then.is_some() {
+            return Err(err(origin, format!("{at}: edge or then without a phase")));
         }
         for (name, source) in &ev.figures.0 {
             let figure = FigureName::from_name(name).ok_or_else(|| {
