@@ -2,6 +2,9 @@
 //! logs. GiB figures are the log's `GB` (SGLang means GiB) and `GiB`; every expected value
 //! below is worked out in its comment from the lines it names, not copied from output.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[macro_use]
 mod common;
 
