@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use rankscope::analysis::attribute;
-use rankscope::render::{self, json, Style};
-use rankscope::report::RunReport;
+use rankscope::render::{self, json};
+use rankscope::report::MemoryReport;
 use rankscope::session::Session;
 
 use super::{out, out_json, out_ndjson, LogContext};
@@ -17,16 +17,35 @@ pub fn run(
     as_json: bool,
     ndjson: bool,
     exit_code: bool,
+    memory: &crate::cli::MemoryArgs,
 ) -> Result<u8> {
+    let shape = super::model_shape(memory)?;
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let report = loaded.report();
+    let mut report = loaded.report();
+    if !memory.tokens.is_empty() || shape.is_some() {
+        report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
+    }
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
         out_json(&json::summary_doc(r, &report))?;
     } else {
-        out(&text(&loaded, &report, ranks, cx.style))?;
+        let mut text = render::text::summary::summary(r, &report, ranks, cx.style);
+        // Snapshots are read only when a rank failed: they are what names the OOM's
+        // site, and reading them costs seconds on large runs.
+        if r.ranks.iter().any(|x| x.failure.is_some()) {
+            let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
+            text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
+        }
+        if memory.shown() {
+            text.push_str(&render::text::capacity::memory_section(
+                r,
+                &report.memory,
+                cx.style,
+            ));
+        }
+        out(&text)?;
     }
     // The process ends here and the OS takes its memory back at once: freeing a run of
     // thousands of ranks piece by piece (glibc coalescing its small blocks) was a fifth
@@ -38,19 +57,6 @@ pub fn run(
     };
     std::mem::forget(loaded);
     Ok(code)
-}
-
-/// `summary`'s text of a run (`watch` ends with it too).
-pub fn text(loaded: &Session, report: &RunReport, ranks: bool, style: Style) -> String {
-    let r = &loaded.run;
-    let mut text = render::text::summary::summary(r, report, ranks, style);
-    // Snapshots are read only when a rank failed: they are what names the OOM's
-    // site, and reading them costs seconds on large runs.
-    if r.ranks.iter().any(|x| x.failure.is_some()) {
-        let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
-        text.push_str(&render::text::diff::summary_snapshot_section(&ev, style));
-    }
-    text
 }
 
 /// Which run an NDJSON line belongs to.

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use notify::Watcher;
+use rankscope::analysis::attribute;
 use rankscope::analysis::diff::{diff_with, DiffOptions};
 use rankscope::analysis::early::{Change, Tracker};
 use rankscope::ingest::follow::{FollowNote, Follower};
@@ -440,7 +441,13 @@ fn finish(
     if a.json {
         out_json(&json::summary_doc(r, &report))?;
     } else {
-        out(&super::summary::text(&loaded, &report, false, style))?;
+        let mut text = render::text::summary::summary(r, &report, false, style);
+        // As `summary`: a failed run's snapshots name the OOM's site.
+        if r.ranks.iter().any(|x| x.failure.is_some()) {
+            let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
+            text.push_str(&render::text::diff::summary_snapshot_section(&ev, style));
+        }
+        out(&text)?;
     }
     let code = match end {
         End::TimedOut if state != RunState::Failed => {
