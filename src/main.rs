@@ -102,7 +102,7 @@ fn run(cli: Cli) -> Result<u8> {
             .collect();
         match given.first() {
             Some(flag) => anyhow::bail!(
-                "{flag} applies to the commands that read logs (summary, events, diff, tui, export), not to `{command}`"
+                "{flag} applies to the commands that read logs (summary, events, diff, tui, export, report), not to `{command}`"
             ),
             None => Ok(()),
         }
@@ -180,6 +180,21 @@ fn run(cli: Cli) -> Result<u8> {
             run,
             vs,
             *first_frame,
+            rankscope::analysis::diff::DiffOptions {
+                time_tolerance: *time_tolerance,
+            },
+        ),
+        Command::Report {
+            run,
+            vs,
+            output,
+            time_tolerance,
+            log,
+        } => commands::report::run(
+            &logs(log)?,
+            run,
+            vs,
+            output.as_deref(),
             rankscope::analysis::diff::DiffOptions {
                 time_tolerance: *time_tolerance,
             },
