@@ -107,7 +107,7 @@ pub fn section(o: &mut String, p: &Page) {
         let _ = write!(
             o,
             "<tr><td>{}</td>",
-            esc(&crate::render::rank_span(ranks.iter().copied()))
+            esc(&super::rank_ranges(ranks.iter().copied()))
         );
         for k in 0..PARTS.len() {
             let _ = write!(o, "<td class=\"num\">{}", esc(&cell(parts[k])));
@@ -287,7 +287,7 @@ fn site_table(o: &mut String, what: &str, snaps: &[SnapView]) {
             o,
             "<tr><td title=\"{}\">{}</td>",
             esc(&files.join("\n")),
-            esc(&crate::render::rank_span(group.iter().map(|s| s.rank)))
+            esc(&super::rank_ranges(group.iter().map(|s| s.rank)))
         );
         for v in &key[..4] {
             let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));

@@ -110,6 +110,44 @@ pub fn page(p: &Page) -> String {
     o
 }
 
+/// Ranks as runs of consecutive numbers: `TP0–TP516, TP518–TP1023 (1,023 ranks)`; a
+/// lone rank by its name. Ranks whose tags differ but for the last number make a run.
+pub fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
+    let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
+    let split = |n: &str| -> Option<(String, u64)> {
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (head, num) = n.split_at(n.len() - digits);
+        Some((head.to_string(), num.parse().ok()?))
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = i;
+        while let (Some((ha, a)), Some((hb, b))) =
+            (split(&names[j]), names.get(j + 1).and_then(|n| split(n)))
+        {
+            if ha != hb || a.checked_add(1) != Some(b) {
+                break;
+            }
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}–{}", names[i], names[j])
+        } else {
+            names[i].clone()
+        });
+        i = j + 1;
+    }
+    match names.len() {
+        0 | 1 => parts.join(", "),
+        n => format!(
+            "{} ({} ranks)",
+            parts.join(", "),
+            crate::units::group_thousands(n as i64)
+        ),
+    }
+}
+
 /// A section heading with its anchor.
 fn heading(o: &mut String, id: &str, text: &str) {
     let _ = writeln!(o, "<h2 id=\"{id}\">{}</h2>", esc(text));
@@ -205,7 +243,15 @@ document.querySelectorAll('svg.timeline').forEach(function(svg){
 
 #[cfg(test)]
 mod tests {
-    use super::esc;
+    use super::{esc, rank_ranges};
+    use crate::ingest::event::Rank;
+
+    #[test]
+    fn ranks_as_runs() {
+        let ranks: Vec<Rank> = [0, 1, 2, 4, 6, 7].into_iter().map(Rank::tp).collect();
+        assert_eq!(rank_ranges(&ranks), "TP0–TP2, TP4, TP6–TP7 (6 ranks)");
+        assert_eq!(rank_ranges(&ranks[3..4]), "TP4");
+    }
 
     #[test]
     fn escapes_markup_quotes_and_controls() {

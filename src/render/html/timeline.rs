@@ -278,6 +278,8 @@ fn event_lines(
         .filter_map(|&i| run.events.get(i))
         .filter(|e| seconds(run.start, e.ts).is_some_and(|t| t >= from && t <= to));
     let mut n = 0;
+    // Stamped within: a line of the phase before or after, stamped in the same second as
+    // the bar's end or start, is listed too.
     for e in within {
         if n < max_lines {
             let _ = write!(

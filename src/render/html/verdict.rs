@@ -160,7 +160,7 @@ pub fn section(o: &mut String, p: &Page) {
                 o,
                 "<li class=\"bad\">{} <span class=\"muted\">{}</span></li>",
                 esc(&failure_group(g)),
-                esc(&crate::render::rank_span(&g.ranks))
+                esc(&super::rank_ranges(&g.ranks))
             );
         }
         o.push_str("</ul>\n");
