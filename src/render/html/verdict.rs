@@ -17,6 +17,9 @@ use crate::report::RunState;
 /// columns.
 const CONFIG_VALUE_ROOM: usize = 40;
 
+/// Files named in the identity table before the rest fold away.
+const FILES_LISTED: usize = 4;
+
 /// The quoted failure line is cut past this many characters (a traceback follows whole).
 const QUOTE_CHARS: usize = 2000;
 
@@ -109,7 +112,17 @@ fn identity_row(o: &mut String, side: &str, s: &Side, named: bool) {
             }
         )
     });
-    let files: Vec<&str> = run.sources.iter().map(|f| f.path.as_str()).collect();
+    let paths: Vec<&str> = run.sources.iter().map(|f| f.path.as_str()).collect();
+    let files = if paths.len() <= FILES_LISTED {
+        esc(&paths.join(", "))
+    } else {
+        format!(
+            "<details><summary>{} files: {}, …</summary>{}</details>",
+            paths.len(),
+            esc(&paths[..FILES_LISTED].join(", ")),
+            esc(&paths.join(", "))
+        )
+    };
     let _ = writeln!(
         o,
         "<tr><th>{}</th><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -121,7 +134,7 @@ fn identity_row(o: &mut String, side: &str, s: &Side, named: bool) {
         esc(&attempt),
         esc(&started),
         s.report.outcome.ranks,
-        esc(&files.join(", "))
+        files
     );
 }
 
