@@ -12,6 +12,9 @@ use crate::render::figure_text;
 use crate::render::text::diff::{fragmentation_cause_lines, oom_site_lines};
 use crate::units::human_bytes;
 
+/// Line colours of the nvidia-smi chart, one per GPU in turn (`polyline.k0` … in the style).
+const GPU_COLOURS: usize = 6;
+
 /// Allocation sites listed per snapshot.
 const SITES_SHOWN: usize = 5;
 
@@ -189,7 +192,7 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
         H - 4.0,
         H - 4.0
     );
-    for g in gpus {
+    for (k, g) in gpus.iter().enumerate() {
         if let Some(total) = g.total_bytes {
             let _ = writeln!(
                 o,
@@ -204,8 +207,8 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
             .collect();
         let _ = writeln!(
             o,
-            "<polyline class=\"gpu{}\" points=\"{}\"><title>GPU{}: peak {} used{}, {} samples ({})</title></polyline>",
-            if what == "baseline" { " b" } else { "" },
+            "<polyline class=\"gpu k{}\" points=\"{}\"><title>GPU{}: peak {} used{}, {} samples ({})</title></polyline>",
+            k % GPU_COLOURS,
             points.join(" "),
             g.gpu,
             human_bytes(g.peak_used_bytes as i64),

@@ -199,7 +199,7 @@ i.p-launch{background:var(--launch)} i.p-dist_init{background:var(--dist_init)} 
 i.fail{background:var(--fail)} i.late{background:var(--late)} i.base{background:var(--base)} i.cand{background:var(--cand)}
 rect.open{fill-opacity:.55} rect.late{stroke:var(--late);stroke-width:2.5} rect.failph{stroke:var(--fail);stroke-width:2.5} .fail{fill:var(--fail)} text.fail{fill:var(--fail);font-weight:700}
 rect.failbg{fill:var(--fail);fill-opacity:.12} rect.rootbg{fill:none;stroke:var(--fail);stroke-width:2}
-.m0{fill:var(--dist_init)} .m1{fill:var(--weight_load)} .m2{fill:var(--kv_cache)} .m3{fill:var(--cuda_graph)} .m4{fill:var(--ready)} rect.bar-base{fill-opacity:.45} polyline.gpu{fill:none;stroke:var(--cand);stroke-width:1.5} polyline.gpu.b{stroke:var(--base)}
+.m0{fill:var(--dist_init)} .m1{fill:var(--weight_load)} .m2{fill:var(--kv_cache)} .m3{fill:var(--cuda_graph)} .m4{fill:var(--ready)} rect.bar-base{fill-opacity:.45} polyline.gpu{fill:none;stroke-width:1.5} .k0{stroke:var(--cuda_graph)} .k1{stroke:var(--weight_load)} .k2{stroke:var(--kv_cache)} .k3{stroke:var(--late)} .k4{stroke:var(--dist_init)} .k5{stroke:var(--muted)}
 line.total{stroke:var(--bad);stroke-dasharray:4 3}
 footer{margin-top:2rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--rule);padding-top:.4rem}
 details>summary{cursor:pointer;color:var(--muted)}

@@ -24,6 +24,7 @@ pub fn section(o: &mut String, p: &Page) {
     heading(o, "timeline", "Timeline");
     legend(o);
     draw(o, &p.candidate, "tl-cand", "candidate");
+    clocks(o, &p.candidate);
     if let Some(b) = &p.baseline {
         let _ = writeln!(
             o,
@@ -31,7 +32,23 @@ pub fn section(o: &mut String, p: &Page) {
             esc(&b.run.name)
         );
         draw(o, b, "tl-base", "baseline");
+        clocks(o, b);
         o.push_str("</details>\n");
+    }
+}
+
+/// The nodes' clock offsets (applied to the stamps before anything is drawn) and the
+/// stragglers, in `summary`'s words.
+fn clocks(o: &mut String, side: &Side) {
+    let mut text = String::new();
+    let style = crate::render::Style {
+        color: false,
+        width: 100,
+    };
+    crate::render::text::summary::timing_report(&mut text, side.run, &side.report.phases, style);
+    let text = text.trim();
+    if !text.is_empty() {
+        let _ = writeln!(o, "<pre class=\"clocks\">{}</pre>", esc(text));
     }
 }
 
@@ -178,14 +195,58 @@ fn lane_group(
     } else {
         HOVER_LINES
     };
-    let failed_phase = rr.and_then(|r| r.failure.as_ref()).map(|f| f.phase);
+    let failed = (outcome == Outcome::Failed)
+        .then(|| rr.and_then(|r| r.failure.as_ref()).map(|f| f.phase))
+        .flatten();
+    bars(o, run, lane, failed, bar_h, x_of, (max_lines, max_chars));
+    if let (Some((kind, t)), Some(f)) = (lane.failure, rr.and_then(|r| r.failure.as_ref())) {
+        let x = x_of(t);
+        let at = f
+            .origin
+            .as_ref()
+            .map(|x| format!("{}:{}", base_name(run.source_name(x)), x.line))
+            .unwrap_or_default();
+        let hover = format!(
+            "{} {kind} in {} at t+{t:.1}s, {at}\n{}",
+            lane.rank,
+            f.phase,
+            crate::ingest::text::truncate(&f.message, max_chars * 2)
+        );
+        let r = (bar_h / 2.0).min(6.0);
+        let _ = writeln!(
+            o,
+            "<path class=\"fail\" d=\"M{x:.1},{:.1}l{r},{r}l-{r},{r}l-{r},-{r}z\"><title>{}</title></path>",
+            bar_h / 2.0 - r,
+            esc(&hover)
+        );
+    }
+    if root {
+        let _ = writeln!(
+            o,
+            "<rect class=\"rootbg\" x=\"1\" y=\"0\" width=\"{}\" height=\"{}\"/>",
+            WIDTH - 2.0,
+            lane_h - 1.0
+        );
+    }
+    o.push_str("</g>\n");
+}
+
+/// A lane's bars, each with its hover text; `failed` is the phase the rank's own failure
+/// happened in.
+fn bars(
+    o: &mut String,
+    run: &Run,
+    lane: &Lane,
+    failed: Option<Phase>,
+    bar_h: f64,
+    x_of: &dyn Fn(f64) -> f64,
+    (max_lines, max_chars): (usize, usize),
+) {
     for (k, s) in lane.segments.iter().enumerate() {
         let x0 = x_of(s.start);
         let late = lane.straggler_in.contains(&s.phase);
         // The phase the rank failed in: its last bar, when the failure is the rank's own.
-        let failing = outcome == Outcome::Failed
-            && failed_phase == Some(s.phase)
-            && k + 1 == lane.segments.len();
+        let failing = failed == Some(s.phase) && k + 1 == lane.segments.len();
         // A phase within one stamp is drawn as a sliver; the failing one wide enough to see.
         let w = (x_of(s.end) - x0).max(if failing { 6.0 } else { 2.0 });
         let mut class = format!("p-{}", s.phase);
@@ -223,36 +284,6 @@ fn lane_group(
             esc(&hover)
         );
     }
-    if let (Some((kind, t)), Some(f)) = (lane.failure, rr.and_then(|r| r.failure.as_ref())) {
-        let x = x_of(t);
-        let at = f
-            .origin
-            .as_ref()
-            .map(|x| format!("{}:{}", base_name(run.source_name(x)), x.line))
-            .unwrap_or_default();
-        let hover = format!(
-            "{} {kind} in {} at t+{t:.1}s, {at}\n{}",
-            lane.rank,
-            f.phase,
-            crate::ingest::text::truncate(&f.message, max_chars * 2)
-        );
-        let r = (bar_h / 2.0).min(6.0);
-        let _ = writeln!(
-            o,
-            "<path class=\"fail\" d=\"M{x:.1},{:.1}l{r},{r}l-{r},{r}l-{r},-{r}z\"><title>{}</title></path>",
-            bar_h / 2.0 - r,
-            esc(&hover)
-        );
-    }
-    if root {
-        let _ = writeln!(
-            o,
-            "<rect class=\"rootbg\" x=\"1\" y=\"0\" width=\"{}\" height=\"{}\"/>",
-            WIDTH - 2.0,
-            lane_h - 1.0
-        );
-    }
-    o.push_str("</g>\n");
 }
 
 fn base_name(path: &str) -> &str {

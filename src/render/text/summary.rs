@@ -330,8 +330,9 @@ fn signed_s(ms: i64) -> String {
 }
 
 /// The nodes and their clocks, then each straggler: which rank, which phase, how late and
-/// whether the time went before the phase's first line or inside it.
-fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) {
+/// whether the time went before the phase's first line or inside it (the HTML report
+/// prints them under its timeline).
+pub fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) {
     if !run.nodes.is_empty() {
         let reference = run.nodes.iter().find(|n| n.reference);
         let ref_name = reference.map_or("?", |n| n.name.as_str());
