@@ -5,12 +5,13 @@
 //! See docs/architecture.md.
 
 pub mod analysis;
+pub mod base;
 pub mod export;
 pub mod grammar;
 pub mod ingest;
 pub mod model;
 pub mod render;
 pub mod report;
+pub mod session;
 pub mod snapshot;
 pub mod tui;
-pub mod units;

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             }
             // Line by line: a TOML error points at its column under a copy of the line,
             // which only reads as meant on lines of its own; each is still sanitised.
-            let lines: Vec<String> = msg.lines().map(rankscope::ingest::text::sanitize).collect();
+            let lines: Vec<String> = msg.lines().map(rankscope::base::text::sanitize).collect();
             eprintln!("rankscope: {}", lines.join("\n"));
             ExitCode::from(2)
         }
@@ -55,7 +55,7 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         let text = e.render().to_string();
         let mut err = io::stderr().lock();
         for line in text.lines() {
-            let _ = writeln!(err, "{}", rankscope::ingest::text::sanitize(line));
+            let _ = writeln!(err, "{}", rankscope::base::text::sanitize(line));
         }
         return ExitCode::from(2);
     }

@@ -10,22 +10,33 @@ use std::path::Path;
 
 use rankscope::analysis::{attribute, diff};
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Phase;
+use rankscope::session::{LoadOptions, Session};
 
 #[test]
 fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
     let gs = GrammarSet::builtin().expect("grammars");
     let opts = LoadOptions::default();
-    let b = load_run(&gs, Path::new("samples/tp8-baseline"), &opts, &|_, _| {}).expect("baseline");
-    let c =
-        load_run(&gs, Path::new("samples/tp8-custom-ar"), &opts, &|_, _| {}).expect("candidate");
-    let (bs, be) = load_snapshots(&b.run, &b.files);
-    let (cs, ce) = load_snapshots(&c.run, &c.files);
+    let b = Session::open(
+        &gs,
+        &[Path::new("samples/tp8-baseline").to_path_buf()],
+        &opts,
+        &|_, _| {},
+    )
+    .expect("baseline");
+    let c = Session::open(
+        &gs,
+        &[Path::new("samples/tp8-custom-ar").to_path_buf()],
+        &opts,
+        &|_, _| {},
+    )
+    .expect("candidate");
+    let (bs, be) = (&b.snapshots().matched, &b.snapshots().errors);
+    let (cs, ce) = (&c.snapshots().matched, &c.snapshots().errors);
     assert!(be.is_empty() && ce.is_empty(), "{be:?} {ce:?}");
     assert_eq!((bs.len(), cs.len()), (8, 8));
     let d = diff::diff(&b.run, &c.run);
-    let a = attribute::attribute(&b.run, &c.run, &d, &bs, &cs).expect("attribution");
+    let a = attribute::attribute(&b.run, &c.run, &d, bs, cs).expect("attribution");
     assert_eq!(a.phase, Phase::DistInit);
     assert_eq!(a.ranks_compared, 8);
     let top = &a.sites[0];
@@ -60,14 +71,14 @@ fn single_rank_nccl_run_is_attributed_in_dist_init() {
     let cand = Path::new("samples/tp1-nccl-custom-ar");
     let gs = GrammarSet::builtin().expect("grammars");
     let opts = LoadOptions::default();
-    let b = load_run(&gs, base, &opts, &|_, _| {}).expect("baseline");
-    let c = load_run(&gs, cand, &opts, &|_, _| {}).expect("candidate");
-    let (bs, _) = load_snapshots(&b.run, &b.files);
-    let (cs, _) = load_snapshots(&c.run, &c.files);
+    let b = Session::open(&gs, &[base.to_path_buf()], &opts, &|_, _| {}).expect("baseline");
+    let c = Session::open(&gs, &[cand.to_path_buf()], &opts, &|_, _| {}).expect("candidate");
+    let bs = &b.snapshots().matched;
+    let cs = &c.snapshots().matched;
     let d = diff::diff(&b.run, &c.run);
     assert!(rankscope::render::text::diff::headline(&d.headline)
         .starts_with("candidate: its only rank TP0 ran out of memory in cuda_graph"));
-    let a = attribute::attribute(&b.run, &c.run, &d, &bs, &cs).expect("attribution");
+    let a = attribute::attribute(&b.run, &c.run, &d, bs, cs).expect("attribution");
     assert_eq!(a.phase, Phase::DistInit);
     let site = a
         .sites

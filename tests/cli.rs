@@ -321,12 +321,10 @@ fn mem_json_carries_the_hand_checked_site_and_oom() {
 #[test]
 fn every_man_page_reference_is_a_page_rankscope_writes() {
     let man = |page: &str| -> String {
-        // rankscope(1) itself is `rankscope man` with no page named.
-        let args: &[&str] = if page == "rankscope" {
-            &["man"]
-        } else {
-            &["man", page]
-        };
+        // `rankscope man` alone writes the top page.
+        let args: Vec<&str> = std::iter::once("man")
+            .chain((page != "rankscope").then_some(page))
+            .collect();
         let out = rankscope()
             .args(args)
             .assert()

@@ -51,9 +51,14 @@ fn a_file_with_no_start_up_event_is_refused_not_compared() {
     let p = dir.path().join("notes.txt");
     std::fs::write(&p, "hello\nthis is not a server log\n").expect("write");
     let gs = rankscope::grammar::GrammarSet::builtin().expect("grammars");
-    let err = rankscope::ingest::load::load_run(&gs, &p, &Default::default(), &|_, _| {})
-        .err()
-        .expect("refused");
+    let err = rankscope::session::Session::open(
+        &gs,
+        std::slice::from_ref(&p),
+        &Default::default(),
+        &|_, _| {},
+    )
+    .err()
+    .expect("refused");
     let msg = err.to_string();
     assert!(
         msg.starts_with(&format!("{}: not a start-up log: 2 lines", p.display())),

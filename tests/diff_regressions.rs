@@ -10,7 +10,7 @@ use rankscope::analysis::cause::{Setting, SuspectWhy};
 use rankscope::analysis::diff::{self, Status};
 use rankscope::analysis::remedy::{DeficitBasis, RemedyKind, RuleCheck};
 use rankscope::analysis::timing::TimeFinding;
-use rankscope::ingest::event::Rank;
+use rankscope::base::event::Rank;
 use rankscope::model::Phase;
 
 const GIB: f64 = 1_073_741_824.0;

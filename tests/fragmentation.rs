@@ -180,7 +180,7 @@ fn by_name() -> RankMatch {
 }
 
 /// Ranks of the interleaved run, in rank order (TP0, TP1).
-fn ranks() -> Vec<rankscope::ingest::event::Rank> {
+fn ranks() -> Vec<rankscope::base::event::Rank> {
     common::load(INTERLEAVED)
         .ranks
         .iter()
@@ -414,7 +414,7 @@ fn the_state_rebuilt_at_the_oom_agrees_with_pytorchs_own_message() {
     assert_eq!(v.len(), 1);
     assert!(v[0].at_oom);
     assert_eq!(
-        rankscope::units::human_size(v[0].space.unallocated),
+        rankscope::base::units::human_size(v[0].space.unallocated),
         "131.96 MiB"
     );
     assert!(v[0].fragmentation.is_none());

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::load::{load_run, LoadOptions};
 use rankscope::ingest::scan::{budget, scan_reader};
+use rankscope::session::{LoadOptions, Session};
 use rankscope::snapshot;
 
 /// The bound docs/reliability.md states for any input: peak resident memory of one
@@ -619,7 +619,12 @@ fn every_load_error_names_its_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.log"), b"\0\0binary").unwrap();
     std::fs::write(dir.path().join("b.log"), b"\0\0binary").unwrap();
-    let run = load_run(&gs(), dir.path(), &LoadOptions::default(), &|_, _| {});
+    let run = Session::open(
+        &gs(),
+        &[dir.path().to_path_buf()],
+        &LoadOptions::default(),
+        &|_, _| {},
+    );
     let err = run.err().expect("nothing read").to_string();
     assert!(err.contains("no log in this run could be read"), "{err}");
     assert!(
@@ -1053,7 +1058,7 @@ fn d21_a_file_that_shrinks_while_read_is_noted() {
         ..LoadOptions::default()
     };
     let cut = std::sync::Once::new();
-    let loaded = load_run(&gs(), &log, &opts, &|_, _| {
+    let loaded = Session::open(&gs(), &[log.to_path_buf()], &opts, &|_, _| {
         cut.call_once(|| {
             let f = std::fs::OpenOptions::new()
                 .write(true)
@@ -1075,7 +1080,7 @@ fn d21_a_file_that_shrinks_while_read_is_noted() {
     );
     // A file read whole gets no such note.
     std::fs::write(&log, &text).expect("write");
-    let whole = load_run(&gs(), &log, &opts, &|_, _| {}).expect("loads");
+    let whole = Session::open(&gs(), &[log.to_path_buf()], &opts, &|_, _| {}).expect("loads");
     assert!(!whole.run.notes.iter().any(|n| n.contains("shrank")));
 }
 

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 use rankscope::analysis::align::phase_stats;
+use rankscope::base::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::event::Rank;
-use rankscope::ingest::load::{load_paths, LoadError, LoadOptions};
 use rankscope::model::{Phase, Run};
+use rankscope::session::{LoadError, LoadOptions, Session};
 
 fn load(paths: &[&str], clock_align: bool) -> Result<Run, LoadError> {
     let gs = GrammarSet::builtin().expect("built-in grammars compile");
@@ -19,7 +19,7 @@ fn load(paths: &[&str], clock_align: bool) -> Result<Run, LoadError> {
         clock_align,
         ..LoadOptions::default()
     };
-    load_paths(&gs, &paths, &opts, &|_, _| {}).map(|l| l.run)
+    Session::open(&gs, &paths, &opts, &|_, _| {}).map(|l| l.run)
 }
 
 /// The barrier exits every node shares, stamped (node0, node1), from

@@ -9,10 +9,10 @@ mod common;
 use common::load;
 
 use rankscope::analysis::diff::{self, DeltaClass, Status};
+use rankscope::base::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::event::Rank;
-use rankscope::ingest::load::{load_run, LoadOptions};
 use rankscope::model::{FailureKind, Phase};
+use rankscope::session::{LoadOptions, Session};
 
 #[test]
 fn baseline_all_ranks_ready_with_hand_checked_figures() {
@@ -274,9 +274,14 @@ fn nvidia_smi_processes_are_matched_to_ranks_by_pid() {
     )
     .expect("write");
     let gs = GrammarSet::builtin().expect("grammars");
-    let run = load_run(&gs, dir.path(), &LoadOptions::default(), &|_, _| {})
-        .expect("loads")
-        .run;
+    let run = Session::open(
+        &gs,
+        &[dir.path().to_path_buf()],
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("loads")
+    .run;
     let procs: Vec<(u32, Option<String>, u64)> = run
         .gpu_processes
         .iter()

@@ -7,7 +7,7 @@ mod common;
 use common::load;
 
 use rankscope::analysis::diff::{self, Status};
-use rankscope::ingest::event::Rank;
+use rankscope::base::event::Rank;
 use rankscope::model::{FailureKind, Outcome, Phase, Run};
 
 fn phases(run: &Run, rank: u32) -> Vec<Phase> {

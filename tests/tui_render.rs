@@ -4,8 +4,8 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::load::{load_run, load_snapshots, LoadOptions};
 use rankscope::model::Run;
+use rankscope::session::{LoadOptions, Session};
 use rankscope::tui::app::Snapshots;
 use rankscope::tui::{input, render_text, update, App, Msg, View};
 
@@ -16,29 +16,34 @@ fn load(name: &str) -> Run {
     // Relative, so that snapshots show the same path on every machine; tests run from
     // the package root.
     let path = Path::new("samples").join(name);
-    load_run(&gs, &path, &LoadOptions::default(), &|_, _| {})
-        .expect("sample loads")
-        .run
+    Session::open(
+        &gs,
+        &[path.to_path_buf()],
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("sample loads")
+    .run
 }
 
 /// The run with its ranks' snapshots attached, as `rankscope tui` loads it.
 fn with_snapshots(name: &str) -> App {
     let gs = GrammarSet::new(GrammarSet::builtin_grammars().expect("grammars")).expect("set");
-    let loaded = load_run(
+    let loaded = Session::open(
         &gs,
-        &Path::new("samples").join(name),
+        &[Path::new("samples").join(name)],
         &LoadOptions::default(),
         &|_, _| {},
     )
     .expect("sample loads");
-    let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
-    assert!(errors.is_empty(), "{errors:?}");
+    let (run, snaps) = loaded.into_parts();
+    assert!(snaps.errors.is_empty(), "{:?}", snaps.errors);
     let read = Snapshots {
-        run: &snaps,
-        errors,
+        run: &snaps.matched,
+        errors: snaps.errors,
         ..Snapshots::default()
     };
-    App::from_loaded(loaded.run, None, read, gs.knowledge().clone(), false)
+    App::from_loaded(run, None, read, gs.knowledge().clone(), false)
 }
 
 fn failing() -> App {
@@ -225,8 +230,7 @@ fn the_header_shortens_the_path_from_the_left() {
     assert_eq!(path, "…/gpu2/tp2_nccl_fail");
     assert!(verdict.starts_with("TP0 failed in NCCL"), "{verdict}");
     assert!(
-        rankscope::ingest::text::columns(&verdict) + rankscope::ingest::text::columns(&path) + 2
-            <= 60,
+        rankscope::base::text::columns(&verdict) + rankscope::base::text::columns(&path) + 2 <= 60,
         "{verdict} {path}"
     );
     let (_, path) =
@@ -441,7 +445,7 @@ fn colour_off_and_on_draw_the_same_text() {
 
 /// A 40-minute start-up (a large model loading slowly) built from synthetic events.
 fn long_run() -> Run {
-    use rankscope::ingest::event::{Event, Origin, Rank};
+    use rankscope::base::event::{Event, Origin, Rank};
     let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
         .and_then(|d| d.and_hms_opt(8, 0, 0))
         .expect("valid date");
@@ -495,7 +499,7 @@ fn long_run() -> Run {
 /// weight loading at 2000 s, odd ranks one second later, and the last rank 600 s late
 /// (and so every later phase of it).
 fn many_rank_run(ranks: u32) -> Run {
-    use rankscope::ingest::event::{Event, Origin, Rank};
+    use rankscope::base::event::{Event, Origin, Rank};
     let t0 = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
         .and_then(|d| d.and_hms_opt(8, 0, 0))
         .expect("valid date");

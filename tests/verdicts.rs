@@ -303,13 +303,18 @@ fn events_found() {
         let mut events = Vec::new();
         let mut run = None;
         for attempt in 1..=case.expected.attempts {
-            let opts = rankscope::ingest::load::LoadOptions {
+            let opts = rankscope::session::LoadOptions {
                 attempt: Some(attempt as usize),
                 ..Default::default()
             };
-            let r = rankscope::ingest::load::load_run(&gs, &case.log, &opts, &|_, _| {})
-                .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-                .run;
+            let r = rankscope::session::Session::open(
+                &gs,
+                std::slice::from_ref(&case.log),
+                &opts,
+                &|_, _| {},
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name))
+            .run;
             assert_eq!(r.sources.len(), 1, "{}: one source", case.name);
             events.extend(r.events.iter().cloned());
             run = Some(r);
@@ -479,13 +484,18 @@ fn verdicts_right() {
     let mut score = VerdictScore::default();
     for case in cases() {
         for attempt in 1..=case.expected.attempts {
-            let opts = rankscope::ingest::load::LoadOptions {
+            let opts = rankscope::session::LoadOptions {
                 attempt: Some(attempt as usize),
                 ..Default::default()
             };
-            let run = rankscope::ingest::load::load_run(&gs, &case.log, &opts, &|_, _| {})
-                .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-                .run;
+            let run = rankscope::session::Session::open(
+                &gs,
+                std::slice::from_ref(&case.log),
+                &opts,
+                &|_, _| {},
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name))
+            .run;
             assert_eq!(
                 run.attempts.len().max(1),
                 case.expected.attempts as usize,

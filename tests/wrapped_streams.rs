@@ -5,14 +5,14 @@
 
 use std::path::PathBuf;
 
+use rankscope::base::event::Rank;
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::event::Rank;
-use rankscope::ingest::load::{load_paths, LoadOptions};
 use rankscope::model::{Outcome, Run};
+use rankscope::session::{LoadOptions, Session};
 
 fn load(path: &str) -> Run {
     let gs = GrammarSet::builtin().expect("built-in grammars compile");
-    load_paths(
+    Session::open(
         &gs,
         &[PathBuf::from(path)],
         &LoadOptions::default(),

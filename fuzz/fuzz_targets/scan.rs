@@ -26,7 +26,7 @@ fn assert_clean(out: &str) {
 
 fuzz_target!(|data: &[u8]| {
     let gs = grammars();
-    let run = rankscope::ingest::load::run_from_bytes(gs, "fuzz.log", data, 4096);
+    let run = rankscope::session::Session::from_bytes(gs, "fuzz.log", data, 4096).run;
     assert_clean(&render::text::summary::summary(
         &run,
         &RunReport::of(&run),

@@ -1,7 +1,7 @@
 //! One run, all ranks side by side: per phase, who reported it, how long it took, how far
 //! apart the ranks finished, and which ranks stand out.
 
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 use crate::model::{Phase, Run};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -13,8 +13,8 @@ use chrono::NaiveDateTime;
 
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
+use crate::base::event::Rank;
 use crate::grammar::FrameRule;
-use crate::ingest::event::Rank;
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::inspect::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
@@ -78,7 +78,7 @@ pub fn match_rank(
     hint: Option<u32>,
     s: &Snapshot,
 ) -> Result<(Rank, RankMatch), RankMatchError> {
-    use crate::ingest::event::FieldValue;
+    use crate::base::event::FieldValue;
     let device = snapshot_device(s);
     let by_name = hint.and_then(|n| rank_for_hint(run, n));
     let has_oom = s

@@ -3,12 +3,12 @@
 //! and the changes between the two runs ranked by how well they explain it — by the
 //! grammars' `[[suspect]]` tables, and by the failure's own words.
 
+use crate::base::event::{kind, Rank};
 use crate::grammar::remedy::SuspectRule;
-use crate::ingest::event::{kind, Rank};
 use crate::model::config::ConfigDiff;
 use crate::model::{FailureKind, Phase, Run};
 
-use super::diff::EnvChange;
+use super::env::EnvChange;
 
 /// A changed setting: a configuration key or an environment variable.
 #[derive(Clone, Debug, PartialEq, Eq)]

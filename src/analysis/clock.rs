@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{NaiveDateTime, Timelike};
 
-use crate::ingest::event::Event;
-use crate::model::node::ClockOffset;
+use crate::base::event::Event;
+use crate::model::node::{Alignment, ClockOffset, Node};
 
 /// How far apart, at most, ranks are assumed to leave one collective and print its line,
 /// across all nodes: the release itself spreads by microseconds to a few milliseconds, the
@@ -90,6 +90,54 @@ fn most_agreeing(intervals: &[(i64, i64)]) -> Option<(i64, i64, usize)> {
         }
     }
     best
+}
+
+/// Estimates each node's clock against the reference node's (the node that says it is
+/// `node_rank` 0, else the first given) and, when `apply`, moves its events' stamps onto
+/// the reference clock, so every timeline downstream is on one clock. `events[n]` are node
+/// n's events with ranks resolved; `nodes[n]` records its offset and whether it is the
+/// reference.
+pub fn align_nodes(
+    nodes: &mut [Node],
+    events: &mut [Vec<Event>],
+    barrier: &BTreeSet<String>,
+    apply: bool,
+) -> Alignment {
+    let reference = nodes
+        .iter()
+        .position(|n| n.node_rank == Some(0))
+        .unwrap_or(0);
+    let by_node: Vec<Vec<&Event>> = events.iter().map(|evs| evs.iter().collect()).collect();
+    let offsets = estimate_offsets(&by_node, reference, barrier);
+    if let Some(r) = nodes.get_mut(reference) {
+        r.reference = true;
+    }
+    let mut shift_ms = vec![0i64; nodes.len()];
+    for (n, o) in offsets.into_iter().enumerate() {
+        nodes[n].offset = o.map(|mut o| {
+            o.applied = apply;
+            if o.applied {
+                shift_ms[n] = -o.mid_ms();
+            }
+            o
+        });
+    }
+    for (evs, &shift) in events.iter_mut().zip(&shift_ms) {
+        if shift != 0 {
+            let d = chrono::Duration::milliseconds(shift);
+            for e in evs.iter_mut() {
+                e.ts = e.ts.map(|t| t + d);
+            }
+        }
+    }
+    let unaligned = (0..nodes.len())
+        .filter(|&n| n != reference && nodes[n].offset.is_none() && nodes.len() > 1)
+        .collect();
+    Alignment {
+        reference,
+        shift_ms,
+        unaligned,
+    }
 }
 
 /// Each node's clock against `reference`'s, from the barrier exits the two have in

@@ -1,10 +1,12 @@
 //! Baseline against candidate: which figure moved first, on which ranks, by how much,
 //! what it cost, and where each run stopped.
 
-use std::collections::{BTreeMap, HashMap};
+use super::env::env_changes;
+pub use super::env::{env_of, EnvChange};
+use std::collections::HashMap;
 
 use super::align::Spread;
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 use crate::model::config::{self, Config, ConfigDiff};
 use crate::model::{FailureKind, Figure, Phase, RankRun, Run};
 
@@ -148,52 +150,6 @@ impl Status {
             Status::Incomplete => "INCOMPLETE",
         }
     }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct EnvChange {
-    pub name: String,
-    /// `None`: the run did not print it.
-    pub baseline: Option<String>,
-    pub candidate: Option<String>,
-    /// Whether the run's absence of a value means unset: it printed its settings (some
-    /// environment line) and reached ready, so it passed the point where the other run
-    /// printed this one. Otherwise a missing value is "not logged", never "unset".
-    pub baseline_logged: bool,
-    pub candidate_logged: bool,
-}
-
-/// The environment toggles a run's logs reveal, first value seen per name.
-pub fn env_of(run: &Run) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for e in run.events.iter().filter(|e| e.kind == "env") {
-        if let (Some(n), Some(v)) = (
-            e.field("name").and_then(|v| v.as_text()),
-            e.field("value").and_then(|v| v.as_text()),
-        ) {
-            out.entry(n.to_string()).or_insert_with(|| v.to_string());
-        }
-    }
-    out
-}
-
-fn env_changes(b: &Run, c: &Run) -> Vec<EnvChange> {
-    let (eb, ec) = (env_of(b), env_of(c));
-    let (b_logged, c_logged) = (b.ready && !eb.is_empty(), c.ready && !ec.is_empty());
-    let mut names: Vec<&String> = eb.keys().chain(ec.keys()).collect();
-    names.sort();
-    names.dedup();
-    names
-        .into_iter()
-        .filter(|n| eb.get(*n) != ec.get(*n))
-        .map(|n| EnvChange {
-            name: n.clone(),
-            baseline: eb.get(n).cloned(),
-            candidate: ec.get(n).cloned(),
-            baseline_logged: eb.contains_key(n) || b_logged,
-            candidate_logged: ec.contains_key(n) || c_logged,
-        })
-        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq)]

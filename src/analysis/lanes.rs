@@ -5,7 +5,7 @@
 
 use chrono::NaiveDateTime;
 
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 use crate::model::{Phase, RankRun, Run};
 use crate::report::RunReport;
 

@@ -5,6 +5,7 @@ pub mod attribute;
 pub mod cause;
 pub mod clock;
 pub mod diff;
+pub mod env;
 pub mod lanes;
 pub mod outcome;
 pub mod remedy;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 use crate::model::{Failure, FailureKind, Outcome, Phase, Run};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -18,7 +18,7 @@ use chrono::NaiveDateTime;
 
 use super::align::{phase_stats, Spread};
 use super::clock::resolution_ms;
-use crate::ingest::event::{kind, Rank};
+use crate::base::event::{kind, Rank};
 use crate::model::{Phase, RankRun, Run};
 
 /// What a time change must exceed besides the stamps' resolution, as a fraction of the

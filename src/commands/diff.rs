@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use rankscope::ingest::load;
 use rankscope::render::{self, json};
-use rankscope::report::DiffReport;
+use rankscope::session::check_stdin_once;
 
 use super::{out, out_json, shown, LogContext};
 
@@ -24,7 +23,7 @@ pub fn run(
             "diff: give BASELINE CANDIDATE, or --baseline PATH (repeatable) and the candidate's paths"
         ),
     };
-    load::check_stdin_once(baseline.iter().chain(candidate))?;
+    check_stdin_once(baseline.iter().chain(candidate))?;
     let (b, c) = rayon::join(|| cx.load(baseline), || cx.load(candidate));
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
@@ -46,18 +45,7 @@ pub fn run(
             );
         }
     }
-    let ((bs, be), (cs, ce)) = rayon::join(
-        || load::load_snapshots(&b.run, &b.files),
-        || load::load_snapshots(&c.run, &c.files),
-    );
-    let report = DiffReport::of(
-        &b.run,
-        &c.run,
-        &bs,
-        &cs,
-        be.into_iter().chain(ce).collect(),
-        options,
-    );
+    let report = c.diff_report(&b, options);
     let code = report.diff.status.exit_code() as u8;
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
@@ -77,6 +65,6 @@ pub fn run(
         out(&text)?;
     }
     // Not freed piece by piece, as in `summary`.
-    std::mem::forget((b, c, report, bs, cs));
+    std::mem::forget((b, c, report));
     Ok(code)
 }

@@ -27,7 +27,7 @@ pub fn run(
     // 100,000-rank run is 63 MB.
     match dest {
         Some(p) if p.as_os_str() != "-" => {
-            let writing = || format!("writing {}", rankscope::ingest::text::shown_path(p));
+            let writing = || format!("writing {}", rankscope::base::text::shown_path(p));
             let f = std::fs::File::create(p).with_context(writing)?;
             let mut w = io::BufWriter::with_capacity(1 << 16, f);
             exporter.write(&r, &report, &mut w).with_context(writing)?;

@@ -6,7 +6,7 @@ use anyhow::Result;
 use rankscope::grammar::{self, Grammar, GrammarSet};
 
 use super::out;
-use rankscope::ingest::text::sanitize;
+use rankscope::base::text::sanitize;
 
 pub fn list(gs: &GrammarSet) -> Result<u8> {
     let mut s = String::new();
@@ -24,7 +24,7 @@ pub fn list(gs: &GrammarSet) -> Result<u8> {
     if let Some(dir) = grammar::user_grammar_dir() {
         s.push_str(&format!(
             "user grammars: {} ({})\n",
-            rankscope::ingest::text::shown_path(&dir),
+            rankscope::base::text::shown_path(&dir),
             if dir.is_dir() { "found" } else { "absent" }
         ));
     }
@@ -56,7 +56,7 @@ pub fn check(gs: GrammarSet, extra: &[PathBuf], file: Option<&Path>) -> Result<u
     let mut s = String::new();
     for f in &failures {
         for line in f.lines() {
-            s.push_str(&rankscope::ingest::text::sanitize(line));
+            s.push_str(&rankscope::base::text::sanitize(line));
             s.push('\n');
         }
     }

@@ -35,11 +35,11 @@ pub fn summaries(
             std::mem::forget(s);
         }
         if json {
-            docs.push((rankscope::ingest::text::shown_path(path), summary));
+            docs.push((rankscope::base::text::shown_path(path), summary));
         } else {
             text.push_str(&format!(
                 "{}\n{}\n",
-                rankscope::ingest::text::shown_path(path),
+                rankscope::base::text::shown_path(path),
                 mem_text::summary_text(&summary, top, style.width)
             ));
         }
@@ -65,15 +65,15 @@ pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Sty
     );
     if json {
         out_json(&mem_json::mem_diff_doc(
-            rankscope::ingest::text::shown_path(a),
-            rankscope::ingest::text::shown_path(b),
+            rankscope::base::text::shown_path(a),
+            rankscope::base::text::shown_path(b),
             &d,
         ))?;
     } else {
         out(&format!(
             "A {}\nB {}\n\n{}",
-            rankscope::ingest::text::shown_path(a),
-            rankscope::ingest::text::shown_path(b),
+            rankscope::base::text::shown_path(a),
+            rankscope::base::text::shown_path(b),
             mem_text::diff_text(&d, top, style.width)
         ))?;
     }

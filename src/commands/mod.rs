@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use crate::cli::LogArgs;
 use anyhow::Result;
 use rankscope::grammar::{self, GrammarSet};
-use rankscope::ingest::load::{self, LoadOptions};
 use rankscope::render::Style;
+use rankscope::session::{Inputs, LoadOptions, Session};
 
 /// What every command that reads a log needs: the run's grammars, the load options and
 /// the text style.
@@ -48,19 +48,21 @@ impl LogContext {
     }
 
     /// One run, with its files (for snapshots and the run's identity), behind the
-    /// progress bar when the input is large.
-    pub fn load(&self, paths: &[PathBuf]) -> Result<load::Loaded> {
-        let bar = progress::bar_for(paths);
+    /// progress bar when the input is large. The files are listed once, for the bar's
+    /// total and the reading.
+    pub fn load(&self, paths: &[PathBuf]) -> Result<Session> {
+        let inputs = Inputs::discover(paths)?;
+        let bar = progress::bar_for(&inputs);
         let report = |source: usize, n: u64| {
             if let Some(b) = &bar {
                 b.report(source, n);
             }
         };
-        let loaded = load::load_paths(&self.grammars, paths, &self.opts, &report);
+        let session = Session::load(&self.grammars, &inputs, &self.opts, &report);
         if let Some(b) = &bar {
             b.finish();
         }
-        Ok(loaded?)
+        Ok(session?)
     }
 }
 
@@ -68,7 +70,7 @@ impl LogContext {
 pub fn shown(paths: &[PathBuf]) -> String {
     paths
         .iter()
-        .map(|p| rankscope::ingest::text::shown_path(p))
+        .map(|p| rankscope::base::text::shown_path(p))
         .collect::<Vec<_>>()
         .join(" + ")
 }

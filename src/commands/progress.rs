@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::cli::Command;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rankscope::session::Inputs;
 
 static MACHINE_OUTPUT: AtomicBool = AtomicBool::new(false);
 const MIN_BYTES: u64 = 100_000_000;
@@ -46,18 +46,12 @@ impl Bar {
     }
 }
 
-pub fn bar_for(paths: &[PathBuf]) -> Option<Bar> {
+pub fn bar_for(inputs: &Inputs) -> Option<Bar> {
     if MACHINE_OUTPUT.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
         return None;
     }
-    let nodes = rankscope::ingest::source::discover_nodes(paths).ok()?;
-    let logs: Vec<_> = nodes
-        .iter()
-        .flat_map(|n| n.files.iter())
-        .filter(|f| f.kind == rankscope::ingest::source::SourceKind::Log)
-        .collect();
-    let bytes: u64 = logs.iter().filter_map(|f| f.size).sum();
-    if bytes < MIN_BYTES && logs.len() < MIN_FILES {
+    let bytes = inputs.known_log_bytes();
+    if bytes < MIN_BYTES && inputs.logs().count() < MIN_FILES {
         return None;
     }
     static MULTI: OnceLock<MultiProgress> = OnceLock::new();
@@ -69,7 +63,7 @@ pub fn bar_for(paths: &[PathBuf]) -> Option<Bar> {
     .map(|s| s.progress_chars("=> "))
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
-    bar.set_prefix(super::shown(paths));
+    bar.set_prefix(super::shown(&inputs.paths));
     Some(Bar {
         bar,
         seen: Mutex::new(HashMap::new()),

@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use rankscope::analysis::attribute::{self, RankSnapshot};
+use rankscope::analysis::attribute;
 use rankscope::analysis::diff::DiffOptions;
-use rankscope::analysis::lanes::lanes_of;
-use rankscope::export::identity::identity;
-use rankscope::ingest::load;
+use rankscope::analysis::lanes::{lanes_of, Lane};
+use rankscope::export::identity::RunIdentity;
 use rankscope::render::html::{self, Page, Side, SnapView};
 use rankscope::report::{DiffReport, RunReport};
+use rankscope::session::{check_stdin_once, Session};
 use rankscope::snapshot::inspect::{summarize, MemSummary, SiteRule};
 
 use super::{out, shown, LogContext};
@@ -18,47 +18,41 @@ use super::{out, shown, LogContext};
 /// Where the page goes without `-o`.
 pub const DEFAULT_OUTPUT: &str = "rankscope-report.html";
 
-/// What is read of one run before the page is drawn: the run, its analysis, its lanes,
-/// its identity and its snapshots with their summaries.
+/// One run read and analysed for the page: the session (run, files, snapshots), its
+/// report, its lanes, its identity and its snapshots' summaries.
 struct Analysed {
-    loaded: load::Loaded,
+    session: Session,
     report: RunReport,
-    lanes: Vec<rankscope::analysis::lanes::Lane>,
-    identity: rankscope::export::identity::RunIdentity,
-    snaps: Vec<RankSnapshot>,
-    snap_errors: Vec<String>,
+    lanes: Vec<Lane>,
+    identity: RunIdentity,
     summaries: Vec<MemSummary>,
 }
 
 fn analyse(cx: &LogContext, paths: &[PathBuf]) -> Result<Analysed> {
-    let loaded = cx.load(paths)?;
-    let report = RunReport::of(&loaded.run);
-    let lanes = lanes_of(&loaded.run, &report);
-    let identity = identity(&loaded.run.name, &loaded.files);
-    let (snaps, snap_errors) = load::load_snapshots(&loaded.run, &loaded.files);
+    let session = cx.load(paths)?;
+    let report = session.report();
+    let lanes = lanes_of(&session.run, &report);
+    let identity = session.identity();
     let rule = SiteRule::default();
-    let summaries = snaps
-        .iter()
+    let summaries = (session.snapshots().matched.iter())
         .map(|s| summarize(&s.snapshot, &rule))
         .collect();
     Ok(Analysed {
-        loaded,
+        session,
         report,
         lanes,
         identity,
-        snaps,
-        snap_errors,
         summaries,
     })
 }
 
 fn side(a: &Analysed) -> Side<'_> {
     Side {
-        run: &a.loaded.run,
+        run: &a.session.run,
         report: &a.report,
         lanes: &a.lanes,
         identity: &a.identity,
-        snapshots: (a.snaps.iter().zip(&a.summaries))
+        snapshots: (a.session.snapshots().matched.iter().zip(&a.summaries))
             .map(|(s, summary)| SnapView {
                 rank: &s.rank,
                 path: &s.path,
@@ -75,7 +69,7 @@ pub fn run(
     output: Option<&Path>,
     options: DiffOptions,
 ) -> Result<u8> {
-    load::check_stdin_once(vs.iter().chain(run))?;
+    check_stdin_once(vs.iter().chain(run))?;
     let (c, b) = rayon::join(
         || analyse(cx, run),
         || (!vs.is_empty()).then(|| analyse(cx, vs)),
@@ -84,33 +78,24 @@ pub fn run(
     let b = b
         .transpose()
         .with_context(|| format!("baseline {}", shown(vs)))?;
-    let diff = b.as_ref().map(|b| {
-        DiffReport::of(
-            &b.loaded.run,
-            &c.loaded.run,
-            &b.snaps,
-            &c.snaps,
-            (b.snap_errors.iter())
-                .chain(&c.snap_errors)
-                .cloned()
-                .collect(),
-            options,
-        )
-    });
+    let diff: Option<DiffReport> = b
+        .as_ref()
+        .map(|b| c.session.diff_report(&b.session, options));
     let own_evidence;
     let evidence = match &diff {
         Some(d) => &d.evidence,
         None => {
-            own_evidence = attribute::snapshot_evidence(&c.loaded.run, &[], &c.snaps);
+            own_evidence =
+                attribute::snapshot_evidence(&c.session.run, &[], &c.session.snapshots().matched);
             &own_evidence
         }
     };
     let run_notes = match &b {
         Some(b) => {
-            rankscope::render::text::diff::run_notes(&b.loaded.run.notes, &c.loaded.run.notes)
+            rankscope::render::text::diff::run_notes(&b.session.run.notes, &c.session.run.notes)
         }
-        None => (c.loaded.run.notes.iter())
-            .chain(&c.snap_errors)
+        None => (c.session.run.notes.iter())
+            .chain(&c.session.snapshots().errors)
             .cloned()
             .collect(),
     };
@@ -129,7 +114,7 @@ pub fn run(
             std::fs::write(path, &page).with_context(|| format!("writing {}", path.display()))?;
             eprintln!(
                 "rankscope: wrote {} ({} bytes)",
-                rankscope::ingest::text::shown_path(path),
+                rankscope::base::text::shown_path(path),
                 page.len()
             );
         }

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use rankscope::analysis::attribute;
-use rankscope::ingest::load;
 use rankscope::render::{self, json};
-use rankscope::report::RunReport;
+use rankscope::session::Session;
 
 use super::{out, out_json, out_ndjson, LogContext};
 
@@ -20,7 +19,7 @@ pub fn run(
 ) -> Result<u8> {
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let report = RunReport::of(r);
+    let report = loaded.report();
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
@@ -30,8 +29,7 @@ pub fn run(
         // Snapshots are read only when a rank failed: they are what names the OOM's
         // site, and reading them costs seconds on large runs.
         if r.ranks.iter().any(|x| x.failure.is_some()) {
-            let (snaps, _) = load::load_snapshots(r, &loaded.files);
-            let ev = attribute::snapshot_evidence(r, &[], &snaps);
+            let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
             text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
         }
         out(&text)?;
@@ -49,9 +47,6 @@ pub fn run(
 }
 
 /// Which run an NDJSON line belongs to.
-pub fn run_id(loaded: &load::Loaded) -> json::RunIdDoc {
-    json::RunIdDoc::from(&rankscope::export::identity::identity(
-        &loaded.run.name,
-        &loaded.files,
-    ))
+pub fn run_id(loaded: &Session) -> json::RunIdDoc {
+    json::RunIdDoc::from(&loaded.identity())
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::Exporter;
-use crate::ingest::event::{Event, FieldValue, Rank};
+use crate::base::event::{Event, FieldValue, Rank};
 use crate::model::Run;
 use crate::report::RunReport;
 

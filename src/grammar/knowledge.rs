@@ -10,7 +10,7 @@ use regex::Regex;
 
 use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
-use crate::ingest::event::{Edge, Event, FieldValue, FigureName, Measure, Phase, Rank};
+use crate::base::event::{Edge, Event, FieldValue, FigureName, Measure, Phase, Rank};
 
 /// An outcome other than a rank's own failure, as a wording reveals it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -623,8 +623,7 @@ pub(super) fn rank_number_too_large(caps: &regex::Captures<'_>) -> Option<String
     let too_large = text
         .split(|c: char| !c.is_ascii_digit())
         .any(|digits| !digits.is_empty() && digits.parse::<u32>().is_err());
-    too_large
-        .then(|| crate::ingest::text::truncate(&crate::ingest::text::sanitize(text.trim()), 40))
+    too_large.then(|| crate::base::text::truncate(&crate::base::text::sanitize(text.trim()), 40))
 }
 
 fn err(origin: &str, message: String) -> GrammarError {

@@ -25,8 +25,8 @@ pub use knowledge::{
 };
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
-use crate::ingest::event::{FieldValue, Phase, Rank};
-use crate::units;
+use crate::base::event::{FieldValue, Phase, Rank};
+use crate::base::units;
 
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
 include!(concat!(env!("OUT_DIR"), "/builtin_grammars.rs"));
@@ -213,7 +213,7 @@ fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), Gram
     ] {
         if count > limit {
             return Err(GrammarError::TooMany {
-                origin: crate::ingest::text::sanitize(origin),
+                origin: crate::base::text::sanitize(origin),
                 what,
                 count,
                 limit,
@@ -233,13 +233,13 @@ impl Grammar {
         check_counts(origin, spec.event.len(), spec.prefix.len())?;
         // A user grammar's names reach the terminal (`grammars list`, the summary's "read
         // as", the events' kinds and fields): cleaned once, here, as log lines are.
-        spec.id = crate::ingest::text::sanitize(&spec.id);
-        spec.name = crate::ingest::text::sanitize(&spec.name);
-        spec.description = crate::ingest::text::sanitize(&spec.description);
+        spec.id = crate::base::text::sanitize(&spec.id);
+        spec.name = crate::base::text::sanitize(&spec.name);
+        spec.description = crate::base::text::sanitize(&spec.description);
         for ev in &mut spec.event {
-            ev.kind = crate::ingest::text::sanitize(&ev.kind);
+            ev.kind = crate::base::text::sanitize(&ev.kind);
             for v in ev.set.values_mut() {
-                *v = crate::ingest::text::sanitize(v);
+                *v = crate::base::text::sanitize(v);
             }
         }
         let mut events = Vec::new();
@@ -370,7 +370,7 @@ impl Grammar {
     pub fn from_path(path: &Path) -> Result<Grammar, GrammarError> {
         use std::io::Read;
         use std::os::unix::fs::FileTypeExt;
-        let shown = crate::ingest::text::shown_path(path);
+        let shown = crate::base::text::shown_path(path);
         let io = |source| GrammarError::Io {
             path: shown.clone(),
             source,
@@ -804,7 +804,7 @@ impl GrammarSet {
         let set = self.prefix_set();
         let mut matched = vec![false; self.grammars.len()];
         for line in head.split(|&b| b == b'\n').take(64) {
-            let text = crate::ingest::text::clean_line(line);
+            let text = crate::base::text::clean_line(line);
             if let Some((set, owner)) = set {
                 matched.iter_mut().for_each(|m| *m = false);
                 for i in set.matches(&text).iter() {
@@ -1015,8 +1015,8 @@ impl GrammarSet {
         // An OOM message inside another failure's wording (`Capture cuda graph failed:
         // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
         // read as the OOM: it says more.
-        if first.kind == crate::ingest::event::kind::ERROR {
-            if let Some(oom) = found.find(|m| m.kind == crate::ingest::event::kind::OOM) {
+        if first.kind == crate::base::event::kind::ERROR {
+            if let Some(oom) = found.find(|m| m.kind == crate::base::event::kind::OOM) {
                 return Some(oom);
             }
         }
@@ -1036,7 +1036,7 @@ impl GrammarSet {
         // A line no prefix governs is read after its wrappers (`web-1  | ValueError: …`,
         // `[pod/x/c] E1124 …`), so anchored wordings hold behind them too.
         let msg_start = prefix.as_ref().map_or_else(
-            || line.len() - crate::ingest::text::peel_transport(line.as_bytes()).len(),
+            || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
             |p| p.message_start,
         );
         let message = line.get(msg_start..).unwrap_or("");
@@ -1072,7 +1072,7 @@ impl GrammarSet {
             prefix,
             message: bounded(
                 shown.trim_end(),
-                if ev.kind == crate::ingest::event::kind::SERVER_ARGS {
+                if ev.kind == crate::base::event::kind::SERVER_ARGS {
                     MAX_CONFIG_MESSAGE
                 } else {
                     MAX_MESSAGE
@@ -1211,7 +1211,7 @@ fn check_frame_sample(
         "{} frame_phase {} ({:?})",
         g.origin,
         i + 1,
-        crate::ingest::text::truncate(sample, 61)
+        crate::base::text::truncate(sample, 61)
     );
     let got = set.knowledge().phase_from_traceback(sample);
     match got {
@@ -1233,7 +1233,7 @@ fn check_sample(set: &GrammarSet, g: &Grammar, i: usize, sample: &SampleSpec) ->
             "{} sample {} ({:?})",
             g.origin,
             i + 1,
-            crate::ingest::text::truncate(&sample.line, 61)
+            crate::base::text::truncate(&sample.line, 61)
         );
         // The stamp must read with the declared formats, whether or not an event matched:
         // a format that silently gives no time would leave every line of the file untimed.
@@ -1329,7 +1329,7 @@ pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
                 g.spec.id,
                 ev.kind,
                 &pattern[..best],
-                crate::ingest::text::truncate(&pattern[best..], 41)
+                crate::base::text::truncate(&pattern[best..], 41)
             ));
         }
     }

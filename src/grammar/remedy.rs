@@ -5,7 +5,7 @@
 
 use super::spec::{MemoryLeverSpec, SuspectSpec};
 use super::GrammarError;
-use crate::model::{FailureKind, Phase};
+use crate::base::event::{FailureKind, Phase};
 
 /// Settings that can explain failures of some kinds (and phases).
 #[derive(Clone, Debug, PartialEq)]

@@ -2,9 +2,6 @@
 //! cleaned, events matched by the grammars, nvidia-smi tables parsed, and the run's inputs
 //! gathered. Nothing here interprets what the events mean; that is `model` and `analysis`.
 
-pub mod event;
-pub mod load;
 pub mod nvsmi;
 pub mod scan;
 pub mod source;
-pub mod text;

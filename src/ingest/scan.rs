@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::base::event::{Event, Origin, Rank};
+use crate::base::text::peel_wrapper;
+use crate::base::text::{clean_line, is_blank};
 use crate::grammar::{GrammarSet, LineMatch};
-use crate::ingest::event::{Event, Origin, Rank};
-use crate::ingest::text::peel_wrapper;
-use crate::ingest::text::{clean_line, is_blank};
 
 /// Bytes per block. Memory held at once is about `threads × 2 × BLOCK` plus the events.
 pub const DEFAULT_BLOCK: usize = 4 << 20;
@@ -414,7 +414,7 @@ fn scan_hit_line(
                 // after a record, the unprefixed traceback gathered since.
                 let failure = matches!(
                     m.kind.as_str(),
-                    crate::ingest::event::kind::ERROR | crate::ingest::event::kind::OOM
+                    crate::base::event::kind::ERROR | crate::base::event::kind::OOM
                 );
                 let detail = if !failure || m.prefix.is_some() || owner.is_some() {
                     String::new()
@@ -459,7 +459,7 @@ fn drop_early(m: &LineMatch, budget: &EventBudget, out: &mut BlockScan) -> bool 
     let Some(p) = &m.prefix else {
         return false;
     };
-    if m.kind == crate::ingest::event::kind::SERVER_ARGS && !budget.is_spent() {
+    if m.kind == crate::base::event::kind::SERVER_ARGS && !budget.is_spent() {
         // A configuration line starts a start-up: the cap is per start-up (see `keep`).
         out.same_held.clear();
         return false;
@@ -880,7 +880,7 @@ impl<'a> Merger<'a> {
         // start-ups keep their events (a cap per file kept the first 1,024 and paired the
         // last one's end with an earlier one's begin). Configuration lines themselves
         // are bounded by the run's budgets.
-        let config = ev.kind == crate::ingest::event::kind::SERVER_ARGS;
+        let config = ev.kind == crate::base::event::kind::SERVER_ARGS;
         if config {
             self.same_kept.clear();
         }

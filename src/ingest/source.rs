@@ -147,7 +147,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn display(&self) -> String {
-        crate::ingest::text::shown_path(&self.path)
+        crate::base::text::shown_path(&self.path)
     }
     pub fn is_stdin(&self) -> bool {
         self.path.as_os_str() == "-"
@@ -211,7 +211,7 @@ fn compression_of(head: &[u8]) -> Compression {
 
 fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     let unreadable = |source| SourceError::Unreadable {
-        path: crate::ingest::text::shown_path(path),
+        path: crate::base::text::shown_path(path),
         source,
     };
     let mut f = File::open(path).map_err(unreadable)?;
@@ -244,10 +244,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => SourceError::Missing {
-            path: crate::ingest::text::shown_path(path),
+            path: crate::base::text::shown_path(path),
         },
         _ => SourceError::Unreadable {
-            path: crate::ingest::text::shown_path(path),
+            path: crate::base::text::shown_path(path),
             source: e,
         },
     })?;
@@ -277,7 +277,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
         ));
     }
     let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-        path: crate::ingest::text::shown_path(path),
+        path: crate::base::text::shown_path(path),
         source,
     })?;
     let mut notes = Vec::new();
@@ -288,7 +288,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             Err(e) => {
                 notes.push(format!(
                     "{}: an entry could not be listed: {e}",
-                    crate::ingest::text::shown_path(path)
+                    crate::base::text::shown_path(path)
                 ));
                 continue;
             }
@@ -303,14 +303,14 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             // reads regular files only (a special file is read when named alone).
             Ok(m) if named => notes.push(format!(
                 "{}: skipped: {}, not a regular file",
-                crate::ingest::text::shown_path(&p),
+                crate::base::text::shown_path(&p),
                 file_type_name(&m.file_type())
             )),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
             Err(e) if named => notes.push(format!(
                 "{}: skipped: {e}",
-                crate::ingest::text::shown_path(&p)
+                crate::base::text::shown_path(&p)
             )),
             Err(_) => {}
         }
@@ -339,7 +339,7 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     }
     if !out.iter().any(|s| s.kind == SourceKind::Log) {
         return Err(SourceError::EmptyDir {
-            path: crate::ingest::text::shown_path(path),
+            path: crate::base::text::shown_path(path),
         });
     }
     Ok((out, notes))
@@ -389,7 +389,7 @@ fn file_type_name(t: &std::fs::FileType) -> &'static str {
 }
 
 fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
-    format!("{}: skipped: {e}", crate::ingest::text::shown_path(dir))
+    format!("{}: skipped: {e}", crate::base::text::shown_path(dir))
 }
 
 /// The nodes of one run given as several paths, or as one directory whose
@@ -399,8 +399,8 @@ fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
 pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
     let name_of = |p: &Path| {
         p.file_name()
-            .map(|n| crate::ingest::text::sanitize(&n.to_string_lossy()))
-            .unwrap_or_else(|| crate::ingest::text::shown_path(p))
+            .map(|n| crate::base::text::sanitize(&n.to_string_lossy()))
+            .unwrap_or_else(|| crate::base::text::shown_path(p))
     };
     // Files given one by one from two or more directories (`node0/server.log
     // node0/stdout.txt node1/server.log …`) are grouped by their directory, which names
@@ -444,7 +444,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
         let mut unreadable: Vec<(PathBuf, io::Error)> = Vec::new();
         let subdirs = if path.is_dir() && !has_logs(path) {
             let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
-                path: crate::ingest::text::shown_path(path),
+                path: crate::base::text::shown_path(path),
                 source,
             })?;
             let mut dirs: Vec<PathBuf> = Vec::new();
@@ -473,7 +473,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
                 Err(SourceError::EmptyDir { .. }) if !unreadable.is_empty() => {
                     let (dir, source) = unreadable.swap_remove(0);
                     return Err(SourceError::Unreadable {
-                        path: crate::ingest::text::shown_path(&dir),
+                        path: crate::base::text::shown_path(&dir),
                         source,
                     });
                 }
@@ -509,7 +509,7 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
     for n in &mut out {
         if n.node.as_ref().is_some_and(|name| seen[name] > 1) {
             if let Some(dir) = n.files.first().and_then(|f| f.path.parent()) {
-                n.node = Some(crate::ingest::text::shown_path(dir));
+                n.node = Some(crate::base::text::shown_path(dir));
             }
         }
     }

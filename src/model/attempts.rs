@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::Duration;
 
 use super::{AttemptInfo, Outcome, Phase, Run};
+use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::ingest::event::{kind, Event, Rank};
 
 /// A pause or jump back in the stamps this long, before a rank begins distributed init
 /// again, separates two start-ups.

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::NaiveDateTime;
 
 use super::{attempts, outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun, Run, SourceInfo};
+use crate::base::event::{kind, Event, Origin, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
-use crate::ingest::event::{kind, Event, Origin, Rank};
 
 /// Events that are the same line seen in two files of one run (`server.log` and
 /// `stdout.txt` of the same console) are kept once. Within one file repeats are real.

@@ -1,7 +1,7 @@
 //! The one event filter of `events` (`--kind`, `--rank`): the text table, the JSON
 //! document and the NDJSON stream all keep what it keeps.
 
-use crate::ingest::event::{Event, Rank};
+use crate::base::event::{Event, Rank};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventFilter {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
 
-use crate::ingest::event::{Event, Rank};
+use crate::base::event::{Event, Rank};
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).

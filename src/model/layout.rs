@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 use crate::model::config::pyrepr::PyValue;
 use crate::model::config::ParsedConfig;
 

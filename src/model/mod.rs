@@ -4,7 +4,7 @@
 
 use chrono::NaiveDateTime;
 
-use crate::ingest::event::{kind, Event, Origin, Rank};
+use crate::base::event::{kind, Event, Origin, Rank};
 use crate::ingest::scan::{LineCounts, UnknownLine};
 
 mod attempts;
@@ -17,10 +17,10 @@ pub mod node;
 pub mod outcome;
 mod rank;
 
-pub use crate::ingest::event::Phase;
+pub use crate::base::event::Phase;
 pub use filter::EventFilter;
 
-pub use crate::ingest::event::Edge;
+pub use crate::base::event::Edge;
 
 pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};

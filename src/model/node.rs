@@ -1,7 +1,7 @@
 //! The hosts a run was collected from, and how each one's clock sits against the
 //! reference node's (`analysis::clock` estimates it, `load` applies it).
 
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
 
 /// One host of a multi-node run: the files it wrote and the ranks they name.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,4 +55,14 @@ impl ClockOffset {
     pub fn width_ms(&self) -> i64 {
         self.hi_ms - self.lo_ms
     }
+}
+
+/// How a multi-node run's clocks were put on one: the reference node, the milliseconds
+/// added to each node's stamps (0 where nothing was applied), and the nodes that had no
+/// barrier exit in common with the reference (their clocks are taken as they are).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alignment {
+    pub reference: usize,
+    pub shift_ms: Vec<i64>,
+    pub unaligned: Vec<usize>,
 }

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use chrono::NaiveDateTime;
 
 use super::{Failure, FailureKind, Outcome, Phase, RankRun};
+use crate::base::event::{kind, Event, FieldValue, Rank};
 use crate::grammar::{Knowledge, OutcomeWord};
-use crate::ingest::event::{kind, Event, FieldValue, Rank};
 
 /// A line that ends (or explains the end of) a rank's start-up, before the cross-rank
 /// reading: its failure record and the rank number its wording names.

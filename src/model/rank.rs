@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 
 use super::Phase;
-use crate::ingest::event::{FieldValue, Origin, Rank};
+pub use crate::base::event::FailureKind;
+use crate::base::event::{FieldValue, Origin, Rank};
 
 /// A memory or count figure a phase reported, traceable to its line.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,31 +101,6 @@ impl Outcome {
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FailureKind {
-    Oom,
-    NotEnoughMemory,
-    Nccl,
-    Exception,
-    /// A timeout or watchdog fired.
-    Timeout,
-    /// A signal or the launcher's shutdown ended the process.
-    Signal,
-}
-
-impl FailureKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FailureKind::Oom => "oom",
-            FailureKind::NotEnoughMemory => "not_enough_memory",
-            FailureKind::Nccl => "nccl",
-            FailureKind::Exception => "exception",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Signal => "signal",
-        }
     }
 }
 

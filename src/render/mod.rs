@@ -136,16 +136,14 @@ impl Style {
 
 /// Pads or cuts to a display width in terminal columns (log text here is sanitized).
 pub fn fit(s: &str, width: usize) -> String {
-    let t = crate::ingest::text::truncate(s, width);
-    let n = crate::ingest::text::columns(&t);
+    let t = crate::base::text::truncate(s, width);
+    let n = crate::base::text::columns(&t);
     format!("{t}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 /// Cuts to a display width without padding.
 pub fn cut(s: &str, width: usize) -> String {
-    crate::ingest::text::truncate(s, width)
-        .trim_end()
-        .to_string()
+    crate::base::text::truncate(s, width).trim_end().to_string()
 }
 
 /// Formats a figure for tables: memory in binary units, in the unit and with the
@@ -154,9 +152,12 @@ pub fn cut(s: &str, width: usize) -> String {
 /// spelling stays only in quoted evidence lines.
 pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     if is_bytes {
-        crate::units::bytes_as_printed(value.round() as i64, resolution.round().max(0.0) as u64)
+        crate::base::units::bytes_as_printed(
+            value.round() as i64,
+            resolution.round().max(0.0) as u64,
+        )
     } else if value.fract() == 0.0 {
-        crate::units::group_thousands(value as i64)
+        crate::base::units::group_thousands(value as i64)
     } else {
         format!("{value:.2}")
     }
@@ -188,20 +189,20 @@ pub fn events_text(
             .fields
             .iter()
             .map(|(k, v)| match v {
-                crate::ingest::event::FieldValue::Bytes { bytes, resolution } => {
+                crate::base::event::FieldValue::Bytes { bytes, resolution } => {
                     format!(
                         "{k}={}",
-                        crate::units::bytes_as_printed(*bytes, *resolution)
+                        crate::base::units::bytes_as_printed(*bytes, *resolution)
                     )
                 }
-                crate::ingest::event::FieldValue::Int(i) => format!("{k}={i}"),
-                crate::ingest::event::FieldValue::Float(f) => format!("{k}={f}"),
-                crate::ingest::event::FieldValue::Text(t) => format!("{k}={}", cut(t, 40)),
+                crate::base::event::FieldValue::Int(i) => format!("{k}={i}"),
+                crate::base::event::FieldValue::Float(f) => format!("{k}={f}"),
+                crate::base::event::FieldValue::Text(t) => format!("{k}={}", cut(t, 40)),
             })
             .collect();
         // FIELDS wraps in its column, after TIME 9, RANK 12 and KIND 18 and their spaces.
         let lead = format!("{} {} {} ", fit(&time, 9), fit(&rank, 12), fit(&e.kind, 18));
-        let pad = " ".repeat(crate::ingest::text::columns(&lead));
+        let pad = " ".repeat(crate::base::text::columns(&lead));
         for line in wrap_indented(&fields.join(" "), style.width, &lead, &pad) {
             let _ = writeln!(o, "{}", line.trim_end());
         }
@@ -279,7 +280,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 /// spaces of the same width) before the others.
 pub fn wrap_indented(text: &str, width: usize, first: &str, rest: &str) -> Vec<String> {
     let room = width
-        .saturating_sub(crate::ingest::text::columns(first).max(crate::ingest::text::columns(rest)))
+        .saturating_sub(crate::base::text::columns(first).max(crate::base::text::columns(rest)))
         .max(20);
     wrap(text, room)
         .into_iter()
@@ -303,7 +304,7 @@ pub fn put(o: &mut String, width: usize, indent: usize, text: &str) {
 
 /// A run of ranks that differ only in their last number, consecutively, as `TP0–TP7`
 /// (with the count when there are more than two); others as a list, `TP0, TP3`.
-pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::ingest::event::Rank>) -> String {
+pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::base::event::Rank>) -> String {
     let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
     let split = |n: &str| -> Option<(String, u64)> {
         let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
@@ -378,7 +379,7 @@ mod tests {
 
     #[test]
     fn rank_spans() {
-        let r = |s: &str| crate::ingest::event::Rank::parse_tags(s).expect("a rank");
+        let r = |s: &str| crate::base::event::Rank::parse_tags(s).expect("a rank");
         let eight: Vec<_> = (0..8).map(|i| r(&format!("TP{i}"))).collect();
         assert_eq!(rank_span(&eight), "TP0–TP7 (8 ranks)");
         assert_eq!(rank_span(&[r("TP0"), r("TP3")]), "TP0, TP3");

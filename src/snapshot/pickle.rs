@@ -1221,7 +1221,7 @@ impl<I: Input> Machine<I> {
         let (s, plain) = if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
             (s, true)
         } else {
-            cleaned = crate::ingest::text::sanitize(s);
+            cleaned = crate::base::text::sanitize(s);
             let same = cleaned == s;
             (cleaned.as_str(), same)
         };

@@ -8,8 +8,8 @@ use crate::analysis::attribute::{
 };
 use crate::analysis::diff::{diff_with, RunDiff};
 pub use crate::analysis::lanes::{lanes_of, parts_of, seconds, Lane, Segment, PARTS};
+use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::ingest::event::{kind, Event, Rank};
 use crate::model::{Edge, Phase, Run};
 use crate::report::{DiffReport, RunReport};
 use crate::snapshot::inspect::{summarize, SiteRule};
@@ -171,7 +171,7 @@ impl PhaseBand {
         [Some(&text), late.as_ref(), failed.as_ref()]
             .into_iter()
             .flatten()
-            .map(|t| crate::ingest::text::columns(t) as i64)
+            .map(|t| crate::base::text::columns(t) as i64)
             .sum()
     }
 }
@@ -361,7 +361,7 @@ impl DiffFacts {
                     .map(|s| {
                         (
                             s.site.clone(),
-                            crate::units::human_delta(s.delta_reserved.median as i64),
+                            crate::base::units::human_delta(s.delta_reserved.median as i64),
                         )
                     })
                     .collect()

@@ -4,7 +4,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::ingest::text::columns;
+use crate::base::text::columns;
 
 pub fn time_label(t: f64) -> String {
     if t >= 60.0 {

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::grammar::GrammarSet;
-use crate::ingest::load::{load_paths, load_snapshots, LoadOptions};
-use crate::ingest::source::{self, Compression, SourceKind};
+use crate::ingest::source::SourceKind;
+use crate::session::{Inputs, LoadOptions, Session};
 
 use super::app::{App, Loading, Snapshots};
 
@@ -64,20 +64,6 @@ impl Loading {
     }
 }
 
-/// Log bytes in the run, when every log is a plain file of known size.
-fn log_bytes(paths: &[PathBuf]) -> Option<u64> {
-    let nodes = source::discover_nodes(paths).ok()?;
-    nodes
-        .iter()
-        .flat_map(|n| n.files.iter())
-        .filter(|f| f.kind == SourceKind::Log)
-        .map(|f| match f.compression {
-            Compression::None if !f.is_stdin() => f.size,
-            _ => None,
-        })
-        .sum()
-}
-
 /// Reads the run, its snapshots and the baseline, and builds the app: the work the
 /// terminal waits for.
 pub fn load_app(
@@ -118,11 +104,12 @@ pub fn load_app_paths(
     p: &Progress,
 ) -> Result<App, String> {
     p.set_stage(format!("reading the logs of {}", shown(run_paths)));
+    let inputs = Inputs::discover(run_paths).map_err(|e| e.to_string())?;
     p.total
-        .store(log_bytes(run_paths).unwrap_or(0), Ordering::Relaxed);
-    let loaded =
-        load_paths(gs, run_paths, opts, &|src, n| p.report(src, n)).map_err(|e| e.to_string())?;
-    let n = loaded
+        .store(inputs.log_bytes().unwrap_or(0), Ordering::Relaxed);
+    let session =
+        Session::load(gs, &inputs, opts, &|src, n| p.report(src, n)).map_err(|e| e.to_string())?;
+    let n = session
         .files
         .iter()
         .filter(|f| f.kind == SourceKind::Snapshot)
@@ -130,17 +117,17 @@ pub fn load_app_paths(
     if n > 0 {
         p.set_stage(format!("reading {n} memory snapshots"));
     }
-    let (snaps, errors) = load_snapshots(&loaded.run, &loaded.files);
+    let (run, snaps) = session.into_parts();
     if vs.is_empty() {
         p.set_stage("lining up the ranks");
         let read = Snapshots {
-            run: &snaps,
-            errors,
+            run: &snaps.matched,
+            errors: snaps.errors,
             diff,
             ..Snapshots::default()
         };
         return Ok(App::from_loaded(
-            loaded.run,
+            run,
             None,
             read,
             gs.knowledge().clone(),
@@ -148,24 +135,25 @@ pub fn load_app_paths(
         ));
     }
     p.set_stage(format!("reading the baseline {}", shown(vs)));
-    let base =
-        load_paths(gs, vs, opts, &|_, _| {}).map_err(|e| format!("baseline {}: {e}", shown(vs)))?;
+    let base = Session::open(gs, vs, opts, &|_, _| {})
+        .map_err(|e| format!("baseline {}: {e}", shown(vs)))?;
     // The baseline's snapshots are what the diff attributes the divergence with.
-    let (base_snaps, base_errors) = load_snapshots(&base.run, &base.files);
+    let (base_run, base_snaps) = base.into_parts();
     p.set_stage("lining up the ranks");
     let read = Snapshots {
-        run: &snaps,
-        errors,
-        baseline: Some(&base_snaps),
-        baseline_notes: base_errors
+        run: &snaps.matched,
+        errors: snaps.errors,
+        baseline: Some(&base_snaps.matched),
+        baseline_notes: base_snaps
+            .errors
             .into_iter()
             .map(|e| format!("baseline: {e}"))
             .collect(),
         diff,
     };
     Ok(App::from_loaded(
-        loaded.run,
-        Some(base.run),
+        run,
+        Some(base_run),
         read,
         gs.knowledge().clone(),
         color,

@@ -171,7 +171,7 @@ pub fn run_paths(
     gs: GrammarSet,
     run_paths: &[PathBuf],
     vs: &[PathBuf],
-    opts: crate::ingest::load::LoadOptions,
+    opts: crate::session::LoadOptions,
     diff: crate::analysis::diff::DiffOptions,
     color: bool,
 ) -> Result<(), TuiError> {
@@ -252,7 +252,7 @@ pub fn first_frame(
     gs: &GrammarSet,
     run_paths: &[PathBuf],
     vs: &[PathBuf],
-    opts: &crate::ingest::load::LoadOptions,
+    opts: &crate::session::LoadOptions,
     diff: crate::analysis::diff::DiffOptions,
     (width, height): (u16, u16),
 ) -> Result<String, TuiError> {

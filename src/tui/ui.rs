@@ -11,7 +11,7 @@ use ratatui::Frame;
 use super::app::{App, ScrollRooms, View};
 use super::views;
 use super::widgets::{bold, dim, failure_style, warn_style};
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
@@ -62,7 +62,7 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
     };
     let used: usize = spans
         .iter()
-        .map(|s| crate::ingest::text::columns(&s.content))
+        .map(|s| crate::base::text::columns(&s.content))
         .sum::<usize>()
         + state.len();
     let (verdict, path) = header_texts(
@@ -86,8 +86,8 @@ fn draw_tabs(f: &mut Frame, app: &App, area: Rect) {
 /// cut at its end.
 pub fn header_texts(verdict: &str, path: &str, room: usize) -> (String, String) {
     let (vw, pw) = (
-        crate::ingest::text::columns(verdict),
-        crate::ingest::text::columns(path),
+        crate::base::text::columns(verdict),
+        crate::base::text::columns(path),
     );
     let room = room.saturating_sub(2);
     if vw + pw <= room {
@@ -95,8 +95,8 @@ pub fn header_texts(verdict: &str, path: &str, room: usize) -> (String, String) 
     }
     let path_room = pw.min(room.saturating_sub(vw).max(room * 2 / 5));
     let path = crate::tui::layout::shorten_left(path, path_room);
-    let verdict_room = room.saturating_sub(crate::ingest::text::columns(&path));
-    (crate::ingest::text::truncate(verdict, verdict_room), path)
+    let verdict_room = room.saturating_sub(crate::base::text::columns(&path));
+    (crate::base::text::truncate(verdict, verdict_room), path)
 }
 
 fn draw_status(f: &mut Frame, app: &App, area: Rect) {

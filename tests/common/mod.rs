@@ -14,16 +14,21 @@ macro_rules! rankscope_note {
 use std::path::Path;
 
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::load::{load_run, LoadOptions};
 use rankscope::model::Run;
+use rankscope::session::{LoadOptions, Session};
 
 /// A run read with the built-in grammars, as `rankscope summary PATH` reads it.
 #[allow(dead_code)] // each test binary uses some of these helpers
 pub fn load(path: impl AsRef<Path>) -> Run {
     let gs = GrammarSet::builtin().expect("built-in grammars compile");
-    load_run(&gs, path.as_ref(), &LoadOptions::default(), &|_, _| {})
-        .expect("run loads")
-        .run
+    Session::open(
+        &gs,
+        &[path.as_ref().to_path_buf()],
+        &LoadOptions::default(),
+        &|_, _| {},
+    )
+    .expect("run loads")
+    .run
 }
 
 /// A run made of one log file `name` holding `text`, written for the test.

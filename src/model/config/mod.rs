@@ -7,8 +7,8 @@ pub mod pyrepr;
 
 use std::collections::HashMap;
 
+use crate::base::event::{Event, FieldValue};
 use crate::grammar::{ConfigRule, ConfigSyntax, Knowledge};
-use crate::ingest::event::{Event, FieldValue};
 use crate::model::config::pyrepr::{
     parse_call_lenient, parse_kwargs, parse_kwargs_lenient, parse_value_prefix, PyValue, ReprError,
 };

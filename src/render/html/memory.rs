@@ -7,10 +7,10 @@ use std::fmt::Write;
 
 use super::{esc, heading, Page, Side, SnapView};
 use crate::analysis::lanes::{parts_of, PARTS};
-use crate::ingest::event::Rank;
+use crate::base::event::Rank;
+use crate::base::units::human_bytes;
 use crate::render::figure_text;
 use crate::render::text::diff::{fragmentation_cause_lines, oom_site_lines};
-use crate::units::human_bytes;
 
 /// Line colours of the nvidia-smi chart, one per GPU in turn (`polyline.k0` … in the style).
 const GPU_COLOURS: usize = 6;

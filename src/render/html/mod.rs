@@ -17,8 +17,8 @@ use std::fmt::Write;
 
 use crate::analysis::attribute::SnapshotEvidence;
 use crate::analysis::lanes::Lane;
+use crate::base::event::Rank;
 use crate::export::identity::RunIdentity;
-use crate::ingest::event::Rank;
 use crate::model::Run;
 use crate::report::{DiffReport, RunReport};
 use crate::snapshot::inspect::MemSummary;
@@ -143,7 +143,7 @@ pub fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
         n => format!(
             "{} ({} ranks)",
             parts.join(", "),
-            crate::units::group_thousands(n as i64)
+            crate::base::units::group_thousands(n as i64)
         ),
     }
 }
@@ -244,7 +244,7 @@ document.querySelectorAll('svg.timeline').forEach(function(svg){
 #[cfg(test)]
 mod tests {
     use super::{esc, rank_ranges};
-    use crate::ingest::event::Rank;
+    use crate::base::event::Rank;
 
     #[test]
     fn ranks_as_runs() {

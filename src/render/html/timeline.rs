@@ -210,7 +210,7 @@ fn lane_group(
             "{} {kind} in {} at t+{t:.1}s, {at}\n{}",
             lane.rank,
             f.phase,
-            crate::ingest::text::truncate(&f.message, max_chars * 2)
+            crate::base::text::truncate(&f.message, max_chars * 2)
         );
         let r = (bar_h / 2.0).min(6.0);
         let _ = writeln!(
@@ -318,7 +318,7 @@ fn event_lines(
                 "\n{}:{} {}",
                 base_name(run.source_name(&e.origin)),
                 e.origin.line,
-                crate::ingest::text::truncate(&e.message, max_chars)
+                crate::base::text::truncate(&e.message, max_chars)
             );
         }
         n += 1;

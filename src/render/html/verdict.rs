@@ -150,7 +150,7 @@ pub fn section(o: &mut String, p: &Page) {
             .as_ref()
             .map(|x| format!("{}:{}", run.source_name(x), x.line))
             .unwrap_or_else(|| "(no line)".into());
-        let quote = crate::ingest::text::truncate(quoted_message(f), QUOTE_CHARS);
+        let quote = crate::base::text::truncate(quoted_message(f), QUOTE_CHARS);
         let _ = writeln!(
             o,
             "<p class=\"bad\" id=\"root\">{}</p>\n<blockquote class=\"evidence\"><cite>{}</cite>{}</blockquote>",

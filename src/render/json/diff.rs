@@ -506,7 +506,7 @@ pub struct SnapshotEvidenceDoc {
 pub fn snapshot_evidence_doc(
     e: &crate::analysis::attribute::SnapshotEvidence,
 ) -> SnapshotEvidenceDoc {
-    let names = |v: &[crate::ingest::event::Rank]| v.iter().map(|r| r.to_string()).collect();
+    let names = |v: &[crate::base::event::Rank]| v.iter().map(|r| r.to_string()).collect();
     SnapshotEvidenceDoc {
         oom_sites: e
             .oom_sites

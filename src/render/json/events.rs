@@ -309,11 +309,7 @@ pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
     })
 }
 
-pub fn failure_message(
-    run: &Run,
-    rank: Option<&crate::ingest::event::Rank>,
-    f: &Failure,
-) -> Message {
+pub fn failure_message(run: &Run, rank: Option<&crate::base::event::Rank>, f: &Failure) -> Message {
     Message::Failure(FailureMessage {
         rank: rank.map(|r| r.to_string()),
         failure: failure_doc(run, f),

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::analysis::align;
-use crate::ingest::event::{Event, FieldValue};
+use crate::base::event::{Event, FieldValue};
 use crate::ingest::scan;
 use crate::model::config;
 use crate::model::{self, EventFilter, Failure, Run};

@@ -4,7 +4,7 @@
 
 use crate::analysis::cause::{FailureCause, Setting, Suspect, SuspectWhy};
 use crate::analysis::diff::RunDiff;
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 
 use super::outcome::failure_verb;
 
@@ -15,7 +15,7 @@ fn base_name(path: &str) -> &str {
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
 pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
-    let value = |v: &crate::model::config::pyrepr::PyValue| super::diff::config_value(v, 40);
+    let value = |v: &crate::model::config::pyrepr::PyValue| super::values::config_value(v, 40);
     match s {
         Setting::Config(k) => {
             let cd = d.config.as_ref();
@@ -32,21 +32,11 @@ pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
         Setting::Env(n) => match d.env.iter().find(|e| &e.name == n) {
             Some(e) => format!(
                 "env {n} {} -> {}",
-                env_value(e.baseline.as_deref(), e.baseline_logged),
-                env_value(e.candidate.as_deref(), e.candidate_logged)
+                super::values::env_value(e.baseline.as_deref(), e.baseline_logged),
+                super::values::env_value(e.candidate.as_deref(), e.candidate_logged)
             ),
             None => format!("env {n}"),
         },
-    }
-}
-
-/// An environment variable's value as a run showed it: the value, `(unset)` when the
-/// run passed the point where it would have been printed, else `(not logged)`.
-pub fn env_value(v: Option<&str>, logged: bool) -> String {
-    match v {
-        Some(v) => sanitize(v),
-        None if logged => "(unset)".into(),
-        None => "(not logged)".into(),
     }
 }
 

@@ -13,10 +13,10 @@ use crate::analysis::diff::{
     BaselineEnd, CapacityLoss, ComparabilityNote, ConfigNote, DeltaClass, FigureDiff, FigureLine,
     Headline, RunDiff, Side, Status,
 };
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
+use crate::base::units::{group_thousands, human_bytes, human_delta};
 use crate::render::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::report::DiffReport;
-use crate::units::{group_thousands, human_bytes, human_delta};
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
 pub fn delta_text(f: &FigureDiff, v: f64) -> String {
@@ -56,7 +56,7 @@ pub struct Extra {
 }
 
 /// `TP0, TP1`, listed whatever their order (`rank_span` makes ranges).
-fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::ingest::event::Rank>) -> String {
+fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::base::event::Rank>) -> String {
     ranks
         .into_iter()
         .map(|r| r.to_string())
@@ -68,7 +68,7 @@ fn rank_list<'r>(ranks: impl IntoIterator<Item = &'r crate::ingest::event::Rank>
 /// and who else allocates there: "only PP1 TP2 allocates here" names a stray allocation.
 /// Without a baseline (`summary`), only the run's own ranks are compared.
 pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
-    use crate::units::human_bytes;
+    use crate::base::units::human_bytes;
     let mut groups: Vec<(&str, u64, Vec<&crate::analysis::attribute::OomSite>)> = Vec::new();
     for o in &ev.oom_sites {
         match groups
@@ -81,15 +81,15 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
     }
     let mut lines = Vec::new();
     for (site, requested, group) in groups {
-        let in_group = |r: &crate::ingest::event::Rank| group.iter().any(|o| &o.rank == r);
-        let mut others: Vec<&crate::ingest::event::Rank> = group
+        let in_group = |r: &crate::base::event::Rank| group.iter().any(|o| &o.rank == r);
+        let mut others: Vec<&crate::base::event::Rank> = group
             .iter()
             .flat_map(|o| &o.other_ranks)
             .filter(|r| !in_group(r))
             .collect();
         others.sort();
         others.dedup();
-        let mut allocating: Vec<&crate::ingest::event::Rank> = group
+        let mut allocating: Vec<&crate::base::event::Rank> = group
             .iter()
             .flat_map(|o| &o.others_allocating)
             .filter(|r| !in_group(r))
@@ -214,7 +214,7 @@ pub fn summary_snapshot_section(
 /// value cut to `value_room` columns, ten more for a lone value), the note on what could
 /// not be compared, and environment toggles. The TUI's Diff view leads with the same.
 pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
-    let value = config_value;
+    let value = super::values::config_value;
     let mut out: Vec<String> = Vec::new();
     if let Some(cd) = &d.config {
         for ch in &cd.changed {
@@ -242,17 +242,11 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
         out.push(format!(
             "env {}  {} -> {}",
             e.name,
-            super::cause::env_value(e.baseline.as_deref(), e.baseline_logged),
-            super::cause::env_value(e.candidate.as_deref(), e.candidate_logged)
+            super::values::env_value(e.baseline.as_deref(), e.baseline_logged),
+            super::values::env_value(e.candidate.as_deref(), e.candidate_logged)
         ));
     }
     out
-}
-
-/// A configuration value as the config section prints it: the server's syntax, cleaned,
-/// cut to `room` columns.
-pub fn config_value(v: &crate::model::config::pyrepr::PyValue, room: usize) -> String {
-    cut(&sanitize(&v.to_python_repr()), room)
 }
 
 /// The allocator settings of the two runs' snapshots, for the config section.
@@ -279,7 +273,7 @@ pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence
 /// The snapshot side of the cause: who allocated the divergence, and what PyTorch
 /// could not see.
 pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
-    use crate::units::human_bytes;
+    use crate::base::units::human_bytes;
     let mut lines = Vec::new();
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
         lines.push(format!(
@@ -308,7 +302,7 @@ pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<Str
             if within {
                 format!(
                     ", within the log's {:.2} MiB resolution: ~0",
-                    res as f64 / crate::units::MIB
+                    res as f64 / crate::base::units::MIB
                 )
             } else {
                 " (NCCL, cudaMalloc outside PyTorch, IPC mappings)".to_string()

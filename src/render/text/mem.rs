@@ -10,16 +10,16 @@ use crate::snapshot::oom::{FreeSpace, Limit, OomAnalysis};
 use crate::snapshot::site::site_label;
 
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
-pub use crate::units::human_size as fmt_bytes;
+pub use crate::base::units::human_size as fmt_bytes;
 
 /// Signed sizes: `+40.00 MiB`, `-512 B`, `±0 B` (`units::human_delta`).
-pub use crate::units::human_delta as fmt_delta;
+pub use crate::base::units::human_delta as fmt_delta;
 
 /// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
 fn cell_lines(text: &str, w: usize) -> Vec<String> {
     crate::render::wrap(text, w)
         .into_iter()
-        .map(|l| crate::render::fit(&l, w.max(crate::ingest::text::columns(&l))))
+        .map(|l| crate::render::fit(&l, w.max(crate::base::text::columns(&l))))
         .collect()
 }
 

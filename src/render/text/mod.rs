@@ -8,4 +8,5 @@ pub mod outcome;
 pub mod remedy;
 pub mod summary;
 pub mod time;
+pub mod values;
 pub mod verdict;

@@ -2,8 +2,8 @@
 //! the run's failure story. `summary` and `diff` both word outcomes with these.
 
 use crate::analysis::diff::{FailureGroup, FailureStory, StoryRoot};
+use crate::base::units::human_bytes;
 use crate::model::{FailureKind, Outcome, Phase};
-use crate::units::human_bytes;
 
 /// A failure kind as a verb phrase: `ran out of memory`.
 pub fn failure_verb(k: FailureKind) -> &'static str {

@@ -3,9 +3,9 @@
 //! covers and costs, and how sure that is.
 
 use crate::analysis::remedy::{DeficitBasis, Remedies, RemedyKind, RuleCheck, MARGIN};
+use crate::base::text::sanitize;
+use crate::base::units::{group_thousands, human_bytes};
 use crate::grammar::remedy::LeverTotal;
-use crate::ingest::text::sanitize;
-use crate::units::{group_thousands, human_bytes};
 
 fn num(v: f64) -> String {
     // As a person types it: 0.9, 0.89, 0.95.

@@ -43,7 +43,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         }
     );
     let head = format!("{status}  {}  {counts}", run.name);
-    if crate::ingest::text::columns(&head) <= style.width {
+    if crate::base::text::columns(&head) <= style.width {
         let name = style.bold(&run.name);
         let _ = writeln!(o, "{}  {name}  {counts}", paint(&style, status));
     } else {
@@ -96,7 +96,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             // A memory failure's figures are in its group's line below; any other is
             // known by its words.
             if !crate::analysis::cause::is_memory(f.kind) {
-                let quote = crate::ingest::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
+                let quote = crate::base::text::truncate(quoted_message(f), ROOT_QUOTE_COLUMNS);
                 for line in wrap_indented(&quote, style.width, "  ", "    ") {
                     let _ = writeln!(o, "{line}");
                 }
@@ -566,12 +566,12 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
 
 /// Ranks whose end of a phase is stamped before its start: said, instead of a negative
 /// duration.
-pub fn end_before_start_note(ranks: &[(crate::ingest::event::Rank, f64)]) -> Option<String> {
+pub fn end_before_start_note(ranks: &[(crate::base::event::Rank, f64)]) -> Option<String> {
     let most = ranks
         .iter()
         .map(|r| r.1)
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
-    let names: Vec<crate::ingest::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
+    let names: Vec<crate::base::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
     Some(format!(
         "{}: end stamped {}{} s before start (stamps out of order), no duration",
         rank_span(&names),
@@ -775,7 +775,7 @@ fn outcome_cell(r: &RankRun, style: Style) -> String {
 }
 
 fn gpu_report(o: &mut String, run: &Run, width: usize) {
-    use crate::units::human_bytes;
+    use crate::base::units::human_bytes;
     for g in &run.gpus {
         let text = format!(
             "nvidia-smi GPU{}: peak {} used{}{}, {} samples",
@@ -868,7 +868,7 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     }
     for n in &run.notes {
         for line in wrap_indented(
-            &crate::ingest::text::sanitize(n),
+            &crate::base::text::sanitize(n),
             style.width,
             "note: ",
             "      ",

@@ -4,8 +4,8 @@
 use super::diff::spread_text;
 use super::summary::figure_label;
 use crate::analysis::diff::{RunDiff, Status};
+use crate::base::units::group_thousands;
 use crate::render::figure_text;
-use crate::units::group_thousands;
 
 /// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
 /// memory; else the first divergence with its allocation sites, or the snapshots' cause),
@@ -49,7 +49,7 @@ pub fn verdict_rows(
                 if f.is_bytes {
                     format!(
                         "; log resolution {:.2} MiB",
-                        f.resolution / crate::units::MIB
+                        f.resolution / crate::base::units::MIB
                     )
                 } else {
                     String::new()
@@ -115,7 +115,7 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             if t < 0 { "lost" } else { "gained" },
             group_thousands(t.abs()),
             e.kv_bytes_delta
-                .map(|b| format!(" ({})", crate::units::human_bytes(b.abs())))
+                .map(|b| format!(" ({})", crate::base::units::human_bytes(b.abs())))
                 .unwrap_or_default()
         )),
         None => {}
@@ -125,8 +125,8 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             parts.push(format!(
                 "free memory after the pool {} {} -> {}",
                 if dl < 0 { "fell" } else { "rose" },
-                figure_text(b as f64, true, crate::units::GIB / 100.0),
-                figure_text(c as f64, true, crate::units::GIB / 100.0)
+                figure_text(b as f64, true, crate::base::units::GIB / 100.0),
+                figure_text(c as f64, true, crate::base::units::GIB / 100.0)
             ));
         }
     }
@@ -135,9 +135,9 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             parts.push(format!(
                 "{} asked for {}{}",
                 g.phase,
-                crate::units::human_bytes(req),
+                crate::base::units::human_bytes(req),
                 g.allowed_bytes
-                    .map(|a| format!(" past the {} allowed", crate::units::human_bytes(a)))
+                    .map(|a| format!(" past the {} allowed", crate::base::units::human_bytes(a)))
                     .unwrap_or_default()
             ));
         }

@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::analysis::diff::DeltaClass;
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::render::text::diff::delta_text;
 use crate::render::{figure_text, fit};
 use crate::tui::app::{App, ScrollRoom};
@@ -72,7 +72,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         _ => bold(),
     };
     let status = format!(" {} ", d.status.label());
-    let indent = crate::ingest::text::columns(&status) + 2;
+    let indent = crate::base::text::columns(&status) + 2;
     let head_w = usize::from(width).saturating_sub(indent).max(20);
     for (i, part) in wrap_line(
         &sanitize(&crate::render::text::diff::headline(&d.headline)),
@@ -84,7 +84,7 @@ pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         let first = if i == 0 {
             Span::styled(status.clone(), status_st)
         } else {
-            Span::raw(" ".repeat(crate::ingest::text::columns(&status)))
+            Span::raw(" ".repeat(crate::base::text::columns(&status)))
         };
         lines.push(Line::from(vec![first, Span::raw("  "), Span::raw(part)]));
     }

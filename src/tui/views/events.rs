@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph};
 use ratatui::Frame;
 
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::render::fit;
 use crate::tui::app::{seconds, App, ScrollRoom};
 use crate::tui::layout::{time_label, wrap_line};
@@ -167,12 +167,12 @@ fn detail_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     }
     for (k, v) in &e.fields {
         let vt = match v {
-            crate::ingest::event::FieldValue::Bytes { bytes, .. } => {
-                crate::units::human_bytes(*bytes)
+            crate::base::event::FieldValue::Bytes { bytes, .. } => {
+                crate::base::units::human_bytes(*bytes)
             }
-            crate::ingest::event::FieldValue::Int(i) => i.to_string(),
-            crate::ingest::event::FieldValue::Float(x) => x.to_string(),
-            crate::ingest::event::FieldValue::Text(t) => sanitize(t),
+            crate::base::event::FieldValue::Int(i) => i.to_string(),
+            crate::base::event::FieldValue::Float(x) => x.to_string(),
+            crate::base::event::FieldValue::Text(t) => sanitize(t),
         };
         push(&format!("  {k} = {vt}"), dim(app.color));
     }

@@ -5,7 +5,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::tui::app::Loading;
 use crate::tui::layout::wrap_line;
 use crate::tui::widgets::{bold, dim, failure_style};
@@ -36,7 +36,7 @@ pub fn draw(f: &mut Frame, s: &Loading, color: bool) {
         None => {
             let spin = SPINNER[s.tick % SPINNER.len()];
             lines.push(Line::from(format!("{spin} {}", sanitize(&s.stage))));
-            let read = crate::units::human_bytes(i64::try_from(s.bytes).unwrap_or(i64::MAX));
+            let read = crate::base::units::human_bytes(i64::try_from(s.bytes).unwrap_or(i64::MAX));
             match s.total {
                 Some(t) if t > 0 => {
                     let frac = (s.bytes as f64 / t as f64).clamp(0.0, 1.0);
@@ -50,7 +50,7 @@ pub fn draw(f: &mut Frame, s: &Loading, color: bool) {
                     )));
                     lines.push(Line::from(format!(
                         "{read} of {} of logs read",
-                        crate::units::human_bytes(i64::try_from(t).unwrap_or(i64::MAX))
+                        crate::base::units::human_bytes(i64::try_from(t).unwrap_or(i64::MAX))
                     )));
                 }
                 _ => lines.push(Line::from(format!("{read} of logs read"))),

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::model::Phase;
 use crate::render::fit;
 use crate::render::text::mem::fmt_bytes;
@@ -177,7 +177,7 @@ fn draw_sites(f: &mut Frame, app: &App, sites: &[&crate::tui::app::SiteRow], are
     // The label column: the longest label shown, within what the figures leave.
     let longest = sites
         .iter()
-        .map(|r| crate::ingest::text::columns(&r.label))
+        .map(|r| crate::base::text::columns(&r.label))
         .max()
         .unwrap_or(0);
     let figures_w = 24 + if blamed { 12 } else { 0 };

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::model::Phase;
 use crate::render::fit;
 use crate::tui::app::App;

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::{failure_style, phase_glyph, phase_style, put, warn_style};
-use crate::ingest::text::sanitize;
+use crate::base::text::sanitize;
 use crate::render::text::mem::fmt_bytes;
 use crate::tui::app::{App, SnapMem};
 use crate::tui::layout::{flow, time_label, wrap_line};

@@ -411,3 +411,29 @@ pub mod kind {
     pub const ERROR: &str = "error";
     pub const WARNING: &str = "warning";
 }
+
+/// What kind of failure ended a rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureKind {
+    Oom,
+    NotEnoughMemory,
+    Nccl,
+    Exception,
+    /// A timeout or watchdog fired.
+    Timeout,
+    /// A signal or the launcher's shutdown ended the process.
+    Signal,
+}
+
+impl FailureKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Oom => "oom",
+            FailureKind::NotEnoughMemory => "not_enough_memory",
+            FailureKind::Nccl => "nccl",
+            FailureKind::Exception => "exception",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Signal => "signal",
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! What every layer speaks: the event vocabulary (ranks, phases, failure kinds, event
+//! kinds), log text made safe for a terminal, and quantities with their units. Imports
+//! nothing else of the crate.
+
+pub mod event;
+pub mod text;
+pub mod units;

@@ -1,0 +1,373 @@
+//! From the inputs to a run: scan every log, resolve nodes and ranks, build the model.
+//! The node clocks are put on one between [`gather`] and [`assemble`] by the session
+//! (`analysis::clock`): nothing here analyses.
+
+use std::collections::BTreeSet;
+
+use chrono::NaiveDate;
+
+use crate::base::event::Event;
+use crate::grammar::GrammarSet;
+use crate::ingest::scan;
+use crate::ingest::source::{SourceFile, SourceKind};
+use crate::model::node::{Alignment, Node};
+use crate::model::{self, Run, SourceInfo};
+
+use super::dates::{infer_dates, modified_date, time_regressions};
+use super::inputs::Inputs;
+use super::nodes::{
+    assign_nodes, distinct_hosts, hosts_by_source, nodes_sharing_a_host, ranks_by_source,
+    ranks_on_two_hosts, shown_paths, split_by_node, wrapped_nodes_by_source,
+};
+use super::options::{check_attempt, LoadError, LoadOptions};
+use super::read::{attach_nvsmi, scan_logs, source_info, Scanned};
+
+/// A loaded run and the files it came from (snapshots and CSVs are listed for the
+/// readers that attach them).
+pub struct Loaded {
+    pub run: Run,
+    pub files: Vec<SourceFile>,
+}
+
+/// A run made of one log held in memory, read the way a file is (the fuzz target of the
+/// scan, model and renderers uses it; `block_size` small makes blocks and their merge
+/// part of every input).
+pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
+    let scan = scan::scan_stream(
+        gs,
+        0,
+        bytes,
+        block_size,
+        &scan::EventBudget::default(),
+        |_| {},
+    );
+    let (info, mut events) = source_info(gs, name.to_string(), scan);
+    infer_dates(&mut events, &[None]);
+    let mut sources = vec![info];
+    let events = model::dedup_across_sources(events, &mut sources);
+    model::build(name.to_string(), events, sources, gs.knowledge(), None)
+}
+
+/// Builds a one-node run from its scanned logs (`files` in discovery order, the logs among
+/// them being the scanned sources in order).
+pub(super) fn finish_single(
+    gs: &GrammarSet,
+    name: String,
+    files: Vec<SourceFile>,
+    (mut sources, mut events, mut notes): Scanned,
+    opts: &LoadOptions,
+) -> Result<Loaded, LoadError> {
+    let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
+    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(time_regressions(&events, &logs));
+    let how = infer_dates(&mut events, &refs);
+    if let Some(how) = how {
+        notes.push(how);
+    }
+    // Duplicates are looked for across files; one file has none to find (its repeats
+    // are real), and a 100,000-event log need not pay for the lookup.
+    let events = if sources.len() > 1 {
+        model::dedup_across_sources(events, &mut sources)
+    } else {
+        events
+    };
+    let mut run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
+    check_attempt(&name, opts.attempt, run.attempts.len().max(1))?;
+    let smi: Vec<(&SourceFile, i64)> = files
+        .iter()
+        .filter(|f| f.kind == SourceKind::NvidiaSmi)
+        .map(|f| (f, 0))
+        .collect();
+    attach_nvsmi(&mut run, &smi, &mut notes);
+    finish(run, files, notes, name)
+}
+
+/// The last steps of every load: the notes joined to the run, and a run with no start-up
+/// event refused with what it held instead.
+fn finish(
+    mut run: Run,
+    files: Vec<SourceFile>,
+    notes: Vec<String>,
+    name: String,
+) -> Result<Loaded, LoadError> {
+    run.notes.extend(notes);
+    if !run.has_startup_events() {
+        // Server output that shows no start-up (a log that starts after it, or stops
+        // before its first phase line) is read, `incomplete`; only input in which nothing
+        // is recognised is refused.
+        if !recognised(&run) {
+            return Err(LoadError::NotAStartupLog {
+                path: name,
+                found: with_read_problems(what_was_found(&run), &run.notes),
+            });
+        }
+        let note = no_startup_note(&run);
+        run.notes.push(note);
+    }
+    Ok(Loaded { run, files })
+}
+
+/// Some line is one a grammar or a generic reader knows: an event (a Python traceback's
+/// closing line, a c10 or Python-logging record), a record of a known family, or a known
+/// noise line (progress bars, NCCL INFO). Prose and unrelated traffic are none of these.
+fn recognised(run: &Run) -> bool {
+    let c = run.counts();
+    !run.events.is_empty() || c.events > 0 || c.records > 0 || c.noise > 0
+}
+
+/// The grammar families the run's files were detected as, each once.
+fn detected_families(run: &Run) -> Vec<&str> {
+    let mut families: Vec<&str> = run
+        .sources
+        .iter()
+        .flat_map(|s| s.detected.iter().map(String::as_str))
+        .collect();
+    families.sort();
+    families.dedup();
+    families
+}
+
+/// What a run read without any start-up event says about itself.
+fn no_startup_note(run: &Run) -> String {
+    let c = run.counts();
+    let families = detected_families(run);
+    let of = if families.is_empty() {
+        String::new()
+    } else {
+        format!(" of {} output", families.join("+"))
+    };
+    format!(
+        "no start-up event (no phase line, no failure) in {} lines{of}: the log starts after the start-up or stops before its first phase line",
+        c.lines
+    )
+}
+
+/// What reading the inputs gives before the model is built: a run of one node, finished;
+/// or the nodes of a multi-node run with their events, for their clocks to be put on one
+/// (`analysis::clock`) before [`assemble`] builds the run.
+pub enum Gathered {
+    Single(Box<Loaded>),
+    Nodes(NodesRead),
+}
+
+/// The nodes of a multi-node run as read: `events[n]` are node n's, ranks resolved and
+/// duplicates dropped, on node n's own clock.
+pub struct NodesRead {
+    pub name: String,
+    pub nodes: Vec<Node>,
+    pub events: Vec<Vec<Event>>,
+    sources: Vec<SourceInfo>,
+    files: Vec<SourceFile>,
+    node_of_file: Vec<usize>,
+    notes: Vec<String>,
+}
+
+/// Reads a run given as one or more paths (`Inputs`): files of one host, or directories
+/// that are nodes' (`run/node0/`, `run/node1/`). Ranks are resolved per node (pids repeat
+/// across hosts), and a rank found on two nodes is an error. One path that is not split
+/// into nodes is read as one node.
+pub fn gather(
+    gs: &GrammarSet,
+    inputs: &Inputs,
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Gathered, LoadError> {
+    let paths = &inputs.paths;
+    let groups = &inputs.groups;
+    let mut files: Vec<SourceFile> = Vec::new();
+    let mut group_of_file: Vec<usize> = Vec::new();
+    for (n, g) in groups.iter().enumerate() {
+        for f in &g.files {
+            files.push(f.clone());
+            group_of_file.push(n);
+        }
+    }
+    let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
+    let (mut sources, mut events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
+    let mut with_dir_notes = groups
+        .iter()
+        .flat_map(|g| g.notes.iter().cloned())
+        .collect::<Vec<_>>();
+    if inputs.undivided() {
+        // One path: its directory's notes first, as it was listed; a single node unless
+        // its files' NCCL lines name several hosts.
+        with_dir_notes.append(&mut notes);
+        notes = with_dir_notes;
+        if distinct_hosts(&events) < 2 && wrapped_nodes_by_source(&events, 1)[0].len() < 2 {
+            let name = crate::base::text::shown_path(&paths[0]);
+            return finish_single(gs, name, files, (sources, events, notes), opts)
+                .map(|l| Gathered::Single(Box::new(l)));
+        }
+    } else {
+        notes.extend(with_dir_notes);
+    }
+    let log_idx: Vec<usize> = (0..files.len())
+        .filter(|&i| files[i].kind == SourceKind::Log)
+        .collect();
+    let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
+    let group_of_source: Vec<usize> = log_idx.iter().map(|&i| group_of_file[i]).collect();
+    let hosts = hosts_by_source(&events, logs.len());
+    let ranks = ranks_by_source(&events, logs.len());
+    let assigned = assign_nodes(paths, groups, &group_of_source, &hosts, &ranks);
+    // A log goes with its own node; another file (nvidia-smi CSV) with its group's.
+    let mut node_of_file: Vec<usize> = group_of_file
+        .iter()
+        .map(|&g| assigned.home_of_group.get(g).copied().unwrap_or(0))
+        .collect();
+    for (s, &i) in log_idx.iter().enumerate() {
+        node_of_file[i] = assigned.node_of_source[s];
+    }
+    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(time_regressions(&events, &logs));
+    if let Some(how) = infer_dates(&mut events, &refs) {
+        notes.push(how);
+    }
+    let split = split_by_node(events, assigned, &files, &mut node_of_file);
+    let built: Vec<model::NodeEvents> = split
+        .events
+        .into_iter()
+        .map(|evs| {
+            let evs = model::dedup_across_sources(evs, &mut sources);
+            model::prepare_node(evs, gs.knowledge(), opts.attempt)
+        })
+        .collect();
+    let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
+    check_attempt(&shown_paths(paths), opts.attempt, most)?;
+    let nodes = nodes_of(&split.names, &split.sources, &built, &mut notes)?;
+    let name = if paths.len() == 1 {
+        crate::base::text::shown_path(&paths[0])
+    } else {
+        shown_paths(paths)
+    };
+    Ok(Gathered::Nodes(NodesRead {
+        name,
+        nodes,
+        events: built.into_iter().map(|n| n.events).collect(),
+        sources,
+        files,
+        node_of_file,
+        notes,
+    }))
+}
+
+/// Each node as the run lists it, from its resolved events; a rank on two nodes is an
+/// error.
+fn nodes_of(
+    names: &[String],
+    sources_of_node: &[BTreeSet<usize>],
+    built: &[model::NodeEvents],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Node>, LoadError> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut owner: std::collections::HashMap<&crate::base::event::Rank, usize> = Default::default();
+    for (n, r) in built.iter().enumerate() {
+        for rank in &r.ranks {
+            if let Some(&first) = owner.get(rank) {
+                return Err(LoadError::RankOnTwoNodes {
+                    rank: rank.to_string(),
+                    first: names[first].clone(),
+                    second: names[n].clone(),
+                });
+            }
+            owner.insert(rank, n);
+        }
+        let args = r.config.as_ref().and_then(|c| c.as_ref().ok());
+        let int = |key: &str| match args.as_ref()?.config.get(key)? {
+            crate::model::config::pyrepr::PyValue::Int(v) => u32::try_from(*v).ok(),
+            _ => None,
+        };
+        nodes.push(Node {
+            name: names[n].clone(),
+            sources: sources_of_node[n].iter().copied().collect(),
+            ranks: r.ranks.clone(),
+            node_rank: int("node_rank"),
+            nnodes: int("nnodes"),
+            hosts: r
+                .events
+                .iter()
+                .filter_map(|e| e.host.clone())
+                .collect::<BTreeSet<String>>()
+                .into_iter()
+                .collect(),
+            reference: false,
+            offset: None,
+        });
+        notes.extend(ranks_on_two_hosts(&names[n], &r.events));
+    }
+    notes.extend(nodes_sharing_a_host(&nodes));
+    Ok(nodes)
+}
+
+/// Builds the run from its nodes once their clocks are on one (`alignment` says what was
+/// added to each node's stamps, and which nodes could not be aligned).
+pub fn assemble(
+    gs: &GrammarSet,
+    read: NodesRead,
+    alignment: &Alignment,
+) -> Result<Loaded, LoadError> {
+    let NodesRead {
+        name,
+        nodes,
+        events,
+        sources,
+        files,
+        node_of_file,
+        mut notes,
+    } = read;
+    for &n in &alignment.unaligned {
+        notes.push(format!(
+            "node {}: no barrier exit in common with {}: its clock is taken as is",
+            nodes[n].name, nodes[alignment.reference].name
+        ));
+    }
+    let all: Vec<Event> = events.into_iter().flatten().collect();
+    let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
+    run.nodes = nodes;
+    let smi: Vec<(&SourceFile, i64)> = files
+        .iter()
+        .zip(&node_of_file)
+        .filter(|(f, _)| f.kind == SourceKind::NvidiaSmi)
+        .map(|(f, &n)| (f, alignment.shift_ms.get(n).copied().unwrap_or(0)))
+        .collect();
+    attach_nvsmi(&mut run, &smi, &mut notes);
+    finish(run, files, notes, name)
+}
+
+/// The refusal of a run with no start-up event also says what could not be read: a cut
+/// stream or a skipped file may be why nothing was found.
+fn with_read_problems(mut found: String, notes: &[String]) -> String {
+    for n in notes
+        .iter()
+        .filter(|n| n.starts_with("skipped ") || n.contains(": read stopped "))
+    {
+        found.push_str("; ");
+        found.push_str(n);
+    }
+    found
+}
+
+/// What a file with no start-up event held instead, for the error that refuses it.
+fn what_was_found(run: &Run) -> String {
+    let c = run.counts();
+    let families = detected_families(run);
+    let example = run.sources.iter().find_map(|s| {
+        let u = s.unknown_samples.first()?;
+        Some(format!(
+            ", the first at {}:{}: {}",
+            s.path,
+            u.line,
+            crate::base::text::truncate(&u.text, 60)
+        ))
+    });
+    format!(
+        "{} lines, no start-up event (no phase line, no failure); {} not understood{}{}; `rankscope grammars list` shows what is read, docs/grammars.md how to add a server",
+        c.lines,
+        c.unknown,
+        example.unwrap_or_default(),
+        if families.is_empty() {
+            String::new()
+        } else {
+            format!("; line prefixes look like {}", families.join("+"))
+        }
+    )
+}

@@ -1,0 +1,367 @@
+//! Which node each log belongs to: by directory, by the hosts its NCCL lines name, by
+//! the ranks it holds, or line by line for a stream that interleaves wrapped nodes.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::base::event::Event;
+use crate::ingest::source::{NodeFiles, SourceFile, SourceKind};
+use crate::model::node::Node;
+
+pub(super) fn shown_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| crate::base::text::shown_path(p))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
+/// (a file collected from two machines, or directories mixed up).
+pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
+    let mut seen: std::collections::BTreeMap<&crate::base::event::Rank, BTreeSet<(&str, u32)>> =
+        Default::default();
+    for e in events {
+        if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host.as_deref()) {
+            seen.entry(r).or_default().insert((h, e.pid.unwrap_or(0)));
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, hp)| hp.iter().map(|(h, _)| h).collect::<BTreeSet<_>>().len() > 1)
+        .map(|(r, hp)| {
+            let named: Vec<String> = hp.iter().map(|(h, p)| format!("{h}:{p}")).collect();
+            format!(
+                "node {}: rank {r}'s NCCL lines name two hosts ({}): one rank runs on one host, so its pid was matched to another machine's process",
+                node,
+                named.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Node directories whose NCCL lines all name one and the same host: one machine's logs
+/// split into directories, whose clocks are then one clock (their offsets are estimated all
+/// the same; a non-zero one is the stamps' own spread).
+pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<String> {
+    let mut by_host: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for n in nodes {
+        if let [h] = n.hosts.as_slice() {
+            by_host.entry(h).or_default().push(&n.name);
+        }
+    }
+    by_host
+        .into_iter()
+        .filter(|(_, ns)| ns.len() > 1)
+        .map(|(h, ns)| {
+            format!(
+                "nodes {} all name host {h} in their NCCL lines: one machine split into directories, or hosts that share a name",
+                ns.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The hosts NCCL's prefixes name in each source: the one a source names, or `None` for
+/// a source naming none (no NCCL line) or several (a console several hosts wrote to).
+pub(super) fn hosts_by_source(events: &[Event], sources: usize) -> Vec<Option<String>> {
+    let mut named: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); sources];
+    for e in events {
+        if let (Some(h), Some(set)) = (e.host.as_deref(), named.get_mut(e.origin.source)) {
+            set.insert(h);
+        }
+    }
+    named
+        .into_iter()
+        .map(|set| match (set.len(), set.first()) {
+            (1, Some(h)) => Some((*h).to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ranks each log source names in its record prefixes (before pids are resolved).
+pub(super) fn ranks_by_source(events: &[Event], sources: usize) -> Vec<BTreeSet<String>> {
+    let mut named: Vec<BTreeSet<String>> = vec![BTreeSet::new(); sources];
+    for e in events {
+        if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
+            if !r.is_engine() {
+                set.insert(r.to_string());
+            }
+        }
+    }
+    named
+}
+
+/// The nodes wrappers name in each source (kubectl pods, compose services, journald
+/// hosts), in the order they first appear.
+pub(super) fn wrapped_nodes_by_source(events: &[Event], sources: usize) -> Vec<Vec<String>> {
+    let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
+    for e in events {
+        if let (Some(n), Some(list)) = (e.node.as_deref(), named.get_mut(e.origin.source)) {
+            if !list.iter().any(|x| x == n) {
+                list.push(n.to_string());
+            }
+        }
+    }
+    named
+}
+
+pub(super) fn distinct_hosts(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter_map(|e| e.host.as_deref())
+        .collect::<BTreeSet<&str>>()
+        .len()
+}
+
+/// The nodes of a run, and which node each log source and each discovered group of files
+/// belongs to.
+pub(super) struct NodeAssignment {
+    pub names: Vec<String>,
+    pub node_of_source: Vec<usize>,
+    /// Where a group's files other than logs go (nvidia-smi CSVs).
+    pub home_of_group: Vec<usize>,
+}
+
+/// A directory names its node (`run/node1/`, `node1/`). Where no directory does — one
+/// path, or files given one by one from one directory — the host NCCL's prefixes name is
+/// the node: files of one host are one node whatever their names, files of two hosts are
+/// two. A file that names no host stays with the one host of its group; otherwise it
+/// joins the one node whose files name the same ranks (a server log beside its console:
+/// one rank does not run on two hosts), or forms a node of its own (named as its group
+/// is) when no node, or several, share its ranks.
+pub(super) fn assign_nodes(
+    paths: &[PathBuf],
+    groups: &[NodeFiles],
+    group_of_source: &[usize],
+    hosts: &[Option<String>],
+    ranks: &[BTreeSet<String>],
+) -> NodeAssignment {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key {
+        Dir(usize),
+        Host(String),
+        Plain(usize),
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<Key, usize> = Default::default();
+    let mut node_for = |key: Key, name: String| -> usize {
+        *index.entry(key).or_insert_with(|| {
+            names.push(name);
+            names.len() - 1
+        })
+    };
+    let group_name = |g: usize| {
+        groups
+            .get(g)
+            .and_then(|x| x.node.clone())
+            .unwrap_or_else(|| {
+                paths
+                    .first()
+                    .map_or(format!("node{g}"), |p| crate::base::text::shown_path(p))
+            })
+    };
+    let named_by_dir = |g: usize| groups.get(g).is_some_and(|x| x.by_dir && x.node.is_some());
+    let mut node_of_source: Vec<Option<usize>> = vec![None; group_of_source.len()];
+    let mut members_of: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (s, &g) in group_of_source.iter().enumerate() {
+        if let Some(m) = members_of.get_mut(g) {
+            m.push(s);
+        }
+    }
+    let host_of = |s: usize| hosts.get(s).and_then(|h| h.clone());
+    // First the files whose node is certain: by directory, by host.
+    let mut home_of_group: Vec<Option<usize>> = vec![None; groups.len()];
+    for (g, members) in members_of.iter().enumerate() {
+        if named_by_dir(g) {
+            let n = node_for(Key::Dir(g), group_name(g));
+            for &s in members {
+                node_of_source[s] = Some(n);
+            }
+            home_of_group[g] = Some(n);
+            continue;
+        }
+        let group_hosts: BTreeSet<String> = members.iter().filter_map(|&s| host_of(s)).collect();
+        let only_host = match (group_hosts.len(), group_hosts.first()) {
+            (1, Some(h)) => Some(node_for(Key::Host(h.clone()), h.clone())),
+            _ => None,
+        };
+        for &s in members {
+            node_of_source[s] = match host_of(s) {
+                Some(h) => Some(node_for(Key::Host(h.clone()), h)),
+                None => only_host,
+            };
+        }
+        home_of_group[g] = only_host;
+    }
+    // Then the files that name no host, in a group that names none or several: each
+    // joins the one node already holding its ranks, if there is one.
+    let mut nodes_of_rank: std::collections::HashMap<&str, BTreeSet<usize>> = Default::default();
+    for (s, n) in node_of_source.iter().enumerate() {
+        if let (Some(n), Some(rs)) = (n, ranks.get(s)) {
+            for r in rs {
+                nodes_of_rank.entry(r.as_str()).or_default().insert(*n);
+            }
+        }
+    }
+    for (g, members) in members_of.iter().enumerate() {
+        for &s in members {
+            if node_of_source[s].is_some() {
+                continue;
+            }
+            let mine = ranks.get(s).into_iter().flatten();
+            let sharing: BTreeSet<usize> = mine
+                .clone()
+                .filter_map(|r| nodes_of_rank.get(r.as_str()))
+                .flatten()
+                .copied()
+                .collect();
+            let n = match (sharing.len(), sharing.first()) {
+                (1, Some(&n)) => n,
+                _ => node_for(Key::Plain(g), group_name(g)),
+            };
+            node_of_source[s] = Some(n);
+            for r in mine {
+                nodes_of_rank.entry(r.as_str()).or_default().insert(n);
+            }
+        }
+        if home_of_group[g].is_none() {
+            home_of_group[g] = members.first().and_then(|&s| node_of_source[s]);
+        }
+    }
+    let home_of_group: Vec<usize> = (0..groups.len())
+        .map(|g| home_of_group[g].unwrap_or_else(|| node_for(Key::Plain(g), group_name(g))))
+        .collect();
+    let node_of_source: Vec<usize> = node_of_source.into_iter().map(|n| n.unwrap_or(0)).collect();
+    // Nodes in the order their files were given (the first given is the reference
+    // unless one says it is node_rank 0), not in the order the passes above made them.
+    let mut first_seen = vec![(usize::MAX, usize::MAX); names.len()];
+    for (s, (&n, &g)) in node_of_source.iter().zip(group_of_source).enumerate() {
+        first_seen[n] = first_seen[n].min((g, s));
+    }
+    for (g, &n) in home_of_group.iter().enumerate() {
+        first_seen[n] = first_seen[n].min((g, usize::MAX));
+    }
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&n| first_seen[n]);
+    let mut renumbered = vec![0; names.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renumbered[old] = new;
+    }
+    NodeAssignment {
+        names: order.iter().map(|&n| names[n].clone()).collect(),
+        node_of_source: node_of_source.iter().map(|&n| renumbered[n]).collect(),
+        home_of_group: home_of_group.iter().map(|&n| renumbered[n]).collect(),
+    }
+}
+
+/// The run's events split by node, with each node's name and the sources it holds.
+pub(super) struct Split {
+    pub names: Vec<String>,
+    pub events: Vec<Vec<Event>>,
+    pub sources: Vec<BTreeSet<usize>>,
+}
+
+/// Per node: the events whose ranks are resolved among that host's processes only. A
+/// stream that interleaves several wrapped nodes (kubectl --prefix over the pods of a
+/// LeaderWorkerSet, compose services) is split line by line: the wrapper names the node; a
+/// line with no wrapper goes with the line before it. `node_of_file` is renumbered when a
+/// node is dropped.
+pub(super) fn split_by_node(
+    events: Vec<Event>,
+    assigned: NodeAssignment,
+    files: &[SourceFile],
+    node_of_file: &mut [usize],
+) -> Split {
+    let NodeAssignment {
+        mut names,
+        node_of_source,
+        ..
+    } = assigned;
+    let sources = node_of_source.len();
+    let wrapped = wrapped_nodes_by_source(&events, sources);
+    let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); names.len()];
+    let mut sources_of_node: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); names.len()];
+    let mut split_node_of: Vec<Option<usize>> = vec![None; sources];
+    let node_named = |names: &mut Vec<String>,
+                      per_node: &mut Vec<Vec<Event>>,
+                      sources_of_node: &mut Vec<BTreeSet<usize>>,
+                      w: &str| {
+        names.iter().position(|x| x == w).unwrap_or_else(|| {
+            names.push(w.to_string());
+            per_node.push(Vec::new());
+            sources_of_node.push(BTreeSet::new());
+            names.len() - 1
+        })
+    };
+    for e in events {
+        let s = e.origin.source;
+        let split = wrapped.get(s).is_some_and(|w| w.len() >= 2);
+        let n = match (split, e.node.as_deref()) {
+            (true, Some(w)) => {
+                let n = node_named(&mut names, &mut per_node, &mut sources_of_node, w);
+                split_node_of[s] = Some(n);
+                n
+            }
+            (true, None) => match split_node_of[s] {
+                Some(n) => n,
+                // Before the stream's first wrapped line: its first wrapper's node.
+                None => node_named(
+                    &mut names,
+                    &mut per_node,
+                    &mut sources_of_node,
+                    &wrapped[s][0],
+                ),
+            },
+            (false, _) => node_of_source.get(s).copied().unwrap_or(0),
+        };
+        sources_of_node[n].insert(s);
+        per_node[n].push(e);
+    }
+    for (s, &n) in node_of_source.iter().enumerate() {
+        if wrapped.get(s).is_none_or(|w| w.len() < 2) {
+            sources_of_node[n].insert(s);
+        }
+    }
+    // A split stream's own node (named by its path) holds nothing: dropped (unless another
+    // file, an nvidia-smi CSV, lives there), and the indices after it moved down.
+    let keep: Vec<bool> = (0..names.len())
+        .map(|n| {
+            !per_node[n].is_empty()
+                || !sources_of_node[n].is_empty()
+                || node_of_file
+                    .iter()
+                    .zip(files)
+                    .any(|(&m, f)| m == n && f.kind != SourceKind::Log)
+        })
+        .collect();
+    let mut new_index = vec![0usize; names.len()];
+    let mut next = 0;
+    for (n, k) in keep.iter().enumerate() {
+        new_index[n] = next;
+        if *k {
+            next += 1;
+        }
+    }
+    for i in node_of_file.iter_mut() {
+        *i = new_index[*i];
+    }
+    let mut out = Split {
+        names: Vec::new(),
+        events: Vec::new(),
+        sources: Vec::new(),
+    };
+    for (n, ((name, evs), srcs)) in names
+        .into_iter()
+        .zip(per_node)
+        .zip(sources_of_node)
+        .enumerate()
+    {
+        if keep[n] {
+            out.names.push(name);
+            out.events.push(evs);
+            out.sources.push(srcs);
+        }
+    }
+    out
+}

@@ -1,0 +1,72 @@
+//! How a run is read, and why it could not be.
+
+use crate::ingest::scan;
+use crate::ingest::source::SourceError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error("{path}: not a start-up log: {found}")]
+    NotAStartupLog { path: String, found: String },
+    #[error("{path}: read failed after {offset} bytes: {source}")]
+    Read {
+        path: String,
+        offset: u64,
+        source: std::io::Error,
+    },
+    #[error("rank {rank} is in the logs of two nodes, {first} and {second}: one rank cannot run on two hosts (the same node given twice, or two runs given as one?)")]
+    RankOnTwoNodes {
+        rank: String,
+        first: String,
+        second: String,
+    },
+    #[error("{path}: no log in this run could be read ({notes})")]
+    NothingRead { path: String, notes: String },
+    #[error(
+        "{path}: --attempt {asked}: the log holds {count} start-up(s) (--attempt 1 to {count})"
+    )]
+    NoSuchAttempt {
+        path: String,
+        asked: usize,
+        count: usize,
+    },
+    #[error("`-` (standard input) is given {times} times: it can be read once")]
+    StdinTwice { times: usize },
+}
+
+/// `--attempt` past the last start-up is an error, not the last one shown in its place.
+pub(super) fn check_attempt(
+    path: &str,
+    asked: Option<usize>,
+    count: usize,
+) -> Result<(), LoadError> {
+    match asked {
+        Some(asked) if asked > count => Err(LoadError::NoSuchAttempt {
+            path: path.to_string(),
+            asked,
+            count,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub block_size: usize,
+    /// The start-up attempt to show (1-based); the last one when `None`.
+    pub attempt: Option<usize>,
+    /// Move each node's stamps onto the reference node's clock (multi-node runs); off
+    /// under `--no-clock-align`, which still reports the offsets.
+    pub clock_align: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            block_size: scan::DEFAULT_BLOCK,
+            attempt: None,
+            clock_align: true,
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Scanning the logs: each file opened once, sniffed (binary, UTF-16), scanned by the
+//! grammars in parallel, and what was not read said in notes; nvidia-smi CSVs attached.
+
+use std::io::{Cursor, Read};
+
+use rayon::prelude::*;
+
+use crate::base::event::Event;
+use crate::grammar::GrammarSet;
+use crate::ingest::scan::{self, SourceScan};
+use crate::ingest::source::{self, SourceError, SourceFile};
+use crate::model::{self, Run, SourceInfo};
+use chrono::Duration;
+
+use super::options::{LoadError, LoadOptions};
+
+/// What reading one log gave: the scan (possibly of a part of the file) and how many
+/// bytes were taken from the file itself.
+struct FileScan {
+    scan: SourceScan,
+    raw_bytes: u64,
+    compression: source::Compression,
+}
+
+fn scan_file(
+    gs: &GrammarSet,
+    index: usize,
+    sf: &SourceFile,
+    opts: &LoadOptions,
+    budget: &scan::EventBudget,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<FileScan, LoadError> {
+    let stream = source::open_stream(sf)?;
+    let raw = stream.raw_counter();
+    let compression = stream.compression;
+    let mut reader = stream.reader;
+    // Look at the first bytes before scanning: a binary file is refused, not scanned
+    // into thousands of unknown lines.
+    let mut head = vec![0u8; 8192];
+    let mut filled = 0;
+    let mut head_stop = None;
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                // A file cut within its first bytes: what was decoded is still read.
+                head_stop = Some(scan::ReadStop {
+                    offset: filled as u64,
+                    reason: e.to_string(),
+                });
+                break;
+            }
+        }
+    }
+    head.truncate(filled);
+    if head_stop.is_some() {
+        reader = Box::new(std::io::empty());
+    }
+    // UTF-16 with a byte-order mark is text (NUL in every other byte), read as UTF-8.
+    let utf16 = match head.get(..2) {
+        Some([0xff, 0xfe]) => Some(false),
+        Some([0xfe, 0xff]) => Some(true),
+        _ => None,
+    };
+    let text: Box<dyn Read + Send> = match utf16 {
+        Some(big_endian) => {
+            let body = Cursor::new(head.split_off(2)).chain(reader);
+            Box::new(crate::base::text::Utf16Reader::new(body, big_endian))
+        }
+        None => {
+            if let Some(offset) = source::binary_offset(&head) {
+                return Err(SourceError::Binary {
+                    path: sf.display(),
+                    offset,
+                }
+                .into());
+            }
+            Box::new(Cursor::new(head).chain(reader))
+        }
+    };
+    let mut scan = scan::scan_stream(gs, index, text, opts.block_size, budget, |n| {
+        progress(index, n)
+    });
+    if head_stop.is_some() {
+        scan.read_stop = head_stop;
+    }
+    Ok(FileScan {
+        scan,
+        raw_bytes: raw.load(std::sync::atomic::Ordering::Relaxed),
+        compression,
+    })
+}
+
+/// What the notes say about a file that was read only in part, or expanded suspiciously.
+fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
+    let mut notes = Vec::new();
+    let compressed = f.compression != source::Compression::None;
+    if let Some(stop) = &f.scan.read_stop {
+        let at = if compressed {
+            format!(
+                "after {} decompressed bytes (byte {} of the compressed file)",
+                stop.offset, f.raw_bytes
+            )
+        } else {
+            format!("at byte {}", stop.offset)
+        };
+        notes.push(format!(
+            "{}: read stopped {at}: {}; the part before it is read",
+            sf.display(),
+            stop.reason
+        ));
+    }
+    // A file cut while it was read (log rotation with copytruncate, a user's
+    // `truncate`) ends early with no error: only its size tells.
+    if let (None, Some(listed), false) = (&f.scan.read_stop, sf.size, sf.is_stdin()) {
+        let now = std::fs::metadata(&sf.path).map_or(0, |m| m.len());
+        if f.raw_bytes < listed && now < listed {
+            notes.push(format!(
+                "{}: the file shrank while it was read ({listed} bytes when listed, {now} now; {} read): the part read is scanned, the rest is lost",
+                sf.display(),
+                f.raw_bytes
+            ));
+        }
+    }
+    if let Some(line) = f.scan.prefixes_not_kept {
+        notes.push(format!(
+            "{}: more than {} distinct rank prefixes; those first seen from line {line} on are not counted, so the ranks shown are a part of the run's",
+            sf.display(),
+            scan::MAX_SEEN_PREFIXES
+        ));
+    }
+    if let Some((line, what)) = &f.scan.bad_stamps.first {
+        notes.push(format!(
+            "{}: {} event line(s) with a stamp that is no date or time, first at line {line} ({what}); those events have no time",
+            sf.display(),
+            f.scan.bad_stamps.lines
+        ));
+    }
+    if let Some((line, what)) = &f.scan.bad_ranks.first {
+        notes.push(format!(
+            "{}: {} event line(s) naming a rank number past {} (first at line {line}: `{what}`) are not read",
+            sf.display(),
+            f.scan.bad_ranks.lines,
+            u32::MAX
+        ));
+    }
+    if compressed && f.raw_bytes > 0 && f.scan.bytes / f.raw_bytes > source::limits::WARN_RATIO {
+        notes.push(format!(
+            "{}: {} compressed bytes expanded to {} ({}:1; real logs give 5–50:1)",
+            sf.display(),
+            f.raw_bytes,
+            f.scan.bytes,
+            f.scan.bytes / f.raw_bytes
+        ));
+    }
+    notes
+}
+
+/// Events not kept past a budget, over the run's files: one note for all of them (a
+/// spent run budget touches every file read after it).
+#[derive(Default)]
+struct Dropped {
+    by_kind: std::collections::BTreeMap<String, u64>,
+    files: Vec<String>,
+    file_count: usize,
+}
+
+impl Dropped {
+    fn add(&mut self, sf: &SourceFile, scan: &SourceScan) {
+        if scan.dropped_events.is_empty() {
+            return;
+        }
+        for (k, n) in &scan.dropped_events {
+            *self.by_kind.entry(k.clone()).or_insert(0) += n;
+        }
+        self.file_count += 1;
+        if self.files.len() < 3 {
+            self.files.push(sf.display());
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        let total: u64 = self.by_kind.values().sum();
+        if total == 0 {
+            return None;
+        }
+        let kinds: Vec<String> = self
+            .by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        let more = self.file_count - self.files.len();
+        let files = if more > 0 {
+            format!("{} and {more} more files", self.files.join(", "))
+        } else {
+            self.files.join(", ")
+        };
+        Some(format!(
+            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up); they are counted in the lines, and a rank named only in them is not shown: {}",
+            scan::budget::EVENTS_PER_RUN,
+            scan::budget::EVENT_TEXT_PER_RUN >> 20,
+            scan::budget::SAME_EVENT_PER_SOURCE,
+            kinds.join(", ")
+        ))
+    }
+}
+
+/// A source's line accounting for the model, and its events.
+pub(super) fn source_info(
+    gs: &GrammarSet,
+    path: String,
+    scan: SourceScan,
+) -> (SourceInfo, Vec<Event>) {
+    // The ranks its record lines name, each prefix parsed once (the scan kept one line per
+    // distinct prefix): a rank whose lines give no event still exists.
+    let ranks_seen = scan
+        .prefixes_seen
+        .iter()
+        .filter_map(|p| {
+            let rank = gs.find_prefix(&p.text, p.text.len())?.rank?;
+            (!rank.is_empty()).then_some((rank, p.first_line, p.last_line))
+        })
+        .collect();
+    let info = SourceInfo {
+        path,
+        bytes: scan.bytes,
+        counts: scan.counts,
+        unknown_samples: scan.unknown_samples,
+        cut_last_line: scan.cut_last_line,
+        cut_fields: scan.cut_fields,
+        duplicate_events: 0,
+        detected: scan.detected,
+        ranks_seen,
+    };
+    (info, scan.events)
+}
+
+pub(super) type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<String>);
+
+/// A plain file smaller than a block is read into a buffer of its own size: the scan
+/// zero-fills each block it reads into, and for a run of hundreds of small files (one
+/// directory per node) 4 MiB per file was most of the time.
+fn block_for(opts: &LoadOptions, sf: &SourceFile) -> LoadOptions {
+    let mut o = opts.clone();
+    if let (source::Compression::None, Some(size)) = (sf.compression, sf.size) {
+        let fits = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
+        o.block_size = o.block_size.min(fits.max(4096));
+    }
+    o
+}
+
+/// Scans the logs in parallel, source `i` being `logs[i]`: their line accounting, their
+/// events, and notes on files skipped.
+pub(super) fn scan_logs(
+    gs: &GrammarSet,
+    logs: &[&SourceFile],
+    opts: &LoadOptions,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Scanned, LoadError> {
+    // In a run directory a file that cannot be opened or is binary is skipped with a
+    // note, and the other files still make the run; named alone it is an error.
+    let single = logs.len() == 1;
+    let budget = scan::EventBudget::default();
+    let scans: Vec<Result<FileScan, LoadError>> = logs
+        .par_iter()
+        .enumerate()
+        .map(|(i, sf)| scan_file(gs, i, sf, &block_for(opts, sf), &budget, progress))
+        .collect();
+    let mut sources = Vec::new();
+    let mut events = Vec::new();
+    let mut skipped = 0;
+    let mut dropped = Dropped::default();
+    let mut notes: Vec<String> = Vec::new();
+    for (sf, scan) in logs.iter().zip(scans) {
+        let scan = match scan {
+            Ok(f) => {
+                notes.extend(read_notes(sf, &f));
+                dropped.add(sf, &f.scan);
+                f.scan
+            }
+            Err(e) if !single => {
+                notes.push(format!("skipped {e}"));
+                skipped += 1;
+                SourceScan::default()
+            }
+            Err(e) => return Err(e),
+        };
+        let (info, evs) = source_info(gs, sf.display(), scan);
+        events.extend(evs);
+        sources.push(info);
+    }
+    notes.extend(dropped.note());
+    if skipped > 0 && skipped == logs.len() {
+        return Err(LoadError::NothingRead {
+            path: logs
+                .first()
+                .and_then(|f| f.path.parent())
+                .map(crate::base::text::shown_path)
+                .unwrap_or_default(),
+            notes: notes.join("; "),
+        });
+    }
+    Ok((sources, events, notes))
+}
+
+/// An nvidia-smi CSV up to [`source::limits::MAX_CSV`] bytes, and whether it was cut.
+pub(super) fn read_csv(sf: &SourceFile) -> std::io::Result<(Vec<u8>, bool)> {
+    let f = std::fs::File::open(&sf.path)?;
+    let mut bytes = Vec::new();
+    f.take(source::limits::MAX_CSV + 1)
+        .read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > source::limits::MAX_CSV;
+    bytes.truncate(source::limits::MAX_CSV as usize);
+    Ok((bytes, cut))
+}
+
+/// Reads the nvidia-smi CSVs and attaches their timelines to the run, each moved by its
+/// node's clock correction (milliseconds to add to its stamps).
+pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<String>) {
+    for &(sf, shift_ms) in smi {
+        match read_csv(sf) {
+            Ok((bytes, cut)) => {
+                if cut {
+                    notes.push(format!(
+                        "{}: only the first {} bytes are read (the limit for an nvidia-smi CSV)",
+                        sf.display(),
+                        source::limits::MAX_CSV
+                    ));
+                }
+                let mut t = crate::ingest::nvsmi::parse(&String::from_utf8_lossy(&bytes));
+                if shift_ms != 0 {
+                    let d = Duration::milliseconds(shift_ms);
+                    for s in t.gpus.values_mut().flatten() {
+                        s.timestamp = s.timestamp.map(|x| x + d);
+                    }
+                    for a in &mut t.apps {
+                        a.timestamp = a.timestamp.map(|x| x + d);
+                    }
+                }
+                if t.lines_not_understood > 0 {
+                    notes.push(format!(
+                        "{}: {} lines not understood as nvidia-smi CSV",
+                        sf.display(),
+                        t.lines_not_understood
+                    ));
+                }
+                run.gpus
+                    .extend(model::GpuMemory::from_nvsmi(&sf.display(), &t, run.start));
+                let procs =
+                    model::GpuProcess::from_nvsmi(&sf.display(), &t, run.start, &run.events);
+                run.gpu_processes.extend(procs);
+            }
+            Err(e) => notes.push(format!("{}: cannot read: {e}", sf.display())),
+        }
+    }
+}
