@@ -1,0 +1,226 @@
+//! `grammars check`: every event's samples run through the grammar they belong to, and
+//! a miss explained by the point where its pattern stops matching.
+
+use super::*;
+
+/// Checks every sample of a grammar: the line must give the stated kind and fields.
+/// Returns one message per failing sample.
+pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
+    let Some(g) = set.grammars.get(grammar) else {
+        return Vec::new();
+    };
+    let mut failures: Vec<String> = g
+        .spec
+        .sample
+        .iter()
+        .enumerate()
+        .map(|(i, sample)| check_sample(set, g, i, sample))
+        .filter(|problems| !problems.is_empty())
+        .map(|problems| problems.join("\n"))
+        .collect();
+    failures.extend(
+        g.spec
+            .frame_phase
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| check_frame_sample(set, g, i, f)),
+    );
+    failures
+}
+
+/// How many samples `check_samples` checks for a grammar: its line samples and the
+/// samples of its frame → phase entries.
+pub fn sample_count(g: &Grammar) -> usize {
+    g.spec.sample.len()
+        + g.spec
+            .frame_phase
+            .iter()
+            .filter(|f| f.sample.is_some())
+            .count()
+}
+
+/// What is wrong with a `[[frame_phase]]` entry's sample (nothing when it passes, or when
+/// the entry has none): the frame, read as a traceback by every loaded grammar's tables,
+/// must give the entry's phase.
+pub(super) fn check_frame_sample(
+    set: &GrammarSet,
+    g: &Grammar,
+    i: usize,
+    f: &spec::FramePhaseSpec,
+) -> Option<String> {
+    let sample = f.sample.as_ref()?;
+    let label = format!(
+        "{} frame_phase {} ({:?})",
+        g.origin,
+        i + 1,
+        crate::base::text::truncate(sample, 61)
+    );
+    let got = set.knowledge().phase_from_traceback(sample);
+    match got {
+        Some(p) if p.name() == f.phase => None,
+        Some(p) => Some(format!("{label}: phase `{p}`, expected `{}`", f.phase)),
+        None => Some(format!(
+            "{label}: no frame → phase entry names this frame (expected `{}`; a frame line is `  File \"…/file.py\", line N, in function`)",
+            f.phase
+        )),
+    }
+}
+
+/// What is wrong with one sample (nothing when it passes).
+pub(super) fn check_sample(
+    set: &GrammarSet,
+    g: &Grammar,
+    i: usize,
+    sample: &SampleSpec,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    {
+        let got = set.match_text(&sample.line);
+        let label = format!(
+            "{} sample {} ({:?})",
+            g.origin,
+            i + 1,
+            crate::base::text::truncate(&sample.line, 61)
+        );
+        // The stamp must read with the declared formats, whether or not an event matched:
+        // a format that silently gives no time would leave every line of the file untimed.
+        let prefix = got
+            .as_ref()
+            .and_then(|m| m.prefix.clone())
+            .or_else(|| set.find_prefix(&sample.line, sample.line.len()));
+        if let Some(e) = prefix.as_ref().and_then(|p| p.stamp_error.as_ref()) {
+            failures.push(format!("{label}: {e}"));
+        }
+        if let Some(want) = &sample.time {
+            let have = prefix
+                .as_ref()
+                .and_then(|p| p.ts)
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S%.f").to_string())
+                .unwrap_or_default();
+            let want_t = NaiveDateTime::parse_from_str(want, "%Y-%m-%d %H:%M:%S%.f").ok();
+            let have_t = prefix.as_ref().and_then(|p| p.ts);
+            if want_t.is_none() || want_t != have_t {
+                failures.push(format!("{label}: time `{have}`, expected `{want}`"));
+            }
+        }
+        match (&sample.kind, got) {
+            (None, None) => {}
+            (None, Some(m)) => {
+                failures.push(format!("{label}: expected no event, got `{}`", m.kind))
+            }
+            (Some(k), None) => failures.push(format!(
+                "{label}: expected `{k}`, nothing matched\n{}",
+                explain_miss(set, &sample.line)
+            )),
+            (Some(k), Some(m)) => {
+                if &m.kind != k {
+                    failures.push(format!("{label}: expected `{k}`, got `{}`", m.kind));
+                    return failures;
+                }
+                if let Some(r) = &sample.rank {
+                    let got_rank = m
+                        .prefix
+                        .as_ref()
+                        .and_then(|p| p.rank.clone())
+                        .or_else(|| {
+                            set.knowledge()
+                                .line_rank(g.id(), &m.kind, &m.fields, &m.message)
+                        })
+                        .map(|r| r.to_string())
+                        .unwrap_or_default();
+                    if &got_rank != r {
+                        failures.push(format!("{label}: rank `{got_rank}`, expected `{r}`"));
+                    }
+                }
+                for (name, want) in &sample.fields {
+                    let have = m.fields.get(name);
+                    let ok = match (want, have) {
+                        (toml::Value::Integer(w), Some(v)) => v.as_i64() == Some(*w),
+                        (toml::Value::Float(w), Some(v)) => v
+                            .as_f64()
+                            .is_some_and(|h| (h - w).abs() <= 1e-9 * w.abs().max(1.0)),
+                        (toml::Value::String(w), Some(FieldValue::Text(h))) => w == h,
+                        _ => false,
+                    };
+                    if !ok {
+                        failures.push(format!(
+                            "{label}: field `{name}` = {have:?}, expected {want}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// For a line no event matched: how far each candidate pattern got, as lnav does — the
+/// longest leading part of the regex (cut at a top-level boundary) that still matches.
+pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
+    let mut out = String::new();
+    for g in &set.grammars {
+        // `events` are compiled from `spec.event` in order.
+        for (spec, ev) in g.spec.event.iter().zip(&g.events) {
+            if !spec.literals.iter().any(|l| line.contains(l.as_str())) {
+                continue;
+            }
+            let pattern = ev.regex.as_str();
+            let mut best = 0;
+            for cut in pattern_cut_points(pattern) {
+                if Regex::new(&pattern[..cut]).is_ok_and(|r| r.is_match(line)) {
+                    best = cut;
+                }
+            }
+            out.push_str(&format!(
+                "  {}:{}: matched `{}`, failed at `{}`\n",
+                g.spec.id,
+                ev.kind,
+                &pattern[..best],
+                crate::base::text::truncate(&pattern[best..], 41)
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("  no event literal occurs in the line\n");
+    }
+    out
+}
+
+/// Byte offsets in a regex where cutting it leaves a valid pattern prefix: after each
+/// top-level atom (a char, an escape, a group or class, with its quantifier).
+pub(super) fn pattern_cut_points(p: &str) -> Vec<usize> {
+    let b = p.as_bytes();
+    let mut cuts = Vec::new();
+    let mut i = 0;
+    let mut depth = 0i32;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' if !in_class => {
+                in_class = true;
+                i += 1
+            }
+            b']' if in_class => {
+                in_class = false;
+                i += 1
+            }
+            b'(' if !in_class => {
+                depth += 1;
+                i += 1
+            }
+            b')' if !in_class => {
+                depth -= 1;
+                i += 1
+            }
+            _ => i += 1,
+        }
+        while i < b.len() && !in_class && matches!(b[i], b'?' | b'*' | b'+') {
+            i += 1;
+        }
+        if depth == 0 && !in_class && i <= b.len() && p.is_char_boundary(i.min(b.len())) {
+            cuts.push(i.min(b.len()));
+        }
+    }
+    cuts
+}

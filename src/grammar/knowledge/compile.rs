@@ -1,0 +1,310 @@
+//! Grammar files compiled into knowledge: frames, outcome wordings, and each grammar's
+//! events, figures and process rules, checked as they are read.
+
+use super::*;
+
+pub(in crate::grammar) fn compile_frames(
+    origin: &str,
+    specs: &[FramePhaseSpec],
+) -> Result<Vec<FrameRule>, GrammarError> {
+    specs
+        .iter()
+        .map(|f| {
+            let phase = Phase::from_name(&f.phase).ok_or_else(|| GrammarError::Knowledge {
+                origin: origin.into(),
+                message: format!(
+                    "frame_phase: `{}` is not a phase (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)",
+                    f.phase
+                ),
+            })?;
+            if f.function.is_none() && f.file.is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: "frame_phase: give a `function` or a `file`".into(),
+                });
+            }
+            Ok(FrameRule {
+                function: f.function.clone(),
+                file: f.file.clone(),
+                phase,
+                fallback: f.fallback,
+                sample: f.sample.clone(),
+            })
+        })
+        .collect()
+}
+
+pub(in crate::grammar) fn compile_outcomes(
+    origin: &str,
+    specs: &[OutcomeSpec],
+) -> Result<Vec<OutcomeRule>, GrammarError> {
+    specs
+        .iter()
+        .map(|o| {
+            let state =
+                OutcomeWord::from_name(&o.state).ok_or_else(|| GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "outcome: state `{}` is not consequence, terminated or stalled",
+                        o.state
+                    ),
+                })?;
+            if o.literals.is_empty() || o.literals.iter().any(String::is_empty) {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!("outcome `{}` has no literal", o.regex),
+                });
+            }
+            let regex = Regex::new(&o.regex).map_err(|e| GrammarError::Knowledge {
+                origin: origin.into(),
+                message: format!("outcome regex: {e}"),
+            })?;
+            Ok(OutcomeRule {
+                state,
+                literals: o.literals.clone(),
+                regex,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn err(origin: &str, message: String) -> GrammarError {
+    GrammarError::Knowledge {
+        origin: origin.into(),
+        message,
+    }
+}
+
+/// Compiles what a grammar file says its events, processes and configuration mean, and
+/// checks it: every name is one the code knows, every capture a figure or rank reads is a
+/// capture of the event's regex, every figure's unit measures what the figure measures,
+/// and events of one kind agree on their phase.
+pub(in crate::grammar) fn compile_grammar(
+    origin: &str,
+    spec: &GrammarSpec,
+    captures: &[Vec<&str>],
+) -> Result<GrammarKnowledge, GrammarError> {
+    let mut out = GrammarKnowledge::default();
+    for (i, (ev, regex)) in spec.event.iter().zip(captures).enumerate() {
+        let at = format!("event {} (`{}`)", i + 1, ev.kind);
+        let meaning = out.kinds.entry(ev.kind.clone()).or_default();
+        if let Some(p) = &ev.phase {
+            let phase = Phase::from_name(p).ok_or_else(|| {
+                err(origin, format!("{at}: phase `{p}` is not a phase (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"))
+            })?;
+            let edge_name = ev.edge.as_deref().unwrap_or("inside");
+            let edge = Edge::from_name(edge_name).ok_or_else(|| {
+                err(
+                    origin,
+                    format!("{at}: edge `{edge_name}` is not begins, ends or inside"),
+                )
+            })?;
+            match meaning.phase {
+                Some(had) if had != (phase, edge) => {
+                    return Err(err(origin, format!(
+                        "{at}: phase {p}/{edge_name}, but an earlier `{}` event of this grammar says {}/{}; events of one kind share their phase",
+                        ev.kind, had.0, had.1.name()
+                    )))
+                }
+                _ => meaning.phase = Some((phase, edge)),
+            }
+        } else if ev.edge.is_some() {
+            return Err(err(origin, format!("{at}: edge without a phase")));
+        }
+        for (name, source) in &ev.figures.0 {
+            let figure = FigureName::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = FigureName::ALL.iter().map(|f| f.name()).collect();
+                err(
+                    origin,
+                    format!("{at}: figures.{name}: not a figure ({})", known.join(", ")),
+                )
+            })?;
+            let mut sums = Vec::new();
+            for alt in source.alternatives() {
+                let sum: Vec<String> = alt.split('+').map(|c| c.trim().to_string()).collect();
+                for c in &sum {
+                    check_figure_capture(origin, &at, name, figure, c, ev, regex)?;
+                }
+                if sum.len() > 1 && figure.measure() != Measure::Bytes {
+                    return Err(err(
+                        origin,
+                        format!("{at}: figures.{name}: only memory figures can be summed"),
+                    ));
+                }
+                sums.push(sum);
+            }
+            match meaning.figures.iter_mut().find(|(f, _)| *f == figure) {
+                Some((_, have)) => {
+                    for s in sums {
+                        if !have.contains(&s) {
+                            have.push(s);
+                        }
+                    }
+                }
+                None => meaning.figures.push((figure, sums)),
+            }
+        }
+        if let Some(r) = &ev.rank {
+            let evidence = match r.evidence.as_str() {
+                "assignment" => RankEvidence::Assignment,
+                "global" => RankEvidence::Global,
+                "communicator" => RankEvidence::Communicator,
+                "line" => RankEvidence::Line,
+                other => {
+                    return Err(err(origin, format!(
+                        "{at}: rank.evidence `{other}` is not assignment, global, communicator or line"
+                    )))
+                }
+            };
+            match (&r.capture, evidence) {
+                (Some(c), RankEvidence::Assignment) => {
+                    return Err(err(origin, format!("{at}: rank.capture `{c}`: an assignment reads the captures named by tags (dp, pp, tp, …)")))
+                }
+                (None, RankEvidence::Assignment) => {
+                    if !ASSIGNMENT_TAGS.iter().any(|(n, _)| has_capture(regex, n)) {
+                        return Err(err(origin, format!("{at}: rank: an assignment needs captures named by tags (dp, pp, tp, …)")));
+                    }
+                }
+                (Some(c), _) => {
+                    if !has_capture(regex, c) {
+                        return Err(err(origin, format!("{at}: rank.capture `{c}` is not a capture of the regex")));
+                    }
+                }
+                (None, _) => return Err(err(origin, format!("{at}: rank: give the capture that holds the number"))),
+            }
+            let rule = RankRule {
+                evidence,
+                capture: r.capture.clone(),
+            };
+            if !meaning.rank.contains(&rule) {
+                meaning.rank.push(rule);
+            }
+        }
+    }
+    for (kind, m) in &out.kinds {
+        if !m.figures.is_empty() && m.phase.is_none() {
+            return Err(err(
+                origin,
+                format!("events `{kind}` report figures but no phase: give them a `phase`"),
+            ));
+        }
+    }
+    for (i, p) in spec.process.iter().enumerate() {
+        let at = format!("process {}", i + 1);
+        let role = match p.role.as_str() {
+            "worker" => ProcessRole::Worker,
+            "engine" => ProcessRole::Engine,
+            "launcher" => ProcessRole::Launcher,
+            other => {
+                return Err(err(
+                    origin,
+                    format!("{at}: role `{other}` is not worker, engine or launcher"),
+                ))
+            }
+        };
+        let name =
+            Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        out.processes.push(ProcessRule { name, role });
+    }
+    for s in &spec.suffix {
+        let r = Regex::new(&s.regex)
+            .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
+        let names: Vec<&str> = r.capture_names().flatten().collect();
+        if !["tags", "tp", "gpu", "grank"]
+            .iter()
+            .any(|c| has_capture(&names, c))
+        {
+            return Err(err(
+                origin,
+                format!(
+                    "suffix `{}`: the regex names no rank (capture `tags`, `tp` or `grank`)",
+                    s.id
+                ),
+            ));
+        }
+        out.suffixes.push(r);
+    }
+    out.without_pid_engine = match spec.without_pid.as_deref() {
+        None | Some("launcher") => false,
+        Some("engine") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("without_pid: `{other}` is not engine or launcher"),
+            ))
+        }
+    };
+    out.component = match spec.describes.as_deref() {
+        None | Some("server") => false,
+        Some("component") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("describes: `{other}` is not server or component"),
+            ))
+        }
+    };
+    out.world_spans_replicas = match spec.world.as_deref() {
+        None | Some("per_replica") => false,
+        Some("across_replicas") => true,
+        Some(other) => {
+            return Err(err(
+                origin,
+                format!("world: `{other}` is not per_replica or across_replicas"),
+            ))
+        }
+    };
+    for (i, c) in spec.config.iter().enumerate() {
+        let syntax = ConfigSyntax::from_name(&c.syntax).ok_or_else(|| {
+            err(origin, format!("config {}: syntax `{}` is not python_call, python_kwargs, python_dict or rust_debug", i + 1, c.syntax))
+        })?;
+        if c.marker.is_empty() {
+            return Err(err(origin, format!("config {}: marker is empty", i + 1)));
+        }
+        out.configs.push(ConfigRule {
+            grammar: spec.id.clone(),
+            marker: c.marker.clone(),
+            syntax,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `name` is among a regex's capture names.
+pub(super) fn has_capture(names: &[&str], name: &str) -> bool {
+    names.contains(&name)
+}
+
+pub(super) fn check_figure_capture(
+    origin: &str,
+    at: &str,
+    name: &str,
+    figure: FigureName,
+    capture: &str,
+    ev: &EventSpec,
+    regex: &[&str],
+) -> Result<(), GrammarError> {
+    if !has_capture(regex, capture) {
+        return Err(err(
+            origin,
+            format!("{at}: figures.{name}: `{capture}` is not a capture of the regex"),
+        ));
+    }
+    let unit = ev.units.get(capture).copied().unwrap_or(Unit::Text);
+    let fits = match figure.measure() {
+        Measure::Bytes => unit.is_memory(),
+        Measure::Count => matches!(unit, Unit::Int),
+        Measure::Seconds => matches!(unit, Unit::Seconds),
+    };
+    if !fits {
+        let want = match figure.measure() {
+            Measure::Bytes => "a memory unit as printed (GiB, MiB, GB, MB, KiB, bytes, size)",
+            Measure::Count => "`int`",
+            Measure::Seconds => "`s`",
+        };
+        return Err(err(origin, format!(
+            "{at}: figures.{name}: capture `{capture}` has unit {unit:?}; the figure needs {want} in `units`"
+        )));
+    }
+    Ok(())
+}

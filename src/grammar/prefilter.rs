@@ -1,0 +1,252 @@
+//! The literal prefilter: fragments every event pattern must contain, so that a line
+//! holding none of them is rejected without running a regex.
+
+use super::*;
+
+/// Literals per automaton in the buffer scan (see `GrammarSet::literal_groups`).
+pub(super) const LITERALS_PER_GROUP: usize = 32;
+
+/// Fragment lengths for the prefilter (`prefilter_fragments`): long enough that a
+/// SIMD search rarely stops on ordinary text, short enough to be shared by literals.
+pub(super) const FRAGMENT_MIN: usize = 4;
+pub(super) const FRAGMENT_MAX: usize = 8;
+
+/// The strings the buffer prefilter looks for: fragments of the event literals such that
+/// every literal contains one, so no line holding a literal is missed. Greedily, the
+/// fragment shared by most literals not yet covered (then the longest, then the one with
+/// most bytes other than lower-case letters and spaces) is taken, until all are covered:
+/// `CUDA ` stands for six literals, `SIGTERM` for four. A fragment of lower-case letters
+/// and spaces only (`graph`, `memory`), or found in a record start or noise literal
+/// (`INFO `, `NCCL_`), would stop the search on traffic lines and is never chosen; a
+/// literal with no other fragment is looked for whole. With the built-in grammars, 130
+/// literals become 74 fragments: three automata instead of four.
+pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec<Vec<u8>> {
+    fn windows(s: &[u8]) -> impl Iterator<Item = &[u8]> {
+        (FRAGMENT_MIN..=FRAGMENT_MAX.min(s.len())).flat_map(move |n| s.windows(n))
+    }
+    let plain = |w: &[u8]| w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ');
+    let ordinary: std::collections::HashSet<&[u8]> = ordinary
+        .iter()
+        .flat_map(|c| windows(c.as_bytes()))
+        .collect();
+    // Which literals each usable fragment covers, as a bit set over literal indices.
+    let words = literals.len().div_ceil(64);
+    let bit = |i: usize| (i / 64, 1u64 << (i % 64));
+    let mut cover: BTreeMap<&[u8], Vec<u64>> = BTreeMap::new();
+    for (i, lit) in literals.iter().enumerate() {
+        for w in windows(lit.as_bytes()) {
+            if plain(w) || ordinary.contains(w) {
+                continue;
+            }
+            let set = cover.entry(w).or_insert_with(|| vec![0; words]);
+            let (word, mask) = bit(i);
+            if let Some(x) = set.get_mut(word) {
+                *x |= mask;
+            }
+        }
+    }
+    let mut uncovered = vec![0u64; words];
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for (i, lit) in literals.iter().enumerate() {
+        let (word, mask) = bit(i);
+        if windows(lit.as_bytes()).any(|w| cover.contains_key(w)) {
+            if let Some(x) = uncovered.get_mut(word) {
+                *x |= mask;
+            }
+        } else {
+            out.push(lit.as_bytes().to_vec());
+        }
+    }
+    let rare = |w: &[u8]| {
+        w.iter()
+            .filter(|&&b| !(b.is_ascii_lowercase() || b == b' '))
+            .count()
+    };
+    loop {
+        let best = cover
+            .iter()
+            .map(|(w, set)| {
+                let n: u32 = set
+                    .iter()
+                    .zip(&uncovered)
+                    .map(|(a, b)| (a & b).count_ones())
+                    .sum();
+                ((n, w.len(), rare(w)), *w, set)
+            })
+            .max_by_key(|c| c.0);
+        let Some(((n, _, _), w, set)) = best else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        out.push(w.to_vec());
+        for (u, s) in uncovered.iter_mut().zip(set) {
+            *u &= !s;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_fragment_first_and_plain_literals_whole() {
+        let lits: Vec<String> = ["CUDA out of memory", "CUDA error", "graph begin"]
+            .map(String::from)
+            .to_vec();
+        // By hand: "CUDA " (5 bytes) is the longest window both CUDA literals hold, so it
+        // covers two at once; "graph begin" is lower-case letters and spaces only, so it
+        // has no usable fragment and is looked for whole (those come first).
+        let got = prefilter_fragments(&lits, &["INFO "]);
+        assert_eq!(got, vec![b"graph begin".to_vec(), b"CUDA ".to_vec()]);
+    }
+
+    #[test]
+    fn ordinary_text_is_never_a_fragment() {
+        // "NCCL INFO x" holds "INFO " like the record start given as ordinary, so that
+        // fragment is refused; "NCCL" (uncovered by anything ordinary) is taken instead,
+        // and since both literals hold "NCCL " it stands for both.
+        let lits: Vec<String> = ["NCCL INFO x", "NCCL WARN"].map(String::from).to_vec();
+        let got = prefilter_fragments(&lits, &["INFO "]);
+        assert_eq!(got, vec![b"NCCL ".to_vec()]);
+    }
+
+    #[test]
+    fn every_builtin_frame_phase_entry_is_proved_by_its_sample() {
+        // Each `[[frame_phase]]` entry of every built-in grammar carries a frame line, and
+        // `grammars check` reads that line to the entry's phase.
+        let gs = GrammarSet::builtin().unwrap();
+        let mut n = 0;
+        for (i, g) in gs.grammars.iter().enumerate() {
+            for f in &g.spec.frame_phase {
+                assert!(
+                    f.sample.is_some(),
+                    "{}: frame_phase {:?}/{:?} has no sample",
+                    g.origin,
+                    f.function,
+                    f.file
+                );
+                n += 1;
+            }
+            assert_eq!(check_samples(&gs, i), Vec::<String>::new(), "{}", g.origin);
+        }
+        assert!(n > 40, "{n} frame_phase entries");
+    }
+
+    #[test]
+    fn a_frame_sample_of_the_wrong_phase_fails_the_check() {
+        let toml = r#"
+id = "fx"
+name = "frame sample check"
+[[frame_phase]]
+function = "warm_the_pool"
+phase = "kv_cache"
+sample = '  File "/x/pool.py", line 3, in warm_the_pool'
+[[frame_phase]]
+function = "fill_the_pool"
+phase = "cuda_graph"
+sample = '  File "/x/pool.py", line 9, in warm_the_pool'
+[[frame_phase]]
+function = "drain"
+phase = "ready"
+sample = 'not a frame line'
+"#;
+        let g = Grammar::from_toml(toml, "fx.toml").unwrap();
+        let gs = GrammarSet::new(vec![g]).unwrap();
+        let failures = check_samples(&gs, 0);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(failures[0].contains("phase `kv_cache`, expected `cuda_graph`"));
+        assert!(failures[1].contains("no frame → phase entry names this frame"));
+    }
+
+    #[test]
+    fn every_builtin_event_regex_compiles() {
+        // Built-in event regexes are compiled on first use; this is where one that parses
+        // but does not compile (too large) would be found.
+        let gs = GrammarSet::builtin().unwrap();
+        let mut n = 0;
+        for g in &gs.grammars {
+            for e in &g.events {
+                assert!(e.regex.get().is_some(), "{}: {}", g.origin, e.kind);
+                n += 1;
+            }
+        }
+        assert!(n > 100, "{n} built-in events");
+    }
+
+    #[test]
+    fn a_user_regex_too_large_to_compile_is_a_load_error() {
+        let toml = r#"
+id = "big"
+name = "Big"
+description = "one event regex over the size limit"
+[[event]]
+kind = "weights_loaded"
+literals = ["Loaded"]
+regex = '(?:\w{100}){200}Loaded'
+"#;
+        let lazy = EventRegex::new(r"(?:\w{100}){200}Loaded", false).unwrap();
+        assert!(
+            lazy.get().is_none(),
+            "the pattern must exceed the size limit"
+        );
+        match Grammar::from_toml(toml, "/tmp/big.toml") {
+            Err(GrammarError::Regex { origin, kind, .. }) => {
+                assert_eq!(
+                    (origin.as_str(), kind.as_str()),
+                    ("/tmp/big.toml", "weights_loaded")
+                )
+            }
+            other => panic!("expected a regex error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn every_builtin_literal_holds_a_fragment() {
+        let gs = GrammarSet::builtin().unwrap();
+        let (frags, literal_count) = {
+            let mut lits = Vec::new();
+            let mut ordinary = Vec::new();
+            for g in &gs.grammars {
+                for e in &g.spec.event {
+                    lits.extend(e.literals.iter().cloned());
+                }
+                for p in &g.spec.prefix {
+                    ordinary.extend(p.starts_with.iter().cloned());
+                }
+                for n in &g.spec.noise {
+                    ordinary.extend(n.literals.iter().cloned());
+                }
+            }
+            lits.dedup();
+            let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
+            let f = prefilter_fragments(&lits, &ordinary);
+            for l in &lits {
+                assert!(
+                    f.iter()
+                        .any(|x| memchr::memmem::find(l.as_bytes(), x).is_some()),
+                    "{l} holds no fragment"
+                );
+            }
+            (f, lits.len())
+        };
+        // Fewer automata than the literals need: the point of the fragments.
+        assert!(
+            frags.len().div_ceil(LITERALS_PER_GROUP) < literal_count.div_ceil(LITERALS_PER_GROUP),
+            "{} fragments for {literal_count} literals",
+            frags.len()
+        );
+        // And every literal, written on a line of its own, is a hit of the prefilter.
+        for g in &gs.grammars {
+            for e in &g.spec.event {
+                for l in &e.literals {
+                    let line = format!("x {l} y\n");
+                    assert!(!gs.literal_hits(line.as_bytes()).is_empty(), "{l}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! The grammars in use together: which one a file speaks, matching a line to an event,
+//! and the knowledge they carry.
+
+use super::*;
+
+/// What a record's prefix says about it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PrefixInfo {
+    pub ts: Option<NaiveDateTime>,
+    /// The date was not printed (time-only or yearless stamps).
+    pub date_inferred: bool,
+    /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
+    /// until the loader infers it.
+    pub time_only: bool,
+    pub rank: Option<Rank>,
+    pub pid: Option<u32>,
+    /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
+    pub process: Option<String>,
+    /// The host NCCL's `host:pid:tid` prefix names.
+    pub host: Option<String>,
+    /// Byte offset in the line where the event's regex starts: the prefix's end, or the
+    /// event's literal when that begins inside the prefix (c10's `]:[W` warning marker).
+    pub message_start: usize,
+    /// Byte offset in the line where the prefix ends: what the event shows as its message
+    /// starts here even when its regex had to start earlier.
+    pub prefix_end: usize,
+    /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
+    pub prefix_start: usize,
+    /// The prefix captured a date or time that its format does not read (`grammars
+    /// check` reports it; the scan leaves the line without a time, and a note says so).
+    pub stamp_error: Option<String>,
+    /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
+    /// scan keeps no event of the line, and a note says so.
+    pub rank_error: Option<String>,
+}
+
+/// A matched event, before it is placed in a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineMatch {
+    pub grammar: usize,
+    pub kind: String,
+    pub fields: BTreeMap<String, FieldValue>,
+    pub prefix: Option<PrefixInfo>,
+    pub message: String,
+    pub traceback: bool,
+    /// Captures dropped because they ran to the end of a cut line.
+    pub cut_fields: Vec<String>,
+}
+
+/// All grammars of a run, compiled into the scanners the hot loop uses.
+pub struct GrammarSet {
+    pub grammars: Vec<Grammar>,
+    /// Every event literal, in groups small enough for aho-corasick's SIMD (Teddy)
+    /// prefilter, which stops being used past about 64 patterns and is several times
+    /// faster than the automaton alone; `.1` is the group's first index in `literal_owner`.
+    pub(super) literal_groups: Vec<(AhoCorasick, usize)>,
+    /// What the buffer scan looks for first: short fragments, every event literal
+    /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
+    /// fit them. A line with a hit is then checked against `literal_groups`.
+    pub(super) prefilter: Vec<AhoCorasick>,
+    /// `literal_owner[i]` lists the (grammar, event) pairs literal `i` serves.
+    pub(super) literal_owner: Vec<Vec<(usize, usize)>>,
+    /// Anchored: does a line begin like a record of some family?
+    pub(super) start_ac: AhoCorasick,
+    /// Unanchored: does a line hold a known noise marker (tqdm, NCCL INFO, uvicorn …)?
+    pub(super) noise_ac: Option<AhoCorasick>,
+    /// Reference date for stamps that print no date (file mtime or today).
+    pub reference_date: Option<NaiveDate>,
+    /// The grammars' frame tables and outcome wordings, gathered once.
+    pub(super) knowledge: Knowledge,
+    /// Every grammar's prefix regexes as one set, and the grammar of each (`prefix_set`):
+    /// `detect` runs it on the first lines of every file and `find_prefix` on every event
+    /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
+    /// files). Built on first use, so commands that read no log do not compile it; `None`
+    /// if the set does not compile (then each regex is tried in turn).
+    pub(super) prefix_set: std::sync::OnceLock<Option<(regex::RegexSet, Vec<usize>)>>,
+}
+
+impl GrammarSet {
+    pub fn builtin() -> Result<GrammarSet, GrammarError> {
+        GrammarSet::new(Self::builtin_grammars()?)
+    }
+
+    /// Event kinds some loaded grammar marks `barrier_exit`: printed by every rank as it
+    /// leaves a collective, the events node clocks are aligned on.
+    pub fn barrier_exit_kinds(&self) -> std::collections::BTreeSet<String> {
+        self.grammars
+            .iter()
+            .flat_map(|g| g.spec.event.iter())
+            .filter(|e| e.barrier_exit)
+            .map(|e| e.kind.clone())
+            .collect()
+    }
+
+    /// The built-in grammars in load order: by `priority`, then file name.
+    pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
+        let mut list = BUILTIN
+            .iter()
+            .map(|(id, text)| Grammar::from_toml(text, &format!("builtin:{id}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        list.sort_by_key(|g| g.spec.priority);
+        Ok(list)
+    }
+
+    pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
+        let mut literals: Vec<String> = Vec::new();
+        let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut starts: Vec<String> = Vec::new();
+        let mut noise: Vec<String> = Vec::new();
+        for (gi, g) in grammars.iter().enumerate() {
+            for (ei, ev) in g.spec.event.iter().enumerate() {
+                for lit in &ev.literals {
+                    match literals.iter().position(|l| l == lit) {
+                        Some(p) => literal_owner[p].push((gi, ei)),
+                        None => {
+                            literals.push(lit.clone());
+                            literal_owner.push(vec![(gi, ei)]);
+                        }
+                    }
+                }
+            }
+            for p in &g.spec.prefix {
+                starts.extend(p.starts_with.iter().cloned());
+            }
+            for n in &g.spec.noise {
+                noise.extend(n.literals.iter().cloned());
+            }
+        }
+        let mut literal_groups = Vec::new();
+        for (i, group) in literals.chunks(LITERALS_PER_GROUP).enumerate() {
+            let ac = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(group)
+                .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+            literal_groups.push((ac, i * LITERALS_PER_GROUP));
+        }
+        let ordinary: Vec<&str> = starts.iter().chain(&noise).map(String::as_str).collect();
+        let mut prefilter = Vec::new();
+        for group in prefilter_fragments(&literals, &ordinary).chunks(LITERALS_PER_GROUP) {
+            prefilter.push(
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(group)
+                    .map_err(|e| GrammarError::Matcher(e.to_string()))?,
+            );
+        }
+        starts.retain(|s| !s.is_empty());
+        let start_ac = AhoCorasickBuilder::new()
+            .start_kind(StartKind::Anchored)
+            .build(&starts)
+            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+        noise.retain(|s| !s.is_empty());
+        let noise_ac = if noise.is_empty() {
+            None
+        } else {
+            Some(AhoCorasick::new(&noise).map_err(|e| GrammarError::Matcher(e.to_string()))?)
+        };
+        let mut knowledge = Knowledge::empty();
+        for g in &grammars {
+            knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
+            knowledge
+                .remedy
+                .suspects
+                .extend(g.remedy.suspects.iter().cloned());
+            knowledge
+                .remedy
+                .levers
+                .extend(g.remedy.levers.iter().cloned());
+        }
+        Ok(GrammarSet {
+            grammars,
+            literal_groups,
+            prefilter,
+            literal_owner,
+            start_ac,
+            noise_ac,
+            reference_date: None,
+            knowledge,
+            prefix_set: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The frame tables and outcome wordings of all grammars, in load order.
+    pub fn knowledge(&self) -> &Knowledge {
+        &self.knowledge
+    }
+
+    /// Start offsets, in order, of prefilter fragments in a buffer: every line that holds
+    /// an event literal holds one of them (within the literal, so on the same line).
+    pub fn literal_hits(&self, buf: &[u8]) -> Vec<usize> {
+        let mut hits: Vec<usize> = Vec::new();
+        for ac in &self.prefilter {
+            hits.extend(ac.find_iter(buf).map(|m| m.start()));
+        }
+        if self.prefilter.len() > 1 {
+            hits.sort_unstable();
+            hits.dedup();
+        }
+        hits
+    }
+
+    /// The (grammar, event, literal offset) candidates a line's literals point at, in
+    /// grammar and event order: the order events are tried in.
+    pub fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
+        let mut out = Vec::new();
+        for (ac, base) in &self.literal_groups {
+            for m in ac.find_iter(text) {
+                for &(g, e) in self.owners(base + m.pattern().as_usize()) {
+                    out.push((g, e, m.start()));
+                }
+            }
+        }
+        out.sort_by_key(|c| (c.0, c.1));
+        out.dedup_by_key(|c| (c.0, c.1));
+        out
+    }
+
+    pub fn owners(&self, pattern: usize) -> &[(usize, usize)] {
+        self.literal_owner
+            .get(pattern)
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Cheap test on a line's first bytes: does it start like a record of a known family?
+    /// This is the per-line work of the scan, so it is one anchored automaton step, not a
+    /// regex: a line that starts with `[` is taken as an SGLang-family record here and is
+    /// only parsed for real when it carries an event.
+    pub fn starts_record(&self, line: &[u8]) -> bool {
+        let head = &line[..line.len().min(64)];
+        self.start_ac
+            .find(Input::new(head).anchored(Anchored::Yes))
+            .is_some()
+    }
+
+    /// Which grammars' prefixes the first lines of a source show: its family (or families,
+    /// for a mixed stream), as detection reports it.
+    pub fn detect(&self, head: &[u8]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let set = self.prefix_set();
+        let mut matched = vec![false; self.grammars.len()];
+        for line in head.split(|&b| b == b'\n').take(64) {
+            let text = crate::base::text::clean_line(line);
+            if let Some((set, owner)) = set {
+                matched.iter_mut().for_each(|m| *m = false);
+                for i in set.matches(&text).iter() {
+                    if let Some(m) = owner.get(i).and_then(|&g| matched.get_mut(g)) {
+                        *m = true;
+                    }
+                }
+                // In grammar order within a line, as the loop below finds them.
+                for (g, _) in self.grammars.iter().zip(&matched).filter(|(_, &m)| m) {
+                    if !out.contains(&g.spec.id) {
+                        out.push(g.spec.id.clone());
+                    }
+                }
+                if out.len() == self.grammars.len() {
+                    break;
+                }
+                continue;
+            }
+            for g in &self.grammars {
+                if !out.contains(&g.spec.id) && g.prefixes.iter().any(|p| p.regex.is_match(&text)) {
+                    out.push(g.spec.id.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Every grammar's prefix regexes as one set, pattern `i` being the `i`-th prefix in
+    /// grammar then file order, with the grammar of each.
+    fn prefix_set(&self) -> Option<&(regex::RegexSet, Vec<usize>)> {
+        self.prefix_set
+            .get_or_init(|| {
+                let mut owner = Vec::new();
+                let mut patterns = Vec::new();
+                for (gi, g) in self.grammars.iter().enumerate() {
+                    for p in &g.prefixes {
+                        owner.push(gi);
+                        patterns.push(p.regex.as_str());
+                    }
+                }
+                regex::RegexSet::new(patterns).ok().map(|set| (set, owner))
+            })
+            .as_ref()
+    }
+
+    pub fn is_noise(&self, line: &[u8]) -> bool {
+        self.noise_ac.as_ref().is_some_and(|ac| ac.is_match(line))
+    }
+
+    /// Finds the record prefix that governs the text at `before` in `line`: the last
+    /// prefix match of any grammar that ends at or before it.
+    pub fn find_prefix(&self, line: &str, before: usize) -> Option<PrefixInfo> {
+        // The governing prefix is the one that ends nearest the event (a record glued to a
+        // progress bar, a wrapper in front); of those ending at the same place, the longest
+        // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
+        // A literal may also begin inside the prefix (`NCCL WARN`): then the prefix that
+        // starts last before it governs, and the message starts at the literal.
+        let mut best: Option<(usize, usize, &CompiledPrefix)> = None;
+        let mut straddling: Option<(usize, usize, &CompiledPrefix)> = None;
+        // One pass of the set says which prefixes occur in the line at all; only those
+        // are searched one by one (each prefix's own pass over every event line was a
+        // tenth of loading 8,192 files).
+        let present = self.prefix_set().map(|(set, _)| set.matches(line));
+        let mut index = 0;
+        for g in &self.grammars {
+            for p in &g.prefixes {
+                let i = index;
+                index += 1;
+                if present.as_ref().is_some_and(|m| !m.matched(i)) {
+                    continue;
+                }
+                for m in p.regex.find_iter(line) {
+                    if m.start() > before {
+                        break;
+                    }
+                    if m.end() <= before {
+                        let better = match best {
+                            None => true,
+                            Some((start, end, _)) => {
+                                m.end() > end || (m.end() == end && m.start() < start)
+                            }
+                        };
+                        if better {
+                            best = Some((m.start(), m.end(), p));
+                        }
+                    } else if m.start() < before && straddling.is_none_or(|s| m.start() > s.0) {
+                        straddling = Some((m.start(), m.end(), p));
+                    }
+                }
+            }
+        }
+        if let Some((start, _, p)) = best {
+            let caps = p.regex.captures_at(line, start)?;
+            return Some(self.prefix_info(p, &caps, start));
+        }
+        let (start, _, p) = straddling?;
+        let caps = p.regex.captures_at(line, start)?;
+        let mut info = self.prefix_info(p, &caps, start);
+        info.message_start = before;
+        Some(info)
+    }
+
+    fn prefix_info(
+        &self,
+        p: &CompiledPrefix,
+        caps: &regex::Captures<'_>,
+        start: usize,
+    ) -> PrefixInfo {
+        let whole = caps.get(0).map_or(start..start, |m| m.range());
+        let mut stamp_error = None;
+        let mut bad = |what: &str, text: &str, format: &str| {
+            stamp_error.get_or_insert(format!("{what} `{text}` does not parse with `{format}`"));
+        };
+        let time = caps.name("time").and_then(|m| {
+            let t = NaiveTime::parse_from_str(m.as_str(), &p.time_format).ok();
+            if t.is_none() {
+                bad("time", m.as_str(), &p.time_format);
+            }
+            t
+        });
+        let stamp = match (caps.name("stamp"), &p.stamp_format) {
+            (Some(m), Some(f)) => {
+                let s = NaiveDateTime::parse_from_str(m.as_str(), f).ok();
+                if s.is_none() {
+                    bad("stamp", m.as_str(), f);
+                }
+                s
+            }
+            _ => None,
+        };
+        let mut date_inferred = false;
+        let date = match caps.name("date") {
+            Some(d) => {
+                let date = NaiveDate::parse_from_str(d.as_str(), &p.date_format).ok();
+                if date.is_none() {
+                    bad("date", d.as_str(), &p.date_format);
+                }
+                date
+            }
+            None => {
+                date_inferred = true;
+                match caps.name("md") {
+                    Some(md) => {
+                        // A leap year, so `02-29` parses; the loader sets the real year.
+                        let year = self
+                            .reference_date
+                            .map_or(2000, |d| chrono::Datelike::year(&d));
+                        NaiveDate::parse_from_str(&format!("{year}-{}", md.as_str()), "%Y-%m-%d")
+                            .ok()
+                    }
+                    None => Some(self.reference_date.unwrap_or(PLACEHOLDER_DATE)),
+                }
+            }
+        };
+        let has_stamp = caps.name("stamp").is_some();
+        let ts = if has_stamp {
+            date_inferred = false;
+            stamp
+        } else {
+            match (date, time) {
+                (Some(d), Some(t)) => Some(d.and_time(t)),
+                _ => None,
+            }
+        };
+        let process = caps.name("proc").map(|p| p.as_str().to_string());
+        let rank = knowledge::rank_of_captures(caps).or_else(|| {
+            let info = self.knowledge.process(process.as_deref()?)?;
+            (info.role == ProcessRole::Worker)
+                .then_some(info.tags)
+                .flatten()
+        });
+        let rank_error = if rank.is_none() {
+            knowledge::rank_number_too_large(caps)
+        } else {
+            None
+        };
+        let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
+        let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
+        PrefixInfo {
+            ts,
+            date_inferred: date_inferred && ts.is_some(),
+            time_only: time_only && ts.is_some(),
+            rank,
+            pid,
+            process,
+            host: caps.name("host").map(|h| h.as_str().to_string()),
+            message_start: whole.end,
+            prefix_end: whole.end,
+            prefix_start: whole.start,
+            stamp_error,
+            rank_error,
+        }
+    }
+
+    /// Matches one clean line against the candidate events whose literals it hit.
+    /// `cut` says the line is the truncated end of a file: captures that run to its end
+    /// may be missing digits and are dropped, never read as a shorter number.
+    pub fn match_line(
+        &self,
+        line: &str,
+        candidates: &[(usize, usize, usize)],
+        cut: bool,
+    ) -> Option<LineMatch> {
+        let mut found = candidates
+            .iter()
+            .filter_map(|&(gi, ei, at)| self.try_event(line, gi, ei, at, cut));
+        let first = found.next()?;
+        // An OOM message inside another failure's wording (`Capture cuda graph failed:
+        // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
+        // read as the OOM: it says more.
+        if first.kind == crate::base::event::kind::ERROR {
+            if let Some(oom) = found.find(|m| m.kind == crate::base::event::kind::OOM) {
+                return Some(oom);
+            }
+        }
+        Some(first)
+    }
+
+    fn try_event(
+        &self,
+        line: &str,
+        gi: usize,
+        ei: usize,
+        at: usize,
+        cut: bool,
+    ) -> Option<LineMatch> {
+        let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
+        let prefix = self.find_prefix(line, at);
+        // A line no prefix governs is read after its wrappers (`web-1  | ValueError: …`,
+        // `[pod/x/c] E1124 …`), so anchored wordings hold behind them too.
+        let msg_start = prefix.as_ref().map_or_else(
+            || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
+            |p| p.message_start,
+        );
+        let message = line.get(msg_start..).unwrap_or("");
+        let caps = ev.regex.get()?.captures(message)?;
+        // A literal inside the prefix made the regex start there; the reader is shown the
+        // text after the prefix, not a remnant of it (`]:[W1130 09:24:29.99… file.cpp:1] …`).
+        let shown = prefix
+            .as_ref()
+            .filter(|p| p.prefix_end > msg_start)
+            .and_then(|p| line.get(p.prefix_end..))
+            .unwrap_or(message);
+        let mut fields: BTreeMap<String, FieldValue> = ev
+            .set
+            .iter()
+            .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
+            .collect();
+        let mut cut_fields = Vec::new();
+        for name in ev.regex.capture_names() {
+            let Some(m) = caps.name(name) else { continue };
+            if cut && m.end() == message.len() {
+                cut_fields.push(name.to_string());
+                continue;
+            }
+            let unit = ev.units.get(name).copied().unwrap_or(Unit::Text);
+            if let Some(v) = convert(m.as_str(), unit) {
+                fields.insert(name.to_string(), v);
+            }
+        }
+        Some(LineMatch {
+            grammar: gi,
+            kind: ev.kind.clone(),
+            fields,
+            prefix,
+            message: bounded(
+                shown.trim_end(),
+                if ev.kind == crate::base::event::kind::SERVER_ARGS {
+                    MAX_CONFIG_MESSAGE
+                } else {
+                    MAX_MESSAGE
+                },
+            ),
+            traceback: ev.traceback,
+            cut_fields,
+        })
+    }
+
+    /// Matches a line the way the scanner does, from scratch (for samples and tests).
+    pub fn match_text(&self, line: &str) -> Option<LineMatch> {
+        self.match_line(line, &self.candidates(line), false)
+    }
+}
+
+/// The most of a record's message an event keeps (configuration dumps run to a few KB;
+/// a hostile or flattened line can be megabytes, and every event holds its message).
+pub const MAX_MESSAGE: usize = 16 << 10;
+
+/// The most of a configuration line (`server_args`) an event keeps: the configuration is
+/// read from it, and a cut there loses the settings a diff compares. Real dumps run to
+/// about 20 KiB (SGLang with every option printed); the run's text budget bounds the sum.
+pub const MAX_CONFIG_MESSAGE: usize = 1 << 20;
+
+/// What `bounded` appends to a message it cut: `… [N more bytes]`.
+pub(super) const CUT_MARK_OPEN: &str = "… [";
+pub(super) const CUT_MARK_CLOSE: &str = " more bytes]";
+
+pub(super) fn bounded(message: &str, limit: usize) -> String {
+    if message.len() <= limit {
+        return message.to_string();
+    }
+    let mut end = limit;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}{CUT_MARK_OPEN}{}{CUT_MARK_CLOSE}",
+        &message[..end],
+        message.len() - end
+    )
+}
+
+/// A message without the mark `bounded` put at its end, and whether it had one: the
+/// text before the mark is what the line said, read as a line cut short.
+pub fn strip_cut_mark(message: &str) -> (&str, bool) {
+    if let Some(head) = message.strip_suffix(CUT_MARK_CLOSE) {
+        if let Some(at) = head.rfind(CUT_MARK_OPEN) {
+            let count = &head[at + CUT_MARK_OPEN.len()..];
+            if !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()) {
+                return (&message[..at], true);
+            }
+        }
+    }
+    (message, false)
+}
+
+/// Converts a captured text into the field's canonical unit.
+pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
+    let t = text.trim();
+    match unit {
+        Unit::Text => Some(FieldValue::Text(t.to_string())),
+        Unit::Int => t.replace(',', "").parse().ok().map(FieldValue::Int),
+        Unit::Float | Unit::Seconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v)),
+        Unit::Size => {
+            units::parse_size(t).map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
+        }
+        Unit::Bytes
+        | Unit::KiB
+        | Unit::MiB
+        | Unit::GiB
+        | Unit::MbMeaningMiB
+        | Unit::GbMeaningGiB => {
+            // The printed unit is declared by the grammar; `GB` and `MB` are read as the
+            // binary units the servers compute them in.
+            let name = match unit {
+                Unit::Bytes => "B",
+                Unit::KiB => "KiB",
+                Unit::MiB | Unit::MbMeaningMiB => "MiB",
+                _ => "GiB",
+            };
+            units::to_bytes(t, name)
+                .map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
+        }
+    }
+}

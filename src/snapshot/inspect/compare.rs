@@ -1,0 +1,232 @@
+//! Two snapshots compared: totals, segments and sites that changed, and the sites that grew between two points of one snapshot's trace.
+
+use super::*;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SiteChange {
+    pub site: String,
+    pub a_allocated: u64,
+    pub b_allocated: u64,
+    pub a_reserved: u64,
+    pub b_reserved: u64,
+    pub delta_allocated: i64,
+    pub delta_reserved: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentChange {
+    pub key: SegmentKey,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TotalsDelta {
+    pub segments: i64,
+    pub reserved: i64,
+    pub allocated: i64,
+    pub active: i64,
+    pub requested: i64,
+    pub peak_reserved: i64,
+    pub peak_allocated: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemDiff {
+    pub only_a: Vec<SiteChange>,
+    pub only_b: Vec<SiteChange>,
+    pub changed: Vec<SiteChange>,
+    /// Segments in B with no counterpart in A, matched by (size, pool, stream, site).
+    pub new_segments: Vec<SegmentChange>,
+    pub gone_segments: Vec<SegmentChange>,
+    pub totals: TotalsDelta,
+    pub a_totals: Totals,
+    pub b_totals: Totals,
+    pub a_ooms: usize,
+    pub b_ooms: usize,
+    /// Each side's first OOM, analysed (limit, fragmentation).
+    pub a_oom: Option<crate::snapshot::oom::OomAnalysis>,
+    pub b_oom: Option<crate::snapshot::oom::OomAnalysis>,
+    pub a_free: crate::snapshot::oom::FreeSpace,
+    pub b_free: crate::snapshot::oom::FreeSpace,
+}
+
+pub(super) fn sdelta(a: u64, b: u64) -> i64 {
+    (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Compares run A (baseline) with run B (candidate). Sites are matched by name, segments
+/// by their [`SegmentKey`] as multisets: addresses differ between runs.
+pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
+    let mut sites: BTreeMap<&str, (Option<&SiteBytes>, Option<&SiteBytes>)> = BTreeMap::new();
+    for s in &a.sites {
+        sites.entry(&s.site).or_default().0 = Some(s);
+    }
+    for s in &b.sites {
+        sites.entry(&s.site).or_default().1 = Some(s);
+    }
+    let (mut only_a, mut only_b, mut changed) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, (x, y)) in sites {
+        let (aa, ar) = x.map_or((0, 0), |s| (s.allocated, s.reserved));
+        let (ba, br) = y.map_or((0, 0), |s| (s.allocated, s.reserved));
+        let c = SiteChange {
+            site: name.to_string(),
+            a_allocated: aa,
+            b_allocated: ba,
+            a_reserved: ar,
+            b_reserved: br,
+            delta_allocated: sdelta(aa, ba),
+            delta_reserved: sdelta(ar, br),
+        };
+        let a_has = aa > 0 || ar > 0;
+        let b_has = ba > 0 || br > 0;
+        match (a_has, b_has) {
+            (true, false) => only_a.push(c),
+            (false, true) => only_b.push(c),
+            (true, true) if aa != ba || ar != br => changed.push(c),
+            _ => {}
+        }
+    }
+    let mag = |c: &SiteChange| {
+        c.delta_allocated
+            .unsigned_abs()
+            .max(c.delta_reserved.unsigned_abs())
+    };
+    for v in [&mut only_a, &mut only_b, &mut changed] {
+        v.sort_by(|x, y| mag(y).cmp(&mag(x)).then_with(|| x.site.cmp(&y.site)));
+    }
+
+    let mut counts: BTreeMap<&SegmentKey, (u64, u64)> = BTreeMap::new();
+    for s in &a.segments {
+        counts.entry(&s.key).or_default().0 += 1;
+    }
+    for s in &b.segments {
+        counts.entry(&s.key).or_default().1 += 1;
+    }
+    let (mut new_segments, mut gone_segments) = (Vec::new(), Vec::new());
+    for (k, (ca, cb)) in counts {
+        let change = |n: u64| SegmentChange {
+            key: k.clone(),
+            count: n,
+            bytes: n * k.size,
+        };
+        if cb > ca {
+            new_segments.push(change(cb - ca));
+        } else if ca > cb {
+            gone_segments.push(change(ca - cb));
+        }
+    }
+    for v in [&mut new_segments, &mut gone_segments] {
+        v.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.key.cmp(&y.key)));
+    }
+
+    let peak = |p: &Option<Peak>| p.as_ref().map_or(0, |p| p.bytes);
+    MemDiff {
+        only_a,
+        only_b,
+        changed,
+        new_segments,
+        gone_segments,
+        totals: TotalsDelta {
+            segments: sdelta(a.totals.segments, b.totals.segments),
+            reserved: sdelta(a.totals.reserved, b.totals.reserved),
+            allocated: sdelta(a.totals.allocated, b.totals.allocated),
+            active: sdelta(a.totals.active, b.totals.active),
+            requested: sdelta(a.totals.requested, b.totals.requested),
+            peak_reserved: sdelta(peak(&a.peak_reserved), peak(&b.peak_reserved)),
+            peak_allocated: sdelta(peak(&a.peak_allocated), peak(&b.peak_allocated)),
+        },
+        a_totals: a.totals.clone(),
+        b_totals: b.totals.clone(),
+        a_ooms: a.ooms.len(),
+        b_ooms: b.ooms.len(),
+        a_oom: a.oom_analyses.first().cloned(),
+        b_oom: b.oom_analyses.first().cloned(),
+        a_free: a.free_space.clone(),
+        b_free: b.free_space.clone(),
+    }
+}
+
+/// Net memory per site over a time window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SiteDelta {
+    pub site: String,
+    /// Requested bytes allocated in the window minus those freed in it, each attributed to
+    /// the site that allocated the block (frees carry the freeing stack, not the owner's).
+    pub net_allocated: i64,
+    pub allocs: u64,
+    pub frees: u64,
+    /// Segment bytes reserved minus released in the window, by the segment's site.
+    pub net_reserved: i64,
+}
+
+/// What each site allocated and reserved, net, between `t0_us` (inclusive) and `t1_us`
+/// (exclusive), e.g. during one start-up phase taken from the logs. Sorted by magnitude.
+pub fn sites_between(s: &Snapshot, rule: &SiteRule, t0_us: i64, t1_us: i64) -> Vec<SiteDelta> {
+    let mut sites = Sites::new(s, rule);
+    // Owner of each live block / segment, learnt from the whole trace before the window.
+    let mut block_owner: HashMap<(usize, u64), StackId> = HashMap::new();
+    let mut seg_owner: HashMap<(usize, u64), StackId> = HashMap::new();
+    let mut out: HashMap<std::rc::Rc<str>, SiteDelta> = HashMap::new();
+    for (dev, trace) in s.device_traces.iter().enumerate() {
+        for e in trace {
+            let inside = e.time_us >= t0_us && e.time_us < t1_us;
+            let owner = match e.action {
+                Action::Alloc => {
+                    block_owner.insert((dev, e.addr), e.stack);
+                    Some(e.stack)
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    seg_owner.insert((dev, e.addr), e.stack);
+                    Some(e.stack)
+                }
+                Action::FreeCompleted => {
+                    Some(block_owner.remove(&(dev, e.addr)).unwrap_or(e.stack))
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    Some(seg_owner.remove(&(dev, e.addr)).unwrap_or(e.stack))
+                }
+                _ => None,
+            };
+            let (Some(owner), true) = (owner, inside) else {
+                continue;
+            };
+            let (name, _) = sites.get(owner);
+            let d = out.entry(name.clone()).or_insert_with(|| SiteDelta {
+                site: name.to_string(),
+                net_allocated: 0,
+                allocs: 0,
+                frees: 0,
+                net_reserved: 0,
+            });
+            let n = e.size.min(i64::MAX as u64) as i64;
+            match e.action {
+                Action::Alloc => {
+                    d.net_allocated = d.net_allocated.saturating_add(n);
+                    d.allocs += 1;
+                }
+                Action::FreeCompleted => {
+                    d.net_allocated = d.net_allocated.saturating_sub(n);
+                    d.frees += 1;
+                }
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    d.net_reserved = d.net_reserved.saturating_add(n)
+                }
+                _ => d.net_reserved = d.net_reserved.saturating_sub(n),
+            }
+        }
+    }
+    let mut v: Vec<SiteDelta> = out
+        .into_values()
+        .filter(|d| d.net_allocated != 0 || d.net_reserved != 0 || d.allocs > 0)
+        .collect();
+    v.sort_by(|a, b| {
+        let m = |d: &SiteDelta| {
+            d.net_allocated
+                .unsigned_abs()
+                .max(d.net_reserved.unsigned_abs())
+        };
+        m(b).cmp(&m(a)).then_with(|| a.site.cmp(&b.site))
+    });
+    v
+}
