@@ -1,6 +1,9 @@
 //! Read + summarise the 23 MB `decode_heavy` snapshot (212,637 trace entries).
 //! Skips, saying so, when `../shared/fixtures` is absent.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};

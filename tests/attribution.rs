@@ -3,6 +3,9 @@
 //! `init_custom_ar` blocks are 8,421,376 + 8,388,608 + 8,388,608 = 25,198,592 bytes
 //! (24.03 MiB) in two 20 MiB segments (41,943,040 bytes); the baseline has no such site.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[macro_use]
 mod common;
 

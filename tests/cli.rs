@@ -1,5 +1,8 @@
 //! The binary as a user runs it: exit codes, JSON contract, errors that name the file.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 

@@ -1,6 +1,9 @@
 //! The conventions a user of ripgrep, git or kubectl expects (issue 27): exit codes a script
 //! can gate on, help with examples and environment, units alike across commands.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 
 fn rankscope() -> Command {

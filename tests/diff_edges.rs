@@ -1,6 +1,9 @@
 //! What `diff` says when runs cannot be fully compared, and how it names the rank that
 //! failed first when the others only followed. Logs written for these tests.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{load, run_of};
 

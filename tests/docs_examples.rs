@@ -14,6 +14,9 @@
 //! leading block, `...`, a trailing block keep their line counts), so a deliberate change
 //! of wording is one command and a reviewed diff of the docs.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use assert_cmd::Command;

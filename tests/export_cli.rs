@@ -1,6 +1,9 @@
 //! What rankscope gives the shell around it: completions and a man page generated from the
 //! one clap definition, and quiet exits when the reader of a pipe goes away.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 

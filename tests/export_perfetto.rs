@@ -4,6 +4,9 @@
 //! installed here without downloading a prebuilt binary (Perfetto's trace_processor), so
 //! the rules the viewers rely on are checked directly.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use assert_cmd::Command;

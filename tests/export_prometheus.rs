@@ -3,6 +3,9 @@
 //! metric and label name syntax, label value escapes, HELP/TYPE once per family and
 //! before its samples, families not interleaved, no repeated series.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use assert_cmd::Command;

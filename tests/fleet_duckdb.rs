@@ -8,6 +8,9 @@
 //! `cargo test --test fleet_duckdb -- --ignored` (`RANKSCOPE_DUCKDB_PYTHON` names another
 //! interpreter).
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command as Process;
 

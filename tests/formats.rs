@@ -2,6 +2,9 @@
 //! project from those shapes (our own values). Each test states what a careful reader
 //! finds in its log and checks that rankscope finds exactly that.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::run_of;
 

@@ -29,6 +29,9 @@
 //!   2,096,640 + 2,096,128 + 20,971,520 (one wholly free segment) = 46,130,688 B
 //!   (43.99 MiB); largest free block 20,971,520 B; 2 segments wholly free.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::Path;

@@ -5,6 +5,9 @@
 //! (`(worker=1)`), and a memory figure in `MB` meaning MiB, mapped by name onto the
 //! `mem_usage` figure. Expected values are read off the log text below by hand.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use assert_cmd::Command;

@@ -3,6 +3,9 @@
 //! or an error naming the file, within the memory bound of docs/reliability.md, and
 //! nothing it prints holds an escape byte or a bidi override.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::{Read, Write};
@@ -473,6 +476,7 @@ fn a_huge_nvidia_smi_csv_is_read_up_to_its_limit() {
 // ---- paths that are not plain files -----------------------------------------------
 
 #[test]
+#[allow(unsafe_code)] // mkfifo(3) has no safe wrapper in std
 fn a_fifo_is_read_as_a_stream() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.log");
@@ -1571,4 +1575,96 @@ fn d5_perfetto_export_streams() {
     assert_eq!(doc["traceEvents"].as_array().map(Vec::len), Some(5 * n + 3));
     assert_eq!(doc["displayTimeUnit"], "ms");
     assert_eq!(doc["otherData"]["run"], log.to_str().unwrap());
+}
+
+/// A "billion laughs" snapshot: one block dict memoised and referenced `blocks` times in
+/// one segment's block list, that segment memoised and referenced `segments` times. The
+/// file holds about `2 × (blocks + segments)` bytes of references; the model would hold
+/// `blocks × segments` blocks.
+fn laughs_pickle(segments: usize, blocks: usize) -> Vec<u8> {
+    let s = |b: &mut Vec<u8>, t: &str| {
+        b.push(0x8c); // SHORT_BINUNICODE
+        b.push(t.len() as u8);
+        b.extend_from_slice(t.as_bytes());
+    };
+    let get = |b: &mut Vec<u8>, key: u8| {
+        b.push(b'h'); // BINGET
+        b.push(key);
+    };
+    let mut b = vec![0x80, 4, b'}', b'('];
+    s(&mut b, "segments");
+    b.extend_from_slice(b"]("); // the segment list
+    b.extend_from_slice(b"}("); // the segment dict
+    s(&mut b, "device");
+    b.extend_from_slice(&[b'K', 0]);
+    s(&mut b, "address");
+    b.extend_from_slice(&[b'K', 0]);
+    s(&mut b, "total_size");
+    b.extend_from_slice(&[b'M', 0, 2]); // 512
+    s(&mut b, "blocks");
+    b.extend_from_slice(b"]("); // the block list
+    b.extend_from_slice(b"}(");
+    s(&mut b, "size");
+    b.extend_from_slice(&[b'M', 0, 2]);
+    s(&mut b, "state");
+    s(&mut b, "active_allocated");
+    s(&mut b, "address");
+    b.extend_from_slice(&[b'K', 0]);
+    b.push(b'u');
+    b.push(0x94); // MEMOIZE: the block is memo 0
+    for _ in 1..blocks {
+        get(&mut b, 0);
+    }
+    b.push(b'e'); // APPENDS into the block list
+    b.push(b'u'); // the segment's keys
+    b.push(0x94); // the segment is memo 1
+    for _ in 1..segments {
+        get(&mut b, 1);
+    }
+    b.push(b'e'); // APPENDS into the segment list
+    s(&mut b, "device_traces");
+    b.push(b']');
+    b.push(b'u');
+    b.push(b'.');
+    b
+}
+
+/// D3: a 5 KB pickle that shares one block by reference a million times is refused with
+/// the key where the budget ran out, in bounded memory, instead of building a million
+/// blocks (a 198 KB one took 5.35 GB); the same shape at a size a file can hold is read.
+#[test]
+fn d3_a_block_shared_by_reference_a_million_times_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("laughs.pickle");
+    let bytes = laughs_pickle(1000, 1000);
+    // 2 bytes per reference: ~4 KB for 10^6 blocks.
+    assert!(bytes.len() < 4_200, "{}", bytes.len());
+    std::fs::write(&bomb, &bytes).unwrap();
+    let o = rankscope(&["mem", bomb.to_str().unwrap()], None);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    // The budget is one element per 8 bytes of the file: 4,0xx / 8 ≈ 500 blocks, so it
+    // runs out in the first segment's block list.
+    assert!(
+        o.stderr.contains("snapshot key `segments[0].blocks[5") && o.stderr.contains("pickle bomb"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.max_rss_kib < 100 * 1024, "{} KiB", o.max_rss_kib);
+
+    // Two segments of three blocks shared the same way: 6 blocks of 512 B in ~150 bytes,
+    // within what the file could hold, so read as Python would.
+    let small = dir.path().join("small.pickle");
+    std::fs::write(&small, laughs_pickle(2, 3)).unwrap();
+    let o = rankscope(&["mem", small.to_str().unwrap()], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // Python's pickle.loads gives 2 segments of 3 blocks of 512 B each: 6 blocks, 3 KiB.
+    assert!(o.stdout.contains("in 2 segments"), "{}", o.stdout);
+    let site = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("<no frames>"))
+        .unwrap();
+    let cells: Vec<&str> = site.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 1], "6", "{site}");
+    assert_eq!(cells[2..4], ["3.00", "KiB"], "{site}");
 }

@@ -2,6 +2,9 @@
 //! monitored barrier's `Ranks N failed`) names the rank the layout puts there, never a rank
 //! of its own.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use rankscope::analysis::align::phase_stats;

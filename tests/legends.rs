@@ -1,5 +1,8 @@
 //! Every mark in the text output is explained where it is printed.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 
 fn rankscope(args: &[&str]) -> String {

@@ -3,6 +3,9 @@
 //! `samples/node2-skew/node{0,1}/` (one rank per "node", node1's clock 2.2 s behind) and
 //! `samples/tp2-straggler/` (one node, TP1 starts loading 6 s late).
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;

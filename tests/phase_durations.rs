@@ -2,6 +2,9 @@
 //! line before it leaves the start unknown, and the duration is the one the server
 //! printed, said as such, or none.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use assert_cmd::Command;

@@ -3,6 +3,9 @@
 //! server lines without a phase line and a line of glued progress bars are server output,
 //! read with exit 0. Every input here is written for this test.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 

@@ -4,6 +4,9 @@
 //! hand-made pickles below use a decoded entry in every way the direct path cannot follow
 //! itself, so each must fall back to the general reader.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use rankscope::snapshot::{pickle, read_bytes, read_path, types, Action};

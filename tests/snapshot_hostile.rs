@@ -1,6 +1,9 @@
 //! Broken and hostile inputs: each gives a typed error with a byte offset, never a panic,
 //! never an allocation sized by an untrusted length.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use rankscope::snapshot::pickle::{parse, PickleError, SeqKind, Value};

@@ -2,6 +2,9 @@
 //! units; identical failures of several ranks grouped. Expected lines are read from the
 //! sample logs themselves.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 
 fn rankscope(args: &[&str]) -> String {

@@ -3,6 +3,9 @@
 //! the server's own, and the wrapper names the node: one stream that interleaves two pods
 //! or two compose services is a two-node run.
 
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use rankscope::base::event::Rank;

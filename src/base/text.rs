@@ -4,6 +4,22 @@
 //! or something hostile) must never be passed through. Everything that prints log text
 //! goes through `clean_line` or `sanitize`.
 
+use std::sync::LazyLock;
+
+/// [`clean_line`] without a copy when the line is printable ASCII already, as nearly
+/// every log line is: the scan and detection look at many lines they keep nothing of.
+pub fn clean_cow(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if bytes
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) || b == b'\t')
+    {
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return std::borrow::Cow::Borrowed(s.trim_end());
+        }
+    }
+    std::borrow::Cow::Owned(clean_line(bytes))
+}
+
 /// Decodes bytes (invalid UTF-8 becomes U+FFFD), removes ANSI escape sequences — also the
 /// ones whose ESC byte was already replaced by U+FFFD in a copy — and every other control
 /// character except tab, and trims trailing white space.
@@ -237,6 +253,21 @@ pub fn peel_transport(line: &[u8]) -> &[u8] {
     peel(line, false).0
 }
 
+/// The searchers `peel` uses, built once (building one per call was a tenth of the scan
+/// of a run of many small files).
+static STDERR_BAR: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b" | stderr | "));
+static DASH: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b" - "));
+static LEVELS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
+    [
+        memchr::memmem::Finder::new(b" - INFO - "),
+        memchr::memmem::Finder::new(b" - WARNING - "),
+        memchr::memmem::Finder::new(b" - ERROR - "),
+        memchr::memmem::Finder::new(b" - DEBUG - "),
+    ]
+});
+
 fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
     let mut node: Option<&[u8]> = None;
     for _ in 0..4 {
@@ -255,7 +286,10 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
         }
         let head = &line[..line.len().min(64)];
         // docker-compose: `<service>-<n>`, padding, `| ` — a name without inner spaces.
-        if let Some(p) = memchr::memmem::find(head, b"| ") {
+        // (memchr for the bar, not `memmem::find`: that builds a searcher per call, and
+        // this runs on most lines that do not start like a record.)
+        let bar = memchr::memchr_iter(b'|', head).find(|&p| head.get(p + 1) == Some(&b' '));
+        if let Some(p) = bar {
             let name = line[..p].trim_ascii_end();
             if !name.is_empty()
                 && name
@@ -267,7 +301,7 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
             }
         }
         // FastChat's logger inside it: `<date> <time> | ERROR | stderr | `.
-        if let Some(p) = memchr::memmem::find(&line[..line.len().min(64)], b" | stderr | ") {
+        if let Some(p) = STDERR_BAR.find(&line[..line.len().min(64)]) {
             line = &line[p + 12..];
         }
         if let Some(rest) = line.strip_prefix(b"> ") {
@@ -297,15 +331,14 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
             }
             continue;
         }
-        for level in [
-            &b" - INFO - "[..],
-            b" - WARNING - ",
-            b" - ERROR - ",
-            b" - DEBUG - ",
-        ] {
-            if let Some(p) = memchr::memmem::find(&line[..line.len().min(96)], level) {
-                line = &line[p + level.len()..];
-                break;
+        let head = &line[..line.len().min(96)];
+        // Each level wrapper holds ` - ` first: most lines have none, and pay one search.
+        if DASH.find(head).is_some() {
+            for level in LEVELS.iter() {
+                if let Some(p) = level.find(head) {
+                    line = &line[p + level.needle().len()..];
+                    break;
+                }
             }
         }
         if line.len() == before {

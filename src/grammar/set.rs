@@ -239,7 +239,7 @@ impl GrammarSet {
         let set = self.prefix_set();
         let mut matched = vec![false; self.grammars.len()];
         for line in head.split(|&b| b == b'\n').take(64) {
-            let text = crate::base::text::clean_line(line);
+            let text = crate::base::text::clean_cow(line);
             if let Some((set, owner)) = set {
                 matched.iter_mut().for_each(|m| *m = false);
                 for i in set.matches(&text).iter() {

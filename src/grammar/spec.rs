@@ -300,6 +300,11 @@ pub struct EventSpec {
     /// Whether the event `begins`, `ends` or is `inside` its phase (default `inside`).
     #[serde(default)]
     pub edge: Option<String>,
+    /// With `edge = "ends"`: the phase this line begins as it ends its own, for a server
+    /// that prints no begin line for the next phase (`then = "cuda_graph"` on the line
+    /// that closes `kv_cache`).
+    #[serde(default)]
+    pub then: Option<String>,
     /// The figures the event reports, by name (`mem_usage`, `avail_before`,
     /// `avail_after`, `tokens`, `kv_avail`, `kv_size`, `elapsed`) → the capture(s).
     #[serde(default)]

@@ -580,87 +580,88 @@ fn adopt_rankless(
     list.sort_unstable();
 }
 
-fn build_rank(
-    rank: Rank,
-    idx: Vec<usize>,
-    events: &[Event],
-    run_start: Option<NaiveDateTime>,
-    run_ready: bool,
-    ready_at: Option<usize>,
-    know: &Knowledge,
-) -> (RankRun, Option<outcome::Stop>) {
-    let mut spans: BTreeMap<Phase, PhaseSpan> = BTreeMap::new();
-    let mut current = Phase::Launch;
-    // A phase begun again after later phases (a speculative draft model's own model
-    // runner: `Init torch distributed begin.` after `Memory pool end.`), while it is the
-    // rank's latest phase line: where the rank is, whatever phases it finished before.
-    let mut reentered: Option<Phase> = None;
-    let mut furthest = Phase::Launch;
-    let mut stops: Vec<outcome::Stop> = Vec::new();
-    let mut traceback: Option<String> = None;
-    for &i in &idx {
-        let e = &events[i];
-        if let Some((phase, edge)) = know.phase_of(e) {
-            let span = spans.entry(phase).or_insert_with(|| PhaseSpan {
-                phase,
-                start: None,
-                end: None,
-                complete: false,
-                end_printed: false,
-                figures: Vec::new(),
-            });
-            reentered = (edge == Edge::Begin && phase < furthest).then_some(phase);
-            furthest = furthest.max(phase);
-            match edge {
-                Edge::Begin => {
-                    if span.start.is_none() {
-                        span.start = e.ts;
-                    }
-                    current = phase;
-                }
-                Edge::Inside => {
-                    if span.start.is_none() {
-                        span.start = e.ts;
-                    }
-                    current = current.max(phase);
-                }
-                Edge::End => {
-                    // No begin line: the start stays unknown rather than a zero-length
-                    // phase; the end line's printed `elapsed` may still give a duration.
-                    span.end = e.ts;
-                    span.complete = true;
-                    span.end_printed = true;
-                    current = phase;
-                }
-            }
-            for (figure, value) in know.figures_of(e) {
-                if span.figure(figure.name()).is_none() {
-                    span.figures.push(Figure {
-                        name: figure.name(),
-                        value,
-                        origin: e.origin.clone(),
-                    });
-                }
-            }
-            continue;
-        }
-        if e.kind == kind::ERROR && e.detail.is_some() {
-            traceback = e.detail.clone();
-        }
-        // The phase a failure belongs to when neither its frames nor its wording say: the
-        // one in progress, or the next one when the last line closed a phase.
-        let in_phase = match spans.get(&current) {
-            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
-            Some(s) if s.complete && current != Phase::Ready => current.next(),
-            _ => current,
-        };
-        if let Some(stop) = outcome::stop_of(e, in_phase, "last_event", know, traceback.as_deref())
-        {
-            stops.push(stop);
+/// A rank's phases as its phase lines are read in order.
+struct PhaseWalk {
+    spans: BTreeMap<Phase, PhaseSpan>,
+    /// The phase the rank is in.
+    current: Phase,
+    /// A phase begun again after later phases (a speculative draft model's own model
+    /// runner: `Init torch distributed begin.` after `Memory pool end.`), while it is the
+    /// rank's latest phase line: where the rank is, whatever phases it finished before.
+    reentered: Option<Phase>,
+    furthest: Phase,
+}
+
+impl Default for PhaseWalk {
+    fn default() -> Self {
+        PhaseWalk {
+            spans: BTreeMap::new(),
+            current: Phase::Launch,
+            reentered: None,
+            furthest: Phase::Launch,
         }
     }
-    // A phase is over once a later one has begun, whether or not the server prints an
-    // end line for it (vLLM has no `Memory pool end`).
+}
+
+impl PhaseWalk {
+    /// One phase line: its phase begun, ended or entered, its figures recorded.
+    fn take(&mut self, e: &Event, phase: Phase, edge: Edge, know: &Knowledge) {
+        let span = self
+            .spans
+            .entry(phase)
+            .or_insert_with(|| PhaseSpan::empty(phase));
+        self.reentered = (edge == Edge::Begin && phase < self.furthest).then_some(phase);
+        self.furthest = self.furthest.max(phase);
+        match edge {
+            Edge::Begin => {
+                if span.start.is_none() {
+                    span.start = e.ts;
+                }
+                self.current = phase;
+            }
+            Edge::Inside => {
+                if span.start.is_none() {
+                    span.start = e.ts;
+                }
+                self.current = self.current.max(phase);
+            }
+            Edge::End => {
+                // No begin line: the start stays unknown rather than a zero-length
+                // phase; the end line's printed `elapsed` may still give a duration.
+                span.end = e.ts;
+                span.complete = true;
+                span.end_printed = true;
+                self.current = phase;
+            }
+        }
+        for (figure, value) in know.figures_of(e) {
+            if span.figure(figure.name()).is_none() {
+                span.figures.push(Figure {
+                    name: figure.name(),
+                    value,
+                    origin: e.origin.clone(),
+                });
+            }
+        }
+        // A line that ends its phase and begins the next (`then`): the next phase's
+        // row starts here, so a failure before its own first line is placed in it.
+        if let (Edge::End, Some(next)) = (edge, know.then_of(e)) {
+            let next_span = self
+                .spans
+                .entry(next)
+                .or_insert_with(|| PhaseSpan::empty(next));
+            if next_span.start.is_none() {
+                next_span.start = e.ts;
+            }
+            self.furthest = self.furthest.max(next);
+            self.current = next;
+        }
+    }
+}
+
+/// A phase is over once a later one has begun, whether or not the server prints an end
+/// line for it (vLLM has no `Memory pool end`).
+fn close_by_later_starts(spans: &mut BTreeMap<Phase, PhaseSpan>) {
     let starts: Vec<(Phase, Option<NaiveDateTime>)> =
         spans.values().map(|s| (s.phase, s.start)).collect();
     for span in spans.values_mut() {
@@ -674,16 +675,58 @@ fn build_rank(
             }
         }
     }
+}
+
+fn build_rank(
+    rank: Rank,
+    idx: Vec<usize>,
+    events: &[Event],
+    run_start: Option<NaiveDateTime>,
+    run_ready: bool,
+    ready_at: Option<usize>,
+    know: &Knowledge,
+) -> (RankRun, Option<outcome::Stop>) {
+    let mut walk = PhaseWalk::default();
+    let mut stops: Vec<outcome::Stop> = Vec::new();
+    let mut traceback: Option<String> = None;
+    for &i in &idx {
+        let e = &events[i];
+        if let Some((phase, edge)) = know.phase_of(e) {
+            walk.take(e, phase, edge, know);
+            // A failure line given a phase by its grammar is still a failure, in that phase.
+            if !matches!(e.kind.as_str(), kind::OOM | kind::ERROR) {
+                continue;
+            }
+        }
+        if e.kind == kind::ERROR && e.detail.is_some() {
+            traceback = e.detail.clone();
+        }
+        // The phase a failure belongs to when neither its frames nor its wording say: the
+        // one in progress, or the next one when the last line closed a phase.
+        let in_phase = match walk.spans.get(&walk.current) {
+            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
+            Some(s) if s.complete && walk.current != Phase::Ready => walk.current.next(),
+            _ => walk.current,
+        };
+        if let Some(stop) = outcome::stop_of(e, in_phase, "last_event", know, traceback.as_deref())
+        {
+            stops.push(stop);
+        }
+    }
+    let PhaseWalk {
+        mut spans,
+        reentered,
+        ..
+    } = walk;
+    close_by_later_starts(&mut spans);
     // Launch runs from the first line of the run to the rank's first line.
     let first_ts = idx.iter().filter_map(|&i| events[i].ts).min();
     if let (Some(s), Some(f), false) = (run_start, first_ts, rank.is_engine()) {
         spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
-            phase: Phase::Launch,
             start: Some(s),
             end: Some(f),
             complete: true,
-            end_printed: false,
-            figures: Vec::new(),
+            ..PhaseSpan::empty(Phase::Launch)
         });
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
@@ -697,12 +740,8 @@ fn build_rank(
             span.complete = true;
         }
         spans.entry(Phase::Ready).or_insert(PhaseSpan {
-            phase: Phase::Ready,
-            start: None,
-            end: None,
             complete: true,
-            end_printed: false,
-            figures: Vec::new(),
+            ..PhaseSpan::empty(Phase::Ready)
         });
     }
     // Where a log that simply ends stopped: in the open phase, or the next one once the

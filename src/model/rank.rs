@@ -33,6 +33,20 @@ pub struct PhaseSpan {
 }
 
 impl PhaseSpan {
+    /// A phase seen, with nothing known of it yet.
+    pub fn empty(phase: Phase) -> PhaseSpan {
+        PhaseSpan {
+            phase,
+            start: None,
+            end: None,
+            complete: false,
+            end_printed: false,
+            figures: Vec::new(),
+        }
+    }
+}
+
+impl PhaseSpan {
     /// From start to end where both are known and in order; never negative.
     pub fn duration_s(&self) -> Option<f64> {
         match (self.start, self.end) {

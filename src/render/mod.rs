@@ -220,6 +220,8 @@ pub fn events_text(
 
 /// Number-and-unit pairs (`0.64 GiB`, `4.0 s`, `8 ranks`), `± 0.5` and `a -> b`: the space
 /// inside is made non-breaking before wrapping, so a line never ends between them.
+// A constant pattern: every text render compiles it, so a typo fails every test.
+#[allow(clippy::expect_used)]
 fn glued_pairs() -> &'static regex::Regex {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {

@@ -29,6 +29,16 @@ pub enum SnapshotError {
     },
     #[error("snapshot key `{path}` is missing")]
     MissingKey { path: String },
+    /// More blocks and trace entries than the file has room for: one value shared by
+    /// reference many times (a pickle "bomb"); building them would take memory far past
+    /// the file's size.
+    #[error("snapshot key `{path}`: more than {limit} blocks and trace entries in a pickle of {bytes} bytes; a real snapshot spends at least {per} bytes on each, so values shared by reference are expanded here past what the file holds (a pickle bomb), and it is not read")]
+    TooManyElements {
+        path: String,
+        limit: u64,
+        bytes: u64,
+        per: u64,
+    },
     /// A shape error found in a named file: in a run directory the file says which
     /// rank's snapshot is bad.
     #[error("{}: {source}", file.display())]

@@ -30,6 +30,7 @@ pub(crate) fn reserve_huge<T>(v: &mut Vec<T>, n: usize) {
 }
 
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // the crate's one unsafe call: see the SAFETY note below
 fn advise_huge(start: usize, bytes: usize) {
     // Only whole huge pages inside the buffer: the hint applies to the pages of the
     // mapping, and the ends of the buffer may share a page with other allocations.

@@ -115,8 +115,16 @@ impl Snapshot {
 /// values become the string `"…"` (the walk is recursive, so it must be bounded).
 pub const JSON_DEPTH: usize = 16;
 
+/// The fewest pickle bytes a block or a trace entry takes: a dict of a few keys (each
+/// key a memo reference of 2 bytes or more) and their values, with its `MARK`, `SETITEMS`
+/// and the reference that places it in its list. More elements than the file's bytes
+/// allow at this rate can only come from one value referenced many times.
+pub const MIN_BYTES_PER_ELEMENT: u64 = 8;
+
 struct Builder<'p> {
     p: &'p Pickle,
+    /// Blocks and trace entries still allowed (see [`MIN_BYTES_PER_ELEMENT`]).
+    elements_left: u64,
     snap: Snapshot,
     strs: HashMap<String, Arc<str>>,
     frame_ids: HashMap<Frame, u32>,
@@ -184,6 +192,7 @@ fn build(p: &Pickle, direct: Direct) -> (Res<Snapshot>, bool) {
     } = direct;
     let mut b = Builder {
         p,
+        elements_left: p.input_bytes() / MIN_BYTES_PER_ELEMENT,
         snap: Snapshot {
             tables,
             ..Snapshot::default()
@@ -212,6 +221,20 @@ fn build(p: &Pickle, direct: Direct) -> (Res<Snapshot>, bool) {
 }
 
 impl<'p> Builder<'p> {
+    /// Counts one block or trace entry against the pickle's size.
+    fn spend_element(&mut self, path: &dyn Fn() -> String) -> Res<()> {
+        if self.elements_left == 0 {
+            return Err(SnapshotError::TooManyElements {
+                path: path(),
+                limit: self.p.input_bytes() / MIN_BYTES_PER_ELEMENT,
+                bytes: self.p.input_bytes(),
+                per: MIN_BYTES_PER_ELEMENT,
+            });
+        }
+        self.elements_left -= 1;
+        Ok(())
+    }
+
     fn fill(&mut self) -> Res<()> {
         let (p, b) = (self.p, self);
 
@@ -342,7 +365,9 @@ impl<'p> Builder<'p> {
                         let bl = self.seq(v, &p)?;
                         seg.blocks.reserve(bl.len());
                         for (j, &br) in bl.iter().enumerate() {
-                            let blk = self.block(br, &|| format!("{base}[{i}].blocks[{j}]"))?;
+                            let path = || format!("{base}[{i}].blocks[{j}]");
+                            self.spend_element(&path)?;
+                            let blk = self.block(br, &path)?;
                             seg.blocks.push(blk);
                         }
                     }
@@ -410,6 +435,7 @@ impl<'p> Builder<'p> {
             }
             let mut v = Vec::with_capacity(entries.len());
             for (i, &er) in entries.iter().enumerate() {
+                self.spend_element(&path(i))?;
                 let free = match self.p.direct_index(er) {
                     Some(k) => {
                         let Some(mut e) = self.take_direct(k) else {

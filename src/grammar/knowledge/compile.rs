@@ -88,98 +88,9 @@ pub(in crate::grammar) fn compile_grammar(
     for (i, (ev, regex)) in spec.event.iter().zip(captures).enumerate() {
         let at = format!("event {} (`{}`)", i + 1, ev.kind);
         let meaning = out.kinds.entry(ev.kind.clone()).or_default();
-        if let Some(p) = &ev.phase {
-            let phase = Phase::from_name(p).ok_or_else(|| {
-                err(origin, format!("{at}: phase `{p}` is not a phase (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"))
-            })?;
-            let edge_name = ev.edge.as_deref().unwrap_or("inside");
-            let edge = Edge::from_name(edge_name).ok_or_else(|| {
-                err(
-                    origin,
-                    format!("{at}: edge `{edge_name}` is not begins, ends or inside"),
-                )
-            })?;
-            match meaning.phase {
-                Some(had) if had != (phase, edge) => {
-                    return Err(err(origin, format!(
-                        "{at}: phase {p}/{edge_name}, but an earlier `{}` event of this grammar says {}/{}; events of one kind share their phase",
-                        ev.kind, had.0, had.1.name()
-                    )))
-                }
-                _ => meaning.phase = Some((phase, edge)),
-            }
-        } else if ev.edge.is_some() {
-            return Err(err(origin, format!("{at}: edge without a phase")));
-        }
-        for (name, source) in &ev.figures.0 {
-            let figure = FigureName::from_name(name).ok_or_else(|| {
-                let known: Vec<&str> = FigureName::ALL.iter().map(|f| f.name()).collect();
-                err(
-                    origin,
-                    format!("{at}: figures.{name}: not a figure ({})", known.join(", ")),
-                )
-            })?;
-            let mut sums = Vec::new();
-            for alt in source.alternatives() {
-                let sum: Vec<String> = alt.split('+').map(|c| c.trim().to_string()).collect();
-                for c in &sum {
-                    check_figure_capture(origin, &at, name, figure, c, ev, regex)?;
-                }
-                if sum.len() > 1 && figure.measure() != Measure::Bytes {
-                    return Err(err(
-                        origin,
-                        format!("{at}: figures.{name}: only memory figures can be summed"),
-                    ));
-                }
-                sums.push(sum);
-            }
-            match meaning.figures.iter_mut().find(|(f, _)| *f == figure) {
-                Some((_, have)) => {
-                    for s in sums {
-                        if !have.contains(&s) {
-                            have.push(s);
-                        }
-                    }
-                }
-                None => meaning.figures.push((figure, sums)),
-            }
-        }
-        if let Some(r) = &ev.rank {
-            let evidence = match r.evidence.as_str() {
-                "assignment" => RankEvidence::Assignment,
-                "global" => RankEvidence::Global,
-                "communicator" => RankEvidence::Communicator,
-                "line" => RankEvidence::Line,
-                other => {
-                    return Err(err(origin, format!(
-                        "{at}: rank.evidence `{other}` is not assignment, global, communicator or line"
-                    )))
-                }
-            };
-            match (&r.capture, evidence) {
-                (Some(c), RankEvidence::Assignment) => {
-                    return Err(err(origin, format!("{at}: rank.capture `{c}`: an assignment reads the captures named by tags (dp, pp, tp, …)")))
-                }
-                (None, RankEvidence::Assignment) => {
-                    if !ASSIGNMENT_TAGS.iter().any(|(n, _)| has_capture(regex, n)) {
-                        return Err(err(origin, format!("{at}: rank: an assignment needs captures named by tags (dp, pp, tp, …)")));
-                    }
-                }
-                (Some(c), _) => {
-                    if !has_capture(regex, c) {
-                        return Err(err(origin, format!("{at}: rank.capture `{c}` is not a capture of the regex")));
-                    }
-                }
-                (None, _) => return Err(err(origin, format!("{at}: rank: give the capture that holds the number"))),
-            }
-            let rule = RankRule {
-                evidence,
-                capture: r.capture.clone(),
-            };
-            if !meaning.rank.contains(&rule) {
-                meaning.rank.push(rule);
-            }
-        }
+        event_phase(origin, &at, ev, meaning)?;
+        event_figures(origin, &at, ev, regex, meaning)?;
+        event_rank(origin, &at, ev, regex, meaning)?;
     }
     for (kind, m) in &out.kinds {
         if !m.figures.is_empty() && m.phase.is_none() {
@@ -189,41 +100,8 @@ pub(in crate::grammar) fn compile_grammar(
             ));
         }
     }
-    for (i, p) in spec.process.iter().enumerate() {
-        let at = format!("process {}", i + 1);
-        let role = match p.role.as_str() {
-            "worker" => ProcessRole::Worker,
-            "engine" => ProcessRole::Engine,
-            "launcher" => ProcessRole::Launcher,
-            other => {
-                return Err(err(
-                    origin,
-                    format!("{at}: role `{other}` is not worker, engine or launcher"),
-                ))
-            }
-        };
-        let name =
-            Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
-        out.processes.push(ProcessRule { name, role });
-    }
-    for s in &spec.suffix {
-        let r = Regex::new(&s.regex)
-            .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
-        let names: Vec<&str> = r.capture_names().flatten().collect();
-        if !["tags", "tp", "gpu", "grank"]
-            .iter()
-            .any(|c| has_capture(&names, c))
-        {
-            return Err(err(
-                origin,
-                format!(
-                    "suffix `{}`: the regex names no rank (capture `tags`, `tp` or `grank`)",
-                    s.id
-                ),
-            ));
-        }
-        out.suffixes.push(r);
-    }
+    out.processes = processes(origin, spec)?;
+    out.suffixes = suffixes(origin, spec)?;
     out.without_pid_engine = match spec.without_pid.as_deref() {
         None | Some("launcher") => false,
         Some("engine") => true,
@@ -254,6 +132,194 @@ pub(in crate::grammar) fn compile_grammar(
             ))
         }
     };
+    out.configs = configs(origin, spec)?;
+    Ok(out)
+}
+
+/// An event's `phase`, `edge` and `then`, checked against what its kind said before.
+fn event_phase(
+    origin: &str,
+    at: &str,
+    ev: &EventSpec,
+    meaning: &mut KindMeaning,
+) -> Result<(), GrammarError> {
+    if let Some(p) = &ev.phase {
+        let phase = Phase::from_name(p).ok_or_else(|| {
+            err(origin, format!("{at}: phase `{p}` is not a phase (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"))
+        })?;
+        let edge_name = ev.edge.as_deref().unwrap_or("inside");
+        let edge = Edge::from_name(edge_name).ok_or_else(|| {
+            err(
+                origin,
+                format!("{at}: edge `{edge_name}` is not begins, ends or inside"),
+            )
+        })?;
+        match meaning.phase {
+            Some(had) if had != (phase, edge) => {
+                return Err(err(origin, format!(
+                    "{at}: phase {p}/{edge_name}, but an earlier `{}` event of this grammar says {}/{}; events of one kind share their phase",
+                    ev.kind, had.0, had.1.name()
+                )))
+            }
+            _ => meaning.phase = Some((phase, edge)),
+        }
+        if let Some(t) = &ev.then {
+            let then = Phase::from_name(t)
+                .filter(|&n| edge == Edge::End && n > phase)
+                .ok_or_else(|| {
+                    err(origin, format!(
+                        "{at}: then = `{t}`: `then` names the phase a line begins as it ends its own, so it needs edge = \"ends\" and a later phase than `{p}` (launch, dist_init, weight_load, kv_cache, cuda_graph, ready)"
+                    ))
+                })?;
+            meaning.then = Some(then);
+        }
+    } else if ev.edge.is_some() || ev.then.is_some() {
+        return Err(err(origin, format!("{at}: edge or then without a phase")));
+    }
+    Ok(())
+}
+
+/// An event's `figures`: each a known figure whose captures hold its unit.
+fn event_figures(
+    origin: &str,
+    at: &str,
+    ev: &EventSpec,
+    regex: &[&str],
+    meaning: &mut KindMeaning,
+) -> Result<(), GrammarError> {
+    for (name, source) in &ev.figures.0 {
+        let figure = FigureName::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = FigureName::ALL.iter().map(|f| f.name()).collect();
+            err(
+                origin,
+                format!("{at}: figures.{name}: not a figure ({})", known.join(", ")),
+            )
+        })?;
+        let mut sums = Vec::new();
+        for alt in source.alternatives() {
+            let sum: Vec<String> = alt.split('+').map(|c| c.trim().to_string()).collect();
+            for c in &sum {
+                check_figure_capture(origin, at, name, figure, c, ev, regex)?;
+            }
+            if sum.len() > 1 && figure.measure() != Measure::Bytes {
+                return Err(err(
+                    origin,
+                    format!("{at}: figures.{name}: only memory figures can be summed"),
+                ));
+            }
+            sums.push(sum);
+        }
+        match meaning.figures.iter_mut().find(|(f, _)| *f == figure) {
+            Some((_, have)) => {
+                for s in sums {
+                    if !have.contains(&s) {
+                        have.push(s);
+                    }
+                }
+            }
+            None => meaning.figures.push((figure, sums)),
+        }
+    }
+    Ok(())
+}
+
+/// An event's `rank`: which evidence a number in the message is, and its capture.
+fn event_rank(
+    origin: &str,
+    at: &str,
+    ev: &EventSpec,
+    regex: &[&str],
+    meaning: &mut KindMeaning,
+) -> Result<(), GrammarError> {
+    if let Some(r) = &ev.rank {
+        let evidence = match r.evidence.as_str() {
+            "assignment" => RankEvidence::Assignment,
+            "global" => RankEvidence::Global,
+            "communicator" => RankEvidence::Communicator,
+            "line" => RankEvidence::Line,
+            other => {
+                return Err(err(
+                    origin,
+                    format!(
+                    "{at}: rank.evidence `{other}` is not assignment, global, communicator or line"
+                ),
+                ))
+            }
+        };
+        match (&r.capture, evidence) {
+            (Some(c), RankEvidence::Assignment) => {
+                return Err(err(origin, format!("{at}: rank.capture `{c}`: an assignment reads the captures named by tags (dp, pp, tp, …)")))
+            }
+            (None, RankEvidence::Assignment) => {
+                if !ASSIGNMENT_TAGS.iter().any(|(n, _)| has_capture(regex, n)) {
+                    return Err(err(origin, format!("{at}: rank: an assignment needs captures named by tags (dp, pp, tp, …)")));
+                }
+            }
+            (Some(c), _) => {
+                if !has_capture(regex, c) {
+                    return Err(err(origin, format!("{at}: rank.capture `{c}` is not a capture of the regex")));
+                }
+            }
+            (None, _) => return Err(err(origin, format!("{at}: rank: give the capture that holds the number"))),
+        }
+        let rule = RankRule {
+            evidence,
+            capture: r.capture.clone(),
+        };
+        if !meaning.rank.contains(&rule) {
+            meaning.rank.push(rule);
+        }
+    }
+    Ok(())
+}
+
+fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, GrammarError> {
+    let mut out = Vec::new();
+    for (i, p) in spec.process.iter().enumerate() {
+        let at = format!("process {}", i + 1);
+        let role = match p.role.as_str() {
+            "worker" => ProcessRole::Worker,
+            "engine" => ProcessRole::Engine,
+            "launcher" => ProcessRole::Launcher,
+            other => {
+                return Err(err(
+                    origin,
+                    format!("{at}: role `{other}` is not worker, engine or launcher"),
+                ))
+            }
+        };
+        let name =
+            Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        out.push(ProcessRule { name, role });
+    }
+    Ok(out)
+}
+
+fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError> {
+    let mut out = Vec::new();
+    for s in &spec.suffix {
+        let r = Regex::new(&s.regex)
+            .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
+        let names: Vec<&str> = r.capture_names().flatten().collect();
+        if !["tags", "tp", "gpu", "grank"]
+            .iter()
+            .any(|c| has_capture(&names, c))
+        {
+            return Err(err(
+                origin,
+                format!(
+                    "suffix `{}`: the regex names no rank (capture `tags`, `tp` or `grank`)",
+                    s.id
+                ),
+            ));
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarError> {
+    let mut out = Vec::new();
     for (i, c) in spec.config.iter().enumerate() {
         let syntax = ConfigSyntax::from_name(&c.syntax).ok_or_else(|| {
             err(origin, format!("config {}: syntax `{}` is not python_call, python_kwargs, python_dict or rust_debug", i + 1, c.syntax))
@@ -261,7 +327,7 @@ pub(in crate::grammar) fn compile_grammar(
         if c.marker.is_empty() {
             return Err(err(origin, format!("config {}: marker is empty", i + 1)));
         }
-        out.configs.push(ConfigRule {
+        out.push(ConfigRule {
             grammar: spec.id.clone(),
             marker: c.marker.clone(),
             syntax,

@@ -148,6 +148,8 @@ fn assignment_rank(int: &dyn Fn(&str) -> Option<i64>) -> Option<Rank> {
 #[derive(Clone, Debug, Default)]
 pub struct KindMeaning {
     pub phase: Option<(Phase, Edge)>,
+    /// The phase the event begins as it ends `phase` (`then` in the grammar).
+    pub then: Option<Phase>,
     /// Each figure with its sources, tried in order; a source is a sum of captures.
     pub figures: Vec<(FigureName, Vec<Vec<String>>)>,
     pub rank: Vec<RankRule>,
@@ -378,6 +380,11 @@ impl Knowledge {
     }
 
     /// Where an event sits in start-up, and whether it opens or closes its phase.
+    /// The phase an event that ends its own begins next, when its grammar says so.
+    pub fn then_of(&self, e: &Event) -> Option<Phase> {
+        self.meaning(e)?.then
+    }
+
     pub fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
         self.meaning(e)?.phase
     }

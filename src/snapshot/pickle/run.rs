@@ -111,6 +111,7 @@ impl<I: Input> Machine<I> {
 
     pub(super) fn run(mut self) -> R<Pickle> {
         let res = self.run_steps();
+        self.p.input_bytes = self.at;
         self.p.direct_tables = std::mem::take(&mut self.tables);
         match res {
             Ok(()) => Ok(self.p),

@@ -232,6 +232,8 @@ pub struct Pickle {
     /// Set when the reader met a use of a decoded entry it cannot replay (a second
     /// batch of items for the same dict); the arena is then incomplete.
     pub(super) needs_general: bool,
+    /// Bytes the reader consumed: what bounds how many values the model may build.
+    pub(super) input_bytes: u64,
 }
 
 impl EntryValues for Pickle {
@@ -258,6 +260,11 @@ impl EntryValues for Pickle {
 }
 
 impl Pickle {
+    /// Bytes of the pickle that were read.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_bytes
+    }
+
     /// The top-level value (what `pickle.load` returns).
     pub fn root(&self) -> ValueRef {
         self.root.unwrap_or(ValueRef(0))

@@ -1,0 +1,308 @@
+//! The buffer scan: bytes in, typed events and line accounting out.
+//!
+//! Start-up events are a few hundred lines in files that may hold gigabytes of request
+//! traffic, so the scan never runs a regex per line. Each block of whole lines is searched
+//! once for every grammar literal (one Aho-Corasick pass); only lines that hit are cleaned,
+//! split and matched. Every other line costs a newline search and an anchored look at its
+//! first bytes, which is enough to count it as a record, noise, a continuation or unknown.
+//! Blocks are scanned in parallel and merged in order; what crosses a block boundary (a
+//! traceback, the record an unprefixed line belongs to) is settled in the merge.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::base::event::Event;
+use crate::base::text::clean_line;
+use crate::grammar::GrammarSet;
+
+mod block;
+mod merge;
+mod reader;
+mod traceback;
+
+use block::scan_block;
+use merge::{Context, Merger};
+use reader::BlockReader;
+
+/// Bytes per block. Memory held at once is about `threads × 2 × BLOCK` plus the events
+/// each block holds (bounded per block: see `block`).
+pub const DEFAULT_BLOCK: usize = 4 << 20;
+/// Cap on the continuation text kept with one event (a traceback).
+const MAX_DETAIL: usize = 64 << 10;
+/// Unknown lines kept as examples for the report.
+const MAX_UNKNOWN_SAMPLES: usize = 8;
+
+/// What a run keeps at most (docs/reliability.md). A start-up is a few hundred events;
+/// these limits are far above that and only bind on floods (request traffic that
+/// matches an event, a file of one repeated line). Past a limit the scan still reads and
+/// counts every line; events it does not keep are counted by kind and said in the notes.
+pub mod budget {
+    /// Events kept in one run, over all its files.
+    pub const EVENTS_PER_RUN: u64 = 131_072;
+    /// Bytes of event text (messages and tracebacks) kept in one run.
+    pub const EVENT_TEXT_PER_RUN: u64 = 32 << 20;
+    /// Times one file keeps the same event kind for the same rank.
+    pub const SAME_EVENT_PER_SOURCE: u32 = 1_024;
+}
+
+/// The run-wide event budget, shared by the parallel scans of a run's files (which of
+/// them meets a spent budget first depends on timing; the notes say what was dropped).
+#[derive(Debug)]
+pub struct EventBudget {
+    events_left: AtomicU64,
+    text_left: AtomicU64,
+}
+
+impl EventBudget {
+    pub fn new(events: u64, text_bytes: u64) -> Self {
+        EventBudget {
+            events_left: AtomicU64::new(events),
+            text_left: AtomicU64::new(text_bytes),
+        }
+    }
+
+    /// True once no further event can be kept.
+    pub(crate) fn is_spent(&self) -> bool {
+        self.events_left.load(Ordering::Relaxed) == 0
+    }
+
+    /// Takes room for more text of an event already kept.
+    pub(crate) fn take_text(&self, n: u64) -> bool {
+        self.text_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
+            .is_ok()
+    }
+
+    /// Takes room for one event of `text` bytes; false when the run's budget is spent.
+    pub(crate) fn take(&self, text: u64) -> bool {
+        let dec = |left: &AtomicU64, n: u64| {
+            left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
+                .is_ok()
+        };
+        if !dec(&self.events_left, 1) {
+            return false;
+        }
+        if !dec(&self.text_left, text) {
+            self.events_left.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
+impl Default for EventBudget {
+    fn default() -> Self {
+        EventBudget::new(budget::EVENTS_PER_RUN, budget::EVENT_TEXT_PER_RUN)
+    }
+}
+
+/// Why reading a source stopped before its end: a read or decompression error, or a
+/// limit. Everything decoded before it was scanned and is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadStop {
+    /// Bytes of (decompressed) text read before the stop.
+    pub offset: u64,
+    pub reason: String,
+}
+
+/// How the lines of a source were understood. `unknown` is the count the user is shown:
+/// lines that no grammar recognised as a record, noise or a continuation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    pub lines: u64,
+    pub events: u64,
+    pub records: u64,
+    pub continuation: u64,
+    pub noise: u64,
+    pub blank: u64,
+    pub unknown: u64,
+    /// Physical lines longer than a block, split to keep memory bounded.
+    pub split_long_lines: u64,
+}
+
+impl LineCounts {
+    pub fn add(&mut self, o: &LineCounts) {
+        self.lines += o.lines;
+        self.events += o.events;
+        self.records += o.records;
+        self.continuation += o.continuation;
+        self.noise += o.noise;
+        self.blank += o.blank;
+        self.unknown += o.unknown;
+        self.split_long_lines += o.split_long_lines;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnknownLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// Everything one source gave.
+#[derive(Debug, Default)]
+pub struct SourceScan {
+    pub events: Vec<Event>,
+    pub counts: LineCounts,
+    pub unknown_samples: Vec<UnknownLine>,
+    /// The last line had no newline: the text of that cut line (shortened).
+    pub cut_last_line: Option<String>,
+    /// Captures dropped from the cut last line, as `kind.field`.
+    pub cut_fields: Vec<String>,
+    pub bytes: u64,
+    /// Grammar families whose prefixes the first lines show.
+    pub detected: Vec<String>,
+    /// Events recognised but not kept, past a budget: how many of each kind. They are
+    /// counted in `counts.events` like the kept ones.
+    pub dropped_events: BTreeMap<String, u64>,
+    /// Set when reading stopped before the end of the input.
+    pub read_stop: Option<ReadStop>,
+    /// Events whose prefix did not read: a stamp that is no date or time (kept, untimed)
+    /// and a rank number too large to be one (not kept).
+    pub bad_stamps: PrefixTrouble,
+    pub bad_ranks: PrefixTrouble,
+    /// More distinct rank-naming prefixes than `MAX_SEEN_PREFIXES`: the first line whose
+    /// prefix was not kept (a rank named only past it is not counted).
+    pub prefixes_not_kept: Option<u64>,
+    /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
+    /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
+    /// lines give no event still exists.
+    pub prefixes_seen: Vec<SeenPrefix>,
+}
+
+/// How many event lines had one kind of unreadable prefix, and the first of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrefixTrouble {
+    pub lines: u64,
+    /// The first line's number and what did not read in it.
+    pub first: Option<(u64, String)>,
+}
+
+impl PrefixTrouble {
+    pub(crate) fn add(&mut self, line: u64, what: &str) {
+        self.lines += 1;
+        if self.first.is_none() {
+            self.first = Some((line, what.to_string()));
+        }
+    }
+}
+
+/// A prefix identity of record lines: where it first and last appeared.
+#[derive(Clone, Debug)]
+pub struct SeenPrefix {
+    /// The first line that carried it, cleaned (its prefix is parsed once, by the loader).
+    pub text: String,
+    pub first_line: u64,
+    pub last_line: u64,
+}
+
+impl SourceScan {
+    pub fn dropped_event_count(&self) -> u64 {
+        self.dropped_events.values().sum()
+    }
+}
+
+/// Identity bytes → where they were seen. Looked up on every record line, so hashed
+/// with foldhash instead of SipHash, which was a few percent of a scan. foldhash's
+/// `RandomState` seeds per process, so input cannot be made of keys that collide
+/// everywhere; a flood of distinct keys is bounded by `MAX_SEEN_PREFIXES` anyway.
+type PrefixMap = HashMap<Vec<u8>, SeenPrefix, foldhash::fast::RandomState>;
+
+/// Distinct prefix identities kept per source: far more ranks and processes than any
+/// server has (100,000 ranks are counted whole), and a bound for input made of ever-new
+/// `(…)` lines; past it, a note says from which line ranks were not counted.
+pub const MAX_SEEN_PREFIXES: usize = 131_072;
+
+fn push_detail(detail: &mut String, line: &str) {
+    if detail.len() + line.len() < MAX_DETAIL {
+        if !detail.is_empty() {
+            detail.push('\n');
+        }
+        detail.push_str(line);
+    }
+}
+
+/// Scans a byte stream with bounded memory: blocks of whole lines are read in batches,
+/// each batch scanned in parallel and merged in order. A read error ends the scan like
+/// the end of the input would, and is returned with what was read before it.
+pub fn scan_reader<R: Read>(
+    gs: &GrammarSet,
+    source: usize,
+    reader: R,
+    block_size: usize,
+    progress: impl FnMut(u64),
+) -> io::Result<SourceScan> {
+    let mut s = scan_stream(
+        gs,
+        source,
+        reader,
+        block_size,
+        &EventBudget::default(),
+        progress,
+    );
+    match s.read_stop.take() {
+        Some(stop) => Err(io::Error::other(stop.reason)),
+        None => Ok(s),
+    }
+}
+
+/// [`scan_reader`] within a run's event budget, keeping what was read before a read
+/// error (in `read_stop`).
+pub fn scan_stream<R: Read>(
+    gs: &GrammarSet,
+    source: usize,
+    reader: R,
+    block_size: usize,
+    budget: &EventBudget,
+    mut progress: impl FnMut(u64),
+) -> SourceScan {
+    let batch = rayon::current_num_threads().max(1) * 2;
+    let mut merger = Merger::new(gs, source, budget);
+    let mut blocks = BlockReader::new(reader, block_size);
+    loop {
+        let batch = blocks.next_batch(batch);
+        if batch.is_empty() {
+            break;
+        }
+        if merger.line_base == 0 && merger.out.detected.is_empty() {
+            if let Some(first) = batch.first() {
+                let first = first.bytes();
+                merger.out.detected = gs.detect(&first[..first.len().min(64 << 10)]);
+            }
+        }
+        let results: Vec<_> = batch
+            .par_iter()
+            .map(|b| {
+                let mut r = scan_block(gs, b.bytes(), b.cut_tail, budget);
+                r.ends_inside_line = b.inside_line;
+                r
+            })
+            .collect();
+        for (r, b) in results.into_iter().zip(batch.iter()) {
+            if b.cut_tail {
+                let b = b.bytes();
+                let tail_start = memchr::memrchr(b'\n', b).map_or(0, |p| p + 1);
+                let tail = clean_line(&b[tail_start..]);
+                merger.out.cut_last_line = Some(tail.chars().take(120).collect());
+            }
+            merger.push(r);
+        }
+        blocks.recycle(batch);
+        progress(blocks.total());
+    }
+    merger.out.counts.split_long_lines += blocks.split_long_lines();
+    if let Some(stop) = blocks.take_stop() {
+        merger.out.read_stop = Some(stop);
+    }
+    let total = blocks.total();
+    merger.finish(total)
+}
+
+/// Scans an in-memory text (tests, samples).
+pub fn scan_bytes(gs: &GrammarSet, bytes: &[u8]) -> SourceScan {
+    // Reading from a slice cannot fail.
+    scan_reader(gs, 0, bytes, DEFAULT_BLOCK, |_| {}).unwrap_or_default()
+}

@@ -1,0 +1,185 @@
+//! Reading a source into blocks of whole lines, in buffers used again from batch to batch.
+
+use std::io::{self, Read};
+
+use super::ReadStop;
+
+/// The first read of a source asks for this much; each further read doubles it up to
+/// the block size, so a small file costs a small buffer, not a block.
+const FIRST_READ: usize = 64 << 10;
+
+/// A read buffer and how many of its bytes hold input.
+#[derive(Default)]
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Chunk {
+    fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&self.buf)
+    }
+}
+
+/// A block of whole lines (or the piece of a line longer than a block).
+pub(super) struct Block {
+    chunk: Chunk,
+    /// Its last line is the cut end of the input (no newline).
+    pub cut_tail: bool,
+    /// It ends inside a line that the next block goes on with.
+    pub inside_line: bool,
+}
+
+impl Block {
+    pub fn bytes(&self) -> &[u8] {
+        self.chunk.bytes()
+    }
+}
+
+/// Cuts a byte stream into blocks at line ends.
+pub(super) struct BlockReader<R> {
+    reader: R,
+    block_size: usize,
+    /// The bytes read past the last block's cut.
+    pending: Chunk,
+    /// Buffers of blocks already scanned: a fresh buffer per block was zero-filled by the
+    /// allocator and the kernel every time. A buffer's bytes up to its `len()` are
+    /// initialised once and then only overwritten; `Chunk::len` says how many hold input.
+    pool: Vec<Vec<u8>>,
+    eof: bool,
+    total: u64,
+    read_size: usize,
+    stop: Option<ReadStop>,
+    split_long_lines: u64,
+}
+
+impl<R: Read> BlockReader<R> {
+    pub fn new(reader: R, block_size: usize) -> Self {
+        let block_size = block_size.max(4096);
+        BlockReader {
+            reader,
+            block_size,
+            pending: Chunk::default(),
+            pool: Vec::new(),
+            eof: false,
+            total: 0,
+            read_size: FIRST_READ.min(block_size),
+            stop: None,
+            split_long_lines: 0,
+        }
+    }
+
+    /// Up to `n` blocks; none at the end of the input.
+    pub fn next_batch(&mut self, n: usize) -> Vec<Block> {
+        let mut blocks = Vec::with_capacity(n);
+        while blocks.len() < n && !(self.eof && self.pending.len == 0) {
+            self.fill();
+            let block = self.cut();
+            if block.chunk.len > 0 {
+                blocks.push(block);
+            } else {
+                self.pool.push(block.chunk.buf);
+            }
+        }
+        blocks
+    }
+
+    /// Gives the buffers of scanned blocks back for the next batch.
+    pub fn recycle(&mut self, blocks: Vec<Block>) {
+        self.pool.extend(blocks.into_iter().map(|b| b.chunk.buf));
+    }
+
+    /// Bytes read so far.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Lines longer than a block, cut to keep memory bounded.
+    pub fn split_long_lines(&self) -> u64 {
+        self.split_long_lines
+    }
+
+    /// Why reading stopped before the end of the input, if it did.
+    pub fn take_stop(&mut self) -> Option<ReadStop> {
+        self.stop.take()
+    }
+
+    /// Reads until `pending` holds a block's worth or the input ends.
+    fn fill(&mut self) {
+        while !self.eof && self.pending.len < self.block_size {
+            let old = self.pending.len;
+            let want = self.read_size.min(self.block_size - old);
+            self.read_size = (self.read_size * 2).min(self.block_size);
+            if self.pending.buf.len() < old + want {
+                self.pending.buf.resize(old + want, 0);
+            }
+            let (n, err) = read_full(&mut self.reader, &mut self.pending.buf[old..old + want]);
+            self.pending.len = old + n;
+            self.total += n as u64;
+            if let Some(e) = err {
+                self.stop = Some(ReadStop {
+                    offset: self.total,
+                    reason: e.to_string(),
+                });
+                self.eof = true;
+            } else if n < want {
+                self.eof = true;
+            }
+        }
+    }
+
+    /// Takes the block of whole lines out of `pending`; what follows its cut (a part of a
+    /// line) starts the next block, in a buffer from the pool.
+    fn cut(&mut self) -> Block {
+        let mut inside_line = false;
+        let filled = self.pending.bytes();
+        let cut_at = if self.eof {
+            filled.len()
+        } else {
+            match memchr::memrchr(b'\n', filled) {
+                Some(p) => p + 1,
+                None => {
+                    // One line longer than a block: split it at its last `\r` if any
+                    // (flattened progress output), else where the block ends.
+                    self.split_long_lines += 1;
+                    inside_line = true;
+                    memchr::memrchr(b'\r', filled).map_or(filled.len(), |p| p + 1)
+                }
+            }
+        };
+        let mut next = Chunk {
+            buf: self.pool.pop().unwrap_or_default(),
+            len: 0,
+        };
+        let rest = filled.get(cut_at..).unwrap_or(&[]);
+        if next.buf.len() < rest.len() {
+            next.buf.resize(rest.len(), 0);
+        }
+        next.buf[..rest.len()].copy_from_slice(rest);
+        next.len = rest.len();
+        let mut chunk = std::mem::replace(&mut self.pending, next);
+        chunk.len = cut_at;
+        let cut_tail =
+            self.eof && self.pending.len == 0 && chunk.bytes().last().is_some_and(|&b| b != b'\n');
+        Block {
+            chunk,
+            cut_tail,
+            inside_line,
+        }
+    }
+}
+
+/// Fills `buf` as far as the reader goes; returns the bytes read and the error that
+/// stopped it early, if one did (what was read before it counts).
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return (filled, Some(e)),
+        }
+    }
+    (filled, None)
+}
