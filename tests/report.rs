@@ -2,6 +2,8 @@
 //! words against `diff`'s, its size at 8 and 1,024 ranks, and hostile log text shown as
 //! text. The page in a real browser: tests/report_browser.rs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -7,6 +7,8 @@
 //! runs it with `cargo test --test report_browser -- --ignored`, so a missing browser fails
 //! CI rather than passing. `RANKSCOPE_CHROMIUM` names another binary.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
