@@ -105,6 +105,31 @@ pub struct LogArgs {
     pub no_clock_align: bool,
 }
 
+/// The memory breakdown and capacity sections of `summary` and `diff`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct MemoryArgs {
+    /// Add where each rank's memory went (weights, KV pool, CUDA graphs, NCCL and what
+    /// is outside PyTorch, free: each with the lines it was read from) and what the KV
+    /// pool buys (tokens, bytes per token, requests that fit at once)
+    #[arg(long)]
+    pub memory: bool,
+    /// Request lengths in tokens for the capacity, comma-separated [default: 4096,8192];
+    /// implies --memory
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = clap::value_parser!(i64).range(1..))]
+    pub tokens: Vec<i64>,
+    /// The model's `config.json`: bytes per token from its layers, KV heads (per rank,
+    /// replicated when fewer than the tensor-parallel ranks), head dim and dtype, checked
+    /// against the log's; implies --memory
+    #[arg(long, value_name = "FILE")]
+    pub model_config: Option<PathBuf>,
+}
+
+impl MemoryArgs {
+    pub fn shown(&self) -> bool {
+        self.memory || !self.tokens.is_empty() || self.model_config.is_some()
+    }
+}
+
 /// `grammars list|check`: only the grammar files matter.
 #[derive(Debug, Args, Default, Clone)]
 pub struct GrammarFiles {
@@ -136,6 +161,8 @@ pub enum Command {
         /// it `summary` exits 0 whatever the run's state), with any output format
         #[arg(long)]
         exit_code: bool,
+        #[command(flatten)]
+        memory: MemoryArgs,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -181,6 +208,8 @@ pub enum Command {
         /// resolution, to count: a percentage of the baseline's time (`20%`, or `20`)
         #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
         time_tolerance: f64,
+        #[command(flatten)]
+        memory: MemoryArgs,
         #[command(flatten)]
         log: LogArgs,
     },

@@ -114,8 +114,9 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             ndjson,
             exit_code,
+            memory,
             log,
-        } => commands::summary::run(&logs(log)?, run, *ranks, *json, *ndjson, *exit_code),
+        } => commands::summary::run(&logs(log)?, run, *ranks, *json, *ndjson, *exit_code, memory),
         Command::Events {
             run,
             json,
@@ -136,6 +137,7 @@ fn run(cli: Cli) -> Result<u8> {
             json,
             explain,
             time_tolerance,
+            memory,
             log,
         } => commands::diff::run(
             &logs(log)?,
@@ -143,6 +145,7 @@ fn run(cli: Cli) -> Result<u8> {
             baseline,
             *json,
             *explain,
+            memory,
             rankscope::analysis::diff::DiffOptions {
                 time_tolerance: *time_tolerance,
             },

@@ -6,8 +6,85 @@ use crate::analysis::attribute::{
     attribute, snapshot_evidence, snapshot_notes, Attribution, RankSnapshot, SnapshotEvidence,
     SnapshotNote,
 };
+use crate::analysis::breakdown::{breakdown, breakdown_diff, BreakdownDiff, RunBreakdown};
+use crate::analysis::capacity::{
+    capacity, capacity_cost, Capacity, CapacityCost, ModelShape, DEFAULT_LENGTHS,
+};
 use crate::analysis::diff::{diff_with, outcome, DiffOptions, RunDiff, RunOutcome};
 use crate::model::Run;
+
+/// Where a run's memory went and what its KV pool buys (`summary --memory`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryReport {
+    /// None when the run's server grammar has no memory model.
+    pub breakdown: Option<RunBreakdown>,
+    /// None when the log shows no KV pool size.
+    pub capacity: Option<Capacity>,
+}
+
+impl MemoryReport {
+    /// For request lengths in tokens (the defaults when empty) and, when given, the
+    /// model's shape for the bytes per token.
+    pub fn of(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> MemoryReport {
+        let lengths = if lengths.is_empty() {
+            &DEFAULT_LENGTHS[..]
+        } else {
+            lengths
+        };
+        MemoryReport {
+            breakdown: breakdown(run),
+            capacity: capacity(run, lengths, shape),
+        }
+    }
+}
+
+/// Two runs' memory: each one's, the categories that moved, what the changes cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryDiff {
+    pub baseline: MemoryReport,
+    pub candidate: MemoryReport,
+    pub moved: Option<BreakdownDiff>,
+    pub cost: Option<CapacityCost>,
+}
+
+impl MemoryDiff {
+    pub fn of(
+        baseline: &Run,
+        candidate: &Run,
+        diff: &RunDiff,
+        attribution: Option<&Attribution>,
+        lengths: &[i64],
+        shape: Option<&ModelShape>,
+    ) -> MemoryDiff {
+        let (b, c) = (
+            MemoryReport::of(baseline, lengths, shape),
+            MemoryReport::of(candidate, lengths, shape),
+        );
+        // The changed settings the cost belongs to (addresses and ports size nothing).
+        let changes: Vec<String> = (diff.config.iter())
+            .flat_map(|d| d.changed.iter())
+            .filter(|ch| !ch.key.contains("addr") && !ch.key.contains("port"))
+            .map(|ch| {
+                format!(
+                    "{} {} → {}",
+                    ch.key,
+                    ch.old.to_python_repr(),
+                    ch.new.to_python_repr()
+                )
+            })
+            .collect();
+        let cost = match (&b.capacity, &c.capacity) {
+            (Some(bc), Some(cc)) => Some(capacity_cost(bc, cc, changes)),
+            _ => None,
+        };
+        MemoryDiff {
+            moved: breakdown_diff(baseline, candidate, attribution),
+            baseline: b,
+            candidate: c,
+            cost,
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunReport {
@@ -18,6 +95,9 @@ pub struct RunReport {
     /// For a memory failure, what the run's own figures support without a baseline: the
     /// deficit at the failed request and the settings that would cover it.
     pub remedies: crate::analysis::remedy::Remedies,
+    /// The memory breakdown and capacity, for the default request lengths; commands
+    /// given other lengths or a model's config replace it.
+    pub memory: MemoryReport,
 }
 
 /// One run's state as `summary` heads it (and `summary --exit-code` returns it).
@@ -51,6 +131,7 @@ impl RunReport {
             phases: phase_stats(run),
             outcome: outcome(run),
             remedies: crate::analysis::remedy::remedies(None, run, None),
+            memory: MemoryReport::of(run, &[], None),
         }
     }
 
@@ -78,6 +159,9 @@ pub struct DiffReport {
     pub evidence: SnapshotEvidence,
     /// Snapshots that could not be used, how the others were matched, what is missing.
     pub notes: Vec<SnapshotNote>,
+    /// Both runs' memory breakdowns and capacity, what moved and what it cost (default
+    /// request lengths; `diff --tokens/--model-config` replaces it).
+    pub memory: MemoryDiff,
 }
 
 impl DiffReport {
@@ -122,11 +206,13 @@ impl DiffReport {
             cand_snaps,
             snapshot_errors,
         );
+        let memory = MemoryDiff::of(baseline, candidate, &diff, attribution.as_ref(), &[], None);
         DiffReport {
             diff,
             attribution,
             evidence,
             notes,
+            memory,
         }
     }
 }

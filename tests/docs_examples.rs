@@ -21,8 +21,9 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-const DOCS: [&str; 6] = [
+const DOCS: [&str; 7] = [
     "README.md",
+    "docs/capacity.md",
     "docs/getting-started.md",
     "docs/grammars.md",
     "docs/json.md",

@@ -2,6 +2,8 @@
 
 pub mod align;
 pub mod attribute;
+pub mod breakdown;
+pub mod capacity;
 pub mod cause;
 pub mod clock;
 pub mod diff;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use rankscope::render::{self, json};
+use rankscope::report::MemoryDiff;
 use rankscope::session::check_stdin_once;
 
 use super::{out, out_json, shown, LogContext};
@@ -14,8 +15,10 @@ pub fn run(
     baseline: &[PathBuf],
     as_json: bool,
     explain: bool,
+    memory: &crate::cli::MemoryArgs,
     options: rankscope::analysis::diff::DiffOptions,
 ) -> Result<u8> {
+    let shape = super::model_shape(memory)?;
     let (baseline, candidate): (&[PathBuf], &[PathBuf]) = match (baseline.is_empty(), paths) {
         (false, _) => (baseline, paths),
         (true, [b, c]) => (std::slice::from_ref(b), std::slice::from_ref(c)),
@@ -45,13 +48,31 @@ pub fn run(
             );
         }
     }
-    let report = c.diff_report(&b, options);
+    let mut report = c.diff_report(&b, options);
+    if !memory.tokens.is_empty() || shape.is_some() {
+        report.memory = MemoryDiff::of(
+            &b.run,
+            &c.run,
+            &report.diff,
+            report.attribution.as_ref(),
+            &memory.tokens,
+            shape.as_ref(),
+        );
+    }
     let code = report.diff.status.exit_code() as u8;
     if as_json {
         out_json(&json::diff_doc(&b.run, &c.run, &report))?;
     } else {
         let notes = render::text::diff::run_notes(&b.run.notes, &c.run.notes);
         let mut text = render::text::diff::report(&report, notes, cx.style);
+        if memory.shown() {
+            text.push_str(&render::text::capacity::memory_diff_section(
+                &b.run,
+                &c.run,
+                &report.memory,
+                cx.style,
+            ));
+        }
         if explain {
             text.push_str(&render::text::diff::explain(&report.diff, cx.style));
             if let Some(c) = report

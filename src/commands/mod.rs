@@ -66,6 +66,21 @@ impl LogContext {
     }
 }
 
+/// The model shape `--model-config` names, read and checked.
+pub fn model_shape(
+    args: &crate::cli::MemoryArgs,
+) -> Result<Option<rankscope::analysis::capacity::ModelShape>> {
+    use anyhow::Context;
+    let Some(path) = &args.model_config else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--model-config {}", path.display()))?;
+    let shape = rankscope::analysis::capacity::ModelShape::from_json(&text)
+        .with_context(|| format!("--model-config {}", path.display()))?;
+    Ok(Some(shape))
+}
+
 /// Paths as the user gave them, for messages.
 pub fn shown(paths: &[PathBuf]) -> String {
     paths

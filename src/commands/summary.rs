@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use rankscope::analysis::attribute;
 use rankscope::render::{self, json};
+use rankscope::report::MemoryReport;
 use rankscope::session::Session;
 
 use super::{out, out_json, out_ndjson, LogContext};
@@ -16,10 +17,15 @@ pub fn run(
     as_json: bool,
     ndjson: bool,
     exit_code: bool,
+    memory: &crate::cli::MemoryArgs,
 ) -> Result<u8> {
+    let shape = super::model_shape(memory)?;
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
-    let report = loaded.report();
+    let mut report = loaded.report();
+    if !memory.tokens.is_empty() || shape.is_some() {
+        report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
+    }
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
@@ -31,6 +37,13 @@ pub fn run(
         if r.ranks.iter().any(|x| x.failure.is_some()) {
             let ev = attribute::snapshot_evidence(r, &[], &loaded.snapshots().matched);
             text.push_str(&render::text::diff::summary_snapshot_section(&ev, cx.style));
+        }
+        if memory.shown() {
+            text.push_str(&render::text::capacity::memory_section(
+                r,
+                &report.memory,
+                cx.style,
+            ));
         }
         out(&text)?;
     }

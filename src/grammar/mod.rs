@@ -9,6 +9,7 @@
 
 mod check;
 mod knowledge;
+pub mod memory_model;
 mod prefilter;
 pub mod remedy;
 mod set;
@@ -337,7 +338,12 @@ impl Grammar {
             .map(|e| e.regex.capture_names().collect())
             .collect();
         let know = knowledge::compile_grammar(origin, &spec, &captures)?;
-        let remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
+        let mut remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
+        remedy.memory_models.extend(memory_model::compile(
+            origin,
+            &spec.id,
+            spec.memory_model.as_ref(),
+        )?);
         for ev in &spec.event {
             if let Some(p) = ev.set.get("phase") {
                 if Phase::from_name(p).is_none() {

@@ -68,6 +68,8 @@ pub struct MemoryLever {
 pub struct RemedyRules {
     pub suspects: Vec<SuspectRule>,
     pub levers: Vec<MemoryLever>,
+    /// Each server grammar's memory model (`[memory_model]`).
+    pub memory_models: Vec<super::memory_model::MemoryModel>,
 }
 
 fn bad(origin: &str, message: String) -> GrammarError {

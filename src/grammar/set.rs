@@ -166,6 +166,7 @@ impl GrammarSet {
                 .remedy
                 .levers
                 .extend(g.remedy.levers.iter().cloned());
+            (knowledge.remedy.memory_models).extend(g.remedy.memory_models.iter().cloned());
         }
         Ok(GrammarSet {
             grammars,

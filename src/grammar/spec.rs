@@ -65,6 +65,10 @@ pub struct GrammarSpec {
     /// numbers from them for a memory failure.
     #[serde(default)]
     pub memory_lever: Vec<MemoryLeverSpec>,
+    /// How the server's memory splits into categories and how it sizes its KV pool
+    /// (`grammar::memory_model`).
+    #[serde(default)]
+    pub memory_model: Option<super::memory_model::MemoryModelSpec>,
 }
 
 /// Settings that can explain a failure: a change of one of them between a working and a

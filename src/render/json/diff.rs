@@ -337,6 +337,9 @@ pub struct DiffDoc {
     /// For a failed candidate: the deficit of the failing phase and the settings that
     /// would cover it (null otherwise).
     pub remedies: Option<RemediesDoc>,
+    /// Both runs' memory breakdowns and capacity, the categories that moved and what
+    /// the changes cost in KV tokens and requests (as `summary --json`'s `memory`).
+    pub memory: super::capacity::MemoryDiffDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -655,5 +658,6 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
         candidate_outcome: outcome_doc(&d.candidate),
         time: time_doc(&d.time),
         remedies: (d.status == diff::Status::Failed).then(|| remedies_doc(&d.remedies)),
+        memory: super::capacity::memory_diff_doc(b, c, &report.memory),
     }
 }

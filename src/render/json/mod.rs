@@ -23,6 +23,7 @@ use crate::model::config;
 use crate::model::{self, EventFilter, Failure, Run};
 use crate::report::RunReport;
 
+pub mod capacity;
 mod diff;
 mod events;
 pub mod mem;

@@ -378,6 +378,9 @@ pub struct SummaryDoc {
     /// For a failed run: a memory failure's deficit and the settings that would cover it,
     /// from the run's own figures (null for a run that did not fail).
     pub remedies: Option<RemediesDoc>,
+    /// Where each rank's memory went (by the server grammar's memory model) and what the
+    /// KV pool buys; null parts when the grammar has no model or the log no pool.
+    pub memory: super::capacity::MemoryReportDoc,
 }
 
 pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
@@ -389,5 +392,6 @@ pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
             .outcome
             .failed()
             .then(|| remedies_doc(&report.remedies)),
+        memory: super::capacity::memory_report_doc(run, &report.memory),
     }
 }

@@ -1,6 +1,8 @@
 //! Text for people: one module per document, sharing the table and wrapping helpers of
 //! `render`.
 
+pub mod breakdown;
+pub mod capacity;
 pub mod cause;
 pub mod diff;
 pub mod mem;

@@ -73,6 +73,9 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache \
 size · graph: cuda_graph mem usage · free: last reported available memory";
         let mut lines = vec![Line::styled(text, dim(app.color))];
+        if let Some(m) = memory_line(app) {
+            lines.push(Line::raw(m));
+        }
         // Snapshots that were there but could not be used say so, or their absence would
         // look like a run recorded without them.
         for e in &app.snap_errors {
@@ -139,6 +142,14 @@ size · graph: cuda_graph mem usage · free: last reported available memory";
             .collect();
         f.render_widget(Paragraph::new(text), note);
     }
+}
+
+/// The breakdown of the selected rank's group and the capacity, in one line (wrapped),
+/// under the table when there are no snapshots: with them the chart and the sites need
+/// the rows, and `summary --memory` has it all.
+fn memory_line(app: &App) -> Option<String> {
+    let rank = app.run.ranks.get(app.rank_sel).map(|r| &r.rank);
+    crate::render::text::capacity::memory_line(&app.analysed.report.memory, rank)
 }
 
 /// The selected rank's sites the Memory view lists: the largest, as many as the height

@@ -1,0 +1,504 @@
+//! Where each rank's device memory went: the server grammar's `[memory_model]` categories
+//! evaluated on the rank's printed figures, each with the lines it read and the
+//! subtraction it made, and the check that the categories add up to the device memory
+//! within the figures' resolution. With a baseline, the categories that moved.
+
+use crate::analysis::attribute::Attribution;
+use crate::base::event::{FieldValue, Origin, Phase, Rank};
+use crate::grammar::memory_model::{Category, DeviceBasis, Formula, MemoryModel, Term};
+use crate::model::{RankRun, Run};
+
+/// One term of a formula, as read on a rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TermValue {
+    pub sign: i8,
+    pub term: Term,
+    pub bytes: i64,
+    /// Half the figure's print step: the true value is within ± this.
+    pub resolution: i64,
+    /// The line it was read from (none for `device` and `rest`).
+    pub origin: Option<Origin>,
+}
+
+/// A figure computed from a formula: its value, how far it may be from the truth, and
+/// what it was computed from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Amount {
+    pub bytes: i64,
+    pub resolution: i64,
+    /// Which of the grammar's formulas applied (0 = the first): two runs' amounts compare
+    /// only when they were read the same way.
+    pub formula: usize,
+    pub terms: Vec<TermValue>,
+}
+
+/// Where the device memory figure came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceSource {
+    /// The grammar's device formula on the log's figures.
+    Log(DeviceBasis),
+    /// nvidia-smi's `memory.total` (the smallest of the run's GPUs).
+    NvidiaSmi,
+    /// The OOM message's `total capacity`.
+    OomCapacity,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    pub amount: Amount,
+    pub source: DeviceSource,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RowValue {
+    Measured(Amount),
+    /// The log does not separate it: its memory is counted in this category.
+    Merged(Category),
+    /// None of the category's formulas could be read on this rank (it stopped before
+    /// the lines, or the server build prints other ones).
+    NotReached,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub category: Category,
+    pub value: RowValue,
+    /// Categories merged into this one.
+    pub includes: Vec<Category>,
+}
+
+/// Whether the measured categories add up to the device memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Closure {
+    pub sum: i64,
+    pub device: i64,
+    /// The sum of every term's resolution on both sides.
+    pub tolerance: i64,
+}
+
+impl Closure {
+    pub fn holds(&self) -> bool {
+        (self.sum - self.device).abs() <= self.tolerance
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankBreakdown {
+    pub device: Option<Device>,
+    pub rows: Vec<Row>,
+    /// When the device is known: the categories measured against it.
+    pub closure: Option<Closure>,
+}
+
+impl RankBreakdown {
+    pub fn row(&self, c: Category) -> Option<&Row> {
+        self.rows.iter().find(|r| r.category == c)
+    }
+    pub fn bytes(&self, c: Category) -> Option<i64> {
+        match &self.row(c)?.value {
+            RowValue::Measured(a) => Some(a.bytes),
+            _ => None,
+        }
+    }
+    /// The values that make two ranks' breakdowns the same for display.
+    fn key(&self) -> Vec<Option<i64>> {
+        let mut k: Vec<Option<i64>> = vec![self.device.as_ref().map(|d| d.amount.bytes)];
+        k.extend(self.rows.iter().map(|r| match &r.value {
+            RowValue::Measured(a) => Some(a.bytes),
+            _ => None,
+        }));
+        k
+    }
+}
+
+/// Ranks whose breakdowns have the same figures, shown once (read on the first rank).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakdownGroup {
+    pub ranks: Vec<Rank>,
+    pub breakdown: RankBreakdown,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunBreakdown {
+    /// The grammar whose memory model was used.
+    pub grammar: String,
+    pub groups: Vec<BreakdownGroup>,
+}
+
+/// A run with its engine processes found once: a term a rank does not print is looked
+/// up in them (vLLM's engine core prints the pool for every worker), and a run of
+/// thousands of ranks must not search its ranks for them once per term.
+pub struct Reader<'r> {
+    pub run: &'r Run,
+    engines: Vec<&'r RankRun>,
+}
+
+impl<'r> Reader<'r> {
+    pub fn new(run: &'r Run) -> Reader<'r> {
+        Reader {
+            run,
+            engines: run.ranks.iter().filter(|r| r.is_process()).collect(),
+        }
+    }
+}
+
+/// The figure a term names on a rank: its own, else an engine process's.
+fn read_term(rd: &Reader, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option<Origin>)> {
+    let run = rd.run;
+    let value = |v: &FieldValue| -> Option<(i64, i64)> {
+        match v {
+            FieldValue::Bytes { bytes, resolution } => Some((*bytes, (*resolution / 2) as i64)),
+            FieldValue::Int(i) => Some((*i, 0)),
+            _ => None,
+        }
+    };
+    let engines = || rd.engines.iter().copied();
+    match term {
+        Term::Figure(phase, fig) => std::iter::once(rank)
+            .chain(engines())
+            .find_map(|r| r.figure(*phase, fig.name()))
+            .and_then(|f| {
+                let (b, res) = value(&f.value)?;
+                Some((b, res, Some(f.origin.clone())))
+            }),
+        Term::Field(kind, field) => std::iter::once(rank)
+            .chain(engines())
+            .flat_map(|r| r.events.iter())
+            .filter_map(|&i| run.events.get(i))
+            .filter(|e| e.kind == *kind)
+            .find_map(|e| {
+                let (b, res) = value(e.fields.get(field)?)?;
+                Some((b, res, Some(e.origin.clone())))
+            }),
+        Term::Device | Term::Rest => None,
+    }
+}
+
+/// The first formula whose every term can be read. `device` and `rest` are given.
+pub(crate) fn evaluate(
+    rd: &Reader,
+    rank: &RankRun,
+    formulas: &[Formula],
+    device: Option<&Amount>,
+    rest: Option<&Amount>,
+) -> Option<Amount> {
+    formulas.iter().enumerate().find_map(|(i, f)| {
+        let mut terms = Vec::with_capacity(f.terms.len());
+        for (sign, term) in &f.terms {
+            let (bytes, resolution, origin) = match term {
+                Term::Device => device.map(|d| (d.bytes, d.resolution, None))?,
+                Term::Rest => rest.map(|d| (d.bytes, d.resolution, None))?,
+                _ => read_term(rd, rank, term)?,
+            };
+            terms.push(TermValue {
+                sign: *sign,
+                term: term.clone(),
+                bytes,
+                resolution,
+                origin,
+            });
+        }
+        Some(Amount {
+            bytes: terms.iter().map(|t| t.sign as i64 * t.bytes).sum(),
+            resolution: terms.iter().map(|t| t.resolution).sum(),
+            formula: i,
+            terms,
+        })
+    })
+}
+
+/// The device memory of a rank: the log's, else nvidia-smi's, else the OOM message's.
+fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
+    let run = rd.run;
+    if let Some(a) = evaluate(rd, rank, &model.device, None, None) {
+        return Some(Device {
+            amount: a,
+            source: DeviceSource::Log(model.device_basis),
+        });
+    }
+    let plain = |bytes: i64, source| Device {
+        amount: Amount {
+            bytes,
+            resolution: 0,
+            formula: 0,
+            terms: Vec::new(),
+        },
+        source,
+    };
+    if let Some(t) = run.gpus.iter().filter_map(|g| g.total_bytes).min() {
+        return Some(plain(t as i64, DeviceSource::NvidiaSmi));
+    }
+    let oom = rank.failure.as_ref()?.fields.get("capacity_bytes")?;
+    let FieldValue::Bytes { bytes, resolution } = oom else {
+        return None;
+    };
+    let mut d = plain(*bytes, DeviceSource::OomCapacity);
+    d.amount.resolution = (*resolution / 2) as i64;
+    Some(d)
+}
+
+/// One rank's breakdown under a memory model.
+pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
+    let device = device_of(rd, rank, model);
+    let dev = device.as_ref().map(|d| &d.amount);
+    let mut rows: Vec<Row> = Category::ALL
+        .iter()
+        .filter_map(|c| model.categories.iter().find(|r| r.category == *c))
+        .map(|rule| {
+            let rest_rule = rule
+                .formulas
+                .iter()
+                .any(|f| f.terms.iter().any(|t| t.1 == Term::Rest));
+            let value = match (rest_rule, evaluate(rd, rank, &rule.formulas, dev, None)) {
+                (false, Some(a)) => RowValue::Measured(a),
+                (true, _) => RowValue::NotReached,
+                (false, None) => match rule.merged_into {
+                    Some(m) => RowValue::Merged(m),
+                    None => RowValue::NotReached,
+                },
+            };
+            Row {
+                category: rule.category,
+                value,
+                includes: Vec::new(),
+            }
+        })
+        .collect();
+    // `rest`: the device less every category measured so far.
+    let measured: i64 = rows
+        .iter()
+        .map(|r| match &r.value {
+            RowValue::Measured(a) => a.bytes,
+            _ => 0,
+        })
+        .sum();
+    let measured_res: i64 = rows
+        .iter()
+        .map(|r| match &r.value {
+            RowValue::Measured(a) => a.resolution,
+            _ => 0,
+        })
+        .sum();
+    if let Some(d) = dev {
+        let rest = Amount {
+            bytes: d.bytes - measured,
+            resolution: d.resolution + measured_res,
+            formula: 0,
+            terms: Vec::new(),
+        };
+        for (i, rule) in model.categories.iter().enumerate() {
+            let is_rest = rule
+                .formulas
+                .iter()
+                .any(|f| f.terms.iter().any(|t| t.1 == Term::Rest));
+            if !is_rest {
+                continue;
+            }
+            if let (Some(a), Some(row)) = (
+                evaluate(rd, rank, &rule.formulas, dev, Some(&rest)),
+                rows.iter_mut()
+                    .find(|r| r.category == model.categories[i].category),
+            ) {
+                row.value = RowValue::Measured(a);
+            }
+        }
+    }
+    let merged: Vec<(Category, Category)> = rows
+        .iter()
+        .filter_map(|r| match r.value {
+            RowValue::Merged(into) => Some((r.category, into)),
+            _ => None,
+        })
+        .collect();
+    for (from, into) in merged {
+        if let Some(row) = rows.iter_mut().find(|r| r.category == into) {
+            row.includes.push(from);
+        }
+    }
+    // A rank that stopped early has its later categories unread, and its last free
+    // figure as free: what it reached still adds up to the device. A category computed
+    // as the rest of the device adds up by construction: nothing to check then.
+    let by_rest = model.categories.iter().any(|r| {
+        r.formulas.iter().any(|f| f.terms.iter().any(|t| t.1 == Term::Rest))
+    }) && rows.iter().any(|r| {
+        matches!(&r.value, RowValue::Measured(a) if a.terms.iter().any(|t| t.term == Term::Rest))
+    });
+    let closure = dev.filter(|_| !by_rest).map(|d| {
+        let (sum, res) = rows.iter().fold((0, 0), |acc, r| match &r.value {
+            RowValue::Measured(a) => (acc.0 + a.bytes, acc.1 + a.resolution),
+            _ => acc,
+        });
+        Closure {
+            sum,
+            device: d.bytes,
+            tolerance: res + d.resolution,
+        }
+    });
+    RankBreakdown {
+        device,
+        rows,
+        closure,
+    }
+}
+
+/// The memory model of the run's server, if its grammar has one.
+pub fn model_of(run: &Run) -> Option<&MemoryModel> {
+    let models = &run.remedy_rules.memory_models;
+    run.servers
+        .iter()
+        .find_map(|s| models.iter().find(|m| m.grammar == *s))
+}
+
+/// Every worker rank's breakdown, ranks with the same figures in one group.
+pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
+    let model = model_of(run)?;
+    let rd = Reader::new(run);
+    let mut index: std::collections::HashMap<Vec<Option<i64>>, usize> = Default::default();
+    let mut groups: Vec<BreakdownGroup> = Vec::new();
+    for r in run.worker_ranks() {
+        let b = rank_breakdown(&rd, r, model);
+        let at = *index.entry(b.key()).or_insert_with(|| {
+            groups.push(BreakdownGroup {
+                ranks: Vec::new(),
+                breakdown: b,
+            });
+            groups.len() - 1
+        });
+        if let Some(g) = groups.get_mut(at) {
+            g.ranks.push(r.rank.clone());
+        }
+    }
+    Some(RunBreakdown {
+        grammar: model.grammar.clone(),
+        groups,
+    })
+}
+
+/// A category that changed between two runs beyond its resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryMove {
+    pub category: Category,
+    /// Median over the ranks compared of candidate − baseline.
+    pub delta: i64,
+    /// Both sides' resolutions added (the largest over the ranks).
+    pub resolution: i64,
+    /// Ranks where it moved beyond resolution, of those compared.
+    pub ranks_moved: usize,
+    pub ranks_compared: usize,
+}
+
+/// The snapshots' split of a moved category's phase: what PyTorch's allocator reserved
+/// in it and the residual it did not see (NCCL, IPC mappings, `cudaMalloc`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotSplit {
+    pub category: Category,
+    pub allocator: i64,
+    pub residual: Option<i64>,
+    /// One print step of the log's figure: a residual within it is indistinguishable
+    /// from none.
+    pub log_resolution: Option<u64>,
+    pub sites: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakdownDiff {
+    pub moved: Vec<CategoryMove>,
+    /// Categories read by different lines in the two runs (a rank stopped earlier), so
+    /// not compared.
+    pub not_compared: Vec<Category>,
+    pub snapshot: Option<SnapshotSplit>,
+}
+
+fn category_of_phase(p: Phase) -> Option<Category> {
+    Some(match p {
+        Phase::DistInit => Category::Communication,
+        Phase::WeightLoad => Category::Weights,
+        Phase::KvCache => Category::KvPool,
+        Phase::CudaGraph => Category::CudaGraphs,
+        _ => return None,
+    })
+}
+
+fn median(mut v: Vec<i64>) -> i64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// Per category, the ranks of both runs compared where both read it the same way.
+pub fn breakdown_diff(
+    baseline: &Run,
+    candidate: &Run,
+    attribution: Option<&Attribution>,
+) -> Option<BreakdownDiff> {
+    let (mb, mc) = (model_of(baseline)?, model_of(candidate)?);
+    let (rb, rc) = (Reader::new(baseline), Reader::new(candidate));
+    let mut moved = Vec::new();
+    let mut not_compared = Vec::new();
+    let pairs: Vec<(RankBreakdown, RankBreakdown)> = candidate
+        .worker_ranks()
+        .filter_map(|c| {
+            let b = baseline.rank(&c.rank)?;
+            Some((rank_breakdown(&rb, b, mb), rank_breakdown(&rc, c, mc)))
+        })
+        .collect();
+    for cat in Category::ALL {
+        let mut deltas = Vec::new();
+        let mut res = 0;
+        let mut moved_on = 0;
+        let mut differ = false;
+        for (b, c) in &pairs {
+            let get = |x: &RankBreakdown| match x.row(cat).map(|r| &r.value) {
+                Some(RowValue::Measured(a)) => Some((a.bytes, a.resolution, a.formula)),
+                _ => None,
+            };
+            match (get(b), get(c)) {
+                (Some(vb), Some(vc)) if vb.2 == vc.2 => {
+                    let r = vb.1 + vc.1;
+                    res = res.max(r);
+                    deltas.push(vc.0 - vb.0);
+                    moved_on += usize::from((vc.0 - vb.0).abs() > r);
+                }
+                (None, None) => {}
+                _ => differ = true,
+            }
+        }
+        if differ && deltas.is_empty() {
+            not_compared.push(cat);
+        }
+        let n = deltas.len();
+        let delta = median(deltas);
+        if n > 0 && delta.abs() > res {
+            moved.push(CategoryMove {
+                category: cat,
+                delta,
+                resolution: res,
+                ranks_moved: moved_on,
+                ranks_compared: n,
+            });
+        } else if differ {
+            not_compared.push(cat);
+        }
+    }
+    not_compared.dedup();
+    let snapshot = attribution.and_then(|a| {
+        let category = category_of_phase(a.phase)?;
+        moved
+            .iter()
+            .any(|m| m.category == category)
+            .then(|| SnapshotSplit {
+                category,
+                allocator: a.allocator_delta_reserved,
+                residual: a.residual,
+                log_resolution: a.log_resolution,
+                sites: (a.sites.iter())
+                    .filter(|s| s.phase == Some(a.phase))
+                    .map(|s| s.label.clone())
+                    .collect(),
+            })
+    });
+    Some(BreakdownDiff {
+        moved,
+        not_compared,
+        snapshot,
+    })
+}

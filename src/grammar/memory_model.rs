@@ -1,0 +1,379 @@
+//! A server's memory model as grammar data (`[memory_model]`): how a rank's device memory
+//! splits into categories, each a sum or difference of the figures its log prints, and
+//! how the server sizes its KV pool from its settings. `analysis::breakdown` and
+//! `analysis::capacity` evaluate it on a run; nothing here reads a log.
+//!
+//! A formula is `term (+|- term)*`; a term is `phase.figure` (a figure of the closed
+//! vocabulary, `weight_load.avail_before`), `event_kind.field` (a field an event of that
+//! kind captured, `kv_budget.total_gpu_bytes`), or one of the words `device` (the
+//! breakdown's device memory) and `rest` (the device less every other category).
+
+use serde::Deserialize;
+
+use super::GrammarError;
+use crate::base::event::{FigureName, Phase};
+
+/// `[memory_model]` as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryModelSpec {
+    /// Formulas for the device memory a rank had, tried in order.
+    #[serde(default)]
+    pub device: Vec<String>,
+    /// What the device formula measures: `free_at_start` (the free memory the server
+    /// measured before it took any) or `total` (the device's capacity).
+    pub device_basis: String,
+    /// The pool's size in tokens, tried in order.
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// The pool's size in pages (blocks), when it prints no token count: × the page size.
+    #[serde(default)]
+    pub blocks: Vec<String>,
+    /// The setting giving tokens per page, and its default.
+    #[serde(default)]
+    pub page_size: Option<String>,
+    #[serde(default)]
+    pub page_size_default: Option<i64>,
+    /// Settings (or event fields, `kind.field`) that cap concurrent requests.
+    #[serde(default)]
+    pub limits: Vec<String>,
+    /// The setting naming the KV cache's element type (`auto` follows the model's).
+    #[serde(default)]
+    pub kv_dtype: Option<String>,
+    /// The setting giving the tensor-parallel size.
+    #[serde(default)]
+    pub tp_size: Option<String>,
+    pub pool: Option<PoolSpec>,
+    #[serde(default)]
+    pub category: Vec<CategorySpec>,
+}
+
+/// The pool's budget: `total × fraction − used`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    pub fraction: String,
+    #[serde(default)]
+    pub fraction_default: Option<f64>,
+    pub total: Vec<String>,
+    pub used: Vec<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CategorySpec {
+    pub category: String,
+    /// Formulas tried in order; empty: the log never separates this category.
+    #[serde(default)]
+    pub formula: Vec<String>,
+    /// Where the category's memory is counted when no formula applies.
+    #[serde(default)]
+    pub merged_into: Option<String>,
+}
+
+/// The breakdown's categories, in display order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// NCCL, custom all-reduce buffers, the CUDA context: memory taken around
+    /// distributed init, mostly outside PyTorch's allocator.
+    Communication,
+    Weights,
+    KvPool,
+    CudaGraphs,
+    Activations,
+    Other,
+    Free,
+}
+
+impl Category {
+    pub const ALL: [Category; 7] = [
+        Category::Communication,
+        Category::Weights,
+        Category::KvPool,
+        Category::CudaGraphs,
+        Category::Activations,
+        Category::Other,
+        Category::Free,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Communication => "communication",
+            Category::Weights => "weights",
+            Category::KvPool => "kv_pool",
+            Category::CudaGraphs => "cuda_graphs",
+            Category::Activations => "activations",
+            Category::Other => "other",
+            Category::Free => "free",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// What one term of a formula reads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    Figure(Phase, FigureName),
+    /// An event kind and one of its captured fields.
+    Field(String, String),
+    Device,
+    Rest,
+}
+
+/// `+ term` or `- term`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Formula {
+    pub terms: Vec<(i8, Term)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceBasis {
+    FreeAtStart,
+    Total,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolRule {
+    pub fraction: String,
+    pub fraction_default: Option<f64>,
+    pub total: Vec<Formula>,
+    pub used: Vec<Formula>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CategoryRule {
+    pub category: Category,
+    pub formulas: Vec<Formula>,
+    pub merged_into: Option<Category>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryModel {
+    /// The grammar that declared it.
+    pub grammar: String,
+    pub device: Vec<Formula>,
+    pub device_basis: DeviceBasis,
+    pub tokens: Vec<Formula>,
+    pub blocks: Vec<Formula>,
+    pub page_size: Option<String>,
+    pub page_size_default: i64,
+    pub limits: Vec<String>,
+    pub kv_dtype: Option<String>,
+    pub tp_size: Option<String>,
+    pub pool: Option<PoolRule>,
+    pub categories: Vec<CategoryRule>,
+}
+
+fn bad(origin: &str, message: String) -> GrammarError {
+    GrammarError::Knowledge {
+        origin: origin.into(),
+        message: format!("memory_model: {message}"),
+    }
+}
+
+fn term(origin: &str, word: &str) -> Result<Term, GrammarError> {
+    match word {
+        "device" => return Ok(Term::Device),
+        "rest" => return Ok(Term::Rest),
+        _ => {}
+    }
+    let Some((a, b)) = word.split_once('.') else {
+        return Err(bad(
+            origin,
+            format!("`{word}` is not `phase.figure`, `event_kind.field`, `device` or `rest`"),
+        ));
+    };
+    if a.is_empty() || b.is_empty() {
+        return Err(bad(origin, format!("`{word}`: empty name")));
+    }
+    match (Phase::from_name(a), FigureName::from_name(b)) {
+        (Some(p), Some(f)) => Ok(Term::Figure(p, f)),
+        (Some(_), None) if FigureName::ALL.iter().all(|f| f.name() != b) => Err(bad(
+            origin,
+            format!("`{word}`: `{b}` is not a figure (mem_usage, avail_before, avail_after, tokens, kv_avail, kv_size, elapsed)"),
+        )),
+        _ => Ok(Term::Field(a.to_string(), b.to_string())),
+    }
+}
+
+/// Parses `a.b + c.d - e.f`.
+pub fn parse_formula(origin: &str, text: &str) -> Result<Formula, GrammarError> {
+    let mut terms = Vec::new();
+    let mut sign = 1i8;
+    let mut expect_term = true;
+    for word in text.split_whitespace() {
+        match (word, expect_term) {
+            ("+", false) => {
+                sign = 1;
+                expect_term = true;
+            }
+            ("-", false) => {
+                sign = -1;
+                expect_term = true;
+            }
+            (w, true) => {
+                let (s, w) = match w.strip_prefix('-') {
+                    Some(rest) if terms.is_empty() => (-sign, rest),
+                    _ => (sign, w),
+                };
+                terms.push((s, term(origin, w)?));
+                expect_term = false;
+            }
+            (w, false) => {
+                return Err(bad(
+                    origin,
+                    format!("`{text}`: expected + or - before `{w}`"),
+                ))
+            }
+        }
+    }
+    if terms.is_empty() || expect_term {
+        return Err(bad(origin, format!("`{text}` is not a formula")));
+    }
+    Ok(Formula { terms })
+}
+
+fn formulas(origin: &str, texts: &[String]) -> Result<Vec<Formula>, GrammarError> {
+    texts.iter().map(|t| parse_formula(origin, t)).collect()
+}
+
+fn category(origin: &str, name: &str) -> Result<Category, GrammarError> {
+    Category::from_name(name).ok_or_else(|| {
+        bad(
+            origin,
+            format!("`{name}` is not a category (communication, weights, kv_pool, cuda_graphs, activations, other, free)"),
+        )
+    })
+}
+
+pub fn compile(
+    origin: &str,
+    grammar: &str,
+    spec: Option<&MemoryModelSpec>,
+) -> Result<Option<MemoryModel>, GrammarError> {
+    let Some(s) = spec else { return Ok(None) };
+    let device_basis = match s.device_basis.as_str() {
+        "free_at_start" => DeviceBasis::FreeAtStart,
+        "total" => DeviceBasis::Total,
+        other => {
+            return Err(bad(
+                origin,
+                format!("device_basis `{other}` is not free_at_start or total"),
+            ))
+        }
+    };
+    let mut categories: Vec<CategoryRule> = Vec::new();
+    for c in &s.category {
+        let cat = category(origin, &c.category)?;
+        if categories.iter().any(|r| r.category == cat) {
+            return Err(bad(origin, format!("category `{}` twice", c.category)));
+        }
+        let merged_into = c
+            .merged_into
+            .as_deref()
+            .map(|m| category(origin, m))
+            .transpose()?;
+        if c.formula.is_empty() && merged_into.is_none() {
+            return Err(bad(
+                origin,
+                format!("category `{}`: give a formula or merged_into", c.category),
+            ));
+        }
+        categories.push(CategoryRule {
+            category: cat,
+            formulas: formulas(origin, &c.formula)?,
+            merged_into,
+        });
+    }
+    let pool = match &s.pool {
+        Some(p) => Some(PoolRule {
+            fraction: p.fraction.clone(),
+            fraction_default: p.fraction_default,
+            total: formulas(origin, &p.total)?,
+            used: formulas(origin, &p.used)?,
+        }),
+        None => None,
+    };
+    let page_size_default = s.page_size_default.unwrap_or(1);
+    if page_size_default < 1 {
+        return Err(bad(origin, "page_size_default must be 1 or more".into()));
+    }
+    Ok(Some(MemoryModel {
+        grammar: grammar.to_string(),
+        device: formulas(origin, &s.device)?,
+        device_basis,
+        tokens: formulas(origin, &s.tokens)?,
+        blocks: formulas(origin, &s.blocks)?,
+        page_size: s.page_size.clone(),
+        page_size_default,
+        limits: s.limits.clone(),
+        kv_dtype: s.kv_dtype.clone(),
+        tp_size: s.tp_size.clone(),
+        pool,
+        categories,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_parse_terms_and_signs() {
+        let f = parse_formula("t", "weight_load.avail_before - weight_load.avail_after").unwrap();
+        assert_eq!(
+            f.terms,
+            vec![
+                (1, Term::Figure(Phase::WeightLoad, FigureName::AvailBefore)),
+                (-1, Term::Figure(Phase::WeightLoad, FigureName::AvailAfter)),
+            ]
+        );
+        let f = parse_formula("t", "kv_budget.total_gpu_bytes + rest").unwrap();
+        assert_eq!(
+            f.terms,
+            vec![
+                (1, Term::Field("kv_budget".into(), "total_gpu_bytes".into())),
+                (1, Term::Rest)
+            ]
+        );
+        for bad in [
+            "",
+            "a.b +",
+            "a.b c.d",
+            "plain",
+            "weight_load.avail",
+            "a. + b.c",
+        ] {
+            assert!(parse_formula("t", bad).is_err(), "{bad}");
+        }
+    }
+
+    fn spec(text: &str) -> MemoryModelSpec {
+        toml::from_str(text).expect("toml")
+    }
+
+    #[test]
+    fn a_model_names_known_categories_once_with_a_formula_or_a_merge() {
+        let ok = spec(concat!(
+            "device_basis = \"total\"\n",
+            "[[category]]\ncategory = \"weights\"\nformula = [\"weight_load.mem_usage\"]\n",
+            "[[category]]\ncategory = \"free\"\nmerged_into = \"other\"\n",
+        ));
+        let m = compile("t", "g", Some(&ok))
+            .expect("compiles")
+            .expect("a model");
+        assert_eq!(m.categories.len(), 2);
+        assert_eq!(m.categories[1].merged_into, Some(Category::Other));
+        for bad in [
+            "device_basis = \"sometimes\"\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"heap\"\nformula = [\"a.b\"]\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\nformula = [\"a.b\"]\n[[category]]\ncategory = \"free\"\nformula = [\"c.d\"]\n",
+            "device_basis = \"total\"\npage_size_default = 0\n",
+        ] {
+            assert!(compile("t", "g", Some(&spec(bad))).is_err(), "{bad}");
+        }
+        assert_eq!(compile("t", "g", None).expect("no model"), None);
+    }
+}
