@@ -294,6 +294,27 @@ pub enum Command {
         #[command(flatten)]
         log: LogArgs,
     },
+    /// One self-contained HTML page of a run (or of a run against a baseline): the verdict
+    /// with its evidence, the per-rank timeline, memory per phase and over time
+    #[command(after_long_help = long_help("report"))]
+    Report {
+        /// The run: one or more paths, as for `summary`
+        #[arg(required = true, value_name = "RUN")]
+        run: Vec<PathBuf>,
+        /// A baseline run to compare against (the page then holds `diff`'s verdict);
+        /// repeatable for a baseline given one path per node
+        #[arg(long, value_name = "BASELINE")]
+        vs: Vec<PathBuf>,
+        /// Where to write the page (`-`: stdout); default `rankscope-report.html`
+        #[arg(short, long, value_name = "FILE.html")]
+        output: Option<PathBuf>,
+        /// As for `diff`: how much slower a phase must be, beyond the stamps' resolution,
+        /// to count (a percentage of the baseline's time)
+        #[arg(long, value_name = "PCT", default_value = "20%", value_parser = parse_percent)]
+        time_tolerance: f64,
+        #[command(flatten)]
+        log: LogArgs,
+    },
     /// Grammars: list the loaded ones, or check every sample of a file
     #[command(after_long_help = long_help("grammars"))]
     Grammars {
@@ -673,6 +694,16 @@ pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             (
                 "rankscope diff --time-tolerance 50% BASELINE CANDIDATE",
                 "count a phase as slower only beyond half its baseline time",
+            ),
+        ],
+        "report" => &[
+            (
+                "rankscope report samples/tp8-custom-ar --vs samples/tp8-baseline -o tp8.html",
+                "one page to share: the verdict, its evidence, the timeline and memory, drawn",
+            ),
+            (
+                "rankscope report samples/tp2-straggler -o - > straggler.html",
+                "a run on its own, the page written to stdout",
             ),
         ],
         "mem" => &[

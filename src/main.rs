@@ -102,7 +102,7 @@ fn run(cli: Cli) -> Result<u8> {
             .collect();
         match given.first() {
             Some(flag) => anyhow::bail!(
-                "{flag} applies to the commands that read logs (summary, events, diff, tui, watch, export), not to `{command}`"
+                "{flag} applies to the commands that read logs (summary, events, diff, tui, watch, export, report), not to `{command}`"
             ),
             None => Ok(()),
         }
@@ -210,6 +210,21 @@ fn run(cli: Cli) -> Result<u8> {
                 poll: *poll,
                 replay: *replay,
                 stats: *stats,
+            },
+        ),
+        Command::Report {
+            run,
+            vs,
+            output,
+            time_tolerance,
+            log,
+        } => commands::report::run(
+            &logs(log)?,
+            run,
+            vs,
+            output.as_deref(),
+            rankscope::analysis::diff::DiffOptions {
+                time_tolerance: *time_tolerance,
             },
         ),
         Command::Grammars { action, files } => {

@@ -12,6 +12,7 @@ pub mod grammars;
 pub mod man;
 pub mod mem;
 pub mod progress;
+pub mod report;
 pub mod schema;
 pub mod summary;
 pub mod tui;

@@ -1,5 +1,6 @@
 //! Output: text for people, JSON for programs. Nothing here parses or analyses.
 
+pub mod html;
 pub mod json;
 pub mod text;
 

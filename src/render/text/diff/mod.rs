@@ -119,7 +119,13 @@ pub fn run_notes(baseline: &[String], candidate: &[String]) -> Vec<String> {
 /// `diff`'s text for a whole report: the verdict with the snapshots' config lines,
 /// attribution, OOM sites and notes, then `run_notes` (the runs' read notes).
 pub fn report(r: &DiffReport, run_notes: Vec<String>, style: Style) -> String {
-    let extra = Extra {
+    diff(&r.diff, &extra(r, run_notes), style)
+}
+
+/// The lines a report adds to the verdict from its snapshots and notes; `diff`'s text and
+/// the HTML report both take them from here.
+pub fn extra(r: &DiffReport, run_notes: Vec<String>) -> Extra {
+    Extra {
         config: allocator_setting_lines(&r.evidence),
         snapshot_cause: fragmentation_cause_lines(&r.evidence, r.diff.first_divergence.is_some()),
         oom_sites: oom_site_lines(&r.evidence),
@@ -129,8 +135,7 @@ pub fn report(r: &DiffReport, run_notes: Vec<String>, style: Style) -> String {
             .map(attribution_lines)
             .unwrap_or_default(),
         notes: r.notes.iter().map(snapshot_note).chain(run_notes).collect(),
-    };
-    diff(&r.diff, &extra, style)
+    }
 }
 
 pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
@@ -165,62 +170,20 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     for (label, text) in verdict_rows(d, &extra.attribution, &extra.snapshot_cause) {
         row(&mut o, style, label, &text);
     }
-    for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
-        for (i, g) in out.groups.iter().enumerate() {
-            for (j, line) in wrap(&failure_group(g), label_room(style))
-                .into_iter()
-                .enumerate()
-            {
-                let label = if i == 0 && j == 0 { name } else { "" };
-                let _ = writeln!(o, "{} {}", fit(label, 9), style.bad(&line));
-            }
-        }
-        if out.groups.is_empty() {
-            let _ = writeln!(
-                o,
-                "{} {}",
-                fit(name, 9),
-                if out.ready {
-                    style.good(&match out.ranks {
-                        1 => "its only rank reached ready".to_string(),
-                        n => format!("{n} ranks reached ready"),
-                    })
-                } else if out.incomplete > 0 {
-                    style.warn(&format!(
-                        "{}/{} ranks: the log ends before ready, nothing says why",
-                        out.incomplete, out.ranks
-                    ))
-                } else {
-                    format!(
-                        "{} rank{}, no ready line",
-                        out.ranks,
-                        if out.ranks == 1 { "" } else { "s" }
-                    )
+    for (label, text, tone) in outcome_rows(d) {
+        match tone {
+            // A failure group wraps, each line painted, so a colour never spans a break.
+            Tone::Bad => {
+                for (j, line) in wrap(&text, label_room(style)).into_iter().enumerate() {
+                    let label = if j == 0 { label } else { "" };
+                    let _ = writeln!(o, "{} {}", fit(label, 9), style.bad(&line));
                 }
-            );
-        } else if out.incomplete > 0 {
-            row(
-                &mut o,
-                style,
-                "",
-                &format!(
-                    "{}/{} ranks: the log ends, nothing says why (incomplete)",
-                    out.incomplete, out.ranks
-                ),
-            );
-        }
-        if let Some((r, k, p)) = &out.first_failure {
-            let label = if out.failed_ranks > 1 {
-                "first to fail on its own"
-            } else {
-                "root"
-            };
-            row(
-                &mut o,
-                style,
-                "",
-                &format!("{label}: {r} ({} {})", k.name(), in_phase(*p)),
-            );
+            }
+            _ if label.is_empty() => row(&mut o, style, label, &text),
+            // A run's one-line ending stays on its line.
+            tone => {
+                let _ = writeln!(o, "{} {}", fit(label, 9), paint(style, tone, &text));
+            }
         }
     }
     for l in &extra.oom_sites {
@@ -234,6 +197,82 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
         figure_table(&mut o, d, style);
     }
     o
+}
+
+/// How a verdict row is painted on a terminal (the HTML report gives it a class).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Bad,
+    Good,
+    Warn,
+    Plain,
+}
+
+fn paint(style: Style, tone: Tone, text: &str) -> String {
+    match tone {
+        Tone::Bad => style.bad(text),
+        Tone::Good => style.good(text),
+        Tone::Warn => style.warn(text),
+        Tone::Plain => text.to_string(),
+    }
+}
+
+/// How each run ended, as the verdict's `baseline` and `candidate` rows say it: the
+/// failure groups, else ready or where the log ends, then the root.
+pub fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
+    let mut rows = Vec::new();
+    for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
+        for (i, g) in out.groups.iter().enumerate() {
+            rows.push((if i == 0 { name } else { "" }, failure_group(g), Tone::Bad));
+        }
+        if out.groups.is_empty() {
+            let (text, tone) = if out.ready {
+                let t = match out.ranks {
+                    1 => "its only rank reached ready".to_string(),
+                    n => format!("{n} ranks reached ready"),
+                };
+                (t, Tone::Good)
+            } else if out.incomplete > 0 {
+                (
+                    format!(
+                        "{}/{} ranks: the log ends before ready, nothing says why",
+                        out.incomplete, out.ranks
+                    ),
+                    Tone::Warn,
+                )
+            } else {
+                let t = format!(
+                    "{} rank{}, no ready line",
+                    out.ranks,
+                    if out.ranks == 1 { "" } else { "s" }
+                );
+                (t, Tone::Plain)
+            };
+            rows.push((name, text, tone));
+        } else if out.incomplete > 0 {
+            rows.push((
+                "",
+                format!(
+                    "{}/{} ranks: the log ends, nothing says why (incomplete)",
+                    out.incomplete, out.ranks
+                ),
+                Tone::Plain,
+            ));
+        }
+        if let Some((r, k, p)) = &out.first_failure {
+            let label = if out.failed_ranks > 1 {
+                "first to fail on its own"
+            } else {
+                "root"
+            };
+            rows.push((
+                "",
+                format!("{label}: {r} ({} {})", k.name(), in_phase(*p)),
+                Tone::Plain,
+            ));
+        }
+    }
+    rows
 }
 
 /// The compared figures: a table, or below its width (63 columns and the widest `ranks`

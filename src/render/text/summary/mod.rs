@@ -8,7 +8,8 @@ use std::fmt::Write;
 
 use super::outcome::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
 use crate::analysis::align::PhaseStats;
-use crate::model::{Outcome, Phase, RankRun, Run};
+use crate::analysis::outcome::RunOutcome;
+use crate::model::{Failure, Outcome, Phase, RankRun, Run};
 use crate::render::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::report::{RunReport, RunState};
 
@@ -92,27 +93,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         for line in wrap_indented(&story, style.width, "", "  ") {
             let _ = writeln!(o, "{}", style.bad(&line));
         }
-        if let Some((r, f)) = run.root_failure() {
-            let at = f
-                .origin
-                .as_ref()
-                .map(|o| format!("{}:{}", run.source_name(o), o.line))
-                .unwrap_or_default();
-            let label = if out.failed_ranks > 1 {
-                "first to fail on its own"
-            } else {
-                "root"
-            };
-            let text = format!(
-                "{label}: {} {} {} (phase from {}), {at}",
-                r.rank,
-                match f.outcome {
-                    Outcome::Stalled => "stalled",
-                    _ => failure_verb(f.kind),
-                },
-                in_phase(f.phase),
-                f.phase_from.replace('_', " ")
-            );
+        if let Some((text, f)) = root_line(run, out) {
             for line in wrap_indented(&text, style.width, "", "  ") {
                 let _ = writeln!(o, "{line}");
             }
@@ -222,6 +203,34 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
     }
     lines_report(&mut o, run, style);
     o
+}
+
+/// The root of a failed run as `summary` names it, with its evidence (`first to fail on
+/// its own: TP2 ran out of memory in cuda_graph (phase from frames), server.log:82`), and
+/// the failure (the HTML report quotes its line).
+pub fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &'r Failure)> {
+    let (r, f) = run.root_failure()?;
+    let at = f
+        .origin
+        .as_ref()
+        .map(|o| format!("{}:{}", run.source_name(o), o.line))
+        .unwrap_or_default();
+    let label = if out.failed_ranks > 1 {
+        "first to fail on its own"
+    } else {
+        "root"
+    };
+    let text = format!(
+        "{label}: {} {} {} (phase from {}), {at}",
+        r.rank,
+        match f.outcome {
+            Outcome::Stalled => "stalled",
+            _ => failure_verb(f.kind),
+        },
+        in_phase(f.phase),
+        f.phase_from.replace('_', " ")
+    );
+    Some((text, f))
 }
 
 /// Under the phase table when a `RANKS` figure carries a `*`.
