@@ -102,38 +102,45 @@ pub(in crate::grammar) fn compile_grammar(
     }
     out.processes = processes(origin, spec)?;
     out.suffixes = suffixes(origin, spec)?;
-    out.without_pid_engine = match spec.without_pid.as_deref() {
-        None | Some("launcher") => false,
-        Some("engine") => true,
-        Some(other) => {
-            return Err(err(
-                origin,
-                format!("without_pid: `{other}` is not engine or launcher"),
-            ))
-        }
-    };
-    out.component = match spec.describes.as_deref() {
-        None | Some("server") => false,
-        Some("component") => true,
-        Some(other) => {
-            return Err(err(
-                origin,
-                format!("describes: `{other}` is not server or component"),
-            ))
-        }
-    };
-    out.world_spans_replicas = match spec.world.as_deref() {
-        None | Some("per_replica") => false,
-        Some("across_replicas") => true,
-        Some(other) => {
-            return Err(err(
-                origin,
-                format!("world: `{other}` is not per_replica or across_replicas"),
-            ))
-        }
-    };
+    out.without_pid_engine = switch(
+        origin,
+        "without_pid",
+        spec.without_pid.as_deref(),
+        ("launcher", "engine"),
+        "engine or launcher",
+    )?;
+    out.component = switch(
+        origin,
+        "describes",
+        spec.describes.as_deref(),
+        ("server", "component"),
+        "server or component",
+    )?;
+    out.world_spans_replicas = switch(
+        origin,
+        "world",
+        spec.world.as_deref(),
+        ("per_replica", "across_replicas"),
+        "per_replica or across_replicas",
+    )?;
     out.configs = configs(origin, spec)?;
     Ok(out)
+}
+
+/// A grammar key with two values, `(off, on)`; absent is off.
+fn switch(
+    origin: &str,
+    key: &str,
+    value: Option<&str>,
+    (off, on): (&str, &str),
+    choices: &str,
+) -> Result<bool, GrammarError> {
+    match value {
+        None => Ok(false),
+        Some(v) if v == off => Ok(false),
+        Some(v) if v == on => Ok(true),
+        Some(other) => Err(err(origin, format!("{key}: `{other}` is not {choices}"))),
+    }
 }
 
 /// An event's `phase`, `edge` and `then`, checked against what its kind said before.
