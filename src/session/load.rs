@@ -182,29 +182,27 @@ pub fn gather(
             group_of_file.push(n);
         }
     }
-    let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
-    let (mut sources, mut events, mut notes) = scan_logs(gs, &logs, opts, progress)?;
-    let mut with_dir_notes = groups
-        .iter()
-        .flat_map(|g| g.notes.iter().cloned())
-        .collect::<Vec<_>>();
-    if inputs.undivided() {
-        // One path: its directory's notes first, as it was listed; a single node unless
-        // its files' NCCL lines name several hosts.
-        with_dir_notes.append(&mut notes);
-        notes = with_dir_notes;
-        if distinct_hosts(&events) < 2 && wrapped_nodes_by_source(&events, 1)[0].len() < 2 {
-            let name = crate::base::text::shown_path(&paths[0]);
-            return finish_single(gs, name, files, (sources, events, notes), opts)
-                .map(|l| Gathered::Single(Box::new(l)));
-        }
-    } else {
-        notes.extend(with_dir_notes);
-    }
     let log_idx: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].kind == SourceKind::Log)
         .collect();
     let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
+    let (mut sources, mut events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
+    let dir_notes = groups.iter().flat_map(|g| g.notes.iter().cloned());
+    let mut notes: Vec<String> = if inputs.undivided() {
+        // One path: its directory's notes first, as it was listed.
+        dir_notes.chain(scan_notes).collect()
+    } else {
+        scan_notes.into_iter().chain(dir_notes).collect()
+    };
+    // One path is a single node unless its files' NCCL lines name several hosts.
+    if inputs.undivided()
+        && distinct_hosts(&events) < 2
+        && wrapped_nodes_by_source(&events, 1)[0].len() < 2
+    {
+        let name = crate::base::text::shown_path(&paths[0]);
+        return finish_single(gs, name, files, (sources, events, notes), opts)
+            .map(|l| Gathered::Single(Box::new(l)));
+    }
     let group_of_source: Vec<usize> = log_idx.iter().map(|&i| group_of_file[i]).collect();
     let hosts = hosts_by_source(&events, logs.len());
     let ranks = ranks_by_source(&events, logs.len());

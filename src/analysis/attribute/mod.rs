@@ -8,7 +8,6 @@
 //! the log's one-second resolution.
 
 mod matching;
-#[allow(unused_imports)]
 pub use matching::*;
 
 use std::collections::BTreeMap;

@@ -2,7 +2,6 @@
 //! memory-over-time series, run-vs-run diffs and per-window site deltas.
 
 mod compare;
-#[allow(unused_imports)]
 pub use compare::*;
 
 use std::collections::{BTreeMap, HashMap};

@@ -36,13 +36,9 @@ mod machine;
 mod run;
 mod value;
 
-#[allow(unused_imports)]
 pub use input::*;
-#[allow(unused_imports)]
 pub use intern::*;
-#[allow(unused_imports)]
 use machine::*;
-#[allow(unused_imports)]
 use run::*;
 pub use value::*;
 

@@ -1,7 +1,6 @@
 //! `rankscope diff`: the verdict first, then the tables that support it.
 
 mod snapshots;
-#[allow(unused_imports)]
 pub use snapshots::*;
 
 use std::collections::BTreeMap;

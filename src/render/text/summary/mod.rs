@@ -1,7 +1,6 @@
 //! `rankscope summary`: one run, phases × ranks, at the output's width.
 
 mod sections;
-#[allow(unused_imports)]
 pub use sections::*;
 
 use std::fmt::Write;
