@@ -56,8 +56,8 @@ pub struct GlobalArgs {
 pub struct LeadingLogArgs {
     #[arg(long = "grammar", value_name = "FILE", hide = true)]
     pub grammars: Vec<PathBuf>,
-    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u32).range(1..))]
-    pub attempt: Option<u32>,
+    #[arg(long, value_name = "N", hide = true, value_parser = parse_attempt)]
+    pub attempt: Option<Attempt>,
     #[arg(long, hide = true)]
     pub no_clock_align: bool,
 }
@@ -89,6 +89,25 @@ impl LeadingLogArgs {
     }
 }
 
+/// `--attempt N` (1-based) or `--attempt all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    Number(u32),
+    All,
+}
+
+fn parse_attempt(s: &str) -> Result<Attempt, String> {
+    if s == "all" {
+        return Ok(Attempt::All);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(Attempt::Number(n)),
+        _ => Err(format!(
+            "{s:?} is neither a start-up number (1, 2, …) nor `all`"
+        )),
+    }
+}
+
 /// How the commands that read a log read it.
 #[derive(Debug, Args, Default, Clone)]
 pub struct LogArgs {
@@ -96,9 +115,10 @@ pub struct LogArgs {
     #[arg(long = "grammar", value_name = "FILE")]
     pub grammars: Vec<PathBuf>,
     /// Which start-up of a log that holds several (a restarted server appending to one
-    /// file) to read, counting from 1; the last one by default
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub attempt: Option<u32>,
+    /// file) to read, counting from 1; the last one by default. `all`: every start-up, one
+    /// after the other (`events --ndjson` and `summary --ndjson` only)
+    #[arg(long, value_name = "N|all", value_parser = parse_attempt)]
+    pub attempt: Option<Attempt>,
     /// Show each node's stamps as printed: do not move them onto the reference node's
     /// clock (the offsets are still estimated and reported)
     #[arg(long)]

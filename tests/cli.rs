@@ -52,7 +52,7 @@ fn diff_json_carries_schema_version_and_canonical_names() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
     assert_eq!(v["status"], "failed");
     assert_eq!(v["first_divergence"]["phase"], "dist_init");
     assert_eq!(v["first_divergence"]["class"], "systematic");
@@ -61,8 +61,12 @@ fn diff_json_carries_schema_version_and_canonical_names() {
     assert_eq!(v["candidate_outcome"]["groups"][0]["phase"], "cuda_graph");
     assert_eq!(
         v["candidate_outcome"]["groups"][0]["requested_bytes"],
-        20_971_520
+        serde_json::json!({"bytes": 20_971_520, "resolution_bytes": 10_486})
     );
+    // Both runs by their identity: the directory's name, whatever path was typed.
+    assert_eq!(v["baseline"]["name"], "tp8-baseline");
+    assert_eq!(v["candidate"]["name"], "tp8-custom-ar");
+    assert_eq!(v["candidate"]["paths"], "samples/tp8-custom-ar");
     // The snapshot notes the text prints, in the same words: both sides' eight snapshots
     // are named snapshot_rank0..7.pickle (matched by file name) and every one of them
     // records device 0 (samples/tp8-*/snapshot_rank*.pickle).
@@ -100,7 +104,7 @@ fn events_json_and_ndjson_agree() {
         .output()
         .expect("runs");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
     let events = v["events"].as_array().expect("events array");
     // server.log: 1 server_args + 8 ranks × 10 start-up lines + 1 ready = 82 lines, minus
     // the 8 `Capture cuda graph bs` lines that are not events.
@@ -304,7 +308,7 @@ fn mem_json_carries_the_hand_checked_site_and_oom() {
         .output()
         .expect("runs");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
     let s = &v["snapshots"][0]["summary"];
     assert_eq!(s["ooms"][0]["requested_bytes"], 20_971_520);
     let site = s["sites"]

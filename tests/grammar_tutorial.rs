@@ -172,7 +172,10 @@ fn a_made_up_server_from_one_grammar_file() {
     assert_eq!(run["ready"], true);
     // The run starts at its first start-up event (line 2, worker 0's `comms up`), read
     // day-first: 30 November 2026.
-    assert_eq!(run["start"], "2026-11-30T10:00:01.100");
+    assert_eq!(
+        doc["identity"]["first_line"],
+        serde_json::json!({"at": "2026-11-30T10:00:01.100000-00:00", "resolution_s": 0.001})
+    );
     let ranks = run["ranks"].as_array().expect("ranks");
     let names: Vec<&str> = ranks.iter().filter_map(|r| r["rank"].as_str()).collect();
     assert_eq!(names, ["TP0", "TP1"], "ranks from the `(worker=N)` suffix");
@@ -184,17 +187,24 @@ fn a_made_up_server_from_one_grammar_file() {
             .cloned()
             .unwrap_or(Value::Null)
     };
-    let figure = |p: &str, f: &str| phase(p)["figures"][f].clone();
-    // Memory figures are `{bytes, resolution_bytes}` (schema 3), other figures `value`.
+    let figure = |p: &str, f: &str| {
+        phase(p)["figures"]
+            .as_array()
+            .and_then(|fs| fs.iter().find(|x| x["name"] == f))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    // Every figure is `{name, unit, value, resolution, source, line}` (schema 4).
     let value = |p: &str, f: &str| figure(p, f)["value"].as_f64();
-    let bytes = |p: &str, f: &str| figure(p, f)["bytes"].as_f64();
+    let bytes = |p: &str, f: &str| {
+        let x = figure(p, f);
+        assert_eq!(x["unit"], "bytes", "{x}");
+        x["value"].as_f64()
+    };
     // 310 MB is 310 MiB = 325,058,560 bytes, in the `mem_usage` figure it was mapped to;
     // one step of a whole MB is 1 MiB. It comes from line 3 (worker=1).
     assert_eq!(bytes("dist_init", "mem_usage"), Some(325_058_560.0));
-    assert_eq!(
-        figure("dist_init", "mem_usage")["resolution_bytes"],
-        1_048_576
-    );
+    assert_eq!(figure("dist_init", "mem_usage")["resolution"], 1_048_576);
     assert_eq!(figure("dist_init", "mem_usage")["line"], 3);
     // `1.10 s` printed: dist_init has no begin line, so only the printed duration.
     assert_eq!(value("dist_init", "elapsed"), Some(1.1));
@@ -205,7 +215,10 @@ fn a_made_up_server_from_one_grammar_file() {
     assert_eq!(bytes("kv_cache", "kv_size"), Some(32_212_254_720.0));
     // The stamps are read day-first with milliseconds: TP1's weights line is
     // `30.11.2026 10:00:09.900`.
-    assert_eq!(phase("weight_load")["end"], "2026-11-30T10:00:09.900");
+    assert_eq!(
+        phase("weight_load")["end"]["at"],
+        "2026-11-30T10:00:09.900000-00:00"
+    );
 
     // diff, with the grammar in the user grammar directory.
     let dir = tmp.path().join("grammars");

@@ -694,8 +694,10 @@ fn d8_config_line_over_16_kib_is_read_whole() {
 fn d9_crash_loop_of_1101_startups_shows_the_last() {
     let log = turn3("crashloop_1100_then_ready.log.gz");
     let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
-    let run = &json(&o)["run"];
-    assert_eq!(run["attempt"], 1101);
+    let doc = json(&o);
+    let run = &doc["run"];
+    assert_eq!(doc["identity"]["attempt"], 1101);
+    assert_eq!(doc["identity"]["attempts"], 1101);
     assert_eq!(run["attempts"].as_array().map(Vec::len), Some(1101));
     assert_eq!(run["ready"], true);
     let dist = run["phases"]

@@ -88,12 +88,26 @@ fn a_failure_in_a_phase_with_no_begin_line_is_placed_in_it() {
     );
     let rank0 = ranks[0]["phases"].as_array().unwrap();
     assert_eq!(rank0[4]["phase"], "cuda_graph");
-    assert_eq!(rank0[4]["start"], "2026-12-01T10:00:06", "{}", rank0[4]);
+    assert_eq!(
+        rank0[4]["start"]["at"], "2026-12-01T10:00:06.000000-00:00",
+        "{}",
+        rank0[4]
+    );
     // kv_cache ran 10:00:05 -> 10:00:06 and is complete; the pool's 3.25 GiB is its figure.
     assert_eq!(rank0[3]["duration_s"], 1.0, "{}", rank0[3]);
     assert_eq!(rank0[3]["complete"], true);
     // 3.25 × 2^30 bytes.
-    assert_eq!(rank0[3]["figures"]["kv_size"]["bytes"], 3_489_660_928u64);
+    let kv_size = rank0[3]["figures"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["name"] == "kv_size"))
+        .expect("a kv_size figure");
+    assert_eq!(
+        (&kv_size["unit"], &kv_size["value"]),
+        (
+            &serde_json::json!("bytes"),
+            &serde_json::json!(3_489_660_928u64)
+        )
+    );
     // TP0 failed first: it is the root.
     assert_eq!(run["root"], "TP0");
 }

@@ -11,15 +11,10 @@
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const DOCUMENTS: [&str; 7] = [
     "summary", "events", "diff", "event", "phase", "mem", "mem-diff",
-];
-const SAMPLES: [&str; 3] = [
-    "samples/tp8-baseline",
-    "samples/tp8-custom-ar",
-    "samples/tp8-custom-ar-fixed",
 ];
 
 fn rankscope(args: &[&str]) -> Vec<u8> {
@@ -96,7 +91,10 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String
             "description",
             "type",
             "format",
+            "pattern",
             "minimum",
+            "minItems",
+            "maxItems",
             "properties",
             "required",
             "additionalProperties",
@@ -142,6 +140,12 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String
             }
         }
     }
+    if let (Some(p), Some(text)) = (obj.get("pattern").and_then(Value::as_str), v.as_str()) {
+        let re = regex::Regex::new(p).map_err(|e| format!("{at}: pattern {p}: {e}"))?;
+        if !re.is_match(text) {
+            return Err(format!("{at}: {text:?} does not match {p}"));
+        }
+    }
     if let Some(e) = obj.get("enum").and_then(Value::as_array) {
         if !e.contains(v) {
             return Err(format!("{at}: {v} not in {e:?}"));
@@ -179,7 +183,24 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String
     }
     if let (Some(items), Some(a)) = (obj.get("items"), v.as_array()) {
         for (i, x) in a.iter().enumerate() {
-            check(root, items, x, &format!("{at}[{i}]"))?;
+            // A tuple's items are one schema per position.
+            let item = match items {
+                Value::Array(each) => each.get(i).unwrap_or(&Value::Bool(true)),
+                one => one,
+            };
+            check(root, item, x, &format!("{at}[{i}]"))?;
+        }
+        let n = a.len() as u64;
+        if obj
+            .get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n < m)
+            || obj
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|m| n > m)
+        {
+            return Err(format!("{at}: {n} items, outside minItems/maxItems"));
         }
     }
     // A flattened struct puts its own fields beside the branch's (`schema_version` beside
@@ -232,63 +253,340 @@ fn conforms(name: &str, doc: &Value) {
     }
 }
 
-#[test]
-fn sample_outputs_conform_to_the_schemas() {
-    for run in SAMPLES {
-        let v: Value =
-            serde_json::from_slice(&rankscope(&["summary", run, "--json"])).expect("JSON");
-        conforms("summary", &v);
-        let v: Value =
-            serde_json::from_slice(&rankscope(&["events", run, "--json"])).expect("JSON");
-        conforms("events", &v);
-        let nd = rankscope(&["events", run, "--ndjson"]);
-        for line in String::from_utf8_lossy(&nd).lines() {
-            let v: Value = serde_json::from_str(line).expect("NDJSON line");
-            conforms("event", &v);
+/// Every run of samples/, and the diff pairs the README, docs and tests use.
+fn sample_runs() -> Vec<String> {
+    let mut runs: Vec<String> = std::fs::read_dir("samples")
+        .expect("samples/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 20, "samples/ holds 20 runs");
+    runs
+}
+
+const DIFF_PAIRS: [(&str, &str); 10] = [
+    ("tp8-baseline", "tp8-baseline"),
+    ("tp8-baseline", "tp8-custom-ar"),
+    ("tp8-baseline", "tp8-custom-ar-fixed"),
+    ("tp1-nccl-baseline", "tp1-nccl-custom-ar"),
+    ("tp2-frag-grouped", "tp2-frag-interleaved"),
+    ("tp2-nccl-2gpu", "tp2-straggler"),
+    ("trtllm-tp2", "trtllm-tp2-nccl"),
+    ("vllm-tp2", "vllm-tp2-oom"),
+    ("tgi-tp2", "tgi-tp2-oom"),
+    ("lmdeploy-tp1", "lmdeploy-tp1-oom"),
+];
+
+fn json_lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("NDJSON line"))
+        .collect()
+}
+
+/// Every document of every sample and of every diff pair, with its schema's name.
+fn every_document() -> Vec<(String, &'static str, Value)> {
+    let mut docs = Vec::new();
+    for run in sample_runs() {
+        let json = |args: &[&str]| serde_json::from_slice(&rankscope(args)).expect("JSON");
+        docs.push((run.clone(), "summary", json(&["summary", &run, "--json"])));
+        docs.push((run.clone(), "events", json(&["events", &run, "--json"])));
+        for v in json_lines(&rankscope(&[
+            "events",
+            &run,
+            "--ndjson",
+            "--attempt",
+            "all",
+        ])) {
+            docs.push((run.clone(), "event", v));
         }
-        let nd = rankscope(&["summary", run, "--ndjson"]);
-        for line in String::from_utf8_lossy(&nd).lines() {
-            let v: Value = serde_json::from_str(line).expect("NDJSON line");
-            conforms("phase", &v);
+        for v in json_lines(&rankscope(&[
+            "summary",
+            &run,
+            "--ndjson",
+            "--attempt",
+            "all",
+        ])) {
+            docs.push((run.clone(), "phase", v));
         }
-        let v: Value =
-            serde_json::from_slice(&rankscope(&["diff", "samples/tp8-baseline", run, "--json"]))
-                .expect("JSON");
-        conforms("diff", &v);
         let snap = format!("{run}/snapshot_rank0.pickle");
-        let v: Value = serde_json::from_slice(&rankscope(&["mem", &snap, "--json"])).expect("JSON");
-        conforms("mem", &v);
-        let v: Value = serde_json::from_slice(&rankscope(&[
-            "mem",
-            "diff",
-            "samples/tp8-baseline/snapshot_rank0.pickle",
-            &snap,
-            "--json",
-        ]))
-        .expect("JSON");
-        conforms("mem-diff", &v);
+        if Path::new(&snap).exists() {
+            docs.push((snap.clone(), "mem", json(&["mem", &snap, "--json"])));
+        }
+    }
+    for (b, c) in DIFF_PAIRS {
+        let (b, c) = (format!("samples/{b}"), format!("samples/{c}"));
+        let v = serde_json::from_slice(&rankscope(&["diff", &b, &c, "--json"])).expect("JSON");
+        docs.push((format!("{b} {c}"), "diff", v));
+    }
+    let v = serde_json::from_slice(&rankscope(&[
+        "mem",
+        "diff",
+        "samples/tp8-baseline/snapshot_rank0.pickle",
+        "samples/tp8-custom-ar/snapshot_rank0.pickle",
+        "--json",
+    ]))
+    .expect("JSON");
+    docs.push(("mem diff".into(), "mem-diff", v));
+    docs
+}
+
+#[test]
+fn every_document_of_every_sample_conforms_and_has_one_shape_per_concept() {
+    let docs = every_document();
+    for (what, schema, doc) in &docs {
+        let s: Value = serde_json::from_str(&committed(schema)).expect("schema is JSON");
+        if let Err(e) = check(&s, &s, doc, "$") {
+            panic!(
+                "{what}: {schema} output does not conform to docs/schema/{schema}.schema.json: {e}"
+            );
+        }
+    }
+    let mut shapes = Shapes::default();
+    for (what, schema, doc) in &docs {
+        shapes.walk(doc, &format!("{what} ({schema}) $"), false);
+        // The identity block: `identity` of summary and events, `run` of every NDJSON
+        // line, `baseline` and `candidate` of diff.
+        let ids: Vec<&Value> = match *schema {
+            "summary" | "events" => vec![&doc["identity"]],
+            "event" | "phase" => vec![&doc["run"]],
+            "diff" => vec![&doc["baseline"], &doc["candidate"]],
+            _ => vec![],
+        };
+        for id in ids {
+            identity_shape(id).unwrap_or_else(|e| panic!("{what} ({schema}): {e}: {id}"));
+        }
+    }
+    assert!(
+        shapes.errors.is_empty(),
+        "concepts in two shapes:\n{}",
+        shapes.errors.join("\n")
+    );
+    // Every memory key the run documents use, and none also as a plain integer.
+    let both: Vec<&String> = shapes
+        .memory_keys
+        .intersection(&shapes.integer_keys)
+        .collect();
+    assert!(
+        both.is_empty(),
+        "memory keys also written as plain integers: {both:?}"
+    );
+    assert!(shapes.memory_keys.contains("requested_bytes"));
+}
+
+/// The identity block's keys (docs/json.md, *Identity*), its name free of path separators.
+fn identity_shape(id: &Value) -> Result<(), String> {
+    let keys: Vec<&str> = id
+        .as_object()
+        .ok_or("identity is not an object")?
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let want = [
+        "attempt",
+        "attempts",
+        "first_line",
+        "hash",
+        "name",
+        "paths",
+        "ready_at",
+        "server",
+        "to_ready_s",
+        "version",
+    ];
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    if sorted != want {
+        return Err(format!("identity keys {sorted:?}"));
+    }
+    let name = id["name"].as_str().ok_or("no name")?;
+    if name.contains('/') || name.is_empty() {
+        return Err(format!("identity name {name:?} is a path"));
+    }
+    Ok(())
+}
+
+/// The rules of docs/json.md, *One shape per concept*, checked by walking the documents.
+#[derive(Default)]
+struct Shapes {
+    errors: Vec<String>,
+    /// Keys holding a memory object, and keys holding a plain integer, in the run
+    /// documents outside their snapshot sections (exact counts: docs/json.md).
+    memory_keys: std::collections::BTreeSet<String>,
+    integer_keys: std::collections::BTreeSet<String>,
+}
+
+/// Sections that report PyTorch snapshots, whose byte counts are exact integers.
+const SNAPSHOT_SECTIONS: [&str; 4] = [
+    "snapshot_evidence",
+    "attribution",
+    "snapshot_split",
+    "snapshots",
+];
+/// Keys that state the precision of a memory amount, not an amount.
+const PRECISION_KEYS: [&str; 4] = [
+    "resolution_bytes",
+    "plus_minus_bytes",
+    "tolerance_bytes",
+    "log_resolution_bytes",
+];
+
+fn is_memory(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        o.len() == 2 && o["bytes"].is_i64() && o.get("resolution_bytes").is_some_and(Value::is_u64)
+    })
+}
+
+impl Shapes {
+    fn walk(&mut self, v: &Value, at: &str, in_snapshot: bool) {
+        match v {
+            Value::Object(o) => {
+                self.object(o, at, in_snapshot);
+                for (k, x) in o {
+                    let snap = in_snapshot || SNAPSHOT_SECTIONS.contains(&k.as_str());
+                    self.walk(x, &format!("{at}.{k}"), snap);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    self.walk(x, &format!("{at}[{i}]"), in_snapshot);
+                }
+            }
+            Value::String(s) => {
+                // A time is `{at, resolution_s}` with `at` RFC 3339: a date-time string
+                // anywhere else is a second shape of time.
+                let dated = s.len() >= 11
+                    && s.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+                    && s.as_bytes()[4] == b'-'
+                    && s.as_bytes()[10] == b'T';
+                if dated && !at.ends_with(".at") {
+                    self.errors
+                        .push(format!("{at}: a time outside a time object: {s}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn object(&mut self, o: &serde_json::Map<String, Value>, at: &str, in_snapshot: bool) {
+        let err = |e: &mut Vec<String>, m: String| e.push(format!("{at}: {m}"));
+        if o.contains_key("is_bytes") {
+            err(
+                &mut self.errors,
+                "an is_bytes flag instead of a unit".into(),
+            );
+        }
+        if o.contains_key("bytes") && o.contains_key("resolution_bytes") && o.len() != 2 {
+            err(&mut self.errors, format!("memory with other keys: {o:?}"));
+        }
+        if let Some(t) = o.get("at") {
+            let rfc3339 = t.as_str().is_some_and(|s| {
+                s.len() == 32 && s.ends_with("-00:00") && s.as_bytes()[19] == b'.'
+            });
+            let keys: Vec<&String> = o.keys().collect();
+            if !rfc3339 || keys != ["at", "resolution_s"] || !o["resolution_s"].is_number() {
+                err(
+                    &mut self.errors,
+                    format!("a time not `{{at, resolution_s}}`: {o:?}"),
+                );
+            }
+        }
+        if let Some(unit) = o.get("unit") {
+            let known = ["bytes", "seconds", "tokens", "count"];
+            if !unit.as_str().is_some_and(|u| known.contains(&u)) {
+                err(&mut self.errors, format!("unit {unit}"));
+            }
+            // The unit says what the numbers are: no key of the object says it again.
+            if let Some(k) = o
+                .keys()
+                .find(|k| k.ends_with("_bytes") || k.ends_with("_s"))
+            {
+                err(&mut self.errors, format!("{k} beside a unit"));
+            }
+            if !o.contains_key("resolution") && !o.contains_key("threshold") {
+                err(&mut self.errors, "a figure without its resolution".into());
+            }
+        }
+        // A figure reading names its unit.
+        let numeric = o.get("value").is_some_and(Value::is_number);
+        if o.contains_key("name") && numeric && !o.contains_key("unit") {
+            err(&mut self.errors, format!("a figure without a unit: {o:?}"));
+        }
+        if in_snapshot {
+            return;
+        }
+        for (k, x) in o {
+            if !k.ends_with("_bytes") || PRECISION_KEYS.contains(&k.as_str()) {
+                continue;
+            }
+            if is_memory(x) {
+                self.memory_keys.insert(k.clone());
+            } else if x.is_i64() || x.is_u64() {
+                self.integer_keys.insert(k.clone());
+            } else if !x.is_null() {
+                err(
+                    &mut self.errors,
+                    format!("{k} is neither memory nor bytes: {x}"),
+                );
+            }
+        }
     }
 }
+
+#[test]
+fn the_shape_rules_reject_a_second_shape() {
+    let mut s = Shapes::default();
+    s.walk(
+        &json!({"figures": [{"name": "mem_usage", "value": 1, "is_bytes": true}]}),
+        "$",
+        false,
+    );
+    // The flag, the figure without a unit, and `is_bytes` read as a memory key.
+    assert_eq!(s.errors.len(), 3, "{:?}", s.errors);
+    let mut s = Shapes::default();
+    s.walk(&json!({"ts": "2026-11-29T09:18:09"}), "$", false);
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    let mut s = Shapes::default();
+    s.walk(
+        &json!({"a": {"requested_bytes": {"bytes": 1, "resolution_bytes": 1}},
+                   "b": {"requested_bytes": 1}}),
+        "$",
+        false,
+    );
+    assert!(s.errors.is_empty());
+    assert!(
+        s.memory_keys.contains("requested_bytes") && s.integer_keys.contains("requested_bytes")
+    );
+}
+
+/// An identity block as every NDJSON line carries it (`run`).
+static IDENTITY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"name": "r", "paths": "r", "hash": null, "server": null, "version": null,
+           "attempt": 1, "attempts": 1, "first_line": null, "ready_at": null,
+           "to_ready_s": null})
+});
 
 #[test]
 fn the_validator_rejects_what_the_schema_forbids() {
     let schema: Value = serde_json::from_str(&committed("event")).expect("schema is JSON");
     let bad_type = serde_json::json!({"type": "nonsense", "schema_version": 1,
-        "run": {"name": "r", "hash": null}, "data": {}});
+        "run": IDENTITY.clone(), "data": {}});
     assert!(check(&schema, &schema, &bad_type, "$").is_err());
-    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 3,
-        "run": {"name": "r", "hash": null}, "data": {
+    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 4,
+        "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "warmup",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &bad_phase, "$").is_err());
     // A log that ends is `incomplete`; there is no `hang` outcome to claim.
-    let hang = serde_json::json!({"type": "rank", "schema_version": 3,
-        "run": {"name": "r", "hash": null}, "data": {
+    let hang = serde_json::json!({"type": "rank", "schema_version": 4,
+        "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "hang", "last_phase": "kv_cache",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &hang, "$").is_err());
-    let good = serde_json::json!({"type": "rank", "schema_version": 3,
-        "run": {"name": "r", "hash": null}, "data": {
+    let good = serde_json::json!({"type": "rank", "schema_version": 4,
+        "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "ready",
         "reached_ready": true, "failure": null}});
     assert_eq!(check(&schema, &schema, &good, "$"), Ok(()));
@@ -328,13 +626,15 @@ fn ndjson_stream_is_run_events_ranks_failures_summary() {
     let summary = &msgs[msgs.len() - 1]["data"];
     assert_eq!(summary["failed_ranks"], 8);
     assert_eq!(summary["ready"], false);
-    assert!(msgs.iter().all(|m| m["schema_version"] == 3));
-    // Every line names its run: the path as given, and the content hash of its log and
-    // nvidia-smi files. 596d1b4acaed7941 is what Python's `xxhash` package gives for
+    assert!(msgs.iter().all(|m| m["schema_version"] == 4));
+    // Every line names its run: its directory's name, the path as given, and the content
+    // hash of its log and nvidia-smi files. 596d1b4acaed7941 is what Python's `xxhash` package gives for
     // xxh3_64(b"".join(struct.pack("<Q", d) for d in sorted(xxh3_64_intdigest(f) for f in
     // (server.log, stdout.txt, nvidia-smi-gpu.csv)))) over samples/tp8-custom-ar.
     for m in &msgs {
-        assert_eq!(m["run"]["name"], "samples/tp8-custom-ar", "{m}");
+        assert_eq!(m["run"]["name"], "tp8-custom-ar", "{m}");
+        assert_eq!(m["run"]["paths"], "samples/tp8-custom-ar", "{m}");
+        assert_eq!(m["run"]["server"], "sglang", "{m}");
         assert_eq!(m["run"]["hash"], "596d1b4acaed7941", "{m}");
     }
     assert_eq!(summary["root"], "TP2");
@@ -367,7 +667,7 @@ fn summary_ndjson_is_one_record_per_rank_and_phase() {
         .collect();
     assert_eq!(recs.len(), 40);
     assert!(recs.iter().all(|r| r["type"] == "phase"
-        && r["schema_version"] == 3
+        && r["schema_version"] == 4
         && r["run"]["hash"] == "596d1b4acaed7941"));
     let find = |rank: &str, phase: &str| {
         recs.iter()
@@ -377,17 +677,30 @@ fn summary_ndjson_is_one_record_per_rank_and_phase() {
     // server.log: `[2026-11-29 09:18:35 TP0] Init torch distributed begin.` and line 30
     // `[… 09:18:37 TP0] Init torch distributed ends. elapsed=1.45 s, mem usage=0.64 GB`.
     let d = &find("TP0", "dist_init")["data"];
-    assert_eq!(d["start"], "2026-11-29T09:18:35");
-    assert_eq!(d["end"], "2026-11-29T09:18:37");
+    assert_eq!(
+        d["start"],
+        json!({"at": "2026-11-29T09:18:35.000000-00:00", "resolution_s": 1.0})
+    );
+    assert_eq!(d["end"]["at"], "2026-11-29T09:18:37.000000-00:00");
     assert_eq!(d["duration_s"], 2.0);
     assert_eq!(d["outcome"], "failed");
     assert_eq!(d["failed_here"], false);
     // 0.64 GiB = 687,194,767.36 bytes, printed to 0.01 GiB = 10,737,418 bytes.
-    assert_eq!(d["figures"]["mem_usage"]["bytes"], 687_194_767);
-    assert_eq!(d["figures"]["mem_usage"]["resolution_bytes"], 10_737_418);
-    assert_eq!(d["figures"]["mem_usage"]["line"], 30);
-    assert_eq!(d["figures"]["elapsed"]["value"], 1.45);
-    assert!(d["figures"]["elapsed"]["bytes"].is_null());
+    let figure = |name: &str| {
+        d["figures"]
+            .as_array()
+            .and_then(|fs| fs.iter().find(|f| f["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {d}"))
+    };
+    assert_eq!(
+        figure("mem_usage"),
+        json!({"name": "mem_usage", "unit": "bytes", "value": 687_194_767u64,
+               "resolution": 10_737_418u64, "source": "samples/tp8-custom-ar/server.log",
+               "line": 30})
+    );
+    assert_eq!(figure("elapsed")["unit"], "seconds");
+    assert_eq!(figure("elapsed")["value"], 1.45);
     // TP0's OOM is in cuda_graph: the phase never ended, so no end and no duration.
     let g = &find("TP0", "cuda_graph")["data"];
     assert_eq!(g["failed_here"], true);

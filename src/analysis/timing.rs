@@ -240,15 +240,19 @@ impl TimeDiff {
     }
 }
 
-/// The first line of the run to its last ready line, seconds.
-pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
-    let start = run.start?;
-    let ready = run
-        .events
+/// The stamp of the run's last ready line.
+pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
+    run.events
         .iter()
         .filter(|e| e.kind == kind::READY)
         .filter_map(|e| e.ts)
-        .max()?;
+        .max()
+}
+
+/// The first line of the run to its last ready line, seconds, and the stamps' resolution.
+pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
+    let start = run.start?;
+    let ready = ready_at(run)?;
     let ms = (ready - start).num_milliseconds();
     if ms < 0 || !run.ready {
         return None;

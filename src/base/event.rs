@@ -396,6 +396,8 @@ impl Event {
 /// The canonical event kinds of DESIGN.md, in start-up order where they have one.
 pub mod kind {
     pub const SERVER_ARGS: &str = "server_args";
+    /// A line that prints the server's version only (`vLLM API server version 0.11.1`).
+    pub const SERVER_VERSION: &str = "server_version";
     pub const DIST_INIT_BEGIN: &str = "dist_init_begin";
     pub const DIST_INIT_END: &str = "dist_init_end";
     pub const NCCL_COMM_INIT: &str = "nccl_comm_init";

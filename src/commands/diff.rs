@@ -61,7 +61,11 @@ pub fn run(
     }
     let code = report.diff.status.exit_code() as u8;
     if as_json {
-        out_json(&json::diff_doc(&b.run, &c.run, &report))?;
+        out_json(&json::diff_doc(
+            (&b.run, super::summary::run_id(&b)),
+            (&c.run, super::summary::run_id(&c)),
+            &report,
+        ))?;
     } else {
         let notes = render::text::diff::run_notes(&b.run.notes, &c.run.notes);
         let mut text = render::text::diff::report(&report, notes, cx.style);

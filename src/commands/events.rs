@@ -16,14 +16,22 @@ pub fn run(
     ndjson: bool,
     filter: &EventFilter,
 ) -> Result<u8> {
+    if ndjson {
+        cx.load_each_attempt(paths, |loaded| {
+            let r = &loaded.run;
+            check_filter(&cx.grammars, r, filter)?;
+            let id = run_id(loaded);
+            out_ndjson(
+                json::event_messages(r, filter).map(|m| json::MessageDoc::new(m, id.clone())),
+            )
+        })?;
+        return Ok(0);
+    }
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
     check_filter(&cx.grammars, r, filter)?;
-    if ndjson {
-        let id = run_id(&loaded);
-        out_ndjson(json::event_messages(r, filter).map(|m| json::MessageDoc::new(m, id.clone())))?;
-    } else if as_json {
-        out_json(&json::events_doc(r, filter))?;
+    if as_json {
+        out_json(&json::events_doc(r, filter, run_id(&loaded)))?;
     } else {
         out(&render::events_text(r, filter, cx.style))?;
     }

@@ -33,6 +33,8 @@ pub struct LogContext {
     pub grammars: GrammarSet,
     pub opts: LoadOptions,
     pub style: Style,
+    /// `--attempt all`: `load_each_attempt` reads every start-up; `load` refuses.
+    pub all_attempts: bool,
 }
 
 impl LogContext {
@@ -40,18 +42,59 @@ impl LogContext {
         Ok(LogContext {
             grammars: GrammarSet::new(grammar::load_all(&log.grammars)?)?,
             opts: LoadOptions {
-                attempt: log.attempt.map(|a| a as usize),
+                attempt: match log.attempt {
+                    Some(crate::cli::Attempt::Number(n)) => Some(n as usize),
+                    _ => None,
+                },
                 clock_align: !log.no_clock_align,
                 ..LoadOptions::default()
             },
             style,
+            all_attempts: log.attempt == Some(crate::cli::Attempt::All),
         })
+    }
+
+    /// Every start-up of the run, first to last, each read as `--attempt N` reads it and
+    /// handed to `each` (the log is read once per start-up). Without `--attempt all`, the
+    /// one start-up `--attempt` names.
+    pub fn load_each_attempt(
+        &self,
+        paths: &[PathBuf],
+        mut each: impl FnMut(&Session) -> Result<()>,
+    ) -> Result<()> {
+        if !self.all_attempts {
+            return each(&self.load(paths)?);
+        }
+        let last = self.load_with(paths, &self.opts)?;
+        let count = last.run.attempts.len().max(1);
+        for n in 1..count {
+            let opts = LoadOptions {
+                attempt: Some(n),
+                ..self.opts.clone()
+            };
+            let session = self.load_with(paths, &opts)?;
+            each(&session)?;
+            std::mem::forget(session);
+        }
+        each(&last)?;
+        std::mem::forget(last);
+        Ok(())
     }
 
     /// One run, with its files (for snapshots and the run's identity), behind the
     /// progress bar when the input is large. The files are listed once, for the bar's
     /// total and the reading.
     pub fn load(&self, paths: &[PathBuf]) -> Result<Session> {
+        if self.all_attempts {
+            anyhow::bail!(
+                "--attempt all writes every start-up only with `events --ndjson` and \
+                 `summary --ndjson`; give a start-up's number (--attempt 1, 2, …)"
+            );
+        }
+        self.load_with(paths, &self.opts)
+    }
+
+    fn load_with(&self, paths: &[PathBuf], opts: &LoadOptions) -> Result<Session> {
         let inputs = Inputs::discover(paths)?;
         let bar = progress::bar_for(&inputs);
         let report = |source: usize, n: u64| {
@@ -59,7 +102,7 @@ impl LogContext {
                 b.report(source, n);
             }
         };
-        let session = Session::load(&self.grammars, &inputs, &self.opts, &report);
+        let session = Session::load(&self.grammars, &inputs, opts, &report);
         if let Some(b) = &bar {
             b.finish();
         }

@@ -20,16 +20,25 @@ pub fn run(
     memory: &crate::cli::MemoryArgs,
 ) -> Result<u8> {
     let shape = super::model_shape(memory)?;
+    if ndjson {
+        // With `--attempt all`, the exit code is the last start-up's, as without it.
+        let mut code = 0;
+        cx.load_each_attempt(paths, |loaded| {
+            if exit_code {
+                code = loaded.report().state(&loaded.run).exit_code();
+            }
+            out_ndjson(json::phase_records(&loaded.run, &run_id(loaded)))
+        })?;
+        return Ok(code);
+    }
     let loaded = cx.load(paths)?;
     let r = &loaded.run;
     let mut report = loaded.report();
     if !memory.tokens.is_empty() || shape.is_some() {
         report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
     }
-    if ndjson {
-        out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
-    } else if as_json {
-        out_json(&json::summary_doc(r, &report))?;
+    if as_json {
+        out_json(&json::summary_doc(r, &report, &loaded.identity()))?;
     } else {
         let mut text = render::text::summary::summary(r, &report, ranks, cx.style);
         // Snapshots are read only when a rank failed: they are what names the OOM's
@@ -60,6 +69,6 @@ pub fn run(
 }
 
 /// Which run an NDJSON line belongs to.
-pub fn run_id(loaded: &Session) -> json::RunIdDoc {
-    json::RunIdDoc::from(&loaded.identity())
+pub fn run_id(loaded: &Session) -> json::IdentityDoc {
+    json::IdentityDoc::from(&loaded.identity())
 }

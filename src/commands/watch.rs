@@ -439,7 +439,7 @@ fn finish(
     let report = RunReport::of(r);
     let state = report.state(r);
     if a.json {
-        out_json(&json::summary_doc(r, &report))?;
+        out_json(&json::summary_doc(r, &report, &loaded.identity()))?;
     } else {
         let mut text = render::text::summary::summary(r, &report, false, style);
         // As `summary`: a failed run's snapshots name the OOM's site.

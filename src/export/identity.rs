@@ -3,17 +3,60 @@
 //! the same run collected twice recognised.
 
 use std::io::Read;
+use std::path::{Component, Path};
+
+use chrono::NaiveDateTime;
 
 use crate::ingest::source::{SourceFile, SourceKind};
+use crate::model::Run;
 
-/// `{"name": …, "hash": …}` on every NDJSON line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What names a run in every JSON document and on every NDJSON line.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunIdentity {
-    /// The run's paths as given on the command line, joined with ` + `.
+    /// `normalised_name` of the paths given: the same for `samples/x`, `samples/x/`,
+    /// `./samples/x` and `/abs/…/samples/x`.
     pub name: String,
+    /// The paths as given on the command line, joined with ` + `.
+    pub paths: String,
     /// `content_hash` of the run's files; `None` when one of them cannot be read again
     /// (stdin, a FIFO).
     pub hash: Option<String>,
+    /// The grammar of the run's server (`sglang`, `vllm`, `tgi`, `trtllm`, `lmdeploy`).
+    pub server: Option<String>,
+    /// The version the server printed, where it printed one.
+    pub version: Option<String>,
+    /// The start-up shown (1-based) of `attempts`.
+    pub attempt: usize,
+    pub attempts: usize,
+    /// The stamp of the run's (the attempt's) first line.
+    pub first_line: Option<NaiveDateTime>,
+    /// The stamp of its last ready line, when it reached ready.
+    pub ready_at: Option<NaiveDateTime>,
+    /// `ready_at - first_line` in seconds, with the stamps' resolution.
+    pub to_ready_s: Option<(f64, f64)>,
+}
+
+/// A run's name across a fleet: the last component of each path given (after `.` and
+/// `..` are resolved against the working directory), joined with ` + `. A run directory
+/// is named by itself wherever it lies (`samples/x`, `samples/x/` and its absolute path
+/// are all `x`); the content hash tells apart two runs of the same name.
+pub fn normalised_name(paths: &str) -> String {
+    paths
+        .split(" + ")
+        .map(|p| {
+            let path = Path::new(p);
+            let absolute = std::fs::canonicalize(path).ok();
+            let path = absolute.as_deref().unwrap_or(path);
+            path.components()
+                .rev()
+                .find_map(|c| match c {
+                    Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| p.trim_end_matches('/').to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// Errors while hashing are not failures of the command: the hash is then unknown.
@@ -72,9 +115,25 @@ pub fn content_hash(files: &[SourceFile]) -> Result<String, HashError> {
     Ok(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)))
 }
 
-pub fn identity(name: &str, files: &[SourceFile]) -> RunIdentity {
+pub fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
+    let server = run.servers.first().cloned();
+    let version = match &run.config {
+        Some(Ok(c)) if c.config.source.version.is_some() => c.config.source.version.clone(),
+        _ => server
+            .as_deref()
+            .and_then(|g| crate::model::config::server_version(&run.events, g)),
+    };
+    let to_ready_s = crate::analysis::timing::to_ready_s(run);
     RunIdentity {
-        name: name.to_string(),
+        name: normalised_name(&run.name),
+        paths: run.name.clone(),
         hash: content_hash(files).ok(),
+        server,
+        version,
+        attempt: run.attempt.max(1),
+        attempts: run.attempts.len().max(1),
+        first_line: run.start,
+        ready_at: to_ready_s.and_then(|_| crate::analysis::timing::ready_at(run)),
+        to_ready_s,
     }
 }

@@ -73,7 +73,9 @@ impl Family {
 }
 
 pub fn exposition(run: &Run, report: &RunReport) -> String {
-    let name = run.name.clone();
+    // The identity's name: the same series for `samples/x`, `samples/x/` and its
+    // absolute path.
+    let name = super::identity::normalised_name(&run.name);
     let mut duration = Family::new(
         "rankscope_phase_duration_seconds",
         "Wall time of a start-up phase on a rank, from log time stamps (SGLang prints whole seconds).",

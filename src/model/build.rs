@@ -234,10 +234,7 @@ pub fn prepare_node(
     }
     let events = settle_rank_names(time_order(events), know);
     let (rank_events, _) = group_by_rank(&events, know);
-    let config = events
-        .iter()
-        .find(|e| e.kind == kind::SERVER_ARGS)
-        .map(|e| crate::model::config::Config::from_event(e, know));
+    let config = crate::model::config::Config::of_events(&events, know);
     NodeEvents {
         attempts: n_attempts,
         ranks: rank_events.into_keys().collect(),
@@ -367,10 +364,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let startup_events = events
         .iter()
         .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
-    let config = events
-        .iter()
-        .find(|e| e.kind == kind::SERVER_ARGS)
-        .map(|e| crate::model::config::Config::from_event(e, know));
+    let config = crate::model::config::Config::of_events(&events, know);
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
     let servers = server_of(&events, know).into_iter().collect();
 

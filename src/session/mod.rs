@@ -165,6 +165,6 @@ impl Session {
     /// The run's identity (name, content hash, server, version, attempt) for the JSON
     /// documents and exports.
     pub fn identity(&self) -> crate::export::identity::RunIdentity {
-        crate::export::identity::identity(&self.run.name, &self.files)
+        crate::export::identity::identity(&self.run, &self.files)
     }
 }

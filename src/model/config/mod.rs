@@ -82,6 +82,26 @@ impl Config {
         Ok(parsed)
     }
 
+    /// A run's configuration: its first configuration line, with the server's version
+    /// where any line of the same grammar printed one. vLLM prints it on `vLLM API server
+    /// version …` and on the engine's `… LLM engine (v…) with config:` line, but its first
+    /// configuration line is often `non-default args: {…}`, which names none.
+    pub fn of_events(
+        events: &[Event],
+        know: &Knowledge,
+    ) -> Option<Result<ParsedConfig, ConfigError>> {
+        let mut config = events
+            .iter()
+            .find(|e| e.kind == crate::base::event::kind::SERVER_ARGS)
+            .map(|e| Self::from_event(e, know))?;
+        if let Ok(c) = &mut config {
+            if c.config.source.version.is_none() {
+                c.config.source.version = server_version(events, &c.config.source.grammar);
+            }
+        }
+        Some(config)
+    }
+
     /// Read the configuration out of one log line (any prefix such as a timestamp is
     /// skipped) with the built-in grammars' config rules. A cut line is an error; see
     /// [`Config::from_line_lenient`].
@@ -159,6 +179,22 @@ impl Config {
         }
         Err(ConfigError::NotAConfigLine)
     }
+}
+
+/// The first version a line of `grammar` printed: its `server_version` line or a
+/// configuration line that names one (`field version`).
+pub fn server_version(events: &[Event], grammar: &str) -> Option<String> {
+    events
+        .iter()
+        .filter(|e| e.grammar == grammar)
+        .filter(|e| {
+            matches!(
+                e.kind.as_str(),
+                crate::base::event::kind::SERVER_ARGS | crate::base::event::kind::SERVER_VERSION
+            )
+        })
+        .find_map(|e| e.field("version").and_then(FieldValue::as_text))
+        .map(str::to_string)
 }
 
 fn python_dict(line: &str, base: usize) -> Result<Vec<(String, PyValue)>, ConfigError> {

@@ -116,10 +116,9 @@ pub struct RankDeltaDoc {
 pub struct FigureDiffDoc {
     pub phase: PhaseName,
     pub figure: String,
-    pub is_bytes: bool,
-    /// One print step in bytes, for memory (null otherwise); deltas within it are noise.
-    pub resolution_bytes: Option<u64>,
-    /// One print step in the figure's unit, for figures other than memory; null for memory.
+    /// The unit of `baseline_median`, `candidate_median`, `delta` and `per_rank`.
+    pub unit: UnitName,
+    /// One print step in `unit` (deltas within it are noise); null when not known.
     pub resolution: Option<f64>,
     pub class: DeltaClassName,
     pub ranks_compared: usize,
@@ -140,9 +139,8 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
     FigureDiffDoc {
         phase: f.phase.into(),
         figure: f.figure.to_string(),
-        is_bytes: f.is_bytes,
-        resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
-        resolution: (!f.is_bytes).then_some(f.resolution),
+        unit: unit_of(f.figure),
+        resolution: figure_resolution(unit_of(f.figure), f.resolution),
         class: f.class.into(),
         ranks_compared: f.ranks_compared,
         ranks_moved: f.ranks_moved,
@@ -181,7 +179,8 @@ pub struct DivergenceDoc {
     pub ranks_moved: usize,
     pub ranks_compared: usize,
     pub delta: SpreadDoc,
-    pub is_bytes: bool,
+    /// The unit of `delta` and the medians.
+    pub unit: UnitName,
     pub baseline_median: f64,
     pub candidate_median: f64,
 }
@@ -212,11 +211,12 @@ pub struct FailureGroupDoc {
     pub phase: PhaseName,
     pub ranks: Vec<String>,
     pub total_ranks: usize,
-    pub requested_bytes: Option<i64>,
-    pub allowed_bytes: Option<i64>,
-    pub free_bytes: Option<i64>,
-    pub reserved_unallocated_bytes: Option<i64>,
-    pub private_pools_bytes: Option<i64>,
+    /// The OOM's figures common to the group, as the failure's `fields` give them.
+    pub requested_bytes: Option<MemoryDoc>,
+    pub allowed_bytes: Option<MemoryDoc>,
+    pub free_bytes: Option<MemoryDoc>,
+    pub reserved_unallocated_bytes: Option<MemoryDoc>,
+    pub private_pools_bytes: Option<MemoryDoc>,
     pub message: String,
     pub consequence_of: Option<String>,
 }
@@ -247,7 +247,20 @@ pub struct RunOutcomeDoc {
     pub launcher_consequences: Vec<String>,
 }
 
-fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
+/// A memory field of the failure of a group's first rank, in the memory shape (the
+/// group's figure is that rank's: `analysis::outcome` groups by it).
+fn group_memory(run: &Run, ranks: &[crate::base::event::Rank], field: &str) -> Option<MemoryDoc> {
+    let f = run.rank(ranks.first()?)?.failure.as_ref()?;
+    match f.fields.get(field)? {
+        FieldValue::Bytes { bytes, resolution } => Some(MemoryDoc {
+            bytes: *bytes,
+            resolution_bytes: *resolution,
+        }),
+        _ => None,
+    }
+}
+
+fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
     RunOutcomeDoc {
         ranks: o.ranks,
         ready: o.ready,
@@ -266,11 +279,15 @@ fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
                 phase: g.phase.into(),
                 ranks: g.ranks.iter().map(|r| r.to_string()).collect(),
                 total_ranks: g.total_ranks,
-                requested_bytes: g.requested_bytes,
-                allowed_bytes: g.allowed_bytes,
-                free_bytes: g.free_bytes,
-                reserved_unallocated_bytes: g.reserved_unallocated_bytes,
-                private_pools_bytes: g.private_pools_bytes,
+                requested_bytes: group_memory(run, &g.ranks, "requested_bytes"),
+                allowed_bytes: group_memory(run, &g.ranks, "allowed_bytes"),
+                free_bytes: group_memory(run, &g.ranks, "free_bytes"),
+                reserved_unallocated_bytes: group_memory(
+                    run,
+                    &g.ranks,
+                    "reserved_unallocated_bytes",
+                ),
+                private_pools_bytes: group_memory(run, &g.ranks, "private_pools_bytes"),
                 message: g.message.clone(),
                 consequence_of: g.consequence_of.as_ref().map(|r| r.to_string()),
             })
@@ -294,8 +311,9 @@ pub struct DiffDoc {
     pub schema_version: u32,
     /// Always `diff`.
     pub command: String,
-    pub baseline: String,
-    pub candidate: String,
+    /// The two runs' identities.
+    pub baseline: IdentityDoc,
+    pub candidate: IdentityDoc,
     pub status: StatusName,
     /// The exit code the command returns: 1 for `failed` and `regressed`, else 0.
     pub exit_code: i32,
@@ -574,13 +592,17 @@ pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> Attributi
     }
 }
 
-pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc {
+pub fn diff_doc(
+    (b, b_id): (&Run, IdentityDoc),
+    (c, c_id): (&Run, IdentityDoc),
+    report: &crate::report::DiffReport,
+) -> DiffDoc {
     let d = &report.diff;
     DiffDoc {
         schema_version: SCHEMA_VERSION,
         command: "diff".into(),
-        baseline: b.name.clone(),
-        candidate: c.name.clone(),
+        baseline: b_id,
+        candidate: c_id,
         status: d.status.into(),
         exit_code: d.status.exit_code(),
         verdict: crate::render::text::diff::headline(&d.headline),
@@ -637,7 +659,7 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
             ranks_moved: v.ranks_moved,
             ranks_compared: v.ranks_compared,
             delta: (&v.delta).into(),
-            is_bytes: v.is_bytes,
+            unit: unit_of(v.figure),
             baseline_median: v.baseline_median,
             candidate_median: v.candidate_median,
         }),
@@ -654,8 +676,8 @@ pub fn diff_doc(b: &Run, c: &Run, report: &crate::report::DiffReport) -> DiffDoc
                 }),
         }),
         figures: d.figures.iter().map(figure_diff_doc).collect(),
-        baseline_outcome: outcome_doc(&d.baseline),
-        candidate_outcome: outcome_doc(&d.candidate),
+        baseline_outcome: outcome_doc(b, &d.baseline),
+        candidate_outcome: outcome_doc(c, &d.candidate),
         time: time_doc(&d.time),
         remedies: (d.status == diff::Status::Failed).then(|| remedies_doc(&d.remedies)),
         memory: super::capacity::memory_diff_doc(b, c, &report.memory),

@@ -8,16 +8,16 @@ pub struct EventsDoc {
     pub schema_version: u32,
     /// Always `events`.
     pub command: String,
-    pub run: String,
+    pub identity: IdentityDoc,
     pub lines: LineCountsDoc,
     pub events: Vec<EventDoc>,
 }
 
-pub fn events_doc(run: &Run, filter: &EventFilter) -> EventsDoc {
+pub fn events_doc(run: &Run, filter: &EventFilter, identity: IdentityDoc) -> EventsDoc {
     EventsDoc {
         schema_version: SCHEMA_VERSION,
         command: "events".into(),
-        run: run.name.clone(),
+        identity,
         lines: (&run.counts()).into(),
         events: run
             .events
@@ -66,29 +66,8 @@ pub struct Envelope<'a, T: Serialize> {
     #[serde(rename = "type")]
     pub kind: &'a str,
     pub schema_version: u32,
-    pub run: RunIdDoc,
+    pub run: IdentityDoc,
     pub data: T,
-}
-
-/// Which run an NDJSON line belongs to, on every line, so that the lines of many runs
-/// can be loaded into one table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct RunIdDoc {
-    /// The run's path(s) as given on the command line (` + ` between several).
-    pub name: String,
-    /// XXH3-64 of the run's log and nvidia-smi files' contents, 16 hex digits: over the
-    /// sorted per-file XXH3-64 digests, so independent of file names and paths (docs/json.md).
-    /// Null when an input cannot be read twice (stdin, a FIFO).
-    pub hash: Option<String>,
-}
-
-impl From<&crate::export::identity::RunIdentity> for RunIdDoc {
-    fn from(id: &crate::export::identity::RunIdentity) -> Self {
-        RunIdDoc {
-            name: id.name.clone(),
-            hash: id.hash.clone(),
-        }
-    }
 }
 
 /// One line of `rankscope events --ndjson`. The order on the stream is: one `run`, the
@@ -99,11 +78,11 @@ pub struct MessageDoc {
     #[serde(flatten)]
     pub message: Message,
     pub schema_version: u32,
-    pub run: RunIdDoc,
+    pub run: IdentityDoc,
 }
 
 impl MessageDoc {
-    pub fn new(message: Message, run: RunIdDoc) -> MessageDoc {
+    pub fn new(message: Message, run: IdentityDoc) -> MessageDoc {
         MessageDoc {
             message,
             schema_version: SCHEMA_VERSION,
@@ -120,7 +99,7 @@ pub struct PhaseRecordDoc {
     #[serde(rename = "type")]
     pub kind: String,
     pub schema_version: u32,
-    pub run: RunIdDoc,
+    pub run: IdentityDoc,
     pub data: PhaseRecord,
 }
 
@@ -132,8 +111,8 @@ pub struct PhaseRecord {
     /// The node the rank ran on, in a run read from several nodes.
     pub node: Option<String>,
     pub phase: PhaseName,
-    pub start: Option<String>,
-    pub end: Option<String>,
+    pub start: Option<TimeDoc>,
+    pub end: Option<TimeDoc>,
     /// `end - start`, only where both are known and in order; null otherwise. Never
     /// negative.
     pub duration_s: Option<f64>,
@@ -152,12 +131,12 @@ pub struct PhaseRecord {
     pub failed_here: bool,
     /// The failure's kind when `failed_here`.
     pub failure_kind: Option<FailureKindName>,
-    /// As in `summary --json`: memory as `{bytes, resolution_bytes}`, other figures as `value`.
-    pub figures: BTreeMap<String, FigureDoc>,
+    /// As in `summary --json`: `{name, unit, value, resolution, source, line}`.
+    pub figures: Vec<FigureDoc>,
 }
 
 /// The records of `summary --ndjson`, one per rank × phase the rank reported.
-pub fn phase_records(run: &Run, id: &RunIdDoc) -> Vec<PhaseRecordDoc> {
+pub fn phase_records(run: &Run, id: &IdentityDoc) -> Vec<PhaseRecordDoc> {
     let mut out = Vec::new();
     for r in &run.ranks {
         let node = run
@@ -195,11 +174,7 @@ pub fn phase_records(run: &Run, id: &RunIdDoc) -> Vec<PhaseRecordDoc> {
                         .as_ref()
                         .filter(|_| failed_here)
                         .map(|f| f.kind.into()),
-                    figures: p
-                        .figures
-                        .iter()
-                        .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
-                        .collect(),
+                    figures: figure_docs(run, &p.figures),
                 },
             });
         }
@@ -219,7 +194,6 @@ pub enum Message {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunMessage {
-    pub name: String,
     pub grammars: Vec<String>,
     pub sources: Vec<SourceDoc>,
     /// The configuration the run's first configuration line printed (SGLang's
@@ -290,7 +264,6 @@ pub fn run_message(run: &Run) -> Message {
         None => (None, None),
     };
     Message::Run(RunMessage {
-        name: run.name.clone(),
         grammars: run.grammars.clone(),
         sources: run.sources.iter().map(source_doc).collect(),
         config,

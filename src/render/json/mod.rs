@@ -107,9 +107,82 @@ impl schemars::visit::Visitor for AlwaysPresent {
     }
 }
 
-/// Times are ISO 8601 without a zone: the logs print local time and no offset.
-fn ts(t: NaiveDateTime) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.f").to_string()
+/// A time stamp read from a log, the one shape of a time in every document.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct TimeDoc {
+    /// RFC 3339 with microseconds, always 26 characters and `-00:00`: the logs print
+    /// their servers' wall clock with no offset, and `-00:00` is RFC 3339's "offset
+    /// unknown" (section 4.3). Read it as that wall clock, not as UTC.
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}-00:00$"))]
+    pub at: String,
+    /// Seconds between two stamps the log could print, from the stamp's digits: 1 for a
+    /// whole-second stamp, 0.001 for milliseconds, 0.000001 for microseconds.
+    pub resolution_s: f64,
+}
+
+/// The resolution a stamp's digits show: whole seconds, milliseconds or microseconds.
+pub fn stamp_resolution_s(t: NaiveDateTime) -> f64 {
+    use chrono::Timelike;
+    match t.nanosecond() {
+        0 => 1.0,
+        ns if ns % 1_000_000 == 0 => 0.001,
+        _ => 0.000_001,
+    }
+}
+
+/// Every time of the documents: RFC 3339, microseconds, offset unknown (`-00:00`).
+pub fn ts(t: NaiveDateTime) -> TimeDoc {
+    TimeDoc {
+        at: t.format("%Y-%m-%dT%H:%M:%S%.6f-00:00").to_string(),
+        resolution_s: stamp_resolution_s(t),
+    }
+}
+
+/// What names a run, in every document (`identity`, and `baseline`/`candidate` of a
+/// diff) and on every NDJSON line (`run`).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct IdentityDoc {
+    /// The run's name across a fleet: the last component of each path given (` + `
+    /// between several), so `samples/x`, `samples/x/` and `/abs/samples/x` are all `x`.
+    pub name: String,
+    /// The paths as given on the command line (` + ` between several).
+    pub paths: String,
+    /// XXH3-64 of the run's log and nvidia-smi files' contents, 16 hex digits: over the
+    /// sorted per-file XXH3-64 digests, so independent of file names and paths
+    /// (docs/json.md). Null when an input cannot be read twice (stdin, a FIFO).
+    pub hash: Option<String>,
+    /// The server's grammar: `sglang`, `vllm`, `tgi`, `trtllm`, `lmdeploy` (or a user
+    /// grammar's id); null when no server grammar read the log.
+    pub server: Option<String>,
+    /// The version the server printed (vLLM's `vLLM API server version 0.11.1`); null
+    /// when its log prints none.
+    pub version: Option<String>,
+    /// The start-up shown (1-based), of `attempts` in the log.
+    pub attempt: usize,
+    pub attempts: usize,
+    /// The stamp of the start-up's first stamped line.
+    pub first_line: Option<TimeDoc>,
+    /// The stamp of its last ready line; null when it did not reach ready.
+    pub ready_at: Option<TimeDoc>,
+    /// `ready_at - first_line`, seconds (the resolution is the stamps').
+    pub to_ready_s: Option<f64>,
+}
+
+impl From<&crate::export::identity::RunIdentity> for IdentityDoc {
+    fn from(id: &crate::export::identity::RunIdentity) -> Self {
+        IdentityDoc {
+            name: id.name.clone(),
+            paths: id.paths.clone(),
+            hash: id.hash.clone(),
+            server: id.server.clone(),
+            version: id.version.clone(),
+            attempt: id.attempt,
+            attempts: id.attempts,
+            first_line: id.first_line.map(ts),
+            ready_at: id.ready_at.map(ts),
+            to_ready_s: id.to_ready_s.map(|(s, _)| s),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -266,7 +339,7 @@ impl From<&scan::LineCounts> for LineCountsDoc {
 pub struct EventDoc {
     /// A canonical kind (docs/json.md) or one a grammar added.
     pub kind: String,
-    pub ts: Option<String>,
+    pub ts: Option<TimeDoc>,
     /// The log printed no year (vLLM) and it was inferred.
     pub year_inferred: bool,
     /// Display name of the rank (`TP3`, `PP1 TP2`); null for the launcher.
@@ -299,37 +372,93 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
     }
 }
 
-/// A phase's figure with the line it was read from. A memory figure is the memory shape
-/// (`bytes`, `resolution_bytes`) and `value` null; any other (`elapsed` in seconds,
-/// `tokens` a count) is `value`, with `bytes` and `resolution_bytes` null.
+/// The unit of a figure, named in every figure of every document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitName {
+    Bytes,
+    Seconds,
+    Tokens,
+    Count,
+}
+
+/// The unit of a phase figure (`mem_usage` bytes, `elapsed` seconds, `tokens` tokens).
+pub fn unit_of(figure: &str) -> UnitName {
+    use crate::base::event::{FigureName, Measure};
+    match FigureName::from_name(figure).map(FigureName::measure) {
+        Some(Measure::Seconds) => UnitName::Seconds,
+        Some(Measure::Count) if figure == "tokens" => UnitName::Tokens,
+        Some(Measure::Count) => UnitName::Count,
+        _ => UnitName::Bytes,
+    }
+}
+
+/// One step of a figure as printed, in its unit: a memory figure's print step, 1 for a
+/// count; null for seconds, whose printed precision is not kept.
+fn figure_resolution(unit: UnitName, printed_step: f64) -> Option<f64> {
+    match unit {
+        UnitName::Bytes => Some(printed_step),
+        UnitName::Tokens | UnitName::Count => Some(1.0),
+        UnitName::Seconds => None,
+    }
+}
+
+/// A phase's figure with the line it was read from: `{name, unit, value, resolution,
+/// source, line}`, the value and its print step in `unit` (bytes for memory).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FigureDoc {
-    pub bytes: Option<i64>,
-    pub resolution_bytes: Option<u64>,
-    pub value: Option<f64>,
+    pub name: String,
+    pub unit: UnitName,
+    /// Whole numbers (bytes, tokens) are written without a fraction.
+    #[serde(serialize_with = "whole_where_integral")]
+    pub value: f64,
+    /// One step of the printed figure in `unit`; null when not known (seconds).
+    #[serde(serialize_with = "whole_where_integral_opt")]
+    pub resolution: Option<f64>,
     pub source: String,
     pub line: u64,
 }
 
+/// Bytes and tokens are whole numbers: written as integers, not `687194767.0`.
+fn whole_where_integral<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
+}
+
+fn whole_where_integral_opt<S: serde::Serializer>(
+    v: &Option<f64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => whole_where_integral(v, s),
+        None => s.serialize_none(),
+    }
+}
+
 fn figure_doc(run: &Run, f: &model::Figure) -> Option<FigureDoc> {
-    let bytes = f.value.as_bytes();
+    let unit = unit_of(f.name);
     Some(FigureDoc {
-        bytes,
-        resolution_bytes: bytes.map(|_| f.value.resolution()),
-        value: match bytes {
-            Some(_) => None,
-            None => Some(f.value.as_f64()?),
-        },
+        name: f.name.to_string(),
+        unit,
+        value: f.value.as_f64()?,
+        resolution: figure_resolution(unit, f.value.resolution() as f64),
         source: run.source_name(&f.origin).to_string(),
         line: f.origin.line,
     })
 }
 
+fn figure_docs(run: &Run, figures: &[model::Figure]) -> Vec<FigureDoc> {
+    figures.iter().filter_map(|f| figure_doc(run, f)).collect()
+}
+
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PhaseDoc {
     pub phase: PhaseName,
-    pub start: Option<String>,
-    pub end: Option<String>,
+    pub start: Option<TimeDoc>,
+    pub end: Option<TimeDoc>,
     /// Between `start` and `end`; null when either is unknown (with no begin line the
     /// server's own figure, if it printed one, is `figures.elapsed`) or when `end` is
     /// stamped before `start` (then `end_before_start_s` says by how much). Never negative.
@@ -339,7 +468,7 @@ pub struct PhaseDoc {
     pub end_before_start_s: Option<f64>,
     /// The phase's closing line was seen.
     pub complete: bool,
-    pub figures: BTreeMap<String, FigureDoc>,
+    pub figures: Vec<FigureDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -354,7 +483,7 @@ pub struct FailureDoc {
     pub message: String,
     /// Parsed figures, e.g. `requested_bytes`, `free_bytes`, `allowed_bytes` for an OOM.
     pub fields: BTreeMap<String, FieldValueDoc>,
-    pub ts: Option<String>,
+    pub ts: Option<TimeDoc>,
     pub source: Option<String>,
     pub line: Option<u64>,
     /// For a consequence or a termination: the rank whose failure it followed.

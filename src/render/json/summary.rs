@@ -19,18 +19,16 @@ impl From<&align::Spread> for SpreadDoc {
     }
 }
 
+/// A figure over the ranks that reported it: `{name, unit, …}` as every figure, with the
+/// spread of its values in `unit`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FigureStatsDoc {
     pub name: String,
+    pub unit: UnitName,
     pub ranks: usize,
-    /// In the figure's unit: bytes for memory.
     pub spread: SpreadDoc,
-    /// One step of the printed figure in bytes, for memory; null otherwise.
-    pub resolution_bytes: Option<u64>,
-    /// One step of the printed figure in its unit, for figures other than memory; null
-    /// for memory.
+    /// One step of the printed figure in `unit`; null when not known (seconds).
     pub resolution: Option<f64>,
-    pub is_bytes: bool,
     /// Ranks off the median by more than one print step.
     pub outliers: Vec<String>,
 }
@@ -153,14 +151,16 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
         figures: p
             .figures
             .iter()
-            .map(|f| FigureStatsDoc {
-                name: f.name.to_string(),
-                ranks: f.ranks,
-                spread: (&f.spread).into(),
-                resolution_bytes: f.is_bytes.then_some(f.resolution.round() as u64),
-                resolution: (!f.is_bytes).then_some(f.resolution),
-                is_bytes: f.is_bytes,
-                outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
+            .map(|f| {
+                let unit = unit_of(f.name);
+                FigureStatsDoc {
+                    name: f.name.to_string(),
+                    unit,
+                    ranks: f.ranks,
+                    spread: (&f.spread).into(),
+                    resolution: figure_resolution(unit, f.resolution),
+                    outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
+                }
             })
             .collect(),
         stragglers: p.stragglers.iter().map(|r| r.to_string()).collect(),
@@ -188,10 +188,8 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunDoc {
-    pub name: String,
     /// Some rank printed the server's ready line.
     pub ready: bool,
-    pub start: Option<String>,
     pub grammars: Vec<String>,
     pub year_inferred: bool,
     pub lines: LineCountsDoc,
@@ -204,8 +202,6 @@ pub struct RunDoc {
     pub root: Option<String>,
     /// Numbered ranks per outcome (engine and API processes are not counted).
     pub outcomes: BTreeMap<String, usize>,
-    /// The start-up attempt shown (1-based), of `attempts.len()` (at least 1).
-    pub attempt: usize,
     /// Every start-up the log holds, when it holds more than one.
     pub attempts: Vec<AttemptDoc>,
     pub notes: Vec<String>,
@@ -221,8 +217,8 @@ pub struct RunDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct AttemptDoc {
     pub index: usize,
-    pub start: Option<String>,
-    pub end: Option<String>,
+    pub start: Option<TimeDoc>,
+    pub end: Option<TimeDoc>,
     pub events: usize,
     pub outcome: OutcomeName,
     pub root: Option<String>,
@@ -284,11 +280,7 @@ fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
         duration_s: p.duration_s(),
         end_before_start_s: p.end_before_start_s(),
         complete: p.complete,
-        figures: p
-            .figures
-            .iter()
-            .filter_map(|f| Some((f.name.to_string(), figure_doc(run, f)?)))
-            .collect(),
+        figures: figure_docs(run, &p.figures),
     }
 }
 
@@ -310,9 +302,7 @@ pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
 
 pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
     RunDoc {
-        name: run.name.clone(),
         ready: run.ready,
-        start: run.start.map(ts),
         grammars: run.grammars.clone(),
         year_inferred: run.year_inferred,
         lines: (&run.counts()).into(),
@@ -362,7 +352,6 @@ pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
             .map(|o| (o.name().to_string(), run.count(o)))
             .filter(|(_, n)| *n > 0)
             .collect(),
-        attempt: run.attempt,
         attempts: run.attempts.iter().map(attempt_doc).collect(),
         notes: run.notes.clone(),
     }
@@ -374,6 +363,7 @@ pub struct SummaryDoc {
     pub schema_version: u32,
     /// Always `summary`.
     pub command: String,
+    pub identity: IdentityDoc,
     pub run: RunDoc,
     /// For a failed run: a memory failure's deficit and the settings that would cover it,
     /// from the run's own figures (null for a run that did not fail).
@@ -383,10 +373,15 @@ pub struct SummaryDoc {
     pub memory: super::capacity::MemoryReportDoc,
 }
 
-pub fn summary_doc(run: &Run, report: &RunReport) -> SummaryDoc {
+pub fn summary_doc(
+    run: &Run,
+    report: &RunReport,
+    identity: &crate::export::identity::RunIdentity,
+) -> SummaryDoc {
     SummaryDoc {
         schema_version: SCHEMA_VERSION,
         command: "summary".into(),
+        identity: identity.into(),
         run: run_doc(run, report),
         remedies: report
             .outcome
