@@ -545,3 +545,96 @@ fn the_ndjson_run_message_carries_the_parsed_configuration_of_every_server() {
     assert_eq!(trt["config"], serde_json::Value::Null);
     assert_eq!(trt["config_error"], serde_json::Value::Null);
 }
+
+/// The identity block, checked against the logs: samples/vllm-tp2/server.log line 1 is
+/// `(APIServer pid=4100) INFO 03-14 10:02:11 … vLLM API server version 0.11.1`; its ready
+/// line (28, `Application startup complete.`) has no stamp and takes line 25's 10:03:46.
+/// trtllm-tp2 prints no configuration line and no version, but is TensorRT-LLM's.
+#[test]
+fn every_document_names_its_run_by_one_identity() {
+    let summary = |path: &str| -> serde_json::Value {
+        let out = rankscope()
+            .args(["summary", path, "--json"])
+            .output()
+            .expect("runs");
+        serde_json::from_slice(&out.stdout).expect("valid JSON")
+    };
+    let id = &summary("samples/vllm-tp2")["identity"];
+    assert_eq!(id["name"], "vllm-tp2");
+    assert_eq!(id["server"], "vllm");
+    assert_eq!(id["version"], "0.11.1");
+    assert_eq!(id["first_line"]["at"], "2026-03-14T10:02:11.000000-00:00");
+    assert_eq!(id["ready_at"]["at"], "2026-03-14T10:03:46.000000-00:00");
+    assert_eq!(id["to_ready_s"], 95.0);
+    // The same name, whatever path is typed.
+    let absolute = std::fs::canonicalize("samples/vllm-tp2").unwrap();
+    for typed in [
+        "samples/vllm-tp2/",
+        "./samples/vllm-tp2",
+        absolute.to_str().unwrap(),
+    ] {
+        let other = summary(typed);
+        assert_eq!(other["identity"]["name"], "vllm-tp2", "{typed}");
+        assert_eq!(other["identity"]["hash"], id["hash"], "{typed}");
+    }
+    let trt = &summary("samples/trtllm-tp2")["identity"];
+    assert_eq!(
+        (&trt["server"], &trt["version"]),
+        (&"trtllm".into(), &serde_json::Value::Null)
+    );
+    // The vLLM run record's configuration carries the version too, though its first
+    // configuration line (`non-default args: {…}`) names none.
+    let nd = rankscope()
+        .args(["events", "samples/vllm-tp2", "--ndjson"])
+        .output()
+        .expect("runs");
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&nd.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["data"]["config"]["version"], "0.11.1");
+}
+
+/// `--attempt all`: a server restarted after tp8-custom-ar's OOM (its console, then
+/// tp8-baseline's) is two start-ups, each with its own identity on its lines.
+#[test]
+fn attempt_all_writes_every_start_up_with_its_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = [
+        std::fs::read("samples/tp8-custom-ar/server.log").unwrap(),
+        std::fs::read("samples/tp8-baseline/server.log").unwrap(),
+    ]
+    .concat();
+    std::fs::write(dir.path().join("server.log"), log).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let nd = rankscope()
+        .args(["events", path, "--ndjson", "--attempt", "all"])
+        .output()
+        .expect("runs");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&nd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let runs: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "run").collect();
+    assert_eq!(runs.len(), 2);
+    // tp8-custom-ar's first line is 09:18:30 and it never gets ready; tp8-baseline's is
+    // 09:18:09, ready at 09:18:19 (server.log line 82).
+    assert_eq!(runs[0]["run"]["attempt"], 1);
+    assert_eq!(
+        runs[0]["run"]["first_line"]["at"],
+        "2026-11-29T09:18:30.000000-00:00"
+    );
+    assert!(runs[0]["run"]["to_ready_s"].is_null());
+    assert_eq!(runs[1]["run"]["attempt"], 2);
+    assert_eq!(runs[1]["run"]["attempts"], 2);
+    assert_eq!(runs[1]["run"]["to_ready_s"], 10.0);
+    let summaries: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["type"] == "summary").collect();
+    assert_eq!(summaries[0]["data"]["root"], "TP2");
+    assert_eq!(summaries[1]["data"]["ready"], true);
+    // Elsewhere, `all` is refused with what it goes with.
+    let out = rankscope()
+        .args(["summary", path, "--attempt", "all"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ndjson"));
+}

@@ -181,6 +181,8 @@ pub struct DivergenceDoc {
     pub delta: SpreadDoc,
     /// The unit of `delta` and the medians.
     pub unit: UnitName,
+    /// One print step in `unit`, as in `figures[]`; null when not known.
+    pub resolution: Option<f64>,
     pub baseline_median: f64,
     pub candidate_median: f64,
 }
@@ -660,6 +662,12 @@ pub fn diff_doc(
             ranks_compared: v.ranks_compared,
             delta: (&v.delta).into(),
             unit: unit_of(v.figure),
+            // The divergence is one of the compared figures: its print step is theirs.
+            resolution: d
+                .figures
+                .iter()
+                .find(|f| f.phase == v.phase && f.figure == v.figure)
+                .and_then(|f| figure_resolution(unit_of(f.figure), f.resolution)),
             baseline_median: v.baseline_median,
             candidate_median: v.candidate_median,
         }),
