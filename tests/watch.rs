@@ -483,6 +483,88 @@ fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
     assert!(tracker.update(&late, Some(&baseline), 0.2).is_empty());
 }
 
+/// A run where every rank falls silent: "now" moves on with the wall clock past the log's
+/// latest stamp. By hand, from tp8-baseline/server.log: lines 1-24 end with every rank's
+/// `Load weight begin` at 09:18:14, right after its `Init torch distributed ends` (the
+/// same second), so each has been in weight_load since 09:18:14 and the latest stamp is
+/// 09:18:14. The baseline's weight_load windows are 4 s (TP5: 5 s); a window counts as
+/// slow when it is more than the stamps' resolution (1 s each side: 2 s) and 20 % over.
+/// So 5.5 s of silence warns no one (1.5 s over), 6.5 s every rank but TP5, 7.5 s all.
+#[test]
+fn a_silent_rank_is_measured_by_the_wall_clock_past_the_latest_line() {
+    use chrono::NaiveDate;
+    use rankscope::analysis::early::{slow_phases_at, LogNow};
+    use rankscope::grammar::GrammarSet;
+    use rankscope::session::Session;
+    let gs = GrammarSet::builtin().expect("grammars");
+    let base_text = fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let baseline = Session::from_bytes(&gs, "baseline", base_text.as_bytes(), 1 << 20).run;
+    let cut: String = base_text
+        .lines()
+        .take(24)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let run = Session::from_bytes(&gs, "cut", cut.as_bytes(), 1 << 20).run;
+    let latest = NaiveDate::from_ymd_opt(2026, 11, 29)
+        .and_then(|d| d.and_hms_opt(9, 18, 14))
+        .expect("date");
+    assert_eq!(LogNow::at_latest_line(&run).map(|n| n.latest), Some(latest));
+    let warned = |silent_s: f64| -> Vec<String> {
+        let now = LogNow { latest, silent_s };
+        slow_phases_at(&baseline, &run, 0.2, now)
+            .into_iter()
+            .map(|w| {
+                assert_eq!(w.phase.name(), "weight_load");
+                assert_eq!(w.so_far_s, silent_s);
+                assert_eq!(w.silent_s, silent_s);
+                w.rank.to_string()
+            })
+            .collect()
+    };
+    assert!(warned(5.5).is_empty());
+    assert_eq!(
+        warned(6.5),
+        ["TP0", "TP1", "TP2", "TP3", "TP4", "TP6", "TP7"]
+    );
+    assert_eq!(warned(7.5).len(), 8);
+}
+
+/// The same cut, watched: nothing more is written, and the watch warns of every rank by
+/// the wall clock (after 6 s, TP5 after 7 s; see the test above), then times out.
+#[test]
+fn a_run_silent_everywhere_gets_its_time_warnings_before_the_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    fs::write(dir.path().join("server.log"), lines[..24].join("\n") + "\n").expect("write");
+    let started = Instant::now();
+    let d = dir.path().to_str().expect("utf-8 path").to_string();
+    let out = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "10s",
+            "--vs",
+            "samples/tp8-baseline",
+            &d,
+        ],
+        |_| {},
+    );
+    assert_eq!(out.code, 3, "{}", out.stdout);
+    let warnings: Vec<&(Instant, String)> = (out.lines.iter())
+        .filter(|(_, l)| l.starts_with("warning") && l.contains("in weight_load for"))
+        .collect();
+    assert_eq!(warnings.len(), 8, "{}", out.stdout);
+    for (at, l) in &warnings {
+        assert!(*at - started >= Duration::from_secs(6), "{l}");
+        assert!(l.contains("no start-up line for the last"), "{l}");
+    }
+    assert!(
+        out.stdout.contains("--timeout of 10 s passed"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// `--json`: the final document is `summary --json`'s, byte for byte, on a run already
 /// written (the watch reads it whole, then settles); the changes go to stderr.
 #[test]
