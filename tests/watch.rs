@@ -565,6 +565,89 @@ fn a_run_silent_everywhere_gets_its_time_warnings_before_the_timeout() {
     );
 }
 
+/// A gzip log written as the server runs (`… | gzip > server.log.gz`, flushed every ten
+/// lines): decoded again each time it grows, its events numbered as in the plain file —
+/// tp8-custom-ar's first OOM line is server.log:82 (TP2's `torch.OutOfMemoryError`), so it
+/// is server.log.gz:82 here.
+#[test]
+fn a_gzip_log_is_followed_as_it_grows() {
+    use flate2::write::GzEncoder;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    let d = dir.path().to_str().expect("utf-8 path").to_string();
+    let lines = sample_lines("samples/tp8-custom-ar/server.log");
+    let out = watch_while(&["--plain", "--timeout", "60s", &d], move |seen| {
+        let file = fs::File::create(&path).expect("create");
+        let mut gz = GzEncoder::new(file, flate2::Compression::default());
+        for (i, l) in lines.iter().enumerate() {
+            writeln!(gz, "{l}").expect("write");
+            if i % 10 == 9 {
+                gz.flush().expect("sync flush");
+                thread::sleep(Duration::from_millis(30));
+            }
+            // Before the OOM is written, the watch has read the pool lines through gzip.
+            if i == 80 {
+                gz.flush().expect("sync flush");
+                wait_for(&seen, "TP1  reached kv_cache");
+            }
+        }
+        gz.finish().expect("finish");
+    });
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("server.log.gz: compressed: decoded again"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("TP2  failed: oom in cuda_graph (")
+            && out.stdout.contains("server.log.gz:82)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("ends short"), "{}", out.stdout);
+    assert!(out.stdout.contains("\nFAILED  "), "{}", out.stdout);
+}
+
+/// A gzip log cut short: what decodes is read, and the watch's end says the stream ends
+/// short (a gzip stream flushed but not finished ends the same way, so nothing is said
+/// while the watch goes on). The first 60 lines of tp8-baseline are compressed whole and the
+/// file cut 40 bytes before its end (inside the deflate stream, before the trailer): the
+/// text decoded before the cut is read.
+#[test]
+fn a_gzip_log_cut_short_is_noted_once_it_stops_growing() {
+    use flate2::write::GzEncoder;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for l in &lines[..60] {
+        writeln!(gz, "{l}").expect("write");
+    }
+    let mut bytes = gz.finish().expect("finish");
+    bytes.truncate(bytes.len() - 40);
+    fs::write(dir.path().join("server.log.gz"), &bytes).expect("write");
+    let out = Command::new(bin())
+        .args(["watch", "--plain", "--timeout", "5s"])
+        .arg(dir.path())
+        .output()
+        .expect("watch runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    // Said once as it happened, and kept in the final summary's notes.
+    let live = text
+        .lines()
+        .filter(|l| l.starts_with("note      ") && l.contains("compressed stream ends short after"))
+        .count();
+    assert_eq!(live, 1, "{text}");
+    assert!(
+        text.contains("note: ") && text.contains("server.log.gz: the compressed stream ends short"),
+        "{text}"
+    );
+    // Weight loading was reached on the ranks whose lines decoded (line 12 on).
+    assert!(text.contains("TP1  reached weight_load"), "{text}");
+}
+
 /// `--json`: the final document is `summary --json`'s, byte for byte, on a run already
 /// written (the watch reads it whole, then settles); the changes go to stderr.
 #[test]

@@ -373,6 +373,16 @@ fn follow_run(
             follower.discover(false)?;
         }
     };
+    let closing: Vec<String> = (follower.closing_notes().iter())
+        .map(words::follow_note)
+        .collect();
+    board.lines(
+        &closing
+            .iter()
+            .map(|n| format!("note      {n}"))
+            .collect::<Vec<_>>(),
+    )?;
+    notes.extend(closing);
     if a.stats {
         (watched.stats).say(process_cpu_s(), started.elapsed().as_secs_f64());
     }

@@ -194,8 +194,23 @@ pub fn follow_note(n: &FollowNote) -> String {
             sanitize(path)
         ),
         FollowNote::Compressed { path } => format!(
-            "{}: compressed, cannot be followed as it grows: not read (run `summary` on it when it is complete)",
+            "{}: compressed: decoded again from its start each time it grows",
             sanitize(path)
+        ),
+        FollowNote::CompressedTooLarge { path, size } => format!(
+            "{}: compressed and {} bytes, past the {} MiB a followed compressed log may grow to (each growth decodes it whole): what was read is kept, its growth is not read (run `summary` on it when it is complete)",
+            sanitize(path),
+            size,
+            crate::ingest::follow::COMPRESSED_FOLLOW_MAX >> 20
+        ),
+        FollowNote::CompressedCut {
+            path,
+            decoded,
+            error,
+        } => format!(
+            "{}: the compressed stream ends short after {decoded} decoded bytes ({}) when the watch ended (still being written, or cut): the text after that was not read",
+            sanitize(path),
+            sanitize(error)
         ),
         FollowNote::InputEnded => "standard input ended".to_string(),
     }
