@@ -661,7 +661,12 @@ fn summary_ndjson_is_one_record_per_rank_and_phase() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("NDJSON line"))
         .collect();
-    assert_eq!(recs.len(), 40);
+    // 40 phase records, then the run's memory (issue 31's breakdown and capacity, as
+    // `summary --json`'s `memory`).
+    assert_eq!(recs.len(), 41);
+    assert_eq!(recs[40]["type"], "memory");
+    assert!(recs[40]["data"]["capacity"].is_object());
+    let recs = &recs[..40];
     assert!(recs.iter().all(|r| r["type"] == "phase"
         && r["schema_version"] == 4
         && r["run"]["hash"] == "596d1b4acaed7941"));

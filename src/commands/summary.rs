@@ -27,7 +27,16 @@ pub fn run(
             if exit_code {
                 code = loaded.report().state(&loaded.run).exit_code();
             }
-            out_ndjson(json::phase_records(&loaded.run, &run_id(loaded)))
+            let id = run_id(loaded);
+            let r = &loaded.run;
+            // As `summary --json`'s `memory`: `--tokens` and `--model-config` apply.
+            let report = MemoryReport::of(r, &memory.tokens, shape.as_ref());
+            let records = json::phase_records(r, &id);
+            out_ndjson(
+                records
+                    .into_iter()
+                    .chain([json::memory_record(r, &report, &id)]),
+            )
         })?;
         return Ok(code);
     }

@@ -91,16 +91,35 @@ impl MessageDoc {
     }
 }
 
-/// One line of `rankscope summary --ndjson`: one rank's one phase, in rank order then
-/// start-up order.
+/// One line of `rankscope summary --ndjson`: a `phase` record per rank × phase, in rank
+/// order then start-up order, then one `memory` record (the breakdown and capacity of
+/// `summary --json`'s `memory`, the same shape).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PhaseRecordDoc {
-    /// Always `phase`.
-    #[serde(rename = "type")]
-    pub kind: String,
+    #[serde(flatten)]
+    pub line: SummaryLine,
     pub schema_version: u32,
     pub run: IdentityDoc,
-    pub data: PhaseRecord,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum SummaryLine {
+    Phase(PhaseRecord),
+    Memory(Box<super::capacity::MemoryReportDoc>),
+}
+
+/// The `memory` line of `summary --ndjson`.
+pub fn memory_record(
+    run: &Run,
+    memory: &crate::report::MemoryReport,
+    id: &IdentityDoc,
+) -> PhaseRecordDoc {
+    PhaseRecordDoc {
+        line: SummaryLine::Memory(Box::new(super::capacity::memory_report_doc(run, memory))),
+        schema_version: SCHEMA_VERSION,
+        run: id.clone(),
+    }
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -153,10 +172,9 @@ pub fn phase_records(run: &Run, id: &IdentityDoc) -> Vec<PhaseRecordDoc> {
             };
             let failed_here = r.failure.as_ref().is_some_and(|f| f.phase == p.phase);
             out.push(PhaseRecordDoc {
-                kind: "phase".into(),
                 schema_version: SCHEMA_VERSION,
                 run: id.clone(),
-                data: PhaseRecord {
+                line: SummaryLine::Phase(PhaseRecord {
                     rank: r.rank.to_string(),
                     process: r.is_process(),
                     node: node.clone(),
@@ -175,7 +193,7 @@ pub fn phase_records(run: &Run, id: &IdentityDoc) -> Vec<PhaseRecordDoc> {
                         .filter(|_| failed_here)
                         .map(|f| f.kind.into()),
                     figures: figure_docs(run, &p.figures),
-                },
+                }),
             });
         }
     }
