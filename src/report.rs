@@ -20,6 +20,9 @@ pub struct MemoryReport {
     pub breakdown: Option<RunBreakdown>,
     /// None when the log shows no KV pool size.
     pub capacity: Option<Capacity>,
+    /// What PyTorch's allocator held of each category, per rank with a snapshot: filled
+    /// by [`MemoryReport::with_snapshots`] where the command read them.
+    pub held: Vec<crate::analysis::held::RankHeld>,
 }
 
 impl MemoryReport {
@@ -34,7 +37,14 @@ impl MemoryReport {
         MemoryReport {
             breakdown: breakdown(run),
             capacity: capacity(run, lengths, shape),
+            held: Vec::new(),
         }
+    }
+
+    /// With the ranks' snapshots split by category (`analysis::held`).
+    pub fn with_snapshots(mut self, run: &Run, snaps: &[RankSnapshot]) -> MemoryReport {
+        self.held = crate::analysis::held::held(run, snaps);
+        self
     }
 }
 

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod diff;
 pub mod early;
 pub mod env;
+pub mod held;
 pub mod lanes;
 pub mod outcome;
 pub mod remedy;

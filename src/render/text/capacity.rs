@@ -216,9 +216,12 @@ pub fn capacity_cost_text(cost: &CapacityCost, style: Style) -> String {
 pub fn memory_section(run: &Run, m: &crate::report::MemoryReport, style: Style) -> String {
     let mut o = String::new();
     match &m.breakdown {
-        Some(b) => o.push_str(&crate::render::text::breakdown::breakdown_text(
-            run, b, style,
-        )),
+        Some(b) => {
+            o.push_str(&crate::render::text::breakdown::breakdown_text(
+                run, b, style,
+            ));
+            o.push_str(&crate::render::text::held::held_text(b, &m.held, style));
+        }
         None => put(
             &mut o,
             style.width,

@@ -5,6 +5,7 @@ pub mod breakdown;
 pub mod capacity;
 pub mod cause;
 pub mod diff;
+pub mod held;
 pub mod mem;
 pub mod outcome;
 pub mod remedy;
