@@ -23,6 +23,8 @@ pub struct MemoryReport {
     /// What PyTorch's allocator held of each category, per rank with a snapshot: filled
     /// by [`MemoryReport::with_snapshots`] where the command read them.
     pub held: Vec<crate::analysis::held::RankHeld>,
+    /// Per GPU of the run's nvidia-smi CSVs, what it saw used against the breakdown.
+    pub smi: Vec<crate::analysis::smi::SmiComparison>,
 }
 
 impl MemoryReport {
@@ -38,6 +40,7 @@ impl MemoryReport {
             breakdown: breakdown(run),
             capacity: capacity(run, lengths, shape),
             held: Vec::new(),
+            smi: crate::analysis::smi::smi_comparisons(run),
         }
     }
 

@@ -363,3 +363,29 @@ fn the_snapshots_split_the_breakdown_into_pytorch_and_the_rest() {
         .unwrap();
     assert_eq!((comm.reserved, comm.residual), (0, Some(gb(0.60))));
 }
+
+/// nvidia-smi against the breakdown, `samples/tp8-baseline`: one GPU in the CSV, so the
+/// 8 ranks share it. Each took 14.00 + 0.60 − 0.01 = 14.59 GB (`Load weight begin avail`
+/// plus `Init torch distributed mem usage` less `Capture cuda graph end avail`), 116.72
+/// GiB in all.
+/// The last `Capture cuda graph end` is stamped 09:18:19 (server.log:81); the first
+/// sample a second later is 09:18:20.115, 120114 MiB (nvidia-smi-gpu.csv:71), t+11.1 s
+/// after the first line (09:18:09). 120114 MiB − 116.72 GiB = 592.72 MiB, 74.09 MiB per
+/// process; the CSV's first sample, before the run's first line, is 0 MiB.
+#[test]
+fn nvidia_smi_sees_the_ranks_figures_plus_what_each_process_holds_outside_them() {
+    let s = load("samples/tp8-baseline");
+    let m = MemoryReport::of(&s.run, &[], None);
+    assert_eq!(m.smi.len(), 1);
+    let c = &m.smi[0];
+    assert_eq!((c.gpu, c.ranks.len()), (0, 8));
+    assert_eq!(c.smi_used, 120_114 * 1_048_576);
+    let per_rank =
+        (14.00 * GIB).round() as i64 + (0.60 * GIB).round() as i64 - (0.01 * GIB).round() as i64;
+    assert_eq!(c.taken, 8 * per_rank);
+    assert!((c.at_s - 11.115).abs() < 0.01, "{}", c.at_s);
+    assert_eq!(c.before, Some(0));
+    let mib = c.difference() as f64 / 1_048_576.0;
+    assert!((mib - 592.72).abs() < 0.01, "{mib}");
+    assert!(c.finished && c.process.is_none());
+}

@@ -13,4 +13,5 @@ pub mod held;
 pub mod lanes;
 pub mod outcome;
 pub mod remedy;
+pub mod smi;
 pub mod timing;

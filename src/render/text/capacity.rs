@@ -221,6 +221,7 @@ pub fn memory_section(run: &Run, m: &crate::report::MemoryReport, style: Style) 
                 run, b, style,
             ));
             o.push_str(&crate::render::text::held::held_text(b, &m.held, style));
+            o.push_str(&crate::render::text::smi::smi_text(run, &m.smi, style));
         }
         None => put(
             &mut o,

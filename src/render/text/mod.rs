@@ -9,6 +9,7 @@ pub mod held;
 pub mod mem;
 pub mod outcome;
 pub mod remedy;
+pub mod smi;
 pub mod summary;
 pub mod time;
 pub mod values;
