@@ -26,6 +26,10 @@ pub fn run(
     if !memory.tokens.is_empty() || shape.is_some() {
         report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
     }
+    // The snapshots split the breakdown's categories where the user asked for it.
+    if memory.shown() && !ndjson && !as_json {
+        report.memory = report.memory.with_snapshots(r, &loaded.snapshots().matched);
+    }
     if ndjson {
         out_ndjson(json::phase_records(r, &run_id(&loaded)))?;
     } else if as_json {
