@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,12 +36,30 @@ def read(path, limit=1 << 20):
         return b""
 
 
+def generated():
+    """The small inputs turn3's generator makes (names with control characters, hostile
+    pickles, CSVs and gzip/zstd oddities that are not stored): made into a temporary
+    directory when ../shared is there."""
+    gen = SHARED / "turn3" / "make_inputs.py"
+    if not gen.is_file():
+        return []
+    tmp = Path(tempfile.mkdtemp(prefix="rankscope-seeds-"))
+    TEMP.append(tmp)
+    subprocess.run(["python3", str(gen), "small", str(tmp)], capture_output=True)
+    return sorted(p for p in tmp.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+GENERATED = []
+TEMP = []
+
+
 def logs():
     pats = ["samples/*/*.log", "samples/*/stdout.txt", "tests/verdicts/**/*.log",
             "tests/fixtures/**/*.log", "tests/hostile/**/*.log*"]
     files = [p for pat in pats for p in sorted(ROOT.glob(pat))]
     if SHARED.is_dir():
         files += sorted(p for p in SHARED.rglob("*.log*") if p.is_file())
+    files += [p for p in GENERATED if ".log" in p.name]
     return [f for f in files if f.is_file()]
 
 
@@ -86,12 +105,13 @@ CONFIG = re.compile(rb"server_args=|non-default args|Initializing a V\d+ LLM eng
 
 
 def main():
-    scan = Seeds("scan", 900 << 10)
+    GENERATED.extend(generated())
+    scan = Seeds("scan", 600 << 10)
     prefix = Seeds("prefix", 300 << 10)
     config = Seeds("config", 300 << 10)
     for f in logs():
         data = read(f)
-        for w in windows(data, 4096, 3):
+        for w in windows(data, 2048, 4):
             scan.add(w)
         for w in windows(data, 1024, 2):
             prefix.add(w)
@@ -103,6 +123,7 @@ def main():
 
     nvsmi = Seeds("nvsmi", 200 << 10)
     csvs = sorted(ROOT.glob("samples/*/*.csv")) + sorted(ROOT.glob("tests/**/*.csv"))
+    csvs += [p for p in GENERATED if p.suffix == ".csv"]
     for f in csvs:
         for w in windows(read(f), 2048, 2):
             nvsmi.add(w)
@@ -113,6 +134,7 @@ def main():
     picks = []
     if SHARED.is_dir():
         picks += sorted(p for p in SHARED.rglob("*.pickle") if p.is_file())
+    picks += [p for p in GENERATED if ".pickle" in p.name]
     for f in picks:
         data = read(f)
         if len(data) <= 64 << 10:
@@ -131,9 +153,14 @@ def main():
     if SHARED.is_dir():
         for f in sorted(SHARED.rglob("*.toml")):
             toml.add(read(f))
+    for f in GENERATED:
+        if f.suffix == ".toml" and f.stat().st_size <= 16 << 10:
+            toml.add(read(f))
     for s in [scan, prefix, config, nvsmi, pickle, toml]:
         n = len(list(s.dir.iterdir()))
         print(f"{s.dir.relative_to(ROOT)}: {n} seeds, {s.used} bytes")
+    for tmp in TEMP:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ targets=("$@")
 # the samples' snapshots up to 190 KB).
 max_len() {
   case $1 in
-    scan | pipeline) echo 8192 ;;
+    scan) echo 2048 ;;
+    pipeline) echo 8192 ;;
     prefix) echo 2048 ;;
     config) echo 32768 ;;
     pickle) echo 200000 ;;

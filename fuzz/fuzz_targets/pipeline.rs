@@ -1,7 +1,7 @@
 //! A log through the scan, the model, the report, `summary`'s text, `diff` with itself
 //! and its text, as `summary` and `diff` read it (the `scan` target stops at the model,
-//! and is several times faster). What is printed never holds an escape byte or a bidi
-//! override.
+//! and is several times faster). Blocks of 4 KiB and inputs of up to 8 KiB. What is
+//! printed never holds an escape byte or a bidi override.
 //!
 //! Built for throughput: the grammar set is compiled once per process, and each input
 //! runs on a one-thread rayon pool whose only worker is the fuzzer's own thread, so no

@@ -1,8 +1,8 @@
 //! A log through the scan and the model (`Session::from_bytes`: line splitting, the
 //! literal prefilter, prefixes and stamps, the event regexes, tracebacks, the block
-//! merge, dates, the run model), as every command reads a log. Blocks of 4 KiB (the
-//! reader's smallest) and inputs of up to 8 KiB (`fuzz/run.sh` passes `-max_len`) make
-//! the block merge part of many inputs. No event's message or detail holds an escape
+//! merge, dates, the run model), as every command reads a log. Blocks of 512 bytes and
+//! inputs of up to 2 KiB (`fuzz/run.sh` passes `-max_len`) make the block merge part of
+//! most inputs, and keep each input cheap. No event's message or detail holds an escape
 //! byte. The renderers and `diff` on top are the `pipeline` target's.
 //!
 //! Built for throughput: the grammar set is compiled once per process, and each input
@@ -36,7 +36,7 @@ fn pool() -> &'static rayon::ThreadPool {
 fuzz_target!(|data: &[u8]| {
     let gs = grammars();
     pool().install(|| {
-        let run = rankscope::session::Session::from_bytes(gs, "fuzz.log", data, 4096).run;
+        let run = rankscope::session::Session::from_bytes(gs, "fuzz.log", data, 512).run;
         for e in &run.events {
             assert!(!e.message.contains('\u{1b}'), "{e:?}");
             assert!(!e.detail.as_deref().unwrap_or("").contains('\u{1b}'), "{e:?}");
