@@ -60,7 +60,7 @@ for t in "${targets[@]}"; do
   seeds=fuzz/seeds/$t
   [ "$t" = pipeline ] && seeds=fuzz/seeds/scan  # the same logs
   [ -d "$seeds" ] && dirs+=("$seeds")
-  flags=(-max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10
+  flags=(-max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=30
     -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1)
   extra=$(extra_seeds "$t")
   [ -n "$extra" ] && flags+=(-seed_inputs="$extra")
@@ -71,7 +71,8 @@ for t in "${targets[@]}"; do
   # -detect_leaks=0: the grammars, regex caches and rayon's pool live across inputs, so
   # LeakSanitizer would scan the heap after most inputs (a fifth of the time) to find
   # nothing a safe-Rust program could leak by accident.
-  # -timeout=10: an input that takes 10 s is a finding (the targets take milliseconds).
+  # -timeout=30: an input that takes 30 s is a finding (the targets take milliseconds; the
+  # limit is wall time, and a niced run on a loaded machine gets a tenth of a core).
   if ! cargo +nightly fuzz run "${tdir[@]}" "$t" "${dirs[@]}" -- "${flags[@]}" >"$log" 2>&1; then
     tail -40 "$log"
     echo "fuzz: $t FAILED (the input is in fuzz/artifacts/$t)"
