@@ -1297,7 +1297,7 @@ fn d15_d24_writes_into_a_full_device_fail_with_exit_2() {
         let (code, stderr) = rankscope_into_full_device(args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("No space left on device"),
+            stderr.contains("cannot write to standard output: No space left on device"),
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
