@@ -1455,6 +1455,23 @@ fn d19_sizes_that_sum_past_64_bits_are_refused() {
     assert!(!o.stderr.contains("panicked"));
 }
 
+/// D19 through the general reader: the `pickle` fuzz target found that
+/// `types::from_pickle` (the path for pickles the direct reader hands back) built the
+/// snapshot whose sizes wrap, where `read_bytes` refused it. Both refuse it now, at the
+/// same key.
+#[test]
+fn d19_the_general_reader_refuses_sizes_past_64_bits_too() {
+    let bytes = std::fs::read(turn3("sum_overflow_blocks.pickle")).expect("read");
+    let general = rankscope::snapshot::pickle::parse(&bytes).expect("a valid pickle");
+    let e = rankscope::snapshot::types::from_pickle(&general).expect_err("refused");
+    assert!(e.to_string().contains("segments[0].blocks[3].size"), "{e}");
+    let direct = rankscope::snapshot::read_bytes(&bytes).expect_err("refused");
+    assert!(
+        direct.to_string().ends_with(&e.to_string()),
+        "{direct} / {e}"
+    );
+}
+
 /// D26: a run directory with snapshot_rank1.pickle.gz (tp2-frag-grouped's, gzipped
 /// here): it was taken for a snapshot by name, then refused ("byte 0 is 0x1f"). A
 /// gzip snapshot is now decompressed: the candidate's two snapshots are matched.
