@@ -20,6 +20,11 @@ pub struct MemoryReport {
     pub breakdown: Option<RunBreakdown>,
     /// None when the log shows no KV pool size.
     pub capacity: Option<Capacity>,
+    /// What PyTorch's allocator held of each category, per rank with a snapshot: filled
+    /// by [`MemoryReport::with_snapshots`] where the command read them.
+    pub held: Vec<crate::analysis::held::RankHeld>,
+    /// Per GPU of the run's nvidia-smi CSVs, what it saw used against the breakdown.
+    pub smi: Vec<crate::analysis::smi::SmiComparison>,
 }
 
 impl MemoryReport {
@@ -34,7 +39,15 @@ impl MemoryReport {
         MemoryReport {
             breakdown: breakdown(run),
             capacity: capacity(run, lengths, shape),
+            held: Vec::new(),
+            smi: crate::analysis::smi::smi_comparisons(run),
         }
+    }
+
+    /// With the ranks' snapshots split by category (`analysis::held`).
+    pub fn with_snapshots(mut self, run: &Run, snaps: &[RankSnapshot]) -> MemoryReport {
+        self.held = crate::analysis::held::held(run, snaps);
+        self
     }
 }
 

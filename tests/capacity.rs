@@ -320,3 +320,72 @@ fn gpu2_custom_ar_cost() {
     assert_eq!(comm.delta, 21_474_836);
     assert_eq!(m.cost.map(|c| c.tokens_delta), Some(-597));
 }
+
+/// `summary --memory` splits the breakdown by the snapshots. `samples/tp8-custom-ar`,
+/// TP0: `Init torch distributed ends … mem usage=0.64 GB` (server.log:30) against the
+/// snapshot's two 20 MiB segments at `init_custom_ar`: 0.64 GiB − 40 MiB = 615.36 MiB
+/// outside PyTorch. Weights: 13.96 − 6.56 = 7.40 GB (lines 33, 39) against the 7.40 GiB
+/// `load_weights` reserved (`rankscope mem samples/tp8-custom-ar/snapshot_rank0.pickle`):
+/// within the figure's ±10.24 MiB. KV pool: 2.98 + 2.98 GB (line 50) against the 5.96 GiB
+/// of `kv_cache`, whose first allocation shares a second with `Load weight end`, so it
+/// is placed by size (the weights have no room left for it). The baseline's
+/// communication, 0.60 GB (server.log:15), has no allocator site at all.
+#[test]
+fn the_snapshots_split_the_breakdown_into_pytorch_and_the_rest() {
+    use rankscope::analysis::held::{held, Placed};
+    let s = load("samples/tp8-custom-ar");
+    let h = held(&s.run, &s.snapshots().matched);
+    assert_eq!(h.len(), 8, "one per rank's snapshot");
+    let tp0 = &h[0];
+    assert_eq!(tp0.rank.to_string(), "TP0");
+    let cat = |c: Category| tp0.categories.iter().find(|x| x.category == c).unwrap();
+    let mib = |x: f64| (x * 1_048_576.0) as i64;
+    let gb = |x: f64| (x * GIB).round() as i64;
+    let comm = cat(Category::Communication);
+    assert_eq!(comm.reserved, mib(40.0));
+    assert!(comm.sites[0].label.starts_with("init_custom_ar"));
+    assert_eq!(comm.residual, Some(gb(0.64) - mib(40.0)));
+    let w = cat(Category::Weights);
+    assert!(w.sites[0].label.starts_with("load_weights"));
+    assert!(w.residual.unwrap().abs() <= w.resolution, "{w:?}");
+    let kv = cat(Category::KvPool);
+    assert_eq!(kv.sites[0].placed, Placed::BySize);
+    assert!(kv.sites[0].label.starts_with("kv_cache"));
+    assert!(kv.residual.unwrap().abs() <= kv.resolution, "{kv:?}");
+    // Capture failed: no graph figure in the breakdown to set the 602 MiB against.
+    assert_eq!(cat(Category::CudaGraphs).residual, None);
+    let b = load("samples/tp8-baseline");
+    let hb = held(&b.run, &b.snapshots().matched);
+    let comm = hb[0]
+        .categories
+        .iter()
+        .find(|x| x.category == Category::Communication)
+        .unwrap();
+    assert_eq!((comm.reserved, comm.residual), (0, Some(gb(0.60))));
+}
+
+/// nvidia-smi against the breakdown, `samples/tp8-baseline`: one GPU in the CSV, so the
+/// 8 ranks share it. Each took 14.00 + 0.60 − 0.01 = 14.59 GB (`Load weight begin avail`
+/// plus `Init torch distributed mem usage` less `Capture cuda graph end avail`), 116.72
+/// GiB in all.
+/// The last `Capture cuda graph end` is stamped 09:18:19 (server.log:81); the first
+/// sample a second later is 09:18:20.115, 120114 MiB (nvidia-smi-gpu.csv:71), t+11.1 s
+/// after the first line (09:18:09). 120114 MiB − 116.72 GiB = 592.72 MiB, 74.09 MiB per
+/// process; the CSV's first sample, before the run's first line, is 0 MiB.
+#[test]
+fn nvidia_smi_sees_the_ranks_figures_plus_what_each_process_holds_outside_them() {
+    let s = load("samples/tp8-baseline");
+    let m = MemoryReport::of(&s.run, &[], None);
+    assert_eq!(m.smi.len(), 1);
+    let c = &m.smi[0];
+    assert_eq!((c.gpu, c.ranks.len()), (0, 8));
+    assert_eq!(c.smi_used, 120_114 * 1_048_576);
+    let per_rank =
+        (14.00 * GIB).round() as i64 + (0.60 * GIB).round() as i64 - (0.01 * GIB).round() as i64;
+    assert_eq!(c.taken, 8 * per_rank);
+    assert!((c.at_s - 11.115).abs() < 0.01, "{}", c.at_s);
+    assert_eq!(c.before, Some(0));
+    let mib = c.difference() as f64 / 1_048_576.0;
+    assert!((mib - 592.72).abs() < 0.01, "{mib}");
+    assert!(c.finished && c.process.is_none());
+}

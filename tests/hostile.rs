@@ -793,11 +793,20 @@ fn d22_invalid_stamps_are_noted() {
     );
 }
 
-/// D22: time_jumps.log goes 2026 → 1970 → 9999 → 0001 for TP0 and TP1: no duration
-/// can be computed, none is printed negative, and the backward jumps are noted.
+/// D22: stamps that go backwards inside the plausible years (TP0: 2026 → 2025 → 2026,
+/// by a year) give no negative duration; the backward jump is noted and the phase says
+/// its stamps are out of order.
 #[test]
 fn d22_backward_stamps_give_no_negative_duration() {
-    let log = turn3("time_jumps.log");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("back.log");
+    std::fs::write(
+        &log,
+        "[2026-11-29 09:18:12 TP0] Init torch distributed begin.\n\
+         [2025-11-29 09:18:13 TP0] Init torch distributed ends. mem usage=0.60 GB\n\
+         [2026-11-29 09:18:14 TP0] Load weight begin. avail mem=14.00 GB\n",
+    )
+    .expect("write");
     let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
     let run = &json(&o)["run"];
     for p in run["phases"].as_array().expect("phases") {
@@ -809,9 +818,61 @@ fn d22_backward_stamps_give_no_negative_duration() {
     assert!(run["notes"]
         .to_string()
         .contains("time stamps go backwards"));
-    let t = rankscope(&["summary", log.to_str().unwrap()], None);
+    let t = rankscope(&["summary", "--width", "200", log.to_str().unwrap()], None);
     assert!(t.stdout.contains("stamps out of order"), "{}", t.stdout);
     assert!(!t.stdout.contains(" -1"), "{}", t.stdout);
+}
+
+/// D22's left-over: time_jumps.log goes 2026 → 1970 → 9999 → 0001 for TP0 and TP1 (lines
+/// 1–4 and 5–8). It said "started 0001-01-01"; the six stamps outside 2000–2099 are
+/// untimed and noted, the start is the 2026 stamp of line 1, and nothing is measured
+/// across the millennia.
+#[test]
+fn d22_stamps_outside_the_plausible_years_are_not_the_start() {
+    let log = turn3("time_jumps.log");
+    let t = rankscope(&["summary", log.to_str().unwrap()], None);
+    assert!(
+        t.stdout
+            .contains("started 2026-11-29 09:18:12, last line 0 s later"),
+        "{}",
+        t.stdout
+    );
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(run["start"], "2026-11-29T09:18:12", "{run}");
+    let notes = run["notes"].to_string();
+    assert!(
+        notes.contains("6 event line(s) stamped outside the years 2000–2099")
+            && notes.contains("first at line 2 (1970-01-01 00:00:00)"),
+        "{notes}"
+    );
+    assert!(!notes.contains("time stamps go backwards"), "{notes}");
+}
+
+/// A log stamped wholly in 1970 (a board whose clock was never set) keeps its stamps:
+/// dist_init runs from 00:00:05 to 00:00:09 on TP0, 4 s, and no stamp is called
+/// implausible.
+#[test]
+fn d22_a_run_wholly_in_1970_keeps_its_stamps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("epoch.log");
+    std::fs::write(
+        &log,
+        "[1970-01-01 00:00:05 TP0] Init torch distributed begin.\n\
+         [1970-01-01 00:00:09 TP0] Init torch distributed ends. mem usage=0.60 GB\n",
+    )
+    .expect("write");
+    let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
+    let run = &json(&o)["run"];
+    assert_eq!(run["start"], "1970-01-01T00:00:05", "{run}");
+    assert!(!run["notes"].to_string().contains("stamped outside"));
+    let dist = run["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .find(|p| p["phase"] == "dist_init")
+        .expect("dist_init");
+    assert_eq!(dist["duration_s"]["max"].as_f64(), Some(4.0), "{dist}");
 }
 
 /// D11: one rank-naming prefix per line, TP0 … TP(N−1) with N two past the bound of
@@ -1238,7 +1299,7 @@ fn d15_d24_writes_into_a_full_device_fail_with_exit_2() {
         let (code, stderr) = rankscope_into_full_device(args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("No space left on device"),
+            stderr.contains("cannot write to standard output: No space left on device"),
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
@@ -1394,6 +1455,23 @@ fn d19_sizes_that_sum_past_64_bits_are_refused() {
         o.stderr
     );
     assert!(!o.stderr.contains("panicked"));
+}
+
+/// D19 through the general reader: the `pickle` fuzz target found that
+/// `types::from_pickle` (the path for pickles the direct reader hands back) built the
+/// snapshot whose sizes wrap, where `read_bytes` refused it. Both refuse it now, at the
+/// same key.
+#[test]
+fn d19_the_general_reader_refuses_sizes_past_64_bits_too() {
+    let bytes = std::fs::read(turn3("sum_overflow_blocks.pickle")).expect("read");
+    let general = rankscope::snapshot::pickle::parse(&bytes).expect("a valid pickle");
+    let e = rankscope::snapshot::types::from_pickle(&general).expect_err("refused");
+    assert!(e.to_string().contains("segments[0].blocks[3].size"), "{e}");
+    let direct = rankscope::snapshot::read_bytes(&bytes).expect_err("refused");
+    assert!(
+        direct.to_string().ends_with(&e.to_string()),
+        "{direct} / {e}"
+    );
 }
 
 /// D26: a run directory with snapshot_rank1.pickle.gz (tp2-frag-grouped's, gzipped

@@ -283,3 +283,35 @@ fn a_thousand_ranks_stay_under_five_megabytes() {
     // The 1,023 ranks that printed the same figures are one row of the memory table.
     assert!(html.contains("TP0–TP516, TP518–TP1023 (1,023 ranks)"));
 }
+
+/// The memory section is the breakdown of `summary --memory`: tp8-custom-ar-fixed against
+/// its baseline names the moved category (`Init torch distributed … mem usage` 0.60 →
+/// 0.64 GB, +40.96 MiB on every rank) and the KV pool it cost (K + V 2.98 + 2.98 → 2.96 +
+/// 2.96 GB); each row carries its derivation with file:line — the weights are
+/// `Load weight begin avail` 13.96 minus `Load weight end avail` 6.56 (rank0.log:4, :5) —
+/// and the categories add up to 14.00 + 0.64 = 14.60 GiB.
+#[test]
+fn the_memory_section_draws_the_breakdown_and_names_the_moved_category() {
+    let html = page(&[
+        "samples/tp8-custom-ar-fixed",
+        "--vs",
+        "samples/tp8-baseline",
+    ]);
+    let at = html
+        .find("id=\"breakdown\"")
+        .expect("the breakdown section");
+    let section = &html[at..];
+    assert!(section.contains(
+        "<li>NCCL / custom AR / outside PyTorch: +40.96 MiB (±10.24 MiB) on 8 of 8 ranks</li>"
+    ));
+    assert!(section.contains("<li>KV pool: -40.96 MiB (±20.48 MiB) on 8 of 8 ranks</li>"));
+    assert!(section.contains(
+        "= weight_load.avail_before 13.96 GiB (samples/tp8-custom-ar-fixed/rank0.log:4) − weight_load.avail_after 6.56 GiB (samples/tp8-custom-ar-fixed/rank0.log:5)"
+    ));
+    assert!(section.contains("categories add up to the device: 14.60 GiB against 14.60 GiB"));
+    // One bar of seven categories' rects at most, each titled with its GiB.
+    assert!(section.contains("<rect class=\"c-comm\""));
+    assert!(section.contains(&esc(
+        "capacity: enable_custom_allreduce False → True: -597 tokens/rank"
+    )));
+}

@@ -3,8 +3,16 @@
 //! and no string it returns holds a control character.
 #![no_main]
 
+use std::sync::OnceLock;
+
 use libfuzzer_sys::fuzz_target;
-use rankscope::snapshot::{self, pickle};
+use rankscope::snapshot::{self, pickle, site::SiteRule};
+
+fn rule() -> &'static SiteRule {
+    // Built once: the fuzzer's time goes to the reader, not to setup.
+    static RULE: OnceLock<SiteRule> = OnceLock::new();
+    RULE.get_or_init(SiteRule::default)
+}
 
 fuzz_target!(|data: &[u8]| {
     // Trace entries decoded while reading (read_bytes) must give what the general
@@ -27,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(!f.name.chars().any(|c| c.is_control() && c != '\t'));
             assert!(!f.filename.chars().any(|c| c.is_control() && c != '\t'));
         }
-        let _ = snapshot::inspect::summarize(&s, &snapshot::inspect::SiteRule::default());
+        let _ = snapshot::inspect::summarize(&s, rule());
     }
     // The chunked reader takes other paths (refills, items straddling its buffer).
     let _ = pickle::parse_reader(data, data.len() as u64);

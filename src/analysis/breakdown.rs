@@ -4,7 +4,7 @@
 //! within the figures' resolution. With a baseline, the categories that moved.
 
 use crate::analysis::attribute::Attribution;
-use crate::base::event::{FieldValue, Origin, Phase, Rank};
+use crate::base::event::{FieldValue, Origin, Rank};
 use crate::grammar::memory_model::{Category, DeviceBasis, Formula, MemoryModel, Term};
 use crate::model::{RankRun, Run};
 
@@ -208,7 +208,7 @@ pub(crate) fn evaluate(
 }
 
 /// The device memory of a rank: the log's, else nvidia-smi's, else the OOM message's.
-fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
+pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<Device> {
     let run = rd.run;
     if let Some(a) = evaluate(rd, rank, &model.device, None, None) {
         return Some(Device {
@@ -409,16 +409,6 @@ pub struct BreakdownDiff {
     pub snapshot: Option<SnapshotSplit>,
 }
 
-fn category_of_phase(p: Phase) -> Option<Category> {
-    Some(match p {
-        Phase::DistInit => Category::Communication,
-        Phase::WeightLoad => Category::Weights,
-        Phase::KvCache => Category::KvPool,
-        Phase::CudaGraph => Category::CudaGraphs,
-        _ => return None,
-    })
-}
-
 fn median(mut v: Vec<i64>) -> i64 {
     v.sort_unstable();
     v.get(v.len() / 2).copied().unwrap_or(0)
@@ -481,7 +471,7 @@ pub fn breakdown_diff(
     }
     not_compared.dedup();
     let snapshot = attribution.and_then(|a| {
-        let category = category_of_phase(a.phase)?;
+        let category = Category::of_phase(a.phase)?;
         moved
             .iter()
             .any(|m| m.category == category)

@@ -312,7 +312,7 @@ fn requests_at(pool_tokens: i64, page: i64, tokens: i64, limit: Option<i64>) -> 
     }
 }
 
-fn pool_check(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<PoolCheck> {
+pub(crate) fn pool_check(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Option<PoolCheck> {
     let run = rd.run;
     let rule = model.pool.as_ref()?;
     let b = rank_breakdown(rd, rank, model);

@@ -1,9 +1,14 @@
 //! A remedy with numbers for a memory failure: how much memory the failing phase lacked
-//! (the deficit), and for each setting that sizes memory (the grammars'
-//! `[[memory_lever]]`) the value that would cover it with a margin, what it frees and what
-//! it costs. Only what the runs' figures support is proposed: no deficit, no value.
+//! (the deficit), and from the server's memory model (`[memory_model]`, the one
+//! `analysis::breakdown` and `analysis::capacity` evaluate) the value of the pool rule's
+//! fraction that would cover it with a margin, what it frees and the KV tokens it costs,
+//! and the setting that skips the failing phase's category. Only what the runs' figures
+//! support is proposed: no deficit, no value.
 
-use crate::grammar::remedy::{LeverRule, LeverTotal, MemoryLever};
+use crate::analysis::breakdown::{device_of, evaluate, model_of, rank_breakdown, Amount, Reader};
+use crate::analysis::capacity::{capacity, pool_check};
+use crate::base::event::Rank;
+use crate::grammar::memory_model::{Category, MemoryModel, PoolRule};
 use crate::model::config::pyrepr::PyValue;
 use crate::model::{FailureKind, Phase, Run};
 
@@ -44,14 +49,15 @@ impl Deficit {
     }
 }
 
-/// Whether the run's own figures follow a pool-fraction rule.
+/// Whether the run's own pool is the one its sizing rule (`total × fraction − used`)
+/// gives, as `capacity::PoolCheck` checks it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RuleCheck {
-    /// The free memory after the pool is what the rule predicts, within resolution.
+    /// The pool (bytes) is what the rule predicts, within resolution and 5 %.
     Follows { predicted: i64, logged: i64 },
     /// It is not: the step's effect is the rule's, not this run's.
     Differs { predicted: i64, logged: i64 },
-    /// The log prints no free memory after the pool.
+    /// The log does not print every figure of the rule.
     Unchecked,
 }
 
@@ -59,8 +65,11 @@ pub enum RuleCheck {
 pub enum RemedyKind {
     /// Lower a pool fraction by `steps × step`: `total × that` more free after the pool.
     PoolFraction {
-        total: i64,
-        total_from: LeverTotal,
+        /// The rule's `total` where it is smallest over the ranks, with what it was
+        /// read from (a `device` term: the breakdown's device memory).
+        total: Amount,
+        total_rank: Rank,
+        step: f64,
         from: f64,
         to: f64,
         check: RuleCheck,
@@ -109,16 +118,6 @@ pub fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
         .collect();
     let res = vals.iter().map(|v| v.1).max()?;
     Some((median(vals.iter().map(|v| v.0).collect())?, res))
-}
-
-/// The smallest of the ranks' figure.
-fn min_figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
-    run.worker_ranks()
-        .filter_map(|r| {
-            let f = r.figure(phase, name)?;
-            Some((f.value.as_bytes()?, f.value.resolution() as i64))
-        })
-        .min()
 }
 
 fn config_value(run: &Run, key: &str) -> Option<PyValue> {
@@ -193,70 +192,63 @@ pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
     })
 }
 
-fn total_of(run: &Run, lever: LeverTotal) -> Option<i64> {
-    match lever {
-        LeverTotal::AvailBeforeWeights => {
-            min_figure(run, Phase::WeightLoad, "avail_before").map(|v| v.0)
-        }
-        LeverTotal::Device => {
-            let from_oom = run
-                .root_failure()
-                .and_then(|(_, f)| f.fields.get("capacity_bytes").and_then(|v| v.as_bytes()));
-            from_oom.or_else(|| {
-                run.gpus
-                    .iter()
-                    .filter_map(|g| g.total_bytes)
-                    .min()
-                    .map(|t| t as i64)
-            })
-        }
-    }
+/// The pool rule's `total` on every worker rank where it can be read: the smallest (the
+/// servers size every rank by the smallest), and the rank it was read on.
+fn smallest_total<'r>(
+    rd: &Reader<'r>,
+    model: &MemoryModel,
+    rule: &PoolRule,
+) -> Option<(Amount, &'r crate::model::RankRun)> {
+    rd.run
+        .worker_ranks()
+        .filter_map(|r| {
+            let device = device_of(rd, r, model).map(|d| d.amount);
+            Some((evaluate(rd, r, &rule.total, device.as_ref(), None)?, r))
+        })
+        .min_by_key(|(a, _)| a.bytes)
 }
 
-fn pool_fraction(
-    candidate: &Run,
-    lever: &MemoryLever,
-    total_from: LeverTotal,
-    step: f64,
-    d: &Deficit,
-) -> Option<Remedy> {
+fn pool_fraction(candidate: &Run, model: &MemoryModel, d: &Deficit) -> Option<Remedy> {
     // Lowering the fraction helps what runs after the pool is sized: capture, serving,
     // and the pool's own allocation.
     if !matches!(d.phase, Phase::CudaGraph | Phase::Ready | Phase::KvCache) {
         return None;
     }
-    let from = as_f64(&config_value(candidate, &lever.setting)?)?;
-    let total = total_of(candidate, total_from)?;
-    let per_step = (total as f64 * step).floor() as i64;
+    let rule = model.pool.as_ref()?;
+    let from = as_f64(&config_value(candidate, &rule.fraction)?)?;
+    let rd = Reader::new(candidate);
+    let (total, rank) = smallest_total(&rd, model, rule)?;
+    let per_step = (total.bytes as f64 * rule.step).floor() as i64;
     if per_step <= 0 {
         return None;
     }
     let steps = (d.target() as f64 / per_step as f64).ceil().max(1.0);
-    let to = ((from - steps * step) * 1e6).round() / 1e6;
+    let to = ((from - steps * rule.step) * 1e6).round() / 1e6;
     if to <= 0.0 {
         return None;
     }
     let frees = (steps * per_step as f64) as i64;
-    let per_token = candidate
-        .worker_ranks()
-        .find_map(crate::model::RankRun::kv_bytes_per_token);
-    let check = match figure(candidate, Phase::KvCache, "avail_after") {
-        Some((logged, res)) if total_from == LeverTotal::AvailBeforeWeights => {
-            let predicted = (total as f64 * (1.0 - from)).round() as i64;
-            // Within two print steps and 5 %: the server sized its pool by this rule.
-            if (predicted - logged).abs() <= 2 * res + predicted / 20 {
-                RuleCheck::Follows { predicted, logged }
-            } else {
-                RuleCheck::Differs { predicted, logged }
-            }
-        }
-        _ => RuleCheck::Unchecked,
+    let check = match pool_check(&rd, rank, model) {
+        Some(c) if c.follows() => RuleCheck::Follows {
+            predicted: c.predicted,
+            logged: c.logged,
+        },
+        Some(c) => RuleCheck::Differs {
+            predicted: c.predicted,
+            logged: c.logged,
+        },
+        None => RuleCheck::Unchecked,
     };
+    // What a token of the pool takes, as the capacity section reads it.
+    let per_token = capacity(candidate, &[], None)
+        .and_then(|c| Some((c.log_per_token?.bytes, c.pool_tokens)))
+        .filter(|(bytes, _)| *bytes > 0.0);
     Some(Remedy {
-        setting: lever.setting.clone(),
+        setting: rule.fraction.clone(),
         kind: RemedyKind::PoolFraction {
             total,
-            total_from,
+            total_rank: rank.rank.clone(),
+            step: rule.step,
             from,
             to,
             check,
@@ -267,41 +259,49 @@ fn pool_fraction(
     })
 }
 
-/// The settings that would cover deficit `d`, from the candidate's grammars'
-/// `[[memory_lever]]` tables: for a failure, and for `watch`'s early warning (a deficit
-/// foreseen from the baseline's figures before the phase runs).
+/// What the baseline's category took: the median over its worker ranks that measured it.
+fn baseline_category(baseline: &Run, category: Category) -> Option<i64> {
+    let model = model_of(baseline)?;
+    let rd = Reader::new(baseline);
+    let took: Vec<i64> = baseline
+        .worker_ranks()
+        .filter_map(|r| rank_breakdown(&rd, r, model).bytes(category))
+        .collect();
+    median(took)
+}
+
+/// The settings that would cover deficit `d`, from the candidate's server's memory model:
+/// for a failure, and for `watch`'s early warning (a deficit foreseen from the baseline's
+/// figures before the phase runs).
 pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
-    let mut out = Vec::new();
-    for lever in &candidate.remedy_rules.levers {
-        match &lever.rule {
-            LeverRule::PoolFraction { total, step } => {
-                out.extend(pool_fraction(candidate, lever, *total, *step, d));
-            }
-            LeverRule::SkipPhase { value, phase } if *phase == d.phase => {
-                // Only where the server's configuration has the setting (the lever is
-                // its grammar's) and it is not set so already.
-                let Some(current) = config_value(candidate, &lever.setting) else {
-                    continue;
-                };
-                if current.to_python_repr() == *value {
-                    continue;
-                }
-                let baseline_took = baseline
-                    .and_then(|b| figure(b, *phase, "mem_usage"))
-                    .map(|v| v.0);
-                out.push(Remedy {
-                    setting: lever.setting.clone(),
-                    kind: RemedyKind::SkipPhase {
-                        value: value.clone(),
-                        phase: *phase,
-                        baseline_took,
-                        cost: lever.cost.clone(),
-                    },
-                    frees: baseline_took,
-                });
-            }
-            LeverRule::SkipPhase { .. } => {}
+    let Some(model) = model_of(candidate) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Remedy> = pool_fraction(candidate, model, d).into_iter().collect();
+    for rule in &model.categories {
+        let Some(skip) = &rule.skip else { continue };
+        if rule.category.phase() != Some(d.phase) {
+            continue;
         }
+        // Only where the server's configuration has the setting (the model is its
+        // grammar's) and it is not set so already.
+        let Some(current) = config_value(candidate, &skip.setting) else {
+            continue;
+        };
+        if current.to_python_repr() == skip.value {
+            continue;
+        }
+        let baseline_took = baseline.and_then(|b| baseline_category(b, rule.category));
+        out.push(Remedy {
+            setting: skip.setting.clone(),
+            kind: RemedyKind::SkipPhase {
+                value: skip.value.clone(),
+                phase: d.phase,
+                baseline_took,
+                cost: skip.cost.clone(),
+            },
+            frees: baseline_took,
+        });
     }
     out
 }

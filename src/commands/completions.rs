@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use crate::cli::Cli;
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 pub fn run(shell: clap_complete::Shell) -> Result<u8> {
     let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -15,7 +15,10 @@ pub fn run(shell: clap_complete::Shell) -> Result<u8> {
         script.extend_from_slice(crate::cli::fish_positional_values().as_bytes());
     }
     let mut stdout = io::stdout().lock();
-    stdout.write_all(&script)?;
-    stdout.flush()?;
+    // Named like the help's failed write: the bare OS error did not say what failed.
+    stdout
+        .write_all(&script)
+        .and_then(|()| stdout.flush())
+        .context("cannot write to standard output")?;
     Ok(0)
 }

@@ -30,7 +30,11 @@ struct Analysed {
 
 fn analyse(cx: &LogContext, paths: &[PathBuf]) -> Result<Analysed> {
     let session = cx.load(paths)?;
-    let report = session.report();
+    let mut report = session.report();
+    // The breakdown's categories against the snapshots, as `summary --memory` gives them.
+    report.memory = report
+        .memory
+        .with_snapshots(&session.run, &session.snapshots().matched);
     let lanes = lanes_of(&session.run, &report);
     let identity = session.identity();
     let rule = SiteRule::default();

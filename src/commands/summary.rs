@@ -46,6 +46,10 @@ pub fn run(
     if !memory.tokens.is_empty() || shape.is_some() {
         report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
     }
+    // The snapshots split the breakdown's categories where the user asked for it.
+    if memory.shown() && !as_json {
+        report.memory = report.memory.with_snapshots(r, &loaded.snapshots().matched);
+    }
     if as_json {
         out_json(&json::summary_doc(r, &report, &loaded.identity()))?;
     } else {

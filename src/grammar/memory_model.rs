@@ -1,7 +1,9 @@
 //! A server's memory model as grammar data (`[memory_model]`): how a rank's device memory
 //! splits into categories, each a sum or difference of the figures its log prints, and
-//! how the server sizes its KV pool from its settings. `analysis::breakdown` and
-//! `analysis::capacity` evaluate it on a run; nothing here reads a log.
+//! how the server sizes its KV pool from its settings, and which setting skips a
+//! category's phase. `analysis::breakdown` and `analysis::capacity` evaluate it on a run,
+//! and `analysis::remedy` computes a memory failure's remedies from the same rules;
+//! nothing here reads a log.
 //!
 //! A formula is `term (+|- term)*`; a term is `phase.figure` (a figure of the closed
 //! vocabulary, `weight_load.avail_before`), `event_kind.field` (a field an event of that
@@ -57,6 +59,20 @@ pub struct PoolSpec {
     pub fraction_default: Option<f64>,
     pub total: Vec<String>,
     pub used: Vec<String>,
+    /// The step a remedy moves the fraction by (0.01: how the settings are written).
+    #[serde(default)]
+    pub step: Option<f64>,
+}
+
+/// A setting whose value skips the category's phase and the memory it takes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkipSpec {
+    pub setting: String,
+    pub value: String,
+    /// What skipping costs besides memory, in a few words.
+    #[serde(default)]
+    pub cost: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -69,6 +85,10 @@ pub struct CategorySpec {
     /// Where the category's memory is counted when no formula applies.
     #[serde(default)]
     pub merged_into: Option<String>,
+    /// The setting that skips this category's phase (only `cuda_graphs` has one phase
+    /// of its own that servers let you skip).
+    #[serde(default)]
+    pub skip: Option<SkipSpec>,
 }
 
 /// The breakdown's categories, in display order.
@@ -109,6 +129,19 @@ impl Category {
     pub fn from_name(s: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.name() == s)
     }
+    /// The start-up phase that takes this category's memory, for those taken by one.
+    pub fn phase(self) -> Option<Phase> {
+        Some(match self {
+            Category::Communication => Phase::DistInit,
+            Category::Weights => Phase::WeightLoad,
+            Category::KvPool => Phase::KvCache,
+            Category::CudaGraphs => Phase::CudaGraph,
+            _ => return None,
+        })
+    }
+    pub fn of_phase(p: Phase) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.phase() == Some(p))
+    }
 }
 
 /// What one term of a formula reads.
@@ -139,6 +172,15 @@ pub struct PoolRule {
     pub fraction_default: Option<f64>,
     pub total: Vec<Formula>,
     pub used: Vec<Formula>,
+    /// In (0, 1).
+    pub step: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkipRule {
+    pub setting: String,
+    pub value: String,
+    pub cost: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +188,7 @@ pub struct CategoryRule {
     pub category: Category,
     pub formulas: Vec<Formula>,
     pub merged_into: Option<Category>,
+    pub skip: Option<SkipRule>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -280,19 +323,37 @@ pub fn compile(
                 format!("category `{}`: give a formula or merged_into", c.category),
             ));
         }
+        if c.skip.is_some() && cat.phase().is_none() {
+            return Err(bad(
+                origin,
+                format!("category `{}`: skip needs a category of one phase (communication, weights, kv_pool, cuda_graphs)", c.category),
+            ));
+        }
         categories.push(CategoryRule {
             category: cat,
             formulas: formulas(origin, &c.formula)?,
             merged_into,
+            skip: c.skip.as_ref().map(|k| SkipRule {
+                setting: k.setting.clone(),
+                value: k.value.clone(),
+                cost: k.cost.clone(),
+            }),
         });
     }
     let pool = match &s.pool {
-        Some(p) => Some(PoolRule {
-            fraction: p.fraction.clone(),
-            fraction_default: p.fraction_default,
-            total: formulas(origin, &p.total)?,
-            used: formulas(origin, &p.used)?,
-        }),
+        Some(p) => {
+            let step = p.step.unwrap_or(0.01);
+            if !(step > 0.0 && step < 1.0) {
+                return Err(bad(origin, format!("pool: step {step} is not in (0, 1)")));
+            }
+            Some(PoolRule {
+                fraction: p.fraction.clone(),
+                fraction_default: p.fraction_default,
+                total: formulas(origin, &p.total)?,
+                used: formulas(origin, &p.used)?,
+                step,
+            })
+        }
         None => None,
     };
     let page_size_default = s.page_size_default.unwrap_or(1);
@@ -371,6 +432,8 @@ mod tests {
             "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\n",
             "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\nformula = [\"a.b\"]\n[[category]]\ncategory = \"free\"\nformula = [\"c.d\"]\n",
             "device_basis = \"total\"\npage_size_default = 0\n",
+            "device_basis = \"total\"\n[pool]\nfraction = \"f\"\ntotal = [\"device\"]\nused = [\"a.b\"]\nstep = 1.5\n",
+            "device_basis = \"total\"\n[[category]]\ncategory = \"free\"\nmerged_into = \"other\"\nskip = { setting = \"s\", value = \"True\" }\n",
         ] {
             assert!(compile("t", "g", Some(&spec(bad))).is_err(), "{bad}");
         }

@@ -338,7 +338,7 @@ impl Grammar {
             .map(|e| e.regex.capture_names().collect())
             .collect();
         let know = knowledge::compile_grammar(origin, &spec, &captures)?;
-        let mut remedy = remedy::compile(origin, &spec.id, &spec.suspect, &spec.memory_lever)?;
+        let mut remedy = remedy::compile(origin, &spec.suspect)?;
         remedy.memory_models.extend(memory_model::compile(
             origin,
             &spec.id,

@@ -1,9 +1,10 @@
 //! What a grammar says about the causes and remedies of failures: which settings can
-//! explain a failure of a kind (`[[suspect]]`), and which settings size memory and how
-//! (`[[memory_lever]]`). `analysis::cause` ranks a diff's changes by the first, and
-//! `analysis::remedy` computes values from the runs' figures with the second.
+//! explain a failure of a kind (`[[suspect]]`), and how the server sizes its memory
+//! (`[memory_model]`, compiled by `grammar::memory_model`). `analysis::cause` ranks a
+//! diff's changes by the first; `analysis::remedy` computes values from the runs'
+//! figures with the second, the model `analysis::breakdown` and `capacity` evaluate.
 
-use super::spec::{MemoryLeverSpec, SuspectSpec};
+use super::spec::SuspectSpec;
 use super::GrammarError;
 use crate::base::event::{FailureKind, Phase};
 
@@ -36,38 +37,10 @@ impl SuspectRule {
     }
 }
 
-/// How a setting sizes memory.
-#[derive(Clone, Debug, PartialEq)]
-pub enum LeverRule {
-    /// The KV pool leaves `total × (1 − value)` free.
-    PoolFraction { total: LeverTotal, step: f64 },
-    /// Setting the value skips a phase and the memory it takes.
-    SkipPhase { value: String, phase: Phase },
-}
-
-/// What `total` is in a pool-fraction rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeverTotal {
-    /// The free memory before weights load (SGLang's `total_gpu_memory`).
-    AvailBeforeWeights,
-    /// The device's total memory (vLLM's `total_gpu_memory`).
-    Device,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct MemoryLever {
-    pub setting: String,
-    pub rule: LeverRule,
-    pub cost: Option<String>,
-    /// The grammar that declared it.
-    pub grammar: String,
-}
-
-/// Every grammar's suspects and levers, in load order.
+/// Every grammar's suspects and memory models, in load order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RemedyRules {
     pub suspects: Vec<SuspectRule>,
-    pub levers: Vec<MemoryLever>,
     /// Each server grammar's memory model (`[memory_model]`).
     pub memory_models: Vec<super::memory_model::MemoryModel>,
 }
@@ -91,12 +64,7 @@ fn kind_of(name: &str) -> Option<FailureKind> {
     })
 }
 
-pub fn compile(
-    origin: &str,
-    grammar: &str,
-    suspects: &[SuspectSpec],
-    levers: &[MemoryLeverSpec],
-) -> Result<RemedyRules, GrammarError> {
+pub fn compile(origin: &str, suspects: &[SuspectSpec]) -> Result<RemedyRules, GrammarError> {
     let mut out = RemedyRules::default();
     for (i, s) in suspects.iter().enumerate() {
         let what = format!("suspect {}", i + 1);
@@ -124,56 +92,6 @@ pub fn compile(
             phases,
             settings: s.settings.clone(),
             words: s.words.iter().map(|w| w.to_lowercase()).collect(),
-        });
-    }
-    for l in levers {
-        let what = format!("memory_lever `{}`", l.setting);
-        let rule = match l.rule.as_str() {
-            "pool_fraction" => {
-                let total = match l.total.as_deref() {
-                    Some("avail_before_weights") => LeverTotal::AvailBeforeWeights,
-                    Some("device") => LeverTotal::Device,
-                    other => {
-                        return Err(bad(
-                            origin,
-                            format!(
-                                "{what}: total {other:?} is not avail_before_weights or device"
-                            ),
-                        ))
-                    }
-                };
-                let step = l.step.unwrap_or(0.01);
-                if !(step > 0.0 && step < 1.0) {
-                    return Err(bad(origin, format!("{what}: step {step} is not in (0, 1)")));
-                }
-                LeverRule::PoolFraction { total, step }
-            }
-            "skip_phase" => {
-                let (Some(value), Some(phase)) = (&l.value, &l.phase) else {
-                    return Err(bad(
-                        origin,
-                        format!("{what}: skip_phase needs value and phase"),
-                    ));
-                };
-                let phase = Phase::from_name(phase)
-                    .ok_or_else(|| bad(origin, format!("{what}: `{phase}` is not a phase")))?;
-                LeverRule::SkipPhase {
-                    value: value.clone(),
-                    phase,
-                }
-            }
-            other => {
-                return Err(bad(
-                    origin,
-                    format!("{what}: rule `{other}` is not pool_fraction or skip_phase"),
-                ))
-            }
-        };
-        out.levers.push(MemoryLever {
-            setting: l.setting.clone(),
-            rule,
-            cost: l.cost.clone(),
-            grammar: grammar.to_string(),
         });
     }
     Ok(out)

@@ -162,10 +162,6 @@ impl GrammarSet {
                 .remedy
                 .suspects
                 .extend(g.remedy.suspects.iter().cloned());
-            knowledge
-                .remedy
-                .levers
-                .extend(g.remedy.levers.iter().cloned());
             (knowledge.remedy.memory_models).extend(g.remedy.memory_models.iter().cloned());
         }
         Ok(GrammarSet {

@@ -61,12 +61,8 @@ pub struct GrammarSpec {
     /// of a kind: `diff` ranks the changes between two runs by them.
     #[serde(default)]
     pub suspect: Vec<SuspectSpec>,
-    /// Settings that size the server's memory, and how: `diff` computes a remedy with
-    /// numbers from them for a memory failure.
-    #[serde(default)]
-    pub memory_lever: Vec<MemoryLeverSpec>,
     /// How the server's memory splits into categories and how it sizes its KV pool
-    /// (`grammar::memory_model`).
+    /// (`grammar::memory_model`); `diff`'s memory remedies are computed from it too.
     #[serde(default)]
     pub memory_model: Option<super::memory_model::MemoryModelSpec>,
 }
@@ -89,36 +85,6 @@ pub struct SuspectSpec {
     /// unattributed error lines, ties the failure to these settings.
     #[serde(default)]
     pub words: Vec<String>,
-}
-
-/// A setting that sizes memory, as the server's code uses it.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryLeverSpec {
-    /// The configuration key.
-    pub setting: String,
-    /// `pool_fraction`: the KV pool leaves `total × (1 − value)` free, so each step down
-    /// of the value leaves `total × step` more free after the pool (and each step up
-    /// gives the pool as much). `skip_phase`: setting the value to `value` skips the
-    /// phase `phase` and the memory it took.
-    pub rule: String,
-    /// For `pool_fraction`: what `total` is: `avail_before_weights` (the free memory
-    /// before weights load, the smallest of the ranks') or `device` (the device's total
-    /// memory: the OOM message's capacity or nvidia-smi's).
-    #[serde(default)]
-    pub total: Option<String>,
-    /// For `pool_fraction`: the step the value moves by (0.01).
-    #[serde(default)]
-    pub step: Option<f64>,
-    /// For `skip_phase`: the value that skips the phase (`True`).
-    #[serde(default)]
-    pub value: Option<String>,
-    /// For `skip_phase`: the phase skipped.
-    #[serde(default)]
-    pub phase: Option<String>,
-    /// What the change costs besides memory, in a few words.
-    #[serde(default)]
-    pub cost: Option<String>,
 }
 
 fn default_priority() -> i32 {

@@ -38,6 +38,51 @@ pub(super) fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<St
     out
 }
 
+/// The years a printed stamp of a start-up log can hold. 1970-01-01 is a clock that was
+/// never set (the epoch), 0001-01-01 and 9999-12-31 are sentinels: none of them is the
+/// time a server started.
+const PLAUSIBLE_YEARS: std::ops::Range<i32> = 2000..2100;
+
+/// Takes the time off events stamped outside `PLAUSIBLE_YEARS` when other events of the
+/// run are stamped inside it, so that such a stamp never becomes the run's start or an
+/// end of a duration; a note per file gives their count and the first. A run stamped
+/// wholly outside (a board whose clock was never set, every line in 1970) keeps its
+/// stamps: the durations between them are still right. Stamps with a printed date only.
+pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> Vec<String> {
+    let printed = |e: &Event| e.ts.filter(|_| !e.year_inferred);
+    let plausible = |t: &NaiveDateTime| PLAUSIBLE_YEARS.contains(&t.year());
+    if !events.iter().filter_map(printed).any(|t| plausible(&t)) {
+        return Vec::new();
+    }
+    // Per file: how many, and the first (line, stamp).
+    let mut found: Vec<(usize, Option<(u64, NaiveDateTime)>)> = vec![(0, None); logs.len()];
+    for e in events.iter_mut() {
+        let Some(t) = printed(e).filter(|t| !plausible(t)) else {
+            continue;
+        };
+        e.ts = None;
+        if let Some((n, first)) = found.get_mut(e.origin.source) {
+            *n += 1;
+            if first.is_none_or(|(line, _)| e.origin.line < line) {
+                *first = Some((e.origin.line, t));
+            }
+        }
+    }
+    logs.iter()
+        .zip(found)
+        .filter_map(|(sf, (n, first))| {
+            let (line, t) = first?;
+            Some(format!(
+                "{}: {n} event line(s) stamped outside the years {}–{} while the run's other stamps are inside, first at line {line} ({}): a clock not set or a placeholder; those events have no time",
+                sf.display(),
+                PLAUSIBLE_YEARS.start,
+                PLAUSIBLE_YEARS.end - 1,
+                t.format("%Y-%m-%d %H:%M:%S")
+            ))
+        })
+        .collect()
+}
+
 pub(super) fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
     if sf.is_stdin() {
         return Some(chrono::Local::now().date_naive());

@@ -13,7 +13,7 @@ use crate::ingest::source::{SourceFile, SourceKind};
 use crate::model::node::{Alignment, Node};
 use crate::model::{self, Run, SourceInfo};
 
-use super::dates::{infer_dates, modified_date, time_regressions};
+use super::dates::{implausible_stamps, infer_dates, modified_date, time_regressions};
 use super::inputs::Inputs;
 use super::nodes::{
     assign_nodes, distinct_hosts, hosts_by_source, nodes_sharing_a_host, ranks_by_source,
@@ -59,6 +59,7 @@ pub(super) fn finish_single(
 ) -> Result<Loaded, LoadError> {
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
     let how = infer_dates(&mut events, &refs);
     if let Some(how) = how {
@@ -216,6 +217,7 @@ pub fn gather(
         node_of_file[i] = assigned.node_of_source[s];
     }
     let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
+    notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
     if let Some(how) = infer_dates(&mut events, &refs) {
         notes.push(how);

@@ -88,7 +88,7 @@ pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
     }
     let (f, len) = open()?;
     let p = pickle::parse_reader(f, len).map_err(pickle_err)?;
-    types::from_pickle(&p).and_then(sizes_fit).map_err(in_file)
+    types::from_pickle(&p).map_err(in_file)
 }
 
 /// The most read from a stream that is not a regular file, or decompressed from a gzip
@@ -172,13 +172,13 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
         return res.and_then(sizes_fit);
     }
     let p = pickle::parse(bytes).map_err(pickle_err)?;
-    types::from_pickle(&p).and_then(sizes_fit)
+    types::from_pickle(&p)
 }
 
 /// Every sum the analysis makes of segment and block sizes fits in 64 bits: five
 /// segments of 2^62 bytes summed to 4096 PiB (wrapped) where they claim 20480 PiB. No
 /// device holds 16 EiB, so such a snapshot is refused, naming the first size past it.
-fn sizes_fit(s: Snapshot) -> Result<Snapshot, SnapshotError> {
+pub(crate) fn sizes_fit(s: Snapshot) -> Result<Snapshot, SnapshotError> {
     for (key, segs) in [
         ("segments", &s.segments),
         ("host_segments", &s.host_segments),

@@ -233,7 +233,7 @@ pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<ClockNote> {
 /// earlier phase wins, so a phase whose end line was printed covers [start, end + 1 s).
 /// A phase closed only by the next one's start (`launch`, vLLM's KV phase) covers
 /// [start, end).
-fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
+pub(crate) fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
     let secs = |t: NaiveDateTime| t.and_utc().timestamp_micros();
     let mut best = None;
     for p in &rr.phases {

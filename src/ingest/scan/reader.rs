@@ -8,6 +8,11 @@ use super::ReadStop;
 /// the block size, so a small file costs a small buffer, not a block.
 const FIRST_READ: usize = 64 << 10;
 
+/// The smallest block: the commands use `DEFAULT_BLOCK`; tests and the fuzz targets ask
+/// for small blocks so that a small input spans several and the merge of their edges (a
+/// traceback or a line across two blocks, a line split for its length) is in most runs.
+const MIN_BLOCK: usize = 256;
+
 /// A read buffer and how many of its bytes hold input.
 #[derive(Default)]
 struct Chunk {
@@ -55,7 +60,7 @@ pub(super) struct BlockReader<R> {
 
 impl<R: Read> BlockReader<R> {
     pub fn new(reader: R, block_size: usize) -> Self {
-        let block_size = block_size.max(4096);
+        let block_size = block_size.max(MIN_BLOCK);
         BlockReader {
             reader,
             block_size,

@@ -9,6 +9,7 @@
 //! URL or script is ever built from such text (docs/architecture.md says why no template
 //! crate).
 
+mod breakdown;
 mod memory;
 mod timeline;
 mod verdict;
@@ -98,6 +99,7 @@ pub fn page(p: &Page) -> String {
     verdict::section(&mut o, p);
     timeline::section(&mut o, p);
     memory::section(&mut o, p);
+    breakdown::section(&mut o, p);
     memory::nvsmi_section(&mut o, p);
     memory::snapshot_section(&mut o, p);
     verdict::notes_section(&mut o, p);
@@ -199,6 +201,8 @@ i.p-launch{background:var(--launch)} i.p-dist_init{background:var(--dist_init)} 
 i.fail{background:var(--fail)} i.late{background:var(--late)} i.base{background:var(--base)} i.cand{background:var(--cand)}
 rect.open{fill-opacity:.55} rect.late{stroke:var(--late);stroke-width:2.5} rect.failph{stroke:var(--fail);stroke-width:2.5} .fail{fill:var(--fail)} text.fail{fill:var(--fail);font-weight:700}
 rect.failbg{fill:var(--fail);fill-opacity:.12} rect.rootbg{fill:none;stroke:var(--fail);stroke-width:2}
+.c-comm{fill:var(--dist_init)} .c-weights{fill:var(--weight_load)} .c-kv{fill:var(--kv_cache)} .c-graphs{fill:var(--cuda_graph)} .c-act{fill:var(--late)} .c-other{fill:var(--launch)} .c-free{fill:var(--ready)}
+i.c-comm{background:var(--dist_init)} i.c-weights{background:var(--weight_load)} i.c-kv{background:var(--kv_cache)} i.c-graphs{background:var(--cuda_graph)} i.c-act{background:var(--late)} i.c-other{background:var(--launch)} i.c-free{background:var(--ready)}
 .m0{fill:var(--dist_init)} .m1{fill:var(--weight_load)} .m2{fill:var(--kv_cache)} .m3{fill:var(--cuda_graph)} .m4{fill:var(--ready)} rect.bar-base{fill-opacity:.45} polyline.gpu{fill:none;stroke-width:1.5} .k0{stroke:var(--cuda_graph)} .k1{stroke:var(--weight_load)} .k2{stroke:var(--kv_cache)} .k3{stroke:var(--late)} .k4{stroke:var(--dist_init)} .k5{stroke:var(--muted)}
 line.total{stroke:var(--bad);stroke-dasharray:4 3}
 footer{margin-top:2rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--rule);padding-top:.4rem}

@@ -235,7 +235,7 @@ pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
                         "pool_fraction",
                         Some(from.to_string()),
                         Some(to.to_string()),
-                        Some(*total),
+                        Some(total.bytes),
                         *tokens_lost,
                         Some(match check {
                             RuleCheck::Follows { .. } => "follows",

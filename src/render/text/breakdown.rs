@@ -182,25 +182,17 @@ pub fn breakdown_text(run: &Run, b: &RunBreakdown, style: Style) -> String {
     o
 }
 
-/// What moved between two runs' breakdowns.
-pub fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
-    let mut o = String::new();
-    o.push_str(&style.bold("memory breakdown against the baseline"));
-    o.push('\n');
+/// What moved between two runs' breakdowns, as (indent, sentence): the terminal's text
+/// and the HTML report say the same.
+pub fn moved_lines(d: &BreakdownDiff) -> Vec<(usize, String)> {
+    let mut o = Vec::new();
     if d.moved.is_empty() {
-        put(
-            &mut o,
-            style.width,
-            2,
-            "no category moved beyond its resolution",
-        );
+        o.push((0, "no category moved beyond its resolution".to_string()));
     }
     for m in &d.moved {
-        put(
-            &mut o,
-            style.width,
-            2,
-            &format!(
+        o.push((
+            0,
+            format!(
                 "{}: {} (±{}) on {} of {} ranks",
                 category_label(m.category),
                 human_delta(m.delta),
@@ -208,7 +200,7 @@ pub fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
                 m.ranks_moved,
                 m.ranks_compared
             ),
-        );
+        ));
     }
     if let Some(s) = &d.snapshot {
         let residual = match (s.residual, s.log_resolution) {
@@ -228,28 +220,35 @@ pub fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
         } else {
             format!(" at {}", s.sites.join(", "))
         };
-        put(
-            &mut o,
-            style.width,
-            4,
-            &format!(
+        o.push((
+            2,
+            format!(
                 "snapshots: PyTorch's allocator reserved {}{sites} in {}; {residual}",
                 human_delta(s.allocator),
                 category_label(s.category)
             ),
-        );
+        ));
     }
     if !d.not_compared.is_empty() {
         let names: Vec<&str> = d.not_compared.iter().map(|c| category_label(*c)).collect();
-        put(
-            &mut o,
-            style.width,
-            2,
-            &format!(
+        o.push((
+            0,
+            format!(
                 "not compared (read from different lines in the two runs: a rank stopped earlier): {}",
                 names.join(", ")
             ),
-        );
+        ));
+    }
+    o
+}
+
+/// What moved between two runs' breakdowns.
+pub fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
+    let mut o = String::new();
+    o.push_str(&style.bold("memory breakdown against the baseline"));
+    o.push('\n');
+    for (indent, line) in moved_lines(d) {
+        put(&mut o, style.width, 2 + indent, &line);
     }
     o
 }

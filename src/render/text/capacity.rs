@@ -216,9 +216,13 @@ pub fn capacity_cost_text(cost: &CapacityCost, style: Style) -> String {
 pub fn memory_section(run: &Run, m: &crate::report::MemoryReport, style: Style) -> String {
     let mut o = String::new();
     match &m.breakdown {
-        Some(b) => o.push_str(&crate::render::text::breakdown::breakdown_text(
-            run, b, style,
-        )),
+        Some(b) => {
+            o.push_str(&crate::render::text::breakdown::breakdown_text(
+                run, b, style,
+            ));
+            o.push_str(&crate::render::text::held::held_text(b, &m.held, style));
+            o.push_str(&crate::render::text::smi::smi_text(run, &m.smi, style));
+        }
         None => put(
             &mut o,
             style.width,
@@ -258,60 +262,4 @@ pub fn memory_diff_section(
         o.push_str(&capacity_cost_text(c, style));
     }
     o
-}
-
-/// One line for the TUI's Memory view: the breakdown of the group holding `rank` (else
-/// the first) and what the pool buys; `None` when there is neither.
-pub fn memory_line(
-    m: &crate::report::MemoryReport,
-    rank: Option<&crate::base::event::Rank>,
-) -> Option<String> {
-    use crate::analysis::breakdown::RowValue;
-    use crate::grammar::memory_model::Category;
-    let mut parts = Vec::new();
-    if let Some(b) = &m.breakdown {
-        let g = rank
-            .and_then(|r| b.groups.iter().find(|g| g.ranks.contains(r)))
-            .or_else(|| b.groups.first());
-        if let Some(g) = g {
-            let short = |c: Category| match c {
-                Category::Communication => "NCCL/outside PyTorch",
-                Category::KvPool => "KV pool",
-                Category::CudaGraphs => "graphs",
-                other => crate::render::text::breakdown::category_label(other),
-            };
-            let cats: Vec<String> = (g.breakdown.rows.iter())
-                .filter_map(|r| match &r.value {
-                    RowValue::Measured(a) => Some(format!(
-                        "{} {}",
-                        short(r.category),
-                        crate::render::text::breakdown::gib(a.bytes).trim_end_matches(" GiB")
-                    )),
-                    _ => None,
-                })
-                .collect();
-            let device = g.breakdown.device.as_ref().map_or(" GiB".into(), |d| {
-                format!(
-                    " of {}",
-                    crate::render::text::breakdown::gib(d.amount.bytes)
-                )
-            });
-            parts.push(format!(
-                "{}: {}{device}",
-                crate::render::rank_span(&g.ranks),
-                cats.join(" · ")
-            ));
-        }
-    }
-    if let Some(c) = &m.capacity {
-        let at: Vec<String> = (c.lengths.iter())
-            .map(|r| format!("{}×{}", group_thousands(r.requests), length(r.tokens)))
-            .collect();
-        parts.push(format!(
-            "KV {} tokens/rank: {} requests at once",
-            group_thousands(c.pool_tokens),
-            at.join(", ")
-        ));
-    }
-    (!parts.is_empty()).then(|| format!("memory {} (summary --memory)", parts.join("; ")))
 }

@@ -2,15 +2,42 @@
 //! JSON's `remedies.text`): the deficit, then each setting's value with what it frees,
 //! covers and costs, and how sure that is.
 
+use crate::analysis::breakdown::Amount;
 use crate::analysis::remedy::{DeficitBasis, Remedies, RemedyKind, RuleCheck, MARGIN};
+use crate::base::event::{FigureName, Phase};
 use crate::base::text::sanitize;
 use crate::base::units::{group_thousands, human_bytes};
-use crate::grammar::remedy::LeverTotal;
+use crate::grammar::memory_model::Term;
 
 fn num(v: f64) -> String {
     // As a person types it: 0.9, 0.89, 0.95.
     let s = format!("{v:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// What the pool rule's `total` is, in words where the memory model's term has some.
+fn total_what(total: &Amount) -> String {
+    match total.terms.as_slice() {
+        [t] if t.term == Term::Device => "the device".into(),
+        [t] if t.term == Term::Figure(Phase::WeightLoad, FigureName::AvailBefore) => {
+            "the free memory before weights".into()
+        }
+        terms => {
+            let names: Vec<String> = terms
+                .iter()
+                .map(|t| {
+                    let name = match &t.term {
+                        Term::Figure(p, f) => format!("{}.{}", p.name(), f.name()),
+                        Term::Field(k, f) => format!("{k}.{f}"),
+                        Term::Device => "device".into(),
+                        Term::Rest => "rest".into(),
+                    };
+                    format!("{}{name}", if t.sign < 0 { "- " } else { "" })
+                })
+                .collect();
+            sanitize(&names.join(" + ").replace("+ - ", "- "))
+        }
+    }
 }
 
 pub fn lines(r: &Remedies) -> Vec<String> {
@@ -50,25 +77,21 @@ pub fn lines(r: &Remedies) -> Vec<String> {
         out.push(match &x.kind {
             RemedyKind::PoolFraction {
                 total,
-                total_from,
                 from,
                 to,
                 check,
                 tokens_lost,
                 pool_tokens,
+                ..
             } => {
-                let total_what = match total_from {
-                    LeverTotal::AvailBeforeWeights => "the free memory before weights",
-                    LeverTotal::Device => "the device",
-                };
                 let mut s = format!(
                     "{} {} -> {}: leaves {} x {} ({}) = {} more after the KV pool, covering the {} with a {:.0} % margin",
                     x.setting,
                     num(*from),
                     num(*to),
                     num(from - to),
-                    human_bytes(*total),
-                    total_what,
+                    human_bytes(total.bytes),
+                    total_what(total),
                     human_bytes(x.frees.unwrap_or(0)),
                     human_bytes(d.upper()),
                     MARGIN * 100.0
@@ -86,13 +109,13 @@ pub fn lines(r: &Remedies) -> Vec<String> {
                         s.push_str("; this run's pool follows the server's sizing rule")
                     }
                     RuleCheck::Differs { predicted, logged } => s.push_str(&format!(
-                        "; an estimate: this run left {} after the pool where the rule gives {}",
-                        human_bytes(*logged),
-                        human_bytes(*predicted)
+                        "; an estimate: the server's sizing rule gives a {} pool where this run's is {}",
+                        human_bytes(*predicted),
+                        human_bytes(*logged)
                     )),
-                    RuleCheck::Unchecked => {
-                        s.push_str("; the log prints no free memory after the pool to check the rule on")
-                    }
+                    RuleCheck::Unchecked => s.push_str(
+                        "; the log does not print every figure of the server's sizing rule to check it on",
+                    ),
                 }
                 s
             }

@@ -3,7 +3,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::base::text::sanitize;
@@ -72,16 +72,39 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         };
         let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache \
 size · graph: cuda_graph mem usage · free: last reported available memory";
-        let mut lines = vec![Line::styled(text, dim(app.color))];
-        if let Some(m) = memory_line(app) {
-            lines.push(Line::raw(m));
-        }
+        // Wrapped here, so that the panel below knows where the note ends.
+        let w = usize::from(area.width).max(1);
+        let mut lines: Vec<Line> = crate::render::wrap(text, w)
+            .into_iter()
+            .map(|l| Line::styled(l, dim(app.color)))
+            .collect();
         // Snapshots that were there but could not be used say so, or their absence would
         // look like a run recorded without them.
         for e in &app.snap_errors {
-            lines.push(Line::styled(sanitize(e), warn_style(app.color)));
+            for l in crate::render::wrap(&sanitize(e), w) {
+                lines.push(Line::styled(l, warn_style(app.color)));
+            }
         }
-        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), note);
+        let note_h = u16::try_from(lines.len())
+            .unwrap_or(u16::MAX)
+            .min(note.height);
+        f.render_widget(
+            Paragraph::new(lines),
+            Rect {
+                height: note_h,
+                ..note
+            },
+        );
+        // The breakdown of the selected rank's group under it, as room allows.
+        let panel = Rect {
+            y: note.y + note_h,
+            height: note.height - note_h,
+            ..note
+        };
+        f.render_widget(
+            Paragraph::new(super::breakdown::lines(app, area.width)),
+            panel,
+        );
         return;
     }
     // With snapshots, what the screen must keep is the OOM (the chart's header) and the
@@ -112,6 +135,18 @@ size · graph: cuda_graph mem usage · free: last reported available memory";
     };
     f.render_widget(Paragraph::new(legend), leg);
     y = leg.bottom();
+    // The breakdown panel where the chart keeps its rows and the sites theirs.
+    let panel = super::breakdown::lines(app, area.width);
+    let panel_h = u16::try_from(panel.len()).unwrap_or(u16::MAX);
+    if !panel.is_empty() && left(y) >= panel_h + chart_min + 8 + sites_h + notes_h {
+        let at = Rect {
+            y,
+            height: panel_h,
+            ..area
+        };
+        f.render_widget(Paragraph::new(panel), at);
+        y = at.bottom();
+    }
     // The sites and notes are laid out first, so that a short screen cuts the plot.
     let bottom_h = (sites_h + notes_h).min(left(y));
     let chart_h = left(y).saturating_sub(bottom_h).min(header_h + 17);
@@ -142,14 +177,6 @@ size · graph: cuda_graph mem usage · free: last reported available memory";
             .collect();
         f.render_widget(Paragraph::new(text), note);
     }
-}
-
-/// The breakdown of the selected rank's group and the capacity, in one line (wrapped),
-/// under the table when there are no snapshots: with them the chart and the sites need
-/// the rows, and `summary --memory` has it all.
-fn memory_line(app: &App) -> Option<String> {
-    let rank = app.run.ranks.get(app.rank_sel).map(|r| &r.rank);
-    crate::render::text::capacity::memory_line(&app.analysed.report.memory, rank)
 }
 
 /// The selected rank's sites the Memory view lists: the largest, as many as the height
