@@ -1312,7 +1312,8 @@ fn d17_snapshot_paths_that_are_not_plain_files() {
     let d = rankscope(&["mem", dir.path().to_str().unwrap()], None);
     assert_eq!(d.code, 2);
     assert!(
-        d.stderr.contains("a directory, not a snapshot file"),
+        d.stderr
+            .contains("no PyTorch memory snapshots in this directory"),
         "{}",
         d.stderr
     );
