@@ -83,10 +83,11 @@ grep -q '✗oom' "$SCREEN_FILE" || fail "OOM marker ✗oom not on screen"
 [ "$(tmux display -p -t "$SESSION" '#{alternate_on}')" = 1 ] \
     || fail "the TUI did not switch to the alternate screen"
 
-# The Memory view draws the selected rank's snapshot: peak, OOM and its sites.
+# The Memory view draws the selected rank's snapshot (the root's, TP2, which the TUI
+# opens on): peak, OOM and its sites.
 tmux send-keys -t "$SESSION" Tab
 wait_for_screen 'init_custom_ar' 50 || true
-grep -q 'TP0 snapshot' "$SCREEN_FILE" || fail "no snapshot chart in the Memory view"
+grep -q 'TP2 snapshot' "$SCREEN_FILE" || fail "no snapshot chart of the root TP2 in the Memory view"
 grep -q '▲ peak' "$SCREEN_FILE" || fail "no peak mark in the Memory view"
 grep -q '✗oom at' "$SCREEN_FILE" || fail "no OOM mark in the Memory view"
 grep -q 'init_custom_ar' "$SCREEN_FILE" || fail "init_custom_ar not among the sites"
@@ -136,9 +137,9 @@ views_at() { # WIDTH HEIGHT
     rm -f "$WORK/rc"
     tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar --vs samples/tp8-baseline; echo \$? > '$WORK/rc'" Enter
     wait_for_screen '^TP7 ' || fail "${w}x${h}: timeline not drawn"
-    grep -q '✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: TP0's failure not in the timeline footer"
-    grep -Eq '^ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
-        || fail "${w}x${h}: the oom line is not in the timeline footer"
+    grep -q 'TP2: cuda_graph   ✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: the root TP2's failure not in the timeline footer"
+    grep -Eq '^◀ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the root's oom line is not marked in the timeline footer"
 
     tmux send-keys -t "$SESSION" Tab
     wait_for_screen 'init_custom_ar' 50 || fail "${w}x${h}: Memory view without the culprit site"
