@@ -159,6 +159,15 @@ fn a_restart_loop_collapses_into_groups() {
         .collect();
     assert_eq!(heads, ["#1–#19", "#20", "#21–#40", "#41"], "{lines:#?}");
     assert!(lines[1].ends_with("(shown)"));
+    // Past the last: an error that gives the range, exit 2 (it said `1 start-up(s)`).
+    rankscope()
+        .args(["summary", "--attempt", "42", "-"])
+        .write_stdin(log.clone())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--attempt 42: the log holds 41 start-ups (--attempt 1 to 41)",
+        ));
 }
 
 /// Start-ups that alternate (fail, ready, fail, …, 24 of them) keep the first four and the
@@ -320,7 +329,7 @@ fn prometheus_help_lists_the_schemas_failure_kinds() {
 /// One unit style across commands: `events` prints a log's `mem usage=0.64 GB` (SGLang's GB
 /// is GiB, two decimals printed) as `0.64 GiB`, as `summary` does (it printed 655.36 MiB);
 /// a delta column keeps two decimals (+40.96 MiB = 0.04 GiB, +20.48 MiB = 0.02 GiB; it
-/// mixed `+41 MiB` and `+20.5 MiB`); `mem` writes its times `t+4.207 s` as the rest do.
+/// mixed `+41 MiB` and `+20.5 MiB`); `mem` writes its times `t+4.2 s` as the rest do (it wrote `t+4.207 s`, one rule: `units::seconds`).
 #[test]
 fn one_unit_style_across_commands() {
     let events = stdout_of(&[
@@ -362,7 +371,7 @@ fn one_unit_style_across_commands() {
 
     let mem = stdout_of(&["mem", "samples/tp8-custom-ar/snapshot_rank0.pickle"]);
     let joined = mem.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(joined.contains("at t+4.207 s in capture_graphs"), "{mem}");
+    assert!(joined.contains("at t+4.2 s in capture_graphs"), "{mem}");
     assert!(!regex::Regex::new(r"t\+\d+\.\d+s")
         .expect("pattern")
         .is_match(&mem));

@@ -995,7 +995,7 @@ fn d23_attempt_past_the_last_is_an_error() {
     assert!(o.stdout.is_empty(), "{}", o.stdout);
     assert!(
         o.stderr.contains(
-            "tp8-baseline/server.log: --attempt 2: the log holds 1 start-up(s) (--attempt 1 to 1)"
+            "tp8-baseline/server.log: --attempt 2: the log holds 1 start-up (--attempt 1)"
         ),
         "{}",
         o.stderr

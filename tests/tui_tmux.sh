@@ -122,6 +122,24 @@ sleep 0.2
 tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
 grep -q '^rankscope: .*no-such-run' "$SCREEN_FILE" \
     || fail "the load error is not on the normal screen (stderr) after q"
+
+# On a terminal, `--help` and `summary` are coloured (xterm-256color), and TERM=dumb turns
+# the colour off for both (clap's help kept it under TERM=dumb). capture-pane -e keeps
+# the escape sequences; the ESC byte is what is counted.
+colour_count() { # COMMAND...
+    rm -f "$WORK/rc"
+    tmux send-keys -t "$SESSION" "clear; $*; echo \$? > '$WORK/rc'" Enter
+    wait_for_exit " from $*" >/dev/null
+    sleep 0.2
+    tmux capture-pane -e -p -t "$SESSION" | tr -cd '\033' | wc -c
+}
+[ "$(colour_count "'$BIN' --help")" -gt 0 ] \
+    || fail "--help on a terminal is not coloured (the check cannot see colour)"
+[ "$(colour_count "TERM=dumb '$BIN' --help")" = 0 ] || fail "TERM=dumb: --help is coloured"
+[ "$(colour_count "'$BIN' summary samples/tp2-nccl-fail")" -gt 0 ] \
+    || fail "summary on a terminal is not coloured"
+[ "$(colour_count "TERM=dumb '$BIN' summary samples/tp2-nccl-fail")" = 0 ] \
+    || fail "TERM=dumb: summary is coloured"
 tmux kill-session -t "$SESSION"
 
 # The first screens that matter at the smallest and a large terminal: the run against
