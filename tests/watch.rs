@@ -131,10 +131,16 @@ fn the_memory_warning_comes_before_the_oom_line_is_written() {
             "samples/tp8-baseline",
             dir.path().to_str().expect("utf-8 path"),
         ],
-        move |_| {
+        move |seen| {
             thread::sleep(Duration::from_millis(300));
             for (i, l) in lines.iter().enumerate() {
                 if i + 1 == oom_line {
+                    // The OOM line is held back until the warning is out (at most 30 s):
+                    // on a loaded machine the debug build may read the 39 lines between
+                    // the pool and the OOM slower than they are written, and the point is
+                    // that the pool's lines alone bring the warning, before any OOM line
+                    // exists in the file.
+                    wait_for(&seen, "warning   TP1: 0.60 GiB left");
                     *mark.lock().expect("lock") = Some(Instant::now());
                 }
                 append(&path, l);
@@ -481,6 +487,171 @@ fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
     }
     // Said once: the same run read again adds nothing.
     assert!(tracker.update(&late, Some(&baseline), 0.2).is_empty());
+}
+
+/// A run where every rank falls silent: "now" moves on with the wall clock past the log's
+/// latest stamp. By hand, from tp8-baseline/server.log: lines 1-24 end with every rank's
+/// `Load weight begin` at 09:18:14, right after its `Init torch distributed ends` (the
+/// same second), so each has been in weight_load since 09:18:14 and the latest stamp is
+/// 09:18:14. The baseline's weight_load windows are 4 s (TP5: 5 s); a window counts as
+/// slow when it is more than the stamps' resolution (1 s each side: 2 s) and 20 % over.
+/// So 5.5 s of silence warns no one (1.5 s over), 6.5 s every rank but TP5, 7.5 s all.
+#[test]
+fn a_silent_rank_is_measured_by_the_wall_clock_past_the_latest_line() {
+    use chrono::NaiveDate;
+    use rankscope::analysis::early::{slow_phases_at, LogNow};
+    use rankscope::grammar::GrammarSet;
+    use rankscope::session::Session;
+    let gs = GrammarSet::builtin().expect("grammars");
+    let base_text = fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let baseline = Session::from_bytes(&gs, "baseline", base_text.as_bytes(), 1 << 20).run;
+    let cut: String = base_text
+        .lines()
+        .take(24)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let run = Session::from_bytes(&gs, "cut", cut.as_bytes(), 1 << 20).run;
+    let latest = NaiveDate::from_ymd_opt(2026, 11, 29)
+        .and_then(|d| d.and_hms_opt(9, 18, 14))
+        .expect("date");
+    assert_eq!(LogNow::at_latest_line(&run).map(|n| n.latest), Some(latest));
+    let warned = |silent_s: f64| -> Vec<String> {
+        let now = LogNow { latest, silent_s };
+        slow_phases_at(&baseline, &run, 0.2, now)
+            .into_iter()
+            .map(|w| {
+                assert_eq!(w.phase.name(), "weight_load");
+                assert_eq!(w.so_far_s, silent_s);
+                assert_eq!(w.silent_s, silent_s);
+                w.rank.to_string()
+            })
+            .collect()
+    };
+    assert!(warned(5.5).is_empty());
+    assert_eq!(
+        warned(6.5),
+        ["TP0", "TP1", "TP2", "TP3", "TP4", "TP6", "TP7"]
+    );
+    assert_eq!(warned(7.5).len(), 8);
+}
+
+/// The same cut, watched: nothing more is written, and the watch warns of every rank by
+/// the wall clock (after 6 s, TP5 after 7 s; see the test above), then times out.
+#[test]
+fn a_run_silent_everywhere_gets_its_time_warnings_before_the_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    fs::write(dir.path().join("server.log"), lines[..24].join("\n") + "\n").expect("write");
+    let started = Instant::now();
+    let d = dir.path().to_str().expect("utf-8 path").to_string();
+    let out = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "10s",
+            "--vs",
+            "samples/tp8-baseline",
+            &d,
+        ],
+        |_| {},
+    );
+    assert_eq!(out.code, 3, "{}", out.stdout);
+    let warnings: Vec<&(Instant, String)> = (out.lines.iter())
+        .filter(|(_, l)| l.starts_with("warning") && l.contains("in weight_load for"))
+        .collect();
+    assert_eq!(warnings.len(), 8, "{}", out.stdout);
+    for (at, l) in &warnings {
+        assert!(*at - started >= Duration::from_secs(6), "{l}");
+        assert!(l.contains("no start-up line for the last"), "{l}");
+    }
+    assert!(
+        out.stdout.contains("--timeout of 10 s passed"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A gzip log written as the server runs (`… | gzip > server.log.gz`, flushed every ten
+/// lines): decoded again each time it grows, its events numbered as in the plain file —
+/// tp8-custom-ar's first OOM line is server.log:82 (TP2's `torch.OutOfMemoryError`), so it
+/// is server.log.gz:82 here.
+#[test]
+fn a_gzip_log_is_followed_as_it_grows() {
+    use flate2::write::GzEncoder;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    let d = dir.path().to_str().expect("utf-8 path").to_string();
+    let lines = sample_lines("samples/tp8-custom-ar/server.log");
+    let out = watch_while(&["--plain", "--timeout", "60s", &d], move |seen| {
+        let file = fs::File::create(&path).expect("create");
+        let mut gz = GzEncoder::new(file, flate2::Compression::default());
+        for (i, l) in lines.iter().enumerate() {
+            writeln!(gz, "{l}").expect("write");
+            if i % 10 == 9 {
+                gz.flush().expect("sync flush");
+                thread::sleep(Duration::from_millis(30));
+            }
+            // Before the OOM is written, the watch has read the pool lines through gzip.
+            if i == 80 {
+                gz.flush().expect("sync flush");
+                wait_for(&seen, "TP1  reached kv_cache");
+            }
+        }
+        gz.finish().expect("finish");
+    });
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("server.log.gz: compressed: decoded again"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("TP2  failed: oom in cuda_graph (")
+            && out.stdout.contains("server.log.gz:82)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("ends short"), "{}", out.stdout);
+    assert!(out.stdout.contains("\nFAILED  "), "{}", out.stdout);
+}
+
+/// A gzip log cut short: what decodes is read, and the watch's end says the stream ends
+/// short (a gzip stream flushed but not finished ends the same way, so nothing is said
+/// while the watch goes on). The first 60 lines of tp8-baseline are compressed whole and the
+/// file cut 40 bytes before its end (inside the deflate stream, before the trailer): the
+/// text decoded before the cut is read.
+#[test]
+fn a_gzip_log_cut_short_is_noted_once_it_stops_growing() {
+    use flate2::write::GzEncoder;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for l in &lines[..60] {
+        writeln!(gz, "{l}").expect("write");
+    }
+    let mut bytes = gz.finish().expect("finish");
+    bytes.truncate(bytes.len() - 40);
+    fs::write(dir.path().join("server.log.gz"), &bytes).expect("write");
+    let out = Command::new(bin())
+        .args(["watch", "--plain", "--timeout", "5s"])
+        .arg(dir.path())
+        .output()
+        .expect("watch runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    // Said once as it happened, and kept in the final summary's notes.
+    let live = text
+        .lines()
+        .filter(|l| l.starts_with("note      ") && l.contains("compressed stream ends short after"))
+        .count();
+    assert_eq!(live, 1, "{text}");
+    assert!(
+        text.contains("note: ") && text.contains("server.log.gz: the compressed stream ends short"),
+        "{text}"
+    );
+    // Weight loading was reached on the ranks whose lines decoded (line 12 on).
+    assert!(text.contains("TP1  reached weight_load"), "{text}");
 }
 
 /// `--json`: the final document is `summary --json`'s, byte for byte, on a run already

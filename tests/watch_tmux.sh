@@ -77,6 +77,10 @@ done
 for r in 0 1 2 3 4 5 6 7; do
     grep -q "^TP$r " "$SCREEN_FILE" || fail "rank lane TP$r not on the board"
 done
+# The status rows: TP1 printed `Capture cuda graph begin … avail mem=0.60 GB` (line 44):
+# it is in cuda_graph, its latest memory figure that one.
+grep -Eq '^TP1 +in cuda_graph +[0-9.]+ s +cuda_graph avail before: 0.60 GiB' "$SCREEN_FILE" \
+    || fail "TP1's status row (in cuda_graph, 0.60 GiB) not on the board"
 grep -q 'OutOfMemoryError' "$SCREEN_FILE" && fail "the OOM is on the board before its line was written"
 
 # The rest: the OOMs; the watch ends by itself 2 s after the last line.

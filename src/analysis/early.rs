@@ -50,8 +50,11 @@ pub struct MemoryWarning {
 pub struct SlowWarning {
     pub rank: Rank,
     pub phase: Phase,
-    /// From the end of its previous phase to the run's latest line.
+    /// From the end of its previous phase to "now" (see [`LogNow`]).
     pub so_far_s: f64,
+    /// How much of `so_far_s` passed after the run's latest line: the run silent, measured
+    /// by the wall clock (0 when measured to a line).
+    pub silent_s: f64,
     pub baseline_s: f64,
     /// What `so_far_s - baseline_s` had to exceed.
     pub threshold_s: f64,
@@ -92,6 +95,32 @@ pub enum Change {
     Warning(EarlyWarning),
 }
 
+/// "Now" on the log's clock: the run's latest stamp, moved on by the wall-clock time since
+/// the latest line was read (× the replay's speed). A run that falls silent everywhere —
+/// every rank hung — still has a "now" that grows, so its slow phases are warned of;
+/// counting from the log's own latest stamp keeps a log written in another timezone, or a
+/// replay, right.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogNow {
+    pub latest: NaiveDateTime,
+    /// Seconds since the latest line was read, in log time.
+    pub silent_s: f64,
+}
+
+impl LogNow {
+    /// The run's latest line, with no silence after it.
+    pub fn at_latest_line(run: &Run) -> Option<LogNow> {
+        Some(LogNow {
+            latest: run.events.iter().filter_map(|e| e.ts).max()?,
+            silent_s: 0.0,
+        })
+    }
+
+    pub fn time(&self) -> NaiveDateTime {
+        self.latest + chrono::Duration::milliseconds((self.silent_s * 1000.0) as i64)
+    }
+}
+
 /// What `watch` has reported so far, so that each change is reported once however often
 /// the run is read again.
 #[derive(Debug, Default)]
@@ -100,8 +129,21 @@ pub struct Tracker {
 }
 
 impl Tracker {
-    /// The changes of `run` not reported yet (and, with a baseline, the warnings).
+    /// The changes of `run` not reported yet (and, with a baseline, the warnings), "now"
+    /// being the run's latest line.
     pub fn update(&mut self, run: &Run, baseline: Option<&Run>, tolerance: f64) -> Vec<Change> {
+        self.update_at(run, baseline, tolerance, LogNow::at_latest_line(run))
+    }
+
+    /// As [`Tracker::update`], with slow phases measured to `now` (a silent run's time
+    /// goes on).
+    pub fn update_at(
+        &mut self,
+        run: &Run,
+        baseline: Option<&Run>,
+        tolerance: f64,
+        now: Option<LogNow>,
+    ) -> Vec<Change> {
         let mut out = Vec::new();
         for r in run.worker_ranks() {
             for span in &r.phases {
@@ -146,20 +188,27 @@ impl Tracker {
             }
         }
         if let Some(b) = baseline {
-            self.warnings(run, b, tolerance, &mut out);
+            self.warnings(run, b, tolerance, now, &mut out);
         }
         order(run, &mut out);
         out
     }
 
-    fn warnings(&mut self, run: &Run, b: &Run, tolerance: f64, out: &mut Vec<Change>) {
-        {
-            for w in memory_warnings(b, run) {
-                if self.first(format!("mem {} {}", w.rank, w.phase)) {
-                    out.push(Change::Warning(EarlyWarning::Memory(w)));
-                }
+    fn warnings(
+        &mut self,
+        run: &Run,
+        b: &Run,
+        tolerance: f64,
+        now: Option<LogNow>,
+        out: &mut Vec<Change>,
+    ) {
+        for w in memory_warnings(b, run) {
+            if self.first(format!("mem {} {}", w.rank, w.phase)) {
+                out.push(Change::Warning(EarlyWarning::Memory(w)));
             }
-            for w in slow_phases(b, run, tolerance) {
+        }
+        if let Some(now) = now {
+            for w in slow_phases_at(b, run, tolerance, now) {
                 if self.first(format!("slow {} {}", w.rank, w.phase)) {
                     out.push(Change::Warning(EarlyWarning::Slow(w)));
                 }
@@ -269,7 +318,10 @@ pub fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
 
 /// The phase a rank is in now and when it entered it (the end of its previous phase, or
 /// the run's start): `None` for a rank that is done (ready, or its outcome decided).
-fn current_phase(r: &RankRun, run_start: Option<NaiveDateTime>) -> Option<(Phase, NaiveDateTime)> {
+pub fn current_phase(
+    r: &RankRun,
+    run_start: Option<NaiveDateTime>,
+) -> Option<(Phase, NaiveDateTime)> {
     if r.reached_ready || r.outcome != Outcome::Incomplete {
         return None;
     }
@@ -295,9 +347,15 @@ fn current_phase(r: &RankRun, run_start: Option<NaiveDateTime>) -> Option<(Phase
 /// resolution and `tolerance` of the baseline's figure, as `timing::compare` counts a
 /// slower phase.
 pub fn slow_phases(baseline: &Run, run: &Run, tolerance: f64) -> Vec<SlowWarning> {
-    let Some(now) = run.events.iter().filter_map(|e| e.ts).max() else {
-        return Vec::new();
-    };
+    match LogNow::at_latest_line(run) {
+        Some(now) => slow_phases_at(baseline, run, tolerance, now),
+        None => Vec::new(),
+    }
+}
+
+/// As [`slow_phases`], measured to `now`.
+pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> Vec<SlowWarning> {
+    let now = at.time();
     let mut out = Vec::new();
     for r in run.worker_ranks() {
         let Some((phase, since)) = current_phase(r, run.start) else {
@@ -307,13 +365,15 @@ pub fn slow_phases(baseline: &Run, run: &Run, tolerance: f64) -> Vec<SlowWarning
             continue;
         };
         let so_far = (now - since).num_milliseconds() as f64 / 1000.0;
-        let res = base_res + super::clock::resolution_ms(now) as f64 / 1000.0;
+        // The resolution of the latest stamp: the wall clock added to it is finer.
+        let res = base_res + super::clock::resolution_ms(at.latest) as f64 / 1000.0;
         let delta = so_far - base_s;
         if delta > 0.0 && timing::beyond(delta, res, base_s, tolerance) {
             out.push(SlowWarning {
                 rank: r.rank.clone(),
                 phase,
                 so_far_s: so_far,
+                silent_s: at.silent_s.min(so_far).max(0.0),
                 baseline_s: base_s,
                 threshold_s: timing::threshold(res, base_s, tolerance),
             });
@@ -336,4 +396,50 @@ fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f6
     let mut all: Vec<(f64, f64)> = baseline.worker_ranks().filter_map(of).collect();
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     all.get(all.len() / 2).copied()
+}
+
+/// Where a rank is, for the live board's status rows: its phase now, how long it has been
+/// in it (to "now", so it grows while the rank is silent), its latest memory figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankStatus {
+    pub rank: Rank,
+    /// The phase it is in (or, once decided, the one it ended in).
+    pub phase: Phase,
+    pub outcome: Outcome,
+    pub reached_ready: bool,
+    /// Seconds in `phase` so far; `None` once the rank is done or when a stamp is missing.
+    pub in_phase_s: Option<f64>,
+    /// The last bytes figure the rank printed: its phase, name and value.
+    pub last_memory: Option<(Phase, &'static str, FieldValue)>,
+}
+
+/// Each worker rank's status at `now`, in the run's rank order.
+pub fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
+    let now = now.map(|n| n.time());
+    run.worker_ranks()
+        .map(|r| {
+            let current = current_phase(r, run.start);
+            let in_phase_s = match (current, now) {
+                (Some((_, since)), Some(now)) => {
+                    Some(((now - since).num_milliseconds() as f64 / 1000.0).max(0.0))
+                }
+                _ => None,
+            };
+            let last_memory = r
+                .phases
+                .iter()
+                .rev()
+                .flat_map(|p| p.figures.iter().rev().map(move |f| (p.phase, f)))
+                .find(|(_, f)| matches!(measure_of(f.name), Some(Measure::Bytes)))
+                .map(|(p, f)| (p, f.name, f.value.clone()));
+            RankStatus {
+                rank: r.rank.clone(),
+                phase: current.map_or(r.last_phase, |c| c.0),
+                outcome: r.outcome,
+                reached_ready: r.reached_ready,
+                in_phase_s,
+                last_memory,
+            }
+        })
+        .collect()
 }

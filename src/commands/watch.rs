@@ -13,7 +13,7 @@ use anyhow::Result;
 use notify::Watcher;
 use rankscope::analysis::attribute;
 use rankscope::analysis::diff::{diff_with, DiffOptions};
-use rankscope::analysis::early::{Change, Tracker};
+use rankscope::analysis::early::{Change, LogNow, Tracker};
 use rankscope::ingest::follow::{FollowNote, Follower};
 use rankscope::ingest::scan::EventBudget;
 use rankscope::render::text::watch as words;
@@ -41,6 +41,9 @@ const DISCOVER_EVERY_WITH_EVENTS: Duration = Duration::from_secs(10);
 /// After a failure, the other ranks' last lines (their consequence, their termination)
 /// are waited for until nothing new came for this long.
 const SETTLE: Duration = Duration::from_secs(2);
+/// Without new lines, "now" moves on and the board is redrawn this often: the time in
+/// phase grows on screen, and a run silent everywhere still gets its time warnings.
+const TICK: Duration = Duration::from_secs(1);
 
 pub struct WatchArgs<'a> {
     pub run: &'a [PathBuf],
@@ -118,7 +121,21 @@ impl Stats {
 pub trait Board {
     fn lines(&mut self, lines: &[String]) -> Result<()>;
     /// The run as loaded now, for a board that draws it whole.
-    fn show(&mut self, _loaded: &Session, _warnings: &[String]) -> Result<()> {
+    fn show(
+        &mut self,
+        _loaded: &Session,
+        _warnings: &[String],
+        _now: Option<LogNow>,
+    ) -> Result<()> {
+        Ok(())
+    }
+    /// No new line: "now" moved on (the time in phase grows).
+    fn tick(
+        &mut self,
+        _run: &rankscope::model::Run,
+        _warnings: &[String],
+        _now: LogNow,
+    ) -> Result<()> {
         Ok(())
     }
     /// The user asked to stop (the live board's `q`).
@@ -153,8 +170,16 @@ impl Board for LiveBoard {
     fn lines(&mut self, lines: &[String]) -> Result<()> {
         Ok(self.push_lines(lines)?)
     }
-    fn show(&mut self, loaded: &Session, warnings: &[String]) -> Result<()> {
-        Ok(LiveBoard::show(self, &loaded.run, warnings)?)
+    fn show(&mut self, loaded: &Session, warnings: &[String], now: Option<LogNow>) -> Result<()> {
+        Ok(LiveBoard::show(self, &loaded.run, warnings, now)?)
+    }
+    fn tick(
+        &mut self,
+        run: &rankscope::model::Run,
+        warnings: &[String],
+        now: LogNow,
+    ) -> Result<()> {
+        Ok(LiveBoard::tick(self, run, warnings, now)?)
     }
     fn quit_asked(&mut self) -> bool {
         // A terminal that cannot be read any more cannot ask either.
@@ -279,20 +304,20 @@ fn follow_run(
     }
     let started = Instant::now();
     let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
-    let mut tracker = Tracker::default();
-    let mut last: Option<Session> = None;
-    let mut state: Option<RunState> = None;
-    let mut config_said = baseline.is_none();
+    let mut watched = Watched {
+        tracker: Tracker::default(),
+        config_said: baseline.is_none(),
+        warnings: Vec::new(),
+        stats: Stats::default(),
+        last: None,
+        state: None,
+        anchor: None,
+        last_tick: Instant::now(),
+    };
+    let speed = a.replay.unwrap_or(1.0);
     let mut last_new = Instant::now();
     let mut last_discover = Instant::now();
     let mut dirty = true;
-    let mut warnings: Vec<String> = Vec::new();
-    let mut stats = Stats::default();
-    let said = |stats: &Stats| {
-        if a.stats {
-            stats.say(process_cpu_s(), started.elapsed().as_secs_f64());
-        }
-    };
     let result = loop {
         if follower.poll() > 0 {
             dirty = true;
@@ -312,37 +337,11 @@ fn follow_run(
         }
         if dirty {
             dirty = false;
-            let cpu_before = cpu_now();
-            if let Some(loaded) = load_now(cx, a.run, &follower)? {
-                let mut lines = Vec::new();
-                if !config_said && loaded.run.config.is_some() {
-                    config_said = true;
-                    if let Some(b) = baseline {
-                        lines.extend(config_lines(&b.run, &loaded.run, style));
-                    }
-                }
-                let changes =
-                    tracker.update(&loaded.run, baseline.map(|b| &b.run), a.time_tolerance);
-                for c in &changes {
-                    let ls = words::change_lines(&loaded.run, c, style);
-                    // The board keeps each warning's headline; its remedy is in the
-                    // changes pane and in the final summary.
-                    if let (Change::Warning(_), Some(head)) = (c, ls.first()) {
-                        warnings.push(head.clone());
-                    }
-                    lines.extend(ls);
-                }
-                stats.loads += 1;
-                stats.cpu_s.push(cpu_now() - cpu_before);
-                stats.lines = follower.lines();
-                board.lines(&lines)?;
-                board.show(&loaded, &warnings)?;
-                // Computed once per load, not per tick.
-                state = Some(RunReport::of(&loaded.run).state(&loaded.run));
-                last = Some(loaded);
-            }
+            watched.load(cx, a, &follower, baseline, board, style)?;
+        } else if watched.last_tick.elapsed() >= TICK {
+            watched.tick(a, speed, baseline, board, style)?;
         }
-        if let Some(end) = ended(state, last_new) {
+        if let Some(end) = ended(watched.state, last_new) {
             break end;
         }
         if follower.input_ended() {
@@ -374,8 +373,136 @@ fn follow_run(
             follower.discover(false)?;
         }
     };
-    said(&stats);
-    Ok((result, last, notes))
+    let closing: Vec<String> = (follower.closing_notes().iter())
+        .map(words::follow_note)
+        .collect();
+    board.lines(
+        &closing
+            .iter()
+            .map(|n| format!("note      {n}"))
+            .collect::<Vec<_>>(),
+    )?;
+    notes.extend(closing);
+    if a.stats {
+        (watched.stats).say(process_cpu_s(), started.elapsed().as_secs_f64());
+    }
+    Ok((result, watched.last, notes))
+}
+
+/// What the watch knows between looks.
+struct Watched {
+    tracker: Tracker,
+    config_said: bool,
+    /// Every warning's headline so far, for the board.
+    warnings: Vec<String>,
+    stats: Stats,
+    last: Option<Session>,
+    /// Computed once per load, not per tick.
+    state: Option<RunState>,
+    /// The run's latest stamp and when it was first read: "now" on the log's clock
+    /// moves on from it with the wall clock ([`LogNow`]).
+    anchor: Option<(chrono::NaiveDateTime, Instant)>,
+    last_tick: Instant,
+}
+
+impl Watched {
+    /// Loads what was read so far and reports what changed.
+    fn load(
+        &mut self,
+        cx: &LogContext,
+        a: &WatchArgs,
+        follower: &Follower,
+        baseline: Option<&Session>,
+        board: &mut dyn Board,
+        style: Style,
+    ) -> Result<()> {
+        let cpu_before = cpu_now();
+        let Some(loaded) = load_now(cx, a.run, follower)? else {
+            return Ok(());
+        };
+        let mut lines = Vec::new();
+        if !self.config_said && loaded.run.config.is_some() {
+            self.config_said = true;
+            if let Some(b) = baseline {
+                lines.extend(config_lines(&b.run, &loaded.run, style));
+            }
+        }
+        let latest = LogNow::at_latest_line(&loaded.run);
+        if latest.map(|l| l.latest) != self.anchor.map(|x| x.0) {
+            self.anchor = latest.map(|l| (l.latest, Instant::now()));
+        }
+        let changes = (self.tracker).update_at(
+            &loaded.run,
+            baseline.map(|b| &b.run),
+            a.time_tolerance,
+            latest,
+        );
+        lines.extend(worded(&mut self.warnings, &loaded.run, &changes, style));
+        self.stats.loads += 1;
+        self.stats.cpu_s.push(cpu_now() - cpu_before);
+        self.stats.lines = follower.lines();
+        board.lines(&lines)?;
+        board.show(&loaded, &self.warnings, latest)?;
+        self.state = Some(RunReport::of(&loaded.run).state(&loaded.run));
+        self.last = Some(loaded);
+        self.last_tick = Instant::now();
+        Ok(())
+    }
+
+    /// No new line since the last look: "now" moves on by the wall clock, so a rank
+    /// silent in a phase past the baseline's window of it is warned of, and the board's
+    /// time in phase grows.
+    fn tick(
+        &mut self,
+        a: &WatchArgs,
+        speed: f64,
+        baseline: Option<&Session>,
+        board: &mut dyn Board,
+        style: Style,
+    ) -> Result<()> {
+        self.last_tick = Instant::now();
+        let (Some(loaded), Some((latest, seen))) = (&self.last, self.anchor) else {
+            return Ok(());
+        };
+        let now = LogNow {
+            latest,
+            silent_s: seen.elapsed().as_secs_f64() * speed,
+        };
+        // Only the time warnings depend on "now", and they need a baseline: without one a
+        // tick costs nothing but the board's redraw (1,024 idle files stay cheap).
+        if baseline.is_some() {
+            let changes = (self.tracker).update_at(
+                &loaded.run,
+                baseline.map(|b| &b.run),
+                a.time_tolerance,
+                Some(now),
+            );
+            let lines = worded(&mut self.warnings, &loaded.run, &changes, style);
+            board.lines(&lines)?;
+        }
+        board.tick(&loaded.run, &self.warnings, now)?;
+        Ok(())
+    }
+}
+
+/// The changes in words; each warning's headline is kept for the board.
+fn worded(
+    warnings: &mut Vec<String>,
+    run: &rankscope::model::Run,
+    changes: &[Change],
+    style: Style,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for c in changes {
+        let ls = words::change_lines(run, c, style);
+        // The board keeps each warning's headline; its remedy is in the changes pane and
+        // in the final summary.
+        if let (Change::Warning(_), Some(head)) = (c, ls.first()) {
+            warnings.push(head.clone());
+        }
+        lines.extend(ls);
+    }
+    lines
 }
 
 /// The run as read so far, through `summary`'s loader; `None` while nothing in it is a

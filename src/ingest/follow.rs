@@ -24,6 +24,25 @@ use crate::ingest::source::{self, Compression, NodeFiles, SourceFile, SourceKind
 /// several polls, so one busy file does not hold the others back.
 const MAX_READ_PER_POLL: u64 = 64 << 20;
 
+/// A compressed log is decoded again from its start each time it grows (a gzip or zstd
+/// stream cannot be resumed from a byte offset without keeping the decoder, and a file
+/// rewritten in place would then be misread): cheap for start-up logs, quadratic for a
+/// big one, so growth past this compressed size is not followed.
+pub const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
+
+/// Where a followed compressed log stands.
+#[derive(Debug, Default)]
+struct CompressedState {
+    /// The compressed size last decoded.
+    size: u64,
+    /// Decoded bytes already fed.
+    decoded: u64,
+    /// The error that stopped the last decoding. A gzip stream flushed but not finished
+    /// ends the same way as one cut short, so it is said only at the end of the watch.
+    cut: Option<String>,
+    too_large: bool,
+}
+
 /// What happened to a followed file, for the board and the run's notes (worded in
 /// `render::text::watch`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +70,18 @@ pub enum FollowNote {
         offset: u64,
         lines: u64,
     },
-    /// A compressed log cannot be followed as it grows.
+    /// A compressed log: decoded again from its start each time it grows.
     Compressed { path: String },
+    /// A compressed log past [`COMPRESSED_FOLLOW_MAX`]: what was decoded is kept, its
+    /// growth is not read.
+    CompressedTooLarge { path: String, size: u64 },
+    /// At the end of the watch, a compressed log whose stream stops short (still being
+    /// written, or cut): what decoded before the error was read, the rest was not.
+    CompressedCut {
+        path: String,
+        decoded: u64,
+        error: String,
+    },
     /// The standard input ended.
     InputEnded,
 }
@@ -92,6 +121,8 @@ struct Followed<'a> {
     gone: bool,
     /// Binary lines skipped in the current segment: the first one's offset, how many.
     binary: Option<(u64, u64)>,
+    /// `Some` for a gzip or zstd log (offsets are then in decoded bytes).
+    compressed: Option<CompressedState>,
 }
 
 /// The follower: every log of the run and its segments.
@@ -229,10 +260,12 @@ impl<'a> Follower<'a> {
 
     fn follow(&mut self, group: usize, sf: SourceFile, first: bool) {
         let shown = sf.display();
-        if sf.compression != Compression::None {
-            self.notes.push(FollowNote::Compressed { path: shown });
-            return;
-        }
+        let compressed = (sf.compression != Compression::None).then(|| {
+            self.notes.push(FollowNote::Compressed {
+                path: shown.clone(),
+            });
+            CompressedState::default()
+        });
         if !first {
             self.notes.push(FollowNote::NewFile {
                 path: shown.clone(),
@@ -256,6 +289,7 @@ impl<'a> Follower<'a> {
             trouble: None,
             gone: false,
             binary: None,
+            compressed,
         });
     }
 
@@ -272,6 +306,20 @@ impl<'a> Follower<'a> {
             self.notes.extend(notes);
         }
         read
+    }
+
+    /// Said when the watch ends: each compressed log whose stream stops short.
+    pub fn closing_notes(&self) -> Vec<FollowNote> {
+        (self.files.iter())
+            .filter_map(|f| {
+                let state = f.compressed.as_ref()?;
+                Some(FollowNote::CompressedCut {
+                    path: f.shown.to_string(),
+                    decoded: state.decoded,
+                    error: state.cut.clone()?,
+                })
+            })
+            .collect()
     }
 
     /// The standard input, or every replayed file, ended (never true for files followed:
@@ -462,6 +510,10 @@ fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
     // Named once, when it was first followed: an idle poll of a thousand files formats no
     // path.
     let shown = std::rc::Rc::clone(&f.shown);
+    if f.compressed.is_some() {
+        let read = poll_compressed(f, &shown, &mut notes);
+        return (read, notes);
+    }
     let at_path = std::fs::metadata(&f.path);
     let mut read = 0;
     // Whatever was written to the open file before its path changed is read first.
@@ -597,6 +649,18 @@ fn read_open(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -> u64 
         say_trouble(f, shown, e.to_string(), notes);
         return 0;
     }
+    take_bytes(f, bytes, offset, shown, notes)
+}
+
+/// Feeds `bytes`, read at `offset` of the current segment, to its scan: whole lines now
+/// (lines holding a NUL byte skipped, with a note), the last unfinished one held.
+fn take_bytes(
+    f: &mut Followed,
+    bytes: Vec<u8>,
+    offset: u64,
+    shown: &str,
+    notes: &mut Vec<FollowNote>,
+) -> u64 {
     f.offset += bytes.len() as u64;
     // Where the held partial line began in the file.
     let held_from = offset - f.partial.len() as u64;
@@ -628,4 +692,91 @@ fn read_open(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -> u64 
         feed_whole_lines(&mut seg.feed, &mut text);
     }
     bytes.len() as u64
+}
+
+/// One look at a compressed log: decoded again from its start when its size changed, the
+/// decoded bytes past those already fed read as new text. A file now smaller, or whose
+/// decoded text no longer reaches what was fed, was rewritten: a new segment.
+fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -> u64 {
+    let size = match std::fs::metadata(&f.path) {
+        Ok(m) => m.len(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !f.gone {
+                f.gone = true;
+                notes.push(FollowNote::Deleted {
+                    path: shown.to_string(),
+                });
+            }
+            return 0;
+        }
+        Err(e) => {
+            say_trouble(f, shown, e.to_string(), notes);
+            return 0;
+        }
+    };
+    let Some(state) = f.compressed.as_mut() else {
+        return 0;
+    };
+    if size == state.size && !f.gone {
+        return 0;
+    }
+    if size > COMPRESSED_FOLLOW_MAX {
+        if !state.too_large {
+            state.too_large = true;
+            notes.push(FollowNote::CompressedTooLarge {
+                path: shown.to_string(),
+                size,
+            });
+        }
+        return 0;
+    }
+    let (bytes, error) = decode_whole(f);
+    let Some(state) = f.compressed.as_mut() else {
+        return 0;
+    };
+    let rewritten = size < state.size || (bytes.len() as u64) < state.decoded || f.gone;
+    state.size = size;
+    state.cut = error;
+    if rewritten && state.decoded > 0 {
+        f.flush();
+        f.new_segment();
+        notes.push(FollowNote::Replaced {
+            path: shown.to_string(),
+            segment: f.segments.len(),
+        });
+    }
+    f.gone = false;
+    let Some(state) = f.compressed.as_mut() else {
+        return 0;
+    };
+    if rewritten {
+        state.decoded = 0;
+    }
+    let from = usize::try_from(state.decoded).unwrap_or(usize::MAX);
+    let new = bytes.get(from..).unwrap_or_default().to_vec();
+    state.decoded = bytes.len() as u64;
+    let offset = f.offset;
+    take_bytes(f, new, offset, shown, notes)
+}
+
+/// The log decoded from its start as far as it goes now, and the error that stopped it
+/// (a stream still being written ends mid-frame).
+fn decode_whole(f: &Followed) -> (Vec<u8>, Option<String>) {
+    let Some(first) = f.segments.first() else {
+        return (Vec::new(), None);
+    };
+    let mut stream = match source::open_stream(&first.file) {
+        Ok(s) => s,
+        Err(e) => return (Vec::new(), Some(e.to_string())),
+    };
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        match stream.reader.read(&mut chunk) {
+            Ok(0) => return (bytes, None),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (bytes, Some(e.to_string())),
+        }
+    }
 }

@@ -816,6 +816,12 @@ impl App {
         near
     }
 
+    /// Widens the time axis to `to_s` (watch's board as "now" moves on); a fitted view
+    /// stays fitted.
+    pub fn extend_span(&mut self, to_s: f64) {
+        self.relayout(|app| app.span_s = app.span_s.max(to_s));
+    }
+
     fn fit(&mut self) {
         self.scale = self.fit_scale();
         self.offset_s = 0.0;

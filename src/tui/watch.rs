@@ -18,8 +18,10 @@ use ratatui::Terminal;
 
 use super::app::{App, Snapshots};
 use super::{quits, update, HookGuard, Msg, Term, TerminalGuard, ACTIVE};
+use crate::analysis::early::{self, LogNow, RankStatus};
 use crate::base::text::sanitize;
 use crate::model::Run;
+use crate::render::text::watch::status_rows;
 
 /// Change lines kept for the board's lower pane.
 const RECENT: usize = 200;
@@ -28,6 +30,8 @@ pub struct LiveBoard {
     terminal: Term,
     app: Option<App>,
     warnings: Vec<String>,
+    /// Per rank (or per phase, with many ranks): where it is and for how long.
+    status: Vec<RankStatus>,
     recent: VecDeque<String>,
     color: bool,
     quit: bool,
@@ -49,6 +53,7 @@ impl LiveBoard {
             terminal,
             app: None,
             warnings: Vec::new(),
+            status: Vec::new(),
             recent: VecDeque::new(),
             color,
             quit: false,
@@ -71,7 +76,7 @@ impl LiveBoard {
     }
 
     /// The run as read now, and every warning so far.
-    pub fn show(&mut self, run: &Run, warnings: &[String]) -> io::Result<()> {
+    pub fn show(&mut self, run: &Run, warnings: &[String], now: Option<LogNow>) -> io::Result<()> {
         let know = crate::grammar::builtin_knowledge().clone();
         self.app = Some(App::from_loaded(
             run.clone(),
@@ -81,6 +86,19 @@ impl LiveBoard {
             self.color,
         ));
         self.warnings = warnings.iter().map(|w| sanitize(w)).collect();
+        self.status = early::status(run, now);
+        self.draw()
+    }
+
+    /// No new line: "now" moved on. The open phases grow to it on the timeline, the
+    /// status rows count the time in phase to it.
+    pub fn tick(&mut self, run: &Run, warnings: &[String], now: LogNow) -> io::Result<()> {
+        self.warnings = warnings.iter().map(|w| sanitize(w)).collect();
+        self.status = early::status(run, Some(now));
+        if let (Some(app), Some(start)) = (self.app.as_mut(), run.start) {
+            let now_s = (now.time() - start).num_milliseconds() as f64 / 1000.0;
+            grow_open_phases(app, &self.status, now_s);
+        }
         self.draw()
     }
 
@@ -101,15 +119,18 @@ impl LiveBoard {
     fn draw(&mut self) -> io::Result<()> {
         let size = self.terminal.size()?;
         let warn_h = (self.warnings.len() as u16).min(size.height / 3);
-        let timeline_h = size.height.saturating_sub(warn_h + 8).max(6);
+        let status_h = (self.status.len() as u16).min(size.height / 4);
+        let timeline_h = size.height.saturating_sub(warn_h + status_h + 8).max(6);
         if let Some(app) = self.app.as_mut() {
             update(app, Msg::Resize(size.width, timeline_h));
         }
         let (app, warnings, recent, color) = (&self.app, &self.warnings, &self.recent, self.color);
+        let status = status_rows(&self.status, usize::from(status_h));
         self.terminal.draw(|f| {
-            let [head, timeline, warn, log] = Layout::vertical([
+            let [head, timeline, status_area, warn, log] = Layout::vertical([
                 Constraint::Length(1),
                 Constraint::Length(timeline_h),
+                Constraint::Length(status_h),
                 Constraint::Length(warn_h),
                 Constraint::Min(1),
             ])
@@ -129,6 +150,8 @@ impl LiveBoard {
             if let Some(a) = app {
                 super::views::timeline::draw(f, a, timeline);
             }
+            let rows: Vec<Line> = status.iter().map(|l| Line::raw(l.clone())).collect();
+            f.render_widget(Paragraph::new(rows), status_area);
             let warn_style = super::widgets::warn_style(color);
             let wl: Vec<Line> = warnings
                 .iter()
@@ -146,4 +169,20 @@ impl LiveBoard {
         })?;
         Ok(())
     }
+}
+
+/// Draws the phase each undecided rank is still in up to `now_s` (seconds since the run's
+/// start), and widens the time axis to it.
+fn grow_open_phases(app: &mut App, status: &[RankStatus], now_s: f64) {
+    for st in status.iter().filter(|s| s.in_phase_s.is_some()) {
+        let Some(lane) = app.analysed.lanes.iter_mut().find(|l| l.rank == st.rank) else {
+            continue;
+        };
+        if let Some(seg) = lane.segments.last_mut() {
+            if !seg.complete && seg.phase == st.phase && now_s > seg.end {
+                seg.end = now_s;
+            }
+        }
+    }
+    app.extend_span(now_s);
 }

@@ -5,7 +5,7 @@
 
 use chrono::NaiveDateTime;
 
-use crate::analysis::early::{Change, EarlyWarning, MemoryWarning, SlowWarning};
+use crate::analysis::early::{Change, EarlyWarning, MemoryWarning, RankStatus, SlowWarning};
 use crate::analysis::remedy::Remedies;
 use crate::base::event::Origin;
 use crate::base::text::sanitize;
@@ -132,14 +132,23 @@ pub fn memory_headline(run: &Run, m: &MemoryWarning) -> String {
 
 /// "TP1 in weight_load for 14 s (baseline 3 s)".
 pub fn slow_headline(s: &SlowWarning) -> String {
-    format!(
+    let mut line = format!(
         "{} in {} for {} (baseline {}; more than {} over it counts)",
         s.rank,
         s.phase,
         seconds(s.so_far_s),
         seconds(s.baseline_s),
         seconds(s.threshold_s)
-    )
+    );
+    // Measured past the log's latest line by the wall clock: say so, the reader cannot
+    // find that time in the log.
+    if s.silent_s >= 0.5 {
+        line.push_str(&format!(
+            "; no start-up line for the last {}",
+            seconds(s.silent_s)
+        ));
+    }
+    line
 }
 
 use crate::base::units::seconds;
@@ -179,8 +188,23 @@ pub fn follow_note(n: &FollowNote) -> String {
             sanitize(path)
         ),
         FollowNote::Compressed { path } => format!(
-            "{}: compressed, cannot be followed as it grows: not read (run `summary` on it when it is complete)",
+            "{}: compressed: decoded again from its start each time it grows",
             sanitize(path)
+        ),
+        FollowNote::CompressedTooLarge { path, size } => format!(
+            "{}: compressed and {} bytes, past the {} MiB a followed compressed log may grow to (each growth decodes it whole): what was read is kept, its growth is not read (run `summary` on it when it is complete)",
+            sanitize(path),
+            size,
+            crate::ingest::follow::COMPRESSED_FOLLOW_MAX >> 20
+        ),
+        FollowNote::CompressedCut {
+            path,
+            decoded,
+            error,
+        } => format!(
+            "{}: the compressed stream ends short after {decoded} decoded bytes ({}) when the watch ended (still being written, or cut): the text after that was not read",
+            sanitize(path),
+            sanitize(error)
         ),
         FollowNote::InputEnded => "standard input ended".to_string(),
     }
@@ -189,4 +213,90 @@ pub fn follow_note(n: &FollowNote) -> String {
 /// The line `watch` ends with when `--timeout` passed first.
 pub fn timed_out(seconds: f64) -> String {
     format!("watch: --timeout of {seconds:.0} s passed before every rank was ready or the run failed: incomplete")
+}
+
+/// The live board's status rows: per rank its phase, the time in it (growing while the
+/// rank is silent) and its latest memory figure. With more ranks than rows, one row per
+/// phase (how many ranks are in it, the longest in it) — the ranks furthest behind first.
+pub fn status_rows(statuses: &[RankStatus], rows: usize) -> Vec<String> {
+    if rows == 0 {
+        return Vec::new();
+    }
+    if statuses.len() <= rows {
+        return statuses.iter().map(status_row).collect();
+    }
+    let mut by_phase: Vec<(String, Vec<&RankStatus>)> = Vec::new();
+    for s in statuses {
+        let key = state_of(s);
+        match by_phase.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(s),
+            None => by_phase.push((key, vec![s])),
+        }
+    }
+    // Furthest behind first: the earliest phase, then the ranks still in one before the
+    // decided ones.
+    by_phase.sort_by_key(|(_, v)| (v[0].in_phase_s.is_none(), v[0].phase));
+    let mut out: Vec<String> = by_phase
+        .iter()
+        .map(|(state, v)| {
+            let longest = v
+                .iter()
+                .filter_map(|s| Some((s.in_phase_s?, &s.rank)))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let mut line = format!("{:>6} ranks  {state}", group_digits(v.len()));
+            if let Some((secs, rank)) = longest {
+                line.push_str(&format!("  (longest: {rank}, {})", seconds(secs)));
+            }
+            line
+        })
+        .collect();
+    if out.len() > rows {
+        let cut = out.len() - rows + 1;
+        out.truncate(rows - 1);
+        out.push(format!("… {cut} more groups"));
+    }
+    out
+}
+
+fn group_digits(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "in weight_load", "ready", "failed in cuda_graph".
+fn state_of(s: &RankStatus) -> String {
+    if s.reached_ready {
+        return "ready".to_string();
+    }
+    match s.outcome {
+        Outcome::Incomplete => format!("in {}", s.phase),
+        o => format!("{} in {}", o.name(), s.phase),
+    }
+}
+
+fn status_row(s: &RankStatus) -> String {
+    let time = s.in_phase_s.map(seconds).unwrap_or_default();
+    let memory = match &s.last_memory {
+        Some((phase, name, value)) => match value.as_bytes() {
+            Some(b) => format!(
+                "{phase} {}: {}",
+                name.replace('_', " "),
+                bytes_as_printed(b, value.resolution())
+            ),
+            None => String::new(),
+        },
+        None => String::new(),
+    };
+    format!(
+        "{:<8} {:<24} {time:>7}  {memory}",
+        sanitize(&s.rank.to_string()),
+        state_of(s)
+    )
 }
