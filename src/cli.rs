@@ -239,7 +239,8 @@ pub enum Command {
     Mem {
         #[command(subcommand)]
         diff: Option<MemAction>,
-        /// Snapshot files (`torch.cuda.memory._dump_snapshot()` pickles)
+        /// Snapshot files (`torch.cuda.memory._dump_snapshot()` pickles), or directories
+        /// whose snapshots (`*.pickle`, `*.pkl`) are read in rank order
         snapshots: Vec<PathBuf>,
         #[command(flatten)]
         sites: SiteArgs,
@@ -736,6 +737,10 @@ pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
                 "sites per source line, twenty of them",
             ),
             (
+                "rankscope mem samples/tp8-custom-ar",
+                "every snapshot of a run directory, in rank order",
+            ),
+            (
                 "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle",
                 "what changed between two snapshots, site by site",
             ),
@@ -805,11 +810,36 @@ pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
+/// An example command line as the lines to print: one past 72 columns is broken at its
+/// spaces with the shell's ` \` continuation, so that help text wrapped at a terminal's
+/// width or a man page (no-fill) still copies and pastes as one command.
+pub fn example_lines(cmd: &str) -> Vec<String> {
+    const MAX: usize = 72;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in cmd.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() + 2 > MAX {
+            lines.push(format!("{line} \\"));
+            line = format!("    {word}");
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.push(line);
+    lines
+}
+
 /// The examples of a page as help text.
 fn examples_text(page: &str) -> String {
     let mut out = String::from("Examples:\n");
     for (cmd, what) in examples(page) {
-        out.push_str(&format!("  # {what}\n  {cmd}\n"));
+        out.push_str(&format!("  # {what}\n"));
+        for line in example_lines(cmd) {
+            out.push_str(&format!("  {line}\n"));
+        }
     }
     out
 }
@@ -839,6 +869,31 @@ pub fn long_help(page: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A long example is broken at spaces into lines of at most 72 columns, each but the
+    /// last ending in ` \`; joined back it is the same command.
+    #[test]
+    fn long_examples_break_with_continuations() {
+        let cmd = "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle";
+        let lines = super::example_lines(cmd);
+        assert_eq!(
+            lines,
+            [
+                "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle \\",
+                "    samples/tp2-frag-interleaved/snapshot_rank0.pickle",
+            ]
+        );
+        let joined = lines
+            .iter()
+            .map(|l| l.trim_end_matches(" \\").trim_start())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(joined, cmd);
+        assert_eq!(
+            super::example_lines("rankscope man --list"),
+            ["rankscope man --list"]
+        );
+    }
+
     /// Every argument a user can type, at every depth, says what it is in `--help` (clap's
     /// own `--help`/`--version` aside).
     #[test]

@@ -59,10 +59,11 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         }
         return ExitCode::from(2);
     }
-    // Help and version: the project's own text, coloured on a terminal as clap does.
+    // Help and version: the project's own text, coloured on a terminal as clap does,
+    // under the rule of every other output (NO_COLOR, TERM=dumb).
     let mut stdout = io::stdout().lock();
     let rendered = e.render();
-    let text = if stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+    let text = if rankscope::render::auto_color_for(stdout.is_terminal()) {
         rendered.ansi().to_string()
     } else {
         rendered.to_string()

@@ -159,6 +159,15 @@ fn a_restart_loop_collapses_into_groups() {
         .collect();
     assert_eq!(heads, ["#1–#19", "#20", "#21–#40", "#41"], "{lines:#?}");
     assert!(lines[1].ends_with("(shown)"));
+    // Past the last: an error that gives the range, exit 2 (it said `1 start-up(s)`).
+    rankscope()
+        .args(["summary", "--attempt", "42", "-"])
+        .write_stdin(log.clone())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--attempt 42: the log holds 41 start-ups (--attempt 1 to 41)",
+        ));
 }
 
 /// Start-ups that alternate (fail, ready, fail, …, 24 of them) keep the first four and the
@@ -320,7 +329,7 @@ fn prometheus_help_lists_the_schemas_failure_kinds() {
 /// One unit style across commands: `events` prints a log's `mem usage=0.64 GB` (SGLang's GB
 /// is GiB, two decimals printed) as `0.64 GiB`, as `summary` does (it printed 655.36 MiB);
 /// a delta column keeps two decimals (+40.96 MiB = 0.04 GiB, +20.48 MiB = 0.02 GiB; it
-/// mixed `+41 MiB` and `+20.5 MiB`); `mem` writes its times `t+4.207 s` as the rest do.
+/// mixed `+41 MiB` and `+20.5 MiB`); `mem` writes its times `t+4.2 s` as the rest do (it wrote `t+4.207 s`, one rule: `units::seconds`).
 #[test]
 fn one_unit_style_across_commands() {
     let events = stdout_of(&[
@@ -362,7 +371,7 @@ fn one_unit_style_across_commands() {
 
     let mem = stdout_of(&["mem", "samples/tp8-custom-ar/snapshot_rank0.pickle"]);
     let joined = mem.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(joined.contains("at t+4.207 s in capture_graphs"), "{mem}");
+    assert!(joined.contains("at t+4.2 s in capture_graphs"), "{mem}");
     assert!(!regex::Regex::new(r"t\+\d+\.\d+s")
         .expect("pattern")
         .is_match(&mem));
@@ -377,6 +386,79 @@ fn tui_without_a_terminal_says_so() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "rankscope tui needs a terminal (stdout is not a TTY); try `rankscope summary`",
+            "rankscope: tui needs a terminal (stdout is not a TTY); for text, try `rankscope summary`",
         ));
+}
+
+/// `mem` on a run directory reads the snapshots in it, in rank order (tp8-baseline holds
+/// snapshot_rank0 to 7, eight summaries); a directory without one says so and, when it
+/// holds logs, which command reads them (it said "a directory, not a snapshot file").
+#[test]
+fn mem_reads_the_snapshots_of_a_directory() {
+    let out = stdout_of(&["mem", "samples/tp8-baseline"]);
+    let headers: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("samples/tp8-baseline/"))
+        .collect();
+    let want: Vec<String> = (0..8)
+        .map(|r| format!("samples/tp8-baseline/snapshot_rank{r}.pickle"))
+        .collect();
+    assert_eq!(headers, want, "{out}");
+
+    let logs = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "samples/vllm-tp2/server.log",
+        logs.path().join("server.log"),
+    )
+    .unwrap();
+    let shown = logs.path().display().to_string();
+    rankscope()
+        .args(["mem", &shown])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "{shown}: no PyTorch memory snapshots in this directory (looked for *.pickle, *.pkl); it holds logs: read them with `rankscope summary {shown}`"
+        )));
+    // `mem diff` compares files: a directory is refused with a file to give instead.
+    rankscope()
+        .args(["mem", "diff", "samples/tp8-baseline", "samples/tp8-custom-ar"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "samples/tp8-baseline: a directory; `mem diff` compares two snapshot files: give one of the 8 it holds (e.g. samples/tp8-baseline/snapshot_rank0.pickle)",
+        ));
+}
+
+/// Errors name the file and the command that fits it: a server log given to `mem` (it
+/// said "pickle: not a pickle of protocol 2-5: byte 0 is 0x5b"), a missing file, and a
+/// directory holding only a snapshot given to `summary` (it named only the log patterns).
+#[test]
+fn errors_name_the_file_and_the_command_that_reads_it() {
+    rankscope()
+        .args(["mem", "samples/tp8-baseline/server.log"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "samples/tp8-baseline/server.log: text, not a PyTorch memory snapshot (a pickle); a server log is read by `rankscope summary samples/tp8-baseline/server.log`",
+        ));
+    rankscope()
+        .args(["mem", "/nonexistent/snapshot.pickle"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("/nonexistent/snapshot.pickle: "));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        "samples/tp8-baseline/snapshot_rank0.pickle",
+        dir.path().join("snapshot_rank0.pickle"),
+    )
+    .unwrap();
+    let shown = dir.path().display().to_string();
+    rankscope()
+        .args(["summary", &shown])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "it holds 1 PyTorch memory snapshot: read it with `rankscope mem {shown}`"
+        )));
 }

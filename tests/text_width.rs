@@ -154,7 +154,7 @@ fn mem_evidence_wraps_at_any_width() {
     assert!(!text.contains('…'), "{text}");
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        joined.contains("OOM asked 20.00 MiB at t+4.207 s in capture_graphs (model_runner.py:161)"),
+        joined.contains("OOM asked 20.00 MiB at t+4.2 s in capture_graphs (model_runner.py:161)"),
         "{text}"
     );
     assert!(
@@ -254,4 +254,47 @@ fn columns_is_honoured_when_piped() {
     assert_eq!(rankscope_env(&[("COLUMNS", "60")], &wide_args), default);
     // A COLUMNS that is not a width is ignored.
     assert_eq!(rankscope_env(&[("COLUMNS", "wide")], &diff), default);
+}
+
+/// At 60 columns (COLUMNS=60 in a narrow pane) the phase table's notes go under their row
+/// instead of past the width (vllm-tp2's cuda_graph note "duration as printed (no begin
+/// line)" reached column 71, trtllm-tp2's dist_init note column 70), and `diff
+/// --explain`'s heading and clock line wrap (73 and 114 columns).
+#[test]
+fn narrow_output_keeps_notes_and_explain_lines_inside_the_width() {
+    let vllm = rankscope_env(&[("COLUMNS", "60")], &["summary", "samples/vllm-tp2"]);
+    assert!(widest(&vllm) <= 60, "{vllm}");
+    let lines: Vec<&str> = vllm.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.starts_with("cuda_graph "))
+        .expect("the cuda_graph row");
+    assert_eq!(
+        lines[row + 1],
+        "    duration as printed (no begin line)",
+        "{vllm}"
+    );
+    let trt = rankscope_env(&[("COLUMNS", "60")], &["summary", "samples/trtllm-tp2"]);
+    assert!(widest(&trt) <= 60, "{trt}");
+    let explain = rankscope_env(
+        &[("COLUMNS", "60")],
+        &[
+            "diff",
+            "--explain",
+            "samples/tp8-baseline",
+            "samples/tp8-custom-ar",
+        ],
+    );
+    assert!(widest(&explain) <= 60, "{explain}");
+    assert!(
+        explain.contains("\nclock: candidate snapshot clock"),
+        "{explain}"
+    );
+    // At 80 the notes stay in their column.
+    let wide = rankscope_env(&[], &["summary", "samples/vllm-tp2"]);
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("cuda_graph ") && l.ends_with("duration as printed (no")),
+        "{wide}"
+    );
 }

@@ -83,6 +83,17 @@ fn keys(app: &mut App, codes: &[KeyCode]) {
     }
 }
 
+/// A failed run opens on its root rank with the cursor on its failure; the tests of other
+/// features start from TP0 at 0 s, reached by keys: ↑ to the first rank, Home.
+fn from_first_rank(app: &mut App) {
+    for _ in 0..app.rank_sel {
+        keys(app, &[KeyCode::Up]);
+    }
+    keys(app, &[KeyCode::Home]);
+    assert_eq!(app.rank_sel, 0);
+    assert_eq!(app.cursor_s, 0.0);
+}
+
 fn chars(app: &mut App, s: &str) {
     let codes: Vec<KeyCode> = s.chars().map(KeyCode::Char).collect();
     keys(app, &codes);
@@ -115,6 +126,7 @@ fn timeline_shows_every_rank_phase_and_the_oom() {
 #[test]
 fn timeline_at_80x24_after_zoom_and_moves() {
     let mut app = failing();
+    from_first_rank(&mut app);
     keys(
         &mut app,
         &[KeyCode::Down, KeyCode::Down, KeyCode::Right, KeyCode::Right],
@@ -132,6 +144,7 @@ fn timeline_at_80x24_after_zoom_and_moves() {
 #[test]
 fn events_view_filters_by_rank_searches_and_shows_detail() {
     let mut app = failing();
+    from_first_rank(&mut app);
     keys(&mut app, &[KeyCode::Down, KeyCode::Tab, KeyCode::Tab]);
     assert_eq!(app.view, View::Events);
     let screen = render_text(&mut app, 120, 40);
@@ -222,6 +235,41 @@ fn the_root_failure_is_marked_and_one_key_away() {
     assert!(marked[0].starts_with("TP2"), "{screen}");
 }
 
+/// A failed run opens on its root failure with no key pressed: tp8-custom-ar's root is
+/// TP2 (server.log: its OOM at 09:18:41, 11 s after the first stamp 09:18:30, is the
+/// first failure of its own), so TP2 is selected, the cursor is on 11 s, and the footer's
+/// line of TP2's `torch.OutOfMemoryError` carries the root mark. It opened on TP0 at 0 s,
+/// TP0's events under it. The Events view, first shown, opens on the same line.
+#[test]
+fn a_failed_run_opens_on_its_root_failure() {
+    let mut app = failing();
+    assert_eq!(
+        app.selected_rank().map(|r| r.to_string()).as_deref(),
+        Some("TP2")
+    );
+    assert_eq!(app.cursor_s, 11.0);
+    let screen = render_text(&mut app, 100, 30);
+    assert!(
+        screen.contains("cursor 11s (09:18:41.0)")
+            && screen.contains("TP2: cuda_graph   ✗oom at 11s"),
+        "{screen}"
+    );
+    let marked: Vec<&str> = screen.lines().filter(|l| l.starts_with('◀')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(
+        marked[0].contains("oom") && marked[0].contains("torch.OutOfMemoryError"),
+        "{screen}"
+    );
+    let root_line = app.run.root_failure().and_then(|(_, f)| f.origin.clone());
+    keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
+    assert_eq!(app.view, View::Events);
+    assert_eq!(app.selected_event().map(|e| e.origin.clone()), root_line);
+
+    // A ready run has no root: it opens on TP0 at 0 s, as before.
+    let app = App::new(load("tp8-baseline"), None, false);
+    assert_eq!((app.rank_sel, app.cursor_s), (0, 0.0));
+}
+
 /// The header keeps the run path's informative end when it must be shortened.
 #[test]
 fn the_header_shortens_the_path_from_the_left() {
@@ -286,6 +334,7 @@ fn memory_view_lists_each_rank_with_its_figures() {
 #[test]
 fn diff_view_calls_out_the_first_divergence_and_the_failure() {
     let mut app = with_baseline();
+    from_first_rank(&mut app);
     keys(&mut app, &[KeyCode::Tab, KeyCode::Tab]);
     assert_eq!(app.view, View::Diff);
     for (w, h) in SIZES {
@@ -398,6 +447,7 @@ fn diff_view_of_fragmentation_leads_with_the_config_and_the_pinning_site() {
 #[test]
 fn memory_view_with_a_baseline_marks_the_culprit_site_at_80x24() {
     let mut app = with_baseline();
+    from_first_rank(&mut app);
     keys(&mut app, &[KeyCode::Tab]);
     assert_eq!(app.view, View::Memory);
     for (w, h) in [(80, 24), (200, 50)] {
@@ -693,14 +743,16 @@ fn mouse_wheel_moves_the_rank_selection() {
             modifiers: KeyModifiers::NONE,
         })
     };
+    // It opens on the root, TP2; a notch of the wheel is three ranks.
+    assert_eq!(app.rank_sel, 2);
     if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollDown), &app) {
         update(&mut app, m);
     }
-    assert_eq!(app.rank_sel, 3);
+    assert_eq!(app.rank_sel, 5);
     if let Some(m) = input::from_event(&wheel(MouseEventKind::ScrollUp), &app) {
         update(&mut app, m);
     }
-    assert_eq!(app.rank_sel, 0);
+    assert_eq!(app.rank_sel, 2);
 }
 
 #[test]
@@ -764,14 +816,15 @@ fn ctrl_l_asks_for_a_full_redraw() {
 fn timeline_keeps_the_failure_line_when_the_lanes_fill_the_screen() {
     // 14 rows: the tab bar and key line leave 12; the legend wraps to 2 at 80 columns,
     // so the nine rows of axis and lanes would leave the footer one row. The lanes give
-    // way: the cursor line and TP0's oom line still show.
+    // way: the cursor line and the oom line of the rank it opens on (the root, TP2,
+    // marked ◀ as in its lane) still show.
     let mut app = failing();
     let screen = render_text(&mut app, 80, 14);
-    assert!(screen.contains("✗oom at 11s"), "{screen}");
+    assert!(screen.contains("TP2: cuda_graph   ✗oom at 11s"), "{screen}");
     assert!(
         screen
             .lines()
-            .any(|l| l.trim_start().starts_with("11s oom ") && l.contains("OutOfMemoryError")),
+            .any(|l| l.starts_with("◀   11s oom ") && l.contains("OutOfMemoryError")),
         "the oom line is missing:\n{screen}"
     );
 }
@@ -833,6 +886,7 @@ fn event_filters_and_search_escape() {
 #[test]
 fn memory_view_draws_the_snapshot_series_peak_oom_and_sites() {
     let mut app = with_snapshots("tp8-custom-ar");
+    from_first_rank(&mut app);
     assert!(app.has_snapshots());
     keys(&mut app, &[KeyCode::Tab]);
     assert_eq!(app.view, View::Memory);
@@ -865,6 +919,7 @@ fn memory_view_draws_the_snapshot_series_peak_oom_and_sites() {
 #[test]
 fn detail_pane_scrolls_by_pages_and_stops_at_the_end() {
     let mut app = failing();
+    from_first_rank(&mut app);
     keys(&mut app, &[KeyCode::Down, KeyCode::Tab, KeyCode::Tab]);
     chars(&mut app, "/oom");
     keys(&mut app, &[KeyCode::Enter, KeyCode::Enter]);

@@ -83,10 +83,11 @@ grep -q '✗oom' "$SCREEN_FILE" || fail "OOM marker ✗oom not on screen"
 [ "$(tmux display -p -t "$SESSION" '#{alternate_on}')" = 1 ] \
     || fail "the TUI did not switch to the alternate screen"
 
-# The Memory view draws the selected rank's snapshot: peak, OOM and its sites.
+# The Memory view draws the selected rank's snapshot (the root's, TP2, which the TUI
+# opens on): peak, OOM and its sites.
 tmux send-keys -t "$SESSION" Tab
 wait_for_screen 'init_custom_ar' 50 || true
-grep -q 'TP0 snapshot' "$SCREEN_FILE" || fail "no snapshot chart in the Memory view"
+grep -q 'TP2 snapshot' "$SCREEN_FILE" || fail "no snapshot chart of the root TP2 in the Memory view"
 grep -q '▲ peak' "$SCREEN_FILE" || fail "no peak mark in the Memory view"
 grep -q '✗oom at' "$SCREEN_FILE" || fail "no OOM mark in the Memory view"
 grep -q 'init_custom_ar' "$SCREEN_FILE" || fail "init_custom_ar not among the sites"
@@ -121,6 +122,24 @@ sleep 0.2
 tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
 grep -q '^rankscope: .*no-such-run' "$SCREEN_FILE" \
     || fail "the load error is not on the normal screen (stderr) after q"
+
+# On a terminal, `--help` and `summary` are coloured (xterm-256color), and TERM=dumb turns
+# the colour off for both (clap's help kept it under TERM=dumb). capture-pane -e keeps
+# the escape sequences; the ESC byte is what is counted.
+colour_count() { # COMMAND...
+    rm -f "$WORK/rc"
+    tmux send-keys -t "$SESSION" "clear; $*; echo \$? > '$WORK/rc'" Enter
+    wait_for_exit " from $*" >/dev/null
+    sleep 0.2
+    tmux capture-pane -e -p -t "$SESSION" | tr -cd '\033' | wc -c
+}
+[ "$(colour_count "'$BIN' --help")" -gt 0 ] \
+    || fail "--help on a terminal is not coloured (the check cannot see colour)"
+[ "$(colour_count "TERM=dumb '$BIN' --help")" = 0 ] || fail "TERM=dumb: --help is coloured"
+[ "$(colour_count "'$BIN' summary samples/tp2-nccl-fail")" -gt 0 ] \
+    || fail "summary on a terminal is not coloured"
+[ "$(colour_count "TERM=dumb '$BIN' summary samples/tp2-nccl-fail")" = 0 ] \
+    || fail "TERM=dumb: summary is coloured"
 tmux kill-session -t "$SESSION"
 
 # The first screens that matter at the smallest and a large terminal: the run against
@@ -136,9 +155,9 @@ views_at() { # WIDTH HEIGHT
     rm -f "$WORK/rc"
     tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar --vs samples/tp8-baseline; echo \$? > '$WORK/rc'" Enter
     wait_for_screen '^TP7 ' || fail "${w}x${h}: timeline not drawn"
-    grep -q '✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: TP0's failure not in the timeline footer"
-    grep -Eq '^ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
-        || fail "${w}x${h}: the oom line is not in the timeline footer"
+    grep -q 'TP2: cuda_graph   ✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: the root TP2's failure not in the timeline footer"
+    grep -Eq '^◀ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
+        || fail "${w}x${h}: the root's oom line is not marked in the timeline footer"
 
     tmux send-keys -t "$SESSION" Tab
     wait_for_screen 'init_custom_ar' 50 || fail "${w}x${h}: Memory view without the culprit site"

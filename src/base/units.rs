@@ -82,7 +82,10 @@ pub fn human_size(bytes: u64) -> String {
 
 /// A figure the log printed, in the unit and with the decimals its print resolution
 /// gives: SGLang's `0.64 GB` (one step 0.01 GiB) is `0.64 GiB`, `20.00 MiB` stays,
-/// `1.5 GB` is `1.5 GiB`; a byte-exact figure is `human_bytes`.
+/// `1.5 GB` is `1.5 GiB`; a byte-exact figure is `human_bytes`. As in `human_size` a unit
+/// holds values below 1000: a figure past it moves up a unit with the decimals that keep
+/// its resolution (vLLM's `65.7221 GiB`, one step 0.0001 GiB, stays `65.7221 GiB`, not
+/// `67299.4 MiB`; `4096 MiB` is `4.000 GiB`).
 pub fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
     if resolution <= 1 {
         return human_bytes(bytes);
@@ -96,13 +99,21 @@ pub fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
     ];
     let res = resolution as f64;
     // The largest unit the resolution is at least a thousandth of (three decimals at most).
-    let (unit, name) = UNITS
+    let mut at = UNITS
         .iter()
-        .rev()
-        .find(|(u, _)| res * 1000.0 >= u * 0.999)
-        .copied()
-        .unwrap_or(UNITS[0]);
-    let decimals = (unit / res).log10().round().clamp(0.0, 3.0) as usize;
+        .rposition(|(u, _)| res * 1000.0 >= u * 0.999)
+        .unwrap_or(0);
+    let mut decimals = (UNITS[at].0 / res).log10().round().clamp(0.0, 3.0) as usize;
+    let rounded = |at: usize, decimals: usize| {
+        let v = (bytes as f64 / UNITS[at].0).abs();
+        let step = 10f64.powi(-(decimals as i32));
+        (v / step).round() * step
+    };
+    while at + 1 < UNITS.len() && rounded(at, decimals) >= 1000.0 {
+        at += 1;
+        decimals = (UNITS[at].0 / res).log10().round().clamp(0.0, 4.0) as usize;
+    }
+    let (unit, name) = UNITS[at];
     format!("{:.*} {name}", decimals, bytes as f64 / unit)
 }
 
@@ -115,6 +126,48 @@ pub fn human_delta(bytes: i64) -> String {
         -1 => format!("-{}", human_size(bytes.unsigned_abs())),
         _ => "±0 B".into(),
     }
+}
+
+/// Seconds, the one style of every time rankscope prints: a space before the unit, one
+/// decimal below 100 s (`4.0 s`, `12.5 s`) and whole seconds from 100 s (`2600 s`), where
+/// a tenth is below what the logs' whole-second stamps resolve and would only widen
+/// columns. Snapshot times (microsecond stamps) follow the same rule, so that `mem` and
+/// `summary` print one style.
+pub fn seconds(s: f64) -> String {
+    format!("{} s", seconds_number(s))
+}
+
+/// The number of [`seconds`] without its unit, for a column that names the unit once
+/// (`4.0 / 4.8 / 5.5 s`).
+pub fn seconds_number(s: f64) -> String {
+    if s.abs() >= 99.95 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// A time since the run's (or the snapshot's) first stamp: `t+5.2 s`.
+pub fn since_start(s: f64) -> String {
+    format!("t+{}", seconds(s))
+}
+
+/// A signed change of seconds: `+6.0 s`, `-120 s`; `0 s` for none.
+pub fn seconds_delta(s: f64) -> String {
+    if s == 0.0 {
+        "0 s".into()
+    } else if s > 0.0 {
+        format!("+{}", seconds(s))
+    } else {
+        format!("-{}", seconds(-s))
+    }
+}
+
+/// A clock offset between two clocks (a node's, a snapshot's), which is estimated finer
+/// than a stamp: two decimals and its sign, `+0.42 s`, `-2.50 s`.
+pub fn clock_offset(s: f64) -> String {
+    let sign = if s < 0.0 { "-" } else { "+" };
+    format!("{sign}{:.2} s", s.abs())
 }
 
 /// Thousands separators: `91,141`.
@@ -163,8 +216,13 @@ mod tests {
         assert_eq!(bytes_as_printed(b, r), "1.5 GiB");
         let (b, r) = to_bytes("20.00", "MiB").expect("a size");
         assert_eq!(bytes_as_printed(b, r), "20.00 MiB");
+        // Four integer digits move up a unit, keeping the resolution: 1 MiB is 0.001 GiB.
         let (b, r) = to_bytes("4096", "MiB").expect("a size");
-        assert_eq!(bytes_as_printed(b, r), "4096 MiB");
+        assert_eq!(bytes_as_printed(b, r), "4.000 GiB");
+        // vLLM's `Model loading took 65.7221 GiB` (samples/vllm-tp2/server.log:16): one
+        // step 0.0001 GiB = 107,374 bytes, which is 0.1 MiB; it was `67299.4 MiB`.
+        let (b, r) = to_bytes("65.7221", "GiB").expect("a size");
+        assert_eq!(bytes_as_printed(b, r), "65.7221 GiB");
         let (b, r) = to_bytes("0.640", "GiB").expect("a size");
         assert_eq!(bytes_as_printed(b, r), "0.640 GiB");
         // Exact bytes: the general rule.
@@ -181,6 +239,24 @@ mod tests {
         assert_eq!(parse_decimal("613,024").map(|x| x.0), Some(613_024.0));
         assert_eq!(parse_decimal("nan"), None);
         assert_eq!(parse_decimal(""), None);
+    }
+
+    #[test]
+    fn one_style_for_seconds() {
+        assert_eq!(seconds(4.0), "4.0 s");
+        assert_eq!(seconds(99.94), "99.9 s");
+        // 99.96 would print 100.0 at one decimal: it is past the switch.
+        assert_eq!(seconds(99.96), "100 s");
+        assert_eq!(seconds(2600.0), "2600 s");
+        assert_eq!(seconds_number(12.25), "12.2");
+        // A snapshot's 4,206,123 us since its first entry: one decimal, as t+5.2 s
+        // elsewhere (mem printed t+4.206 s).
+        assert_eq!(since_start(4.206_123), "t+4.2 s");
+        assert_eq!(seconds_delta(6.0), "+6.0 s");
+        assert_eq!(seconds_delta(-120.0), "-120 s");
+        assert_eq!(seconds_delta(0.0), "0 s");
+        assert_eq!(clock_offset(0.42), "+0.42 s");
+        assert_eq!(clock_offset(-2.5), "-2.50 s");
     }
 
     #[test]

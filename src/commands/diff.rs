@@ -84,7 +84,11 @@ pub fn run(
                 .as_ref()
                 .and_then(render::text::diff::attribution_clock)
             {
-                text.push_str(&format!("clock: {c}\n"));
+                for line in render::wrap_indented(&format!("clock: {c}"), cx.style.width, "", "  ")
+                {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
             }
         }
         out(&text)?;

@@ -52,10 +52,14 @@ fn page_roff(cmd: clap::Command, name: &str) -> Result<String> {
     if !examples.is_empty() {
         extra.push_str(".SH EXAMPLES\n");
         for (line, what) in examples {
+            let lines: Vec<String> = crate::cli::example_lines(line)
+                .iter()
+                .map(|l| text(l))
+                .collect();
             extra.push_str(&format!(
                 ".PP\n{}\n.PP\n.RS 4\n.nf\n{}\n.fi\n.RE\n",
                 text(what),
-                text(line)
+                lines.join("\n")
             ));
         }
     }

@@ -22,6 +22,7 @@ pub fn summaries(
     if paths.is_empty() {
         anyhow::bail!("mem: give at least one snapshot file (or `mem diff A B`)");
     }
+    let paths = snapshot_files(paths)?;
     let rule = sites.rule();
     let mut docs = Vec::new();
     let mut text = String::new();
@@ -54,8 +55,83 @@ pub fn summaries(
     Ok(0)
 }
 
+/// The snapshot files the paths stand for: a directory (a run directory) stands for the
+/// snapshots in it, in rank order, as `summary` reads a directory's logs.
+fn snapshot_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let found = rankscope::ingest::source::snapshots_in(path).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot list: {e}",
+                rankscope::base::text::shown_path(path)
+            )
+        })?;
+        if found.is_empty() {
+            anyhow::bail!(
+                "{}: no PyTorch memory snapshots in this directory (looked for *.pickle, *.pkl){}",
+                rankscope::base::text::shown_path(path),
+                logs_hint(path)
+            );
+        }
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// Where a directory given to `mem` holds logs, the command that reads them.
+fn logs_hint(dir: &Path) -> String {
+    match rankscope::ingest::source::discover(dir) {
+        Ok(files)
+            if files
+                .iter()
+                .any(|f| f.kind == rankscope::ingest::source::SourceKind::Log) =>
+        {
+            format!(
+                "; it holds logs: read them with `rankscope summary {}`",
+                rankscope::base::text::shown_path(dir)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// `mem diff` compares two files: a directory is refused with the files it holds to pick
+/// from.
+fn one_snapshot(path: &Path) -> Result<()> {
+    if !path.is_dir() {
+        return Ok(());
+    }
+    let shown = rankscope::base::text::shown_path(path);
+    let found = rankscope::ingest::source::snapshots_in(path).unwrap_or_default();
+    match found.first() {
+        Some(first) => anyhow::bail!(
+            "{shown}: a directory; `mem diff` compares two snapshot files: give {} ({})",
+            if found.len() == 1 {
+                "the one it holds".to_string()
+            } else {
+                format!("one of the {} it holds", found.len())
+            },
+            if found.len() == 1 {
+                rankscope::base::text::shown_path(first)
+            } else {
+                format!("e.g. {}", rankscope::base::text::shown_path(first))
+            }
+        ),
+        None => anyhow::bail!(
+            "{shown}: a directory with no PyTorch memory snapshots (looked for *.pickle, *.pkl){}",
+            logs_hint(path)
+        ),
+    }
+}
+
 pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Style) -> Result<u8> {
     let MemOutput { top, json } = *output;
+    one_snapshot(a)?;
+    one_snapshot(b)?;
     let rule = sites.rule();
     let (sa, sb) = rayon::join(|| snapshot::read_path(a), || snapshot::read_path(b));
     let (sa, sb) = (sa?, sb?);

@@ -29,7 +29,7 @@ pub fn run(
     // "No such device or address (os error 6)" names neither the cause nor a way out.
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!(
-            "rankscope tui needs a terminal (stdout is not a TTY); try `rankscope summary`"
+            "tui needs a terminal (stdout is not a TTY); for text, try `rankscope summary`"
         );
     }
     // Loads on its own thread behind a loading screen; a load error comes back after the

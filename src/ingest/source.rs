@@ -36,10 +36,26 @@ pub enum SourceError {
     Missing { path: String },
     #[error("{path}: cannot read: {source}")]
     Unreadable { path: String, source: io::Error },
-    #[error("{path}: no log files in this directory (looked for *.log, *.txt, *.out, *.err, also .gz/.zst)")]
-    EmptyDir { path: String },
+    #[error("{path}: no log files in this directory (looked for *.log, *.txt, *.out, *.err, also .gz/.zst){}", snapshot_hint(path, *.snapshots))]
+    EmptyDir {
+        path: String,
+        /// The PyTorch snapshots it holds (`mem` reads them).
+        snapshots: usize,
+    },
     #[error("{path}: binary data (NUL byte at offset {offset}), not a log")]
     Binary { path: String, offset: usize },
+}
+
+/// Where a directory holds snapshots but no log, the command that reads them.
+fn snapshot_hint(path: &str, snapshots: usize) -> String {
+    match snapshots {
+        0 => String::new(),
+        n => format!(
+            "; it holds {n} PyTorch memory snapshot{}: read {} with `rankscope mem {path}`",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        ),
+    }
 }
 
 /// A log's bytes as text: decompressed, and with the count of bytes taken from the
@@ -340,6 +356,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
     if !out.iter().any(|s| s.kind == SourceKind::Log) {
         return Err(SourceError::EmptyDir {
             path: crate::base::text::shown_path(path),
+            snapshots: out
+                .iter()
+                .filter(|s| s.kind == SourceKind::Snapshot)
+                .count(),
         });
     }
     Ok((out, notes))
@@ -359,6 +379,22 @@ pub struct NodeFiles {
     /// What was skipped while listing it (see [`discover_noted`]), and the run
     /// directory's subdirectories that could not be read (they may be nodes).
     pub notes: Vec<String>,
+}
+
+/// The PyTorch snapshot files (`*.pickle`, `*.pkl`, also compressed) directly in a
+/// directory, in rank order where their names give one (`snapshot_rank2` before
+/// `snapshot_rank10`), then by name.
+pub fn snapshots_in(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut found: Vec<(Option<u32>, PathBuf)> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            classify_name(&e.file_name().to_string_lossy()) == Some(SourceKind::Snapshot)
+                && e.path().is_file()
+        })
+        .map(|e| (rank_from_name(&e.file_name().to_string_lossy()), e.path()))
+        .collect();
+    found.sort_by(|a, b| (a.0.is_none(), a.0, &a.1).cmp(&(b.0.is_none(), b.0, &b.1)));
+    Ok(found.into_iter().map(|(_, p)| p).collect())
 }
 
 /// Whether a directory holds log files directly (not in subdirectories).

@@ -61,6 +61,16 @@ fn width_from(
         .max(MIN_WIDTH)
 }
 
+/// `--color auto` for output that is a terminal or not, from the environment: what
+/// [`Style::decide`] picks, for text that is not a `Style`'s (clap's help).
+pub fn auto_color_for(stdout_is_terminal: bool) -> bool {
+    auto_color(
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("TERM").as_deref(),
+        stdout_is_terminal,
+    )
+}
+
 /// `--color auto`: colour on a terminal, unless `NO_COLOR` is set and not empty or the
 /// terminal is `TERM=dumb` (which shows escape codes as text; git and ls agree).
 fn auto_color(
@@ -85,11 +95,7 @@ impl Style {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => auto_color(
-                std::env::var_os("NO_COLOR").as_deref(),
-                std::env::var_os("TERM").as_deref(),
-                std::io::stdout().is_terminal(),
-            ),
+            ColorChoice::Auto => auto_color_for(std::io::stdout().is_terminal()),
         };
         Style {
             color,

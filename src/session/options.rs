@@ -23,9 +23,7 @@ pub enum LoadError {
     },
     #[error("{path}: no log in this run could be read ({notes})")]
     NothingRead { path: String, notes: String },
-    #[error(
-        "{path}: --attempt {asked}: the log holds {count} start-up(s) (--attempt 1 to {count})"
-    )]
+    #[error("{path}: --attempt {asked}: {}", attempt_range(*count))]
     NoSuchAttempt {
         path: String,
         asked: usize,
@@ -33,6 +31,15 @@ pub enum LoadError {
     },
     #[error("`-` (standard input) is given {times} times: it can be read once")]
     StdinTwice { times: usize },
+}
+
+/// The start-ups there are, as the values `--attempt` takes: `the log holds 1 start-up
+/// (--attempt 1)`, `the log holds 3 start-ups (--attempt 1 to 3)`.
+fn attempt_range(count: usize) -> String {
+    match count {
+        1 => "the log holds 1 start-up (--attempt 1)".to_string(),
+        n => format!("the log holds {n} start-ups (--attempt 1 to {n})"),
+    }
 }
 
 /// `--attempt` past the last start-up is an error, not the last one shown in its place.

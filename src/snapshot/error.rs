@@ -19,6 +19,9 @@ pub enum SnapshotError {
     },
     #[error("{}: {what}, not a snapshot file", path.display())]
     NotAFile { path: PathBuf, what: &'static str },
+    /// Text where a pickle belongs: most often a server log given to `mem`.
+    #[error("{}: text, not a PyTorch memory snapshot (a pickle); a server log is read by `rankscope summary {}`", path.display(), path.display())]
+    Text { path: PathBuf },
     #[error("{}: more than {limit} bytes read from a stream (a FIFO or a device): give the file itself", path.display())]
     StreamTooLarge { path: PathBuf, limit: u64 },
     #[error("snapshot key `{path}`: expected {expected}, found {found}")]

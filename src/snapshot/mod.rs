@@ -39,6 +39,31 @@ impl PickleError {
     }
 }
 
+/// Whether a file opens with text, not a pickle: no PROTO byte first, and its first
+/// kilobyte is UTF-8 (a character cut at the end aside) with no NUL and no control byte
+/// other than tab, newline, carriage return and escape.
+fn looks_like_text(mut f: &std::fs::File) -> bool {
+    use std::io::{Read, Seek};
+    let mut head = [0u8; 1024];
+    let n = f.read(&mut head).unwrap_or(0);
+    // Back to the start for the reader; a file that cannot seek is read as it is.
+    if f.rewind().is_err() || n == 0 || head[0] == 0x80 {
+        return false;
+    }
+    let head = &head[..n];
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
+    };
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0x1b))
+}
+
 /// Reads a snapshot file. The file is streamed through a small buffer rather than mapped,
 /// so peak memory is the decoded arena, not arena plus file.
 ///
@@ -82,6 +107,11 @@ pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
         source: Box::new(e),
     };
     let (f, len) = open()?;
+    if looks_like_text(&f) {
+        return Err(SnapshotError::Text {
+            path: path.to_owned(),
+        });
+    }
     let p = pickle::parse_direct(f, len).map_err(pickle_err)?;
     if let Some(res) = types::from_direct(p) {
         return res.and_then(sizes_fit).map_err(in_file);

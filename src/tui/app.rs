@@ -662,7 +662,25 @@ impl App {
             rank_chosen: false,
         };
         app.fit();
+        app.open_on_root();
         app
+    }
+
+    /// A failed run opens on its story's first line: the root rank selected and the cursor
+    /// on its failure, so the timeline's footer shows the failing line from the first
+    /// screen (the Events view, when first shown, opens on it too).
+    fn open_on_root(&mut self) {
+        let Some(rank) = self.root_rank().cloned() else {
+            return;
+        };
+        let Some(lane) = self.analysed.lanes.iter().position(|l| l.rank == rank) else {
+            return;
+        };
+        self.rank_sel = lane;
+        if let Some((_, t)) = self.analysed.lanes[lane].failure {
+            self.cursor_s = t.clamp(0.0, self.span_s);
+            self.clamp_offset();
+        }
     }
 
     /// What the diff attributes to this allocation site (by function name), if anything.

@@ -25,9 +25,8 @@ fn cell_lines(text: &str, w: usize) -> Vec<String> {
 
 fn time_s(first: Option<i64>, t: i64) -> String {
     match first {
-        // The style of every time rankscope prints (`t+5.2 s`, `4.0 s`), with the
-        // milliseconds a snapshot's microsecond stamps support.
-        Some(f) => format!("t+{:.3} s", (t - f) as f64 / 1e6),
+        // The style of every time rankscope prints (`t+5.2 s`, `units::seconds`).
+        Some(f) => crate::base::units::since_start((t - f) as f64 / 1e6),
         None => format!("{t} us"),
     }
 }

@@ -5,19 +5,11 @@
 use crate::analysis::diff::SlowerStartup;
 use crate::analysis::timing::{PhaseTime, TimeDiff, TimeFinding};
 
-/// Seconds as the time rows print them: one decimal (stamps are whole seconds or finer).
-pub fn secs(s: f64) -> String {
-    format!("{s:.1} s")
-}
+/// Seconds as every time is printed (`units::seconds`).
+pub use crate::base::units::seconds as secs;
 
-/// A signed change of seconds.
-pub fn delta_secs(s: f64) -> String {
-    if s == 0.0 {
-        "0 s".into()
-    } else {
-        format!("{s:+.1} s")
-    }
-}
+/// A signed change of seconds (`units::seconds_delta`).
+pub use crate::base::units::seconds_delta as delta_secs;
 
 /// One finding: `weight_load +8.0 s on 4/4 ranks (systematic; 3.0 s -> 11.0 s)`,
 /// `TP1 +6.0 s in weight_load (straggler; began 6.0 s late; 3.0 s -> 9.0 s)`,

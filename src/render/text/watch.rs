@@ -14,11 +14,11 @@ use crate::ingest::follow::FollowNote;
 use crate::model::{Outcome, Run};
 use crate::render::Style;
 
-/// Seconds from the run's first stamp, as the board's clock: `t+12.0s`.
+/// Seconds from the run's first stamp, as the board's clock: `t+12.0 s`.
 pub fn since_start(run: &Run, at: Option<NaiveDateTime>) -> String {
     match (run.start, at) {
         (Some(s), Some(t)) if t >= s => {
-            format!("t+{:.1}s", (t - s).num_milliseconds() as f64 / 1000.0)
+            crate::base::units::since_start((t - s).num_milliseconds() as f64 / 1000.0)
         }
         _ => "t?".to_string(),
     }
@@ -151,13 +151,7 @@ pub fn slow_headline(s: &SlowWarning) -> String {
     line
 }
 
-fn seconds(s: f64) -> String {
-    if s >= 10.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{s:.1} s")
-    }
-}
+use crate::base::units::seconds;
 
 /// A follower's note, in words.
 pub fn follow_note(n: &FollowNote) -> String {

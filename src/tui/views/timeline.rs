@@ -126,14 +126,25 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
     }
     lines.push(Line::from(head));
     let n = usize::from(foot.height.saturating_sub(1));
+    // The root failure's own line carries the timeline's root mark.
+    let root = app.run.root_failure().and_then(|(_, f)| f.origin.as_ref());
     for (t, e) in app.footer_events(n) {
         let st = if matches!(e.kind.as_str(), "oom" | "error") {
             failure_style(app.color)
         } else {
             Style::new()
         };
+        let is_root = root == Some(&e.origin);
         lines.push(Line::from(vec![
-            Span::raw(format!("{:>7} ", time_label(t))),
+            Span::styled(
+                if is_root {
+                    crate::tui::widgets::timeline::ROOT_MARK
+                } else {
+                    " "
+                },
+                failure_style(app.color),
+            ),
+            Span::raw(format!("{:>6} ", time_label(t))),
             Span::styled(fit(&sanitize(&e.kind), 18), st),
             Span::raw(sanitize(&e.message)),
         ]));

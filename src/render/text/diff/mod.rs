@@ -415,9 +415,11 @@ fn row(o: &mut String, style: Style, label: &str, text: &str) {
 /// `--explain`: the baseline and candidate line behind every compared figure. Evidence is
 /// never cut: a line longer than the output wraps, its continuation indented.
 pub fn explain(d: &RunDiff, style: Style) -> String {
-    let mut o = String::from(
-        "\nwhere each figure comes from (first rank shown; - baseline, + candidate):\n",
-    );
+    let mut o = String::from("\n");
+    let head = "where each figure comes from (first rank shown; - baseline, + candidate):";
+    for line in wrap_indented(head, style.width, "", "  ") {
+        let _ = writeln!(o, "{line}");
+    }
     for f in &d.figures {
         let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
         for (mark, line) in [("  - ", &f.baseline_line), ("  + ", &f.candidate_line)] {

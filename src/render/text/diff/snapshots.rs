@@ -266,7 +266,7 @@ pub(super) fn offset_text(us: i64, zone: bool) -> String {
         let mins = us.unsigned_abs() / 60_000_000;
         format!("{sign}{:02}:{:02}", mins / 60, mins % 60)
     } else {
-        format!("{sign}{:.3} s", us.unsigned_abs() as f64 / 1e6)
+        crate::base::units::clock_offset(us as f64 / 1e6)
     }
 }
 

@@ -16,13 +16,9 @@ pub fn figure_label(name: &str) -> String {
     name.replace('_', " ")
 }
 
-fn secs(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
+/// Seconds without their unit, for the table's `min / med / max s` (`units::seconds`'s
+/// rule).
+use crate::base::units::seconds_number as secs;
 
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
@@ -146,12 +142,14 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         }
     }
     if run.attempts.len() > 1 {
-        let _ = writeln!(
-            o,
+        let head = format!(
             "attempt {} of {} start-ups in this log (--attempt N shows another):",
             run.attempt,
             run.attempts.len()
         );
+        for line in wrap_indented(&head, style.width, "", "  ") {
+            let _ = writeln!(o, "{line}");
+        }
         attempt_lines(&mut o, run, style);
     }
     o.push('\n');
@@ -314,19 +312,33 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
     // it starts on.
     let notes = known.join("; ");
     let before_straggler = known[..plain_notes].join("; ");
-    let note_lines = wrap(&notes, style.width.saturating_sub(NOTES_COLUMN).max(20));
+    // Narrower than the columns and 20 for NOTES (`--width 60`, COLUMNS=60): the notes go
+    // on lines of their own under the row, wrapped at the width, rather than past it.
+    let beside = style.width >= NOTES_COLUMN + 20;
+    let row = format!(
+        "{} {} {} {} ",
+        fit(s.phase.name(), 12),
+        fit(&ranks, 6),
+        fit(&dur, 21),
+        fit(&skew, 9)
+    );
+    let (note_lines, indent) = if beside {
+        (wrap(&notes, style.width - NOTES_COLUMN), NOTES_COLUMN)
+    } else {
+        let _ = writeln!(o, "{}", row.trim_end());
+        let lines = if notes.is_empty() {
+            Vec::new()
+        } else {
+            wrap(&notes, style.width.saturating_sub(4).max(20))
+        };
+        (lines, 4)
+    };
     let mut covered = 0;
     for (i, line) in note_lines.iter().enumerate() {
-        let lead = if i == 0 {
-            format!(
-                "{} {} {} {} ",
-                fit(s.phase.name(), 12),
-                fit(&ranks, 6),
-                fit(&dur, 21),
-                fit(&skew, 9)
-            )
+        let lead = if i == 0 && beside {
+            row.clone()
         } else {
-            " ".repeat(NOTES_COLUMN)
+            " ".repeat(indent)
         };
         let warn = plain_notes < known.len() && covered + line.len() > before_straggler.len();
         covered += line.len() + 1;

@@ -221,7 +221,7 @@ pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
                 .map(|t| format!(" of {}", human_bytes(t as i64)))
                 .unwrap_or_default(),
             g.peak_at_s
-                .map(|s| format!(" at t+{s:.1} s"))
+                .map(|s| format!(" at {}", crate::base::units::since_start(s)))
                 .unwrap_or_default(),
             g.samples,
         );
@@ -239,7 +239,7 @@ pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
             p.gpu.map(|g| format!(" on GPU{g}")).unwrap_or_default(),
             human_bytes(p.peak_used_bytes as i64),
             p.peak_at_s
-                .map(|s| format!(" at t+{s:.1} s"))
+                .map(|s| format!(" at {}", crate::base::units::since_start(s)))
                 .unwrap_or_default(),
         );
         put(o, width, 0, &text);
