@@ -838,8 +838,10 @@ fn d22_stamps_outside_the_plausible_years_are_not_the_start() {
         t.stdout
     );
     let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
-    let run = &json(&o)["run"];
-    assert_eq!(run["start"], "2026-11-29T09:18:12", "{run}");
+    let doc = json(&o);
+    let run = &doc["run"];
+    let first = &doc["identity"]["first_line"]["at"];
+    assert_eq!(first, "2026-11-29T09:18:12.000000-00:00", "{doc}");
     let notes = run["notes"].to_string();
     assert!(
         notes.contains("6 event line(s) stamped outside the years 2000–2099")
@@ -863,8 +865,10 @@ fn d22_a_run_wholly_in_1970_keeps_its_stamps() {
     )
     .expect("write");
     let o = rankscope(&["summary", "--json", log.to_str().unwrap()], None);
-    let run = &json(&o)["run"];
-    assert_eq!(run["start"], "1970-01-01T00:00:05", "{run}");
+    let doc = json(&o);
+    let run = &doc["run"];
+    let first = &doc["identity"]["first_line"]["at"];
+    assert_eq!(first, "1970-01-01T00:00:05.000000-00:00", "{doc}");
     assert!(!run["notes"].to_string().contains("stamped outside"));
     let dist = run["phases"]
         .as_array()
