@@ -146,7 +146,7 @@ fn a_restart_loop_collapses_into_groups() {
     let lines = run(&[]);
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert!(
-        lines[0].starts_with("  #1–#40 failed TP2 oom in cuda_graph, 40 start-ups"),
+        lines[0].starts_with("  #1–#40 failed: TP2 oom in cuda_graph, 40 start-ups"),
         "{lines:#?}"
     );
     assert!(lines[1].starts_with("  #41 ready,"), "{lines:#?}");

@@ -89,10 +89,10 @@ fn tp8_custom_ar_against_its_baseline() {
     assert_eq!(count(tl, "<path class=\"fail\""), 8);
     // TP5 loaded its weights last: `Load weight end` at 09:18:42, 12 s after the first line
     // (09:18:30); its failure marker's hover says so, with its line (server.log:134).
-    assert!(tl.contains("TP5 oom in cuda_graph at t+12.0s, server.log:"));
+    assert!(tl.contains("TP5 oom in cuda_graph at t+12.0 s, server.log:"));
     // The hover lines of TP0's weight_load bar hold its `Load weight begin` (09:18:37, line 33) and
     // `Load weight end` (09:18:41) lines, 7 s and 11 s after the first line.
-    assert!(tl.contains("TP0 weight_load t+7.0s to t+11.0s"));
+    assert!(tl.contains("TP0 weight_load t+7.0 s to t+11.0 s"));
     assert!(tl.contains("server.log:33 Load weight begin. avail mem=13.96 GB"));
     let baseline_tl = svg(&html, "tl-base");
     assert_eq!(count(baseline_tl, "<g class=\"lane\""), 8);
@@ -121,7 +121,7 @@ fn tp8_custom_ar_against_its_baseline() {
     }
     // nvidia-smi: the candidate's CSV peaks at 120,115 MiB used (117.30 GiB) on a
     // 143,771 MiB (140.40 GiB) device.
-    assert!(html.contains("GPU0: peak 117.30 GiB used at t+12.6s"));
+    assert!(html.contains("GPU0: peak 117.30 GiB used at t+12.6 s"));
     assert!(html.contains("<title>GPU0 total 140.40 GiB</title>"));
     // Snapshots: each rank's largest site is load_weights (7.29 GiB), as `mem` says.
     assert!(html.contains("load_weights (model_runner.py:109-112) 7.29 GiB allocated"));

@@ -549,12 +549,7 @@ fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
             Ok((m, h)) => {
                 // A file read before (or deleted, or replaced): this one is new text.
                 if f.identity.is_some() || f.gone {
-                    f.flush();
-                    f.new_segment();
-                    notes.push(FollowNote::Replaced {
-                        path: shown.to_string(),
-                        segment: f.segments.len(),
-                    });
+                    f.replaced(&shown, &mut notes);
                 }
                 f.gone = false;
                 f.trouble = None;
@@ -600,6 +595,17 @@ impl Followed<'_> {
         self.partial.clear();
         self.binary = None;
         self.offset = 0;
+    }
+
+    /// Another file under the path (rotated, re-created, rewritten): the current
+    /// segment's last line is read as it is, and a new segment begins, with a note.
+    fn replaced(&mut self, shown: &str, notes: &mut Vec<FollowNote>) {
+        self.flush();
+        self.new_segment();
+        notes.push(FollowNote::Replaced {
+            path: shown.to_string(),
+            segment: self.segments.len(),
+        });
     }
 
     /// The current segment's last line will get no newline: read it as it is.
@@ -738,12 +744,7 @@ fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -
     state.size = size;
     state.cut = error;
     if rewritten && state.decoded > 0 {
-        f.flush();
-        f.new_segment();
-        notes.push(FollowNote::Replaced {
-            path: shown.to_string(),
-            segment: f.segments.len(),
-        });
+        f.replaced(shown, notes);
     }
     f.gone = false;
     let Some(state) = f.compressed.as_mut() else {

@@ -2,6 +2,7 @@
 //! baseline's beside the candidate's; nvidia-smi's samples over time; the snapshots'
 //! OOM evidence, fragmentation and largest allocation sites.
 
+use crate::base::units::since_start;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -188,9 +189,11 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
     }
     let _ = writeln!(
         o,
-        "<text class=\"ax\" x=\"{LEFT}\" y=\"{}\">t+0s</text><text class=\"ax\" x=\"{W}\" y=\"{}\" text-anchor=\"end\">t+{t_max:.1}s</text>",
+        "<text class=\"ax\" x=\"{LEFT}\" y=\"{}\">{}</text><text class=\"ax\" x=\"{W}\" y=\"{}\" text-anchor=\"end\">{}</text>",
         H - 4.0,
-        H - 4.0
+        since_start(0.0),
+        H - 4.0,
+        since_start(t_max)
     );
     for (k, g) in gpus.iter().enumerate() {
         if let Some(total) = g.total_bytes {
@@ -212,7 +215,7 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
             points.join(" "),
             g.gpu,
             human_bytes(g.peak_used_bytes as i64),
-            g.peak_at_s.map(|s| format!(" at t+{s:.1}s")).unwrap_or_default(),
+            g.peak_at_s.map(|s| format!(" at {}", since_start(s))).unwrap_or_default(),
             g.samples,
             esc(&g.source)
         );

@@ -3,6 +3,7 @@
 //! outlined, the failing phase and the failure marked, the root's lane framed; each bar's
 //! `<title>` (the browser's hover) holds the event lines stamped within it.
 
+use crate::base::units::since_start;
 use std::fmt::Write;
 
 use super::{esc, heading, Page, Side, LARGE_RUN};
@@ -207,9 +208,10 @@ fn lane_group(
             .map(|x| format!("{}:{}", base_name(run.source_name(x)), x.line))
             .unwrap_or_default();
         let hover = format!(
-            "{} {kind} in {} at t+{t:.1}s, {at}\n{}",
+            "{} {kind} in {} at {}, {at}\n{}",
             lane.rank,
             f.phase,
+            since_start(t),
             crate::base::text::truncate(&f.message, max_chars * 2)
         );
         let r = (bar_h / 2.0).min(6.0);
@@ -260,11 +262,11 @@ fn bars(
             class.push_str(" failph");
         }
         let mut hover = format!(
-            "{} {} t+{:.1}s to t+{:.1}s{}{}{}",
+            "{} {} {} to {}{}{}{}",
             lane.rank,
             s.phase,
-            s.start,
-            s.end,
+            since_start(s.start),
+            since_start(s.end),
             if s.complete || s.phase == Phase::Ready {
                 ""
             } else {

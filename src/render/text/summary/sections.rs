@@ -10,7 +10,7 @@ pub(super) const ATTEMPT_GROUPS_HEAD: usize = 4;
 pub(super) const ATTEMPT_GROUPS_TAIL: usize = 4;
 
 /// The start-ups of a log, consecutive ones that ended alike (outcome, root rank, kind,
-/// phase) on one line, `#1–#40 failed TP2 oom in cuda_graph, 40 start-ups, …`, and the
+/// phase) on one line, `#1–#40 failed: TP2 oom in cuda_graph, 40 start-ups, …`, and the
 /// one shown on a line of its own; a loop of many groups keeps its head and tail.
 pub(super) fn attempt_lines(o: &mut String, run: &Run, style: Style) {
     let ended_alike = |a: &crate::model::AttemptInfo, b: &crate::model::AttemptInfo| {
@@ -34,7 +34,7 @@ pub(super) fn attempt_lines(o: &mut String, run: &Run, style: Style) {
     let line = |g: &[crate::model::AttemptInfo]| -> String {
         let (first, last) = (&g[0], &g[g.len() - 1]);
         let root = match (&first.root, first.root_kind, first.root_phase) {
-            (Some(r), Some(k), Some(p)) => format!(" {r} {} {}", k.name(), in_phase(p)),
+            (Some(r), Some(k), Some(p)) => format!(": {r} {} {}", k.name(), in_phase(p)),
             _ => String::new(),
         };
         if g.len() == 1 {
