@@ -22,6 +22,10 @@ jobs=${FUZZ_JOBS:-}
 # clone on the same machine (CI) does not rebuild every dependency with the sanitizer.
 tdir=()
 [ -n "${FUZZ_TARGET_DIR:-}" ] && tdir=(--target-dir "$FUZZ_TARGET_DIR")
+# FUZZ_DEV=1 builds without optimisations (cargo fuzz --dev): a library change rebuilds the
+# nine targets in a fraction of the release build's time (8.7 min here), which is what a
+# smoke run in CI needs; a campaign wants the default, optimised build.
+[ -n "${FUZZ_DEV:-}" ] && tdir+=(--dev)
 all=(scan pipeline prefix config pyrepr snapshot pickle nvsmi grammar_toml)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
