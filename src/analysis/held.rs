@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::NaiveDateTime;
-
-use crate::analysis::attribute::{clock_offset_us, RankSnapshot};
+use crate::analysis::attribute::{clock_offset_us, covers, first_alloc_by_site, RankSnapshot};
 use crate::analysis::breakdown::{model_of, rank_breakdown, Reader};
 use crate::base::event::Phase;
 use crate::base::event::Rank;
@@ -81,24 +79,14 @@ fn first_allocs(
     rule: &SiteRule,
     frames: &[FrameRule],
 ) -> BTreeMap<String, (i64, Option<Phase>)> {
-    use crate::snapshot::Action;
-    let mut out: BTreeMap<String, (i64, Option<Phase>)> = BTreeMap::new();
-    for e in s.device_traces.iter().flatten() {
-        if !matches!(e.action, Action::Alloc | Action::SegmentAlloc) {
-            continue;
-        }
-        let site = snap::site_of(s, rule, e.stack);
-        match out.get_mut(&site) {
-            Some(v) if v.0 <= e.time_us => {}
-            _ => {
-                let stack: Vec<(&str, &str)> =
-                    s.stack(e.stack).map(|f| (&*f.name, &*f.filename)).collect();
-                let phase = crate::grammar::phase_of_stack(frames, stack.into_iter());
-                out.insert(site, (e.time_us, phase));
-            }
-        }
-    }
-    out
+    (first_alloc_by_site(s, rule).into_iter())
+        .map(|(site, e)| {
+            let stack: Vec<(&str, &str)> =
+                s.stack(e.stack).map(|f| (&*f.name, &*f.filename)).collect();
+            let phase = crate::grammar::phase_of_stack(frames, stack.into_iter());
+            (site, (e.time_us, phase))
+        })
+        .collect()
 }
 
 fn rank_held(run: &Run, rd: &Reader, s: &RankSnapshot) -> Option<RankHeld> {
@@ -190,19 +178,11 @@ fn rank_held(run: &Run, rd: &Reader, s: &RankSnapshot) -> Option<RankHeld> {
     })
 }
 
-/// The phases whose window holds a moment of the rank's log clock: a phase whose end
-/// line was printed covers [start, end + 1 s) (whole-second stamps), one closed only by
-/// the next one's start [start, end) — as `attribute::phase_at`, but every match.
+/// The phases whose window holds a moment of the rank's log clock (`attribute::covers`;
+/// `attribute::phase_at` gives the first, this every match).
 fn phases_at(rr: &RankRun, t_log_us: i64) -> Vec<Phase> {
-    let us = |t: NaiveDateTime| t.and_utc().timestamp_micros();
-    rr.phases
-        .iter()
-        .filter(|p| {
-            let Some(start) = p.start else { return false };
-            let end = p.end.unwrap_or(start);
-            let slack = if p.end_printed { 1_000_000 } else { 0 };
-            t_log_us >= us(start) && t_log_us < us(end).saturating_add(slack)
-        })
+    (rr.phases.iter())
+        .filter(|p| covers(p, t_log_us))
         .map(|p| p.phase)
         .collect()
 }

@@ -72,9 +72,9 @@ impl LogContext {
                 attempt: Some(n),
                 ..self.opts.clone()
             };
-            let session = self.load_with(paths, &opts)?;
-            each(&session)?;
-            std::mem::forget(session);
+            // Dropped before the next is read: memory stays one start-up's however many
+            // the log holds (only the last is left to the process's exit, as elsewhere).
+            each(&self.load_with(paths, &opts)?)?;
         }
         each(&last)?;
         std::mem::forget(last);

@@ -736,26 +736,22 @@ fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -
         }
         return 0;
     }
-    let (bytes, error) = decode_whole(f);
+    let (mut bytes, error) = decode_whole(f);
     let Some(state) = f.compressed.as_mut() else {
         return 0;
     };
-    let rewritten = size < state.size || (bytes.len() as u64) < state.decoded || f.gone;
+    let decoded = bytes.len() as u64;
+    let rewritten = size < state.size || decoded < state.decoded || f.gone;
+    let fed = if rewritten { 0 } else { state.decoded };
+    let new_segment = rewritten && state.decoded > 0;
     state.size = size;
+    state.decoded = decoded;
     state.cut = error;
-    if rewritten && state.decoded > 0 {
+    if new_segment {
         f.replaced(shown, notes);
     }
     f.gone = false;
-    let Some(state) = f.compressed.as_mut() else {
-        return 0;
-    };
-    if rewritten {
-        state.decoded = 0;
-    }
-    let from = usize::try_from(state.decoded).unwrap_or(usize::MAX);
-    let new = bytes.get(from..).unwrap_or_default().to_vec();
-    state.decoded = bytes.len() as u64;
+    let new = bytes.split_off(usize::try_from(fed).map_or(bytes.len(), |n| n.min(bytes.len())));
     let offset = f.offset;
     take_bytes(f, new, offset, shown, notes)
 }
@@ -770,14 +766,8 @@ fn decode_whole(f: &Followed) -> (Vec<u8>, Option<String>) {
         Ok(s) => s,
         Err(e) => return (Vec::new(), Some(e.to_string())),
     };
+    // What was decoded before an error stays in `bytes` (read_to_end's contract).
     let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        match stream.reader.read(&mut chunk) {
-            Ok(0) => return (bytes, None),
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (bytes, Some(e.to_string())),
-        }
-    }
+    let error = stream.reader.read_to_end(&mut bytes).err();
+    (bytes, error.map(|e| e.to_string()))
 }

@@ -238,9 +238,7 @@ pub(crate) fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
     let mut best = None;
     for p in &rr.phases {
         let Some(start) = p.start else { continue };
-        let end = p.end.unwrap_or(start);
-        let slack = if p.end_printed { 1_000_000 } else { 0 };
-        if t_log_us >= secs(start) && t_log_us < secs(end).saturating_add(slack) {
+        if covers(p, t_log_us) {
             return Some(p.phase);
         }
         if t_log_us >= secs(start) {
@@ -250,19 +248,44 @@ pub(crate) fn phase_at(rr: &RankRun, t_log_us: i64) -> Option<Phase> {
     best
 }
 
-/// First allocation time (snapshot clock) of every site in a snapshot.
-fn first_alloc_by_site(s: &Snapshot, rule: &SiteRule) -> BTreeMap<String, i64> {
+/// Whether a phase's window holds a moment of the rank's log clock (µs): a phase whose
+/// end line was printed covers [start, end + 1 s) (whole-second stamps), one closed only
+/// by the next one's start [start, end).
+pub(crate) fn covers(p: &crate::model::PhaseSpan, t_log_us: i64) -> bool {
+    let us = |t: NaiveDateTime| t.and_utc().timestamp_micros();
+    let Some(start) = p.start else { return false };
+    let end = p.end.unwrap_or(start);
+    let slack = if p.end_printed { 1_000_000 } else { 0 };
+    t_log_us >= us(start) && t_log_us < us(end).saturating_add(slack)
+}
+
+/// Every site's first allocation in a snapshot (the earliest `alloc`/`segment_alloc` of
+/// the device traces): its time is on the snapshot's clock, its stack the one that
+/// allocated first.
+pub(crate) fn first_alloc_by_site<'s>(
+    s: &'s Snapshot,
+    rule: &SiteRule,
+) -> BTreeMap<String, &'s crate::snapshot::TraceEntry> {
     use crate::snapshot::Action;
-    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    let mut out: BTreeMap<String, &crate::snapshot::TraceEntry> = BTreeMap::new();
     for e in s.device_traces.iter().flatten() {
         if !matches!(e.action, Action::Alloc | Action::SegmentAlloc) {
             continue;
         }
         let site = snap::site_of(s, rule, e.stack);
-        let t = out.entry(site).or_insert(e.time_us);
-        *t = (*t).min(e.time_us);
+        let first = out.entry(site).or_insert(e);
+        if e.time_us < first.time_us {
+            *first = e;
+        }
     }
     out
+}
+
+/// First allocation time (snapshot clock) of every site in a snapshot.
+fn first_alloc_time_by_site(s: &Snapshot, rule: &SiteRule) -> BTreeMap<String, i64> {
+    (first_alloc_by_site(s, rule).into_iter())
+        .map(|(site, e)| (site, e.time_us))
+        .collect()
 }
 
 /// One rank's change at one site: (phase placed in, Δreserved, Δallocated, live blocks
@@ -307,8 +330,8 @@ pub fn attribute(
                 .entry(site.site.clone())
                 .or_insert_with(|| site.lines.clone());
         }
-        let first_c = first_alloc_by_site(&c.snapshot, &rule);
-        let first_b = first_alloc_by_site(&b.snapshot, &rule);
+        let first_c = first_alloc_time_by_site(&c.snapshot, &rule);
+        let first_b = first_alloc_time_by_site(&b.snapshot, &rule);
         let base_rr = baseline.rank(&b.rank);
         let base_offset =
             base_rr.and_then(|r| clock_offset_us(r, &b.snapshot, &baseline.frame_phases));

@@ -7,11 +7,11 @@ use chrono::NaiveDateTime;
 
 use crate::analysis::early::{Change, EarlyWarning, MemoryWarning, RankStatus, SlowWarning};
 use crate::analysis::remedy::Remedies;
-use crate::base::event::Origin;
+use crate::base::event::{FieldValue, Origin};
 use crate::base::text::sanitize;
-use crate::base::units::bytes_as_printed;
+use crate::base::units::{bytes_as_printed, group_thousands, seconds};
 use crate::ingest::follow::FollowNote;
-use crate::model::{Outcome, Run};
+use crate::model::{Outcome, Phase, Run};
 use crate::render::Style;
 
 /// Seconds from the run's first stamp, as the board's clock: `t+12.0 s`.
@@ -44,9 +44,8 @@ pub fn change_lines(run: &Run, c: &Change, style: Style) -> Vec<String> {
             value,
             origin,
         } => {
-            let figure = match value.as_bytes() {
-                Some(b) => bytes_as_printed(b, value.resolution()),
-                None => return Vec::new(),
+            let Some(figure) = figure_words(*phase, name, value) else {
+                return Vec::new();
             };
             let at = run
                 .events
@@ -54,9 +53,8 @@ pub fn change_lines(run: &Run, c: &Change, style: Style) -> Vec<String> {
                 .find(|e| &e.origin == origin)
                 .and_then(|e| e.ts);
             vec![format!(
-                "{:<9} {rank}  {phase} {}: {figure} ({})",
+                "{:<9} {rank}  {figure} ({})",
                 since_start(run, at),
-                name.replace('_', " "),
                 evidence(run, origin)
             )]
         }
@@ -151,8 +149,6 @@ pub fn slow_headline(s: &SlowWarning) -> String {
     line
 }
 
-use crate::base::units::seconds;
-
 /// A follower's note, in words.
 pub fn follow_note(n: &FollowNote) -> String {
     match n {
@@ -243,7 +239,8 @@ pub fn status_rows(statuses: &[RankStatus], rows: usize) -> Vec<String> {
                 .iter()
                 .filter_map(|s| Some((s.in_phase_s?, &s.rank)))
                 .max_by(|a, b| a.0.total_cmp(&b.0));
-            let mut line = format!("{:>6} ranks  {state}", group_digits(v.len()));
+            let n = group_thousands(i64::try_from(v.len()).unwrap_or(i64::MAX));
+            let mut line = format!("{n:>6} ranks  {state}");
             if let Some((secs, rank)) = longest {
                 line.push_str(&format!("  (longest: {rank}, {})", seconds(secs)));
             }
@@ -254,18 +251,6 @@ pub fn status_rows(statuses: &[RankStatus], rows: usize) -> Vec<String> {
         let cut = out.len() - rows + 1;
         out.truncate(rows - 1);
         out.push(format!("… {cut} more groups"));
-    }
-    out
-}
-
-fn group_digits(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
     }
     out
 }
@@ -283,20 +268,23 @@ fn state_of(s: &RankStatus) -> String {
 
 fn status_row(s: &RankStatus) -> String {
     let time = s.in_phase_s.map(seconds).unwrap_or_default();
-    let memory = match &s.last_memory {
-        Some((phase, name, value)) => match value.as_bytes() {
-            Some(b) => format!(
-                "{phase} {}: {}",
-                name.replace('_', " "),
-                bytes_as_printed(b, value.resolution())
-            ),
-            None => String::new(),
-        },
-        None => String::new(),
-    };
+    let memory = (s.last_memory.as_ref())
+        .and_then(|(phase, name, value)| figure_words(*phase, name, value))
+        .unwrap_or_default();
     format!(
         "{:<8} {:<24} {time:>7}  {memory}",
         sanitize(&s.rank.to_string()),
         state_of(s)
     )
+}
+
+/// A phase's bytes figure as printed: "kv_cache avail after: 0.60 GiB"; `None` for a
+/// figure that is no amount of bytes.
+fn figure_words(phase: Phase, name: &str, value: &FieldValue) -> Option<String> {
+    let b = value.as_bytes()?;
+    Some(format!(
+        "{phase} {}: {}",
+        name.replace('_', " "),
+        bytes_as_printed(b, value.resolution())
+    ))
 }
