@@ -631,7 +631,7 @@ impl PhaseWalk {
         for (figure, value) in know.figures_of(e) {
             if span.figure(figure.name()).is_none() {
                 span.figures.push(Figure {
-                    name: figure.name(),
+                    name: figure,
                     value,
                     origin: e.origin.clone(),
                 });

@@ -12,7 +12,10 @@ use regex::Regex;
 
 use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
-use crate::base::event::{Edge, Event, FieldValue, FigureName, Measure, Phase, Rank};
+use crate::base::event::{
+    BuiltinFigure, Edge, Event, FieldValue, FigureDef, FigureName, FigureUnit, Measure, Phase,
+    Rank, WorseWhen,
+};
 pub(super) use compile::{compile_frames, compile_grammar, compile_outcomes};
 
 /// An outcome other than a rank's own failure, as a wording reveals it.
@@ -408,7 +411,7 @@ impl Knowledge {
                 }
             });
             if let Some(v) = value {
-                out.push((*name, v));
+                out.push((name.clone(), v));
             }
         }
         out

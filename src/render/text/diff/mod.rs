@@ -315,14 +315,14 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
             let text = format!(
                 "{} {}: {baseline} -> {candidate}{moved}",
                 f.phase.name(),
-                figure_label(f.figure),
+                figure_label(f.figure.name()),
             );
             wrap_indented(&text, style.width, "", "  ")
         } else {
             vec![format!(
                 "{} {} {} {} {} {}",
                 fit(f.phase.name(), 12),
-                fit(&figure_label(f.figure), 15),
+                fit(&figure_label(f.figure.name()), 15),
                 fit(&baseline, 10),
                 fit(&candidate, 10),
                 fit(&spread_text(f), 12),
@@ -421,7 +421,7 @@ pub fn explain(d: &RunDiff, style: Style) -> String {
         let _ = writeln!(o, "{line}");
     }
     for f in &d.figures {
-        let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
+        let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure.name()));
         for (mark, line) in [("  - ", &f.baseline_line), ("  + ", &f.candidate_line)] {
             if let Some(l) = line {
                 for line in wrap_indented(&figure_line(l.as_ref()), style.width, mark, "      ") {
