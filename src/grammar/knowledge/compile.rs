@@ -59,6 +59,8 @@ pub(in crate::grammar) fn compile_outcomes(
                 origin: origin.into(),
                 message: format!("outcome regex: {e}"),
             })?;
+            let at = format!("outcome `{}`", o.regex);
+            ignored::only_read_captures(origin, &at, &regex, ignored::OUTCOME_CAPTURES)?;
             Ok(OutcomeRule {
                 state,
                 literals: o.literals.clone(),
@@ -90,6 +92,8 @@ pub(in crate::grammar) fn compile_grammar(
         let at = format!("event {} (`{}`)", i + 1, ev.kind);
         let meaning = out.kinds.entry(ev.kind.clone()).or_default();
         event_phase(origin, &at, ev, meaning)?;
+        ignored::failure_edge(origin, &at, ev)?;
+        ignored::event_set(origin, &at, ev, regex)?;
         event_figures(origin, &at, ev, regex, &declared, meaning)?;
         event_rank(origin, &at, ev, regex, meaning)?;
     }
@@ -357,6 +361,7 @@ fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, Gramm
         };
         let name =
             Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        ignored::only_read_captures(origin, &at, &name, ignored::PROCESS_CAPTURES)?;
         out.push(ProcessRule { name, role });
     }
     Ok(out)
@@ -380,6 +385,8 @@ fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError
                 ),
             ));
         }
+        let at = format!("suffix `{}`", s.id);
+        ignored::only_read_captures(origin, &at, &r, ignored::SUFFIX_CAPTURES)?;
         out.push(r);
     }
     Ok(out)

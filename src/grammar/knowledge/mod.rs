@@ -5,6 +5,8 @@
 //! The run model reads these; it knows no server's wording itself.
 
 mod compile;
+mod ignored;
+pub(in crate::grammar) use ignored::{only_read_captures, PREFIX_CAPTURES};
 
 use std::collections::HashMap;
 
@@ -13,8 +15,8 @@ use regex::Regex;
 use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
 use crate::base::event::{
-    BuiltinFigure, Edge, Event, FieldValue, FigureDef, FigureName, FigureUnit, Measure, Phase,
-    Rank, WorseWhen,
+    kind, BuiltinFigure, Edge, Event, FieldValue, FigureDef, FigureName, FigureUnit, Measure,
+    Phase, Rank, WorseWhen,
 };
 pub(super) use compile::{compile_frames, compile_grammar, compile_outcomes};
 
