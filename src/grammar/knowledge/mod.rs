@@ -445,9 +445,17 @@ impl Knowledge {
 
     /// The rank a record's end names (`… rank=1`).
     pub fn suffix_rank(&self, message: &str) -> Option<Rank> {
-        self.suffixes
-            .iter()
-            .find_map(|r| rank_of_captures(&r.captures(message)?))
+        self.suffix_of(message).map(|(rank, _)| rank)
+    }
+
+    /// The rank a record's end names and where that suffix starts in `message`: the
+    /// text from there on is the record's field, not what the server said.
+    pub fn suffix_of(&self, message: &str) -> Option<(Rank, usize)> {
+        self.suffixes.iter().find_map(|r| {
+            let caps = r.captures(message)?;
+            let at = caps.get(0)?.start();
+            Some((rank_of_captures(&caps)?, at))
+        })
     }
 
     /// The rank a line names by itself when its prefix names none: a suffix (`… rank=1`),

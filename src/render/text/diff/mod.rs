@@ -74,19 +74,23 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
     let value = super::values::config_value;
     let mut out: Vec<String> = Vec::new();
     if let Some(cd) = &d.config {
+        let (was, now) = cd.spelling;
         for ch in &cd.changed {
             out.push(format!(
                 "{}  {} -> {}",
                 ch.key,
-                value(&ch.old, value_room),
-                value(&ch.new, value_room)
+                value(&ch.old, was, value_room),
+                value(&ch.new, now, value_room)
             ));
         }
         for (k, v) in &cd.added {
-            out.push(format!("{k}  (added) {}", value(v, value_room + 10)));
+            out.push(format!("{k}  (added) {}", value(v, now, value_room + 10)));
         }
         for (k, v) in &cd.removed {
-            out.push(format!("{k}  (removed, was {})", value(v, value_room + 10)));
+            out.push(format!(
+                "{k}  (removed, was {})",
+                value(v, was, value_room + 10)
+            ));
         }
         if cd.is_empty() {
             out.push("no change in server_args".into());
