@@ -314,3 +314,103 @@ fn then_on_a_line_that_does_not_end_its_phase_is_refused() {
         "{err}"
     );
 }
+
+/// A second made-up server, `blocksrv` (`tests/fixtures/made-up-server-2/`): its grammar
+/// was written from docs/grammars.md alone. It names ranks `[node:gpu3]`, counts its KV
+/// cache as `kv: 812 blocks x 16 tok` (two figures of its own), prints no line when the
+/// KV cache's sizing begins, and in `failed/` one rank cannot read a weight shard while the
+/// other leaves because its peer is gone. Values read off the logs by hand.
+const DIR2: &str = "tests/fixtures/made-up-server-2";
+
+fn blocksrv_json(run: &str) -> serde_json::Value {
+    let (code, out) = run_with(
+        &format!("{DIR2}/blocksrv.toml"),
+        &["summary", "--json", &format!("{DIR2}/{run}")],
+    );
+    assert!(matches!(code, Some(0 | 1)), "{out}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn blocksrv_reads_from_its_grammar_alone() {
+    let out = Command::cargo_bin("rankscope")
+        .unwrap()
+        .args(["grammars", "check", &format!("{DIR2}/blocksrv.toml")])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "4 samples checked, 0 failed\n"
+    );
+
+    let doc = blocksrv_json("healthy");
+    let ranks = doc["run"]["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    // gpu0.log: shards loaded at 09:00:09.900 (line 5) begin kv_cache, `kv:` at 10.300
+    // (line 6) ends it: 0.4 s; gpu1.log: 10.100 -> 10.350, 0.25 s.
+    for (rank, kv_s) in [(&ranks[0], 0.4), (&ranks[1], 0.25)] {
+        assert_eq!(rank["outcome"], "ready", "{rank}");
+        let kv = &rank["phases"][3];
+        assert_eq!(
+            (&kv["phase"], kv["duration_s"].as_f64()),
+            (&"kv_cache".into(), Some(kv_s)),
+            "{kv}"
+        );
+        let figure = |name: &str| {
+            let f = kv["figures"]
+                .as_array()
+                .and_then(|fs| fs.iter().find(|f| f["name"] == name))
+                .unwrap_or_else(|| panic!("no {name} in {kv}"));
+            (f["unit"].clone(), f["value"].clone(), f["line"].clone())
+        };
+        assert_eq!(figure("kv_blocks"), ("blocks".into(), 812.into(), 6.into()));
+        assert_eq!(
+            figure("block_tokens"),
+            ("tokens".into(), 16.into(), 6.into())
+        );
+        // weight_load: 7.10 GiB = 7,623,566,950 bytes (rounded), line 5.
+        let weights = &rank["phases"][2]["figures"][0];
+        assert_eq!(
+            (&weights["name"], &weights["value"]),
+            (&"mem_usage".into(), &7_623_566_950u64.into())
+        );
+    }
+
+    let doc = blocksrv_json("failed");
+    let run = &doc["run"];
+    assert_eq!(run["root"], "TP1");
+    let ranks = run["ranks"].as_array().unwrap();
+    // gpu1.log:5 `FATAL: shard 3 of 4 unreadable: …` while loading weights.
+    let f1 = &ranks[1]["failure"];
+    assert_eq!(
+        (&ranks[1]["outcome"], &f1["kind"], &f1["phase"], &f1["line"]),
+        (
+            &"failed".into(),
+            &"exception".into(),
+            &"weight_load".into(),
+            &5.into()
+        )
+    );
+    assert_eq!(
+        f1["message"],
+        "FATAL: shard 3 of 4 unreadable: checksum mismatch in ash-7b-00003.safetensors"
+    );
+    // gpu0.log:5 `peer gpu1 lost, exiting`: a consequence of TP1.
+    assert_eq!(ranks[0]["outcome"], "consequence");
+    assert_eq!(ranks[0]["failure"]["line"], 5);
+
+    // The failed run against the healthy one: the candidate failed (exit 1).
+    let (code, text) = run_with(
+        &format!("{DIR2}/blocksrv.toml"),
+        &[
+            "diff",
+            &format!("{DIR2}/healthy"),
+            &format!("{DIR2}/failed"),
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        text.starts_with("FAILED  candidate: TP1 raised an exception in weight_load"),
+        "{text}"
+    );
+}
