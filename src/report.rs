@@ -75,14 +75,14 @@ impl MemoryDiff {
         );
         // The changed settings the cost belongs to (addresses and ports size nothing).
         let changes: Vec<String> = (diff.config.iter())
-            .flat_map(|d| d.changed.iter())
-            .filter(|ch| !ch.key.contains("addr") && !ch.key.contains("port"))
-            .map(|ch| {
+            .flat_map(|d| d.changed.iter().map(move |ch| (ch, d.spelling)))
+            .filter(|(ch, _)| !ch.key.contains("addr") && !ch.key.contains("port"))
+            .map(|(ch, (was, now))| {
                 format!(
                     "{} {} → {}",
                     ch.key,
-                    ch.old.to_python_repr(),
-                    ch.new.to_python_repr()
+                    ch.old.spelled(was),
+                    ch.new.spelled(now)
                 )
             })
             .collect();

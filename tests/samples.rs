@@ -143,7 +143,10 @@ fn diff_custom_ar_fixed_is_a_capacity_regression() {
     assert_eq!(d.status.exit_code(), 1);
     assert_eq!(d.candidate.failed_ranks, 0);
     let div = d.first_divergence.as_ref().expect("a divergence");
-    assert_eq!((div.phase, div.figure), (Phase::DistInit, "mem_usage"));
+    assert_eq!(
+        (div.phase, div.figure.name()),
+        (Phase::DistInit, "mem_usage")
+    );
     assert_eq!(div.delta.median, 42_949_673.0);
     let tokens = d
         .figures
@@ -204,7 +207,7 @@ fn vllm_runs_diff_like_sglang_runs() {
     assert_eq!(cfg.changed.len(), 1);
     assert_eq!(cfg.changed[0].key, "gpu_memory_utilization");
     let div = d.first_divergence.as_ref().expect("a divergence");
-    assert_eq!((div.phase, div.figure), (Phase::KvCache, "kv_avail"));
+    assert_eq!((div.phase, div.figure.name()), (Phase::KvCache, "kv_avail"));
     assert_eq!((div.ranks_moved, div.ranks_compared), (2, 2));
     // 63.08 GiB - 55.84 GiB
     assert_eq!(div.delta.median, 7_773_890_806.0);

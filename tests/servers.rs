@@ -210,7 +210,7 @@ fn lmdeploy_kv_budget_grows_and_the_cache_does_not_fit() {
     assert_eq!(cfg.changed.len(), 1);
     assert_eq!(cfg.changed[0].key, "cache_max_entry_count");
     let div = d.first_divergence.as_ref().expect("a divergence");
-    assert_eq!((div.phase, div.figure), (Phase::KvCache, "kv_avail"));
+    assert_eq!((div.phase, div.figure.name()), (Phase::KvCache, "kv_avail"));
     // Each side rounded to bytes first: 50.84 × 2^30 = 54,589,034,332.16 and
     // 42.81 × 2^30 = 45,966,887,485.44, so 54,589,034,332 - 45,966,887,485.
     assert_eq!(div.delta.median, 8_622_146_847.0);

@@ -33,7 +33,7 @@ impl Spread {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureStats {
-    pub name: &'static str,
+    pub name: crate::base::event::FigureName,
     pub ranks: usize,
     pub spread: Spread,
     /// One step of the printed figure, in its unit (bytes for memory).
@@ -253,11 +253,11 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             .collect();
         let straggler_detail = stragglers_of(&spans, &clock_ms);
         let stragglers = straggler_detail.iter().map(|s| s.rank.clone()).collect();
-        let mut names: Vec<&'static str> = Vec::new();
+        let mut names: Vec<&crate::base::event::FigureName> = Vec::new();
         for (_, s) in &all_spans {
             for f in &s.figures {
-                if !names.contains(&f.name) {
-                    names.push(f.name);
+                if !names.contains(&&f.name) {
+                    names.push(&f.name);
                 }
             }
         }
@@ -266,7 +266,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             let vals: Vec<(&Rank, f64, f64, bool)> = all_spans
                 .iter()
                 .filter_map(|(r, s)| {
-                    let f = s.figure(name)?;
+                    let f = s.figure(name.name())?;
                     let bytes = f.value.as_bytes().is_some();
                     Some((*r, f.value.as_f64()?, f.value.resolution() as f64, bytes))
                 })
@@ -286,7 +286,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
                 .iter()
                 .filter(|v| (v.1 - spread.median).abs() <= tolerance)
                 .count();
-            let outliers = if name == "elapsed" || near_median * 2 <= vals.len() {
+            let outliers = if *name == "elapsed" || near_median * 2 <= vals.len() {
                 Vec::new()
             } else {
                 vals.iter()
@@ -295,7 +295,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
                     .collect()
             };
             figures.push(FigureStats {
-                name,
+                name: name.clone(),
                 ranks: vals.len(),
                 spread,
                 resolution,

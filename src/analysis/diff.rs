@@ -6,31 +6,55 @@ pub use super::env::{env_of, EnvChange};
 use std::collections::HashMap;
 
 use super::align::Spread;
-use crate::base::event::Rank;
+use crate::base::event::{BuiltinFigure, FigureName, Rank, WorseWhen};
 use crate::model::config::{self, Config, ConfigDiff};
 use crate::model::{FailureKind, Figure, Phase, RankRun, Run};
 
 pub use super::outcome::{outcome, FailureGroup, FailureStory, RunOutcome, StoryRoot};
 
-/// The figures compared, in start-up order, and which direction is the worse one.
-pub const COMPARED: &[(Phase, &str, Worse)] = &[
-    (Phase::DistInit, "mem_usage", Worse::Up),
-    (Phase::WeightLoad, "avail_before", Worse::Down),
-    (Phase::WeightLoad, "avail_after", Worse::Down),
-    (Phase::WeightLoad, "mem_usage", Worse::Up),
-    (Phase::KvCache, "kv_avail", Worse::Down),
-    (Phase::KvCache, "tokens", Worse::Down),
-    (Phase::KvCache, "kv_size", Worse::Down),
-    (Phase::KvCache, "avail_after", Worse::Down),
-    (Phase::CudaGraph, "avail_before", Worse::Down),
-    (Phase::CudaGraph, "mem_usage", Worse::Up),
-    (Phase::CudaGraph, "avail_after", Worse::Down),
+/// The built-in figures compared, in start-up order; which direction is worse is the
+/// figure's own (`base::event::BUILTIN_FIGURES`). Durations are compared by
+/// `analysis::timing`, not as `elapsed` figures. A figure a grammar declared is compared in
+/// every phase that reports it, after that phase's built-in ones (`compared_figures`).
+pub const COMPARED: &[(Phase, BuiltinFigure)] = &[
+    (Phase::DistInit, BuiltinFigure::MemUsage),
+    (Phase::WeightLoad, BuiltinFigure::AvailBefore),
+    (Phase::WeightLoad, BuiltinFigure::AvailAfter),
+    (Phase::WeightLoad, BuiltinFigure::MemUsage),
+    (Phase::KvCache, BuiltinFigure::KvAvail),
+    (Phase::KvCache, BuiltinFigure::Tokens),
+    (Phase::KvCache, BuiltinFigure::KvSize),
+    (Phase::KvCache, BuiltinFigure::AvailAfter),
+    (Phase::CudaGraph, BuiltinFigure::AvailBefore),
+    (Phase::CudaGraph, BuiltinFigure::MemUsage),
+    (Phase::CudaGraph, BuiltinFigure::AvailAfter),
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Worse {
-    Up,
-    Down,
+/// The figures `diff` compares, in start-up order: `COMPARED`, and after each phase's
+/// built-in figures the declared ones either run reports in it (in the order the baseline,
+/// then the candidate, first lists them).
+fn compared_figures(baseline: &Run, candidate: &Run) -> Vec<(Phase, FigureName)> {
+    let mut out: Vec<(Phase, FigureName)> = Vec::new();
+    for phase in Phase::ALL {
+        out.extend(
+            (COMPARED.iter().filter(|(p, _)| *p == phase))
+                .map(|&(p, f)| (p, FigureName::Builtin(f))),
+        );
+        for run in [baseline, candidate] {
+            for r in &run.ranks {
+                let Some(span) = r.phase(phase) else {
+                    continue;
+                };
+                for f in &span.figures {
+                    let declared = matches!(f.name, FigureName::Declared(_));
+                    if declared && !out.iter().any(|(p, n)| *p == phase && *n == f.name) {
+                        out.push((phase, f.name.clone()));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +97,7 @@ pub struct RankDelta {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
     pub phase: Phase,
-    pub figure: &'static str,
+    pub figure: FigureName,
     pub is_bytes: bool,
     /// One print step (bytes for memory); deltas within it are noise.
     pub resolution: f64,
@@ -96,7 +120,7 @@ pub struct FigureDiff {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Divergence {
     pub phase: Phase,
-    pub figure: &'static str,
+    pub figure: FigureName,
     pub class: DeltaClass,
     pub ranks_moved: usize,
     pub ranks_compared: usize,
@@ -426,7 +450,8 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
         .collect();
     let mut figures = Vec::new();
     if memory_compared {
-        for &(phase, name, worse_dir) in COMPARED {
+        for (phase, figure) in compared_figures(baseline, candidate) {
+            let name = figure.name();
             let mut per_rank = Vec::new();
             let mut resolution: f64 = 0.0;
             let mut is_bytes = false;
@@ -474,13 +499,10 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
             ) else {
                 continue;
             };
-            let worse = match worse_dir {
-                Worse::Up => delta.median > 0.0,
-                Worse::Down => delta.median < 0.0,
-            };
+            let worse = figure.worse().is_worse(delta.median);
             figures.push(FigureDiff {
                 phase,
-                figure: name,
+                figure: figure.clone(),
                 is_bytes,
                 resolution,
                 class,
@@ -496,12 +518,14 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
             });
         }
     }
+    // A figure with no worse direction is shown, but is never what a regression began
+    // with.
     let first_divergence = figures
         .iter()
-        .find(|f| f.class.is_signal())
+        .find(|f| f.class.is_signal() && f.figure.worse() != WorseWhen::Neither)
         .map(|f| Divergence {
             phase: f.phase,
-            figure: f.figure,
+            figure: f.figure.clone(),
             class: f.class,
             ranks_moved: f.ranks_moved,
             ranks_compared: f.ranks_compared,

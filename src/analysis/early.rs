@@ -18,7 +18,7 @@ use chrono::NaiveDateTime;
 
 use super::remedy::{self, Deficit, DeficitBasis, Remedy};
 use super::timing;
-use crate::base::event::{FieldValue, Measure, Origin, Rank};
+use crate::base::event::{FieldValue, FigureName, Measure, Origin, Rank};
 use crate::model::{FailureKind, Outcome, Phase, RankRun, Run};
 
 /// Phases after the KV pool whose memory the pool's leftover must hold.
@@ -79,7 +79,7 @@ pub enum Change {
     Memory {
         rank: Rank,
         phase: Phase,
-        name: &'static str,
+        name: FigureName,
         value: FieldValue,
         origin: Origin,
     },
@@ -156,14 +156,14 @@ impl Tracker {
                     });
                 }
                 for f in &span.figures {
-                    if !matches!(measure_of(f.name), Some(Measure::Bytes)) {
+                    if f.name.measure() != Measure::Bytes {
                         continue;
                     }
                     if self.first(format!("fig {} {} {}", r.rank, span.phase, f.name)) {
                         out.push(Change::Memory {
                             rank: r.rank.clone(),
                             phase: span.phase,
-                            name: f.name,
+                            name: f.name.clone(),
                             value: f.value.clone(),
                             origin: f.origin.clone(),
                         });
@@ -256,11 +256,6 @@ fn order(run: &Run, changes: &mut [Change]) {
             (None, None) => std::cmp::Ordering::Equal,
         }
     });
-}
-
-/// The measure of a figure by its name (`avail_after` is bytes, `tokens` a count).
-fn measure_of(name: &str) -> Option<Measure> {
-    crate::base::event::FigureName::from_name(name).map(|f| f.measure())
 }
 
 /// The free memory a rank has after its KV pool: the pool's own figure, else what graph
@@ -410,7 +405,7 @@ pub struct RankStatus {
     /// Seconds in `phase` so far; `None` once the rank is done or when a stamp is missing.
     pub in_phase_s: Option<f64>,
     /// The last bytes figure the rank printed: its phase, name and value.
-    pub last_memory: Option<(Phase, &'static str, FieldValue)>,
+    pub last_memory: Option<(Phase, FigureName, FieldValue)>,
 }
 
 /// Each worker rank's status at `now`, in the run's rank order.
@@ -430,8 +425,8 @@ pub fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
                 .iter()
                 .rev()
                 .flat_map(|p| p.figures.iter().rev().map(move |f| (p.phase, f)))
-                .find(|(_, f)| matches!(measure_of(f.name), Some(Measure::Bytes)))
-                .map(|(p, f)| (p, f.name, f.value.clone()));
+                .find(|(_, f)| f.name.measure() == Measure::Bytes)
+                .map(|(p, f)| (p, f.name.clone(), f.value.clone()));
             RankStatus {
                 rank: r.rank.clone(),
                 phase: current.map_or(r.last_phase, |c| c.0),

@@ -10,6 +10,7 @@ use crate::analysis::capacity::{capacity, pool_check};
 use crate::base::event::Rank;
 use crate::grammar::memory_model::{Category, MemoryModel, PoolRule};
 use crate::model::config::pyrepr::PyValue;
+use crate::model::config::Spelling;
 use crate::model::{FailureKind, Phase, Run};
 
 /// A proposed value must cover the deficit's upper bound by this much more.
@@ -288,7 +289,12 @@ pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remed
         let Some(current) = config_value(candidate, &skip.setting) else {
             continue;
         };
-        if current.to_python_repr() == skip.value {
+        // The grammar writes the value as its server prints it (`True`, or Rust's `true`).
+        let spelling = match &candidate.config {
+            Some(Ok(p)) => Spelling::of(p.config.source.syntax),
+            _ => Spelling::Python,
+        };
+        if current.spelled(spelling) == skip.value {
             continue;
         }
         let baseline_took = baseline.and_then(|b| baseline_category(b, rule.category));
@@ -332,11 +338,12 @@ pub fn remedies(
                 if ch.key.contains("addr") || ch.key.contains("port") {
                     continue;
                 }
+                let (was, now) = cd.spelling;
                 out.push(Remedy {
                     setting: ch.key.clone(),
                     kind: RemedyKind::Revert {
-                        from: ch.new.to_python_repr(),
-                        to: ch.old.to_python_repr(),
+                        from: ch.new.spelled(now),
+                        to: ch.old.spelled(was),
                     },
                     frees: None,
                 });

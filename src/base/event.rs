@@ -84,7 +84,7 @@ impl Edge {
     }
 }
 
-/// What a figure measures, so a grammar's capture can be checked against it.
+/// How a figure's values are read, checked against a capture's unit, summed and printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Measure {
     Bytes,
@@ -92,11 +92,106 @@ pub enum Measure {
     Seconds,
 }
 
-/// The figures a phase can report: a closed vocabulary, since analysis and every renderer
-/// read them by name. A grammar maps its captures onto these names (`figures = {
-/// mem_usage = "mem_usage_bytes" }`); a name outside this list is a grammar error.
+/// What a figure is counted in, as the JSON's `unit` names it: `bytes`, `seconds`,
+/// `tokens`, `count`, or a word a grammar declares for what its server counts (`pages`,
+/// `blocks`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FigureUnit {
+    Bytes,
+    Seconds,
+    Tokens,
+    Count,
+    /// A count of something the grammar names (`pages`): read as `int` like `count`.
+    Named(String),
+}
+
+impl FigureUnit {
+    pub fn name(&self) -> &str {
+        match self {
+            FigureUnit::Bytes => "bytes",
+            FigureUnit::Seconds => "seconds",
+            FigureUnit::Tokens => "tokens",
+            FigureUnit::Count => "count",
+            FigureUnit::Named(n) => n,
+        }
+    }
+    /// A unit as a grammar's `[[figure]]` spells it: one of the four above, or a
+    /// lower-case word (`pages`, `kv_blocks`) naming what is counted. `None` for anything
+    /// else, including the units a capture is printed in (`GiB`, `s`, `int`).
+    pub fn from_name(name: &str) -> Option<FigureUnit> {
+        Some(match name {
+            "bytes" => FigureUnit::Bytes,
+            "seconds" => FigureUnit::Seconds,
+            "tokens" => FigureUnit::Tokens,
+            "count" => FigureUnit::Count,
+            // The capture units that are words: a figure is never counted in these.
+            "s" | "int" | "float" | "text" | "size" => return None,
+            w if w.starts_with(|c: char| c.is_ascii_lowercase())
+                && w.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
+            {
+                FigureUnit::Named(w.to_string())
+            }
+            _ => return None,
+        })
+    }
+    pub fn measure(&self) -> Measure {
+        match self {
+            FigureUnit::Bytes => Measure::Bytes,
+            FigureUnit::Seconds => Measure::Seconds,
+            FigureUnit::Tokens | FigureUnit::Count | FigureUnit::Named(_) => Measure::Count,
+        }
+    }
+}
+
+/// Which way a figure moving is bad news: `diff` calls a candidate worse on it, and only
+/// a figure with a direction can be a run's first divergence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorseWhen {
+    /// More is worse (memory used, time taken).
+    More,
+    /// Less is worse (memory free, KV capacity).
+    Less,
+    /// Neither way is worse (a setting the server reports): its deltas are shown, never
+    /// counted as a regression nor taken as the first divergence.
+    Neither,
+}
+
+impl WorseWhen {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorseWhen::More => "more",
+            WorseWhen::Less => "less",
+            WorseWhen::Neither => "neither",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<WorseWhen> {
+        [WorseWhen::More, WorseWhen::Less, WorseWhen::Neither]
+            .into_iter()
+            .find(|w| w.name() == name)
+    }
+    /// Whether a change of `delta` is for the worse.
+    pub fn is_worse(self, delta: f64) -> bool {
+        match self {
+            WorseWhen::More => delta > 0.0,
+            WorseWhen::Less => delta < 0.0,
+            WorseWhen::Neither => false,
+        }
+    }
+}
+
+/// One figure of the vocabulary: its name, its unit and which direction is worse.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FigureDef {
+    pub name: std::borrow::Cow<'static, str>,
+    pub unit: FigureUnit,
+    pub worse: WorseWhen,
+}
+
+/// The figures analysis and every renderer know by name, declared in one table
+/// (`BUILTIN_FIGURES`, indexed by this enum). Grammars extend the vocabulary with their
+/// own (`[[figure]]`, a `FigureName::Declared`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FigureName {
+pub enum BuiltinFigure {
     /// Memory the phase took (driver or allocator view, as the server says).
     MemUsage,
     /// Free memory as the phase began.
@@ -113,36 +208,100 @@ pub enum FigureName {
     Elapsed,
 }
 
-impl FigureName {
-    pub const ALL: [FigureName; 7] = [
-        FigureName::MemUsage,
-        FigureName::AvailBefore,
-        FigureName::AvailAfter,
-        FigureName::Tokens,
-        FigureName::KvAvail,
-        FigureName::KvSize,
-        FigureName::Elapsed,
+const fn builtin(name: &'static str, unit: FigureUnit, worse: WorseWhen) -> FigureDef {
+    FigureDef {
+        name: std::borrow::Cow::Borrowed(name),
+        unit,
+        worse,
+    }
+}
+
+/// The built-in figures, in `BuiltinFigure`'s order (docs/grammars.md lists them).
+pub static BUILTIN_FIGURES: [FigureDef; 7] = [
+    builtin("mem_usage", FigureUnit::Bytes, WorseWhen::More),
+    builtin("avail_before", FigureUnit::Bytes, WorseWhen::Less),
+    builtin("avail_after", FigureUnit::Bytes, WorseWhen::Less),
+    builtin("tokens", FigureUnit::Tokens, WorseWhen::Less),
+    builtin("kv_avail", FigureUnit::Bytes, WorseWhen::Less),
+    builtin("kv_size", FigureUnit::Bytes, WorseWhen::Less),
+    builtin("elapsed", FigureUnit::Seconds, WorseWhen::More),
+];
+
+impl BuiltinFigure {
+    pub const ALL: [BuiltinFigure; 7] = [
+        BuiltinFigure::MemUsage,
+        BuiltinFigure::AvailBefore,
+        BuiltinFigure::AvailAfter,
+        BuiltinFigure::Tokens,
+        BuiltinFigure::KvAvail,
+        BuiltinFigure::KvSize,
+        BuiltinFigure::Elapsed,
     ];
+    pub fn def(self) -> &'static FigureDef {
+        &BUILTIN_FIGURES[self as usize]
+    }
     pub fn name(self) -> &'static str {
-        match self {
-            FigureName::MemUsage => "mem_usage",
-            FigureName::AvailBefore => "avail_before",
-            FigureName::AvailAfter => "avail_after",
-            FigureName::Tokens => "tokens",
-            FigureName::KvAvail => "kv_avail",
-            FigureName::KvSize => "kv_size",
-            FigureName::Elapsed => "elapsed",
+        match &self.def().name {
+            std::borrow::Cow::Borrowed(n) => n,
+            std::borrow::Cow::Owned(_) => "",
         }
     }
-    pub fn from_name(name: &str) -> Option<FigureName> {
-        FigureName::ALL.into_iter().find(|f| f.name() == name)
+    pub fn from_name(name: &str) -> Option<BuiltinFigure> {
+        BuiltinFigure::ALL.into_iter().find(|f| f.name() == name)
     }
-    pub fn measure(self) -> Measure {
+}
+
+/// A figure's name as the model carries it: a built-in one, or one a grammar declared
+/// (which brings its unit and direction along, so no table is looked up downstream).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FigureName {
+    Builtin(BuiltinFigure),
+    Declared(std::sync::Arc<FigureDef>),
+}
+
+impl FigureName {
+    pub fn def(&self) -> &FigureDef {
         match self {
-            FigureName::Tokens => Measure::Count,
-            FigureName::Elapsed => Measure::Seconds,
-            _ => Measure::Bytes,
+            FigureName::Builtin(b) => b.def(),
+            FigureName::Declared(d) => d,
         }
+    }
+    pub fn name(&self) -> &str {
+        &self.def().name
+    }
+    pub fn unit(&self) -> &FigureUnit {
+        &self.def().unit
+    }
+    pub fn measure(&self) -> Measure {
+        self.unit().measure()
+    }
+    pub fn worse(&self) -> WorseWhen {
+        self.def().worse
+    }
+    /// The built-in figure of this name (grammars cannot declare one of these names).
+    pub fn builtin(name: &str) -> Option<FigureName> {
+        BuiltinFigure::from_name(name).map(FigureName::Builtin)
+    }
+    pub fn is_builtin(&self, b: BuiltinFigure) -> bool {
+        matches!(self, FigureName::Builtin(x) if *x == b)
+    }
+}
+
+impl PartialEq<str> for FigureName {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+impl PartialEq<&str> for FigureName {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl fmt::Display for FigureName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

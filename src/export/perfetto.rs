@@ -187,13 +187,14 @@ fn each_event(run: &Run, emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>) -> 
                 x.args.insert("complete".into(), json!(p.complete));
                 x.args.insert("start_from".into(), json!(from));
                 for f in &p.figures {
-                    x.args.insert(f.name.into(), field_json(&f.value));
+                    x.args.insert(f.name.to_string(), field_json(&f.value));
                 }
                 emit(x)?;
             }
             let ts = began.map_or(end, |b| b.0);
             for f in &p.figures {
-                let (Some(series), Some(bytes)) = (counter_series(f.name), f.value.as_bytes())
+                let (Some(series), Some(bytes)) =
+                    (counter_series(f.name.name()), f.value.as_bytes())
                 else {
                     continue;
                 };

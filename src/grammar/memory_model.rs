@@ -5,15 +5,15 @@
 //! and `analysis::remedy` computes a memory failure's remedies from the same rules;
 //! nothing here reads a log.
 //!
-//! A formula is `term (+|- term)*`; a term is `phase.figure` (a figure of the closed
-//! vocabulary, `weight_load.avail_before`), `event_kind.field` (a field an event of that
+//! A formula is `term (+|- term)*`; a term is `phase.figure` (a built-in figure,
+//! `weight_load.avail_before`), `event_kind.field` (a field an event of that
 //! kind captured, `kv_budget.total_gpu_bytes`), or one of the words `device` (the
 //! breakdown's device memory) and `rest` (the device less every other category).
 
 use serde::Deserialize;
 
 use super::GrammarError;
-use crate::base::event::{FigureName, Phase};
+use crate::base::event::{BuiltinFigure, Phase};
 
 /// `[memory_model]` as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -147,7 +147,8 @@ impl Category {
 /// What one term of a formula reads.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Term {
-    Figure(Phase, FigureName),
+    /// A built-in figure of a phase (a grammar's own figures are read as `kind.field`).
+    Figure(Phase, BuiltinFigure),
     /// An event kind and one of its captured fields.
     Field(String, String),
     Device,
@@ -230,11 +231,14 @@ fn term(origin: &str, word: &str) -> Result<Term, GrammarError> {
     if a.is_empty() || b.is_empty() {
         return Err(bad(origin, format!("`{word}`: empty name")));
     }
-    match (Phase::from_name(a), FigureName::from_name(b)) {
+    match (Phase::from_name(a), BuiltinFigure::from_name(b)) {
         (Some(p), Some(f)) => Ok(Term::Figure(p, f)),
-        (Some(_), None) if FigureName::ALL.iter().all(|f| f.name() != b) => Err(bad(
+        (Some(_), None) => Err(bad(
             origin,
-            format!("`{word}`: `{b}` is not a figure (mem_usage, avail_before, avail_after, tokens, kv_avail, kv_size, elapsed)"),
+            format!(
+                "`{word}`: `{b}` is not a built-in figure ({}); a grammar's own figure is read by its event, `event_kind.capture`",
+                BuiltinFigure::ALL.map(BuiltinFigure::name).join(", ")
+            ),
         )),
         _ => Ok(Term::Field(a.to_string(), b.to_string())),
     }
@@ -386,8 +390,14 @@ mod tests {
         assert_eq!(
             f.terms,
             vec![
-                (1, Term::Figure(Phase::WeightLoad, FigureName::AvailBefore)),
-                (-1, Term::Figure(Phase::WeightLoad, FigureName::AvailAfter)),
+                (
+                    1,
+                    Term::Figure(Phase::WeightLoad, BuiltinFigure::AvailBefore)
+                ),
+                (
+                    -1,
+                    Term::Figure(Phase::WeightLoad, BuiltinFigure::AvailAfter)
+                ),
             ]
         );
         let f = parse_formula("t", "kv_budget.total_gpu_bytes + rest").unwrap();

@@ -293,6 +293,12 @@ impl Grammar {
                 message: e.to_string(),
             })?;
             let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
+            knowledge::only_read_captures(
+                origin,
+                &format!("prefix `{}`", p.id),
+                &regex,
+                knowledge::PREFIX_CAPTURES,
+            )?;
             for (field, format, capture) in [
                 ("date_format", &p.date_format, "date"),
                 ("time_format", &p.time_format, "time"),

@@ -65,6 +65,22 @@ pub struct GrammarSpec {
     /// (`grammar::memory_model`); `diff`'s memory remedies are computed from it too.
     #[serde(default)]
     pub memory_model: Option<super::memory_model::MemoryModelSpec>,
+    /// Figures of the grammar's own, beside the built-in ones (`kv_pages` counted in
+    /// `pages`), each with its unit and the direction that is worse.
+    #[serde(default)]
+    pub figure: Vec<FigureSpec>,
+}
+
+/// `[[figure]] name = "kv_pages", unit = "pages", worse = "less"`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// Lower case, `_` between words; not a built-in figure's name.
+    pub name: String,
+    /// `bytes`, `seconds`, `tokens`, `count`, or a word naming what is counted (`pages`).
+    pub unit: String,
+    /// `more`, `less` or `neither`: which way the figure moving is worse.
+    pub worse: String,
 }
 
 /// Settings that can explain a failure: a change of one of them between a working and a
@@ -275,8 +291,9 @@ pub struct EventSpec {
     /// that closes `kv_cache`).
     #[serde(default)]
     pub then: Option<String>,
-    /// The figures the event reports, by name (`mem_usage`, `avail_before`,
-    /// `avail_after`, `tokens`, `kv_avail`, `kv_size`, `elapsed`) → the capture(s).
+    /// The figures the event reports, by name (the built-in `mem_usage`, `avail_before`,
+    /// `avail_after`, `tokens`, `kv_avail`, `kv_size`, `elapsed`, or one the grammar
+    /// declares in `[[figure]]`) → the capture(s).
     #[serde(default)]
     pub figures: Figures,
     /// A rank named in the message.

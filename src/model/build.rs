@@ -76,7 +76,15 @@ fn resolve_processes(events: &mut [Event], know: &Knowledge) {
     };
     for e in events.iter_mut() {
         if e.rank.is_none() {
-            e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+            // A rank printed after the message (`… rank=1`) is the record's field: it is
+            // cut from the message the verdict quotes.
+            if let Some((rank, at)) = know.suffix_of(&e.message) {
+                let kept = e.message.get(..at).map_or(0, |m| m.trim_end().len());
+                e.message.truncate(kept);
+                e.rank = Some(rank);
+            } else {
+                e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+            }
         }
         let Some(pid) = e.pid else { continue };
         if let Some(r) = &e.rank {
@@ -631,7 +639,7 @@ impl PhaseWalk {
         for (figure, value) in know.figures_of(e) {
             if span.figure(figure.name()).is_none() {
                 span.figures.push(Figure {
-                    name: figure.name(),
+                    name: figure,
                     value,
                     origin: e.origin.clone(),
                 });

@@ -6,12 +6,13 @@ use chrono::NaiveDateTime;
 
 use super::Phase;
 pub use crate::base::event::FailureKind;
-use crate::base::event::{FieldValue, Origin, Rank};
+use crate::base::event::{FieldValue, FigureName, Origin, Rank};
 
-/// A memory or count figure a phase reported, traceable to its line.
+/// A memory or count figure a phase reported, traceable to its line. Its name carries
+/// its unit and direction, built-in or declared by the grammar that read it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
-    pub name: &'static str,
+    pub name: FigureName,
     pub value: FieldValue,
     pub origin: Origin,
 }

@@ -419,7 +419,7 @@ pub fn attribute(
     // The log figure's sign: a usage figure grows with memory taken, a free figure shrinks.
     let driver_delta = fig.filter(|f| f.is_bytes).map(|f| {
         let v = f.delta.median.round() as i64;
-        if f.figure.starts_with("avail") {
+        if f.figure.name().starts_with("avail") {
             -v
         } else {
             v

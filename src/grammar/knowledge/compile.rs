@@ -59,6 +59,8 @@ pub(in crate::grammar) fn compile_outcomes(
                 origin: origin.into(),
                 message: format!("outcome regex: {e}"),
             })?;
+            let at = format!("outcome `{}`", o.regex);
+            ignored::only_read_captures(origin, &at, &regex, ignored::OUTCOME_CAPTURES)?;
             Ok(OutcomeRule {
                 state,
                 literals: o.literals.clone(),
@@ -85,12 +87,24 @@ pub(in crate::grammar) fn compile_grammar(
     captures: &[Vec<&str>],
 ) -> Result<GrammarKnowledge, GrammarError> {
     let mut out = GrammarKnowledge::default();
+    let declared = declared_figures(origin, spec)?;
     for (i, (ev, regex)) in spec.event.iter().zip(captures).enumerate() {
         let at = format!("event {} (`{}`)", i + 1, ev.kind);
         let meaning = out.kinds.entry(ev.kind.clone()).or_default();
         event_phase(origin, &at, ev, meaning)?;
-        event_figures(origin, &at, ev, regex, meaning)?;
+        ignored::failure_edge(origin, &at, ev)?;
+        ignored::event_set(origin, &at, ev, regex)?;
+        event_figures(origin, &at, ev, regex, &declared, meaning)?;
         event_rank(origin, &at, ev, regex, meaning)?;
+    }
+    for d in &declared {
+        let reported = (out.kinds.values()).any(|m| m.figures.iter().any(|(f, _)| f == d));
+        if !reported {
+            return Err(err(
+                origin,
+                format!("figure `{d}` is declared but no event's `figures` reports it"),
+            ));
+        }
     }
     for (kind, m) in &out.kinds {
         if !m.figures.is_empty() && m.phase.is_none() {
@@ -186,27 +200,77 @@ fn event_phase(
     Ok(())
 }
 
-/// An event's `figures`: each a known figure whose captures hold its unit.
+/// The grammar's `[[figure]]` declarations: new names, each with a unit a figure can
+/// be counted in and a direction.
+fn declared_figures(origin: &str, spec: &GrammarSpec) -> Result<Vec<FigureName>, GrammarError> {
+    let mut out: Vec<FigureName> = Vec::new();
+    for (i, f) in spec.figure.iter().enumerate() {
+        let at = format!("figure {} (`{}`)", i + 1, f.name);
+        let word = f.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && (f.name.chars()).all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !word {
+            return Err(err(
+                origin,
+                format!("{at}: name: a figure's name is lower case, digits and `_` (`kv_pages`)"),
+            ));
+        }
+        if FigureName::builtin(&f.name).is_some() {
+            return Err(err(origin, format!("{at}: `{}` is a built-in figure; map it in `figures` without declaring it, or declare a figure of another name", f.name)));
+        }
+        if out.iter().any(|d| *d == f.name.as_str()) {
+            return Err(err(origin, format!("{at}: declared twice")));
+        }
+        let unit = FigureUnit::from_name(&f.unit).ok_or_else(|| {
+            err(origin, format!(
+                "{at}: unit `{}` is not a figure's unit: bytes, seconds, tokens, count, or a lower-case word naming what is counted (`pages`); how a capture is printed (GiB, s, int) goes in the event's `units`",
+                f.unit
+            ))
+        })?;
+        let worse = WorseWhen::from_name(&f.worse).ok_or_else(|| {
+            err(
+                origin,
+                format!("{at}: worse `{}` is not more, less or neither", f.worse),
+            )
+        })?;
+        out.push(FigureName::Declared(std::sync::Arc::new(FigureDef {
+            name: f.name.clone().into(),
+            unit,
+            worse,
+        })));
+    }
+    Ok(out)
+}
+
+/// An event's `figures`: each a built-in or declared figure whose captures hold its unit.
 fn event_figures(
     origin: &str,
     at: &str,
     ev: &EventSpec,
     regex: &[&str],
+    declared: &[FigureName],
     meaning: &mut KindMeaning,
 ) -> Result<(), GrammarError> {
     for (name, source) in &ev.figures.0 {
-        let figure = FigureName::from_name(name).ok_or_else(|| {
-            let known: Vec<&str> = FigureName::ALL.iter().map(|f| f.name()).collect();
-            err(
-                origin,
-                format!("{at}: figures.{name}: not a figure ({})", known.join(", ")),
-            )
-        })?;
+        let figure = (FigureName::builtin(name))
+            .or_else(|| declared.iter().find(|d| *d == name.as_str()).cloned())
+            .ok_or_else(|| {
+                let builtin = BuiltinFigure::ALL.map(BuiltinFigure::name).join(", ");
+                let own: Vec<&str> = declared.iter().map(FigureName::name).collect();
+                let own = if own.is_empty() {
+                    "none".to_string()
+                } else {
+                    own.join(", ")
+                };
+                err(
+                    origin,
+                    format!("{at}: figures.{name}: not a figure (built-in: {builtin}; declared by this grammar: {own}; a new one needs a `[[figure]]` with its name, unit and worse direction)"),
+                )
+            })?;
         let mut sums = Vec::new();
         for alt in source.alternatives() {
             let sum: Vec<String> = alt.split('+').map(|c| c.trim().to_string()).collect();
             for c in &sum {
-                check_figure_capture(origin, at, name, figure, c, ev, regex)?;
+                check_figure_capture(origin, at, name, &figure, c, ev, regex)?;
             }
             if sum.len() > 1 && figure.measure() != Measure::Bytes {
                 return Err(err(
@@ -297,6 +361,7 @@ fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, Gramm
         };
         let name =
             Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        ignored::only_read_captures(origin, &at, &name, ignored::PROCESS_CAPTURES)?;
         out.push(ProcessRule { name, role });
     }
     Ok(out)
@@ -320,6 +385,8 @@ fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError
                 ),
             ));
         }
+        let at = format!("suffix `{}`", s.id);
+        ignored::only_read_captures(origin, &at, &r, ignored::SUFFIX_CAPTURES)?;
         out.push(r);
     }
     Ok(out)
@@ -352,7 +419,7 @@ pub(super) fn check_figure_capture(
     origin: &str,
     at: &str,
     name: &str,
-    figure: FigureName,
+    figure: &FigureName,
     capture: &str,
     ev: &EventSpec,
     regex: &[&str],

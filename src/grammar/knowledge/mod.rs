@@ -5,6 +5,8 @@
 //! The run model reads these; it knows no server's wording itself.
 
 mod compile;
+mod ignored;
+pub(in crate::grammar) use ignored::{only_read_captures, PREFIX_CAPTURES};
 
 use std::collections::HashMap;
 
@@ -12,7 +14,10 @@ use regex::Regex;
 
 use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
-use crate::base::event::{Edge, Event, FieldValue, FigureName, Measure, Phase, Rank};
+use crate::base::event::{
+    kind, BuiltinFigure, Edge, Event, FieldValue, FigureDef, FigureName, FigureUnit, Measure,
+    Phase, Rank, WorseWhen,
+};
 pub(super) use compile::{compile_frames, compile_grammar, compile_outcomes};
 
 /// An outcome other than a rank's own failure, as a wording reveals it.
@@ -408,7 +413,7 @@ impl Knowledge {
                 }
             });
             if let Some(v) = value {
-                out.push((*name, v));
+                out.push((name.clone(), v));
             }
         }
         out
@@ -440,9 +445,17 @@ impl Knowledge {
 
     /// The rank a record's end names (`… rank=1`).
     pub fn suffix_rank(&self, message: &str) -> Option<Rank> {
-        self.suffixes
-            .iter()
-            .find_map(|r| rank_of_captures(&r.captures(message)?))
+        self.suffix_of(message).map(|(rank, _)| rank)
+    }
+
+    /// The rank a record's end names and where that suffix starts in `message`: the
+    /// text from there on is the record's field, not what the server said.
+    pub fn suffix_of(&self, message: &str) -> Option<(Rank, usize)> {
+        self.suffixes.iter().find_map(|r| {
+            let caps = r.captures(message)?;
+            let at = caps.get(0)?.start();
+            Some((rank_of_captures(&caps)?, at))
+        })
     }
 
     /// The rank a line names by itself when its prefix names none: a suffix (`… rank=1`),

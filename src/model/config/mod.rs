@@ -4,6 +4,9 @@
 //! False → True); the diff is how that flag gets named.
 
 pub mod pyrepr;
+mod spelling;
+
+pub use spelling::Spelling;
 
 use std::collections::HashMap;
 
@@ -559,6 +562,9 @@ pub struct ConfigDiff {
     pub added: Vec<(String, PyValue)>,
     /// Keys only in `a`, in `a`'s order.
     pub removed: Vec<(String, PyValue)>,
+    /// How `a` and `b` wrote their values (a `Change`'s old and removed keys are `a`'s,
+    /// its new and added keys `b`'s), so they are printed in the server's own syntax.
+    pub spelling: (Spelling, Spelling),
 }
 
 impl ConfigDiff {
@@ -580,7 +586,10 @@ fn index(c: &Config) -> HashMap<&str, &PyValue> {
 /// one that matters. `1` and `1.0` differ: a changed type is worth showing.
 pub fn diff(a: &Config, b: &Config) -> ConfigDiff {
     let (ia, ib) = (index(a), index(b));
-    let mut out = ConfigDiff::default();
+    let mut out = ConfigDiff {
+        spelling: (Spelling::of(a.source.syntax), Spelling::of(b.source.syntax)),
+        ..ConfigDiff::default()
+    };
     let mut seen = std::collections::HashSet::new();
     for (k, old) in &a.entries {
         if !seen.insert(k.as_str()) {

@@ -139,8 +139,8 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
     FigureDiffDoc {
         phase: f.phase.into(),
         figure: f.figure.to_string(),
-        unit: unit_of(f.figure),
-        resolution: figure_resolution(unit_of(f.figure), f.resolution),
+        unit: unit_of(&f.figure),
+        resolution: figure_resolution(&unit_of(&f.figure), f.resolution),
         class: f.class.into(),
         ranks_compared: f.ranks_compared,
         ranks_moved: f.ranks_moved,
@@ -661,13 +661,13 @@ pub fn diff_doc(
             ranks_moved: v.ranks_moved,
             ranks_compared: v.ranks_compared,
             delta: (&v.delta).into(),
-            unit: unit_of(v.figure),
+            unit: unit_of(&v.figure),
             // The divergence is one of the compared figures: its print step is theirs.
             resolution: d
                 .figures
                 .iter()
                 .find(|f| f.phase == v.phase && f.figure == v.figure)
-                .and_then(|f| figure_resolution(unit_of(f.figure), f.resolution)),
+                .and_then(|f| figure_resolution(&unit_of(&f.figure), f.resolution)),
             baseline_median: v.baseline_median,
             candidate_median: v.candidate_median,
         }),

@@ -372,33 +372,102 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
     }
 }
 
-/// The unit of a figure, named in every figure of every document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+/// The unit of a figure, named in every figure of every document: `bytes`, `seconds`,
+/// `tokens`, `count`, or the word a grammar's `[[figure]]` declared for what its figure
+/// counts (`pages`), written as itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UnitName {
     Bytes,
     Seconds,
     Tokens,
     Count,
+    Declared(String),
 }
 
-/// The unit of a phase figure (`mem_usage` bytes, `elapsed` seconds, `tokens` tokens).
-pub fn unit_of(figure: &str) -> UnitName {
-    use crate::base::event::{FigureName, Measure};
-    match FigureName::from_name(figure).map(FigureName::measure) {
-        Some(Measure::Seconds) => UnitName::Seconds,
-        Some(Measure::Count) if figure == "tokens" => UnitName::Tokens,
-        Some(Measure::Count) => UnitName::Count,
-        _ => UnitName::Bytes,
+impl UnitName {
+    pub fn name(&self) -> &str {
+        match self {
+            UnitName::Bytes => "bytes",
+            UnitName::Seconds => "seconds",
+            UnitName::Tokens => "tokens",
+            UnitName::Count => "count",
+            UnitName::Declared(w) => w,
+        }
+    }
+}
+
+impl Serialize for UnitName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// One of the four built-in unit names, or a declared word (lower case, `_`).
+impl JsonSchema for UnitName {
+    fn schema_name() -> String {
+        "UnitName".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        use schemars::schema::{
+            InstanceType, Metadata, Schema, SchemaObject, StringValidation, SubschemaValidation,
+        };
+        let builtin = SchemaObject {
+            instance_type: Some(InstanceType::String.into()),
+            enum_values: Some(
+                ["bytes", "seconds", "tokens", "count"]
+                    .map(serde_json::Value::from)
+                    .to_vec(),
+            ),
+            ..Default::default()
+        };
+        let declared = SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some(
+                    "A unit a grammar declared for a figure of its own (`pages`): a count of it."
+                        .into(),
+                ),
+                ..Default::default()
+            })),
+            instance_type: Some(InstanceType::String.into()),
+            string: Some(Box::new(StringValidation {
+                pattern: Some("^[a-z][a-z_]*$".into()),
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        Schema::Object(SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some("The unit of a figure, named in every figure of every document: `bytes`, `seconds`, `tokens`, `count`, or the word a grammar's `[[figure]]` declared (`pages`).".into()),
+                ..Default::default()
+            })),
+            subschemas: Some(Box::new(SubschemaValidation {
+                any_of: Some(vec![builtin.into(), declared.into()]),
+                ..Default::default()
+            })),
+            ..Default::default()
+        })
+    }
+}
+
+/// The unit of a phase figure (`mem_usage` bytes, `elapsed` seconds, `tokens` tokens, a
+/// declared figure its declared unit).
+pub fn unit_of(figure: &crate::base::event::FigureName) -> UnitName {
+    use crate::base::event::FigureUnit;
+    match figure.unit() {
+        FigureUnit::Bytes => UnitName::Bytes,
+        FigureUnit::Seconds => UnitName::Seconds,
+        FigureUnit::Tokens => UnitName::Tokens,
+        FigureUnit::Count => UnitName::Count,
+        FigureUnit::Named(w) => UnitName::Declared(w.clone()),
     }
 }
 
 /// One step of a figure as printed, in its unit: a memory figure's print step, 1 for a
 /// count; null for seconds, whose printed precision is not kept.
-fn figure_resolution(unit: UnitName, printed_step: f64) -> Option<f64> {
+fn figure_resolution(unit: &UnitName, printed_step: f64) -> Option<f64> {
     match unit {
         UnitName::Bytes => Some(printed_step),
-        UnitName::Tokens | UnitName::Count => Some(1.0),
+        UnitName::Tokens | UnitName::Count | UnitName::Declared(_) => Some(1.0),
         UnitName::Seconds => None,
     }
 }
@@ -439,12 +508,12 @@ fn whole_where_integral_opt<S: serde::Serializer>(
 }
 
 fn figure_doc(run: &Run, f: &model::Figure) -> Option<FigureDoc> {
-    let unit = unit_of(f.name);
+    let unit = unit_of(&f.name);
     Some(FigureDoc {
         name: f.name.to_string(),
+        resolution: figure_resolution(&unit, f.value.resolution() as f64),
         unit,
         value: f.value.as_f64()?,
-        resolution: figure_resolution(unit, f.value.resolution() as f64),
         source: run.source_name(&f.origin).to_string(),
         line: f.origin.line,
     })

@@ -152,13 +152,13 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
             .figures
             .iter()
             .map(|f| {
-                let unit = unit_of(f.name);
+                let unit = unit_of(&f.name);
                 FigureStatsDoc {
                     name: f.name.to_string(),
+                    resolution: figure_resolution(&unit, f.resolution),
                     unit,
                     ranks: f.ranks,
                     spread: (&f.spread).into(),
-                    resolution: figure_resolution(unit, f.resolution),
                     outliers: f.outliers.iter().map(|r| r.to_string()).collect(),
                 }
             })

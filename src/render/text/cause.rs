@@ -15,16 +15,19 @@ fn base_name(path: &str) -> &str {
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
 pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
-    let value = |v: &crate::model::config::pyrepr::PyValue| super::values::config_value(v, 40);
+    let value = |v: &crate::model::config::pyrepr::PyValue, spelling| {
+        super::values::config_value(v, spelling, 40)
+    };
     match s {
         Setting::Config(k) => {
             let cd = d.config.as_ref();
+            let (was, now) = cd.map(|cd| cd.spelling).unwrap_or_default();
             if let Some(c) = cd.and_then(|cd| cd.changed.iter().find(|c| &c.key == k)) {
-                format!("{k} {} -> {}", value(&c.old), value(&c.new))
+                format!("{k} {} -> {}", value(&c.old, was), value(&c.new, now))
             } else if let Some((_, v)) = cd.and_then(|cd| cd.added.iter().find(|(x, _)| x == k)) {
-                format!("{k} (added) {}", value(v))
+                format!("{k} (added) {}", value(v, now))
             } else if let Some((_, v)) = cd.and_then(|cd| cd.removed.iter().find(|(x, _)| x == k)) {
-                format!("{k} (removed, was {})", value(v))
+                format!("{k} (removed, was {})", value(v, was))
             } else {
                 k.clone()
             }

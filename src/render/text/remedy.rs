@@ -4,7 +4,7 @@
 
 use crate::analysis::breakdown::Amount;
 use crate::analysis::remedy::{DeficitBasis, Remedies, RemedyKind, RuleCheck, MARGIN};
-use crate::base::event::{FigureName, Phase};
+use crate::base::event::{BuiltinFigure, Phase};
 use crate::base::text::sanitize;
 use crate::base::units::{group_thousands, human_bytes};
 use crate::grammar::memory_model::Term;
@@ -19,7 +19,7 @@ fn num(v: f64) -> String {
 fn total_what(total: &Amount) -> String {
     match total.terms.as_slice() {
         [t] if t.term == Term::Device => "the device".into(),
-        [t] if t.term == Term::Figure(Phase::WeightLoad, FigureName::AvailBefore) => {
+        [t] if t.term == Term::Figure(Phase::WeightLoad, BuiltinFigure::AvailBefore) => {
             "the free memory before weights".into()
         }
         terms => {

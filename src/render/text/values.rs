@@ -4,10 +4,14 @@
 use crate::base::text::sanitize;
 use crate::render::cut;
 
-/// A configuration value as the config section prints it: the server's syntax, cleaned,
-/// cut to `room` columns.
-pub fn config_value(v: &crate::model::config::pyrepr::PyValue, room: usize) -> String {
-    cut(&sanitize(&v.to_python_repr()), room)
+/// A configuration value as the config section prints it: the server's syntax
+/// (`spelling`: Python's `False`, Rust's `false`), cleaned, cut to `room` columns.
+pub fn config_value(
+    v: &crate::model::config::pyrepr::PyValue,
+    spelling: crate::model::config::Spelling,
+    room: usize,
+) -> String {
+    cut(&sanitize(&v.spelled(spelling)), room)
 }
 
 /// An environment variable's value as a run showed it: the value, `(unset)` when the

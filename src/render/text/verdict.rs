@@ -39,7 +39,7 @@ pub fn verdict_rows(
             let text = format!(
                 "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
                 f.phase,
-                figure_label(f.figure),
+                figure_label(f.figure.name()),
                 spread_text(f),
                 div.ranks_moved,
                 div.ranks_compared,

@@ -44,7 +44,7 @@ pub fn change_lines(run: &Run, c: &Change, style: Style) -> Vec<String> {
             value,
             origin,
         } => {
-            let Some(figure) = figure_words(*phase, name, value) else {
+            let Some(figure) = figure_words(*phase, name.name(), value) else {
                 return Vec::new();
             };
             let at = run
@@ -269,7 +269,7 @@ fn state_of(s: &RankStatus) -> String {
 fn status_row(s: &RankStatus) -> String {
     let time = s.in_phase_s.map(seconds).unwrap_or_default();
     let memory = (s.last_memory.as_ref())
-        .and_then(|(phase, name, value)| figure_words(*phase, name, value))
+        .and_then(|(phase, name, value)| figure_words(*phase, name.name(), value))
         .unwrap_or_default();
     format!(
         "{:<8} {:<24} {time:>7}  {memory}",

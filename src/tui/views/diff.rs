@@ -224,7 +224,7 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
         };
         let mut spans = vec![
             Span::raw(col(fd.phase.name(), w[0])),
-            Span::raw(col(&fd.figure.replace('_', " "), w[1])),
+            Span::raw(col(&fd.figure.name().replace('_', " "), w[1])),
             Span::raw(col(
                 &figure_text(fd.baseline_median, fd.is_bytes, fd.resolution),
                 w[2],

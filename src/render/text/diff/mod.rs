@@ -74,19 +74,23 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
     let value = super::values::config_value;
     let mut out: Vec<String> = Vec::new();
     if let Some(cd) = &d.config {
+        let (was, now) = cd.spelling;
         for ch in &cd.changed {
             out.push(format!(
                 "{}  {} -> {}",
                 ch.key,
-                value(&ch.old, value_room),
-                value(&ch.new, value_room)
+                value(&ch.old, was, value_room),
+                value(&ch.new, now, value_room)
             ));
         }
         for (k, v) in &cd.added {
-            out.push(format!("{k}  (added) {}", value(v, value_room + 10)));
+            out.push(format!("{k}  (added) {}", value(v, now, value_room + 10)));
         }
         for (k, v) in &cd.removed {
-            out.push(format!("{k}  (removed, was {})", value(v, value_room + 10)));
+            out.push(format!(
+                "{k}  (removed, was {})",
+                value(v, was, value_room + 10)
+            ));
         }
         if cd.is_empty() {
             out.push("no change in server_args".into());
@@ -315,14 +319,14 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
             let text = format!(
                 "{} {}: {baseline} -> {candidate}{moved}",
                 f.phase.name(),
-                figure_label(f.figure),
+                figure_label(f.figure.name()),
             );
             wrap_indented(&text, style.width, "", "  ")
         } else {
             vec![format!(
                 "{} {} {} {} {} {}",
                 fit(f.phase.name(), 12),
-                fit(&figure_label(f.figure), 15),
+                fit(&figure_label(f.figure.name()), 15),
                 fit(&baseline, 10),
                 fit(&candidate, 10),
                 fit(&spread_text(f), 12),
@@ -421,7 +425,7 @@ pub fn explain(d: &RunDiff, style: Style) -> String {
         let _ = writeln!(o, "{line}");
     }
     for f in &d.figures {
-        let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure));
+        let _ = writeln!(o, "{} {}", f.phase, figure_label(f.figure.name()));
         for (mark, line) in [("  - ", &f.baseline_line), ("  + ", &f.candidate_line)] {
             if let Some(l) = line {
                 for line in wrap_indented(&figure_line(l.as_ref()), style.width, mark, "      ") {

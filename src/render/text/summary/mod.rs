@@ -360,12 +360,23 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
                 figure_text(sp.max, f.is_bytes, f.resolution)
             )
         };
+        // A count in a unit a grammar declared says what it counts (`2,048 pages`).
+        let val = match f.name.unit() {
+            crate::base::event::FigureUnit::Named(unit) => format!("{val} {unit}"),
+            _ => val,
+        };
         let outl = if f.outliers.is_empty() {
             String::new()
         } else {
             style.warn(&format!("  off median: {}", rank_span(&f.outliers)))
         };
-        let _ = writeln!(o, "  {} {}{}", fit(&figure_label(f.name), 16), val, outl);
+        let _ = writeln!(
+            o,
+            "  {} {}{}",
+            fit(&figure_label(f.name.name()), 16),
+            val,
+            outl
+        );
     }
 }
 
