@@ -389,3 +389,153 @@ fn nvidia_smi_sees_the_ranks_figures_plus_what_each_process_holds_outside_them()
     assert!((mib - 592.72).abs() < 0.01, "{mib}");
     assert!(c.finished && c.process.is_none());
 }
+
+/// `rankscope ARGS… --json`, parsed.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("binary built")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn memory(bytes: i64, resolution_bytes: u64) -> serde_json::Value {
+    serde_json::json!({"bytes": bytes, "resolution_bytes": resolution_bytes})
+}
+
+/// Issue 31's snapshot split in the JSON (`memory.allocator_split`), TP0 of tp8-baseline,
+/// checked against its pickle and server.log. The pickle (read with Python's `pickle`)
+/// holds 158 segments, 15,021,899,776 bytes: 123 whose own stack or whose blocks' stacks
+/// start in `load_weights` (2,187,329,536 + 5,756,682,240 = 7,944,011,776), 2 of
+/// `kv_cache` (2 × 3,202,351,104 = 6,404,702,208), 32 of `capture_graphs` and one small
+/// one of `capture_begin` (671,088,640 + 2,097,152 = 673,185,792). The log's figures:
+/// weights 14.00 − 6.60 GB (lines 20, 26) = 7.40 GiB = 7,945,689,498 bytes; KV pool K + V
+/// 2.98 + 2.98 GB (line 49) = 2 × 3,199,750,636 = 6,399,501,272; graphs 0.64 − 0.01 GB
+/// (lines 50, 68) = 687,194,767 − 10,737,418 = 676,457,349; communication 0.60 GB (line
+/// 15) = 644,245,094, which the allocator holds none of. Each category read from two
+/// printed figures has two print steps of 0.01 GiB (2 × 10,737,418) as its resolution.
+#[test]
+fn summary_json_splits_the_breakdown_by_the_snapshots() {
+    let doc = json_of(&["summary", "samples/tp8-baseline"]);
+    let split = &doc["memory"]["allocator_split"];
+    assert_eq!(
+        split.as_array().map(Vec::len),
+        Some(8),
+        "one per rank's pickle"
+    );
+    let tp0 = &split[0];
+    assert_eq!(tp0["rank"], "TP0");
+    assert_eq!(tp0["path"], "samples/tp8-baseline/snapshot_rank0.pickle");
+    assert_eq!(tp0["reserved_bytes"], memory(15_021_899_776, 0));
+    assert_eq!(tp0["unplaced_bytes"], memory(0, 0));
+    let cat = |name: &str| {
+        tp0["categories"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["category"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let two_steps = 2 * 10_737_418;
+    let comm = cat("communication");
+    assert_eq!(comm["allocator_bytes"], memory(0, 0));
+    assert_eq!(comm["residual_bytes"], memory(644_245_094, 10_737_418));
+    let weights = cat("weights");
+    assert_eq!(weights["allocator_bytes"], memory(7_944_011_776, 0));
+    assert_eq!(
+        weights["residual_bytes"],
+        memory(7_945_689_498 - 7_944_011_776, two_steps)
+    );
+    assert_eq!(weights["sites"][0]["placed"], "by_stack");
+    let kv = cat("kv_pool");
+    assert_eq!(kv["allocator_bytes"], memory(6_404_702_208, 0));
+    // The pool the log prints is 5,200,936 bytes below what the allocator reserved for
+    // it: within ± half of its resolution (10,737,418), so all of it in PyTorch.
+    assert_eq!(
+        kv["residual_bytes"],
+        memory(6_399_501_272 - 6_404_702_208, two_steps)
+    );
+    let graphs = cat("cuda_graphs");
+    assert_eq!(graphs["allocator_bytes"], memory(673_185_792, 0));
+    assert_eq!(
+        graphs["residual_bytes"],
+        memory(676_457_349 - 673_185_792, two_steps)
+    );
+}
+
+/// Issue 31's nvidia-smi comparison in the JSON (`memory.nvidia_smi`). tp8-baseline: the
+/// last rank to print its free figure is TP5 at 09:18:19 (server.log:81), ten seconds
+/// after the run's first line (09:18:09); the first sample a second after it is the CSV's
+/// 09:18:20.115 row (t+11.115 s), 120,114 MiB = 125,948,657,664 bytes, and the row before
+/// the first line (09:18:08.805) says 0 MiB. Each of the 8 ranks took its device (14.00 +
+/// 0.60 GB) less its free 0.01 GB = 14.59 GiB: 8 × 15,665,893,212 = 125,327,145,696, with
+/// three 0.01 GiB steps per rank (24 × 10,737,418 = 257,698,032).
+/// tp8-custom-ar: TP0's OOM message (server.log:98) says its process has 14.66 GiB in use
+/// (15,741,055,140); by its figures it took 13.96 + 0.64 − 0.60 GB (lines 33, 30, 51) =
+/// 14.00 GiB = 15,032,385,536.
+#[test]
+fn summary_json_compares_the_breakdown_with_nvidia_smi() {
+    let doc = json_of(&["summary", "samples/tp8-baseline"]);
+    let smi = &doc["memory"]["nvidia_smi"];
+    assert_eq!(smi.as_array().map(Vec::len), Some(1));
+    let g = &smi[0];
+    assert_eq!(g["source"], "samples/tp8-baseline/nvidia-smi-gpu.csv");
+    assert_eq!(g["placement"], "shared");
+    assert_eq!(g["ranks"].as_array().map(Vec::len), Some(8));
+    assert_eq!(g["at_s"], 11.115);
+    let mib = 1 << 20;
+    assert_eq!(g["used_bytes"], memory(120_114 * mib, mib as u64));
+    assert_eq!(g["before_bytes"], memory(0, mib as u64));
+    assert_eq!(g["taken_bytes"], memory(125_327_145_696, 257_698_032));
+    assert_eq!(
+        g["difference_bytes"],
+        memory(125_948_657_664 - 125_327_145_696, 257_698_032 + mib as u64)
+    );
+    assert_eq!(g["finished"], true);
+    assert!(g["process"].is_null());
+
+    let doc = json_of(&["summary", "samples/tp8-custom-ar"]);
+    let p = &doc["memory"]["nvidia_smi"][0]["process"];
+    assert_eq!(p["rank"], "TP0");
+    assert_eq!(p["line"], 98);
+    assert_eq!(p["in_use_bytes"], memory(15_741_055_140, 10_737_418));
+    assert_eq!(p["taken_bytes"], memory(15_032_385_536, 3 * 10_737_418));
+    assert_eq!(
+        p["difference_bytes"]["bytes"],
+        15_741_055_140i64 - 15_032_385_536
+    );
+    // The rank stopped in graph capture: its free figure is not the last phase's.
+    assert_eq!(doc["memory"]["nvidia_smi"][0]["finished"], false);
+}
+
+/// `diff --json` carries each run's split, as summary's, beside the moved category:
+/// custom all-reduce's 40 MiB (41,943,040, the `init_custom_ar` site of each candidate
+/// pickle) lands in `communication`, whose delta is 0.64 − 0.60 GB = 42,949,673 bytes
+/// (687,194,767 − 644,245,094, line 30 of each log), resolution one step per side.
+#[test]
+fn diff_json_carries_both_splits() {
+    let doc = json_of(&["diff", "samples/tp8-baseline", "samples/tp8-custom-ar"]);
+    let m = &doc["memory"];
+    assert_eq!(
+        m["baseline"]["allocator_split"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert_eq!(
+        m["candidate"]["allocator_split"].as_array().map(Vec::len),
+        Some(8)
+    );
+    assert_eq!(m["moved"][0]["category"], "communication");
+    assert_eq!(
+        m["moved"][0]["delta_bytes"],
+        memory(42_949_673, 2 * 10_737_418)
+    );
+    assert_eq!(
+        m["snapshot_split"]["allocator_bytes"],
+        memory(41_943_040, 0)
+    );
+    assert_eq!(
+        m["snapshot_split"]["residual_bytes"],
+        memory(42_949_673 - 41_943_040, 2 * 10_737_418)
+    );
+}

@@ -52,7 +52,7 @@ fn diff_json_carries_schema_version_and_canonical_names() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert_eq!(v["schema_version"], 4);
+    assert_eq!(v["schema_version"], 5);
     assert_eq!(v["status"], "failed");
     assert_eq!(v["first_divergence"]["phase"], "dist_init");
     assert_eq!(v["first_divergence"]["class"], "systematic");
@@ -104,7 +104,7 @@ fn events_json_and_ndjson_agree() {
         .output()
         .expect("runs");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
-    assert_eq!(v["schema_version"], 4);
+    assert_eq!(v["schema_version"], 5);
     let events = v["events"].as_array().expect("events array");
     // server.log: 1 server_args + 8 ranks × 10 start-up lines + 1 ready = 82 lines, minus
     // the 8 `Capture cuda graph bs` lines that are not events.
@@ -308,9 +308,9 @@ fn mem_json_carries_the_hand_checked_site_and_oom() {
         .output()
         .expect("runs");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["schema_version"], 4);
+    assert_eq!(v["schema_version"], 5);
     let s = &v["snapshots"][0]["summary"];
-    assert_eq!(s["ooms"][0]["requested_bytes"], 20_971_520);
+    assert_eq!(s["ooms"][0]["requested_bytes"]["bytes"], 20_971_520);
     let site = s["sites"]
         .as_array()
         .and_then(|a| {
@@ -318,8 +318,12 @@ fn mem_json_carries_the_hand_checked_site_and_oom() {
                 .find(|x| x["site"] == "init_custom_ar (model_runner.py)")
         })
         .expect("init_custom_ar site");
-    assert_eq!(site["allocated_bytes"], 25_198_592);
-    assert_eq!(site["reserved_bytes"], 41_943_040);
+    // Exact counts from the snapshot: resolution 0 (schema 5).
+    assert_eq!(
+        site["allocated_bytes"],
+        serde_json::json!({"bytes": 25_198_592, "resolution_bytes": 0})
+    );
+    assert_eq!(site["reserved_bytes"]["bytes"], 41_943_040);
     assert_eq!(site["blocks"], 3);
 }
 

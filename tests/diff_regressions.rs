@@ -386,7 +386,10 @@ fn summary_of_a_memory_failure_gives_its_remedy() {
         .output()
         .expect("runs");
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
-    assert_eq!(doc["remedies"]["deficit"]["deficit"], 220_987_392);
+    assert_eq!(
+        doc["remedies"]["deficit"]["deficit_bytes"]["bytes"],
+        220_987_392
+    );
     assert_eq!(doc["remedies"]["remedies"][0]["to"], "0.94");
     // A run that reached ready has no remedies.
     let ready = assert_cmd::Command::cargo_bin("rankscope")

@@ -443,7 +443,7 @@ fn a_flood_of_one_event_line_is_counted_not_kept() {
     let lines = &run["sources"][0]["lines"];
     assert_eq!(lines["lines"], 1_872_457);
     assert_eq!(lines["events"], 1_872_457);
-    assert_eq!(run["sources"][0]["bytes"], 1_872_457 * 56);
+    assert_eq!(run["sources"][0]["size_bytes"]["bytes"], 1_872_457 * 56);
     let kept = 1_872_457 - budget::SAME_EVENT_PER_SOURCE as u64;
     note_with(
         &run,

@@ -13,6 +13,10 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
+#[path = "schema/shapes.rs"]
+mod shapes;
+use shapes::Shapes;
+
 const DOCUMENTS: [&str; 7] = [
     "summary", "events", "diff", "event", "phase", "mem", "mem-diff",
 ];
@@ -326,10 +330,126 @@ fn every_document() -> Vec<(String, &'static str, Value)> {
     docs
 }
 
+/// The runs under tests/fixtures and the verdict logs of tests/verdicts (each read as
+/// `summary` reads it, with the grammar a fixture brings), and the snapshots under tests/
+/// that `mem` reads (the hostile ones it refuses give no document).
+fn every_fixture_document() -> Vec<(String, &'static str, Value)> {
+    let mut runs: Vec<Vec<String>> = [
+        "out-of-order-kv",
+        "pptp-sglang",
+        "time/load_11s.log",
+        "time/load_3s.log",
+        "time/load_3s_jitter.log",
+        "vllm-tp2-stray-sglang-line",
+        "wrap-compose-2node/stream.log",
+        "wrap-kubectl-lws/stream.log",
+    ]
+    .iter()
+    .map(|f| vec![format!("tests/fixtures/{f}")])
+    .collect();
+    runs.push(vec![
+        "tests/fixtures/made-up-server/run".into(),
+        "--grammar".into(),
+        "tests/fixtures/made-up-server/pagesrv.toml".into(),
+    ]);
+    let mut logs: Vec<String> = std::fs::read_dir("tests/verdicts")
+        .expect("tests/verdicts")
+        .filter_map(|e| e.ok().map(|e| e.path().to_string_lossy().into_owned()))
+        .filter(|p| p.ends_with(".log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 70, "tests/verdicts holds {} logs", logs.len());
+    // The fixture runs through all four run documents; the verdict logs (75, each a
+    // second of start-up in a debug build) through `summary --json` and
+    // `events --ndjson`, which hold every type the other two do.
+    let fixtures = runs.len();
+    runs.extend(logs.into_iter().map(|l| vec![l]));
+    let mut docs = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let with = |cmd: &[&str]| -> Vec<u8> {
+            let mut a: Vec<&str> = cmd.to_vec();
+            a.extend(run.iter().map(String::as_str));
+            rankscope(&a)
+        };
+        let what = run.join(" ");
+        let json = |b: Vec<u8>| serde_json::from_slice(&b).expect("JSON");
+        docs.push((what.clone(), "summary", json(with(&["summary", "--json"]))));
+        for v in json_lines(&with(&["events", "--ndjson", "--attempt", "all"])) {
+            docs.push((what.clone(), "event", v));
+        }
+        if i < fixtures {
+            docs.push((what.clone(), "events", json(with(&["events", "--json"]))));
+            for v in json_lines(&with(&["summary", "--ndjson", "--attempt", "all"])) {
+                docs.push((what.clone(), "phase", v));
+            }
+        }
+    }
+    let mut pickles = vec!["tests/fixtures/tp2-allstacks/snapshot_rank0.pickle".to_string()];
+    for dir in ["tests/hostile", "tests/hostile/turn3"] {
+        let mut more: Vec<String> = std::fs::read_dir(dir)
+            .expect("tests/hostile")
+            .filter_map(|e| e.ok().map(|e| e.path().to_string_lossy().into_owned()))
+            .filter(|p| p.ends_with(".pickle"))
+            .collect();
+        more.sort();
+        pickles.extend(more);
+    }
+    for p in pickles {
+        let out = Command::cargo_bin("rankscope")
+            .expect("binary built")
+            .args(["mem", &p, "--json"])
+            .output()
+            .expect("runs");
+        if out.status.success() {
+            docs.push((p, "mem", serde_json::from_slice(&out.stdout).expect("JSON")));
+        }
+    }
+    docs
+}
+
+/// ../shared's real GPU runs, when they are there: every run directory of fixtures/gpu
+/// and fixtures/gpu2 through the same documents and rules.
+#[test]
+#[ignore = "needs ../shared/fixtures (real GPU runs)"]
+fn every_document_of_the_shared_gpu_runs_has_one_shape_per_concept() {
+    let mut dirs = Vec::new();
+    for set in ["../shared/fixtures/gpu", "../shared/fixtures/gpu2"] {
+        let entries = std::fs::read_dir(set).unwrap_or_else(|e| panic!("{set}: {e}"));
+        dirs.extend(
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .map(|p| p.to_string_lossy().into_owned()),
+        );
+    }
+    dirs.sort();
+    assert!(
+        dirs.len() >= 10,
+        "../shared/fixtures holds {} runs",
+        dirs.len()
+    );
+    let mut docs = Vec::new();
+    for d in &dirs {
+        let json = |args: &[&str]| serde_json::from_slice(&rankscope(args)).expect("JSON");
+        docs.push((d.clone(), "summary", json(&["summary", d, "--json"])));
+        docs.push((d.clone(), "events", json(&["events", d, "--json"])));
+        for v in json_lines(&rankscope(&["summary", d, "--ndjson"])) {
+            docs.push((d.clone(), "phase", v));
+        }
+    }
+    conforms_with_one_shape(&docs);
+}
+
 #[test]
 fn every_document_of_every_sample_conforms_and_has_one_shape_per_concept() {
-    let docs = every_document();
-    for (what, schema, doc) in &docs {
+    let mut docs = every_document();
+    docs.extend(every_fixture_document());
+    conforms_with_one_shape(&docs);
+}
+
+/// Every document validates against its schema, and no concept has a second shape.
+fn conforms_with_one_shape(docs: &[(String, &'static str, Value)]) {
+    for (what, schema, doc) in docs {
         let s: Value = serde_json::from_str(&committed(schema)).expect("schema is JSON");
         if let Err(e) = check(&s, &s, doc, "$") {
             panic!(
@@ -338,10 +458,8 @@ fn every_document_of_every_sample_conforms_and_has_one_shape_per_concept() {
         }
     }
     let mut shapes = Shapes::default();
-    for (what, schema, doc) in &docs {
-        // The `mem` documents are snapshots' own: exact counts throughout.
-        let snapshot = matches!(*schema, "mem" | "mem-diff");
-        shapes.walk(doc, &format!("{what} ({schema}) $"), snapshot);
+    for (what, schema, doc) in docs {
+        shapes.walk(doc, &format!("{what} ({schema}) $"));
         // The identity block: `identity` of summary and events, `run` of every NDJSON
         // line, `baseline` and `candidate` of diff.
         let ids: Vec<&Value> = match *schema {
@@ -356,18 +474,31 @@ fn every_document_of_every_sample_conforms_and_has_one_shape_per_concept() {
     }
     assert!(
         shapes.errors.is_empty(),
-        "concepts in two shapes:\n{}",
-        shapes.errors.join("\n")
+        "concepts in two shapes ({} places):\n{}",
+        shapes.errors.len(),
+        shapes
+            .errors
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
-    // Every memory key the run documents use, and none also as a plain integer.
-    let both: Vec<(&String, &String)> = (shapes.integer_keys.iter())
-        .filter(|(k, _)| shapes.memory_keys.contains(*k))
+    assert!(shapes.memory_seen > 0, "the walk saw no memory");
+}
+
+/// The committed schemas hold every field, also those the samples leave null or empty:
+/// every `…_bytes` property is a `MemoryDoc` in all seven.
+#[test]
+fn every_byte_field_of_every_schema_is_memory() {
+    let errors: Vec<String> = DOCUMENTS
+        .iter()
+        .flat_map(|name| {
+            let s: Value = serde_json::from_str(&committed(name)).expect("schema is JSON");
+            shapes::schema_errors(name, &s)
+        })
         .collect();
-    assert!(
-        both.is_empty(),
-        "memory keys also written as plain integers: {both:?}"
-    );
-    assert!(shapes.memory_keys.contains("requested_bytes"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
 /// The identity block's keys (docs/json.md, *Identity*), its name free of path separators.
@@ -402,161 +533,6 @@ fn identity_shape(id: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The rules of docs/json.md, *One shape per concept*, checked by walking the documents.
-#[derive(Default)]
-struct Shapes {
-    errors: Vec<String>,
-    /// Keys holding a memory object, and keys holding a plain integer, in the run
-    /// documents outside their snapshot sections (exact counts: docs/json.md).
-    memory_keys: std::collections::BTreeSet<String>,
-    integer_keys: std::collections::BTreeMap<String, String>,
-}
-
-/// Sections that report PyTorch snapshots, whose byte counts are exact integers.
-const SNAPSHOT_SECTIONS: [&str; 4] = [
-    "snapshot_evidence",
-    "attribution",
-    "snapshot_split",
-    "snapshots",
-];
-/// Keys that state the precision of a memory amount, not an amount.
-const PRECISION_KEYS: [&str; 4] = [
-    "resolution_bytes",
-    "plus_minus_bytes",
-    "tolerance_bytes",
-    "log_resolution_bytes",
-];
-
-fn is_memory(v: &Value) -> bool {
-    v.as_object().is_some_and(|o| {
-        o.len() == 2 && o["bytes"].is_i64() && o.get("resolution_bytes").is_some_and(Value::is_u64)
-    })
-}
-
-impl Shapes {
-    fn walk(&mut self, v: &Value, at: &str, in_snapshot: bool) {
-        match v {
-            Value::Object(o) => {
-                self.object(o, at, in_snapshot);
-                for (k, x) in o {
-                    let snap = in_snapshot || SNAPSHOT_SECTIONS.contains(&k.as_str());
-                    self.walk(x, &format!("{at}.{k}"), snap);
-                }
-            }
-            Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    self.walk(x, &format!("{at}[{i}]"), in_snapshot);
-                }
-            }
-            Value::String(s) => {
-                // A time is `{at, resolution_s}` with `at` RFC 3339: a date-time string
-                // anywhere else is a second shape of time.
-                let dated = s.len() >= 11
-                    && s.as_bytes()[..4].iter().all(u8::is_ascii_digit)
-                    && s.as_bytes()[4] == b'-'
-                    && s.as_bytes()[10] == b'T';
-                if dated && !at.ends_with(".at") {
-                    self.errors
-                        .push(format!("{at}: a time outside a time object: {s}"));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn object(&mut self, o: &serde_json::Map<String, Value>, at: &str, in_snapshot: bool) {
-        let err = |e: &mut Vec<String>, m: String| e.push(format!("{at}: {m}"));
-        if o.contains_key("is_bytes") {
-            err(
-                &mut self.errors,
-                "an is_bytes flag instead of a unit".into(),
-            );
-        }
-        if o.contains_key("bytes") && o.contains_key("resolution_bytes") && o.len() != 2 {
-            err(&mut self.errors, format!("memory with other keys: {o:?}"));
-        }
-        if let Some(t) = o.get("at") {
-            let rfc3339 = t.as_str().is_some_and(|s| {
-                s.len() == 32 && s.ends_with("-00:00") && s.as_bytes()[19] == b'.'
-            });
-            let keys: Vec<&String> = o.keys().collect();
-            if !rfc3339 || keys != ["at", "resolution_s"] || !o["resolution_s"].is_number() {
-                err(
-                    &mut self.errors,
-                    format!("a time not `{{at, resolution_s}}`: {o:?}"),
-                );
-            }
-        }
-        if let Some(unit) = o.get("unit") {
-            let known = ["bytes", "seconds", "tokens", "count"];
-            if !unit.as_str().is_some_and(|u| known.contains(&u)) {
-                err(&mut self.errors, format!("unit {unit}"));
-            }
-            // The unit says what the numbers are: no key of the object says it again.
-            if let Some(k) = o
-                .keys()
-                .find(|k| k.ends_with("_bytes") || k.ends_with("_s"))
-            {
-                err(&mut self.errors, format!("{k} beside a unit"));
-            }
-            if !o.contains_key("resolution") && !o.contains_key("threshold") {
-                err(&mut self.errors, "a figure without its resolution".into());
-            }
-        }
-        // A figure reading names its unit.
-        let numeric = o.get("value").is_some_and(Value::is_number);
-        if o.contains_key("name") && numeric && !o.contains_key("unit") {
-            err(&mut self.errors, format!("a figure without a unit: {o:?}"));
-        }
-        if in_snapshot {
-            return;
-        }
-        for (k, x) in o {
-            if !k.ends_with("_bytes") || PRECISION_KEYS.contains(&k.as_str()) {
-                continue;
-            }
-            if is_memory(x) {
-                self.memory_keys.insert(k.clone());
-            } else if x.is_i64() || x.is_u64() {
-                self.integer_keys
-                    .entry(k.clone())
-                    .or_insert_with(|| at.to_string());
-            } else if !x.is_null() {
-                err(
-                    &mut self.errors,
-                    format!("{k} is neither memory nor bytes: {x}"),
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn the_shape_rules_reject_a_second_shape() {
-    let mut s = Shapes::default();
-    s.walk(
-        &json!({"figures": [{"name": "mem_usage", "value": 1, "is_bytes": true}]}),
-        "$",
-        false,
-    );
-    // The flag, the figure without a unit, and `is_bytes` read as a memory key.
-    assert_eq!(s.errors.len(), 3, "{:?}", s.errors);
-    let mut s = Shapes::default();
-    s.walk(&json!({"ts": "2026-11-29T09:18:09"}), "$", false);
-    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
-    let mut s = Shapes::default();
-    s.walk(
-        &json!({"a": {"requested_bytes": {"bytes": 1, "resolution_bytes": 1}},
-                   "b": {"requested_bytes": 1}}),
-        "$",
-        false,
-    );
-    assert!(s.errors.is_empty());
-    assert!(
-        s.memory_keys.contains("requested_bytes") && s.integer_keys.contains_key("requested_bytes")
-    );
-}
-
 /// An identity block as every NDJSON line carries it (`run`).
 static IDENTITY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
     json!({"name": "r", "paths": "r", "hash": null, "server": null, "version": null,
@@ -570,18 +546,18 @@ fn the_validator_rejects_what_the_schema_forbids() {
     let bad_type = serde_json::json!({"type": "nonsense", "schema_version": 1,
         "run": IDENTITY.clone(), "data": {}});
     assert!(check(&schema, &schema, &bad_type, "$").is_err());
-    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 4,
+    let bad_phase = serde_json::json!({"type": "rank", "schema_version": 5,
         "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "warmup",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &bad_phase, "$").is_err());
     // A log that ends is `incomplete`; there is no `hang` outcome to claim.
-    let hang = serde_json::json!({"type": "rank", "schema_version": 4,
+    let hang = serde_json::json!({"type": "rank", "schema_version": 5,
         "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "hang", "last_phase": "kv_cache",
         "reached_ready": false, "failure": null}});
     assert!(check(&schema, &schema, &hang, "$").is_err());
-    let good = serde_json::json!({"type": "rank", "schema_version": 4,
+    let good = serde_json::json!({"type": "rank", "schema_version": 5,
         "run": IDENTITY.clone(), "data": {
         "rank": "TP0", "process": false, "outcome": "ready", "last_phase": "ready",
         "reached_ready": true, "failure": null}});
@@ -622,7 +598,7 @@ fn ndjson_stream_is_run_events_ranks_failures_summary() {
     let summary = &msgs[msgs.len() - 1]["data"];
     assert_eq!(summary["failed_ranks"], 8);
     assert_eq!(summary["ready"], false);
-    assert!(msgs.iter().all(|m| m["schema_version"] == 4));
+    assert!(msgs.iter().all(|m| m["schema_version"] == 5));
     // Every line names its run: its directory's name, the path as given, and the content
     // hash of its log and nvidia-smi files. 596d1b4acaed7941 is what Python's `xxhash` package gives for
     // xxh3_64(b"".join(struct.pack("<Q", d) for d in sorted(xxh3_64_intdigest(f) for f in
@@ -668,7 +644,7 @@ fn summary_ndjson_is_one_record_per_rank_and_phase() {
     assert!(recs[40]["data"]["capacity"].is_object());
     let recs = &recs[..40];
     assert!(recs.iter().all(|r| r["type"] == "phase"
-        && r["schema_version"] == 4
+        && r["schema_version"] == 5
         && r["run"]["hash"] == "596d1b4acaed7941"));
     let find = |rank: &str, phase: &str| {
         recs.iter()

@@ -16,6 +16,9 @@ pub struct TermValue {
     pub bytes: i64,
     /// Half the figure's print step: the true value is within ± this.
     pub resolution: i64,
+    /// One print step of the figure (the JSON's `resolution_bytes`): twice `resolution`
+    /// but for a step of an odd number of bytes, which halving rounds down.
+    pub step: i64,
     /// The line it was read from (none for `device` and `rest`).
     pub origin: Option<Origin>,
 }
@@ -26,6 +29,9 @@ pub struct TermValue {
 pub struct Amount {
     pub bytes: i64,
     pub resolution: i64,
+    /// The terms' print steps added: the width of the interval the true value lies in
+    /// (`resolution` is its half, rounded down per term).
+    pub step: i64,
     /// Which of the grammar's formulas applied (0 = the first): two runs' amounts compare
     /// only when they were read the same way.
     pub formula: usize,
@@ -74,6 +80,9 @@ pub struct Closure {
     pub device: i64,
     /// The sum of every term's resolution on both sides.
     pub tolerance: i64,
+    /// The measured categories' print steps added, and the device's.
+    pub sum_step: i64,
+    pub device_step: i64,
 }
 
 impl Closure {
@@ -145,9 +154,12 @@ impl<'r> Reader<'r> {
 /// The figure a term names on a rank: its own, else an engine process's.
 fn read_term(rd: &Reader, rank: &RankRun, term: &Term) -> Option<(i64, i64, Option<Origin>)> {
     let run = rd.run;
+    // The print step; `evaluate` halves it for the bound.
     let value = |v: &FieldValue| -> Option<(i64, i64)> {
         match v {
-            FieldValue::Bytes { bytes, resolution } => Some((*bytes, (*resolution / 2) as i64)),
+            FieldValue::Bytes { bytes, resolution } => {
+                Some((*bytes, i64::try_from(*resolution).unwrap_or(i64::MAX)))
+            }
             FieldValue::Int(i) => Some((*i, 0)),
             _ => None,
         }
@@ -185,22 +197,27 @@ pub(crate) fn evaluate(
     formulas.iter().enumerate().find_map(|(i, f)| {
         let mut terms = Vec::with_capacity(f.terms.len());
         for (sign, term) in &f.terms {
-            let (bytes, resolution, origin) = match term {
-                Term::Device => device.map(|d| (d.bytes, d.resolution, None))?,
-                Term::Rest => rest.map(|d| (d.bytes, d.resolution, None))?,
-                _ => read_term(rd, rank, term)?,
+            let (bytes, resolution, step, origin) = match term {
+                Term::Device => device.map(|d| (d.bytes, d.resolution, d.step, None))?,
+                Term::Rest => rest.map(|d| (d.bytes, d.resolution, d.step, None))?,
+                _ => {
+                    let (bytes, step, origin) = read_term(rd, rank, term)?;
+                    (bytes, step / 2, step, origin)
+                }
             };
             terms.push(TermValue {
                 sign: *sign,
                 term: term.clone(),
                 bytes,
                 resolution,
+                step,
                 origin,
             });
         }
         Some(Amount {
             bytes: terms.iter().map(|t| t.sign as i64 * t.bytes).sum(),
             resolution: terms.iter().map(|t| t.resolution).sum(),
+            step: terms.iter().map(|t| t.step).sum(),
             formula: i,
             terms,
         })
@@ -220,6 +237,7 @@ pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Opt
         amount: Amount {
             bytes,
             resolution: 0,
+            step: 0,
             formula: 0,
             terms: Vec::new(),
         },
@@ -234,6 +252,7 @@ pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Opt
     };
     let mut d = plain(*bytes, DeviceSource::OomCapacity);
     d.amount.resolution = (*resolution / 2) as i64;
+    d.amount.step = i64::try_from(*resolution).unwrap_or(i64::MAX);
     Some(d)
 }
 
@@ -272,17 +291,15 @@ pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankB
             _ => 0,
         })
         .sum();
-    let measured_res: i64 = rows
-        .iter()
-        .map(|r| match &r.value {
-            RowValue::Measured(a) => a.resolution,
-            _ => 0,
-        })
-        .sum();
+    let (measured_res, measured_step) = rows.iter().fold((0, 0), |acc, r| match &r.value {
+        RowValue::Measured(a) => (acc.0 + a.resolution, acc.1 + a.step),
+        _ => acc,
+    });
     if let Some(d) = dev {
         let rest = Amount {
             bytes: d.bytes - measured,
             resolution: d.resolution + measured_res,
+            step: d.step + measured_step,
             formula: 0,
             terms: Vec::new(),
         };
@@ -324,14 +341,16 @@ pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankB
         matches!(&r.value, RowValue::Measured(a) if a.terms.iter().any(|t| t.term == Term::Rest))
     });
     let closure = dev.filter(|_| !by_rest).map(|d| {
-        let (sum, res) = rows.iter().fold((0, 0), |acc, r| match &r.value {
-            RowValue::Measured(a) => (acc.0 + a.bytes, acc.1 + a.resolution),
+        let (sum, res, step) = rows.iter().fold((0, 0, 0), |acc, r| match &r.value {
+            RowValue::Measured(a) => (acc.0 + a.bytes, acc.1 + a.resolution, acc.2 + a.step),
             _ => acc,
         });
         Closure {
             sum,
             device: d.bytes,
             tolerance: res + d.resolution,
+            sum_step: step,
+            device_step: d.step,
         }
     });
     RankBreakdown {
@@ -382,6 +401,8 @@ pub struct CategoryMove {
     pub delta: i64,
     /// Both sides' resolutions added (the largest over the ranks).
     pub resolution: i64,
+    /// Both sides' print steps added (the largest over the ranks).
+    pub step: i64,
     /// Ranks where it moved beyond resolution, of those compared.
     pub ranks_moved: usize,
     pub ranks_compared: usize,
@@ -434,17 +455,19 @@ pub fn breakdown_diff(
     for cat in Category::ALL {
         let mut deltas = Vec::new();
         let mut res = 0;
+        let mut step = 0;
         let mut moved_on = 0;
         let mut differ = false;
         for (b, c) in &pairs {
             let get = |x: &RankBreakdown| match x.row(cat).map(|r| &r.value) {
-                Some(RowValue::Measured(a)) => Some((a.bytes, a.resolution, a.formula)),
+                Some(RowValue::Measured(a)) => Some((a.bytes, a.resolution, a.formula, a.step)),
                 _ => None,
             };
             match (get(b), get(c)) {
                 (Some(vb), Some(vc)) if vb.2 == vc.2 => {
                     let r = vb.1 + vc.1;
                     res = res.max(r);
+                    step = step.max(vb.3 + vc.3);
                     deltas.push(vc.0 - vb.0);
                     moved_on += usize::from((vc.0 - vb.0).abs() > r);
                 }
@@ -462,6 +485,7 @@ pub fn breakdown_diff(
                 category: cat,
                 delta,
                 resolution: res,
+                step,
                 ranks_moved: moved_on,
                 ranks_compared: n,
             });

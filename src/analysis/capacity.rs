@@ -186,6 +186,8 @@ pub struct PoolCheck {
     /// The KV pool category's bytes.
     pub logged: i64,
     pub resolution: i64,
+    /// The KV pool category's print steps added.
+    pub logged_step: i64,
 }
 
 impl PoolCheck {
@@ -337,6 +339,7 @@ pub(crate) fn pool_check(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Op
         used,
         predicted,
         logged: logged.bytes,
+        logged_step: logged.step,
     })
 }
 

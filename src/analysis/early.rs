@@ -293,6 +293,8 @@ pub fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
             have: left,
             deficit: need - left,
             resolution: need_res + left_res,
+            need_step: need_res,
+            have_step: left_res,
             basis: DeficitBasis::BaselinePhase,
         };
         out.push(MemoryWarning {

@@ -35,6 +35,8 @@ pub struct CategoryHeld {
     /// The breakdown figure's resolution: a residual within it is indistinguishable
     /// from none.
     pub resolution: i64,
+    /// The breakdown figure's print steps added (the JSON's resolution).
+    pub step: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +168,7 @@ fn rank_held(run: &Run, rd: &Reader, s: &RankSnapshot) -> Option<RankHeld> {
                 sites,
                 residual: measured.map(|a| a.bytes - reserved),
                 resolution: measured.map_or(0, |a| a.resolution),
+                step: measured.map_or(0, |a| a.step),
             }
         })
         .collect();

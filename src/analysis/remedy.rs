@@ -36,6 +36,9 @@ pub struct Deficit {
     pub deficit: i64,
     /// How far the printed figures may be from the true ones (bytes).
     pub resolution: i64,
+    /// One print step of `need` and of `have` (0: exact or not printed).
+    pub need_step: i64,
+    pub have_step: i64,
     pub basis: DeficitBasis,
 }
 
@@ -95,6 +98,8 @@ pub struct Remedy {
     pub kind: RemedyKind,
     /// Bytes it frees for the failing phase, when the figures say.
     pub frees: Option<i64>,
+    /// The print steps `frees` was computed from (0 when exact or unknown).
+    pub frees_step: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -164,18 +169,24 @@ pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
                     have,
                     deficit: need - have,
                     resolution: rn + rh,
+                    need_step: rn,
+                    have_step: rh,
                     basis: DeficitBasis::BaselinePhase,
                 });
             }
         }
     }
     let b = |n: &str| failure.fields.get(n).and_then(|v| v.as_bytes());
+    let step = |n: &str| failure.fields.get(n).map_or(0, |v| v.resolution() as i64);
     let requested = b("requested_bytes")?;
     let free = b("free_bytes").unwrap_or(0);
     // Under a per-process cap (`… allowed`), the device's free memory is not what binds.
-    let free = match (b("allowed_bytes"), b("process_in_use_bytes")) {
-        (Some(allowed), Some(used)) => free.min((allowed - used).max(0)),
-        _ => free,
+    let (free, free_step) = match (b("allowed_bytes"), b("process_in_use_bytes")) {
+        (Some(allowed), Some(used)) if (allowed - used).max(0) < free => (
+            (allowed - used).max(0),
+            step("allowed_bytes") + step("process_in_use_bytes"),
+        ),
+        _ => (free, step("free_bytes")),
     };
     Some(Deficit {
         phase,
@@ -189,6 +200,8 @@ pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
             requested
         },
         resolution: 0,
+        need_step: step("requested_bytes"),
+        have_step: free_step,
         basis: DeficitBasis::OomRequest,
     })
 }
@@ -229,6 +242,8 @@ fn pool_fraction(candidate: &Run, model: &MemoryModel, d: &Deficit) -> Option<Re
         return None;
     }
     let frees = (steps * per_step as f64) as i64;
+    // `steps` steps of the total: its print step scaled as its bytes are.
+    let frees_step = (total.step as f64 * steps * rule.step).ceil() as i64;
     let check = match pool_check(&rd, rank, model) {
         Some(c) if c.follows() => RuleCheck::Follows {
             predicted: c.predicted,
@@ -257,18 +272,25 @@ fn pool_fraction(candidate: &Run, model: &MemoryModel, d: &Deficit) -> Option<Re
             pool_tokens: per_token.map(|(_, t)| t),
         },
         frees: Some(frees),
+        frees_step,
     })
 }
 
 /// What the baseline's category took: the median over its worker ranks that measured it.
-fn baseline_category(baseline: &Run, category: Category) -> Option<i64> {
+/// The median over the baseline's ranks, and the largest print step of the amounts.
+fn baseline_category(baseline: &Run, category: Category) -> Option<(i64, i64)> {
     let model = model_of(baseline)?;
     let rd = Reader::new(baseline);
-    let took: Vec<i64> = baseline
+    let (took, steps): (Vec<i64>, Vec<i64>) = baseline
         .worker_ranks()
-        .filter_map(|r| rank_breakdown(&rd, r, model).bytes(category))
-        .collect();
-    median(took)
+        .filter_map(
+            |r| match &rank_breakdown(&rd, r, model).row(category)?.value {
+                crate::analysis::breakdown::RowValue::Measured(a) => Some((a.bytes, a.step)),
+                _ => None,
+            },
+        )
+        .unzip();
+    Some((median(took)?, steps.into_iter().max().unwrap_or(0)))
 }
 
 /// The settings that would cover deficit `d`, from the candidate's server's memory model:
@@ -297,7 +319,8 @@ pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remed
         if current.spelled(spelling) == skip.value {
             continue;
         }
-        let baseline_took = baseline.and_then(|b| baseline_category(b, rule.category));
+        let took = baseline.and_then(|b| baseline_category(b, rule.category));
+        let baseline_took = took.map(|t| t.0);
         out.push(Remedy {
             setting: skip.setting.clone(),
             kind: RemedyKind::SkipPhase {
@@ -307,6 +330,7 @@ pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remed
                 cost: skip.cost.clone(),
             },
             frees: baseline_took,
+            frees_step: took.map_or(0, |t| t.1),
         });
     }
     out
@@ -346,6 +370,7 @@ pub fn remedies(
                         to: ch.old.spelled(was),
                     },
                     frees: None,
+                    frees_step: 0,
                 });
             }
         }

@@ -34,7 +34,11 @@ pub enum GpuRanks {
 pub struct ProcessInUse {
     pub rank: Rank,
     pub in_use: i64,
+    /// One print step of the message's figure.
+    pub in_use_step: i64,
     pub taken: i64,
+    /// The print steps `taken` was computed from, added.
+    pub taken_step: i64,
     pub origin: Origin,
 }
 
@@ -50,6 +54,8 @@ pub struct SmiComparison {
     /// The ranks' device less their last free figure, summed, and its resolution.
     pub taken: i64,
     pub resolution: i64,
+    /// The print steps `taken` was computed from, added (the JSON's resolution).
+    pub step: i64,
     /// nvidia-smi's used at its first sample before the run's first line: memory in use
     /// before the server started (other processes).
     pub before: Option<i64>,
@@ -68,7 +74,11 @@ impl SmiComparison {
 
 /// A rank's taken memory: the device figure less the free one, with the free figure's
 /// line. Only where the device is the free memory at start and free is measured.
-fn taken(rd: &Reader, r: &RankRun) -> Option<(i64, i64, Origin, bool)> {
+/// The bytes, their resolution (a ± bound), the free figure's line, whether the rank
+/// finished, and the print steps added.
+type Taken = (i64, i64, Origin, bool, i64);
+
+fn taken(rd: &Reader, r: &RankRun) -> Option<Taken> {
     let model = model_of(rd.run)?;
     if model.device_basis != DeviceBasis::FreeAtStart {
         return None;
@@ -92,16 +102,19 @@ fn taken(rd: &Reader, r: &RankRun) -> Option<(i64, i64, Origin, bool)> {
         // The grammar's first free formula is the one after the last phase; a later one
         // is a rank that stopped earlier, whose unfinished phase took more after it.
         free.formula == 0,
+        device.amount.step + free.step,
     ))
 }
 
-fn process_in_use(r: &RankRun, taken: i64) -> Option<ProcessInUse> {
+fn process_in_use(r: &RankRun, taken: i64, taken_step: i64) -> Option<ProcessInUse> {
     let f = r.failure.as_ref()?;
-    let in_use = f.fields.get("process_in_use_bytes")?.as_bytes()?;
+    let field = f.fields.get("process_in_use_bytes")?;
     Some(ProcessInUse {
         rank: r.rank.clone(),
-        in_use,
+        in_use: field.as_bytes()?,
+        in_use_step: i64::try_from(field.resolution()).unwrap_or(i64::MAX),
         taken,
+        taken_step,
         origin: f.origin.clone()?,
     })
 }
@@ -121,8 +134,7 @@ pub fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
     } else {
         return Vec::new();
     };
-    let takens: Vec<Option<(i64, i64, Origin, bool)>> =
-        workers.iter().map(|r| taken(&rd, r)).collect();
+    let takens: Vec<Option<Taken>> = workers.iter().map(|r| taken(&rd, r)).collect();
     // The free figures' lines, timed once for every rank.
     let key = |o: &Origin| (o.source, o.line);
     let wanted: HashSet<(usize, u64)> = takens.iter().flatten().map(|t| key(&t.2)).collect();
@@ -145,24 +157,26 @@ pub fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
         };
         let mut sum = 0i64;
         let mut res = 0i64;
+        let mut step = 0i64;
         let mut at: Option<f64> = None;
         let mut process = None;
         let mut complete = !on.is_empty();
         let mut finished = true;
         for &i in &on {
-            let (Some((t, r, o, fin)), Some(r_)) = (&takens[i], workers.get(i)) else {
+            let (Some((t, r, o, fin, st)), Some(r_)) = (&takens[i], workers.get(i)) else {
                 complete = false;
                 break;
             };
             finished &= *fin;
             sum += t;
             res += r;
+            step += st;
             match times.get(&key(o)) {
                 Some(&s) => at = Some(at.map_or(s, |a: f64| a.max(s))),
                 None => complete = false,
             }
             if process.is_none() {
-                process = process_in_use(r_, *t);
+                process = process_in_use(r_, *t, *st);
             }
         }
         let Some(at) = at.filter(|_| complete) else {
@@ -197,6 +211,7 @@ pub fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
             smi_used: used as i64,
             taken: sum,
             resolution: res,
+            step,
             before,
             process,
             finished,

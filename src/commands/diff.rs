@@ -61,6 +61,10 @@ pub fn run(
     }
     let code = report.diff.status.exit_code() as u8;
     if as_json {
+        // Each run's breakdown split by its snapshots, as `summary --json` gives it.
+        use rankscope::analysis::held::held;
+        report.memory.baseline.held = held(&b.run, &b.snapshots().matched);
+        report.memory.candidate.held = held(&c.run, &c.snapshots().matched);
         out_json(&json::diff_doc(
             (&b.run, super::summary::run_id(&b)),
             (&c.run, super::summary::run_id(&c)),

@@ -30,7 +30,8 @@ pub fn run(
             let id = run_id(loaded);
             let r = &loaded.run;
             // As `summary --json`'s `memory`: `--tokens` and `--model-config` apply.
-            let report = MemoryReport::of(r, &memory.tokens, shape.as_ref());
+            let report = MemoryReport::of(r, &memory.tokens, shape.as_ref())
+                .with_snapshots(r, &loaded.snapshots().matched);
             let records = json::phase_records(r, &id);
             out_ndjson(
                 records
@@ -46,8 +47,9 @@ pub fn run(
     if !memory.tokens.is_empty() || shape.is_some() {
         report.memory = MemoryReport::of(r, &memory.tokens, shape.as_ref());
     }
-    // The snapshots split the breakdown's categories where the user asked for it.
-    if memory.shown() && !as_json {
+    // The snapshots split the breakdown's categories where the user asked for it, and
+    // always in the JSON (`memory.allocator_split`).
+    if memory.shown() || as_json {
         report.memory = report.memory.with_snapshots(r, &loaded.snapshots().matched);
     }
     if as_json {

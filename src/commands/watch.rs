@@ -572,6 +572,9 @@ fn finish(
     let report = RunReport::of(r);
     let state = report.state(r);
     if a.json {
+        // As `summary --json`: the breakdown split by the snapshots.
+        let mut report = report.clone();
+        report.memory = report.memory.with_snapshots(r, &loaded.snapshots().matched);
         out_json(&json::summary_doc(r, &report, &loaded.identity()))?;
     } else {
         let mut text = render::text::summary::summary(r, &report, false, style);

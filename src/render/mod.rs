@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 
 /// The version of every JSON document rankscope writes (`docs/json.md`): the run
 /// documents (`json`) and the snapshot documents (`mem_json`) change together.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Colour and width are decided once, here. Colour: `--color always|never`, else
 /// `NO_COLOR` or `TERM=dumb` (no colour), else whether stdout is a terminal. Width:

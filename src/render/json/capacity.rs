@@ -8,8 +8,11 @@ use crate::analysis::breakdown::{
     Amount, BreakdownDiff, DeviceSource, RankBreakdown, RowValue, RunBreakdown,
 };
 use crate::analysis::capacity::{Capacity, CapacityCost};
+use crate::analysis::held::{Placed, RankHeld};
+use crate::analysis::smi::{GpuRanks, SmiComparison};
 use crate::grammar::memory_model::{Category, DeviceBasis, Term};
 use crate::model::Run;
+use crate::render::json::MemoryDoc;
 use crate::render::text::breakdown::derivation;
 use crate::report::{MemoryDiff, MemoryReport};
 
@@ -48,27 +51,29 @@ pub struct TermDoc {
     pub sign: i8,
     /// `phase.figure`, `event_kind.field`, `device` or `rest`.
     pub name: String,
-    pub bytes: i64,
+    /// The term's value and its print step.
+    pub amount_bytes: MemoryDoc,
     pub source: Option<String>,
     pub line: Option<u64>,
 }
 
-/// A computed amount: its value, the bound on its error (half a print step per figure
-/// read, added), and what it was computed from.
+/// How an amount was computed: the text's words and the terms added.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AmountDoc {
-    pub bytes: i64,
-    pub plus_minus_bytes: i64,
+pub struct DerivationDoc {
     /// The derivation as the text prints it.
-    pub derivation: String,
+    pub text: String,
     pub terms: Vec<TermDoc>,
 }
 
-fn amount(run: &Run, a: &Amount) -> AmountDoc {
-    AmountDoc {
-        bytes: a.bytes,
-        plus_minus_bytes: a.resolution,
-        derivation: derivation(run, a),
+/// A computed amount in the one memory shape: its resolution is the sum of its terms'
+/// print steps (the true value is within ± half of it).
+fn amount_bytes(a: &Amount) -> MemoryDoc {
+    MemoryDoc::with_step(a.bytes, a.step)
+}
+
+fn derivation_doc(run: &Run, a: &Amount) -> DerivationDoc {
+    DerivationDoc {
+        text: derivation(run, a),
         terms: a
             .terms
             .iter()
@@ -80,7 +85,7 @@ fn amount(run: &Run, a: &Amount) -> AmountDoc {
                     Term::Device => "device".into(),
                     Term::Rest => "rest".into(),
                 },
-                bytes: t.bytes,
+                amount_bytes: MemoryDoc::with_step(t.bytes, t.step),
                 source: t.origin.as_ref().map(|o| run.source_name(o).to_string()),
                 line: t.origin.as_ref().map(|o| o.line),
             })
@@ -101,7 +106,8 @@ pub enum DeviceSourceName {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DeviceDoc {
     pub source: DeviceSourceName,
-    pub amount: AmountDoc,
+    pub amount_bytes: MemoryDoc,
+    pub derivation: DerivationDoc,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
@@ -121,17 +127,22 @@ pub struct CategoryDoc {
     pub merged_into: Option<CategoryName>,
     /// Categories the log does not separate, counted in this one.
     pub includes: Vec<CategoryName>,
-    pub amount: Option<AmountDoc>,
+    /// Null unless `measured`.
+    pub amount_bytes: Option<MemoryDoc>,
     /// Of the device memory.
     pub percent: Option<f64>,
+    pub derivation: Option<DerivationDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ClosureDoc {
-    pub sum_bytes: i64,
-    pub device_bytes: i64,
-    pub tolerance_bytes: i64,
-    /// The categories add up to the device within the tolerance.
+    /// The measured categories added, and the device.
+    pub sum_bytes: MemoryDoc,
+    pub device_bytes: MemoryDoc,
+    /// `sum − device`, its resolution the sum of theirs.
+    pub difference_bytes: MemoryDoc,
+    /// The categories add up to the device: `difference` is within ± half its
+    /// resolution.
     pub holds: bool,
 }
 
@@ -162,7 +173,8 @@ fn group(run: &Run, ranks: Vec<String>, b: &RankBreakdown) -> BreakdownGroupDoc 
                 DeviceSource::NvidiaSmi => DeviceSourceName::NvidiaSmi,
                 DeviceSource::OomCapacity => DeviceSourceName::OomCapacity,
             },
-            amount: amount(run, &d.amount),
+            amount_bytes: amount_bytes(&d.amount),
+            derivation: derivation_doc(run, &d.amount),
         }),
         categories: b
             .rows
@@ -179,14 +191,15 @@ fn group(run: &Run, ranks: Vec<String>, b: &RankBreakdown) -> BreakdownGroupDoc 
                     merged_into,
                     includes: r.includes.iter().map(|c| (*c).into()).collect(),
                     percent: a.and_then(|a| Some(a.bytes as f64 * 100.0 / dev? as f64)),
-                    amount: a.map(|a| amount(run, a)),
+                    amount_bytes: a.map(amount_bytes),
+                    derivation: a.map(|a| derivation_doc(run, a)),
                 }
             })
             .collect(),
         closure: b.closure.as_ref().map(|c| ClosureDoc {
-            sum_bytes: c.sum,
-            device_bytes: c.device,
-            tolerance_bytes: c.tolerance,
+            sum_bytes: MemoryDoc::with_step(c.sum, c.sum_step),
+            device_bytes: MemoryDoc::with_step(c.device, c.device_step),
+            difference_bytes: MemoryDoc::with_step(c.sum - c.device, c.sum_step + c.device_step),
             holds: c.holds(),
         }),
     }
@@ -210,19 +223,15 @@ fn breakdown_doc(run: &Run, b: &RunBreakdown) -> BreakdownDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct LogPerTokenDoc {
-    pub bytes: f64,
-    pub tolerance_bytes: f64,
-}
-
-#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ModelPerTokenDoc {
-    pub bytes: i64,
+    /// KV bytes per token per rank, from the model's config (exact).
+    pub per_token_bytes: MemoryDoc,
     pub tp: i64,
     pub kv_heads_per_rank: i64,
     /// Ranks holding each KV head (1 unless the model has fewer KV heads than ranks).
     pub replication: i64,
-    pub element_bytes: i64,
+    /// One element of the KV cache (exact).
+    pub element_bytes: MemoryDoc,
     /// The server's `kv_cache_dtype` when it set the element size.
     pub kv_dtype: Option<String>,
     /// Agrees with the log's bytes per token within its tolerance (null: the log gives none).
@@ -261,13 +270,14 @@ pub struct PoolRuleDoc {
     pub setting: String,
     pub fraction: f64,
     pub fraction_default: bool,
-    pub total_bytes: i64,
-    pub used_bytes: i64,
-    /// total × fraction − used.
-    pub predicted_bytes: i64,
+    pub total_bytes: MemoryDoc,
+    pub used_bytes: MemoryDoc,
+    /// total × fraction − used; its resolution theirs added.
+    pub predicted_bytes: MemoryDoc,
     /// The KV pool category.
-    pub logged_bytes: i64,
-    pub plus_minus_bytes: i64,
+    pub logged_bytes: MemoryDoc,
+    /// `predicted` and `logged` differ by at most half their resolutions added and 5 %
+    /// of `predicted` (the pool's own metadata, page rounding).
     pub follows: bool,
 }
 
@@ -284,8 +294,11 @@ pub struct CapacityDoc {
     pub page_size_default: bool,
     pub pool_source: Option<String>,
     pub pool_line: Option<u64>,
-    pub bytes_per_token_log: Option<LogPerTokenDoc>,
-    pub bytes_per_token_model: Option<ModelPerTokenDoc>,
+    /// The KV pool category over the pool's tokens, rounded to whole bytes; its
+    /// resolution covers the category's and up to one page the server left unused.
+    pub log_per_token_bytes: Option<MemoryDoc>,
+    /// With `--model-config`: the model's bytes per token.
+    pub model_per_token: Option<ModelPerTokenDoc>,
     pub limit: Option<LimitDoc>,
     pub lengths: Vec<RequestsAtDoc>,
     /// The server's own "maximum concurrency" line, where it prints one.
@@ -306,16 +319,20 @@ fn capacity_doc(run: &Run, c: &Capacity) -> CapacityDoc {
             .as_ref()
             .map(|o| run.source_name(o).to_string()),
         pool_line: c.pool_origin.as_ref().map(|o| o.line),
-        bytes_per_token_log: c.log_per_token.as_ref().map(|l| LogPerTokenDoc {
-            bytes: l.bytes,
-            tolerance_bytes: l.tolerance,
+        // Its tolerance is a ± bound: the width is twice it, and one byte more for the
+        // rounding to whole bytes.
+        log_per_token_bytes: c.log_per_token.as_ref().map(|l| {
+            MemoryDoc::with_step(
+                l.bytes.round() as i64,
+                (2.0 * l.tolerance).ceil() as i64 + 1,
+            )
         }),
-        bytes_per_token_model: c.model_per_token.as_ref().map(|m| ModelPerTokenDoc {
-            bytes: m.per_token,
+        model_per_token: c.model_per_token.as_ref().map(|m| ModelPerTokenDoc {
+            per_token_bytes: MemoryDoc::exact(m.per_token),
             tp: m.tp,
             kv_heads_per_rank: m.heads_per_rank,
             replication: m.replication,
-            element_bytes: m.elem_bytes,
+            element_bytes: MemoryDoc::exact(m.elem_bytes),
             kv_dtype: m.kv_dtype.clone(),
             matches_log: c.model_matches_log(),
         }),
@@ -345,11 +362,10 @@ fn capacity_doc(run: &Run, c: &Capacity) -> CapacityDoc {
             setting: p.setting.clone(),
             fraction: p.fraction,
             fraction_default: p.fraction_default,
-            total_bytes: p.total.bytes,
-            used_bytes: p.used.bytes,
-            predicted_bytes: p.predicted,
-            logged_bytes: p.logged,
-            plus_minus_bytes: p.resolution,
+            total_bytes: amount_bytes(&p.total),
+            used_bytes: amount_bytes(&p.used),
+            predicted_bytes: MemoryDoc::with_step(p.predicted, p.total.step + p.used.step),
+            logged_bytes: MemoryDoc::with_step(p.logged, p.logged_step),
             follows: p.follows(),
         }),
     }
@@ -360,21 +376,202 @@ fn capacity_doc(run: &Run, c: &Capacity) -> CapacityDoc {
 pub struct MemoryReportDoc {
     pub breakdown: Option<BreakdownDoc>,
     pub capacity: Option<CapacityDoc>,
+    /// Per rank with a PyTorch snapshot, what the allocator held of each breakdown
+    /// category and the rest it did not see (empty without snapshots).
+    pub allocator_split: Vec<AllocatorSplitDoc>,
+    /// Per GPU of the run's nvidia-smi CSVs, what it saw used against what the
+    /// breakdown's ranks took (empty without a CSV, or when ranks cannot be put on GPUs).
+    pub nvidia_smi: Vec<SmiComparisonDoc>,
 }
 
 pub fn memory_report_doc(run: &Run, m: &MemoryReport) -> MemoryReportDoc {
     MemoryReportDoc {
         breakdown: m.breakdown.as_ref().map(|b| breakdown_doc(run, b)),
         capacity: m.capacity.as_ref().map(|c| capacity_doc(run, c)),
+        allocator_split: m.held.iter().map(allocator_split_doc).collect(),
+        nvidia_smi: m.smi.iter().map(|c| smi_doc(run, c)).collect(),
+    }
+}
+
+/// How a site was put in a category's phase.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacedName {
+    /// A frame of its stack names the phase (a grammar's `frame_phase`).
+    ByStack,
+    /// Its first allocation falls in the phase's window on the log's clock, in no other.
+    ByTime,
+    /// Its first allocation falls in a second two phases share: put in the first whose
+    /// log figure still had room for it.
+    BySize,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct HeldSiteDoc {
+    /// `function (file.py:line)`.
+    pub site: String,
+    /// Reserved at the dump (exact).
+    pub reserved_bytes: MemoryDoc,
+    pub placed: PlacedName,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct CategoryHeldDoc {
+    pub category: CategoryName,
+    /// What the allocator reserved at sites first allocating in the category's phase
+    /// (exact).
+    pub allocator_bytes: MemoryDoc,
+    /// The breakdown's amount less `allocator_bytes`: what the allocator did not hold
+    /// (NCCL, the CUDA context, IPC, `cudaMalloc`, or memory freed before the dump);
+    /// negative when the phase reused or freed memory before the log's line. Its
+    /// resolution is the amount's. Null when the breakdown did not measure the category.
+    pub residual_bytes: Option<MemoryDoc>,
+    /// The largest sites, at most three.
+    pub sites: Vec<HeldSiteDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AllocatorSplitDoc {
+    pub rank: String,
+    /// The snapshot's file.
+    pub path: String,
+    /// Every category with a phase of its own, in the breakdown's order.
+    pub categories: Vec<CategoryHeldDoc>,
+    /// Reserved at sites first seen outside those phases (serving, launch) or not placed
+    /// on the log's clock (exact).
+    pub unplaced_bytes: MemoryDoc,
+    /// Everything the allocator reserved at the dump (exact).
+    pub reserved_bytes: MemoryDoc,
+}
+
+fn allocator_split_doc(h: &RankHeld) -> AllocatorSplitDoc {
+    AllocatorSplitDoc {
+        rank: h.rank.to_string(),
+        path: h.path.clone(),
+        categories: h
+            .categories
+            .iter()
+            .map(|c| CategoryHeldDoc {
+                category: c.category.into(),
+                allocator_bytes: MemoryDoc::exact(c.reserved),
+                residual_bytes: c.residual.map(|r| MemoryDoc::with_step(r, c.step)),
+                sites: c
+                    .sites
+                    .iter()
+                    .map(|x| HeldSiteDoc {
+                        site: x.label.clone(),
+                        reserved_bytes: MemoryDoc::exact(x.reserved),
+                        placed: match x.placed {
+                            Placed::ByStack => PlacedName::ByStack,
+                            Placed::ByTime => PlacedName::ByTime,
+                            Placed::BySize => PlacedName::BySize,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+        unplaced_bytes: MemoryDoc::exact(h.unplaced),
+        reserved_bytes: MemoryDoc::exact(h.reserved),
+    }
+}
+
+/// How the ranks were put on a GPU.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementName {
+    /// The CSV has one GPU: every worker rank is on it.
+    Shared,
+    /// Rank k on GPU k, the servers' default on one node (an assumption).
+    ByIndex,
+}
+
+/// A rank's own OOM message: its process's total in use against what its figures took.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ProcessInUseDoc {
+    pub rank: String,
+    /// `this process has … in use`, with the message's print step.
+    pub in_use_bytes: MemoryDoc,
+    /// The rank's device less its last free figure.
+    pub taken_bytes: MemoryDoc,
+    /// `in_use − taken`: what it holds outside its figures and what the failing phase
+    /// took after its last one.
+    pub difference_bytes: MemoryDoc,
+    pub source: String,
+    pub line: u64,
+}
+
+/// One GPU: nvidia-smi's `memory.used` against the breakdown's ranks on it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SmiComparisonDoc {
+    /// The CSV.
+    pub source: String,
+    pub gpu: u32,
+    pub ranks: Vec<String>,
+    pub placement: PlacementName,
+    /// Seconds since the run's first line of the nvidia-smi sample used: the first a
+    /// stamp's second after the last of the ranks printed its free figure.
+    pub at_s: f64,
+    /// nvidia-smi's used then (whole MiB).
+    pub used_bytes: MemoryDoc,
+    /// The ranks' device less their last free figure, added.
+    pub taken_bytes: MemoryDoc,
+    /// `used − taken`.
+    pub difference_bytes: MemoryDoc,
+    /// nvidia-smi's used at its last sample before the run's first line (other
+    /// processes); null when it has none.
+    pub before_bytes: Option<MemoryDoc>,
+    /// `difference − before` (`difference` when `before` is null): what the processes
+    /// hold that their own free figures do not count (the CUDA context).
+    pub rest_bytes: MemoryDoc,
+    /// Every rank's free figure is the one after its last phase; false: some rank
+    /// stopped in a phase that took memory after its last figure.
+    pub finished: bool,
+    /// The first rank on this GPU whose OOM message gives its process's total.
+    pub process: Option<ProcessInUseDoc>,
+}
+
+fn smi_doc(run: &Run, c: &SmiComparison) -> SmiComparisonDoc {
+    let smi_step = crate::render::json::NVIDIA_SMI_STEP as i64;
+    let step = c.step + smi_step;
+    let before = c.before.unwrap_or(0);
+    SmiComparisonDoc {
+        source: c.source.clone(),
+        gpu: c.gpu,
+        ranks: c.ranks.iter().map(|r| r.to_string()).collect(),
+        placement: match c.placement {
+            GpuRanks::Shared => PlacementName::Shared,
+            GpuRanks::ByIndex => PlacementName::ByIndex,
+        },
+        at_s: c.at_s,
+        used_bytes: MemoryDoc::smi(c.smi_used),
+        taken_bytes: MemoryDoc::with_step(c.taken, c.step),
+        difference_bytes: MemoryDoc::with_step(c.difference(), step),
+        before_bytes: c.before.map(MemoryDoc::smi),
+        rest_bytes: MemoryDoc::with_step(
+            c.difference() - before,
+            step + if c.before.is_some() { smi_step } else { 0 },
+        ),
+        finished: c.finished,
+        process: c.process.as_ref().map(|p| ProcessInUseDoc {
+            rank: p.rank.to_string(),
+            in_use_bytes: MemoryDoc::with_step(p.in_use, p.in_use_step),
+            taken_bytes: MemoryDoc::with_step(p.taken, p.taken_step),
+            difference_bytes: MemoryDoc::with_step(
+                p.in_use - p.taken,
+                p.in_use_step + p.taken_step,
+            ),
+            source: run.source_name(&p.origin).to_string(),
+            line: p.origin.line,
+        }),
     }
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct CategoryMoveDoc {
     pub category: CategoryName,
-    /// Median over the ranks compared of candidate − baseline.
-    pub delta_bytes: i64,
-    pub plus_minus_bytes: i64,
+    /// Median over the ranks compared of candidate − baseline; its resolution both
+    /// sides' added (the largest over the ranks).
+    pub delta_bytes: MemoryDoc,
     pub ranks_moved: usize,
     pub ranks_compared: usize,
 }
@@ -383,13 +580,12 @@ pub struct CategoryMoveDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SnapshotSplitDoc {
     pub category: CategoryName,
-    /// What PyTorch's allocator reserved in the phase (candidate − baseline).
-    pub allocator_bytes: i64,
-    /// The log's delta less the allocator's: memory PyTorch did not see.
-    pub residual_bytes: Option<i64>,
-    /// One print step of the log's figure: a residual within it is indistinguishable
-    /// from none.
-    pub log_resolution_bytes: Option<u64>,
+    /// What PyTorch's allocator reserved in the phase (candidate − baseline; exact).
+    pub allocator_bytes: MemoryDoc,
+    /// The log's delta less the allocator's: memory PyTorch did not see. Its resolution
+    /// is the log figure's step in both runs: a residual within ± half of it is
+    /// indistinguishable from none.
+    pub residual_bytes: Option<MemoryDoc>,
     pub sites: Vec<String>,
 }
 
@@ -434,8 +630,7 @@ fn moved_docs(
             .iter()
             .map(|m| CategoryMoveDoc {
                 category: m.category.into(),
-                delta_bytes: m.delta,
-                plus_minus_bytes: m.resolution,
+                delta_bytes: MemoryDoc::with_step(m.delta, m.step),
                 ranks_moved: m.ranks_moved,
                 ranks_compared: m.ranks_compared,
             })
@@ -443,9 +638,10 @@ fn moved_docs(
         d.not_compared.iter().map(|c| (*c).into()).collect(),
         d.snapshot.as_ref().map(|s| SnapshotSplitDoc {
             category: s.category.into(),
-            allocator_bytes: s.allocator,
-            residual_bytes: s.residual,
-            log_resolution_bytes: s.log_resolution,
+            allocator_bytes: MemoryDoc::exact(s.allocator),
+            residual_bytes: s
+                .residual
+                .map(|r| MemoryDoc::with_step(r, 2 * s.log_resolution.unwrap_or(0))),
             sites: s.sites.clone(),
         }),
     )

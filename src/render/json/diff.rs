@@ -189,8 +189,8 @@ pub struct DivergenceDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct BaselineCandidate {
-    pub baseline: i64,
-    pub candidate: i64,
+    pub baseline_bytes: MemoryDoc,
+    pub candidate_bytes: MemoryDoc,
 }
 
 /// What the first divergence cost further on (medians over ranks).
@@ -199,10 +199,12 @@ pub struct EffectDoc {
     /// Change in KV tokens per rank (negative: lost).
     pub kv_tokens_delta: Option<i64>,
     pub kv_tokens_baseline: Option<i64>,
-    /// The same in bytes, from the candidate's bytes per token.
-    pub kv_bytes_delta: Option<i64>,
-    /// Change of free memory after the KV pool, bytes.
-    pub avail_after_pool_delta: Option<i64>,
+    /// The same in bytes, from the candidate's bytes per token (its `kv_size` figure
+    /// over its tokens: the resolution is the figure's step scaled as the bytes are).
+    pub kv_delta_bytes: Option<MemoryDoc>,
+    /// Change of free memory after the KV pool (medians over ranks); the resolution is
+    /// the figure's step in both runs.
+    pub avail_after_pool_delta_bytes: Option<MemoryDoc>,
     pub avail_after_pool: Option<BaselineCandidate>,
 }
 
@@ -461,9 +463,10 @@ pub struct SiteShareDoc {
     /// The phase where the site first allocated, on the log's clock.
     pub phase: Option<PhaseName>,
     pub ranks: usize,
-    /// Change in reserved bytes at this site, candidate − baseline, median over ranks.
-    pub delta_reserved_bytes: i64,
-    pub delta_allocated_bytes: i64,
+    /// Change in reserved bytes at this site, candidate − baseline, median over ranks
+    /// (exact: from the snapshots).
+    pub delta_reserved_bytes: MemoryDoc,
+    pub delta_allocated_bytes: MemoryDoc,
     pub blocks: u64,
 }
 
@@ -471,7 +474,8 @@ pub struct SiteShareDoc {
 pub struct NewSegmentsDoc {
     pub site: String,
     pub count: u64,
-    pub bytes: u64,
+    /// The segments' sizes added (exact).
+    pub total_bytes: MemoryDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -479,13 +483,14 @@ pub struct AttributionDoc {
     pub phase: PhaseName,
     pub ranks_compared: usize,
     pub sites: Vec<SiteShareDoc>,
-    /// Allocator-level change of reserved bytes in the phase (sum of its sites).
-    pub allocator_delta_reserved_bytes: i64,
-    /// Driver-level change from the log's figure.
-    pub driver_delta_bytes: Option<i64>,
-    /// driver − allocator: memory PyTorch's allocator did not see.
-    pub residual_bytes: Option<i64>,
-    pub log_resolution_bytes: Option<u64>,
+    /// Allocator-level change of reserved bytes in the phase (sum of its sites; exact).
+    pub allocator_delta_reserved_bytes: MemoryDoc,
+    /// Driver-level change from the log's figure (candidate − baseline: the figure's
+    /// print step in both runs is its resolution).
+    pub driver_delta_bytes: Option<MemoryDoc>,
+    /// driver − allocator: memory PyTorch's allocator did not see (the driver delta's
+    /// resolution: within ± half of it, indistinguishable from none).
+    pub residual_bytes: Option<MemoryDoc>,
     pub new_segments: Vec<NewSegmentsDoc>,
     /// How the snapshot clock was matched to the log clock.
     pub clock: Vec<String>,
@@ -503,8 +508,8 @@ pub struct OomSiteDoc {
     pub baseline_allocates: Option<bool>,
     /// No other rank and not the baseline allocate at the site.
     pub only_this_rank: bool,
-    /// The cap the rank's OOM message printed, when it did.
-    pub allowed_bytes: Option<u64>,
+    /// The cap the rank's OOM message printed, when it did, with its print step.
+    pub allowed_bytes: Option<MemoryDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -527,6 +532,7 @@ pub struct SnapshotEvidenceDoc {
 }
 
 pub fn snapshot_evidence_doc(
+    candidate: &Run,
     e: &crate::analysis::attribute::SnapshotEvidence,
 ) -> SnapshotEvidenceDoc {
     let names = |v: &[crate::base::event::Rank]| v.iter().map(|r| r.to_string()).collect();
@@ -541,7 +547,14 @@ pub fn snapshot_evidence_doc(
                 others_allocating: names(&o.others_allocating),
                 baseline_allocates: o.baseline_allocates,
                 only_this_rank: o.only_here(),
-                allowed_bytes: o.allowed,
+                // The rank's message's figure, for its print step (the same field
+                // `o.allowed` was read from).
+                allowed_bytes: o.allowed.map(|a| {
+                    let step =
+                        group_memory(candidate, std::slice::from_ref(&o.rank), "allowed_bytes")
+                            .map_or(0, |m| m.resolution_bytes);
+                    MemoryDoc::with_step(a, step)
+                }),
             })
             .collect(),
         fragmented_ranks: e.fragmented().map(|o| o.rank.to_string()).collect(),
@@ -559,6 +572,8 @@ pub fn snapshot_evidence_doc(
 }
 
 pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
+    // A delta of the log's figure between two runs: one print step on each side.
+    let step = 2 * a.log_resolution.unwrap_or(0);
     AttributionDoc {
         phase: a.phase.into(),
         ranks_compared: a.ranks_compared,
@@ -570,22 +585,21 @@ pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> Attributi
                 label: s.label.clone(),
                 phase: s.phase.map(Into::into),
                 ranks: s.ranks,
-                delta_reserved_bytes: s.delta_reserved.median.round() as i64,
-                delta_allocated_bytes: s.delta_allocated.median.round() as i64,
+                delta_reserved_bytes: MemoryDoc::exact(s.delta_reserved.median.round() as i64),
+                delta_allocated_bytes: MemoryDoc::exact(s.delta_allocated.median.round() as i64),
                 blocks: s.blocks,
             })
             .collect(),
-        allocator_delta_reserved_bytes: a.allocator_delta_reserved,
-        driver_delta_bytes: a.driver_delta,
-        residual_bytes: a.residual,
-        log_resolution_bytes: a.log_resolution,
+        allocator_delta_reserved_bytes: MemoryDoc::exact(a.allocator_delta_reserved),
+        driver_delta_bytes: a.driver_delta.map(|d| MemoryDoc::with_step(d, step)),
+        residual_bytes: a.residual.map(|r| MemoryDoc::with_step(r, step)),
         new_segments: a
             .new_segments
             .iter()
             .map(|(site, count, bytes)| NewSegmentsDoc {
                 site: site.clone(),
                 count: *count,
-                bytes: *bytes,
+                total_bytes: MemoryDoc::exact(*bytes),
             })
             .collect(),
         clock: crate::render::text::diff::attribution_clock(a)
@@ -626,7 +640,7 @@ pub fn diff_doc(
             .collect(),
         failure_cause: d.failure_cause.as_ref().map(|fc| failure_cause_doc(d, fc)),
         attribution: report.attribution.as_ref().map(attribution_doc),
-        snapshot_evidence: Some(snapshot_evidence_doc(&report.evidence)),
+        snapshot_evidence: Some(snapshot_evidence_doc(c, &report.evidence)),
         snapshot_notes: (report.notes.iter())
             .map(crate::render::text::diff::snapshot_note)
             .collect(),
@@ -671,23 +685,45 @@ pub fn diff_doc(
             baseline_median: v.baseline_median,
             candidate_median: v.candidate_median,
         }),
-        effect: d.effect.as_ref().map(|e| EffectDoc {
-            kv_tokens_delta: e.kv_tokens_delta,
-            kv_tokens_baseline: e.kv_tokens_baseline,
-            kv_bytes_delta: e.kv_bytes_delta,
-            avail_after_pool_delta: e.avail_after_pool_delta,
-            avail_after_pool: e
-                .avail_after_pool
-                .map(|(baseline, candidate)| BaselineCandidate {
-                    baseline,
-                    candidate,
-                }),
-        }),
+        effect: d.effect.as_ref().map(|e| effect_doc(c, d, e)),
         figures: d.figures.iter().map(figure_diff_doc).collect(),
         baseline_outcome: outcome_doc(b, &d.baseline),
         candidate_outcome: outcome_doc(c, &d.candidate),
         time: time_doc(&d.time),
         remedies: (d.status == diff::Status::Failed).then(|| remedies_doc(&d.remedies)),
         memory: super::capacity::memory_diff_doc(b, c, &report.memory),
+    }
+}
+
+/// What the first divergence cost, each memory quantity with its resolution: the
+/// `kv_cache.avail_after` figure's print step (once per side, twice for the delta), and
+/// for the KV bytes the candidate's `kv_size` step over its tokens, times the tokens.
+fn effect_doc(candidate: &Run, d: &diff::RunDiff, e: &diff::Effect) -> EffectDoc {
+    let pool_step = (d.figures.iter())
+        .find(|f| f.phase == model::Phase::KvCache && f.figure == "avail_after")
+        .map_or(0, |f| f.resolution.round() as u64);
+    let kv_step = candidate.ranks.first().and_then(|r| {
+        let tokens = r.kv_bytes_per_token()?.1;
+        let step = r
+            .figure(model::Phase::KvCache, "kv_size")?
+            .value
+            .resolution();
+        Some(step as f64 / tokens as f64)
+    });
+    EffectDoc {
+        kv_tokens_delta: e.kv_tokens_delta,
+        kv_tokens_baseline: e.kv_tokens_baseline,
+        // One byte more for the rounding to whole bytes.
+        kv_delta_bytes: e.kv_bytes_delta.map(|b| {
+            let tokens = e.kv_tokens_delta.unwrap_or(0).unsigned_abs() as f64;
+            MemoryDoc::with_step(b, (tokens * kv_step.unwrap_or(0.0)).ceil() as u64 + 1)
+        }),
+        avail_after_pool_delta_bytes: e
+            .avail_after_pool_delta
+            .map(|b| MemoryDoc::with_step(b, 2 * pool_step)),
+        avail_after_pool: e.avail_after_pool.map(|(b, c)| BaselineCandidate {
+            baseline_bytes: MemoryDoc::with_step(b, pool_step),
+            candidate_bytes: MemoryDoc::with_step(c, pool_step),
+        }),
     }
 }

@@ -1,30 +1,32 @@
 //! The JSON contract of `rankscope mem` and `mem diff`: output structs of their own, as
 //! for the other commands, so that the snapshot analysis can change without changing
-//! what scripts read.
+//! what scripts read. Every byte count here is exact (a snapshot's own): the one memory
+//! shape with `resolution_bytes` 0.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::render::json::MemoryDoc;
 use crate::render::SCHEMA_VERSION;
 use crate::snapshot::inspect as a;
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TotalsDoc {
     pub segments: u64,
-    pub reserved_bytes: u64,
-    pub allocated_bytes: u64,
-    pub active_bytes: u64,
-    pub requested_bytes: u64,
+    pub reserved_bytes: MemoryDoc,
+    pub allocated_bytes: MemoryDoc,
+    pub active_bytes: MemoryDoc,
+    pub requested_bytes: MemoryDoc,
 }
 
 impl From<&a::Totals> for TotalsDoc {
     fn from(t: &a::Totals) -> Self {
         TotalsDoc {
             segments: t.segments,
-            reserved_bytes: t.reserved,
-            allocated_bytes: t.allocated,
-            active_bytes: t.active,
-            requested_bytes: t.requested,
+            reserved_bytes: MemoryDoc::exact(t.reserved),
+            allocated_bytes: MemoryDoc::exact(t.allocated),
+            active_bytes: MemoryDoc::exact(t.active),
+            requested_bytes: MemoryDoc::exact(t.requested),
         }
     }
 }
@@ -53,15 +55,15 @@ pub struct SegmentTypeDoc {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PeakDoc {
-    pub bytes: u64,
+    pub amount_bytes: MemoryDoc,
     /// Microseconds since the Unix epoch (PyTorch's clock).
     pub time_us: i64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct OomDoc {
-    pub requested_bytes: u64,
-    pub device_free_bytes: Option<u64>,
+    pub requested_bytes: MemoryDoc,
+    pub device_free_bytes: Option<MemoryDoc>,
     pub time_us: i64,
     pub device: usize,
     /// The allocation site of the request that failed.
@@ -75,18 +77,18 @@ pub struct SiteDoc {
     pub site: String,
     /// Source lines that contributed (at most 16).
     pub lines: Vec<i64>,
-    pub allocated_bytes: u64,
-    pub requested_bytes: u64,
+    pub allocated_bytes: MemoryDoc,
+    pub requested_bytes: MemoryDoc,
     pub blocks: u64,
-    pub reserved_bytes: u64,
+    pub reserved_bytes: MemoryDoc,
     pub segments: u64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SeriesPointDoc {
     pub time_us: i64,
-    pub allocated_bytes: u64,
-    pub reserved_bytes: u64,
+    pub allocated_bytes: MemoryDoc,
+    pub reserved_bytes: MemoryDoc,
 }
 
 /// What bound the failed allocation.
@@ -95,12 +97,12 @@ pub struct LimitDoc {
     /// `device` (the device had less free memory than the segment asked for),
     /// `process_cap` (it had room; the process's cap did not) or `unknown`.
     pub kind: String,
-    pub device_free_bytes: Option<u64>,
+    pub device_free_bytes: Option<MemoryDoc>,
     /// The segment `cudaMalloc` was asked for.
-    pub segment_bytes: Option<u64>,
+    pub segment_bytes: Option<MemoryDoc>,
     /// For `process_cap`: the cap lies in [`cap_at_least_bytes`, `cap_below_bytes`).
-    pub cap_at_least_bytes: Option<u64>,
-    pub cap_below_bytes: Option<u64>,
+    pub cap_at_least_bytes: Option<MemoryDoc>,
+    pub cap_below_bytes: Option<MemoryDoc>,
 }
 
 impl From<&crate::snapshot::oom::Limit> for LimitDoc {
@@ -119,8 +121,8 @@ impl From<&crate::snapshot::oom::Limit> for LimitDoc {
                 segment,
             } => LimitDoc {
                 kind: "device".into(),
-                device_free_bytes: Some(device_free),
-                segment_bytes: Some(segment),
+                device_free_bytes: Some(MemoryDoc::exact(device_free)),
+                segment_bytes: Some(MemoryDoc::exact(segment)),
                 ..none
             },
             Limit::ProcessCap {
@@ -130,10 +132,10 @@ impl From<&crate::snapshot::oom::Limit> for LimitDoc {
                 cap_below,
             } => LimitDoc {
                 kind: "process_cap".into(),
-                device_free_bytes: Some(device_free),
-                segment_bytes: Some(segment),
-                cap_at_least_bytes: Some(cap_at_least),
-                cap_below_bytes: Some(cap_below),
+                device_free_bytes: Some(MemoryDoc::exact(device_free)),
+                segment_bytes: Some(MemoryDoc::exact(segment)),
+                cap_at_least_bytes: Some(MemoryDoc::exact(cap_at_least)),
+                cap_below_bytes: Some(MemoryDoc::exact(cap_below)),
             },
             Limit::Unknown => none,
         }
@@ -143,14 +145,14 @@ impl From<&crate::snapshot::oom::Limit> for LimitDoc {
 /// Free memory inside segments.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FreeSpaceDoc {
-    pub reserved_bytes: u64,
-    pub allocated_bytes: u64,
+    pub reserved_bytes: MemoryDoc,
+    pub allocated_bytes: MemoryDoc,
     /// Reserved minus allocated outside private pools: PyTorch's "reserved but
     /// unallocated".
-    pub unallocated_bytes: u64,
+    pub unallocated_bytes: MemoryDoc,
     /// Reserved minus allocated inside private (CUDA graph) pools.
-    pub private_unallocated_bytes: u64,
-    pub largest_free_block_bytes: u64,
+    pub private_unallocated_bytes: MemoryDoc,
+    pub largest_free_block_bytes: MemoryDoc,
     pub segments_with_holes: u64,
     pub wholly_free_segments: u64,
 }
@@ -158,11 +160,11 @@ pub struct FreeSpaceDoc {
 impl From<&crate::snapshot::oom::FreeSpace> for FreeSpaceDoc {
     fn from(f: &crate::snapshot::oom::FreeSpace) -> Self {
         FreeSpaceDoc {
-            reserved_bytes: f.reserved,
-            allocated_bytes: f.allocated,
-            unallocated_bytes: f.unallocated,
-            private_unallocated_bytes: f.private_unallocated,
-            largest_free_block_bytes: f.largest_free,
+            reserved_bytes: MemoryDoc::exact(f.reserved),
+            allocated_bytes: MemoryDoc::exact(f.allocated),
+            unallocated_bytes: MemoryDoc::exact(f.unallocated),
+            private_unallocated_bytes: MemoryDoc::exact(f.private_unallocated),
+            largest_free_block_bytes: MemoryDoc::exact(f.largest_free),
             segments_with_holes: f.segments_with_holes,
             wholly_free_segments: f.wholly_free_segments,
         }
@@ -172,10 +174,10 @@ impl From<&crate::snapshot::oom::FreeSpace> for FreeSpaceDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SegmentShapeDoc {
     pub count: u64,
-    pub size_bytes: u64,
-    pub allocated_bytes: u64,
+    pub size_bytes: MemoryDoc,
+    pub allocated_bytes: MemoryDoc,
     pub free_blocks: u64,
-    pub largest_free_block_bytes: u64,
+    pub largest_free_block_bytes: MemoryDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -185,7 +187,8 @@ pub struct PinDoc {
     pub site: String,
     pub segments: u64,
     pub blocks: u64,
-    pub bytes: u64,
+    /// The live blocks' bytes.
+    pub live_bytes: MemoryDoc,
 }
 
 /// Memory held but unusable for the failed request: holes smaller than it, in segments
@@ -193,11 +196,11 @@ pub struct PinDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FragmentationDoc {
     /// Free bytes in those segments (outside private pools).
-    pub free_bytes: u64,
+    pub free_bytes: MemoryDoc,
     pub segments: u64,
     pub holes: u64,
     /// The largest free block of any segment: smaller than the request.
-    pub largest_hole_bytes: u64,
+    pub largest_hole_bytes: MemoryDoc,
     pub shapes: Vec<SegmentShapeDoc>,
     /// Sites owning the live blocks in those segments, most segments first.
     pub pinned_by: Vec<PinDoc>,
@@ -209,9 +212,9 @@ pub struct OomAnalysisDoc {
     pub device: usize,
     pub time_us: i64,
     /// The block asked for (rounded to 512 B, as the trace records it).
-    pub requested_bytes: u64,
+    pub requested_bytes: MemoryDoc,
     /// The segment `cudaMalloc` was asked for (PyTorch's "Tried to allocate").
-    pub segment_bytes: u64,
+    pub segment_bytes: MemoryDoc,
     /// `function (file.py:line)` of the request.
     pub site: String,
     /// True when the segments were rebuilt as they stood at the OOM (by undoing the trace
@@ -233,27 +236,27 @@ impl From<&crate::snapshot::oom::OomAnalysis> for OomAnalysisDoc {
         OomAnalysisDoc {
             device: x.device,
             time_us: x.time_us,
-            requested_bytes: x.requested,
-            segment_bytes: x.segment,
+            requested_bytes: MemoryDoc::exact(x.requested),
+            segment_bytes: MemoryDoc::exact(x.segment),
             site: x.site.clone(),
             at_oom: x.at_oom,
             state_note: x.state_note.clone(),
             free_space: (&x.space).into(),
             limit: (&x.limit).into(),
             fragmentation: x.fragmentation.as_ref().map(|f| FragmentationDoc {
-                free_bytes: f.free,
+                free_bytes: MemoryDoc::exact(f.free),
                 segments: f.segments,
                 holes: f.holes,
-                largest_hole_bytes: f.largest_hole,
+                largest_hole_bytes: MemoryDoc::exact(f.largest_hole),
                 shapes: f
                     .shapes
                     .iter()
                     .map(|s| SegmentShapeDoc {
                         count: s.count,
-                        size_bytes: s.size,
-                        allocated_bytes: s.allocated,
+                        size_bytes: MemoryDoc::exact(s.size),
+                        allocated_bytes: MemoryDoc::exact(s.allocated),
                         free_blocks: s.free_blocks,
-                        largest_free_block_bytes: s.largest_free,
+                        largest_free_block_bytes: MemoryDoc::exact(s.largest_free),
                     })
                     .collect(),
                 pinned_by: f
@@ -263,7 +266,7 @@ impl From<&crate::snapshot::oom::OomAnalysis> for OomAnalysisDoc {
                         site: p.site.clone(),
                         segments: p.segments,
                         blocks: p.blocks,
-                        bytes: p.bytes,
+                        live_bytes: MemoryDoc::exact(p.bytes),
                     })
                     .collect(),
             }),
@@ -306,7 +309,7 @@ pub struct UnknownActionDoc {
 
 fn peak(p: &Option<a::Peak>) -> Option<PeakDoc> {
     p.as_ref().map(|p| PeakDoc {
-        bytes: p.bytes,
+        amount_bytes: MemoryDoc::exact(p.bytes),
         time_us: p.time_us,
     })
 }
@@ -346,8 +349,8 @@ impl From<&a::MemSummary> for MemSummaryDoc {
                 .ooms
                 .iter()
                 .map(|o| OomDoc {
-                    requested_bytes: o.requested,
-                    device_free_bytes: o.device_free,
+                    requested_bytes: MemoryDoc::exact(o.requested),
+                    device_free_bytes: o.device_free.map(MemoryDoc::exact),
                     time_us: o.time_us,
                     device: o.device,
                     site: o.site.clone(),
@@ -361,10 +364,10 @@ impl From<&a::MemSummary> for MemSummaryDoc {
                 .map(|x| SiteDoc {
                     site: x.site.clone(),
                     lines: x.lines.clone(),
-                    allocated_bytes: x.allocated,
-                    requested_bytes: x.requested,
+                    allocated_bytes: MemoryDoc::exact(x.allocated),
+                    requested_bytes: MemoryDoc::exact(x.requested),
                     blocks: x.blocks,
-                    reserved_bytes: x.reserved,
+                    reserved_bytes: MemoryDoc::exact(x.reserved),
                     segments: x.segments,
                 })
                 .collect(),
@@ -373,8 +376,8 @@ impl From<&a::MemSummary> for MemSummaryDoc {
                 .iter()
                 .map(|p| SeriesPointDoc {
                     time_us: p.time_us,
-                    allocated_bytes: p.allocated,
-                    reserved_bytes: p.reserved,
+                    allocated_bytes: MemoryDoc::exact(p.allocated),
+                    reserved_bytes: MemoryDoc::exact(p.reserved),
                 })
                 .collect(),
             trace_entries: s.trace_entries,
@@ -424,47 +427,48 @@ pub fn mem_doc(snapshots: Vec<(String, &a::MemSummary)>) -> MemDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SiteChangeDoc {
     pub site: String,
-    pub a_allocated_bytes: u64,
-    pub b_allocated_bytes: u64,
-    pub a_reserved_bytes: u64,
-    pub b_reserved_bytes: u64,
-    pub delta_allocated_bytes: i64,
-    pub delta_reserved_bytes: i64,
+    pub a_allocated_bytes: MemoryDoc,
+    pub b_allocated_bytes: MemoryDoc,
+    pub a_reserved_bytes: MemoryDoc,
+    pub b_reserved_bytes: MemoryDoc,
+    pub delta_allocated_bytes: MemoryDoc,
+    pub delta_reserved_bytes: MemoryDoc,
 }
 
 fn changes(v: &[a::SiteChange]) -> Vec<SiteChangeDoc> {
     v.iter()
         .map(|c| SiteChangeDoc {
             site: c.site.clone(),
-            a_allocated_bytes: c.a_allocated,
-            b_allocated_bytes: c.b_allocated,
-            a_reserved_bytes: c.a_reserved,
-            b_reserved_bytes: c.b_reserved,
-            delta_allocated_bytes: c.delta_allocated,
-            delta_reserved_bytes: c.delta_reserved,
+            a_allocated_bytes: MemoryDoc::exact(c.a_allocated),
+            b_allocated_bytes: MemoryDoc::exact(c.b_allocated),
+            a_reserved_bytes: MemoryDoc::exact(c.a_reserved),
+            b_reserved_bytes: MemoryDoc::exact(c.b_reserved),
+            delta_allocated_bytes: MemoryDoc::exact(c.delta_allocated),
+            delta_reserved_bytes: MemoryDoc::exact(c.delta_reserved),
         })
         .collect()
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SegmentChangeDoc {
-    pub size_bytes: u64,
+    pub size_bytes: MemoryDoc,
     pub pool: String,
     pub stream: String,
     pub site: String,
     pub count: u64,
-    pub bytes: u64,
+    /// `count` × `size_bytes`.
+    pub total_bytes: MemoryDoc,
 }
 
 fn segs(v: &[a::SegmentChange]) -> Vec<SegmentChangeDoc> {
     v.iter()
         .map(|s| SegmentChangeDoc {
-            size_bytes: s.key.size,
+            size_bytes: MemoryDoc::exact(s.key.size),
             pool: format!("{},{}", s.key.pool.0, s.key.pool.1),
             stream: s.key.stream.clone(),
             site: s.key.site.clone(),
             count: s.count,
-            bytes: s.bytes,
+            total_bytes: MemoryDoc::exact(s.bytes),
         })
         .collect()
 }
@@ -472,12 +476,12 @@ fn segs(v: &[a::SegmentChange]) -> Vec<SegmentChangeDoc> {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct TotalsDeltaDoc {
     pub segments: i64,
-    pub reserved_bytes: i64,
-    pub allocated_bytes: i64,
-    pub active_bytes: i64,
-    pub requested_bytes: i64,
-    pub peak_reserved_bytes: i64,
-    pub peak_allocated_bytes: i64,
+    pub reserved_bytes: MemoryDoc,
+    pub allocated_bytes: MemoryDoc,
+    pub active_bytes: MemoryDoc,
+    pub requested_bytes: MemoryDoc,
+    pub peak_reserved_bytes: MemoryDoc,
+    pub peak_allocated_bytes: MemoryDoc,
 }
 
 /// `rankscope mem diff A B --json`: A is the baseline, B the candidate.
@@ -520,12 +524,12 @@ pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDo
         gone_segments: segs(&d.gone_segments),
         totals_delta: TotalsDeltaDoc {
             segments: d.totals.segments,
-            reserved_bytes: d.totals.reserved,
-            allocated_bytes: d.totals.allocated,
-            active_bytes: d.totals.active,
-            requested_bytes: d.totals.requested,
-            peak_reserved_bytes: d.totals.peak_reserved,
-            peak_allocated_bytes: d.totals.peak_allocated,
+            reserved_bytes: MemoryDoc::exact(d.totals.reserved),
+            allocated_bytes: MemoryDoc::exact(d.totals.allocated),
+            active_bytes: MemoryDoc::exact(d.totals.active),
+            requested_bytes: MemoryDoc::exact(d.totals.requested),
+            peak_reserved_bytes: MemoryDoc::exact(d.totals.peak_reserved),
+            peak_allocated_bytes: MemoryDoc::exact(d.totals.peak_allocated),
         },
         a_totals: (&d.a_totals).into(),
         b_totals: (&d.b_totals).into(),

@@ -268,13 +268,40 @@ impl From<model::FailureKind> for FailureKindName {
     }
 }
 
-/// Memory read from a log, the one shape of memory in every document: bytes, and one
-/// step of the printed figure in bytes (`0.60 GB` is printed to 0.01 GiB = 10,737,418
-/// bytes), so that deltas below it are known to be noise.
+/// A memory quantity, the one shape of memory in every document: bytes, and the width
+/// of the interval the true value lies in (the true value is within ± half of it).
+/// Read from a log, that is one step of the printed figure (`0.60 GB` is printed to
+/// 0.01 GiB = 10,737,418 bytes); an exact count (a PyTorch snapshot, a file's size) has
+/// 0; nvidia-smi prints whole MiB (1,048,576); a figure computed by adding or
+/// subtracting others has the sum of theirs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct MemoryDoc {
     pub bytes: i64,
     pub resolution_bytes: u64,
+}
+
+/// nvidia-smi's CSV prints memory in whole MiB.
+pub const NVIDIA_SMI_STEP: u64 = 1 << 20;
+
+impl MemoryDoc {
+    /// An exact count (snapshots, file sizes): resolution 0.
+    pub fn exact<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
+        MemoryDoc {
+            bytes: bytes.try_into().unwrap_or(i64::MAX),
+            resolution_bytes: 0,
+        }
+    }
+    /// A figure with its step (the width of its interval), in bytes.
+    pub fn with_step<T: TryInto<i64>, S: TryInto<u64>>(bytes: T, step: S) -> MemoryDoc {
+        MemoryDoc {
+            bytes: bytes.try_into().unwrap_or(i64::MAX),
+            resolution_bytes: step.try_into().unwrap_or(0),
+        }
+    }
+    /// nvidia-smi's figure, printed in whole MiB.
+    pub fn smi<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
+        MemoryDoc::with_step(bytes, NVIDIA_SMI_STEP)
+    }
 }
 
 /// A captured value in canonical units.
@@ -602,7 +629,8 @@ pub struct UnknownLineDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SourceDoc {
     pub path: String,
-    pub bytes: u64,
+    /// The file's size (exact).
+    pub size_bytes: MemoryDoc,
     pub lines: LineCountsDoc,
     /// Events dropped because another file of the run holds the same lines.
     pub duplicate_events: u64,
@@ -615,7 +643,7 @@ pub struct SourceDoc {
 fn source_doc(s: &model::SourceInfo) -> SourceDoc {
     SourceDoc {
         path: s.path.clone(),
-        bytes: s.bytes,
+        size_bytes: MemoryDoc::exact(s.bytes),
         lines: (&s.counts).into(),
         duplicate_events: s.duplicate_events,
         cut_last_line: s.cut_last_line.clone(),

@@ -248,7 +248,8 @@ pub struct GpuProcessDoc {
     /// The rank whose log lines carry the same pid, when they do.
     pub rank: Option<String>,
     pub samples: usize,
-    pub peak_used_bytes: u64,
+    /// nvidia-smi's figures: whole MiB, `resolution_bytes` 1,048,576.
+    pub peak_used_bytes: MemoryDoc,
     pub peak_at_s: Option<f64>,
 }
 
@@ -257,8 +258,9 @@ pub struct GpuMemoryDoc {
     pub source: String,
     pub gpu: u32,
     pub samples: usize,
-    pub total_bytes: Option<u64>,
-    pub peak_used_bytes: u64,
+    /// nvidia-smi's figures: whole MiB, `resolution_bytes` 1,048,576.
+    pub total_bytes: Option<MemoryDoc>,
+    pub peak_used_bytes: MemoryDoc,
     /// Seconds since the run's first line (nvidia-smi and the logs share the wall clock).
     pub peak_at_s: Option<f64>,
     /// At most 256 points, each the largest sample of its interval.
@@ -269,7 +271,7 @@ pub struct GpuMemoryDoc {
 pub struct GpuPointDoc {
     /// Seconds since the run's first line.
     pub t_s: f64,
-    pub used_bytes: u64,
+    pub used_bytes: MemoryDoc,
 }
 
 fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
@@ -313,13 +315,16 @@ pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
                 source: g.source.clone(),
                 gpu: g.gpu,
                 samples: g.samples,
-                total_bytes: g.total_bytes,
-                peak_used_bytes: g.peak_used_bytes,
+                total_bytes: g.total_bytes.map(MemoryDoc::smi),
+                peak_used_bytes: MemoryDoc::smi(g.peak_used_bytes),
                 peak_at_s: g.peak_at_s,
                 series: g
                     .series
                     .iter()
-                    .map(|&(t_s, used_bytes)| GpuPointDoc { t_s, used_bytes })
+                    .map(|&(t_s, used)| GpuPointDoc {
+                        t_s,
+                        used_bytes: MemoryDoc::smi(used),
+                    })
                     .collect(),
             })
             .collect(),
@@ -333,7 +338,7 @@ pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
                 gpu: p.gpu,
                 rank: p.rank.as_ref().map(|r| r.to_string()),
                 samples: p.samples,
-                peak_used_bytes: p.peak_used_bytes,
+                peak_used_bytes: MemoryDoc::smi(p.peak_used_bytes),
                 peak_at_s: p.peak_at_s,
             })
             .collect(),

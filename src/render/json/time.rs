@@ -177,11 +177,12 @@ pub struct RemediesDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DeficitDoc {
     pub phase: PhaseName,
-    pub need: i64,
-    pub have: i64,
-    pub deficit: i64,
-    /// How far the printed figures may be from the true ones.
-    pub resolution: i64,
+    /// What the phase needed and what was left, each with its print step.
+    pub need_bytes: MemoryDoc,
+    pub have_bytes: MemoryDoc,
+    /// `need − have` (`need` when as much was free as asked: no block large enough), its
+    /// resolution the sum of theirs.
+    pub deficit_bytes: MemoryDoc,
     /// `baseline_phase` (the baseline's figure of the phase against what was left) or
     /// `oom_request` (the failed request against the OOM's free memory: a lower bound).
     pub basis: &'static str,
@@ -195,11 +196,11 @@ pub struct RemedyDoc {
     /// The value now and the value proposed, as the configuration prints them.
     pub from: Option<String>,
     pub to: Option<String>,
-    /// Bytes it frees for the failing phase, when the figures say.
-    pub frees: Option<i64>,
+    /// What it frees for the failing phase, when the figures say.
+    pub frees_bytes: Option<MemoryDoc>,
     /// For `pool_fraction`: the memory the fraction scales, and the KV tokens per rank it
     /// costs.
-    pub total: Option<i64>,
+    pub total_bytes: Option<MemoryDoc>,
     pub tokens_lost: Option<i64>,
     /// For `pool_fraction`: `follows`, `differs` or `unchecked`.
     pub rule_check: Option<&'static str>,
@@ -210,10 +211,16 @@ pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
     RemediesDoc {
         deficit: r.deficit.as_ref().map(|d| DeficitDoc {
             phase: d.phase.into(),
-            need: d.need,
-            have: d.have,
-            deficit: d.deficit,
-            resolution: d.resolution,
+            need_bytes: MemoryDoc::with_step(d.need, d.need_step),
+            have_bytes: MemoryDoc::with_step(d.have, d.have_step),
+            deficit_bytes: MemoryDoc::with_step(
+                d.deficit,
+                if d.need > d.have {
+                    d.need_step + d.have_step
+                } else {
+                    d.need_step
+                },
+            ),
             basis: match d.basis {
                 DeficitBasis::BaselinePhase => "baseline_phase",
                 DeficitBasis::OomRequest => "oom_request",
@@ -235,7 +242,7 @@ pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
                         "pool_fraction",
                         Some(from.to_string()),
                         Some(to.to_string()),
-                        Some(total.bytes),
+                        Some(MemoryDoc::with_step(total.bytes, total.step)),
                         *tokens_lost,
                         Some(match check {
                             RuleCheck::Follows { .. } => "follows",
@@ -260,8 +267,8 @@ pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
                     kind,
                     from,
                     to,
-                    frees: x.frees,
-                    total,
+                    frees_bytes: x.frees.map(|f| MemoryDoc::with_step(f, x.frees_step)),
+                    total_bytes: total,
                     tokens_lost,
                     rule_check,
                 }
