@@ -4,58 +4,92 @@
 # events' patterns (ref8.ere: the eight start-up markers a user greps for, no capture
 # groups), in ONE interleaved series: every round runs every command once, in an order
 # shuffled per round and seeded by the round's number. Figures are each process's own CPU
-# time (user+sys), wall time and peak RSS (benches/cputime.py); the docs quote medians and
-# ratios of medians. Writes the "shared-bench" section of docs/performance.md.
+# time (user+sys), wall time and peak RSS (benches/cputime.py), and the 1-minute load
+# average just before each run; the docs quote medians and ratios of medians, with the
+# core count and the median load beside each figure. Writes the "shared-bench" section of
+# docs/performance.md.
 #
-#   benches/shared_ratios.sh [ROUNDS] [LOG_MIB] [RANKS]     (default 5 1024 8192)
+#   benches/shared_ratios.sh [ROUNDS] [LOG_MIB] [RANKS] [BIG_RANKS]   (default 5 1024 8192 0)
 #
 # The issue's table is at 1 GiB and 8,192 ranks; 256 MiB is enough to compare (the scan is
-# linear in the log's size). Inputs go to $BENCH_DATA (default bench-data/, git-ignored);
-# SHARED_BENCH names the shared folder (default ../shared/bench). Needs python3 and rg
-# (apt-get install ripgrep).
+# linear in the log's size). BIG_RANKS > 0 adds `summary` of that many rank files (65,536
+# in issue 26) for the CPU per rank and the peak RSS. Inputs go to $BENCH_DATA (default
+# bench-data/, git-ignored); SHARED_BENCH names the shared folder (default
+# ../shared/bench). Without it the shared inputs are SKIPPED (said on stderr and in the
+# docs) and the own generator's log is still measured, against the same patterns when
+# ref8.ere is there, else against benches/reference_patterns.txt only. The `mem` row
+# needs ../shared/fixtures/gpu/decode_heavy/snapshot.pickle (SNAPSHOT), else it is
+# skipped the same way. Needs python3 and rg (apt-get install ripgrep).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 mib=${2:-1024}
 ranks=${3:-8192}
+big=${4:-0}
 shared=${SHARED_BENCH:-../shared/bench}
+snapshot=${SNAPSHOT:-../shared/fixtures/gpu/decode_heavy/snapshot.pickle}
+have_shared=1
 if [ ! -f "$shared/mklog.py" ]; then
-  echo "shared_ratios.sh: no $shared/mklog.py (set SHARED_BENCH)" >&2
-  exit 2
+  echo "shared_ratios.sh: SKIPPED the shared inputs: no $shared/mklog.py (set SHARED_BENCH)" >&2
+  have_shared=0
+fi
+have_snapshot=1
+if [ ! -f "$snapshot" ]; then
+  echo "shared_ratios.sh: SKIPPED \`mem\`: no $snapshot (set SNAPSHOT)" >&2
+  have_snapshot=0
 fi
 data=${BENCH_DATA:-bench-data}
 mkdir -p "$data"
 cargo build --release --quiet --bin rankscope --example gen_log
 bin=target/release/rankscope
-slog=$data/shared-${mib}m.log
-[ -f "$slog" ] || python3 "$shared/mklog.py" "$slog" "$mib"
 olog=$data/own-${mib}m.log
 [ -f "$olog" ] || target/release/examples/gen_log "$olog" "$mib"
-base=$data/shared-ranks-$ranks
+cat "$olog" > /dev/null
 fail_rank=$((ranks / 2 + 21))  # 4117 of 8,192, as the issue's figure
-fail=$data/shared-ranks-$ranks-fail$fail_rank
-[ -d "$base" ] || python3 "$shared/mkranks.py" "$base" "$ranks" > /dev/null
-[ -d "$fail" ] || python3 "$shared/mkranks.py" "$fail" "$ranks" "$fail_rank" > /dev/null
 ref=$shared/ref8.ere
-cat "$slog" "$olog" > /dev/null
-cat "$base"/* "$fail"/* > /dev/null  # page cache warm for every tool alike
-
 py=$(python3 -c 'import sys; print(sys.executable)')
 names=(); cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
-add "shared.rs1" "env RAYON_NUM_THREADS=1 $bin events $slog --json"
-add "shared.rs2" "env RAYON_NUM_THREADS=2 $bin events $slog --json"
-add "shared.rg" "rg -j1 -c -f $ref $slog"
-add "shared.cat" "cat $slog"
 add "own.rs1" "env RAYON_NUM_THREADS=1 $bin events $olog --json"
-add "own.rg" "rg -j1 -c -f $ref $olog"
 add "own.rg_groups" "rg -j1 -c -f benches/reference_patterns.txt $olog"
-add "ranks.summary" "env RAYON_NUM_THREADS=1 $bin summary $base"
-add "ranks.diff" "env RAYON_NUM_THREADS=1 $bin diff $base $fail"
-add "ranks.rg" "rg -j1 -c -f $ref $base"
+if [ "$have_shared" = 1 ]; then
+  slog=$data/shared-${mib}m.log
+  [ -f "$slog" ] || python3 "$shared/mklog.py" "$slog" "$mib"
+  base=$data/shared-ranks-$ranks
+  fail=$data/shared-ranks-$ranks-fail$fail_rank
+  [ -d "$base" ] || python3 "$shared/mkranks.py" "$base" "$ranks" > /dev/null
+  [ -d "$fail" ] || python3 "$shared/mkranks.py" "$fail" "$ranks" "$fail_rank" > /dev/null
+  cat "$slog" > /dev/null
+  cat "$base"/* "$fail"/* > /dev/null  # page cache warm for every tool alike
+  add "shared.rs1" "env RAYON_NUM_THREADS=1 $bin events $slog --json"
+  add "shared.rs2" "env RAYON_NUM_THREADS=2 $bin events $slog --json"
+  add "shared.rg" "rg -j1 -c -f $ref $slog"
+  add "shared.cat" "cat $slog"
+  add "own.rg" "rg -j1 -c -f $ref $olog"
+  add "ranks.summary" "env RAYON_NUM_THREADS=1 $bin summary $base"
+  add "ranks.summary2" "env RAYON_NUM_THREADS=2 $bin summary $base"
+  add "ranks.diff" "env RAYON_NUM_THREADS=1 $bin diff $base $fail"
+  add "ranks.rg" "rg -j1 -c -f $ref $base"
+  add "ranks.rg2" "rg -j2 -c -f $ref $base"
+  if [ "$big" -gt 0 ]; then
+    bigdir=$data/shared-ranks-$big
+    [ -d "$bigdir" ] || python3 "$shared/mkranks.py" "$bigdir" "$big" > /dev/null
+    add "big.summary" "env RAYON_NUM_THREADS=1 $bin summary $bigdir"
+    add "big.rg" "rg -j1 -c -f $ref $bigdir"
+  fi
+fi
+if [ "$have_snapshot" = 1 ]; then
+  loader=$data/pickle_load.py
+  printf 'import pickle, sys\nwith open(sys.argv[1], "rb") as f:\n    pickle.load(f)\n' > "$loader"
+  cat "$snapshot" > /dev/null
+  add "snap.mem" "$bin mem $snapshot"
+  add "snap.pickle" "$py $loader $snapshot"
+fi
 
 times=$data/shared-ratios-times.txt
 : > "$times"
+loads=$data/shared-ratios-loads.txt
+: > "$loads"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq "$rounds"); do
   read -r -a order <<< "$(python3 -c 'import random, sys
@@ -63,47 +97,72 @@ n, seed = int(sys.argv[1]), int(sys.argv[2])
 order = list(range(n)); random.Random(seed).shuffle(order); print(*order)' "${#names[@]}" "$round")"
   for i in "${order[@]}"; do
     read -r -a words <<< "${cmds[$i]}"
+    echo "${names[$i]} $(cut -d' ' -f1 /proc/loadavg)" >> "$loads"
     "$py" benches/cputime.py "$times" "${names[$i]}" "${words[@]}"
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$times" "$rounds" "$load_before" "$load_after" "$slog" "$olog" "$ranks" "$fail_rank" "$mib" <<'PY'
+python3 - "$times" "$rounds" "$load_before" "$load_after" "$ranks" "$fail_rank" "$mib" "$loads" "$big" "$snapshot" <<'PY'
 import datetime, os, platform, re, statistics, sys
-times, rounds, lb, la, slog, olog, ranks, fail_rank, mib = sys.argv[1:10]
-rows = {}
+times, rounds, lb, la, ranks, fail_rank, mib, loads, big, snapshot = sys.argv[1:11]
+ranks, big = int(ranks), int(big)
+cores = os.cpu_count()
+rows, load_of = {}, {}
 for line in open(times):
     p = line.split()
     if len(p) == 5:
         rows.setdefault(p[0], []).append((float(p[1]) + float(p[2]), float(p[3]), int(p[4]) / 1024))
-def med(k, i):
-    return statistics.median(r[i] for r in rows[k])
+for line in open(loads):
+    p = line.split()
+    if len(p) == 2:
+        load_of.setdefault(p[0], []).append(float(p[1]))
+def have(*ks): return all(k in rows for k in ks)
+def med(k, i): return statistics.median(r[i] for r in rows[k])
 def cpu(k): return med(k, 0)
 def wall(k): return med(k, 1)
 def rss(k): return max(r[2] for r in rows[k])
+def load(*ks):
+    xs = [x for k in ks for x in load_of.get(k, [])]
+    return statistics.median(xs) if xs else float("nan")
 def s(x): return f"{x:.3f}" if x < 1 else f"{x:.2f}"
 def row(label, k):
-    return f"| {label} | {s(cpu(k))} s | {s(wall(k))} s | {rss(k):.0f} MiB |"
+    if not have(k):
+        return None
+    return f"| {label} | {s(cpu(k))} s | {s(wall(k))} s | {rss(k):.0f} MiB | {load(k):.2f} |"
 def r(a, b): return cpu(a) / cpu(b)
 def verdict(ok): return "met" if ok else "not met"
+def goal(label, keys, figure, ok):
+    if not have(*keys):
+        return f"| {label} | SKIPPED (input absent) | | |"
+    return f"| {label} | {figure()} | {load(*keys):.2f} on {cores} cores | {verdict(ok())} |"
 gib = int(mib) / 1024
-per_gib = lambda k: cpu(k) / gib
+shared_present = have("shared.rs1")
 lines = [
     "<!-- shared-bench: written by benches/shared_ratios.sh; the lines up to the end marker are replaced -->",
     "## The shared benchmark inputs against ripgrep",
     "",
-    f"Measured {datetime.date.today()} by `benches/shared_ratios.sh {rounds} {mib} {ranks}` on this "
-    f"project's machine ({os.cpu_count()} cores, {platform.machine()}), page cache warm, {rounds} rounds "
+    f"Measured {datetime.date.today()} by `benches/shared_ratios.sh {rounds} {mib} {ranks} {big}` on this "
+    f"project's machine ({cores} cores, {platform.machine()}), release build, page cache warm, {rounds} rounds "
     "of one interleaved series (every command once per round, in an order shuffled per round, "
     "seeded). Load average (1, 5, 15 min) "
-    f"{lb} before and {la} after, on {os.cpu_count()} cores: the machine is shared, so CPU time "
-    "(user+sys) is the figure compared; medians. Inputs: `../shared/bench` "
-    f"(`mklog.py {mib}`, `mkranks.py {ranks}` and a copy failing at rank {fail_rank}) and this "
-    f"project's `examples/gen_log.rs` log of the same size; anchor `rg -j1 -c -f ref8.ere` "
-    "(the eight start-up markers, no capture groups).",
+    f"{lb} before and {la} after, on {cores} cores; the load column is the median of the "
+    "1-minute load read just before each run of that command. The machine is shared, so CPU "
+    "time (user+sys) is the figure compared, as ratios within the series; medians. Inputs: "
+    f"`../shared/bench` (`mklog.py {mib}`, `mkranks.py {ranks}` and a copy failing at rank "
+    f"{fail_rank}), this project's `examples/gen_log.rs` log of the same size, and the 23 MB "
+    "snapshot `../shared/fixtures/gpu/decode_heavy` for `mem`; anchor `rg -c -f ref8.ere` (the "
+    "eight start-up markers, no capture groups) at `-j1` and, over the rank files, `-j2`.",
     "",
-    "| command | CPU | wall | peak RSS |",
-    "|---|---|---|---|",
+]
+if not shared_present:
+    lines += ["**The shared inputs were SKIPPED (`../shared/bench` absent): only the own "
+              "generator's log is measured below.**", ""]
+lines += [
+    "| command | CPU | wall | peak RSS | load (1 min) |",
+    "|---|---|---|---|---|",
+]
+table = [
     row(f"`events --json` shared log ({mib} MiB), 1 thread", "shared.rs1"),
     row("same, 2 threads", "shared.rs2"),
     row("`rg -j1 -c -f ref8.ere` shared log", "shared.rg"),
@@ -111,25 +170,62 @@ lines = [
     row(f"`events --json` own generator's log ({mib} MiB), 1 thread", "own.rs1"),
     row("`rg -j1 -c -f ref8.ere` own log", "own.rg"),
     row("`rg -j1 -c -f benches/reference_patterns.txt` own log (capture groups)", "own.rg_groups"),
-    row(f"`summary` {int(ranks):,} rank files, 1 thread", "ranks.summary"),
+    row(f"`summary` {ranks:,} rank files, 1 thread", "ranks.summary"),
+    row("same, 2 threads", "ranks.summary2"),
     row(f"`diff` against the copy failing at rank {fail_rank}, 1 thread", "ranks.diff"),
-    row(f"`rg -j1 -c -f ref8.ere` over the {int(ranks):,} files", "ranks.rg"),
-    "",
-    "| goal (issue 26, this machine) | measured | |",
-    "|---|---|---|",
-    f"| shared log, 1 thread ≤ 2× rg CPU | {r('shared.rs1', 'shared.rg'):.2f}× ({s(per_gib('shared.rs1'))} CPU-s/GiB) | {verdict(r('shared.rs1', 'shared.rg') <= 2)} |",
-    f"| 2 threads: CPU ≤ 1.1× of 1 thread | {r('shared.rs2', 'shared.rs1'):.2f}× | {verdict(r('shared.rs2', 'shared.rs1') <= 1.1)} |",
-    f"| 2 threads: wall ≤ 0.55× of 1 thread | {wall('shared.rs2') / wall('shared.rs1'):.2f}× | {verdict(wall('shared.rs2') / wall('shared.rs1') <= 0.55)} |",
-    f"| 2 threads: RSS ≤ 64 MiB | {rss('shared.rs2'):.0f} MiB | {verdict(rss('shared.rs2') <= 64)} |",
-    f"| {int(ranks):,} ranks `summary` ≤ 4.5× rg | {r('ranks.summary', 'ranks.rg'):.1f}× | {verdict(r('ranks.summary', 'ranks.rg') <= 4.5)} |",
-    f"| {int(ranks):,} ranks `diff` ≤ 9× rg | {r('ranks.diff', 'ranks.rg'):.1f}× | {verdict(r('ranks.diff', 'ranks.rg') <= 9)} |",
-    "",
-    f"The two logs: rankscope / rg is {r('shared.rs1', 'shared.rg'):.2f}× on the shared log and "
-    f"{r('own.rs1', 'own.rg'):.2f}× on this project's own generator's log with the same patterns; "
-    f"against the capture-group patterns the project's older series used, {r('own.rs1', 'own.rg_groups'):.2f}× "
-    f"(ripgrep itself is {r('own.rg_groups', 'own.rg'):.1f}× slower with them). See \"Why two logs\" above.",
-    "<!-- shared-bench: end -->",
+    row(f"`rg -j1 -c -f ref8.ere` over the {ranks:,} files", "ranks.rg"),
+    row(f"`rg -j2 -c -f ref8.ere` over the {ranks:,} files", "ranks.rg2"),
+    row(f"`summary` {big:,} rank files, 1 thread", "big.summary"),
+    row(f"`rg -j1 -c -f ref8.ere` over the {big:,} files", "big.rg"),
+    row("`mem` 23 MB snapshot", "snap.mem"),
+    row("CPython `pickle.load` of it", "snap.pickle"),
 ]
+lines += [t for t in table if t]
+lines += [
+    "",
+    "| goal (issue 26, this machine) | measured | load (1 min) | |",
+    "|---|---|---|---|",
+    goal("shared log, 1 thread ≤ 2× rg CPU", ["shared.rs1", "shared.rg"],
+         lambda: f"{r('shared.rs1', 'shared.rg'):.2f}× ({s(cpu('shared.rs1') / gib)} CPU-s/GiB)",
+         lambda: r('shared.rs1', 'shared.rg') <= 2),
+    goal("shared log, 2 threads, CPU / rg", ["shared.rs2", "shared.rg"],
+         lambda: f"{r('shared.rs2', 'shared.rg'):.2f}×", lambda: True).replace("| met |", "| — |"),
+    goal("2 threads: CPU ≤ 1.1× of 1 thread", ["shared.rs2", "shared.rs1"],
+         lambda: f"{r('shared.rs2', 'shared.rs1'):.2f}×", lambda: r('shared.rs2', 'shared.rs1') <= 1.1),
+    goal("2 threads: wall ≤ 0.55× of 1 thread", ["shared.rs2", "shared.rs1"],
+         lambda: f"{wall('shared.rs2') / wall('shared.rs1'):.2f}×",
+         lambda: wall('shared.rs2') / wall('shared.rs1') <= 0.55),
+    goal("2 threads: RSS ≤ 64 MiB", ["shared.rs2"],
+         lambda: f"{rss('shared.rs2'):.0f} MiB", lambda: rss('shared.rs2') <= 64),
+    goal(f"{ranks:,} ranks `summary`, 1 thread ≤ 4.5× rg", ["ranks.summary", "ranks.rg"],
+         lambda: f"{r('ranks.summary', 'ranks.rg'):.1f}×", lambda: r('ranks.summary', 'ranks.rg') <= 4.5),
+    goal(f"{ranks:,} ranks `summary`, 2 threads / `rg -j2` (CPU)", ["ranks.summary2", "ranks.rg2"],
+         lambda: f"{r('ranks.summary2', 'ranks.rg2'):.1f}×", lambda: True).replace("| met |", "| — |"),
+    goal(f"{ranks:,} ranks `diff`, 1 thread ≤ 9× rg", ["ranks.diff", "ranks.rg"],
+         lambda: f"{r('ranks.diff', 'ranks.rg'):.1f}×", lambda: r('ranks.diff', 'ranks.rg') <= 9),
+]
+if big > 0:
+    lines.append(goal(
+        f"{big:,} ranks `summary`: CPU per rank as at {ranks:,}, ≤ 512 MiB",
+        ["big.summary", "ranks.summary"],
+        lambda: f"{cpu('big.summary') / big * 1e6:.0f} µs/rank against {cpu('ranks.summary') / ranks * 1e6:.0f}; {rss('big.summary'):.0f} MiB",
+        lambda: cpu('big.summary') / big <= 1.1 * cpu('ranks.summary') / ranks and rss('big.summary') <= 512))
+else:
+    lines.append(f"| 65,536 ranks: CPU per rank as at {ranks:,}, ≤ 512 MiB | not run (BIG_RANKS 0) | | |")
+lines.append(goal("`mem` ≥ 8× faster than `pickle.load`", ["snap.mem", "snap.pickle"],
+                  lambda: f"{r('snap.pickle', 'snap.mem'):.2f}×", lambda: r('snap.pickle', 'snap.mem') >= 8))
+lines.append("")
+if shared_present and have("own.rg"):
+    lines.append(
+        f"The two logs: rankscope / rg is {r('shared.rs1', 'shared.rg'):.2f}× on the shared log and "
+        f"{r('own.rs1', 'own.rg'):.2f}× on this project's own generator's log with the same patterns; "
+        f"against the capture-group patterns the project's older series used, {r('own.rs1', 'own.rg_groups'):.2f}× "
+        f"(ripgrep itself is {r('own.rg_groups', 'own.rg'):.1f}× slower with them). See \"Why two logs\" above.")
+else:
+    lines.append(
+        f"Own generator's log against the capture-group patterns: {r('own.rs1', 'own.rg_groups'):.2f}× "
+        "(the shared `ref8.ere` anchor was skipped).")
+lines.append("<!-- shared-bench: end -->")
 path = "docs/performance.md"
 text = open(path).read()
 text = re.sub(r"\n?<!-- shared-bench: written.*?<!-- shared-bench: end -->\n?", "\n", text, flags=re.S)

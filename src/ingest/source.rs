@@ -216,7 +216,7 @@ pub fn rank_from_name(name: &str) -> Option<u32> {
 /// The compression a stream's first bytes name. A zstd stream may open with a skippable
 /// frame (magic 0x184D2A50–5F: pzstd writes one first, with the sizes of the frames
 /// after it); the decoder skips it.
-fn compression_of(head: &[u8]) -> Compression {
+pub fn compression_of(head: &[u8]) -> Compression {
     match head {
         [0x1f, 0x8b, ..] => Compression::Gzip,
         [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,

@@ -30,6 +30,9 @@ fn scan_file(
     budget: &scan::EventBudget,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<FileScan, LoadError> {
+    if let Some(f) = scan_small_file(gs, index, sf, opts, budget, progress)? {
+        return Ok(f);
+    }
     let stream = source::open_stream(sf)?;
     let raw = stream.raw_counter();
     let compression = stream.compression;
@@ -91,6 +94,62 @@ fn scan_file(
         raw_bytes: raw.load(std::sync::atomic::Ordering::Relaxed),
         compression,
     })
+}
+
+/// A plain file smaller than a block (a rank's log of a run of thousands), read with one
+/// open and one read into one buffer and scanned in place; `None` for any other file
+/// (compressed, UTF-16, grown past a block since it was listed), which the stream path
+/// reads as before. Binary files are refused as there.
+fn scan_small_file(
+    gs: &GrammarSet,
+    index: usize,
+    sf: &SourceFile,
+    opts: &LoadOptions,
+    budget: &scan::EventBudget,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Option<FileScan>, LoadError> {
+    let (source::Compression::None, Some(size), false) = (sf.compression, sf.size, sf.is_stdin())
+    else {
+        return Ok(None);
+    };
+    if size >= opts.block_size as u64 {
+        return Ok(None);
+    }
+    let file = std::fs::File::open(&sf.path).map_err(|source| SourceError::Unreadable {
+        path: sf.display(),
+        source,
+    })?;
+    // One byte more than a block tells a file that grew past it.
+    let limit = opts.block_size as u64 + 1;
+    let mut bytes = Vec::with_capacity(size as usize + 1);
+    let stop = match file.take(limit).read_to_end(&mut bytes) {
+        Ok(_) => None,
+        // What was read before the error is kept and scanned, as the stream path does.
+        Err(e) => Some(scan::ReadStop {
+            offset: bytes.len() as u64,
+            reason: e.to_string(),
+        }),
+    };
+    let head = &bytes[..bytes.len().min(8192)];
+    let plain = source::Compression::None == source::compression_of(head);
+    let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
+    if bytes.len() as u64 >= limit || !plain || utf16 {
+        return Ok(None);
+    }
+    if let Some(offset) = source::binary_offset(head) {
+        return Err(SourceError::Binary {
+            path: sf.display(),
+            offset,
+        }
+        .into());
+    }
+    let mut scan = scan::scan_whole(gs, index, &bytes, budget, |n| progress(index, n));
+    scan.read_stop = stop;
+    Ok(Some(FileScan {
+        raw_bytes: bytes.len() as u64,
+        scan,
+        compression: source::Compression::None,
+    }))
 }
 
 /// The caller's scan of `sf` (`LoadOptions::given`), its events numbered as source

@@ -304,6 +304,32 @@ pub fn scan_stream<R: Read>(
     merger.finish(total)
 }
 
+/// Scans a source held whole in memory as one block, as [`scan_stream`] scans an input
+/// that fits in one block (the same events, counts and notes), without copying it into
+/// block buffers: a run of thousands of small rank files reads each into one buffer.
+pub fn scan_whole(
+    gs: &GrammarSet,
+    source: usize,
+    bytes: &[u8],
+    budget: &EventBudget,
+    mut progress: impl FnMut(u64),
+) -> SourceScan {
+    let mut merger = Merger::new(gs, source, budget);
+    if !bytes.is_empty() {
+        merger.out.detected = gs.detect(&bytes[..bytes.len().min(64 << 10)]);
+        let cut_tail = bytes.last() != Some(&b'\n');
+        let r = scan_block(gs, bytes, cut_tail, budget);
+        if cut_tail {
+            let tail_start = memchr::memrchr(b'\n', bytes).map_or(0, |p| p + 1);
+            let tail = clean_line(&bytes[tail_start..]);
+            merger.out.cut_last_line = Some(tail.chars().take(120).collect());
+        }
+        merger.push(r);
+        progress(bytes.len() as u64);
+    }
+    merger.finish(bytes.len() as u64)
+}
+
 /// Scans an in-memory text (tests, samples).
 pub fn scan_bytes(gs: &GrammarSet, bytes: &[u8]) -> SourceScan {
     // Reading from a slice cannot fail.

@@ -253,6 +253,99 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
     let order = time_ordered(s);
     let scan = scan_trace(s, &order);
     let labels = stream_labels(s, &scan.first_use);
+    let tally = tally_segments(s, &mut sites, &labels);
+    let ooms = if scan.any_oom {
+        oom_entries(s, &mut sites)
+    } else {
+        Vec::new()
+    };
+
+    // The series ends at the snapshot's own state: the trace may have started after memory
+    // was already in use (or be a ring buffer), so replay deltas and anchor at the end.
+    let live_requested: u64 = s
+        .segments
+        .iter()
+        .flat_map(|g| &g.blocks)
+        .filter(|b| b.state == BlockState::ActiveAllocated)
+        .map(|b| b.requested_size)
+        .sum();
+    let (series, peak_allocated, peak_reserved) = replay(
+        &order,
+        &scan,
+        live_requested,
+        tally.totals.reserved,
+        series_points,
+    );
+
+    let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
+    let (first_time_us, last_time_us) = (scan.first_time_us, scan.last_time_us);
+    let unknown_actions = scan
+        .unknown
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(i, &n)| {
+            let name = s.tables.action_name(super::trace::UnknownAction(i as u8));
+            (name.unwrap_or("?").to_string(), n)
+        })
+        .collect();
+
+    MemSummary {
+        totals: tally.totals,
+        by_pool: tally
+            .pools
+            .into_iter()
+            .map(|(pool, totals)| PoolTotals {
+                pool,
+                private: pool != (0, 0),
+                totals,
+            })
+            .collect(),
+        by_stream: tally
+            .streams
+            .into_iter()
+            .map(|(stream, totals)| StreamTotals {
+                stream,
+                label: labels.get(&stream).cloned().unwrap_or_default(),
+                totals,
+            })
+            .collect(),
+        by_segment_type: tally.types,
+        peak_reserved,
+        peak_allocated,
+        ooms,
+        oom_analyses: if scan.any_oom {
+            super::oom::analyse(s, rule)
+        } else {
+            Vec::new()
+        },
+        free_space: super::oom::free_space_at_dump(s),
+        sites: tally.sites,
+        segments: tally.segments,
+        series,
+        trace_entries,
+        unknown_actions,
+        first_time_us,
+        last_time_us,
+    }
+}
+
+/// What the segments at snapshot time add up to: totals by pool, stream and segment
+/// type, live bytes by site (largest first), and each segment's signature (sorted).
+struct SegmentTally {
+    totals: Totals,
+    pools: BTreeMap<(i64, i64), Totals>,
+    streams: BTreeMap<u64, Totals>,
+    types: BTreeMap<String, Totals>,
+    sites: Vec<SiteBytes>,
+    segments: Vec<SegmentSig>,
+}
+
+fn tally_segments(
+    s: &Snapshot,
+    sites: &mut Sites<'_>,
+    labels: &HashMap<u64, String>,
+) -> SegmentTally {
     let mut totals = Totals::default();
     let mut pools: BTreeMap<(i64, i64), Totals> = BTreeMap::new();
     let mut streams: BTreeMap<u64, Totals> = BTreeMap::new();
@@ -290,23 +383,7 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
             },
             allocated: seg.allocated_size,
         });
-
-        for b in &seg.blocks {
-            if b.state != BlockState::ActiveAllocated {
-                continue;
-            }
-            let (name, line) = sites.get(b.stack);
-            let sb = site_entry(&mut by_site, &name);
-            sb.allocated += b.size;
-            sb.requested += b.requested_size;
-            sb.blocks += 1;
-            if let Some(l) = line {
-                if !sb.lines.contains(&l) && sb.lines.len() < 16 {
-                    sb.lines.push(l);
-                    sb.lines.sort_unstable();
-                }
-            }
-        }
+        add_live_blocks(seg, sites, &mut by_site);
     }
 
     let mut sites_v: Vec<SiteBytes> = by_site.into_values().collect();
@@ -316,92 +393,56 @@ pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> Me
             .then_with(|| a.site.cmp(&b.site))
     });
     segments.sort_by(|a, b| a.key.cmp(&b.key));
-
-    let ooms = if !scan.any_oom {
-        Vec::new()
-    } else {
-        s.device_traces
-            .iter()
-            .enumerate()
-            .flat_map(|(d, t)| t.iter().enumerate().map(move |(i, e)| (d, i, e)))
-            .filter(|(_, _, e)| e.action == Action::Oom)
-            .map(|(device, i, e)| OomInfo {
-                requested: e.size,
-                device_free: s.device_free(device, i),
-                time_us: e.time_us,
-                stream: s.stream(e),
-                site: sites.get(e.stack).0.to_string(),
-                device,
-            })
-            .collect()
-    };
-
-    // The series ends at the snapshot's own state: the trace may have started after memory
-    // was already in use (or be a ring buffer), so replay deltas and anchor at the end.
-    let live_requested: u64 = s
-        .segments
-        .iter()
-        .flat_map(|g| &g.blocks)
-        .filter(|b| b.state == BlockState::ActiveAllocated)
-        .map(|b| b.requested_size)
-        .sum();
-    let (series, peak_allocated, peak_reserved) = replay(
-        &order,
-        &scan,
-        live_requested,
-        totals.reserved,
-        series_points,
-    );
-
-    let trace_entries = s.device_traces.iter().map(|t| t.len() as u64).sum();
-    let (first_time_us, last_time_us) = (scan.first_time_us, scan.last_time_us);
-    let unknown_actions = scan
-        .unknown
-        .iter()
-        .enumerate()
-        .filter(|&(_, &n)| n > 0)
-        .map(|(i, &n)| {
-            let name = s.tables.action_name(super::trace::UnknownAction(i as u8));
-            (name.unwrap_or("?").to_string(), n)
-        })
-        .collect();
-
-    MemSummary {
+    SegmentTally {
         totals,
-        by_pool: pools
-            .into_iter()
-            .map(|(pool, totals)| PoolTotals {
-                pool,
-                private: pool != (0, 0),
-                totals,
-            })
-            .collect(),
-        by_stream: streams
-            .into_iter()
-            .map(|(stream, totals)| StreamTotals {
-                stream,
-                label: labels.get(&stream).cloned().unwrap_or_default(),
-                totals,
-            })
-            .collect(),
-        by_segment_type: types,
-        peak_reserved,
-        peak_allocated,
-        ooms,
-        oom_analyses: if scan.any_oom {
-            super::oom::analyse(s, rule)
-        } else {
-            Vec::new()
-        },
-        free_space: super::oom::free_space_at_dump(s),
+        pools,
+        streams,
+        types,
         sites: sites_v,
         segments,
-        series,
-        trace_entries,
-        unknown_actions,
-        first_time_us,
-        last_time_us,
     }
+}
+
+/// A segment's `active_allocated` blocks, added to their sites.
+fn add_live_blocks(
+    seg: &super::types::Segment,
+    sites: &mut Sites<'_>,
+    by_site: &mut HashMap<std::rc::Rc<str>, SiteBytes>,
+) {
+    for b in &seg.blocks {
+        if b.state != BlockState::ActiveAllocated {
+            continue;
+        }
+        let (name, line) = sites.get(b.stack);
+        let sb = site_entry(by_site, &name);
+        sb.allocated += b.size;
+        sb.requested += b.requested_size;
+        sb.blocks += 1;
+        if let Some(l) = line {
+            if !sb.lines.contains(&l) && sb.lines.len() < 16 {
+                sb.lines.push(l);
+                sb.lines.sort_unstable();
+            }
+        }
+    }
+}
+
+/// Every OOM entry of the trace, with the device's free memory then.
+fn oom_entries(s: &Snapshot, sites: &mut Sites<'_>) -> Vec<OomInfo> {
+    s.device_traces
+        .iter()
+        .enumerate()
+        .flat_map(|(d, t)| t.iter().enumerate().map(move |(i, e)| (d, i, e)))
+        .filter(|(_, _, e)| e.action == Action::Oom)
+        .map(|(device, i, e)| OomInfo {
+            requested: e.size,
+            device_free: s.device_free(device, i),
+            time_us: e.time_us,
+            stream: s.stream(e),
+            site: sites.get(e.stack).0.to_string(),
+            device,
+        })
+        .collect()
 }
 
 fn site_entry<'m>(

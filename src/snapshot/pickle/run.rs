@@ -123,7 +123,21 @@ impl<I: Input> Machine<I> {
     }
 
     pub(super) fn run_steps(&mut self) -> R<()> {
-        // Header: PROTO n with 2 <= n <= 5.
+        self.header()?;
+        loop {
+            if self.fast_run() {
+                continue;
+            }
+            let op = self.next_op()?;
+            self.op = op;
+            if self.step(op)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `PROTO n` with 2 <= n <= 5.
+    fn header(&mut self) -> R<()> {
         let first = self.take(1, "the header").map_err(|_| PickleError::Empty)?[0];
         if first != 0x80 {
             return Err(PickleError::BadMagic { found: first });
@@ -135,261 +149,288 @@ impl<I: Input> Machine<I> {
                 offset: 1,
             });
         }
-        loop {
-            if self.fast_run() {
-                continue;
+        Ok(())
+    }
+
+    /// The next opcode, its offset noted in `at`.
+    #[inline(always)]
+    fn next_op(&mut self) -> R<u8> {
+        self.at = self.input.offset();
+        match self.input.take_buffered(1) {
+            Some(b) => Ok(b[0]),
+            None => match self.input.take(1) {
+                Ok(Some(b)) => Ok(b[0]),
+                Ok(None) => Err(PickleError::NoStop { offset: self.at }),
+                Err(e) => Err(PickleError::Io {
+                    offset: self.at,
+                    message: e.to_string(),
+                }),
+            },
+        }
+    }
+
+    /// One opcode of the general path, by job: the memo, scalars, containers, the stack.
+    /// True at `STOP`.
+    #[inline(always)]
+    fn step(&mut self, op: u8) -> R<bool> {
+        match op {
+            b'h' | b'j' | 0x94 | b'q' | b'r' => self.step_memo(op)?,
+            b'K' | b'M' | b'J' | 0x8a | 0x8b | b'G' | b'N' | 0x88 | 0x89 | 0x8c | b'X' | 0x8d
+            | b'C' | b'U' | b'B' | b'T' | 0x8e | 0x96 => self.step_scalar(op)?,
+            b'}'
+            | b']'
+            | b')'
+            | 0x8f
+            | 0x85..=0x87
+            | b't'
+            | b'l'
+            | 0x91
+            | b'd'
+            | b'a'
+            | b'e'
+            | 0x90
+            | b's'
+            | b'u' => self.step_container(op)?,
+            _ => return self.step_stack(op),
+        }
+        Ok(false)
+    }
+
+    /// Memo gets and puts.
+    fn step_memo(&mut self, op: u8) -> R<()> {
+        match op {
+            b'h' => {
+                let k = self.fixed::<1>("BINGET")?[0] as u64;
+                let v = self.memo_get(k)?;
+                self.push(v);
             }
-            self.at = self.input.offset();
-            let op = match self.input.take_buffered(1) {
-                Some(b) => b[0],
-                None => match self.input.take(1) {
-                    Ok(Some(b)) => b[0],
-                    Ok(None) => return Err(PickleError::NoStop { offset: self.at }),
-                    Err(e) => {
-                        return Err(PickleError::Io {
-                            offset: self.at,
-                            message: e.to_string(),
-                        })
-                    }
-                },
-            };
-            self.op = op;
-            match op {
-                b'h' => {
-                    let k = self.fixed::<1>("BINGET")?[0] as u64;
-                    let v = self.memo_get(k)?;
-                    self.push(v);
+            b'j' => {
+                let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINGET")?) as u64;
+                let v = self.memo_get(k)?;
+                self.push(v);
+            }
+            0x94 => {
+                // MEMOIZE
+                let v = self.top()?;
+                let k = (self.memo.len() + self.memo_sparse.len()) as u64;
+                self.memo_put(k, v);
+            }
+            b'q' => {
+                let k = self.fixed::<1>("BINPUT")?[0] as u64;
+                let v = self.top()?;
+                self.memo_put(k, v);
+            }
+            _ => {
+                let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINPUT")?) as u64;
+                let v = self.top()?;
+                self.memo_put(k, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ints, floats, None, bools, strings and bytes: one value pushed.
+    fn step_scalar(&mut self, op: u8) -> R<()> {
+        let r = match op {
+            b'K' => {
+                let v = self.fixed::<1>("BININT1")?[0] as i64;
+                self.int(v)?
+            }
+            b'M' => {
+                let v = u16::from_le_bytes(self.fixed::<2>("BININT2")?) as i64;
+                self.int(v)?
+            }
+            b'J' => {
+                let v = i32::from_le_bytes(self.fixed::<4>("BININT")?) as i64;
+                self.int(v)?
+            }
+            0x8a => self.long(1)?,
+            0x8b => self.long(4)?,
+            b'G' => {
+                let v = f64::from_be_bytes(self.fixed::<8>("BINFLOAT")?);
+                self.node(Node::Float(v))?
+            }
+            b'N' => self.node(Node::None)?,
+            0x88 | 0x89 => self.node(Node::Bool(op == 0x88))?,
+            0x8c => self.string(1)?,
+            b'X' => self.string(4)?,
+            0x8d => self.string(8)?,
+            b'C' | b'U' => self.bytes(1)?,
+            b'B' | b'T' => self.bytes(4)?,
+            _ => self.bytes(8)?,
+        };
+        self.push(r);
+        Ok(())
+    }
+
+    /// Empty and built containers, and the appends and set-items that fill them.
+    fn step_container(&mut self, op: u8) -> R<()> {
+        match op {
+            b'}' => {
+                let r = self.node(Node::Dict {
+                    keys: 0,
+                    vals: 0,
+                    len: 0,
+                })?;
+                self.push(r);
+            }
+            b']' => {
+                let r = self.new_seq(SeqKind::List, &[])?;
+                self.push(r);
+            }
+            b')' => {
+                let r = self.new_seq(SeqKind::Tuple, &[])?;
+                self.push(r);
+            }
+            0x8f => {
+                let r = self.new_seq(SeqKind::Set, &[])?;
+                self.push(r);
+            }
+            0x85..=0x87 => {
+                let n = (op - 0x84) as usize;
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + n {
+                    return Err(self.malformed("stack is empty"));
                 }
-                b'j' => {
-                    let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINGET")?) as u64;
-                    let v = self.memo_get(k)?;
-                    self.push(v);
+                let items = self.take_batch(self.stack.len() - n);
+                let r = self.new_seq(SeqKind::Tuple, &items);
+                self.scratch = items;
+                self.push(r?);
+            }
+            b't' | b'l' | 0x91 => {
+                let from = self.pop_mark()?;
+                let items = self.take_batch(from);
+                let kind = match op {
+                    b't' => SeqKind::Tuple,
+                    b'l' => SeqKind::List,
+                    _ => SeqKind::Set,
+                };
+                let r = self.new_seq(kind, &items);
+                self.scratch = items;
+                self.push(r?);
+            }
+            b'd' => {
+                let from = self.pop_mark()?;
+                let r = self.node(Node::Dict {
+                    keys: 0,
+                    vals: 0,
+                    len: 0,
+                })?;
+                if self.stack.len() > from {
+                    self.extend_dict(r, from)?;
                 }
-                0x94 => {
-                    // MEMOIZE
-                    let v = self.top()?;
-                    let k = (self.memo.len() + self.memo_sparse.len()) as u64;
-                    self.memo_put(k, v);
+                self.push(r);
+            }
+            _ => self.step_fill(op)?,
+        }
+        Ok(())
+    }
+
+    /// `APPEND`, `APPENDS`, `ADDITEMS`, `SETITEM`, `SETITEMS`: items added to the
+    /// container below them.
+    fn step_fill(&mut self, op: u8) -> R<()> {
+        match op {
+            b'a' => {
+                let from = self.stack.len().saturating_sub(1);
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if from < floor + 1 || self.stack.len() < 2 {
+                    return Err(self.malformed("stack is empty"));
                 }
-                b'q' => {
-                    let k = self.fixed::<1>("BINPUT")?[0] as u64;
-                    let v = self.top()?;
-                    self.memo_put(k, v);
+                let target = self.stack[from - 1];
+                self.extend_seq(target, from)?;
+            }
+            b'e' | 0x90 => {
+                let from = self.pop_mark()?;
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if from == 0 || from <= floor {
+                    return Err(self.malformed("no list below the MARK"));
                 }
-                b'r' => {
-                    let k = u32::from_le_bytes(self.fixed::<4>("LONG_BINPUT")?) as u64;
-                    let v = self.top()?;
-                    self.memo_put(k, v);
-                }
-                b'K' => {
-                    let v = self.fixed::<1>("BININT1")?[0] as i64;
-                    let r = self.int(v)?;
-                    self.push(r);
-                }
-                b'M' => {
-                    let v = u16::from_le_bytes(self.fixed::<2>("BININT2")?) as i64;
-                    let r = self.int(v)?;
-                    self.push(r);
-                }
-                b'J' => {
-                    let v = i32::from_le_bytes(self.fixed::<4>("BININT")?) as i64;
-                    let r = self.int(v)?;
-                    self.push(r);
-                }
-                0x8a => {
-                    let r = self.long(1)?;
-                    self.push(r);
-                }
-                0x8b => {
-                    let r = self.long(4)?;
-                    self.push(r);
-                }
-                b'G' => {
-                    let v = f64::from_be_bytes(self.fixed::<8>("BINFLOAT")?);
-                    let r = self.node(Node::Float(v))?;
-                    self.push(r);
-                }
-                b'N' => {
-                    let r = self.node(Node::None)?;
-                    self.push(r);
-                }
-                0x88 | 0x89 => {
-                    let r = self.node(Node::Bool(op == 0x88))?;
-                    self.push(r);
-                }
-                0x8c => {
-                    let r = self.string(1)?;
-                    self.push(r);
-                }
-                b'X' => {
-                    let r = self.string(4)?;
-                    self.push(r);
-                }
-                0x8d => {
-                    let r = self.string(8)?;
-                    self.push(r);
-                }
-                b'C' | b'U' => {
-                    let r = self.bytes(1)?;
-                    self.push(r);
-                }
-                b'B' | b'T' => {
-                    let r = self.bytes(4)?;
-                    self.push(r);
-                }
-                0x8e | 0x96 => {
-                    let r = self.bytes(8)?;
-                    self.push(r);
-                }
-                b'}' => {
-                    let r = self.node(Node::Dict {
-                        keys: 0,
-                        vals: 0,
-                        len: 0,
-                    })?;
-                    self.push(r);
-                }
-                b']' => {
-                    let r = self.new_seq(SeqKind::List, &[])?;
-                    self.push(r);
-                }
-                b')' => {
-                    let r = self.new_seq(SeqKind::Tuple, &[])?;
-                    self.push(r);
-                }
-                0x8f => {
-                    let r = self.new_seq(SeqKind::Set, &[])?;
-                    self.push(r);
-                }
-                0x85..=0x87 => {
-                    let n = (op - 0x84) as usize;
-                    let floor = self.marks.last().copied().unwrap_or(0);
-                    if self.stack.len() < floor + n {
-                        return Err(self.malformed("stack is empty"));
-                    }
-                    let items = self.take_batch(self.stack.len() - n);
-                    let r = self.new_seq(SeqKind::Tuple, &items);
-                    self.scratch = items;
-                    self.push(r?);
-                }
-                b't' | b'l' | 0x91 => {
-                    let from = self.pop_mark()?;
-                    let items = self.take_batch(from);
-                    let kind = match op {
-                        b't' => SeqKind::Tuple,
-                        b'l' => SeqKind::List,
-                        _ => SeqKind::Set,
-                    };
-                    let r = self.new_seq(kind, &items);
-                    self.scratch = items;
-                    self.push(r?);
-                }
-                b'd' => {
-                    let from = self.pop_mark()?;
-                    let r = self.node(Node::Dict {
-                        keys: 0,
-                        vals: 0,
-                        len: 0,
-                    })?;
-                    if self.stack.len() > from {
-                        self.extend_dict(r, from)?;
-                    }
-                    self.push(r);
-                }
-                b'(' => self.marks.push(self.stack.len()),
-                b'a' => {
-                    let from = self.stack.len().saturating_sub(1);
-                    let floor = self.marks.last().copied().unwrap_or(0);
-                    if from < floor + 1 || self.stack.len() < 2 {
-                        return Err(self.malformed("stack is empty"));
-                    }
-                    let target = self.stack[from - 1];
+                let target = self.stack[from - 1];
+                if self.stack.len() > from {
                     self.extend_seq(target, from)?;
                 }
-                b'e' | 0x90 => {
-                    let from = self.pop_mark()?;
-                    let floor = self.marks.last().copied().unwrap_or(0);
-                    if from == 0 || from <= floor {
-                        return Err(self.malformed("no list below the MARK"));
-                    }
-                    let target = self.stack[from - 1];
-                    if self.stack.len() > from {
-                        self.extend_seq(target, from)?;
-                    }
+            }
+            b's' => {
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + 3 {
+                    return Err(self.malformed("stack is empty"));
                 }
-                b's' => {
-                    let floor = self.marks.last().copied().unwrap_or(0);
-                    if self.stack.len() < floor + 3 {
-                        return Err(self.malformed("stack is empty"));
-                    }
-                    let from = self.stack.len() - 2;
-                    let target = self.stack[from - 1];
+                let from = self.stack.len() - 2;
+                let target = self.stack[from - 1];
+                self.extend_dict(target, from)?;
+            }
+            _ => {
+                let from = self.pop_mark()?;
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if from == 0 || from <= floor {
+                    return Err(self.malformed("no dict below the MARK"));
+                }
+                let target = self.stack[from - 1];
+                if self.stack.len() > from {
                     self.extend_dict(target, from)?;
-                }
-                b'u' => {
-                    let from = self.pop_mark()?;
-                    let floor = self.marks.last().copied().unwrap_or(0);
-                    if from == 0 || from <= floor {
-                        return Err(self.malformed("no dict below the MARK"));
-                    }
-                    let target = self.stack[from - 1];
-                    if self.stack.len() > from {
-                        self.extend_dict(target, from)?;
-                    }
-                }
-                0x95 => {
-                    // FRAME: a hint for buffered readers; our input is already buffered.
-                    self.fixed::<8>("FRAME")?;
-                }
-                0x80 => {
-                    let proto = self.fixed::<1>("PROTO")?[0];
-                    if !(2..=5).contains(&proto) {
-                        return Err(PickleError::BadProtocol {
-                            protocol: proto,
-                            offset: self.at,
-                        });
-                    }
-                }
-                b'0' => {
-                    self.pop()?;
-                }
-                b'1' => {
-                    let from = self.pop_mark()?;
-                    self.stack.truncate(from);
-                }
-                b'2' => {
-                    let v = self.top()?;
-                    self.push(v);
-                }
-                b'.' => {
-                    let root = self.pop()?;
-                    if !self.marks.is_empty() {
-                        return Err(self.malformed("STOP inside an open MARK"));
-                    }
-                    self.p.root = Some(root);
-                    return Ok(());
-                }
-                b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84
-                | b'P' | b'Q' => {
-                    return Err(PickleError::Forbidden {
-                        name: op_name(op),
-                        offset: self.at,
-                    })
-                }
-                b'I' | b'L' | b'F' | b'S' | b'V' | b'g' | b'p' | 0x97 | 0x98 => {
-                    return Err(PickleError::Unsupported {
-                        name: op_name(op),
-                        offset: self.at,
-                    })
-                }
-                _ => {
-                    return Err(PickleError::UnknownOpcode {
-                        op,
-                        offset: self.at,
-                    })
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Marks, frames, pops, dups, `STOP` (true), and the opcodes refused.
+    fn step_stack(&mut self, op: u8) -> R<bool> {
+        match op {
+            b'(' => self.marks.push(self.stack.len()),
+            0x95 => {
+                // FRAME: a hint for buffered readers; our input is already buffered.
+                self.fixed::<8>("FRAME")?;
+            }
+            0x80 => {
+                let proto = self.fixed::<1>("PROTO")?[0];
+                if !(2..=5).contains(&proto) {
+                    return Err(PickleError::BadProtocol {
+                        protocol: proto,
+                        offset: self.at,
+                    });
+                }
+            }
+            b'0' => {
+                self.pop()?;
+            }
+            b'1' => {
+                let from = self.pop_mark()?;
+                self.stack.truncate(from);
+            }
+            b'2' => {
+                let v = self.top()?;
+                self.push(v);
+            }
+            b'.' => {
+                let root = self.pop()?;
+                if !self.marks.is_empty() {
+                    return Err(self.malformed("STOP inside an open MARK"));
+                }
+                self.p.root = Some(root);
+                return Ok(true);
+            }
+            b'c' | 0x93 | b'R' | b'b' | b'i' | b'o' | 0x81 | 0x92 | 0x82 | 0x83 | 0x84 | b'P'
+            | b'Q' => {
+                return Err(PickleError::Forbidden {
+                    name: op_name(op),
+                    offset: self.at,
+                })
+            }
+            b'I' | b'L' | b'F' | b'S' | b'V' | b'g' | b'p' | 0x97 | 0x98 => {
+                return Err(PickleError::Unsupported {
+                    name: op_name(op),
+                    offset: self.at,
+                })
+            }
+            _ => {
+                return Err(PickleError::UnknownOpcode {
+                    op,
+                    offset: self.at,
+                })
+            }
+        }
+        Ok(false)
     }
 }
 
