@@ -103,7 +103,20 @@ impl Shapes {
         }
         if let Some(unit) = o.get("unit") {
             let known = ["bytes", "seconds", "tokens", "count"];
-            if !unit.as_str().is_some_and(|u| known.contains(&u)) {
+            // A grammar's declared figure counts in a word of its own (`pages`): a
+            // lower-case word, never a second spelling of memory or time.
+            let memory_or_time = ["b", "kib", "mib", "gib", "kb", "mb", "gb", "s", "ms", "sec"];
+            let declared = |u: &str| {
+                !u.is_empty()
+                    && u.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                    && !memory_or_time.contains(&u)
+                    && !u.starts_with("byte")
+                    && !u.starts_with("second")
+            };
+            if !unit
+                .as_str()
+                .is_some_and(|u| known.contains(&u) || declared(u))
+            {
                 err(format!("unit {unit}"));
             }
             // The unit says what the numbers are: no key of the object says it again.
