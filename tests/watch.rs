@@ -149,10 +149,13 @@ fn the_memory_warning_comes_before_the_oom_line_is_written() {
         },
     );
     assert_eq!(w.code, 1, "{}", w.stdout);
+    // The memory warnings only: the writer puts the log's 12 s of stamps into ~4 s, and
+    // a rank whose next line lags the others' by a few of its stamps' seconds can be
+    // (truly, by the log's clock) warned of as slow — not this test's question.
     let warnings: Vec<&(Instant, String)> = w
         .lines
         .iter()
-        .filter(|(_, l)| l.starts_with("warning"))
+        .filter(|(_, l)| l.starts_with("warning") && l.contains("left after the KV pool"))
         .collect();
     assert_eq!(warnings.len(), 8, "{}", w.stdout);
     let (first_at, first) = warnings[0];
@@ -569,6 +572,51 @@ fn a_run_silent_everywhere_gets_its_time_warnings_before_the_timeout() {
         "{}",
         out.stdout
     );
+}
+
+/// As above, but the log keeps growing with lines that are no start-up event (a
+/// progress bar, one line every 300 ms): no rank moves, so "now" must still run on from
+/// the latest event — each new byte used to reset it, and no warning came at all.
+/// The thresholds are those of the test above (server.log:1–24 by hand).
+#[test]
+fn progress_lines_that_move_no_rank_do_not_hold_the_time_warnings_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("server.log");
+    let lines = sample_lines("samples/tp8-baseline/server.log");
+    fs::write(&log, lines[..24].join("\n") + "\n").expect("write");
+    let stopped = Arc::new(Mutex::new(None));
+    let mark = Arc::clone(&stopped);
+    let started = Instant::now();
+    let d = dir.path().to_str().expect("utf-8 path").to_string();
+    let out = watch_while(
+        &[
+            "--plain",
+            "--timeout",
+            "10s",
+            "--vs",
+            "samples/tp8-baseline",
+            &d,
+        ],
+        move |_| {
+            for i in 0..30 {
+                append(&log, &format!("warming tokenizer caches {i}/30"));
+                thread::sleep(Duration::from_millis(300));
+            }
+            *mark.lock().expect("lock") = Some(Instant::now());
+        },
+    );
+    assert_eq!(out.code, 3, "{}", out.stdout);
+    let progress_ended = stopped.lock().expect("lock").expect("writer done");
+    let warnings: Vec<&(Instant, String)> = (out.lines.iter())
+        .filter(|(_, l)| l.starts_with("warning") && l.contains("in weight_load for"))
+        .collect();
+    assert_eq!(warnings.len(), 8, "{}", out.stdout);
+    for (at, l) in &warnings {
+        assert!(*at - started >= Duration::from_secs(6), "{l}");
+        // While the progress lines still came (they stopped after 9 s): they used to
+        // hold every warning back until the log fell silent.
+        assert!(*at < progress_ended, "{l}");
+    }
 }
 
 /// A gzip log written as the server runs (`… | gzip > server.log.gz`, flushed every ten

@@ -431,22 +431,32 @@ impl Watched {
         if latest.map(|l| l.latest) != self.anchor.map(|x| x.0) {
             self.anchor = latest.map(|l| (l.latest, Instant::now()));
         }
-        let changes = (self.tracker).update_at(
-            &loaded.run,
-            baseline.map(|b| &b.run),
-            a.time_tolerance,
-            latest,
-        );
+        // Bytes that hold no start-up event (progress bars, request traffic) make a load
+        // but move no rank: "now" still runs on from the latest event's first reading, as
+        // on a tick, or a stream of such lines would keep every time warning away.
+        let now = self.now(a.replay.unwrap_or(1.0));
+        let changes =
+            (self.tracker).update_at(&loaded.run, baseline.map(|b| &b.run), a.time_tolerance, now);
         lines.extend(worded(&mut self.warnings, &loaded.run, &changes, style));
         self.stats.loads += 1;
         self.stats.cpu_s.push(cpu_now() - cpu_before);
         self.stats.lines = follower.lines();
         board.lines(&lines)?;
-        board.show(&loaded, &self.warnings, latest)?;
+        board.show(&loaded, &self.warnings, now)?;
         self.state = Some(RunReport::of(&loaded.run).state(&loaded.run));
         self.last = Some(loaded);
         self.last_tick = Instant::now();
         Ok(())
+    }
+
+    /// "Now" on the log's clock: the latest event's stamp, moved on by the wall-clock time
+    /// since that stamp was first read (× the replay's speed).
+    fn now(&self, speed: f64) -> Option<LogNow> {
+        let (latest, seen) = self.anchor?;
+        Some(LogNow {
+            latest,
+            silent_s: seen.elapsed().as_secs_f64() * speed,
+        })
     }
 
     /// No new line since the last look: "now" moves on by the wall clock, so a rank
@@ -461,12 +471,8 @@ impl Watched {
         style: Style,
     ) -> Result<()> {
         self.last_tick = Instant::now();
-        let (Some(loaded), Some((latest, seen))) = (&self.last, self.anchor) else {
+        let (Some(loaded), Some(now)) = (&self.last, self.now(speed)) else {
             return Ok(());
-        };
-        let now = LogNow {
-            latest,
-            silent_s: seen.elapsed().as_secs_f64() * speed,
         };
         // Only the time warnings depend on "now", and they need a baseline: without one a
         // tick costs nothing but the board's redraw (1,024 idle files stay cheap).
