@@ -7,7 +7,12 @@ mod commands;
 use std::io;
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command, GrammarAction, LogArgs, MemAction};
+use std::path::PathBuf;
+
+use crate::cli::{
+    Cli, Command, GrammarAction, GrammarFiles, LeadingLogArgs, LogArgs, MemAction, MemOutput,
+    SiteArgs,
+};
 use anyhow::Result;
 use clap::Parser;
 use rankscope::model::EventFilter;
@@ -94,20 +99,6 @@ fn run(cli: Cli) -> Result<u8> {
     let style = Style::decide(cli.global.color, cli.global.width.map(usize::from));
     let leading = &cli.global.log;
     let logs = |own: &LogArgs| LogContext::new(&leading.merged(own), style);
-    // The options of log-reading commands, given before a command that reads no log.
-    let refuse_leading = |command: &str, allowed: &[&str]| -> Result<()> {
-        let given: Vec<&str> = leading
-            .given()
-            .into_iter()
-            .filter(|g| !allowed.contains(g))
-            .collect();
-        match given.first() {
-            Some(flag) => anyhow::bail!(
-                "{flag} applies to the commands that read logs (summary, events, diff, tui, watch, export, report), not to `{command}`"
-            ),
-            None => Ok(()),
-        }
-    };
     match &cli.command {
         Command::Summary {
             run,
@@ -125,13 +116,7 @@ fn run(cli: Cli) -> Result<u8> {
             kinds,
             rank,
             log,
-        } => {
-            let filter = EventFilter {
-                kinds: kinds.clone(),
-                rank: rank.clone(),
-            };
-            commands::events::run(&logs(log)?, run, *json, *ndjson, &filter)
-        }
+        } => commands::events::run(&logs(log)?, run, *json, *ndjson, &event_filter(kinds, rank)),
         Command::Diff {
             paths,
             baseline,
@@ -147,32 +132,14 @@ fn run(cli: Cli) -> Result<u8> {
             *json,
             *explain,
             memory,
-            rankscope::analysis::diff::DiffOptions {
-                time_tolerance: *time_tolerance,
-            },
+            diff_options(*time_tolerance),
         ),
         Command::Mem {
-            diff:
-                Some(MemAction::Diff {
-                    a,
-                    b,
-                    sites,
-                    output,
-                }),
-            ..
-        } => {
-            refuse_leading("mem diff", &[])?;
-            commands::mem::diff(a, b, sites, output, style)
-        }
-        Command::Mem {
-            diff: None,
+            diff,
             snapshots,
             sites,
             output,
-        } => {
-            refuse_leading("mem", &[])?;
-            commands::mem::summaries(snapshots, sites, output, style)
-        }
+        } => mem(diff.as_ref(), snapshots, sites, output, leading, style),
         Command::Tui {
             run,
             vs,
@@ -184,9 +151,7 @@ fn run(cli: Cli) -> Result<u8> {
             run,
             vs,
             *first_frame,
-            rankscope::analysis::diff::DiffOptions {
-                time_tolerance: *time_tolerance,
-            },
+            diff_options(*time_tolerance),
         ),
         Command::Watch {
             run,
@@ -224,25 +189,9 @@ fn run(cli: Cli) -> Result<u8> {
             run,
             vs,
             output.as_deref(),
-            rankscope::analysis::diff::DiffOptions {
-                time_tolerance: *time_tolerance,
-            },
+            diff_options(*time_tolerance),
         ),
-        Command::Grammars { action, files } => {
-            refuse_leading("grammars", &["--grammar"])?;
-            let own = LogArgs {
-                grammars: files.grammars.clone(),
-                ..LogArgs::default()
-            };
-            let all = leading.merged(&own);
-            let gs = logs(&own)?.grammars;
-            match action {
-                GrammarAction::List => commands::grammars::list(&gs),
-                GrammarAction::Check { file } => {
-                    commands::grammars::check(gs, &all.grammars, file.as_deref())
-                }
-            }
-        }
+        Command::Grammars { action, files } => grammars(action, files, leading, style),
         Command::Export {
             run,
             perfetto,
@@ -250,16 +199,101 @@ fn run(cli: Cli) -> Result<u8> {
             log,
         } => commands::export::run(&logs(log)?, run, perfetto.as_ref(), *prometheus),
         Command::Schema { document } => {
-            refuse_leading("schema", &[])?;
-            commands::schema::run(*document)
+            without_log(leading, "schema", || commands::schema::run(*document))
         }
-        Command::Completions { shell } => {
-            refuse_leading("completions", &[])?;
+        Command::Completions { shell } => without_log(leading, "completions", || {
             commands::completions::run(*shell)
-        }
-        Command::Man { page, list } => {
-            refuse_leading("man", &[])?;
+        }),
+        Command::Man { page, list } => without_log(leading, "man", || {
             commands::man::run(page.as_deref(), *list)
+        }),
+    }
+}
+
+/// The options of log-reading commands, given before a command that reads no log, are
+/// refused (`allowed`: those the command reads itself).
+fn refuse_leading(leading: &LeadingLogArgs, command: &str, allowed: &[&str]) -> Result<()> {
+    let given: Vec<&str> = leading
+        .given()
+        .into_iter()
+        .filter(|g| !allowed.contains(g))
+        .collect();
+    match given.first() {
+        Some(flag) => anyhow::bail!(
+            "{flag} applies to the commands that read logs (summary, events, diff, tui, watch, export, report), not to `{command}`"
+        ),
+        None => Ok(()),
+    }
+}
+
+/// A command that reads no log, run once the leading log options are refused.
+fn without_log(
+    leading: &LeadingLogArgs,
+    command: &str,
+    run: impl FnOnce() -> Result<u8>,
+) -> Result<u8> {
+    refuse_leading(leading, command, &[])?;
+    run()
+}
+
+/// `events --kind … --rank …`.
+fn event_filter(kinds: &[String], rank: &Option<String>) -> EventFilter {
+    EventFilter {
+        kinds: kinds.to_vec(),
+        rank: rank.clone(),
+    }
+}
+
+/// How `diff`, `tui --vs` and `report --vs` compare: `--time-tolerance`.
+fn diff_options(time_tolerance: f64) -> rankscope::analysis::diff::DiffOptions {
+    rankscope::analysis::diff::DiffOptions { time_tolerance }
+}
+
+/// `mem` and `mem diff`: the snapshots' summaries, or two snapshots compared.
+fn mem(
+    action: Option<&MemAction>,
+    snapshots: &[PathBuf],
+    sites: &SiteArgs,
+    output: &MemOutput,
+    leading: &LeadingLogArgs,
+    style: Style,
+) -> Result<u8> {
+    match action {
+        Some(MemAction::Diff {
+            a,
+            b,
+            sites,
+            output,
+        }) => {
+            refuse_leading(leading, "mem diff", &[])?;
+            commands::mem::diff(a, b, sites, output, style)
+        }
+        None => {
+            refuse_leading(leading, "mem", &[])?;
+            commands::mem::summaries(snapshots, sites, output, style)
+        }
+    }
+}
+
+/// `grammars list` and `grammars check`, with the grammar files given before the command
+/// and after it.
+fn grammars(
+    action: &GrammarAction,
+    files: &GrammarFiles,
+    leading: &LeadingLogArgs,
+    style: Style,
+) -> Result<u8> {
+    refuse_leading(leading, "grammars", &["--grammar"])?;
+    let own = LogArgs {
+        grammars: files.grammars.clone(),
+        ..LogArgs::default()
+    };
+    let all = leading.merged(&own);
+    let gs = LogContext::new(&all, style)?.grammars;
+    match action {
+        GrammarAction::List => commands::grammars::list(&gs),
+        GrammarAction::Check { file } => {
+            commands::grammars::check(gs, &all.grammars, file.as_deref())
         }
     }
 }

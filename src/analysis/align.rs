@@ -182,18 +182,7 @@ fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) 
 
 pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
     let mut out = Vec::new();
-    // Each rank's clock uncertainty, looked up once (1,024 ranks on 128 nodes).
-    let clock_of: std::collections::HashMap<&Rank, i64> = run
-        .nodes
-        .iter()
-        .flat_map(|n| {
-            // Raw stamps (`--no-clock-align`) are off by the whole offset.
-            let ms = n.offset.as_ref().map_or(0, |o| {
-                o.half_width_ms() + if o.applied { 0 } else { o.mid_ms().abs() }
-            });
-            n.ranks.iter().map(move |r| (r, ms))
-        })
-        .collect();
+    let clock_of = clock_uncertainty_ms(run);
     for phase in Phase::ALL {
         let all_spans: Vec<(&Rank, &crate::model::PhaseSpan)> = run
             .ranks
@@ -253,56 +242,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             .collect();
         let straggler_detail = stragglers_of(&spans, &clock_ms);
         let stragglers = straggler_detail.iter().map(|s| s.rank.clone()).collect();
-        let mut names: Vec<&crate::base::event::FigureName> = Vec::new();
-        for (_, s) in &all_spans {
-            for f in &s.figures {
-                if !names.contains(&&f.name) {
-                    names.push(&f.name);
-                }
-            }
-        }
-        let mut figures = Vec::new();
-        for name in names {
-            let vals: Vec<(&Rank, f64, f64, bool)> = all_spans
-                .iter()
-                .filter_map(|(r, s)| {
-                    let f = s.figure(name.name())?;
-                    let bytes = f.value.as_bytes().is_some();
-                    Some((*r, f.value.as_f64()?, f.value.resolution() as f64, bytes))
-                })
-                .collect();
-            let mut nums: Vec<f64> = vals.iter().map(|v| v.1).collect();
-            let Some(spread) = Spread::of(&mut nums) else {
-                continue;
-            };
-            let resolution = vals.iter().map(|v| v.2).fold(0.0, f64::max);
-            let is_bytes = vals.iter().any(|v| v.3);
-            // Durations have their own test (stragglers); a figure's outliers are memory
-            // and counts off the median by more than the print resolution.
-            // A rank is off the median only where most ranks agree on it: of two ranks
-            // that differ (or an even split) neither is the odd one out.
-            let tolerance = resolution.max(f64::EPSILON) * 1.01;
-            let near_median = vals
-                .iter()
-                .filter(|v| (v.1 - spread.median).abs() <= tolerance)
-                .count();
-            let outliers = if *name == "elapsed" || near_median * 2 <= vals.len() {
-                Vec::new()
-            } else {
-                vals.iter()
-                    .filter(|v| (v.1 - spread.median).abs() > tolerance)
-                    .map(|v| v.0.clone())
-                    .collect()
-            };
-            figures.push(FigureStats {
-                name: name.clone(),
-                ranks: vals.len(),
-                spread,
-                resolution,
-                is_bytes,
-                outliers,
-            });
-        }
+        let figures = figure_stats(&all_spans);
         out.push(PhaseStats {
             phase,
             ranks: all_spans.iter().filter(|(r, _)| !r.is_engine()).count(),
@@ -319,6 +259,78 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         });
     }
     out
+}
+
+/// Each rank's clock uncertainty in milliseconds: its node's offset's half-width, and the
+/// whole offset when it was not applied.
+fn clock_uncertainty_ms(run: &Run) -> std::collections::HashMap<&Rank, i64> {
+    // Looked up once per rank (1,024 ranks on 128 nodes).
+    run.nodes
+        .iter()
+        .flat_map(|n| {
+            // Raw stamps (`--no-clock-align`) are off by the whole offset.
+            let ms = n.offset.as_ref().map_or(0, |o| {
+                o.half_width_ms() + if o.applied { 0 } else { o.mid_ms().abs() }
+            });
+            n.ranks.iter().map(move |r| (r, ms))
+        })
+        .collect()
+}
+
+/// Each figure the phase's spans report, across ranks: its spread, print resolution and
+/// the ranks off its median.
+fn figure_stats(all_spans: &[(&Rank, &crate::model::PhaseSpan)]) -> Vec<FigureStats> {
+    let mut names: Vec<&crate::base::event::FigureName> = Vec::new();
+    for (_, s) in all_spans {
+        for f in &s.figures {
+            if !names.contains(&&f.name) {
+                names.push(&f.name);
+            }
+        }
+    }
+    let mut figures = Vec::new();
+    for name in names {
+        let vals: Vec<(&Rank, f64, f64, bool)> = all_spans
+            .iter()
+            .filter_map(|(r, s)| {
+                let f = s.figure(name.name())?;
+                let bytes = f.value.as_bytes().is_some();
+                Some((*r, f.value.as_f64()?, f.value.resolution() as f64, bytes))
+            })
+            .collect();
+        let mut nums: Vec<f64> = vals.iter().map(|v| v.1).collect();
+        let Some(spread) = Spread::of(&mut nums) else {
+            continue;
+        };
+        let resolution = vals.iter().map(|v| v.2).fold(0.0, f64::max);
+        let is_bytes = vals.iter().any(|v| v.3);
+        // Durations have their own test (stragglers); a figure's outliers are memory
+        // and counts off the median by more than the print resolution.
+        // A rank is off the median only where most ranks agree on it: of two ranks
+        // that differ (or an even split) neither is the odd one out.
+        let tolerance = resolution.max(f64::EPSILON) * 1.01;
+        let near_median = vals
+            .iter()
+            .filter(|v| (v.1 - spread.median).abs() <= tolerance)
+            .count();
+        let outliers = if *name == "elapsed" || near_median * 2 <= vals.len() {
+            Vec::new()
+        } else {
+            vals.iter()
+                .filter(|v| (v.1 - spread.median).abs() > tolerance)
+                .map(|v| v.0.clone())
+                .collect()
+        };
+        figures.push(FigureStats {
+            name: name.clone(),
+            ranks: vals.len(),
+            spread,
+            resolution,
+            is_bytes,
+            outliers,
+        });
+    }
+    figures
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::base::event::{kind, Rank};
 use crate::grammar::remedy::SuspectRule;
 use crate::model::config::ConfigDiff;
-use crate::model::{FailureKind, Phase, Run};
+use crate::model::{Failure, FailureKind, Phase, Run};
 
 use super::env::EnvChange;
 
@@ -103,78 +103,16 @@ pub fn failure_cause(
         line: o.line,
         text: failure.message.clone(),
     });
-    // The text the failure's words are looked for in: its line and traceback, and the
-    // error lines no rank printed (NCCL's `WARN` lines have no rank unless joined by pid).
-    let mut texts: Vec<Quote> = Vec::new();
-    if let Some(q) = &quote {
-        texts.push(q.clone());
-    }
-    if let (Some(tb), Some(q)) = (&failure.traceback, &quote) {
-        texts.push(Quote {
-            source: q.source.clone(),
-            line: q.line,
-            text: traceback_message(tb),
-        });
-    }
-    let unranked: Vec<Quote> = (candidate.events.iter())
-        .filter(|e| e.rank.is_none() || e.rank.as_ref() == Some(&root.rank))
-        .filter(|e| e.kind == kind::ERROR)
-        .filter(|e| Some(e.origin.line) != quote.as_ref().map(|q| q.line))
-        .map(|e| Quote {
-            source: candidate.source_name(&e.origin).to_string(),
-            line: e.origin.line,
-            text: e.message.to_string(),
-        })
-        .collect();
-    texts.extend(unranked.iter().cloned());
-    // Each of the rule's words (and the setting's new value) found in the lines: how
-    // many, and the first line holding one.
-    let named_in = |rule: &SuspectRule, value: Option<&str>| -> Option<(usize, String, Quote)> {
-        let value = value.filter(|v| v.len() >= 3).map(str::to_lowercase);
-        let needles: Vec<&str> = rule
-            .words
-            .iter()
-            .map(String::as_str)
-            .chain(value.as_deref())
-            .collect();
-        let mut first: Option<(String, Quote)> = None;
-        let mut n = 0;
-        for w in needles {
-            let hit = texts.iter().find_map(|q| {
-                q.text
-                    .lines()
-                    .find(|l| l.to_lowercase().contains(w))
-                    .map(|l| (l.trim().to_string(), q.clone()))
-            });
-            if let Some(h) = hit {
-                n += 1;
-                first.get_or_insert(h);
-            }
-        }
-        first.map(|(said, q)| (n, said, q))
-    };
-    let mut changed: Vec<(Setting, Option<&str>)> = Vec::new();
+    let texts = failure_texts(candidate, &root.rank, failure, quote.as_ref());
+    let changed = changed_settings(config, env);
     let mut detail: Vec<Quote> = Vec::new();
-    if let Some(cd) = config {
-        let keys = (cd.changed.iter().map(|c| c.key.clone()))
-            .chain(cd.added.iter().map(|(k, _)| k.clone()))
-            .chain(cd.removed.iter().map(|(k, _)| k.clone()));
-        changed.extend(keys.map(|k| (Setting::Config(k), None)));
-    }
-    for e in env {
-        // A setting the candidate never got to print explains nothing by its absence.
-        if e.candidate.is_none() && !e.candidate_logged {
-            continue;
-        }
-        changed.push((Setting::Env(e.name.clone()), e.candidate.as_deref()));
-    }
     let mut suspects: Vec<Suspect> = changed
         .into_iter()
         .map(|(setting, value)| {
             let mut why = SuspectWhy::Other;
             for rule in rules.iter().filter(|r| r.names(setting.name())) {
                 // The value itself in the failure's lines ties it as well as a word does.
-                let this = match named_in(rule, value) {
+                let this = match named_in(&texts, rule, value) {
                     Some((words, said, q)) => {
                         if q.line != quote.as_ref().map_or(0, |x| x.line)
                             && !detail
@@ -209,6 +147,94 @@ pub fn failure_cause(
         detail,
         suspects,
     })
+}
+
+/// The text the failure's words are looked for in: its line and traceback, and the
+/// error lines no rank printed (NCCL's `WARN` lines have no rank unless joined by pid),
+/// or the root rank printed elsewhere.
+fn failure_texts(
+    candidate: &Run,
+    root: &Rank,
+    failure: &Failure,
+    quote: Option<&Quote>,
+) -> Vec<Quote> {
+    let mut texts: Vec<Quote> = Vec::new();
+    if let Some(q) = quote {
+        texts.push(q.clone());
+    }
+    if let (Some(tb), Some(q)) = (&failure.traceback, quote) {
+        texts.push(Quote {
+            source: q.source.clone(),
+            line: q.line,
+            text: traceback_message(tb),
+        });
+    }
+    let unranked: Vec<Quote> = (candidate.events.iter())
+        .filter(|e| e.rank.is_none() || e.rank.as_ref() == Some(root))
+        .filter(|e| e.kind == kind::ERROR)
+        .filter(|e| Some(e.origin.line) != quote.map(|q| q.line))
+        .map(|e| Quote {
+            source: candidate.source_name(&e.origin).to_string(),
+            line: e.origin.line,
+            text: e.message.to_string(),
+        })
+        .collect();
+    texts.extend(unranked.iter().cloned());
+    texts
+}
+
+/// Each of the rule's words (and the setting's new value) found in the lines: how many,
+/// and the first line holding one.
+fn named_in(
+    texts: &[Quote],
+    rule: &SuspectRule,
+    value: Option<&str>,
+) -> Option<(usize, String, Quote)> {
+    let value = value.filter(|v| v.len() >= 3).map(str::to_lowercase);
+    let needles: Vec<&str> = rule
+        .words
+        .iter()
+        .map(String::as_str)
+        .chain(value.as_deref())
+        .collect();
+    let mut first: Option<(String, Quote)> = None;
+    let mut n = 0;
+    for w in needles {
+        let hit = texts.iter().find_map(|q| {
+            q.text
+                .lines()
+                .find(|l| l.to_lowercase().contains(w))
+                .map(|l| (l.trim().to_string(), q.clone()))
+        });
+        if let Some(h) = hit {
+            n += 1;
+            first.get_or_insert(h);
+        }
+    }
+    first.map(|(said, q)| (n, said, q))
+}
+
+/// The settings the candidate changed: configuration keys changed, added or removed,
+/// then environment variables with the candidate's value.
+fn changed_settings<'a>(
+    config: Option<&ConfigDiff>,
+    env: &'a [EnvChange],
+) -> Vec<(Setting, Option<&'a str>)> {
+    let mut changed: Vec<(Setting, Option<&str>)> = Vec::new();
+    if let Some(cd) = config {
+        let keys = (cd.changed.iter().map(|c| c.key.clone()))
+            .chain(cd.added.iter().map(|(k, _)| k.clone()))
+            .chain(cd.removed.iter().map(|(k, _)| k.clone()));
+        changed.extend(keys.map(|k| (Setting::Config(k), None)));
+    }
+    for e in env {
+        // A setting the candidate never got to print explains nothing by its absence.
+        if e.candidate.is_none() && !e.candidate_logged {
+            continue;
+        }
+        changed.push((Setting::Env(e.name.clone()), e.candidate.as_deref()));
+    }
+    changed
 }
 
 /// The message part of a traceback: what follows its last frame (the exception and the

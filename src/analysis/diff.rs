@@ -380,6 +380,48 @@ pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
 }
 
 pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDiff {
+    let (comparability, common) = comparability(baseline, candidate);
+    let figures = if comparability.memory_compared {
+        compare_figures(baseline, candidate, &common)
+    } else {
+        Vec::new()
+    };
+    let first_divergence = first_divergence(&figures);
+    let effect = first_divergence
+        .as_ref()
+        .map(|_| effect(candidate, &figures));
+
+    let b_out = outcome(baseline);
+    let c_out = outcome(candidate);
+    let time = super::timing::compare(baseline, candidate, options.time_tolerance);
+    let (status, any_worse) = status(&c_out, &figures, &time);
+    let headline = headline(status, &b_out, &c_out, effect.as_ref(), any_worse, &time);
+    let (config, config_note) = compare_config(baseline, candidate);
+    let env = env_changes(baseline, candidate);
+    let failure_cause = super::cause::failure_cause(candidate, config.as_ref(), &env);
+    let remedies = super::remedy::remedies(Some(baseline), candidate, config.as_ref());
+    RunDiff {
+        status,
+        headline,
+        config,
+        config_note,
+        env,
+        comparability,
+        figures,
+        first_divergence,
+        effect,
+        baseline: b_out,
+        candidate: c_out,
+        time,
+        failure_cause,
+        remedies,
+    }
+}
+
+/// Which ranks the two runs share, and what makes them less than comparable: a run with
+/// no events, lines not understood, rank sets that differ, different servers. The common
+/// ranks are returned in the baseline's order.
+fn comparability<'a>(baseline: &'a Run, candidate: &Run) -> (Comparability, Vec<&'a Rank>) {
     // Sets, not `Vec::contains`: a run may name tens of thousands of ranks.
     let b_ranks: Vec<&Rank> = baseline.ranks.iter().map(|r| &r.rank).collect();
     let c_ranks: Vec<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
@@ -439,7 +481,19 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
             });
         }
     }
+    let comparability = Comparability {
+        common_ranks: common.len(),
+        only_in_baseline,
+        only_in_candidate,
+        memory_compared,
+        notes,
+    };
+    (comparability, common)
+}
 
+/// Every compared figure (`COMPARED`) that both runs report for at least one common rank,
+/// with its per-rank deltas and how they move together.
+fn compare_figures(baseline: &Run, candidate: &Run, common: &[&Rank]) -> Vec<FigureDiff> {
     // Each common rank's two rows, looked up once: per figure and rank a search of the
     // rank list (string comparisons) was most of a diff of thousands of ranks.
     let b_rows: HashMap<&Rank, &RankRun> = baseline.ranks.iter().map(|r| (&r.rank, r)).collect();
@@ -449,78 +503,80 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
         .filter_map(|&r| Some((r, *b_rows.get(r)?, *c_rows.get(r)?)))
         .collect();
     let mut figures = Vec::new();
-    if memory_compared {
-        for (phase, figure) in compared_figures(baseline, candidate) {
-            let name = figure.name();
-            let mut per_rank = Vec::new();
-            let mut resolution: f64 = 0.0;
-            let mut is_bytes = false;
-            let mut texts = (None, None);
-            for &(r, b_row, c_row) in &rows {
-                let (Some(bf), Some(cf)) = (b_row.figure(phase, name), c_row.figure(phase, name))
-                else {
-                    continue;
-                };
-                let (bv, cv) = (&bf.value, &cf.value);
-                let (Some(b), Some(c)) = (bv.as_f64(), cv.as_f64()) else {
-                    continue;
-                };
-                is_bytes |= bv.as_bytes().is_some();
-                let step = bv.resolution().max(cv.resolution()) as f64;
-                resolution = resolution.max(step);
-                // The lines behind the first rank's figures; searching them for every rank
-                // would cost events × ranks per figure.
-                if texts.0.is_none() {
-                    texts = (
-                        Some(figure_line(baseline, bf)),
-                        Some(figure_line(candidate, cf)),
-                    );
-                }
-                let delta = c - b;
-                per_rank.push(RankDelta {
-                    rank: r.clone(),
-                    baseline: b,
-                    candidate: c,
-                    delta,
-                    beyond_noise: delta.abs() > step * 1.01,
-                });
-            }
-            if per_rank.is_empty() {
-                continue;
-            }
-            let (class, ranks_moved) = classify(&per_rank);
-            let mut deltas: Vec<f64> = per_rank.iter().map(|d| d.delta).collect();
-            let mut bs: Vec<f64> = per_rank.iter().map(|d| d.baseline).collect();
-            let mut cs: Vec<f64> = per_rank.iter().map(|d| d.candidate).collect();
-            let (Some(delta), Some(bm), Some(cm)) = (
-                Spread::of(&mut deltas),
-                Spread::of(&mut bs),
-                Spread::of(&mut cs),
-            ) else {
+    for (phase, figure) in compared_figures(baseline, candidate) {
+        let name = figure.name();
+        let mut per_rank = Vec::new();
+        let mut resolution: f64 = 0.0;
+        let mut is_bytes = false;
+        let mut texts = (None, None);
+        for &(r, b_row, c_row) in &rows {
+            let (Some(bf), Some(cf)) = (b_row.figure(phase, name), c_row.figure(phase, name))
+            else {
                 continue;
             };
-            let worse = figure.worse().is_worse(delta.median);
-            figures.push(FigureDiff {
-                phase,
-                figure: figure.clone(),
-                is_bytes,
-                resolution,
-                class,
-                ranks_compared: per_rank.len(),
-                ranks_moved,
-                baseline_median: bm.median,
-                candidate_median: cm.median,
+            let (bv, cv) = (&bf.value, &cf.value);
+            let (Some(b), Some(c)) = (bv.as_f64(), cv.as_f64()) else {
+                continue;
+            };
+            is_bytes |= bv.as_bytes().is_some();
+            let step = bv.resolution().max(cv.resolution()) as f64;
+            resolution = resolution.max(step);
+            // The lines behind the first rank's figures; searching them for every rank
+            // would cost events × ranks per figure.
+            if texts.0.is_none() {
+                texts = (
+                    Some(figure_line(baseline, bf)),
+                    Some(figure_line(candidate, cf)),
+                );
+            }
+            let delta = c - b;
+            per_rank.push(RankDelta {
+                rank: r.clone(),
+                baseline: b,
+                candidate: c,
                 delta,
-                worse,
-                per_rank,
-                baseline_line: texts.0,
-                candidate_line: texts.1,
+                beyond_noise: delta.abs() > step * 1.01,
             });
         }
+        if per_rank.is_empty() {
+            continue;
+        }
+        let (class, ranks_moved) = classify(&per_rank);
+        let mut deltas: Vec<f64> = per_rank.iter().map(|d| d.delta).collect();
+        let mut bs: Vec<f64> = per_rank.iter().map(|d| d.baseline).collect();
+        let mut cs: Vec<f64> = per_rank.iter().map(|d| d.candidate).collect();
+        let (Some(delta), Some(bm), Some(cm)) = (
+            Spread::of(&mut deltas),
+            Spread::of(&mut bs),
+            Spread::of(&mut cs),
+        ) else {
+            continue;
+        };
+        let worse = figure.worse().is_worse(delta.median);
+        figures.push(FigureDiff {
+            phase,
+            figure: figure.clone(),
+            is_bytes,
+            resolution,
+            class,
+            ranks_compared: per_rank.len(),
+            ranks_moved,
+            baseline_median: bm.median,
+            candidate_median: cm.median,
+            delta,
+            worse,
+            per_rank,
+            baseline_line: texts.0,
+            candidate_line: texts.1,
+        });
     }
-    // A figure with no worse direction is shown, but is never what a regression began
-    // with.
-    let first_divergence = figures
+    figures
+}
+
+/// The first compared figure that moved beyond noise: where the runs part. A figure with
+/// no worse direction is shown, but is never what a regression began with.
+fn first_divergence(figures: &[FigureDiff]) -> Option<Divergence> {
+    figures
         .iter()
         .find(|f| f.class.is_signal() && f.figure.worse() != WorseWhen::Neither)
         .map(|f| Divergence {
@@ -533,30 +589,38 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
             is_bytes: f.is_bytes,
             baseline_median: f.baseline_median,
             candidate_median: f.candidate_median,
-        });
-    let find = |p: Phase, n: &str| figures.iter().find(|f| f.phase == p && f.figure == n);
-    let effect = first_divergence.as_ref().map(|_| {
-        let tokens = find(Phase::KvCache, "tokens");
-        let kv_tokens_delta = tokens.map(|t| t.delta.median.round() as i64);
-        let bytes_per_token = (candidate.ranks.first())
-            .and_then(RankRun::kv_bytes_per_token)
-            .map(|(bpt, _)| bpt);
-        let pool = find(Phase::KvCache, "avail_after");
-        Effect {
-            kv_tokens_delta,
-            kv_tokens_baseline: tokens.map(|t| t.baseline_median.round() as i64),
-            kv_bytes_delta: match (kv_tokens_delta, bytes_per_token) {
-                (Some(d), Some(bpt)) => Some((d as f64 * bpt).round() as i64),
-                _ => None,
-            },
-            avail_after_pool_delta: pool.map(|p| p.delta.median.round() as i64),
-            avail_after_pool: pool.map(|p| (p.baseline_median as i64, p.candidate_median as i64)),
-        }
-    });
+        })
+}
 
-    let b_out = outcome(baseline);
-    let c_out = outcome(candidate);
-    let time = super::timing::compare(baseline, candidate, options.time_tolerance);
+/// What the divergence did to the KV cache: tokens and bytes gained or lost, and the
+/// memory left after the pool.
+fn effect(candidate: &Run, figures: &[FigureDiff]) -> Effect {
+    let find = |p: Phase, n: &str| figures.iter().find(|f| f.phase == p && f.figure == n);
+    let tokens = find(Phase::KvCache, "tokens");
+    let kv_tokens_delta = tokens.map(|t| t.delta.median.round() as i64);
+    let bytes_per_token = (candidate.ranks.first())
+        .and_then(RankRun::kv_bytes_per_token)
+        .map(|(bpt, _)| bpt);
+    let pool = find(Phase::KvCache, "avail_after");
+    Effect {
+        kv_tokens_delta,
+        kv_tokens_baseline: tokens.map(|t| t.baseline_median.round() as i64),
+        kv_bytes_delta: match (kv_tokens_delta, bytes_per_token) {
+            (Some(d), Some(bpt)) => Some((d as f64 * bpt).round() as i64),
+            _ => None,
+        },
+        avail_after_pool_delta: pool.map(|p| p.delta.median.round() as i64),
+        avail_after_pool: pool.map(|p| (p.baseline_median as i64, p.candidate_median as i64)),
+    }
+}
+
+/// The verdict on the candidate against the baseline, and whether a figure moved the
+/// worse way.
+fn status(
+    c_out: &RunOutcome,
+    figures: &[FigureDiff],
+    time: &super::timing::TimeDiff,
+) -> (Status, bool) {
     let any_worse = figures.iter().any(|f| f.class.is_signal() && f.worse);
     let any_signal = figures.iter().any(|f| f.class.is_signal());
     let status = if c_out.failed() {
@@ -570,33 +634,7 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
     } else {
         Status::Same
     };
-    let headline = headline(status, &b_out, &c_out, effect.as_ref(), any_worse, &time);
-    let (config, config_note) = compare_config(baseline, candidate);
-    let env = env_changes(baseline, candidate);
-    let failure_cause = super::cause::failure_cause(candidate, config.as_ref(), &env);
-    let remedies = super::remedy::remedies(Some(baseline), candidate, config.as_ref());
-    RunDiff {
-        status,
-        headline,
-        config,
-        config_note,
-        env,
-        comparability: Comparability {
-            common_ranks: common.len(),
-            only_in_baseline,
-            only_in_candidate,
-            memory_compared,
-            notes,
-        },
-        figures,
-        first_divergence,
-        effect,
-        baseline: b_out,
-        candidate: c_out,
-        time,
-        failure_cause,
-        remedies,
-    }
+    (status, any_worse)
 }
 
 fn headline(

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::Exporter;
 use crate::base::event::{Event, FieldValue, Rank};
-use crate::model::Run;
+use crate::model::{Failure, RankRun, Run};
 use crate::report::RunReport;
 
 /// The run's process id in the trace; there is one run per file.
@@ -130,6 +130,56 @@ fn each_event(run: &Run, emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>) -> 
             .unwrap_or(LAUNCHER_TID)
     };
 
+    tracks(run, &tid, emit)?;
+
+    // Lines without a time stamp (NCCL INFO) are placed at the time of the line before
+    // them, as the run model orders them.
+    let mut at: HashMap<(usize, u64), i64> = HashMap::new();
+    let mut last_rank_ts: HashMap<u32, i64> = HashMap::new();
+    let mut prev: i64 = 0;
+    for e in &run.events {
+        let ts = e.ts.map_or(prev, |t| micros(start, t));
+        prev = ts;
+        at.insert((e.origin.source, e.origin.line), ts);
+        let t = tid(e.rank.as_ref());
+        last_rank_ts.insert(t, ts);
+        emit(instant(run, e, ts, t))?;
+    }
+
+    for r in &run.ranks {
+        let t = tid(Some(&r.rank));
+        let rank_end = last_rank_ts.get(&t).copied().unwrap_or(0);
+        rank_phases(start, r, t, rank_end, &at, emit)?;
+    }
+
+    let failures = run
+        .ranks
+        .iter()
+        .filter_map(|r| r.failure.as_ref().map(|f| (Some(&r.rank), f)))
+        .chain(run.launcher_failures.iter().map(|f| (None, f)));
+    for (rank, f) in failures {
+        let t = tid(rank);
+        let ts =
+            f.ts.map(|x| micros(start, x))
+                .or_else(|| {
+                    f.origin
+                        .as_ref()
+                        .and_then(|o| at.get(&(o.source, o.line)).copied())
+                })
+                .unwrap_or_else(|| last_rank_ts.get(&t).copied().unwrap_or(0));
+        emit(failure_event(run, f, ts, t))?;
+    }
+
+    Ok(())
+}
+
+/// The trace's process and one named, ordered track per rank (its node in a multi-node
+/// run) after the launcher's.
+fn tracks(
+    run: &Run,
+    tid: &dyn Fn(Option<&Rank>) -> u32,
+    emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>,
+) -> io::Result<()> {
     let mut meta = TraceEvent::new("process_name", "M", 0, LAUNCHER_TID);
     meta.args.insert("name".into(), json!(run.name));
     emit(meta)?;
@@ -152,98 +202,80 @@ fn each_event(run: &Run, emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>) -> 
         emit(m)?;
     }
 
-    // Lines without a time stamp (NCCL INFO) are placed at the time of the line before
-    // them, as the run model orders them.
-    let mut at: HashMap<(usize, u64), i64> = HashMap::new();
-    let mut last_rank_ts: HashMap<u32, i64> = HashMap::new();
-    let mut prev: i64 = 0;
-    for e in &run.events {
-        let ts = e.ts.map_or(prev, |t| micros(start, t));
-        prev = ts;
-        at.insert((e.origin.source, e.origin.line), ts);
-        let t = tid(e.rank.as_ref());
-        last_rank_ts.insert(t, ts);
-        emit(instant(run, e, ts, t))?;
-    }
-
-    for r in &run.ranks {
-        let t = tid(Some(&r.rank));
-        let rank_end = last_rank_ts.get(&t).copied().unwrap_or(0);
-        for p in &r.phases {
-            let end = p.end.map_or(rank_end, |e| micros(start, e));
-            // With no begin line the slice is drawn back from the end by the duration
-            // the server printed; with neither, the end line's instant is all there is.
-            let began = match (p.start, p.end, p.printed_elapsed_s()) {
-                (Some(s), _, _) => Some((micros(start, s), "stamp")),
-                // Before the trace's 0 when the phase began before the log: the trace
-                // format allows it, and clamping would shorten the printed duration.
-                (None, Some(_), Some(el)) => Some((end - (el * 1e6).round() as i64, "printed")),
-                _ => None,
-            };
-            if let Some((ts, from)) = began {
-                let mut x = TraceEvent::new(p.phase.name(), "X", ts, t);
-                x.dur = Some((end - ts).max(0));
-                x.cat = Some("phase");
-                x.args.insert("complete".into(), json!(p.complete));
-                x.args.insert("start_from".into(), json!(from));
-                for f in &p.figures {
-                    x.args.insert(f.name.to_string(), field_json(&f.value));
-                }
-                emit(x)?;
-            }
-            let ts = began.map_or(end, |b| b.0);
-            for f in &p.figures {
-                let (Some(series), Some(bytes)) =
-                    (counter_series(f.name.name()), f.value.as_bytes())
-                else {
-                    continue;
-                };
-                let ts = at
-                    .get(&(f.origin.source, f.origin.line))
-                    .copied()
-                    .unwrap_or(ts);
-                let mut c = TraceEvent::new(format!("{} {series}", r.rank), "C", ts, t);
-                c.args.insert("bytes".into(), json!(bytes));
-                emit(c)?;
-            }
-        }
-    }
-
-    let failures = run
-        .ranks
-        .iter()
-        .filter_map(|r| r.failure.as_ref().map(|f| (Some(&r.rank), f)))
-        .chain(run.launcher_failures.iter().map(|f| (None, f)));
-    for (rank, f) in failures {
-        let t = tid(rank);
-        let ts =
-            f.ts.map(|x| micros(start, x))
-                .or_else(|| {
-                    f.origin
-                        .as_ref()
-                        .and_then(|o| at.get(&(o.source, o.line)).copied())
-                })
-                .unwrap_or_else(|| last_rank_ts.get(&t).copied().unwrap_or(0));
-        let mut i = TraceEvent::new(format!("failure: {}", f.kind.name()), "i", ts, t);
-        i.s = Some("t");
-        i.cat = Some("failure");
-        i.args.insert("message".into(), json!(f.message));
-        i.args.insert("kind".into(), json!(f.kind.name()));
-        i.args.insert("phase".into(), json!(f.phase.name()));
-        for (k, v) in &f.fields {
-            i.args.insert(k.clone(), field_json(v));
-        }
-        if let Some(o) = &f.origin {
-            i.args.insert("source".into(), json!(run.source_name(o)));
-            i.args.insert("line".into(), json!(o.line));
-        }
-        if let Some(c) = &f.consequence_of {
-            i.args.insert("consequence_of".into(), json!(c.to_string()));
-        }
-        emit(i)?;
-    }
-
     Ok(())
+}
+
+/// A rank's phases as slices (from their stamps, or drawn back from the end by the
+/// printed duration) and their byte figures as counters. `rank_end` ends a phase that
+/// never ended; `at` places a figure at its line's time.
+fn rank_phases(
+    start: Option<NaiveDateTime>,
+    r: &RankRun,
+    t: u32,
+    rank_end: i64,
+    at: &HashMap<(usize, u64), i64>,
+    emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>,
+) -> io::Result<()> {
+    for p in &r.phases {
+        let end = p.end.map_or(rank_end, |e| micros(start, e));
+        // With no begin line the slice is drawn back from the end by the duration
+        // the server printed; with neither, the end line's instant is all there is.
+        let began = match (p.start, p.end, p.printed_elapsed_s()) {
+            (Some(s), _, _) => Some((micros(start, s), "stamp")),
+            // Before the trace's 0 when the phase began before the log: the trace
+            // format allows it, and clamping would shorten the printed duration.
+            (None, Some(_), Some(el)) => Some((end - (el * 1e6).round() as i64, "printed")),
+            _ => None,
+        };
+        if let Some((ts, from)) = began {
+            let mut x = TraceEvent::new(p.phase.name(), "X", ts, t);
+            x.dur = Some((end - ts).max(0));
+            x.cat = Some("phase");
+            x.args.insert("complete".into(), json!(p.complete));
+            x.args.insert("start_from".into(), json!(from));
+            for f in &p.figures {
+                x.args.insert(f.name.to_string(), field_json(&f.value));
+            }
+            emit(x)?;
+        }
+        let ts = began.map_or(end, |b| b.0);
+        for f in &p.figures {
+            let (Some(series), Some(bytes)) = (counter_series(f.name.name()), f.value.as_bytes())
+            else {
+                continue;
+            };
+            let ts = at
+                .get(&(f.origin.source, f.origin.line))
+                .copied()
+                .unwrap_or(ts);
+            let mut c = TraceEvent::new(format!("{} {series}", r.rank), "C", ts, t);
+            c.args.insert("bytes".into(), json!(bytes));
+            emit(c)?;
+        }
+    }
+    Ok(())
+}
+
+/// A failure's instant, with its kind, phase, fields, line and what it is a consequence
+/// of.
+fn failure_event(run: &Run, f: &Failure, ts: i64, t: u32) -> TraceEvent {
+    let mut i = TraceEvent::new(format!("failure: {}", f.kind.name()), "i", ts, t);
+    i.s = Some("t");
+    i.cat = Some("failure");
+    i.args.insert("message".into(), json!(f.message));
+    i.args.insert("kind".into(), json!(f.kind.name()));
+    i.args.insert("phase".into(), json!(f.phase.name()));
+    for (k, v) in &f.fields {
+        i.args.insert(k.clone(), field_json(v));
+    }
+    if let Some(o) = &f.origin {
+        i.args.insert("source".into(), json!(run.source_name(o)));
+        i.args.insert("line".into(), json!(o.line));
+    }
+    if let Some(c) = &f.consequence_of {
+        i.args.insert("consequence_of".into(), json!(c.to_string()));
+    }
+    i
 }
 
 fn instant(run: &Run, e: &Event, ts: i64, tid: u32) -> TraceEvent {

@@ -233,8 +233,18 @@ pub(super) fn assign_nodes(
         .map(|g| home_of_group[g].unwrap_or_else(|| node_for(Key::Plain(g), group_name(g))))
         .collect();
     let node_of_source: Vec<usize> = node_of_source.into_iter().map(|n| n.unwrap_or(0)).collect();
-    // Nodes in the order their files were given (the first given is the reference
-    // unless one says it is node_rank 0), not in the order the passes above made them.
+    in_given_order(&names, &node_of_source, &home_of_group, group_of_source)
+}
+
+/// The nodes renumbered in the order their files were given (the first given is the
+/// reference unless one says it is node_rank 0), not in the order `assign_nodes`'s passes
+/// made them.
+fn in_given_order(
+    names: &[String],
+    node_of_source: &[usize],
+    home_of_group: &[usize],
+    group_of_source: &[usize],
+) -> NodeAssignment {
     let mut first_seen = vec![(usize::MAX, usize::MAX); names.len()];
     for (s, (&n, &g)) in node_of_source.iter().zip(group_of_source).enumerate() {
         first_seen[n] = first_seen[n].min((g, s));

@@ -303,6 +303,91 @@ pub fn attribute(
     cand_snaps: &[RankSnapshot],
 ) -> Option<Attribution> {
     let div = d.first_divergence.as_ref()?;
+    let SiteChanges {
+        by_site,
+        ranks_compared,
+        seg_counts,
+        lines_by_site,
+    } = changes_per_site(baseline, candidate, base_snaps, cand_snaps);
+    if ranks_compared == 0 {
+        return None;
+    }
+    let clock = clock_note(candidate, cand_snaps);
+    let mut sites = site_shares(by_site, &lines_by_site);
+    sites.sort_by_key(|s| {
+        (
+            s.phase != Some(div.phase),
+            std::cmp::Reverse(
+                (s.delta_reserved.median.abs() + s.delta_allocated.median.abs()) as i64,
+            ),
+        )
+    });
+    let allocator_delta_reserved: i64 = sites
+        .iter()
+        .filter(|s| s.phase == Some(div.phase))
+        .map(|s| s.delta_reserved.median as i64)
+        .sum();
+    let fig = d
+        .figures
+        .iter()
+        .find(|f| f.phase == div.phase && f.figure == div.figure);
+    // The log figure's sign: a usage figure grows with memory taken, a free figure shrinks.
+    let driver_delta = fig.filter(|f| f.is_bytes).map(|f| {
+        let v = f.delta.median.round() as i64;
+        if f.figure.name().starts_with("avail") {
+            -v
+        } else {
+            v
+        }
+    });
+    let residual = driver_delta.map(|dd| dd - allocator_delta_reserved);
+    // Segments that are new because of something in another phase (a KV pool of another
+    // size) are not this phase's story.
+    let in_phase = |site: &str| {
+        sites
+            .iter()
+            .find(|s| s.site == site)
+            .is_none_or(|s| s.phase == Some(div.phase))
+    };
+    let new_segments = seg_counts
+        .into_iter()
+        .filter(|(site, v)| v.len() == ranks_compared && in_phase(site))
+        .map(|(site, v)| {
+            let (n, b) = v[v.len() / 2];
+            (site, n, b)
+        })
+        .collect();
+    Some(Attribution {
+        phase: div.phase,
+        ranks_compared,
+        sites,
+        allocator_delta_reserved,
+        driver_delta,
+        residual,
+        log_resolution: fig.map(|f| f.resolution as u64),
+        new_segments,
+        clock,
+    })
+}
+
+/// What the snapshots of the ranks both runs have, clock-matched in the candidate, say
+/// changed: per site, each rank's change; per site, the new segments' count and bytes;
+/// each site's source lines.
+struct SiteChanges {
+    by_site: BTreeMap<String, Vec<RankSiteChange>>,
+    ranks_compared: usize,
+    seg_counts: BTreeMap<String, Vec<(u64, u64)>>,
+    lines_by_site: BTreeMap<String, Vec<i64>>,
+}
+
+/// Compares each candidate snapshot with the baseline's of the same rank, site by site,
+/// and places each changed site in the phase where it first allocated.
+fn changes_per_site(
+    baseline: &Run,
+    candidate: &Run,
+    base_snaps: &[RankSnapshot],
+    cand_snaps: &[RankSnapshot],
+) -> SiteChanges {
     let rule = SiteRule::default();
     let mut by_site: BTreeMap<String, Vec<RankSiteChange>> = BTreeMap::new();
     let mut ranks_compared = 0;
@@ -368,11 +453,21 @@ pub fn attribute(
             seg_counts.entry(k).or_default().push(v);
         }
     }
-    if ranks_compared == 0 {
-        return None;
+    SiteChanges {
+        by_site,
+        ranks_compared,
+        seg_counts,
+        lines_by_site,
     }
-    let clock = clock_note(candidate, cand_snaps);
-    let mut sites: Vec<SiteShare> = by_site
+}
+
+/// Each site's changes across ranks, summarised: the phase most ranks place it in and the
+/// spread of its deltas, labelled with its source lines.
+fn site_shares(
+    by_site: BTreeMap<String, Vec<RankSiteChange>>,
+    lines_by_site: &BTreeMap<String, Vec<i64>>,
+) -> Vec<SiteShare> {
+    by_site
         .into_iter()
         .filter_map(|(site, v)| {
             // The phase most ranks agree on.
@@ -398,61 +493,7 @@ pub fn attribute(
                 blocks: Spread::of(&mut blocks).map_or(0, |s| s.median as u64),
             })
         })
-        .collect();
-    sites.sort_by_key(|s| {
-        (
-            s.phase != Some(div.phase),
-            std::cmp::Reverse(
-                (s.delta_reserved.median.abs() + s.delta_allocated.median.abs()) as i64,
-            ),
-        )
-    });
-    let allocator_delta_reserved: i64 = sites
-        .iter()
-        .filter(|s| s.phase == Some(div.phase))
-        .map(|s| s.delta_reserved.median as i64)
-        .sum();
-    let fig = d
-        .figures
-        .iter()
-        .find(|f| f.phase == div.phase && f.figure == div.figure);
-    // The log figure's sign: a usage figure grows with memory taken, a free figure shrinks.
-    let driver_delta = fig.filter(|f| f.is_bytes).map(|f| {
-        let v = f.delta.median.round() as i64;
-        if f.figure.name().starts_with("avail") {
-            -v
-        } else {
-            v
-        }
-    });
-    let residual = driver_delta.map(|dd| dd - allocator_delta_reserved);
-    // Segments that are new because of something in another phase (a KV pool of another
-    // size) are not this phase's story.
-    let in_phase = |site: &str| {
-        sites
-            .iter()
-            .find(|s| s.site == site)
-            .is_none_or(|s| s.phase == Some(div.phase))
-    };
-    let new_segments = seg_counts
-        .into_iter()
-        .filter(|(site, v)| v.len() == ranks_compared && in_phase(site))
-        .map(|(site, v)| {
-            let (n, b) = v[v.len() / 2];
-            (site, n, b)
-        })
-        .collect();
-    Some(Attribution {
-        phase: div.phase,
-        ranks_compared,
-        sites,
-        allocator_delta_reserved,
-        driver_delta,
-        residual,
-        log_resolution: fig.map(|f| f.resolution as u64),
-        new_segments,
-        clock,
-    })
+        .collect()
 }
 
 /// One failing rank's OOM as its snapshot records it: the request, the code that made it,

@@ -34,6 +34,14 @@ fn time_s(first: Option<i64>, t: i64) -> String {
 /// A one-screen summary with the `top` largest sites.
 pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
     let mut o = String::new();
+    totals_lines(&mut o, s, width);
+    peaks_and_ooms(&mut o, s, width);
+    site_table(&mut o, s, top, width);
+    o
+}
+
+/// The snapshot's totals, then per memory pool and per stream.
+fn totals_lines(o: &mut String, s: &MemSummary, width: usize) {
     let t = &s.totals;
     let totals = format!(
         "reserved {}  allocated {}  active {}  in {} segments",
@@ -42,7 +50,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
         fmt_bytes(t.active),
         t.segments
     );
-    put(&mut o, width, 0, &totals);
+    put(o, width, 0, &totals);
     // The pool and stream rows line up in 78 columns; narrower, each is a wrapped line.
     let narrow = width < 78;
     for p in &s.by_pool {
@@ -61,7 +69,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             // them back).
             let text =
                 format!("pool {pool} {kind}: reserved\u{a0}{reserved}, allocated\u{a0}{allocated}");
-            put(&mut o, width, 2, &text);
+            put(o, width, 2, &text);
         } else {
             let _ = writeln!(
                 o,
@@ -79,7 +87,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
                 "stream {}: reserved\u{a0}{reserved}, allocated\u{a0}{allocated}",
                 st.label
             );
-            put(&mut o, width, 2, &text);
+            put(o, width, 2, &text);
         } else {
             let _ = writeln!(
                 o,
@@ -88,6 +96,11 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             );
         }
     }
+}
+
+/// The peaks, each out-of-memory (the analysed first per device in full), the free space
+/// when no OOM was analysed, and the trace entries read and not understood.
+fn peaks_and_ooms(o: &mut String, s: &MemSummary, width: usize) {
     if let Some(p) = &s.peak_reserved {
         let _ = writeln!(
             o,
@@ -120,7 +133,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             time_s(s.first_time_us, oom.time_us),
             oom.site
         );
-        put(&mut o, width, 0, &line);
+        put(o, width, 0, &line);
     }
     for a in &s.oom_analyses {
         let head = format!(
@@ -128,11 +141,11 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             fmt_bytes(a.requested),
             time_s(s.first_time_us, a.time_us)
         );
-        oom_section(&mut o, width, 0, &head, a);
+        oom_section(o, width, 0, &head, a);
     }
     if s.oom_analyses.is_empty() {
         if let Some(l) = free_space_line(&s.free_space) {
-            put(&mut o, width, 0, &l);
+            put(o, width, 0, &l);
         }
     }
     let _ = writeln!(o, "{} trace entries", s.trace_entries);
@@ -142,7 +155,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             .collect();
         let unknown: u64 = s.unknown_actions.iter().map(|(_, n)| n).sum();
         put(
-            &mut o,
+            o,
             width,
             0,
             &format!(
@@ -152,6 +165,11 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             ),
         );
     }
+}
+
+/// The `top` largest allocation sites: a table, or one wrapped line per site when the
+/// output is narrower than the table.
+fn site_table(o: &mut String, s: &MemSummary, top: usize, width: usize) {
     if top > 0 && !s.sites.is_empty() && width < 36 + 44 {
         // Narrower than the table: one wrapped line per site.
         let _ = writeln!(o, "site (live memory): allocated, reserved, blocks");
@@ -163,7 +181,7 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
                 fmt_bytes(site.reserved),
                 plural(site.blocks, "block")
             );
-            put(&mut o, width, 0, &text);
+            put(o, width, 0, &text);
         }
         if s.sites.len() > top {
             let _ = writeln!(o, "… {} more sites", s.sites.len() - top);
@@ -199,7 +217,6 @@ pub fn summary_text(s: &MemSummary, top: usize, width: usize) -> String {
             let _ = writeln!(o, "… {} more sites", s.sites.len() - top);
         }
     }
-    o
 }
 
 fn plural(n: u64, word: &str) -> String {

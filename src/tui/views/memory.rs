@@ -34,8 +34,6 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         ]);
     }
     let legend = flow(legend_items, area.width);
-    let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
-    let left = |y: u16| area.bottom().saturating_sub(y);
     let title = Rect {
         height: area.height.min(1),
         ..area
@@ -47,66 +45,96 @@ pub fn draw(f: &mut Frame, app: &App, area: Rect) {
         )),
         title,
     );
-    let mut y = title.bottom();
-    if !app.has_snapshots() {
-        let table = Rect {
-            y,
-            height: rows
-                .min(left(y).saturating_sub(1 + leg_h).max(2))
-                .min(left(y)),
-            ..area
-        };
-        f.render_widget(Memory { app }, table);
-        y = table.bottom().saturating_add(1).min(area.bottom());
-        let leg = Rect {
-            y,
-            height: left(y).min(leg_h),
-            ..area
-        };
-        f.render_widget(Paragraph::new(legend), leg);
-        y = leg.bottom();
-        let note = Rect {
-            y,
-            height: left(y),
-            ..area
-        };
-        let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache \
-size · graph: cuda_graph mem usage · free: last reported available memory";
-        // Wrapped here, so that the panel below knows where the note ends.
-        let w = usize::from(area.width).max(1);
-        let mut lines: Vec<Line> = crate::render::wrap(text, w)
-            .into_iter()
-            .map(|l| Line::styled(l, dim(app.color)))
-            .collect();
-        // Snapshots that were there but could not be used say so, or their absence would
-        // look like a run recorded without them.
-        for e in &app.snap_errors {
-            for l in crate::render::wrap(&sanitize(e), w) {
-                lines.push(Line::styled(l, warn_style(app.color)));
-            }
-        }
-        let note_h = u16::try_from(lines.len())
-            .unwrap_or(u16::MAX)
-            .min(note.height);
-        f.render_widget(
-            Paragraph::new(lines),
-            Rect {
-                height: note_h,
-                ..note
-            },
-        );
-        // The breakdown of the selected rank's group under it, as room allows.
-        let panel = Rect {
-            y: note.y + note_h,
-            height: note.height - note_h,
-            ..note
-        };
-        f.render_widget(
-            Paragraph::new(super::breakdown::lines(app, area.width)),
-            panel,
-        );
-        return;
+    let y = title.bottom();
+    if app.has_snapshots() {
+        draw_with_snapshots(f, app, area, y, rows, legend);
+    } else {
+        draw_log_figures(f, app, area, y, rows, legend);
     }
+}
+
+/// Without snapshots: the log's figures per rank, the legend, a note on what each column
+/// is (and on snapshots that could not be used), and the selected rank's breakdown.
+fn draw_log_figures(
+    f: &mut Frame,
+    app: &App,
+    area: Rect,
+    mut y: u16,
+    rows: u16,
+    legend: Vec<Line<'static>>,
+) {
+    let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
+    let left = |y: u16| area.bottom().saturating_sub(y);
+    let table = Rect {
+        y,
+        height: rows
+            .min(left(y).saturating_sub(1 + leg_h).max(2))
+            .min(left(y)),
+        ..area
+    };
+    f.render_widget(Memory { app }, table);
+    y = table.bottom().saturating_add(1).min(area.bottom());
+    let leg = Rect {
+        y,
+        height: left(y).min(leg_h),
+        ..area
+    };
+    f.render_widget(Paragraph::new(legend), leg);
+    y = leg.bottom();
+    let note = Rect {
+        y,
+        height: left(y),
+        ..area
+    };
+    let text = "init: dist_init mem usage · weights: weight_load mem usage · kv: KV cache \
+size · graph: cuda_graph mem usage · free: last reported available memory";
+    // Wrapped here, so that the panel below knows where the note ends.
+    let w = usize::from(area.width).max(1);
+    let mut lines: Vec<Line> = crate::render::wrap(text, w)
+        .into_iter()
+        .map(|l| Line::styled(l, dim(app.color)))
+        .collect();
+    // Snapshots that were there but could not be used say so, or their absence would
+    // look like a run recorded without them.
+    for e in &app.snap_errors {
+        for l in crate::render::wrap(&sanitize(e), w) {
+            lines.push(Line::styled(l, warn_style(app.color)));
+        }
+    }
+    let note_h = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .min(note.height);
+    f.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: note_h,
+            ..note
+        },
+    );
+    // The breakdown of the selected rank's group under it, as room allows.
+    let panel = Rect {
+        y: note.y + note_h,
+        height: note.height - note_h,
+        ..note
+    };
+    f.render_widget(
+        Paragraph::new(super::breakdown::lines(app, area.width)),
+        panel,
+    );
+}
+
+/// With snapshots: the table shrunk to the selected rank, the legend, the breakdown when
+/// it fits, the chart and the selected rank's sites.
+fn draw_with_snapshots(
+    f: &mut Frame,
+    app: &App,
+    area: Rect,
+    mut y: u16,
+    rows: u16,
+    legend: Vec<Line<'static>>,
+) {
+    let leg_h = u16::try_from(legend.len()).unwrap_or(u16::MAX);
+    let left = |y: u16| area.bottom().saturating_sub(y);
     // With snapshots, what the screen must keep is the OOM (the chart's header) and the
     // sites, the culprit among them; the table then shrinks to the selected rank and
     // scrolls, and the plot takes what is left.

@@ -23,6 +23,26 @@ use crate::base::units::seconds_number as secs;
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
+    head_lines(&mut o, run, report, style);
+    verdict_lines(&mut o, run, report, style);
+    o.push('\n');
+    phase_table(&mut o, run, stats, out.ranks, style);
+    if per_rank {
+        o.push('\n');
+        rank_table(&mut o, run, style);
+    }
+    o.push('\n');
+    if !run.gpus.is_empty() || !run.gpu_processes.is_empty() {
+        gpu_report(&mut o, run, style.width);
+    }
+    lines_report(&mut o, run, style);
+    o
+}
+
+/// The run's head: its state (FAILED, READY, …), name and counts; when it started and
+/// how long its log runs; processes beside the ranks.
+fn head_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
+    let out = &report.outcome;
     let (status, paint): (&str, fn(&Style, &str) -> String) = match report.state(run) {
         RunState::Failed => ("FAILED", Style::bad),
         RunState::Ready => ("READY", Style::good),
@@ -73,7 +93,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
                 ""
             }
         );
-        put(&mut o, style.width, 0, &line);
+        put(o, style.width, 0, &line);
     }
     let processes = run.ranks.len() - out.ranks;
     if processes > 0 {
@@ -83,6 +103,13 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
             if processes == 1 { "" } else { "es" }
         );
     }
+}
+
+/// What happened: the verdict and the root failure quoted (or why the run is
+/// incomplete), the failure groups, remedies, failures outside any rank, and the other
+/// start-ups in the log.
+fn verdict_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
+    let out = &report.outcome;
     if out.failed() {
         let story = format!("verdict: {}", failure_story(&out.story));
         for line in wrap_indented(&story, style.width, "", "  ") {
@@ -150,9 +177,13 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         for line in wrap_indented(&head, style.width, "", "  ") {
             let _ = writeln!(o, "{line}");
         }
-        attempt_lines(&mut o, run, style);
+        attempt_lines(o, run, style);
     }
-    o.push('\n');
+}
+
+/// The phases × ranks table with its legends and the timing findings, or, when no
+/// start-up event was read, what the lines looked like and where to go next.
+fn phase_table(o: &mut String, run: &Run, stats: &[PhaseStats], ranks: usize, style: Style) {
     if run.events.is_empty() {
         let mut detected: Vec<&str> = run
             .sources
@@ -179,7 +210,7 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
         );
         let mut marks = Marks::default();
         for s in stats {
-            phase_block(&mut o, s, out.ranks, style, &mut marks);
+            phase_block(o, s, ranks, style, &mut marks);
         }
         for (used, legend) in [(marks.star, STAR_LEGEND), (marks.unknown, UNKNOWN_LEGEND)] {
             if used {
@@ -188,18 +219,8 @@ pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> S
                 }
             }
         }
-        timing_report(&mut o, run, stats, style);
+        timing_report(o, run, stats, style);
     }
-    if per_rank {
-        o.push('\n');
-        rank_table(&mut o, run, style);
-    }
-    o.push('\n');
-    if !run.gpus.is_empty() || !run.gpu_processes.is_empty() {
-        gpu_report(&mut o, run, style.width);
-    }
-    lines_report(&mut o, run, style);
-    o
 }
 
 /// The root of a failed run as `summary` names it, with its evidence (`first to fail on

@@ -1,22 +1,20 @@
 //! The command line, defined once: help, completions and the man page come from here.
+//!
+//! This file holds the clap definitions and the parsers of their values; `help` the text
+//! after the options (examples, environment, exit codes), which the man pages share;
+//! `pages` the man pages and the fish completions clap's generators leave out.
+
+mod help;
+mod pages;
+
+pub use help::{example_lines, examples, long_help, ENVIRONMENT, EXIT_CODES, WATCH_EXIT_CODES};
+pub use pages::{fish_positional_values, man_page_name, man_pages};
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use rankscope::render::ColorChoice;
-
-pub const EXIT_CODES: &str = "\
-Exit codes:
-  0  success; for `diff`: no meaningful difference (or only improvements); for
-     `summary --exit-code`: the run reached ready
-  1  `diff`: the candidate failed or regressed against the baseline (less capacity,
-     more memory used, or a slower start-up beyond --time-tolerance);
-     `summary --exit-code`: the run failed
-  2  usage or input error (missing path, unreadable or binary file, a file with no
-     start-up event, bad grammar)
-  3  `diff`: the candidate's log ends before ready and nothing says why (incomplete);
-     `summary --exit-code`: the same of the run";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -486,79 +484,6 @@ impl SiteArgs {
     }
 }
 
-/// The man pages there are: `rankscope` and one per subcommand at any depth, named as
-/// clap_mangen refers to them (`rankscope-mem-diff`).
-/// The `help` subcommands are left out: `rankscope help diff` prints the same text as
-/// `rankscope diff --help`, which the diff page already holds.
-pub fn man_pages() -> Vec<clap::Command> {
-    fn walk(cmd: &clap::Command, out: &mut Vec<clap::Command>) {
-        let mut page = cmd.clone();
-        if page.find_subcommand("help").is_some() {
-            page = page.mut_subcommand("help", |h| h.hide(true));
-        }
-        out.push(page);
-        for sub in cmd
-            .get_subcommands()
-            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
-        {
-            walk(sub, out);
-        }
-    }
-    let mut cmd = <Cli as clap::CommandFactory>::command();
-    // Building sets each subcommand's display name, `rankscope-diff`.
-    cmd.build();
-    let mut out = Vec::new();
-    walk(&cmd, &mut out);
-    out
-}
-
-/// The page name of a command from `man_pages`: `rankscope-mem-diff`.
-pub fn man_page_name(cmd: &clap::Command) -> String {
-    cmd.get_display_name()
-        .unwrap_or_else(|| cmd.get_name())
-        .to_string()
-}
-
-/// Fish completions for the values of positional arguments (`schema summary`,
-/// `completions fish`, `man diff`), which clap_complete's fish generator leaves out.
-pub fn fish_positional_values() -> String {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
-    cmd.build();
-    let mut out = String::new();
-    for sub in cmd.get_subcommands() {
-        let values: Vec<(String, String)> = if sub.get_name() == "man" {
-            man_pages()
-                .iter()
-                .skip(1)
-                .map(|p| {
-                    let name = man_page_name(p);
-                    let page = name.trim_start_matches("rankscope-").to_string();
-                    let about = p.get_about().map(|a| a.to_string()).unwrap_or_default();
-                    (page, about)
-                })
-                .collect()
-        } else {
-            sub.get_positionals()
-                .flat_map(|a| a.get_possible_values())
-                .filter(|v| !v.is_hide_set())
-                .map(|v| {
-                    let help = v.get_help().map(|h| h.to_string()).unwrap_or_default();
-                    (v.get_name().to_string(), help)
-                })
-                .collect()
-        };
-        for (value, help) in values {
-            out.push_str(&format!(
-                "complete -c rankscope -n \"__fish_rankscope_using_subcommand {}\" -f -a \"{}\" -d '{}'\n",
-                sub.get_name(),
-                value,
-                help.replace('\\', "\\\\").replace('\'', "\\'")
-            ));
-        }
-    }
-    out
-}
-
 /// `20%` or `20` as the fraction 0.2; a percentage from 0 to 1,000.
 pub fn parse_percent(s: &str) -> Result<f64, String> {
     let n = s.trim().trim_end_matches('%').trim();
@@ -569,13 +494,6 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
         )),
     }
 }
-
-pub const WATCH_EXIT_CODES: &str = "\
-Exit codes (as `summary --exit-code`):
-  0  every rank reached ready
-  1  the run failed
-  2  usage or input error
-  3  incomplete: --timeout passed, or the input ended, before ready or a failure";
 
 /// `--replay`'s speed: a positive number (`20`, `0.5`), optionally with an `x` (`20x`).
 pub fn parse_speed(s: &str) -> Result<f64, String> {
@@ -613,287 +531,8 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The environment variables rankscope reads, each with what it changes.
-pub const ENVIRONMENT: &[(&str, &str)] = &[
-    (
-        "NO_COLOR",
-        "set and not empty: no colour under --color auto (no-color.org)",
-    ),
-    ("TERM", "`dumb`: no colour under --color auto"),
-    (
-        "COLUMNS",
-        "the width of text output when --width is not given, also when stdout is not a \
-         terminal (a positive whole number; anything else is ignored)",
-    ),
-    (
-        "RANKSCOPE_GRAMMAR_DIR",
-        "the user grammar directory, read after the built-in grammars; by default \
-         $XDG_CONFIG_HOME/rankscope/grammars, else $HOME/.config/rankscope/grammars",
-    ),
-    (
-        "RANKSCOPE_WATCH_POLL",
-        "`1`: `watch` looks at the files every 100 ms instead of waiting for file events \
-         (as --poll)",
-    ),
-    (
-        "RAYON_NUM_THREADS",
-        "how many threads read a run's files (default: one per CPU)",
-    ),
-];
-
-/// Example command lines of a page (`rankscope`, `summary`, `mem-diff`, …), each with what
-/// it does; the paths are the repository's samples.
-pub fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
-    match page {
-        "rankscope" => &[
-            (
-                "rankscope summary samples/tp8-custom-ar",
-                "the verdict on one run: which rank failed first, how, in which phase",
-            ),
-            (
-                "rankscope diff samples/tp8-baseline samples/tp8-custom-ar",
-                "why a run failed where another started: the first figure that moved",
-            ),
-            (
-                "kubectl logs POD | rankscope summary -",
-                "a log read from stdin",
-            ),
-            (
-                "rankscope summary --exit-code RUN || echo failed",
-                "gate a script on a run (1 failed, 3 incomplete)",
-            ),
-        ],
-        "summary" => &[
-            (
-                "rankscope summary samples/tp8-custom-ar",
-                "phases × ranks, the root failure and its evidence",
-            ),
-            (
-                "rankscope summary --ranks samples/tp2-nccl-fail",
-                "each rank's outcome and figures, every failure quoted",
-            ),
-            (
-                "rankscope summary samples/node2-skew",
-                "a directory of node directories is one multi-node run",
-            ),
-            (
-                "rankscope summary --attempt 1 server.log",
-                "the first start-up of a log a restarted server appended to",
-            ),
-            (
-                "rankscope summary --exit-code --json RUN > summary.json",
-                "the JSON document, and an exit code a script can test",
-            ),
-        ],
-        "events" => &[
-            (
-                "rankscope events --kind oom samples/tp8-custom-ar",
-                "only the out-of-memory events",
-            ),
-            (
-                "rankscope events --rank TP3 samples/tp8-custom-ar",
-                "one rank's start-up, event by event",
-            ),
-            (
-                "rankscope events --ndjson RUN > events.ndjson",
-                "one JSON object a line, for a database",
-            ),
-        ],
-        "diff" => &[
-            (
-                "rankscope diff samples/tp8-baseline samples/tp8-custom-ar",
-                "the cause of the candidate's failure against the baseline",
-            ),
-            (
-                "rankscope diff --explain samples/tp2-frag-grouped samples/tp2-frag-interleaved",
-                "with the log line behind every compared figure",
-            ),
-            (
-                "rankscope diff --baseline good/node0 --baseline good/node1 bad/node0 bad/node1",
-                "runs given one path per node",
-            ),
-            (
-                "rankscope diff --time-tolerance 50% BASELINE CANDIDATE",
-                "count a phase as slower only beyond half its baseline time",
-            ),
-        ],
-        "report" => &[
-            (
-                "rankscope report samples/tp8-custom-ar --vs samples/tp8-baseline -o tp8.html",
-                "one page to share: the verdict, its evidence, the timeline and memory, drawn",
-            ),
-            (
-                "rankscope report samples/tp2-straggler -o - > straggler.html",
-                "a run on its own, the page written to stdout",
-            ),
-        ],
-        "mem" => &[
-            (
-                "rankscope mem samples/tp8-baseline/snapshot_rank0.pickle",
-                "totals, peak and the top allocation sites of a snapshot",
-            ),
-            (
-                "rankscope mem --by-line --top 20 samples/tp8-baseline/snapshot_rank0.pickle",
-                "sites per source line, twenty of them",
-            ),
-            (
-                "rankscope mem samples/tp8-custom-ar",
-                "every snapshot of a run directory, in rank order",
-            ),
-            (
-                "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle",
-                "what changed between two snapshots, site by site",
-            ),
-        ],
-        "mem-diff" => &[(
-            "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle",
-            "bytes only in one snapshot, changed sites, segments new and gone",
-        )],
-        "tui" => &[
-            (
-                "rankscope tui samples/tp2-nccl-fail",
-                "the timeline, opened on the root failure",
-            ),
-            (
-                "rankscope tui samples/tp8-custom-ar --vs samples/tp8-baseline",
-                "with the Diff view against a baseline",
-            ),
-        ],
-        "export" => &[
-            (
-                "rankscope export --perfetto trace.json samples/tp8-custom-ar",
-                "a trace for ui.perfetto.dev, one track per rank",
-            ),
-            (
-                "rankscope export --prometheus RUN > rankscope.prom",
-                "metrics for a textfile collector",
-            ),
-        ],
-        "watch" => &[
-            (
-                "rankscope watch --vs samples/tp8-baseline /var/log/sglang/",
-                "follow a starting server, warned early from the baseline's figures",
-            ),
-            (
-                "kubectl logs -f POD | rankscope watch --plain -",
-                "a stream on stdin, one line per change",
-            ),
-            (
-                "rankscope watch --replay 20 --vs samples/tp8-baseline samples/tp8-custom-ar",
-                "a recorded run replayed 20 times faster: the OOM foreseen from the KV pool",
-            ),
-            (
-                "rankscope watch --timeout 10m --plain RUN; echo $?",
-                "in CI: 0 ready, 1 failed, 3 not done in ten minutes",
-            ),
-        ],
-        "grammars" | "grammars-list" | "grammars-check" => &[
-            ("rankscope grammars list", "the grammars a log is read with"),
-            (
-                "rankscope grammars check docs/examples/lmserve.toml",
-                "check every sample line of a grammar file",
-            ),
-        ],
-        "schema" => &[(
-            "rankscope schema summary",
-            "the JSON Schema of `summary --json`",
-        )],
-        "completions" => &[(
-            "rankscope completions bash > ~/.local/share/bash-completion/completions/rankscope",
-            "bash completions, installed for one user",
-        )],
-        "man" => &[
-            ("rankscope man diff | man -l -", "read rankscope-diff(1)"),
-            ("rankscope man --list", "the subcommand pages"),
-        ],
-        _ => &[],
-    }
-}
-
-/// An example command line as the lines to print: one past 72 columns is broken at its
-/// spaces with the shell's ` \` continuation, so that help text wrapped at a terminal's
-/// width or a man page (no-fill) still copies and pastes as one command.
-pub fn example_lines(cmd: &str) -> Vec<String> {
-    const MAX: usize = 72;
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in cmd.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() + 2 > MAX {
-            lines.push(format!("{line} \\"));
-            line = format!("    {word}");
-        } else {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-    }
-    lines.push(line);
-    lines
-}
-
-/// The examples of a page as help text.
-fn examples_text(page: &str) -> String {
-    let mut out = String::from("Examples:\n");
-    for (cmd, what) in examples(page) {
-        out.push_str(&format!("  # {what}\n"));
-        for line in example_lines(cmd) {
-            out.push_str(&format!("  {line}\n"));
-        }
-    }
-    out
-}
-
-/// The environment variables as help text.
-fn environment_text() -> String {
-    let mut out = String::from("Environment:\n");
-    for (name, what) in ENVIRONMENT {
-        out.push_str(&format!("  {name}\n      {what}\n"));
-    }
-    out
-}
-
-/// `--help`'s text after the options (`-h` keeps only the exit codes): examples, the
-/// environment, and the exit codes where the command has more than 0 and 2.
-pub fn long_help(page: &str) -> String {
-    let mut parts = Vec::new();
-    if !examples(page).is_empty() {
-        parts.push(examples_text(page));
-    }
-    parts.push(environment_text());
-    if matches!(page, "rankscope" | "summary" | "diff") {
-        parts.push(EXIT_CODES.to_string());
-    }
-    parts.join("\n")
-}
-
 #[cfg(test)]
 mod tests {
-    /// A long example is broken at spaces into lines of at most 72 columns, each but the
-    /// last ending in ` \`; joined back it is the same command.
-    #[test]
-    fn long_examples_break_with_continuations() {
-        let cmd = "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle samples/tp2-frag-interleaved/snapshot_rank0.pickle";
-        let lines = super::example_lines(cmd);
-        assert_eq!(
-            lines,
-            [
-                "rankscope mem diff samples/tp2-frag-grouped/snapshot_rank0.pickle \\",
-                "    samples/tp2-frag-interleaved/snapshot_rank0.pickle",
-            ]
-        );
-        let joined = lines
-            .iter()
-            .map(|l| l.trim_end_matches(" \\").trim_start())
-            .collect::<Vec<_>>()
-            .join(" ");
-        assert_eq!(joined, cmd);
-        assert_eq!(
-            super::example_lines("rankscope man --list"),
-            ["rankscope man --list"]
-        );
-    }
-
     /// Every argument a user can type, at every depth, says what it is in `--help` (clap's
     /// own `--help`/`--version` aside).
     #[test]
