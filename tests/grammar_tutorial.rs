@@ -235,7 +235,7 @@ fn a_made_up_server_from_one_grammar_file() {
     assert_eq!(d["status"], "failed");
     let div = &d["first_divergence"];
     assert_eq!(div["phase"], "dist_init");
-    assert_eq!(div["figure"], "mem_usage");
+    assert_eq!(div["name"], "mem_usage");
     let text = rankscope(&dir)
         .args(["diff", &healthy, &failing])
         .assert()

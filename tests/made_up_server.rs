@@ -192,7 +192,7 @@ fn diff_reads_the_declared_figure_and_its_direction() {
     // only) figure to move, and fewer pages is worse (`worse = "less"`).
     let div = &doc["first_divergence"];
     assert_eq!(
-        (&div["phase"], &div["figure"], &div["unit"]),
+        (&div["phase"], &div["name"], &div["unit"]),
         (&"kv_cache".into(), &"kv_pages".into(), &"pages".into())
     );
     assert_eq!(
@@ -202,7 +202,7 @@ fn diff_reads_the_declared_figure_and_its_direction() {
     assert_eq!(div["delta"]["median"], -256.0);
     let pages = doc["figures"]
         .as_array()
-        .and_then(|fs| fs.iter().find(|f| f["figure"] == "kv_pages"))
+        .and_then(|fs| fs.iter().find(|f| f["name"] == "kv_pages"))
         .unwrap();
     assert_eq!(
         (&pages["worse"], &pages["ranks_moved"]),
@@ -210,7 +210,7 @@ fn diff_reads_the_declared_figure_and_its_direction() {
     );
     // After kv_cache's built-in figure (kv_size), in start-up order.
     let order: Vec<&str> = (doc["figures"].as_array().unwrap().iter())
-        .map(|f| f["figure"].as_str().unwrap())
+        .map(|f| f["name"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["mem_usage", "kv_size", "kv_pages"]);
     let (_, text) = run_with(&grammar, &["diff", &base, &cand]);
@@ -239,7 +239,7 @@ fn diff_reads_the_declared_figure_and_its_direction() {
     );
     let pages = doc["figures"]
         .as_array()
-        .and_then(|fs| fs.iter().find(|f| f["figure"] == "kv_pages"))
+        .and_then(|fs| fs.iter().find(|f| f["name"] == "kv_pages"))
         .unwrap();
     assert_eq!(
         (&pages["worse"], &pages["class"]),

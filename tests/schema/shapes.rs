@@ -129,6 +129,10 @@ impl Shapes {
             if !o.contains_key("resolution") && !o.contains_key("threshold") {
                 err("a figure without its resolution".into());
             }
+            // A figure is named by `name` (schema 4's diff named it by `figure`).
+            if o.contains_key("figure") {
+                err("a figure named by `figure`, not `name`".into());
+            }
         }
         // A figure reading names its unit.
         let numeric = o.get("value").is_some_and(Value::is_number);
@@ -186,6 +190,23 @@ fn the_shape_rules_reject_a_second_shape() {
     let mut s = Shapes::default();
     s.walk(&json!({"ts": "2026-11-29T09:18:09"}), "$");
     assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    // Schema 4's diff figure, named by `figure`; a declared unit word passes, a second
+    // spelling of memory does not.
+    let mut s = Shapes::default();
+    s.walk(
+        &json!({"figures": [{"phase": "kv_cache", "figure": "tokens", "unit": "tokens",
+                             "resolution": 1.0}]}),
+        "$",
+    );
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    for (unit, errors) in [("pages", 0), ("mib", 1), ("GiB", 1)] {
+        let mut s = Shapes::default();
+        s.walk(
+            &json!({"name": "kv_pages", "unit": unit, "value": 2, "resolution": 1.0}),
+            "$",
+        );
+        assert_eq!(s.errors.len(), errors, "{unit}: {:?}", s.errors);
+    }
     // Every second shape of memory this version removed fails: a plain integer under a
     // `…_bytes` key, the breakdown's `{bytes, plus_minus_bytes}`, an extra key beside
     // the two, a bare `bytes` count, memory under a key that does not say bytes.

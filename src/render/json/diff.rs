@@ -115,7 +115,8 @@ pub struct RankDeltaDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FigureDiffDoc {
     pub phase: PhaseName,
-    pub figure: String,
+    /// The figure's name, as in every figure of every document.
+    pub name: String,
     /// The unit of `baseline_median`, `candidate_median`, `delta` and `per_rank`.
     pub unit: UnitName,
     /// One print step in `unit` (deltas within it are noise); null when not known.
@@ -138,7 +139,7 @@ pub struct FigureDiffDoc {
 fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
     FigureDiffDoc {
         phase: f.phase.into(),
-        figure: f.figure.to_string(),
+        name: f.figure.to_string(),
         unit: unit_of(&f.figure),
         resolution: figure_resolution(&unit_of(&f.figure), f.resolution),
         class: f.class.into(),
@@ -174,7 +175,7 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DivergenceDoc {
     pub phase: PhaseName,
-    pub figure: String,
+    pub name: String,
     pub class: DeltaClassName,
     pub ranks_moved: usize,
     pub ranks_compared: usize,
@@ -670,7 +671,7 @@ pub fn diff_doc(
         },
         first_divergence: d.first_divergence.as_ref().map(|v| DivergenceDoc {
             phase: v.phase.into(),
-            figure: v.figure.to_string(),
+            name: v.figure.to_string(),
             class: v.class.into(),
             ranks_moved: v.ranks_moved,
             ranks_compared: v.ranks_compared,

@@ -366,6 +366,12 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
         let cell = if warn { style.warn(line) } else { line.clone() };
         let _ = writeln!(o, "{}", format!("{lead}{cell}").trim_end());
     }
+    figure_rows(o, s, style);
+}
+
+/// The phase's figures under its row: one value when every rank printed the same, else
+/// min / median / max, with the ranks off the median.
+fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
     for f in &s.figures {
         if f.name == "elapsed" {
             continue;
