@@ -42,12 +42,11 @@ class Child:
     def __init__(self, args, env=None, stdin=None, stdout=None, timeout=120, during=None):
         """`during`: called once, 0.3 s after the command started (D21 cuts its input)."""
         e = dict(os.environ, NO_COLOR="1", **(env or {}))
-        self.fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
-        self.out_path = stdout
+        fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
         with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as er:
             out_f = open(stdout, "wb") if stdout else o
             t0 = time.time()
-            p = subprocess.Popen([R] + args, stdin=self.fin, stdout=out_f, stderr=er,
+            p = subprocess.Popen([R] + args, stdin=fin, stdout=out_f, stderr=er,
                                  env=e, cwd=ROOT)
             self.timed_out = False
             if during:
@@ -73,6 +72,8 @@ class Child:
             self.err = er.read()
             if stdout:
                 out_f.close()
+            if stdin:
+                fin.close()
 
 
 def check(defect, what, child, codes, want=(), unwanted=(), budget=BUDGET_MIB,

@@ -272,8 +272,7 @@ pub fn scan_stream<R: Read>(
         }
         if merger.line_base == 0 && merger.out.detected.is_empty() {
             if let Some(first) = batch.first() {
-                let first = first.bytes();
-                merger.out.detected = gs.detect(&first[..first.len().min(64 << 10)]);
+                merger.out.detected = detect_head(gs, first.bytes());
             }
         }
         let results: Vec<_> = batch
@@ -286,10 +285,7 @@ pub fn scan_stream<R: Read>(
             .collect();
         for (r, b) in results.into_iter().zip(batch.iter()) {
             if b.cut_tail {
-                let b = b.bytes();
-                let tail_start = memchr::memrchr(b'\n', b).map_or(0, |p| p + 1);
-                let tail = clean_line(&b[tail_start..]);
-                merger.out.cut_last_line = Some(tail.chars().take(120).collect());
+                merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
             }
             merger.push(r);
         }
@@ -316,18 +312,27 @@ pub fn scan_whole(
 ) -> SourceScan {
     let mut merger = Merger::new(gs, source, budget);
     if !bytes.is_empty() {
-        merger.out.detected = gs.detect(&bytes[..bytes.len().min(64 << 10)]);
+        merger.out.detected = detect_head(gs, bytes);
         let cut_tail = bytes.last() != Some(&b'\n');
         let r = scan_block(gs, bytes, cut_tail, budget);
         if cut_tail {
-            let tail_start = memchr::memrchr(b'\n', bytes).map_or(0, |p| p + 1);
-            let tail = clean_line(&bytes[tail_start..]);
-            merger.out.cut_last_line = Some(tail.chars().take(120).collect());
+            merger.out.cut_last_line = Some(cut_last_line(bytes));
         }
         merger.push(r);
         progress(bytes.len() as u64);
     }
     merger.finish(bytes.len() as u64)
+}
+
+/// The grammars a source's first 64 KiB look like.
+fn detect_head(gs: &GrammarSet, bytes: &[u8]) -> Vec<String> {
+    gs.detect(&bytes[..bytes.len().min(64 << 10)])
+}
+
+/// The start of the last line of a source that ends without a newline, for its note.
+fn cut_last_line(bytes: &[u8]) -> String {
+    let tail_start = memchr::memrchr(b'\n', bytes).map_or(0, |p| p + 1);
+    clean_line(&bytes[tail_start..]).chars().take(120).collect()
 }
 
 /// Scans an in-memory text (tests, samples).
