@@ -7,6 +7,11 @@ use super::*;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrefixInfo {
     pub ts: Option<NaiveDateTime>,
+    /// The step between two stamps this prefix can print, in milliseconds, read from the
+    /// stamp's format (`%.3f`: 1) or, for a format whose fraction is as long as printed
+    /// (`%.f`), from the digits printed: a stamp printed `…15.000` is still a millisecond
+    /// stamp, one printed `…15` a whole-second one.
+    pub ts_step_ms: u32,
     /// The date was not printed (time-only or yearless stamps).
     pub date_inferred: bool,
     /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
@@ -392,6 +397,11 @@ impl GrammarSet {
             }
         };
         let has_stamp = caps.name("stamp").is_some();
+        let ts_step_ms = match (caps.name("stamp"), &p.stamp_format, caps.name("time")) {
+            (Some(m), Some(f), _) => stamp_step_ms(f, m.as_str()),
+            (_, _, Some(m)) => stamp_step_ms(&p.time_format, m.as_str()),
+            _ => 1000,
+        };
         let ts = if has_stamp {
             date_inferred = false;
             stamp
@@ -417,6 +427,7 @@ impl GrammarSet {
         let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
             ts,
+            ts_step_ms,
             date_inferred: date_inferred && ts.is_some(),
             time_only: time_only && ts.is_some(),
             rank,
@@ -590,5 +601,30 @@ pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
             units::to_bytes(t, name)
                 .map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
         }
+    }
+}
+
+/// The step of a stamp in milliseconds (1 at the finest: the analysis counts in
+/// milliseconds), from its strftime format: `%.3f`/`%3f` fix the digits, `%.f`/`%f`
+/// print as many as the value needs (then the printed fraction, found after the last
+/// `:` when there is one, tells), no fraction at all is a whole-second stamp.
+pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
+    let digits = |n: u32| if n >= 3 { 1 } else { 10u32.pow(3 - n) };
+    let fixed = ["%.3f", "%3f", "%.6f", "%6f", "%.9f", "%9f"];
+    if let Some(f) = fixed.iter().find(|f| format.contains(*f)) {
+        return digits(u32::from(f.as_bytes()[f.len() - 2] - b'0'));
+    }
+    if !(format.contains("%.f") || format.contains("%f")) {
+        return 1000;
+    }
+    let tail = printed.rsplit(':').next().unwrap_or(printed);
+    let fraction = tail
+        .rfind(['.', ','])
+        .map(|i| tail[i + 1..].bytes().take_while(u8::is_ascii_digit).count())
+        .unwrap_or(0);
+    if fraction == 0 {
+        1000
+    } else {
+        digits(u32::try_from(fraction).unwrap_or(9))
     }
 }

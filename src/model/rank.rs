@@ -30,6 +30,9 @@ pub struct PhaseSpan {
     /// a rank's first line closing `launch`): with one-second stamps the phase may have
     /// run up to a second past it.
     pub end_printed: bool,
+    /// The steps of the `start` and `end` stamps, milliseconds (`Event::ts_step_ms`).
+    pub start_step_ms: u32,
+    pub end_step_ms: u32,
     pub figures: Vec<Figure>,
 }
 
@@ -42,6 +45,8 @@ impl PhaseSpan {
             end: None,
             complete: false,
             end_printed: false,
+            start_step_ms: 1000,
+            end_step_ms: 1000,
             figures: Vec::new(),
         }
     }
@@ -125,8 +130,12 @@ pub struct Failure {
     /// The outcome this line gives its rank (never `ready`).
     pub outcome: Outcome,
     pub phase: Phase,
-    /// Where the phase was read: `frames`, `wording` or `last_event`.
+    /// Where the phase was read: `frames`, `wording`, `event` (the phase its grammar
+    /// gives the failure's own line) or `last_event`.
     pub phase_from: &'static str,
+    /// With `last_event`: the phase line the phase was read from (the last line that
+    /// began, ended or was inside a phase, or a `then` that began the next).
+    pub phase_line: Option<Origin>,
     pub kind: FailureKind,
     pub message: String,
     pub fields: BTreeMap<String, FieldValue>,
