@@ -18,6 +18,9 @@ pub struct FailureGroup {
     pub requested_bytes: Option<i64>,
     pub allowed_bytes: Option<i64>,
     pub free_bytes: Option<i64>,
+    /// What the process's allocator held when it failed (PyTorch's "allocated by
+    /// PyTorch", a server's own wording): where the device's memory went.
+    pub allocated_bytes: Option<i64>,
     pub reserved_unallocated_bytes: Option<i64>,
     pub private_pools_bytes: Option<i64>,
     pub message: String,
@@ -141,6 +144,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
             requested_bytes: key.3,
             allowed_bytes: key.4,
             free_bytes: b(first, "free_bytes"),
+            allocated_bytes: b(first, "allocated_bytes"),
             reserved_unallocated_bytes: key.5,
             private_pools_bytes: b(first, "private_pools_bytes"),
             message: first.message.clone(),

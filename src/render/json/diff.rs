@@ -220,6 +220,8 @@ pub struct FailureGroupDoc {
     pub requested_bytes: Option<MemoryDoc>,
     pub allowed_bytes: Option<MemoryDoc>,
     pub free_bytes: Option<MemoryDoc>,
+    /// What the process's allocator held when it failed (the OOM's `allocated_bytes`).
+    pub allocated_bytes: Option<MemoryDoc>,
     pub reserved_unallocated_bytes: Option<MemoryDoc>,
     pub private_pools_bytes: Option<MemoryDoc>,
     pub message: String,
@@ -287,6 +289,7 @@ fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
                 requested_bytes: group_memory(run, &g.ranks, "requested_bytes"),
                 allowed_bytes: group_memory(run, &g.ranks, "allowed_bytes"),
                 free_bytes: group_memory(run, &g.ranks, "free_bytes"),
+                allocated_bytes: group_memory(run, &g.ranks, "allocated_bytes"),
                 reserved_unallocated_bytes: group_memory(
                     run,
                     &g.ranks,
