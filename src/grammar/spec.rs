@@ -349,7 +349,10 @@ impl Unit {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoiseSpec {
-    pub id: String,
+    /// Names the entry where an error speaks of it (required: `check_noise` says so in
+    /// words rather than serde's bare "missing field").
+    #[serde(default)]
+    pub id: Option<String>,
     pub literals: Vec<String>,
 }
 

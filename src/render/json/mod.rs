@@ -591,7 +591,8 @@ pub struct FailureDoc {
     pub outcome: OutcomeName,
     pub phase: PhaseName,
     /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
-    /// message) or `last_event` (the last phase line before it).
+    /// message), `event` (the phase its grammar gives the failure's own line) or
+    /// `last_event` (the last phase line before it).
     pub phase_from: String,
     pub kind: FailureKindName,
     pub message: String,
