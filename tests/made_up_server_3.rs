@@ -257,7 +257,10 @@ fn diff_names_the_suspect_orders_the_reverts_and_exits_1() {
         flat.contains("kv_cache kv blocks 3,486 4,347 +861 blocks 4/4 systematic"),
         "{out}"
     );
-    assert!(flat.contains("ranks -: no rank moved in that row"), "{out}");
+    assert!(
+        flat.contains("ranks -: no rank moved beyond the resolution (time: or the tolerance)"),
+        "{out}"
+    );
     assert!(
         flat.contains("time: from the previous phase's end to this phase's end"),
         "{out}"

@@ -418,7 +418,8 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
 pub const DIFF_TIME_LEGEND: &str = "time: from the previous phase's end to this phase's end (summary's duration runs from the phase's first line, or is the one the server printed)";
 
 /// Under the figure table when a `ranks` cell is `-`.
-pub const DIFF_SAME_LEGEND: &str = "ranks -: no rank moved in that row";
+pub const DIFF_SAME_LEGEND: &str =
+    "ranks -: no rank moved beyond the resolution (time: or the tolerance)";
 /// Under the figure table when a `ranks` cell is `noise`.
 pub const DIFF_NOISE_LEGEND: &str =
     "noise: moved within the log's print resolution, not all ranks the same way";
