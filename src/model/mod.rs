@@ -14,6 +14,7 @@ pub mod filter;
 mod gpu;
 pub mod layout;
 pub mod node;
+mod order;
 pub mod outcome;
 mod rank;
 
