@@ -30,29 +30,43 @@ pub const COMPARED: &[(Phase, BuiltinFigure)] = &[
     (Phase::CudaGraph, BuiltinFigure::AvailAfter),
 ];
 
-/// The figures `diff` compares, in start-up order: `COMPARED`, and after each phase's
-/// built-in figures the declared ones either run reports in it (in the order the baseline,
-/// then the candidate, first lists them).
+/// The figures `diff` compares, in start-up order: per phase, `COMPARED`'s entries and any
+/// other built-in figure (but `elapsed`) either run reports there — a grammar may map
+/// `avail_before` onto a phase no built-in grammar prints it in, and a figure summary
+/// shows must not go uncompared (issue #28); such an `avail_before` comes first, as free
+/// memory is read as the phase begins —, then the declared ones (each group in the order
+/// the baseline, then the candidate, first lists them).
 fn compared_figures(baseline: &Run, candidate: &Run) -> Vec<(Phase, FigureName)> {
     let mut out: Vec<(Phase, FigureName)> = Vec::new();
     for phase in Phase::ALL {
-        out.extend(
-            (COMPARED.iter().filter(|(p, _)| *p == phase))
-                .map(|&(p, f)| (p, FigureName::Builtin(f))),
-        );
+        let mut builtin: Vec<FigureName> = (COMPARED.iter().filter(|(p, _)| *p == phase))
+            .map(|&(_, f)| FigureName::Builtin(f))
+            .collect();
+        let mut declared: Vec<FigureName> = Vec::new();
         for run in [baseline, candidate] {
             for r in &run.ranks {
                 let Some(span) = r.phase(phase) else {
                     continue;
                 };
                 for f in &span.figures {
-                    let declared = matches!(f.name, FigureName::Declared(_));
-                    if declared && !out.iter().any(|(p, n)| *p == phase && *n == f.name) {
-                        out.push((phase, f.name.clone()));
+                    let list = match &f.name {
+                        FigureName::Declared(_) => &mut declared,
+                        FigureName::Builtin(BuiltinFigure::Elapsed) => continue,
+                        FigureName::Builtin(BuiltinFigure::AvailBefore)
+                            if !builtin.contains(&f.name) =>
+                        {
+                            builtin.insert(0, f.name.clone());
+                            continue;
+                        }
+                        FigureName::Builtin(_) => &mut builtin,
+                    };
+                    if !list.contains(&f.name) {
+                        list.push(f.name.clone());
                     }
                 }
             }
         }
+        out.extend(builtin.into_iter().chain(declared).map(|n| (phase, n)));
     }
     out
 }

@@ -169,6 +169,37 @@ pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     }
 }
 
+/// `figure_text` in a table cell `width` columns wide: memory whose printed resolution
+/// needs more columns (`288.000 MiB`, a whole-KiB figure) is shown a decimal coarser until
+/// it fits (`288.00 MiB`); `--json` keeps the figure's own resolution. Other figures are
+/// as `figure_text` gives them.
+pub fn figure_cell(value: f64, is_bytes: bool, resolution: f64, width: usize) -> String {
+    let mut res = resolution;
+    let mut text = figure_text(value, is_bytes, res);
+    // Three coarser steps at most: past that the figure is wide by its size, not its
+    // decimals, and is shown whole (the row shifts).
+    for _ in 0..3 {
+        if !is_bytes || res < 2.0 || crate::base::text::columns(&text) <= width {
+            break;
+        }
+        res *= 10.0;
+        text = figure_text(value, is_bytes, res);
+    }
+    text
+}
+
+/// The word said after a figure's number where its name does not say what it counts: a
+/// declared figure's own word (`pages`), or `tokens` for a declared figure counted in
+/// tokens (`block tokens  32 tokens`); none for the built-in `tokens`, bytes or seconds.
+pub fn figure_unit_word(name: &crate::base::event::FigureName) -> Option<&str> {
+    use crate::base::event::{FigureName, FigureUnit};
+    match (name, name.unit()) {
+        (_, FigureUnit::Named(unit)) => Some(unit),
+        (FigureName::Declared(_), FigureUnit::Tokens) => Some("tokens"),
+        _ => None,
+    }
+}
+
 /// `rankscope events` as a table.
 pub fn events_text(
     run: &crate::model::Run,

@@ -18,7 +18,9 @@ use crate::analysis::diff::{
 };
 use crate::base::text::sanitize;
 use crate::base::units::{group_thousands, human_bytes, human_delta};
-use crate::render::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
+use crate::render::{
+    cut, figure_cell, figure_unit_word, fit, rank_span, wrap, wrap_indented, Style,
+};
 use crate::report::DiffReport;
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
@@ -303,13 +305,15 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
     for f in &d.figures {
         // A count in a unit a grammar declared says what it counts, as in `summary`
         // (`3,486 blocks`).
-        let with_unit = |v: String| match f.figure.unit() {
-            crate::base::event::FigureUnit::Named(unit) => format!("{v} {unit}"),
-            _ => v,
+        let with_unit = |v: String| match figure_unit_word(&f.figure) {
+            Some(unit) => format!("{v} {unit}"),
+            None => v,
         };
+        // Stacked lines have room for the printed resolution; table cells are 10 wide.
+        let cell_width = if stacked { usize::MAX } else { 10 };
         let (baseline, candidate) = (
-            figure_text(f.baseline_median, f.is_bytes, f.resolution),
-            figure_text(f.candidate_median, f.is_bytes, f.resolution),
+            figure_cell(f.baseline_median, f.is_bytes, f.resolution, cell_width),
+            figure_cell(f.candidate_median, f.is_bytes, f.resolution, cell_width),
         );
         let lines = if stacked {
             let moved = match f.class {

@@ -398,9 +398,9 @@ fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
             )
         };
         // A count in a unit a grammar declared says what it counts (`2,048 pages`).
-        let val = match f.name.unit() {
-            crate::base::event::FigureUnit::Named(unit) => format!("{val} {unit}"),
-            _ => val,
+        let val = match crate::render::figure_unit_word(&f.name) {
+            Some(unit) => format!("{val} {unit}"),
+            None => val,
         };
         let outl = if f.outliers.is_empty() {
             String::new()
@@ -450,7 +450,13 @@ fn rank_table(o: &mut String, run: &Run, style: Style) {
                         .as_f64()
                         .map(|v| (v, f.value.as_bytes().is_some(), f.value.resolution() as f64))
                 })
-                .map(|(v, b, res)| figure_text(v, b, res))
+                .map(|(v, b, res)| {
+                    if narrow {
+                        figure_text(v, b, res)
+                    } else {
+                        crate::render::figure_cell(v, b, res, 10)
+                    }
+                })
                 .unwrap_or_else(|| "-".into())
         };
         if narrow {
