@@ -245,7 +245,7 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
 
 /// [`discover`], with notes on the directory entries it skipped and why (a symlink
 /// loop, a dangling link, an entry that cannot be read).
-pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), SourceError> {
+pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), SourceError> {
     if path.as_os_str() == "-" {
         return Ok((
             vec![SourceFile {
@@ -302,10 +302,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                notes.push(format!(
-                    "{}: an entry could not be listed: {e}",
-                    crate::base::text::shown_path(path)
-                ));
+                notes.push(ListingNote::EntryNotListed {
+                    dir: crate::base::text::shown_path(path),
+                    error: e.to_string(),
+                });
                 continue;
             }
         };
@@ -317,22 +317,21 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             Ok(m) if m.is_file() => files.push(p),
             // A FIFO could block the run and a device could be endless: a run directory
             // reads regular files only (a special file is read when named alone).
-            Ok(m) if named => notes.push(format!(
-                "{}: skipped: {}, not a regular file",
-                crate::base::text::shown_path(&p),
-                file_type_name(&m.file_type())
-            )),
+            Ok(m) if named => notes.push(ListingNote::NotRegular {
+                path: crate::base::text::shown_path(&p),
+                what: SpecialFile::of(&m.file_type()),
+            }),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
-            Err(e) if named => notes.push(format!(
-                "{}: skipped: {e}",
-                crate::base::text::shown_path(&p)
-            )),
+            Err(e) if named => notes.push(ListingNote::Unreadable {
+                path: crate::base::text::shown_path(&p),
+                error: e.to_string(),
+            }),
             Err(_) => {}
         }
     }
     files.sort();
-    notes.sort();
+    notes.sort_by_cached_key(ListingNote::order);
     let mut out = Vec::new();
     for f in files {
         let name = f
@@ -378,7 +377,7 @@ pub struct NodeFiles {
     pub files: Vec<SourceFile>,
     /// What was skipped while listing it (see [`discover_noted`]), and the run
     /// directory's subdirectories that could not be read (they may be nodes).
-    pub notes: Vec<String>,
+    pub notes: Vec<ListingNote>,
 }
 
 /// The PyTorch snapshot files (`*.pickle`, `*.pkl`, also compressed) directly in a
@@ -407,25 +406,66 @@ fn has_logs(dir: &Path) -> bool {
     })
 }
 
-fn file_type_name(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
+/// A directory entry the listing did not read, and why (worded in
+/// `render::text::notes`). Paths are shown paths (sanitised).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListingNote {
+    /// The directory `dir` gave an entry that could not be listed.
+    EntryNotListed { dir: String, error: String },
+    /// An entry under a name that would be read is not a regular file.
+    NotRegular { path: String, what: SpecialFile },
+    /// An entry under a name that would be read (or a subdirectory that may be a node)
+    /// could not be read: a symlink loop, a dangling link, no permission.
+    Unreadable { path: String, error: String },
+}
+
+impl ListingNote {
+    /// The order the notes of one directory are listed in: by the path they name (as
+    /// their sentences begin with it, followed by `:`), then by what they say.
+    fn order(&self) -> (String, String) {
+        match self {
+            ListingNote::EntryNotListed { dir, error } => (format!("{dir}:"), error.clone()),
+            ListingNote::NotRegular { path, what } => (format!("{path}:"), format!("{what:?}")),
+            ListingNote::Unreadable { path, error } => (format!("{path}:"), error.clone()),
+        }
     }
 }
 
-fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
-    format!("{}: skipped: {e}", crate::base::text::shown_path(dir))
+/// What a file that is not a regular one is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialFile {
+    Directory,
+    Fifo,
+    CharDevice,
+    BlockDevice,
+    Socket,
+    Other,
+}
+
+impl SpecialFile {
+    fn of(t: &std::fs::FileType) -> SpecialFile {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_dir() {
+            SpecialFile::Directory
+        } else if t.is_fifo() {
+            SpecialFile::Fifo
+        } else if t.is_char_device() {
+            SpecialFile::CharDevice
+        } else if t.is_block_device() {
+            SpecialFile::BlockDevice
+        } else if t.is_socket() {
+            SpecialFile::Socket
+        } else {
+            SpecialFile::Other
+        }
+    }
+}
+
+fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> ListingNote {
+    ListingNote::Unreadable {
+        path: crate::base::text::shown_path(dir),
+        error: e.to_string(),
+    }
 }
 
 /// The nodes of one run given as several paths, or as one directory whose

@@ -14,6 +14,7 @@ pub mod filter;
 mod gpu;
 pub mod layout;
 pub mod node;
+pub mod notes;
 pub mod outcome;
 mod rank;
 
@@ -69,7 +70,8 @@ pub struct Run {
     /// The grammars' suspects and memory levers, for `diff`'s cause and remedies.
     pub remedy_rules: crate::grammar::remedy::RemedyRules,
     pub year_inferred: bool,
-    pub notes: Vec<String>,
+    /// What reading the run noted (worded by `render::text::notes`).
+    pub notes: Vec<notes::ReadNote>,
     /// nvidia-smi samples found in the run directory.
     pub gpus: Vec<GpuMemory>,
     /// nvidia-smi `--query-compute-apps` samples, per process.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::analysis::diff;
+use crate::render::text::notes::read_notes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -645,8 +646,8 @@ pub fn diff_doc(
         snapshot_notes: (report.notes.iter())
             .map(crate::render::text::diff::snapshot_note)
             .collect(),
-        baseline_notes: b.notes.clone(),
-        candidate_notes: c.notes.clone(),
+        baseline_notes: read_notes(&b.notes),
+        candidate_notes: read_notes(&c.notes),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d

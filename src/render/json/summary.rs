@@ -358,7 +358,7 @@ pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
             .filter(|(_, n)| *n > 0)
             .collect(),
         attempts: run.attempts.iter().map(attempt_doc).collect(),
-        notes: run.notes.clone(),
+        notes: crate::render::text::notes::read_notes(&run.notes),
     }
 }
 

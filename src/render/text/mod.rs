@@ -7,6 +7,7 @@ pub mod cause;
 pub mod diff;
 pub mod held;
 pub mod mem;
+pub mod notes;
 pub mod outcome;
 pub mod remedy;
 pub mod smi;

@@ -18,6 +18,8 @@ use crate::analysis::diff::{
 };
 use crate::base::text::sanitize;
 use crate::base::units::{group_thousands, human_bytes, human_delta};
+use crate::model::notes::ReadNote;
+use crate::render::text::notes::read_note;
 use crate::render::{cut, figure_text, fit, rank_span, wrap, wrap_indented, Style};
 use crate::report::DiffReport;
 
@@ -111,12 +113,14 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
 }
 
 /// The notes `summary` gives about each run as it was read, labelled with its side.
-pub fn run_notes(baseline: &[String], candidate: &[String]) -> Vec<String> {
-    baseline
+pub fn run_notes(baseline: &[ReadNote], candidate: &[ReadNote]) -> Vec<String> {
+    let baseline = baseline
         .iter()
-        .map(|n| format!("baseline: {n}"))
-        .chain(candidate.iter().map(|n| format!("candidate: {n}")))
-        .collect()
+        .map(|n| format!("baseline: {}", read_note(n)));
+    let candidate = candidate
+        .iter()
+        .map(|n| format!("candidate: {}", read_note(n)));
+    baseline.chain(candidate).collect()
 }
 
 /// `diff`'s text for a whole report: the verdict with the snapshots' config lines,

@@ -304,7 +304,7 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     }
     for n in &run.notes {
         for line in wrap_indented(
-            &crate::base::text::sanitize(n),
+            &crate::base::text::sanitize(&crate::render::text::notes::read_note(n)),
             style.width,
             "note: ",
             "      ",
