@@ -230,6 +230,140 @@ fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), Gram
     Ok(())
 }
 
+/// A user grammar's names reach the terminal (`grammars list`, the summary's "read as",
+/// the events' kinds and fields): cleaned once, here, as log lines are.
+fn clean_names(spec: &mut GrammarSpec) {
+    spec.id = crate::base::text::sanitize(&spec.id);
+    spec.name = crate::base::text::sanitize(&spec.name);
+    spec.description = crate::base::text::sanitize(&spec.description);
+    for ev in &mut spec.event {
+        ev.kind = crate::base::text::sanitize(&ev.kind);
+        for v in ev.set.values_mut() {
+            *v = crate::base::text::sanitize(v);
+        }
+    }
+}
+
+/// One `[[event]]`: its literals present, its regex parsed (and compiled now for a user's
+/// grammar), every unit naming a capture of the regex.
+fn compile_event(origin: &str, ev: &EventSpec) -> Result<CompiledEvent, GrammarError> {
+    if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
+        return Err(GrammarError::NoLiteral {
+            origin: origin.into(),
+            kind: ev.kind.clone(),
+        });
+    }
+    // A user's grammar is compiled now: a pattern that parses but is too large to
+    // compile is an error at load, not an event that silently matches nothing.
+    // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
+    let compile_now = !origin.starts_with("builtin:");
+    let regex = EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
+        origin: origin.into(),
+        kind: ev.kind.clone(),
+        message: e.to_string(),
+    })?;
+    for (field, unit) in &ev.units {
+        if !regex.capture_names().any(|n| n == field) {
+            return Err(GrammarError::UnitWithoutCapture {
+                origin: origin.into(),
+                kind: ev.kind.clone(),
+                field: field.clone(),
+                unit: format!("{unit:?}"),
+            });
+        }
+    }
+    Ok(CompiledEvent {
+        kind: ev.kind.clone(),
+        regex,
+        units: ev.units.clone(),
+        traceback: ev.traceback,
+        set: ev.set.clone(),
+    })
+}
+
+/// One `[[prefix]]`: its regex compiled with only the captures the reader reads, each
+/// date-time format one chrono reads and backed by its capture.
+fn compile_prefix(origin: &str, p: &PrefixSpec) -> Result<CompiledPrefix, GrammarError> {
+    let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
+        origin: origin.into(),
+        id: p.id.clone(),
+        message: e.to_string(),
+    })?;
+    let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
+    knowledge::only_read_captures(
+        origin,
+        &format!("prefix `{}`", p.id),
+        &regex,
+        knowledge::PREFIX_CAPTURES,
+    )?;
+    for (field, format, capture) in [
+        ("date_format", &p.date_format, "date"),
+        ("time_format", &p.time_format, "time"),
+        ("stamp_format", &p.stamp_format, "stamp"),
+    ] {
+        if let Some(f) = format {
+            check_format(origin, &p.id, field, f)?;
+            if !has(capture) {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "prefix `{}`: {field} given but the regex has no `{capture}` capture",
+                        p.id
+                    ),
+                });
+            }
+        }
+    }
+    if has("stamp") && p.stamp_format.is_none() {
+        return Err(GrammarError::Knowledge {
+            origin: origin.into(),
+            message: format!(
+                "prefix `{}`: a `stamp` capture needs a `stamp_format`",
+                p.id
+            ),
+        });
+    }
+    Ok(CompiledPrefix {
+        id: p.id.clone(),
+        regex,
+        date_format: p
+            .date_format
+            .clone()
+            .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
+        time_format: p
+            .time_format
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
+        stamp_format: p.stamp_format.clone(),
+    })
+}
+
+/// An event's `set.phase` names a phase and its `set.outcome` an outcome word.
+fn check_set_words(origin: &str, events: &[EventSpec]) -> Result<(), GrammarError> {
+    for ev in events {
+        if let Some(p) = ev.set.get("phase") {
+            if Phase::from_name(p).is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!("event `{}`: set.phase `{p}` is not a phase", ev.kind),
+                });
+            }
+        }
+        if let Some(o) = ev.set.get("outcome") {
+            if OutcomeWord::from_name(o).is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
+                        ev.kind
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Grammar {
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
         let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
@@ -238,105 +372,17 @@ impl Grammar {
         })?;
         // Counted before anything is compiled: compiling is what costs memory.
         check_counts(origin, spec.event.len(), spec.prefix.len())?;
-        // A user grammar's names reach the terminal (`grammars list`, the summary's "read
-        // as", the events' kinds and fields): cleaned once, here, as log lines are.
-        spec.id = crate::base::text::sanitize(&spec.id);
-        spec.name = crate::base::text::sanitize(&spec.name);
-        spec.description = crate::base::text::sanitize(&spec.description);
-        for ev in &mut spec.event {
-            ev.kind = crate::base::text::sanitize(&ev.kind);
-            for v in ev.set.values_mut() {
-                *v = crate::base::text::sanitize(v);
-            }
-        }
-        let mut events = Vec::new();
-        for ev in &spec.event {
-            if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
-                return Err(GrammarError::NoLiteral {
-                    origin: origin.into(),
-                    kind: ev.kind.clone(),
-                });
-            }
-            // A user's grammar is compiled now: a pattern that parses but is too large to
-            // compile is an error at load, not an event that silently matches nothing.
-            // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
-            let compile_now = !origin.starts_with("builtin:");
-            let regex =
-                EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
-                    origin: origin.into(),
-                    kind: ev.kind.clone(),
-                    message: e.to_string(),
-                })?;
-            for (field, unit) in &ev.units {
-                if !regex.capture_names().any(|n| n == field) {
-                    return Err(GrammarError::UnitWithoutCapture {
-                        origin: origin.into(),
-                        kind: ev.kind.clone(),
-                        field: field.clone(),
-                        unit: format!("{unit:?}"),
-                    });
-                }
-            }
-            events.push(CompiledEvent {
-                kind: ev.kind.clone(),
-                regex,
-                units: ev.units.clone(),
-                traceback: ev.traceback,
-                set: ev.set.clone(),
-            });
-        }
-        let mut prefixes = Vec::new();
-        for p in &spec.prefix {
-            let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
-                origin: origin.into(),
-                id: p.id.clone(),
-                message: e.to_string(),
-            })?;
-            let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
-            knowledge::only_read_captures(
-                origin,
-                &format!("prefix `{}`", p.id),
-                &regex,
-                knowledge::PREFIX_CAPTURES,
-            )?;
-            for (field, format, capture) in [
-                ("date_format", &p.date_format, "date"),
-                ("time_format", &p.time_format, "time"),
-                ("stamp_format", &p.stamp_format, "stamp"),
-            ] {
-                if let Some(f) = format {
-                    check_format(origin, &p.id, field, f)?;
-                    if !has(capture) {
-                        return Err(GrammarError::Knowledge {
-                            origin: origin.into(),
-                            message: format!("prefix `{}`: {field} given but the regex has no `{capture}` capture", p.id),
-                        });
-                    }
-                }
-            }
-            if has("stamp") && p.stamp_format.is_none() {
-                return Err(GrammarError::Knowledge {
-                    origin: origin.into(),
-                    message: format!(
-                        "prefix `{}`: a `stamp` capture needs a `stamp_format`",
-                        p.id
-                    ),
-                });
-            }
-            prefixes.push(CompiledPrefix {
-                id: p.id.clone(),
-                regex,
-                date_format: p
-                    .date_format
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
-                time_format: p
-                    .time_format
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
-                stamp_format: p.stamp_format.clone(),
-            });
-        }
+        clean_names(&mut spec);
+        let events = spec
+            .event
+            .iter()
+            .map(|ev| compile_event(origin, ev))
+            .collect::<Result<Vec<_>, _>>()?;
+        let prefixes = spec
+            .prefix
+            .iter()
+            .map(|p| compile_prefix(origin, p))
+            .collect::<Result<Vec<_>, _>>()?;
         let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
         let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
         let captures: Vec<Vec<&str>> = events
@@ -350,27 +396,7 @@ impl Grammar {
             &spec.id,
             spec.memory_model.as_ref(),
         )?);
-        for ev in &spec.event {
-            if let Some(p) = ev.set.get("phase") {
-                if Phase::from_name(p).is_none() {
-                    return Err(GrammarError::Knowledge {
-                        origin: origin.into(),
-                        message: format!("event `{}`: set.phase `{p}` is not a phase", ev.kind),
-                    });
-                }
-            }
-            if let Some(o) = ev.set.get("outcome") {
-                if OutcomeWord::from_name(o).is_none() {
-                    return Err(GrammarError::Knowledge {
-                        origin: origin.into(),
-                        message: format!(
-                            "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
-                            ev.kind
-                        ),
-                    });
-                }
-            }
-        }
+        check_set_words(origin, &spec.event)?;
         Ok(Grammar {
             spec,
             origin: origin.to_string(),
