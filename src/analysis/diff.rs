@@ -3,6 +3,7 @@
 
 use super::env::env_changes;
 pub use super::env::{env_of, EnvChange};
+use crate::base::units::Seconds;
 use std::collections::HashMap;
 
 use super::align::Spread;
@@ -247,7 +248,7 @@ pub struct Regression {
 pub struct SlowerStartup {
     /// Baseline and candidate seconds from the first line to ready, when both are known
     /// and the change is beyond resolution and tolerance.
-    pub to_ready: Option<(f64, f64)>,
+    pub to_ready: Option<(Seconds, Seconds)>,
     pub lead: Option<super::timing::TimeFinding>,
 }
 
@@ -685,7 +686,7 @@ fn headline(
                 to_ready: time
                     .to_ready
                     .as_ref()
-                    .filter(|t| t.beyond && t.delta_s > 0.0)
+                    .filter(|t| t.beyond && t.delta_s.is_positive())
                     .map(|t| (t.baseline_s, t.candidate_s)),
                 lead: time.lead().cloned(),
             });

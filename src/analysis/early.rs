@@ -12,6 +12,7 @@
 //!
 //! Facts only; `render::text::watch` words them.
 
+use crate::base::units::Seconds;
 use std::collections::HashSet;
 
 use chrono::NaiveDateTime;
@@ -51,13 +52,13 @@ pub struct SlowWarning {
     pub rank: Rank,
     pub phase: Phase,
     /// From the end of its previous phase to "now" (see [`LogNow`]).
-    pub so_far_s: f64,
+    pub so_far_s: Seconds,
     /// How much of `so_far_s` passed after the run's latest line: the run silent, measured
     /// by the wall clock (0 when measured to a line).
-    pub silent_s: f64,
-    pub baseline_s: f64,
+    pub silent_s: Seconds,
+    pub baseline_s: Seconds,
     /// What `so_far_s - baseline_s` had to exceed.
-    pub threshold_s: f64,
+    pub threshold_s: Seconds,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -361,16 +362,16 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
         let Some((base_s, base_res)) = baseline_window(baseline, &r.rank, phase) else {
             continue;
         };
-        let so_far = (now - since).num_milliseconds() as f64 / 1000.0;
+        let so_far = Seconds::from_ms((now - since).num_milliseconds());
         // The resolution of the latest stamp: the wall clock added to it is finer.
-        let res = base_res + super::clock::resolution_ms(at.latest) as f64 / 1000.0;
+        let res = base_res + Seconds::from_ms(super::clock::resolution_ms(at.latest));
         let delta = so_far - base_s;
-        if delta > 0.0 && timing::beyond(delta, res, base_s, tolerance) {
+        if delta.is_positive() && timing::beyond(delta, res, base_s, tolerance) {
             out.push(SlowWarning {
                 rank: r.rank.clone(),
                 phase,
                 so_far_s: so_far,
-                silent_s: at.silent_s.min(so_far).max(0.0),
+                silent_s: Seconds(at.silent_s.min(so_far.get()).max(0.0)),
                 baseline_s: base_s,
                 threshold_s: timing::threshold(res, base_s, tolerance),
             });
@@ -380,7 +381,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
 }
 
 /// The baseline's window of a phase: the same rank's, else the median over its ranks.
-fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f64)> {
+fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(Seconds, Seconds)> {
     let of = |r: &RankRun| {
         timing::windows(r, baseline.start)
             .into_iter()
@@ -390,7 +391,7 @@ fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f6
     if let Some(w) = baseline.rank(rank).and_then(of) {
         return Some(w);
     }
-    let mut all: Vec<(f64, f64)> = baseline.worker_ranks().filter_map(of).collect();
+    let mut all: Vec<(Seconds, Seconds)> = baseline.worker_ranks().filter_map(of).collect();
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     all.get(all.len() / 2).copied()
 }

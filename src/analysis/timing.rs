@@ -19,6 +19,7 @@ use chrono::NaiveDateTime;
 use super::align::{phase_stats, Spread};
 use super::clock::resolution_ms;
 use crate::base::event::{kind, Rank};
+use crate::base::units::Seconds;
 use crate::model::{Phase, RankRun, Run};
 
 /// What a time change must exceed besides the stamps' resolution, as a fraction of the
@@ -28,13 +29,13 @@ pub const DEFAULT_TOLERANCE: f64 = 0.2;
 /// One rank's window of one phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
-    /// From the previous phase's end to this phase's end, seconds.
-    pub total_s: f64,
+    /// From the previous phase's end to this phase's end.
+    pub total_s: Seconds,
     /// Of which before the phase's first line (`None`: the phase printed no line before
     /// its end, so the split is unknown).
-    pub before_first_line_s: Option<f64>,
-    /// How far the printed window may be from the true one, seconds (one stamp step).
-    pub resolution_s: f64,
+    pub before_first_line_s: Option<Seconds>,
+    /// How far the printed window may be from the true one (one stamp step).
+    pub resolution_s: Seconds,
 }
 
 /// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
@@ -67,14 +68,14 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
             .filter(|_| span.phase != Phase::Ready)
             .map(|s| (s - from).num_milliseconds())
             .filter(|ms| (0..=total_ms).contains(ms))
-            .map(|ms| ms as f64 / 1000.0);
+            .map(Seconds::from_ms);
         let step = resolution_ms(end).max(resolution_ms(from));
         out.push((
             span.phase,
             Window {
-                total_s: total_ms as f64 / 1000.0,
+                total_s: Seconds::from_ms(total_ms),
                 before_first_line_s: before,
-                resolution_s: step as f64 / 1000.0,
+                resolution_s: Seconds::from_ms(step),
             },
         ));
         prev_end = Some(end);
@@ -86,21 +87,21 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankTime {
     pub rank: Rank,
-    pub baseline_s: f64,
-    pub candidate_s: f64,
-    pub delta_s: f64,
+    pub baseline_s: Seconds,
+    pub candidate_s: Seconds,
+    pub delta_s: Seconds,
     /// The change of the time before the phase's first line, when both runs split it.
-    pub before_first_line_delta_s: Option<f64>,
+    pub before_first_line_delta_s: Option<Seconds>,
     /// Both windows' resolution added: a change within it may be none at all.
-    pub resolution_s: f64,
+    pub resolution_s: Seconds,
     /// What the change had to exceed: the resolution, and the tolerance.
-    pub threshold_s: f64,
+    pub threshold_s: Seconds,
     pub beyond: bool,
 }
 
 impl RankTime {
     /// The change inside the phase (after its first line).
-    pub fn inside_delta_s(&self) -> Option<f64> {
+    pub fn inside_delta_s(&self) -> Option<Seconds> {
         self.before_first_line_delta_s.map(|b| self.delta_s - b)
     }
 }
@@ -137,7 +138,7 @@ pub struct PhaseTime {
     pub candidate: Spread,
     pub delta: Spread,
     /// The widest resolution of a rank's comparison (both windows' steps added).
-    pub resolution_s: f64,
+    pub resolution_s: Seconds,
     /// The dominant direction is slower.
     pub slower: bool,
     pub per_rank: Vec<RankTime>,
@@ -146,10 +147,10 @@ pub struct PhaseTime {
 /// The whole start-up: the run's first line to its (last) ready line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToReady {
-    pub baseline_s: f64,
-    pub candidate_s: f64,
-    pub delta_s: f64,
-    pub threshold_s: f64,
+    pub baseline_s: Seconds,
+    pub candidate_s: Seconds,
+    pub delta_s: Seconds,
+    pub threshold_s: Seconds,
     pub beyond: bool,
 }
 
@@ -161,18 +162,18 @@ pub enum TimeFinding {
         phase: Phase,
         ranks_moved: usize,
         ranks_compared: usize,
-        baseline_s: f64,
-        candidate_s: f64,
-        delta_s: f64,
+        baseline_s: Seconds,
+        candidate_s: Seconds,
+        delta_s: Seconds,
     },
     /// One rank (of a few) took longer in a phase.
     Rank {
         rank: Rank,
         phase: Phase,
-        baseline_s: f64,
-        candidate_s: f64,
-        delta_s: f64,
-        before_first_line_delta_s: Option<f64>,
+        baseline_s: Seconds,
+        candidate_s: Seconds,
+        delta_s: Seconds,
+        before_first_line_delta_s: Option<Seconds>,
         /// The candidate's `summary` names it a straggler in this phase and the baseline's
         /// does not.
         straggler: bool,
@@ -183,7 +184,7 @@ pub enum TimeFinding {
 }
 
 impl TimeFinding {
-    pub fn delta_s(&self) -> f64 {
+    pub fn delta_s(&self) -> Seconds {
         match self {
             TimeFinding::Systematic { delta_s, .. } | TimeFinding::Rank { delta_s, .. } => *delta_s,
         }
@@ -220,8 +221,8 @@ impl TimeDiff {
     pub fn slower(&self) -> bool {
         self.to_ready
             .as_ref()
-            .is_some_and(|t| t.beyond && t.delta_s > 0.0)
-            || self.findings.iter().any(|f| f.delta_s() > 0.0)
+            .is_some_and(|t| t.beyond && t.delta_s.is_positive())
+            || self.findings.iter().any(|f| f.delta_s().is_positive())
     }
     /// Faster somewhere, and slower nowhere.
     pub fn faster(&self) -> bool {
@@ -229,14 +230,14 @@ impl TimeDiff {
             && (self
                 .to_ready
                 .as_ref()
-                .is_some_and(|t| t.beyond && t.delta_s < 0.0)
-                || self.findings.iter().any(|f| f.delta_s() < 0.0))
+                .is_some_and(|t| t.beyond && t.delta_s.is_negative())
+                || self.findings.iter().any(|f| f.delta_s().is_negative()))
     }
     /// The finding the verdict leads with: the first slower cause in start-up order.
     pub fn lead(&self) -> Option<&TimeFinding> {
         self.findings
             .iter()
-            .find(|f| f.is_cause() && f.delta_s() > 0.0)
+            .find(|f| f.is_cause() && f.delta_s().is_positive())
     }
 }
 
@@ -249,8 +250,8 @@ pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
         .max()
 }
 
-/// The first line of the run to its last ready line, seconds, and the stamps' resolution.
-pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
+/// The first line of the run to its last ready line, and the stamps' resolution.
+pub fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
     let start = run.start?;
     let ready = ready_at(run)?;
     let ms = (ready - start).num_milliseconds();
@@ -258,15 +259,17 @@ pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
         return None;
     }
     let step = resolution_ms(ready).max(resolution_ms(start));
-    Some((ms as f64 / 1000.0, step as f64 / 1000.0))
+    Some((Seconds::from_ms(ms), Seconds::from_ms(step)))
 }
 
-pub fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
+pub fn threshold(resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> Seconds {
     resolution_s.max(tolerance * baseline_s)
 }
 
 /// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
-pub fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
+pub fn beyond(delta: Seconds, resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> bool {
+    // A nanosecond of slack either way: a change exactly at a bound is not lost to rounding.
+    let (delta, resolution_s, baseline_s) = (delta.get(), resolution_s.get(), baseline_s.get());
     delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
 }
 
@@ -325,11 +328,11 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         let n = per_rank.len();
         let up = per_rank
             .iter()
-            .filter(|r| r.beyond && r.delta_s > 0.0)
+            .filter(|r| r.beyond && r.delta_s.is_positive())
             .count();
         let down = per_rank
             .iter()
-            .filter(|r| r.beyond && r.delta_s < 0.0)
+            .filter(|r| r.beyond && r.delta_s.is_negative())
             .count();
         let moved = up.max(down);
         let class = if moved == 0 {
@@ -339,8 +342,8 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         } else {
             TimeClass::Local
         };
-        let spread = |f: &dyn Fn(&RankTime) -> f64| {
-            let mut v: Vec<f64> = per_rank.iter().map(f).collect();
+        let spread = |f: &dyn Fn(&RankTime) -> Seconds| {
+            let mut v: Vec<f64> = per_rank.iter().map(|r| f(r).get()).collect();
             Spread::of(&mut v)
         };
         let (Some(b), Some(c), Some(d)) = (
@@ -350,7 +353,8 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         ) else {
             continue;
         };
-        let resolution_s = per_rank.iter().map(|r| r.resolution_s).fold(0.0, f64::max);
+        let resolution_s =
+            (per_rank.iter().map(|r| r.resolution_s)).fold(Seconds::ZERO, Seconds::max);
         phases.push(PhaseTime {
             phase,
             ranks_compared: n,
@@ -383,7 +387,7 @@ fn stragglers(run: &Run) -> Vec<(Phase, Rank)> {
 
 fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFinding> {
     let mut out: Vec<TimeFinding> = Vec::new();
-    let mut causes: Vec<(Rank, Phase, f64, f64)> = Vec::new();
+    let mut causes: Vec<(Rank, Phase, Seconds, Seconds)> = Vec::new();
     // `summary`'s stragglers name per-rank findings only: computed (a pass over every
     // rank of both runs) when some phase changed on a few ranks.
     let (late_b, late_c) = if phases.iter().any(|p| p.class == TimeClass::Local) {
@@ -398,11 +402,11 @@ fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFi
                 let moved: Vec<&RankTime> = p
                     .per_rank
                     .iter()
-                    .filter(|r| r.beyond && (r.delta_s > 0.0) == p.slower)
+                    .filter(|r| r.beyond && r.delta_s.is_positive() == p.slower)
                     .collect();
-                let med = |f: &dyn Fn(&RankTime) -> f64| {
-                    let mut v: Vec<f64> = moved.iter().map(|r| f(r)).collect();
-                    Spread::of(&mut v).map_or(0.0, |s| s.median)
+                let med = |f: &dyn Fn(&RankTime) -> Seconds| {
+                    let mut v: Vec<f64> = moved.iter().map(|r| f(r).get()).collect();
+                    Seconds(Spread::of(&mut v).map_or(0.0, |s| s.median))
                 };
                 out.push(TimeFinding::Systematic {
                     phase: p.phase,
@@ -421,8 +425,8 @@ fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFi
                         .iter()
                         .find(|(rank, _, delta, res)| {
                             *rank != r.rank
-                                && delta.signum() == r.delta_s.signum()
-                                && (delta - r.delta_s).abs() <= res.max(r.threshold_s)
+                                && delta.get().signum() == r.delta_s.get().signum()
+                                && (*delta - r.delta_s).abs() <= res.max(r.threshold_s)
                         })
                         .map(|(rank, phase, _, _)| (rank.clone(), *phase));
                     let straggler = late_c.contains(&(p.phase, r.rank.clone()))

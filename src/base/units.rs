@@ -128,13 +128,82 @@ pub fn human_delta(bytes: i64) -> String {
     }
 }
 
+/// A time span in seconds (a window between two stamps, a change of one, the stamps'
+/// resolution, a threshold): a type of its own where it crosses from `analysis` to
+/// `render`, so that a byte count or a plain ratio cannot be passed where a time is meant.
+/// Printed by [`seconds`] and [`seconds_delta`], which take it as they take an `f64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Seconds(pub f64);
+
+impl Seconds {
+    pub const ZERO: Seconds = Seconds(0.0);
+
+    /// Whole milliseconds (a stamp difference) as seconds.
+    pub fn from_ms(ms: i64) -> Seconds {
+        Seconds(ms as f64 / 1000.0)
+    }
+    pub fn get(self) -> f64 {
+        self.0
+    }
+    pub fn abs(self) -> Seconds {
+        Seconds(self.0.abs())
+    }
+    pub fn max(self, other: Seconds) -> Seconds {
+        Seconds(self.0.max(other.0))
+    }
+    pub fn is_positive(self) -> bool {
+        self.0 > 0.0
+    }
+    pub fn is_negative(self) -> bool {
+        self.0 < 0.0
+    }
+    pub fn total_cmp(&self, other: &Seconds) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl std::ops::Add for Seconds {
+    type Output = Seconds;
+    fn add(self, o: Seconds) -> Seconds {
+        Seconds(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Seconds {
+    type Output = Seconds;
+    fn sub(self, o: Seconds) -> Seconds {
+        Seconds(self.0 - o.0)
+    }
+}
+
+impl std::ops::Neg for Seconds {
+    type Output = Seconds;
+    fn neg(self) -> Seconds {
+        Seconds(-self.0)
+    }
+}
+
+/// A fraction of a time (a tolerance of the baseline's figure).
+impl std::ops::Mul<Seconds> for f64 {
+    type Output = Seconds;
+    fn mul(self, s: Seconds) -> Seconds {
+        Seconds(self * s.0)
+    }
+}
+
+impl From<Seconds> for f64 {
+    fn from(s: Seconds) -> f64 {
+        s.0
+    }
+}
+
 /// Seconds, the one style of every time rankscope prints: a space before the unit, one
 /// decimal below 100 s (`4.0 s`, `12.5 s`) and whole seconds from 100 s (`2600 s`), where
 /// a tenth is below what the logs' whole-second stamps resolve and would only widen
 /// columns. Snapshot times (microsecond stamps) follow the same rule, so that `mem` and
 /// `summary` print one style.
-pub fn seconds(s: f64) -> String {
-    format!("{} s", seconds_number(s))
+pub fn seconds(s: impl Into<f64>) -> String {
+    format!("{} s", seconds_number(s.into()))
 }
 
 /// The number of [`seconds`] without its unit, for a column that names the unit once
@@ -153,7 +222,8 @@ pub fn since_start(s: f64) -> String {
 }
 
 /// A signed change of seconds: `+6.0 s`, `-120 s`; `0 s` for none.
-pub fn seconds_delta(s: f64) -> String {
+pub fn seconds_delta(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     if s == 0.0 {
         "0 s".into()
     } else if s > 0.0 {
@@ -190,6 +260,22 @@ pub fn group_thousands(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_keep_their_arithmetic_and_print_as_times() {
+        // A stamp difference of 1,500 ms; a 20 % tolerance of a 15 s window is 3 s.
+        assert_eq!(Seconds::from_ms(1500), Seconds(1.5));
+        assert_eq!(0.2 * Seconds(15.0), Seconds(3.0));
+        assert_eq!(Seconds(11.0) - Seconds(3.0), Seconds(8.0));
+        assert_eq!((Seconds(3.0) - Seconds(11.0)).abs(), Seconds(8.0));
+        assert_eq!(Seconds(2.0).max(Seconds(3.0)), Seconds(3.0));
+        assert!(Seconds(0.5).is_positive() && (-Seconds(0.5)).is_negative());
+        // Printed as an f64 of the same value is.
+        assert_eq!(seconds(Seconds(12.5)), seconds(12.5));
+        assert_eq!(seconds(Seconds(12.5)), "12.5 s");
+        assert_eq!(seconds_delta(Seconds(-120.0)), "-120 s");
+        assert_eq!(seconds_delta(Seconds::ZERO), "0 s");
+    }
 
     #[test]
     fn one_style_for_sizes_and_deltas() {

@@ -33,7 +33,7 @@ pub struct RunIdentity {
     /// The stamp of its last ready line, when it reached ready.
     pub ready_at: Option<NaiveDateTime>,
     /// `ready_at - first_line` in seconds, with the stamps' resolution.
-    pub to_ready_s: Option<(f64, f64)>,
+    pub to_ready_s: Option<(crate::base::units::Seconds, crate::base::units::Seconds)>,
 }
 
 /// A run's name across a fleet: the last component of each path given (after `.` and

@@ -180,7 +180,7 @@ impl From<&crate::export::identity::RunIdentity> for IdentityDoc {
             attempts: id.attempts,
             first_line: id.first_line.map(ts),
             ready_at: id.ready_at.map(ts),
-            to_ready_s: id.to_ready_s.map(|(s, _)| s),
+            to_ready_s: id.to_ready_s.map(|(s, _)| s.get()),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::analysis::timing;
+use crate::base::units::Seconds;
 
 /// The start-up's time, baseline against candidate. Seconds throughout.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -82,10 +83,10 @@ pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
         tolerance: t.tolerance,
         to_ready: t.to_ready.as_ref().map(|r| ToReadyDoc {
             unit: "seconds",
-            baseline: r.baseline_s,
-            candidate: r.candidate_s,
-            delta: r.delta_s,
-            threshold: r.threshold_s,
+            baseline: r.baseline_s.get(),
+            candidate: r.candidate_s.get(),
+            delta: r.delta_s.get(),
+            threshold: r.threshold_s.get(),
             changed: r.beyond,
         }),
         phases: t
@@ -100,17 +101,17 @@ pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
                 baseline: (&p.baseline).into(),
                 candidate: (&p.candidate).into(),
                 delta: (&p.delta).into(),
-                resolution: p.resolution_s,
+                resolution: p.resolution_s.get(),
                 per_rank: p
                     .per_rank
                     .iter()
                     .map(|r| RankTimeDoc {
                         rank: r.rank.to_string(),
-                        baseline: r.baseline_s,
-                        candidate: r.candidate_s,
-                        delta: r.delta_s,
-                        before_first_line_delta: r.before_first_line_delta_s,
-                        threshold: r.threshold_s,
+                        baseline: r.baseline_s.get(),
+                        candidate: r.candidate_s.get(),
+                        delta: r.delta_s.get(),
+                        before_first_line_delta: r.before_first_line_delta_s.map(Seconds::get),
+                        threshold: r.threshold_s.get(),
                         changed: r.beyond,
                     })
                     .collect(),
@@ -133,9 +134,9 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
             scope: "systematic",
             phase: (*phase).into(),
             rank: None,
-            delta: *delta_s,
-            baseline: *baseline_s,
-            candidate: *candidate_s,
+            delta: delta_s.get(),
+            baseline: baseline_s.get(),
+            candidate: candidate_s.get(),
             straggler: false,
             waited_for: None,
             text,
@@ -153,9 +154,9 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
             scope: "rank",
             phase: (*phase).into(),
             rank: Some(rank.to_string()),
-            delta: *delta_s,
-            baseline: *baseline_s,
-            candidate: *candidate_s,
+            delta: delta_s.get(),
+            baseline: baseline_s.get(),
+            candidate: candidate_s.get(),
             straggler: *straggler,
             waited_for: waited_for
                 .as_ref()

@@ -46,20 +46,28 @@ pub fn finding(f: &TimeFinding) -> String {
                 why.push("straggler".to_string());
             }
             if let Some(before) = before_first_line_delta_s {
-                let inside = delta_s - before;
+                let (before, inside) = (*before, *delta_s - *before);
                 // Where most of the change went: before the phase's first line (the rank
                 // began late) or inside the phase (it ran longer).
-                if before.abs() >= inside.abs() && before.abs() > 0.0 {
+                if before.abs() >= inside.abs() && before.abs().is_positive() {
                     why.push(format!(
                         "began {} {}",
                         secs(before.abs()),
-                        if *before > 0.0 { "late" } else { "early" }
+                        if before.is_positive() {
+                            "late"
+                        } else {
+                            "early"
+                        }
                     ));
-                } else if inside.abs() > 0.0 {
+                } else if inside.abs().is_positive() {
                     why.push(format!(
                         "ran {} {} inside the phase",
                         secs(inside.abs()),
-                        if inside > 0.0 { "longer" } else { "shorter" }
+                        if inside.is_positive() {
+                            "longer"
+                        } else {
+                            "shorter"
+                        }
                     ));
                 }
             }

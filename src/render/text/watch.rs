@@ -140,7 +140,7 @@ pub fn slow_headline(s: &SlowWarning) -> String {
     );
     // Measured past the log's latest line by the wall clock: say so, the reader cannot
     // find that time in the log.
-    if s.silent_s >= 0.5 {
+    if s.silent_s.get() >= 0.5 {
         line.push_str(&format!(
             "; no start-up line for the last {}",
             seconds(s.silent_s)
