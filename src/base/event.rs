@@ -1,10 +1,12 @@
 //! Typed start-up events: what a grammar turns a log record into.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
+
+// Where every layer has always found them.
+pub use super::fields::{FieldName, FieldValue, Fields};
 
 /// Start-up phases in order (DESIGN.md's canonical names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -453,56 +455,6 @@ impl fmt::Display for Rank {
     }
 }
 
-/// A value a grammar captured, already in canonical units.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FieldValue {
-    /// Memory in bytes. `resolution` is the size of one step of the printed figure
-    /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
-    Bytes {
-        bytes: i64,
-        resolution: u64,
-    },
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl FieldValue {
-    pub fn as_bytes(&self) -> Option<i64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes),
-            _ => None,
-        }
-    }
-    pub fn resolution(&self) -> u64 {
-        match self {
-            FieldValue::Bytes { resolution, .. } => *resolution,
-            _ => 0,
-        }
-    }
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes as f64),
-            FieldValue::Int(i) => Some(*i as f64),
-            FieldValue::Float(f) => Some(*f),
-            FieldValue::Text(_) => None,
-        }
-    }
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes),
-            FieldValue::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            FieldValue::Text(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
 /// Where a record came from, so every figure can be traced back to its line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -536,7 +488,7 @@ pub struct Event {
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
     pub grammar: String,
-    pub fields: BTreeMap<String, FieldValue>,
+    pub fields: Fields,
     /// The record's message, control sequences removed.
     pub message: String,
     /// Continuation lines (a traceback) that belong to this record.

@@ -32,7 +32,7 @@ use prefilter::*;
 pub use set::*;
 pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
 
-use crate::base::event::{FieldValue, Phase, Rank};
+use crate::base::event::{FieldValue, Fields, Phase, Rank};
 use crate::base::units;
 
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
@@ -92,6 +92,8 @@ pub struct CompiledEvent {
     /// Following lines without a record start belong to this record (tracebacks).
     pub traceback: bool,
     pub set: BTreeMap<String, String>,
+    /// `set` as the fields every matched line starts from (names shared, not copied).
+    pub preset: crate::base::event::Fields,
 }
 
 /// An event's regex, compiled on its first use: a run meets the events of one or two
@@ -101,8 +103,9 @@ pub struct CompiledEvent {
 /// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
 pub struct EventRegex {
     pattern: String,
-    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them).
-    names: Vec<String>,
+    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them),
+    /// each shared with every event field it names.
+    names: Vec<crate::base::event::FieldName>,
     compiled: std::sync::OnceLock<Option<Regex>>,
 }
 
@@ -116,7 +119,7 @@ impl EventRegex {
                 let r = Regex::new(pattern)?;
                 return Ok(EventRegex {
                     pattern: pattern.to_string(),
-                    names: r.capture_names().flatten().map(str::to_string).collect(),
+                    names: r.capture_names().flatten().map(Into::into).collect(),
                     compiled: std::sync::OnceLock::from(Some(r)),
                 });
             }
@@ -126,7 +129,7 @@ impl EventRegex {
         named.sort_by_key(|(i, _)| *i);
         Ok(EventRegex {
             pattern: pattern.to_string(),
-            names: named.into_iter().map(|(_, n)| n).collect(),
+            names: named.into_iter().map(|(_, n)| n.into()).collect(),
             compiled: std::sync::OnceLock::new(),
         })
     }
@@ -141,7 +144,11 @@ impl EventRegex {
         &self.pattern
     }
     pub fn capture_names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(String::as_str)
+        self.names.iter().map(|n| &**n)
+    }
+    /// The capture names as the event fields hold them.
+    pub fn field_names(&self) -> &[crate::base::event::FieldName] {
+        &self.names
     }
 }
 
@@ -278,6 +285,11 @@ fn compile_event(origin: &str, ev: &EventSpec) -> Result<CompiledEvent, GrammarE
         units: ev.units.clone(),
         traceback: ev.traceback,
         set: ev.set.clone(),
+        preset: ev
+            .set
+            .iter()
+            .map(|(k, v)| (k.as_str(), FieldValue::Text(v.clone())))
+            .collect(),
     })
 }
 

@@ -1,12 +1,10 @@
 //! A rank's start-up: its phases with their figures, and the line that decided its outcome.
 
-use std::collections::BTreeMap;
-
 use chrono::NaiveDateTime;
 
 use super::Phase;
 pub use crate::base::event::FailureKind;
-use crate::base::event::{FieldValue, FigureName, Origin, Rank};
+use crate::base::event::{FieldValue, Fields, FigureName, Origin, Rank};
 
 /// A memory or count figure a phase reported, traceable to its line. Its name carries
 /// its unit and direction, built-in or declared by the grammar that read it.
@@ -129,7 +127,7 @@ pub struct Failure {
     pub phase_from: &'static str,
     pub kind: FailureKind,
     pub message: String,
-    pub fields: BTreeMap<String, FieldValue>,
+    pub fields: Fields,
     pub ts: Option<NaiveDateTime>,
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.
