@@ -15,6 +15,7 @@ mod gpu;
 pub mod layout;
 pub mod node;
 pub mod notes;
+mod order;
 pub mod outcome;
 mod rank;
 
