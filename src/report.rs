@@ -19,7 +19,7 @@ pub struct MemoryReport {
     /// None when the run's server grammar has no memory model.
     pub breakdown: Option<RunBreakdown>,
     /// None when the log shows no KV pool size.
-    pub capacity: Option<Capacity>,
+    pub(crate) capacity: Option<Capacity>,
     /// What PyTorch's allocator held of each category, per rank with a snapshot: filled
     /// by [`MemoryReport::with_snapshots`] where the command read them.
     pub held: Vec<crate::analysis::held::RankHeld>,
@@ -102,12 +102,12 @@ impl MemoryDiff {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunReport {
     /// Per phase across ranks: durations, end skew, stragglers, figure spreads.
-    pub phases: Vec<PhaseStats>,
+    pub(crate) phases: Vec<PhaseStats>,
     /// Where the ranks stopped, grouped by failure.
-    pub outcome: RunOutcome,
+    pub(crate) outcome: RunOutcome,
     /// For a memory failure, what the run's own figures support without a baseline: the
     /// deficit at the failed request and the settings that would cover it.
-    pub remedies: crate::analysis::remedy::Remedies,
+    pub(crate) remedies: crate::analysis::remedy::Remedies,
     /// The memory breakdown and capacity, for the default request lengths; commands
     /// given other lengths or a model's config replace it.
     pub memory: MemoryReport,
@@ -171,7 +171,7 @@ pub struct DiffReport {
     /// The failing ranks' OOMs, fragmentation and allocator settings from the snapshots.
     pub evidence: SnapshotEvidence,
     /// Snapshots that could not be used, how the others were matched, what is missing.
-    pub notes: Vec<SnapshotNote>,
+    pub(crate) notes: Vec<SnapshotNote>,
     /// Both runs' memory breakdowns and capacity, what moved and what it cost (default
     /// request lengths; `diff --tokens/--model-config` replaces it).
     pub memory: MemoryDiff,
@@ -180,7 +180,7 @@ pub struct DiffReport {
 impl DiffReport {
     /// `snapshot_errors` are the snapshots that could not be used, as
     /// `load::load_snapshots` returns them (baseline's first).
-    pub fn of(
+    pub(crate) fn of(
         baseline: &Run,
         candidate: &Run,
         base_snaps: &[RankSnapshot],
@@ -200,7 +200,7 @@ impl DiffReport {
 
     /// The same, for a caller that holds the runs' `diff` already (the TUI computes it
     /// before the snapshots are read).
-    pub fn with_diff(
+    pub(crate) fn with_diff(
         diff: RunDiff,
         baseline: &Run,
         candidate: &Run,

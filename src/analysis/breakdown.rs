@@ -11,14 +11,14 @@ use crate::model::{RankRun, Run};
 /// One term of a formula, as read on a rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TermValue {
-    pub sign: i8,
-    pub term: Term,
-    pub bytes: i64,
+    pub(crate) sign: i8,
+    pub(crate) term: Term,
+    pub(crate) bytes: i64,
     /// Half the figure's print step: the true value is within ± this.
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// One print step of the figure (the JSON's `resolution_bytes`): twice `resolution`
     /// but for a step of an odd number of bytes, which halving rounds down.
-    pub step: i64,
+    pub(crate) step: i64,
     /// The line it was read from (none for `device` and `rest`).
     pub origin: Option<Origin>,
 }
@@ -28,19 +28,19 @@ pub struct TermValue {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Amount {
     pub bytes: i64,
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// The terms' print steps added: the width of the interval the true value lies in
     /// (`resolution` is its half, rounded down per term).
-    pub step: i64,
+    pub(crate) step: i64,
     /// Which of the grammar's formulas applied (0 = the first): two runs' amounts compare
     /// only when they were read the same way.
-    pub formula: usize,
+    pub(crate) formula: usize,
     pub terms: Vec<TermValue>,
 }
 
 /// Where the device memory figure came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceSource {
+pub(crate) enum DeviceSource {
     /// The grammar's device formula on the log's figures.
     Log(DeviceBasis),
     /// nvidia-smi's `memory.total` (the smallest of the run's GPUs).
@@ -52,7 +52,7 @@ pub enum DeviceSource {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
     pub amount: Amount,
-    pub source: DeviceSource,
+    pub(crate) source: DeviceSource,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +67,7 @@ pub enum RowValue {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    pub category: Category,
+    pub(crate) category: Category,
     pub value: RowValue,
     /// Categories merged into this one.
     pub includes: Vec<Category>,
@@ -77,12 +77,12 @@ pub struct Row {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Closure {
     pub sum: i64,
-    pub device: i64,
+    pub(crate) device: i64,
     /// The sum of every term's resolution on both sides.
     pub tolerance: i64,
     /// The measured categories' print steps added, and the device's.
-    pub sum_step: i64,
-    pub device_step: i64,
+    pub(crate) sum_step: i64,
+    pub(crate) device_step: i64,
 }
 
 impl Closure {
@@ -94,7 +94,7 @@ impl Closure {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankBreakdown {
     pub device: Option<Device>,
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
     /// When the device is known: the categories measured against it.
     pub closure: Option<Closure>,
 }
@@ -130,20 +130,20 @@ pub struct BreakdownGroup {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunBreakdown {
     /// The grammar whose memory model was used.
-    pub grammar: String,
+    pub(crate) grammar: String,
     pub groups: Vec<BreakdownGroup>,
 }
 
 /// A run with its engine processes found once: a term a rank does not print is looked
 /// up in them (vLLM's engine core prints the pool for every worker), and a run of
 /// thousands of ranks must not search its ranks for them once per term.
-pub struct Reader<'r> {
-    pub run: &'r Run,
+pub(crate) struct Reader<'r> {
+    pub(crate) run: &'r Run,
     engines: Vec<&'r RankRun>,
 }
 
 impl<'r> Reader<'r> {
-    pub fn new(run: &'r Run) -> Reader<'r> {
+    pub(crate) fn new(run: &'r Run) -> Reader<'r> {
         Reader {
             run,
             engines: run.ranks.iter().filter(|r| r.is_process()).collect(),
@@ -257,7 +257,7 @@ pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Opt
 }
 
 /// One rank's breakdown under a memory model.
-pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
+pub(crate) fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
     let device = device_of(rd, rank, model);
     let dev = device.as_ref().map(|d| &d.amount);
     let mut rows: Vec<Row> = Category::ALL
@@ -361,7 +361,7 @@ pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankB
 }
 
 /// The memory model of the run's server, if its grammar has one.
-pub fn model_of(run: &Run) -> Option<&MemoryModel> {
+pub(crate) fn model_of(run: &Run) -> Option<&MemoryModel> {
     let models = &run.remedy_rules.memory_models;
     run.servers
         .iter()
@@ -400,9 +400,9 @@ pub struct CategoryMove {
     /// Median over the ranks compared of candidate − baseline.
     pub delta: i64,
     /// Both sides' resolutions added (the largest over the ranks).
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// Both sides' print steps added (the largest over the ranks).
-    pub step: i64,
+    pub(crate) step: i64,
     /// Ranks where it moved beyond resolution, of those compared.
     pub ranks_moved: usize,
     pub ranks_compared: usize,
@@ -417,7 +417,7 @@ pub struct SnapshotSplit {
     pub residual: Option<i64>,
     /// One print step of the log's figure: a residual within it is indistinguishable
     /// from none.
-    pub log_resolution: Option<u64>,
+    pub(crate) log_resolution: Option<u64>,
     pub sites: Vec<String>,
 }
 
@@ -436,7 +436,7 @@ fn median(mut v: Vec<i64>) -> i64 {
 }
 
 /// Per category, the ranks of both runs compared where both read it the same way.
-pub fn breakdown_diff(
+pub(crate) fn breakdown_diff(
     baseline: &Run,
     candidate: &Run,
     attribution: Option<&Attribution>,

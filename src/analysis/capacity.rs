@@ -12,23 +12,23 @@ use crate::model::config::pyrepr::PyValue;
 use crate::model::{RankRun, Run};
 
 /// How close a model's bytes per token must be to the log's to match, at least.
-pub const MATCH_FRACTION: f64 = 0.001;
+pub(crate) const MATCH_FRACTION: f64 = 0.001;
 
 /// Request lengths used when none are given.
-pub const DEFAULT_LENGTHS: [i64; 2] = [4096, 8192];
+pub(crate) const DEFAULT_LENGTHS: [i64; 2] = [4096, 8192];
 
 /// The shape of a model's KV cache, from its `config.json`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelShape {
-    pub layers: i64,
-    pub kv_heads: i64,
-    pub head_dim: i64,
+    pub(crate) layers: i64,
+    pub(crate) kv_heads: i64,
+    pub(crate) head_dim: i64,
     /// The weights' dtype as the file names it, and its element size.
-    pub dtype: String,
-    pub dtype_bytes: i64,
+    pub(crate) dtype: String,
+    pub(crate) dtype_bytes: i64,
     /// Multi-head latent attention: (kv_lora_rank, qk_rope_head_dim). One latent per
     /// token, no separate K and V, the same on every tensor-parallel rank.
-    pub mla: Option<(i64, i64)>,
+    pub(crate) mla: Option<(i64, i64)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +42,7 @@ pub enum ModelConfigError {
 }
 
 /// Element size of a dtype name as config files and servers spell it.
-pub fn dtype_bytes(name: &str) -> Option<i64> {
+pub(crate) fn dtype_bytes(name: &str) -> Option<i64> {
     let n = name.trim_start_matches("torch.").to_ascii_lowercase();
     Some(match n.as_str() {
         "float32" | "fp32" | "float" => 4,
@@ -94,19 +94,19 @@ impl ModelShape {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelKv {
     pub per_token: i64,
-    pub layers: i64,
+    pub(crate) layers: i64,
     /// Per head (MLA: the latent, kv_lora_rank + qk_rope_head_dim, with no separate V).
-    pub head_dim: i64,
-    pub mla: bool,
-    pub tp: i64,
+    pub(crate) head_dim: i64,
+    pub(crate) mla: bool,
+    pub(crate) tp: i64,
     /// KV heads each rank holds (at least one: with fewer KV heads than ranks, each head
     /// is held by `replication` ranks).
     pub heads_per_rank: i64,
     pub replication: i64,
     /// The element size used, and whether it is the server's `kv_cache_dtype` rather
     /// than the model's dtype.
-    pub elem_bytes: i64,
-    pub kv_dtype: Option<String>,
+    pub(crate) elem_bytes: i64,
+    pub(crate) kv_dtype: Option<String>,
 }
 
 pub fn model_kv(shape: &ModelShape, tp: i64, kv_dtype: Option<&str>) -> ModelKv {
@@ -149,16 +149,16 @@ pub struct LogPerToken {
     /// How far it may be off: the memory figure's resolution, plus up to one page of
     /// memory the server left unused when it rounded down to whole pages, over tokens.
     pub tolerance: f64,
-    pub memory: Amount,
+    pub(crate) memory: Amount,
 }
 
 /// How many requests of one length fit in the pool at once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestsAt {
-    pub tokens: i64,
-    pub pages_per_request: i64,
+    pub(crate) tokens: i64,
+    pub(crate) pages_per_request: i64,
     /// Pages ÷ pages per request, as vLLM prints it.
-    pub concurrency: f64,
+    pub(crate) concurrency: f64,
     /// Whole requests, capped by the server's limit.
     pub requests: i64,
     pub limited: bool,
@@ -176,18 +176,18 @@ pub struct ServerConcurrency {
 /// `total × fraction − used` against the pool the log shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolCheck {
-    pub setting: String,
-    pub fraction: f64,
+    pub(crate) setting: String,
+    pub(crate) fraction: f64,
     /// The fraction is the grammar's default, not a logged value.
-    pub fraction_default: bool,
-    pub total: Amount,
-    pub used: Amount,
+    pub(crate) fraction_default: bool,
+    pub(crate) total: Amount,
+    pub(crate) used: Amount,
     pub predicted: i64,
     /// The KV pool category's bytes.
-    pub logged: i64,
-    pub resolution: i64,
+    pub(crate) logged: i64,
+    pub(crate) resolution: i64,
     /// The KV pool category's print steps added.
-    pub logged_step: i64,
+    pub(crate) logged_step: i64,
 }
 
 impl PoolCheck {
@@ -201,10 +201,10 @@ impl PoolCheck {
 pub struct Capacity {
     /// The rank read: the one with the smallest pool (the servers size every rank's pool
     /// by the smallest).
-    pub rank: Rank,
+    pub(crate) rank: Rank,
     pub ranks_differ: bool,
     pub pool_tokens: i64,
-    pub pool_origin: Option<Origin>,
+    pub(crate) pool_origin: Option<Origin>,
     /// The pool was printed in pages: this many, times `page_size`.
     pub pool_pages: Option<i64>,
     pub page_size: i64,
@@ -445,7 +445,7 @@ pub struct CapacityCost {
     pub per_length: Vec<(i64, f64)>,
 }
 
-pub fn capacity_cost(
+pub(crate) fn capacity_cost(
     baseline: &Capacity,
     candidate: &Capacity,
     changes: Vec<String>,

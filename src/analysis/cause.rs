@@ -18,7 +18,7 @@ pub enum Setting {
 }
 
 impl Setting {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Setting::Config(k) | Setting::Env(k) => k,
         }
@@ -71,25 +71,25 @@ pub struct Quote {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureCause {
     pub rank: Rank,
-    pub kind: FailureKind,
-    pub phase: Phase,
+    pub(crate) kind: FailureKind,
+    pub(crate) phase: Phase,
     /// The root's failure line.
     pub quote: Option<Quote>,
     /// Error lines no rank printed (NCCL's `WARN`, a launcher's) that hold a suspect's
     /// word: what the failure said in more detail.
-    pub detail: Vec<Quote>,
+    pub(crate) detail: Vec<Quote>,
     /// The changes between the runs, likeliest first.
     pub suspects: Vec<Suspect>,
 }
 
 /// Memory failures have their own cause (the figures, the snapshots).
-pub fn is_memory(kind: FailureKind) -> bool {
+pub(crate) fn is_memory(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::Oom | FailureKind::NotEnoughMemory)
 }
 
 /// The candidate's root failure and the changes ranked against it; `None` when the
 /// candidate has no root failure.
-pub fn failure_cause(
+pub(crate) fn failure_cause(
     candidate: &Run,
     config: Option<&ConfigDiff>,
     env: &[EnvChange],

@@ -2,7 +2,7 @@
 //! what it cost, and where each run stopped.
 
 use super::env::env_changes;
-pub use super::env::{env_of, EnvChange};
+pub(crate) use super::env::EnvChange;
 use std::collections::HashMap;
 
 use super::align::Spread;
@@ -16,7 +16,7 @@ pub use super::outcome::{outcome, FailureGroup, FailureStory, RunOutcome, StoryR
 /// figure's own (`base::event::BUILTIN_FIGURES`). Durations are compared by
 /// `analysis::timing`, not as `elapsed` figures. A figure a grammar declared is compared in
 /// every phase that reports it, after that phase's built-in ones (`compared_figures`).
-pub const COMPARED: &[(Phase, BuiltinFigure)] = &[
+pub(crate) const COMPARED: &[(Phase, BuiltinFigure)] = &[
     (Phase::DistInit, BuiltinFigure::MemUsage),
     (Phase::WeightLoad, BuiltinFigure::AvailBefore),
     (Phase::WeightLoad, BuiltinFigure::AvailAfter),
@@ -71,7 +71,7 @@ pub enum DeltaClass {
 }
 
 impl DeltaClass {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DeltaClass::Same => "same",
             DeltaClass::Noise => "noise",
@@ -79,42 +79,42 @@ impl DeltaClass {
             DeltaClass::Local => "local",
         }
     }
-    pub fn is_signal(self) -> bool {
+    pub(crate) fn is_signal(self) -> bool {
         matches!(self, DeltaClass::Systematic | DeltaClass::Local)
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankDelta {
-    pub rank: Rank,
+    pub(crate) rank: Rank,
     pub baseline: f64,
     pub candidate: f64,
-    pub delta: f64,
+    pub(crate) delta: f64,
     /// Beyond one print step.
-    pub beyond_noise: bool,
+    pub(crate) beyond_noise: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
     pub phase: Phase,
     pub figure: FigureName,
-    pub is_bytes: bool,
+    pub(crate) is_bytes: bool,
     /// One print step (bytes for memory); deltas within it are noise.
-    pub resolution: f64,
+    pub(crate) resolution: f64,
     pub class: DeltaClass,
-    pub ranks_compared: usize,
+    pub(crate) ranks_compared: usize,
     /// Ranks that moved beyond noise in the dominant direction.
     pub ranks_moved: usize,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
-    pub delta: Spread,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
+    pub(crate) delta: Spread,
     /// The candidate is worse on this figure (more used, less free, fewer tokens).
-    pub worse: bool,
+    pub(crate) worse: bool,
     pub per_rank: Vec<RankDelta>,
     /// Baseline and candidate lines of the first rank, for `--explain` (`None` inside:
     /// the line is not among the run's events).
-    pub baseline_line: Option<Option<FigureLine>>,
-    pub candidate_line: Option<Option<FigureLine>>,
+    pub(crate) baseline_line: Option<Option<FigureLine>>,
+    pub(crate) candidate_line: Option<Option<FigureLine>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -125,9 +125,9 @@ pub struct Divergence {
     pub ranks_moved: usize,
     pub ranks_compared: usize,
     pub delta: Spread,
-    pub is_bytes: bool,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
+    pub(crate) is_bytes: bool,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
 }
 
 /// What the first divergence cost further on.
@@ -135,11 +135,11 @@ pub struct Divergence {
 pub struct Effect {
     /// Median change in KV tokens per rank (negative: lost).
     pub kv_tokens_delta: Option<i64>,
-    pub kv_tokens_baseline: Option<i64>,
+    pub(crate) kv_tokens_baseline: Option<i64>,
     /// The same in bytes, from the candidate's bytes per token.
-    pub kv_bytes_delta: Option<i64>,
+    pub(crate) kv_bytes_delta: Option<i64>,
     /// Median change of free memory after the KV pool.
-    pub avail_after_pool_delta: Option<i64>,
+    pub(crate) avail_after_pool_delta: Option<i64>,
     pub avail_after_pool: Option<(i64, i64)>,
 }
 
@@ -165,7 +165,7 @@ impl Status {
             Status::Incomplete => 3,
         }
     }
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Same => "SAME",
             Status::Failed => "FAILED",
@@ -178,9 +178,9 @@ impl Status {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparability {
-    pub common_ranks: usize,
+    pub(crate) common_ranks: usize,
     pub only_in_baseline: Vec<Rank>,
-    pub only_in_candidate: Vec<Rank>,
+    pub(crate) only_in_candidate: Vec<Rank>,
     /// Per-rank memory is compared only when the rank sets match.
     pub memory_compared: bool,
     pub notes: Vec<ComparabilityNote>,
@@ -236,24 +236,24 @@ pub enum BaselineEnd {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Regression {
     /// `None` when no memory figure got worse.
-    pub capacity: Option<CapacityLoss>,
+    pub(crate) capacity: Option<CapacityLoss>,
     /// The start-up got slower: the first line to ready (when both runs have it) and the
     /// finding that leads.
-    pub slower: Option<SlowerStartup>,
+    pub(crate) slower: Option<SlowerStartup>,
 }
 
 /// A start-up that became slower, as the headline names it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SlowerStartup {
+pub(crate) struct SlowerStartup {
     /// Baseline and candidate seconds from the first line to ready, when both are known
     /// and the change is beyond resolution and tolerance.
-    pub to_ready: Option<(f64, f64)>,
-    pub lead: Option<super::timing::TimeFinding>,
+    pub(crate) to_ready: Option<(f64, f64)>,
+    pub(crate) lead: Option<super::timing::TimeFinding>,
 }
 
 /// What a regressed candidate lost in memory.
 #[derive(Clone, Debug, PartialEq)]
-pub enum CapacityLoss {
+pub(crate) enum CapacityLoss {
     /// KV tokens per rank lost (positive), and their bytes when known.
     KvTokens { tokens: i64, bytes: Option<i64> },
     /// Less free memory after the KV pool (positive bytes).
@@ -292,10 +292,10 @@ pub enum ConfigNote {
 
 /// The log line a figure was read from: source, line number and message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FigureLine {
-    pub source: String,
-    pub line: u64,
-    pub message: String,
+pub(crate) struct FigureLine {
+    pub(crate) source: String,
+    pub(crate) line: u64,
+    pub(crate) message: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -312,7 +312,7 @@ pub struct RunDiff {
     pub figures: Vec<FigureDiff>,
     pub first_divergence: Option<Divergence>,
     pub effect: Option<Effect>,
-    pub baseline: RunOutcome,
+    pub(crate) baseline: RunOutcome,
     pub candidate: RunOutcome,
     /// Phase windows and the time to ready, compared.
     pub time: super::timing::TimeDiff,

@@ -36,13 +36,13 @@ pub struct CategoryHeld {
     /// from none.
     pub resolution: i64,
     /// The breakdown figure's print steps added (the JSON's resolution).
-    pub step: i64,
+    pub(crate) step: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldSite {
     pub label: String,
-    pub reserved: i64,
+    pub(crate) reserved: i64,
     /// How the site was placed in the category's phase.
     pub placed: Placed,
 }
@@ -64,14 +64,14 @@ pub enum Placed {
 pub struct RankHeld {
     pub rank: Rank,
     /// The snapshot's file.
-    pub path: String,
+    pub(crate) path: String,
     /// Every category with a phase of its own, in the breakdown's order.
     pub categories: Vec<CategoryHeld>,
     /// Reserved at sites first seen outside those phases (serving, launch) or whose
     /// time could not be placed.
-    pub unplaced: i64,
+    pub(crate) unplaced: i64,
     /// Everything the allocator reserved at the dump.
-    pub reserved: i64,
+    pub(crate) reserved: i64,
 }
 
 /// Per site, its first allocation's time (snapshot clock) and the phase its stack names

@@ -9,41 +9,41 @@ use crate::model::{Failure, FailureKind, Outcome, Phase, Run};
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureGroup {
     /// `failed`, `consequence`, `terminated` or `stalled`.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     pub kind: FailureKind,
     pub phase: Phase,
-    pub ranks: Vec<Rank>,
-    pub total_ranks: usize,
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) total_ranks: usize,
     /// Parsed OOM figures common to the group (bytes).
     pub requested_bytes: Option<i64>,
-    pub allowed_bytes: Option<i64>,
-    pub free_bytes: Option<i64>,
-    pub reserved_unallocated_bytes: Option<i64>,
-    pub private_pools_bytes: Option<i64>,
-    pub message: String,
+    pub(crate) allowed_bytes: Option<i64>,
+    pub(crate) free_bytes: Option<i64>,
+    pub(crate) reserved_unallocated_bytes: Option<i64>,
+    pub(crate) private_pools_bytes: Option<i64>,
+    pub(crate) message: String,
     /// The ranks failed because `consequence_of` did first.
-    pub consequence_of: Option<Rank>,
+    pub(crate) consequence_of: Option<Rank>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Numbered ranks (engine and API processes apart).
-    pub ranks: usize,
-    pub ready: bool,
+    pub(crate) ranks: usize,
+    pub(crate) ready: bool,
     /// Ranks that failed on their own.
     pub failed_ranks: usize,
     /// Ranks per outcome, in `Outcome::ALL` order, zero counts left out.
-    pub counts: Vec<(Outcome, usize)>,
+    pub(crate) counts: Vec<(Outcome, usize)>,
     pub groups: Vec<FailureGroup>,
     /// The root: the rank whose own failure (or, failing none, stall) came first.
     pub first_failure: Option<(Rank, FailureKind, Phase)>,
     /// The root's outcome (`failed` or `stalled`).
-    pub root_outcome: Option<Outcome>,
-    pub launcher_failures: Vec<String>,
+    pub(crate) root_outcome: Option<Outcome>,
+    pub(crate) launcher_failures: Vec<String>,
     /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
-    pub launcher_consequences: Vec<String>,
+    pub(crate) launcher_consequences: Vec<String>,
     /// Ranks whose log ends with nothing said, and the phase most of them were in.
-    pub incomplete: usize,
+    pub(crate) incomplete: usize,
     /// The run's failure as told: the root first, what followed counted apart.
     pub story: FailureStory,
 }
@@ -81,18 +81,18 @@ pub enum StoryRoot {
 /// (consequence, terminated, stalled, incomplete; zero counts left out).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureStory {
-    pub root: StoryRoot,
-    pub followers: Vec<(Outcome, usize)>,
+    pub(crate) root: StoryRoot,
+    pub(crate) followers: Vec<(Outcome, usize)>,
 }
 
 impl RunOutcome {
     /// The run failed: a root, or the launcher saw a failure.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.first_failure.is_some()
             || !self.launcher_failures.is_empty()
             || !self.launcher_consequences.is_empty()
     }
-    pub fn count(&self, o: Outcome) -> usize {
+    pub(crate) fn count(&self, o: Outcome) -> usize {
         self.counts
             .iter()
             .find(|(x, _)| *x == o)

@@ -14,7 +14,7 @@ use crate::model::config::Spelling;
 use crate::model::{FailureKind, Phase, Run};
 
 /// A proposed value must cover the deficit's upper bound by this much more.
-pub const MARGIN: f64 = 0.2;
+pub(crate) const MARGIN: f64 = 0.2;
 
 /// How the deficit was measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +29,7 @@ pub enum DeficitBasis {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deficit {
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// What the phase needed and what was left (bytes).
     pub need: i64,
     pub have: i64,
@@ -37,18 +37,18 @@ pub struct Deficit {
     /// How far the printed figures may be from the true ones (bytes).
     pub resolution: i64,
     /// One print step of `need` and of `have` (0: exact or not printed).
-    pub need_step: i64,
-    pub have_step: i64,
+    pub(crate) need_step: i64,
+    pub(crate) have_step: i64,
     pub basis: DeficitBasis,
 }
 
 impl Deficit {
     /// What a remedy must cover: the deficit at the far end of the figures' resolution.
-    pub fn upper(&self) -> i64 {
+    pub(crate) fn upper(&self) -> i64 {
         self.deficit + self.resolution
     }
     /// With the margin.
-    pub fn target(&self) -> i64 {
+    pub(crate) fn target(&self) -> i64 {
         (self.upper() as f64 * (1.0 + MARGIN)).ceil() as i64
     }
 }
@@ -99,7 +99,7 @@ pub struct Remedy {
     /// Bytes it frees for the failing phase, when the figures say.
     pub frees: Option<i64>,
     /// The print steps `frees` was computed from (0 when exact or unknown).
-    pub frees_step: i64,
+    pub(crate) frees_step: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -114,7 +114,7 @@ fn median(mut v: Vec<i64>) -> Option<i64> {
 }
 
 /// A figure of a phase on every worker rank, median, and its resolution.
-pub fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
+pub(crate) fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
     let vals: Vec<(i64, i64)> = run
         .worker_ranks()
         .filter_map(|r| {
@@ -142,7 +142,7 @@ fn as_f64(v: &PyValue) -> Option<f64> {
 }
 
 /// What the failing phase lacked on the root rank.
-pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
+pub(crate) fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
     let (root, failure) = candidate.root_failure()?;
     if !matches!(
         failure.kind,
@@ -296,7 +296,7 @@ fn baseline_category(baseline: &Run, category: Category) -> Option<(i64, i64)> {
 /// The settings that would cover deficit `d`, from the candidate's server's memory model:
 /// for a failure, and for `watch`'s early warning (a deficit foreseen from the baseline's
 /// figures before the phase runs).
-pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
+pub(crate) fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
     let Some(model) = model_of(candidate) else {
         return Vec::new();
     };
@@ -337,7 +337,7 @@ pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remed
 }
 
 /// The remedies for a candidate's memory failure, from its figures (and the baseline's).
-pub fn remedies(
+pub(crate) fn remedies(
     baseline: Option<&Run>,
     candidate: &Run,
     config: Option<&crate::model::config::ConfigDiff>,

@@ -23,24 +23,24 @@ use crate::model::{Phase, RankRun, Run};
 
 /// What a time change must exceed besides the stamps' resolution, as a fraction of the
 /// baseline's figure.
-pub const DEFAULT_TOLERANCE: f64 = 0.2;
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.2;
 
 /// One rank's window of one phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
+pub(crate) struct Window {
     /// From the previous phase's end to this phase's end, seconds.
-    pub total_s: f64,
+    pub(crate) total_s: f64,
     /// Of which before the phase's first line (`None`: the phase printed no line before
     /// its end, so the split is unknown).
-    pub before_first_line_s: Option<f64>,
+    pub(crate) before_first_line_s: Option<f64>,
     /// How far the printed window may be from the true one, seconds (one stamp step).
-    pub resolution_s: f64,
+    pub(crate) resolution_s: f64,
 }
 
 /// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
 /// stamped before the previous phase's end (stamps out of order), has none: no window is
 /// ever negative.
-pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
+pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
     let mut prev_end = run_start;
     // `RankRun::phases` is in phase order (built from an ordered map).
@@ -84,29 +84,24 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
 
 /// One rank's change in one phase.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RankTime {
-    pub rank: Rank,
-    pub baseline_s: f64,
-    pub candidate_s: f64,
-    pub delta_s: f64,
+pub(crate) struct RankTime {
+    pub(crate) rank: Rank,
+    pub(crate) baseline_s: f64,
+    pub(crate) candidate_s: f64,
+    pub(crate) delta_s: f64,
     /// The change of the time before the phase's first line, when both runs split it.
-    pub before_first_line_delta_s: Option<f64>,
+    pub(crate) before_first_line_delta_s: Option<f64>,
     /// Both windows' resolution added: a change within it may be none at all.
-    pub resolution_s: f64,
+    pub(crate) resolution_s: f64,
     /// What the change had to exceed: the resolution, and the tolerance.
-    pub threshold_s: f64,
-    pub beyond: bool,
+    pub(crate) threshold_s: f64,
+    pub(crate) beyond: bool,
 }
 
-impl RankTime {
-    /// The change inside the phase (after its first line).
-    pub fn inside_delta_s(&self) -> Option<f64> {
-        self.before_first_line_delta_s.map(|b| self.delta_s - b)
-    }
-}
+impl RankTime {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeClass {
+pub(crate) enum TimeClass {
     /// No rank's change got past its threshold.
     Same,
     /// At least three quarters of the ranks (and at least two) changed the same way.
@@ -116,7 +111,7 @@ pub enum TimeClass {
 }
 
 impl TimeClass {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TimeClass::Same => "same",
             TimeClass::Systematic => "systematic",
@@ -127,20 +122,20 @@ impl TimeClass {
 
 /// One phase's windows compared across the ranks both runs have.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PhaseTime {
-    pub phase: Phase,
-    pub ranks_compared: usize,
+pub(crate) struct PhaseTime {
+    pub(crate) phase: Phase,
+    pub(crate) ranks_compared: usize,
     /// Ranks past their threshold in the dominant direction.
-    pub ranks_moved: usize,
-    pub class: TimeClass,
-    pub baseline: Spread,
-    pub candidate: Spread,
-    pub delta: Spread,
+    pub(crate) ranks_moved: usize,
+    pub(crate) class: TimeClass,
+    pub(crate) baseline: Spread,
+    pub(crate) candidate: Spread,
+    pub(crate) delta: Spread,
     /// The widest resolution of a rank's comparison (both windows' steps added).
-    pub resolution_s: f64,
+    pub(crate) resolution_s: f64,
     /// The dominant direction is slower.
-    pub slower: bool,
-    pub per_rank: Vec<RankTime>,
+    pub(crate) slower: bool,
+    pub(crate) per_rank: Vec<RankTime>,
 }
 
 /// The whole start-up: the run's first line to its (last) ready line.
@@ -148,8 +143,8 @@ pub struct PhaseTime {
 pub struct ToReady {
     pub baseline_s: f64,
     pub candidate_s: f64,
-    pub delta_s: f64,
-    pub threshold_s: f64,
+    pub(crate) delta_s: f64,
+    pub(crate) threshold_s: f64,
     pub beyond: bool,
 }
 
@@ -183,18 +178,13 @@ pub enum TimeFinding {
 }
 
 impl TimeFinding {
-    pub fn delta_s(&self) -> f64 {
+    pub(crate) fn delta_s(&self) -> f64 {
         match self {
             TimeFinding::Systematic { delta_s, .. } | TimeFinding::Rank { delta_s, .. } => *delta_s,
         }
     }
-    pub fn phase(&self) -> Phase {
-        match self {
-            TimeFinding::Systematic { phase, .. } | TimeFinding::Rank { phase, .. } => *phase,
-        }
-    }
     /// A cause, not a wait.
-    pub fn is_cause(&self) -> bool {
+    pub(crate) fn is_cause(&self) -> bool {
         !matches!(
             self,
             TimeFinding::Rank {
@@ -208,23 +198,23 @@ impl TimeFinding {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TimeDiff {
     /// The tolerance used, as a fraction.
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     pub to_ready: Option<ToReady>,
-    pub phases: Vec<PhaseTime>,
+    pub(crate) phases: Vec<PhaseTime>,
     /// In start-up order; causes before the waits they explain.
     pub findings: Vec<TimeFinding>,
 }
 
 impl TimeDiff {
     /// The candidate is slower beyond resolution and tolerance somewhere.
-    pub fn slower(&self) -> bool {
+    pub(crate) fn slower(&self) -> bool {
         self.to_ready
             .as_ref()
             .is_some_and(|t| t.beyond && t.delta_s > 0.0)
             || self.findings.iter().any(|f| f.delta_s() > 0.0)
     }
     /// Faster somewhere, and slower nowhere.
-    pub fn faster(&self) -> bool {
+    pub(crate) fn faster(&self) -> bool {
         !self.slower()
             && (self
                 .to_ready
@@ -241,7 +231,7 @@ impl TimeDiff {
 }
 
 /// The stamp of the run's last ready line.
-pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
+pub(crate) fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
     run.events
         .iter()
         .filter(|e| e.kind == kind::READY)
@@ -250,7 +240,7 @@ pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
 }
 
 /// The first line of the run to its last ready line, seconds, and the stamps' resolution.
-pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
+pub(crate) fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
     let start = run.start?;
     let ready = ready_at(run)?;
     let ms = (ready - start).num_milliseconds();
@@ -261,16 +251,16 @@ pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
     Some((ms as f64 / 1000.0, step as f64 / 1000.0))
 }
 
-pub fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
+pub(crate) fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
     resolution_s.max(tolerance * baseline_s)
 }
 
 /// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
-pub fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
+pub(crate) fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
     delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
 }
 
-pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
+pub(crate) fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
     let tolerance = if tolerance.is_finite() && tolerance >= 0.0 {
         tolerance
     } else {

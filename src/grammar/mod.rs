@@ -11,7 +11,7 @@ mod check;
 mod knowledge;
 pub mod memory_model;
 mod prefilter;
-pub mod remedy;
+pub(crate) mod remedy;
 mod set;
 mod spec;
 
@@ -23,14 +23,14 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use check::*;
-pub use knowledge::{
-    phase_of_frame, phase_of_stack, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge,
-    KindMeaning, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole,
-    RankEvidence, RankRule,
+pub(crate) use knowledge::{
+    phase_of_stack, ConfigRule, ConfigSyntax, GrammarKnowledge, OutcomeRule, OutcomeWord,
+    ProcessRole, RankEvidence,
 };
+pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;
 pub use set::*;
-pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
+pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
 use crate::base::event::{FieldValue, Phase, Rank};
 use crate::base::units;
@@ -85,13 +85,13 @@ pub enum GrammarError {
     Matcher(String),
 }
 
-pub struct CompiledEvent {
-    pub kind: String,
-    pub regex: EventRegex,
-    pub units: BTreeMap<String, Unit>,
+pub(crate) struct CompiledEvent {
+    pub(crate) kind: String,
+    pub(crate) regex: EventRegex,
+    pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
-    pub traceback: bool,
-    pub set: BTreeMap<String, String>,
+    pub(crate) traceback: bool,
+    pub(crate) set: BTreeMap<String, String>,
 }
 
 /// An event's regex, compiled on its first use: a run meets the events of one or two
@@ -99,7 +99,7 @@ pub struct CompiledEvent {
 /// diff. The pattern is parsed when the grammar loads, so a bad regex is an error then and
 /// the capture names are known for the grammar's checks; a user's grammar is compiled at
 /// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
-pub struct EventRegex {
+pub(crate) struct EventRegex {
     pattern: String,
     /// Named captures, in the order of their groups (as `Regex::capture_names` gives them).
     names: Vec<String>,
@@ -107,7 +107,7 @@ pub struct EventRegex {
 }
 
 impl EventRegex {
-    pub fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
+    pub(crate) fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
         // A pattern the parser rejects is compiled too: `Regex::new`'s error is the one to
         // show (it reports the same parse failure in its own words).
         let hir = match (compile_now, regex_syntax::parse(pattern)) {
@@ -132,15 +132,15 @@ impl EventRegex {
     }
     /// The compiled regex; `None` only for a built-in pattern that parses but is too large
     /// to compile, which a test rules out.
-    pub fn get(&self) -> Option<&Regex> {
+    pub(crate) fn get(&self) -> Option<&Regex> {
         self.compiled
             .get_or_init(|| Regex::new(&self.pattern).ok())
             .as_ref()
     }
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.pattern
     }
-    pub fn capture_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(String::as_str)
     }
 }
@@ -164,12 +164,13 @@ fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
     }
 }
 
-pub struct CompiledPrefix {
-    pub id: String,
-    pub regex: Regex,
-    pub date_format: String,
-    pub time_format: String,
-    pub stamp_format: Option<String>,
+pub(crate) struct CompiledPrefix {
+    #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
+    pub(crate) id: String,
+    pub(crate) regex: Regex,
+    pub(crate) date_format: String,
+    pub(crate) time_format: String,
+    pub(crate) stamp_format: Option<String>,
 }
 
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
@@ -193,24 +194,24 @@ pub struct Grammar {
     pub spec: GrammarSpec,
     /// Where it came from: `builtin:sglang` or a file path.
     pub origin: String,
-    pub events: Vec<CompiledEvent>,
-    pub prefixes: Vec<CompiledPrefix>,
-    pub frames: Vec<FrameRule>,
-    pub outcomes: Vec<OutcomeRule>,
+    pub(crate) events: Vec<CompiledEvent>,
+    pub(crate) prefixes: Vec<CompiledPrefix>,
+    pub(crate) frames: Vec<FrameRule>,
+    pub(crate) outcomes: Vec<OutcomeRule>,
     /// What its events, processes and configuration dumps mean.
-    pub know: GrammarKnowledge,
+    pub(crate) know: GrammarKnowledge,
     /// Settings that explain failures, and settings that size memory.
-    pub remedy: remedy::RemedyRules,
+    pub(crate) remedy: remedy::RemedyRules,
 }
 
 /// The largest grammar file read (the largest built-in one is under 40 KB).
-pub const MAX_GRAMMAR_FILE: u64 = 4 << 20;
+pub(crate) const MAX_GRAMMAR_FILE: u64 = 4 << 20;
 
 /// Events and prefixes all loaded grammars may hold together. Each costs about 60 KiB
 /// once compiled (10,000 events took 604 MiB, 10,000 prefixes 753 MiB); the built-in
 /// grammars have 119 events and 14 prefixes.
-pub const MAX_EVENTS: usize = 1_000;
-pub const MAX_PREFIXES: usize = 256;
+pub(crate) const MAX_EVENTS: usize = 1_000;
+pub(crate) const MAX_PREFIXES: usize = 256;
 
 /// Refuses a grammar (or the set it joins) past `MAX_EVENTS` or `MAX_PREFIXES`.
 fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), GrammarError> {
@@ -425,7 +426,7 @@ impl Grammar {
         Grammar::from_toml(&text, &shown)
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.spec.id
     }
 }
@@ -442,7 +443,7 @@ pub fn builtin_knowledge() -> &'static Knowledge {
 }
 
 /// Stands in for a date no stamp printed, until the loader infers the real one.
-pub const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
+pub(crate) const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
     Some(d) => d,
     None => NaiveDate::MIN,
 };

@@ -28,7 +28,7 @@ const MAX_READ_PER_POLL: u64 = 64 << 20;
 /// stream cannot be resumed from a byte offset without keeping the decoder, and a file
 /// rewritten in place would then be misread): cheap for start-up logs, quadratic for a
 /// big one, so growth past this compressed size is not followed.
-pub const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
+pub(crate) const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
 
 /// Where a followed compressed log stands.
 #[derive(Debug, Default)]

@@ -14,7 +14,7 @@ use chrono::NaiveDateTime;
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
     pub timestamp: Option<NaiveDateTime>,
-    pub index: u32,
+    pub(crate) index: u32,
     pub memory_used_bytes: Option<u64>,
     pub memory_total_bytes: Option<u64>,
     pub utilization_gpu_pct: Option<f64>,
@@ -23,9 +23,9 @@ pub struct GpuSample {
 /// One `--query-compute-apps` row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ComputeApp {
-    pub timestamp: Option<NaiveDateTime>,
-    pub gpu_index: Option<u32>,
-    pub gpu_uuid: Option<String>,
+    pub(crate) timestamp: Option<NaiveDateTime>,
+    pub(crate) gpu_index: Option<u32>,
+    pub(crate) gpu_uuid: Option<String>,
     pub pid: Option<u32>,
     pub process_name: Option<String>,
     pub used_memory_bytes: Option<u64>,

@@ -19,7 +19,7 @@ use crate::grammar::GrammarSet;
 use crate::ingest::source::{self, SourceFile};
 
 /// A recorded file larger than this is not replayed (the replay holds its files).
-pub const MAX_REPLAY_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_REPLAY_BYTES: u64 = 256 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -141,7 +141,7 @@ fn schedule(gs: &GrammarSet, logs: &[SourceFile]) -> Result<Vec<Timed>, ReplayEr
 
 /// Starts the replay: one receiver per file of `logs`, fed from a thread at `speed` times
 /// the stamps' pace; each sender is dropped after its file's last line.
-pub fn start(
+pub(crate) fn start(
     gs: &GrammarSet,
     logs: &[SourceFile],
     speed: f64,

@@ -210,13 +210,13 @@ pub fn build(
 /// reading needs: its ranks and its configuration.
 pub struct NodeEvents {
     /// Processes resolved to ranks, the chosen attempt, in time order, rank names settled.
-    pub events: Vec<Event>,
+    pub(crate) events: Vec<Event>,
     /// The node's ranks, sorted, as `build` would list them.
-    pub ranks: Vec<Rank>,
-    pub config:
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) config:
         Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
     /// How many start-ups the node's logs hold.
-    pub attempts: usize,
+    pub(crate) attempts: usize,
 }
 
 /// What `build` does to one node's events before the run is read, and no more: a run of

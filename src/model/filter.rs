@@ -21,7 +21,7 @@ impl EventFilter {
         }
     }
 
-    pub fn keeps(&self, e: &Event) -> bool {
+    pub(crate) fn keeps(&self, e: &Event) -> bool {
         (self.kinds.is_empty() || self.kinds.contains(&e.kind)) && self.keeps_rank(e.rank.as_ref())
     }
 }

@@ -11,7 +11,7 @@ use crate::base::event::{Event, Rank};
 /// local wall-clock time, like SGLang's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuMemory {
-    pub source: String,
+    pub(crate) source: String,
     pub gpu: u32,
     pub samples: usize,
     pub total_bytes: Option<u64>,
@@ -19,7 +19,7 @@ pub struct GpuMemory {
     /// Seconds since the run's first line when the peak was sampled.
     pub peak_at_s: Option<f64>,
     /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
-    pub series: Vec<(f64, u64)>,
+    pub(crate) series: Vec<(f64, u64)>,
 }
 
 pub const GPU_SERIES_POINTS: usize = 256;
@@ -28,12 +28,12 @@ pub const GPU_SERIES_POINTS: usize = 256;
 /// the logs name the same pid (vLLM workers, NCCL lines).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuProcess {
-    pub source: String,
+    pub(crate) source: String,
     pub pid: u32,
-    pub process_name: Option<String>,
-    pub gpu: Option<u32>,
+    pub(crate) process_name: Option<String>,
+    pub(crate) gpu: Option<u32>,
     pub rank: Option<Rank>,
-    pub samples: usize,
+    pub(crate) samples: usize,
     pub peak_used_bytes: u64,
     pub peak_at_s: Option<f64>,
 }

@@ -45,11 +45,11 @@ pub struct ClockOffset {
 
 impl ClockOffset {
     /// The estimate: the middle of the interval.
-    pub fn mid_ms(&self) -> i64 {
+    pub(crate) fn mid_ms(&self) -> i64 {
         (self.lo_ms + self.hi_ms).div_euclid(2)
     }
     /// The most the estimate can be off by.
-    pub fn half_width_ms(&self) -> i64 {
+    pub(crate) fn half_width_ms(&self) -> i64 {
         (self.hi_ms - self.lo_ms + 1) / 2
     }
     pub fn width_ms(&self) -> i64 {
@@ -61,8 +61,8 @@ impl ClockOffset {
 /// added to each node's stamps (0 where nothing was applied), and the nodes that had no
 /// barrier exit in common with the reference (their clocks are taken as they are).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Alignment {
-    pub reference: usize,
-    pub shift_ms: Vec<i64>,
-    pub unaligned: Vec<usize>,
+pub(crate) struct Alignment {
+    pub(crate) reference: usize,
+    pub(crate) shift_ms: Vec<i64>,
+    pub(crate) unaligned: Vec<usize>,
 }

@@ -12,9 +12,9 @@ use crate::base::event::{FieldValue, FigureName, Origin, Rank};
 /// its unit and direction, built-in or declared by the grammar that read it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
-    pub name: FigureName,
+    pub(crate) name: FigureName,
     pub value: FieldValue,
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -29,13 +29,13 @@ pub struct PhaseSpan {
     /// `end` is the stamp of a printed closing line (not the start of the next phase, nor
     /// a rank's first line closing `launch`): with one-second stamps the phase may have
     /// run up to a second past it.
-    pub end_printed: bool,
-    pub figures: Vec<Figure>,
+    pub(crate) end_printed: bool,
+    pub(crate) figures: Vec<Figure>,
 }
 
 impl PhaseSpan {
     /// A phase seen, with nothing known of it yet.
-    pub fn empty(phase: Phase) -> PhaseSpan {
+    pub(crate) fn empty(phase: Phase) -> PhaseSpan {
         PhaseSpan {
             phase,
             start: None,
@@ -59,13 +59,13 @@ impl PhaseSpan {
     /// By how many seconds the phase's end is stamped before its start, when it is: the
     /// stamps are out of order (a line printed late, two formatters' clocks, an end taken
     /// from a later phase's first line that came early), so the phase has no duration.
-    pub fn end_before_start_s(&self) -> Option<f64> {
+    pub(crate) fn end_before_start_s(&self) -> Option<f64> {
         match (self.start, self.end) {
             (Some(s), Some(e)) if e < s => Some((s - e).num_milliseconds() as f64 / 1000.0),
             _ => None,
         }
     }
-    pub fn figure(&self, name: &str) -> Option<&Figure> {
+    pub(crate) fn figure(&self, name: &str) -> Option<&Figure> {
         self.figures.iter().find(|f| f.name == name)
     }
     /// The duration the server printed on the phase's end line (SGLang `elapsed=`, vLLM
@@ -93,7 +93,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
+    pub(crate) const ALL: [Outcome; 6] = [
         Outcome::Ready,
         Outcome::Failed,
         Outcome::Consequence,
@@ -101,7 +101,7 @@ impl Outcome {
         Outcome::Stalled,
         Outcome::Incomplete,
     ];
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Ready => "ready",
             Outcome::Failed => "failed",
@@ -123,14 +123,14 @@ impl std::fmt::Display for Outcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
     /// The outcome this line gives its rank (never `ready`).
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     pub phase: Phase,
     /// Where the phase was read: `frames`, `wording` or `last_event`.
     pub phase_from: &'static str,
     pub kind: FailureKind,
     pub message: String,
     pub fields: BTreeMap<String, FieldValue>,
-    pub ts: Option<NaiveDateTime>,
+    pub(crate) ts: Option<NaiveDateTime>,
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.
     pub traceback: Option<String>,
@@ -167,7 +167,7 @@ impl RankRun {
     }
     /// The KV pool's bytes per token and its size in tokens, when the rank printed both
     /// (`kv_size` and `tokens` in `kv_cache`).
-    pub fn kv_bytes_per_token(&self) -> Option<(f64, i64)> {
+    pub(crate) fn kv_bytes_per_token(&self) -> Option<(f64, i64)> {
         let t = self.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
         let b = self.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
         (t > 0).then(|| (b as f64 / t as f64, t))

@@ -17,7 +17,7 @@
 
 mod dates;
 mod inputs;
-pub mod load;
+pub(crate) mod load;
 mod nodes;
 mod options;
 mod read;
@@ -35,16 +35,16 @@ use crate::model::Run;
 use crate::report::{DiffReport, RunReport};
 
 pub use inputs::{check_stdin_once, Inputs};
-pub use load::Gathered;
+pub(crate) use load::Gathered;
 pub use options::{GivenScans, LoadError, LoadOptions};
 
 /// Progress of the reading: `(source index, bytes of it read so far)`.
-pub type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);
+pub(crate) type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);
 
 /// One run, read: its model, the files it came from, and its snapshots once asked for.
 pub struct Session {
     pub run: Run,
-    pub files: Vec<SourceFile>,
+    pub(crate) files: Vec<SourceFile>,
     snapshots: OnceLock<Snapshots>,
 }
 
@@ -100,7 +100,7 @@ impl Session {
         )
     }
 
-    pub fn from_run(run: Run, files: Vec<SourceFile>) -> Session {
+    pub(crate) fn from_run(run: Run, files: Vec<SourceFile>) -> Session {
         Session {
             run,
             files,

@@ -24,7 +24,7 @@ const ROUND_LARGE: u64 = 2 << 20;
 
 /// The bytes of the segment `cudaMalloc` is asked for when no cached block fits a
 /// request of `size` (already rounded to 512 B): PyTorch's `get_allocation_size`.
-pub fn segment_size_for(size: u64) -> u64 {
+pub(crate) fn segment_size_for(size: u64) -> u64 {
     if size <= SMALL_SIZE {
         SMALL_BUFFER
     } else if size < MIN_LARGE_ALLOC {
@@ -126,7 +126,7 @@ pub struct Fragmentation {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FreeSpace {
     pub reserved: u64,
-    pub allocated: u64,
+    pub(crate) allocated: u64,
     /// Reserved minus allocated outside private pools: what PyTorch's OOM message calls
     /// "reserved by PyTorch but unallocated".
     pub unallocated: u64,
@@ -134,17 +134,17 @@ pub struct FreeSpace {
     pub private_unallocated: u64,
     pub largest_free: u64,
     /// Segments with live blocks and free space.
-    pub segments_with_holes: u64,
+    pub(crate) segments_with_holes: u64,
     /// Segments with no live block (at an OOM: ones PyTorch could not release, such as a
     /// CUDA graph's pool during capture).
     pub wholly_free_segments: u64,
-    pub wholly_free_bytes: u64,
+    pub(crate) wholly_free_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomAnalysis {
     pub device: usize,
-    pub time_us: i64,
+    pub(crate) time_us: i64,
     /// The block asked for (rounded to 512 B, as the trace records it).
     pub requested: u64,
     /// The segment `cudaMalloc` was asked for when no cached block fitted (this is the
@@ -152,7 +152,7 @@ pub struct OomAnalysis {
     pub segment: u64,
     /// `capture_graphs (worker_main.py:192)`
     pub site: String,
-    pub device_free: Option<u64>,
+    pub(crate) device_free: Option<u64>,
     /// The segments were rebuilt as they stood at the OOM; false: as dumped.
     pub at_oom: bool,
     /// Why the dump state was used, when it was.
@@ -163,7 +163,7 @@ pub struct OomAnalysis {
     /// `expandable_segments` of the snapshot's `allocator_settings`, when recorded.
     pub expandable_segments: Option<bool>,
     /// `oom` entries after this one (a caller that caught the error and tried again).
-    pub later_ooms: u64,
+    pub(crate) later_ooms: u64,
 }
 
 fn segments_at_dump(s: &Snapshot, device: Option<usize>) -> Vec<Seg> {

@@ -39,11 +39,11 @@ pub enum Action {
 
 /// An action name this version does not know: index into [`TraceTables`]' names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UnknownAction(pub u8);
+pub struct UnknownAction(pub(crate) u8);
 
 /// A CUDA stream a trace entry ran on: index into [`TraceTables`]' streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct StreamId(pub u16);
+pub struct StreamId(pub(crate) u16);
 
 /// The values trace entries refer to by index rather than hold: unknown action names and
 /// stream handles (a few of each in a real snapshot), each once, in order of first
@@ -77,16 +77,16 @@ impl PartialEq for TraceTables {
 }
 
 impl TraceTables {
-    pub fn action_name(&self, a: UnknownAction) -> Option<&str> {
+    pub(crate) fn action_name(&self, a: UnknownAction) -> Option<&str> {
         self.names.get(a.0 as usize).map(|n| &**n)
     }
 
     /// Unknown action names, in order of first appearance.
-    pub fn action_names(&self) -> impl Iterator<Item = &str> + '_ {
+    pub(crate) fn action_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.names.iter().map(|n| &**n)
     }
 
-    pub fn stream(&self, id: StreamId) -> u64 {
+    pub(crate) fn stream(&self, id: StreamId) -> u64 {
         self.streams.get(id.0 as usize).copied().unwrap_or(0)
     }
 
@@ -209,7 +209,7 @@ pub struct TraceEntry {
     /// Microseconds since the Unix epoch (PyTorch's clock), for lining up with logs.
     pub time_us: i64,
     pub stack: StackId,
-    pub stream: StreamId,
+    pub(crate) stream: StreamId,
     pub action: Action,
 }
 

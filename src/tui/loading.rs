@@ -26,14 +26,14 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn set_stage(&self, s: impl Into<String>) {
+    pub(crate) fn set_stage(&self, s: impl Into<String>) {
         if let Ok(mut g) = self.stage.lock() {
             *g = s.into();
         }
     }
 
     /// Takes one source's running total from `load_run`'s callback.
-    pub fn report(&self, source: usize, running: u64) {
+    pub(crate) fn report(&self, source: usize, running: u64) {
         let Ok(mut last) = self.last.lock() else {
             return;
         };
@@ -56,7 +56,7 @@ impl Progress {
 
 // The screen's state is `app`'s; how it follows the worker is told here, beside `Progress`.
 impl Loading {
-    pub fn refresh(&mut self, p: &Progress) {
+    pub(crate) fn refresh(&mut self, p: &Progress) {
         let (stage, bytes, total) = p.snapshot();
         self.stage = stage;
         self.bytes = total.map_or(bytes, |t| bytes.min(t));

@@ -130,13 +130,13 @@ pub enum RankMatchError {
 
 /// The N-th rank in rank order, for `snapshot_rank{N}` (global rank order is DP, PP, TP
 /// major to minor, which is how `Rank` sorts).
-pub fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
+pub(crate) fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
     run.ranks.get(n as usize).map(|r| r.rank.clone())
 }
 
 /// The evidence one snapshot was matched to its rank on, as the rank-match note tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MatchEvidence {
+pub(crate) enum MatchEvidence {
     /// The file name, and the GPU its OOM message names.
     FileNameAndOomGpu,
     /// The file name, all snapshots being on one device (which says nothing of rank).
@@ -156,15 +156,15 @@ pub enum MatchEvidence {
 
 /// How a run's snapshots were matched to ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RankMatchNote {
+pub(crate) struct RankMatchNote {
     /// Each snapshot's rank and evidence, in the snapshots' order.
-    pub snapshots: Vec<(Rank, MatchEvidence)>,
+    pub(crate) snapshots: Vec<(Rank, MatchEvidence)>,
     /// Several snapshots, all on this one device: it cannot tell ranks apart.
-    pub shared_device: Option<usize>,
+    pub(crate) shared_device: Option<usize>,
 }
 
 /// How a run's snapshots were matched to ranks (`None` without snapshots).
-pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
+pub(crate) fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
     if snaps.is_empty() {
         return None;
     }

@@ -56,7 +56,7 @@ pub struct Page<'a> {
 
 /// Text as HTML: `&`, `<`, `>`, `"` and `'` as entities (so it is safe in an element and
 /// in a quoted attribute), control characters other than tab and newline as U+FFFD.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
@@ -75,7 +75,7 @@ pub fn esc(s: &str) -> String {
 
 /// Ranks above which the page is laid out for a large run: thinner lanes, fewer event lines
 /// per bar, grouped by outcome on opening.
-pub const LARGE_RUN: usize = 64;
+pub(crate) const LARGE_RUN: usize = 64;
 
 /// The page.
 pub fn page(p: &Page) -> String {
@@ -114,7 +114,7 @@ pub fn page(p: &Page) -> String {
 
 /// Ranks as runs of consecutive numbers: `TP0–TP516, TP518–TP1023 (1,023 ranks)`; a
 /// lone rank by its name. Ranks whose tags differ but for the last number make a run.
-pub fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
+pub(crate) fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
     let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
     let split = |n: &str| -> Option<(String, u64)> {
         let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();

@@ -36,8 +36,8 @@ mod machine;
 mod run;
 mod value;
 
-pub use input::*;
-pub use intern::*;
+pub(crate) use input::*;
+pub(crate) use intern::*;
 use machine::*;
 use run::*;
 pub use value::*;
@@ -159,7 +159,7 @@ mod tests {
         let Value::Seq(SeqKind::List, s) = p.get(a) else {
             panic!("not a list")
         };
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.refs().len(), 2);
         let b = p.dict_get(&d, "b").unwrap();
         assert!(matches!(p.get(b), Value::Str("a")));
     }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// Deeper than any real config; low enough that the recursive descent stays far from the
 /// 2 MiB stack of a test or worker thread even in debug builds.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// A value from a Python repr.
 #[derive(Debug, Clone)]
@@ -203,7 +203,7 @@ pub(super) fn write_py_str(s: &str, out: &mut String) {
 
 /// Python's `repr(float)`: shortest round-trip digits, fixed notation for exponents in
 /// -4..16, otherwise `1e-05` style with a signed two-digit exponent.
-pub fn py_float_repr(f: f64) -> String {
+pub(crate) fn py_float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
     }
