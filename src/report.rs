@@ -54,13 +54,21 @@ impl MemoryReport {
 /// Two runs' memory: each one's, the categories that moved, what the changes cost.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryDiff {
+    /// The baseline's own memory report.
     pub baseline: MemoryReport,
+    /// The candidate's own memory report.
     pub candidate: MemoryReport,
+    /// Per memory category, both runs' ranks compared; `None` when either run's grammar has
+    /// no memory model.
     pub moved: Option<BreakdownDiff>,
+    /// What the changed settings cost in capacity; `None` unless both runs have a capacity
+    /// answer.
     pub cost: Option<CapacityCost>,
 }
 
 impl MemoryDiff {
+    /// Both runs' memory reports and what changed, for the prompt `lengths` and the model
+    /// `shape` a capacity answer needs.
     pub fn of(
         baseline: &Run,
         candidate: &Run,
@@ -99,6 +107,8 @@ impl MemoryDiff {
     }
 }
 
+/// What analysis says of one run, computed once and read by `summary` (text and JSON), the
+/// exports and the TUI.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunReport {
     /// Per phase across ranks: durations, end skew, stragglers, figure spreads.
@@ -139,6 +149,7 @@ impl RunState {
 }
 
 impl RunReport {
+    /// The report of a run on its own (no baseline, no prompt lengths, no model shape).
     pub fn of(run: &Run) -> RunReport {
         RunReport {
             phases: phase_stats(run),
@@ -148,6 +159,8 @@ impl RunReport {
         }
     }
 
+    /// The run's state for the verdict line; a failure wins over a ready line printed by
+    /// another rank.
     pub fn state(&self, run: &Run) -> RunState {
         if self.outcome.failed() {
             RunState::Failed
@@ -165,6 +178,8 @@ impl RunReport {
 /// `diff` (text and JSON) and the TUI's Diff view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffReport {
+    /// The comparison itself: statuses, phase timings, figures, config and environment
+    /// changes, the first divergence.
     pub diff: RunDiff,
     /// The first divergence placed on allocation sites, when both runs have snapshots.
     pub attribution: Option<Attribution>,

@@ -4,10 +4,15 @@
 use crate::base::event::Rank;
 use crate::model::{Phase, Run};
 
+/// Smallest, median and largest of a set of values (the median of an even count is the mean
+/// of the middle two).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
+    /// The smallest value.
     pub min: f64,
+    /// The median value.
     pub median: f64,
+    /// The largest value.
     pub max: f64,
 }
 
@@ -43,8 +48,11 @@ pub(crate) struct FigureStats {
     pub(crate) outliers: Vec<Rank>,
 }
 
+/// One phase across the ranks: how long it took, how far apart the ranks ended, who was
+/// late, what it reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseStats {
+    /// Which phase.
     pub phase: Phase,
     /// Ranks that reported the phase, and of them how many finished it.
     pub(crate) ranks: usize,
@@ -58,6 +66,7 @@ pub struct PhaseStats {
     /// Ranks that ended the phase with neither a begin stamp nor a printed duration, and
     /// the last of their end stamps.
     pub unknown_start: usize,
+    /// The last end stamp of the `unknown_start` ranks.
     pub unknown_start_last_end: Option<chrono::NaiveDateTime>,
     pub(crate) figures: Vec<FigureStats>,
     /// Ranks that finished the phase later than the others by more than the stamps and
@@ -78,6 +87,7 @@ pub struct PhaseStats {
 /// their offset intervals).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Straggler {
+    /// The late rank.
     pub rank: Rank,
     /// Seconds after the other ranks' median end.
     pub late_s: f64,
@@ -180,6 +190,7 @@ fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) 
     out
 }
 
+/// Each phase's statistics across the run's ranks, in start-up order.
 pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
     let mut out = Vec::new();
     let clock_of = clock_uncertainty_ms(run);

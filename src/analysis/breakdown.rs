@@ -27,6 +27,7 @@ pub struct TermValue {
 /// what it was computed from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Amount {
+    /// The computed value, in bytes.
     pub bytes: i64,
     pub(crate) resolution: i64,
     /// The terms' print steps added: the width of the interval the true value lies in
@@ -35,6 +36,7 @@ pub struct Amount {
     /// Which of the grammar's formulas applied (0 = the first): two runs' amounts compare
     /// only when they were read the same way.
     pub(crate) formula: usize,
+    /// The formula's terms with the values they were read as.
     pub terms: Vec<TermValue>,
 }
 
@@ -49,14 +51,18 @@ pub(crate) enum DeviceSource {
     OomCapacity,
 }
 
+/// A rank's device memory: the whole the categories are measured against.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
+    /// Its size, and what it was read from.
     pub amount: Amount,
     pub(crate) source: DeviceSource,
 }
 
+/// A category's memory on one rank, or why there is none.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowValue {
+    /// Read from the log's figures by one of the category's formulas.
     Measured(Amount),
     /// The log does not separate it: its memory is counted in this category.
     Merged(Category),
@@ -65,9 +71,11 @@ pub enum RowValue {
     NotReached,
 }
 
+/// One category of a rank's breakdown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub(crate) category: Category,
+    /// Its memory, or why there is none.
     pub value: RowValue,
     /// Categories merged into this one.
     pub includes: Vec<Category>,
@@ -76,6 +84,7 @@ pub struct Row {
 /// Whether the measured categories add up to the device memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Closure {
+    /// The measured categories added.
     pub sum: i64,
     pub(crate) device: i64,
     /// The sum of every term's resolution on both sides.
@@ -86,13 +95,16 @@ pub struct Closure {
 }
 
 impl Closure {
+    /// The sum is the device memory within the tolerance.
     pub fn holds(&self) -> bool {
         (self.sum - self.device).abs() <= self.tolerance
     }
 }
 
+/// Where one rank's memory went, by the server grammar's memory model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankBreakdown {
+    /// The device memory, when the log, nvidia-smi or an OOM message gives it.
     pub device: Option<Device>,
     pub(crate) rows: Vec<Row>,
     /// When the device is known: the categories measured against it.
@@ -100,9 +112,11 @@ pub struct RankBreakdown {
 }
 
 impl RankBreakdown {
+    /// Category `c`'s row, if the model has it.
     pub fn row(&self, c: Category) -> Option<&Row> {
         self.rows.iter().find(|r| r.category == c)
     }
+    /// Category `c`'s bytes, when they were measured.
     pub fn bytes(&self, c: Category) -> Option<i64> {
         match &self.row(c)?.value {
             RowValue::Measured(a) => Some(a.bytes),
@@ -123,14 +137,18 @@ impl RankBreakdown {
 /// Ranks whose breakdowns have the same figures, shown once (read on the first rank).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakdownGroup {
+    /// The group's ranks.
     pub ranks: Vec<Rank>,
+    /// Their breakdown (the first rank's).
     pub breakdown: RankBreakdown,
 }
 
+/// Where a run's memory went: its ranks' breakdowns, equal ones grouped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunBreakdown {
     /// The grammar whose memory model was used.
     pub(crate) grammar: String,
+    /// Groups of ranks with the same figures.
     pub groups: Vec<BreakdownGroup>,
 }
 
@@ -396,6 +414,7 @@ pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
 /// A category that changed between two runs beyond its resolution.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryMove {
+    /// The category.
     pub category: Category,
     /// Median over the ranks compared of candidate − baseline.
     pub delta: i64,
@@ -405,6 +424,7 @@ pub struct CategoryMove {
     pub(crate) step: i64,
     /// Ranks where it moved beyond resolution, of those compared.
     pub ranks_moved: usize,
+    /// Ranks whose category both runs read the same way.
     pub ranks_compared: usize,
 }
 
@@ -412,21 +432,29 @@ pub struct CategoryMove {
 /// in it and the residual it did not see (NCCL, IPC mappings, `cudaMalloc`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SnapshotSplit {
+    /// The moved category.
     pub category: Category,
+    /// Bytes the allocator reserved at sites first seen in the category's phase.
     pub allocator: i64,
+    /// The log's figure less `allocator`: what the allocator did not see; `None` without
+    /// the figure.
     pub residual: Option<i64>,
     /// One print step of the log's figure: a residual within it is indistinguishable
     /// from none.
     pub(crate) log_resolution: Option<u64>,
+    /// The largest sites, as shown.
     pub sites: Vec<String>,
 }
 
+/// Two runs' breakdowns compared category by category.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakdownDiff {
+    /// The categories that moved beyond their resolution.
     pub moved: Vec<CategoryMove>,
     /// Categories read by different lines in the two runs (a rank stopped earlier), so
     /// not compared.
     pub not_compared: Vec<Category>,
+    /// The snapshots' split of the first moved category, when both runs have snapshots.
     pub snapshot: Option<SnapshotSplit>,
 }
 

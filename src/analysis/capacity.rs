@@ -31,7 +31,12 @@ pub struct ModelShape {
     pub(crate) mla: Option<(i64, i64)>,
 }
 
+/// Why a model's config.json gave no model shape.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ModelConfigError {
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -93,6 +98,7 @@ impl ModelShape {
 /// Bytes per token of one rank's pool, from the model's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelKv {
+    /// Bytes of KV cache one token takes on one rank.
     pub per_token: i64,
     pub(crate) layers: i64,
     /// Per head (MLA: the latent, kv_lora_rank + qk_rope_head_dim, with no separate V).
@@ -102,6 +108,7 @@ pub struct ModelKv {
     /// KV heads each rank holds (at least one: with fewer KV heads than ranks, each head
     /// is held by `replication` ranks).
     pub heads_per_rank: i64,
+    /// Ranks holding each KV head (1 unless there are fewer KV heads than ranks).
     pub replication: i64,
     /// The element size used, and whether it is the server's `kv_cache_dtype` rather
     /// than the model's dtype.
@@ -109,6 +116,8 @@ pub struct ModelKv {
     pub(crate) kv_dtype: Option<String>,
 }
 
+/// Bytes per token of one rank's pool for a model `shape` split over `tp` ranks, in
+/// `kv_dtype` when the server names one.
 pub fn model_kv(shape: &ModelShape, tp: i64, kv_dtype: Option<&str>) -> ModelKv {
     let tp = tp.max(1);
     let elem = kv_dtype.and_then(dtype_bytes);
@@ -145,6 +154,7 @@ pub fn model_kv(shape: &ModelShape, tp: i64, kv_dtype: Option<&str>) -> ModelKv 
 /// Bytes per token as the log shows it: the pool's memory over its tokens.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogPerToken {
+    /// Bytes per token: the pool's bytes over its tokens.
     pub bytes: f64,
     /// How far it may be off: the memory figure's resolution, plus up to one page of
     /// memory the server left unused when it rounded down to whole pages, over tokens.
@@ -161,15 +171,20 @@ pub struct RequestsAt {
     pub(crate) concurrency: f64,
     /// Whole requests, capped by the server's limit.
     pub requests: i64,
+    /// The server's cap on running requests is what limits it.
     pub limited: bool,
 }
 
 /// The server's own concurrency line, and ours for the same length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerConcurrency {
+    /// The request length the server's line is for, in tokens.
     pub tokens: i64,
+    /// The concurrency the server printed.
     pub concurrency: f64,
+    /// The line it printed it on.
     pub origin: Origin,
+    /// Our concurrency for the same length.
     pub ours: f64,
 }
 
@@ -182,6 +197,7 @@ pub struct PoolCheck {
     pub(crate) fraction_default: bool,
     pub(crate) total: Amount,
     pub(crate) used: Amount,
+    /// The pool in bytes the formula predicts.
     pub predicted: i64,
     /// The KV pool category's bytes.
     pub(crate) logged: i64,
@@ -197,25 +213,34 @@ impl PoolCheck {
     }
 }
 
+/// What one run's KV pool buys: tokens, bytes per token, requests at each length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Capacity {
     /// The rank read: the one with the smallest pool (the servers size every rank's pool
     /// by the smallest).
     pub(crate) rank: Rank,
+    /// The ranks' pools differ in size.
     pub ranks_differ: bool,
+    /// The pool's size in tokens.
     pub pool_tokens: i64,
     pub(crate) pool_origin: Option<Origin>,
     /// The pool was printed in pages: this many, times `page_size`.
     pub pool_pages: Option<i64>,
+    /// Tokens per page.
     pub page_size: i64,
     /// The page size is the grammar's default, not a logged setting.
     pub page_size_default: bool,
+    /// Bytes per token as the log shows it, when it printed the pool's memory.
     pub log_per_token: Option<LogPerToken>,
+    /// Bytes per token from the model's shape, when a model config was given.
     pub model_per_token: Option<ModelKv>,
     /// (setting, value) of the cap on running requests.
     pub limit: Option<(String, i64)>,
+    /// Requests that fit at each prompt length asked for.
     pub lengths: Vec<RequestsAt>,
+    /// The server's own concurrency line, when it printed one.
     pub server_said: Option<ServerConcurrency>,
+    /// The pool the memory settings predict, against the pool the log shows.
     pub pool_check: Option<PoolCheck>,
 }
 
@@ -440,6 +465,7 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
 pub struct CapacityCost {
     /// The configuration keys that changed (the cost is theirs together).
     pub changes: Vec<String>,
+    /// The change in the pool's tokens, candidate minus baseline.
     pub tokens_delta: i64,
     /// (request length, change in concurrent requests of that length).
     pub per_length: Vec<(i64, f64)>,

@@ -13,7 +13,9 @@ use super::env::EnvChange;
 /// A changed setting: a configuration key or an environment variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
+    /// A configuration key.
     Config(String),
+    /// An environment variable.
     Env(String),
 }
 
@@ -35,7 +37,9 @@ pub enum SuspectWhy {
         words: usize,
         /// The first line holding one, as printed.
         said: String,
+        /// The file of that line.
         source: String,
+        /// Its line number.
         line: u64,
     },
     /// A grammar lists it for this kind of failure (and phase).
@@ -54,22 +58,30 @@ impl SuspectWhy {
     }
 }
 
+/// A changed setting suspected of the failure, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suspect {
+    /// The setting that changed.
     pub setting: Setting,
+    /// Why it is suspected.
     pub why: SuspectWhy,
 }
 
 /// A line quoted as evidence.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quote {
+    /// The file.
     pub source: String,
+    /// The line number.
     pub line: u64,
+    /// The line as printed (sanitised).
     pub text: String,
 }
 
+/// A failed candidate's root failure and the changes between the runs ranked against it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureCause {
+    /// The root rank.
     pub rank: Rank,
     pub(crate) kind: FailureKind,
     pub(crate) phase: Phase,

@@ -57,6 +57,7 @@ fn compared_figures(baseline: &Run, candidate: &Run) -> Vec<(Phase, FigureName)>
     out
 }
 
+/// How the ranks moved on one figure between the runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeltaClass {
     /// No rank moved.
@@ -84,23 +85,30 @@ impl DeltaClass {
     }
 }
 
+/// One rank's value of a figure in both runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankDelta {
     pub(crate) rank: Rank,
+    /// The baseline's value.
     pub baseline: f64,
+    /// The candidate's value.
     pub candidate: f64,
     pub(crate) delta: f64,
     /// Beyond one print step.
     pub(crate) beyond_noise: bool,
 }
 
+/// One figure of one phase compared across the ranks both runs have.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
+    /// The phase that reported the figure.
     pub phase: Phase,
+    /// Which figure.
     pub figure: FigureName,
     pub(crate) is_bytes: bool,
     /// One print step (bytes for memory); deltas within it are noise.
     pub(crate) resolution: f64,
+    /// How the ranks moved on it.
     pub class: DeltaClass,
     pub(crate) ranks_compared: usize,
     /// Ranks that moved beyond noise in the dominant direction.
@@ -110,6 +118,7 @@ pub struct FigureDiff {
     pub(crate) delta: Spread,
     /// The candidate is worse on this figure (more used, less free, fewer tokens).
     pub(crate) worse: bool,
+    /// Each compared rank's value in both runs.
     pub per_rank: Vec<RankDelta>,
     /// Baseline and candidate lines of the first rank, for `--explain` (`None` inside:
     /// the line is not among the run's events).
@@ -117,13 +126,20 @@ pub struct FigureDiff {
     pub(crate) candidate_line: Option<Option<FigureLine>>,
 }
 
+/// The first figure, in start-up order, that changed beyond noise: where the runs part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Divergence {
+    /// The phase it belongs to.
     pub phase: Phase,
+    /// The figure that changed.
     pub figure: FigureName,
+    /// How the ranks moved on it (systematic or local).
     pub class: DeltaClass,
+    /// Ranks that moved beyond noise in the dominant direction.
     pub ranks_moved: usize,
+    /// Ranks both runs have the figure for.
     pub ranks_compared: usize,
+    /// The change across the compared ranks: min, median, max.
     pub delta: Spread,
     pub(crate) is_bytes: bool,
     pub(crate) baseline_median: f64,
@@ -140,9 +156,11 @@ pub struct Effect {
     pub(crate) kv_bytes_delta: Option<i64>,
     /// Median change of free memory after the KV pool.
     pub(crate) avail_after_pool_delta: Option<i64>,
+    /// Median free memory after the KV pool, baseline and candidate (bytes).
     pub avail_after_pool: Option<(i64, i64)>,
 }
 
+/// The verdict of a diff, and the exit code it gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Nothing beyond noise.
@@ -158,6 +176,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The process exit code: 0 same or improved, 1 failed or regressed, 3 incomplete.
     pub fn exit_code(self) -> i32 {
         match self {
             Status::Same | Status::Improved => 0,
@@ -176,20 +195,25 @@ impl Status {
     }
 }
 
+/// What the two runs share, and what keeps them from being compared in full.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparability {
     pub(crate) common_ranks: usize,
+    /// Ranks only the baseline has.
     pub only_in_baseline: Vec<Rank>,
     pub(crate) only_in_candidate: Vec<Rank>,
     /// Per-rank memory is compared only when the rank sets match.
     pub memory_compared: bool,
+    /// Each limit of the comparison, as facts.
     pub notes: Vec<ComparabilityNote>,
 }
 
 /// Which of the two runs of a diff.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
+    /// The run compared against.
     Baseline,
+    /// The run under question.
     Candidate,
 }
 
@@ -197,23 +221,34 @@ pub enum Side {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComparabilityNote {
     /// A run gave no start-up event at all.
-    NoEvents { side: Side, run: String },
+    NoEvents {
+        /// Which run.
+        side: Side,
+        /// Its name (the path given).
+        run: String,
+    },
     /// Lines of either run that no grammar understood.
     NotUnderstood {
+        /// The baseline's lines no grammar understood.
         baseline_lines: u64,
+        /// The candidate's lines no grammar understood.
         candidate_lines: u64,
     },
     /// Both runs have ranks in common but not the same set: per-rank memory is not
     /// compared.
     RankSetsDiffer {
+        /// Ranks the baseline has.
         baseline_ranks: usize,
+        /// Ranks the candidate has.
         candidate_ranks: usize,
     },
     /// Both runs have ranks, none of the same name.
     NoCommonRanks,
     /// The server grammars that gave each run's events differ.
     DifferentServers {
+        /// The baseline's server grammars.
         baseline: Vec<String>,
+        /// The candidate's server grammars.
         candidate: Vec<String>,
     },
 }
@@ -221,14 +256,20 @@ pub enum ComparabilityNote {
 /// How the baseline ended, as a failed or incomplete candidate's headline names it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BaselineEnd {
+    /// It reached ready.
     Ready,
+    /// It failed as well: its root rank, failure kind and phase.
     FailedToo {
+        /// The baseline's root rank.
         rank: Rank,
+        /// The kind of the baseline's root failure.
         kind: FailureKind,
+        /// The phase the baseline's root rank failed in.
         phase: Phase,
     },
     /// Its log ends before ready with nothing said.
     EndsBeforeReady,
+    /// It did not reach ready, with no failure and no rank left incomplete.
     NotReady,
 }
 
@@ -265,17 +306,27 @@ pub(crate) enum CapacityLoss {
 /// The verdict's headline, as facts.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Headline {
+    /// The candidate failed: its failure story and how the baseline ended.
     Failed {
+        /// The candidate's root failure and what followed it.
         story: FailureStory,
+        /// How the baseline ended.
         baseline: BaselineEnd,
     },
+    /// The candidate's log ends before ready and nothing says why.
     Incomplete {
+        /// Ranks that did not finish.
         incomplete: usize,
+        /// Ranks in all.
         ranks: usize,
+        /// How the baseline ended.
         baseline: BaselineEnd,
     },
+    /// No failure, but something was lost.
     Regressed(Regression),
+    /// Only changes for the better.
     Improved,
+    /// Nothing beyond noise.
     Same,
 }
 
@@ -283,11 +334,24 @@ pub enum Headline {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigNote {
     /// A run has no configuration line.
-    Missing { run: String },
+    Missing {
+        /// The run's name (the path given).
+        run: String,
+    },
     /// A run's configuration line could not be read.
-    Unreadable { run: String, error: String },
+    Unreadable {
+        /// The run's name (the path given).
+        run: String,
+        /// Why the line could not be read.
+        error: String,
+    },
     /// A run's line is cut short: keys after the cut are not compared.
-    CutShort { baseline: bool, candidate: bool },
+    CutShort {
+        /// The baseline's line is cut.
+        baseline: bool,
+        /// The candidate's line is cut.
+        candidate: bool,
+    },
 }
 
 /// The log line a figure was read from: source, line number and message.
@@ -298,9 +362,12 @@ pub(crate) struct FigureLine {
     pub(crate) message: String,
 }
 
+/// A candidate run compared with its baseline: every fact `diff` reports, typed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunDiff {
+    /// The verdict.
     pub status: Status,
+    /// What the verdict line says, as facts.
     pub headline: Headline,
     /// `server_args` (or the vLLM engine config) of the two runs, key by key.
     pub config: Option<ConfigDiff>,
@@ -308,11 +375,16 @@ pub struct RunDiff {
     pub config_note: Option<ConfigNote>,
     /// Environment toggles the logs show (`NCCL_… set by environment to …`) that differ.
     pub env: Vec<EnvChange>,
+    /// What the runs share, and the limits of the comparison.
     pub comparability: Comparability,
+    /// Every figure compared, phase by phase.
     pub figures: Vec<FigureDiff>,
+    /// Where the runs first part, if they do.
     pub first_divergence: Option<Divergence>,
+    /// What the first divergence cost further on.
     pub effect: Option<Effect>,
     pub(crate) baseline: RunOutcome,
+    /// Where the candidate's ranks stopped, grouped by failure.
     pub candidate: RunOutcome,
     /// Phase windows and the time to ready, compared.
     pub time: super::timing::TimeDiff,
@@ -375,10 +447,13 @@ fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
     (DeltaClass::Noise, 0)
 }
 
+/// The diff with the default options.
 pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
     diff_with(baseline, candidate, DiffOptions::default())
 }
 
+/// Compares `candidate` with `baseline`: status, headline, figures, timings, config,
+/// environment and cause.
 pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDiff {
     let (comparability, common) = comparability(baseline, candidate);
     let figures = if comparability.memory_compared {

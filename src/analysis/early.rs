@@ -48,21 +48,27 @@ pub struct MemoryWarning {
 /// A rank in one phase for longer than the baseline took for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlowWarning {
+    /// The rank.
     pub rank: Rank,
+    /// The phase it is still in.
     pub phase: Phase,
     /// From the end of its previous phase to "now" (see [`LogNow`]).
     pub so_far_s: f64,
     /// How much of `so_far_s` passed after the run's latest line: the run silent, measured
     /// by the wall clock (0 when measured to a line).
     pub silent_s: f64,
+    /// How long the baseline's same rank took for the phase.
     pub baseline_s: f64,
     /// What `so_far_s - baseline_s` had to exceed.
     pub(crate) threshold_s: f64,
 }
 
+/// A warning `watch --baseline` gives before the run ends.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EarlyWarning {
+    /// A figure already worse than the baseline's.
     Memory(MemoryWarning),
+    /// A phase already longer than the baseline's.
     Slow(SlowWarning),
 }
 
@@ -71,27 +77,42 @@ pub enum EarlyWarning {
 pub enum Change {
     /// A rank's first line of a phase (or its end, when it printed no begin line).
     Phase {
+        /// The rank.
         rank: Rank,
+        /// The phase.
         phase: Phase,
+        /// The line's stamp, if it had one.
         at: Option<NaiveDateTime>,
     },
     /// A memory figure a phase printed.
     Memory {
+        /// The rank.
         rank: Rank,
+        /// The phase that printed it.
         phase: Phase,
+        /// Which figure.
         name: FigureName,
+        /// Its value.
         value: FieldValue,
+        /// The line it was printed on.
         origin: Origin,
     },
     /// A rank's outcome is decided (not `incomplete`).
     Outcome {
+        /// The rank.
         rank: Rank,
+        /// Its outcome.
         outcome: Outcome,
+        /// The phase it stopped in.
         phase: Phase,
+        /// The failure's kind, for a failure.
         kind: Option<FailureKind>,
+        /// The deciding line's stamp, if it had one.
         at: Option<NaiveDateTime>,
+        /// The deciding line.
         origin: Option<Origin>,
     },
+    /// A warning against the baseline.
     Warning(EarlyWarning),
 }
 
@@ -102,6 +123,7 @@ pub enum Change {
 /// replay, right.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogNow {
+    /// The run's latest stamp.
     pub latest: NaiveDateTime,
     /// Seconds since the latest line was read, in log time.
     pub silent_s: f64,

@@ -22,8 +22,10 @@ use crate::snapshot::Snapshot;
 /// Sites named per category, largest first.
 const SITES_SHOWN: usize = 3;
 
+/// One memory category on one rank: what the allocator held at sites of its phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryHeld {
+    /// The category.
     pub category: Category,
     /// Bytes of the segments whose site first allocated in the category's phase.
     pub reserved: i64,
@@ -39,14 +41,17 @@ pub struct CategoryHeld {
     pub(crate) step: i64,
 }
 
+/// One allocation site a category holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldSite {
+    /// The site as shown: `function (file:lines)`.
     pub label: String,
     pub(crate) reserved: i64,
     /// How the site was placed in the category's phase.
     pub placed: Placed,
 }
 
+/// How a site was put in a category's phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placed {
     /// A frame of its stack names the phase (`frame_phase`).
@@ -62,6 +67,7 @@ pub enum Placed {
 /// One rank's snapshot against its breakdown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankHeld {
+    /// The rank.
     pub rank: Rank,
     /// The snapshot's file.
     pub(crate) path: String,

@@ -6,11 +6,14 @@ use std::collections::BTreeMap;
 use crate::base::event::Rank;
 use crate::model::{Failure, FailureKind, Outcome, Phase, Run};
 
+/// Ranks that stopped the same way: one outcome, one failure kind, one phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureGroup {
     /// `failed`, `consequence`, `terminated` or `stalled`.
     pub(crate) outcome: Outcome,
+    /// The kind of failure.
     pub kind: FailureKind,
+    /// The phase the ranks stopped in.
     pub phase: Phase,
     pub(crate) ranks: Vec<Rank>,
     pub(crate) total_ranks: usize,
@@ -25,6 +28,7 @@ pub struct FailureGroup {
     pub(crate) consequence_of: Option<Rank>,
 }
 
+/// Where a run's ranks stopped, grouped by failure, and the root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Numbered ranks (engine and API processes apart).
@@ -34,6 +38,7 @@ pub struct RunOutcome {
     pub failed_ranks: usize,
     /// Ranks per outcome, in `Outcome::ALL` order, zero counts left out.
     pub(crate) counts: Vec<(Outcome, usize)>,
+    /// The ranks that did not reach ready, grouped by outcome, kind and phase.
     pub groups: Vec<FailureGroup>,
     /// The root: the rank whose own failure (or, failing none, stall) came first.
     pub first_failure: Option<(Rank, FailureKind, Phase)>,
@@ -53,27 +58,40 @@ pub struct RunOutcome {
 pub enum StoryRoot {
     /// The run's one rank failed on its own.
     OnlyRank {
+        /// The rank.
         rank: Rank,
+        /// Its failure's kind.
         kind: FailureKind,
+        /// The phase it failed in.
         phase: Phase,
     },
     /// Every rank failed on its own, the same way.
     AllRanks {
+        /// How many ranks.
         ranks: usize,
+        /// Their failure's kind.
         kind: FailureKind,
+        /// The phase they failed in.
         phase: Phase,
     },
     /// The root, and how many more ranks failed on their own.
     Root {
+        /// The root rank.
         rank: Rank,
+        /// Its failure's kind.
         kind: FailureKind,
+        /// The phase it failed (or stalled) in.
         phase: Phase,
+        /// It stalled rather than failed.
         stalled: bool,
+        /// Other ranks that failed on their own.
         others_failed: usize,
     },
+    /// The launcher printed a failure; no rank's own failure is in the log.
     LauncherFailed,
     /// The launcher saw a child fail; no rank's own failure is in the log.
     LauncherReportsChild,
+    /// No rank failed on its own, and the launcher said nothing of a failure.
     NoOwnFailure,
 }
 
@@ -100,6 +118,7 @@ impl RunOutcome {
     }
 }
 
+/// Where the run's ranks stopped, grouped by failure, with the root and its story.
 pub fn outcome(run: &Run) -> RunOutcome {
     let total = run.worker_ranks().count();
     type Key = (

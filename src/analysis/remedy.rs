@@ -27,18 +27,22 @@ pub enum DeficitBasis {
     OomRequest,
 }
 
+/// What a failed phase needed against what was left, by the run's own figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deficit {
     pub(crate) phase: Phase,
     /// What the phase needed and what was left (bytes).
     pub need: i64,
+    /// What was left for it (bytes).
     pub have: i64,
+    /// `need - have` (bytes).
     pub deficit: i64,
     /// How far the printed figures may be from the true ones (bytes).
     pub resolution: i64,
     /// One print step of `need` and of `have` (0: exact or not printed).
     pub(crate) need_step: i64,
     pub(crate) have_step: i64,
+    /// Which figures the two sides were read from.
     pub basis: DeficitBasis,
 }
 
@@ -58,13 +62,24 @@ impl Deficit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RuleCheck {
     /// The pool (bytes) is what the rule predicts, within resolution and 5 %.
-    Follows { predicted: i64, logged: i64 },
+    Follows {
+        /// The pool the rule gives (bytes).
+        predicted: i64,
+        /// The pool the log shows (bytes).
+        logged: i64,
+    },
     /// It is not: the step's effect is the rule's, not this run's.
-    Differs { predicted: i64, logged: i64 },
+    Differs {
+        /// The pool the rule gives (bytes).
+        predicted: i64,
+        /// The pool the log shows (bytes).
+        logged: i64,
+    },
     /// The log does not print every figure of the rule.
     Unchecked,
 }
 
+/// What a remedy changes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemedyKind {
     /// Lower a pool fraction by `steps × step`: `total × that` more free after the pool.
@@ -72,29 +87,47 @@ pub enum RemedyKind {
         /// The rule's `total` where it is smallest over the ranks, with what it was
         /// read from (a `device` term: the breakdown's device memory).
         total: Amount,
+        /// The rank that `total` was read on.
         total_rank: Rank,
+        /// The grammar's step of the fraction.
         step: f64,
+        /// The fraction the run used.
         from: f64,
+        /// The fraction proposed.
         to: f64,
+        /// Whether the run's pool is the one the rule gives.
         check: RuleCheck,
         /// KV tokens per rank the pool gives up, and the pool's size in tokens.
         tokens_lost: Option<i64>,
+        /// The pool's size in tokens.
         pool_tokens: Option<i64>,
     },
     /// Skip the failing phase (and the memory the baseline's took, when known).
     SkipPhase {
+        /// The setting's value that skips the phase.
         value: String,
+        /// The phase skipped.
         phase: Phase,
+        /// Bytes the baseline's category took, when it has one.
         baseline_took: Option<i64>,
+        /// What skipping costs besides memory, as the grammar words it.
         cost: Option<String>,
     },
     /// Go back to the baseline's value of a changed setting: the baseline reached ready.
-    Revert { from: String, to: String },
+    Revert {
+        /// The candidate's value.
+        from: String,
+        /// The baseline's value.
+        to: String,
+    },
 }
 
+/// One setting change that would cover a memory failure's deficit, by the run's figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Remedy {
+    /// The setting to change.
     pub setting: String,
+    /// How to change it.
     pub kind: RemedyKind,
     /// Bytes it frees for the failing phase, when the figures say.
     pub frees: Option<i64>,
@@ -102,9 +135,12 @@ pub struct Remedy {
     pub(crate) frees_step: i64,
 }
 
+/// A failed run's deficit and the settings that would cover it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Remedies {
+    /// The deficit, when the figures give one.
     pub deficit: Option<Deficit>,
+    /// The remedies, in the order proposed.
     pub remedies: Vec<Remedy>,
 }
 

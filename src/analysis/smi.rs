@@ -42,14 +42,18 @@ pub struct ProcessInUse {
     pub(crate) origin: Origin,
 }
 
+/// nvidia-smi's used memory on one GPU against what the ranks on it report taking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SmiComparison {
     pub(crate) source: String,
+    /// The GPU's index.
     pub gpu: u32,
+    /// The ranks placed on it.
     pub ranks: Vec<Rank>,
     pub(crate) placement: GpuRanks,
     /// Seconds since the run's first line of the nvidia-smi point used, and its value.
     pub at_s: f64,
+    /// nvidia-smi's used memory at `at_s` (bytes).
     pub smi_used: i64,
     /// The ranks' device less their last free figure, summed, and its resolution.
     pub taken: i64,
@@ -67,6 +71,7 @@ pub struct SmiComparison {
 }
 
 impl SmiComparison {
+    /// What nvidia-smi sees that the ranks' figures do not (`smi_used - taken`).
     pub fn difference(&self) -> i64 {
         self.smi_used - self.taken
     }

@@ -141,10 +141,13 @@ pub(crate) struct PhaseTime {
 /// The whole start-up: the run's first line to its (last) ready line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToReady {
+    /// Seconds from the baseline's first line to ready.
     pub baseline_s: f64,
+    /// Seconds from the candidate's first line to ready.
     pub candidate_s: f64,
     pub(crate) delta_s: f64,
     pub(crate) threshold_s: f64,
+    /// The change is beyond the stamps' resolution and the tolerance.
     pub beyond: bool,
 }
 
@@ -153,20 +156,32 @@ pub struct ToReady {
 pub enum TimeFinding {
     /// Most ranks took longer (or shorter) in a phase.
     Systematic {
+        /// The phase.
         phase: Phase,
+        /// Ranks that moved beyond resolution and tolerance.
         ranks_moved: usize,
+        /// Ranks both runs have the phase for.
         ranks_compared: usize,
+        /// The baseline's median seconds in the phase.
         baseline_s: f64,
+        /// The candidate's median seconds in the phase.
         candidate_s: f64,
+        /// The change in seconds.
         delta_s: f64,
     },
     /// One rank (of a few) took longer in a phase.
     Rank {
+        /// The rank.
         rank: Rank,
+        /// The phase.
         phase: Phase,
+        /// The baseline's seconds for the rank in the phase.
         baseline_s: f64,
+        /// The candidate's seconds for the rank in the phase.
         candidate_s: f64,
+        /// The change in seconds.
         delta_s: f64,
+        /// The change of the time before the phase's first line, when both runs split it.
         before_first_line_delta_s: Option<f64>,
         /// The candidate's `summary` names it a straggler in this phase and the baseline's
         /// does not.
@@ -195,10 +210,12 @@ impl TimeFinding {
     }
 }
 
+/// Two runs' times compared: the whole start-up, each phase, and the findings worth a line.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TimeDiff {
     /// The tolerance used, as a fraction.
     pub(crate) tolerance: f64,
+    /// The whole start-up compared, when both runs reached ready.
     pub to_ready: Option<ToReady>,
     pub(crate) phases: Vec<PhaseTime>,
     /// In start-up order; causes before the waits they explain.

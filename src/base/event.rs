@@ -9,11 +9,17 @@ use serde::Serialize;
 /// Start-up phases in order (DESIGN.md's canonical names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
+    /// From the first line to the process group's set-up.
     Launch,
+    /// Setting up the process group and the communicators (NCCL).
     DistInit,
+    /// Loading the model's weights onto the GPUs.
     WeightLoad,
+    /// Sizing and allocating the KV cache.
     KvCache,
+    /// Capturing CUDA graphs.
     CudaGraph,
+    /// Serving: the server printed its ready line.
     Ready,
 }
 
@@ -26,6 +32,7 @@ impl Phase {
         Phase::CudaGraph,
         Phase::Ready,
     ];
+    /// The phase's canonical name (`weight_load`), as the JSON and the grammars spell it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Launch => "launch",
@@ -246,7 +253,9 @@ impl BuiltinFigure {
 /// (which brings its unit and direction along, so no table is looked up downstream).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FigureName {
+    /// A figure the tool knows by name (`BUILTIN_FIGURES`).
     Builtin(BuiltinFigure),
+    /// A figure a grammar's `[[figure]]` declared.
     Declared(std::sync::Arc<FigureDef>),
 }
 
@@ -257,6 +266,7 @@ impl FigureName {
             FigureName::Declared(d) => d,
         }
     }
+    /// The figure's name, as grammars and the JSON spell it.
     pub fn name(&self) -> &str {
         &self.def().name
     }
@@ -368,6 +378,7 @@ impl Rank {
         }
     }
 
+    /// An engine or API process, not a numbered rank.
     pub fn is_engine(&self) -> bool {
         self.tags.iter().any(|t| t.1 == ENGINE)
     }
@@ -399,6 +410,7 @@ impl Rank {
         self.tags.iter().map(|t| t.1.as_str())
     }
 
+    /// Tensor-parallel rank `n` (`TP3`), alone.
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
@@ -447,27 +459,35 @@ pub enum FieldValue {
     /// Memory in bytes. `resolution` is the size of one step of the printed figure
     /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
     Bytes {
+        /// The amount, in bytes.
         bytes: i64,
+        /// The size in bytes of one step of the printed figure (its last digit).
         resolution: u64,
     },
+    /// A whole number (a count, tokens, a grammar's unit).
     Int(i64),
+    /// A number with a fraction (seconds, a ratio).
     Float(f64),
+    /// Text as captured (a name, a dtype).
     Text(String),
 }
 
 impl FieldValue {
+    /// The bytes of a memory value; `None` for any other value.
     pub fn as_bytes(&self) -> Option<i64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes),
             _ => None,
         }
     }
+    /// One print step of a memory value, in bytes; 0 for any other value.
     pub fn resolution(&self) -> u64 {
         match self {
             FieldValue::Bytes { resolution, .. } => *resolution,
             _ => 0,
         }
     }
+    /// The value as a number (bytes for memory); `None` for text.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes as f64),
@@ -476,6 +496,7 @@ impl FieldValue {
             FieldValue::Text(_) => None,
         }
     }
+    /// The value as a whole number (bytes for memory); `None` for a fraction or text.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes),
@@ -483,6 +504,7 @@ impl FieldValue {
             _ => None,
         }
     }
+    /// The text of a text value; `None` for a number.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             FieldValue::Text(s) => Some(s),
@@ -500,8 +522,10 @@ pub struct Origin {
     pub line: u64,
 }
 
+/// One log record a grammar understood: its kind, fields, rank, time and line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The file and line it was read from.
     pub origin: Origin,
     /// Wall-clock time as printed (1 s resolution for SGLang).
     pub ts: Option<NaiveDateTime>,
@@ -509,7 +533,9 @@ pub struct Event {
     pub year_inferred: bool,
     /// Only a time of day was printed; the date was inferred.
     pub time_only: bool,
+    /// The rank the record's prefix (or message) names, if any.
     pub rank: Option<Rank>,
+    /// The process id the prefix printed, if any.
     pub pid: Option<u32>,
     /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
     pub process: Option<String>,
@@ -523,7 +549,9 @@ pub struct Event {
     pub node: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
+    /// The grammar whose event matched (`sglang`, `nccl`, a file's name).
     pub grammar: String,
+    /// The values the event's pattern captured, by name, in canonical units.
     pub fields: BTreeMap<String, FieldValue>,
     /// The record's message, control sequences removed.
     pub message: String,
@@ -532,9 +560,11 @@ pub struct Event {
 }
 
 impl Event {
+    /// The captured value `name`, if the pattern captured it.
     pub fn field(&self, name: &str) -> Option<&FieldValue> {
         self.fields.get(name)
     }
+    /// The captured value `name` in bytes, if it is a memory value.
     pub fn bytes(&self, name: &str) -> Option<i64> {
         self.field(name).and_then(FieldValue::as_bytes)
     }
@@ -568,9 +598,14 @@ pub(crate) mod kind {
 /// What kind of failure ended a rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureKind {
+    /// Out of GPU memory: the allocator refused a request.
     Oom,
+    /// The server found too little memory for its budget (its own check, not the
+    /// allocator).
     NotEnoughMemory,
+    /// A NCCL or distributed communication error.
     Nccl,
+    /// Any other exception that ended the rank.
     Exception,
     /// A timeout or watchdog fired.
     Timeout,

@@ -34,6 +34,9 @@ pub fn shown_path(path: &std::path::Path) -> String {
     sanitize(&path.display().to_string())
 }
 
+/// A log's text made safe to print: escape sequences, control and bidi characters removed,
+/// trailing space trimmed (the one gate every log byte passes before a terminal or a
+/// report).
 pub fn sanitize(text: &str) -> String {
     // Most log lines are printable ASCII: nothing to remove, one copy (the loop below,
     // char by char, was 4 % of loading 8,192 files).

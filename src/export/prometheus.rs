@@ -12,6 +12,7 @@ use super::Exporter;
 use crate::model::{Phase, Run};
 use crate::report::RunReport;
 
+/// Prometheus text exposition: the run's start-up figures as gauges, for a dashboard.
 pub struct Prometheus;
 
 /// Escapes a label value: backslash, double quote and newline.

@@ -97,11 +97,17 @@ pub enum Category {
     /// NCCL, custom all-reduce buffers, the CUDA context: memory taken around
     /// distributed init, mostly outside PyTorch's allocator.
     Communication,
+    /// The model's weights (the weight_load phase).
     Weights,
+    /// The KV cache pool (the kv_cache phase).
     KvPool,
+    /// CUDA graph capture (the cuda_graph phase).
     CudaGraphs,
+    /// Activations and workspace a grammar's formulas measure.
     Activations,
+    /// What no other category accounts for.
     Other,
+    /// Device memory left free.
     Free,
 }
 

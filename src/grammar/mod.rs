@@ -38,7 +38,12 @@ use crate::base::units;
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
 include!(concat!(env!("OUT_DIR"), "/builtin_grammars.rs"));
 
+/// Why a grammar (or the set it joins) was refused.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum GrammarError {
     #[error("{origin}: not a valid grammar: {message}")]
     Toml { origin: String, message: String },
@@ -190,7 +195,10 @@ fn check_format(origin: &str, id: &str, field: &str, format: &str) -> Result<(),
     Ok(())
 }
 
+/// One grammar, parsed and checked: what one server or component prints, and how to read
+/// it.
 pub struct Grammar {
+    /// The grammar as written (the TOML's tables), after its checks.
     pub spec: GrammarSpec,
     /// Where it came from: `builtin:sglang` or a file path.
     pub origin: String,
@@ -232,6 +240,8 @@ fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), Gram
 }
 
 impl Grammar {
+    /// Reads and checks a grammar's TOML; `origin` names it in errors (`builtin:sglang` or
+    /// the file's path).
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
         let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),

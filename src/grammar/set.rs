@@ -6,12 +6,14 @@ use super::*;
 /// What a record's prefix says about it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrefixInfo {
+    /// The record's stamp (the date inferred where only a time was printed).
     pub ts: Option<NaiveDateTime>,
     /// The date was not printed (time-only or yearless stamps).
     pub date_inferred: bool,
     /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
     /// until the loader infers it.
     pub time_only: bool,
+    /// The rank the prefix names, when it names one.
     pub rank: Option<Rank>,
     pub(crate) pid: Option<u32>,
     /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
@@ -40,7 +42,9 @@ pub struct LineMatch {
     pub(crate) grammar: usize,
     pub(crate) kind: String,
     pub(crate) fields: BTreeMap<String, FieldValue>,
+    /// The record prefix, when a grammar's prefix matched the line.
     pub prefix: Option<PrefixInfo>,
+    /// The line's message: the text after its prefix, sanitised.
     pub message: String,
     pub(crate) traceback: bool,
     /// Captures dropped because they ran to the end of a cut line.
@@ -49,6 +53,7 @@ pub struct LineMatch {
 
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
+    /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
     /// Every event literal, in groups small enough for aho-corasick's SIMD (Teddy)
     /// prefilter, which stops being used past about 64 patterns and is several times
@@ -77,6 +82,7 @@ pub struct GrammarSet {
 }
 
 impl GrammarSet {
+    /// The built-in grammars (grammars/*.toml compiled into the binary), as a set.
     pub fn builtin() -> Result<GrammarSet, GrammarError> {
         GrammarSet::new(Self::builtin_grammars()?)
     }
@@ -102,6 +108,7 @@ impl GrammarSet {
         Ok(list)
     }
 
+    /// Compiles grammars, in load order, into one set.
     pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
         let mut literals: Vec<String> = Vec::new();
         let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();

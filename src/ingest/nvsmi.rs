@@ -13,10 +13,14 @@ use chrono::NaiveDateTime;
 /// One `--query-gpu` sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
+    /// The sample's stamp as printed (local wall-clock time).
     pub timestamp: Option<NaiveDateTime>,
     pub(crate) index: u32,
+    /// Memory used on the GPU.
     pub memory_used_bytes: Option<u64>,
+    /// The GPU's memory.
     pub memory_total_bytes: Option<u64>,
+    /// GPU utilisation, in percent.
     pub utilization_gpu_pct: Option<f64>,
 }
 
@@ -26,15 +30,20 @@ pub struct ComputeApp {
     pub(crate) timestamp: Option<NaiveDateTime>,
     pub(crate) gpu_index: Option<u32>,
     pub(crate) gpu_uuid: Option<String>,
+    /// The process id.
     pub pid: Option<u32>,
+    /// The process name as nvidia-smi printed it.
     pub process_name: Option<String>,
+    /// Memory the process used on the GPU.
     pub used_memory_bytes: Option<u64>,
 }
 
+/// An nvidia-smi CSV read: GPU samples and per-process rows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NvSmiTimeline {
     /// Samples per GPU index, in file order.
     pub gpus: BTreeMap<u32, Vec<GpuSample>>,
+    /// `--query-compute-apps` rows, in file order.
     pub apps: Vec<ComputeApp>,
     /// Non-empty lines that were neither a header nor a readable row.
     pub lines_not_understood: usize,

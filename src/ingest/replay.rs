@@ -21,7 +21,12 @@ use crate::ingest::source::{self, SourceFile};
 /// A recorded file larger than this is not replayed (the replay holds its files).
 pub(crate) const MAX_REPLAY_BYTES: u64 = 256 << 20;
 
+/// Why a recorded log could not be replayed.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ReplayError {
     #[error(transparent)]
     Source(#[from] source::SourceError),

@@ -30,7 +30,12 @@ pub(crate) mod limits {
     pub(crate) const MAX_CSV: u64 = 32 << 20;
 }
 
+/// Why an input path could not be read as a run's files.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum SourceError {
     #[error("{path}: no such file or directory")]
     Missing { path: String },
@@ -139,17 +144,23 @@ pub(crate) enum Compression {
     Zstd,
 }
 
+/// What a file is, by its name and first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceKind {
+    /// A text log (plain, gzip or zstd).
     Log,
+    /// A PyTorch memory snapshot (pickle).
     Snapshot,
+    /// `nvidia-smi` CSV samples.
     NvidiaSmi,
 }
 
+/// One input file of a run, found under the paths given.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// As given or found; `-` for stdin.
     pub(crate) path: PathBuf,
+    /// What the file is.
     pub kind: SourceKind,
     pub(crate) compression: Compression,
     pub(crate) size: Option<u64>,

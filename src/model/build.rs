@@ -18,6 +18,8 @@ fn dedup_key(e: &Event) -> DedupKey<'_> {
     (e.rank.as_ref(), e.kind.as_str(), e.ts, e.message.as_str())
 }
 
+/// Events that several files of a run both hold (the same rank, kind, stamp and message)
+/// kept once; each source's `duplicate_events` counts what it lost.
 pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
     // Keys borrow from the events (no string copied per event); which events stay is
     // decided first, then they are moved out in source order.

@@ -3,6 +3,7 @@
 
 use crate::base::event::{Event, Rank};
 
+/// `events --kind/--rank`: which events to keep.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventFilter {
     /// Event kinds to keep; empty keeps every kind.

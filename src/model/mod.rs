@@ -26,12 +26,15 @@ pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 
+/// One file of a run, as read: its counts and what could not be read.
 #[derive(Clone, Debug)]
 pub struct SourceInfo {
     pub(crate) path: String,
     pub(crate) bytes: u64,
+    /// How its lines were understood.
     pub counts: LineCounts,
     pub(crate) unknown_samples: Vec<UnknownLine>,
+    /// The last line had no newline: the text of that cut line (shortened).
     pub cut_last_line: Option<String>,
     pub(crate) cut_fields: Vec<String>,
     /// Events dropped because another file of the run holds the same lines.
@@ -42,11 +45,16 @@ pub struct SourceInfo {
     pub(crate) ranks_seen: Vec<(Rank, u64, u64)>,
 }
 
+/// A run as read: its files, events and ranks, before any analysis.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The run's name: the path it was given as.
     pub name: String,
+    /// The files read, in the order `Origin::source` indexes.
     pub sources: Vec<SourceInfo>,
+    /// Every event of the run, in time order (file order for lines without a stamp).
     pub events: Vec<Event>,
+    /// Every rank and process seen, with its phases and outcome.
     pub ranks: Vec<RankRun>,
     /// Failures printed by the launcher (no rank tag).
     pub(crate) launcher_failures: Vec<Failure>,
@@ -54,8 +62,11 @@ pub struct Run {
     pub root: Option<Rank>,
     /// The start-up attempt shown (1-based) and every attempt the log holds.
     pub attempt: usize,
+    /// Every start-up attempt the log holds.
     pub attempts: Vec<AttemptInfo>,
+    /// Some rank printed the server's ready line.
     pub ready: bool,
+    /// The first stamp of the run.
     pub start: Option<NaiveDateTime>,
     /// Grammars that produced events.
     pub grammars: Vec<String>,
@@ -68,7 +79,9 @@ pub struct Run {
     pub frame_phases: Vec<crate::grammar::FrameRule>,
     /// The grammars' suspects and memory levers, for `diff`'s cause and remedies.
     pub(crate) remedy_rules: crate::grammar::remedy::RemedyRules,
+    /// Some stamp printed no date: its year (and date) were inferred.
     pub year_inferred: bool,
+    /// What could not be read or understood, for the summary's notes.
     pub notes: Vec<String>,
     /// nvidia-smi samples found in the run directory.
     pub gpus: Vec<GpuMemory>,
@@ -85,6 +98,7 @@ pub struct Run {
 }
 
 impl Run {
+    /// The line counts of all the run's files, summed.
     pub fn counts(&self) -> LineCounts {
         let mut c = LineCounts::default();
         for s in &self.sources {
@@ -115,6 +129,7 @@ impl Run {
     pub fn worker_ranks(&self) -> impl Iterator<Item = &RankRun> {
         self.ranks.iter().filter(|r| !r.is_process())
     }
+    /// How many numbered ranks came to outcome `o`.
     pub fn count(&self, o: Outcome) -> usize {
         self.worker_ranks().filter(|r| r.outcome == o).count()
     }
@@ -141,6 +156,7 @@ pub struct AttemptInfo {
     /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
     pub outcome: Outcome,
     pub(crate) root: Option<Rank>,
+    /// The root failure's kind, when the run failed.
     pub root_kind: Option<FailureKind>,
     pub(crate) root_phase: Option<Phase>,
 }

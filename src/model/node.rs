@@ -10,6 +10,7 @@ pub struct Node {
     pub name: String,
     /// Indices into `Run::sources`.
     pub sources: Vec<usize>,
+    /// The ranks whose lines are in its files.
     pub ranks: Vec<Rank>,
     /// `node_rank` from the server arguments, when this node's log printed them.
     pub node_rank: Option<u32>,
@@ -31,7 +32,9 @@ pub struct Node {
 /// the interval's width.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClockOffset {
+    /// Lower bound of node clock minus reference clock, in ms (exclusive).
     pub lo_ms: i64,
+    /// Upper bound of node clock minus reference clock, in ms (exclusive).
     pub hi_ms: i64,
     /// Barrier exits whose intervals were intersected.
     pub barrier_events: usize,
@@ -52,6 +55,7 @@ impl ClockOffset {
     pub(crate) fn half_width_ms(&self) -> i64 {
         (self.hi_ms - self.lo_ms + 1) / 2
     }
+    /// The interval's width in ms: how far apart the bounds are.
     pub fn width_ms(&self) -> i64 {
         self.hi_ms - self.lo_ms
     }

@@ -13,16 +13,20 @@ use crate::base::event::{FieldValue, FigureName, Origin, Rank};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     pub(crate) name: FigureName,
+    /// The figure's value as read (bytes, seconds, a count or a grammar's unit).
     pub value: FieldValue,
     pub(crate) origin: Origin,
 }
 
+/// One phase of one rank: when it began and ended, and the figures it reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseSpan {
+    /// Which phase.
     pub phase: Phase,
     /// `None` when no line of the phase came before its end line (the phase began before
     /// the log, or the server prints no begin line for it).
     pub start: Option<NaiveDateTime>,
+    /// The stamp the phase ended at; `None` while it is still open.
     pub end: Option<NaiveDateTime>,
     /// The phase's closing line was seen, or a later phase began.
     pub complete: bool,
@@ -78,6 +82,7 @@ impl PhaseSpan {
 /// What a rank's start-up came to, stating only what the evidence shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Outcome {
+    /// Reached the server's ready line.
     Ready,
     /// Its own failure: the root of the run's failure, or one of several independent ones.
     Failed,
@@ -124,13 +129,18 @@ impl std::fmt::Display for Outcome {
 pub struct Failure {
     /// The outcome this line gives its rank (never `ready`).
     pub(crate) outcome: Outcome,
+    /// The phase the rank failed in.
     pub phase: Phase,
     /// Where the phase was read: `frames`, `wording` or `last_event`.
     pub phase_from: &'static str,
+    /// The kind of failure (oom, not_enough_memory, nccl, exception or a grammar's name).
     pub kind: FailureKind,
+    /// The line's message, sanitised.
     pub message: String,
+    /// The fields the failure line's pattern captured (bytes asked, free, …).
     pub fields: BTreeMap<String, FieldValue>,
     pub(crate) ts: Option<NaiveDateTime>,
+    /// The line, as file and line number.
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.
     pub traceback: Option<String>,
@@ -138,13 +148,18 @@ pub struct Failure {
     pub consequence_of: Option<Rank>,
 }
 
+/// One rank (or engine process) of a run: its phases, its outcome and the evidence for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankRun {
+    /// The rank as its lines name it (`TP3`, `DP0 TP1`, `engine DP0`).
     pub rank: Rank,
+    /// Its phases, in start-up order.
     pub phases: Vec<PhaseSpan>,
     /// The phase the rank was in when it stopped (or `ready`).
     pub last_phase: Phase,
+    /// The rank printed the server's ready line.
     pub reached_ready: bool,
+    /// What its start-up came to.
     pub outcome: Outcome,
     /// The evidence for every outcome but `ready` and `incomplete`.
     pub failure: Option<Failure>,
@@ -159,9 +174,11 @@ impl RankRun {
     pub fn is_process(&self) -> bool {
         self.rank.is_engine()
     }
+    /// The rank's span of phase `p`, if it reached it.
     pub fn phase(&self, p: Phase) -> Option<&PhaseSpan> {
         self.phases.iter().find(|s| s.phase == p)
     }
+    /// The figure `name` that phase `p` reported, if it did.
     pub fn figure(&self, p: Phase, name: &str) -> Option<&Figure> {
         self.phase(p).and_then(|s| s.figure(name))
     }

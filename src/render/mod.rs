@@ -15,6 +15,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 5;
 /// `--width N`, else `COLUMNS`, else the terminal's columns when stdout is one, else 80.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
+    /// Whether to write ANSI colour and bold; off for pipes, `NO_COLOR` and `TERM=dumb`.
     pub color: bool,
     /// Columns of text output; never below `MIN_WIDTH`.
     pub width: usize,
@@ -83,14 +84,20 @@ fn auto_color(
     !no_color && !dumb && stdout_is_terminal
 }
 
+/// `--color`: the user's word on colour, before the terminal is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
+    /// Colour when stdout is a terminal and neither `NO_COLOR` nor `TERM=dumb` says no.
     Auto,
+    /// Colour even into a pipe or file.
     Always,
+    /// No colour.
     Never,
 }
 
 impl Style {
+    /// The style for `--color` and `--width`, asking the environment and terminal only
+    /// where they are not given.
     pub fn decide(choice: ColorChoice, width: Option<usize>) -> Style {
         let color = match choice {
             ColorChoice::Always => true,
@@ -135,6 +142,7 @@ impl Style {
     pub(crate) fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
+    /// `s` dimmed when colour is on; unchanged otherwise.
     pub fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }

@@ -11,7 +11,9 @@ use super::options::LoadError;
 /// The paths a run was given as, and the files found under them, grouped by node.
 #[derive(Clone, Debug)]
 pub struct Inputs {
+    /// The paths as the user gave them (files, folders or `-`).
     pub paths: Vec<PathBuf>,
+    /// The files found under them, one group per node.
     pub groups: Vec<NodeFiles>,
 }
 

@@ -43,6 +43,7 @@ pub(crate) type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);
 
 /// One run, read: its model, the files it came from, and its snapshots once asked for.
 pub struct Session {
+    /// The run as read: ranks, phases, failures and events (no analysis yet).
     pub run: Run,
     pub(crate) files: Vec<SourceFile>,
     snapshots: OnceLock<Snapshots>,
@@ -51,7 +52,9 @@ pub struct Session {
 /// The run's snapshots matched to ranks, and those that could not be used (`path: why`).
 #[derive(Default)]
 pub struct Snapshots {
+    /// Each snapshot that could be put on a rank, with its rank.
     pub matched: Vec<RankSnapshot>,
+    /// The snapshots that could not be used, as `path: why`.
     pub errors: Vec<String>,
 }
 

@@ -24,9 +24,12 @@ pub enum SiteGranularity {
 /// frame of any kind, and `<no frames>` for an empty stack.
 #[derive(Debug, Clone)]
 pub struct SiteRule {
+    /// Path parts that mark a frame as not the caller's own (PyTorch, installed packages,
+    /// the standard library).
     pub skip: Vec<String>,
     pub(crate) fallback_skip: Vec<String>,
     pub(crate) skip_native: bool,
+    /// How much of the frame a site is: its function, file or line.
     pub granularity: SiteGranularity,
 }
 

@@ -25,15 +25,25 @@ pub struct StackId(pub u32);
 /// the snapshot's [`TraceTables`], so an entry holds two bytes of action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
+    /// A block allocated.
     Alloc,
+    /// A block's free asked for (it may wait for a stream).
     FreeRequested,
+    /// A block's free done.
     FreeCompleted,
+    /// A segment reserved from the device (`cudaMalloc`).
     SegmentAlloc,
+    /// A segment given back to the device.
     SegmentFree,
+    /// Memory mapped into an expandable segment.
     SegmentMap,
+    /// Memory unmapped from an expandable segment.
     SegmentUnmap,
+    /// An allocation that failed: out of memory.
     Oom,
+    /// The moment the snapshot was taken.
     Snapshot,
+    /// An action this version does not know.
     Other(UnknownAction),
 }
 
@@ -202,14 +212,17 @@ impl TraceTables {
 /// entries' `device_free` is kept beside the traces (`Snapshot::device_free`).
 #[derive(Debug, Clone)]
 pub struct TraceEntry {
+    /// The block's or segment's address.
     pub addr: u64,
     /// For `alloc`/`free_*`: the requested bytes (not the rounded block size); for
     /// segment actions: the segment bytes; for `oom`: the bytes asked for.
     pub size: u64,
     /// Microseconds since the Unix epoch (PyTorch's clock), for lining up with logs.
     pub time_us: i64,
+    /// The stack that made the call.
     pub stack: StackId,
     pub(crate) stream: StreamId,
+    /// What happened.
     pub action: Action,
 }
 

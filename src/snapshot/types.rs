@@ -17,19 +17,28 @@ pub use super::trace::{Action, StackId, StreamId, TraceEntry, TraceTables, Unkno
 /// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Frame {
+    /// The source file as recorded (`??` for an unnamed C++ frame).
     pub filename: Arc<str>,
+    /// The line; 0 for a C++ frame.
     pub line: i64,
+    /// The function.
     pub name: Arc<str>,
 }
 
+/// A block's state at the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockState {
+    /// Allocated and in use.
     ActiveAllocated,
+    /// Freed, waiting for a stream to finish with it.
     ActivePendingFree,
+    /// Free, cached by the allocator.
     Inactive,
+    /// A state this version does not know.
     Other,
 }
 
+/// A block of a segment: an allocation, or free space cached.
 #[derive(Debug, Clone)]
 pub struct Block {
     pub(crate) address: u64,
@@ -39,6 +48,7 @@ pub struct Block {
     pub(crate) stack: StackId,
 }
 
+/// A segment the caching allocator reserved from the device.
 #[derive(Debug, Clone)]
 pub struct Segment {
     pub(crate) device: i64,
@@ -48,6 +58,7 @@ pub struct Segment {
     pub(crate) active_size: u64,
     pub(crate) requested_size: u64,
     pub(crate) stream: u64,
+    /// `large` or `small` (the allocator's two pools of block sizes).
     pub segment_type: Arc<str>,
     /// `(0, 0)` is the default pool; anything else is a private pool (CUDA graphs).
     pub(crate) segment_pool_id: (i64, i64),
@@ -60,6 +71,7 @@ pub struct Segment {
 /// A PyTorch CUDA memory snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The device segments as dumped.
     pub segments: Vec<Segment>,
     /// One trace per device, in recording order.
     pub device_traces: Vec<Vec<TraceEntry>>,
@@ -68,6 +80,7 @@ pub struct Snapshot {
     /// Rendered as JSON (nested at most [`JSON_DEPTH`] levels); informational only.
     pub allocator_settings: serde_json::Value,
     pub(crate) external_annotations: serde_json::Value,
+    /// Every frame any stack names, once.
     pub frames: Vec<Frame>,
     /// Each stack is a list of indices into `frames`, innermost (allocation call) first.
     pub stacks: Vec<Vec<u32>>,
@@ -90,6 +103,7 @@ impl Snapshot {
             .filter_map(|&f| self.frames.get(f as usize))
     }
 
+    /// How many frames stack `id` has.
     pub fn stack_len(&self, id: StackId) -> usize {
         self.stacks.get(id.0 as usize).map_or(0, |v| v.len())
     }

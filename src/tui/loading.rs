@@ -43,6 +43,8 @@ impl Progress {
         *prev = running;
     }
 
+    /// The loading screen's progress: the stage, the bytes read so far and the total when
+    /// it is known.
     pub fn snapshot(&self) -> (String, u64, Option<u64>) {
         let stage = self.stage.lock().map(|g| g.clone()).unwrap_or_default();
         let total = self.total.load(Ordering::Relaxed);

@@ -38,6 +38,7 @@ use crate::grammar::GrammarSet;
 /// Why `rankscope tui` ended without showing the run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
+    /// The terminal could not be set up, drawn on or restored.
     #[error("terminal: {0}")]
     Terminal(#[from] io::Error),
     /// The run could not be read; the message was on screen until the user quit.

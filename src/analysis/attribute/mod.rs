@@ -23,8 +23,10 @@ use crate::snapshot::inspect::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
 use crate::snapshot::Snapshot;
 
+/// One allocation site's share of the change between the runs' snapshots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiteShare {
+    /// The site (file and function, or line), as `SiteRule` names it.
     pub site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
     pub(crate) label: String,
@@ -32,17 +34,22 @@ pub struct SiteShare {
     pub phase: Option<Phase>,
     /// Ranks on which this site changed.
     pub ranks: usize,
+    /// The change in reserved bytes across the ranks: min, median, max.
     pub delta_reserved: Spread,
+    /// The change in allocated bytes across the ranks: min, median, max.
     pub delta_allocated: Spread,
     /// Live blocks at this site in the candidate's snapshot (median over ranks).
     pub blocks: u64,
 }
 
+/// The first divergence placed on allocation sites, from both runs' snapshots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attribution {
+    /// The phase of the divergence.
     pub phase: Phase,
     /// Ranks with a snapshot in both runs.
     pub ranks_compared: usize,
+    /// The sites that changed: those of the divergence's phase first, largest change first.
     pub sites: Vec<SiteShare>,
     /// Median over ranks of the allocator-level change in reserved bytes in the phase.
     pub allocator_delta_reserved: i64,
@@ -501,10 +508,12 @@ fn site_shares(
 #[derive(Clone, Debug, PartialEq)]
 pub struct OomSite {
     pub(crate) rank: Rank,
+    /// The OOM as the snapshot records it.
     pub analysis: crate::snapshot::oom::OomAnalysis,
     /// The other candidate ranks with a snapshot, and those of them that allocate at the
     /// site (an OOM entry of their own does not count).
     pub(crate) other_ranks: Vec<Rank>,
+    /// Those of `other_ranks` that allocate at the site.
     pub others_allocating: Vec<Rank>,
     /// Whether a baseline snapshot allocates at the site; `None` without baseline snapshots.
     pub baseline_allocates: Option<bool>,

@@ -43,10 +43,16 @@ impl OutcomeWord {
     }
 }
 
+/// A grammar's `frame_phase` rule: a stack frame that names the phase its allocations
+/// belong to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameRule {
+    /// The frame's function name, matched exactly; `None` matches any function.
     pub function: Option<String>,
+    /// The frame's file name without its directory, matched exactly; `None` matches any
+    /// file.
     pub file: Option<String>,
+    /// The phase such a frame names.
     pub phase: Phase,
     /// The frame runs several steps: its phase counts only when no frame inside it is
     /// named (`FramePhaseSpec::fallback`).

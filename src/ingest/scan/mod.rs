@@ -115,12 +115,19 @@ pub(crate) struct ReadStop {
 /// lines that no grammar recognised as a record, noise or a continuation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineCounts {
+    /// Physical lines read.
     pub lines: u64,
+    /// Lines that became events (a grammar's event matched).
     pub events: u64,
+    /// Lines recognised as records by a grammar's prefix.
     pub records: u64,
+    /// Lines read as part of the record before them (a traceback, a wrapped message).
     pub continuation: u64,
+    /// Lines a grammar declares noise.
     pub noise: u64,
+    /// Empty lines.
     pub blank: u64,
+    /// Lines no grammar recognised: the count the user is shown.
     pub unknown: u64,
     /// Physical lines longer than a block, split to keep memory bounded.
     pub split_long_lines: u64,
@@ -139,17 +146,23 @@ impl LineCounts {
     }
 }
 
+/// A line no grammar recognised, kept as a sample for the notes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownLine {
+    /// 1-based line number in its source.
     pub line: u64,
+    /// The line's text, sanitised.
     pub text: String,
 }
 
 /// Everything one source gave.
 #[derive(Clone, Debug, Default)]
 pub struct SourceScan {
+    /// The events the source's lines gave, in line order.
     pub events: Vec<Event>,
+    /// How its lines were understood.
     pub counts: LineCounts,
+    /// The first lines no grammar recognised (a few, not all).
     pub unknown_samples: Vec<UnknownLine>,
     /// The last line had no newline: the text of that cut line (shortened).
     pub cut_last_line: Option<String>,

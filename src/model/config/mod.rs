@@ -28,6 +28,7 @@ pub(crate) struct ConfigSource {
     pub(crate) version: Option<String>,
 }
 
+/// A server's configuration as its log printed it: key and value, in printed order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// In printed order, which is the order tables and diffs show.
@@ -38,13 +39,19 @@ pub struct Config {
 /// A configuration read from a line that may have been cut short.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedConfig {
+    /// The entries read (those before the cut, for a cut line).
     pub config: Config,
     /// The line ended before the configuration did; `config` holds the entries before the
     /// cut, so a diff against it shows the missing keys as removed.
     pub(crate) truncated: bool,
 }
 
+/// Why a configuration line could not be read as one.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ConfigError {
     #[error("no configuration marker of any grammar (`[[config]]`) in the line")]
     NotAConfigLine,
@@ -547,13 +554,18 @@ impl RustDebug<'_> {
     }
 }
 
+/// One key whose value differs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// The key.
     pub key: String,
+    /// Its value in the first configuration.
     pub old: PyValue,
+    /// Its value in the second.
     pub new: PyValue,
 }
 
+/// Two configurations compared key by key.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigDiff {
     /// In the order of `a`'s keys.
@@ -568,6 +580,7 @@ pub struct ConfigDiff {
 }
 
 impl ConfigDiff {
+    /// No key changed, was added or was removed.
     pub fn is_empty(&self) -> bool {
         self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
     }

@@ -26,25 +26,36 @@ use crate::snapshot::inspect::MemSummary;
 
 /// One rank's PyTorch snapshot, summarised (`snapshot::inspect::summarize`).
 pub struct SnapView<'a> {
+    /// The rank the snapshot was matched to.
     pub rank: &'a Rank,
+    /// The snapshot's file.
     pub path: &'a str,
+    /// Its summary.
     pub summary: &'a MemSummary,
 }
 
 /// One run as the page shows it: the run, what analysis says of it, its lanes
 /// (`analysis::lanes::lanes_of`), its identity and its snapshots' summaries.
 pub struct Side<'a> {
+    /// The run.
     pub run: &'a Run,
+    /// What analysis says of it.
     pub report: &'a RunReport,
+    /// Its ranks' lanes for the timeline.
     pub lanes: &'a [Lane],
+    /// Its identity, as the JSON documents carry it.
     pub identity: &'a RunIdentity,
+    /// Its snapshots' summaries.
     pub snapshots: Vec<SnapView<'a>>,
 }
 
 /// Everything the page shows; `diff` and `baseline` together with `--vs`.
 pub struct Page<'a> {
+    /// The run the page is about.
     pub candidate: Side<'a>,
+    /// The run it is compared with (`--vs`).
     pub baseline: Option<Side<'a>>,
+    /// The comparison, with `--vs`.
     pub diff: Option<&'a DiffReport>,
     /// The candidate's OOM evidence from its snapshots (with `--vs`, the diff's).
     pub evidence: &'a SnapshotEvidence,

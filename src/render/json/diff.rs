@@ -609,6 +609,8 @@ pub(crate) fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> At
     }
 }
 
+/// The `diff --json` document of a candidate (`c`) against its baseline (`b`), each with
+/// its identity.
 pub fn diff_doc(
     (b, b_id): (&Run, IdentityDoc),
     (c, c_id): (&Run, IdentityDoc),

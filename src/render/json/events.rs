@@ -13,6 +13,7 @@ pub struct EventsDoc {
     pub(crate) events: Vec<EventDoc>,
 }
 
+/// The `events --json` document: the run's events that `filter` keeps.
 pub fn events_doc(run: &Run, filter: &EventFilter, identity: IdentityDoc) -> EventsDoc {
     EventsDoc {
         schema_version: SCHEMA_VERSION,
@@ -71,6 +72,7 @@ pub struct MessageDoc {
 }
 
 impl MessageDoc {
+    /// One `events --ndjson` message about `run`.
     pub fn new(message: Message, run: IdentityDoc) -> MessageDoc {
         MessageDoc {
             message,
@@ -191,6 +193,10 @@ pub fn phase_records(run: &Run, id: &IdentityDoc) -> Vec<PhaseRecordDoc> {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub enum Message {
     Run(RunMessage),
     Event(EventDoc),
@@ -200,6 +206,10 @@ pub enum Message {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct RunMessage {
     pub(crate) grammars: Vec<String>,
     pub(crate) sources: Vec<SourceDoc>,
@@ -223,6 +233,10 @@ pub(crate) struct RunConfigDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct RankMessage {
     pub(crate) rank: String,
     pub(crate) process: bool,
@@ -233,6 +247,10 @@ pub struct RankMessage {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct FailureMessage {
     /// Null for a failure the launcher printed outside any rank.
     pub(crate) rank: Option<String>,
@@ -241,6 +259,10 @@ pub struct FailureMessage {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct SummaryMessage {
     /// `event` messages written (after `--kind`/`--rank` filters).
     pub(crate) events: u64,

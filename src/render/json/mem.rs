@@ -410,6 +410,7 @@ pub struct MemDoc {
     pub(crate) snapshots: Vec<MemSnapshotDoc>,
 }
 
+/// The `mem --json` document of one or more snapshots' summaries, each under its path.
 pub fn mem_doc(snapshots: Vec<(String, &a::MemSummary)>) -> MemDoc {
     MemDoc {
         schema_version: SCHEMA_VERSION,
@@ -511,6 +512,7 @@ pub struct MemDiffDoc {
     pub(crate) b_free_space: FreeSpaceDoc,
 }
 
+/// The `mem diff --json` document: snapshot `b` against snapshot `a`.
 pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDoc {
     MemDiffDoc {
         schema_version: SCHEMA_VERSION,

@@ -378,6 +378,7 @@ pub struct SummaryDoc {
     pub(crate) memory: super::capacity::MemoryReportDoc,
 }
 
+/// The `summary --json` document of a run.
 pub fn summary_doc(
     run: &Run,
     report: &RunReport,

@@ -2,20 +2,27 @@
 
 use super::*;
 
+/// One site's memory in both snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteChange {
+    /// The site, as `SiteRule` names it.
     pub site: String,
     pub(crate) a_allocated: u64,
+    /// Bytes allocated at the site in snapshot B.
     pub b_allocated: u64,
     pub(crate) a_reserved: u64,
     pub(crate) b_reserved: u64,
     pub(crate) delta_allocated: i64,
+    /// B's reserved bytes at the site less A's.
     pub delta_reserved: i64,
 }
 
+/// Segments of one shape, pool, stream and site that B has and A does not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SegmentChange {
+    /// What the segments have in common.
     pub key: SegmentKey,
+    /// How many.
     pub count: u64,
     pub(crate) bytes: u64,
 }
@@ -31,9 +38,11 @@ pub(crate) struct TotalsDelta {
     pub(crate) peak_allocated: i64,
 }
 
+/// Two snapshots compared: sites only in one, sites that changed, new segments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemDiff {
     pub(crate) only_a: Vec<SiteChange>,
+    /// Sites with memory in B only.
     pub only_b: Vec<SiteChange>,
     pub(crate) changed: Vec<SiteChange>,
     /// Segments in B with no counterpart in A, matched by (size, pool, stream, site).
@@ -150,10 +159,12 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
 /// Net memory per site over a time window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteDelta {
+    /// The site, as `SiteRule` names it.
     pub site: String,
     /// Requested bytes allocated in the window minus those freed in it, each attributed to
     /// the site that allocated the block (frees carry the freeing stack, not the owner's).
     pub net_allocated: i64,
+    /// Allocations at the site in the window.
     pub allocs: u64,
     pub(crate) frees: u64,
     /// Segment bytes reserved minus released in the window, by the segment's site.

@@ -41,6 +41,7 @@ impl<'a> Sites<'a> {
 /// Live memory at one site, from the segments' blocks at snapshot time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteBytes {
+    /// The site, as `SiteRule` names it.
     pub site: String,
     /// Distinct source lines that contributed (sorted; at most 16 kept).
     pub lines: Vec<i64>,
@@ -50,13 +51,18 @@ pub struct SiteBytes {
     pub(crate) blocks: u64,
     /// Bytes of segments whose site this is (segment stack, else its first block's).
     pub reserved: u64,
+    /// Segments whose site this is.
     pub segments: u64,
 }
 
+/// Segment totals (bytes) of a snapshot, a pool, a stream or a segment type.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Totals {
+    /// Segments counted.
     pub segments: u64,
+    /// Bytes the segments reserve from the device.
     pub reserved: u64,
+    /// Bytes of allocated blocks in them.
     pub allocated: u64,
     pub(crate) active: u64,
     pub(crate) requested: u64,
@@ -72,11 +78,14 @@ impl Totals {
     }
 }
 
+/// One memory pool's totals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolTotals {
+    /// The pool's id, as the snapshot gives it (`(0, 0)` is the default pool).
     pub pool: (i64, i64),
     /// Not `(0, 0)`: a private pool, in practice a CUDA graph's.
     pub private: bool,
+    /// Its segments' totals.
     pub totals: Totals,
 }
 
@@ -95,30 +104,39 @@ pub(crate) struct Peak {
     pub(crate) time_us: i64,
 }
 
+/// One OOM the snapshot's trace records.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomInfo {
+    /// The bytes the failed request asked for.
     pub requested: u64,
+    /// The device's free memory the entry recorded, when it did.
     pub device_free: Option<u64>,
+    /// When, in the trace's microseconds.
     pub time_us: i64,
     pub(crate) stream: u64,
+    /// The site of the failed request.
     pub site: String,
     pub(crate) device: usize,
 }
 
+/// One point of a snapshot's memory over time, from its trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeriesPoint {
     pub(crate) time_us: i64,
     /// Requested bytes live (the trace records requested, not rounded, sizes).
     pub(crate) allocated: u64,
+    /// Segment bytes reserved at that moment.
     pub reserved: u64,
 }
 
 /// A segment described without its address, so runs can be matched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SegmentKey {
+    /// The segment's size in bytes.
     pub size: u64,
     pub(crate) pool: (i64, i64),
     pub(crate) stream: String,
+    /// The site that reserved it.
     pub site: String,
 }
 
@@ -128,14 +146,19 @@ pub(crate) struct SegmentSig {
     pub(crate) allocated: u64,
 }
 
+/// What a snapshot holds: totals by pool, stream and type, sites, OOMs and the trace's
+/// series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemSummary {
+    /// The whole snapshot's totals.
     pub totals: Totals,
+    /// Totals per memory pool.
     pub by_pool: Vec<PoolTotals>,
     pub(crate) by_stream: Vec<StreamTotals>,
     pub(crate) by_segment_type: BTreeMap<String, Totals>,
     pub(crate) peak_reserved: Option<Peak>,
     pub(crate) peak_allocated: Option<Peak>,
+    /// Every OOM the trace records, in trace order.
     pub ooms: Vec<OomInfo>,
     /// The first OOM of each device, against the allocator's state at that moment.
     pub(crate) oom_analyses: Vec<super::oom::OomAnalysis>,
@@ -144,7 +167,9 @@ pub struct MemSummary {
     /// Every site with live or reserved memory, largest allocated first.
     pub sites: Vec<SiteBytes>,
     pub(crate) segments: Vec<SegmentSig>,
+    /// Reserved and allocated bytes over the trace.
     pub series: Vec<SeriesPoint>,
+    /// Trace entries read.
     pub trace_entries: u64,
     /// Entries whose action this reader does not know, by name, in order of first
     /// appearance: counted, and left out of every figure above.

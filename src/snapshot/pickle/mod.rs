@@ -44,6 +44,10 @@ pub use value::*;
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum PickleError {
     #[error("empty input (0 bytes): not a pickle")]
     Empty,

@@ -96,23 +96,34 @@ pub(super) enum Node {
 /// reader has no use for set semantics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeqKind {
+    /// A Python list.
     List,
+    /// A tuple.
     Tuple,
+    /// A set or frozenset.
     Set,
 }
 
 /// A decoded value borrowed from a [`Pickle`].
 #[derive(Clone, Copy, Debug)]
 pub enum Value<'a> {
+    /// `None`.
     None,
+    /// `True` or `False`.
     Bool(bool),
+    /// An int that fits in 64 bits.
     Int(i64),
     /// An int wider than 64 bits, as little-endian two's complement bytes.
     BigInt(&'a [u8]),
+    /// A float.
     Float(f64),
+    /// A `str`, borrowed from the pickle's bytes.
     Str(&'a str),
+    /// A `bytes` value.
     Bytes(&'a [u8]),
+    /// A list, tuple or set.
     Seq(SeqKind, Seq<'a>),
+    /// A dict.
     Dict(Dict<'a>),
 }
 
@@ -150,6 +161,7 @@ pub struct Seq<'a> {
 }
 
 impl<'a> Seq<'a> {
+    /// The items, as references into the pickle.
     pub fn refs(&self) -> &'a [ValueRef] {
         self.items
     }

@@ -21,13 +21,17 @@ use crate::tui::layout::time_label;
 /// a thousand ranks reads as six rows. Times in seconds since the run started.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseBand {
+    /// Which phase.
     pub phase: Phase,
     /// Ranks that were in the phase.
     pub ranks: usize,
+    /// When the first rank entered it.
     pub first_start: f64,
+    /// When the first rank left it.
     pub first_end: f64,
     /// The lower median of the ends (of an even count, the earlier of the middle two).
     pub median_end: f64,
+    /// When the last rank left it.
     pub last_end: f64,
     /// Ranks whose phase never finished (their end is where they failed or fell silent).
     pub unfinished: usize,
@@ -280,7 +284,9 @@ impl DiffFacts {
 /// returns them) and those that could not be used.
 #[derive(Default)]
 pub struct Snapshots<'a> {
+    /// The candidate run's snapshots, matched to ranks.
     pub run: &'a [RankSnapshot],
+    /// Snapshots that could not be used, as `path: why`.
     pub errors: Vec<String>,
     /// The baseline's, when they were read (`tui --vs`): the diff attributes the
     /// divergence with both runs'. `None` leaves the Diff view's head to the config

@@ -17,11 +17,16 @@ use crate::model::{Edge, Run};
 
 pub(crate) use crate::analysis::lanes::{seconds, Lane, PARTS};
 
+/// The TUI's views, in Tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
+    /// Each rank's phases on one time axis.
     Timeline,
+    /// Where each rank's memory went, and its snapshots.
     Memory,
+    /// The diff against the baseline (`--vs`).
     Diff,
+    /// The run's events, with a detail pane.
     Events,
 }
 
@@ -92,7 +97,9 @@ pub struct ScrollRooms {
     pub(crate) diff: ScrollRoom,
 }
 
+/// The TUI's whole state: the run, what was computed from it, and where the user is.
 pub struct App {
+    /// The run shown.
     pub run: Run,
     #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
     pub(crate) baseline: Option<Run>,
@@ -100,8 +107,10 @@ pub struct App {
     pub analysed: Analysed,
     /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `settle`.
     pub diff_scroll: u16,
+    /// The Timeline shows one row per phase across all ranks, not one per rank.
     pub aggregate: bool,
     pub(crate) color: bool,
+    /// The view shown.
     pub view: View,
     pub(crate) width: u16,
     pub(crate) height: u16,
@@ -111,13 +120,17 @@ pub struct App {
     pub(crate) rank_label_w: u16,
     /// Seconds from the first to the last time stamp of the run (at least 1).
     pub(crate) span_s: f64,
+    /// The time cursor, in seconds since the run started.
     pub cursor_s: f64,
     /// Seconds per column.
     pub scale: f64,
     /// Time at the left edge of the plot.
     pub offset_s: f64,
+    /// The selected rank, an index into the lanes.
     pub rank_sel: usize,
+    /// The help overlay is open.
     pub help: bool,
+    /// The Events view's detail pane is open.
     pub detail: bool,
     /// First line of the detail pane shown; kept within the text by `settle`.
     pub detail_scroll: u16,
@@ -134,7 +147,9 @@ pub struct App {
     /// `Some` while the user types a search.
     pub search_input: Option<String>,
     pub(crate) search: String,
+    /// The status line's message, answering the last key.
     pub status: String,
+    /// The user asked to leave.
     pub quit: bool,
     /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
     pub redraw: bool,
@@ -148,8 +163,11 @@ pub struct App {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Loading {
     pub(crate) what: String,
+    /// The stage of the loading, as the screen names it.
     pub stage: String,
+    /// Bytes read so far.
     pub bytes: u64,
+    /// Bytes to read, when known.
     pub total: Option<u64>,
     /// Frames drawn, for the spinner.
     pub tick: usize,
@@ -158,6 +176,7 @@ pub struct Loading {
 }
 
 impl Loading {
+    /// The loading screen for reading `what`.
     pub fn new(what: &str) -> Loading {
         Loading {
             what: what.to_string(),
@@ -263,6 +282,7 @@ impl App {
             .map(|(_, what)| what.as_str())
     }
 
+    /// Some rank has a snapshot.
     pub fn has_snapshots(&self) -> bool {
         !self.analysed.snaps.is_empty()
     }
@@ -287,6 +307,7 @@ impl App {
         self.width.saturating_sub(self.label_w).max(1)
     }
 
+    /// The selected rank, if there are ranks.
     pub fn selected_rank(&self) -> Option<&Rank> {
         self.analysed.lanes.get(self.rank_sel).map(|l| &l.rank)
     }
@@ -308,6 +329,7 @@ impl App {
             .collect()
     }
 
+    /// The selected event of the Events view, if it lists any.
     pub fn selected_event(&self) -> Option<&Event> {
         let v = self.visible_events();
         v.get(self.event_sel).and_then(|&i| self.run.events.get(i))

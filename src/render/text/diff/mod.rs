@@ -141,6 +141,8 @@ pub(crate) fn extra(r: &DiffReport, run_notes: Vec<String>) -> Extra {
     }
 }
 
+/// The `diff` text: the verdict, the divergence and the evidence, in `style`'s width and
+/// colour.
 pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     let mut o = String::new();
     let label = match d.status {

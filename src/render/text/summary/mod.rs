@@ -20,6 +20,8 @@ pub(crate) fn figure_label(name: &str) -> String {
 /// rule).
 use crate::base::units::seconds_number as secs;
 
+/// The `summary` text of a run: the verdict, then the phase table (one row per rank with
+/// `per_rank`, as `--ranks` asks).
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
