@@ -1,10 +1,12 @@
 //! Typed start-up events: what a grammar turns a log record into.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
+
+// Where every layer has always found them.
+pub(crate) use super::fields::{FieldName, FieldValue, Fields};
 
 /// Start-up phases in order (DESIGN.md's canonical names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -453,66 +455,6 @@ impl fmt::Display for Rank {
     }
 }
 
-/// A value a grammar captured, already in canonical units.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FieldValue {
-    /// Memory in bytes. `resolution` is the size of one step of the printed figure
-    /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
-    Bytes {
-        /// The amount, in bytes.
-        bytes: i64,
-        /// The size in bytes of one step of the printed figure (its last digit).
-        resolution: u64,
-    },
-    /// A whole number (a count, tokens, a grammar's unit).
-    Int(i64),
-    /// A number with a fraction (seconds, a ratio).
-    Float(f64),
-    /// Text as captured (a name, a dtype).
-    Text(String),
-}
-
-impl FieldValue {
-    /// The bytes of a memory value; `None` for any other value.
-    pub fn as_bytes(&self) -> Option<i64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes),
-            _ => None,
-        }
-    }
-    /// One print step of a memory value, in bytes; 0 for any other value.
-    pub fn resolution(&self) -> u64 {
-        match self {
-            FieldValue::Bytes { resolution, .. } => *resolution,
-            _ => 0,
-        }
-    }
-    /// The value as a number (bytes for memory); `None` for text.
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes as f64),
-            FieldValue::Int(i) => Some(*i as f64),
-            FieldValue::Float(f) => Some(*f),
-            FieldValue::Text(_) => None,
-        }
-    }
-    /// The value as a whole number (bytes for memory); `None` for a fraction or text.
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            FieldValue::Bytes { bytes, .. } => Some(*bytes),
-            FieldValue::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
-    /// The text of a text value; `None` for a number.
-    pub fn as_text(&self) -> Option<&str> {
-        match self {
-            FieldValue::Text(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
 /// Where a record came from, so every figure can be traced back to its line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -552,7 +494,7 @@ pub struct Event {
     /// The grammar whose event matched (`sglang`, `nccl`, a file's name).
     pub grammar: String,
     /// The values the event's pattern captured, by name, in canonical units.
-    pub fields: BTreeMap<String, FieldValue>,
+    pub fields: Fields,
     /// The record's message, control sequences removed.
     pub message: String,
     /// Continuation lines (a traceback) that belong to this record.

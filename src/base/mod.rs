@@ -3,5 +3,6 @@
 //! nothing else of the crate.
 
 pub mod event;
+pub mod fields;
 pub mod text;
 pub mod units;

@@ -268,7 +268,7 @@ fn failure_event(run: &Run, f: &Failure, ts: i64, t: u32) -> TraceEvent {
     i.args.insert("kind".into(), json!(f.kind.name()));
     i.args.insert("phase".into(), json!(f.phase.name()));
     for (k, v) in &f.fields {
-        i.args.insert(k.clone(), field_json(v));
+        i.args.insert(k.to_string(), field_json(v));
     }
     if let Some(o) = &f.origin {
         i.args.insert("source".into(), json!(run.source_name(o)));
@@ -285,7 +285,7 @@ fn instant(run: &Run, e: &Event, ts: i64, tid: u32) -> TraceEvent {
     i.s = Some("t");
     i.cat = Some("event");
     for (k, v) in &e.fields {
-        i.args.insert(k.clone(), field_json(v));
+        i.args.insert(k.to_string(), field_json(v));
     }
     i.args.insert("message".into(), json!(e.message));
     i.args

@@ -32,7 +32,7 @@ use prefilter::*;
 pub use set::*;
 pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
-use crate::base::event::{FieldValue, Phase, Rank};
+use crate::base::event::{FieldValue, Fields, Phase, Rank};
 use crate::base::units;
 
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
@@ -96,7 +96,9 @@ pub(crate) struct CompiledEvent {
     pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
     pub(crate) traceback: bool,
-    pub(crate) set: BTreeMap<String, String>,
+    /// The event's `set` constants, as the fields every matched line starts from (names
+    /// shared, not copied).
+    pub(crate) preset: crate::base::event::Fields,
 }
 
 /// An event's regex, compiled on its first use: a run meets the events of one or two
@@ -106,8 +108,9 @@ pub(crate) struct CompiledEvent {
 /// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
 pub(crate) struct EventRegex {
     pattern: String,
-    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them).
-    names: Vec<String>,
+    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them),
+    /// each shared with every event field it names.
+    names: Vec<crate::base::event::FieldName>,
     compiled: std::sync::OnceLock<Option<Regex>>,
 }
 
@@ -121,7 +124,7 @@ impl EventRegex {
                 let r = Regex::new(pattern)?;
                 return Ok(EventRegex {
                     pattern: pattern.to_string(),
-                    names: r.capture_names().flatten().map(str::to_string).collect(),
+                    names: r.capture_names().flatten().map(Into::into).collect(),
                     compiled: std::sync::OnceLock::from(Some(r)),
                 });
             }
@@ -131,7 +134,7 @@ impl EventRegex {
         named.sort_by_key(|(i, _)| *i);
         Ok(EventRegex {
             pattern: pattern.to_string(),
-            names: named.into_iter().map(|(_, n)| n).collect(),
+            names: named.into_iter().map(|(_, n)| n.into()).collect(),
             compiled: std::sync::OnceLock::new(),
         })
     }
@@ -146,7 +149,11 @@ impl EventRegex {
         &self.pattern
     }
     pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(String::as_str)
+        self.names.iter().map(|n| &**n)
+    }
+    /// The capture names as the event fields hold them.
+    pub(crate) fn field_names(&self) -> &[crate::base::event::FieldName] {
+        &self.names
     }
 }
 
@@ -293,7 +300,11 @@ impl Grammar {
                 regex,
                 units: ev.units.clone(),
                 traceback: ev.traceback,
-                set: ev.set.clone(),
+                preset: ev
+                    .set
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), FieldValue::Text(v.clone())))
+                    .collect(),
             });
         }
         let mut prefixes = Vec::new();

@@ -41,7 +41,7 @@ pub struct PrefixInfo {
 pub struct LineMatch {
     pub(crate) grammar: usize,
     pub(crate) kind: String,
-    pub(crate) fields: BTreeMap<String, FieldValue>,
+    pub(crate) fields: Fields,
     /// The record prefix, when a grammar's prefix matched the line.
     pub prefix: Option<PrefixInfo>,
     /// The line's message: the text after its prefix, sanitised.
@@ -487,21 +487,20 @@ impl GrammarSet {
             .filter(|p| p.prefix_end > msg_start)
             .and_then(|p| line.get(p.prefix_end..))
             .unwrap_or(message);
-        let mut fields: BTreeMap<String, FieldValue> = ev
-            .set
-            .iter()
-            .map(|(k, v)| (k.clone(), FieldValue::Text(v.clone())))
-            .collect();
+        let names = ev.regex.field_names();
+        // One allocation of the size the line can fill (see base::fields).
+        let captured = names.iter().filter(|n| caps.name(n).is_some()).count();
+        let mut fields = ev.preset.clone_with_room(captured);
         let mut cut_fields = Vec::new();
-        for name in ev.regex.capture_names() {
+        for name in names {
             let Some(m) = caps.name(name) else { continue };
             if cut && m.end() == message.len() {
                 cut_fields.push(name.to_string());
                 continue;
             }
-            let unit = ev.units.get(name).copied().unwrap_or(Unit::Text);
+            let unit = ev.units.get(&**name).copied().unwrap_or(Unit::Text);
             if let Some(v) = convert(m.as_str(), unit) {
-                fields.insert(name.to_string(), v);
+                fields.insert(name.clone(), v);
             }
         }
         Some(LineMatch {

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDateTime;
 
+use super::order::time_order;
 use super::{attempts, outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun, Run, SourceInfo};
 use crate::base::event::{kind, Event, Origin, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
@@ -251,30 +252,6 @@ pub fn prepare_node(
         events,
         config,
     }
-}
-
-/// Stable order: by time where known, file order otherwise. Events without a time take
-/// the time of the event before them in their own file for ordering only.
-fn time_order(mut events: Vec<Event>) -> Vec<Event> {
-    let mut last_ts: HashMap<usize, NaiveDateTime> = HashMap::new();
-    events.sort_by_key(|e| (e.origin.source, e.origin.line));
-    // Keys sorted, not the events: an event is a few hundred bytes to move. The index
-    // breaks ties, so the unstable sort keeps file order like a stable one.
-    let mut keyed: Vec<(Option<NaiveDateTime>, usize, u64, usize)> =
-        Vec::with_capacity(events.len());
-    for (i, e) in events.iter().enumerate() {
-        let t = e.ts.or_else(|| last_ts.get(&e.origin.source).copied());
-        if let Some(ts) = e.ts {
-            last_ts.insert(e.origin.source, ts);
-        }
-        keyed.push((t, e.origin.source, e.origin.line, i));
-    }
-    keyed.sort_unstable();
-    let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
-    keyed
-        .into_iter()
-        .filter_map(|k| slots.get_mut(k.3).and_then(Option::take))
-        .collect()
 }
 
 /// Each rank's events (indices), and the launcher's: the events that name no rank and

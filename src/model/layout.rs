@@ -77,6 +77,11 @@ pub(crate) fn global_ranks<'r>(
         };
         placed.push((r.get("DP").unwrap_or(0), r.get("PP").unwrap_or(0), tp, r));
     }
+    // A stage or TP number of u32::MAX has no size one past it (found by the scan fuzz
+    // target: `TP4294967295`): no numbering, as for any global number that overflows.
+    if placed.iter().any(|p| p.1 == u32::MAX || p.2 == u32::MAX) {
+        return HashMap::new();
+    }
     let tp_size = placed
         .iter()
         .map(|p| p.2 + 1)
@@ -116,6 +121,17 @@ mod tests {
 
     fn tags(s: &str) -> Rank {
         Rank::parse_tags(s).unwrap()
+    }
+
+    #[test]
+    fn a_tp_or_pp_number_at_u32_max_gives_no_numbering_and_no_overflow() {
+        for last in ["PP0 TP4294967295", "PP4294967295 TP0"] {
+            let ranks = [tags("PP0 TP0"), tags(last)];
+            assert!(
+                global_ranks(&ranks, LayoutSizes::default()).is_empty(),
+                "{last}"
+            );
+        }
     }
 
     #[test]

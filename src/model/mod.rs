@@ -14,6 +14,7 @@ pub mod filter;
 mod gpu;
 pub(crate) mod layout;
 pub mod node;
+mod order;
 pub(crate) mod outcome;
 mod rank;
 

@@ -1,12 +1,10 @@
 //! A rank's start-up: its phases with their figures, and the line that decided its outcome.
 
-use std::collections::BTreeMap;
-
 use chrono::NaiveDateTime;
 
 use super::Phase;
 pub use crate::base::event::FailureKind;
-use crate::base::event::{FieldValue, FigureName, Origin, Rank};
+use crate::base::event::{FieldValue, Fields, FigureName, Origin, Rank};
 
 /// A memory or count figure a phase reported, traceable to its line. Its name carries
 /// its unit and direction, built-in or declared by the grammar that read it.
@@ -138,7 +136,7 @@ pub struct Failure {
     /// The line's message, sanitised.
     pub message: String,
     /// The fields the failure line's pattern captured (bytes asked, free, …).
-    pub fields: BTreeMap<String, FieldValue>,
+    pub fields: Fields,
     pub(crate) ts: Option<NaiveDateTime>,
     /// The line, as file and line number.
     pub origin: Option<Origin>,

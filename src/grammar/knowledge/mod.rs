@@ -460,7 +460,7 @@ impl Knowledge {
         &self,
         grammar: &str,
         kind: &str,
-        fields: &std::collections::BTreeMap<String, FieldValue>,
+        fields: &crate::base::event::Fields,
         message: &str,
     ) -> Option<Rank> {
         self.suffix_rank(message).or_else(|| {

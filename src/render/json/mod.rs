@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::analysis::align;
-use crate::base::event::{Event, FieldValue};
+use crate::base::event::{Event, FieldValue, Fields};
 use crate::ingest::scan;
 use crate::model::config;
 use crate::model::{self, EventFilter, Failure, Run};
@@ -326,8 +326,11 @@ impl From<&FieldValue> for FieldValueDoc {
     }
 }
 
-fn fields_doc(fields: &BTreeMap<String, FieldValue>) -> BTreeMap<String, FieldValueDoc> {
-    fields.iter().map(|(k, v)| (k.clone(), v.into())).collect()
+fn fields_doc(fields: &Fields) -> BTreeMap<String, FieldValueDoc> {
+    fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.into()))
+        .collect()
 }
 
 /// How the lines of the input were understood; `unknown` lines matched no grammar.
