@@ -24,24 +24,24 @@ use crate::model::{Phase, RankRun, Run};
 
 /// What a time change must exceed besides the stamps' resolution, as a fraction of the
 /// baseline's figure.
-pub const DEFAULT_TOLERANCE: f64 = 0.2;
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.2;
 
 /// One rank's window of one phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
-    /// From the previous phase's end to this phase's end.
-    pub total_s: Seconds,
+pub(crate) struct Window {
+    /// From the previous phase's end to this phase's end, seconds.
+    pub(crate) total_s: Seconds,
     /// Of which before the phase's first line (`None`: the phase printed no line before
     /// its end, so the split is unknown).
-    pub before_first_line_s: Option<Seconds>,
-    /// How far the printed window may be from the true one (one stamp step).
-    pub resolution_s: Seconds,
+    pub(crate) before_first_line_s: Option<Seconds>,
+    /// How far the printed window may be from the true one, seconds (one stamp step).
+    pub(crate) resolution_s: Seconds,
 }
 
 /// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
 /// stamped before the previous phase's end (stamps out of order), has none: no window is
 /// ever negative.
-pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
+pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
     let mut prev_end = run_start;
     // `RankRun::phases` is in phase order (built from an ordered map).
@@ -85,29 +85,24 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
 
 /// One rank's change in one phase.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RankTime {
-    pub rank: Rank,
-    pub baseline_s: Seconds,
-    pub candidate_s: Seconds,
-    pub delta_s: Seconds,
+pub(crate) struct RankTime {
+    pub(crate) rank: Rank,
+    pub(crate) baseline_s: Seconds,
+    pub(crate) candidate_s: Seconds,
+    pub(crate) delta_s: Seconds,
     /// The change of the time before the phase's first line, when both runs split it.
-    pub before_first_line_delta_s: Option<Seconds>,
+    pub(crate) before_first_line_delta_s: Option<Seconds>,
     /// Both windows' resolution added: a change within it may be none at all.
-    pub resolution_s: Seconds,
+    pub(crate) resolution_s: Seconds,
     /// What the change had to exceed: the resolution, and the tolerance.
-    pub threshold_s: Seconds,
-    pub beyond: bool,
+    pub(crate) threshold_s: Seconds,
+    pub(crate) beyond: bool,
 }
 
-impl RankTime {
-    /// The change inside the phase (after its first line).
-    pub fn inside_delta_s(&self) -> Option<Seconds> {
-        self.before_first_line_delta_s.map(|b| self.delta_s - b)
-    }
-}
+impl RankTime {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeClass {
+pub(crate) enum TimeClass {
     /// No rank's change got past its threshold.
     Same,
     /// At least three quarters of the ranks (and at least two) changed the same way.
@@ -117,7 +112,7 @@ pub enum TimeClass {
 }
 
 impl TimeClass {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TimeClass::Same => "same",
             TimeClass::Systematic => "systematic",
@@ -128,29 +123,32 @@ impl TimeClass {
 
 /// One phase's windows compared across the ranks both runs have.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PhaseTime {
-    pub phase: Phase,
-    pub ranks_compared: usize,
+pub(crate) struct PhaseTime {
+    pub(crate) phase: Phase,
+    pub(crate) ranks_compared: usize,
     /// Ranks past their threshold in the dominant direction.
-    pub ranks_moved: usize,
-    pub class: TimeClass,
-    pub baseline: Spread,
-    pub candidate: Spread,
-    pub delta: Spread,
+    pub(crate) ranks_moved: usize,
+    pub(crate) class: TimeClass,
+    pub(crate) baseline: Spread,
+    pub(crate) candidate: Spread,
+    pub(crate) delta: Spread,
     /// The widest resolution of a rank's comparison (both windows' steps added).
-    pub resolution_s: Seconds,
+    pub(crate) resolution_s: Seconds,
     /// The dominant direction is slower.
-    pub slower: bool,
-    pub per_rank: Vec<RankTime>,
+    pub(crate) slower: bool,
+    pub(crate) per_rank: Vec<RankTime>,
 }
 
 /// The whole start-up: the run's first line to its (last) ready line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToReady {
+    /// Seconds from the baseline's first line to ready.
     pub baseline_s: Seconds,
+    /// Seconds from the candidate's first line to ready.
     pub candidate_s: Seconds,
-    pub delta_s: Seconds,
-    pub threshold_s: Seconds,
+    pub(crate) delta_s: Seconds,
+    pub(crate) threshold_s: Seconds,
+    /// The change is beyond the stamps' resolution and the tolerance.
     pub beyond: bool,
 }
 
@@ -159,20 +157,32 @@ pub struct ToReady {
 pub enum TimeFinding {
     /// Most ranks took longer (or shorter) in a phase.
     Systematic {
+        /// The phase.
         phase: Phase,
+        /// Ranks that moved beyond resolution and tolerance.
         ranks_moved: usize,
+        /// Ranks both runs have the phase for.
         ranks_compared: usize,
+        /// The baseline's median seconds in the phase.
         baseline_s: Seconds,
+        /// The candidate's median seconds in the phase.
         candidate_s: Seconds,
+        /// The change in seconds.
         delta_s: Seconds,
     },
     /// One rank (of a few) took longer in a phase.
     Rank {
+        /// The rank.
         rank: Rank,
+        /// The phase.
         phase: Phase,
+        /// The baseline's seconds for the rank in the phase.
         baseline_s: Seconds,
+        /// The candidate's seconds for the rank in the phase.
         candidate_s: Seconds,
+        /// The change in seconds.
         delta_s: Seconds,
+        /// The change of the time before the phase's first line, when both runs split it.
         before_first_line_delta_s: Option<Seconds>,
         /// The candidate's `summary` names it a straggler in this phase and the baseline's
         /// does not.
@@ -184,18 +194,13 @@ pub enum TimeFinding {
 }
 
 impl TimeFinding {
-    pub fn delta_s(&self) -> Seconds {
+    pub(crate) fn delta_s(&self) -> Seconds {
         match self {
             TimeFinding::Systematic { delta_s, .. } | TimeFinding::Rank { delta_s, .. } => *delta_s,
         }
     }
-    pub fn phase(&self) -> Phase {
-        match self {
-            TimeFinding::Systematic { phase, .. } | TimeFinding::Rank { phase, .. } => *phase,
-        }
-    }
     /// A cause, not a wait.
-    pub fn is_cause(&self) -> bool {
+    pub(crate) fn is_cause(&self) -> bool {
         !matches!(
             self,
             TimeFinding::Rank {
@@ -206,26 +211,28 @@ impl TimeFinding {
     }
 }
 
+/// Two runs' times compared: the whole start-up, each phase, and the findings worth a line.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TimeDiff {
     /// The tolerance used, as a fraction.
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
+    /// The whole start-up compared, when both runs reached ready.
     pub to_ready: Option<ToReady>,
-    pub phases: Vec<PhaseTime>,
+    pub(crate) phases: Vec<PhaseTime>,
     /// In start-up order; causes before the waits they explain.
     pub findings: Vec<TimeFinding>,
 }
 
 impl TimeDiff {
     /// The candidate is slower beyond resolution and tolerance somewhere.
-    pub fn slower(&self) -> bool {
+    pub(crate) fn slower(&self) -> bool {
         self.to_ready
             .as_ref()
             .is_some_and(|t| t.beyond && t.delta_s.is_positive())
             || self.findings.iter().any(|f| f.delta_s().is_positive())
     }
     /// Faster somewhere, and slower nowhere.
-    pub fn faster(&self) -> bool {
+    pub(crate) fn faster(&self) -> bool {
         !self.slower()
             && (self
                 .to_ready
@@ -242,7 +249,7 @@ impl TimeDiff {
 }
 
 /// The stamp of the run's last ready line.
-pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
+pub(crate) fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
     run.events
         .iter()
         .filter(|e| e.kind == kind::READY)
@@ -250,8 +257,8 @@ pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
         .max()
 }
 
-/// The first line of the run to its last ready line, and the stamps' resolution.
-pub fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
+/// The first line of the run to its last ready line, seconds, and the stamps' resolution.
+pub(crate) fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
     let start = run.start?;
     let ready = ready_at(run)?;
     let ms = (ready - start).num_milliseconds();
@@ -262,18 +269,23 @@ pub fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
     Some((Seconds::from_ms(ms), Seconds::from_ms(step)))
 }
 
-pub fn threshold(resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> Seconds {
+pub(crate) fn threshold(resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> Seconds {
     resolution_s.max(tolerance * baseline_s)
 }
 
 /// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
-pub fn beyond(delta: Seconds, resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> bool {
+pub(crate) fn beyond(
+    delta: Seconds,
+    resolution_s: Seconds,
+    baseline_s: Seconds,
+    tolerance: f64,
+) -> bool {
     // A nanosecond of slack either way: a change exactly at a bound is not lost to rounding.
     let (delta, resolution_s, baseline_s) = (delta.get(), resolution_s.get(), baseline_s.get());
     delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
 }
 
-pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
+pub(crate) fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
     let tolerance = if tolerance.is_finite() && tolerance >= 0.0 {
         tolerance
     } else {

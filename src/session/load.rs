@@ -26,15 +26,15 @@ use super::read::{attach_nvsmi, scan_logs, source_info, Scanned};
 
 /// A loaded run and the files it came from (snapshots and CSVs are listed for the
 /// readers that attach them).
-pub struct Loaded {
-    pub run: Run,
-    pub files: Vec<SourceFile>,
+pub(crate) struct Loaded {
+    pub(crate) run: Run,
+    pub(crate) files: Vec<SourceFile>,
 }
 
 /// A run made of one log held in memory, read the way a file is (the fuzz target of the
 /// scan, model and renderers uses it; `block_size` small makes blocks and their merge
 /// part of every input).
-pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
+pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
     let scan = scan::scan_stream(
         gs,
         0,
@@ -139,17 +139,17 @@ fn detected_families(run: &Run) -> Vec<&str> {
 /// What reading the inputs gives before the model is built: a run of one node, finished;
 /// or the nodes of a multi-node run with their events, for their clocks to be put on one
 /// (`analysis::clock`) before [`assemble`] builds the run.
-pub enum Gathered {
+pub(crate) enum Gathered {
     Single(Box<Loaded>),
     Nodes(NodesRead),
 }
 
 /// The nodes of a multi-node run as read: `events[n]` are node n's, ranks resolved and
 /// duplicates dropped, on node n's own clock.
-pub struct NodesRead {
-    pub name: String,
-    pub nodes: Vec<Node>,
-    pub events: Vec<Vec<Event>>,
+pub(crate) struct NodesRead {
+    pub(crate) name: String,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) events: Vec<Vec<Event>>,
     sources: Vec<SourceInfo>,
     files: Vec<SourceFile>,
     node_of_file: Vec<usize>,
@@ -160,7 +160,7 @@ pub struct NodesRead {
 /// that are nodes' (`run/node0/`, `run/node1/`). Ranks are resolved per node (pids repeat
 /// across hosts), and a rank found on two nodes is an error. One path that is not split
 /// into nodes is read as one node.
-pub fn gather(
+pub(crate) fn gather(
     gs: &GrammarSet,
     inputs: &Inputs,
     opts: &LoadOptions,
@@ -295,7 +295,7 @@ fn nodes_of(
 
 /// Builds the run from its nodes once their clocks are on one (`alignment` says what was
 /// added to each node's stamps, and which nodes could not be aligned).
-pub fn assemble(
+pub(crate) fn assemble(
     gs: &GrammarSet,
     read: NodesRead,
     alignment: &Alignment,

@@ -113,10 +113,10 @@ pub(super) fn distinct_hosts(events: &[Event]) -> usize {
 /// The nodes of a run, and which node each log source and each discovered group of files
 /// belongs to.
 pub(super) struct NodeAssignment {
-    pub names: Vec<String>,
-    pub node_of_source: Vec<usize>,
+    pub(crate) names: Vec<String>,
+    pub(crate) node_of_source: Vec<usize>,
     /// Where a group's files other than logs go (nvidia-smi CSVs).
-    pub home_of_group: Vec<usize>,
+    pub(crate) home_of_group: Vec<usize>,
 }
 
 /// A directory names its node (`run/node1/`, `node1/`). Where no directory does — one
@@ -263,9 +263,9 @@ fn in_given_order(
 
 /// The run's events split by node, with each node's name and the sources it holds.
 pub(super) struct Split {
-    pub names: Vec<String>,
-    pub events: Vec<Vec<Event>>,
-    pub sources: Vec<BTreeSet<usize>>,
+    pub(crate) names: Vec<String>,
+    pub(crate) events: Vec<Vec<Event>>,
+    pub(crate) sources: Vec<BTreeSet<usize>>,
 }
 
 /// Per node: the events whose ranks are resolved among that host's processes only. A

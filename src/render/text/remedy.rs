@@ -40,7 +40,7 @@ fn total_what(total: &Amount) -> String {
     }
 }
 
-pub fn lines(r: &Remedies) -> Vec<String> {
+pub(crate) fn lines(r: &Remedies) -> Vec<String> {
     let mut out = Vec::new();
     let Some(d) = &r.deficit else {
         return r
