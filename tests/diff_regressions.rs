@@ -271,7 +271,7 @@ fn a_capture_oom_gets_a_remedy_whose_arithmetic_follows_the_logs() {
     }
     // The baseline reached ready with the custom all-reduce off.
     assert!(r.remedies.iter().any(|x| x.setting == "enable_custom_allreduce"
-        && matches!(&x.kind, RemedyKind::Revert { from, to } if from == "True" && to == "False")));
+        && matches!(&x.kind, RemedyKind::Revert { from, to, .. } if from == "True" && to == "False")));
 }
 
 /// `samples/vllm-tp2-oom`: `Tried to allocate 512.00 MiB. GPU 1 has a total capacity of

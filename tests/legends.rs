@@ -122,7 +122,8 @@ fn the_diff_table_explains_its_marks() {
         .collect();
     assert_eq!(same.len(), 2, "{text}");
     assert!(
-        text.lines().any(|l| l == "- no rank's figure moved"),
+        text.lines()
+            .any(|l| l == "ranks -: no rank moved beyond the resolution (time: or the tolerance)"),
         "{text}"
     );
     assert!(!text.lines().any(|l| l.starts_with("noise:")), "{text}");

@@ -81,7 +81,7 @@ fn custom_ar_all_ranks_oom_in_cuda_graph() {
     assert_eq!(out.groups.len(), 1);
     assert_eq!(
         rankscope::render::text::outcome::failure_group(&out.groups[0]),
-        "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated"
+        "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 13.86 GiB allocated, 131.96 MiB reserved but unallocated"
     );
 }
 

@@ -195,13 +195,13 @@ fn identical_failures_are_grouped_with_their_ranks() {
 }
 
 /// The verdict line of tp8-custom-ar, `8/8 ranks: oom in cuda_graph, tried to allocate
-/// 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated`, is 113 columns:
-/// one line at 120 columns, two at 80, each within the width.
+/// 20.00 MiB, 14.00 GiB allowed, 13.86 GiB allocated, 131.96 MiB reserved but
+/// unallocated`, is 134 columns: one line at 140 columns, two at 80, each within the width.
 #[test]
 fn width_decides_where_lines_break() {
-    let verdict = "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 131.96 MiB reserved but unallocated";
-    assert_eq!(verdict.chars().count(), 113);
-    let wide = rankscope(&["summary", "samples/tp8-custom-ar", "--width", "120"]);
+    let verdict = "8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, 14.00 GiB allowed, 13.86 GiB allocated, 131.96 MiB reserved but unallocated";
+    assert_eq!(verdict.chars().count(), 134);
+    let wide = rankscope(&["summary", "samples/tp8-custom-ar", "--width", "140"]);
     assert!(wide.lines().any(|l| l == verdict), "{wide}");
     let narrow = rankscope(&["summary", "samples/tp8-custom-ar"]);
     let at = narrow

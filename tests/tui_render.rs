@@ -524,6 +524,7 @@ fn long_run() -> Run {
             events.push(Event {
                 origin: Origin { source: 0, line },
                 ts: Some(t0 + chrono::Duration::seconds(s)),
+                ts_step_ms: 1000,
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
                 pid: None,
@@ -581,6 +582,7 @@ fn many_rank_run(ranks: u32) -> Run {
             events.push(Event {
                 origin: Origin { source: 0, line },
                 ts: Some(t0 + chrono::Duration::seconds(s)),
+                ts_step_ms: 1000,
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
                 pid: None,

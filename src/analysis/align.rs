@@ -159,8 +159,8 @@ fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) 
     let ref_start = others_median(&starts);
     let step_ms = spans
         .iter()
-        .filter_map(|(_, s)| s.end)
-        .map(super::clock::resolution_ms)
+        .filter(|(_, s)| s.end.is_some())
+        .map(|(_, s)| i64::from(s.end_step_ms))
         .max()
         .unwrap_or(STRAGGLER_FLOOR_MS)
         .max(STRAGGLER_FLOOR_MS);

@@ -53,7 +53,8 @@ fn node_windows<'a>(
         let n = seen.entry((rank.to_string(), e.kind.clone())).or_insert(0);
         let key = (e.kind.clone(), *n);
         *n += 1;
-        let (lo, hi) = (ms(t), ms(t) + resolution_ms(t));
+        // The step the line's format prints (`Event::ts_step_ms`), not the value's digits.
+        let (lo, hi) = (ms(t), ms(t) + i64::from(e.ts_step_ms));
         let w = acc.entry(key).or_insert((lo, hi));
         w.0 = w.0.max(lo);
         w.1 = w.1.min(hi);

@@ -475,7 +475,10 @@ pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDi
     let (config, config_note) = compare_config(baseline, candidate);
     let env = env_changes(baseline, candidate);
     let failure_cause = super::cause::failure_cause(candidate, config.as_ref(), &env);
-    let remedies = super::remedy::remedies(Some(baseline), candidate, config.as_ref());
+    let mut remedies = super::remedy::remedies(Some(baseline), candidate, config.as_ref());
+    if let Some(fc) = &failure_cause {
+        super::remedy::order_reverts(&mut remedies, fc);
+    }
     RunDiff {
         status,
         headline,

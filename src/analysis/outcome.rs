@@ -21,6 +21,9 @@ pub struct FailureGroup {
     pub requested_bytes: Option<i64>,
     pub(crate) allowed_bytes: Option<i64>,
     pub(crate) free_bytes: Option<i64>,
+    /// What the process's allocator held when it failed (PyTorch's "allocated by
+    /// PyTorch", a server's own wording): where the device's memory went.
+    pub(crate) allocated_bytes: Option<i64>,
     pub(crate) reserved_unallocated_bytes: Option<i64>,
     pub(crate) private_pools_bytes: Option<i64>,
     pub(crate) message: String,
@@ -160,6 +163,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
             requested_bytes: key.3,
             allowed_bytes: key.4,
             free_bytes: b(first, "free_bytes"),
+            allocated_bytes: b(first, "allocated_bytes"),
             reserved_unallocated_bytes: key.5,
             private_pools_bytes: b(first, "private_pools_bytes"),
             message: first.message.clone(),

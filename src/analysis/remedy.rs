@@ -114,11 +114,17 @@ pub enum RemedyKind {
         cost: Option<String>,
     },
     /// Go back to the baseline's value of a changed setting: the baseline reached ready.
+    /// `tied`: a grammar's `[[suspect]]` ties the setting to this failure; reverts that
+    /// none ties still come (the baseline's value is measured to work: a change no
+    /// suspect names can be the cause, as `enable_custom_allreduce` is for SGLang's
+    /// OOMs), after the tied ones.
     Revert {
         /// The candidate's value.
         from: String,
         /// The baseline's value.
         to: String,
+        /// A `[[suspect]]` names this setting for the failure.
+        tied: bool,
     },
 }
 
@@ -404,6 +410,7 @@ pub(crate) fn remedies(
                     kind: RemedyKind::Revert {
                         from: ch.new.spelled(now),
                         to: ch.old.spelled(was),
+                        tied: false,
                     },
                     frees: None,
                     frees_step: 0,
@@ -415,4 +422,31 @@ pub(crate) fn remedies(
         deficit,
         remedies: out,
     }
+}
+
+/// Puts the reverts a failure's suspects tie to it first (named by its words, then listed
+/// for its kind and phase), each marked tied; the levers computed from the figures stay
+/// ahead of every revert, in their order.
+pub fn order_reverts(r: &mut Remedies, fc: &super::cause::FailureCause) {
+    use super::cause::SuspectWhy;
+    let rank_of = |x: &Remedy| -> u8 {
+        if !matches!(x.kind, RemedyKind::Revert { .. }) {
+            return 0;
+        }
+        let why = (fc.suspects.iter())
+            .find(|s| matches!(&s.setting, super::cause::Setting::Config(k) if *k == x.setting))
+            .map(|s| &s.why);
+        match why {
+            Some(SuspectWhy::Named { .. }) => 1,
+            Some(SuspectWhy::Listed) => 2,
+            _ => 3,
+        }
+    };
+    for x in &mut r.remedies {
+        let rank = rank_of(x);
+        if let RemedyKind::Revert { tied, .. } = &mut x.kind {
+            *tied = rank < 3;
+        }
+    }
+    r.remedies.sort_by_key(|x| rank_of(x));
 }

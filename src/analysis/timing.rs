@@ -43,24 +43,34 @@ pub(crate) struct Window {
 /// ever negative.
 pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
-    let mut prev_end = run_start;
+    // The launch span starts at the run's first line when there is one: its step is that
+    // stamp's, read from its format (`Event::ts_step_ms`), not guessed from its value.
+    let run_start_step = (rank.phases.first())
+        .filter(|s| s.phase == Phase::Launch && s.start.is_some() && s.start == run_start)
+        .map_or_else(
+            || run_start.map_or(1000, |t| resolution_ms(t) as u32),
+            |s| s.start_step_ms,
+        );
+    let mut prev_end = run_start.map(|t| (t, run_start_step));
     // `RankRun::phases` is in phase order (built from an ordered map).
     for span in &rank.phases {
         // `ready` is an instant: the ready line.
         let end = match span.phase {
-            Phase::Ready => span.start.or(span.end),
-            _ => span.end,
+            Phase::Ready => (span.start.map(|t| (t, span.start_step_ms)))
+                .or(span.end.map(|t| (t, span.end_step_ms))),
+            _ => span.end.map(|t| (t, span.end_step_ms)),
         };
-        let Some(end) = end else { continue };
-        let Some(from) = prev_end.or(span.start) else {
-            prev_end = Some(end);
+        let Some((end, end_step)) = end else { continue };
+        let Some((from, from_step)) = prev_end.or(span.start.map(|t| (t, span.start_step_ms)))
+        else {
+            prev_end = Some((end, end_step));
             continue;
         };
         let total_ms = (end - from).num_milliseconds();
         if total_ms < 0 {
             // Stamps out of order (a clock step, lines of two formatters): no window, and
             // the next phase is measured from this end, which is where the rank was.
-            prev_end = Some(end);
+            prev_end = Some((end, end_step));
             continue;
         }
         let before = span
@@ -69,16 +79,16 @@ pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(
             .map(|s| (s - from).num_milliseconds())
             .filter(|ms| (0..=total_ms).contains(ms))
             .map(Seconds::from_ms);
-        let step = resolution_ms(end).max(resolution_ms(from));
+        let step = end_step.max(from_step);
         out.push((
             span.phase,
             Window {
                 total_s: Seconds::from_ms(total_ms),
                 before_first_line_s: before,
-                resolution_s: Seconds::from_ms(step),
+                resolution_s: Seconds::from_ms(i64::from(step)),
             },
         ));
-        prev_end = Some(end);
+        prev_end = Some((end, end_step));
     }
     out
 }
@@ -265,8 +275,14 @@ pub(crate) fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
     if ms < 0 || !run.ready {
         return None;
     }
-    let step = resolution_ms(ready).max(resolution_ms(start));
-    Some((Seconds::from_ms(ms), Seconds::from_ms(step)))
+    // Each stamp's step from its line's format (`Event::ts_step_ms`).
+    let step_of = |t| {
+        (run.events.iter())
+            .find(|e| e.ts == Some(t))
+            .map_or(1000, |e| e.ts_step_ms)
+    };
+    let step = step_of(ready).max(step_of(start));
+    Some((Seconds::from_ms(ms), Seconds::from_ms(i64::from(step))))
 }
 
 pub(crate) fn threshold(resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> Seconds {

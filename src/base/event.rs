@@ -471,6 +471,10 @@ pub struct Event {
     pub origin: Origin,
     /// Wall-clock time as printed (1 s resolution for SGLang).
     pub ts: Option<NaiveDateTime>,
+    /// The step between two stamps the line's format can print, in milliseconds (1000
+    /// for whole seconds, 1 for milliseconds or finer): from the format, not the value,
+    /// so a millisecond stamp that reads `.000` keeps its millisecond resolution.
+    pub ts_step_ms: u32,
     /// True when the year (or the whole date) was not printed and was inferred.
     pub year_inferred: bool,
     /// Only a time of day was printed; the date was inferred.

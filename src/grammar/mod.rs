@@ -390,8 +390,9 @@ impl Grammar {
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
         let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: toml_hint(e.to_string()),
         })?;
+        check_noise(origin, &spec.noise)?;
         // Counted before anything is compiled: compiling is what costs memory.
         check_counts(origin, spec.event.len(), spec.prefix.len())?;
         clean_names(&mut spec);
@@ -547,4 +548,44 @@ pub fn load_all(extra: &[std::path::PathBuf]) -> Result<Vec<Grammar>, GrammarErr
         }
     }
     Ok(list)
+}
+
+/// serde's message for a unit it does not know, with what the list alone does not say: a
+/// count's capture (`tokens`, `count`, a declared word unit such as `blocks`) is `int`.
+fn toml_hint(message: String) -> String {
+    if message.contains("unknown variant") && message.contains("expected one of `text`, `int`") {
+        format!(
+            "{message}\n(a capture's unit is how it is printed: the capture of a `tokens`, \
+             `count` or declared word-unit figure such as `blocks` is `int`)"
+        )
+    } else {
+        message
+    }
+}
+
+/// Every `[[noise]]` entry has an `id` (the name errors about it use) and literals, none
+/// empty: an empty literal would make every line noise.
+fn check_noise(origin: &str, noise: &[spec::NoiseSpec]) -> Result<(), GrammarError> {
+    for (i, n) in noise.iter().enumerate() {
+        let message = match &n.id {
+            None => format!(
+                "[[noise]] entry {}: missing field `id`: the name of the entry, which errors \
+                 about it use (`id = \"progress\"`)",
+                i + 1
+            ),
+            Some(id) if n.literals.is_empty() || n.literals.iter().any(String::is_empty) => {
+                format!(
+                    "[[noise]] `{}`: needs literals, none empty (an empty literal would make \
+                     every line noise)",
+                    crate::base::text::sanitize(id)
+                )
+            }
+            Some(_) => continue,
+        };
+        return Err(GrammarError::Toml {
+            origin: origin.to_string(),
+            message,
+        });
+    }
+    Ok(())
 }

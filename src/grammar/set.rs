@@ -8,6 +8,11 @@ use super::*;
 pub struct PrefixInfo {
     /// The record's stamp (the date inferred where only a time was printed).
     pub ts: Option<NaiveDateTime>,
+    /// The step between two stamps this prefix can print, in milliseconds, read from the
+    /// stamp's format (`%.3f`: 1) or, for a format whose fraction is as long as printed
+    /// (`%.f`), from the digits printed: a stamp printed `…15.000` is still a millisecond
+    /// stamp, one printed `…15` a whole-second one.
+    pub ts_step_ms: u32,
     /// The date was not printed (time-only or yearless stamps).
     pub date_inferred: bool,
     /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
@@ -399,6 +404,11 @@ impl GrammarSet {
             }
         };
         let has_stamp = caps.name("stamp").is_some();
+        let ts_step_ms = match (caps.name("stamp"), &p.stamp_format, caps.name("time")) {
+            (Some(m), Some(f), _) => stamp_step_ms(f, m.as_str()),
+            (_, _, Some(m)) => stamp_step_ms(&p.time_format, m.as_str()),
+            _ => 1000,
+        };
         let ts = if has_stamp {
             date_inferred = false;
             stamp
@@ -424,6 +434,7 @@ impl GrammarSet {
         let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
             ts,
+            ts_step_ms,
             date_inferred: date_inferred && ts.is_some(),
             time_only: time_only && ts.is_some(),
             rank,
@@ -596,5 +607,60 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
             units::to_bytes(t, name)
                 .map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
         }
+    }
+}
+
+/// The step of a stamp in milliseconds (1 at the finest: the analysis counts in
+/// milliseconds), from its strftime format: `%.3f`/`%3f` fix the digits, `%.f`/`%f`
+/// print as many as the value needs (then the printed fraction, found after the last
+/// `:` when there is one, tells), no fraction at all is a whole-second stamp.
+pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
+    let digits = |n: u32| if n >= 3 { 1 } else { 10u32.pow(3 - n) };
+    let fixed = ["%.3f", "%3f", "%.6f", "%6f", "%.9f", "%9f"];
+    if let Some(f) = fixed.iter().find(|f| format.contains(*f)) {
+        return digits(u32::from(f.as_bytes()[f.len() - 2] - b'0'));
+    }
+    if !(format.contains("%.f") || format.contains("%f")) {
+        return 1000;
+    }
+    let tail = printed.rsplit(':').next().unwrap_or(printed);
+    let fraction = tail
+        .rfind(['.', ','])
+        .map(|i| tail[i + 1..].bytes().take_while(u8::is_ascii_digit).count())
+        .unwrap_or(0);
+    if fraction == 0 {
+        1000
+    } else {
+        digits(u32::try_from(fraction).unwrap_or(9))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stamp_step_ms;
+
+    #[test]
+    fn a_stamp_step_comes_from_its_format() {
+        // A fixed three-digit fraction is a millisecond stamp whatever it reads.
+        assert_eq!(stamp_step_ms("%y%m%d %H%M%S%.3f", "261202 042115.000"), 1);
+        assert_eq!(stamp_step_ms("%H:%M:%S,%3f", "10:00:04,000"), 1);
+        assert_eq!(
+            stamp_step_ms("%Y-%m-%dT%H:%M:%S%.6fZ", "2026-03-01T10:00:04.000000Z"),
+            1
+        );
+        // `%.f` prints what the value needs: the printed digits tell (SGLang's stamps have
+        // none: one second).
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04"), 1000);
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.120"), 1);
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.1"), 100);
+        // No fraction in the format: one second, even for a date with dots.
+        assert_eq!(
+            stamp_step_ms("%d.%m.%Y %H:%M:%S", "01.12.2026 10:00:04"),
+            1000
+        );
+        assert_eq!(
+            stamp_step_ms("%m/%d/%Y-%H:%M:%S", "12/01/2026-10:00:04"),
+            1000
+        );
     }
 }

@@ -349,11 +349,10 @@ impl Unit {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct NoiseSpec {
-    #[expect(
-        dead_code,
-        reason = "a noise rule must be named in the TOML; nothing reports the name yet"
-    )]
-    pub(crate) id: String,
+    /// Names the entry where an error speaks of it (required: `check_noise` says so in
+    /// words rather than serde's bare "missing field").
+    #[serde(default)]
+    pub(crate) id: Option<String>,
     pub(crate) literals: Vec<String>,
 }
 

@@ -279,7 +279,10 @@ fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usiz
 
 fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
     let events = time_order(events);
-    let start = events.iter().filter_map(|e| e.ts).min();
+    let start = events
+        .iter()
+        .filter_map(|e| Some((e.ts?, e.ts_step_ms)))
+        .min_by_key(|(t, _)| *t);
     let ready = events.iter().any(|e| e.kind == kind::READY);
     // A run has a handful of grammars: kept distinct as they come (one comparison per
     // event, almost always with the previous event's), then sorted; collecting every
@@ -367,7 +370,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         attempt: 1,
         attempts: Vec::new(),
         ready,
-        start,
+        start: start.map(|(t, _)| t),
         servers,
         grammars,
         frame_phases: know.frames.clone(),
@@ -574,6 +577,8 @@ struct PhaseWalk {
     /// rank's latest phase line: where the rank is, whatever phases it finished before.
     reentered: Option<Phase>,
     furthest: Phase,
+    /// The last phase line read: where a failure with no phase of its own was placed from.
+    last_line: Option<crate::base::event::Origin>,
 }
 
 impl Default for PhaseWalk {
@@ -583,6 +588,7 @@ impl Default for PhaseWalk {
             current: Phase::Launch,
             reentered: None,
             furthest: Phase::Launch,
+            last_line: None,
         }
     }
 }
@@ -595,17 +601,20 @@ impl PhaseWalk {
             .entry(phase)
             .or_insert_with(|| PhaseSpan::empty(phase));
         self.reentered = (edge == Edge::Begin && phase < self.furthest).then_some(phase);
+        self.last_line = Some(e.origin.clone());
         self.furthest = self.furthest.max(phase);
         match edge {
             Edge::Begin => {
                 if span.start.is_none() {
                     span.start = e.ts;
+                    span.start_step_ms = e.ts_step_ms;
                 }
                 self.current = phase;
             }
             Edge::Inside => {
                 if span.start.is_none() {
                     span.start = e.ts;
+                    span.start_step_ms = e.ts_step_ms;
                 }
                 self.current = self.current.max(phase);
             }
@@ -613,6 +622,7 @@ impl PhaseWalk {
                 // No begin line: the start stays unknown rather than a zero-length
                 // phase; the end line's printed `elapsed` may still give a duration.
                 span.end = e.ts;
+                span.end_step_ms = e.ts_step_ms;
                 span.complete = true;
                 span.end_printed = true;
                 self.current = phase;
@@ -636,6 +646,7 @@ impl PhaseWalk {
                 .or_insert_with(|| PhaseSpan::empty(next));
             if next_span.start.is_none() {
                 next_span.start = e.ts;
+                next_span.start_step_ms = e.ts_step_ms;
             }
             self.furthest = self.furthest.max(next);
             self.current = next;
@@ -646,16 +657,19 @@ impl PhaseWalk {
 /// A phase is over once a later one has begun, whether or not the server prints an end
 /// line for it (vLLM has no `Memory pool end`).
 fn close_by_later_starts(spans: &mut BTreeMap<Phase, PhaseSpan>) {
-    let starts: Vec<(Phase, Option<NaiveDateTime>)> =
-        spans.values().map(|s| (s.phase, s.start)).collect();
+    let starts: Vec<(Phase, Option<NaiveDateTime>, u32)> = spans
+        .values()
+        .map(|s| (s.phase, s.start, s.start_step_ms))
+        .collect();
     for span in spans.values_mut() {
         if span.complete {
             continue;
         }
-        if let Some((_, next_start)) = starts.iter().find(|(p, _)| *p > span.phase) {
+        if let Some((_, next_start, step)) = starts.iter().find(|(p, ..)| *p > span.phase) {
             span.complete = true;
             if span.end.is_none() {
                 span.end = *next_start;
+                span.end_step_ms = *step;
             }
         }
     }
@@ -665,7 +679,7 @@ fn build_rank(
     rank: Rank,
     idx: Vec<usize>,
     events: &[Event],
-    run_start: Option<NaiveDateTime>,
+    run_start: Option<(NaiveDateTime, u32)>,
     run_ready: bool,
     ready_at: Option<usize>,
     know: &Knowledge,
@@ -675,12 +689,16 @@ fn build_rank(
     let mut traceback: Option<String> = None;
     for &i in &idx {
         let e = &events[i];
+        let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+        // A failure line given a phase by its grammar is still a failure, in that phase
+        // (after what its frames and wording say, before the phase the rank was in).
+        let mut own_phase = None;
         if let Some((phase, edge)) = know.phase_of(e) {
-            walk.take(e, phase, edge, know);
-            // A failure line given a phase by its grammar is still a failure, in that phase.
-            if !matches!(e.kind.as_str(), kind::OOM | kind::ERROR) {
+            if !is_failure {
+                walk.take(e, phase, edge, know);
                 continue;
             }
+            own_phase = Some((phase, edge));
         }
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();
@@ -692,9 +710,18 @@ fn build_rank(
             Some(s) if s.complete && walk.current != Phase::Ready => walk.current.next(),
             _ => walk.current,
         };
-        if let Some(stop) = outcome::stop_of(e, in_phase, "last_event", know, traceback.as_deref())
-        {
+        let (in_phase, from) = match own_phase {
+            Some((p, _)) => (p, "event"),
+            None => (in_phase, "last_event"),
+        };
+        if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {
+            if stop.failure.phase_from == "last_event" {
+                stop.failure.phase_line = walk.last_line.clone();
+            }
             stops.push(stop);
+        }
+        if let Some((phase, edge)) = own_phase {
+            walk.take(e, phase, edge, know);
         }
     }
     let PhaseWalk {
@@ -704,11 +731,15 @@ fn build_rank(
     } = walk;
     close_by_later_starts(&mut spans);
     // Launch runs from the first line of the run to the rank's first line.
-    let first_ts = idx.iter().filter_map(|&i| events[i].ts).min();
-    if let (Some(s), Some(f), false) = (run_start, first_ts, rank.is_engine()) {
+    let first_ts = (idx.iter())
+        .filter_map(|&i| Some((events[i].ts?, events[i].ts_step_ms)))
+        .min_by_key(|(t, _)| *t);
+    if let (Some((s, s_step)), Some((f, f_step)), false) = (run_start, first_ts, rank.is_engine()) {
         spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
             start: Some(s),
             end: Some(f),
+            start_step_ms: s_step,
+            end_step_ms: f_step,
             complete: true,
             ..PhaseSpan::empty(Phase::Launch)
         });

@@ -94,6 +94,7 @@ pub(crate) fn stop_of(
             outcome,
             phase,
             phase_from,
+            phase_line: None,
             kind,
             message: e.message.clone(),
             fields: e.fields.clone(),
@@ -362,6 +363,7 @@ fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
             outcome: Outcome::Terminated,
             phase: r.last_phase,
             phase_from: "last_event",
+            phase_line: None,
             consequence_of: Some(root.clone()),
             ..line.failure.clone()
         });
@@ -393,6 +395,7 @@ fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> Option<usiz
         outcome: Outcome::Stalled,
         phase: r.last_phase,
         phase_from: "last_event",
+        phase_line: None,
         kind: FailureKind::Timeout,
         message: format!(
             "the others' collective timed out waiting; this rank's last line{} was in {}",
@@ -494,6 +497,7 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             outcome: Outcome::Stalled,
             phase: r.last_phase,
             phase_from: "last_event",
+            phase_line: None,
             kind: FailureKind::Timeout,
             message: format!(
                 "no line for {silent} s after this one while {other} went on (to {their_phase})"

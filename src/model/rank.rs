@@ -32,6 +32,9 @@ pub struct PhaseSpan {
     /// a rank's first line closing `launch`): with one-second stamps the phase may have
     /// run up to a second past it.
     pub(crate) end_printed: bool,
+    /// The steps of the `start` and `end` stamps, milliseconds (`Event::ts_step_ms`).
+    pub(crate) start_step_ms: u32,
+    pub(crate) end_step_ms: u32,
     pub(crate) figures: Vec<Figure>,
 }
 
@@ -44,6 +47,8 @@ impl PhaseSpan {
             end: None,
             complete: false,
             end_printed: false,
+            start_step_ms: 1000,
+            end_step_ms: 1000,
             figures: Vec::new(),
         }
     }
@@ -129,8 +134,12 @@ pub struct Failure {
     pub(crate) outcome: Outcome,
     /// The phase the rank failed in.
     pub phase: Phase,
-    /// Where the phase was read: `frames`, `wording` or `last_event`.
+    /// Where the phase was read: `frames`, `wording`, `event` (the phase its grammar
+    /// gives the failure's own line) or `last_event`.
     pub phase_from: &'static str,
+    /// With `last_event`: the phase line the phase was read from (the last line that
+    /// began, ended or was inside a phase, or a `then` that began the next).
+    pub phase_line: Option<Origin>,
     /// The kind of failure (oom, not_enough_memory, nccl, exception or a grammar's name).
     pub kind: FailureKind,
     /// The line's message, sanitised.

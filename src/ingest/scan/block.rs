@@ -422,7 +422,13 @@ fn classify_plain(
         *open_tb = None;
         out.seen_record = true;
         out.loose_tb.clear();
-        out.counts.records += 1;
+        // A record that gave no event but holds a `[[noise]]` literal is noise, as its
+        // grammar declared: a known line deliberately ignored, not an "other record".
+        if gs.is_noise(last) {
+            out.counts.noise += 1;
+        } else {
+            out.counts.records += 1;
+        }
         note_prefix(out, inner, line_no);
         return;
     }

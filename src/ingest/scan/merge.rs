@@ -17,6 +17,7 @@ use super::{
 pub(super) struct Context {
     rank: Option<Rank>,
     ts: Option<chrono::NaiveDateTime>,
+    ts_step_ms: u32,
     pid: Option<u32>,
     process: Option<String>,
     host: Option<String>,
@@ -30,6 +31,7 @@ impl Context {
         Context {
             rank: e.rank.clone(),
             ts: e.ts,
+            ts_step_ms: e.ts_step_ms,
             pid: e.pid,
             process: e.process.clone(),
             host: e.host.clone(),
@@ -45,6 +47,7 @@ impl Context {
         Context {
             rank: p.and_then(|p| p.rank.clone()),
             ts: p.and_then(|p| p.ts),
+            ts_step_ms: p.map_or(1000, |p| p.ts_step_ms),
             pid: p.and_then(|p| p.pid),
             process: p.and_then(|p| p.process.clone()),
             host: p.and_then(|p| p.host.clone()),
@@ -198,6 +201,7 @@ impl<'a> Merger<'a> {
         if let Some(c) = context {
             ev.rank = c.rank;
             ev.ts = c.ts;
+            ev.ts_step_ms = c.ts_step_ms;
             ev.pid = c.pid;
             ev.process = c.process;
             ev.host = c.host;
@@ -281,9 +285,12 @@ impl<'a> Merger<'a> {
             .get(m.grammar)
             .map(|g| g.spec.id.clone())
             .unwrap_or_default();
-        let (ts, year_inferred, time_only, rank, pid, process, host) = match &m.prefix {
+        let (ts, ts_step_ms) = m
+            .prefix
+            .as_ref()
+            .map_or((None, 1000), |p| (p.ts, p.ts_step_ms));
+        let (year_inferred, time_only, rank, pid, process, host) = match &m.prefix {
             Some(p) => (
-                p.ts,
                 p.date_inferred,
                 p.time_only,
                 p.rank.clone(),
@@ -291,7 +298,7 @@ impl<'a> Merger<'a> {
                 p.process.clone(),
                 p.host.clone(),
             ),
-            None => (None, false, false, None, None, None, None),
+            None => (false, false, None, None, None, None),
         };
         Event {
             origin: Origin {
@@ -299,6 +306,7 @@ impl<'a> Merger<'a> {
                 line: self.line_base + line_in_block,
             },
             ts,
+            ts_step_ms,
             year_inferred,
             time_only,
             rank,

@@ -221,6 +221,8 @@ pub(crate) struct FailureGroupDoc {
     pub(crate) requested_bytes: Option<MemoryDoc>,
     pub(crate) allowed_bytes: Option<MemoryDoc>,
     pub(crate) free_bytes: Option<MemoryDoc>,
+    /// What the process's allocator held when it failed (the OOM's `allocated_bytes`).
+    pub(crate) allocated_bytes: Option<MemoryDoc>,
     pub(crate) reserved_unallocated_bytes: Option<MemoryDoc>,
     pub(crate) private_pools_bytes: Option<MemoryDoc>,
     pub(crate) message: String,
@@ -288,6 +290,7 @@ fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
                 requested_bytes: group_memory(run, &g.ranks, "requested_bytes"),
                 allowed_bytes: group_memory(run, &g.ranks, "allowed_bytes"),
                 free_bytes: group_memory(run, &g.ranks, "free_bytes"),
+                allocated_bytes: group_memory(run, &g.ranks, "allocated_bytes"),
                 reserved_unallocated_bytes: group_memory(
                     run,
                     &g.ranks,

@@ -127,6 +127,21 @@ pub(crate) fn stamp_resolution_s(t: NaiveDateTime) -> f64 {
     }
 }
 
+/// A stamp whose step its line's format gave (`Event::ts_step_ms`, milliseconds): a
+/// millisecond stamp that reads `.000` is still 0.001 s, not a whole second. A step finer
+/// than the value shows (microseconds) is kept from the value.
+pub(crate) fn ts_stepped(t: NaiveDateTime, step_ms: u32) -> TimeDoc {
+    let from_value = stamp_resolution_s(t);
+    TimeDoc {
+        resolution_s: if from_value < 0.001 {
+            from_value
+        } else {
+            f64::from(step_ms) / 1000.0
+        },
+        ..ts(t)
+    }
+}
+
 /// Every time of the documents: RFC 3339, microseconds, offset unknown (`-00:00`).
 pub(crate) fn ts(t: NaiveDateTime) -> TimeDoc {
     TimeDoc {
@@ -390,7 +405,7 @@ pub struct EventDoc {
 pub(crate) fn event_doc(run: &Run, e: &Event) -> EventDoc {
     EventDoc {
         kind: e.kind.clone(),
-        ts: e.ts.map(ts),
+        ts: e.ts.map(|t| ts_stepped(t, e.ts_step_ms)),
         year_inferred: e.year_inferred,
         rank: e.rank.as_ref().map(|r| r.to_string()),
         pid: e.pid,
@@ -577,7 +592,8 @@ pub(crate) struct FailureDoc {
     pub(crate) outcome: OutcomeName,
     pub(crate) phase: PhaseName,
     /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
-    /// message) or `last_event` (the last phase line before it).
+    /// message), `event` (the phase its grammar gives the failure's own line) or
+    /// `last_event` (the last phase line before it).
     pub(crate) phase_from: String,
     pub(crate) kind: FailureKindName,
     pub(crate) message: String,

@@ -277,8 +277,8 @@ pub(crate) struct GpuPointDoc {
 fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
     PhaseDoc {
         phase: p.phase.into(),
-        start: p.start.map(ts),
-        end: p.end.map(ts),
+        start: p.start.map(|t| ts_stepped(t, p.start_step_ms)),
+        end: p.end.map(|t| ts_stepped(t, p.end_step_ms)),
         duration_s: p.duration_s(),
         end_before_start_s: p.end_before_start_s(),
         complete: p.complete,

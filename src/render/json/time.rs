@@ -254,7 +254,7 @@ pub(crate) fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc
                     RemedyKind::SkipPhase { value, .. } => {
                         ("skip_phase", None, Some(value.clone()), None, None, None)
                     }
-                    RemedyKind::Revert { from, to } => (
+                    RemedyKind::Revert { from, to, .. } => (
                         "revert",
                         Some(from.clone()),
                         Some(to.clone()),

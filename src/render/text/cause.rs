@@ -78,6 +78,26 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
             sanitize(q.text.trim())
         ));
     }
+    let suspects = suspect_lines(d, fc);
+    let none = suspects.is_empty();
+    out.extend(suspects);
+    if none {
+        out.push(if fc.suspects.is_empty() {
+            "no setting the logs show changed between the runs".to_string()
+        } else {
+            "no change between the runs is one the grammars tie to this failure (see config)"
+                .to_string()
+        });
+    }
+    out
+}
+
+/// The changes a grammar's `[[suspect]]` ties to the failure, likeliest first (`likely
+/// trigger: mem_frac 0.8 -> 0.97 (the failure says "cannot reserve", mistbox.log:31)`);
+/// none when no suspect ties a change to it. A memory failure's `cause` rows show these
+/// under its first divergence, as a non-memory failure's show them under its line.
+pub fn suspect_lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
+    let mut out = Vec::new();
     let named: Vec<&Suspect> = (fc.suspects.iter())
         .filter(|s| matches!(s.why, SuspectWhy::Named { .. }))
         .collect();
@@ -105,14 +125,6 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
-    }
-    if named.is_empty() && listed.is_empty() {
-        out.push(if fc.suspects.is_empty() {
-            "no setting the logs show changed between the runs".to_string()
-        } else {
-            "no change between the runs is one the grammars tie to this failure (see config)"
-                .to_string()
-        });
     }
     out
 }

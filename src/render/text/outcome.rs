@@ -45,6 +45,9 @@ pub fn failure_group(g: &FailureGroup) -> String {
             s.push_str(&format!(", {} free on the device", human_bytes(b)));
         }
     }
+    if let Some(b) = g.allocated_bytes {
+        s.push_str(&format!(", {} allocated", human_bytes(b)));
+    }
     if let Some(b) = g.reserved_unallocated_bytes {
         s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
     }

@@ -40,6 +40,21 @@ fn total_what(total: &Amount) -> String {
     }
 }
 
+/// A revert to the baseline's value; one that no grammar's `[[suspect]]` ties to the
+/// failure says so, as it is offered only because the baseline worked with it.
+fn revert_text(setting: &str, from: &str, to: &str, tied: bool) -> String {
+    format!(
+        "{setting} {} -> {} (the baseline's value; the baseline reached ready with it{})",
+        sanitize(from),
+        sanitize(to),
+        if tied {
+            ""
+        } else {
+            "; no suspect ties it to this failure"
+        }
+    )
+}
+
 pub(crate) fn lines(r: &Remedies) -> Vec<String> {
     let mut out = Vec::new();
     let Some(d) = &r.deficit else {
@@ -47,12 +62,9 @@ pub(crate) fn lines(r: &Remedies) -> Vec<String> {
             .remedies
             .iter()
             .filter_map(|x| match &x.kind {
-                RemedyKind::Revert { from, to } => Some(format!(
-                    "{} {} -> {} (the baseline's value; the baseline reached ready with it)",
-                    x.setting,
-                    sanitize(from),
-                    sanitize(to)
-                )),
+                RemedyKind::Revert { from, to, tied } => {
+                    Some(revert_text(&x.setting, from, to, *tied))
+                }
                 _ => None,
             })
             .collect();
@@ -135,12 +147,7 @@ pub(crate) fn lines(r: &Remedies) -> Vec<String> {
                     .map(|c| format!("; {}", sanitize(c)))
                     .unwrap_or_default()
             ),
-            RemedyKind::Revert { from, to } => format!(
-                "{} {} -> {} (the baseline's value; the baseline reached ready with it)",
-                x.setting,
-                sanitize(from),
-                sanitize(to)
-            ),
+            RemedyKind::Revert { from, to, tied } => revert_text(&x.setting, from, to, *tied),
         });
     }
     out

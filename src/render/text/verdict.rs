@@ -84,6 +84,16 @@ pub(crate) fn verdict_rows(
         };
         rows.push(("cause", what.to_string()));
     }
+    // A memory failure's cause is its first divergence; the changes its grammars'
+    // suspects tie to it are worded under it, as a non-memory failure's are.
+    if let Some(fc) = (d.failure_cause.as_ref())
+        .filter(|fc| d.status == Status::Failed && crate::analysis::cause::is_memory(fc.kind))
+    {
+        let has_cause = rows.iter().any(|(l, _)| *l == "cause");
+        for (i, l) in super::cause::suspect_lines(d, fc).into_iter().enumerate() {
+            rows.push((if i == 0 && !has_cause { "cause" } else { "" }, l));
+        }
+    }
     if let Some(e) = effect_text(d) {
         rows.push(("effect", e));
     }

@@ -307,6 +307,12 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
         let _ = writeln!(o, "{}", style.bold(head));
     }
     for f in &d.figures {
+        // A count in a unit a grammar declared says what it counts, as in `summary`
+        // (`3,486 blocks`).
+        let with_unit = |v: String| match f.figure.unit() {
+            crate::base::event::FigureUnit::Named(unit) => format!("{v} {unit}"),
+            _ => v,
+        };
         let (baseline, candidate) = (
             figure_text(f.baseline_median, f.is_bytes, f.resolution),
             figure_text(f.candidate_median, f.is_bytes, f.resolution),
@@ -323,9 +329,11 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
                 ),
             };
             let text = format!(
-                "{} {}: {baseline} -> {candidate}{moved}",
+                "{} {}: {} -> {}{moved}",
                 f.phase.name(),
                 figure_label(f.figure.name()),
+                with_unit(baseline),
+                with_unit(candidate),
             );
             wrap_indented(&text, style.width, "", "  ")
         } else {
@@ -335,7 +343,8 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
                 fit(&figure_label(f.figure.name()), 15),
                 fit(&baseline, 10),
                 fit(&candidate, 10),
-                fit(&spread_text(f), 12),
+                // The columns hold no unit word; the delta says it (`+861 blocks`).
+                fit(&with_unit(spread_text(f)), 12),
                 ranks_cell(f)
             )]
         };
@@ -402,10 +411,21 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
     if d.figures.iter().any(|f| f.class == DeltaClass::Noise) {
         let _ = writeln!(o, "{DIFF_NOISE_LEGEND}");
     }
+    // `summary`'s duration of a phase is another span (from its first line, or as the
+    // server printed it): said here, so that the two figures are not read as one.
+    if !d.time.phases.is_empty() {
+        for line in wrap_indented(DIFF_TIME_LEGEND, style.width, "", "  ") {
+            let _ = writeln!(o, "{line}");
+        }
+    }
 }
 
+/// Under the figure table when it has `time` rows.
+pub const DIFF_TIME_LEGEND: &str = "time: from the previous phase's end to this phase's end (summary's duration runs from the phase's first line, or is the one the server printed)";
+
 /// Under the figure table when a `ranks` cell is `-`.
-pub(crate) const DIFF_SAME_LEGEND: &str = "- no rank's figure moved";
+pub(crate) const DIFF_SAME_LEGEND: &str =
+    "ranks -: no rank moved beyond the resolution (time: or the tolerance)";
 /// Under the figure table when a `ranks` cell is `noise`.
 pub(crate) const DIFF_NOISE_LEGEND: &str =
     "noise: moved within the log's print resolution, not all ranks the same way";

@@ -248,9 +248,19 @@ pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &
             _ => failure_verb(f.kind),
         },
         in_phase(f.phase),
-        f.phase_from.replace('_', " ")
+        phase_from_text(run, f)
     );
     Some((text, f))
+}
+
+/// Where a failure's phase was read: `frames`, `wording`, `event` (its own line's phase),
+/// or `last event at server.log:23` (the phase line it was placed after).
+fn phase_from_text(run: &Run, f: &Failure) -> String {
+    let from = f.phase_from.replace('_', " ");
+    match &f.phase_line {
+        Some(o) => format!("{from} at {}:{}", run.source_name(o), o.line),
+        None => from,
+    }
 }
 
 /// Under the phase table when a `RANKS` figure carries a `*`.
