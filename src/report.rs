@@ -19,7 +19,7 @@ pub struct MemoryReport {
     /// None when the run's server grammar has no memory model.
     pub breakdown: Option<RunBreakdown>,
     /// None when the log shows no KV pool size.
-    pub capacity: Option<Capacity>,
+    pub(crate) capacity: Option<Capacity>,
     /// What PyTorch's allocator held of each category, per rank with a snapshot: filled
     /// by [`MemoryReport::with_snapshots`] where the command read them.
     pub held: Vec<crate::analysis::held::RankHeld>,
@@ -54,13 +54,21 @@ impl MemoryReport {
 /// Two runs' memory: each one's, the categories that moved, what the changes cost.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryDiff {
+    /// The baseline's own memory report.
     pub baseline: MemoryReport,
+    /// The candidate's own memory report.
     pub candidate: MemoryReport,
+    /// Per memory category, both runs' ranks compared; `None` when either run's grammar has
+    /// no memory model.
     pub moved: Option<BreakdownDiff>,
+    /// What the changed settings cost in capacity; `None` unless both runs have a capacity
+    /// answer.
     pub cost: Option<CapacityCost>,
 }
 
 impl MemoryDiff {
+    /// Both runs' memory reports and what changed, for the prompt `lengths` and the model
+    /// `shape` a capacity answer needs.
     pub fn of(
         baseline: &Run,
         candidate: &Run,
@@ -99,15 +107,17 @@ impl MemoryDiff {
     }
 }
 
+/// What analysis says of one run, computed once and read by `summary` (text and JSON), the
+/// exports and the TUI.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunReport {
     /// Per phase across ranks: durations, end skew, stragglers, figure spreads.
-    pub phases: Vec<PhaseStats>,
+    pub(crate) phases: Vec<PhaseStats>,
     /// Where the ranks stopped, grouped by failure.
-    pub outcome: RunOutcome,
+    pub(crate) outcome: RunOutcome,
     /// For a memory failure, what the run's own figures support without a baseline: the
     /// deficit at the failed request and the settings that would cover it.
-    pub remedies: crate::analysis::remedy::Remedies,
+    pub(crate) remedies: crate::analysis::remedy::Remedies,
     /// The memory breakdown and capacity, for the default request lengths; commands
     /// given other lengths or a model's config replace it.
     pub memory: MemoryReport,
@@ -139,6 +149,7 @@ impl RunState {
 }
 
 impl RunReport {
+    /// The report of a run on its own (no baseline, no prompt lengths, no model shape).
     pub fn of(run: &Run) -> RunReport {
         RunReport {
             phases: phase_stats(run),
@@ -148,6 +159,8 @@ impl RunReport {
         }
     }
 
+    /// The run's state for the verdict line; a failure wins over a ready line printed by
+    /// another rank.
     pub fn state(&self, run: &Run) -> RunState {
         if self.outcome.failed() {
             RunState::Failed
@@ -165,13 +178,15 @@ impl RunReport {
 /// `diff` (text and JSON) and the TUI's Diff view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffReport {
+    /// The comparison itself: statuses, phase timings, figures, config and environment
+    /// changes, the first divergence.
     pub diff: RunDiff,
     /// The first divergence placed on allocation sites, when both runs have snapshots.
     pub attribution: Option<Attribution>,
     /// The failing ranks' OOMs, fragmentation and allocator settings from the snapshots.
     pub evidence: SnapshotEvidence,
     /// Snapshots that could not be used, how the others were matched, what is missing.
-    pub notes: Vec<SnapshotNote>,
+    pub(crate) notes: Vec<SnapshotNote>,
     /// Both runs' memory breakdowns and capacity, what moved and what it cost (default
     /// request lengths; `diff --tokens/--model-config` replaces it).
     pub memory: MemoryDiff,
@@ -180,7 +195,7 @@ pub struct DiffReport {
 impl DiffReport {
     /// `snapshot_errors` are the snapshots that could not be used, as
     /// `load::load_snapshots` returns them (baseline's first).
-    pub fn of(
+    pub(crate) fn of(
         baseline: &Run,
         candidate: &Run,
         base_snaps: &[RankSnapshot],
@@ -200,7 +215,7 @@ impl DiffReport {
 
     /// The same, for a caller that holds the runs' `diff` already (the TUI computes it
     /// before the snapshots are read).
-    pub fn with_diff(
+    pub(crate) fn with_diff(
         diff: RunDiff,
         baseline: &Run,
         candidate: &Run,

@@ -14,6 +14,7 @@ use rankscope::analysis::diff::{self, Status};
 use rankscope::analysis::remedy::{DeficitBasis, RemedyKind, RuleCheck};
 use rankscope::analysis::timing::TimeFinding;
 use rankscope::base::event::Rank;
+use rankscope::base::units::Seconds;
 use rankscope::model::Phase;
 
 const GIB: f64 = 1_073_741_824.0;
@@ -46,8 +47,11 @@ fn a_straggler_is_a_regression_naming_the_rank_and_the_phase() {
         } => {
             assert_eq!(rank, &Rank::tp(1));
             assert_eq!(*phase, Phase::WeightLoad);
-            assert_eq!((*baseline_s, *candidate_s, *delta_s), (3.0, 9.0, 6.0));
-            assert_eq!(*before_first_line_delta_s, Some(6.0));
+            assert_eq!(
+                (*baseline_s, *candidate_s, *delta_s),
+                (Seconds(3.0), Seconds(9.0), Seconds(6.0))
+            );
+            assert_eq!(*before_first_line_delta_s, Some(Seconds(6.0)));
             assert!(straggler, "summary of the candidate names TP1 a straggler");
             assert!(waited_for.is_none());
         }
@@ -62,7 +66,7 @@ fn a_straggler_is_a_regression_naming_the_rank_and_the_phase() {
         .find(|f| matches!(f, TimeFinding::Rank { rank, .. } if *rank == Rank::tp(0)))
         .expect("TP0's wait is listed");
     assert!(
-        matches!(tp0, TimeFinding::Rank { phase: Phase::KvCache, waited_for: Some((r, Phase::WeightLoad)), delta_s, .. } if *r == Rank::tp(1) && *delta_s == 6.0),
+        matches!(tp0, TimeFinding::Rank { phase: Phase::KvCache, waited_for: Some((r, Phase::WeightLoad)), delta_s, .. } if *r == Rank::tp(1) && *delta_s == Seconds(6.0)),
         "{tp0:?}"
     );
     // The text names TP1 and weight_load in its first line.
@@ -96,14 +100,17 @@ fn slower_weight_loading_on_every_rank_is_systematic() {
             phase: Phase::WeightLoad,
             ranks_moved: 4,
             ranks_compared: 4,
-            baseline_s: 3.0,
-            candidate_s: 11.0,
-            delta_s: 8.0,
+            baseline_s: Seconds(3.0),
+            candidate_s: Seconds(11.0),
+            delta_s: Seconds(8.0),
         })
     );
     // First line (:00) to the ready line: :15 in the baseline (3 s load + capture), :23.
     let t = d.time.to_ready.as_ref().expect("both runs are ready");
-    assert_eq!((t.baseline_s, t.candidate_s), (15.0, 23.0));
+    assert_eq!(
+        (t.baseline_s, t.candidate_s),
+        (Seconds(15.0), Seconds(23.0))
+    );
     assert!(t.beyond);
     // No memory figure moved: the regression is the time alone.
     assert!(d.first_divergence.is_none());

@@ -8,7 +8,9 @@
 mod common;
 use common::run_of;
 
+use rankscope::model::notes::{DatesFrom, ReadNote};
 use rankscope::model::{FailureKind, Phase, Run};
+use rankscope::render::text::notes::read_note;
 
 /// `kind@rank` for every event, in order (`-` for no rank).
 fn events(run: &Run) -> Vec<String> {
@@ -338,9 +340,13 @@ fn yearless_stamps_roll_over_into_the_new_year() {
             "2026-01-01 00:00:41"
         ]
     );
+    assert!(run.notes.contains(&ReadNote::DatesInferred {
+        from: DatesFrom::RunLines
+    }));
     assert!(run
         .notes
         .iter()
+        .map(read_note)
         .any(|n| n.contains("inferred from the fully dated lines")));
 }
 
@@ -413,9 +419,13 @@ fn newest_first_logs_are_said_so_not_silently_resorted() {
          [2026-01-01 10:00:00 TP0] Load weight begin. avail mem=9.00 GB\n",
     );
     assert_eq!(events(&run), ["weight_load_begin@TP0", "mem_pool_end@TP0"]);
+    // One step back: 10:05 then 10:00.
+    assert!(run.notes.iter().any(|n| matches!(n,
+        ReadNote::TimeGoesBack { path, times: 1 } if path.ends_with("/server.log"))));
     assert!(run
         .notes
         .iter()
+        .map(read_note)
         .any(|n| n.contains("time stamps go backwards by more than a minute 1 time(s)")));
 }
 

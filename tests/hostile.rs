@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use rankscope::grammar::GrammarSet;
 use rankscope::ingest::scan::{budget, scan_reader};
+use rankscope::ingest::source::{ListingNote, SpecialFile};
+use rankscope::model::notes::ReadNote;
+use rankscope::render::text::notes::read_note;
 use rankscope::session::{LoadOptions, Session};
 use rankscope::snapshot;
 
@@ -384,9 +387,23 @@ fn an_unreadable_file_in_a_run_is_skipped_with_a_note() {
     let loop_note = run
         .notes
         .iter()
+        .map(read_note)
         .find(|n| n.contains("rank7.log: skipped"))
         .expect("a note on the symlink loop");
     assert!(loop_note.contains("symbolic links"), "{loop_note}");
+    // The notes are facts (the entry, what it is); the sentences are render's.
+    let directory = run.notes.iter().find_map(|n| match n {
+        ReadNote::Listing(ListingNote::NotRegular { path, what }) => Some((path, *what)),
+        _ => None,
+    });
+    let (path, what) = directory.expect("a note on the directory named like a log");
+    assert!(path.ends_with("/rank8.log"), "{path}");
+    assert_eq!(what, SpecialFile::Directory);
+    assert!(run
+        .notes
+        .iter()
+        .map(read_note)
+        .any(|n| n.ends_with("rank8.log: skipped: a directory, not a regular file")));
 }
 
 /// `summary --json` of one path: the run document.
@@ -1139,10 +1156,21 @@ fn d21_a_file_that_shrinks_while_read_is_noted() {
         })
     })
     .expect("loads");
+    let shrank = loaded.run.notes.iter().find_map(|n| match n {
+        ReadNote::Shrank { listed, now, .. } => Some((*listed, *now)),
+        _ => None,
+    });
+    assert_eq!(
+        shrank,
+        Some((listed as u64, 4096)),
+        "{:?}",
+        loaded.run.notes
+    );
     let note = loaded
         .run
         .notes
         .iter()
+        .map(read_note)
         .find(|n| n.contains("shrank while it was read"))
         .unwrap_or_else(|| panic!("no note: {:?}", loaded.run.notes));
     assert!(
@@ -1152,7 +1180,11 @@ fn d21_a_file_that_shrinks_while_read_is_noted() {
     // A file read whole gets no such note.
     std::fs::write(&log, &text).expect("write");
     let whole = Session::open(&gs(), &[log.to_path_buf()], &opts, &|_, _| {}).expect("loads");
-    assert!(!whole.run.notes.iter().any(|n| n.contains("shrank")));
+    assert!(!whole
+        .run
+        .notes
+        .iter()
+        .any(|n| matches!(n, ReadNote::Shrank { .. })));
 }
 
 /// D1: file and directory names holding an OSC title sequence, CSI sequences and a

@@ -12,7 +12,9 @@ use assert_cmd::Command;
 use rankscope::analysis::align::phase_stats;
 use rankscope::base::event::Rank;
 use rankscope::grammar::GrammarSet;
+use rankscope::model::notes::ReadNote;
 use rankscope::model::{Phase, Run};
+use rankscope::render::text::notes::read_note;
 use rankscope::session::{LoadError, LoadOptions, Session};
 
 fn load(paths: &[&str], clock_align: bool) -> Result<Run, LoadError> {
@@ -391,7 +393,10 @@ fn nccl_hosts_split_one_directory_into_nodes_and_name_them() {
             .as_ref()
             .expect("gpu-b-02 has an offset");
         assert_eq!((o.lo_ms, o.hi_ms), (-3050, -1950), "{paths:?}");
-        assert!(!run.notes.iter().any(|n| n.contains("two hosts")));
+        assert!(!run
+            .notes
+            .iter()
+            .any(|n| matches!(n, ReadNote::RankOnTwoHosts { .. })));
     }
 }
 
@@ -424,6 +429,7 @@ fn a_file_without_nccl_lines_keeps_its_own_node_and_shared_hosts_are_noted() {
     assert!(
         skew.notes
             .iter()
+            .map(read_note)
             .any(|n| n.contains("nodes node0, node1 all name host vm")),
         "{:?}",
         skew.notes
@@ -488,9 +494,24 @@ fn a_rank_whose_pid_appears_under_two_hosts_is_reported() {
     std::fs::create_dir(&other).expect("mkdir");
     std::fs::write(other.join("console.log"), console("node0", "gpu-a-01")).expect("write");
     let run = load(&[&dir.path().to_string_lossy()], true).expect("run loads");
+    let hosts = run.notes.iter().find_map(|n| match n {
+        ReadNote::RankOnTwoHosts { rank, hosts, .. } => Some((rank.to_string(), hosts.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        hosts,
+        Some((
+            "TP1".to_string(),
+            vec![
+                ("gpu-b-02".to_string(), 1077),
+                ("gpu-c-03".to_string(), 1077)
+            ]
+        ))
+    );
     let note = run
         .notes
         .iter()
+        .map(read_note)
         .find(|n| n.contains("two hosts"))
         .unwrap_or_else(|| panic!("no note in {:?}", run.notes));
     assert!(note.contains("rank TP1"), "{note}");

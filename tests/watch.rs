@@ -476,7 +476,7 @@ fn a_rank_in_a_phase_past_the_baselines_time_is_warned_of() {
         .filter_map(|c| match c {
             Change::Warning(EarlyWarning::Slow(s)) => {
                 assert_eq!(s.phase.name(), "weight_load");
-                Some((s.rank.to_string(), s.so_far_s, s.baseline_s))
+                Some((s.rank.to_string(), s.so_far_s.get(), s.baseline_s.get()))
             }
             _ => None,
         })
@@ -524,8 +524,8 @@ fn a_silent_rank_is_measured_by_the_wall_clock_past_the_latest_line() {
             .into_iter()
             .map(|w| {
                 assert_eq!(w.phase.name(), "weight_load");
-                assert_eq!(w.so_far_s, silent_s);
-                assert_eq!(w.silent_s, silent_s);
+                assert_eq!(w.so_far_s.get(), silent_s);
+                assert_eq!(w.silent_s.get(), silent_s);
                 w.rank.to_string()
             })
             .collect()

@@ -4,15 +4,20 @@
 use crate::base::event::Rank;
 use crate::model::{Phase, Run};
 
+/// Smallest, median and largest of a set of values (the median of an even count is the mean
+/// of the middle two).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spread {
+    /// The smallest value.
     pub min: f64,
+    /// The median value.
     pub median: f64,
+    /// The largest value.
     pub max: f64,
 }
 
 impl Spread {
-    pub fn of(values: &mut [f64]) -> Option<Spread> {
+    pub(crate) fn of(values: &mut [f64]) -> Option<Spread> {
         if values.is_empty() {
             return None;
         }
@@ -32,23 +37,26 @@ impl Spread {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct FigureStats {
-    pub name: crate::base::event::FigureName,
-    pub ranks: usize,
-    pub spread: Spread,
+pub(crate) struct FigureStats {
+    pub(crate) name: crate::base::event::FigureName,
+    pub(crate) ranks: usize,
+    pub(crate) spread: Spread,
     /// One step of the printed figure, in its unit (bytes for memory).
-    pub resolution: f64,
-    pub is_bytes: bool,
+    pub(crate) resolution: f64,
+    pub(crate) is_bytes: bool,
     /// Ranks off the median by more than one print step.
-    pub outliers: Vec<Rank>,
+    pub(crate) outliers: Vec<Rank>,
 }
 
+/// One phase across the ranks: how long it took, how far apart the ranks ended, who was
+/// late, what it reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseStats {
+    /// Which phase.
     pub phase: Phase,
     /// Ranks that reported the phase, and of them how many finished it.
-    pub ranks: usize,
-    pub completed: usize,
+    pub(crate) ranks: usize,
+    pub(crate) completed: usize,
     /// Seconds between the first and the last rank finishing.
     pub end_skew_s: Option<f64>,
     /// From the begin and end stamps, over the ranks that have both.
@@ -58,8 +66,9 @@ pub struct PhaseStats {
     /// Ranks that ended the phase with neither a begin stamp nor a printed duration, and
     /// the last of their end stamps.
     pub unknown_start: usize,
+    /// The last end stamp of the `unknown_start` ranks.
     pub unknown_start_last_end: Option<chrono::NaiveDateTime>,
-    pub figures: Vec<FigureStats>,
+    pub(crate) figures: Vec<FigureStats>,
     /// Ranks that finished the phase later than the others by more than the stamps and
     /// clocks can explain (`Straggler`).
     pub stragglers: Vec<Rank>,
@@ -68,7 +77,7 @@ pub struct PhaseStats {
     /// Ranks whose end of the phase is stamped before its start, and by how many seconds:
     /// no duration is measured for them, and their end takes no part in the skew or the
     /// stragglers (their own start contradicts it).
-    pub end_before_start: Vec<(Rank, f64)>,
+    pub(crate) end_before_start: Vec<(Rank, f64)>,
 }
 
 /// A rank that ended a phase late: after the median end of the other ranks by more than
@@ -78,6 +87,7 @@ pub struct PhaseStats {
 /// their offset intervals).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Straggler {
+    /// The late rank.
     pub rank: Rank,
     /// Seconds after the other ranks' median end.
     pub late_s: f64,
@@ -99,7 +109,7 @@ impl Straggler {
 
 /// Lateness under a second is never a straggler, even on millisecond stamps: ranks end
 /// phases that no collective closes tens of milliseconds apart as a matter of course.
-pub const STRAGGLER_FLOOR_MS: i64 = 1000;
+pub(crate) const STRAGGLER_FLOOR_MS: i64 = 1000;
 
 /// The median of `sorted` without the element at `skip` (`sorted` holds at least two).
 fn median_without(sorted: &[i64], skip: usize) -> f64 {
@@ -180,6 +190,7 @@ fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) 
     out
 }
 
+/// Each phase's statistics across the run's ranks, in start-up order.
 pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
     let mut out = Vec::new();
     let clock_of = clock_uncertainty_ms(run);

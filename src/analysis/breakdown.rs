@@ -11,14 +11,14 @@ use crate::model::{RankRun, Run};
 /// One term of a formula, as read on a rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TermValue {
-    pub sign: i8,
-    pub term: Term,
-    pub bytes: i64,
+    pub(crate) sign: i8,
+    pub(crate) term: Term,
+    pub(crate) bytes: i64,
     /// Half the figure's print step: the true value is within ± this.
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// One print step of the figure (the JSON's `resolution_bytes`): twice `resolution`
     /// but for a step of an odd number of bytes, which halving rounds down.
-    pub step: i64,
+    pub(crate) step: i64,
     /// The line it was read from (none for `device` and `rest`).
     pub origin: Option<Origin>,
 }
@@ -27,20 +27,22 @@ pub struct TermValue {
 /// what it was computed from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Amount {
+    /// The computed value, in bytes.
     pub bytes: i64,
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// The terms' print steps added: the width of the interval the true value lies in
     /// (`resolution` is its half, rounded down per term).
-    pub step: i64,
+    pub(crate) step: i64,
     /// Which of the grammar's formulas applied (0 = the first): two runs' amounts compare
     /// only when they were read the same way.
-    pub formula: usize,
+    pub(crate) formula: usize,
+    /// The formula's terms with the values they were read as.
     pub terms: Vec<TermValue>,
 }
 
 /// Where the device memory figure came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceSource {
+pub(crate) enum DeviceSource {
     /// The grammar's device formula on the log's figures.
     Log(DeviceBasis),
     /// nvidia-smi's `memory.total` (the smallest of the run's GPUs).
@@ -49,14 +51,18 @@ pub enum DeviceSource {
     OomCapacity,
 }
 
+/// A rank's device memory: the whole the categories are measured against.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
+    /// Its size, and what it was read from.
     pub amount: Amount,
-    pub source: DeviceSource,
+    pub(crate) source: DeviceSource,
 }
 
+/// A category's memory on one rank, or why there is none.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowValue {
+    /// Read from the log's figures by one of the category's formulas.
     Measured(Amount),
     /// The log does not separate it: its memory is counted in this category.
     Merged(Category),
@@ -65,9 +71,11 @@ pub enum RowValue {
     NotReached,
 }
 
+/// One category of a rank's breakdown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    pub category: Category,
+    pub(crate) category: Category,
+    /// Its memory, or why there is none.
     pub value: RowValue,
     /// Categories merged into this one.
     pub includes: Vec<Category>,
@@ -76,33 +84,39 @@ pub struct Row {
 /// Whether the measured categories add up to the device memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Closure {
+    /// The measured categories added.
     pub sum: i64,
-    pub device: i64,
+    pub(crate) device: i64,
     /// The sum of every term's resolution on both sides.
     pub tolerance: i64,
     /// The measured categories' print steps added, and the device's.
-    pub sum_step: i64,
-    pub device_step: i64,
+    pub(crate) sum_step: i64,
+    pub(crate) device_step: i64,
 }
 
 impl Closure {
+    /// The sum is the device memory within the tolerance.
     pub fn holds(&self) -> bool {
         (self.sum - self.device).abs() <= self.tolerance
     }
 }
 
+/// Where one rank's memory went, by the server grammar's memory model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankBreakdown {
+    /// The device memory, when the log, nvidia-smi or an OOM message gives it.
     pub device: Option<Device>,
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
     /// When the device is known: the categories measured against it.
     pub closure: Option<Closure>,
 }
 
 impl RankBreakdown {
+    /// Category `c`'s row, if the model has it.
     pub fn row(&self, c: Category) -> Option<&Row> {
         self.rows.iter().find(|r| r.category == c)
     }
+    /// Category `c`'s bytes, when they were measured.
     pub fn bytes(&self, c: Category) -> Option<i64> {
         match &self.row(c)?.value {
             RowValue::Measured(a) => Some(a.bytes),
@@ -123,27 +137,31 @@ impl RankBreakdown {
 /// Ranks whose breakdowns have the same figures, shown once (read on the first rank).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakdownGroup {
+    /// The group's ranks.
     pub ranks: Vec<Rank>,
+    /// Their breakdown (the first rank's).
     pub breakdown: RankBreakdown,
 }
 
+/// Where a run's memory went: its ranks' breakdowns, equal ones grouped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunBreakdown {
     /// The grammar whose memory model was used.
-    pub grammar: String,
+    pub(crate) grammar: String,
+    /// Groups of ranks with the same figures.
     pub groups: Vec<BreakdownGroup>,
 }
 
 /// A run with its engine processes found once: a term a rank does not print is looked
 /// up in them (vLLM's engine core prints the pool for every worker), and a run of
 /// thousands of ranks must not search its ranks for them once per term.
-pub struct Reader<'r> {
-    pub run: &'r Run,
+pub(crate) struct Reader<'r> {
+    pub(crate) run: &'r Run,
     engines: Vec<&'r RankRun>,
 }
 
 impl<'r> Reader<'r> {
-    pub fn new(run: &'r Run) -> Reader<'r> {
+    pub(crate) fn new(run: &'r Run) -> Reader<'r> {
         Reader {
             run,
             engines: run.ranks.iter().filter(|r| r.is_process()).collect(),
@@ -257,7 +275,7 @@ pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Opt
 }
 
 /// One rank's breakdown under a memory model.
-pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
+pub(crate) fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankBreakdown {
     let device = device_of(rd, rank, model);
     let dev = device.as_ref().map(|d| &d.amount);
     let mut rows: Vec<Row> = Category::ALL
@@ -361,7 +379,7 @@ pub fn rank_breakdown(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> RankB
 }
 
 /// The memory model of the run's server, if its grammar has one.
-pub fn model_of(run: &Run) -> Option<&MemoryModel> {
+pub(crate) fn model_of(run: &Run) -> Option<&MemoryModel> {
     let models = &run.remedy_rules.memory_models;
     run.servers
         .iter()
@@ -396,15 +414,17 @@ pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
 /// A category that changed between two runs beyond its resolution.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryMove {
+    /// The category.
     pub category: Category,
     /// Median over the ranks compared of candidate − baseline.
     pub delta: i64,
     /// Both sides' resolutions added (the largest over the ranks).
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// Both sides' print steps added (the largest over the ranks).
-    pub step: i64,
+    pub(crate) step: i64,
     /// Ranks where it moved beyond resolution, of those compared.
     pub ranks_moved: usize,
+    /// Ranks whose category both runs read the same way.
     pub ranks_compared: usize,
 }
 
@@ -412,21 +432,29 @@ pub struct CategoryMove {
 /// in it and the residual it did not see (NCCL, IPC mappings, `cudaMalloc`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SnapshotSplit {
+    /// The moved category.
     pub category: Category,
+    /// Bytes the allocator reserved at sites first seen in the category's phase.
     pub allocator: i64,
+    /// The log's figure less `allocator`: what the allocator did not see; `None` without
+    /// the figure.
     pub residual: Option<i64>,
     /// One print step of the log's figure: a residual within it is indistinguishable
     /// from none.
-    pub log_resolution: Option<u64>,
+    pub(crate) log_resolution: Option<u64>,
+    /// The largest sites, as shown.
     pub sites: Vec<String>,
 }
 
+/// Two runs' breakdowns compared category by category.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BreakdownDiff {
+    /// The categories that moved beyond their resolution.
     pub moved: Vec<CategoryMove>,
     /// Categories read by different lines in the two runs (a rank stopped earlier), so
     /// not compared.
     pub not_compared: Vec<Category>,
+    /// The snapshots' split of the first moved category, when both runs have snapshots.
     pub snapshot: Option<SnapshotSplit>,
 }
 
@@ -436,7 +464,7 @@ fn median(mut v: Vec<i64>) -> i64 {
 }
 
 /// Per category, the ranks of both runs compared where both read it the same way.
-pub fn breakdown_diff(
+pub(crate) fn breakdown_diff(
     baseline: &Run,
     candidate: &Run,
     attribution: Option<&Attribution>,

@@ -12,26 +12,31 @@ use crate::model::config::pyrepr::PyValue;
 use crate::model::{RankRun, Run};
 
 /// How close a model's bytes per token must be to the log's to match, at least.
-pub const MATCH_FRACTION: f64 = 0.001;
+pub(crate) const MATCH_FRACTION: f64 = 0.001;
 
 /// Request lengths used when none are given.
-pub const DEFAULT_LENGTHS: [i64; 2] = [4096, 8192];
+pub(crate) const DEFAULT_LENGTHS: [i64; 2] = [4096, 8192];
 
 /// The shape of a model's KV cache, from its `config.json`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelShape {
-    pub layers: i64,
-    pub kv_heads: i64,
-    pub head_dim: i64,
+    pub(crate) layers: i64,
+    pub(crate) kv_heads: i64,
+    pub(crate) head_dim: i64,
     /// The weights' dtype as the file names it, and its element size.
-    pub dtype: String,
-    pub dtype_bytes: i64,
+    pub(crate) dtype: String,
+    pub(crate) dtype_bytes: i64,
     /// Multi-head latent attention: (kv_lora_rank, qk_rope_head_dim). One latent per
     /// token, no separate K and V, the same on every tensor-parallel rank.
-    pub mla: Option<(i64, i64)>,
+    pub(crate) mla: Option<(i64, i64)>,
 }
 
+/// Why a model's config.json gave no model shape.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ModelConfigError {
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -42,7 +47,7 @@ pub enum ModelConfigError {
 }
 
 /// Element size of a dtype name as config files and servers spell it.
-pub fn dtype_bytes(name: &str) -> Option<i64> {
+pub(crate) fn dtype_bytes(name: &str) -> Option<i64> {
     let n = name.trim_start_matches("torch.").to_ascii_lowercase();
     Some(match n.as_str() {
         "float32" | "fp32" | "float" => 4,
@@ -93,22 +98,26 @@ impl ModelShape {
 /// Bytes per token of one rank's pool, from the model's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelKv {
+    /// Bytes of KV cache one token takes on one rank.
     pub per_token: i64,
-    pub layers: i64,
+    pub(crate) layers: i64,
     /// Per head (MLA: the latent, kv_lora_rank + qk_rope_head_dim, with no separate V).
-    pub head_dim: i64,
-    pub mla: bool,
-    pub tp: i64,
+    pub(crate) head_dim: i64,
+    pub(crate) mla: bool,
+    pub(crate) tp: i64,
     /// KV heads each rank holds (at least one: with fewer KV heads than ranks, each head
     /// is held by `replication` ranks).
     pub heads_per_rank: i64,
+    /// Ranks holding each KV head (1 unless there are fewer KV heads than ranks).
     pub replication: i64,
     /// The element size used, and whether it is the server's `kv_cache_dtype` rather
     /// than the model's dtype.
-    pub elem_bytes: i64,
-    pub kv_dtype: Option<String>,
+    pub(crate) elem_bytes: i64,
+    pub(crate) kv_dtype: Option<String>,
 }
 
+/// Bytes per token of one rank's pool for a model `shape` split over `tp` ranks, in
+/// `kv_dtype` when the server names one.
 pub fn model_kv(shape: &ModelShape, tp: i64, kv_dtype: Option<&str>) -> ModelKv {
     let tp = tp.max(1);
     let elem = kv_dtype.and_then(dtype_bytes);
@@ -145,49 +154,56 @@ pub fn model_kv(shape: &ModelShape, tp: i64, kv_dtype: Option<&str>) -> ModelKv 
 /// Bytes per token as the log shows it: the pool's memory over its tokens.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogPerToken {
+    /// Bytes per token: the pool's bytes over its tokens.
     pub bytes: f64,
     /// How far it may be off: the memory figure's resolution, plus up to one page of
     /// memory the server left unused when it rounded down to whole pages, over tokens.
     pub tolerance: f64,
-    pub memory: Amount,
+    pub(crate) memory: Amount,
 }
 
 /// How many requests of one length fit in the pool at once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestsAt {
-    pub tokens: i64,
-    pub pages_per_request: i64,
+    pub(crate) tokens: i64,
+    pub(crate) pages_per_request: i64,
     /// Pages ÷ pages per request, as vLLM prints it.
-    pub concurrency: f64,
+    pub(crate) concurrency: f64,
     /// Whole requests, capped by the server's limit.
     pub requests: i64,
+    /// The server's cap on running requests is what limits it.
     pub limited: bool,
 }
 
 /// The server's own concurrency line, and ours for the same length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerConcurrency {
+    /// The request length the server's line is for, in tokens.
     pub tokens: i64,
+    /// The concurrency the server printed.
     pub concurrency: f64,
+    /// The line it printed it on.
     pub origin: Origin,
+    /// Our concurrency for the same length.
     pub ours: f64,
 }
 
 /// `total × fraction − used` against the pool the log shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolCheck {
-    pub setting: String,
-    pub fraction: f64,
+    pub(crate) setting: String,
+    pub(crate) fraction: f64,
     /// The fraction is the grammar's default, not a logged value.
-    pub fraction_default: bool,
-    pub total: Amount,
-    pub used: Amount,
+    pub(crate) fraction_default: bool,
+    pub(crate) total: Amount,
+    pub(crate) used: Amount,
+    /// The pool in bytes the formula predicts.
     pub predicted: i64,
     /// The KV pool category's bytes.
-    pub logged: i64,
-    pub resolution: i64,
+    pub(crate) logged: i64,
+    pub(crate) resolution: i64,
     /// The KV pool category's print steps added.
-    pub logged_step: i64,
+    pub(crate) logged_step: i64,
 }
 
 impl PoolCheck {
@@ -197,25 +213,34 @@ impl PoolCheck {
     }
 }
 
+/// What one run's KV pool buys: tokens, bytes per token, requests at each length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Capacity {
     /// The rank read: the one with the smallest pool (the servers size every rank's pool
     /// by the smallest).
-    pub rank: Rank,
+    pub(crate) rank: Rank,
+    /// The ranks' pools differ in size.
     pub ranks_differ: bool,
+    /// The pool's size in tokens.
     pub pool_tokens: i64,
-    pub pool_origin: Option<Origin>,
+    pub(crate) pool_origin: Option<Origin>,
     /// The pool was printed in pages: this many, times `page_size`.
     pub pool_pages: Option<i64>,
+    /// Tokens per page.
     pub page_size: i64,
     /// The page size is the grammar's default, not a logged setting.
     pub page_size_default: bool,
+    /// Bytes per token as the log shows it, when it printed the pool's memory.
     pub log_per_token: Option<LogPerToken>,
+    /// Bytes per token from the model's shape, when a model config was given.
     pub model_per_token: Option<ModelKv>,
     /// (setting, value) of the cap on running requests.
     pub limit: Option<(String, i64)>,
+    /// Requests that fit at each prompt length asked for.
     pub lengths: Vec<RequestsAt>,
+    /// The server's own concurrency line, when it printed one.
     pub server_said: Option<ServerConcurrency>,
+    /// The pool the memory settings predict, against the pool the log shows.
     pub pool_check: Option<PoolCheck>,
 }
 
@@ -440,12 +465,13 @@ pub fn capacity(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> Optio
 pub struct CapacityCost {
     /// The configuration keys that changed (the cost is theirs together).
     pub changes: Vec<String>,
+    /// The change in the pool's tokens, candidate minus baseline.
     pub tokens_delta: i64,
     /// (request length, change in concurrent requests of that length).
     pub per_length: Vec<(i64, f64)>,
 }
 
-pub fn capacity_cost(
+pub(crate) fn capacity_cost(
     baseline: &Capacity,
     candidate: &Capacity,
     changes: Vec<String>,

@@ -13,12 +13,14 @@ use super::env::EnvChange;
 /// A changed setting: a configuration key or an environment variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
+    /// A configuration key.
     Config(String),
+    /// An environment variable.
     Env(String),
 }
 
 impl Setting {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Setting::Config(k) | Setting::Env(k) => k,
         }
@@ -35,7 +37,9 @@ pub enum SuspectWhy {
         words: usize,
         /// The first line holding one, as printed.
         said: String,
+        /// The file of that line.
         source: String,
+        /// Its line number.
         line: u64,
     },
     /// A grammar lists it for this kind of failure (and phase).
@@ -54,42 +58,50 @@ impl SuspectWhy {
     }
 }
 
+/// A changed setting suspected of the failure, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Suspect {
+    /// The setting that changed.
     pub setting: Setting,
+    /// Why it is suspected.
     pub why: SuspectWhy,
 }
 
 /// A line quoted as evidence.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quote {
+    /// The file.
     pub source: String,
+    /// The line number.
     pub line: u64,
+    /// The line as printed (sanitised).
     pub text: String,
 }
 
+/// A failed candidate's root failure and the changes between the runs ranked against it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureCause {
+    /// The root rank.
     pub rank: Rank,
-    pub kind: FailureKind,
-    pub phase: Phase,
+    pub(crate) kind: FailureKind,
+    pub(crate) phase: Phase,
     /// The root's failure line.
     pub quote: Option<Quote>,
     /// Error lines no rank printed (NCCL's `WARN`, a launcher's) that hold a suspect's
     /// word: what the failure said in more detail.
-    pub detail: Vec<Quote>,
+    pub(crate) detail: Vec<Quote>,
     /// The changes between the runs, likeliest first.
     pub suspects: Vec<Suspect>,
 }
 
 /// Memory failures have their own cause (the figures, the snapshots).
-pub fn is_memory(kind: FailureKind) -> bool {
+pub(crate) fn is_memory(kind: FailureKind) -> bool {
     matches!(kind, FailureKind::Oom | FailureKind::NotEnoughMemory)
 }
 
 /// The candidate's root failure and the changes ranked against it; `None` when the
 /// candidate has no root failure.
-pub fn failure_cause(
+pub(crate) fn failure_cause(
     candidate: &Run,
     config: Option<&ConfigDiff>,
     env: &[EnvChange],

@@ -13,11 +13,11 @@ use crate::model::node::{Alignment, ClockOffset, Node};
 /// across all nodes: the release itself spreads by microseconds to a few milliseconds, the
 /// print after it by the Python work in between. Each offset interval is widened by this
 /// much on both sides.
-pub const BARRIER_SPREAD_MS: i64 = 50;
+pub(crate) const BARRIER_SPREAD_MS: i64 = 50;
 
 /// A printed stamp covers `[t, t + resolution)`: stamps are truncated, not rounded. A
 /// stamp that printed a fraction of a second is taken to the millisecond.
-pub fn resolution_ms(t: NaiveDateTime) -> i64 {
+pub(crate) fn resolution_ms(t: NaiveDateTime) -> i64 {
     if t.nanosecond() == 0 {
         1000
     } else {
@@ -98,7 +98,7 @@ fn most_agreeing(intervals: &[(i64, i64)]) -> Option<(i64, i64, usize)> {
 /// the reference clock, so every timeline downstream is on one clock. `events[n]` are node
 /// n's events with ranks resolved; `nodes[n]` records its offset and whether it is the
 /// reference.
-pub fn align_nodes(
+pub(crate) fn align_nodes(
     nodes: &mut [Node],
     events: &mut [Vec<Event>],
     barrier: &BTreeSet<String>,
@@ -144,7 +144,7 @@ pub fn align_nodes(
 /// Each node's clock against `reference`'s, from the barrier exits the two have in
 /// common. `events_by_node[n]` are node n's events with ranks resolved. The reference
 /// gets `None`; so does a node with no barrier exit in common with it.
-pub fn estimate_offsets(
+pub(crate) fn estimate_offsets(
     events_by_node: &[Vec<&Event>],
     reference: usize,
     barrier: &BTreeSet<String>,

@@ -2,7 +2,8 @@
 //! what it cost, and where each run stopped.
 
 use super::env::env_changes;
-pub use super::env::{env_of, EnvChange};
+pub(crate) use super::env::EnvChange;
+use crate::base::units::Seconds;
 use std::collections::HashMap;
 
 use super::align::Spread;
@@ -16,7 +17,7 @@ pub use super::outcome::{outcome, FailureGroup, FailureStory, RunOutcome, StoryR
 /// figure's own (`base::event::BUILTIN_FIGURES`). Durations are compared by
 /// `analysis::timing`, not as `elapsed` figures. A figure a grammar declared is compared in
 /// every phase that reports it, after that phase's built-in ones (`compared_figures`).
-pub const COMPARED: &[(Phase, BuiltinFigure)] = &[
+pub(crate) const COMPARED: &[(Phase, BuiltinFigure)] = &[
     (Phase::DistInit, BuiltinFigure::MemUsage),
     (Phase::WeightLoad, BuiltinFigure::AvailBefore),
     (Phase::WeightLoad, BuiltinFigure::AvailAfter),
@@ -71,6 +72,7 @@ fn compared_figures(baseline: &Run, candidate: &Run) -> Vec<(Phase, FigureName)>
     out
 }
 
+/// How the ranks moved on one figure between the runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeltaClass {
     /// No rank moved.
@@ -85,7 +87,7 @@ pub enum DeltaClass {
 }
 
 impl DeltaClass {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DeltaClass::Same => "same",
             DeltaClass::Noise => "noise",
@@ -93,55 +95,70 @@ impl DeltaClass {
             DeltaClass::Local => "local",
         }
     }
-    pub fn is_signal(self) -> bool {
+    pub(crate) fn is_signal(self) -> bool {
         matches!(self, DeltaClass::Systematic | DeltaClass::Local)
     }
 }
 
+/// One rank's value of a figure in both runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankDelta {
-    pub rank: Rank,
+    pub(crate) rank: Rank,
+    /// The baseline's value.
     pub baseline: f64,
+    /// The candidate's value.
     pub candidate: f64,
-    pub delta: f64,
+    pub(crate) delta: f64,
     /// Beyond one print step.
-    pub beyond_noise: bool,
+    pub(crate) beyond_noise: bool,
 }
 
+/// One figure of one phase compared across the ranks both runs have.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureDiff {
+    /// The phase that reported the figure.
     pub phase: Phase,
+    /// Which figure.
     pub figure: FigureName,
-    pub is_bytes: bool,
+    pub(crate) is_bytes: bool,
     /// One print step (bytes for memory); deltas within it are noise.
-    pub resolution: f64,
+    pub(crate) resolution: f64,
+    /// How the ranks moved on it.
     pub class: DeltaClass,
-    pub ranks_compared: usize,
+    pub(crate) ranks_compared: usize,
     /// Ranks that moved beyond noise in the dominant direction.
     pub ranks_moved: usize,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
-    pub delta: Spread,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
+    pub(crate) delta: Spread,
     /// The candidate is worse on this figure (more used, less free, fewer tokens).
-    pub worse: bool,
+    pub(crate) worse: bool,
+    /// Each compared rank's value in both runs.
     pub per_rank: Vec<RankDelta>,
     /// Baseline and candidate lines of the first rank, for `--explain` (`None` inside:
     /// the line is not among the run's events).
-    pub baseline_line: Option<Option<FigureLine>>,
-    pub candidate_line: Option<Option<FigureLine>>,
+    pub(crate) baseline_line: Option<Option<FigureLine>>,
+    pub(crate) candidate_line: Option<Option<FigureLine>>,
 }
 
+/// The first figure, in start-up order, that changed beyond noise: where the runs part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Divergence {
+    /// The phase it belongs to.
     pub phase: Phase,
+    /// The figure that changed.
     pub figure: FigureName,
+    /// How the ranks moved on it (systematic or local).
     pub class: DeltaClass,
+    /// Ranks that moved beyond noise in the dominant direction.
     pub ranks_moved: usize,
+    /// Ranks both runs have the figure for.
     pub ranks_compared: usize,
+    /// The change across the compared ranks: min, median, max.
     pub delta: Spread,
-    pub is_bytes: bool,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
+    pub(crate) is_bytes: bool,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
 }
 
 /// What the first divergence cost further on.
@@ -149,14 +166,16 @@ pub struct Divergence {
 pub struct Effect {
     /// Median change in KV tokens per rank (negative: lost).
     pub kv_tokens_delta: Option<i64>,
-    pub kv_tokens_baseline: Option<i64>,
+    pub(crate) kv_tokens_baseline: Option<i64>,
     /// The same in bytes, from the candidate's bytes per token.
-    pub kv_bytes_delta: Option<i64>,
+    pub(crate) kv_bytes_delta: Option<i64>,
     /// Median change of free memory after the KV pool.
-    pub avail_after_pool_delta: Option<i64>,
+    pub(crate) avail_after_pool_delta: Option<i64>,
+    /// Median free memory after the KV pool, baseline and candidate (bytes).
     pub avail_after_pool: Option<(i64, i64)>,
 }
 
+/// The verdict of a diff, and the exit code it gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Nothing beyond noise.
@@ -172,6 +191,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The process exit code: 0 same or improved, 1 failed or regressed, 3 incomplete.
     pub fn exit_code(self) -> i32 {
         match self {
             Status::Same | Status::Improved => 0,
@@ -179,7 +199,7 @@ impl Status {
             Status::Incomplete => 3,
         }
     }
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Same => "SAME",
             Status::Failed => "FAILED",
@@ -190,20 +210,25 @@ impl Status {
     }
 }
 
+/// What the two runs share, and what keeps them from being compared in full.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparability {
-    pub common_ranks: usize,
+    pub(crate) common_ranks: usize,
+    /// Ranks only the baseline has.
     pub only_in_baseline: Vec<Rank>,
-    pub only_in_candidate: Vec<Rank>,
+    pub(crate) only_in_candidate: Vec<Rank>,
     /// Per-rank memory is compared only when the rank sets match.
     pub memory_compared: bool,
+    /// Each limit of the comparison, as facts.
     pub notes: Vec<ComparabilityNote>,
 }
 
 /// Which of the two runs of a diff.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
+    /// The run compared against.
     Baseline,
+    /// The run under question.
     Candidate,
 }
 
@@ -211,23 +236,34 @@ pub enum Side {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ComparabilityNote {
     /// A run gave no start-up event at all.
-    NoEvents { side: Side, run: String },
+    NoEvents {
+        /// Which run.
+        side: Side,
+        /// Its name (the path given).
+        run: String,
+    },
     /// Lines of either run that no grammar understood.
     NotUnderstood {
+        /// The baseline's lines no grammar understood.
         baseline_lines: u64,
+        /// The candidate's lines no grammar understood.
         candidate_lines: u64,
     },
     /// Both runs have ranks in common but not the same set: per-rank memory is not
     /// compared.
     RankSetsDiffer {
+        /// Ranks the baseline has.
         baseline_ranks: usize,
+        /// Ranks the candidate has.
         candidate_ranks: usize,
     },
     /// Both runs have ranks, none of the same name.
     NoCommonRanks,
     /// The server grammars that gave each run's events differ.
     DifferentServers {
+        /// The baseline's server grammars.
         baseline: Vec<String>,
+        /// The candidate's server grammars.
         candidate: Vec<String>,
     },
 }
@@ -235,14 +271,20 @@ pub enum ComparabilityNote {
 /// How the baseline ended, as a failed or incomplete candidate's headline names it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BaselineEnd {
+    /// It reached ready.
     Ready,
+    /// It failed as well: its root rank, failure kind and phase.
     FailedToo {
+        /// The baseline's root rank.
         rank: Rank,
+        /// The kind of the baseline's root failure.
         kind: FailureKind,
+        /// The phase the baseline's root rank failed in.
         phase: Phase,
     },
     /// Its log ends before ready with nothing said.
     EndsBeforeReady,
+    /// It did not reach ready, with no failure and no rank left incomplete.
     NotReady,
 }
 
@@ -250,24 +292,24 @@ pub enum BaselineEnd {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Regression {
     /// `None` when no memory figure got worse.
-    pub capacity: Option<CapacityLoss>,
+    pub(crate) capacity: Option<CapacityLoss>,
     /// The start-up got slower: the first line to ready (when both runs have it) and the
     /// finding that leads.
-    pub slower: Option<SlowerStartup>,
+    pub(crate) slower: Option<SlowerStartup>,
 }
 
 /// A start-up that became slower, as the headline names it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SlowerStartup {
+pub(crate) struct SlowerStartup {
     /// Baseline and candidate seconds from the first line to ready, when both are known
     /// and the change is beyond resolution and tolerance.
-    pub to_ready: Option<(f64, f64)>,
-    pub lead: Option<super::timing::TimeFinding>,
+    pub(crate) to_ready: Option<(Seconds, Seconds)>,
+    pub(crate) lead: Option<super::timing::TimeFinding>,
 }
 
 /// What a regressed candidate lost in memory.
 #[derive(Clone, Debug, PartialEq)]
-pub enum CapacityLoss {
+pub(crate) enum CapacityLoss {
     /// KV tokens per rank lost (positive), and their bytes when known.
     KvTokens { tokens: i64, bytes: Option<i64> },
     /// Less free memory after the KV pool (positive bytes).
@@ -279,17 +321,27 @@ pub enum CapacityLoss {
 /// The verdict's headline, as facts.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Headline {
+    /// The candidate failed: its failure story and how the baseline ended.
     Failed {
+        /// The candidate's root failure and what followed it.
         story: FailureStory,
+        /// How the baseline ended.
         baseline: BaselineEnd,
     },
+    /// The candidate's log ends before ready and nothing says why.
     Incomplete {
+        /// Ranks that did not finish.
         incomplete: usize,
+        /// Ranks in all.
         ranks: usize,
+        /// How the baseline ended.
         baseline: BaselineEnd,
     },
+    /// No failure, but something was lost.
     Regressed(Regression),
+    /// Only changes for the better.
     Improved,
+    /// Nothing beyond noise.
     Same,
 }
 
@@ -297,24 +349,40 @@ pub enum Headline {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigNote {
     /// A run has no configuration line.
-    Missing { run: String },
+    Missing {
+        /// The run's name (the path given).
+        run: String,
+    },
     /// A run's configuration line could not be read.
-    Unreadable { run: String, error: String },
+    Unreadable {
+        /// The run's name (the path given).
+        run: String,
+        /// Why the line could not be read.
+        error: String,
+    },
     /// A run's line is cut short: keys after the cut are not compared.
-    CutShort { baseline: bool, candidate: bool },
+    CutShort {
+        /// The baseline's line is cut.
+        baseline: bool,
+        /// The candidate's line is cut.
+        candidate: bool,
+    },
 }
 
 /// The log line a figure was read from: source, line number and message.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FigureLine {
-    pub source: String,
-    pub line: u64,
-    pub message: String,
+pub(crate) struct FigureLine {
+    pub(crate) source: String,
+    pub(crate) line: u64,
+    pub(crate) message: String,
 }
 
+/// A candidate run compared with its baseline: every fact `diff` reports, typed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunDiff {
+    /// The verdict.
     pub status: Status,
+    /// What the verdict line says, as facts.
     pub headline: Headline,
     /// `server_args` (or the vLLM engine config) of the two runs, key by key.
     pub config: Option<ConfigDiff>,
@@ -322,11 +390,16 @@ pub struct RunDiff {
     pub config_note: Option<ConfigNote>,
     /// Environment toggles the logs show (`NCCL_… set by environment to …`) that differ.
     pub env: Vec<EnvChange>,
+    /// What the runs share, and the limits of the comparison.
     pub comparability: Comparability,
+    /// Every figure compared, phase by phase.
     pub figures: Vec<FigureDiff>,
+    /// Where the runs first part, if they do.
     pub first_divergence: Option<Divergence>,
+    /// What the first divergence cost further on.
     pub effect: Option<Effect>,
-    pub baseline: RunOutcome,
+    pub(crate) baseline: RunOutcome,
+    /// Where the candidate's ranks stopped, grouped by failure.
     pub candidate: RunOutcome,
     /// Phase windows and the time to ready, compared.
     pub time: super::timing::TimeDiff,
@@ -389,10 +462,13 @@ fn classify(per_rank: &[RankDelta]) -> (DeltaClass, usize) {
     (DeltaClass::Noise, 0)
 }
 
+/// The diff with the default options.
 pub fn diff(baseline: &Run, candidate: &Run) -> RunDiff {
     diff_with(baseline, candidate, DiffOptions::default())
 }
 
+/// Compares `candidate` with `baseline`: status, headline, figures, timings, config,
+/// environment and cause.
 pub fn diff_with(baseline: &Run, candidate: &Run, options: DiffOptions) -> RunDiff {
     let (comparability, common) = comparability(baseline, candidate);
     let figures = if comparability.memory_compared {
@@ -702,7 +778,7 @@ fn headline(
                 to_ready: time
                     .to_ready
                     .as_ref()
-                    .filter(|t| t.beyond && t.delta_s > 0.0)
+                    .filter(|t| t.beyond && t.delta_s.is_positive())
                     .map(|t| (t.baseline_s, t.candidate_s)),
                 lead: time.lead().cloned(),
             });

@@ -12,6 +12,7 @@
 //!
 //! Facts only; `render::text::watch` words them.
 
+use crate::base::units::Seconds;
 use std::collections::HashSet;
 
 use chrono::NaiveDateTime;
@@ -28,41 +29,47 @@ const AFTER_POOL: [Phase; 2] = [Phase::CudaGraph, Phase::Ready];
 /// baseline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryWarning {
-    pub rank: Rank,
+    pub(crate) rank: Rank,
     /// Free memory after the pool (bytes) and the figure's print step.
-    pub left: i64,
-    pub left_resolution: i64,
-    pub left_origin: Origin,
+    pub(crate) left: i64,
+    pub(crate) left_resolution: i64,
+    pub(crate) left_origin: Origin,
     /// The later phase, and what it took in the baseline (median over its ranks).
-    pub phase: Phase,
-    pub baseline_took: i64,
-    pub baseline_resolution: i64,
+    pub(crate) phase: Phase,
+    pub(crate) baseline_took: i64,
+    pub(crate) baseline_resolution: i64,
     /// The shortfall exceeds both figures' rounding: an OOM there is likely, not only
     /// possible.
-    pub likely: bool,
+    pub(crate) likely: bool,
     /// The settings that would cover the shortfall (with `remedy::MARGIN`).
-    pub remedies: Vec<Remedy>,
-    pub deficit: Deficit,
+    pub(crate) remedies: Vec<Remedy>,
+    pub(crate) deficit: Deficit,
 }
 
 /// A rank in one phase for longer than the baseline took for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlowWarning {
+    /// The rank.
     pub rank: Rank,
+    /// The phase it is still in.
     pub phase: Phase,
     /// From the end of its previous phase to "now" (see [`LogNow`]).
-    pub so_far_s: f64,
+    pub so_far_s: Seconds,
     /// How much of `so_far_s` passed after the run's latest line: the run silent, measured
     /// by the wall clock (0 when measured to a line).
-    pub silent_s: f64,
-    pub baseline_s: f64,
+    pub silent_s: Seconds,
+    /// How long the baseline's same rank took for the phase.
+    pub baseline_s: Seconds,
     /// What `so_far_s - baseline_s` had to exceed.
-    pub threshold_s: f64,
+    pub(crate) threshold_s: Seconds,
 }
 
+/// A warning `watch --baseline` gives before the run ends.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EarlyWarning {
+    /// A figure already worse than the baseline's.
     Memory(MemoryWarning),
+    /// A phase already longer than the baseline's.
     Slow(SlowWarning),
 }
 
@@ -71,27 +78,42 @@ pub enum EarlyWarning {
 pub enum Change {
     /// A rank's first line of a phase (or its end, when it printed no begin line).
     Phase {
+        /// The rank.
         rank: Rank,
+        /// The phase.
         phase: Phase,
+        /// The line's stamp, if it had one.
         at: Option<NaiveDateTime>,
     },
     /// A memory figure a phase printed.
     Memory {
+        /// The rank.
         rank: Rank,
+        /// The phase that printed it.
         phase: Phase,
+        /// Which figure.
         name: FigureName,
+        /// Its value.
         value: FieldValue,
+        /// The line it was printed on.
         origin: Origin,
     },
     /// A rank's outcome is decided (not `incomplete`).
     Outcome {
+        /// The rank.
         rank: Rank,
+        /// Its outcome.
         outcome: Outcome,
+        /// The phase it stopped in.
         phase: Phase,
+        /// The failure's kind, for a failure.
         kind: Option<FailureKind>,
+        /// The deciding line's stamp, if it had one.
         at: Option<NaiveDateTime>,
+        /// The deciding line.
         origin: Option<Origin>,
     },
+    /// A warning against the baseline.
     Warning(EarlyWarning),
 }
 
@@ -102,6 +124,7 @@ pub enum Change {
 /// replay, right.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogNow {
+    /// The run's latest stamp.
     pub latest: NaiveDateTime,
     /// Seconds since the latest line was read, in log time.
     pub silent_s: f64,
@@ -116,7 +139,7 @@ impl LogNow {
         })
     }
 
-    pub fn time(&self) -> NaiveDateTime {
+    pub(crate) fn time(&self) -> NaiveDateTime {
         self.latest + chrono::Duration::milliseconds((self.silent_s * 1000.0) as i64)
     }
 }
@@ -273,7 +296,7 @@ fn left_after_pool(r: &RankRun) -> Option<(i64, i64, Origin)> {
 
 /// Every rank whose memory left after the KV pool is less than what a later phase took in
 /// the baseline: known from the pool's line, before that phase runs.
-pub fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
+pub(crate) fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
     let mut out = Vec::new();
     let needs: Vec<(Phase, i64, i64)> = AFTER_POOL
         .iter()
@@ -315,7 +338,7 @@ pub fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
 
 /// The phase a rank is in now and when it entered it (the end of its previous phase, or
 /// the run's start): `None` for a rank that is done (ready, or its outcome decided).
-pub fn current_phase(
+pub(crate) fn current_phase(
     r: &RankRun,
     run_start: Option<NaiveDateTime>,
 ) -> Option<(Phase, NaiveDateTime)> {
@@ -339,17 +362,6 @@ pub fn current_phase(
     }
 }
 
-/// Ranks in a phase past the baseline's window of it, measured to the run's latest line
-/// (the log's clock, so a replay or a remote log reads the same): beyond the stamps'
-/// resolution and `tolerance` of the baseline's figure, as `timing::compare` counts a
-/// slower phase.
-pub fn slow_phases(baseline: &Run, run: &Run, tolerance: f64) -> Vec<SlowWarning> {
-    match LogNow::at_latest_line(run) {
-        Some(now) => slow_phases_at(baseline, run, tolerance, now),
-        None => Vec::new(),
-    }
-}
-
 /// As [`slow_phases`], measured to `now`.
 pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> Vec<SlowWarning> {
     let now = at.time();
@@ -361,16 +373,16 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
         let Some((base_s, base_res)) = baseline_window(baseline, &r.rank, phase) else {
             continue;
         };
-        let so_far = (now - since).num_milliseconds() as f64 / 1000.0;
+        let so_far = Seconds::from_ms((now - since).num_milliseconds());
         // The resolution of the latest stamp: the wall clock added to it is finer.
-        let res = base_res + super::clock::resolution_ms(at.latest) as f64 / 1000.0;
+        let res = base_res + Seconds::from_ms(super::clock::resolution_ms(at.latest));
         let delta = so_far - base_s;
-        if delta > 0.0 && timing::beyond(delta, res, base_s, tolerance) {
+        if delta.is_positive() && timing::beyond(delta, res, base_s, tolerance) {
             out.push(SlowWarning {
                 rank: r.rank.clone(),
                 phase,
                 so_far_s: so_far,
-                silent_s: at.silent_s.min(so_far).max(0.0),
+                silent_s: Seconds(at.silent_s.min(so_far.get()).max(0.0)),
                 baseline_s: base_s,
                 threshold_s: timing::threshold(res, base_s, tolerance),
             });
@@ -380,7 +392,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
 }
 
 /// The baseline's window of a phase: the same rank's, else the median over its ranks.
-fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f64)> {
+fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(Seconds, Seconds)> {
     let of = |r: &RankRun| {
         timing::windows(r, baseline.start)
             .into_iter()
@@ -390,7 +402,7 @@ fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f6
     if let Some(w) = baseline.rank(rank).and_then(of) {
         return Some(w);
     }
-    let mut all: Vec<(f64, f64)> = baseline.worker_ranks().filter_map(of).collect();
+    let mut all: Vec<(Seconds, Seconds)> = baseline.worker_ranks().filter_map(of).collect();
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     all.get(all.len() / 2).copied()
 }
@@ -398,20 +410,20 @@ fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(f64, f6
 /// Where a rank is, for the live board's status rows: its phase now, how long it has been
 /// in it (to "now", so it grows while the rank is silent), its latest memory figure.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RankStatus {
-    pub rank: Rank,
+pub(crate) struct RankStatus {
+    pub(crate) rank: Rank,
     /// The phase it is in (or, once decided, the one it ended in).
-    pub phase: Phase,
-    pub outcome: Outcome,
-    pub reached_ready: bool,
+    pub(crate) phase: Phase,
+    pub(crate) outcome: Outcome,
+    pub(crate) reached_ready: bool,
     /// Seconds in `phase` so far; `None` once the rank is done or when a stamp is missing.
-    pub in_phase_s: Option<f64>,
+    pub(crate) in_phase_s: Option<f64>,
     /// The last bytes figure the rank printed: its phase, name and value.
-    pub last_memory: Option<(Phase, FigureName, FieldValue)>,
+    pub(crate) last_memory: Option<(Phase, FigureName, FieldValue)>,
 }
 
 /// Each worker rank's status at `now`, in the run's rank order.
-pub fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
+pub(crate) fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
     let now = now.map(|n| n.time());
     run.worker_ranks()
         .map(|r| {

@@ -8,19 +8,22 @@ use crate::model::Run;
 /// One environment variable whose value differs between the runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvChange {
+    /// The variable's name, as the log printed it.
     pub name: String,
     /// `None`: the run did not print it.
     pub baseline: Option<String>,
+    /// `None`: the run did not print it.
     pub candidate: Option<String>,
     /// Whether the run's absence of a value means unset: it printed its settings (some
     /// environment line) and reached ready, so it passed the point where the other run
     /// printed this one. Otherwise a missing value is "not logged", never "unset".
-    pub baseline_logged: bool,
+    pub(crate) baseline_logged: bool,
+    /// As `baseline_logged`, for the candidate.
     pub candidate_logged: bool,
 }
 
 /// The environment toggles a run's logs reveal, first value seen per name.
-pub fn env_of(run: &Run) -> BTreeMap<String, String> {
+pub(crate) fn env_of(run: &Run) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for e in run.events.iter().filter(|e| e.kind == "env") {
         if let (Some(n), Some(v)) = (

@@ -22,8 +22,10 @@ use crate::snapshot::Snapshot;
 /// Sites named per category, largest first.
 const SITES_SHOWN: usize = 3;
 
+/// One memory category on one rank: what the allocator held at sites of its phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryHeld {
+    /// The category.
     pub category: Category,
     /// Bytes of the segments whose site first allocated in the category's phase.
     pub reserved: i64,
@@ -36,17 +38,20 @@ pub struct CategoryHeld {
     /// from none.
     pub resolution: i64,
     /// The breakdown figure's print steps added (the JSON's resolution).
-    pub step: i64,
+    pub(crate) step: i64,
 }
 
+/// One allocation site a category holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldSite {
+    /// The site as shown: `function (file:lines)`.
     pub label: String,
-    pub reserved: i64,
+    pub(crate) reserved: i64,
     /// How the site was placed in the category's phase.
     pub placed: Placed,
 }
 
+/// How a site was put in a category's phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placed {
     /// A frame of its stack names the phase (`frame_phase`).
@@ -62,16 +67,17 @@ pub enum Placed {
 /// One rank's snapshot against its breakdown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankHeld {
+    /// The rank.
     pub rank: Rank,
     /// The snapshot's file.
-    pub path: String,
+    pub(crate) path: String,
     /// Every category with a phase of its own, in the breakdown's order.
     pub categories: Vec<CategoryHeld>,
     /// Reserved at sites first seen outside those phases (serving, launch) or whose
     /// time could not be placed.
-    pub unplaced: i64,
+    pub(crate) unplaced: i64,
     /// Everything the allocator reserved at the dump.
-    pub reserved: i64,
+    pub(crate) reserved: i64,
 }
 
 /// Per site, its first allocation's time (snapshot clock) and the phase its stack names

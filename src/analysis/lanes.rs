@@ -11,27 +11,27 @@ use crate::report::RunReport;
 
 /// One phase of one rank on the time axis, in seconds since the run started.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Segment {
-    pub phase: Phase,
-    pub start: f64,
-    pub end: f64,
-    pub complete: bool,
+pub(crate) struct Segment {
+    pub(crate) phase: Phase,
+    pub(crate) start: f64,
+    pub(crate) end: f64,
+    pub(crate) complete: bool,
 }
 
 /// What the timeline draws for one rank, computed once from the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lane {
-    pub rank: Rank,
-    pub segments: Vec<Segment>,
+    pub(crate) rank: Rank,
+    pub(crate) segments: Vec<Segment>,
     /// Failure kind and when it happened.
-    pub failure: Option<(&'static str, f64)>,
+    pub(crate) failure: Option<(&'static str, f64)>,
     /// Phases in which this rank finished well after the others.
-    pub straggler_in: Vec<Phase>,
+    pub(crate) straggler_in: Vec<Phase>,
 }
 
 /// The figures the Memory table lists and stacks in each rank's bar, in start-up order;
 /// the last one is what was left free.
-pub const PARTS: [(Phase, &str, &str); 5] = [
+pub(crate) const PARTS: [(Phase, &str, &str); 5] = [
     (Phase::DistInit, "mem_usage", "init"),
     (Phase::WeightLoad, "mem_usage", "weights"),
     (Phase::KvCache, "kv_size", "kv"),
@@ -53,7 +53,7 @@ fn free_after(r: &RankRun) -> Option<(i64, f64)> {
 }
 
 /// A rank's memory parts, as [`PARTS`] lists them: (bytes, the log's resolution).
-pub fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
+pub(crate) fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
     let mut out = [None; 5];
     for (i, (p, name, _)) in PARTS.iter().enumerate() {
         out[i] = if *p == Phase::Ready {
@@ -67,7 +67,7 @@ pub fn parts_of(r: &RankRun) -> [Option<(i64, f64)>; 5] {
 }
 
 /// Seconds from `start` to `ts`, when both are known.
-pub fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
+pub(crate) fn seconds(start: Option<NaiveDateTime>, ts: Option<NaiveDateTime>) -> Option<f64> {
     Some((ts? - start?).num_milliseconds() as f64 / 1000.0)
 }
 

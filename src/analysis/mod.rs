@@ -5,7 +5,7 @@ pub mod attribute;
 pub mod breakdown;
 pub mod capacity;
 pub mod cause;
-pub mod clock;
+pub(crate) mod clock;
 pub mod diff;
 pub mod early;
 pub mod env;

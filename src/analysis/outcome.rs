@@ -6,47 +6,52 @@ use std::collections::BTreeMap;
 use crate::base::event::Rank;
 use crate::model::{Failure, FailureKind, Outcome, Phase, Run};
 
+/// Ranks that stopped the same way: one outcome, one failure kind, one phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureGroup {
     /// `failed`, `consequence`, `terminated` or `stalled`.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
+    /// The kind of failure.
     pub kind: FailureKind,
+    /// The phase the ranks stopped in.
     pub phase: Phase,
-    pub ranks: Vec<Rank>,
-    pub total_ranks: usize,
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) total_ranks: usize,
     /// Parsed OOM figures common to the group (bytes).
     pub requested_bytes: Option<i64>,
-    pub allowed_bytes: Option<i64>,
-    pub free_bytes: Option<i64>,
+    pub(crate) allowed_bytes: Option<i64>,
+    pub(crate) free_bytes: Option<i64>,
     /// What the process's allocator held when it failed (PyTorch's "allocated by
     /// PyTorch", a server's own wording): where the device's memory went.
-    pub allocated_bytes: Option<i64>,
-    pub reserved_unallocated_bytes: Option<i64>,
-    pub private_pools_bytes: Option<i64>,
-    pub message: String,
+    pub(crate) allocated_bytes: Option<i64>,
+    pub(crate) reserved_unallocated_bytes: Option<i64>,
+    pub(crate) private_pools_bytes: Option<i64>,
+    pub(crate) message: String,
     /// The ranks failed because `consequence_of` did first.
-    pub consequence_of: Option<Rank>,
+    pub(crate) consequence_of: Option<Rank>,
 }
 
+/// Where a run's ranks stopped, grouped by failure, and the root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Numbered ranks (engine and API processes apart).
-    pub ranks: usize,
-    pub ready: bool,
+    pub(crate) ranks: usize,
+    pub(crate) ready: bool,
     /// Ranks that failed on their own.
     pub failed_ranks: usize,
     /// Ranks per outcome, in `Outcome::ALL` order, zero counts left out.
-    pub counts: Vec<(Outcome, usize)>,
+    pub(crate) counts: Vec<(Outcome, usize)>,
+    /// The ranks that did not reach ready, grouped by outcome, kind and phase.
     pub groups: Vec<FailureGroup>,
     /// The root: the rank whose own failure (or, failing none, stall) came first.
     pub first_failure: Option<(Rank, FailureKind, Phase)>,
     /// The root's outcome (`failed` or `stalled`).
-    pub root_outcome: Option<Outcome>,
-    pub launcher_failures: Vec<String>,
+    pub(crate) root_outcome: Option<Outcome>,
+    pub(crate) launcher_failures: Vec<String>,
     /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
-    pub launcher_consequences: Vec<String>,
+    pub(crate) launcher_consequences: Vec<String>,
     /// Ranks whose log ends with nothing said, and the phase most of them were in.
-    pub incomplete: usize,
+    pub(crate) incomplete: usize,
     /// The run's failure as told: the root first, what followed counted apart.
     pub story: FailureStory,
 }
@@ -56,27 +61,40 @@ pub struct RunOutcome {
 pub enum StoryRoot {
     /// The run's one rank failed on its own.
     OnlyRank {
+        /// The rank.
         rank: Rank,
+        /// Its failure's kind.
         kind: FailureKind,
+        /// The phase it failed in.
         phase: Phase,
     },
     /// Every rank failed on its own, the same way.
     AllRanks {
+        /// How many ranks.
         ranks: usize,
+        /// Their failure's kind.
         kind: FailureKind,
+        /// The phase they failed in.
         phase: Phase,
     },
     /// The root, and how many more ranks failed on their own.
     Root {
+        /// The root rank.
         rank: Rank,
+        /// Its failure's kind.
         kind: FailureKind,
+        /// The phase it failed (or stalled) in.
         phase: Phase,
+        /// It stalled rather than failed.
         stalled: bool,
+        /// Other ranks that failed on their own.
         others_failed: usize,
     },
+    /// The launcher printed a failure; no rank's own failure is in the log.
     LauncherFailed,
     /// The launcher saw a child fail; no rank's own failure is in the log.
     LauncherReportsChild,
+    /// No rank failed on its own, and the launcher said nothing of a failure.
     NoOwnFailure,
 }
 
@@ -84,18 +102,18 @@ pub enum StoryRoot {
 /// (consequence, terminated, stalled, incomplete; zero counts left out).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FailureStory {
-    pub root: StoryRoot,
-    pub followers: Vec<(Outcome, usize)>,
+    pub(crate) root: StoryRoot,
+    pub(crate) followers: Vec<(Outcome, usize)>,
 }
 
 impl RunOutcome {
     /// The run failed: a root, or the launcher saw a failure.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.first_failure.is_some()
             || !self.launcher_failures.is_empty()
             || !self.launcher_consequences.is_empty()
     }
-    pub fn count(&self, o: Outcome) -> usize {
+    pub(crate) fn count(&self, o: Outcome) -> usize {
         self.counts
             .iter()
             .find(|(x, _)| *x == o)
@@ -103,6 +121,7 @@ impl RunOutcome {
     }
 }
 
+/// Where the run's ranks stopped, grouped by failure, with the root and its story.
 pub fn outcome(run: &Run) -> RunOutcome {
     let total = run.worker_ranks().count();
     type Key = (

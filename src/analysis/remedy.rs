@@ -14,7 +14,7 @@ use crate::model::config::Spelling;
 use crate::model::{FailureKind, Phase, Run};
 
 /// A proposed value must cover the deficit's upper bound by this much more.
-pub const MARGIN: f64 = 0.2;
+pub(crate) const MARGIN: f64 = 0.2;
 
 /// How the deficit was measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,28 +27,32 @@ pub enum DeficitBasis {
     OomRequest,
 }
 
+/// What a failed phase needed against what was left, by the run's own figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deficit {
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// What the phase needed and what was left (bytes).
     pub need: i64,
+    /// What was left for it (bytes).
     pub have: i64,
+    /// `need - have` (bytes).
     pub deficit: i64,
     /// How far the printed figures may be from the true ones (bytes).
     pub resolution: i64,
     /// One print step of `need` and of `have` (0: exact or not printed).
-    pub need_step: i64,
-    pub have_step: i64,
+    pub(crate) need_step: i64,
+    pub(crate) have_step: i64,
+    /// Which figures the two sides were read from.
     pub basis: DeficitBasis,
 }
 
 impl Deficit {
     /// What a remedy must cover: the deficit at the far end of the figures' resolution.
-    pub fn upper(&self) -> i64 {
+    pub(crate) fn upper(&self) -> i64 {
         self.deficit + self.resolution
     }
     /// With the margin.
-    pub fn target(&self) -> i64 {
+    pub(crate) fn target(&self) -> i64 {
         (self.upper() as f64 * (1.0 + MARGIN)).ceil() as i64
     }
 }
@@ -58,13 +62,24 @@ impl Deficit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RuleCheck {
     /// The pool (bytes) is what the rule predicts, within resolution and 5 %.
-    Follows { predicted: i64, logged: i64 },
+    Follows {
+        /// The pool the rule gives (bytes).
+        predicted: i64,
+        /// The pool the log shows (bytes).
+        logged: i64,
+    },
     /// It is not: the step's effect is the rule's, not this run's.
-    Differs { predicted: i64, logged: i64 },
+    Differs {
+        /// The pool the rule gives (bytes).
+        predicted: i64,
+        /// The pool the log shows (bytes).
+        logged: i64,
+    },
     /// The log does not print every figure of the rule.
     Unchecked,
 }
 
+/// What a remedy changes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemedyKind {
     /// Lower a pool fraction by `steps × step`: `total × that` more free after the pool.
@@ -72,20 +87,30 @@ pub enum RemedyKind {
         /// The rule's `total` where it is smallest over the ranks, with what it was
         /// read from (a `device` term: the breakdown's device memory).
         total: Amount,
+        /// The rank that `total` was read on.
         total_rank: Rank,
+        /// The grammar's step of the fraction.
         step: f64,
+        /// The fraction the run used.
         from: f64,
+        /// The fraction proposed.
         to: f64,
+        /// Whether the run's pool is the one the rule gives.
         check: RuleCheck,
         /// KV tokens per rank the pool gives up, and the pool's size in tokens.
         tokens_lost: Option<i64>,
+        /// The pool's size in tokens.
         pool_tokens: Option<i64>,
     },
     /// Skip the failing phase (and the memory the baseline's took, when known).
     SkipPhase {
+        /// The setting's value that skips the phase.
         value: String,
+        /// The phase skipped.
         phase: Phase,
+        /// Bytes the baseline's category took, when it has one.
         baseline_took: Option<i64>,
+        /// What skipping costs besides memory, as the grammar words it.
         cost: Option<String>,
     },
     /// Go back to the baseline's value of a changed setting: the baseline reached ready.
@@ -94,25 +119,34 @@ pub enum RemedyKind {
     /// suspect names can be the cause, as `enable_custom_allreduce` is for SGLang's
     /// OOMs), after the tied ones.
     Revert {
+        /// The candidate's value.
         from: String,
+        /// The baseline's value.
         to: String,
+        /// A `[[suspect]]` names this setting for the failure.
         tied: bool,
     },
 }
 
+/// One setting change that would cover a memory failure's deficit, by the run's figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Remedy {
+    /// The setting to change.
     pub setting: String,
+    /// How to change it.
     pub kind: RemedyKind,
     /// Bytes it frees for the failing phase, when the figures say.
     pub frees: Option<i64>,
     /// The print steps `frees` was computed from (0 when exact or unknown).
-    pub frees_step: i64,
+    pub(crate) frees_step: i64,
 }
 
+/// A failed run's deficit and the settings that would cover it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Remedies {
+    /// The deficit, when the figures give one.
     pub deficit: Option<Deficit>,
+    /// The remedies, in the order proposed.
     pub remedies: Vec<Remedy>,
 }
 
@@ -122,7 +156,7 @@ fn median(mut v: Vec<i64>) -> Option<i64> {
 }
 
 /// A figure of a phase on every worker rank, median, and its resolution.
-pub fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
+pub(crate) fn figure(run: &Run, phase: Phase, name: &str) -> Option<(i64, i64)> {
     let vals: Vec<(i64, i64)> = run
         .worker_ranks()
         .filter_map(|r| {
@@ -150,7 +184,7 @@ fn as_f64(v: &PyValue) -> Option<f64> {
 }
 
 /// What the failing phase lacked on the root rank.
-pub fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
+pub(crate) fn deficit(baseline: Option<&Run>, candidate: &Run) -> Option<Deficit> {
     let (root, failure) = candidate.root_failure()?;
     if !matches!(
         failure.kind,
@@ -304,7 +338,7 @@ fn baseline_category(baseline: &Run, category: Category) -> Option<(i64, i64)> {
 /// The settings that would cover deficit `d`, from the candidate's server's memory model:
 /// for a failure, and for `watch`'s early warning (a deficit foreseen from the baseline's
 /// figures before the phase runs).
-pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
+pub(crate) fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remedy> {
     let Some(model) = model_of(candidate) else {
         return Vec::new();
     };
@@ -345,7 +379,7 @@ pub fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Vec<Remed
 }
 
 /// The remedies for a candidate's memory failure, from its figures (and the baseline's).
-pub fn remedies(
+pub(crate) fn remedies(
     baseline: Option<&Run>,
     candidate: &Run,
     config: Option<&crate::model::config::ConfigDiff>,

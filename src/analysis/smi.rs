@@ -19,7 +19,7 @@ const STAMP_S: f64 = 1.0;
 
 /// How the ranks were put on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GpuRanks {
+pub(crate) enum GpuRanks {
     /// The CSV has one GPU: every worker rank is on it (as the samples' shared device).
     Shared,
     /// As many GPUs as ranks or more: rank k on GPU k, the servers' default placement
@@ -32,30 +32,34 @@ pub enum GpuRanks {
 /// what the breakdown says it took.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcessInUse {
-    pub rank: Rank,
-    pub in_use: i64,
+    pub(crate) rank: Rank,
+    pub(crate) in_use: i64,
     /// One print step of the message's figure.
-    pub in_use_step: i64,
-    pub taken: i64,
+    pub(crate) in_use_step: i64,
+    pub(crate) taken: i64,
     /// The print steps `taken` was computed from, added.
-    pub taken_step: i64,
-    pub origin: Origin,
+    pub(crate) taken_step: i64,
+    pub(crate) origin: Origin,
 }
 
+/// nvidia-smi's used memory on one GPU against what the ranks on it report taking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SmiComparison {
-    pub source: String,
+    pub(crate) source: String,
+    /// The GPU's index.
     pub gpu: u32,
+    /// The ranks placed on it.
     pub ranks: Vec<Rank>,
-    pub placement: GpuRanks,
+    pub(crate) placement: GpuRanks,
     /// Seconds since the run's first line of the nvidia-smi point used, and its value.
     pub at_s: f64,
+    /// nvidia-smi's used memory at `at_s` (bytes).
     pub smi_used: i64,
     /// The ranks' device less their last free figure, summed, and its resolution.
     pub taken: i64,
-    pub resolution: i64,
+    pub(crate) resolution: i64,
     /// The print steps `taken` was computed from, added (the JSON's resolution).
-    pub step: i64,
+    pub(crate) step: i64,
     /// nvidia-smi's used at its first sample before the run's first line: memory in use
     /// before the server started (other processes).
     pub before: Option<i64>,
@@ -67,6 +71,7 @@ pub struct SmiComparison {
 }
 
 impl SmiComparison {
+    /// What nvidia-smi sees that the ranks' figures do not (`smi_used - taken`).
     pub fn difference(&self) -> i64 {
         self.smi_used - self.taken
     }
@@ -120,7 +125,7 @@ fn process_in_use(r: &RankRun, taken: i64, taken_step: i64) -> Option<ProcessInU
 }
 
 /// One comparison per GPU of the run's nvidia-smi CSVs that ranks can be put on.
-pub fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
+pub(crate) fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
     if run.gpus.is_empty() {
         return Vec::new();
     }

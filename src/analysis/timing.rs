@@ -19,28 +19,29 @@ use chrono::NaiveDateTime;
 use super::align::{phase_stats, Spread};
 use super::clock::resolution_ms;
 use crate::base::event::{kind, Rank};
+use crate::base::units::Seconds;
 use crate::model::{Phase, RankRun, Run};
 
 /// What a time change must exceed besides the stamps' resolution, as a fraction of the
 /// baseline's figure.
-pub const DEFAULT_TOLERANCE: f64 = 0.2;
+pub(crate) const DEFAULT_TOLERANCE: f64 = 0.2;
 
 /// One rank's window of one phase.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
+pub(crate) struct Window {
     /// From the previous phase's end to this phase's end, seconds.
-    pub total_s: f64,
+    pub(crate) total_s: Seconds,
     /// Of which before the phase's first line (`None`: the phase printed no line before
     /// its end, so the split is unknown).
-    pub before_first_line_s: Option<f64>,
+    pub(crate) before_first_line_s: Option<Seconds>,
     /// How far the printed window may be from the true one, seconds (one stamp step).
-    pub resolution_s: f64,
+    pub(crate) resolution_s: Seconds,
 }
 
 /// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
 /// stamped before the previous phase's end (stamps out of order), has none: no window is
 /// ever negative.
-pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
+pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
     // The launch span starts at the run's first line when there is one: its step is that
     // stamp's, read from its format (`Event::ts_step_ms`), not guessed from its value.
@@ -77,14 +78,14 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
             .filter(|_| span.phase != Phase::Ready)
             .map(|s| (s - from).num_milliseconds())
             .filter(|ms| (0..=total_ms).contains(ms))
-            .map(|ms| ms as f64 / 1000.0);
+            .map(Seconds::from_ms);
         let step = end_step.max(from_step);
         out.push((
             span.phase,
             Window {
-                total_s: total_ms as f64 / 1000.0,
+                total_s: Seconds::from_ms(total_ms),
                 before_first_line_s: before,
-                resolution_s: f64::from(step) / 1000.0,
+                resolution_s: Seconds::from_ms(i64::from(step)),
             },
         ));
         prev_end = Some((end, end_step));
@@ -94,29 +95,24 @@ pub fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, 
 
 /// One rank's change in one phase.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RankTime {
-    pub rank: Rank,
-    pub baseline_s: f64,
-    pub candidate_s: f64,
-    pub delta_s: f64,
+pub(crate) struct RankTime {
+    pub(crate) rank: Rank,
+    pub(crate) baseline_s: Seconds,
+    pub(crate) candidate_s: Seconds,
+    pub(crate) delta_s: Seconds,
     /// The change of the time before the phase's first line, when both runs split it.
-    pub before_first_line_delta_s: Option<f64>,
+    pub(crate) before_first_line_delta_s: Option<Seconds>,
     /// Both windows' resolution added: a change within it may be none at all.
-    pub resolution_s: f64,
+    pub(crate) resolution_s: Seconds,
     /// What the change had to exceed: the resolution, and the tolerance.
-    pub threshold_s: f64,
-    pub beyond: bool,
+    pub(crate) threshold_s: Seconds,
+    pub(crate) beyond: bool,
 }
 
-impl RankTime {
-    /// The change inside the phase (after its first line).
-    pub fn inside_delta_s(&self) -> Option<f64> {
-        self.before_first_line_delta_s.map(|b| self.delta_s - b)
-    }
-}
+impl RankTime {}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeClass {
+pub(crate) enum TimeClass {
     /// No rank's change got past its threshold.
     Same,
     /// At least three quarters of the ranks (and at least two) changed the same way.
@@ -126,7 +122,7 @@ pub enum TimeClass {
 }
 
 impl TimeClass {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TimeClass::Same => "same",
             TimeClass::Systematic => "systematic",
@@ -137,29 +133,32 @@ impl TimeClass {
 
 /// One phase's windows compared across the ranks both runs have.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PhaseTime {
-    pub phase: Phase,
-    pub ranks_compared: usize,
+pub(crate) struct PhaseTime {
+    pub(crate) phase: Phase,
+    pub(crate) ranks_compared: usize,
     /// Ranks past their threshold in the dominant direction.
-    pub ranks_moved: usize,
-    pub class: TimeClass,
-    pub baseline: Spread,
-    pub candidate: Spread,
-    pub delta: Spread,
+    pub(crate) ranks_moved: usize,
+    pub(crate) class: TimeClass,
+    pub(crate) baseline: Spread,
+    pub(crate) candidate: Spread,
+    pub(crate) delta: Spread,
     /// The widest resolution of a rank's comparison (both windows' steps added).
-    pub resolution_s: f64,
+    pub(crate) resolution_s: Seconds,
     /// The dominant direction is slower.
-    pub slower: bool,
-    pub per_rank: Vec<RankTime>,
+    pub(crate) slower: bool,
+    pub(crate) per_rank: Vec<RankTime>,
 }
 
 /// The whole start-up: the run's first line to its (last) ready line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToReady {
-    pub baseline_s: f64,
-    pub candidate_s: f64,
-    pub delta_s: f64,
-    pub threshold_s: f64,
+    /// Seconds from the baseline's first line to ready.
+    pub baseline_s: Seconds,
+    /// Seconds from the candidate's first line to ready.
+    pub candidate_s: Seconds,
+    pub(crate) delta_s: Seconds,
+    pub(crate) threshold_s: Seconds,
+    /// The change is beyond the stamps' resolution and the tolerance.
     pub beyond: bool,
 }
 
@@ -168,21 +167,33 @@ pub struct ToReady {
 pub enum TimeFinding {
     /// Most ranks took longer (or shorter) in a phase.
     Systematic {
+        /// The phase.
         phase: Phase,
+        /// Ranks that moved beyond resolution and tolerance.
         ranks_moved: usize,
+        /// Ranks both runs have the phase for.
         ranks_compared: usize,
-        baseline_s: f64,
-        candidate_s: f64,
-        delta_s: f64,
+        /// The baseline's median seconds in the phase.
+        baseline_s: Seconds,
+        /// The candidate's median seconds in the phase.
+        candidate_s: Seconds,
+        /// The change in seconds.
+        delta_s: Seconds,
     },
     /// One rank (of a few) took longer in a phase.
     Rank {
+        /// The rank.
         rank: Rank,
+        /// The phase.
         phase: Phase,
-        baseline_s: f64,
-        candidate_s: f64,
-        delta_s: f64,
-        before_first_line_delta_s: Option<f64>,
+        /// The baseline's seconds for the rank in the phase.
+        baseline_s: Seconds,
+        /// The candidate's seconds for the rank in the phase.
+        candidate_s: Seconds,
+        /// The change in seconds.
+        delta_s: Seconds,
+        /// The change of the time before the phase's first line, when both runs split it.
+        before_first_line_delta_s: Option<Seconds>,
         /// The candidate's `summary` names it a straggler in this phase and the baseline's
         /// does not.
         straggler: bool,
@@ -193,18 +204,13 @@ pub enum TimeFinding {
 }
 
 impl TimeFinding {
-    pub fn delta_s(&self) -> f64 {
+    pub(crate) fn delta_s(&self) -> Seconds {
         match self {
             TimeFinding::Systematic { delta_s, .. } | TimeFinding::Rank { delta_s, .. } => *delta_s,
         }
     }
-    pub fn phase(&self) -> Phase {
-        match self {
-            TimeFinding::Systematic { phase, .. } | TimeFinding::Rank { phase, .. } => *phase,
-        }
-    }
     /// A cause, not a wait.
-    pub fn is_cause(&self) -> bool {
+    pub(crate) fn is_cause(&self) -> bool {
         !matches!(
             self,
             TimeFinding::Rank {
@@ -215,43 +221,45 @@ impl TimeFinding {
     }
 }
 
+/// Two runs' times compared: the whole start-up, each phase, and the findings worth a line.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TimeDiff {
     /// The tolerance used, as a fraction.
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
+    /// The whole start-up compared, when both runs reached ready.
     pub to_ready: Option<ToReady>,
-    pub phases: Vec<PhaseTime>,
+    pub(crate) phases: Vec<PhaseTime>,
     /// In start-up order; causes before the waits they explain.
     pub findings: Vec<TimeFinding>,
 }
 
 impl TimeDiff {
     /// The candidate is slower beyond resolution and tolerance somewhere.
-    pub fn slower(&self) -> bool {
+    pub(crate) fn slower(&self) -> bool {
         self.to_ready
             .as_ref()
-            .is_some_and(|t| t.beyond && t.delta_s > 0.0)
-            || self.findings.iter().any(|f| f.delta_s() > 0.0)
+            .is_some_and(|t| t.beyond && t.delta_s.is_positive())
+            || self.findings.iter().any(|f| f.delta_s().is_positive())
     }
     /// Faster somewhere, and slower nowhere.
-    pub fn faster(&self) -> bool {
+    pub(crate) fn faster(&self) -> bool {
         !self.slower()
             && (self
                 .to_ready
                 .as_ref()
-                .is_some_and(|t| t.beyond && t.delta_s < 0.0)
-                || self.findings.iter().any(|f| f.delta_s() < 0.0))
+                .is_some_and(|t| t.beyond && t.delta_s.is_negative())
+                || self.findings.iter().any(|f| f.delta_s().is_negative()))
     }
     /// The finding the verdict leads with: the first slower cause in start-up order.
     pub fn lead(&self) -> Option<&TimeFinding> {
         self.findings
             .iter()
-            .find(|f| f.is_cause() && f.delta_s() > 0.0)
+            .find(|f| f.is_cause() && f.delta_s().is_positive())
     }
 }
 
 /// The stamp of the run's last ready line.
-pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
+pub(crate) fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
     run.events
         .iter()
         .filter(|e| e.kind == kind::READY)
@@ -260,7 +268,7 @@ pub fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
 }
 
 /// The first line of the run to its last ready line, seconds, and the stamps' resolution.
-pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
+pub(crate) fn to_ready_s(run: &Run) -> Option<(Seconds, Seconds)> {
     let start = run.start?;
     let ready = ready_at(run)?;
     let ms = (ready - start).num_milliseconds();
@@ -274,19 +282,26 @@ pub fn to_ready_s(run: &Run) -> Option<(f64, f64)> {
             .map_or(1000, |e| e.ts_step_ms)
     };
     let step = step_of(ready).max(step_of(start));
-    Some((ms as f64 / 1000.0, f64::from(step) / 1000.0))
+    Some((Seconds::from_ms(ms), Seconds::from_ms(i64::from(step))))
 }
 
-pub fn threshold(resolution_s: f64, baseline_s: f64, tolerance: f64) -> f64 {
+pub(crate) fn threshold(resolution_s: Seconds, baseline_s: Seconds, tolerance: f64) -> Seconds {
     resolution_s.max(tolerance * baseline_s)
 }
 
 /// Is `delta` a change: past the resolution, and at least the tolerance of the baseline.
-pub fn beyond(delta: f64, resolution_s: f64, baseline_s: f64, tolerance: f64) -> bool {
+pub(crate) fn beyond(
+    delta: Seconds,
+    resolution_s: Seconds,
+    baseline_s: Seconds,
+    tolerance: f64,
+) -> bool {
+    // A nanosecond of slack either way: a change exactly at a bound is not lost to rounding.
+    let (delta, resolution_s, baseline_s) = (delta.get(), resolution_s.get(), baseline_s.get());
     delta.abs() > resolution_s + 1e-9 && delta.abs() >= tolerance * baseline_s - 1e-9
 }
 
-pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
+pub(crate) fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
     let tolerance = if tolerance.is_finite() && tolerance >= 0.0 {
         tolerance
     } else {
@@ -341,11 +356,11 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         let n = per_rank.len();
         let up = per_rank
             .iter()
-            .filter(|r| r.beyond && r.delta_s > 0.0)
+            .filter(|r| r.beyond && r.delta_s.is_positive())
             .count();
         let down = per_rank
             .iter()
-            .filter(|r| r.beyond && r.delta_s < 0.0)
+            .filter(|r| r.beyond && r.delta_s.is_negative())
             .count();
         let moved = up.max(down);
         let class = if moved == 0 {
@@ -355,8 +370,8 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         } else {
             TimeClass::Local
         };
-        let spread = |f: &dyn Fn(&RankTime) -> f64| {
-            let mut v: Vec<f64> = per_rank.iter().map(f).collect();
+        let spread = |f: &dyn Fn(&RankTime) -> Seconds| {
+            let mut v: Vec<f64> = per_rank.iter().map(|r| f(r).get()).collect();
             Spread::of(&mut v)
         };
         let (Some(b), Some(c), Some(d)) = (
@@ -366,7 +381,8 @@ pub fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDiff {
         ) else {
             continue;
         };
-        let resolution_s = per_rank.iter().map(|r| r.resolution_s).fold(0.0, f64::max);
+        let resolution_s =
+            (per_rank.iter().map(|r| r.resolution_s)).fold(Seconds::ZERO, Seconds::max);
         phases.push(PhaseTime {
             phase,
             ranks_compared: n,
@@ -399,7 +415,7 @@ fn stragglers(run: &Run) -> Vec<(Phase, Rank)> {
 
 fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFinding> {
     let mut out: Vec<TimeFinding> = Vec::new();
-    let mut causes: Vec<(Rank, Phase, f64, f64)> = Vec::new();
+    let mut causes: Vec<(Rank, Phase, Seconds, Seconds)> = Vec::new();
     // `summary`'s stragglers name per-rank findings only: computed (a pass over every
     // rank of both runs) when some phase changed on a few ranks.
     let (late_b, late_c) = if phases.iter().any(|p| p.class == TimeClass::Local) {
@@ -414,11 +430,11 @@ fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFi
                 let moved: Vec<&RankTime> = p
                     .per_rank
                     .iter()
-                    .filter(|r| r.beyond && (r.delta_s > 0.0) == p.slower)
+                    .filter(|r| r.beyond && r.delta_s.is_positive() == p.slower)
                     .collect();
-                let med = |f: &dyn Fn(&RankTime) -> f64| {
-                    let mut v: Vec<f64> = moved.iter().map(|r| f(r)).collect();
-                    Spread::of(&mut v).map_or(0.0, |s| s.median)
+                let med = |f: &dyn Fn(&RankTime) -> Seconds| {
+                    let mut v: Vec<f64> = moved.iter().map(|r| f(r).get()).collect();
+                    Seconds(Spread::of(&mut v).map_or(0.0, |s| s.median))
                 };
                 out.push(TimeFinding::Systematic {
                     phase: p.phase,
@@ -437,8 +453,8 @@ fn findings(baseline: &Run, candidate: &Run, phases: &[PhaseTime]) -> Vec<TimeFi
                         .iter()
                         .find(|(rank, _, delta, res)| {
                             *rank != r.rank
-                                && delta.signum() == r.delta_s.signum()
-                                && (delta - r.delta_s).abs() <= res.max(r.threshold_s)
+                                && delta.get().signum() == r.delta_s.get().signum()
+                                && (*delta - r.delta_s).abs() <= res.max(r.threshold_s)
                         })
                         .map(|(rank, phase, _, _)| (rank.clone(), *phase));
                     let straggler = late_c.contains(&(p.phase, r.rank.clone()))

@@ -6,21 +6,27 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 
 // Where every layer has always found them.
-pub use super::fields::{FieldName, FieldValue, Fields};
+pub(crate) use super::fields::{FieldName, FieldValue, Fields};
 
 /// Start-up phases in order (DESIGN.md's canonical names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
+    /// From the first line to the process group's set-up.
     Launch,
+    /// Setting up the process group and the communicators (NCCL).
     DistInit,
+    /// Loading the model's weights onto the GPUs.
     WeightLoad,
+    /// Sizing and allocating the KV cache.
     KvCache,
+    /// Capturing CUDA graphs.
     CudaGraph,
+    /// Serving: the server printed its ready line.
     Ready,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 6] = [
+    pub(crate) const ALL: [Phase; 6] = [
         Phase::Launch,
         Phase::DistInit,
         Phase::WeightLoad,
@@ -28,6 +34,7 @@ impl Phase {
         Phase::CudaGraph,
         Phase::Ready,
     ];
+    /// The phase's canonical name (`weight_load`), as the JSON and the grammars spell it.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Launch => "launch",
@@ -39,10 +46,10 @@ impl Phase {
         }
     }
     /// The phase of a canonical name (`kv_cache`), as grammar files spell it.
-    pub fn from_name(name: &str) -> Option<Phase> {
+    pub(crate) fn from_name(name: &str) -> Option<Phase> {
         Phase::ALL.into_iter().find(|p| p.name() == name)
     }
-    pub fn next(self) -> Phase {
+    pub(crate) fn next(self) -> Phase {
         match self {
             Phase::Launch => Phase::DistInit,
             Phase::DistInit => Phase::WeightLoad,
@@ -61,14 +68,14 @@ impl std::fmt::Display for Phase {
 
 /// Whether an event opens its phase, closes it, or falls inside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Edge {
+pub(crate) enum Edge {
     Begin,
     Inside,
     End,
 }
 
 impl Edge {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Edge::Begin => "begins",
             Edge::End => "ends",
@@ -76,7 +83,7 @@ impl Edge {
         }
     }
     /// As grammar files spell it: `begins`, `ends`, `inside`.
-    pub fn from_name(name: &str) -> Option<Edge> {
+    pub(crate) fn from_name(name: &str) -> Option<Edge> {
         Some(match name {
             "begins" => Edge::Begin,
             "ends" => Edge::End,
@@ -88,7 +95,7 @@ impl Edge {
 
 /// How a figure's values are read, checked against a capture's unit, summed and printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Measure {
+pub(crate) enum Measure {
     Bytes,
     Count,
     Seconds,
@@ -98,7 +105,7 @@ pub enum Measure {
 /// `tokens`, `count`, or a word a grammar declares for what its server counts (`pages`,
 /// `blocks`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum FigureUnit {
+pub(crate) enum FigureUnit {
     Bytes,
     Seconds,
     Tokens,
@@ -108,19 +115,10 @@ pub enum FigureUnit {
 }
 
 impl FigureUnit {
-    pub fn name(&self) -> &str {
-        match self {
-            FigureUnit::Bytes => "bytes",
-            FigureUnit::Seconds => "seconds",
-            FigureUnit::Tokens => "tokens",
-            FigureUnit::Count => "count",
-            FigureUnit::Named(n) => n,
-        }
-    }
     /// A unit as a grammar's `[[figure]]` spells it: one of the four above, or a
     /// lower-case word (`pages`, `kv_blocks`) naming what is counted. `None` for anything
     /// else, including the units a capture is printed in (`GiB`, `s`, `int`).
-    pub fn from_name(name: &str) -> Option<FigureUnit> {
+    pub(crate) fn from_name(name: &str) -> Option<FigureUnit> {
         Some(match name {
             "bytes" => FigureUnit::Bytes,
             "seconds" => FigureUnit::Seconds,
@@ -136,7 +134,7 @@ impl FigureUnit {
             _ => return None,
         })
     }
-    pub fn measure(&self) -> Measure {
+    pub(crate) fn measure(&self) -> Measure {
         match self {
             FigureUnit::Bytes => Measure::Bytes,
             FigureUnit::Seconds => Measure::Seconds,
@@ -148,7 +146,7 @@ impl FigureUnit {
 /// Which way a figure moving is bad news: `diff` calls a candidate worse on it, and only
 /// a figure with a direction can be a run's first divergence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WorseWhen {
+pub(crate) enum WorseWhen {
     /// More is worse (memory used, time taken).
     More,
     /// Less is worse (memory free, KV capacity).
@@ -159,20 +157,20 @@ pub enum WorseWhen {
 }
 
 impl WorseWhen {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WorseWhen::More => "more",
             WorseWhen::Less => "less",
             WorseWhen::Neither => "neither",
         }
     }
-    pub fn from_name(name: &str) -> Option<WorseWhen> {
+    pub(crate) fn from_name(name: &str) -> Option<WorseWhen> {
         [WorseWhen::More, WorseWhen::Less, WorseWhen::Neither]
             .into_iter()
             .find(|w| w.name() == name)
     }
     /// Whether a change of `delta` is for the worse.
-    pub fn is_worse(self, delta: f64) -> bool {
+    pub(crate) fn is_worse(self, delta: f64) -> bool {
         match self {
             WorseWhen::More => delta > 0.0,
             WorseWhen::Less => delta < 0.0,
@@ -184,9 +182,9 @@ impl WorseWhen {
 /// One figure of the vocabulary: its name, its unit and which direction is worse.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FigureDef {
-    pub name: std::borrow::Cow<'static, str>,
-    pub unit: FigureUnit,
-    pub worse: WorseWhen,
+    pub(crate) name: std::borrow::Cow<'static, str>,
+    pub(crate) unit: FigureUnit,
+    pub(crate) worse: WorseWhen,
 }
 
 /// The figures analysis and every renderer know by name, declared in one table
@@ -219,7 +217,7 @@ const fn builtin(name: &'static str, unit: FigureUnit, worse: WorseWhen) -> Figu
 }
 
 /// The built-in figures, in `BuiltinFigure`'s order (docs/grammars.md lists them).
-pub static BUILTIN_FIGURES: [FigureDef; 7] = [
+pub(crate) static BUILTIN_FIGURES: [FigureDef; 7] = [
     builtin("mem_usage", FigureUnit::Bytes, WorseWhen::More),
     builtin("avail_before", FigureUnit::Bytes, WorseWhen::Less),
     builtin("avail_after", FigureUnit::Bytes, WorseWhen::Less),
@@ -230,7 +228,7 @@ pub static BUILTIN_FIGURES: [FigureDef; 7] = [
 ];
 
 impl BuiltinFigure {
-    pub const ALL: [BuiltinFigure; 7] = [
+    pub(crate) const ALL: [BuiltinFigure; 7] = [
         BuiltinFigure::MemUsage,
         BuiltinFigure::AvailBefore,
         BuiltinFigure::AvailAfter,
@@ -239,16 +237,16 @@ impl BuiltinFigure {
         BuiltinFigure::KvSize,
         BuiltinFigure::Elapsed,
     ];
-    pub fn def(self) -> &'static FigureDef {
+    pub(crate) fn def(self) -> &'static FigureDef {
         &BUILTIN_FIGURES[self as usize]
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match &self.def().name {
             std::borrow::Cow::Borrowed(n) => n,
             std::borrow::Cow::Owned(_) => "",
         }
     }
-    pub fn from_name(name: &str) -> Option<BuiltinFigure> {
+    pub(crate) fn from_name(name: &str) -> Option<BuiltinFigure> {
         BuiltinFigure::ALL.into_iter().find(|f| f.name() == name)
     }
 }
@@ -257,35 +255,35 @@ impl BuiltinFigure {
 /// (which brings its unit and direction along, so no table is looked up downstream).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FigureName {
+    /// A figure the tool knows by name (`BUILTIN_FIGURES`).
     Builtin(BuiltinFigure),
+    /// A figure a grammar's `[[figure]]` declared.
     Declared(std::sync::Arc<FigureDef>),
 }
 
 impl FigureName {
-    pub fn def(&self) -> &FigureDef {
+    pub(crate) fn def(&self) -> &FigureDef {
         match self {
             FigureName::Builtin(b) => b.def(),
             FigureName::Declared(d) => d,
         }
     }
+    /// The figure's name, as grammars and the JSON spell it.
     pub fn name(&self) -> &str {
         &self.def().name
     }
-    pub fn unit(&self) -> &FigureUnit {
+    pub(crate) fn unit(&self) -> &FigureUnit {
         &self.def().unit
     }
-    pub fn measure(&self) -> Measure {
+    pub(crate) fn measure(&self) -> Measure {
         self.unit().measure()
     }
-    pub fn worse(&self) -> WorseWhen {
+    pub(crate) fn worse(&self) -> WorseWhen {
         self.def().worse
     }
     /// The built-in figure of this name (grammars cannot declare one of these names).
-    pub fn builtin(name: &str) -> Option<FigureName> {
+    pub(crate) fn builtin(name: &str) -> Option<FigureName> {
         BuiltinFigure::from_name(name).map(FigureName::Builtin)
-    }
-    pub fn is_builtin(&self, b: BuiltinFigure) -> bool {
-        matches!(self, FigureName::Builtin(x) if *x == b)
     }
 }
 
@@ -308,7 +306,7 @@ impl fmt::Display for FigureName {
 }
 
 /// The parallelism dimensions SGLang and vLLM name a rank by, in display order.
-pub const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP"];
+pub(crate) const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", "EP"];
 
 /// A rank is the set of its tags (`DP1 PP0 TP3`), parsed in any order and kept in
 /// `TAG_ORDER` so that ranks compare and sort the same whatever order a server printed.
@@ -319,7 +317,7 @@ pub struct Rank {
 }
 
 impl Rank {
-    pub fn from_pairs<I: IntoIterator<Item = (String, u32)>>(pairs: I) -> Rank {
+    pub(crate) fn from_pairs<I: IntoIterator<Item = (String, u32)>>(pairs: I) -> Rank {
         let mut tags: Vec<(u8, String, u32)> = pairs
             .into_iter()
             .map(|(name, n)| {
@@ -368,32 +366,33 @@ impl Rank {
 
     /// The engine / driver process of a server that is not itself a numbered rank
     /// (vLLM's engine core, a V0 driver with no prefix): it still reports figures.
-    pub fn engine() -> Rank {
+    pub(crate) fn engine() -> Rank {
         Rank::from_pairs([(ENGINE.to_string(), 0)])
     }
 
     /// The engine process of one data-parallel replica (a grammar's engine process rule
     /// names it by a `dp` capture): each replica has its own, and they must not merge
     /// into one row.
-    pub fn engine_of(dp: Option<u32>) -> Rank {
+    pub(crate) fn engine_of(dp: Option<u32>) -> Rank {
         match dp {
             Some(n) => Rank::from_pairs([(ENGINE.to_string(), 0), ("DP".to_string(), n)]),
             None => Rank::engine(),
         }
     }
 
+    /// An engine or API process, not a numbered rank.
     pub fn is_engine(&self) -> bool {
         self.tags.iter().any(|t| t.1 == ENGINE)
     }
 
     /// A process's global rank when that is all a line says (c10's `[rank3]:`): the model
     /// maps it onto the run's ranks where the layout makes that certain.
-    pub fn global(n: u32) -> Rank {
+    pub(crate) fn global(n: u32) -> Rank {
         Rank::from_pairs([(GLOBAL.to_string(), n)])
     }
 
     /// The one tag of a rank named by a single tag (`TP3` → `("TP", 3)`).
-    pub fn single(&self) -> Option<(&str, u32)> {
+    pub(crate) fn single(&self) -> Option<(&str, u32)> {
         match self.tags.as_slice() {
             [(_, name, n)] => Some((name.as_str(), *n)),
             _ => None,
@@ -401,7 +400,7 @@ impl Rank {
     }
 
     /// The global rank number, for a rank that is only that.
-    pub fn as_global(&self) -> Option<u32> {
+    pub(crate) fn as_global(&self) -> Option<u32> {
         match self.tags.as_slice() {
             [(_, name, n)] if name == GLOBAL => Some(*n),
             _ => None,
@@ -409,19 +408,20 @@ impl Rank {
     }
 
     /// The names of the rank's tags (`PP`, `TP`).
-    pub fn tag_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn tag_names(&self) -> impl Iterator<Item = &str> {
         self.tags.iter().map(|t| t.1.as_str())
     }
 
+    /// Tensor-parallel rank `n` (`TP3`), alone.
     pub fn tp(n: u32) -> Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
 
-    pub fn get(&self, tag: &str) -> Option<u32> {
+    pub(crate) fn get(&self, tag: &str) -> Option<u32> {
         self.tags.iter().find(|t| t.1 == tag).map(|t| t.2)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.tags.is_empty()
     }
 }
@@ -464,8 +464,10 @@ pub struct Origin {
     pub line: u64,
 }
 
+/// One log record a grammar understood: its kind, fields, rank, time and line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The file and line it was read from.
     pub origin: Origin,
     /// Wall-clock time as printed (1 s resolution for SGLang).
     pub ts: Option<NaiveDateTime>,
@@ -477,7 +479,9 @@ pub struct Event {
     pub year_inferred: bool,
     /// Only a time of day was printed; the date was inferred.
     pub time_only: bool,
+    /// The rank the record's prefix (or message) names, if any.
     pub rank: Option<Rank>,
+    /// The process id the prefix printed, if any.
     pub pid: Option<u32>,
     /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
     pub process: Option<String>,
@@ -491,7 +495,9 @@ pub struct Event {
     pub node: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: String,
+    /// The grammar whose event matched (`sglang`, `nccl`, a file's name).
     pub grammar: String,
+    /// The values the event's pattern captured, by name, in canonical units.
     pub fields: Fields,
     /// The record's message, control sequences removed.
     pub message: String,
@@ -500,41 +506,52 @@ pub struct Event {
 }
 
 impl Event {
+    /// The captured value `name`, if the pattern captured it.
     pub fn field(&self, name: &str) -> Option<&FieldValue> {
         self.fields.get(name)
     }
+    /// The captured value `name` in bytes, if it is a memory value.
     pub fn bytes(&self, name: &str) -> Option<i64> {
         self.field(name).and_then(FieldValue::as_bytes)
     }
 }
 
 /// The canonical event kinds of DESIGN.md, in start-up order where they have one.
-pub mod kind {
-    pub const SERVER_ARGS: &str = "server_args";
+#[expect(
+    dead_code,
+    reason = "the whole DESIGN.md list, in start-up order; the code names only some kinds"
+)]
+pub(crate) mod kind {
+    pub(crate) const SERVER_ARGS: &str = "server_args";
     /// A line that prints the server's version only (`vLLM API server version 0.11.1`).
-    pub const SERVER_VERSION: &str = "server_version";
-    pub const DIST_INIT_BEGIN: &str = "dist_init_begin";
-    pub const DIST_INIT_END: &str = "dist_init_end";
-    pub const NCCL_COMM_INIT: &str = "nccl_comm_init";
-    pub const WEIGHT_LOAD_BEGIN: &str = "weight_load_begin";
-    pub const WEIGHT_LOAD_END: &str = "weight_load_end";
-    pub const KV_BUDGET: &str = "kv_budget";
-    pub const KV_CACHE_ALLOC: &str = "kv_cache_alloc";
-    pub const MEM_POOL_END: &str = "mem_pool_end";
-    pub const CUDA_GRAPH_BEGIN: &str = "cuda_graph_begin";
-    pub const CUDA_GRAPH_END: &str = "cuda_graph_end";
-    pub const READY: &str = "ready";
-    pub const OOM: &str = "oom";
-    pub const ERROR: &str = "error";
-    pub const WARNING: &str = "warning";
+    pub(crate) const SERVER_VERSION: &str = "server_version";
+    pub(crate) const DIST_INIT_BEGIN: &str = "dist_init_begin";
+    pub(crate) const DIST_INIT_END: &str = "dist_init_end";
+    pub(crate) const NCCL_COMM_INIT: &str = "nccl_comm_init";
+    pub(crate) const WEIGHT_LOAD_BEGIN: &str = "weight_load_begin";
+    pub(crate) const WEIGHT_LOAD_END: &str = "weight_load_end";
+    pub(crate) const KV_BUDGET: &str = "kv_budget";
+    pub(crate) const KV_CACHE_ALLOC: &str = "kv_cache_alloc";
+    pub(crate) const MEM_POOL_END: &str = "mem_pool_end";
+    pub(crate) const CUDA_GRAPH_BEGIN: &str = "cuda_graph_begin";
+    pub(crate) const CUDA_GRAPH_END: &str = "cuda_graph_end";
+    pub(crate) const READY: &str = "ready";
+    pub(crate) const OOM: &str = "oom";
+    pub(crate) const ERROR: &str = "error";
+    pub(crate) const WARNING: &str = "warning";
 }
 
 /// What kind of failure ended a rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureKind {
+    /// Out of GPU memory: the allocator refused a request.
     Oom,
+    /// The server found too little memory for its budget (its own check, not the
+    /// allocator).
     NotEnoughMemory,
+    /// A NCCL or distributed communication error.
     Nccl,
+    /// Any other exception that ended the rank.
     Exception,
     /// A timeout or watchdog fired.
     Timeout,
@@ -543,7 +560,7 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             FailureKind::Oom => "oom",
             FailureKind::NotEnoughMemory => "not_enough_memory",

@@ -14,27 +14,35 @@ pub enum FieldValue {
     /// Memory in bytes. `resolution` is the size of one step of the printed figure
     /// (`0.60 GB` is 0.01 GiB = 10.24 MiB), so analysis can tell noise from signal.
     Bytes {
+        /// The amount, in bytes.
         bytes: i64,
+        /// The size in bytes of one step of the printed figure (its last digit).
         resolution: u64,
     },
+    /// A whole number (a count, tokens, a grammar's unit).
     Int(i64),
+    /// A number with a fraction (seconds, a ratio).
     Float(f64),
+    /// Text as captured (a name, a dtype).
     Text(String),
 }
 
 impl FieldValue {
+    /// The bytes of a memory value; `None` for any other value.
     pub fn as_bytes(&self) -> Option<i64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes),
             _ => None,
         }
     }
+    /// One print step of a memory value, in bytes; 0 for any other value.
     pub fn resolution(&self) -> u64 {
         match self {
             FieldValue::Bytes { resolution, .. } => *resolution,
             _ => 0,
         }
     }
+    /// The value as a number (bytes for memory); `None` for text.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes as f64),
@@ -43,6 +51,7 @@ impl FieldValue {
             FieldValue::Text(_) => None,
         }
     }
+    /// The value as a whole number (bytes for memory); `None` for a fraction or text.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             FieldValue::Bytes { bytes, .. } => Some(*bytes),
@@ -50,6 +59,7 @@ impl FieldValue {
             _ => None,
         }
     }
+    /// The text of a text value; `None` for a number.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             FieldValue::Text(s) => Some(s),
@@ -60,7 +70,7 @@ impl FieldValue {
 
 /// A capture's name, shared between the grammar that declares it and every event that
 /// carries it.
-pub type FieldName = Arc<str>;
+pub(crate) type FieldName = Arc<str>;
 
 /// An event's fields: name → value, at most one value per name, iterated in name order
 /// (as the map it replaces was, so every output that lists fields keeps its order).
@@ -68,16 +78,13 @@ pub type FieldName = Arc<str>;
 pub struct Fields(Vec<(FieldName, FieldValue)>);
 
 impl Fields {
-    pub fn new() -> Fields {
-        Fields(Vec::new())
-    }
     /// Room for `n` fields in the one allocation (a line's captures are counted first).
-    pub fn with_capacity(n: usize) -> Fields {
+    pub(crate) fn with_capacity(n: usize) -> Fields {
         Fields(Vec::with_capacity(n))
     }
     /// A copy with room for `extra` more fields (a grammar's constants, before a line's
     /// captures are added).
-    pub fn clone_with_room(&self, extra: usize) -> Fields {
+    pub(crate) fn clone_with_room(&self, extra: usize) -> Fields {
         let mut v = Vec::with_capacity(self.0.len() + extra);
         v.extend(self.0.iter().cloned());
         Fields(v)
@@ -85,15 +92,16 @@ impl Fields {
     fn position(&self, name: &str) -> Result<usize, usize> {
         self.0.binary_search_by(|(k, _)| (**k).cmp(name))
     }
+    /// The value of `name`, if the event has one.
     pub fn get(&self, name: &str) -> Option<&FieldValue> {
         self.position(name).ok().map(|i| &self.0[i].1)
     }
-    pub fn contains_key(&self, name: &str) -> bool {
+    pub(crate) fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_ok()
     }
     /// Sets `name` to `value`; a value already there is replaced and returned (a capture
     /// wins over the grammar's constant of the same name, as `grammars check` warns).
-    pub fn insert(&mut self, name: FieldName, value: FieldValue) -> Option<FieldValue> {
+    pub(crate) fn insert(&mut self, name: FieldName, value: FieldValue) -> Option<FieldValue> {
         match self.position(&name) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
@@ -102,20 +110,18 @@ impl Fields {
             }
         }
     }
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
     /// (name, value) in name order.
-    pub fn iter(&self) -> FieldsIter<'_> {
+    pub(crate) fn iter(&self) -> FieldsIter<'_> {
         self.0.iter().map(|(k, v)| (&**k, v))
     }
 }
 
 /// The iterator of [`Fields::iter`].
-pub type FieldsIter<'a> = std::iter::Map<
+pub(crate) type FieldsIter<'a> = std::iter::Map<
     std::slice::Iter<'a, (FieldName, FieldValue)>,
     fn(&'a (FieldName, FieldValue)) -> (&'a str, &'a FieldValue),
 >;

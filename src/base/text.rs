@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 /// [`clean_line`] without a copy when the line is printable ASCII already, as nearly
 /// every log line is: the scan and detection look at many lines they keep nothing of.
-pub fn clean_cow(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+pub(crate) fn clean_cow(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     if bytes
         .iter()
         .all(|&b| (0x20..0x7f).contains(&b) || b == b'\t')
@@ -34,6 +34,9 @@ pub fn shown_path(path: &std::path::Path) -> String {
     sanitize(&path.display().to_string())
 }
 
+/// A log's text made safe to print: escape sequences, control and bidi characters removed,
+/// trailing space trimmed (the one gate every log byte passes before a terminal or a
+/// report).
 pub fn sanitize(text: &str) -> String {
     // Most log lines are printable ASCII: nothing to remove, one copy (the loop below,
     // char by char, was 4 % of loading 8,192 files).
@@ -119,7 +122,7 @@ pub fn columns(s: &str) -> usize {
 }
 
 /// Cuts to `width` terminal columns, the last of them `…` when anything was cut.
-pub fn truncate(s: &str, width: usize) -> String {
+pub(crate) fn truncate(s: &str, width: usize) -> String {
     if columns(s) <= width {
         return s.to_string();
     }
@@ -141,7 +144,7 @@ pub fn truncate(s: &str, width: usize) -> String {
 /// Reads UTF-16 text (after its byte-order mark) as UTF-8, as ripgrep does: logs
 /// written by Windows tools or PowerShell redirection are UTF-16. Unpaired surrogates
 /// become U+FFFD, as lossy UTF-8 decoding does elsewhere.
-pub struct Utf16Reader<R> {
+pub(crate) struct Utf16Reader<R> {
     inner: R,
     big_endian: bool,
     /// Encoded UTF-8 not yet handed out.
@@ -156,7 +159,7 @@ pub struct Utf16Reader<R> {
 
 impl<R: std::io::Read> Utf16Reader<R> {
     /// `inner` starts after the byte-order mark.
-    pub fn new(inner: R, big_endian: bool) -> Self {
+    pub(crate) fn new(inner: R, big_endian: bool) -> Self {
         Utf16Reader {
             inner,
             big_endian,
@@ -236,20 +239,20 @@ impl<R: std::io::Read> std::io::Read for Utf16Reader<R> {
     }
 }
 
-pub fn is_blank(bytes: &[u8]) -> bool {
+pub(crate) fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| b.is_ascii_whitespace())
 }
 
 /// The line inside its wrappers, and the node the outermost naming wrapper gives: a
 /// kubectl pod, a compose service, a journald host.
-pub fn peel_wrapper(line: &[u8]) -> (&[u8], Option<&[u8]>) {
+pub(crate) fn peel_wrapper(line: &[u8]) -> (&[u8], Option<&[u8]>) {
     peel(line, true)
 }
 
 /// The line inside the wrappers that carry it (compose, kubectl, journald, RFC 3339
 /// stamps, quotes, boxes) but not inside a Python-logging `… - LEVEL - ` wrapper, whose
 /// level an event may read.
-pub fn peel_transport(line: &[u8]) -> &[u8] {
+pub(crate) fn peel_transport(line: &[u8]) -> &[u8] {
     peel(line, false).0
 }
 

@@ -1,12 +1,12 @@
 //! Numbers as servers print them, turned into bytes and seconds.
 
-pub const KIB: f64 = 1024.0;
-pub const MIB: f64 = 1024.0 * 1024.0;
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub(crate) const KIB: f64 = 1024.0;
+pub(crate) const MIB: f64 = 1024.0 * 1024.0;
+pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Multiplier for a unit word. SGLang's `GB` is GiB (it divides by 2^30), and so is
 /// vLLM V0's `GB`; decimal units do not occur in these logs.
-pub fn unit_multiplier(unit: &str) -> Option<f64> {
+pub(crate) fn unit_multiplier(unit: &str) -> Option<f64> {
     let u = unit.trim();
     Some(match u {
         "B" | "bytes" | "byte" => 1.0,
@@ -20,7 +20,7 @@ pub fn unit_multiplier(unit: &str) -> Option<f64> {
 
 /// Parses a decimal number and returns it with the value of one step of its last printed
 /// digit (`"0.60"` → 0.01), which is the resolution of a printed figure.
-pub fn parse_decimal(text: &str) -> Option<(f64, f64)> {
+pub(crate) fn parse_decimal(text: &str) -> Option<(f64, f64)> {
     let t = text.trim().replace(',', "");
     if t.is_empty() {
         return None;
@@ -36,7 +36,7 @@ pub fn parse_decimal(text: &str) -> Option<(f64, f64)> {
 }
 
 /// `(bytes, resolution_bytes)` for a number printed in `unit`.
-pub fn to_bytes(number: &str, unit: &str) -> Option<(i64, u64)> {
+pub(crate) fn to_bytes(number: &str, unit: &str) -> Option<(i64, u64)> {
     let (value, step) = parse_decimal(number)?;
     let mult = unit_multiplier(unit)?;
     let bytes = (value * mult).round();
@@ -47,7 +47,7 @@ pub fn to_bytes(number: &str, unit: &str) -> Option<(i64, u64)> {
 }
 
 /// Parses `"20.00 MiB"`, `"1.5GiB"`, `"0 bytes"`.
-pub fn parse_size(text: &str) -> Option<(i64, u64)> {
+pub(crate) fn parse_size(text: &str) -> Option<(i64, u64)> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == ','))
@@ -59,7 +59,7 @@ pub fn parse_size(text: &str) -> Option<(i64, u64)> {
 /// Human form of a byte count, binary units, two decimals: `24.03 MiB`, `512 B`. A unit
 /// holds values below 1000 (`1000 MiB` is `0.98 GiB`), so no figure has four integer
 /// digits.
-pub fn human_bytes(bytes: i64) -> String {
+pub(crate) fn human_bytes(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "" };
     format!("{sign}{}", human_size(bytes.unsigned_abs()))
 }
@@ -86,7 +86,7 @@ pub fn human_size(bytes: u64) -> String {
 /// holds values below 1000: a figure past it moves up a unit with the decimals that keep
 /// its resolution (vLLM's `65.7221 GiB`, one step 0.0001 GiB, stays `65.7221 GiB`, not
 /// `67299.4 MiB`; `4096 MiB` is `4.000 GiB`).
-pub fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
+pub(crate) fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
     if resolution <= 1 {
         return human_bytes(bytes);
     }
@@ -120,11 +120,87 @@ pub fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
 /// A signed size for delta columns, the rule of `human_bytes` with its sign: `+41.00 MiB`,
 /// `+20.50 MiB`, `-501.80 MiB`, `+1.20 GiB`; `±0 B` for no change, so that a delta is
 /// never read as an absolute size.
-pub fn human_delta(bytes: i64) -> String {
+pub(crate) fn human_delta(bytes: i64) -> String {
     match bytes.signum() {
         1 => format!("+{}", human_size(bytes.unsigned_abs())),
         -1 => format!("-{}", human_size(bytes.unsigned_abs())),
         _ => "±0 B".into(),
+    }
+}
+
+/// A time span in seconds (a window between two stamps, a change of one, the stamps'
+/// resolution, a threshold): a type of its own where it crosses from `analysis` to
+/// `render`, so that a byte count or a plain ratio cannot be passed where a time is meant.
+/// Printed by [`seconds`] and [`seconds_delta`], which take it as they take an `f64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Seconds(pub f64);
+
+impl Seconds {
+    /// No time.
+    pub const ZERO: Seconds = Seconds(0.0);
+
+    /// Whole milliseconds (a stamp difference) as seconds.
+    pub fn from_ms(ms: i64) -> Seconds {
+        Seconds(ms as f64 / 1000.0)
+    }
+    /// The number of seconds.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+    /// Its size, without its sign.
+    pub fn abs(self) -> Seconds {
+        Seconds(self.0.abs())
+    }
+    /// The longer of two.
+    pub fn max(self, other: Seconds) -> Seconds {
+        Seconds(self.0.max(other.0))
+    }
+    /// More than zero.
+    pub fn is_positive(self) -> bool {
+        self.0 > 0.0
+    }
+    /// Less than zero.
+    pub fn is_negative(self) -> bool {
+        self.0 < 0.0
+    }
+    /// `f64::total_cmp` of the two.
+    pub fn total_cmp(&self, other: &Seconds) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl std::ops::Add for Seconds {
+    type Output = Seconds;
+    fn add(self, o: Seconds) -> Seconds {
+        Seconds(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Seconds {
+    type Output = Seconds;
+    fn sub(self, o: Seconds) -> Seconds {
+        Seconds(self.0 - o.0)
+    }
+}
+
+impl std::ops::Neg for Seconds {
+    type Output = Seconds;
+    fn neg(self) -> Seconds {
+        Seconds(-self.0)
+    }
+}
+
+/// A fraction of a time (a tolerance of the baseline's figure).
+impl std::ops::Mul<Seconds> for f64 {
+    type Output = Seconds;
+    fn mul(self, s: Seconds) -> Seconds {
+        Seconds(self * s.0)
+    }
+}
+
+impl From<Seconds> for f64 {
+    fn from(s: Seconds) -> f64 {
+        s.0
     }
 }
 
@@ -133,13 +209,13 @@ pub fn human_delta(bytes: i64) -> String {
 /// a tenth is below what the logs' whole-second stamps resolve and would only widen
 /// columns. Snapshot times (microsecond stamps) follow the same rule, so that `mem` and
 /// `summary` print one style.
-pub fn seconds(s: f64) -> String {
-    format!("{} s", seconds_number(s))
+pub(crate) fn seconds(s: impl Into<f64>) -> String {
+    format!("{} s", seconds_number(s.into()))
 }
 
 /// The number of [`seconds`] without its unit, for a column that names the unit once
 /// (`4.0 / 4.8 / 5.5 s`).
-pub fn seconds_number(s: f64) -> String {
+pub(crate) fn seconds_number(s: f64) -> String {
     if s.abs() >= 99.95 {
         format!("{s:.0}")
     } else {
@@ -148,12 +224,13 @@ pub fn seconds_number(s: f64) -> String {
 }
 
 /// A time since the run's (or the snapshot's) first stamp: `t+5.2 s`.
-pub fn since_start(s: f64) -> String {
+pub(crate) fn since_start(s: f64) -> String {
     format!("t+{}", seconds(s))
 }
 
 /// A signed change of seconds: `+6.0 s`, `-120 s`; `0 s` for none.
-pub fn seconds_delta(s: f64) -> String {
+pub(crate) fn seconds_delta(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     if s == 0.0 {
         "0 s".into()
     } else if s > 0.0 {
@@ -165,13 +242,13 @@ pub fn seconds_delta(s: f64) -> String {
 
 /// A clock offset between two clocks (a node's, a snapshot's), which is estimated finer
 /// than a stamp: two decimals and its sign, `+0.42 s`, `-2.50 s`.
-pub fn clock_offset(s: f64) -> String {
+pub(crate) fn clock_offset(s: f64) -> String {
     let sign = if s < 0.0 { "-" } else { "+" };
     format!("{sign}{:.2} s", s.abs())
 }
 
 /// Thousands separators: `91,141`.
-pub fn group_thousands(n: i64) -> String {
+pub(crate) fn group_thousands(n: i64) -> String {
     let s = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -190,6 +267,22 @@ pub fn group_thousands(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_keep_their_arithmetic_and_print_as_times() {
+        // A stamp difference of 1,500 ms; a 20 % tolerance of a 15 s window is 3 s.
+        assert_eq!(Seconds::from_ms(1500), Seconds(1.5));
+        assert_eq!(0.2 * Seconds(15.0), Seconds(3.0));
+        assert_eq!(Seconds(11.0) - Seconds(3.0), Seconds(8.0));
+        assert_eq!((Seconds(3.0) - Seconds(11.0)).abs(), Seconds(8.0));
+        assert_eq!(Seconds(2.0).max(Seconds(3.0)), Seconds(3.0));
+        assert!(Seconds(0.5).is_positive() && (-Seconds(0.5)).is_negative());
+        // Printed as an f64 of the same value is.
+        assert_eq!(seconds(Seconds(12.5)), seconds(12.5));
+        assert_eq!(seconds(Seconds(12.5)), "12.5 s");
+        assert_eq!(seconds_delta(Seconds(-120.0)), "-120 s");
+        assert_eq!(seconds_delta(Seconds::ZERO), "0 s");
+    }
 
     #[test]
     fn one_style_for_sizes_and_deltas() {

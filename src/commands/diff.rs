@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use rankscope::model::notes::ReadNote;
 use rankscope::render::{self, json};
 use rankscope::report::MemoryDiff;
 use rankscope::session::check_stdin_once;
@@ -43,8 +44,11 @@ pub fn run(
                 run.notes
                     .iter()
                     .rev()
-                    .find(|n| n.starts_with("no start-up event"))
-                    .map_or("no start-up event", String::as_str)
+                    .find(|n| matches!(n, ReadNote::NoStartup { .. }))
+                    .map_or(
+                        "no start-up event".to_string(),
+                        render::text::notes::read_note
+                    )
             );
         }
     }

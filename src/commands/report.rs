@@ -98,9 +98,9 @@ pub fn run(
         Some(b) => {
             rankscope::render::text::diff::run_notes(&b.session.run.notes, &c.session.run.notes)
         }
-        None => (c.session.run.notes.iter())
-            .chain(&c.session.snapshots().errors)
-            .cloned()
+        None => rankscope::render::text::notes::read_notes(&c.session.run.notes)
+            .into_iter()
+            .chain(c.session.snapshots().errors.iter().cloned())
             .collect(),
     };
     let page = html::page(&Page {

@@ -16,6 +16,8 @@ use rankscope::analysis::diff::{diff_with, DiffOptions};
 use rankscope::analysis::early::{Change, LogNow, Tracker};
 use rankscope::ingest::follow::{FollowNote, Follower};
 use rankscope::ingest::scan::EventBudget;
+use rankscope::model::notes::ReadNote;
+use rankscope::render::text::notes::read_note;
 use rankscope::render::text::watch as words;
 use rankscope::render::{self, json, Style};
 use rankscope::report::{RunReport, RunState};
@@ -250,7 +252,7 @@ fn file_events(
     (Some(watcher), rx, None)
 }
 
-type Followed = (End, Option<Session>, Vec<String>);
+type Followed = (End, Option<Session>, Vec<ReadNote>);
 
 /// When the loop looks at the files: at file events (the watcher lives as long as this),
 /// or on a tick.
@@ -295,12 +297,11 @@ fn follow_run(
     };
     let look = how_to_look(&follower, a);
     let (tick, discover_every, events) = (look.tick, look.discover_every, &look.events);
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<ReadNote> = Vec::new();
     if let Some(why) = &look.no_events {
-        notes.push(format!(
-            "no file events ({why}): the files are polled every 100 ms"
-        ));
-        board.lines(&[format!("note      {}", notes[notes.len() - 1])])?;
+        let note = ReadNote::NoFileEvents { why: why.clone() };
+        board.lines(&[format!("note      {}", read_note(&note))])?;
+        notes.push(note);
     }
     let started = Instant::now();
     let deadline = a.timeout.map(|s| started + Duration::from_secs_f64(s));
@@ -326,14 +327,13 @@ fn follow_run(
         let new_notes: Vec<FollowNote> = follower.take_notes();
         if !new_notes.is_empty() {
             dirty = true;
-            let worded: Vec<String> = new_notes.iter().map(words::follow_note).collect();
             board.lines(
-                &worded
+                &new_notes
                     .iter()
-                    .map(|n| format!("note      {n}"))
+                    .map(|n| format!("note      {}", words::follow_note(n)))
                     .collect::<Vec<_>>(),
             )?;
-            notes.extend(worded);
+            notes.extend(new_notes.into_iter().map(ReadNote::Follow));
         }
         if dirty {
             dirty = false;
@@ -373,16 +373,14 @@ fn follow_run(
             follower.discover(false)?;
         }
     };
-    let closing: Vec<String> = (follower.closing_notes().iter())
-        .map(words::follow_note)
-        .collect();
+    let closing = follower.closing_notes();
     board.lines(
         &closing
             .iter()
-            .map(|n| format!("note      {n}"))
+            .map(|n| format!("note      {}", words::follow_note(n)))
             .collect::<Vec<_>>(),
     )?;
-    notes.extend(closing);
+    notes.extend(closing.into_iter().map(ReadNote::Follow));
     if a.stats {
         (watched.stats).say(process_cpu_s(), started.elapsed().as_secs_f64());
     }
@@ -556,7 +554,7 @@ fn finish(
     a: &WatchArgs,
     end: End,
     last: Option<Session>,
-    notes: Vec<String>,
+    notes: Vec<ReadNote>,
     style: Style,
 ) -> Result<u8> {
     let Some(mut loaded) = last else {

@@ -15,32 +15,32 @@ use crate::model::Run;
 pub struct RunIdentity {
     /// `normalised_name` of the paths given: the same for `samples/x`, `samples/x/`,
     /// `./samples/x` and `/abs/…/samples/x`.
-    pub name: String,
+    pub(crate) name: String,
     /// The paths as given on the command line, joined with ` + `.
-    pub paths: String,
+    pub(crate) paths: String,
     /// `content_hash` of the run's files; `None` when one of them cannot be read again
     /// (stdin, a FIFO).
-    pub hash: Option<String>,
+    pub(crate) hash: Option<String>,
     /// The grammar of the run's server (`sglang`, `vllm`, `tgi`, `trtllm`, `lmdeploy`).
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// The version the server printed, where it printed one.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// The start-up shown (1-based) of `attempts`.
-    pub attempt: usize,
-    pub attempts: usize,
+    pub(crate) attempt: usize,
+    pub(crate) attempts: usize,
     /// The stamp of the run's (the attempt's) first line.
-    pub first_line: Option<NaiveDateTime>,
+    pub(crate) first_line: Option<NaiveDateTime>,
     /// The stamp of its last ready line, when it reached ready.
-    pub ready_at: Option<NaiveDateTime>,
+    pub(crate) ready_at: Option<NaiveDateTime>,
     /// `ready_at - first_line` in seconds, with the stamps' resolution.
-    pub to_ready_s: Option<(f64, f64)>,
+    pub(crate) to_ready_s: Option<(crate::base::units::Seconds, crate::base::units::Seconds)>,
 }
 
 /// A run's name across a fleet: the last component of each path given (after `.` and
 /// `..` are resolved against the working directory), joined with ` + `. A run directory
 /// is named by itself wherever it lies (`samples/x`, `samples/x/` and its absolute path
 /// are all `x`); the content hash tells apart two runs of the same name.
-pub fn normalised_name(paths: &str) -> String {
+pub(crate) fn normalised_name(paths: &str) -> String {
     paths
         .split(" + ")
         .map(|p| {
@@ -61,7 +61,7 @@ pub fn normalised_name(paths: &str) -> String {
 
 /// Errors while hashing are not failures of the command: the hash is then unknown.
 #[derive(Debug, thiserror::Error)]
-pub enum HashError {
+pub(crate) enum HashError {
     #[error("{0} cannot be read twice (stdin, FIFO or device)")]
     NotAFile(String),
     #[error("reading {path}: {source}")]
@@ -104,7 +104,7 @@ fn file_hash(f: &SourceFile) -> Result<u64, HashError> {
 /// on the files' bytes only, not on their names, paths or order, so a run copied to
 /// another machine hashes the same. Snapshots are not part of it: the run model is not
 /// read from them.
-pub fn content_hash(files: &[SourceFile]) -> Result<String, HashError> {
+pub(crate) fn content_hash(files: &[SourceFile]) -> Result<String, HashError> {
     let mut digests = files
         .iter()
         .filter(|f| matches!(f.kind, SourceKind::Log | SourceKind::NvidiaSmi))
@@ -115,7 +115,7 @@ pub fn content_hash(files: &[SourceFile]) -> Result<String, HashError> {
     Ok(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)))
 }
 
-pub fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
+pub(crate) fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
     let server = run.servers.first().cloned();
     let version = match &run.config {
         Some(Ok(c)) if c.config.source.version.is_some() => c.config.source.version.clone(),

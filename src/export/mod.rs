@@ -11,6 +11,8 @@ use std::io::{self, Write};
 use crate::model::Run;
 use crate::report::RunReport;
 
+/// One export format: writes a run and its report to `out` in the format's own syntax.
 pub trait Exporter {
+    /// Writes the whole export; an error is the writer's only.
     fn write(&self, run: &Run, report: &RunReport, out: &mut dyn Write) -> io::Result<()>;
 }

@@ -23,6 +23,8 @@ use crate::report::RunReport;
 const PID: u32 = 1;
 const LAUNCHER_TID: u32 = 0;
 
+/// The Chrome/Perfetto trace format (JSON trace events): one track per rank, one slice per
+/// phase.
 pub struct Perfetto;
 
 #[derive(Serialize)]

@@ -12,10 +12,11 @@ use super::Exporter;
 use crate::model::{Phase, Run};
 use crate::report::RunReport;
 
+/// Prometheus text exposition: the run's start-up figures as gauges, for a dashboard.
 pub struct Prometheus;
 
 /// Escapes a label value: backslash, double quote and newline.
-pub fn escape_label(v: &str) -> String {
+pub(crate) fn escape_label(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
     for c in v.chars() {
         match c {
@@ -72,7 +73,7 @@ impl Family {
     }
 }
 
-pub fn exposition(run: &Run, report: &RunReport) -> String {
+pub(crate) fn exposition(run: &Run, report: &RunReport) -> String {
     // The identity's name: the same series for `samples/x`, `samples/x/` and its
     // absolute path.
     let name = super::identity::normalised_name(&run.name);

@@ -199,7 +199,7 @@ fn toml_words(want: &toml::Value) -> String {
 
 /// For a line no event matched: how far each candidate pattern got, as lnav does — the
 /// longest leading part of the regex (cut at a top-level boundary) that still matches.
-pub fn explain_miss(set: &GrammarSet, line: &str) -> String {
+pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
     let mut out = String::new();
     for g in &set.grammars {
         // `events` are compiled from `spec.event` in order.

@@ -18,77 +18,77 @@ use crate::base::event::{BuiltinFigure, Phase};
 /// `[memory_model]` as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MemoryModelSpec {
+pub(crate) struct MemoryModelSpec {
     /// Formulas for the device memory a rank had, tried in order.
     #[serde(default)]
-    pub device: Vec<String>,
+    pub(crate) device: Vec<String>,
     /// What the device formula measures: `free_at_start` (the free memory the server
     /// measured before it took any) or `total` (the device's capacity).
-    pub device_basis: String,
+    pub(crate) device_basis: String,
     /// The pool's size in tokens, tried in order.
     #[serde(default)]
-    pub tokens: Vec<String>,
+    pub(crate) tokens: Vec<String>,
     /// The pool's size in pages (blocks), when it prints no token count: × the page size.
     #[serde(default)]
-    pub blocks: Vec<String>,
+    pub(crate) blocks: Vec<String>,
     /// The setting giving tokens per page, and its default.
     #[serde(default)]
-    pub page_size: Option<String>,
+    pub(crate) page_size: Option<String>,
     #[serde(default)]
-    pub page_size_default: Option<i64>,
+    pub(crate) page_size_default: Option<i64>,
     /// Settings (or event fields, `kind.field`) that cap concurrent requests.
     #[serde(default)]
-    pub limits: Vec<String>,
+    pub(crate) limits: Vec<String>,
     /// The setting naming the KV cache's element type (`auto` follows the model's).
     #[serde(default)]
-    pub kv_dtype: Option<String>,
+    pub(crate) kv_dtype: Option<String>,
     /// The setting giving the tensor-parallel size.
     #[serde(default)]
-    pub tp_size: Option<String>,
-    pub pool: Option<PoolSpec>,
+    pub(crate) tp_size: Option<String>,
+    pub(crate) pool: Option<PoolSpec>,
     #[serde(default)]
-    pub category: Vec<CategorySpec>,
+    pub(crate) category: Vec<CategorySpec>,
 }
 
 /// The pool's budget: `total × fraction − used`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PoolSpec {
-    pub fraction: String,
+pub(crate) struct PoolSpec {
+    pub(crate) fraction: String,
     #[serde(default)]
-    pub fraction_default: Option<f64>,
-    pub total: Vec<String>,
-    pub used: Vec<String>,
+    pub(crate) fraction_default: Option<f64>,
+    pub(crate) total: Vec<String>,
+    pub(crate) used: Vec<String>,
     /// The step a remedy moves the fraction by (0.01: how the settings are written).
     #[serde(default)]
-    pub step: Option<f64>,
+    pub(crate) step: Option<f64>,
 }
 
 /// A setting whose value skips the category's phase and the memory it takes.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SkipSpec {
-    pub setting: String,
-    pub value: String,
+pub(crate) struct SkipSpec {
+    pub(crate) setting: String,
+    pub(crate) value: String,
     /// What skipping costs besides memory, in a few words.
     #[serde(default)]
-    pub cost: Option<String>,
+    pub(crate) cost: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CategorySpec {
-    pub category: String,
+pub(crate) struct CategorySpec {
+    pub(crate) category: String,
     /// Formulas tried in order; empty: the log never separates this category.
     #[serde(default)]
-    pub formula: Vec<String>,
+    pub(crate) formula: Vec<String>,
     /// Where the category's memory is counted when no formula applies.
     #[serde(default)]
-    pub merged_into: Option<String>,
+    pub(crate) merged_into: Option<String>,
     /// The setting that skips this category's phase (only `cuda_graphs` has one phase
     /// of its own that servers let you skip).
     #[serde(default)]
-    pub skip: Option<SkipSpec>,
+    pub(crate) skip: Option<SkipSpec>,
 }
 
 /// The breakdown's categories, in display order.
@@ -97,16 +97,22 @@ pub enum Category {
     /// NCCL, custom all-reduce buffers, the CUDA context: memory taken around
     /// distributed init, mostly outside PyTorch's allocator.
     Communication,
+    /// The model's weights (the weight_load phase).
     Weights,
+    /// The KV cache pool (the kv_cache phase).
     KvPool,
+    /// CUDA graph capture (the cuda_graph phase).
     CudaGraphs,
+    /// Activations and workspace a grammar's formulas measure.
     Activations,
+    /// What no other category accounts for.
     Other,
+    /// Device memory left free.
     Free,
 }
 
 impl Category {
-    pub const ALL: [Category; 7] = [
+    pub(crate) const ALL: [Category; 7] = [
         Category::Communication,
         Category::Weights,
         Category::KvPool,
@@ -115,7 +121,7 @@ impl Category {
         Category::Other,
         Category::Free,
     ];
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Category::Communication => "communication",
             Category::Weights => "weights",
@@ -126,11 +132,11 @@ impl Category {
             Category::Free => "free",
         }
     }
-    pub fn from_name(s: &str) -> Option<Category> {
+    pub(crate) fn from_name(s: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.name() == s)
     }
     /// The start-up phase that takes this category's memory, for those taken by one.
-    pub fn phase(self) -> Option<Phase> {
+    pub(crate) fn phase(self) -> Option<Phase> {
         Some(match self {
             Category::Communication => Phase::DistInit,
             Category::Weights => Phase::WeightLoad,
@@ -139,14 +145,14 @@ impl Category {
             _ => return None,
         })
     }
-    pub fn of_phase(p: Phase) -> Option<Category> {
+    pub(crate) fn of_phase(p: Phase) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.phase() == Some(p))
     }
 }
 
 /// What one term of a formula reads.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Term {
+pub(crate) enum Term {
     /// A built-in figure of a phase (a grammar's own figures are read as `kind.field`).
     Figure(Phase, BuiltinFigure),
     /// An event kind and one of its captured fields.
@@ -157,56 +163,56 @@ pub enum Term {
 
 /// `+ term` or `- term`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Formula {
-    pub terms: Vec<(i8, Term)>,
+pub(crate) struct Formula {
+    pub(crate) terms: Vec<(i8, Term)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeviceBasis {
+pub(crate) enum DeviceBasis {
     FreeAtStart,
     Total,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct PoolRule {
-    pub fraction: String,
-    pub fraction_default: Option<f64>,
-    pub total: Vec<Formula>,
-    pub used: Vec<Formula>,
+pub(crate) struct PoolRule {
+    pub(crate) fraction: String,
+    pub(crate) fraction_default: Option<f64>,
+    pub(crate) total: Vec<Formula>,
+    pub(crate) used: Vec<Formula>,
     /// In (0, 1).
-    pub step: f64,
+    pub(crate) step: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct SkipRule {
-    pub setting: String,
-    pub value: String,
-    pub cost: Option<String>,
+pub(crate) struct SkipRule {
+    pub(crate) setting: String,
+    pub(crate) value: String,
+    pub(crate) cost: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct CategoryRule {
-    pub category: Category,
-    pub formulas: Vec<Formula>,
-    pub merged_into: Option<Category>,
-    pub skip: Option<SkipRule>,
+pub(crate) struct CategoryRule {
+    pub(crate) category: Category,
+    pub(crate) formulas: Vec<Formula>,
+    pub(crate) merged_into: Option<Category>,
+    pub(crate) skip: Option<SkipRule>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct MemoryModel {
+pub(crate) struct MemoryModel {
     /// The grammar that declared it.
-    pub grammar: String,
-    pub device: Vec<Formula>,
-    pub device_basis: DeviceBasis,
-    pub tokens: Vec<Formula>,
-    pub blocks: Vec<Formula>,
-    pub page_size: Option<String>,
-    pub page_size_default: i64,
-    pub limits: Vec<String>,
-    pub kv_dtype: Option<String>,
-    pub tp_size: Option<String>,
-    pub pool: Option<PoolRule>,
-    pub categories: Vec<CategoryRule>,
+    pub(crate) grammar: String,
+    pub(crate) device: Vec<Formula>,
+    pub(crate) device_basis: DeviceBasis,
+    pub(crate) tokens: Vec<Formula>,
+    pub(crate) blocks: Vec<Formula>,
+    pub(crate) page_size: Option<String>,
+    pub(crate) page_size_default: i64,
+    pub(crate) limits: Vec<String>,
+    pub(crate) kv_dtype: Option<String>,
+    pub(crate) tp_size: Option<String>,
+    pub(crate) pool: Option<PoolRule>,
+    pub(crate) categories: Vec<CategoryRule>,
 }
 
 fn bad(origin: &str, message: String) -> GrammarError {
@@ -245,7 +251,7 @@ fn term(origin: &str, word: &str) -> Result<Term, GrammarError> {
 }
 
 /// Parses `a.b + c.d - e.f`.
-pub fn parse_formula(origin: &str, text: &str) -> Result<Formula, GrammarError> {
+pub(crate) fn parse_formula(origin: &str, text: &str) -> Result<Formula, GrammarError> {
     let mut terms = Vec::new();
     let mut sign = 1i8;
     let mut expect_term = true;
@@ -294,7 +300,7 @@ fn category(origin: &str, name: &str) -> Result<Category, GrammarError> {
     })
 }
 
-pub fn compile(
+pub(crate) fn compile(
     origin: &str,
     grammar: &str,
     spec: Option<&MemoryModelSpec>,

@@ -11,7 +11,7 @@ mod check;
 mod knowledge;
 pub mod memory_model;
 mod prefilter;
-pub mod remedy;
+pub(crate) mod remedy;
 mod set;
 mod spec;
 
@@ -23,14 +23,14 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use check::*;
-pub use knowledge::{
-    phase_of_frame, phase_of_stack, ConfigRule, ConfigSyntax, FrameRule, GrammarKnowledge,
-    KindMeaning, Knowledge, OutcomeMatch, OutcomeRule, OutcomeWord, ProcessInfo, ProcessRole,
-    RankEvidence, RankRule,
+pub(crate) use knowledge::{
+    phase_of_stack, ConfigRule, ConfigSyntax, GrammarKnowledge, OutcomeRule, OutcomeWord,
+    ProcessRole, RankEvidence,
 };
+pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;
 pub use set::*;
-pub use spec::{EventSpec, GrammarSpec, PrefixSpec, SampleSpec, Unit};
+pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
 use crate::base::event::{FieldValue, Fields, Phase, Rank};
 use crate::base::units;
@@ -38,7 +38,12 @@ use crate::base::units;
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
 include!(concat!(env!("OUT_DIR"), "/builtin_grammars.rs"));
 
+/// Why a grammar (or the set it joins) was refused.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum GrammarError {
     #[error("{origin}: not a valid grammar: {message}")]
     Toml { origin: String, message: String },
@@ -85,15 +90,15 @@ pub enum GrammarError {
     Matcher(String),
 }
 
-pub struct CompiledEvent {
-    pub kind: String,
-    pub regex: EventRegex,
-    pub units: BTreeMap<String, Unit>,
+pub(crate) struct CompiledEvent {
+    pub(crate) kind: String,
+    pub(crate) regex: EventRegex,
+    pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
-    pub traceback: bool,
-    pub set: BTreeMap<String, String>,
-    /// `set` as the fields every matched line starts from (names shared, not copied).
-    pub preset: crate::base::event::Fields,
+    pub(crate) traceback: bool,
+    /// The event's `set` constants, as the fields every matched line starts from (names
+    /// shared, not copied).
+    pub(crate) preset: crate::base::event::Fields,
 }
 
 /// An event's regex, compiled on its first use: a run meets the events of one or two
@@ -101,7 +106,7 @@ pub struct CompiledEvent {
 /// diff. The pattern is parsed when the grammar loads, so a bad regex is an error then and
 /// the capture names are known for the grammar's checks; a user's grammar is compiled at
 /// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
-pub struct EventRegex {
+pub(crate) struct EventRegex {
     pattern: String,
     /// Named captures, in the order of their groups (as `Regex::capture_names` gives them),
     /// each shared with every event field it names.
@@ -110,7 +115,7 @@ pub struct EventRegex {
 }
 
 impl EventRegex {
-    pub fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
+    pub(crate) fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
         // A pattern the parser rejects is compiled too: `Regex::new`'s error is the one to
         // show (it reports the same parse failure in its own words).
         let hir = match (compile_now, regex_syntax::parse(pattern)) {
@@ -135,19 +140,19 @@ impl EventRegex {
     }
     /// The compiled regex; `None` only for a built-in pattern that parses but is too large
     /// to compile, which a test rules out.
-    pub fn get(&self) -> Option<&Regex> {
+    pub(crate) fn get(&self) -> Option<&Regex> {
         self.compiled
             .get_or_init(|| Regex::new(&self.pattern).ok())
             .as_ref()
     }
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.pattern
     }
-    pub fn capture_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(|n| &**n)
     }
     /// The capture names as the event fields hold them.
-    pub fn field_names(&self) -> &[crate::base::event::FieldName] {
+    pub(crate) fn field_names(&self) -> &[crate::base::event::FieldName] {
         &self.names
     }
 }
@@ -171,12 +176,13 @@ fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
     }
 }
 
-pub struct CompiledPrefix {
-    pub id: String,
-    pub regex: Regex,
-    pub date_format: String,
-    pub time_format: String,
-    pub stamp_format: Option<String>,
+pub(crate) struct CompiledPrefix {
+    #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
+    pub(crate) id: String,
+    pub(crate) regex: Regex,
+    pub(crate) date_format: String,
+    pub(crate) time_format: String,
+    pub(crate) stamp_format: Option<String>,
 }
 
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
@@ -196,28 +202,31 @@ fn check_format(origin: &str, id: &str, field: &str, format: &str) -> Result<(),
     Ok(())
 }
 
+/// One grammar, parsed and checked: what one server or component prints, and how to read
+/// it.
 pub struct Grammar {
+    /// The grammar as written (the TOML's tables), after its checks.
     pub spec: GrammarSpec,
     /// Where it came from: `builtin:sglang` or a file path.
     pub origin: String,
-    pub events: Vec<CompiledEvent>,
-    pub prefixes: Vec<CompiledPrefix>,
-    pub frames: Vec<FrameRule>,
-    pub outcomes: Vec<OutcomeRule>,
+    pub(crate) events: Vec<CompiledEvent>,
+    pub(crate) prefixes: Vec<CompiledPrefix>,
+    pub(crate) frames: Vec<FrameRule>,
+    pub(crate) outcomes: Vec<OutcomeRule>,
     /// What its events, processes and configuration dumps mean.
-    pub know: GrammarKnowledge,
+    pub(crate) know: GrammarKnowledge,
     /// Settings that explain failures, and settings that size memory.
-    pub remedy: remedy::RemedyRules,
+    pub(crate) remedy: remedy::RemedyRules,
 }
 
 /// The largest grammar file read (the largest built-in one is under 40 KB).
-pub const MAX_GRAMMAR_FILE: u64 = 4 << 20;
+pub(crate) const MAX_GRAMMAR_FILE: u64 = 4 << 20;
 
 /// Events and prefixes all loaded grammars may hold together. Each costs about 60 KiB
 /// once compiled (10,000 events took 604 MiB, 10,000 prefixes 753 MiB); the built-in
 /// grammars have 119 events and 14 prefixes.
-pub const MAX_EVENTS: usize = 1_000;
-pub const MAX_PREFIXES: usize = 256;
+pub(crate) const MAX_EVENTS: usize = 1_000;
+pub(crate) const MAX_PREFIXES: usize = 256;
 
 /// Refuses a grammar (or the set it joins) past `MAX_EVENTS` or `MAX_PREFIXES`.
 fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), GrammarError> {
@@ -237,7 +246,147 @@ fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), Gram
     Ok(())
 }
 
+/// A user grammar's names reach the terminal (`grammars list`, the summary's "read as",
+/// the events' kinds and fields): cleaned once, here, as log lines are.
+fn clean_names(spec: &mut GrammarSpec) {
+    spec.id = crate::base::text::sanitize(&spec.id);
+    spec.name = crate::base::text::sanitize(&spec.name);
+    spec.description = crate::base::text::sanitize(&spec.description);
+    for ev in &mut spec.event {
+        ev.kind = crate::base::text::sanitize(&ev.kind);
+        for v in ev.set.values_mut() {
+            *v = crate::base::text::sanitize(v);
+        }
+    }
+}
+
+/// One `[[event]]`: its literals present, its regex parsed (and compiled now for a user's
+/// grammar), every unit naming a capture of the regex.
+fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, GrammarError> {
+    if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
+        return Err(GrammarError::NoLiteral {
+            origin: origin.into(),
+            kind: ev.kind.clone(),
+        });
+    }
+    // A user's grammar is compiled now: a pattern that parses but is too large to
+    // compile is an error at load, not an event that silently matches nothing.
+    // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
+    let compile_now = !origin.starts_with("builtin:");
+    let regex = EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
+        origin: origin.into(),
+        kind: ev.kind.clone(),
+        message: e.to_string(),
+    })?;
+    for (field, unit) in &ev.units {
+        if !regex.capture_names().any(|n| n == field) {
+            return Err(GrammarError::UnitWithoutCapture {
+                origin: origin.into(),
+                kind: ev.kind.clone(),
+                field: field.clone(),
+                unit: format!("{unit:?}"),
+            });
+        }
+    }
+    Ok(CompiledEvent {
+        kind: ev.kind.clone(),
+        regex,
+        units: ev.units.clone(),
+        traceback: ev.traceback,
+        preset: ev
+            .set
+            .iter()
+            .map(|(k, v)| (k.as_str(), FieldValue::Text(v.clone())))
+            .collect(),
+    })
+}
+
+/// One `[[prefix]]`: its regex compiled with only the captures the reader reads, each
+/// date-time format one chrono reads and backed by its capture.
+fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, GrammarError> {
+    let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
+        origin: origin.into(),
+        id: p.id.clone(),
+        message: e.to_string(),
+    })?;
+    let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
+    knowledge::only_read_captures(
+        origin,
+        &format!("prefix `{}`", p.id),
+        &regex,
+        knowledge::PREFIX_CAPTURES,
+    )?;
+    for (field, format, capture) in [
+        ("date_format", &p.date_format, "date"),
+        ("time_format", &p.time_format, "time"),
+        ("stamp_format", &p.stamp_format, "stamp"),
+    ] {
+        if let Some(f) = format {
+            check_format(origin, &p.id, field, f)?;
+            if !has(capture) {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "prefix `{}`: {field} given but the regex has no `{capture}` capture",
+                        p.id
+                    ),
+                });
+            }
+        }
+    }
+    if has("stamp") && p.stamp_format.is_none() {
+        return Err(GrammarError::Knowledge {
+            origin: origin.into(),
+            message: format!(
+                "prefix `{}`: a `stamp` capture needs a `stamp_format`",
+                p.id
+            ),
+        });
+    }
+    Ok(CompiledPrefix {
+        id: p.id.clone(),
+        regex,
+        date_format: p
+            .date_format
+            .clone()
+            .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
+        time_format: p
+            .time_format
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
+        stamp_format: p.stamp_format.clone(),
+    })
+}
+
+/// An event's `set.phase` names a phase and its `set.outcome` an outcome word.
+fn check_set_words(origin: &str, events: &[spec::EventSpec]) -> Result<(), GrammarError> {
+    for ev in events {
+        if let Some(p) = ev.set.get("phase") {
+            if Phase::from_name(p).is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!("event `{}`: set.phase `{p}` is not a phase", ev.kind),
+                });
+            }
+        }
+        if let Some(o) = ev.set.get("outcome") {
+            if OutcomeWord::from_name(o).is_none() {
+                return Err(GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!(
+                        "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
+                        ev.kind
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Grammar {
+    /// Reads and checks a grammar's TOML; `origin` names it in errors (`builtin:sglang` or
+    /// the file's path).
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
         let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
@@ -246,110 +395,17 @@ impl Grammar {
         check_noise(origin, &spec.noise)?;
         // Counted before anything is compiled: compiling is what costs memory.
         check_counts(origin, spec.event.len(), spec.prefix.len())?;
-        // A user grammar's names reach the terminal (`grammars list`, the summary's "read
-        // as", the events' kinds and fields): cleaned once, here, as log lines are.
-        spec.id = crate::base::text::sanitize(&spec.id);
-        spec.name = crate::base::text::sanitize(&spec.name);
-        spec.description = crate::base::text::sanitize(&spec.description);
-        for ev in &mut spec.event {
-            ev.kind = crate::base::text::sanitize(&ev.kind);
-            for v in ev.set.values_mut() {
-                *v = crate::base::text::sanitize(v);
-            }
-        }
-        let mut events = Vec::new();
-        for ev in &spec.event {
-            if ev.literals.is_empty() || ev.literals.iter().any(|l| l.is_empty()) {
-                return Err(GrammarError::NoLiteral {
-                    origin: origin.into(),
-                    kind: ev.kind.clone(),
-                });
-            }
-            // A user's grammar is compiled now: a pattern that parses but is too large to
-            // compile is an error at load, not an event that silently matches nothing.
-            // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
-            let compile_now = !origin.starts_with("builtin:");
-            let regex =
-                EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
-                    origin: origin.into(),
-                    kind: ev.kind.clone(),
-                    message: e.to_string(),
-                })?;
-            for (field, unit) in &ev.units {
-                if !regex.capture_names().any(|n| n == field) {
-                    return Err(GrammarError::UnitWithoutCapture {
-                        origin: origin.into(),
-                        kind: ev.kind.clone(),
-                        field: field.clone(),
-                        unit: format!("{unit:?}"),
-                    });
-                }
-            }
-            events.push(CompiledEvent {
-                kind: ev.kind.clone(),
-                regex,
-                units: ev.units.clone(),
-                traceback: ev.traceback,
-                set: ev.set.clone(),
-                preset: ev
-                    .set
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), FieldValue::Text(v.clone())))
-                    .collect(),
-            });
-        }
-        let mut prefixes = Vec::new();
-        for p in &spec.prefix {
-            let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
-                origin: origin.into(),
-                id: p.id.clone(),
-                message: e.to_string(),
-            })?;
-            let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
-            knowledge::only_read_captures(
-                origin,
-                &format!("prefix `{}`", p.id),
-                &regex,
-                knowledge::PREFIX_CAPTURES,
-            )?;
-            for (field, format, capture) in [
-                ("date_format", &p.date_format, "date"),
-                ("time_format", &p.time_format, "time"),
-                ("stamp_format", &p.stamp_format, "stamp"),
-            ] {
-                if let Some(f) = format {
-                    check_format(origin, &p.id, field, f)?;
-                    if !has(capture) {
-                        return Err(GrammarError::Knowledge {
-                            origin: origin.into(),
-                            message: format!("prefix `{}`: {field} given but the regex has no `{capture}` capture", p.id),
-                        });
-                    }
-                }
-            }
-            if has("stamp") && p.stamp_format.is_none() {
-                return Err(GrammarError::Knowledge {
-                    origin: origin.into(),
-                    message: format!(
-                        "prefix `{}`: a `stamp` capture needs a `stamp_format`",
-                        p.id
-                    ),
-                });
-            }
-            prefixes.push(CompiledPrefix {
-                id: p.id.clone(),
-                regex,
-                date_format: p
-                    .date_format
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
-                time_format: p
-                    .time_format
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
-                stamp_format: p.stamp_format.clone(),
-            });
-        }
+        clean_names(&mut spec);
+        let events = spec
+            .event
+            .iter()
+            .map(|ev| compile_event(origin, ev))
+            .collect::<Result<Vec<_>, _>>()?;
+        let prefixes = spec
+            .prefix
+            .iter()
+            .map(|p| compile_prefix(origin, p))
+            .collect::<Result<Vec<_>, _>>()?;
         let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
         let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
         let captures: Vec<Vec<&str>> = events
@@ -363,27 +419,7 @@ impl Grammar {
             &spec.id,
             spec.memory_model.as_ref(),
         )?);
-        for ev in &spec.event {
-            if let Some(p) = ev.set.get("phase") {
-                if Phase::from_name(p).is_none() {
-                    return Err(GrammarError::Knowledge {
-                        origin: origin.into(),
-                        message: format!("event `{}`: set.phase `{p}` is not a phase", ev.kind),
-                    });
-                }
-            }
-            if let Some(o) = ev.set.get("outcome") {
-                if OutcomeWord::from_name(o).is_none() {
-                    return Err(GrammarError::Knowledge {
-                        origin: origin.into(),
-                        message: format!(
-                            "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
-                            ev.kind
-                        ),
-                    });
-                }
-            }
-        }
+        check_set_words(origin, &spec.event)?;
         Ok(Grammar {
             spec,
             origin: origin.to_string(),
@@ -438,7 +474,7 @@ impl Grammar {
         Grammar::from_toml(&text, &shown)
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.spec.id
     }
 }
@@ -455,7 +491,7 @@ pub fn builtin_knowledge() -> &'static Knowledge {
 }
 
 /// Stands in for a date no stamp printed, until the loader infers the real one.
-pub const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
+pub(crate) const PLACEHOLDER_DATE: NaiveDate = match NaiveDate::from_ymd_opt(2000, 1, 1) {
     Some(d) => d,
     None => NaiveDate::MIN,
 };

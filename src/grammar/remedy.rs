@@ -10,22 +10,22 @@ use crate::base::event::{FailureKind, Phase};
 
 /// Settings that can explain failures of some kinds (and phases).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SuspectRule {
-    pub kinds: Vec<FailureKind>,
+pub(crate) struct SuspectRule {
+    pub(crate) kinds: Vec<FailureKind>,
     /// Empty: any phase.
-    pub phases: Vec<Phase>,
-    pub settings: Vec<String>,
+    pub(crate) phases: Vec<Phase>,
+    pub(crate) settings: Vec<String>,
     /// Lower-cased.
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 }
 
 impl SuspectRule {
-    pub fn applies(&self, kind: FailureKind, phase: Phase) -> bool {
+    pub(crate) fn applies(&self, kind: FailureKind, phase: Phase) -> bool {
         self.kinds.contains(&kind) && (self.phases.is_empty() || self.phases.contains(&phase))
     }
     /// Names `setting` (exactly, or by a `PREFIX*` pattern; case-insensitive, since
     /// configuration keys and environment variables are spelt both ways).
-    pub fn names(&self, setting: &str) -> bool {
+    pub(crate) fn names(&self, setting: &str) -> bool {
         let s = setting.to_ascii_lowercase();
         self.settings.iter().any(|p| {
             let p = p.to_ascii_lowercase();
@@ -39,10 +39,10 @@ impl SuspectRule {
 
 /// Every grammar's suspects and memory models, in load order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RemedyRules {
-    pub suspects: Vec<SuspectRule>,
+pub(crate) struct RemedyRules {
+    pub(crate) suspects: Vec<SuspectRule>,
     /// Each server grammar's memory model (`[memory_model]`).
-    pub memory_models: Vec<super::memory_model::MemoryModel>,
+    pub(crate) memory_models: Vec<super::memory_model::MemoryModel>,
 }
 
 fn bad(origin: &str, message: String) -> GrammarError {
@@ -64,7 +64,7 @@ fn kind_of(name: &str) -> Option<FailureKind> {
     })
 }
 
-pub fn compile(origin: &str, suspects: &[SuspectSpec]) -> Result<RemedyRules, GrammarError> {
+pub(crate) fn compile(origin: &str, suspects: &[SuspectSpec]) -> Result<RemedyRules, GrammarError> {
     let mut out = RemedyRules::default();
     for (i, s) in suspects.iter().enumerate() {
         let what = format!("suspect {}", i + 1);

@@ -6,6 +6,7 @@ use super::*;
 /// What a record's prefix says about it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrefixInfo {
+    /// The record's stamp (the date inferred where only a time was printed).
     pub ts: Option<NaiveDateTime>,
     /// The step between two stamps this prefix can print, in milliseconds, read from the
     /// stamp's format (`%.3f`: 1) or, for a format whose fraction is as long as printed
@@ -17,12 +18,13 @@ pub struct PrefixInfo {
     /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
     /// until the loader infers it.
     pub time_only: bool,
+    /// The rank the prefix names, when it names one.
     pub rank: Option<Rank>,
-    pub pid: Option<u32>,
+    pub(crate) pid: Option<u32>,
     /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
-    pub process: Option<String>,
+    pub(crate) process: Option<String>,
     /// The host NCCL's `host:pid:tid` prefix names.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
     /// Byte offset in the line where the event's regex starts: the prefix's end, or the
     /// event's literal when that begins inside the prefix (c10's `]:[W` warning marker).
     pub message_start: usize,
@@ -33,7 +35,7 @@ pub struct PrefixInfo {
     pub prefix_start: usize,
     /// The prefix captured a date or time that its format does not read (`grammars
     /// check` reports it; the scan leaves the line without a time, and a note says so).
-    pub stamp_error: Option<String>,
+    pub(crate) stamp_error: Option<String>,
     /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
     /// scan keeps no event of the line, and a note says so.
     pub rank_error: Option<String>,
@@ -42,18 +44,21 @@ pub struct PrefixInfo {
 /// A matched event, before it is placed in a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LineMatch {
-    pub grammar: usize,
-    pub kind: String,
-    pub fields: Fields,
+    pub(crate) grammar: usize,
+    pub(crate) kind: String,
+    pub(crate) fields: Fields,
+    /// The record prefix, when a grammar's prefix matched the line.
     pub prefix: Option<PrefixInfo>,
+    /// The line's message: the text after its prefix, sanitised.
     pub message: String,
-    pub traceback: bool,
+    pub(crate) traceback: bool,
     /// Captures dropped because they ran to the end of a cut line.
-    pub cut_fields: Vec<String>,
+    pub(crate) cut_fields: Vec<String>,
 }
 
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
+    /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
     /// Every event literal, in groups small enough for aho-corasick's SIMD (Teddy)
     /// prefilter, which stops being used past about 64 patterns and is several times
@@ -70,7 +75,7 @@ pub struct GrammarSet {
     /// Unanchored: does a line hold a known noise marker (tqdm, NCCL INFO, uvicorn …)?
     pub(super) noise_ac: Option<AhoCorasick>,
     /// Reference date for stamps that print no date (file mtime or today).
-    pub reference_date: Option<NaiveDate>,
+    pub(crate) reference_date: Option<NaiveDate>,
     /// The grammars' frame tables and outcome wordings, gathered once.
     pub(super) knowledge: Knowledge,
     /// Every grammar's prefix regexes as one set, and the grammar of each (`prefix_set`):
@@ -82,6 +87,7 @@ pub struct GrammarSet {
 }
 
 impl GrammarSet {
+    /// The built-in grammars (grammars/*.toml compiled into the binary), as a set.
     pub fn builtin() -> Result<GrammarSet, GrammarError> {
         GrammarSet::new(Self::builtin_grammars()?)
     }
@@ -107,6 +113,7 @@ impl GrammarSet {
         Ok(list)
     }
 
+    /// Compiles grammars, in load order, into one set.
     pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
         let mut literals: Vec<String> = Vec::new();
         let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();
@@ -189,7 +196,7 @@ impl GrammarSet {
 
     /// Start offsets, in order, of prefilter fragments in a buffer: every line that holds
     /// an event literal holds one of them (within the literal, so on the same line).
-    pub fn literal_hits(&self, buf: &[u8]) -> Vec<usize> {
+    pub(crate) fn literal_hits(&self, buf: &[u8]) -> Vec<usize> {
         let mut hits: Vec<usize> = Vec::new();
         for ac in &self.prefilter {
             hits.extend(ac.find_iter(buf).map(|m| m.start()));
@@ -203,7 +210,7 @@ impl GrammarSet {
 
     /// The (grammar, event, literal offset) candidates a line's literals point at, in
     /// grammar and event order: the order events are tried in.
-    pub fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
+    pub(crate) fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut out = Vec::new();
         for (ac, base) in &self.literal_groups {
             for m in ac.find_iter(text) {
@@ -217,7 +224,7 @@ impl GrammarSet {
         out
     }
 
-    pub fn owners(&self, pattern: usize) -> &[(usize, usize)] {
+    pub(crate) fn owners(&self, pattern: usize) -> &[(usize, usize)] {
         self.literal_owner
             .get(pattern)
             .map_or(&[], |v| v.as_slice())
@@ -227,7 +234,7 @@ impl GrammarSet {
     /// This is the per-line work of the scan, so it is one anchored automaton step, not a
     /// regex: a line that starts with `[` is taken as an SGLang-family record here and is
     /// only parsed for real when it carries an event.
-    pub fn starts_record(&self, line: &[u8]) -> bool {
+    pub(crate) fn starts_record(&self, line: &[u8]) -> bool {
         let head = &line[..line.len().min(64)];
         self.start_ac
             .find(Input::new(head).anchored(Anchored::Yes))
@@ -236,7 +243,7 @@ impl GrammarSet {
 
     /// Which grammars' prefixes the first lines of a source show: its family (or families,
     /// for a mixed stream), as detection reports it.
-    pub fn detect(&self, head: &[u8]) -> Vec<String> {
+    pub(crate) fn detect(&self, head: &[u8]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let set = self.prefix_set();
         let mut matched = vec![false; self.grammars.len()];
@@ -287,7 +294,7 @@ impl GrammarSet {
             .as_ref()
     }
 
-    pub fn is_noise(&self, line: &[u8]) -> bool {
+    pub(crate) fn is_noise(&self, line: &[u8]) -> bool {
         self.noise_ac.as_ref().is_some_and(|ac| ac.is_match(line))
     }
 
@@ -445,7 +452,7 @@ impl GrammarSet {
     /// Matches one clean line against the candidate events whose literals it hit.
     /// `cut` says the line is the truncated end of a file: captures that run to its end
     /// may be missing digits and are dropped, never read as a shorter number.
-    pub fn match_line(
+    pub(crate) fn match_line(
         &self,
         line: &str,
         candidates: &[(usize, usize, usize)],
@@ -533,12 +540,12 @@ impl GrammarSet {
 
 /// The most of a record's message an event keeps (configuration dumps run to a few KB;
 /// a hostile or flattened line can be megabytes, and every event holds its message).
-pub const MAX_MESSAGE: usize = 16 << 10;
+pub(crate) const MAX_MESSAGE: usize = 16 << 10;
 
 /// The most of a configuration line (`server_args`) an event keeps: the configuration is
 /// read from it, and a cut there loses the settings a diff compares. Real dumps run to
 /// about 20 KiB (SGLang with every option printed); the run's text budget bounds the sum.
-pub const MAX_CONFIG_MESSAGE: usize = 1 << 20;
+pub(crate) const MAX_CONFIG_MESSAGE: usize = 1 << 20;
 
 /// What `bounded` appends to a message it cut: `… [N more bytes]`.
 pub(super) const CUT_MARK_OPEN: &str = "… [";
@@ -561,7 +568,7 @@ pub(super) fn bounded(message: &str, limit: usize) -> String {
 
 /// A message without the mark `bounded` put at its end, and whether it had one: the
 /// text before the mark is what the line said, read as a line cut short.
-pub fn strip_cut_mark(message: &str) -> (&str, bool) {
+pub(crate) fn strip_cut_mark(message: &str) -> (&str, bool) {
     if let Some(head) = message.strip_suffix(CUT_MARK_CLOSE) {
         if let Some(at) = head.rfind(CUT_MARK_OPEN) {
             let count = &head[at + CUT_MARK_OPEN.len()..];
@@ -574,7 +581,7 @@ pub fn strip_cut_mark(message: &str) -> (&str, bool) {
 }
 
 /// Converts a captured text into the field's canonical unit.
-pub fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
+pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
     let t = text.trim();
     match unit {
         Unit::Text => Some(FieldValue::Text(t.to_string())),

@@ -11,76 +11,76 @@ pub struct GrammarSpec {
     pub id: String,
     pub name: String,
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     #[serde(default)]
-    pub prefix: Vec<PrefixSpec>,
+    pub(crate) prefix: Vec<PrefixSpec>,
     #[serde(default)]
     pub event: Vec<EventSpec>,
     #[serde(default)]
-    pub noise: Vec<NoiseSpec>,
+    pub(crate) noise: Vec<NoiseSpec>,
     #[serde(default)]
     pub sample: Vec<SampleSpec>,
     /// Traceback frames that say which start-up phase was running.
     #[serde(default)]
-    pub frame_phase: Vec<FramePhaseSpec>,
+    pub(crate) frame_phase: Vec<FramePhaseSpec>,
     /// Wordings that say a failure was not a rank's own: a consequence of another rank's
     /// failure, a termination by the launcher, a stall.
     #[serde(default)]
-    pub outcome: Vec<OutcomeSpec>,
+    pub(crate) outcome: Vec<OutcomeSpec>,
     /// Load order among the built-in grammars (lower first). Events are tried in load
     /// order, so a catch-all grammar (`streams`) takes a high number. User grammars load
     /// after the built-in ones whatever their priority.
     #[serde(default = "default_priority")]
-    pub priority: i32,
+    pub(crate) priority: i32,
     /// Rank-naming text at the end of a record (`… rank=1`, as TGI's launcher prints).
     #[serde(default)]
-    pub suffix: Vec<SuffixSpec>,
+    pub(crate) suffix: Vec<SuffixSpec>,
     /// What a process name in a prefix's `proc` capture says: a worker's rank, an engine
     /// process that reports figures but is no rank, or the launcher.
     #[serde(default)]
-    pub process: Vec<ProcessSpec>,
+    pub(crate) process: Vec<ProcessSpec>,
     /// Lines of this grammar that name neither a process id nor a rank come from this
     /// process: `engine` (a driver or engine process, vLLM V0's) or `launcher` (default).
     #[serde(default)]
-    pub without_pid: Option<String>,
+    pub(crate) without_pid: Option<String>,
     /// Where a configuration dump starts in a `server_args` event and how it is written.
     #[serde(default)]
-    pub config: Vec<ConfigSpec>,
+    pub(crate) config: Vec<ConfigSpec>,
     /// What the grammar describes: `server` (default: an inference server, whose runs
     /// `diff` compares as the same server or not) or `component` (a library any server
     /// prints through, PyTorch or NCCL, which says nothing about which server ran).
     #[serde(default)]
-    pub describes: Option<String>,
+    pub(crate) describes: Option<String>,
     /// What the global ranks PyTorch prints (`[rank6]:`) number: `per_replica` (default:
     /// one world per data-parallel replica, global = pp · tp_size + tp, SGLang) or
     /// `across_replicas` (one world spans the replicas: global = dp · pp_size · tp_size +
     /// pp · tp_size + tp, as vLLM offsets it by the data-parallel rank).
     #[serde(default)]
-    pub world: Option<String>,
+    pub(crate) world: Option<String>,
     /// Settings (configuration keys or environment variables) that can explain a failure
     /// of a kind: `diff` ranks the changes between two runs by them.
     #[serde(default)]
-    pub suspect: Vec<SuspectSpec>,
+    pub(crate) suspect: Vec<SuspectSpec>,
     /// How the server's memory splits into categories and how it sizes its KV pool
     /// (`grammar::memory_model`); `diff`'s memory remedies are computed from it too.
     #[serde(default)]
-    pub memory_model: Option<super::memory_model::MemoryModelSpec>,
+    pub(crate) memory_model: Option<super::memory_model::MemoryModelSpec>,
     /// Figures of the grammar's own, beside the built-in ones (`kv_pages` counted in
     /// `pages`), each with its unit and the direction that is worse.
     #[serde(default)]
-    pub figure: Vec<FigureSpec>,
+    pub(crate) figure: Vec<FigureSpec>,
 }
 
 /// `[[figure]] name = "kv_pages", unit = "pages", worse = "less"`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FigureSpec {
+pub(crate) struct FigureSpec {
     /// Lower case, `_` between words; not a built-in figure's name.
-    pub name: String,
+    pub(crate) name: String,
     /// `bytes`, `seconds`, `tokens`, `count`, or a word naming what is counted (`pages`).
-    pub unit: String,
+    pub(crate) unit: String,
     /// `more`, `less` or `neither`: which way the figure moving is worse.
-    pub worse: String,
+    pub(crate) worse: String,
 }
 
 /// Settings that can explain a failure: a change of one of them between a working and a
@@ -88,19 +88,19 @@ pub struct FigureSpec {
 /// `words`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SuspectSpec {
+pub(crate) struct SuspectSpec {
     /// Failure kinds (`nccl`, `exception`, `timeout`, `oom`, `not_enough_memory`).
-    pub kinds: Vec<String>,
+    pub(crate) kinds: Vec<String>,
     /// Only for failures in these phases (all when empty).
     #[serde(default)]
-    pub phases: Vec<String>,
+    pub(crate) phases: Vec<String>,
     /// Configuration keys or environment variables; a trailing `*` matches a prefix
     /// (`NCCL_IB_*`).
-    pub settings: Vec<String>,
+    pub(crate) settings: Vec<String>,
     /// Text (any case) that, found in the failure's line, traceback or the run's
     /// unattributed error lines, ties the failure to these settings.
     #[serde(default)]
-    pub words: Vec<String>,
+    pub(crate) words: Vec<String>,
 }
 
 fn default_priority() -> i32 {
@@ -110,60 +110,60 @@ fn default_priority() -> i32 {
 /// A rank printed at the end of a record. Captures as in a prefix: `tags`, `tp`, `grank`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SuffixSpec {
-    pub id: String,
+pub(crate) struct SuffixSpec {
+    pub(crate) id: String,
     /// Matched against the end of the record's message (anchor it with `$`).
-    pub regex: String,
+    pub(crate) regex: String,
 }
 
 /// A process name (a prefix's `proc` capture) and what it says.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProcessSpec {
+pub(crate) struct ProcessSpec {
     /// Applied to the process name. Captures: `tags` (rank tags, separated by spaces or
     /// `_`: `DP0_TP2`), `global_rank` (a global rank number), `dp` (an engine's replica).
-    pub name: String,
+    pub(crate) name: String,
     /// `worker` (a rank), `engine` (reports figures, is no rank) or `launcher`.
-    pub role: String,
+    pub(crate) role: String,
 }
 
 /// `server_args=ServerArgs(…)`: the marker, and the syntax of what follows it.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigSpec {
+pub(crate) struct ConfigSpec {
     /// Fixed text just before the configuration.
-    pub marker: String,
+    pub(crate) marker: String,
     /// `python_call` (`Name(k=v, …)`, also `Namespace(…)`), `python_kwargs` (`k=v, …`),
     /// `python_dict` (`{'k': v, …}`) or `rust_debug` (`Args { k: v, … }`).
-    pub syntax: String,
+    pub(crate) syntax: String,
 }
 
 /// Where an event reads a rank from its message.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RankFromSpec {
+pub(crate) struct RankFromSpec {
     /// `assignment` (captures named by lower-case tags: `dp`, `pp`, `tp`, … give the
     /// process's rank), `global` (a global rank number names the process), `communicator`
     /// (a rank within one communicator, the weakest evidence), or `line` (the number names
     /// this line's rank only, as a TP rank).
-    pub evidence: String,
+    pub(crate) evidence: String,
     /// The capture holding the number (not for `assignment`).
     #[serde(default)]
-    pub capture: Option<String>,
+    pub(crate) capture: Option<String>,
 }
 
 /// Where a figure's value comes from: one capture, or alternatives tried in order, each
 /// a capture or captures joined by ` + ` (summed: `k_size_bytes + v_size_bytes`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
-pub enum FigureSource {
+pub(crate) enum FigureSource {
     One(String),
     Alternatives(Vec<String>),
 }
 
 /// An event's figures in the order the file writes them (the order a phase lists them).
 #[derive(Clone, Debug, Default)]
-pub struct Figures(pub Vec<(String, FigureSource)>);
+pub(crate) struct Figures(pub(crate) Vec<(String, FigureSource)>);
 
 impl<'de> Deserialize<'de> for Figures {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Figures, D::Error> {
@@ -189,7 +189,7 @@ impl<'de> Deserialize<'de> for Figures {
 }
 
 impl FigureSource {
-    pub fn alternatives(&self) -> Vec<&str> {
+    pub(crate) fn alternatives(&self) -> Vec<&str> {
         match self {
             FigureSource::One(s) => vec![s.as_str()],
             FigureSource::Alternatives(v) => v.iter().map(String::as_str).collect(),
@@ -201,32 +201,32 @@ impl FigureSource {
 /// by its function name, its file's base name, or both when both are given.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FramePhaseSpec {
+pub(crate) struct FramePhaseSpec {
     #[serde(default)]
-    pub function: Option<String>,
+    pub(crate) function: Option<String>,
     /// The file's base name (`cuda_graph_runner.py`).
     #[serde(default)]
-    pub file: Option<String>,
-    pub phase: String,
+    pub(crate) file: Option<String>,
+    pub(crate) phase: String,
     /// A frame that runs several start-up steps (vLLM's `_initialize_kv_caches` also
     /// captures the graphs): it names its phase only when no frame inside it is named.
     #[serde(default)]
-    pub fallback: bool,
+    pub(crate) fallback: bool,
     /// A traceback frame line this entry must map to its phase (`grammars check`).
     #[serde(default)]
-    pub sample: Option<String>,
+    pub(crate) sample: Option<String>,
 }
 
 /// A failure wording (in the failing line or its traceback) that gives the rank's outcome.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct OutcomeSpec {
+pub(crate) struct OutcomeSpec {
     /// `consequence`, `terminated` or `stalled`.
-    pub state: String,
+    pub(crate) state: String,
     /// Fixed text the wording contains, checked before the regex runs.
-    pub literals: Vec<String>,
+    pub(crate) literals: Vec<String>,
     /// A capture named `peer` names the rank (its number) the failure came from.
-    pub regex: String,
+    pub(crate) regex: String,
 }
 
 /// How a record of this family starts. Named captures the scanner reads: `date`
@@ -238,22 +238,22 @@ pub struct OutcomeSpec {
 /// `proc` (a vLLM-style process name such as `Worker_TP3`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PrefixSpec {
-    pub id: String,
-    pub regex: String,
+pub(crate) struct PrefixSpec {
+    pub(crate) id: String,
+    pub(crate) regex: String,
     /// Literals a line of this family begins with; the per-line classification uses these
     /// instead of running the regex on every line.
     #[serde(default)]
-    pub starts_with: Vec<String>,
+    pub(crate) starts_with: Vec<String>,
     /// strftime-style format of the `date` capture (default `%Y-%m-%d`).
     #[serde(default)]
-    pub date_format: Option<String>,
+    pub(crate) date_format: Option<String>,
     /// strftime-style format of the `time` capture (default `%H:%M:%S%.f`).
     #[serde(default)]
-    pub time_format: Option<String>,
+    pub(crate) time_format: Option<String>,
     /// strftime-style format of the `stamp` capture (`%m/%d/%Y-%H:%M:%S`); required with it.
     #[serde(default)]
-    pub stamp_format: Option<String>,
+    pub(crate) stamp_format: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -261,48 +261,48 @@ pub struct PrefixSpec {
 pub struct EventSpec {
     pub kind: String,
     /// Fixed text that every matching line contains; the buffer scan looks for these.
-    pub literals: Vec<String>,
+    pub(crate) literals: Vec<String>,
     /// Applied to the message (after the prefix) of lines that hit a literal.
-    pub regex: String,
+    pub(crate) regex: String,
     /// Unit of each named capture; captures without one are kept as text.
     #[serde(default)]
-    pub units: BTreeMap<String, Unit>,
+    pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines that start no record (a traceback) belong to this one.
     #[serde(default)]
-    pub traceback: bool,
+    pub(crate) traceback: bool,
     /// Constant fields every match carries (`failure = "not_enough_memory"`).
     #[serde(default)]
-    pub set: BTreeMap<String, String>,
+    pub(crate) set: BTreeMap<String, String>,
     /// Every rank prints this line as it leaves a collective (a barrier, an all-reduce),
     /// so all ranks print it at nearly the same true instant: node clocks are aligned on
     /// these events.
     #[serde(default)]
-    pub barrier_exit: bool,
+    pub(crate) barrier_exit: bool,
     /// The start-up phase this event belongs to (`launch`, `dist_init`, `weight_load`,
     /// `kv_cache`, `cuda_graph`, `ready`); other events of the same kind in this grammar
     /// share it.
     #[serde(default)]
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// Whether the event `begins`, `ends` or is `inside` its phase (default `inside`).
     #[serde(default)]
-    pub edge: Option<String>,
+    pub(crate) edge: Option<String>,
     /// With `edge = "ends"`: the phase this line begins as it ends its own, for a server
     /// that prints no begin line for the next phase (`then = "cuda_graph"` on the line
     /// that closes `kv_cache`).
     #[serde(default)]
-    pub then: Option<String>,
+    pub(crate) then: Option<String>,
     /// The figures the event reports, by name (the built-in `mem_usage`, `avail_before`,
     /// `avail_after`, `tokens`, `kv_avail`, `kv_size`, `elapsed`, or one the grammar
     /// declares in `[[figure]]`) → the capture(s).
     #[serde(default)]
-    pub figures: Figures,
+    pub(crate) figures: Figures,
     /// A rank named in the message.
     #[serde(default)]
-    pub rank: Option<RankFromSpec>,
+    pub(crate) rank: Option<RankFromSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     #[serde(rename = "text")]
     Text,
     #[serde(rename = "int")]
@@ -332,7 +332,7 @@ pub enum Unit {
 
 impl Unit {
     /// A unit that reads a memory amount (into bytes).
-    pub fn is_memory(self) -> bool {
+    pub(crate) fn is_memory(self) -> bool {
         matches!(
             self,
             Unit::Size
@@ -348,26 +348,26 @@ impl Unit {
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NoiseSpec {
+pub(crate) struct NoiseSpec {
     /// Names the entry where an error speaks of it (required: `check_noise` says so in
     /// words rather than serde's bare "missing field").
     #[serde(default)]
-    pub id: Option<String>,
-    pub literals: Vec<String>,
+    pub(crate) id: Option<String>,
+    pub(crate) literals: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SampleSpec {
-    pub line: String,
+    pub(crate) line: String,
     /// The event kind the line must give; absent means it must give none.
     #[serde(default)]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     #[serde(default)]
-    pub rank: Option<String>,
+    pub(crate) rank: Option<String>,
     #[serde(default)]
-    pub fields: BTreeMap<String, toml::Value>,
+    pub(crate) fields: BTreeMap<String, toml::Value>,
     /// The stamp the line's prefix must give, `YYYY-MM-DD HH:MM:SS[.fff]`.
     #[serde(default)]
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
 }

@@ -28,7 +28,7 @@ const MAX_READ_PER_POLL: u64 = 64 << 20;
 /// stream cannot be resumed from a byte offset without keeping the decoder, and a file
 /// rewritten in place would then be misread): cheap for start-up logs, quadratic for a
 /// big one, so growth past this compressed size is not followed.
-pub const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
+pub(crate) const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
 
 /// Where a followed compressed log stands.
 #[derive(Debug, Default)]
@@ -46,6 +46,10 @@ struct CompressedState {
 /// What happened to a followed file, for the board and the run's notes (worded in
 /// `render::text::watch`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    missing_docs,
+    reason = "each variant's text names its fields; every one has `path`, the file as given"
+)]
 pub enum FollowNote {
     /// A log that appeared after the start.
     NewFile { path: String },
@@ -90,7 +94,9 @@ pub enum FollowNote {
 /// segment a log of its own), and each log's scan by path.
 #[derive(Debug, Default)]
 pub struct ReadSoFar {
+    /// Each node's files, as the loader groups inputs.
     pub groups: Vec<NodeFiles>,
+    /// Each log's scan so far, by path.
     pub scans: HashMap<PathBuf, SourceScan>,
 }
 
@@ -328,6 +334,7 @@ impl<'a> Follower<'a> {
         !self.streams.is_empty() && self.streams.iter().all(|s| s.ended)
     }
 
+    /// The notes gathered since the last call.
     pub fn take_notes(&mut self) -> Vec<FollowNote> {
         std::mem::take(&mut self.notes)
     }

@@ -13,28 +13,37 @@ use chrono::NaiveDateTime;
 /// One `--query-gpu` sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
+    /// The sample's stamp as printed (local wall-clock time).
     pub timestamp: Option<NaiveDateTime>,
-    pub index: u32,
+    pub(crate) index: u32,
+    /// Memory used on the GPU.
     pub memory_used_bytes: Option<u64>,
+    /// The GPU's memory.
     pub memory_total_bytes: Option<u64>,
+    /// GPU utilisation, in percent.
     pub utilization_gpu_pct: Option<f64>,
 }
 
 /// One `--query-compute-apps` row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ComputeApp {
-    pub timestamp: Option<NaiveDateTime>,
-    pub gpu_index: Option<u32>,
-    pub gpu_uuid: Option<String>,
+    pub(crate) timestamp: Option<NaiveDateTime>,
+    pub(crate) gpu_index: Option<u32>,
+    pub(crate) gpu_uuid: Option<String>,
+    /// The process id.
     pub pid: Option<u32>,
+    /// The process name as nvidia-smi printed it.
     pub process_name: Option<String>,
+    /// Memory the process used on the GPU.
     pub used_memory_bytes: Option<u64>,
 }
 
+/// An nvidia-smi CSV read: GPU samples and per-process rows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NvSmiTimeline {
     /// Samples per GPU index, in file order.
     pub gpus: BTreeMap<u32, Vec<GpuSample>>,
+    /// `--query-compute-apps` rows, in file order.
     pub apps: Vec<ComputeApp>,
     /// Non-empty lines that were neither a header nor a readable row.
     pub lines_not_understood: usize,

@@ -19,9 +19,14 @@ use crate::grammar::GrammarSet;
 use crate::ingest::source::{self, SourceFile};
 
 /// A recorded file larger than this is not replayed (the replay holds its files).
-pub const MAX_REPLAY_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_REPLAY_BYTES: u64 = 256 << 20;
 
+/// Why a recorded log could not be replayed.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ReplayError {
     #[error(transparent)]
     Source(#[from] source::SourceError),
@@ -141,7 +146,7 @@ fn schedule(gs: &GrammarSet, logs: &[SourceFile]) -> Result<Vec<Timed>, ReplayEr
 
 /// Starts the replay: one receiver per file of `logs`, fed from a thread at `speed` times
 /// the stamps' pace; each sender is dropped after its file's last line.
-pub fn start(
+pub(crate) fn start(
     gs: &GrammarSet,
     logs: &[SourceFile],
     speed: f64,

@@ -12,25 +12,30 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Limits on reading one file (docs/reliability.md).
-pub mod limits {
+pub(crate) mod limits {
     /// Decompressed bytes read from one compressed file; the rest is not read.
-    pub const MAX_DECOMPRESSED: u64 = 4 << 30;
+    pub(crate) const MAX_DECOMPRESSED: u64 = 4 << 30;
     /// Past this much output a compressed file that expands more than [`BOMB_RATIO`]:1
     /// is stopped: no real log compresses that well (gzip cannot pass about 1,030:1;
     /// real logs give 5–50:1), a decompression bomb or one repeated line does.
-    pub const BOMB_CHECK_AFTER: u64 = 256 << 20;
-    pub const BOMB_RATIO: u64 = 500;
+    pub(crate) const BOMB_CHECK_AFTER: u64 = 256 << 20;
+    pub(crate) const BOMB_RATIO: u64 = 500;
     /// A file that expanded more than this is said in the notes.
-    pub const WARN_RATIO: u64 = 100;
+    pub(crate) const WARN_RATIO: u64 = 100;
     /// The largest zstd window accepted (2^27 = 128 MiB, zstd's default limit): a frame
     /// that needs more is refused with zstd's error, in a note.
-    pub const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+    pub(crate) const ZSTD_WINDOW_LOG_MAX: u32 = 27;
     /// Bytes of an nvidia-smi CSV read: 1 s samples of 8 GPUs make about 70 MiB a day,
     /// and a start-up is in the first minutes.
-    pub const MAX_CSV: u64 = 32 << 20;
+    pub(crate) const MAX_CSV: u64 = 32 << 20;
 }
 
+/// Why an input path could not be read as a run's files.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum SourceError {
     #[error("{path}: no such file or directory")]
     Missing { path: String },
@@ -60,19 +65,15 @@ fn snapshot_hint(path: &str, snapshots: usize) -> String {
 
 /// A log's bytes as text: decompressed, and with the count of bytes taken from the
 /// file itself, for offsets in messages and the expansion ratio.
-pub struct Stream {
-    pub reader: Box<dyn Read + Send>,
-    pub compression: Compression,
+pub(crate) struct Stream {
+    pub(crate) reader: Box<dyn Read + Send>,
+    pub(crate) compression: Compression,
     raw_read: Arc<AtomicU64>,
 }
 
 impl Stream {
-    /// Bytes read from the file (compressed bytes for a compressed file) so far.
-    pub fn raw_bytes(&self) -> u64 {
-        self.raw_read.load(Ordering::Relaxed)
-    }
     /// A handle that reads the same count after the reader has been moved.
-    pub fn raw_counter(&self) -> Arc<AtomicU64> {
+    pub(crate) fn raw_counter(&self) -> Arc<AtomicU64> {
         self.raw_read.clone()
     }
 }
@@ -137,35 +138,41 @@ impl<R: Read> Read for Limited<R> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,
 }
 
+/// What a file is, by its name and first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceKind {
+    /// A text log (plain, gzip or zstd).
     Log,
+    /// A PyTorch memory snapshot (pickle).
     Snapshot,
+    /// `nvidia-smi` CSV samples.
     NvidiaSmi,
 }
 
+/// One input file of a run, found under the paths given.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// As given or found; `-` for stdin.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
+    /// What the file is.
     pub kind: SourceKind,
-    pub compression: Compression,
-    pub size: Option<u64>,
+    pub(crate) compression: Compression,
+    pub(crate) size: Option<u64>,
     /// Rank number from the file name (`rank3.log`, `snapshot_rank3.pickle`, `_tp3`).
-    pub rank_hint: Option<u32>,
+    pub(crate) rank_hint: Option<u32>,
 }
 
 impl SourceFile {
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         crate::base::text::shown_path(&self.path)
     }
-    pub fn is_stdin(&self) -> bool {
+    pub(crate) fn is_stdin(&self) -> bool {
         self.path.as_os_str() == "-"
     }
 }
@@ -192,7 +199,7 @@ fn classify_name(name: &str) -> Option<SourceKind> {
 }
 
 /// `rank3`, `rank_3`, `_tp3`, `-tp3` in a file name.
-pub fn rank_from_name(name: &str) -> Option<u32> {
+pub(crate) fn rank_from_name(name: &str) -> Option<u32> {
     let lower = name.to_ascii_lowercase();
     for key in ["rank", "tp"] {
         let mut from = 0;
@@ -216,7 +223,7 @@ pub fn rank_from_name(name: &str) -> Option<u32> {
 /// The compression a stream's first bytes name. A zstd stream may open with a skippable
 /// frame (magic 0x184D2A50–5F: pzstd writes one first, with the sizes of the frames
 /// after it); the decoder skips it.
-pub fn compression_of(head: &[u8]) -> Compression {
+pub(crate) fn compression_of(head: &[u8]) -> Compression {
     match head {
         [0x1f, 0x8b, ..] => Compression::Gzip,
         [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
@@ -245,7 +252,9 @@ pub fn discover(path: &Path) -> Result<Vec<SourceFile>, SourceError> {
 
 /// [`discover`], with notes on the directory entries it skipped and why (a symlink
 /// loop, a dangling link, an entry that cannot be read).
-pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), SourceError> {
+pub(crate) fn discover_noted(
+    path: &Path,
+) -> Result<(Vec<SourceFile>, Vec<ListingNote>), SourceError> {
     if path.as_os_str() == "-" {
         return Ok((
             vec![SourceFile {
@@ -302,10 +311,10 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                notes.push(format!(
-                    "{}: an entry could not be listed: {e}",
-                    crate::base::text::shown_path(path)
-                ));
+                notes.push(ListingNote::EntryNotListed {
+                    dir: crate::base::text::shown_path(path),
+                    error: e.to_string(),
+                });
                 continue;
             }
         };
@@ -317,22 +326,21 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
             Ok(m) if m.is_file() => files.push(p),
             // A FIFO could block the run and a device could be endless: a run directory
             // reads regular files only (a special file is read when named alone).
-            Ok(m) if named => notes.push(format!(
-                "{}: skipped: {}, not a regular file",
-                crate::base::text::shown_path(&p),
-                file_type_name(&m.file_type())
-            )),
+            Ok(m) if named => notes.push(ListingNote::NotRegular {
+                path: crate::base::text::shown_path(&p),
+                what: SpecialFile::of(&m.file_type()),
+            }),
             Ok(_) => {}
             // Only names that would have been read are worth a note.
-            Err(e) if named => notes.push(format!(
-                "{}: skipped: {e}",
-                crate::base::text::shown_path(&p)
-            )),
+            Err(e) if named => notes.push(ListingNote::Unreadable {
+                path: crate::base::text::shown_path(&p),
+                error: e.to_string(),
+            }),
             Err(_) => {}
         }
     }
     files.sort();
-    notes.sort();
+    notes.sort_by_cached_key(ListingNote::order);
     let mut out = Vec::new();
     for f in files {
         let name = f
@@ -371,14 +379,14 @@ pub fn discover_noted(path: &Path) -> Result<(Vec<SourceFile>, Vec<String>), Sou
 pub struct NodeFiles {
     /// The directory's name (or the file's, for a path that is a file); `None` for a run
     /// given as one path that is not split into nodes.
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     /// The name is a directory's that holds this node's files (`node1/`, or the common
     /// parent of files given from two or more directories), not a file's.
-    pub by_dir: bool,
-    pub files: Vec<SourceFile>,
+    pub(crate) by_dir: bool,
+    pub(crate) files: Vec<SourceFile>,
     /// What was skipped while listing it (see [`discover_noted`]), and the run
     /// directory's subdirectories that could not be read (they may be nodes).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<ListingNote>,
 }
 
 /// The PyTorch snapshot files (`*.pickle`, `*.pkl`, also compressed) directly in a
@@ -407,32 +415,94 @@ fn has_logs(dir: &Path) -> bool {
     })
 }
 
-fn file_type_name(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
+/// A directory entry the listing did not read, and why (worded in
+/// `render::text::notes`). Paths are shown paths (sanitised).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListingNote {
+    /// The directory `dir` gave an entry that could not be listed.
+    EntryNotListed {
+        /// The directory listed.
+        dir: String,
+        /// The error, in its own words.
+        error: String,
+    },
+    /// An entry under a name that would be read is not a regular file.
+    NotRegular {
+        /// The file, as shown.
+        path: String,
+        /// What the entry is.
+        what: SpecialFile,
+    },
+    /// An entry under a name that would be read (or a subdirectory that may be a node)
+    /// could not be read: a symlink loop, a dangling link, no permission.
+    Unreadable {
+        /// The file, as shown.
+        path: String,
+        /// The error, in its own words.
+        error: String,
+    },
+}
+
+impl ListingNote {
+    /// The order the notes of one directory are listed in: by the path they name (as
+    /// their sentences begin with it, followed by `:`), then by what they say.
+    fn order(&self) -> (String, String) {
+        match self {
+            ListingNote::EntryNotListed { dir, error } => (format!("{dir}:"), error.clone()),
+            ListingNote::NotRegular { path, what } => (format!("{path}:"), format!("{what:?}")),
+            ListingNote::Unreadable { path, error } => (format!("{path}:"), error.clone()),
+        }
     }
 }
 
-fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> String {
-    format!("{}: skipped: {e}", crate::base::text::shown_path(dir))
+/// What a file that is not a regular one is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecialFile {
+    /// A directory.
+    Directory,
+    /// A FIFO (named pipe).
+    Fifo,
+    /// A character device.
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// A socket.
+    Socket,
+    /// Another kind of special file.
+    Other,
+}
+
+impl SpecialFile {
+    fn of(t: &std::fs::FileType) -> SpecialFile {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_dir() {
+            SpecialFile::Directory
+        } else if t.is_fifo() {
+            SpecialFile::Fifo
+        } else if t.is_char_device() {
+            SpecialFile::CharDevice
+        } else if t.is_block_device() {
+            SpecialFile::BlockDevice
+        } else if t.is_socket() {
+            SpecialFile::Socket
+        } else {
+            SpecialFile::Other
+        }
+    }
+}
+
+fn skipped_dir((dir, e): &(PathBuf, io::Error)) -> ListingNote {
+    ListingNote::Unreadable {
+        path: crate::base::text::shown_path(dir),
+        error: e.to_string(),
+    }
 }
 
 /// The nodes of one run given as several paths, or as one directory whose
 /// subdirectories hold the nodes' files (`run/node0/`, `run/node1/`): one entry per node,
 /// in the order given (subdirectories sorted by name). A run that is one path with its
 /// logs at the top is one entry without a node name.
-pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
+pub(crate) fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> {
     let name_of = |p: &Path| {
         p.file_name()
             .map(|n| crate::base::text::sanitize(&n.to_string_lossy()))
@@ -553,14 +623,14 @@ pub fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, SourceError> 
 }
 
 /// Opens a log source as a byte stream, decompressing as needed.
-pub fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
+pub(crate) fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
     open_stream(sf).map(|s| s.reader)
 }
 
 /// Opens a log source: the compression is read from the stream's first bytes (so gzip
 /// and zstd on stdin or through a FIFO are decompressed too), and decompression stops
 /// at the limits in [`limits`].
-pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
+pub(crate) fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
     let unreadable = |source| SourceError::Unreadable {
         path: sf.display(),
         source,
@@ -610,7 +680,7 @@ pub fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
 }
 
 /// A NUL byte in the first 8 KiB marks a binary file (logs never hold one).
-pub fn binary_offset(head: &[u8]) -> Option<usize> {
+pub(crate) fn binary_offset(head: &[u8]) -> Option<usize> {
     memchr::memchr(0, &head[..head.len().min(8192)])
 }
 

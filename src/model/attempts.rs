@@ -18,7 +18,7 @@ const RESTART_GAP_S: i64 = 60;
 /// time after a failure, after `ready`, or across a pause or a jump back of the clock.
 /// Attempts are counted per file and numbered alike across files (a console and its copy
 /// hold the same attempts).
-pub fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
+pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
     let mut out = vec![0; events.len()];
     let mut by_source: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
@@ -70,7 +70,7 @@ pub fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
 }
 
 /// What one attempt came to, for the list of attempts.
-pub fn info(index: usize, run: &Run) -> AttemptInfo {
+pub(crate) fn info(index: usize, run: &Run) -> AttemptInfo {
     let root = run.root_failure();
     let outcome = if run.ready && run.failed_ranks() == 0 {
         Outcome::Ready

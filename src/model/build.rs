@@ -19,6 +19,8 @@ fn dedup_key(e: &Event) -> DedupKey<'_> {
     (e.rank.as_ref(), e.kind.as_str(), e.ts, e.message.as_str())
 }
 
+/// Events that several files of a run both hold (the same rank, kind, stamp and message)
+/// kept once; each source's `duplicate_events` counts what it lost.
 pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
     // Keys borrow from the events (no string copied per event); which events stay is
     // decided first, then they are moved out in source order.
@@ -211,13 +213,13 @@ pub fn build(
 /// reading needs: its ranks and its configuration.
 pub struct NodeEvents {
     /// Processes resolved to ranks, the chosen attempt, in time order, rank names settled.
-    pub events: Vec<Event>,
+    pub(crate) events: Vec<Event>,
     /// The node's ranks, sorted, as `build` would list them.
-    pub ranks: Vec<Rank>,
-    pub config:
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) config:
         Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
     /// How many start-ups the node's logs hold.
-    pub attempts: usize,
+    pub(crate) attempts: usize,
 }
 
 /// What `build` does to one node's events before the run is read, and no more: a run of

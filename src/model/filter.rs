@@ -3,6 +3,7 @@
 
 use crate::base::event::{Event, Rank};
 
+/// `events --kind/--rank`: which events to keep.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventFilter {
     /// Event kinds to keep; empty keeps every kind.
@@ -21,7 +22,7 @@ impl EventFilter {
         }
     }
 
-    pub fn keeps(&self, e: &Event) -> bool {
+    pub(crate) fn keeps(&self, e: &Event) -> bool {
         (self.kinds.is_empty() || self.kinds.contains(&e.kind)) && self.keeps_rank(e.rank.as_ref())
     }
 }

@@ -11,34 +11,46 @@ use crate::base::event::{Event, Rank};
 /// local wall-clock time, like SGLang's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuMemory {
-    pub source: String,
+    pub(crate) source: String,
+    /// The GPU's index.
     pub gpu: u32,
+    /// Samples read.
     pub samples: usize,
+    /// The GPU's memory, when sampled.
     pub total_bytes: Option<u64>,
+    /// The most memory used in any sample.
     pub peak_used_bytes: u64,
     /// Seconds since the run's first line when the peak was sampled.
     pub peak_at_s: Option<f64>,
     /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
-    pub series: Vec<(f64, u64)>,
+    pub(crate) series: Vec<(f64, u64)>,
 }
 
+/// The most points a GPU's series keeps: each is the largest sample of its bucket, so
+/// short peaks survive.
 pub const GPU_SERIES_POINTS: usize = 256;
 
 /// One process as `nvidia-smi --query-compute-apps` sampled it; the rank is known when
 /// the logs name the same pid (vLLM workers, NCCL lines).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuProcess {
-    pub source: String,
+    pub(crate) source: String,
+    /// The process id.
     pub pid: u32,
-    pub process_name: Option<String>,
-    pub gpu: Option<u32>,
+    pub(crate) process_name: Option<String>,
+    pub(crate) gpu: Option<u32>,
+    /// The rank the logs give the same pid, when they do.
     pub rank: Option<Rank>,
-    pub samples: usize,
+    pub(crate) samples: usize,
+    /// The most memory it used in any sample.
     pub peak_used_bytes: u64,
+    /// Seconds since the run's first line when the peak was sampled.
     pub peak_at_s: Option<f64>,
 }
 
 impl GpuProcess {
+    /// Per-process peaks from a parsed nvidia-smi CSV, timed from `start`; a pid the
+    /// `events` name gets its rank.
     pub fn from_nvsmi(
         source: &str,
         t: &crate::ingest::nvsmi::NvSmiTimeline,

@@ -18,18 +18,18 @@ use crate::model::config::ParsedConfig;
 
 /// The sizes a server's configuration printed, where it printed them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LayoutSizes {
-    pub tp: Option<u32>,
-    pub pp: Option<u32>,
+pub(crate) struct LayoutSizes {
+    pub(crate) tp: Option<u32>,
+    pub(crate) pp: Option<u32>,
     /// One world spans the data-parallel replicas (vLLM: the global rank is offset by
     /// dp · pp_size · tp_size); otherwise each replica is a world of its own.
-    pub across_replicas: bool,
+    pub(crate) across_replicas: bool,
 }
 
 impl LayoutSizes {
     /// SGLang's `tp_size` / `pp_size`, vLLM's `tensor_parallel_size` /
     /// `pipeline_parallel_size`.
-    pub fn from_config(config: Option<&ParsedConfig>) -> LayoutSizes {
+    pub(crate) fn from_config(config: Option<&ParsedConfig>) -> LayoutSizes {
         let Some(c) = config else {
             return LayoutSizes::default();
         };
@@ -56,7 +56,7 @@ fn is_layout_tag(name: &str) -> bool {
 /// Each global rank number that names exactly one of `ranks`. Empty when the ranks are not
 /// all tagged by (PP, TP) position, or when two ranks share one (plain data parallelism:
 /// each replica is a world of its own, so a global number is ambiguous).
-pub fn global_ranks<'r>(
+pub(crate) fn global_ranks<'r>(
     ranks: impl IntoIterator<Item = &'r Rank>,
     sizes: LayoutSizes,
 ) -> HashMap<u32, Rank> {

@@ -4,7 +4,7 @@
 
 use chrono::NaiveDateTime;
 
-use crate::base::event::{kind, Event, Origin, Rank};
+use crate::base::event::{Event, Origin, Rank};
 use crate::ingest::scan::{LineCounts, UnknownLine};
 
 mod attempts;
@@ -12,51 +12,63 @@ mod build;
 pub mod config;
 pub mod filter;
 mod gpu;
-pub mod layout;
+pub(crate) mod layout;
 pub mod node;
+pub mod notes;
 mod order;
-pub mod outcome;
+pub(crate) mod outcome;
 mod rank;
 
 pub use crate::base::event::Phase;
 pub use filter::EventFilter;
 
-pub use crate::base::event::Edge;
+pub(crate) use crate::base::event::Edge;
 
 pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 
+/// One file of a run, as read: its counts and what could not be read.
 #[derive(Clone, Debug)]
 pub struct SourceInfo {
-    pub path: String,
-    pub bytes: u64,
+    pub(crate) path: String,
+    pub(crate) bytes: u64,
+    /// How its lines were understood.
     pub counts: LineCounts,
-    pub unknown_samples: Vec<UnknownLine>,
+    pub(crate) unknown_samples: Vec<UnknownLine>,
+    /// The last line had no newline: the text of that cut line (shortened).
     pub cut_last_line: Option<String>,
-    pub cut_fields: Vec<String>,
+    pub(crate) cut_fields: Vec<String>,
     /// Events dropped because another file of the run holds the same lines.
-    pub duplicate_events: u64,
+    pub(crate) duplicate_events: u64,
     /// Grammar families detected from the file's first lines.
-    pub detected: Vec<String>,
+    pub(crate) detected: Vec<String>,
     /// Ranks the file's record prefixes name, with their first and last line.
-    pub ranks_seen: Vec<(Rank, u64, u64)>,
+    pub(crate) ranks_seen: Vec<(Rank, u64, u64)>,
 }
 
+/// A run as read: its files, events and ranks, before any analysis.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The run's name: the path it was given as.
     pub name: String,
+    /// The files read, in the order `Origin::source` indexes.
     pub sources: Vec<SourceInfo>,
+    /// Every event of the run, in time order (file order for lines without a stamp).
     pub events: Vec<Event>,
+    /// Every rank and process seen, with its phases and outcome.
     pub ranks: Vec<RankRun>,
     /// Failures printed by the launcher (no rank tag).
-    pub launcher_failures: Vec<Failure>,
+    pub(crate) launcher_failures: Vec<Failure>,
     /// The rank whose own failure came first: the root of the run's failure.
     pub root: Option<Rank>,
     /// The start-up attempt shown (1-based) and every attempt the log holds.
     pub attempt: usize,
+    /// Every start-up attempt the log holds.
     pub attempts: Vec<AttemptInfo>,
+    /// Some rank printed the server's ready line.
     pub ready: bool,
+    /// The first stamp of the run.
     pub start: Option<NaiveDateTime>,
     /// Grammars that produced events.
     pub grammars: Vec<String>,
@@ -68,9 +80,11 @@ pub struct Run {
     /// snapshot's stacks are placed in phases by them when its clock is matched to the log.
     pub frame_phases: Vec<crate::grammar::FrameRule>,
     /// The grammars' suspects and memory levers, for `diff`'s cause and remedies.
-    pub remedy_rules: crate::grammar::remedy::RemedyRules,
+    pub(crate) remedy_rules: crate::grammar::remedy::RemedyRules,
+    /// Some stamp printed no date: its year (and date) were inferred.
     pub year_inferred: bool,
-    pub notes: Vec<String>,
+    /// What reading the run noted (worded by `render::text::notes`).
+    pub notes: Vec<notes::ReadNote>,
     /// nvidia-smi samples found in the run directory.
     pub gpus: Vec<GpuMemory>,
     /// nvidia-smi `--query-compute-apps` samples, per process.
@@ -79,13 +93,14 @@ pub struct Run {
     /// empty for a run read as one.
     pub nodes: Vec<crate::model::node::Node>,
     /// Some event is a phase line or a failure (set by `build`, from the grammars).
-    pub startup_events: bool,
+    pub(crate) startup_events: bool,
     /// The configuration the run printed, read with its grammar's config rule.
     pub config:
         Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
 }
 
 impl Run {
+    /// The line counts of all the run's files, summed.
     pub fn counts(&self) -> LineCounts {
         let mut c = LineCounts::default();
         for s in &self.sources {
@@ -101,14 +116,11 @@ impl Run {
             .ok()
             .and_then(|i| self.ranks.get(i))
     }
-    pub fn source_name(&self, o: &Origin) -> &str {
+    pub(crate) fn source_name(&self, o: &Origin) -> &str {
         self.sources.get(o.source).map_or("?", |s| s.path.as_str())
     }
-    pub fn server_args(&self) -> Option<&Event> {
-        self.events.iter().find(|e| e.kind == kind::SERVER_ARGS)
-    }
     /// The node a rank ran on, in a run read from several nodes.
-    pub fn node_of(&self, r: &Rank) -> Option<&crate::model::node::Node> {
+    pub(crate) fn node_of(&self, r: &Rank) -> Option<&crate::model::node::Node> {
         self.nodes.iter().find(|n| n.ranks.contains(r))
     }
     /// Ranks that failed on their own (not consequences, terminations or stalls).
@@ -119,6 +131,7 @@ impl Run {
     pub fn worker_ranks(&self) -> impl Iterator<Item = &RankRun> {
         self.ranks.iter().filter(|r| !r.is_process())
     }
+    /// How many numbered ranks came to outcome `o`.
     pub fn count(&self, o: Outcome) -> usize {
         self.worker_ranks().filter(|r| r.outcome == o).count()
     }
@@ -138,13 +151,14 @@ impl Run {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttemptInfo {
     /// 1-based.
-    pub index: usize,
-    pub start: Option<NaiveDateTime>,
-    pub end: Option<NaiveDateTime>,
-    pub events: usize,
+    pub(crate) index: usize,
+    pub(crate) start: Option<NaiveDateTime>,
+    pub(crate) end: Option<NaiveDateTime>,
+    pub(crate) events: usize,
     /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
     pub outcome: Outcome,
-    pub root: Option<Rank>,
+    pub(crate) root: Option<Rank>,
+    /// The root failure's kind, when the run failed.
     pub root_kind: Option<FailureKind>,
-    pub root_phase: Option<Phase>,
+    pub(crate) root_phase: Option<Phase>,
 }

@@ -10,6 +10,7 @@ pub struct Node {
     pub name: String,
     /// Indices into `Run::sources`.
     pub sources: Vec<usize>,
+    /// The ranks whose lines are in its files.
     pub ranks: Vec<Rank>,
     /// `node_rank` from the server arguments, when this node's log printed them.
     pub node_rank: Option<u32>,
@@ -31,7 +32,9 @@ pub struct Node {
 /// the interval's width.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClockOffset {
+    /// Lower bound of node clock minus reference clock, in ms (exclusive).
     pub lo_ms: i64,
+    /// Upper bound of node clock minus reference clock, in ms (exclusive).
     pub hi_ms: i64,
     /// Barrier exits whose intervals were intersected.
     pub barrier_events: usize,
@@ -45,13 +48,14 @@ pub struct ClockOffset {
 
 impl ClockOffset {
     /// The estimate: the middle of the interval.
-    pub fn mid_ms(&self) -> i64 {
+    pub(crate) fn mid_ms(&self) -> i64 {
         (self.lo_ms + self.hi_ms).div_euclid(2)
     }
     /// The most the estimate can be off by.
-    pub fn half_width_ms(&self) -> i64 {
+    pub(crate) fn half_width_ms(&self) -> i64 {
         (self.hi_ms - self.lo_ms + 1) / 2
     }
+    /// The interval's width in ms: how far apart the bounds are.
     pub fn width_ms(&self) -> i64 {
         self.hi_ms - self.lo_ms
     }
@@ -61,8 +65,8 @@ impl ClockOffset {
 /// added to each node's stamps (0 where nothing was applied), and the nodes that had no
 /// barrier exit in common with the reference (their clocks are taken as they are).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Alignment {
-    pub reference: usize,
-    pub shift_ms: Vec<i64>,
-    pub unaligned: Vec<usize>,
+pub(crate) struct Alignment {
+    pub(crate) reference: usize,
+    pub(crate) shift_ms: Vec<i64>,
+    pub(crate) unaligned: Vec<usize>,
 }

@@ -14,20 +14,20 @@ use crate::grammar::{Knowledge, OutcomeWord};
 /// A line that ends (or explains the end of) a rank's start-up, before the cross-rank
 /// reading: its failure record and the rank number its wording names.
 #[derive(Clone, Debug)]
-pub struct Stop {
-    pub failure: Failure,
-    pub peer: Option<u32>,
+pub(crate) struct Stop {
+    pub(crate) failure: Failure,
+    pub(crate) peer: Option<u32>,
 }
 
 /// How long a rank may print nothing while the others go on before its silence is itself
 /// evidence of a stall. Start-up phases log at least every few seconds; weight loading
 /// from a slow disk can take minutes, but then every rank is slow.
-pub const SILENCE_STALL_S: i64 = 120;
+pub(crate) const SILENCE_STALL_S: i64 = 120;
 
 /// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
 /// grammar gives them an outcome (teardown notices). `carried` is the traceback printed
 /// just before, for a failure line that has none of its own.
-pub fn stop_of(
+pub(crate) fn stop_of(
     e: &Event,
     in_phase: Phase,
     default_from: &'static str,
@@ -111,7 +111,7 @@ pub fn stop_of(
 /// recent call last):` that starts a traceback of its own, i.e. one not introduced by
 /// Python's chaining sentences (`During handling of the above exception …`, `The above
 /// exception was the direct cause …`).
-pub fn own_traceback(tb: &str) -> &str {
+pub(crate) fn own_traceback(tb: &str) -> &str {
     const HEADER: &str = "Traceback (most recent call last):";
     let mut previous = "";
     let mut offset = 0;
@@ -152,7 +152,7 @@ fn specificity(f: &Failure) -> (u8, bool) {
 
 /// The one line that decides a rank's outcome: its own failure if it has one (the most
 /// specific, the first among equals), else the first consequence, stall or termination.
-pub fn decisive(stops: Vec<Stop>) -> Option<Stop> {
+pub(crate) fn decisive(stops: Vec<Stop>) -> Option<Stop> {
     let mut own: Option<Stop> = None;
     let mut other: Option<Stop> = None;
     for s in stops {
@@ -228,7 +228,7 @@ fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
 
 /// Reads the ranks' stops together and returns the root rank: the first own failure (a
 /// worker's before an engine process's), else the first stall.
-pub fn resolve(
+pub(crate) fn resolve(
     ranks: &mut [RankRun],
     stops: Vec<Option<Stop>>,
     launcher: &[Stop],

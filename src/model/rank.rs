@@ -10,33 +10,37 @@ use crate::base::event::{FieldValue, Fields, FigureName, Origin, Rank};
 /// its unit and direction, built-in or declared by the grammar that read it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
-    pub name: FigureName,
+    pub(crate) name: FigureName,
+    /// The figure's value as read (bytes, seconds, a count or a grammar's unit).
     pub value: FieldValue,
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
+/// One phase of one rank: when it began and ended, and the figures it reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseSpan {
+    /// Which phase.
     pub phase: Phase,
     /// `None` when no line of the phase came before its end line (the phase began before
     /// the log, or the server prints no begin line for it).
     pub start: Option<NaiveDateTime>,
+    /// The stamp the phase ended at; `None` while it is still open.
     pub end: Option<NaiveDateTime>,
     /// The phase's closing line was seen, or a later phase began.
     pub complete: bool,
     /// `end` is the stamp of a printed closing line (not the start of the next phase, nor
     /// a rank's first line closing `launch`): with one-second stamps the phase may have
     /// run up to a second past it.
-    pub end_printed: bool,
+    pub(crate) end_printed: bool,
     /// The steps of the `start` and `end` stamps, milliseconds (`Event::ts_step_ms`).
-    pub start_step_ms: u32,
-    pub end_step_ms: u32,
-    pub figures: Vec<Figure>,
+    pub(crate) start_step_ms: u32,
+    pub(crate) end_step_ms: u32,
+    pub(crate) figures: Vec<Figure>,
 }
 
 impl PhaseSpan {
     /// A phase seen, with nothing known of it yet.
-    pub fn empty(phase: Phase) -> PhaseSpan {
+    pub(crate) fn empty(phase: Phase) -> PhaseSpan {
         PhaseSpan {
             phase,
             start: None,
@@ -62,13 +66,13 @@ impl PhaseSpan {
     /// By how many seconds the phase's end is stamped before its start, when it is: the
     /// stamps are out of order (a line printed late, two formatters' clocks, an end taken
     /// from a later phase's first line that came early), so the phase has no duration.
-    pub fn end_before_start_s(&self) -> Option<f64> {
+    pub(crate) fn end_before_start_s(&self) -> Option<f64> {
         match (self.start, self.end) {
             (Some(s), Some(e)) if e < s => Some((s - e).num_milliseconds() as f64 / 1000.0),
             _ => None,
         }
     }
-    pub fn figure(&self, name: &str) -> Option<&Figure> {
+    pub(crate) fn figure(&self, name: &str) -> Option<&Figure> {
         self.figures.iter().find(|f| f.name == name)
     }
     /// The duration the server printed on the phase's end line (SGLang `elapsed=`, vLLM
@@ -81,6 +85,7 @@ impl PhaseSpan {
 /// What a rank's start-up came to, stating only what the evidence shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Outcome {
+    /// Reached the server's ready line.
     Ready,
     /// Its own failure: the root of the run's failure, or one of several independent ones.
     Failed,
@@ -96,7 +101,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
+    pub(crate) const ALL: [Outcome; 6] = [
         Outcome::Ready,
         Outcome::Failed,
         Outcome::Consequence,
@@ -104,7 +109,7 @@ impl Outcome {
         Outcome::Stalled,
         Outcome::Incomplete,
     ];
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Ready => "ready",
             Outcome::Failed => "failed",
@@ -126,7 +131,8 @@ impl std::fmt::Display for Outcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
     /// The outcome this line gives its rank (never `ready`).
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
+    /// The phase the rank failed in.
     pub phase: Phase,
     /// Where the phase was read: `frames`, `wording`, `event` (the phase its grammar
     /// gives the failure's own line) or `last_event`.
@@ -134,10 +140,14 @@ pub struct Failure {
     /// With `last_event`: the phase line the phase was read from (the last line that
     /// began, ended or was inside a phase, or a `then` that began the next).
     pub phase_line: Option<Origin>,
+    /// The kind of failure (oom, not_enough_memory, nccl, exception or a grammar's name).
     pub kind: FailureKind,
+    /// The line's message, sanitised.
     pub message: String,
+    /// The fields the failure line's pattern captured (bytes asked, free, …).
     pub fields: Fields,
-    pub ts: Option<NaiveDateTime>,
+    pub(crate) ts: Option<NaiveDateTime>,
+    /// The line, as file and line number.
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.
     pub traceback: Option<String>,
@@ -145,13 +155,18 @@ pub struct Failure {
     pub consequence_of: Option<Rank>,
 }
 
+/// One rank (or engine process) of a run: its phases, its outcome and the evidence for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankRun {
+    /// The rank as its lines name it (`TP3`, `DP0 TP1`, `engine DP0`).
     pub rank: Rank,
+    /// Its phases, in start-up order.
     pub phases: Vec<PhaseSpan>,
     /// The phase the rank was in when it stopped (or `ready`).
     pub last_phase: Phase,
+    /// The rank printed the server's ready line.
     pub reached_ready: bool,
+    /// What its start-up came to.
     pub outcome: Outcome,
     /// The evidence for every outcome but `ready` and `incomplete`.
     pub failure: Option<Failure>,
@@ -166,15 +181,17 @@ impl RankRun {
     pub fn is_process(&self) -> bool {
         self.rank.is_engine()
     }
+    /// The rank's span of phase `p`, if it reached it.
     pub fn phase(&self, p: Phase) -> Option<&PhaseSpan> {
         self.phases.iter().find(|s| s.phase == p)
     }
+    /// The figure `name` that phase `p` reported, if it did.
     pub fn figure(&self, p: Phase, name: &str) -> Option<&Figure> {
         self.phase(p).and_then(|s| s.figure(name))
     }
     /// The KV pool's bytes per token and its size in tokens, when the rank printed both
     /// (`kv_size` and `tokens` in `kv_cache`).
-    pub fn kv_bytes_per_token(&self) -> Option<(f64, i64)> {
+    pub(crate) fn kv_bytes_per_token(&self) -> Option<(f64, i64)> {
         let t = self.figure(Phase::KvCache, "tokens")?.value.as_i64()?;
         let b = self.figure(Phase::KvCache, "kv_size")?.value.as_bytes()?;
         (t > 0).then(|| (b as f64 / t as f64, t))

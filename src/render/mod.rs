@@ -8,13 +8,14 @@ use std::io::IsTerminal;
 
 /// The version of every JSON document rankscope writes (`docs/json.md`): the run
 /// documents (`json`) and the snapshot documents (`mem_json`) change together.
-pub const SCHEMA_VERSION: u32 = 5;
+pub(crate) const SCHEMA_VERSION: u32 = 5;
 
 /// Colour and width are decided once, here. Colour: `--color always|never`, else
 /// `NO_COLOR` or `TERM=dumb` (no colour), else whether stdout is a terminal. Width:
 /// `--width N`, else `COLUMNS`, else the terminal's columns when stdout is one, else 80.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
+    /// Whether to write ANSI colour and bold; off for pipes, `NO_COLOR` and `TERM=dumb`.
     pub color: bool,
     /// Columns of text output; never below `MIN_WIDTH`.
     pub width: usize,
@@ -23,12 +24,12 @@ pub struct Style {
 /// The width of text output when stdout is not a terminal and `--width` is not given.
 pub const DEFAULT_WIDTH: usize = 80;
 /// Tables keep their fixed columns below this; narrower requests are raised to it.
-pub const MIN_WIDTH: usize = 40;
+pub(crate) const MIN_WIDTH: usize = 40;
 
 /// `--width N`, else `COLUMNS` (a positive whole number), else the terminal's columns when
 /// stdout is one, else 80: as `ls` and git do, so that a pipe from a narrow pane
 /// (`COLUMNS=60 rankscope diff … | head`) is laid out for the pane.
-pub fn output_width(given: Option<usize>) -> usize {
+pub(crate) fn output_width(given: Option<usize>) -> usize {
     let columns = std::env::var("COLUMNS").ok();
     width_from(given, columns.as_deref(), || {
         if std::io::stdout().is_terminal() {
@@ -83,14 +84,20 @@ fn auto_color(
     !no_color && !dumb && stdout_is_terminal
 }
 
+/// `--color`: the user's word on colour, before the terminal is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
+    /// Colour when stdout is a terminal and neither `NO_COLOR` nor `TERM=dumb` says no.
     Auto,
+    /// Colour even into a pipe or file.
     Always,
+    /// No colour.
     Never,
 }
 
 impl Style {
+    /// The style for `--color` and `--width`, asking the environment and terminal only
+    /// where they are not given.
     pub fn decide(choice: ColorChoice, width: Option<usize>) -> Style {
         let color = match choice {
             ColorChoice::Always => true,
@@ -123,32 +130,33 @@ impl Style {
             s.to_string()
         }
     }
-    pub fn bad(&self, s: &str) -> String {
+    pub(crate) fn bad(&self, s: &str) -> String {
         self.paint("1;31", s)
     }
-    pub fn good(&self, s: &str) -> String {
+    pub(crate) fn good(&self, s: &str) -> String {
         self.paint("1;32", s)
     }
-    pub fn warn(&self, s: &str) -> String {
+    pub(crate) fn warn(&self, s: &str) -> String {
         self.paint("1;33", s)
     }
-    pub fn bold(&self, s: &str) -> String {
+    pub(crate) fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
+    /// `s` dimmed when colour is on; unchanged otherwise.
     pub fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }
 }
 
 /// Pads or cuts to a display width in terminal columns (log text here is sanitized).
-pub fn fit(s: &str, width: usize) -> String {
+pub(crate) fn fit(s: &str, width: usize) -> String {
     let t = crate::base::text::truncate(s, width);
     let n = crate::base::text::columns(&t);
     format!("{t}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 /// Cuts to a display width without padding.
-pub fn cut(s: &str, width: usize) -> String {
+pub(crate) fn cut(s: &str, width: usize) -> String {
     crate::base::text::truncate(s, width).trim_end().to_string()
 }
 
@@ -156,7 +164,7 @@ pub fn cut(s: &str, width: usize) -> String {
 /// decimals the log printed it with (SGLang's `GB` is GiB, so `0.60 GB` shows as
 /// `0.60 GiB`; `units::bytes_as_printed`); counts with separators. The server's own
 /// spelling stays only in quoted evidence lines.
-pub fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
+pub(crate) fn figure_text(value: f64, is_bytes: bool, resolution: f64) -> String {
     if is_bytes {
         crate::base::units::bytes_as_printed(
             value.round() as i64,
@@ -298,7 +306,7 @@ fn glue(text: &str) -> String {
 /// Word wrap to `width` terminal columns (`textwrap`, widths from `unicode-width`): lines
 /// break at spaces only, never inside a word nor between a number and its unit; a word
 /// longer than a line stays whole on its own line rather than being cut.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let glued = glue(text);
     let options = textwrap::Options::new(width.max(1))
         .break_words(false)
@@ -332,7 +340,7 @@ pub fn wrap_indented(text: &str, width: usize, first: &str, rest: &str) -> Vec<S
 /// two more before the lines it continues on: prose lines, and a table's rows where the
 /// output is narrower than the table (each row as one line with its cells named, so
 /// nothing runs past the terminal's edge and nothing is cut).
-pub fn put(o: &mut String, width: usize, indent: usize, text: &str) {
+pub(crate) fn put(o: &mut String, width: usize, indent: usize, text: &str) {
     let first = " ".repeat(indent);
     let rest = " ".repeat(indent + 2);
     for l in wrap_indented(text, width, &first, &rest) {
@@ -343,7 +351,9 @@ pub fn put(o: &mut String, width: usize, indent: usize, text: &str) {
 
 /// A run of ranks that differ only in their last number, consecutively, as `TP0–TP7`
 /// (with the count when there are more than two); others as a list, `TP0, TP3`.
-pub fn rank_span<'r>(ranks: impl IntoIterator<Item = &'r crate::base::event::Rank>) -> String {
+pub(crate) fn rank_span<'r>(
+    ranks: impl IntoIterator<Item = &'r crate::base::event::Rank>,
+) -> String {
     let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
     let split = |n: &str| -> Option<(String, u64)> {
         let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();

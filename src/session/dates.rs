@@ -4,11 +4,12 @@ use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime};
 
 use crate::base::event::Event;
 use crate::ingest::source::SourceFile;
+use crate::model::notes::{DatesFrom, ReadNote};
 
 /// Events are ordered by time in the model; a file whose stamps go backwards (a
 /// newest-first web UI copy, two clocks in one stream) is said so rather than re-sorted
 /// silently. Stamps with a printed date only: inferred dates are ordered by construction.
-pub(super) fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<String> {
+pub(super) fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<ReadNote> {
     let mut out = Vec::new();
     // One pass to bucket by file: a run of hundreds of files would otherwise read every
     // event once per file.
@@ -29,10 +30,10 @@ pub(super) fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<St
             prev = Some(t);
         }
         if back > 0 {
-            out.push(format!(
-                "{}: time stamps go backwards by more than a minute {back} time(s) (newest-first copy, or clocks that disagree); events are shown in time order",
-                sf.display()
-            ));
+            out.push(ReadNote::TimeGoesBack {
+                path: sf.display(),
+                times: back,
+            });
         }
     }
     out
@@ -48,7 +49,7 @@ const PLAUSIBLE_YEARS: std::ops::Range<i32> = 2000..2100;
 /// end of a duration; a note per file gives their count and the first. A run stamped
 /// wholly outside (a board whose clock was never set, every line in 1970) keeps its
 /// stamps: the durations between them are still right. Stamps with a printed date only.
-pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> Vec<String> {
+pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> Vec<ReadNote> {
     let printed = |e: &Event| e.ts.filter(|_| !e.year_inferred);
     let plausible = |t: &NaiveDateTime| PLAUSIBLE_YEARS.contains(&t.year());
     if !events.iter().filter_map(printed).any(|t| plausible(&t)) {
@@ -72,13 +73,13 @@ pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> 
         .zip(found)
         .filter_map(|(sf, (n, first))| {
             let (line, t) = first?;
-            Some(format!(
-                "{}: {n} event line(s) stamped outside the years {}–{} while the run's other stamps are inside, first at line {line} ({}): a clock not set or a placeholder; those events have no time",
-                sf.display(),
-                PLAUSIBLE_YEARS.start,
-                PLAUSIBLE_YEARS.end - 1,
-                t.format("%Y-%m-%d %H:%M:%S")
-            ))
+            Some(ReadNote::ImplausibleStamps {
+                path: sf.display(),
+                count: n,
+                years: PLAUSIBLE_YEARS.start..=PLAUSIBLE_YEARS.end - 1,
+                line,
+                stamp: t,
+            })
         })
         .collect()
 }
@@ -97,7 +98,7 @@ pub(super) fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
 /// month-day that falls more than half a year before the previous line is a new year
 /// (Dec → Jan); a time of day more than half a day before it is a new day. Returns how
 /// the dates were inferred, for the run's notes.
-pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> Option<String> {
+pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> Option<ReadNote> {
     if !events.iter().any(|e| e.year_inferred) {
         return None;
     }
@@ -147,9 +148,10 @@ pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> O
             e.ts = Some(guess);
         }
     }
-    Some(if run_anchor.is_some() && !from_file_dates {
-        "some stamps print no year or date: inferred from the fully dated lines of the run".into()
+    let from = if run_anchor.is_some() && !from_file_dates {
+        DatesFrom::RunLines
     } else {
-        "some stamps print no year or date: inferred from the files' modification dates".into()
-    })
+        DatesFrom::FileDates
+    };
+    Some(ReadNote::DatesInferred { from })
 }

@@ -11,7 +11,9 @@ use super::options::LoadError;
 /// The paths a run was given as, and the files found under them, grouped by node.
 #[derive(Clone, Debug)]
 pub struct Inputs {
+    /// The paths as the user gave them (files, folders or `-`).
     pub paths: Vec<PathBuf>,
+    /// The files found under them, one group per node.
     pub groups: Vec<NodeFiles>,
 }
 
@@ -35,7 +37,7 @@ impl Inputs {
     }
 
     /// One path that is not split into node directories.
-    pub fn undivided(&self) -> bool {
+    pub(crate) fn undivided(&self) -> bool {
         matches!((self.paths.as_slice(), self.groups.as_slice()), ([_], [g]) if g.node.is_none())
     }
 
@@ -49,7 +51,7 @@ impl Inputs {
 
     /// Log bytes to read, when every log is a plain file of known size (not compressed,
     /// not standard input).
-    pub fn log_bytes(&self) -> Option<u64> {
+    pub(crate) fn log_bytes(&self) -> Option<u64> {
         self.logs()
             .map(|f| match f.compression {
                 Compression::None if !f.is_stdin() => f.size,

@@ -11,7 +11,9 @@ use crate::grammar::GrammarSet;
 use crate::ingest::scan;
 use crate::ingest::source::{SourceFile, SourceKind};
 use crate::model::node::{Alignment, Node};
+use crate::model::notes::ReadNote;
 use crate::model::{self, Run, SourceInfo};
+use crate::render::text::notes as words;
 
 use super::dates::{implausible_stamps, infer_dates, modified_date, time_regressions};
 use super::inputs::Inputs;
@@ -24,15 +26,15 @@ use super::read::{attach_nvsmi, scan_logs, source_info, Scanned};
 
 /// A loaded run and the files it came from (snapshots and CSVs are listed for the
 /// readers that attach them).
-pub struct Loaded {
-    pub run: Run,
-    pub files: Vec<SourceFile>,
+pub(crate) struct Loaded {
+    pub(crate) run: Run,
+    pub(crate) files: Vec<SourceFile>,
 }
 
 /// A run made of one log held in memory, read the way a file is (the fuzz target of the
 /// scan, model and renderers uses it; `block_size` small makes blocks and their merge
 /// part of every input).
-pub fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
+pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_size: usize) -> Run {
     let scan = scan::scan_stream(
         gs,
         0,
@@ -88,7 +90,7 @@ pub(super) fn finish_single(
 fn finish(
     mut run: Run,
     files: Vec<SourceFile>,
-    notes: Vec<String>,
+    notes: Vec<ReadNote>,
     name: String,
 ) -> Result<Loaded, LoadError> {
     run.notes.extend(notes);
@@ -102,7 +104,13 @@ fn finish(
                 found: with_read_problems(what_was_found(&run), &run.notes),
             });
         }
-        let note = no_startup_note(&run);
+        let note = ReadNote::NoStartup {
+            lines: run.counts().lines,
+            families: detected_families(&run)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        };
         run.notes.push(note);
     }
     Ok(Loaded { run, files })
@@ -128,46 +136,31 @@ fn detected_families(run: &Run) -> Vec<&str> {
     families
 }
 
-/// What a run read without any start-up event says about itself.
-fn no_startup_note(run: &Run) -> String {
-    let c = run.counts();
-    let families = detected_families(run);
-    let of = if families.is_empty() {
-        String::new()
-    } else {
-        format!(" of {} output", families.join("+"))
-    };
-    format!(
-        "no start-up event (no phase line, no failure) in {} lines{of}: the log starts after the start-up or stops before its first phase line",
-        c.lines
-    )
-}
-
 /// What reading the inputs gives before the model is built: a run of one node, finished;
 /// or the nodes of a multi-node run with their events, for their clocks to be put on one
 /// (`analysis::clock`) before [`assemble`] builds the run.
-pub enum Gathered {
+pub(crate) enum Gathered {
     Single(Box<Loaded>),
     Nodes(NodesRead),
 }
 
 /// The nodes of a multi-node run as read: `events[n]` are node n's, ranks resolved and
 /// duplicates dropped, on node n's own clock.
-pub struct NodesRead {
-    pub name: String,
-    pub nodes: Vec<Node>,
-    pub events: Vec<Vec<Event>>,
+pub(crate) struct NodesRead {
+    pub(crate) name: String,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) events: Vec<Vec<Event>>,
     sources: Vec<SourceInfo>,
     files: Vec<SourceFile>,
     node_of_file: Vec<usize>,
-    notes: Vec<String>,
+    notes: Vec<ReadNote>,
 }
 
 /// Reads a run given as one or more paths (`Inputs`): files of one host, or directories
 /// that are nodes' (`run/node0/`, `run/node1/`). Ranks are resolved per node (pids repeat
 /// across hosts), and a rank found on two nodes is an error. One path that is not split
 /// into nodes is read as one node.
-pub fn gather(
+pub(crate) fn gather(
     gs: &GrammarSet,
     inputs: &Inputs,
     opts: &LoadOptions,
@@ -188,8 +181,10 @@ pub fn gather(
         .collect();
     let logs: Vec<&SourceFile> = log_idx.iter().map(|&i| &files[i]).collect();
     let (mut sources, mut events, scan_notes) = scan_logs(gs, &logs, opts, progress)?;
-    let dir_notes = groups.iter().flat_map(|g| g.notes.iter().cloned());
-    let mut notes: Vec<String> = if inputs.undivided() {
+    let dir_notes = groups
+        .iter()
+        .flat_map(|g| g.notes.iter().cloned().map(ReadNote::Listing));
+    let mut notes: Vec<ReadNote> = if inputs.undivided() {
         // One path: its directory's notes first, as it was listed.
         dir_notes.chain(scan_notes).collect()
     } else {
@@ -256,7 +251,7 @@ fn nodes_of(
     names: &[String],
     sources_of_node: &[BTreeSet<usize>],
     built: &[model::NodeEvents],
-    notes: &mut Vec<String>,
+    notes: &mut Vec<ReadNote>,
 ) -> Result<Vec<Node>, LoadError> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut owner: std::collections::HashMap<&crate::base::event::Rank, usize> = Default::default();
@@ -300,7 +295,7 @@ fn nodes_of(
 
 /// Builds the run from its nodes once their clocks are on one (`alignment` says what was
 /// added to each node's stamps, and which nodes could not be aligned).
-pub fn assemble(
+pub(crate) fn assemble(
     gs: &GrammarSet,
     read: NodesRead,
     alignment: &Alignment,
@@ -315,10 +310,10 @@ pub fn assemble(
         mut notes,
     } = read;
     for &n in &alignment.unaligned {
-        notes.push(format!(
-            "node {}: no barrier exit in common with {}: its clock is taken as is",
-            nodes[n].name, nodes[alignment.reference].name
-        ));
+        notes.push(ReadNote::NodeNotAligned {
+            node: nodes[n].name.clone(),
+            reference: nodes[alignment.reference].name.clone(),
+        });
     }
     let all: Vec<Event> = events.into_iter().flatten().collect();
     let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
@@ -335,13 +330,13 @@ pub fn assemble(
 
 /// The refusal of a run with no start-up event also says what could not be read: a cut
 /// stream or a skipped file may be why nothing was found.
-fn with_read_problems(mut found: String, notes: &[String]) -> String {
+fn with_read_problems(mut found: String, notes: &[ReadNote]) -> String {
     for n in notes
         .iter()
-        .filter(|n| n.starts_with("skipped ") || n.contains(": read stopped "))
+        .filter(|n| matches!(n, ReadNote::Skipped { .. } | ReadNote::ReadStopped { .. }))
     {
         found.push_str("; ");
-        found.push_str(n);
+        found.push_str(&words::read_note(n));
     }
     found
 }

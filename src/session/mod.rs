@@ -17,7 +17,7 @@
 
 mod dates;
 mod inputs;
-pub mod load;
+pub(crate) mod load;
 mod nodes;
 mod options;
 mod read;
@@ -35,23 +35,26 @@ use crate::model::Run;
 use crate::report::{DiffReport, RunReport};
 
 pub use inputs::{check_stdin_once, Inputs};
-pub use load::Gathered;
+pub(crate) use load::Gathered;
 pub use options::{GivenScans, LoadError, LoadOptions};
 
 /// Progress of the reading: `(source index, bytes of it read so far)`.
-pub type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);
+pub(crate) type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);
 
 /// One run, read: its model, the files it came from, and its snapshots once asked for.
 pub struct Session {
+    /// The run as read: ranks, phases, failures and events (no analysis yet).
     pub run: Run,
-    pub files: Vec<SourceFile>,
+    pub(crate) files: Vec<SourceFile>,
     snapshots: OnceLock<Snapshots>,
 }
 
 /// The run's snapshots matched to ranks, and those that could not be used (`path: why`).
 #[derive(Default)]
 pub struct Snapshots {
+    /// Each snapshot that could be put on a rank, with its rank.
     pub matched: Vec<RankSnapshot>,
+    /// The snapshots that could not be used, as `path: why`.
     pub errors: Vec<String>,
 }
 
@@ -100,7 +103,7 @@ impl Session {
         )
     }
 
-    pub fn from_run(run: Run, files: Vec<SourceFile>) -> Session {
+    pub(crate) fn from_run(run: Run, files: Vec<SourceFile>) -> Session {
         Session {
             run,
             files,

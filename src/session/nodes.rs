@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::base::event::Event;
 use crate::ingest::source::{NodeFiles, SourceFile, SourceKind};
 use crate::model::node::Node;
+use crate::model::notes::ReadNote;
 
 pub(super) fn shown_paths(paths: &[PathBuf]) -> String {
     paths
@@ -18,7 +19,7 @@ pub(super) fn shown_paths(paths: &[PathBuf]) -> String {
 
 /// A rank whose NCCL lines name two hosts: its pid was taken for another host's process
 /// (a file collected from two machines, or directories mixed up).
-pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
+pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<ReadNote> {
     let mut seen: std::collections::BTreeMap<&crate::base::event::Rank, BTreeSet<(&str, u32)>> =
         Default::default();
     for e in events {
@@ -28,13 +29,10 @@ pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
     }
     seen.into_iter()
         .filter(|(_, hp)| hp.iter().map(|(h, _)| h).collect::<BTreeSet<_>>().len() > 1)
-        .map(|(r, hp)| {
-            let named: Vec<String> = hp.iter().map(|(h, p)| format!("{h}:{p}")).collect();
-            format!(
-                "node {}: rank {r}'s NCCL lines name two hosts ({}): one rank runs on one host, so its pid was matched to another machine's process",
-                node,
-                named.join(", ")
-            )
+        .map(|(r, hp)| ReadNote::RankOnTwoHosts {
+            node: node.to_string(),
+            rank: r.clone(),
+            hosts: hp.into_iter().map(|(h, p)| (h.to_string(), p)).collect(),
         })
         .collect()
 }
@@ -42,7 +40,7 @@ pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<String> {
 /// Node directories whose NCCL lines all name one and the same host: one machine's logs
 /// split into directories, whose clocks are then one clock (their offsets are estimated all
 /// the same; a non-zero one is the stamps' own spread).
-pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<String> {
+pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<ReadNote> {
     let mut by_host: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for n in nodes {
         if let [h] = n.hosts.as_slice() {
@@ -52,11 +50,9 @@ pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<String> {
     by_host
         .into_iter()
         .filter(|(_, ns)| ns.len() > 1)
-        .map(|(h, ns)| {
-            format!(
-                "nodes {} all name host {h} in their NCCL lines: one machine split into directories, or hosts that share a name",
-                ns.join(", ")
-            )
+        .map(|(h, ns)| ReadNote::NodesShareHost {
+            host: h.to_string(),
+            nodes: ns.into_iter().map(str::to_string).collect(),
         })
         .collect()
 }
@@ -117,10 +113,10 @@ pub(super) fn distinct_hosts(events: &[Event]) -> usize {
 /// The nodes of a run, and which node each log source and each discovered group of files
 /// belongs to.
 pub(super) struct NodeAssignment {
-    pub names: Vec<String>,
-    pub node_of_source: Vec<usize>,
+    pub(crate) names: Vec<String>,
+    pub(crate) node_of_source: Vec<usize>,
     /// Where a group's files other than logs go (nvidia-smi CSVs).
-    pub home_of_group: Vec<usize>,
+    pub(crate) home_of_group: Vec<usize>,
 }
 
 /// A directory names its node (`run/node1/`, `node1/`). Where no directory does — one
@@ -267,9 +263,9 @@ fn in_given_order(
 
 /// The run's events split by node, with each node's name and the sources it holds.
 pub(super) struct Split {
-    pub names: Vec<String>,
-    pub events: Vec<Vec<Event>>,
-    pub sources: Vec<BTreeSet<usize>>,
+    pub(crate) names: Vec<String>,
+    pub(crate) events: Vec<Vec<Event>>,
+    pub(crate) sources: Vec<BTreeSet<usize>>,
 }
 
 /// Per node: the events whose ranks are resolved among that host's processes only. A

@@ -3,8 +3,14 @@
 use crate::ingest::scan;
 use crate::ingest::source::SourceError;
 
+/// Why a run could not be read at all (a run that reads badly is still a run, with notes).
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum LoadError {
+    /// A path that could not be opened or listed.
     #[error(transparent)]
     Source(#[from] SourceError),
     #[error("{path}: not a start-up log: {found}")]
@@ -58,8 +64,10 @@ pub(super) fn check_attempt(
     }
 }
 
+/// How to read a run: block size, which start-up, clock alignment, scans made elsewhere.
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
+    /// Bytes read per block when a log is scanned in parallel.
     pub block_size: usize,
     /// The start-up attempt to show (1-based); the last one when `None`.
     pub attempt: Option<usize>,

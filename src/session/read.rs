@@ -9,7 +9,9 @@ use crate::base::event::Event;
 use crate::grammar::GrammarSet;
 use crate::ingest::scan::{self, SourceScan};
 use crate::ingest::source::{self, SourceError, SourceFile};
+use crate::model::notes::{EventBudgetLimits, ReadNote};
 use crate::model::{self, Run, SourceInfo};
+use crate::render::text::notes as words;
 use chrono::Duration;
 
 use super::options::{GivenScans, LoadError, LoadOptions};
@@ -167,66 +169,60 @@ fn given_scan(given: &GivenScans, index: usize, sf: &SourceFile) -> FileScan {
 }
 
 /// What the notes say about a file that was read only in part, or expanded suspiciously.
-fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<String> {
+fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<ReadNote> {
     let mut notes = Vec::new();
     let compressed = f.compression != source::Compression::None;
     if let Some(stop) = &f.scan.read_stop {
-        let at = if compressed {
-            format!(
-                "after {} decompressed bytes (byte {} of the compressed file)",
-                stop.offset, f.raw_bytes
-            )
-        } else {
-            format!("at byte {}", stop.offset)
-        };
-        notes.push(format!(
-            "{}: read stopped {at}: {}; the part before it is read",
-            sf.display(),
-            stop.reason
-        ));
+        notes.push(ReadNote::ReadStopped {
+            path: sf.display(),
+            offset: stop.offset,
+            compressed_read: compressed.then_some(f.raw_bytes),
+            reason: stop.reason.clone(),
+        });
     }
     // A file cut while it was read (log rotation with copytruncate, a user's
     // `truncate`) ends early with no error: only its size tells.
     if let (None, Some(listed), false) = (&f.scan.read_stop, sf.size, sf.is_stdin()) {
         let now = std::fs::metadata(&sf.path).map_or(0, |m| m.len());
         if f.raw_bytes < listed && now < listed {
-            notes.push(format!(
-                "{}: the file shrank while it was read ({listed} bytes when listed, {now} now; {} read): the part read is scanned, the rest is lost",
-                sf.display(),
-                f.raw_bytes
-            ));
+            notes.push(ReadNote::Shrank {
+                path: sf.display(),
+                listed,
+                now,
+                read: f.raw_bytes,
+            });
         }
     }
     if let Some(line) = f.scan.prefixes_not_kept {
-        notes.push(format!(
-            "{}: more than {} distinct rank prefixes; those first seen from line {line} on are not counted, so the ranks shown are a part of the run's",
-            sf.display(),
-            scan::MAX_SEEN_PREFIXES
-        ));
+        notes.push(ReadNote::PrefixesNotKept {
+            path: sf.display(),
+            limit: scan::MAX_SEEN_PREFIXES,
+            line,
+        });
     }
     if let Some((line, what)) = &f.scan.bad_stamps.first {
-        notes.push(format!(
-            "{}: {} event line(s) with a stamp that is no date or time, first at line {line} ({what}); those events have no time",
-            sf.display(),
-            f.scan.bad_stamps.lines
-        ));
+        notes.push(ReadNote::BadStamps {
+            path: sf.display(),
+            lines: f.scan.bad_stamps.lines,
+            line: *line,
+            text: what.clone(),
+        });
     }
     if let Some((line, what)) = &f.scan.bad_ranks.first {
-        notes.push(format!(
-            "{}: {} event line(s) naming a rank number past {} (first at line {line}: `{what}`) are not read",
-            sf.display(),
-            f.scan.bad_ranks.lines,
-            u32::MAX
-        ));
+        notes.push(ReadNote::BadRanks {
+            path: sf.display(),
+            lines: f.scan.bad_ranks.lines,
+            line: *line,
+            text: what.clone(),
+            limit: u32::MAX,
+        });
     }
     if compressed && f.raw_bytes > 0 && f.scan.bytes / f.raw_bytes > source::limits::WARN_RATIO {
-        notes.push(format!(
-            "{}: {} compressed bytes expanded to {} ({}:1; real logs give 5–50:1)",
-            sf.display(),
-            f.raw_bytes,
-            f.scan.bytes,
-            f.scan.bytes / f.raw_bytes
-        ));
+        notes.push(ReadNote::Expanded {
+            path: sf.display(),
+            compressed: f.raw_bytes,
+            decompressed: f.scan.bytes,
+        });
     }
     notes
 }
@@ -254,29 +250,16 @@ impl Dropped {
         }
     }
 
-    fn note(&self) -> Option<String> {
-        let total: u64 = self.by_kind.values().sum();
-        if total == 0 {
+    fn note(self) -> Option<ReadNote> {
+        if self.by_kind.values().sum::<u64>() == 0 {
             return None;
         }
-        let kinds: Vec<String> = self
-            .by_kind
-            .iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect();
-        let more = self.file_count - self.files.len();
-        let files = if more > 0 {
-            format!("{} and {more} more files", self.files.join(", "))
-        } else {
-            self.files.join(", ")
-        };
-        Some(format!(
-            "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up); they are counted in the lines, and a rank named only in them is not shown: {}",
-            scan::budget::EVENTS_PER_RUN,
-            scan::budget::EVENT_TEXT_PER_RUN >> 20,
-            scan::budget::SAME_EVENT_PER_SOURCE,
-            kinds.join(", ")
-        ))
+        Some(ReadNote::EventsDropped {
+            more_files: self.file_count - self.files.len(),
+            files: self.files,
+            by_kind: self.by_kind.into_iter().collect(),
+            budget: EventBudgetLimits::default(),
+        })
     }
 }
 
@@ -310,7 +293,7 @@ pub(super) fn source_info(
     (info, scan.events)
 }
 
-pub(super) type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<String>);
+pub(super) type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<ReadNote>);
 
 /// A plain file smaller than a block is read into a buffer of its own size: the scan
 /// zero-fills each block it reads into, and for a run of hundreds of small files (one
@@ -348,7 +331,7 @@ pub(super) fn scan_logs(
     let mut events = Vec::new();
     let mut skipped = 0;
     let mut dropped = Dropped::default();
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<ReadNote> = Vec::new();
     for (sf, scan) in logs.iter().zip(scans) {
         let scan = match scan {
             Ok(f) => {
@@ -357,7 +340,9 @@ pub(super) fn scan_logs(
                 f.scan
             }
             Err(e) if !single => {
-                notes.push(format!("skipped {e}"));
+                notes.push(ReadNote::Skipped {
+                    error: e.to_string(),
+                });
                 skipped += 1;
                 SourceScan::default()
             }
@@ -375,7 +360,7 @@ pub(super) fn scan_logs(
                 .and_then(|f| f.path.parent())
                 .map(crate::base::text::shown_path)
                 .unwrap_or_default(),
-            notes: notes.join("; "),
+            notes: words::read_notes_joined(&notes),
         });
     }
     Ok((sources, events, notes))
@@ -394,16 +379,15 @@ pub(super) fn read_csv(sf: &SourceFile) -> std::io::Result<(Vec<u8>, bool)> {
 
 /// Reads the nvidia-smi CSVs and attaches their timelines to the run, each moved by its
 /// node's clock correction (milliseconds to add to its stamps).
-pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<String>) {
+pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mut Vec<ReadNote>) {
     for &(sf, shift_ms) in smi {
         match read_csv(sf) {
             Ok((bytes, cut)) => {
                 if cut {
-                    notes.push(format!(
-                        "{}: only the first {} bytes are read (the limit for an nvidia-smi CSV)",
-                        sf.display(),
-                        source::limits::MAX_CSV
-                    ));
+                    notes.push(ReadNote::CsvCut {
+                        path: sf.display(),
+                        limit: source::limits::MAX_CSV,
+                    });
                 }
                 let mut t = crate::ingest::nvsmi::parse(&String::from_utf8_lossy(&bytes));
                 if shift_ms != 0 {
@@ -416,11 +400,10 @@ pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mu
                     }
                 }
                 if t.lines_not_understood > 0 {
-                    notes.push(format!(
-                        "{}: {} lines not understood as nvidia-smi CSV",
-                        sf.display(),
-                        t.lines_not_understood
-                    ));
+                    notes.push(ReadNote::CsvNotUnderstood {
+                        path: sf.display(),
+                        lines: t.lines_not_understood,
+                    });
                 }
                 run.gpus
                     .extend(model::GpuMemory::from_nvsmi(&sf.display(), &t, run.start));
@@ -428,7 +411,10 @@ pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mu
                     model::GpuProcess::from_nvsmi(&sf.display(), &t, run.start, &run.events);
                 run.gpu_processes.extend(procs);
             }
-            Err(e) => notes.push(format!("{}: cannot read: {e}", sf.display())),
+            Err(e) => notes.push(ReadNote::CsvUnreadable {
+                path: sf.display(),
+                error: e.to_string(),
+            }),
         }
     }
 }

@@ -7,14 +7,14 @@ use crate::ingest::source::{SourceFile, SourceKind};
 use crate::snapshot::Snapshot;
 
 /// One snapshot file as read, before it is matched to a rank.
-pub struct ReadSnapshot<'a> {
-    pub file: &'a SourceFile,
-    pub snapshot: Snapshot,
+pub(crate) struct ReadSnapshot<'a> {
+    pub(crate) file: &'a SourceFile,
+    pub(crate) snapshot: Snapshot,
 }
 
 /// Reads every snapshot among `files` in parallel. One that cannot be read is reported
 /// (`path: why`), not fatal: the logs still stand.
-pub fn read_snapshots(files: &[SourceFile]) -> Vec<Result<ReadSnapshot<'_>, String>> {
+pub(crate) fn read_snapshots(files: &[SourceFile]) -> Vec<Result<ReadSnapshot<'_>, String>> {
     let snaps: Vec<&SourceFile> = files
         .iter()
         .filter(|f| f.kind == SourceKind::Snapshot)

@@ -5,7 +5,12 @@ use std::path::PathBuf;
 
 use super::pickle::PickleError;
 
+/// Why a memory snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum SnapshotError {
     #[error("{path}: {source}")]
     Io {

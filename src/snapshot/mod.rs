@@ -13,7 +13,7 @@ pub mod types;
 use std::path::Path;
 
 pub use error::SnapshotError;
-pub use pickle::PickleError;
+pub(crate) use pickle::PickleError;
 pub use trace::{Action, StackId, TraceEntry};
 pub use types::{Block, BlockState, Frame, Segment, Snapshot};
 
@@ -123,7 +123,7 @@ pub fn read_path(path: &Path) -> Result<Snapshot, SnapshotError> {
 
 /// The most read from a stream that is not a regular file, or decompressed from a gzip
 /// file: the memory bound of one process (a plain file is read by its length instead).
-pub const MAX_STREAM_SNAPSHOT: u64 = 256 << 20;
+pub(crate) const MAX_STREAM_SNAPSHOT: u64 = 256 << 20;
 
 fn is_gzip(path: &Path) -> bool {
     use std::io::Read;

@@ -24,7 +24,7 @@ const ROUND_LARGE: u64 = 2 << 20;
 
 /// The bytes of the segment `cudaMalloc` is asked for when no cached block fits a
 /// request of `size` (already rounded to 512 B): PyTorch's `get_allocation_size`.
-pub fn segment_size_for(size: u64) -> u64 {
+pub(crate) fn segment_size_for(size: u64) -> u64 {
     if size <= SMALL_SIZE {
         SMALL_BUFFER
     } else if size < MIN_LARGE_ALLOC {
@@ -70,15 +70,24 @@ impl Seg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Limit {
     /// The device had less free memory than the segment asked for.
-    Device { device_free: u64, segment: u64 },
+    Device {
+        /// The device's free bytes.
+        device_free: u64,
+        /// The segment asked for (bytes).
+        segment: u64,
+    },
     /// The device had room, the process did not: its cap
     /// (`torch.cuda.set_per_process_memory_fraction`) lies in
     /// `[cap_at_least, cap_below)` — at least what the process held, less than that plus
     /// the segment it asked for.
     ProcessCap {
+        /// The device's free bytes.
         device_free: u64,
+        /// The segment asked for (bytes).
         segment: u64,
+        /// The cap is at least this (bytes).
         cap_at_least: u64,
+        /// The cap is less than this (bytes).
         cap_below: u64,
     },
     /// The `oom` entry carries no device free figure.
@@ -88,10 +97,15 @@ pub enum Limit {
 /// Segments of one shape inside the fragmentation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SegmentShape {
+    /// How many segments of this shape.
     pub count: u64,
+    /// Each segment's size in bytes.
     pub size: u64,
+    /// Bytes allocated in each.
     pub allocated: u64,
+    /// Free blocks in each.
     pub free_blocks: u64,
+    /// The largest free block in any of them.
     pub largest_free: u64,
 }
 
@@ -100,8 +114,11 @@ pub struct SegmentShape {
 pub struct Pin {
     /// `warm_prefill/<lambda> (launch.py:76)`
     pub site: String,
+    /// Segments it pins.
     pub segments: u64,
+    /// Its live blocks in them.
     pub blocks: u64,
+    /// Bytes of those blocks.
     pub bytes: u64,
 }
 
@@ -111,7 +128,9 @@ pub struct Fragmentation {
     /// Free bytes in segments (outside private pools) that hold live blocks and whose
     /// every hole is smaller than the request.
     pub free: u64,
+    /// Such segments.
     pub segments: u64,
+    /// Free blocks (holes) in them.
     pub holes: u64,
     /// The largest hole anywhere (all pools): smaller than the request, or this would not
     /// be fragmentation.
@@ -125,26 +144,31 @@ pub struct Fragmentation {
 /// Free memory inside segments, at the OOM or at the dump.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FreeSpace {
+    /// Bytes the segments reserve.
     pub reserved: u64,
-    pub allocated: u64,
+    pub(crate) allocated: u64,
     /// Reserved minus allocated outside private pools: what PyTorch's OOM message calls
     /// "reserved by PyTorch but unallocated".
     pub unallocated: u64,
     /// Reserved minus allocated inside private (CUDA graph) pools.
     pub private_unallocated: u64,
+    /// The largest free block in any segment.
     pub largest_free: u64,
     /// Segments with live blocks and free space.
-    pub segments_with_holes: u64,
+    pub(crate) segments_with_holes: u64,
     /// Segments with no live block (at an OOM: ones PyTorch could not release, such as a
     /// CUDA graph's pool during capture).
     pub wholly_free_segments: u64,
-    pub wholly_free_bytes: u64,
+    pub(crate) wholly_free_bytes: u64,
 }
 
+/// A snapshot's OOM against the allocator's state at that moment: what was asked, what was
+/// free, what limited it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomAnalysis {
+    /// The device of the OOM.
     pub device: usize,
-    pub time_us: i64,
+    pub(crate) time_us: i64,
     /// The block asked for (rounded to 512 B, as the trace records it).
     pub requested: u64,
     /// The segment `cudaMalloc` was asked for when no cached block fitted (this is the
@@ -152,18 +176,21 @@ pub struct OomAnalysis {
     pub segment: u64,
     /// `capture_graphs (worker_main.py:192)`
     pub site: String,
-    pub device_free: Option<u64>,
+    pub(crate) device_free: Option<u64>,
     /// The segments were rebuilt as they stood at the OOM; false: as dumped.
     pub at_oom: bool,
     /// Why the dump state was used, when it was.
     pub state_note: Option<String>,
+    /// Free memory inside the segments.
     pub space: FreeSpace,
+    /// What the allocation ran into.
     pub limit: Limit,
+    /// Memory held but unusable for the request, when there is any.
     pub fragmentation: Option<Fragmentation>,
     /// `expandable_segments` of the snapshot's `allocator_settings`, when recorded.
     pub expandable_segments: Option<bool>,
     /// `oom` entries after this one (a caller that caught the error and tried again).
-    pub later_ooms: u64,
+    pub(crate) later_ooms: u64,
 }
 
 fn segments_at_dump(s: &Snapshot, device: Option<usize>) -> Vec<Seg> {

@@ -24,9 +24,12 @@ pub enum SiteGranularity {
 /// frame of any kind, and `<no frames>` for an empty stack.
 #[derive(Debug, Clone)]
 pub struct SiteRule {
+    /// Path parts that mark a frame as not the caller's own (PyTorch, installed packages,
+    /// the standard library).
     pub skip: Vec<String>,
-    pub fallback_skip: Vec<String>,
-    pub skip_native: bool,
+    pub(crate) fallback_skip: Vec<String>,
+    pub(crate) skip_native: bool,
+    /// How much of the frame a site is: its function, file or line.
     pub granularity: SiteGranularity,
 }
 
@@ -122,7 +125,7 @@ pub(super) fn site_line(s: &Snapshot, rule: &SiteRule, stack: StackId) -> Option
 }
 
 /// `init_custom_ar (model_runner.py:85-87)`: the site with the lines it spans.
-pub fn site_label(site: &str, lines: &[i64]) -> String {
+pub(crate) fn site_label(site: &str, lines: &[i64]) -> String {
     // A per-line site already names its line.
     if let ([a], Some(head)) = (lines, site.strip_suffix(')')) {
         if head.ends_with(&format!(":{a}")) {

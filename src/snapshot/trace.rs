@@ -25,25 +25,35 @@ pub struct StackId(pub u32);
 /// the snapshot's [`TraceTables`], so an entry holds two bytes of action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
+    /// A block allocated.
     Alloc,
+    /// A block's free asked for (it may wait for a stream).
     FreeRequested,
+    /// A block's free done.
     FreeCompleted,
+    /// A segment reserved from the device (`cudaMalloc`).
     SegmentAlloc,
+    /// A segment given back to the device.
     SegmentFree,
+    /// Memory mapped into an expandable segment.
     SegmentMap,
+    /// Memory unmapped from an expandable segment.
     SegmentUnmap,
+    /// An allocation that failed: out of memory.
     Oom,
+    /// The moment the snapshot was taken.
     Snapshot,
+    /// An action this version does not know.
     Other(UnknownAction),
 }
 
 /// An action name this version does not know: index into [`TraceTables`]' names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UnknownAction(pub u8);
+pub struct UnknownAction(pub(crate) u8);
 
 /// A CUDA stream a trace entry ran on: index into [`TraceTables`]' streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct StreamId(pub u16);
+pub struct StreamId(pub(crate) u16);
 
 /// The values trace entries refer to by index rather than hold: unknown action names and
 /// stream handles (a few of each in a real snapshot), each once, in order of first
@@ -77,16 +87,16 @@ impl PartialEq for TraceTables {
 }
 
 impl TraceTables {
-    pub fn action_name(&self, a: UnknownAction) -> Option<&str> {
+    pub(crate) fn action_name(&self, a: UnknownAction) -> Option<&str> {
         self.names.get(a.0 as usize).map(|n| &**n)
     }
 
     /// Unknown action names, in order of first appearance.
-    pub fn action_names(&self) -> impl Iterator<Item = &str> + '_ {
+    pub(crate) fn action_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.names.iter().map(|n| &**n)
     }
 
-    pub fn stream(&self, id: StreamId) -> u64 {
+    pub(crate) fn stream(&self, id: StreamId) -> u64 {
         self.streams.get(id.0 as usize).copied().unwrap_or(0)
     }
 
@@ -202,14 +212,17 @@ impl TraceTables {
 /// entries' `device_free` is kept beside the traces (`Snapshot::device_free`).
 #[derive(Debug, Clone)]
 pub struct TraceEntry {
+    /// The block's or segment's address.
     pub addr: u64,
     /// For `alloc`/`free_*`: the requested bytes (not the rounded block size); for
     /// segment actions: the segment bytes; for `oom`: the bytes asked for.
     pub size: u64,
     /// Microseconds since the Unix epoch (PyTorch's clock), for lining up with logs.
     pub time_us: i64,
+    /// The stack that made the call.
     pub stack: StackId,
-    pub stream: StreamId,
+    pub(crate) stream: StreamId,
+    /// What happened.
     pub action: Action,
 }
 

@@ -17,66 +17,79 @@ pub use super::trace::{Action, StackId, StreamId, TraceEntry, TraceTables, Unkno
 /// `line == 0` and file names such as `??` or `CUDACachingAllocator.cpp`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Frame {
+    /// The source file as recorded (`??` for an unnamed C++ frame).
     pub filename: Arc<str>,
+    /// The line; 0 for a C++ frame.
     pub line: i64,
+    /// The function.
     pub name: Arc<str>,
 }
 
+/// A block's state at the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BlockState {
+    /// Allocated and in use.
     ActiveAllocated,
+    /// Freed, waiting for a stream to finish with it.
     ActivePendingFree,
+    /// Free, cached by the allocator.
     Inactive,
+    /// A state this version does not know.
     Other,
 }
 
+/// A block of a segment: an allocation, or free space cached.
 #[derive(Debug, Clone)]
 pub struct Block {
-    pub address: u64,
-    pub size: u64,
-    pub requested_size: u64,
-    pub state: BlockState,
-    pub stack: StackId,
+    pub(crate) address: u64,
+    pub(crate) size: u64,
+    pub(crate) requested_size: u64,
+    pub(crate) state: BlockState,
+    pub(crate) stack: StackId,
 }
 
+/// A segment the caching allocator reserved from the device.
 #[derive(Debug, Clone)]
 pub struct Segment {
-    pub device: i64,
-    pub address: u64,
-    pub total_size: u64,
-    pub allocated_size: u64,
-    pub active_size: u64,
-    pub requested_size: u64,
-    pub stream: u64,
+    pub(crate) device: i64,
+    pub(crate) address: u64,
+    pub(crate) total_size: u64,
+    pub(crate) allocated_size: u64,
+    pub(crate) active_size: u64,
+    pub(crate) requested_size: u64,
+    pub(crate) stream: u64,
+    /// `large` or `small` (the allocator's two pools of block sizes).
     pub segment_type: Arc<str>,
     /// `(0, 0)` is the default pool; anything else is a private pool (CUDA graphs).
-    pub segment_pool_id: (i64, i64),
-    pub is_expandable: bool,
+    pub(crate) segment_pool_id: (i64, i64),
+    pub(crate) is_expandable: bool,
     /// The stack that allocated the segment, when PyTorch recorded one (often empty).
-    pub stack: StackId,
-    pub blocks: Vec<Block>,
+    pub(crate) stack: StackId,
+    pub(crate) blocks: Vec<Block>,
 }
 
 /// A PyTorch CUDA memory snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The device segments as dumped.
     pub segments: Vec<Segment>,
     /// One trace per device, in recording order.
     pub device_traces: Vec<Vec<TraceEntry>>,
-    pub host_segments: Vec<Segment>,
-    pub host_traces: Vec<Vec<TraceEntry>>,
+    pub(crate) host_segments: Vec<Segment>,
+    pub(crate) host_traces: Vec<Vec<TraceEntry>>,
     /// Rendered as JSON (nested at most [`JSON_DEPTH`] levels); informational only.
     pub allocator_settings: serde_json::Value,
-    pub external_annotations: serde_json::Value,
+    pub(crate) external_annotations: serde_json::Value,
+    /// Every frame any stack names, once.
     pub frames: Vec<Frame>,
     /// Each stack is a list of indices into `frames`, innermost (allocation call) first.
     pub stacks: Vec<Vec<u32>>,
     /// The streams and unknown action names trace entries refer to by index.
-    pub tables: TraceTables,
+    pub(crate) tables: TraceTables,
     /// `device_free` of the entries that have one (`oom` entries), by (device, index in
     /// `device_traces[device]`); and the same for `host_traces`.
     pub device_free: BTreeMap<(usize, usize), u64>,
-    pub host_device_free: BTreeMap<(usize, usize), u64>,
+    pub(crate) host_device_free: BTreeMap<(usize, usize), u64>,
 }
 
 impl Snapshot {
@@ -90,13 +103,14 @@ impl Snapshot {
             .filter_map(|&f| self.frames.get(f as usize))
     }
 
+    /// How many frames stack `id` has.
     pub fn stack_len(&self, id: StackId) -> usize {
         self.stacks.get(id.0 as usize).map_or(0, |v| v.len())
     }
 
     /// What the driver reported free at `device_traces[device][index]`, when the entry
     /// says (only `oom` entries do).
-    pub fn device_free(&self, device: usize, index: usize) -> Option<u64> {
+    pub(crate) fn device_free(&self, device: usize, index: usize) -> Option<u64> {
         self.device_free.get(&(device, index)).copied()
     }
 
@@ -113,13 +127,13 @@ impl Snapshot {
 
 /// How deep `allocator_settings`/`external_annotations` are rendered into JSON; deeper
 /// values become the string `"…"` (the walk is recursive, so it must be bounded).
-pub const JSON_DEPTH: usize = 16;
+pub(crate) const JSON_DEPTH: usize = 16;
 
 /// The fewest pickle bytes a block or a trace entry takes: a dict of a few keys (each
 /// key a memo reference of 2 bytes or more) and their values, with its `MARK`, `SETITEMS`
 /// and the reference that places it in its list. More elements than the file's bytes
 /// allow at this rate can only come from one value referenced many times.
-pub const MIN_BYTES_PER_ELEMENT: u64 = 8;
+pub(crate) const MIN_BYTES_PER_ELEMENT: u64 = 8;
 
 struct Builder<'p> {
     p: &'p Pickle,
@@ -655,11 +669,16 @@ impl<'p> Builder<'p> {
 
 /// How many values one JSON rendering may visit: shared references can make a small
 /// pickle describe an exponentially large tree, so depth alone is not a bound.
-pub const JSON_BUDGET: usize = 200_000;
+pub(crate) const JSON_BUDGET: usize = 200_000;
 
 /// Renders a value as JSON, at most `depth` levels deep and `budget` values in all
 /// (cycles and shared references are possible in a pickle; the bounds keep this finite).
-pub fn to_json(p: &Pickle, r: ValueRef, depth: usize, budget: &mut usize) -> serde_json::Value {
+pub(crate) fn to_json(
+    p: &Pickle,
+    r: ValueRef,
+    depth: usize,
+    budget: &mut usize,
+) -> serde_json::Value {
     use serde_json::Value as J;
     if depth == 0 || *budget == 0 {
         return J::String("…".into());

@@ -42,6 +42,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("q / Ctrl-C", "quit"),
 ];
 
+/// The message a terminal event means on the current screen; `None` for an event that means
+/// nothing there.
 pub fn from_event(ev: &Event, app: &App) -> Option<Msg> {
     match ev {
         Event::Key(k) if k.kind != KeyEventKind::Release => from_key(*k, app),
@@ -57,6 +59,8 @@ pub fn from_event(ev: &Event, app: &App) -> Option<Msg> {
     }
 }
 
+/// The message a key means on the current screen (help, search and detail read keys their
+/// own way).
 pub fn from_key(k: KeyEvent, app: &App) -> Option<Msg> {
     if k.modifiers.contains(KeyModifiers::CONTROL) {
         match k.code {

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 
 use crate::base::text::columns;
 
-pub fn time_label(t: f64) -> String {
+pub(crate) fn time_label(t: f64) -> String {
     if t >= 60.0 {
         let m = (t / 60.0).floor();
         let s = t - m * 60.0;
@@ -25,7 +25,7 @@ pub fn time_label(t: f64) -> String {
 /// A path cut from the left to `width` columns at a `/` where it can be: `…/gpu2/tp2_nccl_fail`
 /// keeps the run's own name, the informative end; a last component longer than the width
 /// keeps its end.
-pub fn shorten_left(path: &str, width: usize) -> String {
+pub(crate) fn shorten_left(path: &str, width: usize) -> String {
     if columns(path) <= width {
         return path.to_string();
     }
@@ -52,7 +52,7 @@ pub fn shorten_left(path: &str, width: usize) -> String {
 
 /// Lays out items left to right with two spaces between, starting a new line where the
 /// next one would not fit: a legend wraps rather than losing its last entries.
-pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width);
     let mut lines = Vec::new();
     let mut cur: Vec<Span<'static>> = Vec::new();
@@ -79,7 +79,7 @@ pub fn flow(items: Vec<Vec<Span<'static>>>, width: u16) -> Vec<Line<'static>> {
 /// Breaks a line to `width` terminal columns (textwrap, widths from unicode-width: a wide
 /// character takes two), at a space when there is one, a word longer than the line cut
 /// where it must, so that the pane can count its rows and scroll by them exactly.
-pub fn wrap_line(s: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_line(s: &str, width: usize) -> Vec<String> {
     if width == 0 || columns(s) <= width {
         return vec![s.to_string()];
     }

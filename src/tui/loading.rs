@@ -26,14 +26,14 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn set_stage(&self, s: impl Into<String>) {
+    pub(crate) fn set_stage(&self, s: impl Into<String>) {
         if let Ok(mut g) = self.stage.lock() {
             *g = s.into();
         }
     }
 
     /// Takes one source's running total from `load_run`'s callback.
-    pub fn report(&self, source: usize, running: u64) {
+    pub(crate) fn report(&self, source: usize, running: u64) {
         let Ok(mut last) = self.last.lock() else {
             return;
         };
@@ -43,6 +43,8 @@ impl Progress {
         *prev = running;
     }
 
+    /// The loading screen's progress: the stage, the bytes read so far and the total when
+    /// it is known.
     pub fn snapshot(&self) -> (String, u64, Option<u64>) {
         let stage = self.stage.lock().map(|g| g.clone()).unwrap_or_default();
         let total = self.total.load(Ordering::Relaxed);
@@ -56,7 +58,7 @@ impl Progress {
 
 // The screen's state is `app`'s; how it follows the worker is told here, beside `Progress`.
 impl Loading {
-    pub fn refresh(&mut self, p: &Progress) {
+    pub(crate) fn refresh(&mut self, p: &Progress) {
         let (stage, bytes, total) = p.snapshot();
         self.stage = stage;
         self.bytes = total.map_or(bytes, |t| bytes.min(t));

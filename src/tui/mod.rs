@@ -7,12 +7,12 @@
 
 pub mod app;
 pub mod input;
-pub mod layout;
+pub(crate) mod layout;
 pub mod loading;
 pub mod ui;
-pub mod views;
+pub(crate) mod views;
 pub mod watch;
-pub mod widgets;
+pub(crate) mod widgets;
 
 use std::io::{self, Stdout};
 use std::panic::PanicHookInfo;
@@ -34,11 +34,11 @@ use ratatui::Terminal;
 pub use app::{App, Loading, Msg, View};
 
 use crate::grammar::GrammarSet;
-use crate::model::Run;
 
 /// Why `rankscope tui` ended without showing the run.
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
+    /// The terminal could not be set up, drawn on or restored.
     #[error("terminal: {0}")]
     Terminal(#[from] io::Error),
     /// The run could not be read; the message was on screen until the user quit.
@@ -146,15 +146,6 @@ pub fn update(app: &mut App, msg: Msg) {
     app::settle(app, rooms);
 }
 
-/// Shows an already loaded run.
-pub fn run(run: Run, baseline: Option<Run>, color: bool) -> io::Result<()> {
-    let mut app = App::new(run, baseline, color);
-    with_terminal(|t| event_loop(t, &mut app)).map_err(|e| match e {
-        TuiError::Terminal(e) => e,
-        TuiError::Load(m) => io::Error::other(m),
-    })
-}
-
 /// Whether a key on the loading screen asks to leave.
 fn quits(ev: &TermEvent) -> bool {
     let TermEvent::Key(k) = ev else {
@@ -244,7 +235,7 @@ pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
 }
 
 /// The largest side of a `--first-frame` (a 4K screen with a small font is ~600 columns).
-pub const MAX_FRAME_SIDE: u16 = 1000;
+pub(crate) const MAX_FRAME_SIDE: u16 = 1000;
 
 /// Loads the run as the TUI's worker does and draws the first screen the user would see,
 /// as text, without a terminal: the work between `rankscope tui` and its first screen,

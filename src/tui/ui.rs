@@ -13,7 +13,7 @@ use super::views;
 use super::widgets::{bold, dim, failure_style, warn_style};
 use crate::base::text::sanitize;
 
-pub fn draw(f: &mut Frame, app: &App) {
+pub(crate) fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     if area.width == 0 || area.height == 0 {
         return;
@@ -141,7 +141,7 @@ fn draw_status(f: &mut Frame, app: &App, area: Rect) {
 }
 
 /// The top bar, the view and the status line.
-pub fn frame_areas(area: Rect) -> [Rect; 3] {
+pub(crate) fn frame_areas(area: Rect) -> [Rect; 3] {
     Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
@@ -152,7 +152,7 @@ pub fn frame_areas(area: Rect) -> [Rect; 3] {
 
 /// How far the detail pane and the Diff view can scroll, for the app's terminal size:
 /// what `app::settle` keeps the panes within.
-pub fn scroll_rooms(app: &App) -> ScrollRooms {
+pub(crate) fn scroll_rooms(app: &App) -> ScrollRooms {
     let [_, body, _] = frame_areas(Rect::new(0, 0, app.width, app.height));
     ScrollRooms {
         detail: views::events::scroll_room(app, body),

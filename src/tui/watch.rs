@@ -26,6 +26,8 @@ use crate::render::text::watch::status_rows;
 /// Change lines kept for the board's lower pane.
 const RECENT: usize = 200;
 
+/// `watch`'s full-screen board: the ranks' status as the logs grow, and the latest change
+/// lines.
 pub struct LiveBoard {
     terminal: Term,
     app: Option<App>,

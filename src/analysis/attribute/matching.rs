@@ -4,8 +4,11 @@ use super::*;
 
 /// A rank's snapshot, read and ready.
 pub struct RankSnapshot {
+    /// The rank it belongs to.
     pub rank: Rank,
+    /// The snapshot's file.
     pub path: String,
+    /// The snapshot, read.
     pub snapshot: Snapshot,
     /// How the snapshot was matched to its rank.
     pub matched_by: RankMatch,
@@ -17,18 +20,26 @@ pub enum RankMatch {
     /// `snapshot_rank{N}` and the N-th rank; the snapshot's device is N too, or it names
     /// the GPU of the rank's OOM message (`gpu_confirms`).
     FileName {
+        /// The device the snapshot is on, when it is on one.
         device: Option<usize>,
+        /// That device is the file name's N.
         device_agrees: bool,
+        /// The snapshot's OOM names the GPU the rank's OOM message names.
         gpu_confirms: bool,
     },
     /// The snapshot has an OOM on device D and exactly one rank's OOM message names
     /// GPU D; `file_said` is the rank the file name would have given, when different.
     OomGpu {
+        /// The device of the snapshot's OOM.
         device: usize,
+        /// The rank the file name would have given, when different.
         file_said: Option<Rank>,
     },
     /// No rank in the file name: the D-th rank for device D (one GPU per rank from GPU 0).
-    Device { device: usize },
+    Device {
+        /// The snapshot's device.
+        device: usize,
+    },
 }
 
 /// The one device a snapshot's segments and traces are on.
@@ -120,6 +131,10 @@ pub fn match_rank(
 
 /// Why a snapshot could not be matched to a rank.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum RankMatchError {
     /// The file name's rank number is past the run's ranks.
     #[error("rank {rank} is not among the run's {ranks} ranks")]
@@ -130,13 +145,13 @@ pub enum RankMatchError {
 
 /// The N-th rank in rank order, for `snapshot_rank{N}` (global rank order is DP, PP, TP
 /// major to minor, which is how `Rank` sorts).
-pub fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
+pub(crate) fn rank_for_hint(run: &Run, n: u32) -> Option<Rank> {
     run.ranks.get(n as usize).map(|r| r.rank.clone())
 }
 
 /// The evidence one snapshot was matched to its rank on, as the rank-match note tells it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MatchEvidence {
+pub(crate) enum MatchEvidence {
     /// The file name, and the GPU its OOM message names.
     FileNameAndOomGpu,
     /// The file name, all snapshots being on one device (which says nothing of rank).
@@ -151,20 +166,23 @@ pub enum MatchEvidence {
         file_said: Option<Rank>,
     },
     /// No rank in the file name: the D-th rank for device D.
-    Device { device: usize },
+    Device {
+        /// The snapshot's device.
+        device: usize,
+    },
 }
 
 /// How a run's snapshots were matched to ranks.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RankMatchNote {
+pub(crate) struct RankMatchNote {
     /// Each snapshot's rank and evidence, in the snapshots' order.
-    pub snapshots: Vec<(Rank, MatchEvidence)>,
+    pub(crate) snapshots: Vec<(Rank, MatchEvidence)>,
     /// Several snapshots, all on this one device: it cannot tell ranks apart.
-    pub shared_device: Option<usize>,
+    pub(crate) shared_device: Option<usize>,
 }
 
 /// How a run's snapshots were matched to ranks (`None` without snapshots).
-pub fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
+pub(crate) fn rank_match_note(snaps: &[RankSnapshot]) -> Option<RankMatchNote> {
     if snaps.is_empty() {
         return None;
     }

@@ -23,26 +23,33 @@ use crate::snapshot::inspect::{self as snap, SiteRule};
 use crate::snapshot::site::site_label;
 use crate::snapshot::Snapshot;
 
+/// One allocation site's share of the change between the runs' snapshots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiteShare {
+    /// The site (file and function, or line), as `SiteRule` names it.
     pub site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
-    pub label: String,
+    pub(crate) label: String,
     /// Where the site first allocated, on the log's clock.
     pub phase: Option<Phase>,
     /// Ranks on which this site changed.
     pub ranks: usize,
+    /// The change in reserved bytes across the ranks: min, median, max.
     pub delta_reserved: Spread,
+    /// The change in allocated bytes across the ranks: min, median, max.
     pub delta_allocated: Spread,
     /// Live blocks at this site in the candidate's snapshot (median over ranks).
     pub blocks: u64,
 }
 
+/// The first divergence placed on allocation sites, from both runs' snapshots.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attribution {
+    /// The phase of the divergence.
     pub phase: Phase,
     /// Ranks with a snapshot in both runs.
     pub ranks_compared: usize,
+    /// The sites that changed: those of the divergence's phase first, largest change first.
     pub sites: Vec<SiteShare>,
     /// Median over ranks of the allocator-level change in reserved bytes in the phase.
     pub allocator_delta_reserved: i64,
@@ -56,7 +63,7 @@ pub struct Attribution {
     /// stream and site): count and bytes, median over ranks.
     pub new_segments: Vec<(String, u64, u64)>,
     /// How the candidate's snapshot clocks were matched to its log clock.
-    pub clock: Option<ClockNote>,
+    pub(crate) clock: Option<ClockNote>,
 }
 
 /// How a snapshot's clock was put on the log's.
@@ -176,35 +183,35 @@ pub fn clock_match(rr: &RankRun, s: &Snapshot, frames: &[FrameRule]) -> Option<C
 }
 
 /// The offset (snapshot clock − log clock) of [`clock_match`].
-pub fn clock_offset_us(rr: &RankRun, s: &Snapshot, frames: &[FrameRule]) -> Option<i64> {
+pub(crate) fn clock_offset_us(rr: &RankRun, s: &Snapshot, frames: &[FrameRule]) -> Option<i64> {
     clock_match(rr, s, frames).map(|m| m.offset_us)
 }
 
 /// How one snapshot's clock was put on its rank's log clock.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SnapshotClock {
-    pub rank: Rank,
+pub(crate) struct SnapshotClock {
+    pub(crate) rank: Rank,
     /// Snapshot clock − log clock, microseconds.
-    pub offset_us: i64,
+    pub(crate) offset_us: i64,
     /// The offset is a whole number of quarter hours (a time zone).
-    pub zone: bool,
+    pub(crate) zone: bool,
     /// What anchored it (`OOM`, phases by name); `None`: the first lines only, whole
     /// quarter hours.
-    pub anchors: Option<Vec<String>>,
+    pub(crate) anchors: Option<Vec<String>>,
     /// Half the interval the anchors allow (the uncertainty), microseconds.
-    pub half_us: i64,
+    pub(crate) half_us: i64,
 }
 
 /// How a run's snapshot clocks were put on its log clock.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ClockNote {
+pub(crate) struct ClockNote {
     /// The run's snapshots (matched or not): a group of all of them is said `all N`.
-    pub snapshots: usize,
-    pub clocks: Vec<SnapshotClock>,
+    pub(crate) snapshots: usize,
+    pub(crate) clocks: Vec<SnapshotClock>,
 }
 
 /// How a run's snapshot clocks were put on its log clock (`None` when none was).
-pub fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<ClockNote> {
+pub(crate) fn clock_note(run: &Run, snaps: &[RankSnapshot]) -> Option<ClockNote> {
     let clocks: Vec<SnapshotClock> = snaps
         .iter()
         .filter_map(|s| {
@@ -500,16 +507,18 @@ fn site_shares(
 /// and who else allocates there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OomSite {
-    pub rank: Rank,
+    pub(crate) rank: Rank,
+    /// The OOM as the snapshot records it.
     pub analysis: crate::snapshot::oom::OomAnalysis,
     /// The other candidate ranks with a snapshot, and those of them that allocate at the
     /// site (an OOM entry of their own does not count).
-    pub other_ranks: Vec<Rank>,
+    pub(crate) other_ranks: Vec<Rank>,
+    /// Those of `other_ranks` that allocate at the site.
     pub others_allocating: Vec<Rank>,
     /// Whether a baseline snapshot allocates at the site; `None` without baseline snapshots.
     pub baseline_allocates: Option<bool>,
     /// The cap the rank's OOM message printed (`14.00 GiB allowed`), when it did.
-    pub allowed: Option<u64>,
+    pub(crate) allowed: Option<u64>,
 }
 
 impl OomSite {
@@ -527,16 +536,16 @@ pub struct SnapshotEvidence {
     /// Candidate ranks whose snapshot holds an `oom` entry, in rank order.
     pub oom_sites: Vec<OomSite>,
     /// `allocator_settings` that differ between the runs (first snapshot of each).
-    pub allocator_settings: Vec<crate::model::config::AllocatorSettingChange>,
+    pub(crate) allocator_settings: Vec<crate::model::config::AllocatorSettingChange>,
     /// Whether both runs had a snapshot to compare settings from.
-    pub allocator_settings_compared: bool,
+    pub(crate) allocator_settings_compared: bool,
     /// The first fragmented rank's baseline counterpart: free space at its dump.
-    pub baseline_free: Option<(Rank, crate::snapshot::oom::FreeSpace)>,
+    pub(crate) baseline_free: Option<(Rank, crate::snapshot::oom::FreeSpace)>,
 }
 
 impl SnapshotEvidence {
     /// The ranks whose OOM the snapshot shows as fragmentation.
-    pub fn fragmented(&self) -> impl Iterator<Item = &OomSite> {
+    pub(crate) fn fragmented(&self) -> impl Iterator<Item = &OomSite> {
         self.oom_sites
             .iter()
             .filter(|o| o.analysis.fragmentation.is_some())
@@ -628,7 +637,7 @@ pub fn snapshot_evidence(
 
 /// What the reader of a diff should know about the snapshots.
 #[derive(Clone, Debug, PartialEq)]
-pub enum SnapshotNote {
+pub(crate) enum SnapshotNote {
     /// A snapshot that could not be read or matched, in the loader's words.
     Unusable(String),
     /// How one run's snapshots were matched to its ranks and its log clock.
@@ -643,7 +652,7 @@ pub enum SnapshotNote {
 
 /// The snapshot notes of a diff: the loader's errors, how each run's snapshots were
 /// matched, and whether the divergence went unattributed for want of snapshots.
-pub fn snapshot_notes(
+pub(crate) fn snapshot_notes(
     baseline: &Run,
     candidate: &Run,
     d: &RunDiff,

@@ -22,7 +22,7 @@ pub(super) use compile::{compile_frames, compile_grammar, compile_outcomes};
 
 /// An outcome other than a rank's own failure, as a wording reveals it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutcomeWord {
+pub(crate) enum OutcomeWord {
     /// Failed because another rank failed (barrier, store, collective, watchdog after a
     /// peer's death).
     Consequence,
@@ -33,7 +33,7 @@ pub enum OutcomeWord {
 }
 
 impl OutcomeWord {
-    pub fn from_name(s: &str) -> Option<OutcomeWord> {
+    pub(crate) fn from_name(s: &str) -> Option<OutcomeWord> {
         Some(match s {
             "consequence" => OutcomeWord::Consequence,
             "terminated" => OutcomeWord::Terminated,
@@ -43,10 +43,16 @@ impl OutcomeWord {
     }
 }
 
+/// A grammar's `frame_phase` rule: a stack frame that names the phase its allocations
+/// belong to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrameRule {
+    /// The frame's function name, matched exactly; `None` matches any function.
     pub function: Option<String>,
+    /// The frame's file name without its directory, matched exactly; `None` matches any
+    /// file.
     pub file: Option<String>,
+    /// The phase such a frame names.
     pub phase: Phase,
     /// The frame runs several steps: its phase counts only when no frame inside it is
     /// named (`FramePhaseSpec::fallback`).
@@ -69,22 +75,22 @@ impl FrameRule {
 }
 
 #[derive(Clone, Debug)]
-pub struct OutcomeRule {
-    pub state: OutcomeWord,
-    pub literals: Vec<String>,
-    pub regex: Regex,
+pub(crate) struct OutcomeRule {
+    pub(crate) state: OutcomeWord,
+    pub(crate) literals: Vec<String>,
+    pub(crate) regex: Regex,
 }
 
 /// What a wording says: the outcome, and the rank number it names, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutcomeMatch {
-    pub state: OutcomeWord,
-    pub peer: Option<u32>,
+pub(crate) struct OutcomeMatch {
+    pub(crate) state: OutcomeWord,
+    pub(crate) peer: Option<u32>,
 }
 
 /// How sure a line's word on a process's rank is; a stronger one replaces a weaker one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RankEvidence {
+pub(crate) enum RankEvidence {
     /// A rank within one communicator (NCCL's `comm … rank R nranks N`).
     Communicator,
     /// A global rank (`world_size=N rank=R`, `rank=R` in a process name).
@@ -99,9 +105,9 @@ pub enum RankEvidence {
 
 /// A rank an event's message names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RankRule {
-    pub evidence: RankEvidence,
-    pub capture: Option<String>,
+pub(crate) struct RankRule {
+    pub(crate) evidence: RankEvidence,
+    pub(crate) capture: Option<String>,
 }
 
 /// The tags an `assignment` rule reads, by capture name.
@@ -117,7 +123,7 @@ const ASSIGNMENT_TAGS: [(&str, &str); 7] = [
 
 impl RankRule {
     /// The rank the rule reads from an event's fields.
-    pub fn rank(&self, e: &Event) -> Option<Rank> {
+    pub(crate) fn rank(&self, e: &Event) -> Option<Rank> {
         let int = |name: &str| e.field(name).and_then(FieldValue::as_i64);
         match self.evidence {
             RankEvidence::Assignment => assignment_rank(&|n| int(n)),
@@ -151,51 +157,51 @@ fn assignment_rank(int: &dyn Fn(&str) -> Option<i64>) -> Option<Rank> {
 
 /// What one event kind of one grammar means.
 #[derive(Clone, Debug, Default)]
-pub struct KindMeaning {
-    pub phase: Option<(Phase, Edge)>,
+pub(crate) struct KindMeaning {
+    pub(crate) phase: Option<(Phase, Edge)>,
     /// The phase the event begins as it ends `phase` (`then` in the grammar).
-    pub then: Option<Phase>,
+    pub(crate) then: Option<Phase>,
     /// Each figure with its sources, tried in order; a source is a sum of captures.
-    pub figures: Vec<(FigureName, Vec<Vec<String>>)>,
-    pub rank: Vec<RankRule>,
+    pub(crate) figures: Vec<(FigureName, Vec<Vec<String>>)>,
+    pub(crate) rank: Vec<RankRule>,
 }
 
 impl KindMeaning {
     /// Declares nothing: no phase, figure or rank rule.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.phase.is_none() && self.figures.is_empty() && self.rank.is_empty()
     }
 }
 
 /// What a process name says about the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProcessRole {
+pub(crate) enum ProcessRole {
     Worker,
     Engine,
     Launcher,
 }
 
 #[derive(Clone, Debug)]
-pub struct ProcessRule {
-    pub name: Regex,
-    pub role: ProcessRole,
+pub(crate) struct ProcessRule {
+    pub(crate) name: Regex,
+    pub(crate) role: ProcessRole,
 }
 
 /// What a process name told: its role, and the rank or replica it names.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProcessInfo {
-    pub role: ProcessRole,
+pub(crate) struct ProcessInfo {
+    pub(crate) role: ProcessRole,
     /// From a `tags` capture.
-    pub tags: Option<Rank>,
+    pub(crate) tags: Option<Rank>,
     /// From a `global_rank` capture.
-    pub global_rank: Option<u32>,
+    pub(crate) global_rank: Option<u32>,
     /// From a `dp` capture (an engine's replica).
-    pub dp: Option<u32>,
+    pub(crate) dp: Option<u32>,
 }
 
 /// How a configuration dump is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigSyntax {
+pub(crate) enum ConfigSyntax {
     /// `Name(k=v, …)`: SGLang's `ServerArgs(…)`, argparse's `Namespace(…)`.
     PythonCall,
     /// `k=v, …` to the end of the line.
@@ -207,7 +213,7 @@ pub enum ConfigSyntax {
 }
 
 impl ConfigSyntax {
-    pub fn from_name(s: &str) -> Option<ConfigSyntax> {
+    pub(crate) fn from_name(s: &str) -> Option<ConfigSyntax> {
         Some(match s {
             "python_call" => ConfigSyntax::PythonCall,
             "python_kwargs" => ConfigSyntax::PythonKwargs,
@@ -219,54 +225,54 @@ impl ConfigSyntax {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigRule {
+pub(crate) struct ConfigRule {
     /// The grammar that declared it.
-    pub grammar: String,
-    pub marker: String,
-    pub syntax: ConfigSyntax,
+    pub(crate) grammar: String,
+    pub(crate) marker: String,
+    pub(crate) syntax: ConfigSyntax,
 }
 
 /// Kind (or grammar id) → meaning. Looked up several times per event while a run is
 /// built, so hashed with foldhash rather than SipHash (a few percent of loading 8,192
 /// ranks); the keys come from grammar files, not from the logs.
-pub type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
+pub(crate) type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// One grammar's share of the knowledge, compiled from its file.
 #[derive(Clone, Debug, Default)]
-pub struct GrammarKnowledge {
-    pub kinds: ByName<KindMeaning>,
-    pub processes: Vec<ProcessRule>,
-    pub suffixes: Vec<Regex>,
-    pub without_pid_engine: bool,
-    pub configs: Vec<ConfigRule>,
+pub(crate) struct GrammarKnowledge {
+    pub(crate) kinds: ByName<KindMeaning>,
+    pub(crate) processes: Vec<ProcessRule>,
+    pub(crate) suffixes: Vec<Regex>,
+    pub(crate) without_pid_engine: bool,
+    pub(crate) configs: Vec<ConfigRule>,
     /// The grammar describes a component (PyTorch, NCCL), not a server.
-    pub component: bool,
+    pub(crate) component: bool,
     /// The server's one world spans its data-parallel replicas (`world = "across_replicas"`).
-    pub world_spans_replicas: bool,
+    pub(crate) world_spans_replicas: bool,
 }
 
 /// The meanings, frame tables and outcome wordings of every loaded grammar.
 #[derive(Clone, Debug)]
 pub struct Knowledge {
-    pub frames: Vec<FrameRule>,
-    pub outcomes: Vec<OutcomeRule>,
+    pub(crate) frames: Vec<FrameRule>,
+    pub(crate) outcomes: Vec<OutcomeRule>,
     /// By grammar id, then event kind.
-    pub kinds: ByName<ByName<KindMeaning>>,
+    pub(crate) kinds: ByName<ByName<KindMeaning>>,
     /// By event kind, from the first grammar in load order that declares it: for events
     /// whose grammar is not loaded (built by hand in tests).
     by_kind: ByName<KindMeaning>,
-    pub processes: Vec<ProcessRule>,
-    pub suffixes: Vec<Regex>,
+    pub(crate) processes: Vec<ProcessRule>,
+    pub(crate) suffixes: Vec<Regex>,
     /// Grammars whose lines without a pid come from an engine or driver process.
-    pub without_pid_engine: Vec<String>,
-    pub configs: Vec<ConfigRule>,
+    pub(crate) without_pid_engine: Vec<String>,
+    pub(crate) configs: Vec<ConfigRule>,
     /// Grammars that describe a component (`describes = "component"`), not a server.
-    pub components: Vec<String>,
+    pub(crate) components: Vec<String>,
     /// Settings that explain failures and settings that size memory, of every grammar.
-    pub remedy: super::remedy::RemedyRules,
+    pub(crate) remedy: super::remedy::RemedyRules,
     /// Servers whose one world spans their data-parallel replicas (`world =
     /// "across_replicas"`).
-    pub worlds_span_replicas: Vec<String>,
+    pub(crate) worlds_span_replicas: Vec<String>,
 }
 
 /// The default knowledge is the built-in grammars': what a run read without user
@@ -277,20 +283,10 @@ impl Default for Knowledge {
     }
 }
 
-/// The phase a single frame names by the given frame → phase rules (a snapshot's stack
-/// frame: function and file); the first rule that matches decides.
-pub fn phase_of_frame(rules: &[FrameRule], function: &str, file: &str) -> Option<Phase> {
-    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-    rules
-        .iter()
-        .find(|r| r.names(function, base))
-        .map(|r| r.phase)
-}
-
 /// The phase a stack names, its frames given innermost first (a snapshot's stack): as for
 /// a traceback, the outermost frame a rule names decides, a `fallback` frame only when no
 /// other frame is named.
-pub fn phase_of_stack<'f>(
+pub(crate) fn phase_of_stack<'f>(
     rules: &[FrameRule],
     innermost_first: impl DoubleEndedIterator<Item = (&'f str, &'f str)>,
 ) -> Option<Phase> {
@@ -310,7 +306,7 @@ pub fn phase_of_stack<'f>(
 
 impl Knowledge {
     /// Knowing nothing: no phases, figures, frames or wordings.
-    pub fn empty() -> Knowledge {
+    pub(crate) fn empty() -> Knowledge {
         Knowledge {
             frames: Vec::new(),
             outcomes: Vec::new(),
@@ -327,7 +323,7 @@ impl Knowledge {
     }
 
     /// Adds a grammar's share (grammars in load order).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         id: &str,
         frames: &[FrameRule],
@@ -358,7 +354,7 @@ impl Knowledge {
 
     /// Whether the server a grammar describes numbers one world across its data-parallel
     /// replicas (vLLM), rather than one world per replica (SGLang).
-    pub fn world_spans_replicas(&self, grammar: &str) -> bool {
+    pub(crate) fn world_spans_replicas(&self, grammar: &str) -> bool {
         self.worlds_span_replicas.iter().any(|g| g == grammar)
     }
 
@@ -369,14 +365,14 @@ impl Knowledge {
     }
 
     /// What an event's kind means in its grammar.
-    pub fn meaning(&self, e: &Event) -> Option<&KindMeaning> {
+    pub(crate) fn meaning(&self, e: &Event) -> Option<&KindMeaning> {
         self.meaning_of(&e.grammar, &e.kind)
     }
 
     /// What `kind` means in `grammar`; where that grammar declares nothing for it (no
     /// phase, figure or rank rule), what the first grammar that does declares: a user
     /// grammar that emits a canonical kind (`dist_init_end`) gets the built-in meaning.
-    pub fn meaning_of(&self, grammar: &str, kind: &str) -> Option<&KindMeaning> {
+    pub(crate) fn meaning_of(&self, grammar: &str, kind: &str) -> Option<&KindMeaning> {
         self.kinds
             .get(grammar)
             .and_then(|kinds| kinds.get(kind))
@@ -386,16 +382,16 @@ impl Knowledge {
 
     /// Where an event sits in start-up, and whether it opens or closes its phase.
     /// The phase an event that ends its own begins next, when its grammar says so.
-    pub fn then_of(&self, e: &Event) -> Option<Phase> {
+    pub(crate) fn then_of(&self, e: &Event) -> Option<Phase> {
         self.meaning(e)?.then
     }
 
-    pub fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
+    pub(crate) fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
         self.meaning(e)?.phase
     }
 
     /// The figures an event reports, under their canonical names.
-    pub fn figures_of(&self, e: &Event) -> Vec<(FigureName, FieldValue)> {
+    pub(crate) fn figures_of(&self, e: &Event) -> Vec<(FigureName, FieldValue)> {
         let Some(m) = self.meaning(e) else {
             return Vec::new();
         };
@@ -421,7 +417,7 @@ impl Knowledge {
 
     /// What a process name says: the role of the first rule that matches it, and the
     /// rank, global rank or replica any matching rule reads from it.
-    pub fn process(&self, name: &str) -> Option<ProcessInfo> {
+    pub(crate) fn process(&self, name: &str) -> Option<ProcessInfo> {
         let mut out: Option<ProcessInfo> = None;
         for r in &self.processes {
             let Some(caps) = r.name.captures(name) else {
@@ -444,13 +440,13 @@ impl Knowledge {
     }
 
     /// The rank a record's end names (`… rank=1`).
-    pub fn suffix_rank(&self, message: &str) -> Option<Rank> {
+    pub(crate) fn suffix_rank(&self, message: &str) -> Option<Rank> {
         self.suffix_of(message).map(|(rank, _)| rank)
     }
 
     /// The rank a record's end names and where that suffix starts in `message`: the
     /// text from there on is the record's field, not what the server said.
-    pub fn suffix_of(&self, message: &str) -> Option<(Rank, usize)> {
+    pub(crate) fn suffix_of(&self, message: &str) -> Option<(Rank, usize)> {
         self.suffixes.iter().find_map(|r| {
             let caps = r.captures(message)?;
             let at = caps.get(0)?.start();
@@ -460,7 +456,7 @@ impl Knowledge {
 
     /// The rank a line names by itself when its prefix names none: a suffix (`… rank=1`),
     /// else a `line` rank rule of its event (`Shard 1 failed to start`).
-    pub fn line_rank(
+    pub(crate) fn line_rank(
         &self,
         grammar: &str,
         kind: &str,
@@ -487,13 +483,16 @@ impl Knowledge {
     }
 
     /// Lines of this grammar without a pid come from an engine or driver process.
-    pub fn pidless_is_engine(&self, grammar: &str) -> bool {
+    pub(crate) fn pidless_is_engine(&self, grammar: &str) -> bool {
         self.without_pid_engine.iter().any(|g| g == grammar)
     }
 
     /// The configuration markers to try on an event of `grammar`: its own first, then
     /// every other grammar's.
-    pub fn config_rules<'a>(&'a self, grammar: &'a str) -> impl Iterator<Item = &'a ConfigRule> {
+    pub(crate) fn config_rules<'a>(
+        &'a self,
+        grammar: &'a str,
+    ) -> impl Iterator<Item = &'a ConfigRule> {
         let own = self.configs.iter().filter(move |c| c.grammar == grammar);
         let others = self.configs.iter().filter(move |c| c.grammar != grammar);
         own.chain(others)
@@ -504,12 +503,12 @@ impl Knowledge {
     /// (`capture_model` → cuda_graph), where an inner one may be shared by several steps
     /// (`execute_model` runs during profiling, capture and serving). A `fallback` frame
     /// (one that runs several steps) counts only when no other frame is named.
-    pub fn phase_from_traceback(&self, tb: &str) -> Option<Phase> {
+    pub(crate) fn phase_from_traceback(&self, tb: &str) -> Option<Phase> {
         self.frame_rule_of_traceback(tb).map(|r| r.phase)
     }
 
     /// The rule that decides a traceback's phase (see `phase_from_traceback`).
-    pub fn frame_rule_of_traceback(&self, tb: &str) -> Option<&FrameRule> {
+    pub(crate) fn frame_rule_of_traceback(&self, tb: &str) -> Option<&FrameRule> {
         if self.frames.is_empty() {
             return None;
         }
@@ -533,13 +532,8 @@ impl Knowledge {
         fallback
     }
 
-    /// The phase a single frame names (a snapshot's stack frame: function and file).
-    pub fn phase_of_frame(&self, function: &str, file: &str) -> Option<Phase> {
-        phase_of_frame(&self.frames, function, file)
-    }
-
     /// The first outcome wording found in a failure's text (its line and traceback).
-    pub fn outcome_of(&self, text: &str) -> Option<OutcomeMatch> {
+    pub(crate) fn outcome_of(&self, text: &str) -> Option<OutcomeMatch> {
         self.outcomes.iter().find_map(|r| {
             if !r.literals.iter().any(|l| text.contains(l.as_str())) {
                 return None;

@@ -50,52 +50,52 @@ pub(super) enum Root {
 }
 
 pub(super) struct PendingEvent {
-    pub line_in_block: u64,
-    pub m: LineMatch,
-    pub detail: String,
-    pub ctx: Ctx,
-    pub root: Root,
+    pub(crate) line_in_block: u64,
+    pub(crate) m: LineMatch,
+    pub(crate) detail: String,
+    pub(crate) ctx: Ctx,
+    pub(crate) root: Root,
     /// The node a wrapper in front of the line names (`peel_wrapper`).
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
 }
 
 #[derive(Default)]
 pub(super) struct BlockScan {
-    pub events: Vec<PendingEvent>,
+    pub(crate) events: Vec<PendingEvent>,
     /// Tracebacks another wrapped node's record interrupted: in a stream that interleaves
     /// pods or compose services line by line, the rest of a traceback comes back behind
     /// its own node's wrapper.
-    pub parked: Vec<Tb>,
-    pub counts: LineCounts,
-    pub unknown: Vec<UnknownLine>,
+    pub(crate) parked: Vec<Tb>,
+    pub(crate) counts: LineCounts,
+    pub(crate) unknown: Vec<UnknownLine>,
     /// Lines before the block's first record start, kept apart: whether they continue a
     /// traceback depends on the previous block.
-    pub lead_lines: u64,
-    pub lead_text: String,
-    pub lead_counts: LineCounts,
-    pub lead_unknown: Vec<UnknownLine>,
-    pub seen_record: bool,
+    pub(crate) lead_lines: u64,
+    pub(crate) lead_text: String,
+    pub(crate) lead_counts: LineCounts,
+    pub(crate) lead_unknown: Vec<UnknownLine>,
+    pub(crate) seen_record: bool,
     /// The traceback still open at the end of the block.
-    pub open_at_end: Option<Tb>,
-    pub cut_fields: Vec<String>,
+    pub(crate) open_at_end: Option<Tb>,
+    pub(crate) cut_fields: Vec<String>,
     /// The block ends inside a line that the next block goes on with.
-    pub ends_inside_line: bool,
+    pub(crate) ends_inside_line: bool,
     /// Events not kept, by kind: past the budgets already within the block.
-    pub dropped: BTreeMap<String, u64>,
+    pub(crate) dropped: BTreeMap<String, u64>,
     /// Events held per (kind, root), for the per-source limit.
     same_held: HashMap<(String, Root), u32>,
     /// Event lines whose prefix did not read (block line numbers).
-    pub bad_stamps: PrefixTrouble,
-    pub bad_ranks: PrefixTrouble,
+    pub(crate) bad_stamps: PrefixTrouble,
+    pub(crate) bad_ranks: PrefixTrouble,
     /// Rank-naming prefixes (at most `MAX_SEEN_PREFIXES`) of record lines (key: the
     /// identity bytes), block lines.
-    pub seen: PrefixMap,
+    pub(crate) seen: PrefixMap,
     /// The first block line whose prefix was not kept, `seen` being full.
-    pub prefix_overflow: Option<u64>,
+    pub(crate) prefix_overflow: Option<u64>,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
-    pub loose_tb: String,
+    pub(crate) loose_tb: String,
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a

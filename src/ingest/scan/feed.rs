@@ -7,12 +7,12 @@ use super::merge::Merger;
 use super::{EventBudget, SourceScan};
 use crate::grammar::GrammarSet;
 
-pub struct LineFeed<'a> {
+pub(crate) struct LineFeed<'a> {
     merger: Merger<'a>,
 }
 
 impl<'a> LineFeed<'a> {
-    pub fn new(gs: &'a GrammarSet, source: usize, budget: &'a EventBudget) -> Self {
+    pub(crate) fn new(gs: &'a GrammarSet, source: usize, budget: &'a EventBudget) -> Self {
         LineFeed {
             merger: Merger::new(gs, source, budget),
         }
@@ -20,7 +20,7 @@ impl<'a> LineFeed<'a> {
 
     /// Scans whole lines (`lines` ends with a newline), or with `inside_line` the first
     /// part of a line longer than a block, whose rest comes in the next piece.
-    pub fn push(&mut self, lines: &[u8], inside_line: bool) {
+    pub(crate) fn push(&mut self, lines: &[u8], inside_line: bool) {
         if lines.is_empty() {
             return;
         }
@@ -39,12 +39,12 @@ impl<'a> LineFeed<'a> {
     }
 
     /// What the lines fed so far gave, as `scan_stream` returns it for a whole file.
-    pub fn scan(&self) -> SourceScan {
+    pub(crate) fn scan(&self) -> SourceScan {
         self.merger.snapshot()
     }
 
     /// Lines read so far.
-    pub fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         self.merger.line_base
     }
 }

@@ -43,7 +43,7 @@ impl Context {
 
     /// The context an event of this prefix (or none) and wrapper node has of its own: what
     /// `Context::of` gives for the event the merge would build from it.
-    pub fn from_prefix(p: Option<&PrefixInfo>, node: Option<String>) -> Context {
+    pub(crate) fn from_prefix(p: Option<&PrefixInfo>, node: Option<String>) -> Context {
         Context {
             rank: p.and_then(|p| p.rank.clone()),
             ts: p.and_then(|p| p.ts),
@@ -70,8 +70,8 @@ struct Carry {
 pub(super) struct Merger<'a> {
     gs: &'a GrammarSet,
     source: usize,
-    pub out: SourceScan,
-    pub line_base: u64,
+    pub(crate) out: SourceScan,
+    pub(crate) line_base: u64,
     carry: Option<Carry>,
     budget: &'a EventBudget,
     /// Events kept per (kind, rank) in this source; only kept events enter it, so it
@@ -105,7 +105,7 @@ impl PrefixTrouble {
 }
 
 impl<'a> Merger<'a> {
-    pub fn new(gs: &'a GrammarSet, source: usize, budget: &'a EventBudget) -> Self {
+    pub(crate) fn new(gs: &'a GrammarSet, source: usize, budget: &'a EventBudget) -> Self {
         Merger {
             gs,
             source,
@@ -118,7 +118,7 @@ impl<'a> Merger<'a> {
         }
     }
 
-    pub fn push(&mut self, mut b: BlockScan) {
+    pub(crate) fn push(&mut self, mut b: BlockScan) {
         self.push_lead(&mut b);
         self.out.counts.add(&b.counts);
         for u in std::mem::take(&mut b.unknown) {
@@ -327,7 +327,7 @@ impl<'a> Merger<'a> {
     }
 
     /// The scan so far, without ending it (`LineFeed`, which goes on after).
-    pub fn snapshot(&self) -> SourceScan {
+    pub(crate) fn snapshot(&self) -> SourceScan {
         let mut out = self.out.clone();
         let mut seen: Vec<SeenPrefix> = self.seen.values().cloned().collect();
         seen.sort_by_key(|s| s.first_line);
@@ -335,16 +335,16 @@ impl<'a> Merger<'a> {
         out
     }
 
-    pub fn grammars(&self) -> &'a GrammarSet {
+    pub(crate) fn grammars(&self) -> &'a GrammarSet {
         self.gs
     }
 
-    pub fn budget(&self) -> &'a EventBudget {
+    pub(crate) fn budget(&self) -> &'a EventBudget {
         self.budget
     }
 
     /// The source's scan, its prefixes in the order they first appeared.
-    pub fn finish(mut self, bytes: u64) -> SourceScan {
+    pub(crate) fn finish(mut self, bytes: u64) -> SourceScan {
         self.out.bytes = bytes;
         let mut seen: Vec<SeenPrefix> = self.seen.into_values().collect();
         seen.sort_by_key(|s| s.first_line);

@@ -28,11 +28,11 @@ use block::scan_block;
 use merge::{Context, Merger};
 use reader::BlockReader;
 
-pub use feed::LineFeed;
+pub(crate) use feed::LineFeed;
 
 /// Bytes per block. Memory held at once is about `threads × 2 × BLOCK` plus the events
 /// each block holds (bounded per block: see `block`).
-pub const DEFAULT_BLOCK: usize = 4 << 20;
+pub(crate) const DEFAULT_BLOCK: usize = 4 << 20;
 /// Cap on the continuation text kept with one event (a traceback).
 const MAX_DETAIL: usize = 64 << 10;
 /// Unknown lines kept as examples for the report.
@@ -44,9 +44,9 @@ const MAX_UNKNOWN_SAMPLES: usize = 8;
 /// counts every line; events it does not keep are counted by kind and said in the notes.
 pub mod budget {
     /// Events kept in one run, over all its files.
-    pub const EVENTS_PER_RUN: u64 = 131_072;
+    pub(crate) const EVENTS_PER_RUN: u64 = 131_072;
     /// Bytes of event text (messages and tracebacks) kept in one run.
-    pub const EVENT_TEXT_PER_RUN: u64 = 32 << 20;
+    pub(crate) const EVENT_TEXT_PER_RUN: u64 = 32 << 20;
     /// Times one file keeps the same event kind for the same rank.
     pub const SAME_EVENT_PER_SOURCE: u32 = 1_024;
 }
@@ -60,7 +60,7 @@ pub struct EventBudget {
 }
 
 impl EventBudget {
-    pub fn new(events: u64, text_bytes: u64) -> Self {
+    pub(crate) fn new(events: u64, text_bytes: u64) -> Self {
         EventBudget {
             events_left: AtomicU64::new(events),
             text_left: AtomicU64::new(text_bytes),
@@ -105,29 +105,36 @@ impl Default for EventBudget {
 /// Why reading a source stopped before its end: a read or decompression error, or a
 /// limit. Everything decoded before it was scanned and is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadStop {
+pub(crate) struct ReadStop {
     /// Bytes of (decompressed) text read before the stop.
-    pub offset: u64,
-    pub reason: String,
+    pub(crate) offset: u64,
+    pub(crate) reason: String,
 }
 
 /// How the lines of a source were understood. `unknown` is the count the user is shown:
 /// lines that no grammar recognised as a record, noise or a continuation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineCounts {
+    /// Physical lines read.
     pub lines: u64,
+    /// Lines that became events (a grammar's event matched).
     pub events: u64,
+    /// Lines recognised as records by a grammar's prefix.
     pub records: u64,
+    /// Lines read as part of the record before them (a traceback, a wrapped message).
     pub continuation: u64,
+    /// Lines a grammar declares noise.
     pub noise: u64,
+    /// Empty lines.
     pub blank: u64,
+    /// Lines no grammar recognised: the count the user is shown.
     pub unknown: u64,
     /// Physical lines longer than a block, split to keep memory bounded.
     pub split_long_lines: u64,
 }
 
 impl LineCounts {
-    pub fn add(&mut self, o: &LineCounts) {
+    pub(crate) fn add(&mut self, o: &LineCounts) {
         self.lines += o.lines;
         self.events += o.events;
         self.records += o.records;
@@ -139,49 +146,55 @@ impl LineCounts {
     }
 }
 
+/// A line no grammar recognised, kept as a sample for the notes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownLine {
+    /// 1-based line number in its source.
     pub line: u64,
+    /// The line's text, sanitised.
     pub text: String,
 }
 
 /// Everything one source gave.
 #[derive(Clone, Debug, Default)]
 pub struct SourceScan {
+    /// The events the source's lines gave, in line order.
     pub events: Vec<Event>,
+    /// How its lines were understood.
     pub counts: LineCounts,
+    /// The first lines no grammar recognised (a few, not all).
     pub unknown_samples: Vec<UnknownLine>,
     /// The last line had no newline: the text of that cut line (shortened).
     pub cut_last_line: Option<String>,
     /// Captures dropped from the cut last line, as `kind.field`.
     pub cut_fields: Vec<String>,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Grammar families whose prefixes the first lines show.
-    pub detected: Vec<String>,
+    pub(crate) detected: Vec<String>,
     /// Events recognised but not kept, past a budget: how many of each kind. They are
     /// counted in `counts.events` like the kept ones.
     pub dropped_events: BTreeMap<String, u64>,
     /// Set when reading stopped before the end of the input.
-    pub read_stop: Option<ReadStop>,
+    pub(crate) read_stop: Option<ReadStop>,
     /// Events whose prefix did not read: a stamp that is no date or time (kept, untimed)
     /// and a rank number too large to be one (not kept).
-    pub bad_stamps: PrefixTrouble,
-    pub bad_ranks: PrefixTrouble,
+    pub(crate) bad_stamps: PrefixTrouble,
+    pub(crate) bad_ranks: PrefixTrouble,
     /// More distinct rank-naming prefixes than `MAX_SEEN_PREFIXES`: the first line whose
     /// prefix was not kept (a rank named only past it is not counted).
-    pub prefixes_not_kept: Option<u64>,
+    pub(crate) prefixes_not_kept: Option<u64>,
     /// Every distinct rank-naming prefix seen on a record line (`[… DP1 TP3]`,
     /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
     /// lines give no event still exists.
-    pub prefixes_seen: Vec<SeenPrefix>,
+    pub(crate) prefixes_seen: Vec<SeenPrefix>,
 }
 
 /// How many event lines had one kind of unreadable prefix, and the first of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PrefixTrouble {
-    pub lines: u64,
+pub(crate) struct PrefixTrouble {
+    pub(crate) lines: u64,
     /// The first line's number and what did not read in it.
-    pub first: Option<(u64, String)>,
+    pub(crate) first: Option<(u64, String)>,
 }
 
 impl PrefixTrouble {
@@ -195,18 +208,14 @@ impl PrefixTrouble {
 
 /// A prefix identity of record lines: where it first and last appeared.
 #[derive(Clone, Debug)]
-pub struct SeenPrefix {
+pub(crate) struct SeenPrefix {
     /// The first line that carried it, cleaned (its prefix is parsed once, by the loader).
-    pub text: String,
-    pub first_line: u64,
-    pub last_line: u64,
+    pub(crate) text: String,
+    pub(crate) first_line: u64,
+    pub(crate) last_line: u64,
 }
 
-impl SourceScan {
-    pub fn dropped_event_count(&self) -> u64 {
-        self.dropped_events.values().sum()
-    }
-}
+impl SourceScan {}
 
 /// Identity bytes → where they were seen. Looked up on every record line, so hashed
 /// with foldhash instead of SipHash, which was a few percent of a scan. foldhash's
@@ -254,7 +263,7 @@ pub fn scan_reader<R: Read>(
 
 /// [`scan_reader`] within a run's event budget, keeping what was read before a read
 /// error (in `read_stop`).
-pub fn scan_stream<R: Read>(
+pub(crate) fn scan_stream<R: Read>(
     gs: &GrammarSet,
     source: usize,
     reader: R,
@@ -303,7 +312,7 @@ pub fn scan_stream<R: Read>(
 /// Scans a source held whole in memory as one block, as [`scan_stream`] scans an input
 /// that fits in one block (the same events, counts and notes), without copying it into
 /// block buffers: a run of thousands of small rank files reads each into one buffer.
-pub fn scan_whole(
+pub(crate) fn scan_whole(
     gs: &GrammarSet,
     source: usize,
     bytes: &[u8],

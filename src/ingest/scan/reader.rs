@@ -30,13 +30,13 @@ impl Chunk {
 pub(super) struct Block {
     chunk: Chunk,
     /// Its last line is the cut end of the input (no newline).
-    pub cut_tail: bool,
+    pub(crate) cut_tail: bool,
     /// It ends inside a line that the next block goes on with.
-    pub inside_line: bool,
+    pub(crate) inside_line: bool,
 }
 
 impl Block {
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         self.chunk.bytes()
     }
 }
@@ -59,7 +59,7 @@ pub(super) struct BlockReader<R> {
 }
 
 impl<R: Read> BlockReader<R> {
-    pub fn new(reader: R, block_size: usize) -> Self {
+    pub(crate) fn new(reader: R, block_size: usize) -> Self {
         let block_size = block_size.max(MIN_BLOCK);
         BlockReader {
             reader,
@@ -75,7 +75,7 @@ impl<R: Read> BlockReader<R> {
     }
 
     /// Up to `n` blocks; none at the end of the input.
-    pub fn next_batch(&mut self, n: usize) -> Vec<Block> {
+    pub(crate) fn next_batch(&mut self, n: usize) -> Vec<Block> {
         let mut blocks = Vec::with_capacity(n);
         while blocks.len() < n && !(self.eof && self.pending.len == 0) {
             self.fill();
@@ -90,22 +90,22 @@ impl<R: Read> BlockReader<R> {
     }
 
     /// Gives the buffers of scanned blocks back for the next batch.
-    pub fn recycle(&mut self, blocks: Vec<Block>) {
+    pub(crate) fn recycle(&mut self, blocks: Vec<Block>) {
         self.pool.extend(blocks.into_iter().map(|b| b.chunk.buf));
     }
 
     /// Bytes read so far.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
     /// Lines longer than a block, cut to keep memory bounded.
-    pub fn split_long_lines(&self) -> u64 {
+    pub(crate) fn split_long_lines(&self) -> u64 {
         self.split_long_lines
     }
 
     /// Why reading stopped before the end of the input, if it did.
-    pub fn take_stop(&mut self) -> Option<ReadStop> {
+    pub(crate) fn take_stop(&mut self) -> Option<ReadStop> {
         self.stop.take()
     }
 

@@ -24,7 +24,7 @@ pub(super) struct Ghost {
 }
 
 impl Ghost {
-    pub fn of(m: &LineMatch, ctx: Ctx, root: Root, node: Option<String>) -> Ghost {
+    pub(crate) fn of(m: &LineMatch, ctx: Ctx, root: Root, node: Option<String>) -> Ghost {
         let ctx = match ctx {
             Ctx::Own => Ctx::Fixed(Box::new(Context::from_prefix(
                 m.prefix.as_ref(),
@@ -60,7 +60,7 @@ impl Tb {
     }
 
     /// The context and root an event inside this traceback takes.
-    pub fn context_for_owned(&self, events: &[PendingEvent]) -> (Ctx, Root) {
+    pub(crate) fn context_for_owned(&self, events: &[PendingEvent]) -> (Ctx, Root) {
         match self {
             Tb::Held(i) => (Ctx::Of(*i), events.get(*i).map_or(Root::Carry, |e| e.root)),
             Tb::Ghost(g) => (g.ctx.clone(), g.root),
@@ -69,7 +69,7 @@ impl Tb {
 
     /// The context of this traceback's event for the merge: `held` gives the merged
     /// contexts of the block's held events, `carry` the previous block's open record.
-    pub fn merged_context(
+    pub(crate) fn merged_context(
         &self,
         held: impl Fn(usize) -> Option<Context>,
         carry: Option<&Context>,
@@ -83,7 +83,7 @@ impl Tb {
 
 impl Ctx {
     /// The context this stands for, in the merge (`None` for `Own`: the event's own).
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         held: impl Fn(usize) -> Option<Context>,
         carry: Option<&Context>,

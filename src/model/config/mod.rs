@@ -6,7 +6,7 @@
 pub mod pyrepr;
 mod spelling;
 
-pub use spelling::Spelling;
+pub(crate) use spelling::Spelling;
 
 use std::collections::HashMap;
 
@@ -18,33 +18,40 @@ use crate::model::config::pyrepr::{
 
 /// Which log message a configuration came from: the grammar rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigSource {
+pub(crate) struct ConfigSource {
     /// The grammar whose `[[config]]` rule read it.
-    pub grammar: String,
+    pub(crate) grammar: String,
     /// The text the configuration followed (`server_args=`, `with config: `).
-    pub marker: String,
-    pub syntax: ConfigSyntax,
+    pub(crate) marker: String,
+    pub(crate) syntax: ConfigSyntax,
     /// The server version the line printed, where its event captured one.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
+/// A server's configuration as its log printed it: key and value, in printed order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// In printed order, which is the order tables and diffs show.
     pub entries: Vec<(String, PyValue)>,
-    pub source: ConfigSource,
+    pub(crate) source: ConfigSource,
 }
 
 /// A configuration read from a line that may have been cut short.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedConfig {
+    /// The entries read (those before the cut, for a cut line).
     pub config: Config,
     /// The line ended before the configuration did; `config` holds the entries before the
     /// cut, so a diff against it shows the missing keys as removed.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
+/// Why a configuration line could not be read as one.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum ConfigError {
     #[error("no configuration marker of any grammar (`[[config]]`) in the line")]
     NotAConfigLine,
@@ -64,7 +71,7 @@ impl Config {
     /// grammar (then of the others). A line a terminal hard-wrapped was split without
     /// losing characters, often inside a token: its continuation lines are joined back
     /// without a separator.
-    pub fn from_event(e: &Event, know: &Knowledge) -> Result<ParsedConfig, ConfigError> {
+    pub(crate) fn from_event(e: &Event, know: &Knowledge) -> Result<ParsedConfig, ConfigError> {
         // A line past the event's message limit was cut by the scan: the entries before
         // the cut are read, and the configuration is marked as cut.
         let (kept, cut) = crate::grammar::strip_cut_mark(&e.message);
@@ -89,7 +96,7 @@ impl Config {
     /// where any line of the same grammar printed one. vLLM prints it on `vLLM API server
     /// version …` and on the engine's `… LLM engine (v…) with config:` line, but its first
     /// configuration line is often `non-default args: {…}`, which names none.
-    pub fn of_events(
+    pub(crate) fn of_events(
         events: &[Event],
         know: &Knowledge,
     ) -> Option<Result<ParsedConfig, ConfigError>> {
@@ -186,7 +193,7 @@ impl Config {
 
 /// The first version a line of `grammar` printed: its `server_version` line or a
 /// configuration line that names one (`field version`).
-pub fn server_version(events: &[Event], grammar: &str) -> Option<String> {
+pub(crate) fn server_version(events: &[Event], grammar: &str) -> Option<String> {
     events
         .iter()
         .filter(|e| e.grammar == grammar)
@@ -547,13 +554,18 @@ impl RustDebug<'_> {
     }
 }
 
+/// One key whose value differs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// The key.
     pub key: String,
+    /// Its value in the first configuration.
     pub old: PyValue,
+    /// Its value in the second.
     pub new: PyValue,
 }
 
+/// Two configurations compared key by key.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigDiff {
     /// In the order of `a`'s keys.
@@ -564,10 +576,11 @@ pub struct ConfigDiff {
     pub removed: Vec<(String, PyValue)>,
     /// How `a` and `b` wrote their values (a `Change`'s old and removed keys are `a`'s,
     /// its new and added keys `b`'s), so they are printed in the server's own syntax.
-    pub spelling: (Spelling, Spelling),
+    pub(crate) spelling: (Spelling, Spelling),
 }
 
 impl ConfigDiff {
+    /// No key changed, was added or was removed.
     pub fn is_empty(&self) -> bool {
         self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
     }
@@ -617,17 +630,17 @@ pub fn diff(a: &Config, b: &Config) -> ConfigDiff {
 /// One setting of PyTorch's caching allocator that differs between two runs' snapshots
 /// (`allocator_settings`); `None` on a side that does not record the key.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AllocatorSettingChange {
+pub(crate) struct AllocatorSettingChange {
     /// Dotted for nested settings: `roundup_power2_divisions.64`.
-    pub key: String,
-    pub baseline: Option<String>,
-    pub candidate: Option<String>,
+    pub(crate) key: String,
+    pub(crate) baseline: Option<String>,
+    pub(crate) candidate: Option<String>,
 }
 
 /// Compares two snapshots' `allocator_settings` key by key, as server arguments are
 /// compared: expandable segments, the per-process fraction, the garbage-collection
 /// threshold, `max_split_size`, `PYTORCH_CUDA_ALLOC_CONF` itself. Keys in order.
-pub fn diff_allocator_settings(
+pub(crate) fn diff_allocator_settings(
     baseline: &serde_json::Value,
     candidate: &serde_json::Value,
 ) -> Vec<AllocatorSettingChange> {

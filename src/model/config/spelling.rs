@@ -7,14 +7,14 @@ use crate::grammar::ConfigSyntax;
 
 /// The language whose literals a configuration was printed in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Spelling {
+pub(crate) enum Spelling {
     #[default]
     Python,
     Rust,
 }
 
 impl Spelling {
-    pub fn of(syntax: ConfigSyntax) -> Spelling {
+    pub(crate) fn of(syntax: ConfigSyntax) -> Spelling {
         match syntax {
             ConfigSyntax::RustDebug => Spelling::Rust,
             ConfigSyntax::PythonCall | ConfigSyntax::PythonKwargs | ConfigSyntax::PythonDict => {
@@ -26,7 +26,7 @@ impl Spelling {
 
 impl PyValue {
     /// The value as the server's language prints it.
-    pub fn spelled(&self, spelling: Spelling) -> String {
+    pub(crate) fn spelled(&self, spelling: Spelling) -> String {
         match spelling {
             Spelling::Python => self.to_python_repr(),
             Spelling::Rust => {

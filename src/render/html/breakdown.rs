@@ -208,7 +208,7 @@ fn capacity(o: &mut String, run: &Run, m: &crate::report::MemoryReport) {
 }
 
 /// The breakdown section: the candidate's groups and capacity; with `--vs`, what moved.
-pub fn section(o: &mut String, p: &Page) {
+pub(crate) fn section(o: &mut String, p: &Page) {
     heading(o, "breakdown", "Where the memory went");
     let run = p.candidate.run;
     let memory = match p.diff {

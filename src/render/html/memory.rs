@@ -49,7 +49,7 @@ fn stacked(o: &mut String, parts: &Parts, scale: f64, y: f64, h: f64, class: &st
 }
 
 /// Memory per phase per rank; ranks whose figures print alike share a row.
-pub fn section(o: &mut String, p: &Page) {
+pub(crate) fn section(o: &mut String, p: &Page) {
     heading(o, "memory", "Memory per phase per rank");
     let cand = rows_of(&p.candidate);
     let base = p.baseline.as_ref().map(rows_of);
@@ -144,7 +144,7 @@ fn rows_of<'a>(s: &'a Side) -> Vec<(&'a Rank, Parts)> {
 }
 
 /// nvidia-smi's samples over time: one line per GPU, the device's total dashed.
-pub fn nvsmi_section(o: &mut String, p: &Page) {
+pub(crate) fn nvsmi_section(o: &mut String, p: &Page) {
     let sides: Vec<(&str, &Side)> = std::iter::once(("candidate", &p.candidate))
         .chain(p.baseline.iter().map(|b| ("baseline", b)))
         .filter(|(_, s)| !s.run.gpus.is_empty())
@@ -226,7 +226,7 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
 /// What the snapshots show: the failing ranks' OOM requests and fragmentation (as
 /// `summary` says them; against a baseline they are in the verdict), and each snapshot's
 /// largest sites.
-pub fn snapshot_section(o: &mut String, p: &Page) {
+pub(crate) fn snapshot_section(o: &mut String, p: &Page) {
     // Against a baseline, the verdict's rows hold these lines already.
     let lines = match p.diff {
         Some(_) => Vec::new(),

@@ -26,25 +26,36 @@ use crate::snapshot::inspect::MemSummary;
 
 /// One rank's PyTorch snapshot, summarised (`snapshot::inspect::summarize`).
 pub struct SnapView<'a> {
+    /// The rank the snapshot was matched to.
     pub rank: &'a Rank,
+    /// The snapshot's file.
     pub path: &'a str,
+    /// Its summary.
     pub summary: &'a MemSummary,
 }
 
 /// One run as the page shows it: the run, what analysis says of it, its lanes
 /// (`analysis::lanes::lanes_of`), its identity and its snapshots' summaries.
 pub struct Side<'a> {
+    /// The run.
     pub run: &'a Run,
+    /// What analysis says of it.
     pub report: &'a RunReport,
+    /// Its ranks' lanes for the timeline.
     pub lanes: &'a [Lane],
+    /// Its identity, as the JSON documents carry it.
     pub identity: &'a RunIdentity,
+    /// Its snapshots' summaries.
     pub snapshots: Vec<SnapView<'a>>,
 }
 
 /// Everything the page shows; `diff` and `baseline` together with `--vs`.
 pub struct Page<'a> {
+    /// The run the page is about.
     pub candidate: Side<'a>,
+    /// The run it is compared with (`--vs`).
     pub baseline: Option<Side<'a>>,
+    /// The comparison, with `--vs`.
     pub diff: Option<&'a DiffReport>,
     /// The candidate's OOM evidence from its snapshots (with `--vs`, the diff's).
     pub evidence: &'a SnapshotEvidence,
@@ -56,7 +67,7 @@ pub struct Page<'a> {
 
 /// Text as HTML: `&`, `<`, `>`, `"` and `'` as entities (so it is safe in an element and
 /// in a quoted attribute), control characters other than tab and newline as U+FFFD.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
@@ -75,7 +86,7 @@ pub fn esc(s: &str) -> String {
 
 /// Ranks above which the page is laid out for a large run: thinner lanes, fewer event lines
 /// per bar, grouped by outcome on opening.
-pub const LARGE_RUN: usize = 64;
+pub(crate) const LARGE_RUN: usize = 64;
 
 /// The page.
 pub fn page(p: &Page) -> String {
@@ -114,7 +125,7 @@ pub fn page(p: &Page) -> String {
 
 /// Ranks as runs of consecutive numbers: `TP0–TP516, TP518–TP1023 (1,023 ranks)`; a
 /// lone rank by its name. Ranks whose tags differ but for the last number make a run.
-pub fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
+pub(crate) fn rank_ranges<'r>(ranks: impl IntoIterator<Item = &'r Rank>) -> String {
     let names: Vec<String> = ranks.into_iter().map(|r| r.to_string()).collect();
     let split = |n: &str| -> Option<(String, u64)> {
         let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();

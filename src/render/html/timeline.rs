@@ -21,7 +21,7 @@ const TOP: f64 = 22.0;
 const HOVER_LINES: (usize, usize) = (6, 200);
 const HOVER_LINES_LARGE: (usize, usize) = (2, 110);
 
-pub fn section(o: &mut String, p: &Page) {
+pub(crate) fn section(o: &mut String, p: &Page) {
     heading(o, "timeline", "Timeline");
     legend(o);
     draw(o, &p.candidate, "tl-cand", "candidate");

@@ -33,7 +33,7 @@ fn tone_class(t: Tone) -> &'static str {
 }
 
 /// The page's title line and the runs' identity.
-pub fn header(o: &mut String, p: &Page) {
+pub(crate) fn header(o: &mut String, p: &Page) {
     let run = p.candidate.run;
     let (label, class, text) = match p.diff {
         Some(d) => {
@@ -140,7 +140,7 @@ fn identity_row(o: &mut String, side: &str, s: &Side, named: bool) {
 
 /// The verdict: the root's evidence, the ranks grouped by how they ended, and with a
 /// baseline `diff`'s rows (config, cause, effect, remedy, time, how each run ended).
-pub fn section(o: &mut String, p: &Page) {
+pub(crate) fn section(o: &mut String, p: &Page) {
     heading(o, "cause", "Verdict and evidence");
     let run = p.candidate.run;
     let out = &p.candidate.report.outcome;
@@ -234,7 +234,7 @@ fn diff_rows(o: &mut String, d: &crate::report::DiffReport) {
 
 /// What limits the reading: the comparison's notes, the snapshots', the runs' own, and
 /// how many lines were read and not understood (`summary`'s words, examples escaped).
-pub fn notes_section(o: &mut String, p: &Page) {
+pub(crate) fn notes_section(o: &mut String, p: &Page) {
     heading(o, "notes", "Notes and lines read");
     let mut notes: Vec<String> = Vec::new();
     if let Some(d) = p.diff {

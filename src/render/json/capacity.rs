@@ -18,7 +18,7 @@ use crate::report::{MemoryDiff, MemoryReport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum CategoryName {
+pub(crate) enum CategoryName {
     /// NCCL, custom all-reduce buffers, the CUDA context: memory taken around
     /// distributed init, mostly outside PyTorch's allocator.
     Communication,
@@ -46,23 +46,23 @@ impl From<Category> for CategoryName {
 
 /// One term of a derivation: a figure or event field read from a line.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TermDoc {
+pub(crate) struct TermDoc {
     /// +1 or −1.
-    pub sign: i8,
+    pub(crate) sign: i8,
     /// `phase.figure`, `event_kind.field`, `device` or `rest`.
-    pub name: String,
+    pub(crate) name: String,
     /// The term's value and its print step.
-    pub amount_bytes: MemoryDoc,
-    pub source: Option<String>,
-    pub line: Option<u64>,
+    pub(crate) amount_bytes: MemoryDoc,
+    pub(crate) source: Option<String>,
+    pub(crate) line: Option<u64>,
 }
 
 /// How an amount was computed: the text's words and the terms added.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct DerivationDoc {
+pub(crate) struct DerivationDoc {
     /// The derivation as the text prints it.
-    pub text: String,
-    pub terms: Vec<TermDoc>,
+    pub(crate) text: String,
+    pub(crate) terms: Vec<TermDoc>,
 }
 
 /// A computed amount in the one memory shape: its resolution is the sum of its terms'
@@ -95,7 +95,7 @@ fn derivation_doc(run: &Run, a: &Amount) -> DerivationDoc {
 
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DeviceSourceName {
+pub(crate) enum DeviceSourceName {
     /// The free memory the server measured before it took any.
     LogFreeAtStart,
     LogTotal,
@@ -104,15 +104,15 @@ pub enum DeviceSourceName {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct DeviceDoc {
-    pub source: DeviceSourceName,
-    pub amount_bytes: MemoryDoc,
-    pub derivation: DerivationDoc,
+pub(crate) struct DeviceDoc {
+    pub(crate) source: DeviceSourceName,
+    pub(crate) amount_bytes: MemoryDoc,
+    pub(crate) derivation: DerivationDoc,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum CategoryStatus {
+pub(crate) enum CategoryStatus {
     Measured,
     /// The log does not separate it: counted in `merged_into`.
     Merged,
@@ -121,45 +121,45 @@ pub enum CategoryStatus {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CategoryDoc {
-    pub category: CategoryName,
-    pub status: CategoryStatus,
-    pub merged_into: Option<CategoryName>,
+pub(crate) struct CategoryDoc {
+    pub(crate) category: CategoryName,
+    pub(crate) status: CategoryStatus,
+    pub(crate) merged_into: Option<CategoryName>,
     /// Categories the log does not separate, counted in this one.
-    pub includes: Vec<CategoryName>,
+    pub(crate) includes: Vec<CategoryName>,
     /// Null unless `measured`.
-    pub amount_bytes: Option<MemoryDoc>,
+    pub(crate) amount_bytes: Option<MemoryDoc>,
     /// Of the device memory.
-    pub percent: Option<f64>,
-    pub derivation: Option<DerivationDoc>,
+    pub(crate) percent: Option<f64>,
+    pub(crate) derivation: Option<DerivationDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ClosureDoc {
+pub(crate) struct ClosureDoc {
     /// The measured categories added, and the device.
-    pub sum_bytes: MemoryDoc,
-    pub device_bytes: MemoryDoc,
+    pub(crate) sum_bytes: MemoryDoc,
+    pub(crate) device_bytes: MemoryDoc,
     /// `sum − device`, its resolution the sum of theirs.
-    pub difference_bytes: MemoryDoc,
+    pub(crate) difference_bytes: MemoryDoc,
     /// The categories add up to the device: `difference` is within ± half its
     /// resolution.
-    pub holds: bool,
+    pub(crate) holds: bool,
 }
 
 /// Ranks with the same figures, read on the first.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct BreakdownGroupDoc {
-    pub ranks: Vec<String>,
-    pub device: Option<DeviceDoc>,
-    pub categories: Vec<CategoryDoc>,
-    pub closure: Option<ClosureDoc>,
+pub(crate) struct BreakdownGroupDoc {
+    pub(crate) ranks: Vec<String>,
+    pub(crate) device: Option<DeviceDoc>,
+    pub(crate) categories: Vec<CategoryDoc>,
+    pub(crate) closure: Option<ClosureDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct BreakdownDoc {
+pub(crate) struct BreakdownDoc {
     /// The grammar whose `[memory_model]` was used.
-    pub grammar: String,
-    pub groups: Vec<BreakdownGroupDoc>,
+    pub(crate) grammar: String,
+    pub(crate) groups: Vec<BreakdownGroupDoc>,
 }
 
 fn group(run: &Run, ranks: Vec<String>, b: &RankBreakdown) -> BreakdownGroupDoc {
@@ -223,87 +223,87 @@ fn breakdown_doc(run: &Run, b: &RunBreakdown) -> BreakdownDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ModelPerTokenDoc {
+pub(crate) struct ModelPerTokenDoc {
     /// KV bytes per token per rank, from the model's config (exact).
-    pub per_token_bytes: MemoryDoc,
-    pub tp: i64,
-    pub kv_heads_per_rank: i64,
+    pub(crate) per_token_bytes: MemoryDoc,
+    pub(crate) tp: i64,
+    pub(crate) kv_heads_per_rank: i64,
     /// Ranks holding each KV head (1 unless the model has fewer KV heads than ranks).
-    pub replication: i64,
+    pub(crate) replication: i64,
     /// One element of the KV cache (exact).
-    pub element_bytes: MemoryDoc,
+    pub(crate) element_bytes: MemoryDoc,
     /// The server's `kv_cache_dtype` when it set the element size.
-    pub kv_dtype: Option<String>,
+    pub(crate) kv_dtype: Option<String>,
     /// Agrees with the log's bytes per token within its tolerance (null: the log gives none).
-    pub matches_log: Option<bool>,
+    pub(crate) matches_log: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct LimitDoc {
-    pub setting: String,
-    pub value: i64,
+pub(crate) struct LimitDoc {
+    pub(crate) setting: String,
+    pub(crate) value: i64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RequestsAtDoc {
-    pub tokens: i64,
-    pub pages_per_request: i64,
+pub(crate) struct RequestsAtDoc {
+    pub(crate) tokens: i64,
+    pub(crate) pages_per_request: i64,
     /// Pages in the pool ÷ pages per request.
-    pub concurrency: f64,
+    pub(crate) concurrency: f64,
     /// Whole requests, capped by the server's limit.
-    pub requests: i64,
-    pub limited: bool,
+    pub(crate) requests: i64,
+    pub(crate) limited: bool,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ServerConcurrencyDoc {
-    pub tokens: i64,
-    pub concurrency: f64,
+pub(crate) struct ServerConcurrencyDoc {
+    pub(crate) tokens: i64,
+    pub(crate) concurrency: f64,
     /// Ours, for the same length.
-    pub ours: f64,
-    pub source: String,
-    pub line: u64,
+    pub(crate) ours: f64,
+    pub(crate) source: String,
+    pub(crate) line: u64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PoolRuleDoc {
-    pub setting: String,
-    pub fraction: f64,
-    pub fraction_default: bool,
-    pub total_bytes: MemoryDoc,
-    pub used_bytes: MemoryDoc,
+pub(crate) struct PoolRuleDoc {
+    pub(crate) setting: String,
+    pub(crate) fraction: f64,
+    pub(crate) fraction_default: bool,
+    pub(crate) total_bytes: MemoryDoc,
+    pub(crate) used_bytes: MemoryDoc,
     /// total × fraction − used; its resolution theirs added.
-    pub predicted_bytes: MemoryDoc,
+    pub(crate) predicted_bytes: MemoryDoc,
     /// The KV pool category.
-    pub logged_bytes: MemoryDoc,
+    pub(crate) logged_bytes: MemoryDoc,
     /// `predicted` and `logged` differ by at most half their resolutions added and 5 %
     /// of `predicted` (the pool's own metadata, page rounding).
-    pub follows: bool,
+    pub(crate) follows: bool,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CapacityDoc {
+pub(crate) struct CapacityDoc {
     /// The rank read: the one with the smallest pool.
-    pub rank: String,
-    pub ranks_differ: bool,
-    pub pool_tokens: i64,
+    pub(crate) rank: String,
+    pub(crate) ranks_differ: bool,
+    pub(crate) pool_tokens: i64,
     /// When the log printed pages (blocks) rather than tokens.
-    pub pool_pages: Option<i64>,
-    pub page_size: i64,
+    pub(crate) pool_pages: Option<i64>,
+    pub(crate) page_size: i64,
     /// The page size is the server's default: no logged setting gives it.
-    pub page_size_default: bool,
-    pub pool_source: Option<String>,
-    pub pool_line: Option<u64>,
+    pub(crate) page_size_default: bool,
+    pub(crate) pool_source: Option<String>,
+    pub(crate) pool_line: Option<u64>,
     /// The KV pool category over the pool's tokens, rounded to whole bytes; its
     /// resolution covers the category's and up to one page the server left unused.
-    pub log_per_token_bytes: Option<MemoryDoc>,
+    pub(crate) log_per_token_bytes: Option<MemoryDoc>,
     /// With `--model-config`: the model's bytes per token.
-    pub model_per_token: Option<ModelPerTokenDoc>,
-    pub limit: Option<LimitDoc>,
-    pub lengths: Vec<RequestsAtDoc>,
+    pub(crate) model_per_token: Option<ModelPerTokenDoc>,
+    pub(crate) limit: Option<LimitDoc>,
+    pub(crate) lengths: Vec<RequestsAtDoc>,
     /// The server's own "maximum concurrency" line, where it prints one.
-    pub server_said: Option<ServerConcurrencyDoc>,
-    pub pool_rule: Option<PoolRuleDoc>,
+    pub(crate) server_said: Option<ServerConcurrencyDoc>,
+    pub(crate) pool_rule: Option<PoolRuleDoc>,
 }
 
 fn capacity_doc(run: &Run, c: &Capacity) -> CapacityDoc {
@@ -373,18 +373,18 @@ fn capacity_doc(run: &Run, c: &Capacity) -> CapacityDoc {
 
 /// A run's memory: null parts when its grammar has no memory model or its log no pool.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct MemoryReportDoc {
-    pub breakdown: Option<BreakdownDoc>,
-    pub capacity: Option<CapacityDoc>,
+pub(crate) struct MemoryReportDoc {
+    pub(crate) breakdown: Option<BreakdownDoc>,
+    pub(crate) capacity: Option<CapacityDoc>,
     /// Per rank with a PyTorch snapshot, what the allocator held of each breakdown
     /// category and the rest it did not see (empty without snapshots).
-    pub allocator_split: Vec<AllocatorSplitDoc>,
+    pub(crate) allocator_split: Vec<AllocatorSplitDoc>,
     /// Per GPU of the run's nvidia-smi CSVs, what it saw used against what the
     /// breakdown's ranks took (empty without a CSV, or when ranks cannot be put on GPUs).
-    pub nvidia_smi: Vec<SmiComparisonDoc>,
+    pub(crate) nvidia_smi: Vec<SmiComparisonDoc>,
 }
 
-pub fn memory_report_doc(run: &Run, m: &MemoryReport) -> MemoryReportDoc {
+pub(crate) fn memory_report_doc(run: &Run, m: &MemoryReport) -> MemoryReportDoc {
     MemoryReportDoc {
         breakdown: m.breakdown.as_ref().map(|b| breakdown_doc(run, b)),
         capacity: m.capacity.as_ref().map(|c| capacity_doc(run, c)),
@@ -396,7 +396,11 @@ pub fn memory_report_doc(run: &Run, m: &MemoryReport) -> MemoryReportDoc {
 /// How a site was put in a category's phase.
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PlacedName {
+#[expect(
+    clippy::enum_variant_names,
+    reason = "the JSON values are by_stack, by_time, by_size"
+)]
+pub(crate) enum PlacedName {
     /// A frame of its stack names the phase (a grammar's `frame_phase`).
     ByStack,
     /// Its first allocation falls in the phase's window on the log's clock, in no other.
@@ -407,41 +411,41 @@ pub enum PlacedName {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct HeldSiteDoc {
+pub(crate) struct HeldSiteDoc {
     /// `function (file.py:line)`.
-    pub site: String,
+    pub(crate) site: String,
     /// Reserved at the dump (exact).
-    pub reserved_bytes: MemoryDoc,
-    pub placed: PlacedName,
+    pub(crate) reserved_bytes: MemoryDoc,
+    pub(crate) placed: PlacedName,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CategoryHeldDoc {
-    pub category: CategoryName,
+pub(crate) struct CategoryHeldDoc {
+    pub(crate) category: CategoryName,
     /// What the allocator reserved at sites first allocating in the category's phase
     /// (exact).
-    pub allocator_bytes: MemoryDoc,
+    pub(crate) allocator_bytes: MemoryDoc,
     /// The breakdown's amount less `allocator_bytes`: what the allocator did not hold
     /// (NCCL, the CUDA context, IPC, `cudaMalloc`, or memory freed before the dump);
     /// negative when the phase reused or freed memory before the log's line. Its
     /// resolution is the amount's. Null when the breakdown did not measure the category.
-    pub residual_bytes: Option<MemoryDoc>,
+    pub(crate) residual_bytes: Option<MemoryDoc>,
     /// The largest sites, at most three.
-    pub sites: Vec<HeldSiteDoc>,
+    pub(crate) sites: Vec<HeldSiteDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AllocatorSplitDoc {
-    pub rank: String,
+pub(crate) struct AllocatorSplitDoc {
+    pub(crate) rank: String,
     /// The snapshot's file.
-    pub path: String,
+    pub(crate) path: String,
     /// Every category with a phase of its own, in the breakdown's order.
-    pub categories: Vec<CategoryHeldDoc>,
+    pub(crate) categories: Vec<CategoryHeldDoc>,
     /// Reserved at sites first seen outside those phases (serving, launch) or not placed
     /// on the log's clock (exact).
-    pub unplaced_bytes: MemoryDoc,
+    pub(crate) unplaced_bytes: MemoryDoc,
     /// Everything the allocator reserved at the dump (exact).
-    pub reserved_bytes: MemoryDoc,
+    pub(crate) reserved_bytes: MemoryDoc,
 }
 
 fn allocator_split_doc(h: &RankHeld) -> AllocatorSplitDoc {
@@ -478,7 +482,7 @@ fn allocator_split_doc(h: &RankHeld) -> AllocatorSplitDoc {
 /// How the ranks were put on a GPU.
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PlacementName {
+pub(crate) enum PlacementName {
     /// The CSV has one GPU: every worker rank is on it.
     Shared,
     /// Rank k on GPU k, the servers' default on one node (an assumption).
@@ -487,47 +491,47 @@ pub enum PlacementName {
 
 /// A rank's own OOM message: its process's total in use against what its figures took.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ProcessInUseDoc {
-    pub rank: String,
+pub(crate) struct ProcessInUseDoc {
+    pub(crate) rank: String,
     /// `this process has … in use`, with the message's print step.
-    pub in_use_bytes: MemoryDoc,
+    pub(crate) in_use_bytes: MemoryDoc,
     /// The rank's device less its last free figure.
-    pub taken_bytes: MemoryDoc,
+    pub(crate) taken_bytes: MemoryDoc,
     /// `in_use − taken`: what it holds outside its figures and what the failing phase
     /// took after its last one.
-    pub difference_bytes: MemoryDoc,
-    pub source: String,
-    pub line: u64,
+    pub(crate) difference_bytes: MemoryDoc,
+    pub(crate) source: String,
+    pub(crate) line: u64,
 }
 
 /// One GPU: nvidia-smi's `memory.used` against the breakdown's ranks on it.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SmiComparisonDoc {
+pub(crate) struct SmiComparisonDoc {
     /// The CSV.
-    pub source: String,
-    pub gpu: u32,
-    pub ranks: Vec<String>,
-    pub placement: PlacementName,
+    pub(crate) source: String,
+    pub(crate) gpu: u32,
+    pub(crate) ranks: Vec<String>,
+    pub(crate) placement: PlacementName,
     /// Seconds since the run's first line of the nvidia-smi sample used: the first a
     /// stamp's second after the last of the ranks printed its free figure.
-    pub at_s: f64,
+    pub(crate) at_s: f64,
     /// nvidia-smi's used then (whole MiB).
-    pub used_bytes: MemoryDoc,
+    pub(crate) used_bytes: MemoryDoc,
     /// The ranks' device less their last free figure, added.
-    pub taken_bytes: MemoryDoc,
+    pub(crate) taken_bytes: MemoryDoc,
     /// `used − taken`.
-    pub difference_bytes: MemoryDoc,
+    pub(crate) difference_bytes: MemoryDoc,
     /// nvidia-smi's used at its last sample before the run's first line (other
     /// processes); null when it has none.
-    pub before_bytes: Option<MemoryDoc>,
+    pub(crate) before_bytes: Option<MemoryDoc>,
     /// `difference − before` (`difference` when `before` is null): what the processes
     /// hold that their own free figures do not count (the CUDA context).
-    pub rest_bytes: MemoryDoc,
+    pub(crate) rest_bytes: MemoryDoc,
     /// Every rank's free figure is the one after its last phase; false: some rank
     /// stopped in a phase that took memory after its last figure.
-    pub finished: bool,
+    pub(crate) finished: bool,
     /// The first rank on this GPU whose OOM message gives its process's total.
-    pub process: Option<ProcessInUseDoc>,
+    pub(crate) process: Option<ProcessInUseDoc>,
 }
 
 fn smi_doc(run: &Run, c: &SmiComparison) -> SmiComparisonDoc {
@@ -567,52 +571,52 @@ fn smi_doc(run: &Run, c: &SmiComparison) -> SmiComparisonDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CategoryMoveDoc {
-    pub category: CategoryName,
+pub(crate) struct CategoryMoveDoc {
+    pub(crate) category: CategoryName,
     /// Median over the ranks compared of candidate − baseline; its resolution both
     /// sides' added (the largest over the ranks).
-    pub delta_bytes: MemoryDoc,
-    pub ranks_moved: usize,
-    pub ranks_compared: usize,
+    pub(crate) delta_bytes: MemoryDoc,
+    pub(crate) ranks_moved: usize,
+    pub(crate) ranks_compared: usize,
 }
 
 /// The snapshots' split of the moved category's phase.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SnapshotSplitDoc {
-    pub category: CategoryName,
+pub(crate) struct SnapshotSplitDoc {
+    pub(crate) category: CategoryName,
     /// What PyTorch's allocator reserved in the phase (candidate − baseline; exact).
-    pub allocator_bytes: MemoryDoc,
+    pub(crate) allocator_bytes: MemoryDoc,
     /// The log's delta less the allocator's: memory PyTorch did not see. Its resolution
     /// is the log figure's step in both runs: a residual within ± half of it is
     /// indistinguishable from none.
-    pub residual_bytes: Option<MemoryDoc>,
-    pub sites: Vec<String>,
+    pub(crate) residual_bytes: Option<MemoryDoc>,
+    pub(crate) sites: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct LengthCostDoc {
-    pub tokens: i64,
-    pub requests_delta: f64,
+pub(crate) struct LengthCostDoc {
+    pub(crate) tokens: i64,
+    pub(crate) requests_delta: f64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct CapacityCostDoc {
+pub(crate) struct CapacityCostDoc {
     /// The changed settings the cost is theirs together (`key old → new`).
-    pub changes: Vec<String>,
-    pub tokens_delta: i64,
-    pub per_length: Vec<LengthCostDoc>,
+    pub(crate) changes: Vec<String>,
+    pub(crate) tokens_delta: i64,
+    pub(crate) per_length: Vec<LengthCostDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct MemoryDiffDoc {
-    pub baseline: MemoryReportDoc,
-    pub candidate: MemoryReportDoc,
+pub(crate) struct MemoryDiffDoc {
+    pub(crate) baseline: MemoryReportDoc,
+    pub(crate) candidate: MemoryReportDoc,
     /// Categories that changed beyond their resolution.
-    pub moved: Vec<CategoryMoveDoc>,
+    pub(crate) moved: Vec<CategoryMoveDoc>,
     /// Categories read from different lines in the two runs (not compared).
-    pub not_compared: Vec<CategoryName>,
-    pub snapshot_split: Option<SnapshotSplitDoc>,
-    pub capacity_cost: Option<CapacityCostDoc>,
+    pub(crate) not_compared: Vec<CategoryName>,
+    pub(crate) snapshot_split: Option<SnapshotSplitDoc>,
+    pub(crate) capacity_cost: Option<CapacityCostDoc>,
 }
 
 fn moved_docs(
@@ -662,7 +666,7 @@ fn cost_doc(c: &CapacityCost) -> CapacityCostDoc {
     }
 }
 
-pub fn memory_diff_doc(baseline: &Run, candidate: &Run, m: &MemoryDiff) -> MemoryDiffDoc {
+pub(crate) fn memory_diff_doc(baseline: &Run, candidate: &Run, m: &MemoryDiff) -> MemoryDiffDoc {
     let (moved, not_compared, snapshot_split) = moved_docs(m.moved.as_ref());
     MemoryDiffDoc {
         baseline: memory_report_doc(baseline, &m.baseline),

@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::analysis::diff;
+use crate::render::text::notes::read_notes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StatusName {
+pub(crate) enum StatusName {
     /// Nothing beyond noise (exit 0).
     Same,
     /// The candidate fails (exit 1).
@@ -32,7 +33,7 @@ impl From<diff::Status> for StatusName {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum DeltaClassName {
+pub(crate) enum DeltaClassName {
     /// No rank moved.
     Same,
     /// Within the printed resolution, and not all ranks the same way.
@@ -57,19 +58,19 @@ impl From<diff::DeltaClass> for DeltaClassName {
 /// A configuration key whose value changed. Values are the Python values as JSON
 /// (`None` is null, tuples and sets are arrays, calls are `{call, args, kwargs}`).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ChangeDoc {
-    pub key: String,
-    pub old: serde_json::Value,
-    pub new: serde_json::Value,
+pub(crate) struct ChangeDoc {
+    pub(crate) key: String,
+    pub(crate) old: serde_json::Value,
+    pub(crate) new: serde_json::Value,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ConfigDiffDoc {
-    pub changed: Vec<ChangeDoc>,
+pub(crate) struct ConfigDiffDoc {
+    pub(crate) changed: Vec<ChangeDoc>,
     /// Keys only in the candidate.
-    pub added: Vec<KeyValueDoc>,
+    pub(crate) added: Vec<KeyValueDoc>,
     /// Keys only in the baseline.
-    pub removed: Vec<KeyValueDoc>,
+    pub(crate) removed: Vec<KeyValueDoc>,
 }
 
 fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {
@@ -93,47 +94,47 @@ fn config_doc(c: &config::ConfigDiff) -> ConfigDiffDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ComparabilityDoc {
-    pub common_ranks: usize,
-    pub only_in_baseline: Vec<String>,
-    pub only_in_candidate: Vec<String>,
+pub(crate) struct ComparabilityDoc {
+    pub(crate) common_ranks: usize,
+    pub(crate) only_in_baseline: Vec<String>,
+    pub(crate) only_in_candidate: Vec<String>,
     /// Per-rank memory is compared only when the rank sets match.
-    pub memory_compared: bool,
-    pub notes: Vec<String>,
+    pub(crate) memory_compared: bool,
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RankDeltaDoc {
-    pub rank: String,
-    pub baseline: f64,
-    pub candidate: f64,
-    pub delta: f64,
+pub(crate) struct RankDeltaDoc {
+    pub(crate) rank: String,
+    pub(crate) baseline: f64,
+    pub(crate) candidate: f64,
+    pub(crate) delta: f64,
     /// Beyond one print step.
-    pub beyond_noise: bool,
+    pub(crate) beyond_noise: bool,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FigureDiffDoc {
-    pub phase: PhaseName,
+pub(crate) struct FigureDiffDoc {
+    pub(crate) phase: PhaseName,
     /// The figure's name, as in every figure of every document.
-    pub name: String,
+    pub(crate) name: String,
     /// The unit of `baseline_median`, `candidate_median`, `delta` and `per_rank`.
-    pub unit: UnitName,
+    pub(crate) unit: UnitName,
     /// One print step in `unit` (deltas within it are noise); null when not known.
-    pub resolution: Option<f64>,
-    pub class: DeltaClassName,
-    pub ranks_compared: usize,
+    pub(crate) resolution: Option<f64>,
+    pub(crate) class: DeltaClassName,
+    pub(crate) ranks_compared: usize,
     /// Ranks that moved beyond noise in the dominant direction.
-    pub ranks_moved: usize,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
-    pub delta: SpreadDoc,
+    pub(crate) ranks_moved: usize,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
+    pub(crate) delta: SpreadDoc,
     /// The candidate is worse on this figure (more used, less free, fewer tokens).
-    pub worse: bool,
-    pub per_rank: Vec<RankDeltaDoc>,
+    pub(crate) worse: bool,
+    pub(crate) per_rank: Vec<RankDeltaDoc>,
     /// `file:line: message` of the first compared rank, baseline and candidate.
-    pub baseline_text: Option<String>,
-    pub candidate_text: Option<String>,
+    pub(crate) baseline_text: Option<String>,
+    pub(crate) candidate_text: Option<String>,
 }
 
 fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
@@ -173,85 +174,85 @@ fn figure_diff_doc(f: &diff::FigureDiff) -> FigureDiffDoc {
 
 /// The first compared figure (in start-up order) that moved beyond noise.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct DivergenceDoc {
-    pub phase: PhaseName,
-    pub name: String,
-    pub class: DeltaClassName,
-    pub ranks_moved: usize,
-    pub ranks_compared: usize,
-    pub delta: SpreadDoc,
+pub(crate) struct DivergenceDoc {
+    pub(crate) phase: PhaseName,
+    pub(crate) name: String,
+    pub(crate) class: DeltaClassName,
+    pub(crate) ranks_moved: usize,
+    pub(crate) ranks_compared: usize,
+    pub(crate) delta: SpreadDoc,
     /// The unit of `delta` and the medians.
-    pub unit: UnitName,
+    pub(crate) unit: UnitName,
     /// One print step in `unit`, as in `figures[]`; null when not known.
-    pub resolution: Option<f64>,
-    pub baseline_median: f64,
-    pub candidate_median: f64,
+    pub(crate) resolution: Option<f64>,
+    pub(crate) baseline_median: f64,
+    pub(crate) candidate_median: f64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct BaselineCandidate {
-    pub baseline_bytes: MemoryDoc,
-    pub candidate_bytes: MemoryDoc,
+pub(crate) struct BaselineCandidate {
+    pub(crate) baseline_bytes: MemoryDoc,
+    pub(crate) candidate_bytes: MemoryDoc,
 }
 
 /// What the first divergence cost further on (medians over ranks).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct EffectDoc {
+pub(crate) struct EffectDoc {
     /// Change in KV tokens per rank (negative: lost).
-    pub kv_tokens_delta: Option<i64>,
-    pub kv_tokens_baseline: Option<i64>,
+    pub(crate) kv_tokens_delta: Option<i64>,
+    pub(crate) kv_tokens_baseline: Option<i64>,
     /// The same in bytes, from the candidate's bytes per token (its `kv_size` figure
     /// over its tokens: the resolution is the figure's step scaled as the bytes are).
-    pub kv_delta_bytes: Option<MemoryDoc>,
+    pub(crate) kv_delta_bytes: Option<MemoryDoc>,
     /// Change of free memory after the KV pool (medians over ranks); the resolution is
     /// the figure's step in both runs.
-    pub avail_after_pool_delta_bytes: Option<MemoryDoc>,
-    pub avail_after_pool: Option<BaselineCandidate>,
+    pub(crate) avail_after_pool_delta_bytes: Option<MemoryDoc>,
+    pub(crate) avail_after_pool: Option<BaselineCandidate>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FailureGroupDoc {
-    pub outcome: OutcomeName,
-    pub kind: FailureKindName,
-    pub phase: PhaseName,
-    pub ranks: Vec<String>,
-    pub total_ranks: usize,
+pub(crate) struct FailureGroupDoc {
+    pub(crate) outcome: OutcomeName,
+    pub(crate) kind: FailureKindName,
+    pub(crate) phase: PhaseName,
+    pub(crate) ranks: Vec<String>,
+    pub(crate) total_ranks: usize,
     /// The OOM's figures common to the group, as the failure's `fields` give them.
-    pub requested_bytes: Option<MemoryDoc>,
-    pub allowed_bytes: Option<MemoryDoc>,
-    pub free_bytes: Option<MemoryDoc>,
+    pub(crate) requested_bytes: Option<MemoryDoc>,
+    pub(crate) allowed_bytes: Option<MemoryDoc>,
+    pub(crate) free_bytes: Option<MemoryDoc>,
     /// What the process's allocator held when it failed (the OOM's `allocated_bytes`).
-    pub allocated_bytes: Option<MemoryDoc>,
-    pub reserved_unallocated_bytes: Option<MemoryDoc>,
-    pub private_pools_bytes: Option<MemoryDoc>,
-    pub message: String,
-    pub consequence_of: Option<String>,
+    pub(crate) allocated_bytes: Option<MemoryDoc>,
+    pub(crate) reserved_unallocated_bytes: Option<MemoryDoc>,
+    pub(crate) private_pools_bytes: Option<MemoryDoc>,
+    pub(crate) message: String,
+    pub(crate) consequence_of: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FirstFailureDoc {
-    pub rank: String,
-    pub kind: FailureKindName,
-    pub phase: PhaseName,
+pub(crate) struct FirstFailureDoc {
+    pub(crate) rank: String,
+    pub(crate) kind: FailureKindName,
+    pub(crate) phase: PhaseName,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RunOutcomeDoc {
+pub(crate) struct RunOutcomeDoc {
     /// Numbered ranks (engine and API processes apart).
-    pub ranks: usize,
-    pub ready: bool,
+    pub(crate) ranks: usize,
+    pub(crate) ready: bool,
     /// Ranks that failed on their own.
-    pub failed_ranks: usize,
+    pub(crate) failed_ranks: usize,
     /// Ranks per outcome.
-    pub outcomes: BTreeMap<String, usize>,
+    pub(crate) outcomes: BTreeMap<String, usize>,
     /// Ranks that ended the same way: own failures first, then what followed them.
-    pub groups: Vec<FailureGroupDoc>,
+    pub(crate) groups: Vec<FailureGroupDoc>,
     /// The root: the rank whose own failure came first (by time, then file order), or,
     /// with none, whose stall did. Consequences and logs that merely end never are.
-    pub first_failure: Option<FirstFailureDoc>,
-    pub launcher_failures: Vec<String>,
+    pub(crate) first_failure: Option<FirstFailureDoc>,
+    pub(crate) launcher_failures: Vec<String>,
     /// Launcher lines that report a failure elsewhere.
-    pub launcher_consequences: Vec<String>,
+    pub(crate) launcher_consequences: Vec<String>,
 }
 
 /// A memory field of the failure of a group's first rank, in the memory shape (the
@@ -316,100 +317,100 @@ fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
 /// `rankscope diff --json`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DiffDoc {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Always `diff`.
-    pub command: String,
+    pub(crate) command: String,
     /// The two runs' identities.
-    pub baseline: IdentityDoc,
-    pub candidate: IdentityDoc,
-    pub status: StatusName,
+    pub(crate) baseline: IdentityDoc,
+    pub(crate) candidate: IdentityDoc,
+    pub(crate) status: StatusName,
     /// The exit code the command returns: 1 for `failed` and `regressed`, else 0.
-    pub exit_code: i32,
+    pub(crate) exit_code: i32,
     /// The verdict in one line, as the text output's first line.
-    pub verdict: String,
-    pub config: Option<ConfigDiffDoc>,
+    pub(crate) verdict: String,
+    pub(crate) config: Option<ConfigDiffDoc>,
     /// Why the configurations could not be compared, when they could not.
-    pub config_note: Option<String>,
+    pub(crate) config_note: Option<String>,
     /// Environment toggles shown in the logs that differ (`null` side: not shown).
-    pub env: Vec<EnvChangeDoc>,
+    pub(crate) env: Vec<EnvChangeDoc>,
     /// The candidate's root failure and the changes ranked against it (null when it has
     /// no root failure). The text leads its cause with it when the failure is not about
     /// memory.
-    pub failure_cause: Option<FailureCauseDoc>,
+    pub(crate) failure_cause: Option<FailureCauseDoc>,
     /// The first divergence attributed to allocation sites from the ranks' PyTorch
     /// snapshots; null when either run has none.
-    pub attribution: Option<AttributionDoc>,
+    pub(crate) attribution: Option<AttributionDoc>,
     /// What the snapshots say about a failure: each failing rank's OOM request and who
     /// else allocates there, fragmentation, the allocator settings compared. Null when
     /// snapshots were not read.
-    pub snapshot_evidence: Option<SnapshotEvidenceDoc>,
+    pub(crate) snapshot_evidence: Option<SnapshotEvidenceDoc>,
     /// How the snapshots were read: which ranks they were matched to and on what, how
     /// their clocks were matched to the logs, which could not be used and why — the
     /// text's snapshot notes, worded the same.
-    pub snapshot_notes: Vec<String>,
+    pub(crate) snapshot_notes: Vec<String>,
     /// What `summary` notes about each run as it was read (a file cut short, one that
     /// could not be read, events past a budget), worded the same.
-    pub baseline_notes: Vec<String>,
-    pub candidate_notes: Vec<String>,
-    pub comparability: ComparabilityDoc,
-    pub first_divergence: Option<DivergenceDoc>,
-    pub effect: Option<EffectDoc>,
-    pub figures: Vec<FigureDiffDoc>,
-    pub baseline_outcome: RunOutcomeDoc,
-    pub candidate_outcome: RunOutcomeDoc,
+    pub(crate) baseline_notes: Vec<String>,
+    pub(crate) candidate_notes: Vec<String>,
+    pub(crate) comparability: ComparabilityDoc,
+    pub(crate) first_divergence: Option<DivergenceDoc>,
+    pub(crate) effect: Option<EffectDoc>,
+    pub(crate) figures: Vec<FigureDiffDoc>,
+    pub(crate) baseline_outcome: RunOutcomeDoc,
+    pub(crate) candidate_outcome: RunOutcomeDoc,
     /// The start-up's time compared: phase windows per rank, the first line to ready,
     /// and the findings the verdict names.
-    pub time: TimeDiffDoc,
+    pub(crate) time: TimeDiffDoc,
     /// For a failed candidate: the deficit of the failing phase and the settings that
     /// would cover it (null otherwise).
-    pub remedies: Option<RemediesDoc>,
+    pub(crate) remedies: Option<RemediesDoc>,
     /// Both runs' memory breakdowns and capacity, the categories that moved and what
     /// the changes cost in KV tokens and requests (as `summary --json`'s `memory`).
-    pub memory: super::capacity::MemoryDiffDoc,
+    pub(crate) memory: super::capacity::MemoryDiffDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct EnvChangeDoc {
-    pub name: String,
+pub(crate) struct EnvChangeDoc {
+    pub(crate) name: String,
     /// Null when the run did not print it: then `baseline_logged` says whether that
     /// means unset (the run printed its settings and reached ready) or not logged.
-    pub baseline: Option<String>,
-    pub candidate: Option<String>,
-    pub baseline_logged: bool,
-    pub candidate_logged: bool,
+    pub(crate) baseline: Option<String>,
+    pub(crate) candidate: Option<String>,
+    pub(crate) baseline_logged: bool,
+    pub(crate) candidate_logged: bool,
 }
 
 /// The candidate's root failure as the cause of a failure not about memory, and the
 /// changes between the runs ranked against it.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FailureCauseDoc {
-    pub rank: String,
-    pub kind: String,
-    pub phase: PhaseName,
+pub(crate) struct FailureCauseDoc {
+    pub(crate) rank: String,
+    pub(crate) kind: String,
+    pub(crate) phase: PhaseName,
     /// The root's failure line.
-    pub source: Option<String>,
-    pub line: Option<u64>,
-    pub message: Option<String>,
+    pub(crate) source: Option<String>,
+    pub(crate) line: Option<u64>,
+    pub(crate) message: Option<String>,
     /// Likeliest first.
-    pub suspects: Vec<SuspectDoc>,
+    pub(crate) suspects: Vec<SuspectDoc>,
     /// The `cause` rows as the text prints them.
-    pub text: Vec<String>,
+    pub(crate) text: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SuspectDoc {
+pub(crate) struct SuspectDoc {
     /// `config` or `env`.
-    pub scope: &'static str,
-    pub setting: String,
+    pub(crate) scope: &'static str,
+    pub(crate) setting: String,
     /// `named` (a grammar lists it for this failure and the failure's lines hold one of
     /// its words or its value), `listed` (a grammar lists it), `other`.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
     /// For `named`: the line that ties it, as printed, and where.
-    pub said: Option<String>,
-    pub source: Option<String>,
-    pub line: Option<u64>,
+    pub(crate) said: Option<String>,
+    pub(crate) source: Option<String>,
+    pub(crate) line: Option<u64>,
     /// The change as the text prints it.
-    pub change: String,
+    pub(crate) change: String,
 }
 
 fn failure_cause_doc(
@@ -459,83 +460,83 @@ fn failure_cause_doc(
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SiteShareDoc {
+pub(crate) struct SiteShareDoc {
     /// `init_custom_ar (model_runner.py)`: the first frame outside PyTorch.
-    pub site: String,
+    pub(crate) site: String,
     /// The same with the source lines it spans.
-    pub label: String,
+    pub(crate) label: String,
     /// The phase where the site first allocated, on the log's clock.
-    pub phase: Option<PhaseName>,
-    pub ranks: usize,
+    pub(crate) phase: Option<PhaseName>,
+    pub(crate) ranks: usize,
     /// Change in reserved bytes at this site, candidate − baseline, median over ranks
     /// (exact: from the snapshots).
-    pub delta_reserved_bytes: MemoryDoc,
-    pub delta_allocated_bytes: MemoryDoc,
-    pub blocks: u64,
+    pub(crate) delta_reserved_bytes: MemoryDoc,
+    pub(crate) delta_allocated_bytes: MemoryDoc,
+    pub(crate) blocks: u64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct NewSegmentsDoc {
-    pub site: String,
-    pub count: u64,
+pub(crate) struct NewSegmentsDoc {
+    pub(crate) site: String,
+    pub(crate) count: u64,
     /// The segments' sizes added (exact).
-    pub total_bytes: MemoryDoc,
+    pub(crate) total_bytes: MemoryDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AttributionDoc {
-    pub phase: PhaseName,
-    pub ranks_compared: usize,
-    pub sites: Vec<SiteShareDoc>,
+pub(crate) struct AttributionDoc {
+    pub(crate) phase: PhaseName,
+    pub(crate) ranks_compared: usize,
+    pub(crate) sites: Vec<SiteShareDoc>,
     /// Allocator-level change of reserved bytes in the phase (sum of its sites; exact).
-    pub allocator_delta_reserved_bytes: MemoryDoc,
+    pub(crate) allocator_delta_reserved_bytes: MemoryDoc,
     /// Driver-level change from the log's figure (candidate − baseline: the figure's
     /// print step in both runs is its resolution).
-    pub driver_delta_bytes: Option<MemoryDoc>,
+    pub(crate) driver_delta_bytes: Option<MemoryDoc>,
     /// driver − allocator: memory PyTorch's allocator did not see (the driver delta's
     /// resolution: within ± half of it, indistinguishable from none).
-    pub residual_bytes: Option<MemoryDoc>,
-    pub new_segments: Vec<NewSegmentsDoc>,
+    pub(crate) residual_bytes: Option<MemoryDoc>,
+    pub(crate) new_segments: Vec<NewSegmentsDoc>,
     /// How the snapshot clock was matched to the log clock.
-    pub clock: Vec<String>,
+    pub(crate) clock: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct OomSiteDoc {
-    pub rank: String,
+pub(crate) struct OomSiteDoc {
+    pub(crate) rank: String,
     /// The OOM against the allocator's state then, as `mem --json` reports it.
-    pub oom: crate::render::json::mem::OomAnalysisDoc,
+    pub(crate) oom: crate::render::json::mem::OomAnalysisDoc,
     /// The other candidate ranks with a snapshot, and those that allocate at the site.
-    pub other_ranks: Vec<String>,
-    pub others_allocating: Vec<String>,
+    pub(crate) other_ranks: Vec<String>,
+    pub(crate) others_allocating: Vec<String>,
     /// Null without baseline snapshots.
-    pub baseline_allocates: Option<bool>,
+    pub(crate) baseline_allocates: Option<bool>,
     /// No other rank and not the baseline allocate at the site.
-    pub only_this_rank: bool,
+    pub(crate) only_this_rank: bool,
     /// The cap the rank's OOM message printed, when it did, with its print step.
-    pub allowed_bytes: Option<MemoryDoc>,
+    pub(crate) allowed_bytes: Option<MemoryDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AllocatorSettingChangeDoc {
+pub(crate) struct AllocatorSettingChangeDoc {
     /// Dotted for nested settings: `roundup_power2_divisions.64`.
-    pub key: String,
+    pub(crate) key: String,
     /// The value as JSON text; null when that side does not record the key.
-    pub baseline: Option<String>,
-    pub candidate: Option<String>,
+    pub(crate) baseline: Option<String>,
+    pub(crate) candidate: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SnapshotEvidenceDoc {
-    pub oom_sites: Vec<OomSiteDoc>,
+pub(crate) struct SnapshotEvidenceDoc {
+    pub(crate) oom_sites: Vec<OomSiteDoc>,
     /// Ranks whose OOM the snapshot shows as fragmentation.
-    pub fragmented_ranks: Vec<String>,
+    pub(crate) fragmented_ranks: Vec<String>,
     /// Whether both runs had a snapshot to compare allocator settings from.
-    pub allocator_settings_compared: bool,
-    pub allocator_settings: Vec<AllocatorSettingChangeDoc>,
+    pub(crate) allocator_settings_compared: bool,
+    pub(crate) allocator_settings: Vec<AllocatorSettingChangeDoc>,
 }
 
-pub fn snapshot_evidence_doc(
+pub(crate) fn snapshot_evidence_doc(
     candidate: &Run,
     e: &crate::analysis::attribute::SnapshotEvidence,
 ) -> SnapshotEvidenceDoc {
@@ -575,7 +576,7 @@ pub fn snapshot_evidence_doc(
     }
 }
 
-pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
+pub(crate) fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> AttributionDoc {
     // A delta of the log's figure between two runs: one print step on each side.
     let step = 2 * a.log_resolution.unwrap_or(0);
     AttributionDoc {
@@ -612,6 +613,8 @@ pub fn attribution_doc(a: &crate::analysis::attribute::Attribution) -> Attributi
     }
 }
 
+/// The `diff --json` document of a candidate (`c`) against its baseline (`b`), each with
+/// its identity.
 pub fn diff_doc(
     (b, b_id): (&Run, IdentityDoc),
     (c, c_id): (&Run, IdentityDoc),
@@ -648,8 +651,8 @@ pub fn diff_doc(
         snapshot_notes: (report.notes.iter())
             .map(crate::render::text::diff::snapshot_note)
             .collect(),
-        baseline_notes: b.notes.clone(),
-        candidate_notes: c.notes.clone(),
+        baseline_notes: read_notes(&b.notes),
+        candidate_notes: read_notes(&c.notes),
         comparability: ComparabilityDoc {
             common_ranks: d.comparability.common_ranks,
             only_in_baseline: d

@@ -5,14 +5,15 @@ use super::*;
 /// `rankscope events --json`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct EventsDoc {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Always `events`.
-    pub command: String,
-    pub identity: IdentityDoc,
-    pub lines: LineCountsDoc,
-    pub events: Vec<EventDoc>,
+    pub(crate) command: String,
+    pub(crate) identity: IdentityDoc,
+    pub(crate) lines: LineCountsDoc,
+    pub(crate) events: Vec<EventDoc>,
 }
 
+/// The `events --json` document: the run's events that `filter` keeps.
 pub fn events_doc(run: &Run, filter: &EventFilter, identity: IdentityDoc) -> EventsDoc {
     EventsDoc {
         schema_version: SCHEMA_VERSION,
@@ -59,29 +60,19 @@ pub fn event_messages<'a>(
         .chain(std::iter::once_with(move || summary_message(run, written)))
 }
 
-/// One NDJSON message with a caller-chosen payload: a `type`/`data` envelope, as
-/// ripgrep's JSON printer does. `MessageDoc` is the documented set of `events --ndjson`.
-#[derive(Serialize)]
-pub struct Envelope<'a, T: Serialize> {
-    #[serde(rename = "type")]
-    pub kind: &'a str,
-    pub schema_version: u32,
-    pub run: IdentityDoc,
-    pub data: T,
-}
-
 /// One line of `rankscope events --ndjson`. The order on the stream is: one `run`, the
 /// `event`s in time order, one `rank` per rank, one `failure` per failure, and `summary`
 /// last.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MessageDoc {
     #[serde(flatten)]
-    pub message: Message,
-    pub schema_version: u32,
-    pub run: IdentityDoc,
+    pub(crate) message: Message,
+    pub(crate) schema_version: u32,
+    pub(crate) run: IdentityDoc,
 }
 
 impl MessageDoc {
+    /// One `events --ndjson` message about `run`.
     pub fn new(message: Message, run: IdentityDoc) -> MessageDoc {
         MessageDoc {
             message,
@@ -97,14 +88,14 @@ impl MessageDoc {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct PhaseRecordDoc {
     #[serde(flatten)]
-    pub line: SummaryLine,
-    pub schema_version: u32,
-    pub run: IdentityDoc,
+    pub(crate) line: SummaryLine,
+    pub(crate) schema_version: u32,
+    pub(crate) run: IdentityDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
-pub enum SummaryLine {
+pub(crate) enum SummaryLine {
     Phase(PhaseRecord),
     Memory(Box<super::capacity::MemoryReportDoc>),
 }
@@ -123,35 +114,35 @@ pub fn memory_record(
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PhaseRecord {
-    pub rank: String,
+pub(crate) struct PhaseRecord {
+    pub(crate) rank: String,
     /// An engine or API process, not counted among the ranks.
-    pub process: bool,
+    pub(crate) process: bool,
     /// The node the rank ran on, in a run read from several nodes.
-    pub node: Option<String>,
-    pub phase: PhaseName,
-    pub start: Option<TimeDoc>,
-    pub end: Option<TimeDoc>,
+    pub(crate) node: Option<String>,
+    pub(crate) phase: PhaseName,
+    pub(crate) start: Option<TimeDoc>,
+    pub(crate) end: Option<TimeDoc>,
     /// `end - start`, only where both are known and in order; null otherwise. Never
     /// negative.
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Seconds by which `end` is stamped before `start` (stamps out of order); null when
     /// they are in order or either is unknown.
-    pub end_before_start_s: Option<f64>,
+    pub(crate) end_before_start_s: Option<f64>,
     /// What the server printed on the end line (`elapsed`), for a phase with no begin
     /// line; null when there was a begin line or no such figure.
-    pub printed_duration_s: Option<f64>,
+    pub(crate) printed_duration_s: Option<f64>,
     /// The phase's closing line was seen.
-    pub complete: bool,
+    pub(crate) complete: bool,
     /// The rank's outcome (the same on each of its phases).
-    pub outcome: OutcomeName,
+    pub(crate) outcome: OutcomeName,
     /// The rank failed in this phase (its own failure, a consequence, a stall or a
     /// termination).
-    pub failed_here: bool,
+    pub(crate) failed_here: bool,
     /// The failure's kind when `failed_here`.
-    pub failure_kind: Option<FailureKindName>,
+    pub(crate) failure_kind: Option<FailureKindName>,
     /// As in `summary --json`: `{name, unit, value, resolution, source, line}`.
-    pub figures: Vec<FigureDoc>,
+    pub(crate) figures: Vec<FigureDoc>,
 }
 
 /// The records of `summary --ndjson`, one per rank × phase the rank reported.
@@ -202,6 +193,10 @@ pub fn phase_records(run: &Run, id: &IdentityDoc) -> Vec<PhaseRecordDoc> {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub enum Message {
     Run(RunMessage),
     Event(EventDoc),
@@ -211,58 +206,74 @@ pub enum Message {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct RunMessage {
-    pub grammars: Vec<String>,
-    pub sources: Vec<SourceDoc>,
+    pub(crate) grammars: Vec<String>,
+    pub(crate) sources: Vec<SourceDoc>,
     /// The configuration the run's first configuration line printed (SGLang's
     /// `server_args=`, vLLM's engine config, TGI's `Args {…}`, …), parsed; null when no
     /// such line was read or it could not be parsed (`config_error` says why).
-    pub config: Option<RunConfigDoc>,
-    pub config_error: Option<String>,
+    pub(crate) config: Option<RunConfigDoc>,
+    pub(crate) config_error: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RunConfigDoc {
+pub(crate) struct RunConfigDoc {
     /// The grammar whose rule read the line.
-    pub grammar: String,
+    pub(crate) grammar: String,
     /// The server version the line printed, where it printed one.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// The line ended before the configuration did: `settings` holds what came before.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// Every setting in printed order, values as JSON (`None` is null, `Some(2)` is 2).
-    pub settings: Vec<KeyValueDoc>,
+    pub(crate) settings: Vec<KeyValueDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct RankMessage {
-    pub rank: String,
-    pub process: bool,
-    pub outcome: OutcomeName,
-    pub last_phase: PhaseName,
-    pub reached_ready: bool,
-    pub failure: Option<FailureDoc>,
+    pub(crate) rank: String,
+    pub(crate) process: bool,
+    pub(crate) outcome: OutcomeName,
+    pub(crate) last_phase: PhaseName,
+    pub(crate) reached_ready: bool,
+    pub(crate) failure: Option<FailureDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct FailureMessage {
     /// Null for a failure the launcher printed outside any rank.
-    pub rank: Option<String>,
+    pub(crate) rank: Option<String>,
     #[serde(flatten)]
-    pub failure: FailureDoc,
+    pub(crate) failure: FailureDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct SummaryMessage {
     /// `event` messages written (after `--kind`/`--rank` filters).
-    pub events: u64,
-    pub ranks: usize,
-    pub failed_ranks: usize,
-    pub root: Option<String>,
-    pub ready: bool,
-    pub lines: LineCountsDoc,
+    pub(crate) events: u64,
+    pub(crate) ranks: usize,
+    pub(crate) failed_ranks: usize,
+    pub(crate) root: Option<String>,
+    pub(crate) ready: bool,
+    pub(crate) lines: LineCountsDoc,
 }
 
-pub fn run_message(run: &Run) -> Message {
+pub(crate) fn run_message(run: &Run) -> Message {
     let (config, config_error) = match &run.config {
         Some(Ok(c)) => (
             Some(RunConfigDoc {
@@ -289,7 +300,7 @@ pub fn run_message(run: &Run) -> Message {
     })
 }
 
-pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
+pub(crate) fn rank_message(run: &Run, r: &model::RankRun) -> Message {
     Message::Rank(RankMessage {
         rank: r.rank.to_string(),
         process: r.is_process(),
@@ -300,14 +311,18 @@ pub fn rank_message(run: &Run, r: &model::RankRun) -> Message {
     })
 }
 
-pub fn failure_message(run: &Run, rank: Option<&crate::base::event::Rank>, f: &Failure) -> Message {
+pub(crate) fn failure_message(
+    run: &Run,
+    rank: Option<&crate::base::event::Rank>,
+    f: &Failure,
+) -> Message {
     Message::Failure(FailureMessage {
         rank: rank.map(|r| r.to_string()),
         failure: failure_doc(run, f),
     })
 }
 
-pub fn summary_message(run: &Run, events: u64) -> Message {
+pub(crate) fn summary_message(run: &Run, events: u64) -> Message {
     Message::Summary(SummaryMessage {
         events,
         ranks: run.worker_ranks().count(),

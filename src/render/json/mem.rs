@@ -11,12 +11,12 @@ use crate::render::SCHEMA_VERSION;
 use crate::snapshot::inspect as a;
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TotalsDoc {
-    pub segments: u64,
-    pub reserved_bytes: MemoryDoc,
-    pub allocated_bytes: MemoryDoc,
-    pub active_bytes: MemoryDoc,
-    pub requested_bytes: MemoryDoc,
+pub(crate) struct TotalsDoc {
+    pub(crate) segments: u64,
+    pub(crate) reserved_bytes: MemoryDoc,
+    pub(crate) allocated_bytes: MemoryDoc,
+    pub(crate) active_bytes: MemoryDoc,
+    pub(crate) requested_bytes: MemoryDoc,
 }
 
 impl From<&a::Totals> for TotalsDoc {
@@ -32,77 +32,77 @@ impl From<&a::Totals> for TotalsDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PoolDoc {
+pub(crate) struct PoolDoc {
     /// PyTorch's pool id as `"a,b"`; `"0,0"` is the default pool.
-    pub pool: String,
+    pub(crate) pool: String,
     /// A private pool, in practice a CUDA graph's.
-    pub private: bool,
-    pub totals: TotalsDoc,
+    pub(crate) private: bool,
+    pub(crate) totals: TotalsDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct StreamDoc {
+pub(crate) struct StreamDoc {
     /// `default`, or `s1`, `s2`, … by first use (raw stream values are pointers).
-    pub stream: String,
-    pub totals: TotalsDoc,
+    pub(crate) stream: String,
+    pub(crate) totals: TotalsDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SegmentTypeDoc {
-    pub segment_type: String,
-    pub totals: TotalsDoc,
+pub(crate) struct SegmentTypeDoc {
+    pub(crate) segment_type: String,
+    pub(crate) totals: TotalsDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PeakDoc {
-    pub amount_bytes: MemoryDoc,
+pub(crate) struct PeakDoc {
+    pub(crate) amount_bytes: MemoryDoc,
     /// Microseconds since the Unix epoch (PyTorch's clock).
-    pub time_us: i64,
+    pub(crate) time_us: i64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct OomDoc {
-    pub requested_bytes: MemoryDoc,
-    pub device_free_bytes: Option<MemoryDoc>,
-    pub time_us: i64,
-    pub device: usize,
+pub(crate) struct OomDoc {
+    pub(crate) requested_bytes: MemoryDoc,
+    pub(crate) device_free_bytes: Option<MemoryDoc>,
+    pub(crate) time_us: i64,
+    pub(crate) device: usize,
     /// The allocation site of the request that failed.
-    pub site: String,
+    pub(crate) site: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SiteDoc {
+pub(crate) struct SiteDoc {
     /// `function (file.py)`: the first frame outside PyTorch, the standard library and
     /// installed packages (see `--skip-frames`, `--by-line`).
-    pub site: String,
+    pub(crate) site: String,
     /// Source lines that contributed (at most 16).
-    pub lines: Vec<i64>,
-    pub allocated_bytes: MemoryDoc,
-    pub requested_bytes: MemoryDoc,
-    pub blocks: u64,
-    pub reserved_bytes: MemoryDoc,
-    pub segments: u64,
+    pub(crate) lines: Vec<i64>,
+    pub(crate) allocated_bytes: MemoryDoc,
+    pub(crate) requested_bytes: MemoryDoc,
+    pub(crate) blocks: u64,
+    pub(crate) reserved_bytes: MemoryDoc,
+    pub(crate) segments: u64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SeriesPointDoc {
-    pub time_us: i64,
-    pub allocated_bytes: MemoryDoc,
-    pub reserved_bytes: MemoryDoc,
+pub(crate) struct SeriesPointDoc {
+    pub(crate) time_us: i64,
+    pub(crate) allocated_bytes: MemoryDoc,
+    pub(crate) reserved_bytes: MemoryDoc,
 }
 
 /// What bound the failed allocation.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct LimitDoc {
+pub(crate) struct LimitDoc {
     /// `device` (the device had less free memory than the segment asked for),
     /// `process_cap` (it had room; the process's cap did not) or `unknown`.
-    pub kind: String,
-    pub device_free_bytes: Option<MemoryDoc>,
+    pub(crate) kind: String,
+    pub(crate) device_free_bytes: Option<MemoryDoc>,
     /// The segment `cudaMalloc` was asked for.
-    pub segment_bytes: Option<MemoryDoc>,
+    pub(crate) segment_bytes: Option<MemoryDoc>,
     /// For `process_cap`: the cap lies in [`cap_at_least_bytes`, `cap_below_bytes`).
-    pub cap_at_least_bytes: Option<MemoryDoc>,
-    pub cap_below_bytes: Option<MemoryDoc>,
+    pub(crate) cap_at_least_bytes: Option<MemoryDoc>,
+    pub(crate) cap_below_bytes: Option<MemoryDoc>,
 }
 
 impl From<&crate::snapshot::oom::Limit> for LimitDoc {
@@ -144,17 +144,17 @@ impl From<&crate::snapshot::oom::Limit> for LimitDoc {
 
 /// Free memory inside segments.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FreeSpaceDoc {
-    pub reserved_bytes: MemoryDoc,
-    pub allocated_bytes: MemoryDoc,
+pub(crate) struct FreeSpaceDoc {
+    pub(crate) reserved_bytes: MemoryDoc,
+    pub(crate) allocated_bytes: MemoryDoc,
     /// Reserved minus allocated outside private pools: PyTorch's "reserved but
     /// unallocated".
-    pub unallocated_bytes: MemoryDoc,
+    pub(crate) unallocated_bytes: MemoryDoc,
     /// Reserved minus allocated inside private (CUDA graph) pools.
-    pub private_unallocated_bytes: MemoryDoc,
-    pub largest_free_block_bytes: MemoryDoc,
-    pub segments_with_holes: u64,
-    pub wholly_free_segments: u64,
+    pub(crate) private_unallocated_bytes: MemoryDoc,
+    pub(crate) largest_free_block_bytes: MemoryDoc,
+    pub(crate) segments_with_holes: u64,
+    pub(crate) wholly_free_segments: u64,
 }
 
 impl From<&crate::snapshot::oom::FreeSpace> for FreeSpaceDoc {
@@ -172,63 +172,63 @@ impl From<&crate::snapshot::oom::FreeSpace> for FreeSpaceDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SegmentShapeDoc {
-    pub count: u64,
-    pub size_bytes: MemoryDoc,
-    pub allocated_bytes: MemoryDoc,
-    pub free_blocks: u64,
-    pub largest_free_block_bytes: MemoryDoc,
+pub(crate) struct SegmentShapeDoc {
+    pub(crate) count: u64,
+    pub(crate) size_bytes: MemoryDoc,
+    pub(crate) allocated_bytes: MemoryDoc,
+    pub(crate) free_blocks: u64,
+    pub(crate) largest_free_block_bytes: MemoryDoc,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PinDoc {
+pub(crate) struct PinDoc {
     /// `function (file.py:line)`; an anonymous function is named with its caller,
     /// `warm_prefill/<lambda> (launch.py:76)`.
-    pub site: String,
-    pub segments: u64,
-    pub blocks: u64,
+    pub(crate) site: String,
+    pub(crate) segments: u64,
+    pub(crate) blocks: u64,
     /// The live blocks' bytes.
-    pub live_bytes: MemoryDoc,
+    pub(crate) live_bytes: MemoryDoc,
 }
 
 /// Memory held but unusable for the failed request: holes smaller than it, in segments
 /// that live blocks keep from being released.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FragmentationDoc {
+pub(crate) struct FragmentationDoc {
     /// Free bytes in those segments (outside private pools).
-    pub free_bytes: MemoryDoc,
-    pub segments: u64,
-    pub holes: u64,
+    pub(crate) free_bytes: MemoryDoc,
+    pub(crate) segments: u64,
+    pub(crate) holes: u64,
     /// The largest free block of any segment: smaller than the request.
-    pub largest_hole_bytes: MemoryDoc,
-    pub shapes: Vec<SegmentShapeDoc>,
+    pub(crate) largest_hole_bytes: MemoryDoc,
+    pub(crate) shapes: Vec<SegmentShapeDoc>,
     /// Sites owning the live blocks in those segments, most segments first.
-    pub pinned_by: Vec<PinDoc>,
+    pub(crate) pinned_by: Vec<PinDoc>,
 }
 
 /// The first OOM of a device, against the allocator's state at that moment.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct OomAnalysisDoc {
-    pub device: usize,
-    pub time_us: i64,
+pub(crate) struct OomAnalysisDoc {
+    pub(crate) device: usize,
+    pub(crate) time_us: i64,
     /// The block asked for (rounded to 512 B, as the trace records it).
-    pub requested_bytes: MemoryDoc,
+    pub(crate) requested_bytes: MemoryDoc,
     /// The segment `cudaMalloc` was asked for (PyTorch's "Tried to allocate").
-    pub segment_bytes: MemoryDoc,
+    pub(crate) segment_bytes: MemoryDoc,
     /// `function (file.py:line)` of the request.
-    pub site: String,
+    pub(crate) site: String,
     /// True when the segments were rebuilt as they stood at the OOM (by undoing the trace
     /// entries after it); false: as dumped, see `state_note`.
-    pub at_oom: bool,
-    pub state_note: Option<String>,
-    pub free_space: FreeSpaceDoc,
-    pub limit: LimitDoc,
+    pub(crate) at_oom: bool,
+    pub(crate) state_note: Option<String>,
+    pub(crate) free_space: FreeSpaceDoc,
+    pub(crate) limit: LimitDoc,
     /// Present when the OOM was fragmentation.
-    pub fragmentation: Option<FragmentationDoc>,
+    pub(crate) fragmentation: Option<FragmentationDoc>,
     /// `expandable_segments` of the snapshot's `allocator_settings`, when recorded.
-    pub expandable_segments: Option<bool>,
+    pub(crate) expandable_segments: Option<bool>,
     /// `oom` entries after this one on the device.
-    pub later_ooms: u64,
+    pub(crate) later_ooms: u64,
 }
 
 impl From<&crate::snapshot::oom::OomAnalysis> for OomAnalysisDoc {
@@ -277,34 +277,34 @@ impl From<&crate::snapshot::oom::OomAnalysis> for OomAnalysisDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct MemSummaryDoc {
-    pub totals: TotalsDoc,
-    pub by_pool: Vec<PoolDoc>,
-    pub by_stream: Vec<StreamDoc>,
-    pub by_segment_type: Vec<SegmentTypeDoc>,
-    pub peak_reserved: Option<PeakDoc>,
-    pub peak_allocated: Option<PeakDoc>,
-    pub ooms: Vec<OomDoc>,
+pub(crate) struct MemSummaryDoc {
+    pub(crate) totals: TotalsDoc,
+    pub(crate) by_pool: Vec<PoolDoc>,
+    pub(crate) by_stream: Vec<StreamDoc>,
+    pub(crate) by_segment_type: Vec<SegmentTypeDoc>,
+    pub(crate) peak_reserved: Option<PeakDoc>,
+    pub(crate) peak_allocated: Option<PeakDoc>,
+    pub(crate) ooms: Vec<OomDoc>,
     /// The first OOM of each device, analysed: what bound it, fragmentation.
-    pub oom_analyses: Vec<OomAnalysisDoc>,
+    pub(crate) oom_analyses: Vec<OomAnalysisDoc>,
     /// Free memory inside the segments as dumped.
-    pub free_space: FreeSpaceDoc,
+    pub(crate) free_space: FreeSpaceDoc,
     /// Every site with live or reserved memory, largest allocated first.
-    pub sites: Vec<SiteDoc>,
+    pub(crate) sites: Vec<SiteDoc>,
     /// At most 512 points, each the largest of its interval.
-    pub series: Vec<SeriesPointDoc>,
-    pub trace_entries: u64,
+    pub(crate) series: Vec<SeriesPointDoc>,
+    pub(crate) trace_entries: u64,
     /// Trace entries whose action this version does not know, by name: counted here and
     /// left out of every figure above.
-    pub unknown_actions: Vec<UnknownActionDoc>,
-    pub first_time_us: Option<i64>,
-    pub last_time_us: Option<i64>,
+    pub(crate) unknown_actions: Vec<UnknownActionDoc>,
+    pub(crate) first_time_us: Option<i64>,
+    pub(crate) last_time_us: Option<i64>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct UnknownActionDoc {
-    pub name: String,
-    pub entries: u64,
+pub(crate) struct UnknownActionDoc {
+    pub(crate) name: String,
+    pub(crate) entries: u64,
 }
 
 fn peak(p: &Option<a::Peak>) -> Option<PeakDoc> {
@@ -396,20 +396,21 @@ impl From<&a::MemSummary> for MemSummaryDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct MemSnapshotDoc {
-    pub path: String,
-    pub summary: MemSummaryDoc,
+pub(crate) struct MemSnapshotDoc {
+    pub(crate) path: String,
+    pub(crate) summary: MemSummaryDoc,
 }
 
 /// `rankscope mem SNAPSHOT… --json`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MemDoc {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Always `mem`.
-    pub command: String,
-    pub snapshots: Vec<MemSnapshotDoc>,
+    pub(crate) command: String,
+    pub(crate) snapshots: Vec<MemSnapshotDoc>,
 }
 
+/// The `mem --json` document of one or more snapshots' summaries, each under its path.
 pub fn mem_doc(snapshots: Vec<(String, &a::MemSummary)>) -> MemDoc {
     MemDoc {
         schema_version: SCHEMA_VERSION,
@@ -425,14 +426,14 @@ pub fn mem_doc(snapshots: Vec<(String, &a::MemSummary)>) -> MemDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SiteChangeDoc {
-    pub site: String,
-    pub a_allocated_bytes: MemoryDoc,
-    pub b_allocated_bytes: MemoryDoc,
-    pub a_reserved_bytes: MemoryDoc,
-    pub b_reserved_bytes: MemoryDoc,
-    pub delta_allocated_bytes: MemoryDoc,
-    pub delta_reserved_bytes: MemoryDoc,
+pub(crate) struct SiteChangeDoc {
+    pub(crate) site: String,
+    pub(crate) a_allocated_bytes: MemoryDoc,
+    pub(crate) b_allocated_bytes: MemoryDoc,
+    pub(crate) a_reserved_bytes: MemoryDoc,
+    pub(crate) b_reserved_bytes: MemoryDoc,
+    pub(crate) delta_allocated_bytes: MemoryDoc,
+    pub(crate) delta_reserved_bytes: MemoryDoc,
 }
 
 fn changes(v: &[a::SiteChange]) -> Vec<SiteChangeDoc> {
@@ -450,14 +451,14 @@ fn changes(v: &[a::SiteChange]) -> Vec<SiteChangeDoc> {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SegmentChangeDoc {
-    pub size_bytes: MemoryDoc,
-    pub pool: String,
-    pub stream: String,
-    pub site: String,
-    pub count: u64,
+pub(crate) struct SegmentChangeDoc {
+    pub(crate) size_bytes: MemoryDoc,
+    pub(crate) pool: String,
+    pub(crate) stream: String,
+    pub(crate) site: String,
+    pub(crate) count: u64,
     /// `count` × `size_bytes`.
-    pub total_bytes: MemoryDoc,
+    pub(crate) total_bytes: MemoryDoc,
 }
 
 fn segs(v: &[a::SegmentChange]) -> Vec<SegmentChangeDoc> {
@@ -474,43 +475,44 @@ fn segs(v: &[a::SegmentChange]) -> Vec<SegmentChangeDoc> {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TotalsDeltaDoc {
-    pub segments: i64,
-    pub reserved_bytes: MemoryDoc,
-    pub allocated_bytes: MemoryDoc,
-    pub active_bytes: MemoryDoc,
-    pub requested_bytes: MemoryDoc,
-    pub peak_reserved_bytes: MemoryDoc,
-    pub peak_allocated_bytes: MemoryDoc,
+pub(crate) struct TotalsDeltaDoc {
+    pub(crate) segments: i64,
+    pub(crate) reserved_bytes: MemoryDoc,
+    pub(crate) allocated_bytes: MemoryDoc,
+    pub(crate) active_bytes: MemoryDoc,
+    pub(crate) requested_bytes: MemoryDoc,
+    pub(crate) peak_reserved_bytes: MemoryDoc,
+    pub(crate) peak_allocated_bytes: MemoryDoc,
 }
 
 /// `rankscope mem diff A B --json`: A is the baseline, B the candidate.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct MemDiffDoc {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Always `mem diff`.
-    pub command: String,
-    pub a: String,
-    pub b: String,
+    pub(crate) command: String,
+    pub(crate) a: String,
+    pub(crate) b: String,
     /// Sites with memory only in A, only in B, and in both with a change.
-    pub only_a: Vec<SiteChangeDoc>,
-    pub only_b: Vec<SiteChangeDoc>,
-    pub changed: Vec<SiteChangeDoc>,
+    pub(crate) only_a: Vec<SiteChangeDoc>,
+    pub(crate) only_b: Vec<SiteChangeDoc>,
+    pub(crate) changed: Vec<SiteChangeDoc>,
     /// Segments matched by size, pool, stream and site (addresses differ between runs).
-    pub new_segments: Vec<SegmentChangeDoc>,
-    pub gone_segments: Vec<SegmentChangeDoc>,
-    pub totals_delta: TotalsDeltaDoc,
-    pub a_totals: TotalsDoc,
-    pub b_totals: TotalsDoc,
-    pub a_ooms: usize,
-    pub b_ooms: usize,
+    pub(crate) new_segments: Vec<SegmentChangeDoc>,
+    pub(crate) gone_segments: Vec<SegmentChangeDoc>,
+    pub(crate) totals_delta: TotalsDeltaDoc,
+    pub(crate) a_totals: TotalsDoc,
+    pub(crate) b_totals: TotalsDoc,
+    pub(crate) a_ooms: usize,
+    pub(crate) b_ooms: usize,
     /// Each side's first OOM, analysed.
-    pub a_oom: Option<OomAnalysisDoc>,
-    pub b_oom: Option<OomAnalysisDoc>,
-    pub a_free_space: FreeSpaceDoc,
-    pub b_free_space: FreeSpaceDoc,
+    pub(crate) a_oom: Option<OomAnalysisDoc>,
+    pub(crate) b_oom: Option<OomAnalysisDoc>,
+    pub(crate) a_free_space: FreeSpaceDoc,
+    pub(crate) b_free_space: FreeSpaceDoc,
 }
 
+/// The `mem diff --json` document: snapshot `b` against snapshot `a`.
 pub fn mem_diff_doc(a_path: String, b_path: String, d: &a::MemDiff) -> MemDiffDoc {
     MemDiffDoc {
         schema_version: SCHEMA_VERSION,

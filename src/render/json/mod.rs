@@ -23,7 +23,7 @@ use crate::model::config;
 use crate::model::{self, EventFilter, Failure, Run};
 use crate::report::RunReport;
 
-pub mod capacity;
+pub(crate) mod capacity;
 mod diff;
 mod events;
 pub mod mem;
@@ -33,17 +33,14 @@ mod time;
 pub use diff::*;
 pub use events::*;
 pub use summary::*;
-pub use time::*;
+pub(crate) use time::*;
 
-pub use super::SCHEMA_VERSION;
-
-/// The documents `rankscope schema NAME` prints, in the order of docs/json.md.
-pub const SCHEMA_NAMES: [&str; 5] = ["summary", "events", "diff", "event", "phase"];
+pub(crate) use super::SCHEMA_VERSION;
 
 /// The string values the schema allows for an enum of the documents, in their order:
 /// `enum_values::<FailureKindName>()` is `["oom", "not_enough_memory", …]`. Read from the
 /// generated schema so that text about the values (the Prometheus HELP) follows it.
-pub fn enum_values<T: JsonSchema>() -> Vec<String> {
+pub(crate) fn enum_values<T: JsonSchema>() -> Vec<String> {
     let root = schemars::gen::SchemaSettings::draft07()
         .into_generator()
         .into_root_schema_for::<T>();
@@ -109,19 +106,19 @@ impl schemars::visit::Visitor for AlwaysPresent {
 
 /// A time stamp read from a log, the one shape of a time in every document.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct TimeDoc {
+pub(crate) struct TimeDoc {
     /// RFC 3339 with microseconds, always 26 characters and `-00:00`: the logs print
     /// their servers' wall clock with no offset, and `-00:00` is RFC 3339's "offset
     /// unknown" (section 4.3). Read it as that wall clock, not as UTC.
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}-00:00$"))]
-    pub at: String,
+    pub(crate) at: String,
     /// Seconds between two stamps the log could print, from the stamp's digits: 1 for a
     /// whole-second stamp, 0.001 for milliseconds, 0.000001 for microseconds.
-    pub resolution_s: f64,
+    pub(crate) resolution_s: f64,
 }
 
 /// The resolution a stamp's digits show: whole seconds, milliseconds or microseconds.
-pub fn stamp_resolution_s(t: NaiveDateTime) -> f64 {
+pub(crate) fn stamp_resolution_s(t: NaiveDateTime) -> f64 {
     use chrono::Timelike;
     match t.nanosecond() {
         0 => 1.0,
@@ -133,7 +130,7 @@ pub fn stamp_resolution_s(t: NaiveDateTime) -> f64 {
 /// A stamp whose step its line's format gave (`Event::ts_step_ms`, milliseconds): a
 /// millisecond stamp that reads `.000` is still 0.001 s, not a whole second. A step finer
 /// than the value shows (microseconds) is kept from the value.
-pub fn ts_stepped(t: NaiveDateTime, step_ms: u32) -> TimeDoc {
+pub(crate) fn ts_stepped(t: NaiveDateTime, step_ms: u32) -> TimeDoc {
     let from_value = stamp_resolution_s(t);
     TimeDoc {
         resolution_s: if from_value < 0.001 {
@@ -146,7 +143,7 @@ pub fn ts_stepped(t: NaiveDateTime, step_ms: u32) -> TimeDoc {
 }
 
 /// Every time of the documents: RFC 3339, microseconds, offset unknown (`-00:00`).
-pub fn ts(t: NaiveDateTime) -> TimeDoc {
+pub(crate) fn ts(t: NaiveDateTime) -> TimeDoc {
     TimeDoc {
         at: t.format("%Y-%m-%dT%H:%M:%S%.6f-00:00").to_string(),
         resolution_s: stamp_resolution_s(t),
@@ -159,28 +156,28 @@ pub fn ts(t: NaiveDateTime) -> TimeDoc {
 pub struct IdentityDoc {
     /// The run's name across a fleet: the last component of each path given (` + `
     /// between several), so `samples/x`, `samples/x/` and `/abs/samples/x` are all `x`.
-    pub name: String,
+    pub(crate) name: String,
     /// The paths as given on the command line (` + ` between several).
-    pub paths: String,
+    pub(crate) paths: String,
     /// XXH3-64 of the run's log and nvidia-smi files' contents, 16 hex digits: over the
     /// sorted per-file XXH3-64 digests, so independent of file names and paths
     /// (docs/json.md). Null when an input cannot be read twice (stdin, a FIFO).
-    pub hash: Option<String>,
+    pub(crate) hash: Option<String>,
     /// The server's grammar: `sglang`, `vllm`, `tgi`, `trtllm`, `lmdeploy` (or a user
     /// grammar's id); null when no server grammar read the log.
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// The version the server printed (vLLM's `vLLM API server version 0.11.1`); null
     /// when its log prints none.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
     /// The start-up shown (1-based), of `attempts` in the log.
-    pub attempt: usize,
-    pub attempts: usize,
+    pub(crate) attempt: usize,
+    pub(crate) attempts: usize,
     /// The stamp of the start-up's first stamped line.
-    pub first_line: Option<TimeDoc>,
+    pub(crate) first_line: Option<TimeDoc>,
     /// The stamp of its last ready line; null when it did not reach ready.
-    pub ready_at: Option<TimeDoc>,
+    pub(crate) ready_at: Option<TimeDoc>,
     /// `ready_at - first_line`, seconds (the resolution is the stamps').
-    pub to_ready_s: Option<f64>,
+    pub(crate) to_ready_s: Option<f64>,
 }
 
 impl From<&crate::export::identity::RunIdentity> for IdentityDoc {
@@ -195,14 +192,14 @@ impl From<&crate::export::identity::RunIdentity> for IdentityDoc {
             attempts: id.attempts,
             first_line: id.first_line.map(ts),
             ready_at: id.ready_at.map(ts),
-            to_ready_s: id.to_ready_s.map(|(s, _)| s),
+            to_ready_s: id.to_ready_s.map(|(s, _)| s.get()),
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PhaseName {
+pub(crate) enum PhaseName {
     Launch,
     DistInit,
     WeightLoad,
@@ -227,7 +224,7 @@ impl From<model::Phase> for PhaseName {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum FailureKindName {
+pub(crate) enum FailureKindName {
     Oom,
     NotEnoughMemory,
     Nccl,
@@ -241,7 +238,7 @@ pub enum FailureKindName {
 /// What a rank's start-up came to (docs/json.md, "Outcomes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OutcomeName {
+pub(crate) enum OutcomeName {
     Ready,
     /// Its own failure.
     Failed,
@@ -290,31 +287,31 @@ impl From<model::FailureKind> for FailureKindName {
 /// 0; nvidia-smi prints whole MiB (1,048,576); a figure computed by adding or
 /// subtracting others has the sum of theirs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct MemoryDoc {
-    pub bytes: i64,
-    pub resolution_bytes: u64,
+pub(crate) struct MemoryDoc {
+    pub(crate) bytes: i64,
+    pub(crate) resolution_bytes: u64,
 }
 
 /// nvidia-smi's CSV prints memory in whole MiB.
-pub const NVIDIA_SMI_STEP: u64 = 1 << 20;
+pub(crate) const NVIDIA_SMI_STEP: u64 = 1 << 20;
 
 impl MemoryDoc {
     /// An exact count (snapshots, file sizes): resolution 0.
-    pub fn exact<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
+    pub(crate) fn exact<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
         MemoryDoc {
             bytes: bytes.try_into().unwrap_or(i64::MAX),
             resolution_bytes: 0,
         }
     }
     /// A figure with its step (the width of its interval), in bytes.
-    pub fn with_step<T: TryInto<i64>, S: TryInto<u64>>(bytes: T, step: S) -> MemoryDoc {
+    pub(crate) fn with_step<T: TryInto<i64>, S: TryInto<u64>>(bytes: T, step: S) -> MemoryDoc {
         MemoryDoc {
             bytes: bytes.try_into().unwrap_or(i64::MAX),
             resolution_bytes: step.try_into().unwrap_or(0),
         }
     }
     /// nvidia-smi's figure, printed in whole MiB.
-    pub fn smi<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
+    pub(crate) fn smi<T: TryInto<i64>>(bytes: T) -> MemoryDoc {
         MemoryDoc::with_step(bytes, NVIDIA_SMI_STEP)
     }
 }
@@ -322,7 +319,7 @@ impl MemoryDoc {
 /// A captured value in canonical units.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
-pub enum FieldValueDoc {
+pub(crate) enum FieldValueDoc {
     /// Memory: `{"bytes": N, "resolution_bytes": R}`.
     Bytes(MemoryDoc),
     Int(i64),
@@ -353,16 +350,16 @@ fn fields_doc(fields: &Fields) -> BTreeMap<String, FieldValueDoc> {
 
 /// How the lines of the input were understood; `unknown` lines matched no grammar.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct LineCountsDoc {
-    pub lines: u64,
-    pub events: u64,
-    pub records: u64,
-    pub continuation: u64,
-    pub noise: u64,
-    pub blank: u64,
-    pub unknown: u64,
+pub(crate) struct LineCountsDoc {
+    pub(crate) lines: u64,
+    pub(crate) events: u64,
+    pub(crate) records: u64,
+    pub(crate) continuation: u64,
+    pub(crate) noise: u64,
+    pub(crate) blank: u64,
+    pub(crate) unknown: u64,
     /// Physical lines longer than a scan block, split to keep memory bounded.
-    pub split_long_lines: u64,
+    pub(crate) split_long_lines: u64,
 }
 
 impl From<&scan::LineCounts> for LineCountsDoc {
@@ -381,27 +378,31 @@ impl From<&scan::LineCounts> for LineCountsDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[expect(
+    missing_docs,
+    reason = "docs/json.md documents it; a doc comment here would become the schema's description"
+)]
 pub struct EventDoc {
     /// A canonical kind (docs/json.md) or one a grammar added.
-    pub kind: String,
-    pub ts: Option<TimeDoc>,
+    pub(crate) kind: String,
+    pub(crate) ts: Option<TimeDoc>,
     /// The log printed no year (vLLM) and it was inferred.
-    pub year_inferred: bool,
+    pub(crate) year_inferred: bool,
     /// Display name of the rank (`TP3`, `PP1 TP2`); null for the launcher.
-    pub rank: Option<String>,
-    pub pid: Option<u32>,
-    pub source: String,
+    pub(crate) rank: Option<String>,
+    pub(crate) pid: Option<u32>,
+    pub(crate) source: String,
     /// 1-based physical line number in `source`.
-    pub line: u64,
-    pub grammar: String,
+    pub(crate) line: u64,
+    pub(crate) grammar: String,
     /// Memory in bytes, time in seconds, counts as integers.
-    pub fields: BTreeMap<String, FieldValueDoc>,
-    pub message: String,
+    pub(crate) fields: BTreeMap<String, FieldValueDoc>,
+    pub(crate) message: String,
     /// Continuation lines (a traceback) that belong to the record.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
 }
 
-pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
+pub(crate) fn event_doc(run: &Run, e: &Event) -> EventDoc {
     EventDoc {
         kind: e.kind.clone(),
         ts: e.ts.map(|t| ts_stepped(t, e.ts_step_ms)),
@@ -421,7 +422,7 @@ pub fn event_doc(run: &Run, e: &Event) -> EventDoc {
 /// `tokens`, `count`, or the word a grammar's `[[figure]]` declared for what its figure
 /// counts (`pages`), written as itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UnitName {
+pub(crate) enum UnitName {
     Bytes,
     Seconds,
     Tokens,
@@ -430,7 +431,7 @@ pub enum UnitName {
 }
 
 impl UnitName {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             UnitName::Bytes => "bytes",
             UnitName::Seconds => "seconds",
@@ -496,7 +497,7 @@ impl JsonSchema for UnitName {
 
 /// The unit of a phase figure (`mem_usage` bytes, `elapsed` seconds, `tokens` tokens, a
 /// declared figure its declared unit).
-pub fn unit_of(figure: &crate::base::event::FigureName) -> UnitName {
+pub(crate) fn unit_of(figure: &crate::base::event::FigureName) -> UnitName {
     use crate::base::event::FigureUnit;
     match figure.unit() {
         FigureUnit::Bytes => UnitName::Bytes,
@@ -520,17 +521,17 @@ fn figure_resolution(unit: &UnitName, printed_step: f64) -> Option<f64> {
 /// A phase's figure with the line it was read from: `{name, unit, value, resolution,
 /// source, line}`, the value and its print step in `unit` (bytes for memory).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FigureDoc {
-    pub name: String,
-    pub unit: UnitName,
+pub(crate) struct FigureDoc {
+    pub(crate) name: String,
+    pub(crate) unit: UnitName,
     /// Whole numbers (bytes, tokens) are written without a fraction.
     #[serde(serialize_with = "whole_where_integral")]
-    pub value: f64,
+    pub(crate) value: f64,
     /// One step of the printed figure in `unit`; null when not known (seconds).
     #[serde(serialize_with = "whole_where_integral_opt")]
-    pub resolution: Option<f64>,
-    pub source: String,
-    pub line: u64,
+    pub(crate) resolution: Option<f64>,
+    pub(crate) source: String,
+    pub(crate) line: u64,
 }
 
 /// Bytes and tokens are whole numbers: written as integers, not `687194767.0`.
@@ -569,44 +570,44 @@ fn figure_docs(run: &Run, figures: &[model::Figure]) -> Vec<FigureDoc> {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PhaseDoc {
-    pub phase: PhaseName,
-    pub start: Option<TimeDoc>,
-    pub end: Option<TimeDoc>,
+pub(crate) struct PhaseDoc {
+    pub(crate) phase: PhaseName,
+    pub(crate) start: Option<TimeDoc>,
+    pub(crate) end: Option<TimeDoc>,
     /// Between `start` and `end`; null when either is unknown (with no begin line the
     /// server's own figure, if it printed one, is `figures.elapsed`) or when `end` is
     /// stamped before `start` (then `end_before_start_s` says by how much). Never negative.
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Seconds by which `end` is stamped before `start` (stamps out of order: a line
     /// printed late, two clocks); null when they are in order or either is unknown.
-    pub end_before_start_s: Option<f64>,
+    pub(crate) end_before_start_s: Option<f64>,
     /// The phase's closing line was seen.
-    pub complete: bool,
-    pub figures: Vec<FigureDoc>,
+    pub(crate) complete: bool,
+    pub(crate) figures: Vec<FigureDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FailureDoc {
+pub(crate) struct FailureDoc {
     /// The outcome this line gives its rank.
-    pub outcome: OutcomeName,
-    pub phase: PhaseName,
+    pub(crate) outcome: OutcomeName,
+    pub(crate) phase: PhaseName,
     /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
     /// message), `event` (the phase its grammar gives the failure's own line) or
     /// `last_event` (the last phase line before it).
-    pub phase_from: String,
-    pub kind: FailureKindName,
-    pub message: String,
+    pub(crate) phase_from: String,
+    pub(crate) kind: FailureKindName,
+    pub(crate) message: String,
     /// Parsed figures, e.g. `requested_bytes`, `free_bytes`, `allowed_bytes` for an OOM.
-    pub fields: BTreeMap<String, FieldValueDoc>,
-    pub ts: Option<TimeDoc>,
-    pub source: Option<String>,
-    pub line: Option<u64>,
+    pub(crate) fields: BTreeMap<String, FieldValueDoc>,
+    pub(crate) ts: Option<TimeDoc>,
+    pub(crate) source: Option<String>,
+    pub(crate) line: Option<u64>,
     /// For a consequence or a termination: the rank whose failure it followed.
-    pub consequence_of: Option<String>,
-    pub traceback: Option<String>,
+    pub(crate) consequence_of: Option<String>,
+    pub(crate) traceback: Option<String>,
 }
 
-pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
+pub(crate) fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
     FailureDoc {
         outcome: f.outcome.into(),
         phase: f.phase.into(),
@@ -623,40 +624,40 @@ pub fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RankDoc {
-    pub rank: String,
+pub(crate) struct RankDoc {
+    pub(crate) rank: String,
     /// An engine or API process (vLLM's engine core), not a numbered rank: it is not
     /// counted among the ranks.
-    pub process: bool,
-    pub outcome: OutcomeName,
+    pub(crate) process: bool,
+    pub(crate) outcome: OutcomeName,
     /// Where the rank stopped: `ready`, or the phase of its failure, or where its log ends.
-    pub last_phase: PhaseName,
-    pub reached_ready: bool,
+    pub(crate) last_phase: PhaseName,
+    pub(crate) reached_ready: bool,
     /// The evidence for every outcome but `ready` and `incomplete`.
-    pub failure: Option<FailureDoc>,
+    pub(crate) failure: Option<FailureDoc>,
     /// The rank's last line (`file:line`): where an incomplete log ends.
-    pub last_line: Option<String>,
-    pub phases: Vec<PhaseDoc>,
+    pub(crate) last_line: Option<String>,
+    pub(crate) phases: Vec<PhaseDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct UnknownLineDoc {
-    pub line: u64,
-    pub text: String,
+pub(crate) struct UnknownLineDoc {
+    pub(crate) line: u64,
+    pub(crate) text: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SourceDoc {
-    pub path: String,
+pub(crate) struct SourceDoc {
+    pub(crate) path: String,
     /// The file's size (exact).
-    pub size_bytes: MemoryDoc,
-    pub lines: LineCountsDoc,
+    pub(crate) size_bytes: MemoryDoc,
+    pub(crate) lines: LineCountsDoc,
     /// Events dropped because another file of the run holds the same lines.
-    pub duplicate_events: u64,
+    pub(crate) duplicate_events: u64,
     /// The last line had no newline (the file was cut): its text, shortened.
-    pub cut_last_line: Option<String>,
+    pub(crate) cut_last_line: Option<String>,
     /// A few of the lines no grammar understood.
-    pub unknown_samples: Vec<UnknownLineDoc>,
+    pub(crate) unknown_samples: Vec<UnknownLineDoc>,
 }
 
 fn source_doc(s: &model::SourceInfo) -> SourceDoc {
@@ -679,9 +680,9 @@ fn source_doc(s: &model::SourceInfo) -> SourceDoc {
 
 /// One setting of a configuration: its key and its value as JSON.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct KeyValueDoc {
-    pub key: String,
-    pub value: serde_json::Value,
+pub(crate) struct KeyValueDoc {
+    pub(crate) key: String,
+    pub(crate) value: serde_json::Value,
 }
 
 fn py(v: &crate::model::config::pyrepr::PyValue) -> serde_json::Value {

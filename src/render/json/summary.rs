@@ -3,10 +3,10 @@
 use super::*;
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct SpreadDoc {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
+pub(crate) struct SpreadDoc {
+    pub(crate) min: f64,
+    pub(crate) median: f64,
+    pub(crate) max: f64,
 }
 
 impl From<&align::Spread> for SpreadDoc {
@@ -22,96 +22,96 @@ impl From<&align::Spread> for SpreadDoc {
 /// A figure over the ranks that reported it: `{name, unit, …}` as every figure, with the
 /// spread of its values in `unit`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct FigureStatsDoc {
-    pub name: String,
-    pub unit: UnitName,
-    pub ranks: usize,
-    pub spread: SpreadDoc,
+pub(crate) struct FigureStatsDoc {
+    pub(crate) name: String,
+    pub(crate) unit: UnitName,
+    pub(crate) ranks: usize,
+    pub(crate) spread: SpreadDoc,
     /// One step of the printed figure in `unit`; null when not known (seconds).
-    pub resolution: Option<f64>,
+    pub(crate) resolution: Option<f64>,
     /// Ranks off the median by more than one print step.
-    pub outliers: Vec<String>,
+    pub(crate) outliers: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PhaseStatsDoc {
-    pub phase: PhaseName,
+pub(crate) struct PhaseStatsDoc {
+    pub(crate) phase: PhaseName,
     /// Ranks that reported the phase.
-    pub ranks: usize,
+    pub(crate) ranks: usize,
     /// Of those, ranks that finished it.
-    pub completed: usize,
+    pub(crate) completed: usize,
     /// Seconds between the first and the last rank finishing.
-    pub end_skew_s: Option<f64>,
+    pub(crate) end_skew_s: Option<f64>,
     /// From the begin and end stamps, over the ranks that have both.
-    pub duration_s: Option<SpreadDoc>,
+    pub(crate) duration_s: Option<SpreadDoc>,
     /// The durations the server printed on the end line, for the ranks with no begin line.
-    pub printed_duration_s: Option<SpreadDoc>,
+    pub(crate) printed_duration_s: Option<SpreadDoc>,
     /// Ranks with an end line but neither a begin line nor a printed duration.
-    pub unknown_start: usize,
-    pub figures: Vec<FigureStatsDoc>,
+    pub(crate) unknown_start: usize,
+    pub(crate) figures: Vec<FigureStatsDoc>,
     /// Ranks that finished the phase after the other ranks' median by more than the
     /// stamps' step and the nodes' clock uncertainty.
-    pub stragglers: Vec<String>,
+    pub(crate) stragglers: Vec<String>,
     /// How each straggler was late, in the order of `stragglers`.
-    pub straggler_detail: Vec<StragglerDoc>,
+    pub(crate) straggler_detail: Vec<StragglerDoc>,
     /// Ranks whose end of the phase is stamped before its start: they have no duration,
     /// and their end takes no part in `end_skew_s` or the stragglers.
-    pub end_before_start: Vec<EndBeforeStartDoc>,
+    pub(crate) end_before_start: Vec<EndBeforeStartDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct EndBeforeStartDoc {
-    pub rank: String,
+pub(crate) struct EndBeforeStartDoc {
+    pub(crate) rank: String,
     /// Seconds by which the end is stamped before the start.
-    pub by_s: f64,
+    pub(crate) by_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct StragglerDoc {
-    pub rank: String,
+pub(crate) struct StragglerDoc {
+    pub(crate) rank: String,
     /// Seconds after the other ranks' median end of the phase.
-    pub late_s: f64,
+    pub(crate) late_s: f64,
     /// Of which, seconds it began the phase late: the time went before its first line.
-    pub before_first_line_s: f64,
+    pub(crate) before_first_line_s: f64,
     /// Of which, seconds it ran longer inside the phase.
-    pub inside_s: f64,
+    pub(crate) inside_s: f64,
     /// What `late_s` exceeded: one stamp step plus the nodes' clock uncertainty.
-    pub uncertainty_s: f64,
+    pub(crate) uncertainty_s: f64,
 }
 
 /// One host of a run read from several nodes' files.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct NodeDoc {
-    pub name: String,
+pub(crate) struct NodeDoc {
+    pub(crate) name: String,
     /// The node the others' clocks are aligned to.
-    pub reference: bool,
+    pub(crate) reference: bool,
     /// The paths of its log files.
-    pub sources: Vec<String>,
-    pub ranks: Vec<String>,
+    pub(crate) sources: Vec<String>,
+    pub(crate) ranks: Vec<String>,
     /// `node_rank` and `nnodes` from its server arguments, when printed.
-    pub node_rank: Option<u32>,
-    pub nnodes: Option<u32>,
+    pub(crate) node_rank: Option<u32>,
+    pub(crate) nnodes: Option<u32>,
     /// The hosts its NCCL lines name (`host:pid:tid` prefixes); empty when none.
-    pub hosts: Vec<String>,
+    pub(crate) hosts: Vec<String>,
     /// Its clock minus the reference node's; absent for the reference and for a node
     /// with no barrier exit in common with it.
-    pub clock_offset: Option<ClockOffsetDoc>,
+    pub(crate) clock_offset: Option<ClockOffsetDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ClockOffsetDoc {
+pub(crate) struct ClockOffsetDoc {
     /// The estimate, the middle of the interval, in seconds.
-    pub offset_s: f64,
+    pub(crate) offset_s: f64,
     /// The offset lies in the open interval (`min_s`, `max_s`).
-    pub min_s: f64,
-    pub max_s: f64,
+    pub(crate) min_s: f64,
+    pub(crate) max_s: f64,
     /// The most the estimate can be off by: half the interval.
-    pub uncertainty_s: f64,
+    pub(crate) uncertainty_s: f64,
     /// Barrier exits intersected, and those left out because they disagreed.
-    pub barrier_events: usize,
-    pub rejected_events: usize,
+    pub(crate) barrier_events: usize,
+    pub(crate) rejected_events: usize,
     /// The node's stamps were moved by `-offset_s` (false under `--no-clock-align`).
-    pub applied: bool,
+    pub(crate) applied: bool,
 }
 
 fn node_doc(run: &Run, n: &crate::model::node::Node) -> NodeDoc {
@@ -187,43 +187,43 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RunDoc {
+pub(crate) struct RunDoc {
     /// Some rank printed the server's ready line.
-    pub ready: bool,
-    pub grammars: Vec<String>,
-    pub year_inferred: bool,
-    pub lines: LineCountsDoc,
-    pub sources: Vec<SourceDoc>,
-    pub ranks: Vec<RankDoc>,
-    pub phases: Vec<PhaseStatsDoc>,
+    pub(crate) ready: bool,
+    pub(crate) grammars: Vec<String>,
+    pub(crate) year_inferred: bool,
+    pub(crate) lines: LineCountsDoc,
+    pub(crate) sources: Vec<SourceDoc>,
+    pub(crate) ranks: Vec<RankDoc>,
+    pub(crate) phases: Vec<PhaseStatsDoc>,
     /// Failures printed by the launcher, outside any rank.
-    pub launcher_failures: Vec<FailureDoc>,
+    pub(crate) launcher_failures: Vec<FailureDoc>,
     /// The rank whose own failure came first (or, with none, whose stall did).
-    pub root: Option<String>,
+    pub(crate) root: Option<String>,
     /// Numbered ranks per outcome (engine and API processes are not counted).
-    pub outcomes: BTreeMap<String, usize>,
+    pub(crate) outcomes: BTreeMap<String, usize>,
     /// Every start-up the log holds, when it holds more than one.
-    pub attempts: Vec<AttemptDoc>,
-    pub notes: Vec<String>,
+    pub(crate) attempts: Vec<AttemptDoc>,
+    pub(crate) notes: Vec<String>,
     /// GPU memory sampled by nvidia-smi (CSV files in the run directory).
-    pub gpus: Vec<GpuMemoryDoc>,
+    pub(crate) gpus: Vec<GpuMemoryDoc>,
     /// Per-process GPU memory from `nvidia-smi --query-compute-apps` samples.
-    pub gpu_processes: Vec<GpuProcessDoc>,
+    pub(crate) gpu_processes: Vec<GpuProcessDoc>,
     /// The hosts, for a run read from several nodes' files (empty otherwise). Times in
     /// this document are on the reference node's clock unless `--no-clock-align`.
-    pub nodes: Vec<NodeDoc>,
+    pub(crate) nodes: Vec<NodeDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct AttemptDoc {
-    pub index: usize,
-    pub start: Option<TimeDoc>,
-    pub end: Option<TimeDoc>,
-    pub events: usize,
-    pub outcome: OutcomeName,
-    pub root: Option<String>,
-    pub root_kind: Option<FailureKindName>,
-    pub root_phase: Option<PhaseName>,
+pub(crate) struct AttemptDoc {
+    pub(crate) index: usize,
+    pub(crate) start: Option<TimeDoc>,
+    pub(crate) end: Option<TimeDoc>,
+    pub(crate) events: usize,
+    pub(crate) outcome: OutcomeName,
+    pub(crate) root: Option<String>,
+    pub(crate) root_kind: Option<FailureKindName>,
+    pub(crate) root_phase: Option<PhaseName>,
 }
 
 fn attempt_doc(a: &model::AttemptInfo) -> AttemptDoc {
@@ -240,38 +240,38 @@ fn attempt_doc(a: &model::AttemptInfo) -> AttemptDoc {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct GpuProcessDoc {
-    pub source: String,
-    pub pid: u32,
-    pub process_name: Option<String>,
-    pub gpu: Option<u32>,
+pub(crate) struct GpuProcessDoc {
+    pub(crate) source: String,
+    pub(crate) pid: u32,
+    pub(crate) process_name: Option<String>,
+    pub(crate) gpu: Option<u32>,
     /// The rank whose log lines carry the same pid, when they do.
-    pub rank: Option<String>,
-    pub samples: usize,
+    pub(crate) rank: Option<String>,
+    pub(crate) samples: usize,
     /// nvidia-smi's figures: whole MiB, `resolution_bytes` 1,048,576.
-    pub peak_used_bytes: MemoryDoc,
-    pub peak_at_s: Option<f64>,
+    pub(crate) peak_used_bytes: MemoryDoc,
+    pub(crate) peak_at_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct GpuMemoryDoc {
-    pub source: String,
-    pub gpu: u32,
-    pub samples: usize,
+pub(crate) struct GpuMemoryDoc {
+    pub(crate) source: String,
+    pub(crate) gpu: u32,
+    pub(crate) samples: usize,
     /// nvidia-smi's figures: whole MiB, `resolution_bytes` 1,048,576.
-    pub total_bytes: Option<MemoryDoc>,
-    pub peak_used_bytes: MemoryDoc,
+    pub(crate) total_bytes: Option<MemoryDoc>,
+    pub(crate) peak_used_bytes: MemoryDoc,
     /// Seconds since the run's first line (nvidia-smi and the logs share the wall clock).
-    pub peak_at_s: Option<f64>,
+    pub(crate) peak_at_s: Option<f64>,
     /// At most 256 points, each the largest sample of its interval.
-    pub series: Vec<GpuPointDoc>,
+    pub(crate) series: Vec<GpuPointDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct GpuPointDoc {
+pub(crate) struct GpuPointDoc {
     /// Seconds since the run's first line.
-    pub t_s: f64,
-    pub used_bytes: MemoryDoc,
+    pub(crate) t_s: f64,
+    pub(crate) used_bytes: MemoryDoc,
 }
 
 fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
@@ -286,7 +286,7 @@ fn phase_doc(run: &Run, p: &model::PhaseSpan) -> PhaseDoc {
     }
 }
 
-pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
+pub(crate) fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
     RankDoc {
         rank: r.rank.to_string(),
         process: r.is_process(),
@@ -302,7 +302,7 @@ pub fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
     }
 }
 
-pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
+pub(crate) fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
     RunDoc {
         ready: run.ready,
         grammars: run.grammars.clone(),
@@ -358,26 +358,27 @@ pub fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
             .filter(|(_, n)| *n > 0)
             .collect(),
         attempts: run.attempts.iter().map(attempt_doc).collect(),
-        notes: run.notes.clone(),
+        notes: crate::render::text::notes::read_notes(&run.notes),
     }
 }
 
 /// `rankscope summary --json`.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SummaryDoc {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Always `summary`.
-    pub command: String,
-    pub identity: IdentityDoc,
-    pub run: RunDoc,
+    pub(crate) command: String,
+    pub(crate) identity: IdentityDoc,
+    pub(crate) run: RunDoc,
     /// For a failed run: a memory failure's deficit and the settings that would cover it,
     /// from the run's own figures (null for a run that did not fail).
-    pub remedies: Option<RemediesDoc>,
+    pub(crate) remedies: Option<RemediesDoc>,
     /// Where each rank's memory went (by the server grammar's memory model) and what the
     /// KV pool buys; null parts when the grammar has no model or the log no pool.
-    pub memory: super::capacity::MemoryReportDoc,
+    pub(crate) memory: super::capacity::MemoryReportDoc,
 }
 
+/// The `summary --json` document of a run.
 pub fn summary_doc(
     run: &Run,
     report: &RunReport,

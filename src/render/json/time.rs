@@ -3,89 +3,90 @@
 
 use super::*;
 use crate::analysis::timing;
+use crate::base::units::Seconds;
 
 /// The start-up's time, baseline against candidate. Seconds throughout.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TimeDiffDoc {
+pub(crate) struct TimeDiffDoc {
     /// What a change had to exceed besides the stamps' resolution, as a fraction of the
     /// baseline's figure (`--time-tolerance`).
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// From the run's first line to its last ready line; null unless both runs have both.
-    pub to_ready: Option<ToReadyDoc>,
+    pub(crate) to_ready: Option<ToReadyDoc>,
     /// Per phase, each rank's window (from its previous phase's end to this one's end).
-    pub phases: Vec<PhaseTimeDoc>,
+    pub(crate) phases: Vec<PhaseTimeDoc>,
     /// The changes the verdict names, in start-up order.
-    pub findings: Vec<TimeFindingDoc>,
+    pub(crate) findings: Vec<TimeFindingDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct ToReadyDoc {
-    pub unit: &'static str,
-    pub baseline: f64,
-    pub candidate: f64,
-    pub delta: f64,
+pub(crate) struct ToReadyDoc {
+    pub(crate) unit: &'static str,
+    pub(crate) baseline: f64,
+    pub(crate) candidate: f64,
+    pub(crate) delta: f64,
     /// The change had to exceed this (stamps' resolution or tolerance, the larger).
-    pub threshold: f64,
+    pub(crate) threshold: f64,
     /// Beyond the threshold: a finding.
-    pub changed: bool,
+    pub(crate) changed: bool,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct PhaseTimeDoc {
-    pub phase: PhaseName,
-    pub unit: &'static str,
+pub(crate) struct PhaseTimeDoc {
+    pub(crate) phase: PhaseName,
+    pub(crate) unit: &'static str,
     /// `same`, `systematic` or `local`.
-    pub class: &'static str,
-    pub ranks_compared: usize,
-    pub ranks_moved: usize,
-    pub baseline: SpreadDoc,
-    pub candidate: SpreadDoc,
-    pub delta: SpreadDoc,
+    pub(crate) class: &'static str,
+    pub(crate) ranks_compared: usize,
+    pub(crate) ranks_moved: usize,
+    pub(crate) baseline: SpreadDoc,
+    pub(crate) candidate: SpreadDoc,
+    pub(crate) delta: SpreadDoc,
     /// The widest resolution of one rank's comparison (both windows' stamp steps).
-    pub resolution: f64,
-    pub per_rank: Vec<RankTimeDoc>,
+    pub(crate) resolution: f64,
+    pub(crate) per_rank: Vec<RankTimeDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RankTimeDoc {
-    pub rank: String,
-    pub baseline: f64,
-    pub candidate: f64,
-    pub delta: f64,
+pub(crate) struct RankTimeDoc {
+    pub(crate) rank: String,
+    pub(crate) baseline: f64,
+    pub(crate) candidate: f64,
+    pub(crate) delta: f64,
     /// The change of the time before the phase's first line; null when either run's
     /// phase printed no line before its end.
-    pub before_first_line_delta: Option<f64>,
-    pub threshold: f64,
-    pub changed: bool,
+    pub(crate) before_first_line_delta: Option<f64>,
+    pub(crate) threshold: f64,
+    pub(crate) changed: bool,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct TimeFindingDoc {
+pub(crate) struct TimeFindingDoc {
     /// `systematic` (most ranks) or `rank` (one rank).
-    pub scope: &'static str,
-    pub phase: PhaseName,
+    pub(crate) scope: &'static str,
+    pub(crate) phase: PhaseName,
     /// For `rank` findings.
-    pub rank: Option<String>,
-    pub delta: f64,
-    pub baseline: f64,
-    pub candidate: f64,
+    pub(crate) rank: Option<String>,
+    pub(crate) delta: f64,
+    pub(crate) baseline: f64,
+    pub(crate) candidate: f64,
     /// The candidate's `summary` names the rank a straggler in this phase.
-    pub straggler: bool,
+    pub(crate) straggler: bool,
     /// The rank waited for another's delay (`[rank, phase]`): not a cause.
-    pub waited_for: Option<(String, PhaseName)>,
+    pub(crate) waited_for: Option<(String, PhaseName)>,
     /// As the text prints it.
-    pub text: String,
+    pub(crate) text: String,
 }
 
-pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
+pub(crate) fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
     TimeDiffDoc {
         tolerance: t.tolerance,
         to_ready: t.to_ready.as_ref().map(|r| ToReadyDoc {
             unit: "seconds",
-            baseline: r.baseline_s,
-            candidate: r.candidate_s,
-            delta: r.delta_s,
-            threshold: r.threshold_s,
+            baseline: r.baseline_s.get(),
+            candidate: r.candidate_s.get(),
+            delta: r.delta_s.get(),
+            threshold: r.threshold_s.get(),
             changed: r.beyond,
         }),
         phases: t
@@ -100,17 +101,17 @@ pub fn time_doc(t: &timing::TimeDiff) -> TimeDiffDoc {
                 baseline: (&p.baseline).into(),
                 candidate: (&p.candidate).into(),
                 delta: (&p.delta).into(),
-                resolution: p.resolution_s,
+                resolution: p.resolution_s.get(),
                 per_rank: p
                     .per_rank
                     .iter()
                     .map(|r| RankTimeDoc {
                         rank: r.rank.to_string(),
-                        baseline: r.baseline_s,
-                        candidate: r.candidate_s,
-                        delta: r.delta_s,
-                        before_first_line_delta: r.before_first_line_delta_s,
-                        threshold: r.threshold_s,
+                        baseline: r.baseline_s.get(),
+                        candidate: r.candidate_s.get(),
+                        delta: r.delta_s.get(),
+                        before_first_line_delta: r.before_first_line_delta_s.map(Seconds::get),
+                        threshold: r.threshold_s.get(),
                         changed: r.beyond,
                     })
                     .collect(),
@@ -133,9 +134,9 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
             scope: "systematic",
             phase: (*phase).into(),
             rank: None,
-            delta: *delta_s,
-            baseline: *baseline_s,
-            candidate: *candidate_s,
+            delta: delta_s.get(),
+            baseline: baseline_s.get(),
+            candidate: candidate_s.get(),
             straggler: false,
             waited_for: None,
             text,
@@ -153,9 +154,9 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
             scope: "rank",
             phase: (*phase).into(),
             rank: Some(rank.to_string()),
-            delta: *delta_s,
-            baseline: *baseline_s,
-            candidate: *candidate_s,
+            delta: delta_s.get(),
+            baseline: baseline_s.get(),
+            candidate: candidate_s.get(),
             straggler: *straggler,
             waited_for: waited_for
                 .as_ref()
@@ -167,46 +168,46 @@ fn finding_doc(f: &timing::TimeFinding) -> TimeFindingDoc {
 
 /// A memory failure's deficit and the settings that would cover it. Bytes throughout.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RemediesDoc {
-    pub deficit: Option<DeficitDoc>,
-    pub remedies: Vec<RemedyDoc>,
+pub(crate) struct RemediesDoc {
+    pub(crate) deficit: Option<DeficitDoc>,
+    pub(crate) remedies: Vec<RemedyDoc>,
     /// The `remedy` rows as the text prints them.
-    pub text: Vec<String>,
+    pub(crate) text: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct DeficitDoc {
-    pub phase: PhaseName,
+pub(crate) struct DeficitDoc {
+    pub(crate) phase: PhaseName,
     /// What the phase needed and what was left, each with its print step.
-    pub need_bytes: MemoryDoc,
-    pub have_bytes: MemoryDoc,
+    pub(crate) need_bytes: MemoryDoc,
+    pub(crate) have_bytes: MemoryDoc,
     /// `need − have` (`need` when as much was free as asked: no block large enough), its
     /// resolution the sum of theirs.
-    pub deficit_bytes: MemoryDoc,
+    pub(crate) deficit_bytes: MemoryDoc,
     /// `baseline_phase` (the baseline's figure of the phase against what was left) or
     /// `oom_request` (the failed request against the OOM's free memory: a lower bound).
-    pub basis: &'static str,
+    pub(crate) basis: &'static str,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct RemedyDoc {
-    pub setting: String,
+pub(crate) struct RemedyDoc {
+    pub(crate) setting: String,
     /// `pool_fraction`, `skip_phase` or `revert`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// The value now and the value proposed, as the configuration prints them.
-    pub from: Option<String>,
-    pub to: Option<String>,
+    pub(crate) from: Option<String>,
+    pub(crate) to: Option<String>,
     /// What it frees for the failing phase, when the figures say.
-    pub frees_bytes: Option<MemoryDoc>,
+    pub(crate) frees_bytes: Option<MemoryDoc>,
     /// For `pool_fraction`: the memory the fraction scales, and the KV tokens per rank it
     /// costs.
-    pub total_bytes: Option<MemoryDoc>,
-    pub tokens_lost: Option<i64>,
+    pub(crate) total_bytes: Option<MemoryDoc>,
+    pub(crate) tokens_lost: Option<i64>,
     /// For `pool_fraction`: `follows`, `differs` or `unchecked`.
-    pub rule_check: Option<&'static str>,
+    pub(crate) rule_check: Option<&'static str>,
 }
 
-pub fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
+pub(crate) fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
     use crate::analysis::remedy::{DeficitBasis, RemedyKind, RuleCheck};
     RemediesDoc {
         deficit: r.deficit.as_ref().map(|d| DeficitDoc {

@@ -13,7 +13,7 @@ use crate::render::{put, rank_span, Style};
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// A category's name as the table shows it.
-pub fn category_label(c: Category) -> &'static str {
+pub(crate) fn category_label(c: Category) -> &'static str {
     match c {
         Category::Communication => "NCCL / custom AR / outside PyTorch",
         Category::Weights => "weights",
@@ -26,7 +26,7 @@ pub fn category_label(c: Category) -> &'static str {
 }
 
 /// GiB with two decimals; a value that rounds to zero prints without a sign.
-pub fn gib(bytes: i64) -> String {
+pub(crate) fn gib(bytes: i64) -> String {
     let v = bytes as f64 / GIB;
     format!("{:.2} GiB", if v.abs() < 0.005 { 0.0 } else { v })
 }
@@ -54,7 +54,7 @@ fn term_text(run: &Run, t: &TermValue) -> String {
 }
 
 /// `a (file:line) − b (file:line)`.
-pub fn derivation(run: &Run, a: &Amount) -> String {
+pub(crate) fn derivation(run: &Run, a: &Amount) -> String {
     let mut s = String::new();
     for (i, t) in a.terms.iter().enumerate() {
         match (i, t.sign < 0) {
@@ -162,7 +162,7 @@ fn group_text(o: &mut String, run: &Run, b: &RankBreakdown, style: Style) {
 }
 
 /// The breakdown section of `summary --memory`.
-pub fn breakdown_text(run: &Run, b: &RunBreakdown, style: Style) -> String {
+pub(crate) fn breakdown_text(run: &Run, b: &RunBreakdown, style: Style) -> String {
     let mut o = String::new();
     o.push_str(&style.bold(&format!("memory breakdown ({} memory model)", b.grammar)));
     o.push('\n');
@@ -184,7 +184,7 @@ pub fn breakdown_text(run: &Run, b: &RunBreakdown, style: Style) -> String {
 
 /// What moved between two runs' breakdowns, as (indent, sentence): the terminal's text
 /// and the HTML report say the same.
-pub fn moved_lines(d: &BreakdownDiff) -> Vec<(usize, String)> {
+pub(crate) fn moved_lines(d: &BreakdownDiff) -> Vec<(usize, String)> {
     let mut o = Vec::new();
     if d.moved.is_empty() {
         o.push((0, "no category moved beyond its resolution".to_string()));
@@ -243,7 +243,7 @@ pub fn moved_lines(d: &BreakdownDiff) -> Vec<(usize, String)> {
 }
 
 /// What moved between two runs' breakdowns.
-pub fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
+pub(crate) fn breakdown_diff_text(d: &BreakdownDiff, style: Style) -> String {
     let mut o = String::new();
     o.push_str(&style.bold("memory breakdown against the baseline"));
     o.push('\n');

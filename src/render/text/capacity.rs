@@ -97,7 +97,7 @@ fn per_token_lines(run: &Run, c: &Capacity) -> Vec<String> {
 }
 
 /// The capacity section of `summary --memory`.
-pub fn capacity_text(run: &Run, c: &Capacity, style: Style) -> String {
+pub(crate) fn capacity_text(run: &Run, c: &Capacity, style: Style) -> String {
     let mut o = String::new();
     o.push_str(&style.bold("capacity"));
     o.push('\n');
@@ -187,7 +187,7 @@ pub fn capacity_text(run: &Run, c: &Capacity, style: Style) -> String {
 }
 
 /// What the candidate's changes cost in capacity.
-pub fn capacity_cost_text(cost: &CapacityCost, style: Style) -> String {
+pub(crate) fn capacity_cost_text(cost: &CapacityCost, style: Style) -> String {
     let what = if cost.changes.is_empty() {
         "the candidate".to_string()
     } else {

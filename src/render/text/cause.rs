@@ -14,7 +14,7 @@ fn base_name(path: &str) -> &str {
 
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
-pub fn setting_change(d: &RunDiff, s: &Setting) -> String {
+pub(crate) fn setting_change(d: &RunDiff, s: &Setting) -> String {
     let value = |v: &crate::model::config::pyrepr::PyValue, spelling| {
         super::values::config_value(v, spelling, 40)
     };
@@ -58,7 +58,7 @@ fn suspect_text(d: &RunDiff, s: &Suspect) -> String {
 }
 
 /// The `cause` rows of a failure that is not about memory.
-pub fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
+pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
     let mut out = Vec::new();
     let head = format!("{} {} in {}", fc.rank, failure_verb(fc.kind), fc.phase);
     match &fc.quote {

@@ -56,7 +56,7 @@ fn category_line(c: &CategoryHeld) -> String {
 }
 
 /// After the breakdown: for each of its groups, the first rank with a snapshot.
-pub fn held_text(b: &RunBreakdown, held: &[RankHeld], style: Style) -> String {
+pub(crate) fn held_text(b: &RunBreakdown, held: &[RankHeld], style: Style) -> String {
     let mut o = String::new();
     if held.is_empty() {
         return o;

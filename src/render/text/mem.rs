@@ -13,7 +13,7 @@ use crate::snapshot::site::site_label;
 pub use crate::base::units::human_size as fmt_bytes;
 
 /// Signed sizes: `+40.00 MiB`, `-512 B`, `±0 B` (`units::human_delta`).
-pub use crate::base::units::human_delta as fmt_delta;
+pub(crate) use crate::base::units::human_delta as fmt_delta;
 
 /// A table cell wrapped at word boundaries into `w` columns, each line padded to `w`.
 fn cell_lines(text: &str, w: usize) -> Vec<String> {
@@ -261,7 +261,7 @@ pub fn limit_line(l: &Limit, allowed: Option<u64>) -> Option<String> {
 }
 
 /// One line on the free memory inside segments, when some segment holds any.
-pub fn free_space_line(f: &FreeSpace) -> Option<String> {
+pub(crate) fn free_space_line(f: &FreeSpace) -> Option<String> {
     if f.unallocated == 0 && f.private_unallocated == 0 {
         return None;
     }
@@ -279,7 +279,11 @@ pub fn free_space_line(f: &FreeSpace) -> Option<String> {
 /// the holes and the remedy; with `detail`, a row per segment shape and up to three
 /// pinning sites. Empty when the OOM was not fragmentation.
 /// `scope` names whose figures these are (`on 2/2 failing ranks, TP0 shown`).
-pub fn fragmentation_lines(a: &OomAnalysis, detail: bool, scope: Option<&str>) -> Vec<String> {
+pub(crate) fn fragmentation_lines(
+    a: &OomAnalysis,
+    detail: bool,
+    scope: Option<&str>,
+) -> Vec<String> {
     let Some(f) = &a.fragmentation else {
         return Vec::new();
     };
@@ -344,7 +348,7 @@ pub fn fragmentation_lines(a: &OomAnalysis, detail: bool, scope: Option<&str>) -
 }
 
 /// PyTorch's own advice for fragmentation, unless the snapshot shows it already taken.
-pub fn remedy_line(expandable: Option<bool>) -> Option<String> {
+pub(crate) fn remedy_line(expandable: Option<bool>) -> Option<String> {
     match expandable {
         Some(true) => None,
         Some(false) => Some(

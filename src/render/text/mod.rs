@@ -1,17 +1,18 @@
 //! Text for people: one module per document, sharing the table and wrapping helpers of
 //! `render`.
 
-pub mod breakdown;
+pub(crate) mod breakdown;
 pub mod capacity;
-pub mod cause;
+pub(crate) mod cause;
 pub mod diff;
-pub mod held;
+pub(crate) mod held;
 pub mod mem;
+pub mod notes;
 pub mod outcome;
-pub mod remedy;
-pub mod smi;
+pub(crate) mod remedy;
+pub(crate) mod smi;
 pub mod summary;
-pub mod time;
-pub mod values;
-pub mod verdict;
+pub(crate) mod time;
+pub(crate) mod values;
+pub(crate) mod verdict;
 pub mod watch;

@@ -6,7 +6,7 @@ use crate::base::units::human_bytes;
 use crate::model::{FailureKind, Outcome, Phase};
 
 /// A failure kind as a verb phrase: `ran out of memory`.
-pub fn failure_verb(k: FailureKind) -> &'static str {
+pub(crate) fn failure_verb(k: FailureKind) -> &'static str {
     match k {
         FailureKind::Oom => "ran out of memory",
         FailureKind::NotEnoughMemory => "had not enough memory",
@@ -19,7 +19,7 @@ pub fn failure_verb(k: FailureKind) -> &'static str {
 
 /// Where a failure happened, as a phrase: `in kv_cache`; `while serving` once the server
 /// was ready (the canonical phase is `ready`, but nothing failed *in* becoming ready).
-pub fn in_phase(p: Phase) -> String {
+pub(crate) fn in_phase(p: Phase) -> String {
     match p {
         Phase::Ready => "while serving".to_string(),
         p => format!("in {p}"),
@@ -122,7 +122,7 @@ pub fn failure_story(story: &FailureStory) -> String {
 /// traceback's header (`Scheduler hit an exception: Traceback (most recent call last):`),
 /// then the traceback's exception line (`torch.distributed.DistBackendError: …`), the last
 /// one when exceptions are chained.
-pub fn quoted_message(f: &crate::model::Failure) -> &str {
+pub(crate) fn quoted_message(f: &crate::model::Failure) -> &str {
     if !f
         .message
         .trim_end()

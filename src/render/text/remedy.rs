@@ -55,7 +55,7 @@ fn revert_text(setting: &str, from: &str, to: &str, tied: bool) -> String {
     )
 }
 
-pub fn lines(r: &Remedies) -> Vec<String> {
+pub(crate) fn lines(r: &Remedies) -> Vec<String> {
     let mut out = Vec::new();
     let Some(d) = &r.deficit else {
         return r

@@ -105,7 +105,7 @@ fn one(o: &mut String, run: &Run, c: &SmiComparison, style: Style) {
 }
 
 /// After the breakdown: one paragraph per GPU of the run's nvidia-smi CSVs.
-pub fn smi_text(run: &Run, cs: &[SmiComparison], style: Style) -> String {
+pub(crate) fn smi_text(run: &Run, cs: &[SmiComparison], style: Style) -> String {
     let mut o = String::new();
     if cs.is_empty() {
         return o;

@@ -6,15 +6,15 @@ use crate::analysis::diff::SlowerStartup;
 use crate::analysis::timing::{PhaseTime, TimeDiff, TimeFinding};
 
 /// Seconds as every time is printed (`units::seconds`).
-pub use crate::base::units::seconds as secs;
+pub(crate) use crate::base::units::seconds as secs;
 
 /// A signed change of seconds (`units::seconds_delta`).
-pub use crate::base::units::seconds_delta as delta_secs;
+pub(crate) use crate::base::units::seconds_delta as delta_secs;
 
 /// One finding: `weight_load +8.0 s on 4/4 ranks (systematic; 3.0 s -> 11.0 s)`,
 /// `TP1 +6.0 s in weight_load (straggler; began 6.0 s late; 3.0 s -> 9.0 s)`,
 /// `TP0 +6.0 s in kv_cache (waited for TP1, late in weight_load)`.
-pub fn finding(f: &TimeFinding) -> String {
+pub(crate) fn finding(f: &TimeFinding) -> String {
     match f {
         TimeFinding::Systematic {
             phase,
@@ -46,20 +46,28 @@ pub fn finding(f: &TimeFinding) -> String {
                 why.push("straggler".to_string());
             }
             if let Some(before) = before_first_line_delta_s {
-                let inside = delta_s - before;
+                let (before, inside) = (*before, *delta_s - *before);
                 // Where most of the change went: before the phase's first line (the rank
                 // began late) or inside the phase (it ran longer).
-                if before.abs() >= inside.abs() && before.abs() > 0.0 {
+                if before.abs() >= inside.abs() && before.abs().is_positive() {
                     why.push(format!(
                         "began {} {}",
                         secs(before.abs()),
-                        if *before > 0.0 { "late" } else { "early" }
+                        if before.is_positive() {
+                            "late"
+                        } else {
+                            "early"
+                        }
                     ));
-                } else if inside.abs() > 0.0 {
+                } else if inside.abs().is_positive() {
                     why.push(format!(
                         "ran {} {} inside the phase",
                         secs(inside.abs()),
-                        if inside > 0.0 { "longer" } else { "shorter" }
+                        if inside.is_positive() {
+                            "longer"
+                        } else {
+                            "shorter"
+                        }
                     ));
                 }
             }
@@ -74,7 +82,7 @@ pub fn finding(f: &TimeFinding) -> String {
 }
 
 /// The headline's part for a slower start-up.
-pub fn slower(s: &SlowerStartup) -> String {
+pub(crate) fn slower(s: &SlowerStartup) -> String {
     let mut out = match s.to_ready {
         Some((b, c)) => format!(
             "start-up {} slower (first line to ready {} -> {})",
@@ -92,7 +100,7 @@ pub fn slower(s: &SlowerStartup) -> String {
 }
 
 /// The verdict's `time` rows: the first line to ready when it moved, then every finding.
-pub fn rows(t: &TimeDiff) -> Vec<String> {
+pub(crate) fn rows(t: &TimeDiff) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(r) = t.to_ready.as_ref().filter(|r| r.beyond) {
         out.push(format!(
@@ -109,7 +117,7 @@ pub fn rows(t: &TimeDiff) -> Vec<String> {
 }
 
 /// A phase's time row of the figure table: its median window in each run and the change.
-pub fn phase_cells(p: &PhaseTime) -> (String, String, String, String) {
+pub(crate) fn phase_cells(p: &PhaseTime) -> (String, String, String, String) {
     let ranks = if p.ranks_moved == 0 {
         "-".to_string()
     } else {

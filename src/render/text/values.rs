@@ -6,7 +6,7 @@ use crate::render::cut;
 
 /// A configuration value as the config section prints it: the server's syntax
 /// (`spelling`: Python's `False`, Rust's `false`), cleaned, cut to `room` columns.
-pub fn config_value(
+pub(crate) fn config_value(
     v: &crate::model::config::pyrepr::PyValue,
     spelling: crate::model::config::Spelling,
     room: usize,
@@ -16,7 +16,7 @@ pub fn config_value(
 
 /// An environment variable's value as a run showed it: the value, `(unset)` when the
 /// run passed the point where it would have been printed, else `(not logged)`.
-pub fn env_value(v: Option<&str>, logged: bool) -> String {
+pub(crate) fn env_value(v: Option<&str>, logged: bool) -> String {
     match v {
         Some(v) => sanitize(v),
         None if logged => "(unset)".into(),

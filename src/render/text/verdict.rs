@@ -11,7 +11,7 @@ use crate::render::figure_text;
 /// memory; else the first divergence with its allocation sites, or the snapshots' cause),
 /// the effect, the time changes. `diff`'s text and the TUI's Diff view both print these,
 /// so the two say the same.
-pub fn verdict_rows(
+pub(crate) fn verdict_rows(
     d: &RunDiff,
     attribution: &[String],
     snapshot_cause: &[String],

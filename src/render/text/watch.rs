@@ -15,7 +15,7 @@ use crate::model::{Outcome, Phase, Run};
 use crate::render::Style;
 
 /// Seconds from the run's first stamp, as the board's clock: `t+12.0 s`.
-pub fn since_start(run: &Run, at: Option<NaiveDateTime>) -> String {
+pub(crate) fn since_start(run: &Run, at: Option<NaiveDateTime>) -> String {
     match (run.start, at) {
         (Some(s), Some(t)) if t >= s => {
             crate::base::units::since_start((t - s).num_milliseconds() as f64 / 1000.0)
@@ -89,7 +89,7 @@ pub fn change_lines(run: &Run, c: &Change, style: Style) -> Vec<String> {
 }
 
 /// A warning's headline, then its deficit and remedies (memory) on the next lines.
-pub fn warning_lines(run: &Run, w: &EarlyWarning, style: Style) -> Vec<String> {
+pub(crate) fn warning_lines(run: &Run, w: &EarlyWarning, style: Style) -> Vec<String> {
     match w {
         EarlyWarning::Memory(m) => {
             let mut out = vec![style.warn(&format!("warning   {}", memory_headline(run, m)))];
@@ -111,7 +111,7 @@ pub fn warning_lines(run: &Run, w: &EarlyWarning, style: Style) -> Vec<String> {
 
 /// "TP3: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB — likely
 /// OOM in cuda_graph (server.log:56)".
-pub fn memory_headline(run: &Run, m: &MemoryWarning) -> String {
+pub(crate) fn memory_headline(run: &Run, m: &MemoryWarning) -> String {
     let how = if m.likely {
         "likely OOM"
     } else {
@@ -129,7 +129,7 @@ pub fn memory_headline(run: &Run, m: &MemoryWarning) -> String {
 }
 
 /// "TP1 in weight_load for 14 s (baseline 3 s)".
-pub fn slow_headline(s: &SlowWarning) -> String {
+pub(crate) fn slow_headline(s: &SlowWarning) -> String {
     let mut line = format!(
         "{} in {} for {} (baseline {}; more than {} over it counts)",
         s.rank,
@@ -140,7 +140,7 @@ pub fn slow_headline(s: &SlowWarning) -> String {
     );
     // Measured past the log's latest line by the wall clock: say so, the reader cannot
     // find that time in the log.
-    if s.silent_s >= 0.5 {
+    if s.silent_s.get() >= 0.5 {
         line.push_str(&format!(
             "; no start-up line for the last {}",
             seconds(s.silent_s)
@@ -214,7 +214,7 @@ pub fn timed_out(seconds: f64) -> String {
 /// The live board's status rows: per rank its phase, the time in it (growing while the
 /// rank is silent) and its latest memory figure. With more ranks than rows, one row per
 /// phase (how many ranks are in it, the longest in it) — the ranks furthest behind first.
-pub fn status_rows(statuses: &[RankStatus], rows: usize) -> Vec<String> {
+pub(crate) fn status_rows(statuses: &[RankStatus], rows: usize) -> Vec<String> {
     if rows == 0 {
         return Vec::new();
     }

@@ -2,53 +2,62 @@
 
 use super::*;
 
+/// One site's memory in both snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteChange {
+    /// The site, as `SiteRule` names it.
     pub site: String,
-    pub a_allocated: u64,
+    pub(crate) a_allocated: u64,
+    /// Bytes allocated at the site in snapshot B.
     pub b_allocated: u64,
-    pub a_reserved: u64,
-    pub b_reserved: u64,
-    pub delta_allocated: i64,
+    pub(crate) a_reserved: u64,
+    pub(crate) b_reserved: u64,
+    pub(crate) delta_allocated: i64,
+    /// B's reserved bytes at the site less A's.
     pub delta_reserved: i64,
 }
 
+/// Segments of one shape, pool, stream and site that B has and A does not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SegmentChange {
+    /// What the segments have in common.
     pub key: SegmentKey,
+    /// How many.
     pub count: u64,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct TotalsDelta {
-    pub segments: i64,
-    pub reserved: i64,
-    pub allocated: i64,
-    pub active: i64,
-    pub requested: i64,
-    pub peak_reserved: i64,
-    pub peak_allocated: i64,
+pub(crate) struct TotalsDelta {
+    pub(crate) segments: i64,
+    pub(crate) reserved: i64,
+    pub(crate) allocated: i64,
+    pub(crate) active: i64,
+    pub(crate) requested: i64,
+    pub(crate) peak_reserved: i64,
+    pub(crate) peak_allocated: i64,
 }
 
+/// Two snapshots compared: sites only in one, sites that changed, new segments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemDiff {
-    pub only_a: Vec<SiteChange>,
+    pub(crate) only_a: Vec<SiteChange>,
+    /// Sites with memory in B only.
     pub only_b: Vec<SiteChange>,
-    pub changed: Vec<SiteChange>,
+    pub(crate) changed: Vec<SiteChange>,
     /// Segments in B with no counterpart in A, matched by (size, pool, stream, site).
     pub new_segments: Vec<SegmentChange>,
-    pub gone_segments: Vec<SegmentChange>,
-    pub totals: TotalsDelta,
-    pub a_totals: Totals,
-    pub b_totals: Totals,
-    pub a_ooms: usize,
-    pub b_ooms: usize,
+    pub(crate) gone_segments: Vec<SegmentChange>,
+    pub(crate) totals: TotalsDelta,
+    pub(crate) a_totals: Totals,
+    pub(crate) b_totals: Totals,
+    pub(crate) a_ooms: usize,
+    pub(crate) b_ooms: usize,
     /// Each side's first OOM, analysed (limit, fragmentation).
-    pub a_oom: Option<crate::snapshot::oom::OomAnalysis>,
-    pub b_oom: Option<crate::snapshot::oom::OomAnalysis>,
-    pub a_free: crate::snapshot::oom::FreeSpace,
-    pub b_free: crate::snapshot::oom::FreeSpace,
+    pub(crate) a_oom: Option<crate::snapshot::oom::OomAnalysis>,
+    pub(crate) b_oom: Option<crate::snapshot::oom::OomAnalysis>,
+    pub(crate) a_free: crate::snapshot::oom::FreeSpace,
+    pub(crate) b_free: crate::snapshot::oom::FreeSpace,
 }
 
 pub(super) fn sdelta(a: u64, b: u64) -> i64 {
@@ -150,12 +159,14 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
 /// Net memory per site over a time window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteDelta {
+    /// The site, as `SiteRule` names it.
     pub site: String,
     /// Requested bytes allocated in the window minus those freed in it, each attributed to
     /// the site that allocated the block (frees carry the freeing stack, not the owner's).
     pub net_allocated: i64,
+    /// Allocations at the site in the window.
     pub allocs: u64,
-    pub frees: u64,
+    pub(crate) frees: u64,
     /// Segment bytes reserved minus released in the window, by the segment's site.
     pub net_reserved: i64,
 }

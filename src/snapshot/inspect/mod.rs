@@ -41,25 +41,31 @@ impl<'a> Sites<'a> {
 /// Live memory at one site, from the segments' blocks at snapshot time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SiteBytes {
+    /// The site, as `SiteRule` names it.
     pub site: String,
     /// Distinct source lines that contributed (sorted; at most 16 kept).
     pub lines: Vec<i64>,
     /// Bytes of `active_allocated` blocks (rounded block sizes).
     pub allocated: u64,
-    pub requested: u64,
-    pub blocks: u64,
+    pub(crate) requested: u64,
+    pub(crate) blocks: u64,
     /// Bytes of segments whose site this is (segment stack, else its first block's).
     pub reserved: u64,
+    /// Segments whose site this is.
     pub segments: u64,
 }
 
+/// Segment totals (bytes) of a snapshot, a pool, a stream or a segment type.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Totals {
+    /// Segments counted.
     pub segments: u64,
+    /// Bytes the segments reserve from the device.
     pub reserved: u64,
+    /// Bytes of allocated blocks in them.
     pub allocated: u64,
-    pub active: u64,
-    pub requested: u64,
+    pub(crate) active: u64,
+    pub(crate) requested: u64,
 }
 
 impl Totals {
@@ -72,89 +78,108 @@ impl Totals {
     }
 }
 
+/// One memory pool's totals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolTotals {
+    /// The pool's id, as the snapshot gives it (`(0, 0)` is the default pool).
     pub pool: (i64, i64),
     /// Not `(0, 0)`: a private pool, in practice a CUDA graph's.
     pub private: bool,
+    /// Its segments' totals.
     pub totals: Totals,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct StreamTotals {
-    pub stream: u64,
+pub(crate) struct StreamTotals {
+    pub(crate) stream: u64,
     /// `default` for stream 0, else `s1`, `s2`, … by first appearance: raw stream values
     /// are pointers and differ from run to run.
-    pub label: String,
-    pub totals: Totals,
+    pub(crate) label: String,
+    pub(crate) totals: Totals,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Peak {
-    pub bytes: u64,
-    pub time_us: i64,
+pub(crate) struct Peak {
+    pub(crate) bytes: u64,
+    pub(crate) time_us: i64,
 }
 
+/// One OOM the snapshot's trace records.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomInfo {
+    /// The bytes the failed request asked for.
     pub requested: u64,
+    /// The device's free memory the entry recorded, when it did.
     pub device_free: Option<u64>,
+    /// When, in the trace's microseconds.
     pub time_us: i64,
-    pub stream: u64,
+    pub(crate) stream: u64,
+    /// The site of the failed request.
     pub site: String,
-    pub device: usize,
+    pub(crate) device: usize,
 }
 
+/// One point of a snapshot's memory over time, from its trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeriesPoint {
-    pub time_us: i64,
+    pub(crate) time_us: i64,
     /// Requested bytes live (the trace records requested, not rounded, sizes).
-    pub allocated: u64,
+    pub(crate) allocated: u64,
+    /// Segment bytes reserved at that moment.
     pub reserved: u64,
 }
 
 /// A segment described without its address, so runs can be matched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SegmentKey {
+    /// The segment's size in bytes.
     pub size: u64,
-    pub pool: (i64, i64),
-    pub stream: String,
+    pub(crate) pool: (i64, i64),
+    pub(crate) stream: String,
+    /// The site that reserved it.
     pub site: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct SegmentSig {
-    pub key: SegmentKey,
-    pub allocated: u64,
+pub(crate) struct SegmentSig {
+    pub(crate) key: SegmentKey,
+    pub(crate) allocated: u64,
 }
 
+/// What a snapshot holds: totals by pool, stream and type, sites, OOMs and the trace's
+/// series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemSummary {
+    /// The whole snapshot's totals.
     pub totals: Totals,
+    /// Totals per memory pool.
     pub by_pool: Vec<PoolTotals>,
-    pub by_stream: Vec<StreamTotals>,
-    pub by_segment_type: BTreeMap<String, Totals>,
-    pub peak_reserved: Option<Peak>,
-    pub peak_allocated: Option<Peak>,
+    pub(crate) by_stream: Vec<StreamTotals>,
+    pub(crate) by_segment_type: BTreeMap<String, Totals>,
+    pub(crate) peak_reserved: Option<Peak>,
+    pub(crate) peak_allocated: Option<Peak>,
+    /// Every OOM the trace records, in trace order.
     pub ooms: Vec<OomInfo>,
     /// The first OOM of each device, against the allocator's state at that moment.
-    pub oom_analyses: Vec<super::oom::OomAnalysis>,
+    pub(crate) oom_analyses: Vec<super::oom::OomAnalysis>,
     /// Free memory inside the segments as dumped.
-    pub free_space: super::oom::FreeSpace,
+    pub(crate) free_space: super::oom::FreeSpace,
     /// Every site with live or reserved memory, largest allocated first.
     pub sites: Vec<SiteBytes>,
-    pub segments: Vec<SegmentSig>,
+    pub(crate) segments: Vec<SegmentSig>,
+    /// Reserved and allocated bytes over the trace.
     pub series: Vec<SeriesPoint>,
+    /// Trace entries read.
     pub trace_entries: u64,
     /// Entries whose action this reader does not know, by name, in order of first
     /// appearance: counted, and left out of every figure above.
     pub unknown_actions: Vec<(String, u64)>,
-    pub first_time_us: Option<i64>,
-    pub last_time_us: Option<i64>,
+    pub(crate) first_time_us: Option<i64>,
+    pub(crate) last_time_us: Option<i64>,
 }
 
 /// How many points `summarize` keeps in the memory-over-time series.
-pub const SERIES_POINTS: usize = 512;
+pub(crate) const SERIES_POINTS: usize = 512;
 
 /// Labels for the streams in `first_use` order (see [`TraceScan`]), then for segment
 /// streams the trace never used.
@@ -248,7 +273,7 @@ pub fn summarize(s: &Snapshot, rule: &SiteRule) -> MemSummary {
     summarize_with(s, rule, SERIES_POINTS)
 }
 
-pub fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> MemSummary {
+pub(crate) fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize) -> MemSummary {
     let mut sites = Sites::new(s, rule);
     let order = time_ordered(s);
     let scan = scan_trace(s, &order);
@@ -561,7 +586,9 @@ fn replay(
 
 /// Keeps at most `n` points: the series is cut into `n` runs of equal length and each run
 /// reports its maxima (at its last time), so short spikes — the ones that OOM — survive.
-pub fn downsample(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
+/// The tests' way in; the reader feeds [`Downsampler`] point by point.
+#[cfg(test)]
+fn downsample(full: &[SeriesPoint], n: usize) -> Vec<SeriesPoint> {
     let mut d = Downsampler::new(full.len(), n);
     for &p in full {
         d.push(p);

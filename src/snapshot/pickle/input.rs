@@ -6,7 +6,7 @@ use super::*;
 
 /// Where the reader takes bytes from: a slice, or a file read in chunks so that a large
 /// snapshot is never resident twice (once as bytes, once decoded).
-pub trait Input {
+pub(crate) trait Input {
     /// The next `n` bytes, or `None` when fewer than `n` are left.
     fn take(&mut self, n: usize) -> Result<Option<&[u8]>, std::io::Error>;
     /// Bytes consumed so far.
@@ -28,19 +28,19 @@ pub trait Input {
 /// index, and the `device_free` values of those that have one (by index in `entries`).
 #[derive(Default)]
 pub(crate) struct Direct {
-    pub entries: Vec<TraceEntry>,
-    pub tables: TraceTables,
-    pub device_free: Vec<(u32, u64)>,
+    pub(crate) entries: Vec<TraceEntry>,
+    pub(crate) tables: TraceTables,
+    pub(crate) device_free: Vec<(u32, u64)>,
 }
 
 /// Reads from memory.
-pub struct SliceInput<'a> {
+pub(crate) struct SliceInput<'a> {
     pub(super) data: &'a [u8],
     pub(super) pos: usize,
 }
 
 impl<'a> SliceInput<'a> {
-    pub fn new(data: &'a [u8]) -> Self {
+    pub(crate) fn new(data: &'a [u8]) -> Self {
         SliceInput { data, pos: 0 }
     }
 }
@@ -84,7 +84,7 @@ impl Input for SliceInput<'_> {
 
 /// Reads from any `Read` of known total length, through a buffer that only grows to hold
 /// the largest single item (bounded by `total`, which is checked first).
-pub struct ReaderInput<R: Read> {
+pub(crate) struct ReaderInput<R: Read> {
     pub(super) inner: R,
     pub(super) buf: Vec<u8>,
     pub(super) pos: usize,
@@ -96,7 +96,7 @@ pub struct ReaderInput<R: Read> {
 pub(super) const CHUNK: usize = 256 * 1024;
 
 impl<T: Read> ReaderInput<T> {
-    pub fn new(inner: T, total: u64) -> Self {
+    pub(crate) fn new(inner: T, total: u64) -> Self {
         ReaderInput {
             inner,
             buf: vec![0; CHUNK],

@@ -23,7 +23,7 @@ pub(super) type PreMap<V> = HashMap<u64, V, BuildHasherDefault<PreHashed>>;
 /// A small multiplicative hasher for integer keys (node ids, ranges): SipHash's DoS
 /// resistance buys nothing for keys that are arena indices, and costs a tenth of the time.
 #[derive(Default)]
-pub struct FastHasher(u64);
+pub(crate) struct FastHasher(u64);
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
         self.0
@@ -44,7 +44,7 @@ impl Hasher for FastHasher {
     }
 }
 /// A `HashMap` keyed by arena indices.
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 #[inline]
 pub(super) fn mix(h: u64, v: u64) -> u64 {

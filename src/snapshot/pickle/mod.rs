@@ -36,14 +36,18 @@ mod machine;
 mod run;
 mod value;
 
-pub use input::*;
-pub use intern::*;
+pub(crate) use input::*;
+pub(crate) use intern::*;
 use machine::*;
 use run::*;
 pub use value::*;
 
 /// What went wrong, with the byte offset of the opcode (or length field) at fault.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[expect(
+    missing_docs,
+    reason = "the #[error] texts say what each variant and field is"
+)]
 pub enum PickleError {
     #[error("empty input (0 bytes): not a pickle")]
     Empty,
@@ -159,7 +163,7 @@ mod tests {
         let Value::Seq(SeqKind::List, s) = p.get(a) else {
             panic!("not a list")
         };
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.refs().len(), 2);
         let b = p.dict_get(&d, "b").unwrap();
         assert!(matches!(p.get(b), Value::Str("a")));
     }

@@ -96,29 +96,40 @@ pub(super) enum Node {
 /// reader has no use for set semantics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeqKind {
+    /// A Python list.
     List,
+    /// A tuple.
     Tuple,
+    /// A set or frozenset.
     Set,
 }
 
 /// A decoded value borrowed from a [`Pickle`].
 #[derive(Clone, Copy, Debug)]
 pub enum Value<'a> {
+    /// `None`.
     None,
+    /// `True` or `False`.
     Bool(bool),
+    /// An int that fits in 64 bits.
     Int(i64),
     /// An int wider than 64 bits, as little-endian two's complement bytes.
     BigInt(&'a [u8]),
+    /// A float.
     Float(f64),
+    /// A `str`, borrowed from the pickle's bytes.
     Str(&'a str),
+    /// A `bytes` value.
     Bytes(&'a [u8]),
+    /// A list, tuple or set.
     Seq(SeqKind, Seq<'a>),
+    /// A dict.
     Dict(Dict<'a>),
 }
 
 impl<'a> Value<'a> {
     /// The text of a `str`; `None` for any other type.
-    pub fn as_str(&self) -> Option<&'a str> {
+    pub(crate) fn as_str(&self) -> Option<&'a str> {
         match self {
             Value::Str(s) => Some(s),
             _ => None,
@@ -126,7 +137,7 @@ impl<'a> Value<'a> {
     }
 
     /// A short name for error messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::None => "None",
             Value::Bool(_) => "bool",
@@ -150,12 +161,7 @@ pub struct Seq<'a> {
 }
 
 impl<'a> Seq<'a> {
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
+    /// The items, as references into the pickle.
     pub fn refs(&self) -> &'a [ValueRef] {
         self.items
     }
@@ -178,31 +184,28 @@ pub(super) enum DictInner<'a> {
 }
 
 impl<'a> Dict<'a> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self.inner {
             DictInner::Split { keys, .. } => keys.len(),
             DictInner::Pairs(p) => p.len(),
         }
     }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// Equal for two dicts whose keys are stored in the same place (dicts filled with an
     /// identical key batch share it), so callers can resolve key names once per layout.
-    pub fn layout_id(&self) -> (usize, usize) {
+    pub(crate) fn layout_id(&self) -> (usize, usize) {
         match self.inner {
             DictInner::Split { keys, .. } => (keys.as_ptr() as usize, keys.len()),
             DictInner::Pairs(p) => (p.as_ptr() as usize, usize::MAX),
         }
     }
 
-    pub fn pair(&self, i: usize) -> Option<(ValueRef, ValueRef)> {
+    pub(crate) fn pair(&self, i: usize) -> Option<(ValueRef, ValueRef)> {
         match self.inner {
             DictInner::Split { keys, vals } => Some((*keys.get(i)?, *vals.get(i)?)),
             DictInner::Pairs(p) => p.get(i).copied(),
         }
     }
-    pub fn iter(&self) -> impl Iterator<Item = (ValueRef, ValueRef)> + 'a {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (ValueRef, ValueRef)> + 'a {
         let d = *self;
         (0..d.len()).filter_map(move |i| d.pair(i))
     }
@@ -261,7 +264,7 @@ impl EntryValues for Pickle {
 
 impl Pickle {
     /// Bytes of the pickle that were read.
-    pub fn input_bytes(&self) -> u64 {
+    pub(crate) fn input_bytes(&self) -> u64 {
         self.input_bytes
     }
 
@@ -354,7 +357,7 @@ impl Pickle {
     }
 
     /// Looks up `key` (a str) in a dict value; `None` if `r` is not a dict or lacks it.
-    pub fn dict_get(&self, d: &Dict<'_>, key: &str) -> Option<ValueRef> {
+    pub(crate) fn dict_get(&self, d: &Dict<'_>, key: &str) -> Option<ValueRef> {
         let mut found = None;
         for (k, v) in d.iter() {
             if matches!(self.get(k), Value::Str(s) if s == key) {
@@ -366,36 +369,17 @@ impl Pickle {
 
     /// A stable identity for container values, so callers can cache work per shared
     /// node (a memoised frame dict, a shared stack list). Inline ints have none.
-    pub fn node_id(&self, r: ValueRef) -> Option<u32> {
+    pub(crate) fn node_id(&self, r: ValueRef) -> Option<u32> {
         (r.0 & (INLINE | WIDE) == 0).then_some(r.0)
     }
 
     /// For seqs whose items range is shared between equal batches: a key equal for two
     /// seqs whenever their items are the same range, so callers can cache per content.
-    pub fn seq_storage_key(&self, r: ValueRef) -> Option<(u32, u32)> {
+    pub(crate) fn seq_storage_key(&self, r: ValueRef) -> Option<(u32, u32)> {
         match self.nodes.get(r.0 as usize)? {
             Node::Seq { start, len, .. } if r.0 & INLINE == 0 => Some((*start, *len)),
             _ => None,
         }
-    }
-
-    /// Approximate heap bytes held by the arena (for the performance notes).
-    pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.wide.capacity() * 8
-            + self.items.capacity() * 4
-            + self
-                .big_seqs
-                .iter()
-                .map(|v| v.capacity() * 4)
-                .sum::<usize>()
-            + self
-                .big_dicts
-                .iter()
-                .map(|v| v.capacity() * 8)
-                .sum::<usize>()
-            + self.text.capacity()
-            + self.bytes.capacity()
     }
 }
 

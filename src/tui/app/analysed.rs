@@ -21,13 +21,17 @@ use crate::tui::layout::time_label;
 /// a thousand ranks reads as six rows. Times in seconds since the run started.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseBand {
+    /// Which phase.
     pub phase: Phase,
     /// Ranks that were in the phase.
     pub ranks: usize,
+    /// When the first rank entered it.
     pub first_start: f64,
+    /// When the first rank left it.
     pub first_end: f64,
     /// The lower median of the ends (of an even count, the earlier of the middle two).
     pub median_end: f64,
+    /// When the last rank left it.
     pub last_end: f64,
     /// Ranks whose phase never finished (their end is where they failed or fell silent).
     pub unfinished: usize,
@@ -42,7 +46,7 @@ pub struct PhaseBand {
 impl PhaseBand {
     /// What an aggregate row writes beside its bar: the counts and ends, the stragglers
     /// (`1!`) and the failures (`✗8`).
-    pub fn texts(&self) -> (String, Option<String>, Option<String>) {
+    pub(crate) fn texts(&self) -> (String, Option<String>, Option<String>) {
         let plural = if self.ranks == 1 { "" } else { "s" };
         let mut text = if self.phase == crate::model::Phase::Ready {
             format!(" {} rank{plural}", self.ranks)
@@ -64,7 +68,7 @@ impl PhaseBand {
     }
 
     /// Columns an aggregate row's figures take.
-    pub fn text_len(&self) -> i64 {
+    pub(crate) fn text_len(&self) -> i64 {
         let (text, late, failed) = self.texts();
         [Some(&text), late.as_ref(), failed.as_ref()]
             .into_iter()
@@ -126,25 +130,25 @@ pub(super) const BAND_LABEL_W: u16 = 13;
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiteRow {
     /// The function, as the diff's attribution names sites: `init_custom_ar`
-    pub site: String,
+    pub(crate) site: String,
     /// `init_custom_ar (model_runner.py:85-87)`
-    pub label: String,
-    pub allocated: u64,
-    pub reserved: u64,
+    pub(crate) label: String,
+    pub(crate) allocated: u64,
+    pub(crate) reserved: u64,
 }
 
 /// A rank's PyTorch snapshot reduced to what the Memory view draws, times in seconds
 /// since the run started (on the log's clock).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SnapMem {
-    pub path: String,
+    pub(crate) path: String,
     /// (time, allocated, reserved), in time order.
-    pub series: Vec<(f64, u64, u64)>,
-    pub peak: Option<(f64, u64)>,
+    pub(crate) series: Vec<(f64, u64, u64)>,
+    pub(crate) peak: Option<(f64, u64)>,
     /// First out-of-memory: time, bytes asked for, site.
-    pub oom: Option<(f64, u64, String)>,
+    pub(crate) oom: Option<(f64, u64, String)>,
     /// Largest live allocation first.
-    pub sites: Vec<SiteRow>,
+    pub(crate) sites: Vec<SiteRow>,
     /// False when no time-zone offset could be fitted: times are then counted from the
     /// snapshot's first entry, which is not the run's start.
     pub clock_matched: bool,
@@ -216,19 +220,19 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DiffFacts {
     /// `enable_custom_allreduce  False -> True`, environment and allocator settings.
-    pub config: Vec<String>,
+    pub(crate) config: Vec<String>,
     /// Under the first divergence: the allocation sites it is attributed to and the
     /// residual.
-    pub attribution: Vec<String>,
+    pub(crate) attribution: Vec<String>,
     /// The snapshots' cause (fragmentation): the cause when no log figure moved.
-    pub snapshot_cause: Vec<String>,
+    pub(crate) snapshot_cause: Vec<String>,
     /// The failing ranks' OOM requests as their snapshots record them.
-    pub oom_sites: Vec<String>,
+    pub(crate) oom_sites: Vec<String>,
     /// Snapshots that could not be read or matched, and how their clocks were matched.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Allocation sites the divergence is attributed to (function name), with the change
     /// of memory reserved there (`+40 MiB`), for the Memory view to mark.
-    pub culprits: Vec<(String, String)>,
+    pub(crate) culprits: Vec<(String, String)>,
 }
 
 /// The config section of `rankscope diff`, line by line, with the snapshots' allocator
@@ -240,7 +244,7 @@ fn config_lines(d: &RunDiff, ev: &SnapshotEvidence) -> Vec<String> {
 }
 
 impl DiffFacts {
-    pub fn new(
+    pub(crate) fn new(
         d: &RunDiff,
         attribution: Option<&Attribution>,
         ev: &SnapshotEvidence,
@@ -280,7 +284,9 @@ impl DiffFacts {
 /// returns them) and those that could not be used.
 #[derive(Default)]
 pub struct Snapshots<'a> {
+    /// The candidate run's snapshots, matched to ranks.
     pub run: &'a [RankSnapshot],
+    /// Snapshots that could not be used, as `path: why`.
     pub errors: Vec<String>,
     /// The baseline's, when they were read (`tui --vs`): the diff attributes the
     /// divergence with both runs'. `None` leaves the Diff view's head to the config
@@ -296,24 +302,25 @@ pub struct Snapshots<'a> {
 /// views read it and compute no statistics.
 pub struct Analysed {
     /// What analysis says of the run: the header's counts are its outcome's.
-    pub report: RunReport,
-    pub lanes: Vec<Lane>,
+    pub(crate) report: RunReport,
+    pub(crate) lanes: Vec<Lane>,
     /// The phases across all ranks, drawn instead of the lanes while `aggregate`.
     pub bands: Vec<PhaseBand>,
-    pub diff: Option<RunDiff>,
+    pub(crate) diff: Option<RunDiff>,
     /// The head of the Diff view; without baseline snapshots, the config changes only.
-    pub diff_facts: Option<DiffFacts>,
+    pub(crate) diff_facts: Option<DiffFacts>,
     /// Per rank, in `run.ranks` order; empty when the run has no snapshots.
     pub snaps: Vec<Option<SnapMem>>,
     /// The most any rank's snapshot holds: the Memory chart's scale, shared by every rank
     /// so that switching ranks compares heights.
-    pub snap_max: u64,
+    pub(crate) snap_max: u64,
     /// Per rank, in `run.ranks` order: the figures the Memory table stacks ([`PARTS`]).
-    pub mem_parts: Vec<[Option<(i64, f64)>; 5]>,
+    pub(crate) mem_parts: Vec<[Option<(i64, f64)>; 5]>,
     /// The largest stack of any rank (at least 1): the bars' common scale.
-    pub mem_max: i64,
+    pub(crate) mem_max: i64,
     /// The kinds of failure in the run (lanes' labels), for the header.
-    pub failed_kinds: Vec<&'static str>,
+    #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
+    pub(crate) failed_kinds: Vec<&'static str>,
 }
 
 /// Every analysis the TUI asks for, in one place: the run's report (stragglers), the

@@ -15,18 +15,23 @@ use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
 use crate::model::{Edge, Run};
 
-pub use crate::analysis::lanes::{lanes_of, parts_of, seconds, Lane, Segment, PARTS};
+pub(crate) use crate::analysis::lanes::{seconds, Lane, PARTS};
 
+/// The TUI's views, in Tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
+    /// Each rank's phases on one time axis.
     Timeline,
+    /// Where each rank's memory went, and its snapshots.
     Memory,
+    /// The diff against the baseline (`--vs`).
     Diff,
+    /// The run's events, with a detail pane.
     Events,
 }
 
 impl View {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             View::Timeline => "Timeline",
             View::Memory => "Memory",
@@ -38,7 +43,7 @@ impl View {
 
 /// Which events the Events view lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KindFilter {
+pub(crate) enum KindFilter {
     All,
     /// Events that open or close a phase (begin and end lines, not the lines inside one),
     /// and failures, which end the phase a rank was in.
@@ -48,7 +53,7 @@ pub enum KindFilter {
 }
 
 impl KindFilter {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             KindFilter::All => "all kinds",
             KindFilter::Phases => "phase edges",
@@ -64,7 +69,7 @@ impl KindFilter {
     }
     /// `know` says which events begin or end a phase: the grammars the run was read
     /// with, user grammars included.
-    pub fn keeps(self, e: &Event, know: &Knowledge) -> bool {
+    pub(crate) fn keeps(self, e: &Event, know: &Knowledge) -> bool {
         let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
         match self {
             KindFilter::All => true,
@@ -80,75 +85,89 @@ impl KindFilter {
 /// line. Only the drawing code knows how its text wraps, so it measures (`ui::scroll_rooms`)
 /// and the terminal loop hands the figures over with [`settle`] after every message.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScrollRoom {
-    pub page: u16,
-    pub max: u16,
+pub(crate) struct ScrollRoom {
+    pub(crate) page: u16,
+    pub(crate) max: u16,
 }
 
 /// The scroll room of the Events view's detail pane and of the Diff view.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScrollRooms {
-    pub detail: ScrollRoom,
-    pub diff: ScrollRoom,
+    pub(crate) detail: ScrollRoom,
+    pub(crate) diff: ScrollRoom,
 }
 
+/// The TUI's whole state: the run, what was computed from it, and where the user is.
 pub struct App {
+    /// The run shown.
     pub run: Run,
-    pub baseline: Option<Run>,
+    #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
+    pub(crate) baseline: Option<Run>,
     /// Everything computed from the runs and snapshots, once (`analyse`).
     pub analysed: Analysed,
     /// First line of the Diff view shown (PgUp/PgDn); kept within the text by `settle`.
     pub diff_scroll: u16,
+    /// The Timeline shows one row per phase across all ranks, not one per rank.
     pub aggregate: bool,
-    pub color: bool,
+    pub(crate) color: bool,
+    /// The view shown.
     pub view: View,
-    pub width: u16,
-    pub height: u16,
+    pub(crate) width: u16,
+    pub(crate) height: u16,
     /// Width of the rank-name column, shared by drawing and cursor arithmetic.
-    pub label_w: u16,
+    pub(crate) label_w: u16,
     /// `label_w` for the rank lanes; the aggregate rows widen it to fit phase names.
-    pub rank_label_w: u16,
+    pub(crate) rank_label_w: u16,
     /// Seconds from the first to the last time stamp of the run (at least 1).
-    pub span_s: f64,
+    pub(crate) span_s: f64,
+    /// The time cursor, in seconds since the run started.
     pub cursor_s: f64,
     /// Seconds per column.
     pub scale: f64,
     /// Time at the left edge of the plot.
     pub offset_s: f64,
+    /// The selected rank, an index into the lanes.
     pub rank_sel: usize,
+    /// The help overlay is open.
     pub help: bool,
+    /// The Events view's detail pane is open.
     pub detail: bool,
     /// First line of the detail pane shown; kept within the text by `settle`.
     pub detail_scroll: u16,
     /// As measured for the current state; see [`ScrollRooms`].
-    pub rooms: ScrollRooms,
+    pub(crate) rooms: ScrollRooms,
     /// Snapshots that could not be read or placed.
-    pub snap_errors: Vec<String>,
-    pub rank_filter: bool,
-    pub kind_filter: KindFilter,
+    pub(crate) snap_errors: Vec<String>,
+    pub(crate) rank_filter: bool,
+    pub(crate) kind_filter: KindFilter,
     /// What the run's grammars say its events mean (the phase-edge filter reads it).
-    pub knowledge: Knowledge,
+    pub(crate) knowledge: Knowledge,
     /// Index into `visible_events()`.
     pub event_sel: usize,
     /// `Some` while the user types a search.
     pub search_input: Option<String>,
-    pub search: String,
+    pub(crate) search: String,
+    /// The status line's message, answering the last key.
     pub status: String,
+    /// The user asked to leave.
     pub quit: bool,
     /// Set by Ctrl-L: the terminal loop clears the screen before the next draw.
     pub redraw: bool,
     /// The Events view was shown (it opens on the root failure the first time only).
-    pub events_seen: bool,
+    pub(crate) events_seen: bool,
     /// A rank was selected by hand (↑↓ outside the Events view).
-    pub rank_chosen: bool,
+    pub(crate) rank_chosen: bool,
 }
 
 /// The loading screen's state.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Loading {
-    pub what: String,
+    pub(crate) what: String,
+    /// The stage of the loading, as the screen names it.
     pub stage: String,
+    /// Bytes read so far.
     pub bytes: u64,
+    /// Bytes to read, when known.
     pub total: Option<u64>,
     /// Frames drawn, for the spinner.
     pub tick: usize,
@@ -157,6 +176,7 @@ pub struct Loading {
 }
 
 impl Loading {
+    /// The loading screen for reading `what`.
     pub fn new(what: &str) -> Loading {
         Loading {
             what: what.to_string(),
@@ -252,7 +272,7 @@ impl App {
     }
 
     /// What the diff attributes to this allocation site (by function name), if anything.
-    pub fn culprit(&self, site: &str) -> Option<&str> {
+    pub(crate) fn culprit(&self, site: &str) -> Option<&str> {
         self.analysed
             .diff_facts
             .as_ref()?
@@ -262,18 +282,19 @@ impl App {
             .map(|(_, what)| what.as_str())
     }
 
+    /// Some rank has a snapshot.
     pub fn has_snapshots(&self) -> bool {
         !self.analysed.snaps.is_empty()
     }
 
-    pub fn selected_snap(&self) -> Option<&SnapMem> {
+    pub(crate) fn selected_snap(&self) -> Option<&SnapMem> {
         self.analysed
             .snaps
             .get(self.rank_sel)
             .and_then(Option::as_ref)
     }
 
-    pub fn views(&self) -> Vec<View> {
+    pub(crate) fn views(&self) -> Vec<View> {
         let mut v = vec![View::Timeline, View::Memory];
         if self.analysed.diff.is_some() {
             v.push(View::Diff);
@@ -282,10 +303,11 @@ impl App {
         v
     }
 
-    pub fn plot_width(&self) -> u16 {
+    pub(crate) fn plot_width(&self) -> u16 {
         self.width.saturating_sub(self.label_w).max(1)
     }
 
+    /// The selected rank, if there are ranks.
     pub fn selected_rank(&self) -> Option<&Rank> {
         self.analysed.lanes.get(self.rank_sel).map(|l| &l.rank)
     }
@@ -307,12 +329,13 @@ impl App {
             .collect()
     }
 
+    /// The selected event of the Events view, if it lists any.
     pub fn selected_event(&self) -> Option<&Event> {
         let v = self.visible_events();
         v.get(self.event_sel).and_then(|&i| self.run.events.get(i))
     }
 
-    pub fn matches(&self, e: &Event) -> bool {
+    pub(crate) fn matches(&self, e: &Event) -> bool {
         if self.search.is_empty() {
             return false;
         }
@@ -325,7 +348,7 @@ impl App {
     }
 
     /// Events of the selected rank nearest the cursor, in time order.
-    pub fn events_near_cursor(&self, n: usize) -> Vec<(f64, &Event)> {
+    pub(crate) fn events_near_cursor(&self, n: usize) -> Vec<(f64, &Event)> {
         let Some(rank) = self.selected_rank() else {
             return Vec::new();
         };
@@ -349,7 +372,7 @@ impl App {
     /// The Timeline footer's events: the `n` nearest the cursor, but never without the
     /// selected rank's failure line, which replaces the farthest of them when it is not
     /// among them.
-    pub fn footer_events(&self, n: usize) -> Vec<(f64, &Event)> {
+    pub(crate) fn footer_events(&self, n: usize) -> Vec<(f64, &Event)> {
         let mut near = self.events_near_cursor(n);
         let failure = self
             .run
@@ -386,7 +409,7 @@ impl App {
 
     /// Widens the time axis to `to_s` (watch's board as "now" moves on); a fitted view
     /// stays fitted.
-    pub fn extend_span(&mut self, to_s: f64) {
+    pub(crate) fn extend_span(&mut self, to_s: f64) {
         self.relayout(|app| app.span_s = app.span_s.max(to_s));
     }
 
@@ -402,7 +425,7 @@ impl App {
     /// The aggregate rows (`a`) write their figures beside the bar, never over it: a row
     /// whose figures fit neither before its bar nor after it at that scale widens the fit
     /// until they fit after it, so that the fitted view shows every figure whole.
-    pub fn fit_scale(&self) -> f64 {
+    pub(crate) fn fit_scale(&self) -> f64 {
         let mut scale = (self.span_s / fit_cols(self.plot_width())).max(MIN_SCALE);
         if self.aggregate {
             let cols = f64::from(self.plot_width());
@@ -470,7 +493,7 @@ impl App {
 
     /// The Events view on the root failure's event, its rank selected (all ranks listed
     /// when the event names none); false when the run has no root failure.
-    pub fn go_root(&mut self) -> bool {
+    pub(crate) fn go_root(&mut self) -> bool {
         let Some((r, f)) = self.run.root_failure() else {
             return false;
         };
@@ -501,7 +524,7 @@ impl App {
     }
 
     /// The rank whose own failure came first, if any.
-    pub fn root_rank(&self) -> Option<&Rank> {
+    pub(crate) fn root_rank(&self) -> Option<&Rank> {
         self.run.root_failure().map(|(r, _)| &r.rank)
     }
 

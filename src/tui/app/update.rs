@@ -4,22 +4,32 @@
 use super::analysed::BAND_LABEL_W;
 use super::{App, ScrollRoom, ScrollRooms, View};
 
+/// What a key, a mouse event or a resize asks of the app.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Msg {
+    /// The terminal's new size: columns, rows.
     Resize(u16, u16),
+    /// Leave (q, Ctrl-C).
     Quit,
     /// Esc: closes the innermost overlay (help, search, detail); never quits, as q does.
     Back,
     /// `!`: the Events view on the root failure's line, its rank selected.
     GoRoot,
+    /// The next view (Tab).
     NextView,
+    /// The previous view (Shift-Tab).
     PrevView,
     /// Columns to move the time cursor (negative: left).
     MoveTime(i32),
+    /// The time cursor to the run's start.
     TimeHome,
+    /// The time cursor to the run's end.
     TimeEnd,
+    /// Fewer seconds per column.
     ZoomIn,
+    /// More seconds per column.
     ZoomOut,
+    /// The whole run in the plot's width.
     FitWidth,
     /// Ctrl-L: clear the terminal and draw everything again (after another program wrote
     /// over the screen).
@@ -32,17 +42,27 @@ pub enum Msg {
     ScrollDetailLines(i32),
     /// Pages to scroll the Diff view (negative: up).
     ScrollDiff(i32),
+    /// Show or hide the help.
     ToggleHelp,
     /// Timeline: one row per rank, or one row per phase across all ranks.
     ToggleAggregate,
+    /// Show or hide the Events view's detail pane.
     ToggleDetail,
+    /// Events: only the selected rank's, or every rank's.
     ToggleRankFilter,
+    /// Events: all, phase edges and failures, or problems only.
     CycleKindFilter,
+    /// Start typing a search.
     SearchStart,
+    /// A character of the search.
     SearchChar(char),
+    /// Delete the search's last character.
     SearchBackspace,
+    /// Search for what was typed.
     SearchSubmit,
+    /// The next event that matches the search.
     NextMatch,
+    /// The previous event that matches the search.
     PrevMatch,
 }
 
@@ -60,6 +80,7 @@ pub fn settle(app: &mut App, rooms: ScrollRooms) {
     app.diff_scroll = app.diff_scroll.min(rooms.diff.max);
 }
 
+/// Applies one message to the app's state (drawing is separate).
 pub fn update(app: &mut App, msg: Msg) {
     // A status message answers the key before it; the next key replaces it.
     if !matches!(msg, Msg::Resize(..) | Msg::Redraw) {

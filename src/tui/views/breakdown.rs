@@ -59,7 +59,7 @@ fn bar(g: &BreakdownGroup, width: usize, color: bool) -> Line<'static> {
 }
 
 /// The panel's lines for a screen `width` columns wide; empty without a breakdown.
-pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let Some(g) = group(app) else {
         return Vec::new();
     };

@@ -24,7 +24,7 @@ fn col(s: &str, width: usize) -> String {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+pub(crate) fn draw(f: &mut Frame, app: &App, area: Rect) {
     if app.analysed.diff.is_none() {
         f.render_widget(
             Paragraph::new("no baseline: start with --vs BASELINE"),
@@ -58,7 +58,7 @@ fn labelled(lines: &mut Vec<Line<'static>>, label: &str, text: &str, st: Style, 
 /// The Diff view as lines for `width` columns: first what `rankscope diff` leads with
 /// (the verdict, the config changes, the cause and its allocation sites, the failure),
 /// then every compared figure. Longer than the screen, it scrolls (PgUp/PgDn).
-pub fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let Some(d) = &app.analysed.diff else {
         return lines;
@@ -256,7 +256,7 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
 }
 
 /// Rows the Diff view shows at once and the furthest it can scroll, in the view's area.
-pub fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
+pub(crate) fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
     if app.analysed.diff.is_none() {
         return ScrollRoom::default();
     }

@@ -13,7 +13,7 @@ use crate::tui::app::{seconds, App, ScrollRoom};
 use crate::tui::layout::{time_label, wrap_line};
 use crate::tui::widgets::{bold, dim, failure_style, warn_style};
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+pub(crate) fn draw(f: &mut Frame, app: &App, area: Rect) {
     let [head, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     let who = if app.rank_filter {
         app.selected_rank()
@@ -104,7 +104,7 @@ fn split_events(app: &App, rest: Rect) -> (Rect, Option<Rect>) {
 }
 
 /// Rows the detail pane shows at once and the furthest it can scroll, in the view's area.
-pub fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
+pub(crate) fn scroll_room(app: &App, body: Rect) -> ScrollRoom {
     if !app.detail {
         return ScrollRoom::default();
     }

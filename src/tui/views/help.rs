@@ -9,7 +9,7 @@ use crate::render::fit;
 use crate::tui::input::HELP;
 use crate::tui::widgets::bold;
 
-pub fn draw(f: &mut Frame, area: Rect) {
+pub(crate) fn draw(f: &mut Frame, area: Rect) {
     let w = 78.min(area.width);
     let h = (HELP.len() as u16 + 2).min(area.height);
     let r = Rect {

@@ -14,7 +14,7 @@ const SPINNER: [char; 8] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 
 /// What shows while the worker reads the run: the path, the stage, the bytes read (a bar
 /// when the total is known, a spinner otherwise), or the error once it failed.
-pub fn draw(f: &mut Frame, s: &Loading, color: bool) {
+pub(crate) fn draw(f: &mut Frame, s: &Loading, color: bool) {
     let area = f.area();
     if area.width == 0 || area.height == 0 {
         return;

@@ -17,7 +17,7 @@ use crate::tui::widgets::memchart::{self, MemChart};
 use crate::tui::widgets::memory::Memory;
 use crate::tui::widgets::{bold, dim, phase_glyph, phase_style, warn_style};
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+pub(crate) fn draw(f: &mut Frame, app: &App, area: Rect) {
     let rows = u16::try_from(app.run.ranks.len())
         .unwrap_or(u16::MAX)
         .saturating_add(1);

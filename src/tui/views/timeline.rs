@@ -52,7 +52,7 @@ fn legend(app: &App, width: u16) -> Vec<Line<'static>> {
     flow(items, width)
 }
 
-pub fn draw(f: &mut Frame, app: &App, area: Rect) {
+pub(crate) fn draw(f: &mut Frame, app: &App, area: Rect) {
     let rows = if app.aggregate {
         app.analysed.bands.len()
     } else {

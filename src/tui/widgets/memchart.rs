@@ -16,23 +16,23 @@ use crate::tui::layout::{flow, time_label, wrap_line};
 
 /// Drawn where allocated memory is, and where memory is reserved but not allocated: two
 /// glyphs, so the series tell apart without colour.
-pub const ALLOCATED: char = '█';
-pub const RESERVED: char = '░';
-pub const PEAK: char = '▲';
-pub const OOM: char = '✗';
+pub(crate) const ALLOCATED: char = '█';
+pub(crate) const RESERVED: char = '░';
+pub(crate) const PEAK: char = '▲';
+pub(crate) const OOM: char = '✗';
 
 const Y_LABEL: u16 = 11;
 
-pub struct MemChart<'a> {
-    pub app: &'a App,
+pub(crate) struct MemChart<'a> {
+    pub(crate) app: &'a App,
     /// From [`header_lines`], for the same width: the caller lays out the view by it.
-    pub header: Vec<Line<'static>>,
+    pub(crate) header: Vec<Line<'static>>,
 }
 
 /// The chart's header for `width` columns: the rank and what the glyphs mean, the peak,
 /// and the first OOM in words, each moved to a new line rather than cut, and the OOM
 /// wrapped when it is longer than a line.
-pub fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
+pub(crate) fn header_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let color = app.color;
     let bold = Style::new().add_modifier(Modifier::BOLD);
     let rank = app

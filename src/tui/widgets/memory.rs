@@ -11,8 +11,8 @@ use crate::model::Phase;
 use crate::render::{figure_text, fit};
 use crate::tui::app::{App, PARTS};
 
-pub struct Memory<'a> {
-    pub app: &'a App,
+pub(crate) struct Memory<'a> {
+    pub(crate) app: &'a App,
 }
 
 const COL: usize = 10;

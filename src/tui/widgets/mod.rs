@@ -1,8 +1,8 @@
 //! Widgets that draw straight into the buffer: the rank timeline and the memory lanes.
 
-pub mod memchart;
-pub mod memory;
-pub mod timeline;
+pub(crate) mod memchart;
+pub(crate) mod memory;
+pub(crate) mod timeline;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,7 +12,7 @@ use crate::model::Phase;
 
 /// How a phase looks. Without colour each phase still has its own glyph, so the bars read
 /// on a monochrome terminal and in text captures.
-pub fn phase_glyph(p: Phase) -> char {
+pub(crate) fn phase_glyph(p: Phase) -> char {
     match p {
         Phase::Launch => '░',
         Phase::DistInit => '▒',
@@ -23,7 +23,7 @@ pub fn phase_glyph(p: Phase) -> char {
     }
 }
 
-pub fn phase_style(p: Phase, color: bool) -> Style {
+pub(crate) fn phase_style(p: Phase, color: bool) -> Style {
     if !color {
         return Style::new();
     }
@@ -38,11 +38,11 @@ pub fn phase_style(p: Phase, color: bool) -> Style {
     Style::new().fg(c)
 }
 
-pub fn bold() -> Style {
+pub(crate) fn bold() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
 }
 
-pub fn dim(color: bool) -> Style {
+pub(crate) fn dim(color: bool) -> Style {
     if color {
         Style::new().add_modifier(Modifier::DIM)
     } else {
@@ -50,7 +50,7 @@ pub fn dim(color: bool) -> Style {
     }
 }
 
-pub fn failure_style(color: bool) -> Style {
+pub(crate) fn failure_style(color: bool) -> Style {
     let s = Style::new().add_modifier(Modifier::BOLD);
     if color {
         s.fg(Color::Red)
@@ -59,7 +59,7 @@ pub fn failure_style(color: bool) -> Style {
     }
 }
 
-pub fn warn_style(color: bool) -> Style {
+pub(crate) fn warn_style(color: bool) -> Style {
     let s = Style::new().add_modifier(Modifier::BOLD);
     if color {
         s.fg(Color::Yellow)
@@ -70,7 +70,7 @@ pub fn warn_style(color: bool) -> Style {
 
 /// Writes `text` from (x, y), clipped to `area`; returns the column after the last char.
 /// Goes cell by cell so that no size of terminal can index outside the buffer.
-pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
+pub(crate) fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
     let mut cx = x;
     if y < area.top() || y >= area.bottom() {
         return cx;

@@ -12,10 +12,10 @@ use crate::tui::layout::time_label;
 
 /// Beside the root rank's failure mark: one column, so that `✗nccl ◀` fits in the room a
 /// fitted view leaves after the run's end (`app::fit_cols`).
-pub const ROOT_MARK: &str = "◀";
+pub(crate) const ROOT_MARK: &str = "◀";
 
-pub struct Timeline<'a> {
-    pub app: &'a App,
+pub(crate) struct Timeline<'a> {
+    pub(crate) app: &'a App,
 }
 
 /// A tick every this many seconds keeps labels apart.

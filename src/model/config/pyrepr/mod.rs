@@ -23,16 +23,16 @@ pub use value::*;
 /// What went wrong, where (a byte offset into the text given to the parser).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ReprError {
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// What the parser needed there, e.g. "`,` or `]`".
-    pub expected: String,
+    pub(crate) expected: String,
     /// The character found instead; `None` at the end of the input.
-    pub found: Option<char>,
-    pub kind: ReprErrorKind,
+    pub(crate) found: Option<char>,
+    pub(crate) kind: ReprErrorKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReprErrorKind {
+pub(crate) enum ReprErrorKind {
     /// Not a repr we understand.
     Syntax,
     /// The input ended inside a value: the usual shape of a log line cut short.
@@ -66,7 +66,7 @@ impl fmt::Display for ReprError {
 impl ReprError {
     /// Offsets are relative to the text parsed; callers that cut it out of a longer line
     /// shift them so the offset points into the line.
-    pub fn shifted(mut self, by: usize) -> Self {
+    pub(crate) fn shifted(mut self, by: usize) -> Self {
         self.offset += by;
         self
     }
@@ -174,7 +174,7 @@ pub fn parse_value(s: &str) -> Result<PyValue, ReprError> {
 
 /// Parse one value at the start of `s` (after whitespace) and say how many bytes it took,
 /// for values embedded in a longer log line.
-pub fn parse_value_prefix(s: &str) -> Result<(PyValue, usize), ReprError> {
+pub(crate) fn parse_value_prefix(s: &str) -> Result<(PyValue, usize), ReprError> {
     match value(ws(s), 0) {
         Ok((rest, v)) => Ok((v, s.len() - rest.len())),
         Err(e) => Err(to_repr_error(s, e)),
@@ -197,8 +197,8 @@ pub struct LenientKwargs {
     /// The pairs printed in full before the cut. A value cut at the very end of a vLLM
     /// line cannot be told from a complete one (`max_seq_len=40` may have been `4096`):
     /// nothing closes that list.
-    pub kwargs: Vec<(String, PyValue)>,
-    pub truncated: bool,
+    pub(crate) kwargs: Vec<(String, PyValue)>,
+    pub(crate) truncated: bool,
 }
 
 /// Like [`parse_kwargs`], but a cut line yields the pairs before the cut. Errors other
@@ -220,13 +220,13 @@ pub fn parse_kwargs_lenient(s: &str) -> Result<LenientKwargs, ReprError> {
 /// A call such as `ServerArgs(...)` that was possibly cut short.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LenientCall {
-    pub name: String,
+    pub(crate) name: String,
     /// Arguments followed by `,` or `)` before the cut; the one the cut fell in is dropped.
-    pub args: Vec<PyValue>,
-    pub kwargs: Vec<(String, PyValue)>,
-    pub truncated: bool,
+    pub(crate) args: Vec<PyValue>,
+    pub(crate) kwargs: Vec<(String, PyValue)>,
+    pub(crate) truncated: bool,
     /// Bytes of `s` taken by the call (all of `s` when truncated).
-    pub consumed: usize,
+    pub(crate) consumed: usize,
 }
 
 /// Parse a call at the start of `s` (after whitespace), salvaging the arguments before a

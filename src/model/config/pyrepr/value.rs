@@ -7,26 +7,38 @@ use serde::Serialize;
 
 /// Deeper than any real config; low enough that the recursive descent stays far from the
 /// 2 MiB stack of a test or worker thread even in debug builds.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// A value from a Python repr.
 #[derive(Debug, Clone)]
 pub enum PyValue {
+    /// `None`.
     None,
+    /// `True` or `False`.
     Bool(bool),
+    /// An integer that fits in i64.
     Int(i64),
     /// An integer outside i64, kept as its decimal text so nothing is rounded.
     BigInt(String),
+    /// A float, as Python printed it.
     Float(f64),
+    /// A string, its escapes decoded.
     Str(String),
+    /// `[…]`.
     List(Vec<PyValue>),
+    /// `(…)`.
     Tuple(Vec<PyValue>),
+    /// `{…}` without keys.
     Set(Vec<PyValue>),
     /// Kept in printed order: the order is what a person reading the log saw.
     Dict(Vec<(PyValue, PyValue)>),
+    /// A call or constructor repr: `Name(arg, key=value)`.
     Call {
+        /// The callee, dots included (`CompilationConfig`).
         name: String,
+        /// Positional arguments, in order.
         args: Vec<PyValue>,
+        /// Keyword arguments, in printed order.
         kwargs: Vec<(String, PyValue)>,
     },
     /// Anything printed as a bare token: `torch.bfloat16`, `<ModelImpl.AUTO: 'auto'>`,
@@ -203,7 +215,7 @@ pub(super) fn write_py_str(s: &str, out: &mut String) {
 
 /// Python's `repr(float)`: shortest round-trip digits, fixed notation for exponents in
 /// -4..16, otherwise `1e-05` style with a signed two-digit exponent.
-pub fn py_float_repr(f: f64) -> String {
+pub(crate) fn py_float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
     }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::outcome::{failure_group, failure_story, failure_verb, in_phase};
 use super::summary::figure_label;
-pub use super::verdict::verdict_rows;
+pub(crate) use super::verdict::verdict_rows;
 use crate::analysis::attribute::{
     Attribution, ClockNote, MatchEvidence, RankMatchNote, SnapshotNote,
 };
@@ -18,13 +18,15 @@ use crate::analysis::diff::{
 };
 use crate::base::text::sanitize;
 use crate::base::units::{group_thousands, human_bytes, human_delta};
+use crate::model::notes::ReadNote;
+use crate::render::text::notes::read_note;
 use crate::render::{
     cut, figure_cell, figure_unit_word, fit, rank_span, wrap, wrap_indented, Style,
 };
 use crate::report::DiffReport;
 
 /// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
-pub fn delta_text(f: &FigureDiff, v: f64) -> String {
+pub(crate) fn delta_text(f: &FigureDiff, v: f64) -> String {
     if f.is_bytes {
         human_delta(v.round() as i64)
     } else if v == 0.0 {
@@ -50,14 +52,14 @@ pub(crate) fn spread_text(f: &FigureDiff) -> String {
 /// Extra lines the caller adds under `cause` (config changes, snapshot attribution).
 #[derive(Default)]
 pub struct Extra {
-    pub config: Vec<String>,
-    pub attribution: Vec<String>,
+    pub(crate) config: Vec<String>,
+    pub(crate) attribution: Vec<String>,
     /// Things the reader should know (snapshots that could not be read, …).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The cause as the snapshots show it when no log figure names one (fragmentation).
-    pub snapshot_cause: Vec<String>,
+    pub(crate) snapshot_cause: Vec<String>,
     /// The failing ranks' OOM requests from their snapshots, under the candidate's outcome.
-    pub oom_sites: Vec<String>,
+    pub(crate) oom_sites: Vec<String>,
 }
 
 /// `TP0, TP1`, listed whatever their order (`rank_span` makes ranges).
@@ -113,12 +115,14 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
 }
 
 /// The notes `summary` gives about each run as it was read, labelled with its side.
-pub fn run_notes(baseline: &[String], candidate: &[String]) -> Vec<String> {
-    baseline
+pub fn run_notes(baseline: &[ReadNote], candidate: &[ReadNote]) -> Vec<String> {
+    let baseline = baseline
         .iter()
-        .map(|n| format!("baseline: {n}"))
-        .chain(candidate.iter().map(|n| format!("candidate: {n}")))
-        .collect()
+        .map(|n| format!("baseline: {}", read_note(n)));
+    let candidate = candidate
+        .iter()
+        .map(|n| format!("candidate: {}", read_note(n)));
+    baseline.chain(candidate).collect()
 }
 
 /// `diff`'s text for a whole report: the verdict with the snapshots' config lines,
@@ -129,7 +133,7 @@ pub fn report(r: &DiffReport, run_notes: Vec<String>, style: Style) -> String {
 
 /// The lines a report adds to the verdict from its snapshots and notes; `diff`'s text and
 /// the HTML report both take them from here.
-pub fn extra(r: &DiffReport, run_notes: Vec<String>) -> Extra {
+pub(crate) fn extra(r: &DiffReport, run_notes: Vec<String>) -> Extra {
     Extra {
         config: allocator_setting_lines(&r.evidence),
         snapshot_cause: fragmentation_cause_lines(&r.evidence, r.diff.first_divergence.is_some()),
@@ -143,6 +147,8 @@ pub fn extra(r: &DiffReport, run_notes: Vec<String>) -> Extra {
     }
 }
 
+/// The `diff` text: the verdict, the divergence and the evidence, in `style`'s width and
+/// colour.
 pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
     let mut o = String::new();
     let label = match d.status {
@@ -206,7 +212,7 @@ pub fn diff(d: &RunDiff, extra: &Extra, style: Style) -> String {
 
 /// How a verdict row is painted on a terminal (the HTML report gives it a class).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     Bad,
     Good,
     Warn,
@@ -224,7 +230,7 @@ fn paint(style: Style, tone: Tone, text: &str) -> String {
 
 /// How each run ended, as the verdict's `baseline` and `candidate` rows say it: the
 /// failure groups, else ready or where the log ends, then the root.
-pub fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
+pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
     let mut rows = Vec::new();
     for (name, out) in [("baseline", &d.baseline), ("candidate", &d.candidate)] {
         for (i, g) in out.groups.iter().enumerate() {
@@ -422,10 +428,10 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
 pub const DIFF_TIME_LEGEND: &str = "time: from the previous phase's end to this phase's end (summary's duration runs from the phase's first line, or is the one the server printed)";
 
 /// Under the figure table when a `ranks` cell is `-`.
-pub const DIFF_SAME_LEGEND: &str =
+pub(crate) const DIFF_SAME_LEGEND: &str =
     "ranks -: no rank moved beyond the resolution (time: or the tolerance)";
 /// Under the figure table when a `ranks` cell is `noise`.
-pub const DIFF_NOISE_LEGEND: &str =
+pub(crate) const DIFF_NOISE_LEGEND: &str =
     "noise: moved within the log's print resolution, not all ranks the same way";
 
 /// Columns right of the verdict's labels (9 and a space).
@@ -499,7 +505,7 @@ pub fn comparability_note(n: &ComparabilityNote) -> String {
 
 /// `file:line: message` of the line a figure was read from (empty when the line is not
 /// among the run's events), for `--explain` and the JSON's `baseline_text`.
-pub fn figure_line(l: Option<&FigureLine>) -> String {
+pub(crate) fn figure_line(l: Option<&FigureLine>) -> String {
     l.map(|l| format!("{}:{}: {}", l.source, l.line, l.message))
         .unwrap_or_default()
 }

@@ -170,7 +170,7 @@ pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence
 
 /// The snapshot side of the cause: who allocated the divergence, and what PyTorch
 /// could not see.
-pub fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
+pub(crate) fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
     use crate::base::units::human_bytes;
     let mut lines = Vec::new();
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
@@ -220,7 +220,7 @@ pub(super) fn who(ranks: &[String], total: usize) -> String {
 
 /// How a run's snapshots were matched to ranks, in a phrase: `matched by file name,
 /// device index agrees (all 2)`; snapshots matched alike are one group.
-pub fn rank_match_note(n: &RankMatchNote) -> String {
+pub(crate) fn rank_match_note(n: &RankMatchNote) -> String {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (rank, how) in &n.snapshots {
         let how = match how {
@@ -272,7 +272,7 @@ pub(super) fn offset_text(us: i64, zone: bool) -> String {
 
 /// How a run's snapshot clocks were put on its log clock, in one line: per offset as
 /// printed, the ranks, the anchors and the widest uncertainty.
-pub fn clock_note(n: &ClockNote) -> String {
+pub(crate) fn clock_note(n: &ClockNote) -> String {
     // (offset text, anchors) → (ranks, widest half-interval)
     let mut groups: BTreeMap<(String, String), (Vec<String>, i64)> = BTreeMap::new();
     for c in &n.clocks {
@@ -308,7 +308,7 @@ pub fn attribution_clock(a: &Attribution) -> Option<String> {
 }
 
 /// A snapshot note in words.
-pub fn snapshot_note(n: &SnapshotNote) -> String {
+pub(crate) fn snapshot_note(n: &SnapshotNote) -> String {
     match n {
         SnapshotNote::Unusable(e) => e.clone(),
         SnapshotNote::Matched { side, ranks, clock } => {

@@ -1,7 +1,7 @@
 //! `rankscope summary`: one run, phases × ranks, at the output's width.
 
 mod sections;
-pub use sections::*;
+pub(crate) use sections::*;
 
 use std::fmt::Write;
 
@@ -12,7 +12,7 @@ use crate::model::{Failure, Outcome, Phase, RankRun, Run};
 use crate::render::{figure_text, fit, put, rank_span, wrap, wrap_indented, Style};
 use crate::report::{RunReport, RunState};
 
-pub fn figure_label(name: &str) -> String {
+pub(crate) fn figure_label(name: &str) -> String {
     name.replace('_', " ")
 }
 
@@ -20,6 +20,8 @@ pub fn figure_label(name: &str) -> String {
 /// rule).
 use crate::base::units::seconds_number as secs;
 
+/// The `summary` text of a run: the verdict, then the phase table (one row per rank with
+/// `per_rank`, as `--ranks` asks).
 pub fn summary(run: &Run, report: &RunReport, per_rank: bool, style: Style) -> String {
     let mut o = String::new();
     let (stats, out) = (&report.phases, &report.outcome);
@@ -226,7 +228,7 @@ fn phase_table(o: &mut String, run: &Run, stats: &[PhaseStats], ranks: usize, st
 /// The root of a failed run as `summary` names it, with its evidence (`first to fail on
 /// its own: TP2 ran out of memory in cuda_graph (phase from frames), server.log:82`), and
 /// the failure (the HTML report quotes its line).
-pub fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &'r Failure)> {
+pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &'r Failure)> {
     let (r, f) = run.root_failure()?;
     let at = f
         .origin
@@ -262,10 +264,10 @@ fn phase_from_text(run: &Run, f: &Failure) -> String {
 }
 
 /// Under the phase table when a `RANKS` figure carries a `*`.
-pub const STAR_LEGEND: &str =
+pub(crate) const STAR_LEGEND: &str =
     "* ranks that finished the phase, of all: some that began it did not finish it";
 /// Under the phase table when a duration or skew cell is `-`.
-pub const UNKNOWN_LEGEND: &str =
+pub(crate) const UNKNOWN_LEGEND: &str =
     "- not known: no rank has both ends nor a printed duration, or < 2 ranks ended";
 
 /// The marks a table used, each explained under it.
@@ -419,7 +421,7 @@ fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
 
 /// Ranks whose end of a phase is stamped before its start: said, instead of a negative
 /// duration.
-pub fn end_before_start_note(ranks: &[(crate::base::event::Rank, f64)]) -> Option<String> {
+pub(crate) fn end_before_start_note(ranks: &[(crate::base::event::Rank, f64)]) -> Option<String> {
     let most = ranks
         .iter()
         .map(|r| r.1)

@@ -104,7 +104,7 @@ pub(super) fn signed_s(ms: i64) -> String {
 
 /// The nodes and their clocks, then each straggler: which rank, which phase, how late and
 /// whether the time went before the phase's first line or inside it.
-pub fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) {
+pub(crate) fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], style: Style) {
     if !run.nodes.is_empty() {
         let reference = run.nodes.iter().find(|n| n.reference);
         let ref_name = reference.map_or("?", |n| n.name.as_str());
@@ -246,7 +246,7 @@ pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
     }
 }
 
-pub fn lines_report(o: &mut String, run: &Run, style: Style) {
+pub(crate) fn lines_report(o: &mut String, run: &Run, style: Style) {
     let c = run.counts();
     let dup: u64 = run.sources.iter().map(|s| s.duplicate_events).sum();
     let counts = format!(
@@ -304,7 +304,7 @@ pub fn lines_report(o: &mut String, run: &Run, style: Style) {
     }
     for n in &run.notes {
         for line in wrap_indented(
-            &crate::base::text::sanitize(n),
+            &crate::base::text::sanitize(&crate::render::text::notes::read_note(n)),
             style.width,
             "note: ",
             "      ",
