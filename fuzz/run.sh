@@ -9,6 +9,8 @@
 #   FUZZ_SECONDS=3600 fuzz/run.sh scan           # one target for an hour
 #   FUZZ_FORK=16 FUZZ_SECONDS=28800 fuzz/run.sh  # a long campaign: 16 processes per target
 #   FUZZ_JOBS=4 fuzz/run.sh pickle               # libFuzzer's -jobs (logs in fuzz-N.log)
+#   FUZZ_SANITIZER=none FUZZ_TARGET_DIR=~/.cache/rankscope-fuzz-nosan FUZZ_FORK=2 \
+#     FUZZ_SECONDS=14400 fuzz/run.sh               # a campaign for executions (no ASan)
 # FUZZ_FORK=N runs libFuzzer's -fork=N: N child processes share the corpus, a crash or
 # timeout in one is recorded (-ignore_crashes=0 stops the campaign at the first). Every
 # target is single-threaded, so N processes use N cores.
