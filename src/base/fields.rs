@@ -89,6 +89,10 @@ impl Fields {
         v.extend(self.0.iter().cloned());
         Fields(v)
     }
+    /// Gives back room no field took (an event keeps its fields for the whole run).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
     fn position(&self, name: &str) -> Result<usize, usize> {
         self.0.binary_search_by(|(k, _)| (**k).cmp(name))
     }

@@ -499,9 +499,9 @@ impl GrammarSet {
             .and_then(|p| line.get(p.prefix_end..))
             .unwrap_or(message);
         let names = ev.regex.field_names();
-        // One allocation of the size the line can fill (see base::fields).
-        let captured = names.iter().filter(|n| caps.name(n).is_some()).count();
-        let mut fields = ev.preset.clone_with_room(captured);
+        // Room for every capture, the slack of those that did not take part given back
+        // below: one pass over the captures, one allocation kept (see base::fields).
+        let mut fields = ev.preset.clone_with_room(names.len());
         let mut cut_fields = Vec::new();
         for name in names {
             let Some(m) = caps.name(name) else { continue };
@@ -514,6 +514,7 @@ impl GrammarSet {
                 fields.insert(name.clone(), v);
             }
         }
+        fields.shrink_to_fit();
         Some(LineMatch {
             grammar: gi,
             kind: ev.kind.clone(),
