@@ -73,7 +73,7 @@ pub struct GrammarSet {
     /// Anchored: does a line begin like a record of some family?
     pub(super) start_ac: AhoCorasick,
     /// Unanchored: does a line hold a known noise marker (tqdm, NCCL INFO, uvicorn …)?
-    pub(super) noise_ac: Option<AhoCorasick>,
+    pub(super) noise: AnyLiteral,
     /// Reference date for stamps that print no date (file mtime or today).
     pub(crate) reference_date: Option<NaiveDate>,
     /// The grammars' frame tables and outcome wordings, gathered once.
@@ -148,7 +148,8 @@ impl GrammarSet {
         }
         let ordinary: Vec<&str> = starts.iter().chain(&noise).map(String::as_str).collect();
         let mut prefilter = Vec::new();
-        for group in prefilter_fragments(&literals, &ordinary).chunks(LITERALS_PER_GROUP) {
+        let fragments = prefilter_fragments(&literals, &ordinary);
+        for group in balanced_groups(&fragments, FRAGMENTS_PER_GROUP) {
             prefilter.push(
                 AhoCorasickBuilder::new()
                     .match_kind(MatchKind::LeftmostLongest)
@@ -162,11 +163,7 @@ impl GrammarSet {
             .build(&starts)
             .map_err(|e| GrammarError::Matcher(e.to_string()))?;
         noise.retain(|s| !s.is_empty());
-        let noise_ac = if noise.is_empty() {
-            None
-        } else {
-            Some(AhoCorasick::new(&noise).map_err(|e| GrammarError::Matcher(e.to_string()))?)
-        };
+        let noise = AnyLiteral::new(&noise)?;
         let mut knowledge = Knowledge::empty();
         for g in &grammars {
             knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
@@ -182,7 +179,7 @@ impl GrammarSet {
             prefilter,
             literal_owner,
             start_ac,
-            noise_ac,
+            noise,
             reference_date: None,
             knowledge,
             prefix_set: std::sync::OnceLock::new(),
@@ -295,7 +292,7 @@ impl GrammarSet {
     }
 
     pub(crate) fn is_noise(&self, line: &[u8]) -> bool {
-        self.noise_ac.as_ref().is_some_and(|ac| ac.is_match(line))
+        self.noise.is_match(line)
     }
 
     /// Finds the record prefix that governs the text at `before` in `line`: the last
