@@ -383,7 +383,7 @@ fn nvidia_smi_sees_the_ranks_figures_plus_what_each_process_holds_outside_them()
     let per_rank =
         (14.00 * GIB).round() as i64 + (0.60 * GIB).round() as i64 - (0.01 * GIB).round() as i64;
     assert_eq!(c.taken, 8 * per_rank);
-    assert!((c.at_s - 11.115).abs() < 0.01, "{}", c.at_s);
+    assert!((c.at_s.get() - 11.115).abs() < 0.01, "{:?}", c.at_s);
     assert_eq!(c.before, Some(0));
     let mib = c.difference() as f64 / 1_048_576.0;
     assert!((mib - 592.72).abs() < 0.01, "{mib}");

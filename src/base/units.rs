@@ -215,7 +215,8 @@ pub(crate) fn seconds(s: impl Into<f64>) -> String {
 
 /// The number of [`seconds`] without its unit, for a column that names the unit once
 /// (`4.0 / 4.8 / 5.5 s`).
-pub(crate) fn seconds_number(s: f64) -> String {
+pub(crate) fn seconds_number(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     if s.abs() >= 99.95 {
         format!("{s:.0}")
     } else {
@@ -224,7 +225,7 @@ pub(crate) fn seconds_number(s: f64) -> String {
 }
 
 /// A time since the run's (or the snapshot's) first stamp: `t+5.2 s`.
-pub(crate) fn since_start(s: f64) -> String {
+pub(crate) fn since_start(s: impl Into<f64>) -> String {
     format!("t+{}", seconds(s))
 }
 
@@ -242,7 +243,8 @@ pub(crate) fn seconds_delta(s: impl Into<f64>) -> String {
 
 /// A clock offset between two clocks (a node's, a snapshot's), which is estimated finer
 /// than a stamp: two decimals and its sign, `+0.42 s`, `-2.50 s`.
-pub(crate) fn clock_offset(s: f64) -> String {
+pub(crate) fn clock_offset(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     let sign = if s < 0.0 { "-" } else { "+" };
     format!("{sign}{:.2} s", s.abs())
 }

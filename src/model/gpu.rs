@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 
 use crate::base::event::{Event, Rank};
+use crate::base::units::Seconds;
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).
@@ -21,7 +22,7 @@ pub struct GpuMemory {
     /// The most memory used in any sample.
     pub peak_used_bytes: u64,
     /// Seconds since the run's first line when the peak was sampled.
-    pub peak_at_s: Option<f64>,
+    pub peak_at_s: Option<Seconds>,
     /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
     pub(crate) series: Vec<(f64, u64)>,
 }
@@ -45,7 +46,7 @@ pub struct GpuProcess {
     /// The most memory it used in any sample.
     pub peak_used_bytes: u64,
     /// Seconds since the run's first line when the peak was sampled.
-    pub peak_at_s: Option<f64>,
+    pub peak_at_s: Option<Seconds>,
 }
 
 impl GpuProcess {
@@ -85,7 +86,7 @@ impl GpuProcess {
                     samples: apps.len(),
                     peak_used_bytes: peak.used_memory_bytes.unwrap_or(0),
                     peak_at_s: match (peak.timestamp, start) {
-                        (Some(t), Some(s)) => Some((t - s).num_milliseconds() as f64 / 1000.0),
+                        (Some(t), Some(s)) => Some(Seconds::from_ms((t - s).num_milliseconds())),
                         _ => None,
                     },
                 })
@@ -135,7 +136,7 @@ impl GpuMemory {
                 samples: used.len(),
                 total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
                 peak_used_bytes: peak,
-                peak_at_s: since(peak_ts),
+                peak_at_s: since(peak_ts).map(Seconds),
                 series,
             });
         }
