@@ -129,8 +129,8 @@ fn tp8_custom_ar_moves_only_the_communication_category() {
     // 42,949,673 − 41,943,040 = 1,006,633, is within one print step.
     let s = moved.snapshot.as_ref().expect("snapshot split");
     assert_eq!(s.category, Category::Communication);
-    assert_eq!(s.allocator, 41_943_040);
-    assert_eq!(s.residual, Some(1_006_633));
+    assert_eq!(s.allocator.get(), 41_943_040);
+    assert_eq!(s.residual.map(i64::from), Some(1_006_633));
     assert!(s.sites.iter().any(|x| x.starts_with("init_custom_ar")));
     // The pool is 91,141 tokens in both (l.46): sized before the buffers existed.
     assert_eq!(report.memory.cost.as_ref().map(|c| c.tokens_delta), Some(0));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 
 use crate::base::event::{Event, Rank};
-use crate::base::units::Seconds;
+use crate::base::units::{Bytes, Seconds};
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).
@@ -18,9 +18,9 @@ pub struct GpuMemory {
     /// Samples read.
     pub samples: usize,
     /// The GPU's memory, when sampled.
-    pub total_bytes: Option<u64>,
+    pub total_bytes: Option<Bytes>,
     /// The most memory used in any sample.
-    pub peak_used_bytes: u64,
+    pub peak_used_bytes: Bytes,
     /// Seconds since the run's first line when the peak was sampled.
     pub peak_at_s: Option<Seconds>,
     /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
@@ -44,7 +44,7 @@ pub struct GpuProcess {
     pub rank: Option<Rank>,
     pub(crate) samples: usize,
     /// The most memory it used in any sample.
-    pub peak_used_bytes: u64,
+    pub peak_used_bytes: Bytes,
     /// Seconds since the run's first line when the peak was sampled.
     pub peak_at_s: Option<Seconds>,
 }
@@ -84,7 +84,7 @@ impl GpuProcess {
                         .find(|e| e.pid == Some(pid) && e.rank.is_some())
                         .and_then(|e| e.rank.clone()),
                     samples: apps.len(),
-                    peak_used_bytes: peak.used_memory_bytes.unwrap_or(0),
+                    peak_used_bytes: Bytes(peak.used_memory_bytes.unwrap_or(0)),
                     peak_at_s: match (peak.timestamp, start) {
                         (Some(t), Some(s)) => Some(Seconds::from_ms((t - s).num_milliseconds())),
                         _ => None,
@@ -134,8 +134,8 @@ impl GpuMemory {
                 source: source.to_string(),
                 gpu,
                 samples: used.len(),
-                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
-                peak_used_bytes: peak,
+                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes).map(Bytes),
+                peak_used_bytes: Bytes(peak),
                 peak_at_s: since(peak_ts).map(Seconds),
                 series,
             });

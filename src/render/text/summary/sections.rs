@@ -1,7 +1,7 @@
 //! The summary's sections around the phase table: start-up attempts, node clocks and stragglers (timing), nvidia-smi, line accounting.
 
 use super::*;
-use crate::base::units::Seconds;
+use crate::base::units::{human_size, Seconds};
 
 /// Lines listed before "and N more".
 pub(super) const TIMING_LINES: usize = 8;
@@ -212,14 +212,13 @@ pub(crate) fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], sty
     }
 }
 pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
-    use crate::base::units::human_bytes;
     for g in &run.gpus {
         let text = format!(
             "nvidia-smi GPU{}: peak {} used{}{}, {} samples",
             g.gpu,
-            human_bytes(g.peak_used_bytes as i64),
+            human_size(g.peak_used_bytes),
             g.total_bytes
-                .map(|t| format!(" of {}", human_bytes(t as i64)))
+                .map(|t| format!(" of {}", human_size(t)))
                 .unwrap_or_default(),
             g.peak_at_s
                 .map(|s| format!(" at {}", crate::base::units::since_start(s)))
@@ -238,7 +237,7 @@ pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default(),
             p.gpu.map(|g| format!(" on GPU{g}")).unwrap_or_default(),
-            human_bytes(p.peak_used_bytes as i64),
+            human_size(p.peak_used_bytes),
             p.peak_at_s
                 .map(|s| format!(" at {}", crate::base::units::since_start(s)))
                 .unwrap_or_default(),
