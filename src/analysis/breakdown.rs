@@ -418,7 +418,7 @@ pub struct CategoryMove {
     /// The category.
     pub category: Category,
     /// Median over the ranks compared of candidate − baseline.
-    pub delta: i64,
+    pub delta: ByteDelta,
     /// Both sides' resolutions added (the largest over the ranks).
     pub(crate) resolution: i64,
     /// Both sides' print steps added (the largest over the ranks).
@@ -512,7 +512,7 @@ pub(crate) fn breakdown_diff(
         if n > 0 && delta.abs() > res {
             moved.push(CategoryMove {
                 category: cat,
-                delta,
+                delta: ByteDelta(delta),
                 resolution: res,
                 step,
                 ranks_moved: moved_on,

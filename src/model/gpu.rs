@@ -84,7 +84,7 @@ impl GpuProcess {
                         .find(|e| e.pid == Some(pid) && e.rank.is_some())
                         .and_then(|e| e.rank.clone()),
                     samples: apps.len(),
-                    peak_used_bytes: Bytes(peak.used_memory_bytes.unwrap_or(0)),
+                    peak_used_bytes: peak.used_memory_bytes.unwrap_or_default(),
                     peak_at_s: match (peak.timestamp, start) {
                         (Some(t), Some(s)) => Some(Seconds::from_ms((t - s).num_milliseconds())),
                         _ => None,
@@ -109,7 +109,7 @@ impl GpuMemory {
         for (&gpu, samples) in &t.gpus {
             let used: Vec<(Option<NaiveDateTime>, u64)> = samples
                 .iter()
-                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?)))
+                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?.get())))
                 .collect();
             // The first sample at the peak: when the memory got there.
             let Some(&(peak_ts, peak)) = used.iter().fold(
@@ -134,7 +134,7 @@ impl GpuMemory {
                 source: source.to_string(),
                 gpu,
                 samples: used.len(),
-                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes).map(Bytes),
+                total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
                 peak_used_bytes: Bytes(peak),
                 peak_at_s: since(peak_ts).map(Seconds),
                 series,
