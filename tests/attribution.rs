@@ -59,7 +59,7 @@ fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
         vec![(
             "init_custom_ar (model_runner.py)".to_string(),
             2,
-            41_943_040
+            rankscope::base::units::Bytes(41_943_040)
         )]
     );
 }

@@ -17,7 +17,7 @@ use chrono::NaiveDateTime;
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
 use crate::base::event::Rank;
-use crate::base::units::ByteDelta;
+use crate::base::units::{ByteDelta, Bytes};
 use crate::grammar::FrameRule;
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::inspect::{self as snap, SiteRule};
@@ -62,7 +62,7 @@ pub struct Attribution {
     pub log_resolution: Option<u64>,
     /// New segments in the candidate's snapshots (whole snapshot, matched by size, pool,
     /// stream and site): count and bytes, median over ranks.
-    pub new_segments: Vec<(String, u64, u64)>,
+    pub new_segments: Vec<(String, u64, Bytes)>,
     /// How the candidate's snapshot clocks were matched to its log clock.
     pub(crate) clock: Option<ClockNote>,
 }
@@ -362,7 +362,7 @@ pub fn attribute(
         .filter(|(site, v)| v.len() == ranks_compared && in_phase(site))
         .map(|(site, v)| {
             let (n, b) = v[v.len() / 2];
-            (site, n, b)
+            (site, n, Bytes(b))
         })
         .collect();
     Some(Attribution {

@@ -175,7 +175,7 @@ pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence
 /// The snapshot side of the cause: who allocated the divergence, and what PyTorch
 /// could not see.
 pub(crate) fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
-    use crate::base::units::human_bytes;
+    use crate::base::units::{human_bytes, human_size};
     let mut lines = Vec::new();
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
         lines.push(format!(
@@ -193,7 +193,7 @@ pub(crate) fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> 
         lines.push(format!(
             "{n} new segment{} ({}) in the candidate, from {site}",
             if *n == 1 { "" } else { "s" },
-            human_bytes(*bytes as i64)
+            human_size(*bytes)
         ));
     }
     if let (Some(r), Some(res)) = (a.residual, a.log_resolution) {
