@@ -298,6 +298,28 @@ fn compressed_logs_read_like_plain_ones() {
 }
 
 #[test]
+fn a_compressed_file_in_a_run_directory_is_found_by_its_first_bytes() {
+    // A directory's listing does not open its files; the compression of each is read
+    // from its first bytes when it is scanned, so a zstd file named `.log` still reads.
+    let plain = std::fs::read("samples/tp8-custom-ar/server.log").expect("sample");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zst = zstd::encode_all(&plain[..], 3).expect("zstd");
+    std::fs::write(dir.path().join("server.log"), &zst).expect("write");
+    let out = rankscope()
+        .arg("events")
+        .arg(dir.path())
+        .arg("--json")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let events = v["events"].as_array().cloned().unwrap_or_default();
+    // The same 89 events as the plain file (counted in the test above), 8 of them OOMs.
+    assert_eq!(events.len(), 89);
+    assert_eq!(events.iter().filter(|e| e["kind"] == "oom").count(), 8);
+}
+
+#[test]
 fn mem_json_carries_the_hand_checked_site_and_oom() {
     let out = rankscope()
         .args([

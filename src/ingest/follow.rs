@@ -266,7 +266,7 @@ impl<'a> Follower<'a> {
 
     fn follow(&mut self, group: usize, sf: SourceFile, first: bool) {
         let shown = sf.display();
-        let compressed = (sf.compression != Compression::None).then(|| {
+        let compressed = (sf.compression_now() != Compression::None).then(|| {
             self.notes.push(FollowNote::Compressed {
                 path: shown.clone(),
             });

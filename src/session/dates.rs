@@ -84,7 +84,17 @@ pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> 
         .collect()
 }
 
-pub(super) fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
+/// The logs' modification dates, what `infer_dates` falls back on: read only when some
+/// stamp lacks a date, rather than one stat per file of every run.
+pub(super) fn reference_dates(events: &[Event], logs: &[&SourceFile]) -> Vec<Option<NaiveDate>> {
+    if events.iter().any(|e| e.year_inferred) {
+        logs.iter().map(|sf| modified_date(sf)).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
     if sf.is_stdin() {
         return Some(chrono::Local::now().date_naive());
     }

@@ -53,8 +53,9 @@ impl Inputs {
     /// not standard input).
     pub(crate) fn log_bytes(&self) -> Option<u64> {
         self.logs()
+            // A listed file not yet opened counts as plain: the total is for progress.
             .map(|f| match f.compression {
-                Compression::None if !f.is_stdin() => f.size,
+                None | Some(Compression::None) if !f.is_stdin() => f.size,
                 _ => None,
             })
             .sum()

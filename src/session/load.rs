@@ -4,8 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use chrono::NaiveDate;
-
 use crate::base::event::Event;
 use crate::grammar::GrammarSet;
 use crate::ingest::scan;
@@ -15,7 +13,7 @@ use crate::model::notes::ReadNote;
 use crate::model::{self, Run, SourceInfo};
 use crate::render::text::notes as words;
 
-use super::dates::{implausible_stamps, infer_dates, modified_date, time_regressions};
+use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions};
 use super::inputs::Inputs;
 use super::nodes::{
     assign_nodes, distinct_hosts, hosts_by_source, nodes_sharing_a_host, ranks_by_source,
@@ -60,9 +58,9 @@ pub(super) fn finish_single(
     opts: &LoadOptions,
 ) -> Result<Loaded, LoadError> {
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
-    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
     notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
+    let refs = reference_dates(&events, &logs);
     let how = infer_dates(&mut events, &refs);
     if let Some(how) = how {
         notes.push(how);
@@ -211,9 +209,9 @@ pub(crate) fn gather(
     for (s, &i) in log_idx.iter().enumerate() {
         node_of_file[i] = assigned.node_of_source[s];
     }
-    let refs: Vec<Option<NaiveDate>> = logs.iter().map(|sf| modified_date(sf)).collect();
     notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
+    let refs = reference_dates(&events, &logs);
     if let Some(how) = infer_dates(&mut events, &refs) {
         notes.push(how);
     }

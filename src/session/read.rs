@@ -35,6 +35,7 @@ fn scan_file(
     if let Some(f) = scan_small_file(gs, index, sf, opts, budget, progress)? {
         return Ok(f);
     }
+    let opts = &block_for(opts, sf);
     let stream = source::open_stream(sf)?;
     let raw = stream.raw_counter();
     let compression = stream.compression;
@@ -110,7 +111,8 @@ fn scan_small_file(
     budget: &scan::EventBudget,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<Option<FileScan>, LoadError> {
-    let (source::Compression::None, Some(size), false) = (sf.compression, sf.size, sf.is_stdin())
+    let (None | Some(source::Compression::None), Some(size), false) =
+        (sf.compression, sf.size, sf.is_stdin())
     else {
         return Ok(None);
     };
@@ -183,8 +185,10 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<ReadNote> {
     // A file cut while it was read (log rotation with copytruncate, a user's
     // `truncate`) ends early with no error: only its size tells.
     if let (None, Some(listed), false) = (&f.scan.read_stop, sf.size, sf.is_stdin()) {
-        let now = std::fs::metadata(&sf.path).map_or(0, |m| m.len());
-        if f.raw_bytes < listed && now < listed {
+        // Stat again only for a file read short of its listed size.
+        let now =
+            (f.raw_bytes < listed).then(|| std::fs::metadata(&sf.path).map_or(0, |m| m.len()));
+        if let Some(now) = now.filter(|&now| now < listed) {
             notes.push(ReadNote::Shrank {
                 path: sf.display(),
                 listed,
@@ -300,7 +304,7 @@ pub(super) type Scanned = (Vec<SourceInfo>, Vec<Event>, Vec<ReadNote>);
 /// directory per node) 4 MiB per file was most of the time.
 fn block_for(opts: &LoadOptions, sf: &SourceFile) -> LoadOptions {
     let mut o = opts.clone();
-    if let (source::Compression::None, Some(size)) = (sf.compression, sf.size) {
+    if let (Some(source::Compression::None), Some(size)) = (sf.compression, sf.size) {
         let fits = usize::try_from(size.saturating_add(1)).unwrap_or(usize::MAX);
         o.block_size = o.block_size.min(fits.max(4096));
     }
@@ -324,7 +328,7 @@ pub(super) fn scan_logs(
         .enumerate()
         .map(|(i, sf)| match &opts.given {
             Some(given) => Ok(given_scan(given, i, sf)),
-            None => scan_file(gs, i, sf, &block_for(opts, sf), &budget, progress),
+            None => scan_file(gs, i, sf, opts, &budget, progress),
         })
         .collect();
     let mut sources = Vec::new();
