@@ -49,17 +49,17 @@ fn custom_ar_divergence_is_init_custom_ar_with_no_residual() {
     assert_eq!(top.delta_reserved.median, 41_943_040.0);
     assert_eq!(top.delta_allocated.median, 25_198_592.0);
     assert_eq!(top.blocks, 3);
-    assert_eq!(a.allocator_delta_reserved, 41_943_040);
+    assert_eq!(a.allocator_delta_reserved.get(), 41_943_040);
     // Log: 0.64 − 0.60 GB = 42,949,673 bytes; the allocator saw 41,943,040 of it.
-    assert_eq!(a.driver_delta, Some(42_949_673));
-    assert_eq!(a.residual, Some(1_006_633));
-    assert!(a.residual.unwrap_or(i64::MAX).unsigned_abs() <= a.log_resolution.unwrap_or(0));
+    assert_eq!(a.driver_delta.map(i64::from), Some(42_949_673));
+    assert_eq!(a.residual.map(i64::from), Some(1_006_633));
+    assert!(a.residual.map_or(u64::MAX, |r| r.magnitude().get()) <= a.log_resolution.unwrap_or(0));
     assert_eq!(
         a.new_segments,
         vec![(
             "init_custom_ar (model_runner.py)".to_string(),
             2,
-            41_943_040
+            rankscope::base::units::Bytes(41_943_040)
         )]
     );
 }

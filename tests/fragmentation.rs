@@ -38,6 +38,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use rankscope::analysis::attribute::{self, RankMatch, RankSnapshot};
+use rankscope::base::units::Bytes;
 use rankscope::render::text::diff as diff_text;
 use rankscope::snapshot::inspect::SiteRule;
 use rankscope::snapshot::oom::{self, Limit};
@@ -73,48 +74,51 @@ fn interleaved_oom_is_fragmentation_with_hand_derived_figures() {
     let a = &v[0];
     assert!(a.at_oom, "{:?}", a.state_note);
     assert_eq!(a.device, 0);
-    assert_eq!(a.requested, 19_358_720);
-    assert_eq!(a.segment, 20 * MIB);
+    assert_eq!(a.requested.get(), 19_358_720);
+    assert_eq!(a.segment.get(), 20 * MIB);
     assert_eq!(a.site, "capture_graphs (worker_main.py:192)");
-    assert_eq!(a.space.reserved, 15_028_191_232);
-    assert_eq!(a.space.unallocated, 531_706_368);
-    assert_eq!(a.space.private_unallocated, 1_612_800);
+    assert_eq!(a.space.reserved.get(), 15_028_191_232);
+    assert_eq!(a.space.unallocated.get(), 531_706_368);
+    assert_eq!(a.space.private_unallocated.get(), 1_612_800);
     assert_eq!(a.space.wholly_free_segments, 0);
     assert_eq!(
         a.limit,
         Limit::ProcessCap {
-            device_free: 133_549_916_160,
-            segment: 20 * MIB,
-            cap_at_least: 15_028_191_232,
-            cap_below: 15_049_162_752,
+            device_free: Bytes(133_549_916_160),
+            segment: Bytes(20 * MIB),
+            cap_at_least: Bytes(15_028_191_232),
+            cap_below: Bytes(15_049_162_752),
         }
     );
     assert_eq!(a.expandable_segments, Some(false));
     let f = a.fragmentation.as_ref().expect("fragmentation");
-    assert_eq!(f.free, 531_706_368);
+    assert_eq!(f.free.get(), 531_706_368);
     assert_eq!((f.segments, f.holes), (54, 255));
-    assert_eq!(f.largest_hole, 2 * MIB);
+    assert_eq!(f.largest_hole.get(), 2 * MIB);
     let top = &f.shapes[0];
     assert_eq!(
         (
             top.count,
-            top.size,
-            top.allocated,
+            top.size.get(),
+            top.allocated.get(),
             top.free_blocks,
-            top.largest_free
+            top.largest_free.get()
         ),
         (50, 20 * MIB, 10 * MIB, 5, 2 * MIB)
     );
     let pin = &f.pinned_by[0];
     assert_eq!(pin.site, "warm_prefill/<lambda> (launch.py:76)");
-    assert_eq!((pin.segments, pin.blocks, pin.bytes), (50, 250, 500 * MIB));
+    assert_eq!(
+        (pin.segments, pin.blocks, pin.bytes.get()),
+        (50, 250, 500 * MIB)
+    );
 }
 
 #[test]
 fn grouped_baseline_has_no_oom_and_whole_free_segments() {
     let f = oom::free_space_at_dump(&snap(GROUPED, 0));
-    assert_eq!(f.unallocated, 46_130_688);
-    assert_eq!(f.largest_free, 20 * MIB);
+    assert_eq!(f.unallocated.get(), 46_130_688);
+    assert_eq!(f.largest_free.get(), 20 * MIB);
     assert_eq!(f.wholly_free_segments, 2);
     assert!(oom::analyse(&snap(GROUPED, 0), &SiteRule::default()).is_empty());
 }
@@ -437,8 +441,8 @@ fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_sai
     assert_eq!(
         a.limit,
         Limit::Device {
-            device_free: 8 * MIB,
-            segment: 20 * MIB
+            device_free: Bytes(8 * MIB),
+            segment: Bytes(20 * MIB)
         }
     );
     assert_eq!(
@@ -460,5 +464,5 @@ fn a_device_short_of_memory_is_named_as_the_limit_and_an_unundoable_trace_is_sai
         a.state_note.as_deref(),
         Some("segments as dumped, not at the OOM: expandable segments map pages after the OOM")
     );
-    assert_eq!(a.space.largest_free, 20 * MIB);
+    assert_eq!(a.space.largest_free.get(), 20 * MIB);
 }

@@ -184,10 +184,10 @@ fn nvidia_smi_samples_join_the_run_clock() {
     assert_eq!(run.gpus.len(), 1);
     let g = &run.gpus[0];
     assert_eq!((g.gpu, g.samples), (0, 107));
-    assert_eq!(g.peak_used_bytes, 125_948_657_664);
-    assert_eq!(g.total_bytes, Some(150_754_820_096));
+    assert_eq!(g.peak_used_bytes.get(), 125_948_657_664);
+    assert_eq!(g.total_bytes.map(u64::from), Some(150_754_820_096));
     assert!(
-        g.peak_at_s.is_some_and(|s| (s - 12.638).abs() < 1e-9),
+        g.peak_at_s.is_some_and(|s| (s.get() - 12.638).abs() < 1e-9),
         "{:?}",
         g.peak_at_s
     );
@@ -295,7 +295,7 @@ fn nvidia_smi_processes_are_matched_to_ranks_by_pid() {
             (
                 p.pid,
                 p.rank.as_ref().map(|r| r.to_string()),
-                p.peak_used_bytes,
+                p.peak_used_bytes.get(),
             )
         })
         .collect();
@@ -307,5 +307,8 @@ fn nvidia_smi_processes_are_matched_to_ranks_by_pid() {
         ]
     );
     // The run starts at the API server's first line, 10:02:11; the peak is at 10:03:46.
-    assert_eq!(run.gpu_processes[0].peak_at_s, Some(95.0));
+    assert_eq!(
+        run.gpu_processes[0].peak_at_s,
+        Some(rankscope::base::units::Seconds(95.0))
+    );
 }

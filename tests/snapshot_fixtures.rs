@@ -33,13 +33,13 @@ fn custom_ar_has_the_oom_entry() {
         assert_eq!(ooms.len(), 1, "rank {rank}");
         assert_eq!(ooms[0].size, 20_971_520);
         let sum = summarize(&s, &SiteRule::default());
-        assert_eq!(sum.ooms[0].requested, 20 * MIB);
+        assert_eq!(sum.ooms[0].requested.get(), 20 * MIB);
         assert!(sum.ooms[0].site.starts_with("capture_graphs"));
     }
     // python: device_free 33342685184, time_us 1795943921329961, 717 entries (rank 0).
     let s = read_path(&sample("tp8-custom-ar", 0)).unwrap();
     let sum = summarize(&s, &SiteRule::default());
-    assert_eq!(sum.ooms[0].device_free, Some(33_342_685_184));
+    assert_eq!(sum.ooms[0].device_free.map(u64::from), Some(33_342_685_184));
     assert_eq!(sum.ooms[0].time_us, 1_795_943_921_329_961);
     assert_eq!(sum.trace_entries, 717);
 }
@@ -50,15 +50,15 @@ fn custom_ar_totals_match_python() {
     let s = read_path(&sample("tp8-custom-ar", 0)).unwrap();
     let sum = summarize(&s, &SiteRule::default());
     assert_eq!(sum.totals.segments, 158);
-    assert_eq!(sum.totals.reserved, 15_021_899_776);
-    assert_eq!(sum.totals.allocated, 14_841_591_296);
+    assert_eq!(sum.totals.reserved.get(), 15_021_899_776);
+    assert_eq!(sum.totals.allocated.get(), 14_841_591_296);
     // The private (graph) pool (0, 2): 15 segments of 20 MiB on the capture stream.
     let graph = sum.by_pool.iter().find(|p| p.pool == (0, 2)).unwrap();
     assert!(graph.private);
     assert_eq!(graph.totals.segments, 15);
-    assert_eq!(graph.totals.reserved, 300 * MIB);
+    assert_eq!(graph.totals.reserved.get(), 300 * MIB);
     // The trace starts from nothing reserved, so the replay ends at the segments' total.
-    assert_eq!(sum.series.last().unwrap().reserved, 15_021_899_776);
+    assert_eq!(sum.series.last().unwrap().reserved.get(), 15_021_899_776);
     assert!(sum.series.len() <= 512);
 }
 
@@ -73,10 +73,10 @@ fn init_custom_ar_site_and_segments() {
         .find(|x| x.site == "init_custom_ar (model_runner.py)")
         .expect("init_custom_ar site");
     // python: blocks at lines 85, 86, 87 of 8421376 + 8388608 + 8388608 bytes.
-    assert_eq!(site.allocated, 25_198_592);
+    assert_eq!(site.allocated.get(), 25_198_592);
     assert_eq!(render::fmt_bytes(site.allocated), "24.03 MiB");
     assert_eq!(site.lines, vec![85, 86, 87]);
-    assert_eq!(site.reserved, 40 * MIB);
+    assert_eq!(site.reserved.get(), 40 * MIB);
     assert_eq!(site.segments, 2);
 
     for rank in 0..8 {
@@ -90,15 +90,15 @@ fn init_custom_ar_site_and_segments() {
         let only_b = &d.only_b;
         assert_eq!(only_b.len(), 1, "rank {rank}: {only_b:?}");
         assert_eq!(only_b[0].site, "init_custom_ar (model_runner.py)");
-        assert_eq!(only_b[0].b_allocated, 25_198_592);
-        assert_eq!(only_b[0].delta_reserved, 40 * MIB as i64);
+        assert_eq!(only_b[0].b_allocated.get(), 25_198_592);
+        assert_eq!(only_b[0].delta_reserved.get(), 40 * MIB as i64);
         let new_ar: Vec<_> = d
             .new_segments
             .iter()
             .filter(|c| c.key.site.starts_with("init_custom_ar"))
             .collect();
         assert_eq!(new_ar.len(), 1);
-        assert_eq!((new_ar[0].count, new_ar[0].key.size), (2, 20 * MIB));
+        assert_eq!((new_ar[0].count, new_ar[0].key.size.get()), (2, 20 * MIB));
         let text = render::diff_text(&d, 10, 80);
         assert!(text.contains("24.03 MiB"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");

@@ -26,11 +26,13 @@ fn sample_csv() {
         .and_hms_milli_opt(9, 18, 27, 203)
         .unwrap();
     assert_eq!(first.timestamp, Some(ts));
-    assert_eq!(first.memory_used_bytes, Some(0));
-    assert_eq!(first.memory_total_bytes, Some(143_771 * MIB));
+    assert_eq!(first.memory_used_bytes.map(u64::from), Some(0));
+    assert_eq!(first.memory_total_bytes.map(u64::from), Some(143_771 * MIB));
     assert_eq!(first.utilization_gpu_pct, Some(0.0));
     // `2026/11/29 09:18:48.075, 0, 15019 MiB, ...` is in the file.
-    assert!(g0.iter().any(|s| s.memory_used_bytes == Some(15_019 * MIB)));
+    assert!(g0
+        .iter()
+        .any(|s| s.memory_used_bytes.map(u64::from) == Some(15_019 * MIB)));
 }
 
 #[test]
@@ -68,20 +70,29 @@ pid, process_name, used_gpu_memory [MiB]
 4244, python3, [N/A]
 ";
     let t = parse(text);
-    assert_eq!(t.gpus[&1][0].memory_used_bytes, Some(1024 * MIB));
-    assert_eq!(t.gpus[&0][0].memory_used_bytes, None);
-    assert_eq!(t.gpus[&0][1].memory_used_bytes, Some(2048 * MIB));
+    assert_eq!(
+        t.gpus[&1][0].memory_used_bytes.map(u64::from),
+        Some(1024 * MIB)
+    );
+    assert_eq!(t.gpus[&0][0].memory_used_bytes.map(u64::from), None);
+    assert_eq!(
+        t.gpus[&0][1].memory_used_bytes.map(u64::from),
+        Some(2048 * MIB)
+    );
     assert_eq!(t.lines_not_understood, 2);
     assert_eq!(t.examples_not_understood[0].0, 4);
     assert_eq!(t.apps.len(), 3);
     assert_eq!(t.apps[0].pid, Some(4242));
-    assert_eq!(t.apps[0].used_memory_bytes, Some(15_019 * MIB));
+    assert_eq!(
+        t.apps[0].used_memory_bytes.map(u64::from),
+        Some(15_019 * MIB)
+    );
     assert_eq!(
         t.apps[1].process_name.as_deref(),
         Some("/usr/bin/weird,name")
     );
-    assert_eq!(t.apps[2].used_memory_bytes, None);
-    assert_eq!(t.peak_used()[&0].0, 2048 * MIB);
+    assert_eq!(t.apps[2].used_memory_bytes.map(u64::from), None);
+    assert_eq!(t.peak_used()[&0].0.get(), 2048 * MIB);
 }
 
 #[test]

@@ -519,7 +519,10 @@ fn a_silent_rank_is_measured_by_the_wall_clock_past_the_latest_line() {
         .expect("date");
     assert_eq!(LogNow::at_latest_line(&run).map(|n| n.latest), Some(latest));
     let warned = |silent_s: f64| -> Vec<String> {
-        let now = LogNow { latest, silent_s };
+        let now = LogNow {
+            latest,
+            silent_s: rankscope::base::units::Seconds(silent_s),
+        };
         slow_phases_at(&baseline, &run, 0.2, now)
             .into_iter()
             .map(|w| {

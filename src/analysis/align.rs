@@ -2,6 +2,7 @@
 //! apart the ranks finished, and which ranks stand out.
 
 use crate::base::event::Rank;
+use crate::base::units::Seconds;
 use crate::model::{Phase, Run};
 
 /// Smallest, median and largest of a set of values (the median of an even count is the mean
@@ -58,7 +59,7 @@ pub struct PhaseStats {
     pub(crate) ranks: usize,
     pub(crate) completed: usize,
     /// Seconds between the first and the last rank finishing.
-    pub end_skew_s: Option<f64>,
+    pub end_skew_s: Option<Seconds>,
     /// From the begin and end stamps, over the ranks that have both.
     pub duration_s: Option<Spread>,
     /// The durations printed on the end lines of the ranks with no begin stamp.
@@ -77,7 +78,7 @@ pub struct PhaseStats {
     /// Ranks whose end of the phase is stamped before its start, and by how many seconds:
     /// no duration is measured for them, and their end takes no part in the skew or the
     /// stragglers (their own start contradicts it).
-    pub(crate) end_before_start: Vec<(Rank, f64)>,
+    pub(crate) end_before_start: Vec<(Rank, Seconds)>,
 }
 
 /// A rank that ended a phase late: after the median end of the other ranks by more than
@@ -90,14 +91,14 @@ pub struct Straggler {
     /// The late rank.
     pub rank: Rank,
     /// Seconds after the other ranks' median end.
-    pub late_s: f64,
+    pub late_s: Seconds,
     /// Of which: seconds it began the phase after the others' median start (the time
     /// went before the phase's first line)…
-    pub before_first_line_s: f64,
+    pub before_first_line_s: Seconds,
     /// …and seconds it ran longer inside the phase.
-    pub inside_s: f64,
+    pub inside_s: Seconds,
     /// What `late_s` had to exceed.
-    pub uncertainty_s: f64,
+    pub uncertainty_s: Seconds,
 }
 
 impl Straggler {
@@ -181,10 +182,10 @@ fn stragglers_of(spans: &[(&Rank, &crate::model::PhaseSpan)], clock_ms: &[i64]) 
         };
         out.push(Straggler {
             rank: spans[i].0.clone(),
-            late_s: late / 1000.0,
-            before_first_line_s: began_late / 1000.0,
-            inside_s: (late - began_late) / 1000.0,
-            uncertainty_s: uncertainty / 1000.0,
+            late_s: Seconds(late / 1000.0),
+            before_first_line_s: Seconds(began_late / 1000.0),
+            inside_s: Seconds((late - began_late) / 1000.0),
+            uncertainty_s: Seconds(uncertainty / 1000.0),
         });
     }
     out
@@ -203,9 +204,9 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
         if all_spans.is_empty() {
             continue;
         }
-        let end_before_start: Vec<(Rank, f64)> = all_spans
+        let end_before_start: Vec<(Rank, Seconds)> = all_spans
             .iter()
-            .filter_map(|(r, s)| Some(((*r).clone(), s.end_before_start_s()?)))
+            .filter_map(|(r, s)| Some(((*r).clone(), Seconds(s.end_before_start_s()?))))
             .collect();
         // Ends and figures of the ranks whose stamps are in order; the others' figures
         // still count (they are not stamps).
@@ -227,7 +228,7 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             ends.iter().map(|e| e.1).min(),
             ends.iter().map(|e| e.1).max(),
         ) {
-            (Some(a), Some(b)) => Some((b - a).num_milliseconds() as f64 / 1000.0),
+            (Some(a), Some(b)) => Some(Seconds::from_ms((b - a).num_milliseconds())),
             _ => None,
         };
         let mut durations: Vec<f64> = spans.iter().filter_map(|(_, s)| s.duration_s()).collect();

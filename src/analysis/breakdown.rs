@@ -5,6 +5,7 @@
 
 use crate::analysis::attribute::Attribution;
 use crate::base::event::{FieldValue, Origin, Rank};
+use crate::base::units::ByteDelta;
 use crate::grammar::memory_model::{Category, DeviceBasis, Formula, MemoryModel, Term};
 use crate::model::{RankRun, Run};
 
@@ -262,7 +263,7 @@ pub(crate) fn device_of(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Opt
         source,
     };
     if let Some(t) = run.gpus.iter().filter_map(|g| g.total_bytes).min() {
-        return Some(plain(t as i64, DeviceSource::NvidiaSmi));
+        return Some(plain(t.as_signed().get(), DeviceSource::NvidiaSmi));
     }
     let oom = rank.failure.as_ref()?.fields.get("capacity_bytes")?;
     let FieldValue::Bytes { bytes, resolution } = oom else {
@@ -417,7 +418,7 @@ pub struct CategoryMove {
     /// The category.
     pub category: Category,
     /// Median over the ranks compared of candidate − baseline.
-    pub delta: i64,
+    pub delta: ByteDelta,
     /// Both sides' resolutions added (the largest over the ranks).
     pub(crate) resolution: i64,
     /// Both sides' print steps added (the largest over the ranks).
@@ -435,10 +436,10 @@ pub struct SnapshotSplit {
     /// The moved category.
     pub category: Category,
     /// Bytes the allocator reserved at sites first seen in the category's phase.
-    pub allocator: i64,
+    pub allocator: ByteDelta,
     /// The log's figure less `allocator`: what the allocator did not see; `None` without
     /// the figure.
-    pub residual: Option<i64>,
+    pub residual: Option<ByteDelta>,
     /// One print step of the log's figure: a residual within it is indistinguishable
     /// from none.
     pub(crate) log_resolution: Option<u64>,
@@ -511,7 +512,7 @@ pub(crate) fn breakdown_diff(
         if n > 0 && delta.abs() > res {
             moved.push(CategoryMove {
                 category: cat,
-                delta,
+                delta: ByteDelta(delta),
                 resolution: res,
                 step,
                 ranks_moved: moved_on,

@@ -3,7 +3,7 @@
 
 use super::env::env_changes;
 pub(crate) use super::env::EnvChange;
-use crate::base::units::Seconds;
+use crate::base::units::{ByteDelta, Seconds};
 use std::collections::HashMap;
 
 use super::align::Spread;
@@ -168,9 +168,9 @@ pub struct Effect {
     pub kv_tokens_delta: Option<i64>,
     pub(crate) kv_tokens_baseline: Option<i64>,
     /// The same in bytes, from the candidate's bytes per token.
-    pub(crate) kv_bytes_delta: Option<i64>,
+    pub(crate) kv_bytes_delta: Option<ByteDelta>,
     /// Median change of free memory after the KV pool.
-    pub(crate) avail_after_pool_delta: Option<i64>,
+    pub(crate) avail_after_pool_delta: Option<ByteDelta>,
     /// Median free memory after the KV pool, baseline and candidate (bytes).
     pub avail_after_pool: Option<(i64, i64)>,
 }
@@ -311,9 +311,12 @@ pub(crate) struct SlowerStartup {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum CapacityLoss {
     /// KV tokens per rank lost (positive), and their bytes when known.
-    KvTokens { tokens: i64, bytes: Option<i64> },
+    KvTokens {
+        tokens: i64,
+        bytes: Option<ByteDelta>,
+    },
     /// Less free memory after the KV pool (positive bytes).
-    FreeAfterPool { bytes: i64 },
+    FreeAfterPool { bytes: ByteDelta },
     /// Less capacity, by a figure the effect does not name.
     Unnamed,
 }
@@ -699,10 +702,10 @@ fn effect(candidate: &Run, figures: &[FigureDiff]) -> Effect {
         kv_tokens_delta,
         kv_tokens_baseline: tokens.map(|t| t.baseline_median.round() as i64),
         kv_bytes_delta: match (kv_tokens_delta, bytes_per_token) {
-            (Some(d), Some(bpt)) => Some((d as f64 * bpt).round() as i64),
+            (Some(d), Some(bpt)) => Some(ByteDelta((d as f64 * bpt).round() as i64)),
             _ => None,
         },
-        avail_after_pool_delta: pool.map(|p| p.delta.median.round() as i64),
+        avail_after_pool_delta: pool.map(|p| ByteDelta(p.delta.median.round() as i64)),
         avail_after_pool: pool.map(|p| (p.baseline_median as i64, p.candidate_median as i64)),
     }
 }
@@ -770,7 +773,7 @@ fn headline(
                     })
                 } else {
                     e.avail_after_pool_delta
-                        .filter(|d| *d < 0)
+                        .filter(|d| *d < ByteDelta::ZERO)
                         .map(|d| CapacityLoss::FreeAfterPool { bytes: -d })
                 }
             });

@@ -127,7 +127,7 @@ pub struct LogNow {
     /// The run's latest stamp.
     pub latest: NaiveDateTime,
     /// Seconds since the latest line was read, in log time.
-    pub silent_s: f64,
+    pub silent_s: Seconds,
 }
 
 impl LogNow {
@@ -135,12 +135,12 @@ impl LogNow {
     pub fn at_latest_line(run: &Run) -> Option<LogNow> {
         Some(LogNow {
             latest: run.events.iter().filter_map(|e| e.ts).max()?,
-            silent_s: 0.0,
+            silent_s: Seconds::ZERO,
         })
     }
 
     pub(crate) fn time(&self) -> NaiveDateTime {
-        self.latest + chrono::Duration::milliseconds((self.silent_s * 1000.0) as i64)
+        self.latest + chrono::Duration::milliseconds((self.silent_s.get() * 1000.0) as i64)
     }
 }
 
@@ -382,7 +382,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
                 rank: r.rank.clone(),
                 phase,
                 so_far_s: so_far,
-                silent_s: Seconds(at.silent_s.min(so_far.get()).max(0.0)),
+                silent_s: Seconds(at.silent_s.get().min(so_far.get()).max(0.0)),
                 baseline_s: base_s,
                 threshold_s: timing::threshold(res, base_s, tolerance),
             });
@@ -417,7 +417,7 @@ pub(crate) struct RankStatus {
     pub(crate) outcome: Outcome,
     pub(crate) reached_ready: bool,
     /// Seconds in `phase` so far; `None` once the rank is done or when a stamp is missing.
-    pub(crate) in_phase_s: Option<f64>,
+    pub(crate) in_phase_s: Option<Seconds>,
     /// The last bytes figure the rank printed: its phase, name and value.
     pub(crate) last_memory: Option<(Phase, FigureName, FieldValue)>,
 }
@@ -430,7 +430,7 @@ pub(crate) fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
             let current = current_phase(r, run.start);
             let in_phase_s = match (current, now) {
                 (Some((_, since)), Some(now)) => {
-                    Some(((now - since).num_milliseconds() as f64 / 1000.0).max(0.0))
+                    Some(Seconds::from_ms((now - since).num_milliseconds()).max(Seconds::ZERO))
                 }
                 _ => None,
             };

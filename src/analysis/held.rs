@@ -12,6 +12,7 @@ use crate::analysis::attribute::{clock_offset_us, covers, first_alloc_by_site, R
 use crate::analysis::breakdown::{model_of, rank_breakdown, Reader};
 use crate::base::event::Phase;
 use crate::base::event::Rank;
+use crate::base::units::Bytes;
 use crate::grammar::memory_model::Category;
 use crate::grammar::FrameRule;
 use crate::model::{RankRun, Run};
@@ -109,9 +110,9 @@ fn rank_held(run: &Run, rd: &Reader, s: &RankSnapshot) -> Option<RankHeld> {
     let mut unplaced = 0i64;
     // Sites whose time matches more than one phase, placed after the sure ones.
     let mut shared: Vec<(HeldSite, Vec<Category>)> = Vec::new();
-    for site in summary.sites.iter().filter(|x| x.reserved > 0) {
+    for site in summary.sites.iter().filter(|x| x.reserved > Bytes::ZERO) {
         let label = site_label(&site.site, &site.lines);
-        let reserved = i64::try_from(site.reserved).unwrap_or(i64::MAX);
+        let reserved = site.reserved.as_signed().get();
         let held = |placed| HeldSite {
             label: label.clone(),
             reserved,

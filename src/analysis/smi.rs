@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::analysis::breakdown::{model_of, rank_breakdown, Reader};
 use crate::base::event::{Origin, Rank};
+use crate::base::units::Seconds;
 use crate::grammar::memory_model::{Category, DeviceBasis, Term};
 use crate::model::{RankRun, Run};
 
@@ -52,7 +53,7 @@ pub struct SmiComparison {
     pub ranks: Vec<Rank>,
     pub(crate) placement: GpuRanks,
     /// Seconds since the run's first line of the nvidia-smi point used, and its value.
-    pub at_s: f64,
+    pub at_s: Seconds,
     /// nvidia-smi's used memory at `at_s` (bytes).
     pub smi_used: i64,
     /// The ranks' device less their last free figure, summed, and its resolution.
@@ -212,7 +213,7 @@ pub(crate) fn smi_comparisons(run: &Run) -> Vec<SmiComparison> {
                 .map(|r| r.rank.clone())
                 .collect(),
             placement,
-            at_s,
+            at_s: Seconds(at_s),
             smi_used: used as i64,
             taken: sum,
             resolution: res,

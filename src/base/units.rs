@@ -59,13 +59,15 @@ pub(crate) fn parse_size(text: &str) -> Option<(i64, u64)> {
 /// Human form of a byte count, binary units, two decimals: `24.03 MiB`, `512 B`. A unit
 /// holds values below 1000 (`1000 MiB` is `0.98 GiB`), so no figure has four integer
 /// digits.
-pub(crate) fn human_bytes(bytes: i64) -> String {
+pub(crate) fn human_bytes(bytes: impl Into<i64>) -> String {
+    let bytes: i64 = bytes.into();
     let sign = if bytes < 0 { "-" } else { "" };
     format!("{sign}{}", human_size(bytes.unsigned_abs()))
 }
 
 /// The same for an unsigned size (snapshot sizes are `u64`).
-pub fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: impl Into<u64>) -> String {
+    let bytes: u64 = bytes.into();
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if bytes < 1000 {
         return format!("{bytes} B");
@@ -86,7 +88,8 @@ pub fn human_size(bytes: u64) -> String {
 /// holds values below 1000: a figure past it moves up a unit with the decimals that keep
 /// its resolution (vLLM's `65.7221 GiB`, one step 0.0001 GiB, stays `65.7221 GiB`, not
 /// `67299.4 MiB`; `4096 MiB` is `4.000 GiB`).
-pub(crate) fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
+pub(crate) fn bytes_as_printed(bytes: impl Into<i64>, resolution: u64) -> String {
+    let bytes: i64 = bytes.into();
     if resolution <= 1 {
         return human_bytes(bytes);
     }
@@ -120,7 +123,8 @@ pub(crate) fn bytes_as_printed(bytes: i64, resolution: u64) -> String {
 /// A signed size for delta columns, the rule of `human_bytes` with its sign: `+41.00 MiB`,
 /// `+20.50 MiB`, `-501.80 MiB`, `+1.20 GiB`; `±0 B` for no change, so that a delta is
 /// never read as an absolute size.
-pub(crate) fn human_delta(bytes: i64) -> String {
+pub(crate) fn human_delta(bytes: impl Into<i64>) -> String {
+    let bytes: i64 = bytes.into();
     match bytes.signum() {
         1 => format!("+{}", human_size(bytes.unsigned_abs())),
         -1 => format!("-{}", human_size(bytes.unsigned_abs())),
@@ -204,6 +208,115 @@ impl From<Seconds> for f64 {
     }
 }
 
+/// An amount of memory: what a snapshot, nvidia-smi or an OOM message counted, never
+/// negative. A type of its own where it leaves the module that counted it, so a token
+/// count or a signed change cannot be passed where an amount is meant; printed by
+/// [`human_size`]. Serialised as its number (`serde(transparent)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// No memory.
+    pub const ZERO: Bytes = Bytes(0);
+
+    /// The number of bytes.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+    /// `self + other`, or `None` past 2^64 bytes (sizes from a hostile input can sum
+    /// past it: docs/reliability.md, D19).
+    pub fn checked_add(self, other: Bytes) -> Option<Bytes> {
+        self.0.checked_add(other.0).map(Bytes)
+    }
+    /// `self + other`, held at 2^64 - 1 bytes.
+    pub fn saturating_add(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_add(other.0))
+    }
+    /// The sum of `amounts`, or `None` past 2^64 bytes.
+    pub fn checked_sum(amounts: impl IntoIterator<Item = Bytes>) -> Option<Bytes> {
+        amounts
+            .into_iter()
+            .try_fold(Bytes::ZERO, |sum, b| sum.checked_add(b))
+    }
+    /// The change from `self` to `to`, held within an `i64` (a change past 8 EiB is
+    /// beyond any device).
+    pub fn change_to(self, to: Bytes) -> ByteDelta {
+        let d = i128::from(to.0) - i128::from(self.0);
+        ByteDelta(d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
+    }
+    /// The amount as a signed number of bytes, held at `i64::MAX`, for arithmetic with
+    /// the logs' figures (which are signed: a printed size may carry a sign).
+    pub fn as_signed(self) -> ByteDelta {
+        ByteDelta(i64::try_from(self.0).unwrap_or(i64::MAX))
+    }
+}
+
+/// For the JSON's signed `bytes` (`MemoryDoc`), which holds any amount up to 8 EiB.
+impl TryFrom<Bytes> for i64 {
+    type Error = std::num::TryFromIntError;
+    fn try_from(b: Bytes) -> Result<i64, Self::Error> {
+        i64::try_from(b.0)
+    }
+}
+
+impl From<Bytes> for u64 {
+    fn from(b: Bytes) -> u64 {
+        b.0
+    }
+}
+
+/// A signed change of memory (a diff's delta, an attribution's residual, the baseline's
+/// figure less the candidate's), or a signed amount computed from printed figures (the
+/// device less what the terms add up to). Printed by [`human_delta`] with its sign, or by
+/// [`human_bytes`] as an amount. Serialised as its number (`serde(transparent)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct ByteDelta(pub i64);
+
+impl ByteDelta {
+    /// No change.
+    pub const ZERO: ByteDelta = ByteDelta(0);
+
+    /// The number of bytes, with its sign.
+    pub fn get(self) -> i64 {
+        self.0
+    }
+    /// Its size, without its sign.
+    pub fn magnitude(self) -> Bytes {
+        Bytes(self.0.unsigned_abs())
+    }
+}
+
+/// Held at the bounds of `i64` (changes summed over sites or ranks of a hostile input).
+impl std::ops::Add for ByteDelta {
+    type Output = ByteDelta;
+    fn add(self, o: ByteDelta) -> ByteDelta {
+        ByteDelta(self.0.saturating_add(o.0))
+    }
+}
+
+/// Held at the bounds of `i64`.
+impl std::ops::Sub for ByteDelta {
+    type Output = ByteDelta;
+    fn sub(self, o: ByteDelta) -> ByteDelta {
+        ByteDelta(self.0.saturating_sub(o.0))
+    }
+}
+
+impl std::ops::Neg for ByteDelta {
+    type Output = ByteDelta;
+    fn neg(self) -> ByteDelta {
+        ByteDelta(self.0.saturating_neg())
+    }
+}
+
+impl From<ByteDelta> for i64 {
+    fn from(d: ByteDelta) -> i64 {
+        d.0
+    }
+}
+
 /// Seconds, the one style of every time rankscope prints: a space before the unit, one
 /// decimal below 100 s (`4.0 s`, `12.5 s`) and whole seconds from 100 s (`2600 s`), where
 /// a tenth is below what the logs' whole-second stamps resolve and would only widen
@@ -215,7 +328,8 @@ pub(crate) fn seconds(s: impl Into<f64>) -> String {
 
 /// The number of [`seconds`] without its unit, for a column that names the unit once
 /// (`4.0 / 4.8 / 5.5 s`).
-pub(crate) fn seconds_number(s: f64) -> String {
+pub(crate) fn seconds_number(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     if s.abs() >= 99.95 {
         format!("{s:.0}")
     } else {
@@ -224,7 +338,7 @@ pub(crate) fn seconds_number(s: f64) -> String {
 }
 
 /// A time since the run's (or the snapshot's) first stamp: `t+5.2 s`.
-pub(crate) fn since_start(s: f64) -> String {
+pub(crate) fn since_start(s: impl Into<f64>) -> String {
     format!("t+{}", seconds(s))
 }
 
@@ -242,7 +356,8 @@ pub(crate) fn seconds_delta(s: impl Into<f64>) -> String {
 
 /// A clock offset between two clocks (a node's, a snapshot's), which is estimated finer
 /// than a stamp: two decimals and its sign, `+0.42 s`, `-2.50 s`.
-pub(crate) fn clock_offset(s: f64) -> String {
+pub(crate) fn clock_offset(s: impl Into<f64>) -> String {
+    let s: f64 = s.into();
     let sign = if s < 0.0 { "-" } else { "+" };
     format!("{sign}{:.2} s", s.abs())
 }
@@ -285,19 +400,46 @@ mod tests {
     }
 
     #[test]
+    fn bytes_keep_their_arithmetic_and_print_as_sizes() {
+        // Two 2^62-byte segments fit; five do not (D19's input: 5 x 2^62 > 2^64).
+        let quarter = Bytes(1 << 62);
+        assert_eq!(Bytes::checked_sum([quarter; 2]), Some(Bytes(1 << 63)));
+        assert_eq!(Bytes::checked_sum([quarter; 5]), None);
+        assert_eq!(Bytes(u64::MAX).saturating_add(Bytes(1)), Bytes(u64::MAX));
+        // 20 MiB to 61 MiB is +41 MiB; back is -41 MiB.
+        let (a, b) = (Bytes(20 << 20), Bytes(61 << 20));
+        assert_eq!(a.change_to(b), ByteDelta(41 << 20));
+        assert_eq!(b.change_to(a), -ByteDelta(41 << 20));
+        assert_eq!(b.change_to(a).magnitude(), Bytes(41 << 20));
+        assert_eq!(ByteDelta(5) - ByteDelta(8), ByteDelta(-3));
+        assert_eq!(ByteDelta(i64::MAX) + ByteDelta(1), ByteDelta(i64::MAX));
+        assert_eq!(-ByteDelta(i64::MIN), ByteDelta(i64::MAX));
+        // A change past i64 is held at its bound, not wrapped.
+        assert_eq!(Bytes(0).change_to(Bytes(u64::MAX)), ByteDelta(i64::MAX));
+        assert_eq!(Bytes(u64::MAX).as_signed(), ByteDelta(i64::MAX));
+        // Printed as the bare integers of the same value are.
+        assert_eq!(human_size(Bytes(1_048_576_000)), "0.98 GiB");
+        assert_eq!(human_delta(ByteDelta(41 << 20)), "+41.00 MiB");
+        assert_eq!(human_bytes(ByteDelta(-25_198_592)), "-24.03 MiB");
+        // The JSON is the number.
+        assert_eq!(serde_json::to_string(&Bytes(512)).expect("json"), "512");
+        assert_eq!(serde_json::to_string(&ByteDelta(-3)).expect("json"), "-3");
+    }
+
+    #[test]
     fn one_style_for_sizes_and_deltas() {
         // 1000 MiB = 1,048,576,000 bytes = 0.977 GiB: four integer digits move up a unit.
-        assert_eq!(human_size(1_048_576_000), "0.98 GiB");
-        assert_eq!(human_size(999 * 1_048_576), "999.00 MiB");
-        assert_eq!(human_size(1000), "0.98 KiB");
-        assert_eq!(human_size(999), "999 B");
+        assert_eq!(human_size(1_048_576_000_u64), "0.98 GiB");
+        assert_eq!(human_size(999_u64 * 1_048_576), "999.00 MiB");
+        assert_eq!(human_size(1000_u64), "0.98 KiB");
+        assert_eq!(human_size(999_u64), "999 B");
         // 1023.999 MiB rounds to 1024.00 at two decimals: it is 1.00 GiB.
-        assert_eq!(human_size(1_073_740_775), "1.00 GiB");
+        assert_eq!(human_size(1_073_740_775_u64), "1.00 GiB");
         // Deltas: the same two decimals whatever the value (were +41 MiB, +20.5 MiB).
-        assert_eq!(human_delta(41 * 1_048_576), "+41.00 MiB");
-        assert_eq!(human_delta(21_495_808), "+20.50 MiB");
-        assert_eq!(human_delta(-526_175_436), "-501.80 MiB");
-        assert_eq!(human_delta(0), "±0 B");
+        assert_eq!(human_delta(41_i64 * 1_048_576), "+41.00 MiB");
+        assert_eq!(human_delta(21_495_808_i64), "+20.50 MiB");
+        assert_eq!(human_delta(-526_175_436_i64), "-501.80 MiB");
+        assert_eq!(human_delta(0_i64), "±0 B");
     }
 
     #[test]
@@ -354,12 +496,12 @@ mod tests {
 
     #[test]
     fn human_forms() {
-        assert_eq!(human_bytes(25_198_592), "24.03 MiB");
-        assert_eq!(human_delta(41_943_040), "+40.00 MiB");
+        assert_eq!(human_bytes(25_198_592_i64), "24.03 MiB");
+        assert_eq!(human_delta(41_943_040_i64), "+40.00 MiB");
         // 10,737,418 / 2^20 = 10.240 MiB.
-        assert_eq!(human_delta(-10_737_418), "-10.24 MiB");
+        assert_eq!(human_delta(-10_737_418_i64), "-10.24 MiB");
         // 63.08 − 55.84 GiB
-        assert_eq!(human_delta(7_773_890_806), "+7.24 GiB");
+        assert_eq!(human_delta(7_773_890_806_i64), "+7.24 GiB");
         assert_eq!(group_thousands(91_141), "91,141");
         assert_eq!(group_thousands(-597), "-597");
     }

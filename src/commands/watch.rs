@@ -453,7 +453,7 @@ impl Watched {
         let (latest, seen) = self.anchor?;
         Some(LogNow {
             latest,
-            silent_s: seen.elapsed().as_secs_f64() * speed,
+            silent_s: rankscope::base::units::Seconds(seen.elapsed().as_secs_f64() * speed),
         })
     }
 

@@ -158,7 +158,7 @@ pub(crate) fn exposition(run: &Run, report: &RunReport) -> String {
         if let Some(v) = s.end_skew_s {
             skew.push(
                 vec![("run", name.clone()), ("phase", s.phase.name().to_string())],
-                v,
+                v.get(),
             );
         }
     }

@@ -18,7 +18,7 @@ use std::sync::mpsc;
 
 use crate::grammar::GrammarSet;
 use crate::ingest::scan::{EventBudget, LineFeed, SourceScan, DEFAULT_BLOCK};
-use crate::ingest::source::{self, Compression, NodeFiles, SourceFile, SourceKind};
+use crate::ingest::source::{self, Compression, NodeFiles, SourceFile, SourceKind, StopReason};
 
 /// Bytes read from one file in one go, at most: a file that grew by gigabytes is read in
 /// several polls, so one busy file does not hold the others back.
@@ -39,7 +39,7 @@ struct CompressedState {
     decoded: u64,
     /// The error that stopped the last decoding. A gzip stream flushed but not finished
     /// ends the same way as one cut short, so it is said only at the end of the watch.
-    cut: Option<String>,
+    cut: Option<StopReason>,
     too_large: bool,
 }
 
@@ -84,7 +84,7 @@ pub enum FollowNote {
     CompressedCut {
         path: String,
         decoded: u64,
-        error: String,
+        error: StopReason,
     },
     /// The standard input ended.
     InputEnded,
@@ -765,16 +765,16 @@ fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -
 
 /// The log decoded from its start as far as it goes now, and the error that stopped it
 /// (a stream still being written ends mid-frame).
-fn decode_whole(f: &Followed) -> (Vec<u8>, Option<String>) {
+fn decode_whole(f: &Followed) -> (Vec<u8>, Option<StopReason>) {
     let Some(first) = f.segments.first() else {
         return (Vec::new(), None);
     };
     let mut stream = match source::open_stream(&first.file) {
         Ok(s) => s,
-        Err(e) => return (Vec::new(), Some(e.to_string())),
+        Err(e) => return (Vec::new(), Some(StopReason::Error(e.to_string()))),
     };
     // What was decoded before an error stays in `bytes` (read_to_end's contract).
     let mut bytes = Vec::new();
     let error = stream.reader.read_to_end(&mut bytes).err();
-    (bytes, error.map(|e| e.to_string()))
+    (bytes, error.map(|e| StopReason::of(&e)))
 }

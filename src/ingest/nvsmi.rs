@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
 
+use crate::base::units::Bytes;
+
 /// One `--query-gpu` sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuSample {
@@ -17,9 +19,9 @@ pub struct GpuSample {
     pub timestamp: Option<NaiveDateTime>,
     pub(crate) index: u32,
     /// Memory used on the GPU.
-    pub memory_used_bytes: Option<u64>,
+    pub memory_used_bytes: Option<Bytes>,
     /// The GPU's memory.
-    pub memory_total_bytes: Option<u64>,
+    pub memory_total_bytes: Option<Bytes>,
     /// GPU utilisation, in percent.
     pub utilization_gpu_pct: Option<f64>,
 }
@@ -35,7 +37,7 @@ pub struct ComputeApp {
     /// The process name as nvidia-smi printed it.
     pub process_name: Option<String>,
     /// Memory the process used on the GPU.
-    pub used_memory_bytes: Option<u64>,
+    pub used_memory_bytes: Option<Bytes>,
 }
 
 /// An nvidia-smi CSV read: GPU samples and per-process rows.
@@ -53,7 +55,7 @@ pub struct NvSmiTimeline {
 
 impl NvSmiTimeline {
     /// The largest `memory.used` per GPU, with when it was seen.
-    pub fn peak_used(&self) -> BTreeMap<u32, (u64, Option<NaiveDateTime>)> {
+    pub fn peak_used(&self) -> BTreeMap<u32, (Bytes, Option<NaiveDateTime>)> {
         let mut out = BTreeMap::new();
         for (&gpu, samples) in &self.gpus {
             let best = samples
@@ -278,8 +280,8 @@ fn row(h: &Header, line: &str, out: &mut NvSmiTimeline) -> Result<(), ()> {
                 match col {
                     Col::Timestamp => s.timestamp = timestamp(v)?,
                     Col::Index => s.index = int(v)?.ok_or(())?,
-                    Col::MemUsed => s.memory_used_bytes = bytes(v, u)?,
-                    Col::MemTotal => s.memory_total_bytes = bytes(v, u)?,
+                    Col::MemUsed => s.memory_used_bytes = bytes(v, u)?.map(Bytes),
+                    Col::MemTotal => s.memory_total_bytes = bytes(v, u)?.map(Bytes),
                     Col::UtilGpu => s.utilization_gpu_pct = percent(v)?,
                     _ => continue,
                 }
@@ -306,7 +308,9 @@ fn row(h: &Header, line: &str, out: &mut NvSmiTimeline) -> Result<(), ()> {
                     Col::GpuUuid => a.gpu_uuid = (!is_na(v)).then(|| v.trim().to_string()),
                     Col::Pid => a.pid = int(v)?,
                     Col::ProcessName => a.process_name = (!is_na(v)).then(|| v.trim().to_string()),
-                    Col::UsedGpuMemory => a.used_memory_bytes = bytes(v, unit.as_deref())?,
+                    Col::UsedGpuMemory => {
+                        a.used_memory_bytes = bytes(v, unit.as_deref())?.map(Bytes)
+                    }
                     _ => {}
                 }
             }

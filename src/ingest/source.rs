@@ -91,8 +91,70 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Stops a decompressor at the limits above, with an error saying which (the scan
-/// keeps what came before it).
+/// Why reading a file stopped before its end: what a read note says (`model::notes`),
+/// worded by `render::text::notes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// An error of the file system or the decoder, in its own words.
+    Error(String),
+    /// A decompression limit of [`limits`] was reached.
+    Decompression(DecompressionStop),
+}
+
+impl StopReason {
+    /// The reason an error of a reader gives: a [`DecompressionStop`] travels inside the
+    /// `io::Error` the reader returns, any other error is its own text.
+    pub(crate) fn of(e: &io::Error) -> StopReason {
+        match e
+            .get_ref()
+            .and_then(|x| x.downcast_ref::<DecompressionStop>())
+        {
+            Some(stop) => StopReason::Decompression(*stop),
+            None => StopReason::Error(e.to_string()),
+        }
+    }
+    /// Back into the `io::Error` it was read from, for a caller that takes one.
+    pub(crate) fn into_io_error(self) -> io::Error {
+        match self {
+            StopReason::Error(text) => io::Error::other(text),
+            StopReason::Decompression(stop) => io::Error::other(stop),
+        }
+    }
+}
+
+/// Which decompression limit stopped a read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecompressionStop {
+    /// The most decompressed bytes read from one file ([`limits::MAX_DECOMPRESSED`]).
+    SizeLimit {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Past [`limits::BOMB_CHECK_AFTER`], `expanded` bytes out of `compressed`: more than
+    /// `ratio`:1.
+    Ratio {
+        /// Decompressed bytes handed out.
+        expanded: u64,
+        /// Compressed bytes taken to make them.
+        compressed: u64,
+        /// The ratio it passed.
+        ratio: u64,
+    },
+}
+
+// An `io::Error` can only carry an error, which must display: what a reader that sees
+// only the `io::Error` shows (`watch --replay`'s read error). The read notes word the
+// stop themselves (`render::text::notes`), from the fact.
+impl std::fmt::Display for DecompressionStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "decompression stopped at a limit: {self:?}")
+    }
+}
+
+impl std::error::Error for DecompressionStop {}
+
+/// Stops a decompressor at the limits above, with an error carrying which
+/// ([`DecompressionStop`]; the scan keeps what came before it).
 struct Limited<R> {
     inner: R,
     out: u64,
@@ -118,17 +180,17 @@ impl<R> Limited<R> {
 impl<R: Read> Read for Limited<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.out >= self.max_out {
-            return Err(io::Error::other(format!(
-                "stopped at the limit of {} decompressed bytes per file",
-                self.max_out
-            )));
+            return Err(io::Error::other(DecompressionStop::SizeLimit {
+                limit: self.max_out,
+            }));
         }
         let raw = self.raw.load(Ordering::Relaxed).max(1);
         if self.out >= self.bomb_after && self.out / raw > self.bomb_ratio {
-            return Err(io::Error::other(format!(
-                "stopped: {} bytes expanded from {raw} compressed bytes (more than {}:1, a decompression bomb or one line repeated)",
-                self.out, self.bomb_ratio
-            )));
+            return Err(io::Error::other(DecompressionStop::Ratio {
+                expanded: self.out,
+                compressed: raw,
+                ratio: self.bomb_ratio,
+            }));
         }
         let room = (self.max_out - self.out).min(buf.len() as u64) as usize;
         let n = self.inner.read(&mut buf[..room])?;
@@ -719,7 +781,15 @@ mod tests {
             }
         };
         assert_eq!(out, 4_000);
-        assert!(err.to_string().contains("decompression bomb"), "{err}");
+        // 4,000 bytes out of 1 compressed byte is past 500:1.
+        assert_eq!(
+            StopReason::of(&err),
+            StopReason::Decompression(DecompressionStop::Ratio {
+                expanded: 4_000,
+                compressed: 1,
+                ratio: 500
+            })
+        );
         // Below the ratio the size limit stops it, exactly at the limit.
         raw.store(1_000_000, Ordering::Relaxed);
         let mut l = Limited::new(io::repeat(b'A'), raw);
@@ -732,9 +802,14 @@ mod tests {
             }
         };
         assert_eq!(out, 2_500);
-        assert!(
-            err.to_string().contains("limit of 2500 decompressed bytes"),
-            "{err}"
+        assert_eq!(
+            StopReason::of(&err),
+            StopReason::Decompression(DecompressionStop::SizeLimit { limit: 2_500 })
+        );
+        // Any other error is its own text.
+        assert_eq!(
+            StopReason::of(&io::Error::other("unexpected end of file")),
+            StopReason::Error("unexpected end of file".into())
         );
     }
 

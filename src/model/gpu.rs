@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDateTime;
 
 use crate::base::event::{Event, Rank};
+use crate::base::units::{Bytes, Seconds};
 
 /// One GPU's memory as nvidia-smi sampled it, on the run's clock (nvidia-smi stamps are
 /// local wall-clock time, like SGLang's).
@@ -17,11 +18,11 @@ pub struct GpuMemory {
     /// Samples read.
     pub samples: usize,
     /// The GPU's memory, when sampled.
-    pub total_bytes: Option<u64>,
+    pub total_bytes: Option<Bytes>,
     /// The most memory used in any sample.
-    pub peak_used_bytes: u64,
+    pub peak_used_bytes: Bytes,
     /// Seconds since the run's first line when the peak was sampled.
-    pub peak_at_s: Option<f64>,
+    pub peak_at_s: Option<Seconds>,
     /// (seconds since the run's first line, bytes used), at most `GPU_SERIES_POINTS`.
     pub(crate) series: Vec<(f64, u64)>,
 }
@@ -43,9 +44,9 @@ pub struct GpuProcess {
     pub rank: Option<Rank>,
     pub(crate) samples: usize,
     /// The most memory it used in any sample.
-    pub peak_used_bytes: u64,
+    pub peak_used_bytes: Bytes,
     /// Seconds since the run's first line when the peak was sampled.
-    pub peak_at_s: Option<f64>,
+    pub peak_at_s: Option<Seconds>,
 }
 
 impl GpuProcess {
@@ -83,9 +84,9 @@ impl GpuProcess {
                         .find(|e| e.pid == Some(pid) && e.rank.is_some())
                         .and_then(|e| e.rank.clone()),
                     samples: apps.len(),
-                    peak_used_bytes: peak.used_memory_bytes.unwrap_or(0),
+                    peak_used_bytes: peak.used_memory_bytes.unwrap_or_default(),
                     peak_at_s: match (peak.timestamp, start) {
-                        (Some(t), Some(s)) => Some((t - s).num_milliseconds() as f64 / 1000.0),
+                        (Some(t), Some(s)) => Some(Seconds::from_ms((t - s).num_milliseconds())),
                         _ => None,
                     },
                 })
@@ -108,7 +109,7 @@ impl GpuMemory {
         for (&gpu, samples) in &t.gpus {
             let used: Vec<(Option<NaiveDateTime>, u64)> = samples
                 .iter()
-                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?)))
+                .filter_map(|s| Some((s.timestamp, s.memory_used_bytes?.get())))
                 .collect();
             // The first sample at the peak: when the memory got there.
             let Some(&(peak_ts, peak)) = used.iter().fold(
@@ -134,8 +135,8 @@ impl GpuMemory {
                 gpu,
                 samples: used.len(),
                 total_bytes: samples.iter().find_map(|s| s.memory_total_bytes),
-                peak_used_bytes: peak,
-                peak_at_s: since(peak_ts),
+                peak_used_bytes: Bytes(peak),
+                peak_at_s: since(peak_ts).map(Seconds),
                 series,
             });
         }

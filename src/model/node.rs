@@ -2,6 +2,7 @@
 //! reference node's (`analysis::clock` estimates it, `load` applies it).
 
 use crate::base::event::Rank;
+use crate::base::units::Seconds;
 
 /// One host of a multi-node run: the files it wrote and the ranks they name.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,24 @@ impl ClockOffset {
     /// The interval's width in ms: how far apart the bounds are.
     pub fn width_ms(&self) -> i64 {
         self.hi_ms - self.lo_ms
+    }
+    // The bounds are whole milliseconds (stamp differences, compared and halved exactly);
+    // what leaves this module for render is a time span.
+    /// [`Self::mid_ms`] as a time span.
+    pub(crate) fn mid(&self) -> Seconds {
+        Seconds::from_ms(self.mid_ms())
+    }
+    /// [`Self::half_width_ms`] as a time span.
+    pub(crate) fn half_width(&self) -> Seconds {
+        Seconds::from_ms(self.half_width_ms())
+    }
+    /// The lower bound as a time span.
+    pub(crate) fn lo(&self) -> Seconds {
+        Seconds::from_ms(self.lo_ms)
+    }
+    /// The upper bound as a time span.
+    pub(crate) fn hi(&self) -> Seconds {
+        Seconds::from_ms(self.hi_ms)
     }
 }
 

@@ -11,7 +11,7 @@ use chrono::NaiveDateTime;
 
 use crate::base::event::Rank;
 use crate::ingest::follow::FollowNote;
-use crate::ingest::source::ListingNote;
+use crate::ingest::source::{ListingNote, StopReason};
 
 /// One note on how a run was read.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +34,8 @@ pub enum ReadNote {
         offset: u64,
         /// For a compressed file, how many of its own bytes were taken.
         compressed_read: Option<u64>,
-        /// Why it stopped, in the error's own words.
-        reason: String,
+        /// Why it stopped: the error's own words, or the decompression limit.
+        reason: StopReason,
     },
     /// A file cut while it was read (copy-truncate rotation): `listed` bytes when listed,
     /// `now` after, `read` read.

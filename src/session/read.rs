@@ -54,7 +54,7 @@ fn scan_file(
                 // A file cut within its first bytes: what was decoded is still read.
                 head_stop = Some(scan::ReadStop {
                     offset: filled as u64,
-                    reason: e.to_string(),
+                    reason: source::StopReason::of(&e),
                 });
                 break;
             }
@@ -131,7 +131,7 @@ fn scan_small_file(
         // What was read before the error is kept and scanned, as the stream path does.
         Err(e) => Some(scan::ReadStop {
             offset: bytes.len() as u64,
-            reason: e.to_string(),
+            reason: source::StopReason::of(&e),
         }),
     };
     let head = &bytes[..bytes.len().min(8192)];

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::site::{site_at_line, SiteRule};
 use super::types::{Action, BlockState, Snapshot, StackId};
+use crate::base::units::Bytes;
 
 /// PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp).
 const MIN_BLOCK: u64 = 512;
@@ -72,9 +73,9 @@ pub enum Limit {
     /// The device had less free memory than the segment asked for.
     Device {
         /// The device's free bytes.
-        device_free: u64,
+        device_free: Bytes,
         /// The segment asked for (bytes).
-        segment: u64,
+        segment: Bytes,
     },
     /// The device had room, the process did not: its cap
     /// (`torch.cuda.set_per_process_memory_fraction`) lies in
@@ -82,13 +83,13 @@ pub enum Limit {
     /// the segment it asked for.
     ProcessCap {
         /// The device's free bytes.
-        device_free: u64,
+        device_free: Bytes,
         /// The segment asked for (bytes).
-        segment: u64,
+        segment: Bytes,
         /// The cap is at least this (bytes).
-        cap_at_least: u64,
+        cap_at_least: Bytes,
         /// The cap is less than this (bytes).
-        cap_below: u64,
+        cap_below: Bytes,
     },
     /// The `oom` entry carries no device free figure.
     Unknown,
@@ -100,13 +101,13 @@ pub struct SegmentShape {
     /// How many segments of this shape.
     pub count: u64,
     /// Each segment's size in bytes.
-    pub size: u64,
+    pub size: Bytes,
     /// Bytes allocated in each.
-    pub allocated: u64,
+    pub allocated: Bytes,
     /// Free blocks in each.
     pub free_blocks: u64,
     /// The largest free block in any of them.
-    pub largest_free: u64,
+    pub largest_free: Bytes,
 }
 
 /// A site whose live blocks keep fragmented segments from being released.
@@ -119,7 +120,7 @@ pub struct Pin {
     /// Its live blocks in them.
     pub blocks: u64,
     /// Bytes of those blocks.
-    pub bytes: u64,
+    pub bytes: Bytes,
 }
 
 /// Memory held but unusable for the failed request.
@@ -127,14 +128,14 @@ pub struct Pin {
 pub struct Fragmentation {
     /// Free bytes in segments (outside private pools) that hold live blocks and whose
     /// every hole is smaller than the request.
-    pub free: u64,
+    pub free: Bytes,
     /// Such segments.
     pub segments: u64,
     /// Free blocks (holes) in them.
     pub holes: u64,
     /// The largest hole anywhere (all pools): smaller than the request, or this would not
     /// be fragmentation.
-    pub largest_hole: u64,
+    pub largest_hole: Bytes,
     /// Those segments by shape, most numerous first.
     pub shapes: Vec<SegmentShape>,
     /// Sites owning the live blocks in those segments, most segments pinned first.
@@ -145,21 +146,21 @@ pub struct Fragmentation {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FreeSpace {
     /// Bytes the segments reserve.
-    pub reserved: u64,
-    pub(crate) allocated: u64,
+    pub reserved: Bytes,
+    pub(crate) allocated: Bytes,
     /// Reserved minus allocated outside private pools: what PyTorch's OOM message calls
     /// "reserved by PyTorch but unallocated".
-    pub unallocated: u64,
+    pub unallocated: Bytes,
     /// Reserved minus allocated inside private (CUDA graph) pools.
-    pub private_unallocated: u64,
+    pub private_unallocated: Bytes,
     /// The largest free block in any segment.
-    pub largest_free: u64,
+    pub largest_free: Bytes,
     /// Segments with live blocks and free space.
     pub(crate) segments_with_holes: u64,
     /// Segments with no live block (at an OOM: ones PyTorch could not release, such as a
     /// CUDA graph's pool during capture).
     pub wholly_free_segments: u64,
-    pub(crate) wholly_free_bytes: u64,
+    pub(crate) wholly_free_bytes: Bytes,
 }
 
 /// A snapshot's OOM against the allocator's state at that moment: what was asked, what was
@@ -170,13 +171,13 @@ pub struct OomAnalysis {
     pub device: usize,
     pub(crate) time_us: i64,
     /// The block asked for (rounded to 512 B, as the trace records it).
-    pub requested: u64,
+    pub requested: Bytes,
     /// The segment `cudaMalloc` was asked for when no cached block fitted (this is the
     /// "Tried to allocate" figure of PyTorch's message).
-    pub segment: u64,
+    pub segment: Bytes,
     /// `capture_graphs (worker_main.py:192)`
     pub site: String,
-    pub(crate) device_free: Option<u64>,
+    pub(crate) device_free: Option<Bytes>,
     /// The segments were rebuilt as they stood at the OOM; false: as dumped.
     pub at_oom: bool,
     /// Why the dump state was used, when it was.
@@ -365,18 +366,18 @@ fn free_space(segs: &[Seg]) -> FreeSpace {
     let mut f = FreeSpace::default();
     for g in segs {
         let alloc = g.allocated();
-        f.reserved = f.reserved.saturating_add(g.total);
-        f.allocated = f.allocated.saturating_add(alloc);
+        f.reserved = f.reserved.saturating_add(Bytes(g.total));
+        f.allocated = f.allocated.saturating_add(Bytes(alloc));
         let unalloc = g.total.saturating_sub(alloc);
         if g.private {
-            f.private_unallocated = f.private_unallocated.saturating_add(unalloc);
+            f.private_unallocated = f.private_unallocated.saturating_add(Bytes(unalloc));
         } else {
-            f.unallocated = f.unallocated.saturating_add(unalloc);
+            f.unallocated = f.unallocated.saturating_add(Bytes(unalloc));
         }
-        f.largest_free = f.largest_free.max(g.holes().max().unwrap_or(0));
+        f.largest_free = f.largest_free.max(Bytes(g.holes().max().unwrap_or(0)));
         if alloc == 0 {
             f.wholly_free_segments += 1;
-            f.wholly_free_bytes = f.wholly_free_bytes.saturating_add(g.total);
+            f.wholly_free_bytes = f.wholly_free_bytes.saturating_add(Bytes(g.total));
         } else if unalloc > 0 {
             f.segments_with_holes += 1;
         }
@@ -426,15 +427,16 @@ fn fragmentation(s: &Snapshot, rule: &SiteRule, segs: &[Seg], requested: u64) ->
         .map(
             |((size, allocated, free_blocks, largest_free), count)| SegmentShape {
                 count,
-                size,
-                allocated,
+                size: Bytes(size),
+                allocated: Bytes(allocated),
                 free_blocks,
-                largest_free,
+                largest_free: Bytes(largest_free),
             },
         )
         .collect();
     shapes.sort_by(|a, b| {
-        (b.count, b.size.saturating_mul(b.count)).cmp(&(a.count, a.size.saturating_mul(a.count)))
+        let total = |s: &SegmentShape| s.size.get().saturating_mul(s.count);
+        (b.count, total(b)).cmp(&(a.count, total(a)))
     });
     let mut pinned_by: Vec<Pin> = pins
         .into_iter()
@@ -442,7 +444,7 @@ fn fragmentation(s: &Snapshot, rule: &SiteRule, segs: &[Seg], requested: u64) ->
             site,
             segments: segs.len() as u64,
             blocks,
-            bytes,
+            bytes: Bytes(bytes),
         })
         .collect();
     pinned_by.sort_by(|a, b| {
@@ -451,10 +453,10 @@ fn fragmentation(s: &Snapshot, rule: &SiteRule, segs: &[Seg], requested: u64) ->
             .then_with(|| a.site.cmp(&b.site))
     });
     Fragmentation {
-        free,
+        free: Bytes(free),
         segments: pinned.len() as u64,
         holes,
-        largest_hole: segs.iter().flat_map(|g| g.holes()).max().unwrap_or(0),
+        largest_hole: Bytes(segs.iter().flat_map(|g| g.holes()).max().unwrap_or(0)),
         shapes,
         pinned_by,
     }
@@ -492,33 +494,34 @@ pub fn analyse(s: &Snapshot, rule: &SiteRule) -> Vec<OomAnalysis> {
         let space = free_space(&segs);
         let limit = match s.device_free(device, index) {
             Some(free) if free < segment => Limit::Device {
-                device_free: free,
-                segment,
+                device_free: Bytes(free),
+                segment: Bytes(segment),
             },
             // PyTorch releases what cached segments it can and retries before it records
             // the `oom` entry (the releases are `segment_free` entries before it), so the
             // reserved bytes at the entry are what the last try added the segment to.
             Some(free) => Limit::ProcessCap {
-                device_free: free,
-                segment,
+                device_free: Bytes(free),
+                segment: Bytes(segment),
                 cap_at_least: space.reserved,
-                cap_below: space.reserved.saturating_add(segment),
+                cap_below: space.reserved.saturating_add(Bytes(segment)),
             },
             None => Limit::Unknown,
         };
         let frag = fragmentation(s, rule, &segs, requested);
         // Fragmentation is the story when the memory held would have covered the request
         // yet no hole could take it.
-        let fragmentation =
-            (frag.largest_hole < requested && frag.free >= requested && frag.segments > 0)
-                .then_some(frag);
+        let fragmentation = (frag.largest_hole < Bytes(requested)
+            && frag.free >= Bytes(requested)
+            && frag.segments > 0)
+            .then_some(frag);
         out.push(OomAnalysis {
             device,
             time_us: e.time_us,
-            requested,
-            segment,
+            requested: Bytes(requested),
+            segment: Bytes(segment),
             site: site_at_line(s, rule, e.stack),
-            device_free: s.device_free(device, index),
+            device_free: s.device_free(device, index).map(Bytes),
             at_oom,
             state_note,
             space,

@@ -17,6 +17,7 @@ use chrono::NaiveDateTime;
 use super::align::Spread;
 use super::diff::{RunDiff, Side};
 use crate::base::event::Rank;
+use crate::base::units::{ByteDelta, Bytes};
 use crate::grammar::FrameRule;
 use crate::model::{Phase, RankRun, Run};
 use crate::snapshot::inspect::{self as snap, SiteRule};
@@ -52,16 +53,16 @@ pub struct Attribution {
     /// The sites that changed: those of the divergence's phase first, largest change first.
     pub sites: Vec<SiteShare>,
     /// Median over ranks of the allocator-level change in reserved bytes in the phase.
-    pub allocator_delta_reserved: i64,
+    pub allocator_delta_reserved: ByteDelta,
     /// Median over ranks of the log-level (driver) delta of the diverging figure.
-    pub driver_delta: Option<i64>,
+    pub driver_delta: Option<ByteDelta>,
     /// driver − allocator: memory PyTorch's allocator did not see (NCCL, cudaMalloc, IPC).
-    pub residual: Option<i64>,
+    pub residual: Option<ByteDelta>,
     /// One print step of the log figure; a residual within it is indistinguishable from 0.
     pub log_resolution: Option<u64>,
     /// New segments in the candidate's snapshots (whole snapshot, matched by size, pool,
     /// stream and site): count and bytes, median over ranks.
-    pub new_segments: Vec<(String, u64, u64)>,
+    pub new_segments: Vec<(String, u64, Bytes)>,
     /// How the candidate's snapshot clocks were matched to its log clock.
     pub(crate) clock: Option<ClockNote>,
 }
@@ -329,18 +330,18 @@ pub fn attribute(
             ),
         )
     });
-    let allocator_delta_reserved: i64 = sites
+    let allocator_delta_reserved = sites
         .iter()
         .filter(|s| s.phase == Some(div.phase))
-        .map(|s| s.delta_reserved.median as i64)
-        .sum();
+        .map(|s| ByteDelta(s.delta_reserved.median as i64))
+        .fold(ByteDelta::ZERO, |sum, d| sum + d);
     let fig = d
         .figures
         .iter()
         .find(|f| f.phase == div.phase && f.figure == div.figure);
     // The log figure's sign: a usage figure grows with memory taken, a free figure shrinks.
     let driver_delta = fig.filter(|f| f.is_bytes).map(|f| {
-        let v = f.delta.median.round() as i64;
+        let v = ByteDelta(f.delta.median.round() as i64);
         if f.figure.name().starts_with("avail") {
             -v
         } else {
@@ -361,7 +362,7 @@ pub fn attribute(
         .filter(|(site, v)| v.len() == ranks_compared && in_phase(site))
         .map(|(site, v)| {
             let (n, b) = v[v.len() / 2];
-            (site, n, b)
+            (site, n, Bytes(b))
         })
         .collect();
     Some(Attribution {
@@ -428,7 +429,7 @@ fn changes_per_site(
         let base_offset =
             base_rr.and_then(|r| clock_offset_us(r, &b.snapshot, &baseline.frame_phases));
         for ch in md.only_a.iter().chain(&md.only_b).chain(&md.changed) {
-            if ch.delta_reserved == 0 && ch.delta_allocated == 0 {
+            if ch.delta_reserved == ByteDelta::ZERO && ch.delta_allocated == ByteDelta::ZERO {
                 continue;
             }
             let phase = match first_c.get(&ch.site) {
@@ -445,8 +446,8 @@ fn changes_per_site(
                 .map_or(0, |s| s.blocks);
             by_site.entry(ch.site.clone()).or_default().push((
                 phase,
-                ch.delta_reserved,
-                ch.delta_allocated,
+                ch.delta_reserved.get(),
+                ch.delta_allocated.get(),
                 blocks,
             ));
         }
@@ -454,7 +455,7 @@ fn changes_per_site(
         for sg in &md.new_segments {
             let e = per.entry(sg.key.site.clone()).or_default();
             e.0 += sg.count;
-            e.1 += sg.bytes;
+            e.1 += sg.bytes.get();
         }
         for (k, v) in per {
             seg_counts.entry(k).or_default().push(v);

@@ -108,7 +108,7 @@ impl Default for EventBudget {
 pub(crate) struct ReadStop {
     /// Bytes of (decompressed) text read before the stop.
     pub(crate) offset: u64,
-    pub(crate) reason: String,
+    pub(crate) reason: crate::ingest::source::StopReason,
 }
 
 /// How the lines of a source were understood. `unknown` is the count the user is shown:
@@ -256,7 +256,7 @@ pub fn scan_reader<R: Read>(
         progress,
     );
     match s.read_stop.take() {
-        Some(stop) => Err(io::Error::other(stop.reason)),
+        Some(stop) => Err(stop.reason.into_io_error()),
         None => Ok(s),
     }
 }

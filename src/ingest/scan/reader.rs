@@ -124,7 +124,7 @@ impl<R: Read> BlockReader<R> {
             if let Some(e) = err {
                 self.stop = Some(ReadStop {
                     offset: self.total,
-                    reason: e.to_string(),
+                    reason: crate::ingest::source::StopReason::of(&e),
                 });
                 self.eof = true;
             } else if n < want {

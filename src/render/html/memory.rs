@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::{esc, heading, Page, Side, SnapView};
 use crate::analysis::lanes::{parts_of, PARTS};
 use crate::base::event::Rank;
-use crate::base::units::human_bytes;
+use crate::base::units::{human_bytes, human_size};
 use crate::render::figure_text;
 use crate::render::text::diff::{fragmentation_cause_lines, oom_site_lines};
 
@@ -167,7 +167,12 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
         .flat_map(|g| g.series.iter().map(|p| p.0))
         .fold(1.0, f64::max);
     let b_max = (gpus.iter())
-        .map(|g| g.total_bytes.unwrap_or(0).max(g.peak_used_bytes))
+        .map(|g| {
+            g.total_bytes
+                .unwrap_or_default()
+                .max(g.peak_used_bytes)
+                .get()
+        })
         .max()
         .unwrap_or(1)
         .max(1) as f64;
@@ -201,8 +206,8 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
                 o,
                 "<line class=\"total\" x1=\"{LEFT}\" x2=\"{W}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"><title>GPU{} total {}</title></line>",
                 g.gpu,
-                human_bytes(total as i64),
-                yy = y(total as f64)
+                human_size(total),
+                yy = y(total.get() as f64)
             );
         }
         let points: Vec<String> = (g.series.iter())
@@ -214,7 +219,7 @@ fn gpu_chart(o: &mut String, what: &str, side: &Side) {
             k % GPU_COLOURS,
             points.join(" "),
             g.gpu,
-            human_bytes(g.peak_used_bytes as i64),
+            human_size(g.peak_used_bytes),
             g.peak_at_s.map(|s| format!(" at {}", since_start(s))).unwrap_or_default(),
             g.samples,
             esc(&g.source)
@@ -262,17 +267,17 @@ fn site_table(o: &mut String, what: &str, snaps: &[SnapView]) {
     for s in snaps {
         let sum = s.summary;
         let mut key = vec![
-            human_bytes(sum.totals.reserved as i64),
-            human_bytes(sum.totals.allocated as i64),
-            human_bytes(sum.free_space.unallocated as i64),
-            human_bytes(sum.free_space.largest_free as i64),
+            human_size(sum.totals.reserved),
+            human_size(sum.totals.allocated),
+            human_size(sum.free_space.unallocated),
+            human_size(sum.free_space.largest_free),
         ];
         for site in sum.sites.iter().take(SITES_SHOWN) {
             key.push(format!(
                 "{} {} allocated, {} reserved",
                 crate::snapshot::site::site_label(&site.site, &site.lines),
-                human_bytes(site.allocated as i64),
-                human_bytes(site.reserved as i64)
+                human_size(site.allocated),
+                human_size(site.reserved)
             ));
         }
         rows.entry(key).or_default().push(s);

@@ -546,7 +546,7 @@ fn smi_doc(run: &Run, c: &SmiComparison) -> SmiComparisonDoc {
             GpuRanks::Shared => PlacementName::Shared,
             GpuRanks::ByIndex => PlacementName::ByIndex,
         },
-        at_s: c.at_s,
+        at_s: c.at_s.get(),
         used_bytes: MemoryDoc::smi(c.smi_used),
         taken_bytes: MemoryDoc::with_step(c.taken, c.step),
         difference_bytes: MemoryDoc::with_step(c.difference(), step),

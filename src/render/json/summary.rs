@@ -128,10 +128,10 @@ fn node_doc(run: &Run, n: &crate::model::node::Node) -> NodeDoc {
         nnodes: n.nnodes,
         hosts: n.hosts.clone(),
         clock_offset: n.offset.as_ref().map(|o| ClockOffsetDoc {
-            offset_s: o.mid_ms() as f64 / 1000.0,
-            min_s: o.lo_ms as f64 / 1000.0,
-            max_s: o.hi_ms as f64 / 1000.0,
-            uncertainty_s: o.half_width_ms() as f64 / 1000.0,
+            offset_s: o.mid().get(),
+            min_s: o.lo().get(),
+            max_s: o.hi().get(),
+            uncertainty_s: o.half_width().get(),
             barrier_events: o.barrier_events,
             rejected_events: o.rejected_events,
             applied: o.applied,
@@ -144,7 +144,7 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
         phase: p.phase.into(),
         ranks: p.ranks,
         completed: p.completed,
-        end_skew_s: p.end_skew_s,
+        end_skew_s: p.end_skew_s.map(f64::from),
         duration_s: p.duration_s.as_ref().map(Into::into),
         printed_duration_s: p.printed_duration_s.as_ref().map(Into::into),
         unknown_start: p.unknown_start,
@@ -169,10 +169,10 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
             .iter()
             .map(|s| StragglerDoc {
                 rank: s.rank.to_string(),
-                late_s: s.late_s,
-                before_first_line_s: s.before_first_line_s,
-                inside_s: s.inside_s,
-                uncertainty_s: s.uncertainty_s,
+                late_s: s.late_s.get(),
+                before_first_line_s: s.before_first_line_s.get(),
+                inside_s: s.inside_s.get(),
+                uncertainty_s: s.uncertainty_s.get(),
             })
             .collect(),
         end_before_start: p
@@ -180,7 +180,7 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
             .iter()
             .map(|(r, by)| EndBeforeStartDoc {
                 rank: r.to_string(),
-                by_s: *by,
+                by_s: by.get(),
             })
             .collect(),
     }
@@ -317,7 +317,7 @@ pub(crate) fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
                 samples: g.samples,
                 total_bytes: g.total_bytes.map(MemoryDoc::smi),
                 peak_used_bytes: MemoryDoc::smi(g.peak_used_bytes),
-                peak_at_s: g.peak_at_s,
+                peak_at_s: g.peak_at_s.map(f64::from),
                 series: g
                     .series
                     .iter()
@@ -339,7 +339,7 @@ pub(crate) fn run_doc(run: &Run, report: &RunReport) -> RunDoc {
                 rank: p.rank.as_ref().map(|r| r.to_string()),
                 samples: p.samples,
                 peak_used_bytes: MemoryDoc::smi(p.peak_used_bytes),
-                peak_at_s: p.peak_at_s,
+                peak_at_s: p.peak_at_s.map(f64::from),
             })
             .collect(),
         sources: run.sources.iter().map(source_doc).collect(),

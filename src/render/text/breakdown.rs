@@ -204,7 +204,7 @@ pub(crate) fn moved_lines(d: &BreakdownDiff) -> Vec<(usize, String)> {
     }
     if let Some(s) = &d.snapshot {
         let residual = match (s.residual, s.log_resolution) {
-            (Some(r), Some(step)) if r.unsigned_abs() <= step => format!(
+            (Some(r), Some(step)) if r.magnitude().get() <= step => format!(
                 "the rest, {}, is within the log's print step ({}): nothing seen outside PyTorch",
                 human_delta(r),
                 human_bytes(step as i64)

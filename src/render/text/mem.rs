@@ -11,6 +11,7 @@ use crate::snapshot::site::site_label;
 
 /// `24.03 MiB`: binary units, two decimals; bytes below 1 KiB as `512 B`.
 pub use crate::base::units::human_size as fmt_bytes;
+use crate::base::units::Bytes;
 
 /// Signed sizes: `+40.00 MiB`, `-512 B`, `±0 B` (`units::human_delta`).
 pub(crate) use crate::base::units::human_delta as fmt_delta;
@@ -262,7 +263,7 @@ pub fn limit_line(l: &Limit, allowed: Option<u64>) -> Option<String> {
 
 /// One line on the free memory inside segments, when some segment holds any.
 pub(crate) fn free_space_line(f: &FreeSpace) -> Option<String> {
-    if f.unallocated == 0 && f.private_unallocated == 0 {
+    if f.unallocated == Bytes::ZERO && f.private_unallocated == Bytes::ZERO {
         return None;
     }
     Some(format!(
@@ -518,9 +519,9 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(fmt_bytes(25_198_592), "24.03 MiB");
-        assert_eq!(fmt_bytes(20_971_520), "20.00 MiB");
-        assert_eq!(fmt_bytes(512), "512 B");
-        assert_eq!(fmt_delta(-1024), "-1.00 KiB");
+        assert_eq!(fmt_bytes(25_198_592_u64), "24.03 MiB");
+        assert_eq!(fmt_bytes(20_971_520_u64), "20.00 MiB");
+        assert_eq!(fmt_bytes(512_u64), "512 B");
+        assert_eq!(fmt_delta(-1024_i64), "-1.00 KiB");
     }
 }

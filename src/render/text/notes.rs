@@ -6,8 +6,26 @@
 //! (`base::text::shown_path`), and the text renderers sanitise each whole sentence before
 //! it reaches the terminal, as they do any text from the input.
 
-use crate::ingest::source::{ListingNote, SpecialFile};
+use crate::ingest::source::{DecompressionStop, ListingNote, SpecialFile, StopReason};
 use crate::model::notes::{DatesFrom, EventBudgetLimits, ReadNote};
+
+/// Why a read stopped: the error's own words, or the decompression limit it reached
+/// (`ingest::source::limits`, docs/reliability.md).
+pub(crate) fn stop_reason(r: &StopReason) -> String {
+    match r {
+        StopReason::Error(text) => text.clone(),
+        StopReason::Decompression(DecompressionStop::SizeLimit { limit }) => {
+            format!("stopped at the limit of {limit} decompressed bytes per file")
+        }
+        StopReason::Decompression(DecompressionStop::Ratio {
+            expanded,
+            compressed,
+            ratio,
+        }) => format!(
+            "stopped: {expanded} bytes expanded from {compressed} compressed bytes (more than {ratio}:1, a decompression bomb or one line repeated)"
+        ),
+    }
+}
 
 /// One note in words.
 pub fn read_note(n: &ReadNote) -> String {
@@ -26,7 +44,10 @@ pub fn read_note(n: &ReadNote) -> String {
                 ),
                 None => format!("at byte {offset}"),
             };
-            format!("{path}: read stopped {at}: {reason}; the part before it is read")
+            format!(
+                "{path}: read stopped {at}: {}; the part before it is read",
+                stop_reason(reason)
+            )
         }
         ReadNote::Shrank {
             path,
@@ -223,7 +244,7 @@ mod tests {
             path: "r9.log.gz".into(),
             offset: 1710,
             compressed_read,
-            reason: "unexpected end of file".into(),
+            reason: StopReason::Error("unexpected end of file".into()),
         };
         assert_eq!(
             read_note(&stop(Some(512))),
@@ -233,6 +254,31 @@ mod tests {
         assert_eq!(
             read_note(&stop(None)),
             "r9.log.gz: read stopped at byte 1710: unexpected end of file; the part before it is read"
+        );
+        // The decompression limits, worded here from the fact: 4 GiB is 4,294,967,296
+        // bytes; 268,435,456 bytes out of 500,000 is 536:1, past 500:1.
+        let limited = |stop| ReadNote::ReadStopped {
+            path: "bomb.gz".into(),
+            offset: 268_435_456,
+            compressed_read: Some(500_000),
+            reason: StopReason::Decompression(stop),
+        };
+        assert_eq!(
+            read_note(&limited(DecompressionStop::SizeLimit { limit: 4 << 30 })),
+            "bomb.gz: read stopped after 268435456 decompressed bytes (byte 500000 of the \
+             compressed file): stopped at the limit of 4294967296 decompressed bytes per file; \
+             the part before it is read"
+        );
+        assert_eq!(
+            read_note(&limited(DecompressionStop::Ratio {
+                expanded: 268_435_456,
+                compressed: 500_000,
+                ratio: 500
+            })),
+            "bomb.gz: read stopped after 268435456 decompressed bytes (byte 500000 of the \
+             compressed file): stopped: 268435456 bytes expanded from 500000 compressed bytes \
+             (more than 500:1, a decompression bomb or one line repeated); the part before it \
+             is read"
         );
         // 250,000 bytes out of 1,000 is 250:1.
         let expanded = ReadNote::Expanded {

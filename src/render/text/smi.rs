@@ -31,7 +31,7 @@ fn one(o: &mut String, run: &Run, c: &SmiComparison, style: Style) {
             sanitize(&c.source),
             rank_span(&c.ranks),
             gib(c.smi_used),
-            c.at_s,
+            c.at_s.get(),
             gib(c.taken),
             human_bytes(c.resolution),
             signed(c.difference())

@@ -5,6 +5,7 @@ use super::diff::spread_text;
 use super::summary::figure_label;
 use crate::analysis::diff::{RunDiff, Status};
 use crate::base::units::group_thousands;
+use crate::base::units::ByteDelta;
 use crate::render::figure_text;
 
 /// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
@@ -125,16 +126,16 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             if t < 0 { "lost" } else { "gained" },
             group_thousands(t.abs()),
             e.kv_bytes_delta
-                .map(|b| format!(" ({})", crate::base::units::human_bytes(b.abs())))
+                .map(|b| format!(" ({})", crate::base::units::human_size(b.magnitude())))
                 .unwrap_or_default()
         )),
         None => {}
     }
     if let (Some(dl), Some((b, c))) = (e.avail_after_pool_delta, e.avail_after_pool) {
-        if dl != 0 {
+        if dl != ByteDelta::ZERO {
             parts.push(format!(
                 "free memory after the pool {} {} -> {}",
-                if dl < 0 { "fell" } else { "rose" },
+                if dl < ByteDelta::ZERO { "fell" } else { "rose" },
                 figure_text(b as f64, true, crate::base::units::GIB / 100.0),
                 figure_text(c as f64, true, crate::base::units::GIB / 100.0)
             ));

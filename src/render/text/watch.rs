@@ -200,7 +200,7 @@ pub fn follow_note(n: &FollowNote) -> String {
         } => format!(
             "{}: the compressed stream ends short after {decoded} decoded bytes ({}) when the watch ended (still being written, or cut): the text after that was not read",
             sanitize(path),
-            sanitize(error)
+            sanitize(&crate::render::text::notes::stop_reason(error))
         ),
         FollowNote::InputEnded => "standard input ended".to_string(),
     }

@@ -7,14 +7,14 @@ use super::*;
 pub struct SiteChange {
     /// The site, as `SiteRule` names it.
     pub site: String,
-    pub(crate) a_allocated: u64,
+    pub(crate) a_allocated: Bytes,
     /// Bytes allocated at the site in snapshot B.
-    pub b_allocated: u64,
-    pub(crate) a_reserved: u64,
-    pub(crate) b_reserved: u64,
-    pub(crate) delta_allocated: i64,
+    pub b_allocated: Bytes,
+    pub(crate) a_reserved: Bytes,
+    pub(crate) b_reserved: Bytes,
+    pub(crate) delta_allocated: ByteDelta,
     /// B's reserved bytes at the site less A's.
-    pub delta_reserved: i64,
+    pub delta_reserved: ByteDelta,
 }
 
 /// Segments of one shape, pool, stream and site that B has and A does not.
@@ -24,18 +24,18 @@ pub struct SegmentChange {
     pub key: SegmentKey,
     /// How many.
     pub count: u64,
-    pub(crate) bytes: u64,
+    pub(crate) bytes: Bytes,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct TotalsDelta {
     pub(crate) segments: i64,
-    pub(crate) reserved: i64,
-    pub(crate) allocated: i64,
-    pub(crate) active: i64,
-    pub(crate) requested: i64,
-    pub(crate) peak_reserved: i64,
-    pub(crate) peak_allocated: i64,
+    pub(crate) reserved: ByteDelta,
+    pub(crate) allocated: ByteDelta,
+    pub(crate) active: ByteDelta,
+    pub(crate) requested: ByteDelta,
+    pub(crate) peak_reserved: ByteDelta,
+    pub(crate) peak_allocated: ByteDelta,
 }
 
 /// Two snapshots compared: sites only in one, sites that changed, new segments.
@@ -76,19 +76,20 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
     }
     let (mut only_a, mut only_b, mut changed) = (Vec::new(), Vec::new(), Vec::new());
     for (name, (x, y)) in sites {
-        let (aa, ar) = x.map_or((0, 0), |s| (s.allocated, s.reserved));
-        let (ba, br) = y.map_or((0, 0), |s| (s.allocated, s.reserved));
+        let none = (Bytes::ZERO, Bytes::ZERO);
+        let (aa, ar) = x.map_or(none, |s| (s.allocated, s.reserved));
+        let (ba, br) = y.map_or(none, |s| (s.allocated, s.reserved));
         let c = SiteChange {
             site: name.to_string(),
             a_allocated: aa,
             b_allocated: ba,
             a_reserved: ar,
             b_reserved: br,
-            delta_allocated: sdelta(aa, ba),
-            delta_reserved: sdelta(ar, br),
+            delta_allocated: aa.change_to(ba),
+            delta_reserved: ar.change_to(br),
         };
-        let a_has = aa > 0 || ar > 0;
-        let b_has = ba > 0 || br > 0;
+        let a_has = aa > Bytes::ZERO || ar > Bytes::ZERO;
+        let b_has = ba > Bytes::ZERO || br > Bytes::ZERO;
         match (a_has, b_has) {
             (true, false) => only_a.push(c),
             (false, true) => only_b.push(c),
@@ -98,8 +99,8 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
     }
     let mag = |c: &SiteChange| {
         c.delta_allocated
-            .unsigned_abs()
-            .max(c.delta_reserved.unsigned_abs())
+            .magnitude()
+            .max(c.delta_reserved.magnitude())
     };
     for v in [&mut only_a, &mut only_b, &mut changed] {
         v.sort_by(|x, y| mag(y).cmp(&mag(x)).then_with(|| x.site.cmp(&y.site)));
@@ -117,7 +118,7 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
         let change = |n: u64| SegmentChange {
             key: k.clone(),
             count: n,
-            bytes: n * k.size,
+            bytes: Bytes(n.saturating_mul(k.size.get())),
         };
         if cb > ca {
             new_segments.push(change(cb - ca));
@@ -129,7 +130,7 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
         v.sort_by(|x, y| y.bytes.cmp(&x.bytes).then_with(|| x.key.cmp(&y.key)));
     }
 
-    let peak = |p: &Option<Peak>| p.as_ref().map_or(0, |p| p.bytes);
+    let peak = |p: &Option<Peak>| p.as_ref().map_or(Bytes::ZERO, |p| p.bytes);
     MemDiff {
         only_a,
         only_b,
@@ -138,12 +139,12 @@ pub fn diff(a: &MemSummary, b: &MemSummary) -> MemDiff {
         gone_segments,
         totals: TotalsDelta {
             segments: sdelta(a.totals.segments, b.totals.segments),
-            reserved: sdelta(a.totals.reserved, b.totals.reserved),
-            allocated: sdelta(a.totals.allocated, b.totals.allocated),
-            active: sdelta(a.totals.active, b.totals.active),
-            requested: sdelta(a.totals.requested, b.totals.requested),
-            peak_reserved: sdelta(peak(&a.peak_reserved), peak(&b.peak_reserved)),
-            peak_allocated: sdelta(peak(&a.peak_allocated), peak(&b.peak_allocated)),
+            reserved: a.totals.reserved.change_to(b.totals.reserved),
+            allocated: a.totals.allocated.change_to(b.totals.allocated),
+            active: a.totals.active.change_to(b.totals.active),
+            requested: a.totals.requested.change_to(b.totals.requested),
+            peak_reserved: peak(&a.peak_reserved).change_to(peak(&b.peak_reserved)),
+            peak_allocated: peak(&a.peak_allocated).change_to(peak(&b.peak_allocated)),
         },
         a_totals: a.totals.clone(),
         b_totals: b.totals.clone(),

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::site::site_line;
 pub use super::site::{site_at_line, site_of, SiteGranularity, SiteRule};
 use super::types::{Action, BlockState, Snapshot, StackId, TraceEntry};
+use crate::base::units::{ByteDelta, Bytes};
 
 /// Caches site names per stack (a snapshot has few distinct stacks, many references).
 struct Sites<'a> {
@@ -46,11 +47,11 @@ pub struct SiteBytes {
     /// Distinct source lines that contributed (sorted; at most 16 kept).
     pub lines: Vec<i64>,
     /// Bytes of `active_allocated` blocks (rounded block sizes).
-    pub allocated: u64,
-    pub(crate) requested: u64,
+    pub allocated: Bytes,
+    pub(crate) requested: Bytes,
     pub(crate) blocks: u64,
     /// Bytes of segments whose site this is (segment stack, else its first block's).
-    pub reserved: u64,
+    pub reserved: Bytes,
     /// Segments whose site this is.
     pub segments: u64,
 }
@@ -61,20 +62,21 @@ pub struct Totals {
     /// Segments counted.
     pub segments: u64,
     /// Bytes the segments reserve from the device.
-    pub reserved: u64,
+    pub reserved: Bytes,
     /// Bytes of allocated blocks in them.
-    pub allocated: u64,
-    pub(crate) active: u64,
-    pub(crate) requested: u64,
+    pub allocated: Bytes,
+    pub(crate) active: Bytes,
+    pub(crate) requested: Bytes,
 }
 
 impl Totals {
     fn add(&mut self, seg: &super::types::Segment) {
         self.segments += 1;
-        self.reserved += seg.total_size;
-        self.allocated += seg.allocated_size;
-        self.active += seg.active_size;
-        self.requested += seg.requested_size;
+        // The reader refuses a snapshot whose sizes sum past 2^64 (D19), so these hold.
+        self.reserved = self.reserved.saturating_add(Bytes(seg.total_size));
+        self.allocated = self.allocated.saturating_add(Bytes(seg.allocated_size));
+        self.active = self.active.saturating_add(Bytes(seg.active_size));
+        self.requested = self.requested.saturating_add(Bytes(seg.requested_size));
     }
 }
 
@@ -100,7 +102,7 @@ pub(crate) struct StreamTotals {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Peak {
-    pub(crate) bytes: u64,
+    pub(crate) bytes: Bytes,
     pub(crate) time_us: i64,
 }
 
@@ -108,9 +110,9 @@ pub(crate) struct Peak {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OomInfo {
     /// The bytes the failed request asked for.
-    pub requested: u64,
+    pub requested: Bytes,
     /// The device's free memory the entry recorded, when it did.
-    pub device_free: Option<u64>,
+    pub device_free: Option<Bytes>,
     /// When, in the trace's microseconds.
     pub time_us: i64,
     pub(crate) stream: u64,
@@ -124,16 +126,16 @@ pub struct OomInfo {
 pub struct SeriesPoint {
     pub(crate) time_us: i64,
     /// Requested bytes live (the trace records requested, not rounded, sizes).
-    pub(crate) allocated: u64,
+    pub(crate) allocated: Bytes,
     /// Segment bytes reserved at that moment.
-    pub reserved: u64,
+    pub reserved: Bytes,
 }
 
 /// A segment described without its address, so runs can be matched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SegmentKey {
     /// The segment's size in bytes.
-    pub size: u64,
+    pub size: Bytes,
     pub(crate) pool: (i64, i64),
     pub(crate) stream: String,
     /// The site that reserved it.
@@ -143,7 +145,7 @@ pub struct SegmentKey {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SegmentSig {
     pub(crate) key: SegmentKey,
-    pub(crate) allocated: u64,
+    pub(crate) allocated: Bytes,
 }
 
 /// What a snapshot holds: totals by pool, stream and type, sites, OOMs and the trace's
@@ -298,7 +300,7 @@ pub(crate) fn summarize_with(s: &Snapshot, rule: &SiteRule, series_points: usize
         &order,
         &scan,
         live_requested,
-        tally.totals.reserved,
+        tally.totals.reserved.get(),
         series_points,
     );
 
@@ -397,16 +399,16 @@ fn tally_segments(
         };
         let (seg_site, _) = sites.get(seg_stack);
         let sb = site_entry(&mut by_site, &seg_site);
-        sb.reserved += seg.total_size;
+        sb.reserved = sb.reserved.saturating_add(Bytes(seg.total_size));
         sb.segments += 1;
         segments.push(SegmentSig {
             key: SegmentKey {
-                size: seg.total_size,
+                size: Bytes(seg.total_size),
                 pool: seg.segment_pool_id,
                 stream: labels.get(&seg.stream).cloned().unwrap_or_default(),
                 site: seg_site.to_string(),
             },
-            allocated: seg.allocated_size,
+            allocated: Bytes(seg.allocated_size),
         });
         add_live_blocks(seg, sites, &mut by_site);
     }
@@ -440,8 +442,8 @@ fn add_live_blocks(
         }
         let (name, line) = sites.get(b.stack);
         let sb = site_entry(by_site, &name);
-        sb.allocated += b.size;
-        sb.requested += b.requested_size;
+        sb.allocated = sb.allocated.saturating_add(Bytes(b.size));
+        sb.requested = sb.requested.saturating_add(Bytes(b.requested_size));
         sb.blocks += 1;
         if let Some(l) = line {
             if !sb.lines.contains(&l) && sb.lines.len() < 16 {
@@ -460,8 +462,8 @@ fn oom_entries(s: &Snapshot, sites: &mut Sites<'_>) -> Vec<OomInfo> {
         .flat_map(|(d, t)| t.iter().enumerate().map(move |(i, e)| (d, i, e)))
         .filter(|(_, _, e)| e.action == Action::Oom)
         .map(|(device, i, e)| OomInfo {
-            requested: e.size,
-            device_free: s.device_free(device, i),
+            requested: Bytes(e.size),
+            device_free: s.device_free(device, i).map(Bytes),
             time_us: e.time_us,
             stream: s.stream(e),
             site: sites.get(e.stack).0.to_string(),
@@ -477,10 +479,10 @@ fn site_entry<'m>(
     m.entry(name.clone()).or_insert_with(|| SiteBytes {
         site: name.to_string(),
         lines: Vec::new(),
-        allocated: 0,
-        requested: 0,
+        allocated: Bytes::ZERO,
+        requested: Bytes::ZERO,
         blocks: 0,
-        reserved: 0,
+        reserved: Bytes::ZERO,
         segments: 0,
     })
 }
@@ -564,8 +566,8 @@ fn replay(
         res += r;
         let p = SeriesPoint {
             time_us: e.time_us,
-            allocated: clamp(alloc),
-            reserved: clamp(res),
+            allocated: Bytes(clamp(alloc)),
+            reserved: Bytes(clamp(res)),
         };
         if pa.as_ref().is_none_or(|x| p.allocated > x.bytes) {
             pa = Some(Peak {
@@ -605,7 +607,7 @@ struct Downsampler {
     seen: usize,
     run: usize,
     run_end: usize,
-    max: (u64, u64),
+    max: (Bytes, Bytes),
     out: Vec<SeriesPoint>,
 }
 
@@ -617,7 +619,7 @@ impl Downsampler {
             seen: 0,
             run: 0,
             run_end: len.checked_div(n).unwrap_or(0),
-            max: (0, 0),
+            max: (Bytes::ZERO, Bytes::ZERO),
             out: Vec::with_capacity(len.min(n)),
         }
     }
@@ -639,7 +641,7 @@ impl Downsampler {
                 allocated: self.max.0,
                 reserved: self.max.1,
             });
-            self.max = (0, 0);
+            self.max = (Bytes::ZERO, Bytes::ZERO);
             self.run += 1;
             self.run_end = (self.run + 1) * self.len / self.n;
         }
@@ -665,8 +667,8 @@ mod tests {
                 let run = &full[lo..hi.min(full.len())];
                 run.last().map(|last| SeriesPoint {
                     time_us: last.time_us,
-                    allocated: run.iter().map(|p| p.allocated).max().unwrap_or(0),
-                    reserved: run.iter().map(|p| p.reserved).max().unwrap_or(0),
+                    allocated: run.iter().map(|p| p.allocated).max().unwrap_or_default(),
+                    reserved: run.iter().map(|p| p.reserved).max().unwrap_or_default(),
                 })
             })
             .collect()
@@ -677,8 +679,8 @@ mod tests {
         let full: Vec<SeriesPoint> = (0..1000u64)
             .map(|i| SeriesPoint {
                 time_us: i as i64,
-                allocated: (i * 7919) % 1009,
-                reserved: (i * 104_729) % 997,
+                allocated: Bytes((i * 7919) % 1009),
+                reserved: Bytes((i * 104_729) % 997),
             })
             .collect();
         for len in [0, 1, 2, 7, 63, 64, 65, 511, 512, 513, 1000] {

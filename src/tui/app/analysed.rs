@@ -192,13 +192,16 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
         series: sum
             .series
             .iter()
-            .map(|p| (t(p.time_us), p.allocated, p.reserved))
+            .map(|p| (t(p.time_us), p.allocated.get(), p.reserved.get()))
             .collect(),
-        peak: sum.peak_reserved.as_ref().map(|p| (t(p.time_us), p.bytes)),
+        peak: sum
+            .peak_reserved
+            .as_ref()
+            .map(|p| (t(p.time_us), p.bytes.get())),
         oom: sum
             .ooms
             .first()
-            .map(|o| (t(o.time_us), o.requested, o.site.clone())),
+            .map(|o| (t(o.time_us), o.requested.get(), o.site.clone())),
         sites: sum
             .sites
             .iter()
@@ -206,8 +209,8 @@ fn snap_mem(run: &Run, rs: &RankSnapshot) -> Option<SnapMem> {
             .map(|s| SiteRow {
                 site: s.site.clone(),
                 label: site_label(&s.site, &s.lines),
-                allocated: s.allocated,
-                reserved: s.reserved,
+                allocated: s.allocated.get(),
+                reserved: s.reserved.get(),
             })
             .collect(),
         clock_matched: offset.is_some() && start_us.is_some(),

@@ -6,8 +6,12 @@ use super::*;
 /// and who else allocates there: "only PP1 TP2 allocates here" names a stray allocation.
 /// Without a baseline (`summary`), only the run's own ranks are compared.
 pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<String> {
-    use crate::base::units::human_bytes;
-    let mut groups: Vec<(&str, u64, Vec<&crate::analysis::attribute::OomSite>)> = Vec::new();
+    use crate::base::units::human_size;
+    let mut groups: Vec<(
+        &str,
+        crate::base::units::Bytes,
+        Vec<&crate::analysis::attribute::OomSite>,
+    )> = Vec::new();
     for o in &ev.oom_sites {
         match groups
             .iter_mut()
@@ -39,7 +43,7 @@ pub fn oom_site_lines(ev: &crate::analysis::attribute::SnapshotEvidence) -> Vec<
         let mut text = format!(
             "OOM request (snapshot{}): {who} asked {} at {site}; ",
             if group.len() == 1 { "" } else { "s" },
-            human_bytes(requested as i64)
+            human_size(requested)
         );
         if allocating.is_empty() && baseline != Some(true) && !others.is_empty() {
             text.push_str(&format!(
@@ -171,7 +175,7 @@ pub fn allocator_setting_lines(ev: &crate::analysis::attribute::SnapshotEvidence
 /// The snapshot side of the cause: who allocated the divergence, and what PyTorch
 /// could not see.
 pub(crate) fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> Vec<String> {
-    use crate::base::units::human_bytes;
+    use crate::base::units::{human_bytes, human_size};
     let mut lines = Vec::new();
     for s in a.sites.iter().filter(|s| s.phase == Some(a.phase)).take(3) {
         lines.push(format!(
@@ -189,11 +193,11 @@ pub(crate) fn attribution_lines(a: &crate::analysis::attribute::Attribution) -> 
         lines.push(format!(
             "{n} new segment{} ({}) in the candidate, from {site}",
             if *n == 1 { "" } else { "s" },
-            human_bytes(*bytes as i64)
+            human_size(*bytes)
         ));
     }
     if let (Some(r), Some(res)) = (a.residual, a.log_resolution) {
-        let within = r.unsigned_abs() <= res;
+        let within = r.magnitude().get() <= res;
         lines.push(format!(
             "residual outside PyTorch (log delta - allocator delta): {}{}",
             human_delta(r),

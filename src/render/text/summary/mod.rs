@@ -421,11 +421,10 @@ fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
 
 /// Ranks whose end of a phase is stamped before its start: said, instead of a negative
 /// duration.
-pub(crate) fn end_before_start_note(ranks: &[(crate::base::event::Rank, f64)]) -> Option<String> {
-    let most = ranks
-        .iter()
-        .map(|r| r.1)
-        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))?;
+pub(crate) fn end_before_start_note(
+    ranks: &[(crate::base::event::Rank, crate::base::units::Seconds)],
+) -> Option<String> {
+    let most = ranks.iter().map(|r| r.1).reduce(|m, v| m.max(v))?;
     let names: Vec<crate::base::event::Rank> = ranks.iter().map(|r| r.0.clone()).collect();
     Some(format!(
         "{}: end stamped {}{} s before start (stamps out of order), no duration",

@@ -1,6 +1,7 @@
 //! The summary's sections around the phase table: start-up attempts, node clocks and stragglers (timing), nvidia-smi, line accounting.
 
 use super::*;
+use crate::base::units::{human_size, Seconds};
 
 /// Lines listed before "and N more".
 pub(super) const TIMING_LINES: usize = 8;
@@ -98,8 +99,8 @@ pub(super) fn attempt_lines(o: &mut String, run: &Run, style: Style) {
     flush(o, &mut hidden);
 }
 
-pub(super) fn signed_s(ms: i64) -> String {
-    format!("{:+.2}", ms as f64 / 1000.0).replace('-', "−")
+pub(super) fn signed_s(s: Seconds) -> String {
+    format!("{:+.2}", s.get()).replace('-', "−")
 }
 
 /// The nodes and their clocks, then each straggler: which rank, which phase, how late and
@@ -137,10 +138,10 @@ pub(crate) fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], sty
                 Some(x) => format!(
                     "  {}: {} s ± {:.2} s, in ({}, {}) s from {} barrier exit{}{}",
                     node_label(n),
-                    signed_s(x.mid_ms()),
-                    x.half_width_ms() as f64 / 1000.0,
-                    signed_s(x.lo_ms),
-                    signed_s(x.hi_ms),
+                    signed_s(x.mid()),
+                    x.half_width().get(),
+                    signed_s(x.lo()),
+                    signed_s(x.hi()),
                     x.barrier_events,
                     if x.barrier_events == 1 { "" } else { "s" },
                     if x.rejected_events > 0 {
@@ -211,14 +212,13 @@ pub(crate) fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], sty
     }
 }
 pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
-    use crate::base::units::human_bytes;
     for g in &run.gpus {
         let text = format!(
             "nvidia-smi GPU{}: peak {} used{}{}, {} samples",
             g.gpu,
-            human_bytes(g.peak_used_bytes as i64),
+            human_size(g.peak_used_bytes),
             g.total_bytes
-                .map(|t| format!(" of {}", human_bytes(t as i64)))
+                .map(|t| format!(" of {}", human_size(t)))
                 .unwrap_or_default(),
             g.peak_at_s
                 .map(|s| format!(" at {}", crate::base::units::since_start(s)))
@@ -237,7 +237,7 @@ pub(super) fn gpu_report(o: &mut String, run: &Run, width: usize) {
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default(),
             p.gpu.map(|g| format!(" on GPU{g}")).unwrap_or_default(),
-            human_bytes(p.peak_used_bytes as i64),
+            human_size(p.peak_used_bytes),
             p.peak_at_s
                 .map(|s| format!(" at {}", crate::base::units::since_start(s)))
                 .unwrap_or_default(),
