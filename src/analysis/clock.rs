@@ -28,7 +28,7 @@ type Windows = BTreeMap<(String, usize), Option<(i64, i64)>>;
 
 fn node_windows<'a>(
     events: impl Iterator<Item = &'a Event>,
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
 ) -> Windows {
     // (kind, occurrence) → (latest stamp start, earliest stamp end)
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -37,7 +37,10 @@ fn node_windows<'a>(
         let (Some(t), Some(rank)) = (e.ts, e.rank.as_ref()) else {
             continue;
         };
-        if rank.is_engine() || !barrier.contains(&e.kind) {
+        // A handful of marked (grammar, kind) pairs: compared in place, no pair built
+        // per event.
+        let marked = (barrier.iter()).any(|(g, k)| *g == e.grammar && *k == e.kind);
+        if rank.is_engine() || !marked {
             continue;
         }
         let n = seen.entry((rank.to_string(), e.kind.clone())).or_insert(0);
@@ -91,7 +94,7 @@ fn most_agreeing(intervals: &[(i64, i64)]) -> Option<(i64, i64, usize)> {
 pub(crate) fn align_nodes(
     nodes: &mut [Node],
     events: &mut [Vec<Event>],
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
     apply: bool,
 ) -> Alignment {
     let reference = nodes
@@ -137,7 +140,7 @@ pub(crate) fn align_nodes(
 pub(crate) fn estimate_offsets(
     events_by_node: &[Vec<&Event>],
     reference: usize,
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
 ) -> Vec<Option<ClockOffset>> {
     let windows: Vec<Windows> = events_by_node
         .iter()
