@@ -175,6 +175,9 @@ pub struct AttemptInfo {
     pub(crate) index: usize,
     pub(crate) start: Option<NaiveDateTime>,
     pub(crate) end: Option<NaiveDateTime>,
+    /// The steps of `start` and `end` from their lines' formats (`Run::stamp_step_ms`).
+    pub(crate) start_step_ms: u32,
+    pub(crate) end_step_ms: u32,
     pub(crate) events: usize,
     /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
     pub outcome: Outcome,
