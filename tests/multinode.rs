@@ -144,8 +144,18 @@ fn one_rank_from_two_nodes_is_an_error_not_a_merge() {
 #[test]
 fn builtin_barrier_exits_are_the_lines_printed_after_a_collective() {
     let gs = GrammarSet::builtin().expect("built-in grammars compile");
-    let kinds: Vec<String> = gs.barrier_exit_kinds().into_iter().collect();
-    assert_eq!(kinds, ["cuda_graph_end", "dist_init_end", "kv_cache_alloc"]);
+    // Per grammar: only SGLang's grammar marks its own lines (grammars/sglang.toml); no
+    // other built-in grammar's events of these kinds are barrier exits.
+    let kinds: Vec<(String, String)> = gs.barrier_exit_kinds().into_iter().collect();
+    let sglang = |k: &str| ("sglang".to_string(), k.to_string());
+    assert_eq!(
+        kinds,
+        [
+            sglang("cuda_graph_end"),
+            sglang("dist_init_end"),
+            sglang("kv_cache_alloc")
+        ]
+    );
 }
 
 fn rankscope() -> Command {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{NaiveDateTime, Timelike};
+use chrono::NaiveDateTime;
 
 use crate::base::event::Event;
 use crate::model::node::{Alignment, ClockOffset, Node};
@@ -14,16 +14,6 @@ use crate::model::node::{Alignment, ClockOffset, Node};
 /// print after it by the Python work in between. Each offset interval is widened by this
 /// much on both sides.
 pub(crate) const BARRIER_SPREAD_MS: i64 = 50;
-
-/// A printed stamp covers `[t, t + resolution)`: stamps are truncated, not rounded. A
-/// stamp that printed a fraction of a second is taken to the millisecond.
-pub(crate) fn resolution_ms(t: NaiveDateTime) -> i64 {
-    if t.nanosecond() == 0 {
-        1000
-    } else {
-        1
-    }
-}
 
 fn ms(t: NaiveDateTime) -> i64 {
     t.and_utc().timestamp_millis()
@@ -38,7 +28,7 @@ type Windows = BTreeMap<(String, usize), Option<(i64, i64)>>;
 
 fn node_windows<'a>(
     events: impl Iterator<Item = &'a Event>,
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
 ) -> Windows {
     // (kind, occurrence) → (latest stamp start, earliest stamp end)
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -47,7 +37,10 @@ fn node_windows<'a>(
         let (Some(t), Some(rank)) = (e.ts, e.rank.as_ref()) else {
             continue;
         };
-        if rank.is_engine() || !barrier.contains(&e.kind) {
+        // A handful of marked (grammar, kind) pairs: compared in place, no pair built
+        // per event.
+        let marked = (barrier.iter()).any(|(g, k)| *g == e.grammar && *k == e.kind);
+        if rank.is_engine() || !marked {
             continue;
         }
         let n = seen.entry((rank.to_string(), e.kind.clone())).or_insert(0);
@@ -101,7 +94,7 @@ fn most_agreeing(intervals: &[(i64, i64)]) -> Option<(i64, i64, usize)> {
 pub(crate) fn align_nodes(
     nodes: &mut [Node],
     events: &mut [Vec<Event>],
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
     apply: bool,
 ) -> Alignment {
     let reference = nodes
@@ -147,7 +140,7 @@ pub(crate) fn align_nodes(
 pub(crate) fn estimate_offsets(
     events_by_node: &[Vec<&Event>],
     reference: usize,
-    barrier: &BTreeSet<String>,
+    barrier: &BTreeSet<(String, String)>,
 ) -> Vec<Option<ClockOffset>> {
     let windows: Vec<Windows> = events_by_node
         .iter()
@@ -198,17 +191,5 @@ mod tests {
         // a fourth, 6 s away, is a straggler's line and is left out.
         let iv = [(-3050, -950), (-4050, -1950), (-3050, -1950), (2950, 5050)];
         assert_eq!(most_agreeing(&iv), Some((-3050, -1950, 3)));
-    }
-
-    #[test]
-    fn resolution_follows_the_printed_fraction() {
-        let whole = chrono::NaiveDate::from_ymd_opt(2026, 11, 30)
-            .and_then(|d| d.and_hms_opt(9, 20, 42))
-            .unwrap_or_default();
-        assert_eq!(resolution_ms(whole), 1000);
-        assert_eq!(
-            resolution_ms(whole + chrono::Duration::microseconds(477_278)),
-            1
-        );
     }
 }

@@ -375,7 +375,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
         };
         let so_far = Seconds::from_ms((now - since).num_milliseconds());
         // The resolution of the latest stamp: the wall clock added to it is finer.
-        let res = base_res + Seconds::from_ms(super::clock::resolution_ms(at.latest));
+        let res = base_res + Seconds::from_ms(i64::from(run.stamp_step_ms(at.latest)));
         let delta = so_far - base_s;
         if delta.is_positive() && timing::beyond(delta, res, base_s, tolerance) {
             out.push(SlowWarning {
@@ -394,7 +394,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
 /// The baseline's window of a phase: the same rank's, else the median over its ranks.
 fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(Seconds, Seconds)> {
     let of = |r: &RankRun| {
-        timing::windows(r, baseline.start)
+        timing::windows(r, baseline.start_stamped())
             .into_iter()
             .find(|(p, _)| *p == phase)
             .map(|(_, w)| (w.total_s, w.resolution_s))

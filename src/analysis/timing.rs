@@ -17,7 +17,6 @@
 use chrono::NaiveDateTime;
 
 use super::align::{phase_stats, Spread};
-use super::clock::resolution_ms;
 use crate::base::event::{kind, Rank};
 use crate::base::units::Seconds;
 use crate::model::{Phase, RankRun, Run};
@@ -41,17 +40,14 @@ pub(crate) struct Window {
 /// Each phase's window on one rank, in phase order. A phase with no end, or whose end is
 /// stamped before the previous phase's end (stamps out of order), has none: no window is
 /// ever negative.
-pub(crate) fn windows(rank: &RankRun, run_start: Option<NaiveDateTime>) -> Vec<(Phase, Window)> {
+pub(crate) fn windows(
+    rank: &RankRun,
+    run_start: Option<(NaiveDateTime, u32)>,
+) -> Vec<(Phase, Window)> {
     let mut out = Vec::new();
-    // The launch span starts at the run's first line when there is one: its step is that
-    // stamp's, read from its format (`Event::ts_step_ms`), not guessed from its value.
-    let run_start_step = (rank.phases.first())
-        .filter(|s| s.phase == Phase::Launch && s.start.is_some() && s.start == run_start)
-        .map_or_else(
-            || run_start.map_or(1000, |t| resolution_ms(t) as u32),
-            |s| s.start_step_ms,
-        );
-    let mut prev_end = run_start.map(|t| (t, run_start_step));
+    // The launch span starts at the run's first line when there is one, with that
+    // stamp's step from its format (`Run::stamp_step_ms`), never guessed from its value.
+    let mut prev_end = run_start;
     // `RankRun::phases` is in phase order (built from an ordered map).
     for span in &rank.phases {
         // `ready` is an instant: the ready line.
@@ -328,8 +324,8 @@ pub(crate) fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDi
         let Some(b_row) = b_rows.get(&c_row.rank) else {
             continue;
         };
-        let bw = windows(b_row, baseline.start);
-        let cw = windows(c_row, candidate.start);
+        let bw = windows(b_row, baseline.start_stamped());
+        let cw = windows(c_row, candidate.start_stamped());
         for (phase, c) in &cw {
             let Some((_, b)) = bw.iter().find(|(p, _)| p == phase) else {
                 continue;

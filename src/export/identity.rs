@@ -30,8 +30,12 @@ pub struct RunIdentity {
     pub(crate) attempts: usize,
     /// The stamp of the run's (the attempt's) first line.
     pub(crate) first_line: Option<NaiveDateTime>,
+    /// The step of `first_line` from its line's format, milliseconds.
+    pub(crate) first_line_step_ms: u32,
     /// The stamp of its last ready line, when it reached ready.
     pub(crate) ready_at: Option<NaiveDateTime>,
+    /// The step of `ready_at` from its line's format, milliseconds.
+    pub(crate) ready_at_step_ms: u32,
     /// `ready_at - first_line` in seconds, with the stamps' resolution.
     pub(crate) to_ready_s: Option<(crate::base::units::Seconds, crate::base::units::Seconds)>,
 }
@@ -124,6 +128,7 @@ pub(crate) fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
             .and_then(|g| crate::model::config::server_version(&run.events, g)),
     };
     let to_ready_s = crate::analysis::timing::to_ready_s(run);
+    let ready_at = to_ready_s.and_then(|_| crate::analysis::timing::ready_at(run));
     RunIdentity {
         name: normalised_name(&run.name),
         paths: run.name.clone(),
@@ -133,7 +138,9 @@ pub(crate) fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
         attempt: run.attempt.max(1),
         attempts: run.attempts.len().max(1),
         first_line: run.start,
-        ready_at: to_ready_s.and_then(|_| crate::analysis::timing::ready_at(run)),
+        first_line_step_ms: run.start.map_or(1000, |t| run.stamp_step_ms(t)),
+        ready_at,
+        ready_at_step_ms: ready_at.map_or(1000, |t| run.stamp_step_ms(t)),
         to_ready_s,
     }
 }

@@ -92,14 +92,19 @@ impl GrammarSet {
         GrammarSet::new(Self::builtin_grammars()?)
     }
 
-    /// Event kinds some loaded grammar marks `barrier_exit`: printed by every rank as it
-    /// leaves a collective, the events node clocks are aligned on.
-    pub fn barrier_exit_kinds(&self) -> std::collections::BTreeSet<String> {
+    /// The (grammar id, event kind) pairs a grammar marks `barrier_exit`: printed by every
+    /// rank as it leaves a collective, the events node clocks are aligned on. Per grammar:
+    /// an event is a barrier exit only when the grammar that read it marks its kind, so a
+    /// grammar that declares `dist_init_end` unmarked (or `barrier_exit = false`) does not
+    /// borrow the mark SGLang's grammar gives its own `dist_init_end`.
+    pub fn barrier_exit_kinds(&self) -> std::collections::BTreeSet<(String, String)> {
         self.grammars
             .iter()
-            .flat_map(|g| g.spec.event.iter())
-            .filter(|e| e.barrier_exit)
-            .map(|e| e.kind.clone())
+            .flat_map(|g| {
+                (g.spec.event.iter())
+                    .filter(|e| e.barrier_exit)
+                    .map(|e| (g.spec.id.clone(), e.kind.clone()))
+            })
             .collect()
     }
 

@@ -79,10 +79,14 @@ pub(crate) fn info(index: usize, run: &Run) -> AttemptInfo {
     } else {
         Outcome::Incomplete
     };
+    let start = run.events.iter().filter_map(|e| e.ts).min();
+    let end = run.events.iter().filter_map(|e| e.ts).max();
     AttemptInfo {
         index,
-        start: run.events.iter().filter_map(|e| e.ts).min(),
-        end: run.events.iter().filter_map(|e| e.ts).max(),
+        start,
+        end,
+        start_step_ms: start.map_or(1000, |t| run.stamp_step_ms(t)),
+        end_step_ms: end.map_or(1000, |t| run.stamp_step_ms(t)),
         events: run.events.len(),
         outcome,
         root: root.map(|(r, _)| r.rank.clone()),

@@ -420,7 +420,7 @@ impl RankNames {
             .map(|r| (*r).clone())
             .collect();
         let workers = named.len() - engines - pids.len();
-        let mut rename: HashMap<Rank, Rank> = HashMap::new();
+        let mut rename = first_stage_names(&named);
         if workers == 0 && engines == 1 && pids.len() <= 1 {
             if let Some(e) = named.iter().find(|r| r.is_engine()) {
                 rename.insert((*e).clone(), Rank::tp(0));
@@ -439,7 +439,8 @@ impl RankNames {
             let mut sizes = super::layout::LayoutSizes::from_config(config.as_ref());
             sizes.across_replicas =
                 server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
-            super::layout::global_ranks(named.iter().copied(), sizes)
+            let renamed: Vec<&Rank> = named.iter().map(|r| rename.get(*r).unwrap_or(*r)).collect();
+            super::layout::global_ranks(renamed, sizes)
         };
         RankNames {
             rename,
@@ -462,6 +463,62 @@ impl RankNames {
         } else {
             Some(self.globals.get(&n).cloned())
         }
+    }
+}
+
+/// A run of more than one pipeline stage names its first stage `PP0 TP0`, as SGLang's log
+/// prefix does once `pp_size > 1` — but a line that spells the rank out by itself
+/// (`assignment` evidence, a per-line rule) cannot know the run's stage count and drops
+/// the zero stage (`TP0`). Named beside `PP1 TP0`, that rank would read as another
+/// layout and sort after stage 1, so where any rank names a stage above 0, every worker
+/// rank named by TP (and no stage) gets `PP0`.
+fn first_stage_names(named: &[&Rank]) -> HashMap<Rank, Rank> {
+    let staged = named
+        .iter()
+        .any(|r| !r.is_engine() && r.get("PP").is_some_and(|p| p > 0));
+    if !staged {
+        return HashMap::new();
+    }
+    named
+        .iter()
+        .filter(|r| {
+            !r.is_engine()
+                && r.get("pid").is_none()
+                && r.get("PP").is_none()
+                && r.get("TP").is_some()
+        })
+        .map(|r| {
+            let mut pairs: Vec<(String, u32)> = r
+                .tag_names()
+                .map(|t| (t.to_string(), r.get(t).unwrap_or(0)))
+                .collect();
+            pairs.push(("PP".to_string(), 0));
+            ((*r).clone(), Rank::from_pairs(pairs))
+        })
+        .collect()
+}
+
+/// [`first_stage_names`] across the nodes of one run: each node is settled on its own, and
+/// a node that holds only the first stage cannot see that there are others.
+pub fn name_first_stage(nodes: &mut [NodeEvents]) {
+    let all: std::collections::BTreeSet<&Rank> = nodes.iter().flat_map(|n| &n.ranks).collect();
+    let all: Vec<&Rank> = all.into_iter().collect();
+    let rename = first_stage_names(&all);
+    if rename.is_empty() {
+        return;
+    }
+    for node in nodes.iter_mut() {
+        for e in node.events.iter_mut() {
+            if let Some(to) = e.rank.as_ref().and_then(|r| rename.get(r)) {
+                e.rank = Some(to.clone());
+            }
+        }
+        for r in node.ranks.iter_mut() {
+            if let Some(to) = rename.get(r) {
+                *r = to.clone();
+            }
+        }
+        node.ranks.sort();
     }
 }
 

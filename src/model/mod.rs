@@ -24,7 +24,7 @@ pub use filter::EventFilter;
 
 pub(crate) use crate::base::event::Edge;
 
-pub use build::{build, dedup_across_sources, prepare_node, NodeEvents};
+pub use build::{build, dedup_across_sources, name_first_stage, prepare_node, NodeEvents};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 
@@ -100,6 +100,27 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run's first stamp with its step ([`Run::stamp_step_ms`]).
+    pub(crate) fn start_stamped(&self) -> Option<(NaiveDateTime, u32)> {
+        self.start.map(|t| (t, self.stamp_step_ms(t)))
+    }
+    /// The step between two stamps the format of the line(s) stamped `t` can print, in
+    /// milliseconds (`Event::ts_step_ms`): a millisecond stamp reading `.000` is still
+    /// 0.001 s. The finest format of the run where no line is stamped `t` (a time
+    /// computed from stamps), 1000 where no line is stamped at all.
+    pub fn stamp_step_ms(&self, t: NaiveDateTime) -> u32 {
+        let at_t = (self.events.iter())
+            .filter(|e| e.ts == Some(t))
+            .map(|e| e.ts_step_ms)
+            .min();
+        at_t.or_else(|| {
+            (self.events.iter())
+                .filter(|e| e.ts.is_some())
+                .map(|e| e.ts_step_ms)
+                .min()
+        })
+        .unwrap_or(1000)
+    }
     /// The line counts of all the run's files, summed.
     pub fn counts(&self) -> LineCounts {
         let mut c = LineCounts::default();
@@ -154,6 +175,9 @@ pub struct AttemptInfo {
     pub(crate) index: usize,
     pub(crate) start: Option<NaiveDateTime>,
     pub(crate) end: Option<NaiveDateTime>,
+    /// The steps of `start` and `end` from their lines' formats (`Run::stamp_step_ms`).
+    pub(crate) start_step_ms: u32,
+    pub(crate) end_step_ms: u32,
     pub(crate) events: usize,
     /// `ready`, or the root's outcome (`failed: TP3 oom in kv_cache`), or `incomplete`.
     pub outcome: Outcome,

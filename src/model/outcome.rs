@@ -99,6 +99,7 @@ pub(crate) fn stop_of(
             message: e.message.clone(),
             fields: e.fields.clone(),
             ts: e.ts,
+            ts_step_ms: e.ts_step_ms,
             origin: Some(e.origin.clone()),
             traceback,
             consequence_of: None,
@@ -492,6 +493,12 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
         let their_phase = ranks[j].last_phase;
         let r = &mut ranks[i];
         let origin = r.last_origin.clone();
+        // The step of the line stamped `mine`, from its format.
+        let step = (r.events.iter())
+            .filter(|&&k| events[k].ts == Some(mine))
+            .map(|&k| events[k].ts_step_ms)
+            .min()
+            .unwrap_or(1000);
         r.outcome = Outcome::Stalled;
         r.failure = Some(Failure {
             outcome: Outcome::Stalled,
@@ -504,6 +511,7 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             ),
             fields: Default::default(),
             ts: Some(mine),
+            ts_step_ms: step,
             origin,
             traceback: None,
             consequence_of: None,

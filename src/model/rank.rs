@@ -147,6 +147,8 @@ pub struct Failure {
     /// The fields the failure line's pattern captured (bytes asked, free, …).
     pub fields: Fields,
     pub(crate) ts: Option<NaiveDateTime>,
+    /// The step of `ts` from its line's stamp format (`Event::ts_step_ms`), milliseconds.
+    pub(crate) ts_step_ms: u32,
     /// The line, as file and line number.
     pub origin: Option<Origin>,
     /// The traceback, when the log printed one.

@@ -216,7 +216,7 @@ pub(crate) fn gather(
         notes.push(how);
     }
     let split = split_by_node(events, assigned, &files, &mut node_of_file);
-    let built: Vec<model::NodeEvents> = split
+    let mut built: Vec<model::NodeEvents> = split
         .events
         .into_iter()
         .map(|evs| {
@@ -224,6 +224,7 @@ pub(crate) fn gather(
             model::prepare_node(evs, gs.knowledge(), opts.attempt)
         })
         .collect();
+    model::name_first_stage(&mut built);
     let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
     check_attempt(&shown_paths(paths), opts.attempt, most)?;
     let nodes = nodes_of(&split.names, &split.sources, &built, &mut notes)?;

@@ -482,6 +482,22 @@ impl Knowledge {
         })
     }
 
+    /// The rank an `assignment` rule of the event gives the process that printed it (the
+    /// line names its process, whose other lines follow by pid); `None` without one.
+    pub(crate) fn assigned_rank(
+        &self,
+        grammar: &str,
+        kind: &str,
+        fields: &crate::base::event::Fields,
+    ) -> Option<Rank> {
+        let m = self.meaning_of(grammar, kind)?;
+        let int = |name: &str| fields.get(name).and_then(FieldValue::as_i64);
+        m.rank
+            .iter()
+            .filter(|r| r.evidence == RankEvidence::Assignment)
+            .find_map(|_| assignment_rank(&int))
+    }
+
     /// Lines of this grammar without a pid come from an engine or driver process.
     pub(crate) fn pidless_is_engine(&self, grammar: &str) -> bool {
         self.without_pid_engine.iter().any(|g| g == grammar)

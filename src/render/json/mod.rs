@@ -190,8 +190,8 @@ impl From<&crate::export::identity::RunIdentity> for IdentityDoc {
             version: id.version.clone(),
             attempt: id.attempt,
             attempts: id.attempts,
-            first_line: id.first_line.map(ts),
-            ready_at: id.ready_at.map(ts),
+            first_line: id.first_line.map(|t| ts_stepped(t, id.first_line_step_ms)),
+            ready_at: id.ready_at.map(|t| ts_stepped(t, id.ready_at_step_ms)),
             to_ready_s: id.to_ready_s.map(|(s, _)| s.get()),
         }
     }
@@ -615,7 +615,7 @@ pub(crate) fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
         kind: f.kind.into(),
         message: f.message.clone(),
         fields: fields_doc(&f.fields),
-        ts: f.ts.map(ts),
+        ts: f.ts.map(|t| ts_stepped(t, f.ts_step_ms)),
         source: f.origin.as_ref().map(|o| run.source_name(o).to_string()),
         line: f.origin.as_ref().map(|o| o.line),
         consequence_of: f.consequence_of.as_ref().map(|r| r.to_string()),

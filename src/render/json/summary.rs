@@ -229,8 +229,8 @@ pub(crate) struct AttemptDoc {
 fn attempt_doc(a: &model::AttemptInfo) -> AttemptDoc {
     AttemptDoc {
         index: a.index,
-        start: a.start.map(ts),
-        end: a.end.map(ts),
+        start: a.start.map(|t| ts_stepped(t, a.start_step_ms)),
+        end: a.end.map(|t| ts_stepped(t, a.end_step_ms)),
         events: a.events,
         outcome: a.outcome.into(),
         root: a.root.as_ref().map(|r| r.to_string()),

@@ -85,8 +85,17 @@ fn head_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
     }
     if let Some(start) = run.start {
         let end = run.events.iter().filter_map(|e| e.ts).max();
+        // At the resolution of the first line's format: `.000` of a millisecond stamp
+        // is shown, a whole-second stamp has no fraction.
+        let shown = if run.stamp_step_ms(start) < 1000
+            && chrono::Timelike::nanosecond(&start) % 1_000_000 == 0
+        {
+            start.format("%Y-%m-%d %H:%M:%S%.3f").to_string()
+        } else {
+            start.to_string()
+        };
         let line = format!(
-            "started {start}{}{}",
+            "started {shown}{}{}",
             end.map(|e| format!(", last line {} s later", (e - start).num_seconds()))
                 .unwrap_or_default(),
             if run.year_inferred {
