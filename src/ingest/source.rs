@@ -352,31 +352,38 @@ pub(crate) fn discover_noted(
         },
     })?;
     if !meta.is_dir() {
-        // A regular file, or a FIFO or device named on purpose: read as a stream (its
-        // compression is found from its first bytes when it is read; a FIFO's bytes
-        // can be read once only, so it is not sniffed here).
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let kind = classify_name(&name).unwrap_or(SourceKind::Log);
-        let (compression, size) = if meta.is_file() {
-            sniff(path)?
-        } else {
-            (Compression::None, None)
-        };
-        let compression = Some(compression);
-        return Ok((
-            vec![SourceFile {
-                path: path.to_path_buf(),
-                kind,
-                compression,
-                size,
-                rank_hint: rank_from_name(&name),
-            }],
-            Vec::new(),
-        ));
+        return Ok((vec![named_file(path, &meta)?], Vec::new()));
     }
+    run_directory(path)
+}
+
+/// A path that is not a directory, as the one file of its run.
+fn named_file(path: &Path, meta: &std::fs::Metadata) -> Result<SourceFile, SourceError> {
+    // A regular file, or a FIFO or device named on purpose: read as a stream (its
+    // compression is found from its first bytes when it is read; a FIFO's bytes
+    // can be read once only, so it is not sniffed here).
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let kind = classify_name(&name).unwrap_or(SourceKind::Log);
+    let (compression, size) = if meta.is_file() {
+        sniff(path)?
+    } else {
+        (Compression::None, None)
+    };
+    let compression = Some(compression);
+    Ok(SourceFile {
+        path: path.to_path_buf(),
+        kind,
+        compression,
+        size,
+        rank_hint: rank_from_name(&name),
+    })
+}
+
+/// A run directory's files, sorted by name, with notes on the entries skipped.
+fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), SourceError> {
     let entries = std::fs::read_dir(path).map_err(|source| SourceError::Unreadable {
         path: crate::base::text::shown_path(path),
         source,

@@ -289,11 +289,6 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
 /// The compared figures: a table, or below its width (63 columns and the widest `ranks`
 /// cell) one wrapped line per figure with its cells named.
 fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
-    let ranks_cell = |f: &FigureDiff| match f.class {
-        DeltaClass::Same => "-".to_string(),
-        DeltaClass::Noise => "noise".to_string(),
-        c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
-    };
     let widest = (d.figures.iter().map(|f| ranks_cell(f).len()))
         .chain(
             d.time
@@ -309,74 +304,95 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
         let _ = writeln!(o, "{}", style.bold(head));
     }
     for f in &d.figures {
-        // A count in a unit a grammar declared says what it counts, as in `summary`
-        // (`3,486 blocks`).
-        let with_unit = |v: String| match figure_unit_word(&f.figure) {
-            Some(unit) => format!("{v} {unit}"),
-            None => v,
-        };
-        // Stacked lines have room for the printed resolution; table cells are 10 wide.
-        let cell_width = if stacked { usize::MAX } else { 10 };
-        let (baseline, candidate) = (
-            figure_cell(f.baseline_median, f.is_bytes, f.resolution, cell_width),
-            figure_cell(f.candidate_median, f.is_bytes, f.resolution, cell_width),
-        );
-        let lines = if stacked {
-            let moved = match f.class {
-                DeltaClass::Same => " (no rank moved)".to_string(),
-                // `8/8 systematic` kept on one line (a non-breaking space, which `wrap`
-                // turns back into a space).
-                _ => format!(
-                    ", {} ({})",
-                    spread_text(f).trim_end(),
-                    ranks_cell(f).replace(' ', "\u{a0}")
-                ),
-            };
-            let text = format!(
-                "{} {}: {} -> {}{moved}",
-                f.phase.name(),
-                figure_label(f.figure.name()),
-                with_unit(baseline),
-                with_unit(candidate),
-            );
-            wrap_indented(&text, style.width, "", "  ")
-        } else {
-            vec![format!(
-                "{} {} {} {} {} {}",
-                fit(f.phase.name(), 12),
-                fit(&figure_label(f.figure.name()), 15),
-                fit(&baseline, 10),
-                fit(&candidate, 10),
-                // The columns hold no unit word; the delta says it (`+861 blocks`).
-                fit(&with_unit(spread_text(f)), 12),
-                ranks_cell(f)
-            )]
-        };
-        for line in lines {
-            let line = if f.class.is_signal() && f.worse {
-                style.warn(&line)
-            } else {
-                line
-            };
-            let _ = writeln!(o, "{line}");
-        }
-        if f.class == DeltaClass::Local {
-            let moved: Vec<String> = (f.per_rank.iter())
-                .filter(|r| r.beyond_noise)
-                .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
-                .collect();
-            if stacked {
-                let text = format!("moved: {}", moved.join(", "));
-                for line in wrap_indented(&text, style.width, "  ", "    ") {
-                    let _ = writeln!(o, "{line}");
-                }
-            } else {
-                let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
-            }
-        }
+        figure_rows(o, f, stacked, style);
     }
     // Each phase's window (previous phase's end to this one's, median over the ranks
     // both runs have), after the memory figures.
+    time_rows(o, d, stacked, style);
+    table_legends(o, d, stacked, style);
+}
+
+/// A figure's `ranks` cell: how many ranks moved, and how.
+fn ranks_cell(f: &FigureDiff) -> String {
+    match f.class {
+        DeltaClass::Same => "-".to_string(),
+        DeltaClass::Noise => "noise".to_string(),
+        c => format!("{}/{} {}", f.ranks_moved, f.ranks_compared, c.name()),
+    }
+}
+
+/// One compared figure: its table row (or stacked line), and the ranks that moved when
+/// only some did.
+fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, style: Style) {
+    // A count in a unit a grammar declared says what it counts, as in `summary`
+    // (`3,486 blocks`).
+    let with_unit = |v: String| match figure_unit_word(&f.figure) {
+        Some(unit) => format!("{v} {unit}"),
+        None => v,
+    };
+    // Stacked lines have room for the printed resolution; table cells are 10 wide.
+    let cell_width = if stacked { usize::MAX } else { 10 };
+    let (baseline, candidate) = (
+        figure_cell(f.baseline_median, f.is_bytes, f.resolution, cell_width),
+        figure_cell(f.candidate_median, f.is_bytes, f.resolution, cell_width),
+    );
+    let lines = if stacked {
+        let moved = match f.class {
+            DeltaClass::Same => " (no rank moved)".to_string(),
+            // `8/8 systematic` kept on one line (a non-breaking space, which `wrap`
+            // turns back into a space).
+            _ => format!(
+                ", {} ({})",
+                spread_text(f).trim_end(),
+                ranks_cell(f).replace(' ', "\u{a0}")
+            ),
+        };
+        let text = format!(
+            "{} {}: {} -> {}{moved}",
+            f.phase.name(),
+            figure_label(f.figure.name()),
+            with_unit(baseline),
+            with_unit(candidate),
+        );
+        wrap_indented(&text, style.width, "", "  ")
+    } else {
+        vec![format!(
+            "{} {} {} {} {} {}",
+            fit(f.phase.name(), 12),
+            fit(&figure_label(f.figure.name()), 15),
+            fit(&baseline, 10),
+            fit(&candidate, 10),
+            // The columns hold no unit word; the delta says it (`+861 blocks`).
+            fit(&with_unit(spread_text(f)), 12),
+            ranks_cell(f)
+        )]
+    };
+    for line in lines {
+        let line = if f.class.is_signal() && f.worse {
+            style.warn(&line)
+        } else {
+            line
+        };
+        let _ = writeln!(o, "{line}");
+    }
+    if f.class == DeltaClass::Local {
+        let moved: Vec<String> = (f.per_rank.iter())
+            .filter(|r| r.beyond_noise)
+            .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
+            .collect();
+        if stacked {
+            let text = format!("moved: {}", moved.join(", "));
+            for line in wrap_indented(&text, style.width, "  ", "    ") {
+                let _ = writeln!(o, "{line}");
+            }
+        } else {
+            let _ = writeln!(o, "{} {}", fit("", 28), moved.join(", "));
+        }
+    }
+}
+
+/// Each phase's window, as rows under the figures.
+fn time_rows(o: &mut String, d: &RunDiff, stacked: bool, style: Style) {
     for p in &d.time.phases {
         let (baseline, candidate, delta, ranks) = super::time::phase_cells(p);
         let lines = if stacked {
@@ -407,6 +423,10 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
             let _ = writeln!(o, "{line}");
         }
     }
+}
+
+/// The legends under the table: what `-`, `noise` and `time` mean.
+fn table_legends(o: &mut String, d: &RunDiff, stacked: bool, style: Style) {
     // The `-` cell's legend; the stacked lines say it in words.
     let time_same = d.time.phases.iter().any(|p| p.ranks_moved == 0);
     if !stacked && (time_same || d.figures.iter().any(|f| f.class == DeltaClass::Same)) {

@@ -1,0 +1,338 @@
+//! Events to a run: duplicates across files dropped, processes resolved to ranks, attempts
+//! split, each rank's events gathered and its outcome weighed.
+//!
+//! The run is assembled here; the jobs it is made of live beside it: `dedup` (lines two
+//! files share), `processes` (pids to ranks), `names` (names only the whole run settles)
+//! and `per_rank` (one rank's phases, failure and outcome).
+
+mod dedup;
+mod names;
+mod per_rank;
+mod processes;
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::order::time_order;
+use super::{attempts, outcome, Phase, RankRun, Run, SourceInfo};
+use crate::base::event::{kind, Event, Origin, Rank};
+use crate::grammar::Knowledge;
+
+pub use dedup::dedup_across_sources;
+pub use names::name_first_stage;
+use names::{settle_rank_names, settle_with, RankNames};
+use per_rank::build_rank;
+use processes::resolve_processes;
+
+/// Each event's start-up attempt (0-based), how many the log holds, and the one to read:
+/// `attempt` (1-based, clamped) when given, else the last.
+fn choose_attempt(
+    events: &[Event],
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> (Vec<usize>, usize, usize) {
+    let attempt_of = attempts::split(events, know);
+    let n_attempts = attempt_of.iter().copied().max().map_or(1, |m| m + 1);
+    let chosen = attempt
+        .map(|a| a.clamp(1, n_attempts) - 1)
+        .unwrap_or(n_attempts - 1);
+    (attempt_of, n_attempts, chosen)
+}
+
+/// Builds the run model from deduplicated events: the last start-up attempt the log
+/// holds, or `attempt` (1-based) when given.
+pub fn build(
+    name: String,
+    mut events: Vec<Event>,
+    sources: Vec<SourceInfo>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> Run {
+    resolve_processes(&mut events, know);
+    let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
+    let mut infos = Vec::new();
+    let mut kept = Vec::new();
+    if n_attempts > 1 {
+        let mut per: Vec<Vec<Event>> = vec![Vec::new(); n_attempts];
+        for (e, a) in events.into_iter().zip(attempt_of) {
+            per[a].push(e);
+        }
+        for (i, evs) in per.into_iter().enumerate() {
+            let sub = build_one(name.clone(), evs, Vec::new(), know);
+            infos.push(attempts::info(i + 1, &sub));
+            if i == chosen {
+                kept = sub.events;
+            }
+        }
+    } else {
+        kept = events;
+    }
+    let mut run = build_one(name, kept, sources, know);
+    if n_attempts > 1 {
+        run.attempt = chosen + 1;
+        run.attempts = infos;
+    }
+    run
+}
+
+/// One node's events as the whole run's build takes them, with what the node's own
+/// reading needs: its ranks and its configuration.
+pub struct NodeEvents {
+    /// Processes resolved to ranks, the chosen attempt, in time order, rank names settled.
+    pub(crate) events: Vec<Event>,
+    /// The node's ranks, sorted, as `build` would list them.
+    pub(crate) ranks: Vec<Rank>,
+    pub(crate) config:
+        Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
+    /// How many start-ups the node's logs hold.
+    pub(crate) attempts: usize,
+}
+
+/// What `build` does to one node's events before the run is read, and no more: a run of
+/// several nodes is built once from all of them, and building every node's ranks, phases
+/// and outcomes first (only to throw them away) was a fifth of loading 1,024 nodes. The
+/// events come out exactly as `build(…).events` would give them.
+pub fn prepare_node(
+    mut events: Vec<Event>,
+    know: &Knowledge,
+    attempt: Option<usize>,
+) -> NodeEvents {
+    resolve_processes(&mut events, know);
+    let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
+    if n_attempts > 1 {
+        // `build` ordered and settled the chosen attempt on its own before the run.
+        events = events
+            .into_iter()
+            .zip(attempt_of)
+            .filter(|(_, a)| *a == chosen)
+            .map(|(e, _)| e)
+            .collect();
+        events = settle_rank_names(time_order(events), know);
+    }
+    let events = settle_rank_names(time_order(events), know);
+    let (rank_events, _) = group_by_rank(&events, know);
+    let config = crate::model::config::Config::of_events(&events, know);
+    NodeEvents {
+        attempts: n_attempts,
+        ranks: rank_events.into_keys().collect(),
+        events,
+        config,
+    }
+}
+
+/// Each rank's events (indices), and the launcher's: the events that name no rank and
+/// that no rank adopts.
+fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>) {
+    // Hashed while grouping, sorted once at the end: a search of an ordered map of
+    // thousands of ranks per event (string comparisons all the way down) was a tenth of
+    // building a run of 8,192 ranks.
+    let mut by_rank: HashMap<&Rank, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
+    let mut launcher: Vec<usize> = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        match &e.rank {
+            Some(r) if !r.is_empty() => by_rank.entry(r).or_default().push(i),
+            _ => launcher.push(i),
+        }
+    }
+    // The rank is cloned once per rank, not once per event.
+    let mut rank_events: BTreeMap<Rank, Vec<usize>> = by_rank
+        .into_iter()
+        .map(|(r, list)| (r.clone(), list))
+        .collect();
+    adopt_rankless(&mut rank_events, &mut launcher, events, know);
+    (rank_events, launcher)
+}
+
+fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
+    let events = time_order(events);
+    let start = events
+        .iter()
+        .filter_map(|e| Some((e.ts?, e.ts_step_ms)))
+        .min_by_key(|(t, _)| *t);
+    let ready = events.iter().any(|e| e.kind == kind::READY);
+    // A run has a handful of grammars: kept distinct as they come (one comparison per
+    // event, almost always with the previous event's), then sorted; collecting every
+    // event's name into a sorted set was a tenth of building a run of 8,192 ranks.
+    let mut grammars: Vec<String> = Vec::new();
+    for e in &events {
+        if !grammars.iter().rev().any(|g| *g == e.grammar) {
+            grammars.push(e.grammar.clone());
+        }
+    }
+    grammars.sort();
+    let year_inferred = events.iter().any(|e| e.year_inferred);
+
+    let names = RankNames::of(&events, know);
+    let mut events = events;
+    settle_with(&mut events, &names);
+    let (mut rank_events, launcher) = group_by_rank(&events, know);
+    // Ranks whose record lines named them but gave no event (notices, a cut line): they
+    // exist, and their log ends where their last line is.
+    let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
+    for (si, src) in sources.iter().enumerate() {
+        for (seen, _, last) in &src.ranks_seen {
+            let settled = names.settle(seen);
+            let Some(rank) = settled.as_ref().map_or(Some(seen), Option::as_ref) else {
+                continue;
+            };
+            if rank_events.contains_key(rank) {
+                continue;
+            }
+            let o = Origin {
+                source: si,
+                line: *last,
+            };
+            let e = silent.entry(rank.clone()).or_insert_with(|| o.clone());
+            if e.source == si && e.line < *last {
+                *e = o;
+            }
+        }
+    }
+    for r in silent.keys() {
+        rank_events.insert(r.clone(), Vec::new());
+    }
+
+    let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
+    let mut ranks: Vec<RankRun> = Vec::new();
+    // Lines after the server's ready line happen while serving, whatever a rank's own
+    // last phase line was (vLLM workers print none after KV sizing).
+    let ready_at = events.iter().position(|e| e.kind == kind::READY);
+    for (rank, idx) in rank_events {
+        let seen_at = silent.get(&rank).cloned();
+        let (mut r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
+        if r.last_origin.is_none() {
+            r.last_origin = seen_at;
+        }
+        ranks.push(r);
+        stops.push(stop);
+    }
+    let launcher_stops: Vec<outcome::Stop> = launcher
+        .iter()
+        .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
+        .collect();
+    let root = outcome::resolve(
+        &mut ranks,
+        stops,
+        &launcher_stops,
+        &events,
+        ready,
+        know,
+        &names.globals,
+    );
+    let startup_events = events
+        .iter()
+        .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
+    let config = crate::model::config::Config::of_events(&events, know);
+    let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
+    let servers = server_of(&events, know).into_iter().collect();
+
+    Run {
+        name,
+        sources,
+        events,
+        ranks,
+        launcher_failures,
+        root,
+        attempt: 1,
+        attempts: Vec::new(),
+        ready,
+        start: start.map(|(t, _)| t),
+        servers,
+        grammars,
+        frame_phases: know.frames.clone(),
+        remedy_rules: know.remedy.clone(),
+        year_inferred,
+        notes: Vec::new(),
+        gpus: Vec::new(),
+        gpu_processes: Vec::new(),
+        nodes: Vec::new(),
+        startup_events,
+        config,
+    }
+}
+
+/// Which server a run is, as its lines say as a whole: the grammar that read its
+/// configuration line, else the server grammar with the most events. A few lines another
+/// server's grammar also matches (a vLLM log with one SGLang-worded line, SGLang's vendored
+/// vLLM modules) do not make a second server.
+fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
+    if let Some(e) = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS && know.describes_server(&e.grammar))
+    {
+        return Some(e.grammar.clone());
+    }
+    // A handful of grammars, and events of one grammar come in runs: a linear list with
+    // the previous event's entry tried first, not a map entry per event (runs of
+    // thousands of ranks).
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut last = usize::MAX;
+    for e in events {
+        let g = e.grammar.as_str();
+        match counts.get_mut(last) {
+            Some(c) if c.0 == g => c.1 += 1,
+            _ => match counts.iter().position(|c| c.0 == g) {
+                Some(i) => {
+                    counts[i].1 += 1;
+                    last = i;
+                }
+                None => {
+                    counts.push((g, 1));
+                    last = counts.len() - 1;
+                }
+            },
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(g, _)| know.describes_server(g))
+        // Most events first; among equals the first name, so the choice is stable.
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+        .map(|(g, _)| g.to_string())
+}
+
+/// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
+/// SGLang scheduler, or a failure printed without the rank's prefix. Launcher lines whose
+/// grammar gives them an outcome (`Received sigquit from a child`) stay the launcher's.
+fn adopt_rankless(
+    rank_events: &mut BTreeMap<Rank, Vec<usize>>,
+    launcher: &mut Vec<usize>,
+    events: &[Event],
+    know: &Knowledge,
+) {
+    let workers: Vec<Rank> = rank_events
+        .keys()
+        .filter(|r| !r.is_engine())
+        .cloned()
+        .collect();
+    let adoptable = |e: &Event| {
+        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            && !e.fields.contains_key("outcome")
+            && !e.fields.contains_key("consequence");
+        let phase_line = know
+            .phase_of(e)
+            .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready);
+        (failure, phase_line)
+    };
+    // A failure printed by no named process (a bare traceback, no prefix, no pid) in a
+    // log that names no rank is the one process's own: the single GPU rank, TP0.
+    let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
+    let target = match workers.as_slice() {
+        [one] => one.clone(),
+        [] if launcher.iter().any(|&i| adoptable(&events[i]).1) => Rank::tp(0),
+        [] if rank_events.is_empty() && launcher.iter().any(|&i| unnamed_failure(&events[i])) => {
+            Rank::tp(0)
+        }
+        _ => return,
+    };
+    let (adopt, keep): (Vec<usize>, Vec<usize>) = launcher.iter().partition(|&&i| {
+        let (failure, phase_line) = adoptable(&events[i]);
+        failure || phase_line
+    });
+    if adopt.is_empty() {
+        return;
+    }
+    *launcher = keep;
+    let list = rank_events.entry(target).or_default();
+    list.extend(adopt);
+    list.sort_unstable();
+}

@@ -1,0 +1,161 @@
+//! Rank names that only the whole run (or every node of it) can settle: global ranks
+//! placed by the layout, a single-GPU engine named TP0, the first pipeline stage named
+//! `PP0`.
+
+use std::collections::HashMap;
+
+use super::{server_of, NodeEvents};
+use crate::base::event::{kind, Event, Rank};
+use crate::grammar::Knowledge;
+
+/// Names that only the whole run can settle. A global rank (c10's `[rank3]:`) is the TP
+/// rank of that number when the run's ranks are TP ranks alone, else the rank the run's
+/// layout puts at that number (`layout::global_ranks`: `PP1 TP2` is 6 of PP2 × TP4), and
+/// no rank at all where the layout does not say: a global number never makes a rank of
+/// its own beside the tagged ones. A run with no numbered rank but an engine process is a
+/// single-GPU run whose engine does the work (TP0); an unprefixed V0-style driver beside
+/// one unnamed worker process is rank 0 beside rank 1.
+pub(super) struct RankNames {
+    rename: HashMap<Rank, Rank>,
+    tp_only: bool,
+    pub(super) globals: HashMap<u32, Rank>,
+}
+
+impl RankNames {
+    pub(super) fn of(events: &[Event], know: &Knowledge) -> RankNames {
+        // Distinct first (a hash per event), then sorted: sorting every event's rank was
+        // a tenth of loading a run of thousands of ranks.
+        let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
+            .iter()
+            .filter_map(|e| e.rank.as_ref())
+            .filter(|r| r.as_global().is_none() && !r.is_empty())
+            .collect();
+        let mut named: Vec<&Rank> = distinct.into_iter().collect();
+        // Distinct, so the unstable sort gives the one order.
+        named.sort_unstable();
+        let tp_only = named.iter().all(|r| {
+            r.is_engine() || r.get("pid").is_some() || r.single().is_some_and(|(t, _)| t == "TP")
+        });
+        let engines = named.iter().filter(|r| r.is_engine()).count();
+        let pids: Vec<Rank> = named
+            .iter()
+            .filter(|r| r.get("pid").is_some())
+            .map(|r| (*r).clone())
+            .collect();
+        let workers = named.len() - engines - pids.len();
+        let mut rename = first_stage_names(&named);
+        if workers == 0 && engines == 1 && pids.len() <= 1 {
+            if let Some(e) = named.iter().find(|r| r.is_engine()) {
+                rename.insert((*e).clone(), Rank::tp(0));
+            }
+            if let Some(p) = pids.first() {
+                rename.insert(p.clone(), Rank::tp(1));
+            }
+        }
+        let globals = if tp_only {
+            HashMap::new()
+        } else {
+            let config = events
+                .iter()
+                .find(|e| e.kind == kind::SERVER_ARGS)
+                .and_then(|e| crate::model::config::Config::from_event(e, know).ok());
+            let mut sizes = crate::model::layout::LayoutSizes::from_config(config.as_ref());
+            sizes.across_replicas =
+                server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
+            let renamed: Vec<&Rank> = named.iter().map(|r| rename.get(*r).unwrap_or(*r)).collect();
+            crate::model::layout::global_ranks(renamed, sizes)
+        };
+        RankNames {
+            rename,
+            tp_only,
+            globals,
+        }
+    }
+
+    /// What `r` is called in the run: `None` when nothing is to change, `Some(None)` when
+    /// the line names a global rank the layout cannot place.
+    pub(super) fn settle(&self, r: &Rank) -> Option<Option<Rank>> {
+        if !self.rename.is_empty() {
+            if let Some(to) = self.rename.get(r) {
+                return Some(Some(to.clone()));
+            }
+        }
+        let n = r.as_global()?;
+        if self.tp_only {
+            Some(Some(Rank::tp(n)))
+        } else {
+            Some(self.globals.get(&n).cloned())
+        }
+    }
+}
+
+/// A run of more than one pipeline stage names its first stage `PP0 TP0`, as SGLang's log
+/// prefix does once `pp_size > 1` — but a line that spells the rank out by itself
+/// (`assignment` evidence, a per-line rule) cannot know the run's stage count and drops
+/// the zero stage (`TP0`). Named beside `PP1 TP0`, that rank would read as another
+/// layout and sort after stage 1, so where any rank names a stage above 0, every worker
+/// rank named by TP (and no stage) gets `PP0`.
+fn first_stage_names(named: &[&Rank]) -> HashMap<Rank, Rank> {
+    let staged = named
+        .iter()
+        .any(|r| !r.is_engine() && r.get("PP").is_some_and(|p| p > 0));
+    if !staged {
+        return HashMap::new();
+    }
+    named
+        .iter()
+        .filter(|r| {
+            !r.is_engine()
+                && r.get("pid").is_none()
+                && r.get("PP").is_none()
+                && r.get("TP").is_some()
+        })
+        .map(|r| {
+            let mut pairs: Vec<(String, u32)> = r
+                .tag_names()
+                .map(|t| (t.to_string(), r.get(t).unwrap_or(0)))
+                .collect();
+            pairs.push(("PP".to_string(), 0));
+            ((*r).clone(), Rank::from_pairs(pairs))
+        })
+        .collect()
+}
+
+/// [`first_stage_names`] across the nodes of one run: each node is settled on its own, and
+/// a node that holds only the first stage cannot see that there are others.
+pub fn name_first_stage(nodes: &mut [NodeEvents]) {
+    let all: std::collections::BTreeSet<&Rank> = nodes.iter().flat_map(|n| &n.ranks).collect();
+    let all: Vec<&Rank> = all.into_iter().collect();
+    let rename = first_stage_names(&all);
+    if rename.is_empty() {
+        return;
+    }
+    for node in nodes.iter_mut() {
+        for e in node.events.iter_mut() {
+            if let Some(to) = e.rank.as_ref().and_then(|r| rename.get(r)) {
+                e.rank = Some(to.clone());
+            }
+        }
+        for r in node.ranks.iter_mut() {
+            if let Some(to) = rename.get(r) {
+                *r = to.clone();
+            }
+        }
+        node.ranks.sort();
+    }
+}
+
+pub(super) fn settle_rank_names(mut events: Vec<Event>, know: &Knowledge) -> Vec<Event> {
+    let names = RankNames::of(&events, know);
+    settle_with(&mut events, &names);
+    events
+}
+
+pub(super) fn settle_with(events: &mut [Event], names: &RankNames) {
+    for e in events.iter_mut() {
+        let Some(r) = e.rank.as_ref() else { continue };
+        if let Some(to) = names.settle(r) {
+            e.rank = to;
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! One rank's events read in order: its phase spans, the failure that stopped it and its
+//! outcome.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+
+use crate::base::event::{kind, Event, Rank};
+use crate::grammar::Knowledge;
+use crate::model::{outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun};
+
+/// A rank's phases as its phase lines are read in order.
+struct PhaseWalk {
+    spans: BTreeMap<Phase, PhaseSpan>,
+    /// The phase the rank is in.
+    current: Phase,
+    /// A phase begun again after later phases (a speculative draft model's own model
+    /// runner: `Init torch distributed begin.` after `Memory pool end.`), while it is the
+    /// rank's latest phase line: where the rank is, whatever phases it finished before.
+    reentered: Option<Phase>,
+    furthest: Phase,
+    /// The last phase line read: where a failure with no phase of its own was placed from.
+    last_line: Option<crate::base::event::Origin>,
+}
+
+impl Default for PhaseWalk {
+    fn default() -> Self {
+        PhaseWalk {
+            spans: BTreeMap::new(),
+            current: Phase::Launch,
+            reentered: None,
+            furthest: Phase::Launch,
+            last_line: None,
+        }
+    }
+}
+
+impl PhaseWalk {
+    /// One phase line: its phase begun, ended or entered, its figures recorded.
+    fn take(&mut self, e: &Event, phase: Phase, edge: Edge, know: &Knowledge) {
+        let span = self
+            .spans
+            .entry(phase)
+            .or_insert_with(|| PhaseSpan::empty(phase));
+        self.reentered = (edge == Edge::Begin && phase < self.furthest).then_some(phase);
+        self.last_line = Some(e.origin.clone());
+        self.furthest = self.furthest.max(phase);
+        match edge {
+            Edge::Begin => {
+                if span.start.is_none() {
+                    span.start = e.ts;
+                    span.start_step_ms = e.ts_step_ms;
+                }
+                self.current = phase;
+            }
+            Edge::Inside => {
+                if span.start.is_none() {
+                    span.start = e.ts;
+                    span.start_step_ms = e.ts_step_ms;
+                }
+                self.current = self.current.max(phase);
+            }
+            Edge::End => {
+                // No begin line: the start stays unknown rather than a zero-length
+                // phase; the end line's printed `elapsed` may still give a duration.
+                span.end = e.ts;
+                span.end_step_ms = e.ts_step_ms;
+                span.complete = true;
+                span.end_printed = true;
+                self.current = phase;
+            }
+        }
+        for (figure, value) in know.figures_of(e) {
+            if span.figure(figure.name()).is_none() {
+                span.figures.push(Figure {
+                    name: figure,
+                    value,
+                    origin: e.origin.clone(),
+                });
+            }
+        }
+        // A line that ends its phase and begins the next (`then`): the next phase's
+        // row starts here, so a failure before its own first line is placed in it.
+        if let (Edge::End, Some(next)) = (edge, know.then_of(e)) {
+            let next_span = self
+                .spans
+                .entry(next)
+                .or_insert_with(|| PhaseSpan::empty(next));
+            if next_span.start.is_none() {
+                next_span.start = e.ts;
+                next_span.start_step_ms = e.ts_step_ms;
+            }
+            self.furthest = self.furthest.max(next);
+            self.current = next;
+        }
+    }
+}
+
+/// A phase is over once a later one has begun, whether or not the server prints an end
+/// line for it (vLLM has no `Memory pool end`).
+fn close_by_later_starts(spans: &mut BTreeMap<Phase, PhaseSpan>) {
+    let starts: Vec<(Phase, Option<NaiveDateTime>, u32)> = spans
+        .values()
+        .map(|s| (s.phase, s.start, s.start_step_ms))
+        .collect();
+    for span in spans.values_mut() {
+        if span.complete {
+            continue;
+        }
+        if let Some((_, next_start, step)) = starts.iter().find(|(p, ..)| *p > span.phase) {
+            span.complete = true;
+            if span.end.is_none() {
+                span.end = *next_start;
+                span.end_step_ms = *step;
+            }
+        }
+    }
+}
+
+pub(super) fn build_rank(
+    rank: Rank,
+    idx: Vec<usize>,
+    events: &[Event],
+    run_start: Option<(NaiveDateTime, u32)>,
+    run_ready: bool,
+    ready_at: Option<usize>,
+    know: &Knowledge,
+) -> (RankRun, Option<outcome::Stop>) {
+    let mut walk = PhaseWalk::default();
+    let mut stops: Vec<outcome::Stop> = Vec::new();
+    let mut traceback: Option<String> = None;
+    for &i in &idx {
+        let e = &events[i];
+        let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+        // A failure line given a phase by its grammar is still a failure, in that phase
+        // (after what its frames and wording say, before the phase the rank was in).
+        let mut own_phase = None;
+        if let Some((phase, edge)) = know.phase_of(e) {
+            if !is_failure {
+                walk.take(e, phase, edge, know);
+                continue;
+            }
+            own_phase = Some((phase, edge));
+        }
+        if e.kind == kind::ERROR && e.detail.is_some() {
+            traceback = e.detail.clone();
+        }
+        // The phase a failure belongs to when neither its frames nor its wording say: the
+        // one in progress, or the next one when the last line closed a phase.
+        let in_phase = match walk.spans.get(&walk.current) {
+            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
+            Some(s) if s.complete && walk.current != Phase::Ready => walk.current.next(),
+            _ => walk.current,
+        };
+        let (in_phase, from) = match own_phase {
+            Some((p, _)) => (p, "event"),
+            None => (in_phase, "last_event"),
+        };
+        if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {
+            if stop.failure.phase_from == "last_event" {
+                stop.failure.phase_line = walk.last_line.clone();
+            }
+            stops.push(stop);
+        }
+        if let Some((phase, edge)) = own_phase {
+            walk.take(e, phase, edge, know);
+        }
+    }
+    let PhaseWalk {
+        mut spans,
+        reentered,
+        ..
+    } = walk;
+    close_by_later_starts(&mut spans);
+    // Launch runs from the first line of the run to the rank's first line.
+    let first_ts = (idx.iter())
+        .filter_map(|&i| Some((events[i].ts?, events[i].ts_step_ms)))
+        .min_by_key(|(t, _)| *t);
+    if let (Some((s, s_step)), Some((f, f_step)), false) = (run_start, first_ts, rank.is_engine()) {
+        spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
+            start: Some(s),
+            end: Some(f),
+            start_step_ms: s_step,
+            end_step_ms: f_step,
+            complete: true,
+            ..PhaseSpan::empty(Phase::Launch)
+        });
+    }
+    let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
+    let stop = outcome::decisive(stops);
+    let reached_ready = stop.is_none() && run_ready;
+    if reached_ready {
+        // A rank that reached ready finished every phase it began, whether or not the
+        // server prints an end line for the last one (TensorRT-LLM's graph warm-up): the
+        // phase is complete, its end unknown, so no duration is made up.
+        for span in spans.values_mut() {
+            span.complete = true;
+        }
+        spans.entry(Phase::Ready).or_insert(PhaseSpan {
+            complete: true,
+            ..PhaseSpan::empty(Phase::Ready)
+        });
+    }
+    // Where a log that simply ends stopped: in the open phase, or the next one once the
+    // last phase closed.
+    let open_phase = match (reentered, spans.get(&last_phase)) {
+        (Some(p), _) => p,
+        (None, Some(s)) if s.complete && last_phase != Phase::Ready => last_phase.next(),
+        (None, _) => last_phase,
+    };
+    let last_origin = idx.last().map(|&i| events[i].origin.clone());
+    let (out, last_phase) = match &stop {
+        Some(s) => (s.failure.outcome, s.failure.phase),
+        None if reached_ready => (Outcome::Ready, Phase::Ready),
+        None => (Outcome::Incomplete, open_phase),
+    };
+    (
+        RankRun {
+            rank,
+            phases: spans.into_values().collect(),
+            last_phase,
+            reached_ready,
+            outcome: out,
+            failure: stop.as_ref().map(|s| s.failure.clone()),
+            last_origin,
+            events: idx,
+        },
+        stop,
+    )
+}

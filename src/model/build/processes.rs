@@ -1,0 +1,102 @@
+//! Processes resolved to ranks: the rank each pid's lines are learnt to be, given to all
+//! its lines.
+
+use std::collections::HashMap;
+
+use crate::base::event::{kind, Event, Rank};
+use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
+use crate::model::Phase;
+
+/// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
+/// strongest evidence any line of that pid gives (the grammars' process and rank rules),
+/// then given to all its lines. Lines of an engine or driver process that report figures
+/// but never name a rank are placed on the `engine` rank; the launcher's own lines stay
+/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it.
+pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
+    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
+    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
+        let e = learnt.entry(pid).or_insert((ev, r.clone()));
+        if ev > e.0 {
+            *e = (ev, r);
+        }
+    };
+    for e in events.iter_mut() {
+        if e.rank.is_none() {
+            // A rank printed after the message (`… rank=1`) is the record's field: it is
+            // cut from the message the verdict quotes.
+            if let Some((rank, at)) = know.suffix_of(&e.message) {
+                let kept = e.message.get(..at).map_or(0, |m| m.trim_end().len());
+                e.message.truncate(kept);
+                e.rank = Some(rank);
+            } else {
+                e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+            }
+        }
+        let Some(pid) = e.pid else { continue };
+        if let Some(r) = &e.rank {
+            learn(pid, RankEvidence::Tags, r.clone());
+        }
+        if let Some(m) = know.meaning(e) {
+            for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
+                if let Some(r) = rule.rank(e) {
+                    learn(pid, rule.evidence, r);
+                }
+            }
+        }
+        if let Some(g) = e
+            .process
+            .as_deref()
+            .and_then(|p| know.process(p))
+            .and_then(|i| i.global_rank)
+        {
+            learn(pid, RankEvidence::Global, Rank::tp(g));
+        }
+    }
+    // A driver without a prefix can still say which rank it is.
+    let driver_rank = events
+        .iter()
+        .filter(|e| e.pid.is_none() && e.rank.is_none())
+        .find_map(|e| {
+            know.meaning(e)?
+                .rank
+                .iter()
+                .filter(|r| r.evidence == RankEvidence::Assignment)
+                .find_map(|r| r.rank(e))
+        });
+    for e in events.iter_mut() {
+        if e.rank.is_some() {
+            continue;
+        }
+        if let Some((_, r)) = e.pid.and_then(|p| learnt.get(&p)) {
+            e.rank = Some(r.clone());
+            continue;
+        }
+        let process = e.process.as_deref().and_then(|p| know.process(p));
+        let pidless_engine = e.pid.is_none() && know.pidless_is_engine(&e.grammar);
+        if pidless_engine {
+            if let Some(r) = &driver_rank {
+                e.rank = Some(r.clone());
+                continue;
+            }
+        }
+        let engine = process.as_ref().filter(|p| p.role == ProcessRole::Engine);
+        if engine.is_some() || pidless_engine {
+            if know
+                .phase_of(e)
+                .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
+                || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+            {
+                e.rank = Some(Rank::engine_of(engine.and_then(|p| p.dp)));
+            }
+            continue;
+        }
+        // A worker process that never said which rank it is: named by its pid rather than
+        // guessed from spawn order.
+        let launcher = process.is_some_and(|p| p.role == ProcessRole::Launcher);
+        if let (Some(pid), false) = (e.pid, launcher) {
+            if e.process.is_some() {
+                e.rank = Some(Rank::from_pairs([("pid".to_string(), pid)]));
+            }
+        }
+    }
+}
