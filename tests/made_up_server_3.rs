@@ -8,7 +8,10 @@
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use assert_cmd::Command;
+
 use serde_json::Value;
 
 const DIR: &str = "tests/fixtures/made-up-server-3";
@@ -17,22 +20,7 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// `rankscope --grammar GRAMMAR ARGS…` from the fixture's directory (so that sources are
 /// named `failing/mistbox.log`, as EXPECTED.md names them): exit code and stdout.
 fn run_in(grammar: &str, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .current_dir(DIR)
-        .args(["--grammar", grammar])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    common::fixture_run(DIR, grammar, args)
 }
 
 fn run(args: &[&str]) -> (Option<i32>, String) {
@@ -40,9 +28,7 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn json(args: &[&str]) -> Value {
-    let (code, out) = run(args);
-    assert!(matches!(code, Some(0 | 1)), "{out}");
-    serde_json::from_str(&out).unwrap()
+    common::fixture_json(DIR, "grammar.toml", args)
 }
 
 /// The grammar edited by `edit`, written to a temporary directory inside the fixture's
@@ -62,12 +48,7 @@ fn edited(edit: impl Fn(String) -> String) -> (tempfile::TempDir, String) {
 }
 
 fn rank<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["run"]["ranks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["rank"] == name)
-        .unwrap()
+    common::rank_entry(summary, name)
 }
 
 #[test]

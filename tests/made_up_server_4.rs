@@ -8,7 +8,8 @@
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 
 const DIR: &str = "tests/fixtures/made-up-server-4";
@@ -17,17 +18,7 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// `rankscope --grammar GRAMMAR ARGS…` from the fixture's directory (sources are named
 /// `failing/worker-2.log`, as EXPECTED.md names them): exit code and stdout.
 fn run_in(grammar: &str, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .current_dir(DIR)
-        .args(["--grammar", grammar, "--color", "never", "--width", "120"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    common::fixture_run(DIR, grammar, args)
 }
 
 fn run(args: &[&str]) -> (Option<i32>, String) {
@@ -35,31 +26,16 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn json(args: &[&str]) -> Value {
-    let (code, out) = run(args);
-    assert!(matches!(code, Some(0 | 1)), "{out}");
-    serde_json::from_str(&out).unwrap()
+    common::fixture_json(DIR, "grammar.toml", args)
 }
 
 /// The grammar, or a copy of a run, edited, in a temporary directory inside the fixture's.
 fn temp() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir_in(DIR).unwrap();
-    let name = dir
-        .path()
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
-    (dir, name)
+    common::temp_in(DIR)
 }
 
 fn rank<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["run"]["ranks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["rank"] == name)
-        .unwrap()
+    common::rank_entry(summary, name)
 }
 
 fn diff_figure<'a>(d: &'a Value, phase: &str, name: &str) -> Option<&'a Value> {

@@ -11,7 +11,8 @@
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 
 const DIR: &str = "tests/fixtures/made-up-server-5";
@@ -21,17 +22,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// `rankscope --grammar GRAMMAR ARGS…` from the fixture's directory (sources are named
 /// `failing/gpu-b.log`, as EXPECTED.md names them): exit code and stdout.
 fn run_in(grammar: &str, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .current_dir(DIR)
-        .args(["--grammar", grammar, "--color", "never", "--width", "120"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    common::fixture_run(DIR, grammar, args)
 }
 
 fn run(args: &[&str]) -> (Option<i32>, String) {
@@ -39,9 +30,7 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn json_in(grammar: &str, args: &[&str]) -> Value {
-    let (code, out) = run_in(grammar, args);
-    assert!(matches!(code, Some(0 | 1)), "{out}");
-    serde_json::from_str(&out).unwrap()
+    common::fixture_json(DIR, grammar, args)
 }
 
 fn json(args: &[&str]) -> Value {
@@ -50,15 +39,7 @@ fn json(args: &[&str]) -> Value {
 
 /// A grammar or a run, edited, in a temporary directory inside the fixture's.
 fn temp() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir_in(DIR).unwrap();
-    let name = dir
-        .path()
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
-    (dir, name)
+    common::temp_in(DIR)
 }
 
 fn grammar_text() -> String {
@@ -66,12 +47,7 @@ fn grammar_text() -> String {
 }
 
 fn rank<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["run"]["ranks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["rank"] == name)
-        .unwrap_or_else(|| panic!("no rank {name}"))
+    common::rank_entry(summary, name)
 }
 
 fn phase<'a>(summary: &'a Value, name: &str) -> &'a Value {

@@ -39,3 +39,55 @@ pub fn run_of(name: &str, text: &str) -> Run {
     std::fs::write(&p, text).expect("write");
     load(&p)
 }
+
+/// `rankscope --grammar GRAMMAR ARGS…` run from a made-up server's fixture directory `dir`
+/// (so sources are named `failing/…` as its EXPECTED.md names them), 120 columns, no
+/// colour: the exit code and stdout.
+#[allow(dead_code)]
+pub fn fixture_run(dir: &str, grammar: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("the rankscope binary is built")
+        .current_dir(dir)
+        .args(["--grammar", grammar, "--color", "never", "--width", "120"])
+        .args(args)
+        .output()
+        .expect("rankscope runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// `fixture_run` of a `--json` command: its document (exit code 0 or 1, else the test fails
+/// showing the output).
+#[allow(dead_code)]
+pub fn fixture_json(dir: &str, grammar: &str, args: &[&str]) -> serde_json::Value {
+    let (code, out) = fixture_run(dir, grammar, args);
+    assert!(matches!(code, Some(0 | 1)), "{out}");
+    serde_json::from_str(&out).expect("the output is JSON")
+}
+
+/// A temporary directory inside the fixture's `dir` (so an edited grammar or run keeps the
+/// fixture's relative paths), and its name there.
+#[allow(dead_code)]
+pub fn temp_in(dir: &str) -> (tempfile::TempDir, String) {
+    let temp = tempfile::tempdir_in(dir).expect("tempdir in the fixture");
+    let name = temp
+        .path()
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("a UTF-8 name")
+        .to_string();
+    (temp, name)
+}
+
+/// The rank entry `name` of a `summary --json` document.
+#[allow(dead_code)]
+pub fn rank_entry<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    summary["run"]["ranks"]
+        .as_array()
+        .expect("run.ranks is an array")
+        .iter()
+        .find(|r| r["rank"] == name)
+        .unwrap_or_else(|| panic!("no rank {name}"))
+}
