@@ -699,7 +699,38 @@ pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::stamp_step_ms;
+    use super::{convert, stamp_step_ms, FieldValue, Unit};
+
+    #[test]
+    fn decimal_units_and_milliseconds_convert() {
+        // NVML's `85.52 GB`: 85.52 × 10^9 bytes, to 0.01 GB (10^7 bytes).
+        assert_eq!(
+            convert("85.52", Unit::DecimalGb),
+            Some(FieldValue::Bytes {
+                bytes: 85_520_000_000,
+                resolution: 10_000_000
+            })
+        );
+        assert_eq!(
+            convert("512", Unit::DecimalMb),
+            Some(FieldValue::Bytes {
+                bytes: 512_000_000,
+                resolution: 1_000_000
+            })
+        );
+        // The binary `GB` stays 2^30.
+        assert_eq!(
+            convert("1", Unit::GbMeaningGiB),
+            Some(FieldValue::Bytes {
+                bytes: 1 << 30,
+                resolution: 1 << 30
+            })
+        );
+        assert_eq!(
+            convert("828", Unit::Milliseconds),
+            Some(FieldValue::Float(0.828))
+        );
+    }
 
     #[test]
     fn a_stamp_step_comes_from_its_format() {

@@ -696,6 +696,20 @@ mod tests {
     }
 
     #[test]
+    fn a_tags_capture_reads_logfmt_and_any_case() {
+        let r = |t: &str| parse_tags_capture(t).map(|r| r.to_string());
+        assert_eq!(r("DP1 TP3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("dp=1 tp=3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("tp:3, dp:1").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("Dp1_Tp3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("attn_cp=2 tp=0").as_deref(), Some("ATTN_CP2 TP0"));
+        // Not tags: a global rank, an unknown lower-case name, no number.
+        assert_eq!(r("rank=2"), None);
+        assert_eq!(r("step=7 tp=1"), None);
+        assert_eq!(r("dp= tp="), None);
+    }
+
+    #[test]
     fn the_outermost_named_frame_gives_the_phase() {
         let tb = "Traceback (most recent call last):\n  File \"/s/model_runner.py\", line 10, in init_cuda_graphs\n    self.capture()\n  File \"/s/runner.py\", line 99, in execute_model\n    x\n";
         assert_eq!(knowledge().phase_from_traceback(tb), Some(Phase::CudaGraph));
