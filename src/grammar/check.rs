@@ -91,6 +91,13 @@ pub(super) fn check_sample(
         if let Some(e) = prefix.as_ref().and_then(|p| p.stamp_error.as_ref()) {
             failures.push(format!("{label}: {e}"));
         }
+        if let Some(t) = prefix.as_ref().and_then(|p| p.tags_unread.as_ref()) {
+            failures.push(format!(
+                "{label}: the prefix's `tags` capture matched `{t}` but reads no rank: tags are \
+                 `DP1 PP0 TP3` (any order, any case) or `dp=1 tp=3`, of DP, PP, ATTN_CP, \
+                 MOE_DP, TP, EP; capture a bare TP number as `tp`, a global rank as `grank`"
+            ));
+        }
         if let Some(want) = &sample.time {
             let have = prefix
                 .as_ref()
@@ -114,7 +121,11 @@ pub(super) fn check_sample(
             )),
             (Some(k), Some(m)) => {
                 if &m.kind != k {
-                    failures.push(format!("{label}: expected `{k}`, got `{}`", m.kind));
+                    failures.push(format!(
+                        "{label}: expected `{k}`, got `{}`{}",
+                        m.kind,
+                        preempted(set, k, &m, &sample.line)
+                    ));
                     return failures;
                 }
                 if let Some(r) = &sample.rank {
@@ -171,6 +182,54 @@ pub(super) fn check_sample(
         }
     }
     failures
+}
+
+/// Why a sample gave another event than the one it states: the grammar that read it,
+/// and, when the stated event matches the line too, how to make it the one tried first.
+fn preempted(set: &GrammarSet, want: &str, got: &LineMatch, line: &str) -> String {
+    let Some(other) = set.grammars.get(got.grammar) else {
+        return String::new();
+    };
+    let mut out = format!(" (read by grammar `{}`, {})", other.spec.id, other.origin);
+    // The first event of the stated kind, in any loaded grammar, that matches the line.
+    let at = |ev: &spec::EventSpec| {
+        (ev.literals.iter())
+            .filter_map(|l| line.find(l.as_str()))
+            .min()
+    };
+    let intended = (set.grammars.iter().enumerate()).find_map(|(gi, g)| {
+        (g.spec.event.iter().enumerate())
+            .filter(|(_, ev)| ev.kind == want)
+            .find(|(ei, ev)| {
+                at(ev).is_some_and(|a| set.try_event(line, gi, *ei, a, false).is_some())
+            })
+            .map(|_| gi)
+    });
+    let Some(gi) = intended else {
+        out.push_str(&format!(
+            "; no event `{want}` matches the line by itself (is one of its literals in the line? does its regex match the text after the prefix?)"
+        ));
+        return out;
+    };
+    let how = if got.grammar == gi {
+        format!(
+            "events of a grammar are tried in file order: put `{want}` before `{}`",
+            got.kind
+        )
+    } else if got.kind == crate::base::event::kind::OOM {
+        "an `oom` match beats an `error` match on the same line".to_string()
+    } else if !set.is_builtin(got.grammar) && set.is_builtin(gi) {
+        "a user's grammar is tried before the built-in ones".to_string()
+    } else if set.is_builtin(gi) {
+        "built-in grammars are tried by `priority` (lower first)".to_string()
+    } else {
+        "user grammars are tried in load order (the user directory by file name, then each `--grammar` in order): load yours first".to_string()
+    };
+    out.push_str(&format!(
+        "; `{want}` of grammar `{}` matches the line too, but is tried later: {how}",
+        set.grammars.get(gi).map_or("", |g| g.spec.id.as_str())
+    ));
+    out
 }
 
 /// The sample's rank is the one the line gives. A first pipeline stage read from one
@@ -230,22 +289,36 @@ pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
     for g in &set.grammars {
         // `events` are compiled from `spec.event` in order.
         for (spec, ev) in g.spec.event.iter().zip(&g.events) {
-            if !spec.literals.iter().any(|l| line.contains(l.as_str())) {
+            let Some(at) = spec
+                .literals
+                .iter()
+                .filter_map(|l| line.find(l.as_str()))
+                .min()
+            else {
                 continue;
-            }
+            };
+            // The text the regex ran on, as the scan gives it: after the governing prefix
+            // (or after the wrappers of a line no prefix governs).
+            let prefix = set.find_prefix(line, at);
+            let start = prefix.as_ref().map_or_else(
+                || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
+                |p| p.prefix_end,
+            );
+            let text = line.get(start..).unwrap_or("");
             let pattern = ev.regex.as_str();
             let mut best = 0;
             for cut in pattern_cut_points(pattern) {
-                if Regex::new(&pattern[..cut]).is_ok_and(|r| r.is_match(line)) {
+                if Regex::new(&pattern[..cut]).is_ok_and(|r| r.is_match(text)) {
                     best = cut;
                 }
             }
             out.push_str(&format!(
-                "  {}:{}: matched `{}`, failed at `{}`\n",
+                "  {}:{}: matched `{}`, failed at `{}`, on the text after the prefix {:?}\n",
                 g.spec.id,
                 ev.kind,
                 &pattern[..best],
-                crate::base::text::truncate(&pattern[best..], 41)
+                crate::base::text::truncate(&pattern[best..], 41),
+                crate::base::text::truncate(text, 61)
             ));
         }
     }

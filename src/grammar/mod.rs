@@ -217,6 +217,10 @@ pub struct Grammar {
     pub(crate) know: GrammarKnowledge,
     /// Settings that explain failures, and settings that size memory.
     pub(crate) remedy: remedy::RemedyRules,
+    /// The `[[suffix]]` regexes that name no rank: the fields a record prints after its
+    /// message (logfmt's `" bs=512 free=…`), cut from the message of this grammar's
+    /// events (not from a configuration line, which is read from its message).
+    pub(crate) field_suffixes: Vec<Regex>,
 }
 
 /// The largest grammar file read (the largest built-in one is under 40 KB).
@@ -420,7 +424,16 @@ impl Grammar {
             spec.memory_model.as_ref(),
         )?);
         check_set_words(origin, &spec.event)?;
+        let field_suffixes = (spec.suffix.iter())
+            .filter_map(|s| Regex::new(&s.regex).ok())
+            .filter(|r| {
+                !r.capture_names()
+                    .flatten()
+                    .any(|c| ["tags", "tp", "gpu", "grank"].contains(&c))
+            })
+            .collect();
         Ok(Grammar {
+            field_suffixes,
             spec,
             origin: origin.to_string(),
             events,

@@ -39,6 +39,9 @@ pub struct PrefixInfo {
     /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
     /// scan keeps no event of the line, and a note says so.
     pub rank_error: Option<String>,
+    /// The prefix's `tags` capture matched this text but reads no rank (`rank=2`,
+    /// `shard:a`): `grammars check` says so.
+    pub(crate) tags_unread: Option<String>,
 }
 
 /// A matched event, before it is placed in a run.
@@ -84,6 +87,10 @@ pub struct GrammarSet {
     /// files). Built on first use, so commands that read no log do not compile it; `None`
     /// if the set does not compile (then each regex is tried in turn).
     pub(super) prefix_set: std::sync::OnceLock<Option<(regex::RegexSet, Vec<usize>)>>,
+    /// `builtin[g]`: grammar `g` is compiled into the binary. A user's grammar (the user
+    /// directory, `--grammar`) is tried before every built-in one, so its own wording wins
+    /// a line a built-in grammar also reads (a pytorch `teardown` wording).
+    pub(super) builtin: Vec<bool>,
 }
 
 impl GrammarSet {
@@ -179,7 +186,6 @@ impl GrammarSet {
             (knowledge.remedy.memory_models).extend(g.remedy.memory_models.iter().cloned());
         }
         Ok(GrammarSet {
-            grammars,
             literal_groups,
             prefilter,
             literal_owner,
@@ -188,6 +194,10 @@ impl GrammarSet {
             reference_date: None,
             knowledge,
             prefix_set: std::sync::OnceLock::new(),
+            builtin: (grammars.iter())
+                .map(|g| g.origin.starts_with("builtin:"))
+                .collect(),
+            grammars,
         })
     }
 
@@ -211,7 +221,8 @@ impl GrammarSet {
     }
 
     /// The (grammar, event, literal offset) candidates a line's literals point at, in
-    /// grammar and event order: the order events are tried in.
+    /// the order events are tried in: the user's grammars before the built-in ones, each
+    /// group in load order, events in file order.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut out = Vec::new();
         for (ac, base) in &self.literal_groups {
@@ -221,9 +232,14 @@ impl GrammarSet {
                 }
             }
         }
-        out.sort_by_key(|c| (c.0, c.1));
+        out.sort_by_key(|c| (self.is_builtin(c.0), c.0, c.1));
         out.dedup_by_key(|c| (c.0, c.1));
         out
+    }
+
+    /// Whether grammar `g` is a built-in one: those are tried after the user's grammars.
+    pub(crate) fn is_builtin(&self, g: usize) -> bool {
+        self.builtin.get(g).copied().unwrap_or(true)
     }
 
     pub(crate) fn owners(&self, pattern: usize) -> &[(usize, usize)] {
@@ -432,6 +448,13 @@ impl GrammarSet {
         } else {
             None
         };
+        let tags_unread = (caps.name("tags"))
+            .filter(|t| {
+                rank_error.is_none()
+                    && !t.as_str().trim().is_empty()
+                    && knowledge::parse_tags_capture(t.as_str()).is_none()
+            })
+            .map(|t| crate::base::text::truncate(&crate::base::text::sanitize(t.as_str()), 40));
         let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
         let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
         PrefixInfo {
@@ -448,6 +471,7 @@ impl GrammarSet {
             prefix_start: whole.start,
             stamp_error,
             rank_error,
+            tags_unread,
         }
     }
 
@@ -475,7 +499,7 @@ impl GrammarSet {
         Some(first)
     }
 
-    fn try_event(
+    pub(super) fn try_event(
         &self,
         line: &str,
         gi: usize,
@@ -491,8 +515,23 @@ impl GrammarSet {
             || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
             |p| p.message_start,
         );
-        let message = line.get(msg_start..).unwrap_or("");
-        let caps = ev.regex.get()?.captures(message)?;
+        let regex = ev.regex.get()?;
+        // A literal that begins inside the prefix (`NCCL WARN`, c10's `]:[W`, or a logfmt
+        // `msg="ready"` written with the prefix's `msg="`) makes the regex start at the
+        // literal; a regex that does not match there runs from the prefix's end, the
+        // ordinary start, so either way of writing the literal works.
+        let mut message = line.get(msg_start..).unwrap_or("");
+        let caps = match regex.captures(message) {
+            Some(c) => c,
+            None => {
+                let end = prefix.as_ref().map(|p| p.prefix_end)?;
+                if end <= msg_start {
+                    return None;
+                }
+                message = line.get(end..)?;
+                regex.captures(message)?
+            }
+        };
         // A literal inside the prefix made the regex start there; the reader is shown the
         // text after the prefix, not a remnant of it (`]:[W1130 09:24:29.99… file.cpp:1] …`).
         let shown = prefix
@@ -517,6 +556,16 @@ impl GrammarSet {
             }
         }
         fields.shrink_to_fit();
+        // A rank-less `[[suffix]]` of the event's grammar ends the quoted message where it
+        // matches (a configuration line keeps all of it: it is read from its message).
+        let shown = shown.trim_end();
+        let shown = match self.grammars.get(gi) {
+            Some(g) if ev.kind != crate::base::event::kind::SERVER_ARGS => (g.field_suffixes)
+                .iter()
+                .find_map(|r| r.find(shown).map(|m| &shown[..m.start()]))
+                .unwrap_or(shown),
+            _ => shown,
+        };
         Some(LineMatch {
             grammar: gi,
             kind: ev.kind.clone(),
@@ -590,6 +639,16 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
         Unit::Text => Some(FieldValue::Text(t.to_string())),
         Unit::Int => t.replace(',', "").parse().ok().map(FieldValue::Int),
         Unit::Float | Unit::Seconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v)),
+        Unit::Milliseconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v / 1000.0)),
+        Unit::DecimalMb | Unit::DecimalGb => {
+            let mult = if unit == Unit::DecimalGb { 1e9 } else { 1e6 };
+            let (value, step) = units::parse_decimal(t)?;
+            let bytes = (value * mult).round();
+            (bytes.abs() <= 9.0e18).then(|| FieldValue::Bytes {
+                bytes: bytes as i64,
+                resolution: (step * mult).round().max(1.0) as u64,
+            })
+        }
         Unit::Size => {
             units::parse_size(t).map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
         }
@@ -640,7 +699,38 @@ pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::stamp_step_ms;
+    use super::{convert, stamp_step_ms, FieldValue, Unit};
+
+    #[test]
+    fn decimal_units_and_milliseconds_convert() {
+        // NVML's `85.52 GB`: 85.52 × 10^9 bytes, to 0.01 GB (10^7 bytes).
+        assert_eq!(
+            convert("85.52", Unit::DecimalGb),
+            Some(FieldValue::Bytes {
+                bytes: 85_520_000_000,
+                resolution: 10_000_000
+            })
+        );
+        assert_eq!(
+            convert("512", Unit::DecimalMb),
+            Some(FieldValue::Bytes {
+                bytes: 512_000_000,
+                resolution: 1_000_000
+            })
+        );
+        // The binary `GB` stays 2^30.
+        assert_eq!(
+            convert("1", Unit::GbMeaningGiB),
+            Some(FieldValue::Bytes {
+                bytes: 1 << 30,
+                resolution: 1 << 30
+            })
+        );
+        assert_eq!(
+            convert("828", Unit::Milliseconds),
+            Some(FieldValue::Float(0.828))
+        );
+    }
 
     #[test]
     fn a_stamp_step_comes_from_its_format() {

@@ -311,6 +311,9 @@ pub(crate) enum Unit {
     Float,
     #[serde(rename = "s")]
     Seconds,
+    /// A time printed in milliseconds (`took_ms=828`), read as seconds.
+    #[serde(rename = "ms")]
+    Milliseconds,
     /// A number followed by its own unit word: `20.00 MiB`, `0 bytes`.
     #[serde(rename = "size")]
     Size,
@@ -328,6 +331,12 @@ pub(crate) enum Unit {
     /// Printed `GB`, meaning GiB (2^30 bytes): SGLang and vLLM V0 divide by 2^30.
     #[serde(rename = "GB")]
     GbMeaningGiB,
+    /// Printed `MB`, meaning 10^6 bytes (NVML, `nvidia-smi --format=csv` in decimal mode).
+    #[serde(rename = "decimal MB")]
+    DecimalMb,
+    /// Printed `GB`, meaning 10^9 bytes (NVML's `mem_total="85.52 GB"`).
+    #[serde(rename = "decimal GB")]
+    DecimalGb,
 }
 
 impl Unit {
@@ -342,6 +351,8 @@ impl Unit {
                 | Unit::GiB
                 | Unit::MbMeaningMiB
                 | Unit::GbMeaningGiB
+                | Unit::DecimalMb
+                | Unit::DecimalGb
         )
     }
 }

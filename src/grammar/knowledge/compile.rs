@@ -373,21 +373,16 @@ fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError
         let r = Regex::new(&s.regex)
             .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
         let names: Vec<&str> = r.capture_names().flatten().collect();
-        if !["tags", "tp", "gpu", "grank"]
+        let at = format!("suffix `{}`", s.id);
+        ignored::only_read_captures(origin, &at, &r, ignored::SUFFIX_CAPTURES)?;
+        // A suffix that names no rank only keeps its fields out of the quoted message
+        // (`Grammar::field_suffixes`, applied as the grammar's events are matched).
+        if ["tags", "tp", "gpu", "grank"]
             .iter()
             .any(|c| has_capture(&names, c))
         {
-            return Err(err(
-                origin,
-                format!(
-                    "suffix `{}`: the regex names no rank (capture `tags`, `tp` or `grank`)",
-                    s.id
-                ),
-            ));
+            out.push(r);
         }
-        let at = format!("suffix `{}`", s.id);
-        ignored::only_read_captures(origin, &at, &r, ignored::SUFFIX_CAPTURES)?;
-        out.push(r);
     }
     Ok(out)
 }
@@ -434,13 +429,13 @@ pub(super) fn check_figure_capture(
     let fits = match figure.measure() {
         Measure::Bytes => unit.is_memory(),
         Measure::Count => matches!(unit, Unit::Int),
-        Measure::Seconds => matches!(unit, Unit::Seconds),
+        Measure::Seconds => matches!(unit, Unit::Seconds | Unit::Milliseconds),
     };
     if !fits {
         let want = match figure.measure() {
-            Measure::Bytes => "a memory unit as printed (GiB, MiB, GB, MB, KiB, bytes, size)",
+            Measure::Bytes => "a memory unit as printed (GiB, MiB, GB, MB, decimal GB, decimal MB, KiB, bytes, size)",
             Measure::Count => "`int`",
-            Measure::Seconds => "`s`",
+            Measure::Seconds => "`s` or `ms`",
         };
         return Err(err(origin, format!(
             "{at}: figures.{name}: capture `{capture}` has unit {unit:?}; the figure needs {want} in `units`"

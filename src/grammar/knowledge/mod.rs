@@ -567,7 +567,7 @@ impl Knowledge {
 /// (a global rank the model maps).
 pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
     caps.name("tags")
-        .and_then(|t| Rank::parse_tags(t.as_str()))
+        .and_then(|t| parse_tags_capture(t.as_str()))
         .or_else(|| {
             caps.name("gpu")
                 .or_else(|| caps.name("tp"))
@@ -579,6 +579,37 @@ pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
                 .and_then(|g| g.as_str().parse().ok())
                 .map(Rank::global)
         })
+}
+
+/// A `tags` capture: `DP1 PP0 TP3` in any order (`Rank::parse_tags`), or the same tags
+/// in logfmt's or any case's spelling: `dp=1 tp=3`, `dp1 tp3`, `dp:1,tp:3`, `Dp1_Tp3`.
+/// The lower- or mixed-case and `=`/`:` forms take only the known tag names (DP, PP,
+/// ATTN_CP, MOE_DP, TP, EP), so `rank=2` or `step=7` is never read as a tag.
+pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
+    if let Some(r) = Rank::parse_tags(text) {
+        return Some(r);
+    }
+    // `_` after a number separates two tags (`Dp1_Tp3`), as in `Rank::parse_tags`.
+    let mut spaced = String::with_capacity(text.len());
+    let mut prev_digit = false;
+    for c in text.chars() {
+        spaced.push(if c == '_' && prev_digit { ' ' } else { c });
+        prev_digit = c.is_ascii_digit();
+    }
+    let mut pairs = Vec::new();
+    for word in spaced
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|w| !w.is_empty())
+    {
+        let split = word.find(|c: char| c.is_ascii_digit())?;
+        let (name, num) = word.split_at(split);
+        let name = name.trim_end_matches(['=', ':']).to_ascii_uppercase();
+        if !crate::base::event::TAG_ORDER.contains(&name.as_str()) {
+            return None;
+        }
+        pairs.push((name, num.parse().ok()?));
+    }
+    (!pairs.is_empty()).then(|| Rank::from_pairs(pairs))
 }
 
 /// The rank capture whose number does not fit a rank (past 4294967295), shortened for a
@@ -662,6 +693,20 @@ mod tests {
             }],
             ..Knowledge::empty()
         }
+    }
+
+    #[test]
+    fn a_tags_capture_reads_logfmt_and_any_case() {
+        let r = |t: &str| parse_tags_capture(t).map(|r| r.to_string());
+        assert_eq!(r("DP1 TP3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("dp=1 tp=3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("tp:3, dp:1").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("Dp1_Tp3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("attn_cp=2 tp=0").as_deref(), Some("ATTN_CP2 TP0"));
+        // Not tags: a global rank, an unknown lower-case name, no number.
+        assert_eq!(r("rank=2"), None);
+        assert_eq!(r("step=7 tp=1"), None);
+        assert_eq!(r("dp= tp="), None);
     }
 
     #[test]

@@ -96,6 +96,11 @@ pub(super) struct BlockScan {
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
     pub(crate) loose_tb: String,
+    /// How the open traceback's body is printed, once its first line says: `Some(true)`
+    /// when that line was a record of the opener's pid (vLLM's prefix on every line: such
+    /// records go on with it), `Some(false)` when it was a line that starts no record (a
+    /// Python traceback, a `{:#?}` dump: the next record of any process ends it).
+    pub(crate) tb_prefixed: Option<bool>,
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
@@ -262,6 +267,7 @@ fn take_event(
     if m.prefix.is_none() {
         resume_traceback(out, open_tb, seg);
         if let Some(tb) = open_tb.as_ref() {
+            out.tb_prefixed.get_or_insert(false);
             let (c, r) = tb.context_for_owned(&out.events);
             ctx = c;
             owned = true;
@@ -275,7 +281,7 @@ fn take_event(
             ctx = Ctx::Carry(node.clone());
             root = Some(Root::Carry);
         }
-    } else if continues_traceback(out, open_tb.as_ref(), m.prefix.as_ref()) {
+    } else if continues_traceback(out, open_tb.as_ref(), m.prefix.as_ref(), false) {
         // vLLM prints every line of a traceback with the process prefix: the exception
         // line inside it is both an event and part of the record.
         if let Some(Tb::Held(i)) = open_tb {
@@ -315,9 +321,11 @@ fn take_event(
         });
         if opens {
             *open_tb = Some(Tb::Held(out.events.len() - 1));
+            out.tb_prefixed = None;
         }
     } else if opens {
         *open_tb = Some(Tb::Ghost(Box::new(Ghost::of(&m, ctx, root, node))));
+        out.tb_prefixed = None;
     }
 }
 
@@ -407,7 +415,7 @@ fn classify_plain(
             // line from the same process continues it.
             let text = clean_line(last);
             let prefix = gs.find_prefix(&text, text.len());
-            if continues_traceback(out, open_tb.as_ref(), prefix.as_ref()) {
+            if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), true) {
                 out.counts.continuation += 1;
                 if let Some(Tb::Held(i)) = open_tb {
                     if let Some(o) = out.events.get_mut(*i) {
@@ -436,6 +444,7 @@ fn classify_plain(
     // that would be noise on their own (`Traceback (most recent call last):`).
     resume_traceback(out, open_tb, last);
     if let Some(tb) = open_tb.as_ref() {
+        out.tb_prefixed.get_or_insert(false);
         out.counts.continuation += 1;
         if let Tb::Held(i) = tb {
             if let Some(owner) = out.events.get_mut(*i) {

@@ -102,16 +102,26 @@ impl Ctx {
 }
 
 /// A line with a process prefix continues the open traceback when the same process wrote
-/// it (vLLM repeats `(Worker_TP3 pid=7781) ERROR … [file.py:N] ` on every line).
+/// it (vLLM repeats `(Worker_TP3 pid=7781) ERROR … [file.py:N] ` on every line) — unless
+/// the traceback's body began with lines that start no record (a `{:#?}` dump, a bare
+/// Python traceback): then its pid's next record ends it, as any record does. `plain`:
+/// the line gives no event (an event line decides nothing about the body's shape).
 pub(super) fn continues_traceback(
-    out: &BlockScan,
+    out: &mut BlockScan,
     open_tb: Option<&Tb>,
     prefix: Option<&PrefixInfo>,
+    plain: bool,
 ) -> bool {
     let Some(opener_pid) = open_tb.and_then(|tb| tb.pid(&out.events)) else {
         return false;
     };
-    prefix.and_then(|p| p.pid) == Some(opener_pid)
+    if out.tb_prefixed == Some(false) || prefix.and_then(|p| p.pid) != Some(opener_pid) {
+        return false;
+    }
+    if plain {
+        out.tb_prefixed = Some(true);
+    }
+    true
 }
 
 /// A record from another wrapped node than the open traceback's does not end it: the
@@ -148,6 +158,7 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, li
         return;
     };
     let resumed = out.parked.remove(at);
+    out.tb_prefixed = None;
     if let Some(tb) = open_tb.take() {
         out.parked.push(tb);
     }

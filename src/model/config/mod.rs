@@ -298,8 +298,11 @@ fn rust_debug(body: &str, base: usize, lenient: bool) -> Result<Entries, ConfigE
             return Err(p.error("`field: value`"));
         }
         p.ws();
+        // A struct inside `Some(…)` is an optional value: it stays whole.
+        let optional = body.get(p.i..).is_some_and(|t| t.starts_with("Some("));
         match p.value(0) {
-            Ok(v) => entries.push((key, v)),
+            Ok(v) if optional => entries.push((key, v)),
+            Ok(v) => flatten_struct(key, v, &mut entries),
             Err(e) if p.at_end() => {
                 if lenient {
                     return Ok((entries, true));
@@ -325,6 +328,20 @@ fn rust_debug(body: &str, base: usize, lenient: bool) -> Result<Entries, ConfigE
             found: None,
             kind: crate::model::config::pyrepr::ReprErrorKind::Truncated,
         }))
+    }
+}
+
+/// A nested struct's fields become dotted keys (`sched: SchedOpts { policy: Fcfs }` is
+/// `sched.policy`), so `diff` compares, and a suspect names, each nested setting; a
+/// tuple struct, a variant with values and a struct inside `Some(…)` stay one value.
+fn flatten_struct(key: String, v: PyValue, entries: &mut Vec<(String, PyValue)>) {
+    match v {
+        PyValue::Call { args, kwargs, .. } if args.is_empty() && !kwargs.is_empty() => {
+            for (k, v) in kwargs {
+                flatten_struct(format!("{key}.{k}"), v, entries);
+            }
+        }
+        v => entries.push((key, v)),
     }
 }
 
@@ -467,6 +484,10 @@ impl RustDebug<'_> {
                         self.i += 1;
                         let v = self.value(depth + 1)?;
                         self.ws();
+                        // `{:#?}` prints `Some(` / `7,` / `)`: a trailing comma.
+                        if self.eat(b',') {
+                            self.ws();
+                        }
                         if !self.eat(b')') {
                             return Err(self.missing("`)`"));
                         }

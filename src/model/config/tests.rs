@@ -225,3 +225,47 @@ fn finds_the_config_among_log_lines() {
     assert_eq!(found.config, cfg(BASELINE));
     assert!(Config::find_in_lines(["nothing here"]).is_none());
 }
+
+#[test]
+fn a_pretty_printed_rust_debug_reads_with_nested_keys_dotted() {
+    // quillserve's `{:#?}` (tests/fixtures/made-up-server-6/baseline/launcher.log:2-23),
+    // its lines joined without a separator as the scan joins a record's lines.
+    let rule = ConfigRule {
+        grammar: "quillserve".into(),
+        marker: "opts=".into(),
+        syntax: ConfigSyntax::RustDebug,
+    };
+    let lines = [
+        "resolved options\" opts=QuillOpts {",
+        "    max_batch: 256,",
+        "    seed: Some(",
+        "        7,",
+        "    ),",
+        "    sched: SchedOpts {",
+        "        policy: Fcfs,",
+        "        max_prefill_tokens: 16384,",
+        "    },",
+        "    quant: Some(Awq { bits: 4 }),",
+        "    port: 8300,",
+        "}",
+    ];
+    let c = Config::parse(&lines.concat(), [&rule].into_iter(), false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config;
+    let keys: Vec<&str> = c.entries.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "max_batch",
+            "seed",
+            "sched.policy",
+            "sched.max_prefill_tokens",
+            "quant",
+            "port"
+        ]
+    );
+    assert_eq!(c.get("seed"), Some(&PyValue::Int(7)));
+    assert_eq!(c.get("sched.policy"), Some(&PyValue::Name("Fcfs".into())));
+    // A struct inside `Some(…)` is one optional value.
+    assert!(matches!(c.get("quant"), Some(PyValue::Call { .. })));
+}
