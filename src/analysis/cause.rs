@@ -124,7 +124,7 @@ pub(crate) fn failure_cause(
             let mut why = SuspectWhy::Other;
             for rule in rules.iter().filter(|r| r.names(setting.name())) {
                 // The value itself in the failure's lines ties it as well as a word does.
-                let this = match named_in(&texts, rule, value) {
+                let this = match named_in(&texts, rule, value.as_deref()) {
                     Some((words, said, q)) => {
                         if q.line != quote.as_ref().map_or(0, |x| x.line)
                             && !detail
@@ -196,7 +196,9 @@ fn failure_texts(
 }
 
 /// Each of the rule's words (and the setting's new value) found in the lines: how many,
-/// and the first line holding one.
+/// and the first line holding one. A word is found anywhere in a line, case aside; the new
+/// value (three characters or more) only as a whole token, not inside a longer number or
+/// name: `512` is held by `bs=512` and `(512)`, not by `5120` or `v512b`.
 fn named_in(
     texts: &[Quote],
     rule: &SuspectRule,
@@ -211,11 +213,19 @@ fn named_in(
         .collect();
     let mut first: Option<(String, Quote)> = None;
     let mut n = 0;
-    for w in needles {
+    for (i, w) in needles.into_iter().enumerate() {
+        let is_value = i == rule.words.len();
         let hit = texts.iter().find_map(|q| {
             q.text
                 .lines()
-                .find(|l| l.to_lowercase().contains(w))
+                .find(|l| {
+                    let l = l.to_lowercase();
+                    if is_value {
+                        holds_token(&l, w)
+                    } else {
+                        l.contains(w)
+                    }
+                })
                 .map(|l| (l.trim().to_string(), q.clone()))
         });
         if let Some(h) = hit {
@@ -226,25 +236,45 @@ fn named_in(
     first.map(|(said, q)| (n, said, q))
 }
 
-/// The settings the candidate changed: configuration keys changed, added or removed,
+/// `value` in `line` with no letter, digit, `.` or `_` on either side.
+fn holds_token(line: &str, value: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '.' || c == '_';
+    line.match_indices(value).any(|(at, _)| {
+        !line[..at].chars().next_back().is_some_and(part)
+            && !line[at + value.len()..].chars().next().is_some_and(part)
+    })
+}
+
+/// The settings the candidate changed, each with its new value as the candidate's server
+/// prints it: configuration keys changed, added (with their value) or removed (none),
 /// then environment variables with the candidate's value.
-fn changed_settings<'a>(
+fn changed_settings(
     config: Option<&ConfigDiff>,
-    env: &'a [EnvChange],
-) -> Vec<(Setting, Option<&'a str>)> {
-    let mut changed: Vec<(Setting, Option<&str>)> = Vec::new();
+    env: &[EnvChange],
+) -> Vec<(Setting, Option<String>)> {
+    let mut changed: Vec<(Setting, Option<String>)> = Vec::new();
     if let Some(cd) = config {
-        let keys = (cd.changed.iter().map(|c| c.key.clone()))
-            .chain(cd.added.iter().map(|(k, _)| k.clone()))
-            .chain(cd.removed.iter().map(|(k, _)| k.clone()));
-        changed.extend(keys.map(|k| (Setting::Config(k), None)));
+        let now = cd.spelling.1;
+        // A string's value without the quotes its configuration prints around it.
+        let bare = |v: String| Some(v.trim_matches(|c| c == '"' || c == '\'').to_string());
+        let keys = (cd
+            .changed
+            .iter()
+            .map(|c| (c.key.clone(), bare(c.new.spelled(now)))))
+        .chain(
+            cd.added
+                .iter()
+                .map(|(k, v)| (k.clone(), bare(v.spelled(now)))),
+        )
+        .chain(cd.removed.iter().map(|(k, _)| (k.clone(), None)));
+        changed.extend(keys.map(|(k, v)| (Setting::Config(k), v)));
     }
     for e in env {
         // A setting the candidate never got to print explains nothing by its absence.
         if e.candidate.is_none() && !e.candidate_logged {
             continue;
         }
-        changed.push((Setting::Env(e.name.clone()), e.candidate.as_deref()));
+        changed.push((Setting::Env(e.name.clone()), e.candidate.clone()));
     }
     changed
 }

@@ -29,6 +29,9 @@ pub struct FailureGroup {
     pub(crate) message: String,
     /// The ranks failed because `consequence_of` did first.
     pub(crate) consequence_of: Option<Rank>,
+    /// Placed in `ready` only as the phase after this completed one, the run not yet
+    /// ready (`Failure::after_phase`).
+    pub(crate) after_phase: Option<Phase>,
 }
 
 /// Where a run's ranks stopped, grouped by failure, and the root.
@@ -132,6 +135,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
         Option<i64>,
         Option<i64>,
         Option<Rank>,
+        Option<Phase>,
     );
     let mut groups: BTreeMap<Key, (Vec<Rank>, &Failure)> = BTreeMap::new();
     let b = |f: &Failure, n: &str| f.fields.get(n).and_then(|v| v.as_bytes());
@@ -145,6 +149,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
             b(f, "allowed_bytes"),
             b(f, "reserved_unallocated_bytes"),
             f.consequence_of.clone(),
+            f.after_phase,
         );
         groups
             .entry(key)
@@ -168,6 +173,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
             private_pools_bytes: b(first, "private_pools_bytes"),
             message: first.message.clone(),
             consequence_of: key.6,
+            after_phase: key.7,
         })
         .collect();
     // Own failures first, then what followed them; larger groups first within each.

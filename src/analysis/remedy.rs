@@ -425,27 +425,29 @@ pub(crate) fn remedies(
 }
 
 /// Puts the reverts a failure's suspects tie to it first (named by its words, then listed
-/// for its kind and phase), each marked tied; the levers computed from the figures stay
-/// ahead of every revert, in their order.
+/// for its kind and phase), each marked tied, in the order of the `cause` rows (more of a
+/// suspect's words held first, then the configuration's order); the others follow in the
+/// configuration's order. The levers computed from the figures stay ahead of every
+/// revert, in their order.
 pub fn order_reverts(r: &mut Remedies, fc: &super::cause::FailureCause) {
     use super::cause::SuspectWhy;
-    let rank_of = |x: &Remedy| -> u8 {
+    let rank_of = |x: &Remedy| -> (u8, usize) {
         if !matches!(x.kind, RemedyKind::Revert { .. }) {
-            return 0;
+            return (0, 0);
         }
-        let why = (fc.suspects.iter())
-            .find(|s| matches!(&s.setting, super::cause::Setting::Config(k) if *k == x.setting))
-            .map(|s| &s.why);
-        match why {
-            Some(SuspectWhy::Named { .. }) => 1,
-            Some(SuspectWhy::Listed) => 2,
-            _ => 3,
+        let found = (fc.suspects.iter().enumerate()).find(
+            |(_, s)| matches!(&s.setting, super::cause::Setting::Config(k) if *k == x.setting),
+        );
+        match found {
+            Some((i, s)) if matches!(s.why, SuspectWhy::Named { .. }) => (1, i),
+            Some((i, s)) if s.why == SuspectWhy::Listed => (2, i),
+            _ => (3, 0),
         }
     };
     for x in &mut r.remedies {
         let rank = rank_of(x);
         if let RemedyKind::Revert { tied, .. } = &mut x.kind {
-            *tied = rank < 3;
+            *tied = rank.0 < 3;
         }
     }
     r.remedies.sort_by_key(|x| rank_of(x));

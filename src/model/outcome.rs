@@ -103,6 +103,7 @@ pub(crate) fn stop_of(
             origin: Some(e.origin.clone()),
             traceback,
             consequence_of: None,
+            after_phase: None,
         },
         peer,
     })
@@ -404,6 +405,7 @@ fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> Option<usiz
             r.last_phase
         ),
         consequence_of: None,
+        after_phase: None,
         ..evidence
     });
     for &i in &timed_out {
@@ -515,6 +517,7 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             origin,
             traceback: None,
             consequence_of: None,
+            after_phase: None,
         });
     }
 }

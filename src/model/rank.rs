@@ -155,6 +155,10 @@ pub struct Failure {
     pub traceback: Option<String>,
     /// For a consequence or a termination: the rank whose failure it followed.
     pub consequence_of: Option<Rank>,
+    /// Placed in `ready` only as the phase after this one, which the rank completed, in
+    /// a run that had printed no ready line by then (`phase_from` `after_last_phase`):
+    /// worded "after cuda_graph, before ready", never "while serving".
+    pub(crate) after_phase: Option<Phase>,
 }
 
 /// One rank (or engine process) of a run: its phases, its outcome and the evidence for it.

@@ -1,6 +1,6 @@
 //! Rank names that only the whole run (or every node of it) can settle: global ranks
 //! placed by the layout, a single-GPU engine named TP0, the first pipeline stage named
-//! `PP0`.
+//! `PP0` and the first data-parallel replica `DP0`.
 
 use std::collections::HashMap;
 
@@ -90,36 +90,45 @@ impl RankNames {
 }
 
 /// A run of more than one pipeline stage names its first stage `PP0 TP0`, as SGLang's log
-/// prefix does once `pp_size > 1` — but a line that spells the rank out by itself
-/// (`assignment` evidence, a per-line rule) cannot know the run's stage count and drops
-/// the zero stage (`TP0`). Named beside `PP1 TP0`, that rank would read as another
-/// layout and sort after stage 1, so where any rank names a stage above 0, every worker
-/// rank named by TP (and no stage) gets `PP0`.
+/// prefix does once `pp_size > 1`, and a run of more than one data-parallel replica names
+/// its first replica `DP0 TP0` — but a line that spells the rank out by itself
+/// (`assignment` evidence, a per-line rule) cannot know the run's stage or replica count
+/// and drops the zero (`TP0`). Named beside `PP1 TP0` or `DP1 TP0`, that rank would read
+/// as another layout and sort after stage or replica 1, so where any worker rank names a
+/// stage or replica above 0, every worker rank named by TP gets each zero tag (`DP`,
+/// `PP`, `PCP`, `EP`) another worker rank names and it lacks: `DP0 TP2` beside `DP1 TP2`.
 fn first_stage_names(named: &[&Rank]) -> HashMap<Rank, Rank> {
-    let staged = named
+    let worker = |r: &&&Rank| !r.is_engine() && r.get("pid").is_none() && r.get("TP").is_some();
+    let split = named
         .iter()
-        .any(|r| !r.is_engine() && r.get("PP").is_some_and(|p| p > 0));
-    if !staged {
+        .filter(|r| !r.is_engine())
+        .any(|r| r.get("PP").is_some_and(|p| p > 0) || r.get("DP").is_some_and(|d| d > 0));
+    if !split {
         return HashMap::new();
     }
+    let zero_tags: Vec<&str> = ZERO_TAGS
+        .into_iter()
+        .filter(|t| named.iter().filter(worker).any(|r| r.get(t).is_some()))
+        .collect();
     named
         .iter()
-        .filter(|r| {
-            !r.is_engine()
-                && r.get("pid").is_none()
-                && r.get("PP").is_none()
-                && r.get("TP").is_some()
-        })
+        .filter(worker)
+        .filter(|r| zero_tags.iter().any(|t| r.get(t).is_none()))
         .map(|r| {
             let mut pairs: Vec<(String, u32)> = r
                 .tag_names()
                 .map(|t| (t.to_string(), r.get(t).unwrap_or(0)))
                 .collect();
-            pairs.push(("PP".to_string(), 0));
+            for t in zero_tags.iter().filter(|t| r.get(t).is_none()) {
+                pairs.push((t.to_string(), 0));
+            }
             ((*r).clone(), Rank::from_pairs(pairs))
         })
         .collect()
 }
+
+/// The tags an `assignment` line drops at zero when no stage or replica is above zero.
+const ZERO_TAGS: [&str; 4] = ["DP", "PP", "PCP", "EP"];
 
 /// [`first_stage_names`] across the nodes of one run: each node is settled on its own, and
 /// a node that holds only the first stage cannot see that there are others.

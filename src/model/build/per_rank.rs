@@ -145,13 +145,7 @@ pub(super) fn build_rank(
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();
         }
-        // The phase a failure belongs to when neither its frames nor its wording say: the
-        // one in progress, or the next one when the last line closed a phase.
-        let in_phase = match walk.spans.get(&walk.current) {
-            _ if ready_at.is_some_and(|r| i > r) => Phase::Ready,
-            Some(s) if s.complete && walk.current != Phase::Ready => walk.current.next(),
-            _ => walk.current,
-        };
+        let (in_phase, after_phase) = placed_phase(&walk, ready_at.is_some_and(|r| i > r));
         let (in_phase, from) = match own_phase {
             Some((p, _)) => (p, "event"),
             None => (in_phase, "last_event"),
@@ -159,6 +153,10 @@ pub(super) fn build_rank(
         if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {
             if stop.failure.phase_from == "last_event" {
                 stop.failure.phase_line = walk.last_line.clone();
+                if after_phase.is_some() {
+                    stop.failure.phase_from = "after_last_phase";
+                    stop.failure.after_phase = after_phase;
+                }
             }
             stops.push(stop);
         }
@@ -210,7 +208,10 @@ pub(super) fn build_rank(
     };
     let last_origin = idx.last().map(|&i| events[i].origin.clone());
     let (out, last_phase) = match &stop {
-        Some(s) => (s.failure.outcome, s.failure.phase),
+        Some(s) => (
+            s.failure.outcome,
+            s.failure.after_phase.unwrap_or(s.failure.phase),
+        ),
         None if reached_ready => (Outcome::Ready, Phase::Ready),
         None => (Outcome::Incomplete, open_phase),
     };
@@ -227,4 +228,20 @@ pub(super) fn build_rank(
         },
         stop,
     )
+}
+
+/// The phase a failure belongs to when neither its frames nor its wording say: `ready`
+/// once the run's ready line came before it (`served`), else the one in progress, or the
+/// next one when the last line closed a phase. When that next one is `ready` and the run
+/// has printed no ready line yet, the rank never served: the completed phase comes back
+/// as well, the failure placed after it.
+fn placed_phase(walk: &PhaseWalk, served: bool) -> (Phase, Option<Phase>) {
+    match walk.spans.get(&walk.current) {
+        _ if served => (Phase::Ready, None),
+        Some(s) if s.complete && walk.current != Phase::Ready => {
+            let next = walk.current.next();
+            (next, (next == Phase::Ready).then_some(walk.current))
+        }
+        _ => (walk.current, None),
+    }
 }

@@ -26,12 +26,30 @@ pub(crate) fn in_phase(p: Phase) -> String {
     }
 }
 
+/// Where a failure happened, as [`in_phase`] words it, but `after cuda_graph, before
+/// ready` for one placed in `ready` only because the rank had completed the phase before
+/// it, in a run that had printed no ready line (it never served).
+pub(crate) fn in_phase_after(p: Phase, after: Option<Phase>) -> String {
+    match (p, after) {
+        (Phase::Ready, Some(a)) => format!("after {a}, before ready"),
+        (p, _) => in_phase(p),
+    }
+}
+
 /// `8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB, …`;
 /// `1/2 ranks: consequence of TP0 (nccl in dist_init)`.
 pub fn failure_group(g: &FailureGroup) -> String {
     let what = match g.outcome {
-        Outcome::Failed => format!("{} {}", g.kind.name(), in_phase(g.phase)),
-        o => format!("{o} ({} {})", g.kind.name(), in_phase(g.phase)),
+        Outcome::Failed => format!(
+            "{} {}",
+            g.kind.name(),
+            in_phase_after(g.phase, g.after_phase)
+        ),
+        o => format!(
+            "{o} ({} {})",
+            g.kind.name(),
+            in_phase_after(g.phase, g.after_phase)
+        ),
     };
     let mut s = format!("{}/{} ranks: {what}", g.ranks.len(), g.total_ranks);
     if let Some(b) = g.requested_bytes {

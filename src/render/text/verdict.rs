@@ -47,7 +47,10 @@ pub(crate) fn verdict_rows(
                 div.class.name(),
                 figure_text(f.baseline_median, f.is_bytes, f.resolution),
                 figure_text(f.candidate_median, f.is_bytes, f.resolution),
-                if f.is_bytes {
+                // A figure printed to the byte has no resolution worth a number.
+                if f.is_bytes && f.resolution <= 1.0 {
+                    "; logged to the byte".to_string()
+                } else if f.is_bytes {
                     format!(
                         "; log resolution {:.2} MiB",
                         f.resolution / crate::base::units::MIB

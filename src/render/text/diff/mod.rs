@@ -286,8 +286,72 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
     rows
 }
 
-/// The compared figures: a table, or below its width (63 columns and the widest `ranks`
-/// cell) one wrapped line per figure with its cells named.
+/// The widths of the table's value columns: baseline, candidate (10) and delta (12), each
+/// widened to its longest cell, so that a value with its unit word (`70,956 blocks`) is
+/// never cut.
+#[derive(Clone, Copy)]
+struct Cols {
+    baseline: usize,
+    candidate: usize,
+    delta: usize,
+}
+
+impl Cols {
+    fn of(d: &RunDiff) -> Cols {
+        let mut c = Cols {
+            baseline: 10,
+            candidate: 10,
+            delta: 12,
+        };
+        let w = crate::base::text::columns;
+        for f in &d.figures {
+            let (b, n, delta) = figure_cells(f, 10);
+            c.baseline = c.baseline.max(w(&b));
+            c.candidate = c.candidate.max(w(&n));
+            c.delta = c.delta.max(w(&delta));
+        }
+        for p in &d.time.phases {
+            let (b, n, delta, _) = super::time::phase_cells(p);
+            c.baseline = c.baseline.max(w(&b));
+            c.candidate = c.candidate.max(w(&n));
+            c.delta = c.delta.max(w(&delta));
+        }
+        c
+    }
+
+    /// Columns before `ranks`: phase 12, figure 15, the three values, each with a space.
+    fn before_ranks(&self) -> usize {
+        12 + 1 + 15 + 1 + self.baseline + 1 + self.candidate + 1 + self.delta + 1
+    }
+}
+
+/// A figure's baseline, candidate and delta cells: memory as the log printed it (within
+/// `width` when it has more decimals), a count in a unit a grammar declared with its unit
+/// word, as in `summary` (`3,486 blocks`, `+861 blocks`).
+fn figure_cells(f: &FigureDiff, width: usize) -> (String, String, String) {
+    let with_unit = |v: String| match figure_unit_word(&f.figure) {
+        Some(unit) => format!("{v} {unit}"),
+        None => v,
+    };
+    (
+        with_unit(figure_cell(
+            f.baseline_median,
+            f.is_bytes,
+            f.resolution,
+            width,
+        )),
+        with_unit(figure_cell(
+            f.candidate_median,
+            f.is_bytes,
+            f.resolution,
+            width,
+        )),
+        with_unit(spread_text(f)),
+    )
+}
+
+/// The compared figures: a table, or below its width (63 columns, more when a value needs
+/// it, and the widest `ranks` cell) one wrapped line per figure with its cells named.
 fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
     let widest = (d.figures.iter().map(|f| ranks_cell(f).len()))
         .chain(
@@ -297,18 +361,26 @@ fn figure_table(o: &mut String, d: &RunDiff, style: Style) {
                 .map(|p| super::time::phase_cells(p).3.len()),
         )
         .max();
-    let stacked = 63 + widest.unwrap_or(0) > style.width;
+    let cols = Cols::of(d);
+    let stacked = cols.before_ranks() + widest.unwrap_or(0) > style.width;
     o.push('\n');
     if !stacked {
-        let head = "phase        figure          baseline   candidate  delta        ranks";
-        let _ = writeln!(o, "{}", style.bold(head));
+        let head = format!(
+            "{} {} {} {} {} ranks",
+            fit("phase", 12),
+            fit("figure", 15),
+            fit("baseline", cols.baseline),
+            fit("candidate", cols.candidate),
+            fit("delta", cols.delta)
+        );
+        let _ = writeln!(o, "{}", style.bold(&head));
     }
     for f in &d.figures {
-        figure_rows(o, f, stacked, style);
+        figure_rows(o, f, stacked, cols, style);
     }
     // Each phase's window (previous phase's end to this one's, median over the ranks
     // both runs have), after the memory figures.
-    time_rows(o, d, stacked, style);
+    time_rows(o, d, stacked, cols, style);
     table_legends(o, d, stacked, style);
 }
 
@@ -323,19 +395,10 @@ fn ranks_cell(f: &FigureDiff) -> String {
 
 /// One compared figure: its table row (or stacked line), and the ranks that moved when
 /// only some did.
-fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, style: Style) {
-    // A count in a unit a grammar declared says what it counts, as in `summary`
-    // (`3,486 blocks`).
-    let with_unit = |v: String| match figure_unit_word(&f.figure) {
-        Some(unit) => format!("{v} {unit}"),
-        None => v,
-    };
-    // Stacked lines have room for the printed resolution; table cells are 10 wide.
+fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, cols: Cols, style: Style) {
+    // Stacked lines have room for the printed resolution; memory cells are 10 wide.
     let cell_width = if stacked { usize::MAX } else { 10 };
-    let (baseline, candidate) = (
-        figure_cell(f.baseline_median, f.is_bytes, f.resolution, cell_width),
-        figure_cell(f.candidate_median, f.is_bytes, f.resolution, cell_width),
-    );
+    let (baseline, candidate, delta) = figure_cells(f, cell_width);
     let lines = if stacked {
         let moved = match f.class {
             DeltaClass::Same => " (no rank moved)".to_string(),
@@ -351,8 +414,8 @@ fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, style: Style) {
             "{} {}: {} -> {}{moved}",
             f.phase.name(),
             figure_label(f.figure.name()),
-            with_unit(baseline),
-            with_unit(candidate),
+            baseline,
+            candidate,
         );
         wrap_indented(&text, style.width, "", "  ")
     } else {
@@ -360,10 +423,9 @@ fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, style: Style) {
             "{} {} {} {} {} {}",
             fit(f.phase.name(), 12),
             fit(&figure_label(f.figure.name()), 15),
-            fit(&baseline, 10),
-            fit(&candidate, 10),
-            // The columns hold no unit word; the delta says it (`+861 blocks`).
-            fit(&with_unit(spread_text(f)), 12),
+            fit(&baseline, cols.baseline),
+            fit(&candidate, cols.candidate),
+            fit(&delta, cols.delta),
             ranks_cell(f)
         )]
     };
@@ -392,7 +454,7 @@ fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, style: Style) {
 }
 
 /// Each phase's window, as rows under the figures.
-fn time_rows(o: &mut String, d: &RunDiff, stacked: bool, style: Style) {
+fn time_rows(o: &mut String, d: &RunDiff, stacked: bool, cols: Cols, style: Style) {
     for p in &d.time.phases {
         let (baseline, candidate, delta, ranks) = super::time::phase_cells(p);
         let lines = if stacked {
@@ -408,9 +470,9 @@ fn time_rows(o: &mut String, d: &RunDiff, stacked: bool, style: Style) {
                 "{} {} {} {} {} {}",
                 fit(p.phase.name(), 12),
                 fit("time", 15),
-                fit(&baseline, 10),
-                fit(&candidate, 10),
-                fit(&delta, 12),
+                fit(&baseline, cols.baseline),
+                fit(&candidate, cols.candidate),
+                fit(&delta, cols.delta),
                 ranks
             )]
         };

@@ -5,7 +5,7 @@ pub(crate) use sections::*;
 
 use std::fmt::Write;
 
-use super::outcome::{failure_group, failure_story, failure_verb, in_phase, quoted_message};
+use super::outcome::{failure_group, failure_story, failure_verb, in_phase_after, quoted_message};
 use crate::analysis::align::PhaseStats;
 use crate::analysis::outcome::RunOutcome;
 use crate::model::{Failure, Outcome, Phase, RankRun, Run};
@@ -256,7 +256,7 @@ pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &
             Outcome::Stalled => "stalled",
             _ => failure_verb(f.kind),
         },
-        in_phase(f.phase),
+        in_phase_after(f.phase, f.after_phase),
         phase_from_text(run, f)
     );
     Some((text, f))
@@ -552,7 +552,7 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
                         .map(|c| format!(" of {c}"))
                         .unwrap_or_default(),
                     f.kind.name(),
-                    in_phase(f.phase)
+                    in_phase_after(f.phase, f.after_phase)
                 ),
                 Some(masked(&f.message)),
             ),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::base::units::{human_size, Seconds};
+use crate::render::text::outcome::in_phase;
 
 /// Lines listed before "and N more".
 pub(super) const TIMING_LINES: usize = 8;
