@@ -235,7 +235,7 @@ fn diff_names_the_suspect_orders_the_reverts_and_exits_1() {
     assert!(mem_frac < seed, "{out}");
     // B9: the declared unit word; C2 and C3: the legends say what they mean.
     assert!(
-        flat.contains("kv_cache kv blocks 3,486 4,347 +861 blocks 4/4 systematic"),
+        flat.contains("kv_cache kv blocks 3,486 blocks 4,347 blocks +861 blocks 4/4 systematic"),
         "{out}"
     );
     assert!(

@@ -186,7 +186,7 @@ fn a_whole_kib_figure_fits_its_cells_and_keeps_its_resolution_in_json() {
     );
     let (_, out) = run(&["diff", "baseline", "failing"]);
     assert!(
-        out.contains("dist_init    mem usage       288.00 MiB 288.00 MiB ±0 B"),
+        out.contains("dist_init    mem usage       288.00 MiB   288.00 MiB   ±0 B"),
         "{out}"
     );
     assert!(!out.contains("M…"), "{out}");

@@ -94,32 +94,46 @@ impl RankNames {
 /// its first replica `DP0 TP0` — but a line that spells the rank out by itself
 /// (`assignment` evidence, a per-line rule) cannot know the run's stage or replica count
 /// and drops the zero (`TP0`). Named beside `PP1 TP0` or `DP1 TP0`, that rank would read
-/// as another layout and sort after stage or replica 1, so where any worker rank names a
-/// stage or replica above 0, every worker rank named by TP gets each zero tag (`DP`,
-/// `PP`, `PCP`, `EP`) another worker rank names and it lacks: `DP0 TP2` beside `DP1 TP2`.
+/// as another layout and sort after stage or replica 1. The evidence that the zero was
+/// dropped is a counterpart: a rank named by TP alone whose TP number a rank of stage or
+/// replica above 0 also has (`TP2` beside `DP1 TP2`). Then every worker rank named by TP
+/// without those tags gets each zero tag (`DP`, `PP`, `PCP`, `EP`) the counterparts carry:
+/// `DP0 TP2`. Without a counterpart (lines of unrelated runs in one file: `TP9` beside
+/// `DP1 TP1`) the names stay as the lines print them.
 fn first_stage_names(named: &[&Rank]) -> HashMap<Rank, Rank> {
     let worker = |r: &&&Rank| !r.is_engine() && r.get("pid").is_none() && r.get("TP").is_some();
-    let split = named
+    let split =
+        |r: &&&Rank| r.get("PP").is_some_and(|p| p > 0) || r.get("DP").is_some_and(|d| d > 0);
+    let bare = |r: &&&Rank| ZERO_TAGS.iter().all(|t| r.get(t).is_none());
+    let counterparts: Vec<&&Rank> = named
         .iter()
-        .filter(|r| !r.is_engine())
-        .any(|r| r.get("PP").is_some_and(|p| p > 0) || r.get("DP").is_some_and(|d| d > 0));
-    if !split {
+        .filter(worker)
+        .filter(split)
+        .filter(|o| {
+            named
+                .iter()
+                .filter(worker)
+                .filter(bare)
+                .any(|r| r.get("TP") == o.get("TP"))
+        })
+        .collect();
+    if counterparts.is_empty() {
         return HashMap::new();
     }
     let zero_tags: Vec<&str> = ZERO_TAGS
         .into_iter()
-        .filter(|t| named.iter().filter(worker).any(|r| r.get(t).is_some()))
+        .filter(|t| counterparts.iter().any(|o| o.get(t).is_some()))
         .collect();
     named
         .iter()
         .filter(worker)
-        .filter(|r| zero_tags.iter().any(|t| r.get(t).is_none()))
+        .filter(bare)
         .map(|r| {
             let mut pairs: Vec<(String, u32)> = r
                 .tag_names()
                 .map(|t| (t.to_string(), r.get(t).unwrap_or(0)))
                 .collect();
-            for t in zero_tags.iter().filter(|t| r.get(t).is_none()) {
+            for t in &zero_tags {
                 pairs.push((t.to_string(), 0));
             }
             ((*r).clone(), Rank::from_pairs(pairs))
