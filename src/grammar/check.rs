@@ -94,8 +94,9 @@ pub(super) fn check_sample(
         if let Some(t) = prefix.as_ref().and_then(|p| p.tags_unread.as_ref()) {
             failures.push(format!(
                 "{label}: the prefix's `tags` capture matched `{t}` but reads no rank: tags are \
-                 `DP1 PP0 TP3` (any order, any case) or `dp=1 tp=3`, of DP, PP, ATTN_CP, \
-                 MOE_DP, TP, EP; capture a bare TP number as `tp`, a global rank as `grank`"
+                 `DP1 PP0 TP3` (any order, any case), `dp=1 tp=3`, `dp:1,tp:3` or JSON's \
+                 `\"dp\":1,\"tp\":3`, of DP, PP, ATTN_CP, MOE_DP, TP, EP, in one span; \
+                 capture a bare TP number as `tp`, a global rank as `grank`"
             ));
         }
         if let Some(want) = &sample.time {
