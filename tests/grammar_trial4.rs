@@ -259,4 +259,9 @@ fn a_tags_capture_reads_logfmt_and_says_when_it_cannot() {
         out.contains("the prefix's `tags` capture matched `rank=3` but reads no rank"),
         "{out}"
     );
+    // The message names every accepted form, the JSON members included.
+    assert!(
+        out.contains("`dp:1,tp:3` or JSON's `\"dp\":1,\"tp\":3`"),
+        "{out}"
+    );
 }

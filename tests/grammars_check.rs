@@ -211,3 +211,34 @@ fn a_declared_figure_no_event_reports() {
         "{err}"
     );
 }
+
+#[test]
+fn a_sample_time_is_shown_at_its_format_resolution() {
+    // A millisecond stamp reading `.000` is shown as `.000`, not as a whole second.
+    let ms = BASE.replacen(
+        r"(?P<time>\d{2}:\d{2}:\d{2})",
+        r"(?P<time>\d{2}:\d{2}:\d{2}\.\d{3})",
+        1,
+    )
+    .replacen(
+        "starts_with = [\"20\"]",
+        "starts_with = [\"20\"]\ntime_format = \"%H:%M:%S%.3f\"",
+        1,
+    ) + "\n[[sample]]\nline = '2026-12-01 21:00:00.000 probe[0] weights in 1.5s'\nkind = \"weight_load_end\"\ntime = \"2026-12-01 21:00:00.500\"\n";
+    // Sample failures are reported on standard output.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.toml");
+    std::fs::write(&path, ms).unwrap();
+    let out = Command::cargo_bin("rankscope")
+        .unwrap()
+        .args(["grammars", "check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("time `2026-12-01 21:00:00.000`, expected `2026-12-01 21:00:00.500`"),
+        "{err}"
+    );
+}

@@ -94,15 +94,15 @@ pub(super) fn check_sample(
         if let Some(t) = prefix.as_ref().and_then(|p| p.tags_unread.as_ref()) {
             failures.push(format!(
                 "{label}: the prefix's `tags` capture matched `{t}` but reads no rank: tags are \
-                 `DP1 PP0 TP3` (any order, any case) or `dp=1 tp=3`, of DP, PP, ATTN_CP, \
-                 MOE_DP, TP, EP; capture a bare TP number as `tp`, a global rank as `grank`"
+                 `DP1 PP0 TP3` (any order, any case), `dp=1 tp=3`, `dp:1,tp:3` or JSON's \
+                 `\"dp\":1,\"tp\":3`, of DP, PP, ATTN_CP, MOE_DP, TP, EP, in one span; \
+                 capture a bare TP number as `tp`, a global rank as `grank`"
             ));
         }
         if let Some(want) = &sample.time {
             let have = prefix
                 .as_ref()
-                .and_then(|p| p.ts)
-                .map(|t| t.format("%Y-%m-%d %H:%M:%S%.f").to_string())
+                .and_then(|p| Some(stamp_shown(p.ts?, p.ts_step_ms)))
                 .unwrap_or_default();
             let want_t = NaiveDateTime::parse_from_str(want, "%Y-%m-%d %H:%M:%S%.f").ok();
             let have_t = prefix.as_ref().and_then(|p| p.ts);
@@ -372,4 +372,14 @@ pub(super) fn pattern_cut_points(p: &str) -> Vec<usize> {
         }
     }
     cuts
+}
+
+/// A read stamp at its format's resolution, as the summary shows one: a millisecond
+/// stamp reading `.000` keeps its `.000`, a whole-second stamp has no fraction.
+fn stamp_shown(t: NaiveDateTime, step_ms: u32) -> String {
+    if step_ms < 1000 && chrono::Timelike::nanosecond(&t) % 1_000_000 == 0 {
+        t.format("%Y-%m-%d %H:%M:%S%.3f").to_string()
+    } else {
+        t.format("%Y-%m-%d %H:%M:%S%.f").to_string()
+    }
 }

@@ -19,6 +19,14 @@ pub enum ConfigNote {
         /// Why the line could not be read.
         error: String,
     },
+    /// Neither run's configuration could be compared: the baseline's reason, then the
+    /// candidate's (each `Missing` or `Unreadable`), so that a note names every run.
+    Both {
+        /// Why the baseline's configuration was not read.
+        baseline: Box<ConfigNote>,
+        /// Why the candidate's configuration was not read.
+        candidate: Box<ConfigNote>,
+    },
     /// A run's line is cut short: keys after the cut are not compared.
     CutShort {
         /// The baseline's line is cut.
@@ -63,6 +71,41 @@ pub(super) fn compare_config(b: &Run, c: &Run) -> (Option<ConfigDiff>, Option<Co
             }
             (Some(d), note)
         }
+        (Err(eb), Err(ec)) => (
+            None,
+            Some(ConfigNote::Both {
+                baseline: Box::new(eb),
+                candidate: Box::new(ec),
+            }),
+        ),
         (Err(e), _) | (_, Err(e)) => (None, Some(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ConfigNote;
+
+    #[test]
+    fn a_note_names_both_runs_whose_configuration_did_not_read() {
+        let n = ConfigNote::Both {
+            baseline: Box::new(ConfigNote::Unreadable {
+                run: "a/".into(),
+                error: "at byte 3: x".into(),
+            }),
+            candidate: Box::new(ConfigNote::Unreadable {
+                run: "b/".into(),
+                error: "at byte 3: x".into(),
+            }),
+        };
+        let text = crate::render::text::diff::config_note(&n);
+        assert!(
+            text.contains("a/: configuration line not readable"),
+            "{text}"
+        );
+        assert!(
+            text.contains("b/: configuration line not readable"),
+            "{text}"
+        );
     }
 }

@@ -582,19 +582,27 @@ pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
 }
 
 /// A `tags` capture: `DP1 PP0 TP3` in any order (`Rank::parse_tags`), or the same tags
-/// in logfmt's or any case's spelling: `dp=1 tp=3`, `dp1 tp3`, `dp:1,tp:3`, `Dp1_Tp3`.
+/// in logfmt's, JSON's or any case's spelling: `dp=1 tp=3`, `dp1 tp3`, `dp:1,tp:3`,
+/// `"dp":1,"tp":3` (JSON members, spaces allowed after `:` and `,`), `Dp1_Tp3`.
 /// The lower- or mixed-case and `=`/`:` forms take only the known tag names (DP, PP,
 /// ATTN_CP, MOE_DP, TP, EP), so `rank=2` or `step=7` is never read as a tag.
 pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
     if let Some(r) = Rank::parse_tags(text) {
         return Some(r);
     }
-    // `_` after a number separates two tags (`Dp1_Tp3`), as in `Rank::parse_tags`.
+    // `_` after a number separates two tags (`Dp1_Tp3`), as in `Rank::parse_tags`. JSON's
+    // quoted keys (`"pp":1, "tp": 0`) lose their quotes, and spaces after `:` or `=` go,
+    // so that each tag is one word.
     let mut spaced = String::with_capacity(text.len());
     let mut prev_digit = false;
+    let mut after_sep = false;
     for c in text.chars() {
+        if c == '"' || (after_sep && c.is_whitespace()) {
+            continue;
+        }
         spaced.push(if c == '_' && prev_digit { ' ' } else { c });
         prev_digit = c.is_ascii_digit();
+        after_sep = c == ':' || c == '=';
     }
     let mut pairs = Vec::new();
     for word in spaced
@@ -703,6 +711,10 @@ mod tests {
         assert_eq!(r("tp:3, dp:1").as_deref(), Some("DP1 TP3"));
         assert_eq!(r("Dp1_Tp3").as_deref(), Some("DP1 TP3"));
         assert_eq!(r("attn_cp=2 tp=0").as_deref(), Some("ATTN_CP2 TP0"));
+        // JSON members, with or without spaces after `:` and `,`.
+        assert_eq!(r(r#""pp":1,"tp":0"#).as_deref(), Some("PP1 TP0"));
+        assert_eq!(r(r#""pp": 1, "tp": 0"#).as_deref(), Some("PP1 TP0"));
+        assert_eq!(r(r#""rank":2"#), None);
         // Not tags: a global rank, an unknown lower-case name, no number.
         assert_eq!(r("rank=2"), None);
         assert_eq!(r("step=7 tp=1"), None);

@@ -600,6 +600,10 @@ pub fn config_note(n: &ConfigNote) -> String {
         ConfigNote::Unreadable { run, error } => {
             format!("{run}: configuration line not readable: {error}")
         }
+        ConfigNote::Both {
+            baseline,
+            candidate,
+        } => format!("{}; {}", config_note(baseline), config_note(candidate)),
         ConfigNote::CutShort {
             baseline,
             candidate,
