@@ -12,34 +12,20 @@
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use assert_cmd::Command;
+
 use serde_json::Value;
 
 const DIR: &str = "tests/fixtures/made-up-server-6";
 
-/// `rankscope --grammar GRAMMAR ARGS…` from `dir`: exit code and stdout.
-fn run_at(dir: &str, grammar: &str, args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .current_dir(dir)
-        .args(["--grammar", grammar, "--color", "never", "--width", "120"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 fn run(args: &[&str]) -> (Option<i32>, String) {
-    run_at(DIR, "grammar.toml", args)
+    common::fixture_run(DIR, "grammar.toml", args)
 }
 
 fn json(args: &[&str]) -> Value {
-    let (code, out) = run(args);
-    assert!(matches!(code, Some(0 | 1)), "{out}");
-    serde_json::from_str(&out).unwrap()
+    common::fixture_json(DIR, "grammar.toml", args)
 }
 
 /// A copy of the fixture whose grammar has no `[[suffix]]`: the logfmt fields after the
@@ -222,7 +208,7 @@ fn diff_first_divergence_and_cells() {
 fn suspects_and_remedies() {
     let dir = without_field_suffix();
     let d = dir.path().to_str().unwrap();
-    let (code, out) = run_at(d, "grammar.toml", &["diff", "baseline", "failing"]);
+    let (code, out) = common::fixture_run(d, "grammar.toml", &["diff", "baseline", "failing"]);
     assert_eq!(code, Some(1));
     let pos = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s}\n{out}"));
     let trigger = pos("likely trigger: cuda_graph_max_bs 160 -> 512");
