@@ -77,7 +77,8 @@ fn every_document_requires_schema_version() {
     }
 }
 
-/// A validator for the subset of JSON Schema (draft 7) that schemars 0.8 writes: `type`
+/// A validator for the subset of JSON Schema (draft 7) that schemars writes with our
+/// settings (src/render/json/schema_gen.rs): `type`
 /// (also as a list), `properties`, `required`, `additionalProperties`, `items`, `enum`,
 /// `$ref` to `#/definitions/…`, `anyOf`, `oneOf`, `allOf`, and `true` for any value.
 /// Unknown keywords fail the test so that a schemars upgrade cannot silently widen it.
@@ -97,6 +98,7 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String
             "format",
             "pattern",
             "minimum",
+            "maximum",
             "minItems",
             "maxItems",
             "properties",
@@ -141,6 +143,11 @@ fn check(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String
         if let (Some(min), Some(n)) = (obj.get("minimum").and_then(Value::as_f64), v.as_f64()) {
             if n < min {
                 return Err(format!("{at}: {n} below minimum {min}"));
+            }
+        }
+        if let (Some(max), Some(n)) = (obj.get("maximum").and_then(Value::as_f64), v.as_f64()) {
+            if n > max {
+                return Err(format!("{at}: {n} above maximum {max}"));
             }
         }
     }
@@ -531,6 +538,16 @@ fn identity_shape(id: &Value) -> Result<(), String> {
         return Err(format!("identity name {name:?} is a path"));
     }
     Ok(())
+}
+
+#[test]
+fn the_validator_holds_an_integer_to_its_bounds() {
+    // schemars 1 bounds the small integer types: an `i8` (`sign`) is -128..=127.
+    let sign = json!({"type": "integer", "format": "int8", "maximum": 127.0, "minimum": -128.0});
+    assert_eq!(check(&sign, &sign, &json!(-1), "$"), Ok(()));
+    assert_eq!(check(&sign, &sign, &json!(127), "$"), Ok(()));
+    assert!(check(&sign, &sign, &json!(128), "$").is_err());
+    assert!(check(&sign, &sign, &json!(-129), "$").is_err());
 }
 
 /// An identity block as every NDJSON line carries it (`run`).

@@ -9,6 +9,6 @@ use super::out_json;
 pub fn run(document: SchemaDocument) -> Result<u8> {
     let schema = json::schema(document.name())
         .with_context(|| format!("no schema named {}", document.name()))?;
-    out_json(&schema)?;
+    out_json(&json::KeyOrder(schema.as_value()))?;
     Ok(0)
 }

@@ -8,7 +8,7 @@
 //!
 //! One file per document: `summary` (RunDoc, SummaryDoc), `events` (EventsDoc, the
 //! NDJSON messages and phase records), `diff` (DiffDoc with its attribution and snapshot
-//! evidence); this one holds the schema entry point and the pieces they share.
+//! evidence); `schema_gen` the schema entry point; this one the pieces they share.
 
 use std::collections::BTreeMap;
 
@@ -27,82 +27,18 @@ pub(crate) mod capacity;
 mod diff;
 mod events;
 pub mod mem;
+mod schema_gen;
 mod summary;
 mod time;
 
 pub use diff::*;
 pub use events::*;
+pub(crate) use schema_gen::enum_values;
+pub use schema_gen::{schema, KeyOrder};
 pub use summary::*;
 pub(crate) use time::*;
 
 pub(crate) use super::SCHEMA_VERSION;
-
-/// The string values the schema allows for an enum of the documents, in their order:
-/// `enum_values::<FailureKindName>()` is `["oom", "not_enough_memory", …]`. Read from the
-/// generated schema so that text about the values (the Prometheus HELP) follows it.
-pub(crate) fn enum_values<T: JsonSchema>() -> Vec<String> {
-    let root = schemars::gen::SchemaSettings::draft07()
-        .into_generator()
-        .into_root_schema_for::<T>();
-    let strings = |o: &schemars::schema::SchemaObject| -> Vec<String> {
-        o.enum_values
-            .iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    };
-    let mut out = strings(&root.schema);
-    // Variants with doc comments come as `oneOf`, one sub-schema per value.
-    if let Some(one_of) = root
-        .schema
-        .subschemas
-        .as_ref()
-        .and_then(|s| s.one_of.as_ref())
-    {
-        for sub in one_of {
-            if let schemars::schema::Schema::Object(o) = sub {
-                out.extend(strings(o));
-            }
-        }
-    }
-    out
-}
-
-/// The JSON Schema of one document: `summary`, `events`, `diff`, `event` (one NDJSON
-/// line of `events --ndjson`), `phase` (one line of `summary --ndjson`), `mem`, `mem-diff`.
-pub fn schema(name: &str) -> Option<schemars::schema::RootSchema> {
-    let gen = || {
-        schemars::gen::SchemaSettings::draft07()
-            .with_visitor(AlwaysPresent)
-            .into_generator()
-    };
-    Some(match name {
-        "summary" => gen().into_root_schema_for::<SummaryDoc>(),
-        "events" => gen().into_root_schema_for::<EventsDoc>(),
-        "diff" => gen().into_root_schema_for::<DiffDoc>(),
-        "event" => gen().into_root_schema_for::<MessageDoc>(),
-        "phase" => gen().into_root_schema_for::<PhaseRecordDoc>(),
-        "mem" => gen().into_root_schema_for::<mem::MemDoc>(),
-        "mem-diff" => gen().into_root_schema_for::<mem::MemDiffDoc>(),
-        _ => return None,
-    })
-}
-
-/// Every field of every output type is written, as `null` when unknown, so the schema
-/// marks them all required: a consumer can tell "unknown" (null) from "this version has
-/// no such field" (absent). schemars would leave `Option` fields optional.
-#[derive(Clone, Debug)]
-struct AlwaysPresent;
-
-impl schemars::visit::Visitor for AlwaysPresent {
-    fn visit_schema_object(&mut self, schema: &mut schemars::schema::SchemaObject) {
-        if let Some(obj) = schema.object.as_mut() {
-            let names: Vec<String> = obj.properties.keys().cloned().collect();
-            obj.required.extend(names);
-        }
-        schemars::visit::visit_schema_object(self, schema);
-    }
-}
 
 /// A time stamp read from a log, the one shape of a time in every document.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
@@ -450,47 +386,23 @@ impl Serialize for UnitName {
 
 /// One of the four built-in unit names, or a declared word (lower case, `_`).
 impl JsonSchema for UnitName {
-    fn schema_name() -> String {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
         "UnitName".into()
     }
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        use schemars::schema::{
-            InstanceType, Metadata, Schema, SchemaObject, StringValidation, SubschemaValidation,
-        };
-        let builtin = SchemaObject {
-            instance_type: Some(InstanceType::String.into()),
-            enum_values: Some(
-                ["bytes", "seconds", "tokens", "count"]
-                    .map(serde_json::Value::from)
-                    .to_vec(),
-            ),
-            ..Default::default()
-        };
-        let declared = SchemaObject {
-            metadata: Some(Box::new(Metadata {
-                description: Some(
-                    "A unit a grammar declared for a figure of its own (`pages`): a count of it."
-                        .into(),
-                ),
-                ..Default::default()
-            })),
-            instance_type: Some(InstanceType::String.into()),
-            string: Some(Box::new(StringValidation {
-                pattern: Some("^[a-z][a-z_]*$".into()),
-                ..Default::default()
-            })),
-            ..Default::default()
-        };
-        Schema::Object(SchemaObject {
-            metadata: Some(Box::new(Metadata {
-                description: Some("The unit of a figure, named in every figure of every document: `bytes`, `seconds`, `tokens`, `count`, or the word a grammar's `[[figure]]` declared (`pages`).".into()),
-                ..Default::default()
-            })),
-            subschemas: Some(Box::new(SubschemaValidation {
-                any_of: Some(vec![builtin.into(), declared.into()]),
-                ..Default::default()
-            })),
-            ..Default::default()
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The unit of a figure, named in every figure of every document: `bytes`, `seconds`, `tokens`, `count`, or the word a grammar's `[[figure]]` declared (`pages`).",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "enum": ["bytes", "seconds", "tokens", "count"]
+                },
+                {
+                    "description": "A unit a grammar declared for a figure of its own (`pages`): a count of it.",
+                    "type": "string",
+                    "pattern": "^[a-z][a-z_]*$"
+                }
+            ]
         })
     }
 }
