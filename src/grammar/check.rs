@@ -129,32 +129,7 @@ pub(super) fn check_sample(
                     return failures;
                 }
                 if let Some(r) = &sample.rank {
-                    let know = set.knowledge();
-                    let named = (m.prefix.as_ref())
-                        .and_then(|p| p.rank.clone())
-                        .or_else(|| know.line_rank(g.id(), &m.kind, &m.fields, &m.message));
-                    // An `assignment` line names its process's rank: the rank the run
-                    // gives every line of that pid, which the sample states.
-                    let assigned = named
-                        .is_none()
-                        .then(|| know.assigned_rank(g.id(), &m.kind, &m.fields))
-                        .flatten();
-                    let got_rank = named.or(assigned.clone());
-                    // A line that names no rank is shown as `-` by summary and events, so
-                    // a sample may write it that way as well as `""`.
-                    let want_rank = Some(r.as_str()).filter(|r| !r.is_empty() && *r != "-");
-                    if !same_rank(got_rank.as_ref(), want_rank) {
-                        failures.push(format!(
-                            "{label}: rank {}{}, expected {}",
-                            rank_words(got_rank.map(|r| r.to_string()).as_deref()),
-                            if assigned.is_some() {
-                                " (assigned to the line's process by its `assignment` rule)"
-                            } else {
-                                ""
-                            },
-                            rank_words(want_rank)
-                        ));
-                    }
+                    failures.extend(rank_problem(set, g, &m, r, &label));
                 }
                 for (name, want) in &sample.fields {
                     let have = m.fields.get(name);
@@ -182,6 +157,103 @@ pub(super) fn check_sample(
         }
     }
     failures
+}
+
+/// What is wrong with a sample's stated rank `r`, as the summary would name the line's.
+fn rank_problem(
+    set: &GrammarSet,
+    g: &Grammar,
+    m: &LineMatch,
+    r: &str,
+    label: &str,
+) -> Option<String> {
+    let know = set.knowledge();
+    let named = (m.prefix.as_ref())
+        .and_then(|p| p.rank.clone())
+        .or_else(|| know.line_rank(g.id(), &m.kind, &m.fields, &m.message));
+    // An `assignment` line names its process's rank: the rank the run gives every line
+    // of that pid, which the sample states — also over a global number in the prefix,
+    // which is weaker evidence (docs/grammars.md, "Global ranks").
+    let assigned = named
+        .as_ref()
+        .is_none_or(|n| n.as_global().is_some())
+        .then(|| know.assigned_rank(g.id(), &m.kind, &m.fields))
+        .flatten();
+    // A line that names no rank is shown as `-` by summary and events, so a sample may
+    // write it that way as well as `""`.
+    let want_rank = Some(r).filter(|r| !r.is_empty() && *r != "-");
+    if let (None, Some(n)) = (&assigned, named.as_ref().and_then(Rank::as_global)) {
+        return global_rank_problem(set, g, n, want_rank, label);
+    }
+    let got_rank = assigned.clone().or(named);
+    if same_rank(got_rank.as_ref(), want_rank) {
+        return None;
+    }
+    Some(format!(
+        "{label}: rank {}{}, expected {}",
+        rank_words(got_rank.map(|r| r.to_string()).as_deref()),
+        if assigned.is_some() {
+            " (assigned to the line's process by its `assignment` rule)"
+        } else {
+            ""
+        },
+        rank_words(want_rank)
+    ))
+}
+
+/// A line named by a global number alone (a `grank` capture) is named as the summary
+/// names it: through the layout the sizes of the grammar's own `server_args` sample give
+/// (`PP1 TP2` for 6 with `tp_size=4, pp_size=2`); with no such sample, as a run of global
+/// numbers with no sizes names it (`TP6`), or as the number itself (`rank6`, what a run
+/// whose layout cannot place it shows).
+fn global_rank_problem(
+    set: &GrammarSet,
+    g: &Grammar,
+    n: u32,
+    want: Option<&str>,
+    label: &str,
+) -> Option<String> {
+    let sizes = sample_sizes(set, g);
+    let placed = sizes.and_then(|s| crate::model::layout::global_name(n, s, false));
+    if let Some(name) = placed {
+        if same_rank(Some(&name), want) {
+            return None;
+        }
+        let (tp, pp) = sizes.map_or((0, 1), |s| (s.tp.unwrap_or(0), s.pp.unwrap_or(1)));
+        return Some(format!(
+            "{label}: rank `{name}`, expected {} (global rank {n}, the prefix's `grank`, \
+             placed by tp_size={tp}, pp_size={pp} of this grammar's `server_args` sample)",
+            rank_words(want)
+        ));
+    }
+    let tp = Rank::tp(n);
+    if same_rank(Some(&tp), want) || want == Some(Rank::global(n).to_string().as_str()) {
+        return None;
+    }
+    Some(format!(
+        "{label}: rank `{tp}`, expected {} (global rank {n}, the prefix's `grank`: no sizes \
+         known in a one-line sample, so it is named as a run with no tp_size/pp_size names \
+         it; write `{tp}` or `rank{n}`, or give a `server_args` sample that prints \
+         tp_size/pp_size to check the layout's name)",
+        rank_words(want)
+    ))
+}
+
+/// The layout sizes the grammar's own `server_args` samples print, when one does.
+fn sample_sizes(set: &GrammarSet, g: &Grammar) -> Option<crate::model::layout::LayoutSizes> {
+    let know = set.knowledge();
+    g.spec
+        .sample
+        .iter()
+        .filter(|s| s.kind.as_deref() == Some(crate::base::event::kind::SERVER_ARGS))
+        .filter_map(|s| set.match_text(&s.line))
+        .filter(|m| m.kind == crate::base::event::kind::SERVER_ARGS)
+        .find_map(|m| {
+            let c = crate::model::config::Config::from_message(&m.message, g.id(), know).ok()?;
+            let mut sizes = crate::model::layout::LayoutSizes::from_config(Some(&c));
+            sizes.across_replicas = know.world_spans_replicas(g.id());
+            sizes.tp.is_some().then_some(sizes)
+        })
 }
 
 /// Why a sample gave another event than the one it states: the grammar that read it,

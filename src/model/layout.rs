@@ -47,6 +47,37 @@ impl LayoutSizes {
     }
 }
 
+/// Where global rank `n` sits in the layout the configuration printed, `(dp, pp, tp)`:
+/// global = (dp · pp_size + pp) · tp_size + tp, pp_size 1 when the configuration gives
+/// none. `None` without a `tp_size`, and for a number past one world of a server whose
+/// replicas are worlds of their own (`per_replica`): no such number exists there, so the
+/// sizes do not describe the run and nothing is certain.
+pub(crate) fn place_global(n: u32, sizes: LayoutSizes) -> Option<(u32, u32, u32)> {
+    let tp_size = sizes.tp?;
+    let world = tp_size.checked_mul(sizes.pp.unwrap_or(1))?;
+    let dp = n / world;
+    if dp > 0 && !sizes.across_replicas {
+        return None;
+    }
+    let within = n % world;
+    Some((dp, within / tp_size, within % tp_size))
+}
+
+/// The name global rank `n` has in the configured layout: `PP` shown when there is more
+/// than one stage, `DP` when `with_dp` (some number of the run lies past the first
+/// replica's world), `TP` always — as a rank named by its tags would be (`PP1 TP2`).
+pub(crate) fn global_name(n: u32, sizes: LayoutSizes, with_dp: bool) -> Option<Rank> {
+    let (dp, pp, tp) = place_global(n, sizes)?;
+    let mut pairs = vec![("TP".to_string(), tp)];
+    if sizes.pp.is_some_and(|p| p > 1) {
+        pairs.push(("PP".to_string(), pp));
+    }
+    if with_dp {
+        pairs.push(("DP".to_string(), dp));
+    }
+    Some(Rank::from_pairs(pairs))
+}
+
 /// Tags that do not change a rank's place in the world of one replica (`EP` is derived
 /// from TP; `ATTN_CP` / `MOE_DP` subdivide it).
 fn is_layout_tag(name: &str) -> bool {
@@ -132,6 +163,34 @@ mod tests {
                 "{last}"
             );
         }
+    }
+
+    #[test]
+    fn a_global_number_is_placed_by_the_configured_sizes() {
+        let sizes = LayoutSizes {
+            tp: Some(4),
+            pp: Some(2),
+            across_replicas: false,
+        };
+        // 6 = 1 · 4 + 2; 3 = 0 · 4 + 3.
+        assert_eq!(place_global(6, sizes), Some((0, 1, 2)));
+        assert_eq!(place_global(3, sizes), Some((0, 0, 3)));
+        // Past PP2 × TP4 = 8 in a world of one replica: not a number of this layout.
+        assert_eq!(place_global(8, sizes), None);
+        // One world across replicas: 13 = (1 · 2 + 1) · 4 + 1.
+        let across = LayoutSizes {
+            across_replicas: true,
+            ..sizes
+        };
+        assert_eq!(place_global(13, across), Some((1, 1, 1)));
+        // No tp_size printed: no place, whatever the rest says.
+        assert_eq!(place_global(1, LayoutSizes::default()), None);
+        // tp_size alone: one stage.
+        let tp_only = LayoutSizes {
+            tp: Some(8),
+            ..LayoutSizes::default()
+        };
+        assert_eq!(place_global(5, tp_only), Some((0, 0, 5)));
     }
 
     #[test]

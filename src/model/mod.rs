@@ -24,7 +24,8 @@ pub use filter::EventFilter;
 
 pub(crate) use crate::base::event::Edge;
 
-pub use build::{build, dedup_across_sources, name_first_stage, prepare_node, NodeEvents};
+pub use build::{build, dedup_across_sources, name_first_stage, NodeEvents};
+pub(crate) use build::{configured_sizes, prepare_node};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 

@@ -216,12 +216,19 @@ pub(crate) fn gather(
         notes.push(how);
     }
     let split = split_by_node(events, assigned, &files, &mut node_of_file);
+    // The configuration is often printed by one process of one node (kestrel's rank 0):
+    // the other nodes' global ranks are named by its sizes.
+    let run_sizes = split
+        .events
+        .iter()
+        .map(|evs| model::configured_sizes(evs, gs.knowledge()))
+        .find(|s| s.tp.is_some());
     let mut built: Vec<model::NodeEvents> = split
         .events
         .into_iter()
         .map(|evs| {
             let evs = model::dedup_across_sources(evs, &mut sources);
-            model::prepare_node(evs, gs.knowledge(), opts.attempt)
+            model::prepare_node(evs, gs.knowledge(), opts.attempt, run_sizes)
         })
         .collect();
     model::name_first_stage(&mut built);

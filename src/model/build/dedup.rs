@@ -10,14 +10,30 @@ use crate::model::SourceInfo;
 
 /// Events that are the same line seen in two files of one run (`server.log` and
 /// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
-/// What makes two events of different files the same line: rank, kind, stamp, message.
-type DedupKey<'e> = (Option<&'e Rank>, &'e str, Option<NaiveDateTime>, &'e str);
+/// What makes two events of different files the same line: rank, pid, kind, stamp,
+/// message. The pid is in it because the rank often is not known yet (a process named by
+/// its `assignment` line is resolved after this): one file per process, every process
+/// printing a barrier's line at the same instant, are different events, not one.
+type DedupKey<'e> = (
+    Option<&'e Rank>,
+    Option<u32>,
+    &'e str,
+    Option<NaiveDateTime>,
+    &'e str,
+);
 
 fn dedup_key(e: &Event) -> DedupKey<'_> {
-    (e.rank.as_ref(), e.kind.as_str(), e.ts, e.message.as_str())
+    (
+        e.rank.as_ref(),
+        e.pid,
+        e.kind.as_str(),
+        e.ts,
+        e.message.as_str(),
+    )
 }
 
-/// Events that several files of a run both hold (the same rank, kind, stamp and message)
+/// Events that several files of a run both hold (the same rank, pid, kind, stamp and
+/// message)
 /// kept once; each source's `duplicate_events` counts what it lost.
 pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
     // Keys borrow from the events (no string copied per event); which events stay is

@@ -18,6 +18,7 @@ use crate::base::event::{kind, Event, Origin, Rank};
 use crate::grammar::Knowledge;
 
 pub use dedup::dedup_across_sources;
+pub(crate) use names::configured_sizes;
 pub use names::name_first_stage;
 use names::{settle_rank_names, settle_with, RankNames};
 use per_rank::build_rank;
@@ -90,11 +91,14 @@ pub struct NodeEvents {
 /// What `build` does to one node's events before the run is read, and no more: a run of
 /// several nodes is built once from all of them, and building every node's ranks, phases
 /// and outcomes first (only to throw them away) was a fifth of loading 1,024 nodes. The
-/// events come out exactly as `build(…).events` would give them.
-pub fn prepare_node(
+/// events come out exactly as `build(…).events` would give them. `run_sizes`: the layout
+/// sizes the run's configuration printed, wherever it was printed (a node with no
+/// configuration line of its own names global ranks by them).
+pub(crate) fn prepare_node(
     mut events: Vec<Event>,
     know: &Knowledge,
     attempt: Option<usize>,
+    run_sizes: Option<crate::model::layout::LayoutSizes>,
 ) -> NodeEvents {
     resolve_processes(&mut events, know);
     let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
@@ -106,9 +110,9 @@ pub fn prepare_node(
             .filter(|(_, a)| *a == chosen)
             .map(|(e, _)| e)
             .collect();
-        events = settle_rank_names(time_order(events), know);
+        events = settle_rank_names(time_order(events), know, run_sizes);
     }
-    let events = settle_rank_names(time_order(events), know);
+    let events = settle_rank_names(time_order(events), know, run_sizes);
     let (rank_events, _) = group_by_rank(&events, know);
     let config = crate::model::config::Config::of_events(&events, know);
     NodeEvents {
@@ -161,7 +165,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     grammars.sort();
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
-    let names = RankNames::of(&events, know);
+    let names = RankNames::of(&events, know, None);
     let mut events = events;
     settle_with(&mut events, &names);
     let (mut rank_events, launcher) = group_by_rank(&events, know);

@@ -7,22 +7,63 @@ use std::collections::HashMap;
 use super::{server_of, NodeEvents};
 use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
+use crate::model::layout::LayoutSizes;
 
-/// Names that only the whole run can settle. A global rank (c10's `[rank3]:`) is the TP
-/// rank of that number when the run's ranks are TP ranks alone, else the rank the run's
-/// layout puts at that number (`layout::global_ranks`: `PP1 TP2` is 6 of PP2 × TP4), and
-/// no rank at all where the layout does not say: a global number never makes a rank of
-/// its own beside the tagged ones. A run with no numbered rank but an engine process is a
-/// single-GPU run whose engine does the work (TP0); an unprefixed V0-style driver beside
-/// one unnamed worker process is rank 0 beside rank 1.
+/// Names that only the whole run can settle. A global rank (c10's `[rank3]:`, a prefix's
+/// `grank` capture) of a run whose processes are named by their global numbers alone is
+/// placed by the sizes the configuration printed (`tp_size`, `pp_size`: `PP1 TP2` is 6
+/// of PP2 × TP4) — certain, since the line is the process's own — and, with no sizes
+/// printed, is the TP rank of that number. Beside ranks named by their tags it is the TP
+/// rank of that number when those are TP ranks alone, else the rank the run's layout
+/// puts at that number (`layout::global_ranks`), and no rank at all where the layout
+/// does not say: a global number never makes a rank of its own beside the tagged ones. A
+/// run with no numbered rank but an engine process is a single-GPU run whose engine does
+/// the work (TP0); an unprefixed V0-style driver beside one unnamed worker process is
+/// rank 0 beside rank 1.
 pub(super) struct RankNames {
     rename: HashMap<Rank, Rank>,
     tp_only: bool,
+    /// The configured sizes that place every global number of a run of global numbers
+    /// alone, and which tags its names carry.
+    placed: Option<GlobalNames>,
     pub(super) globals: HashMap<u32, Rank>,
 }
 
+/// How a run whose processes are named by global numbers alone names them: by the
+/// configured layout, `DP` shown when some number lies past the first replica's world.
+#[derive(Clone, Copy)]
+struct GlobalNames {
+    sizes: LayoutSizes,
+    with_dp: bool,
+}
+
+impl GlobalNames {
+    fn name(&self, n: u32) -> Option<Rank> {
+        crate::model::layout::global_name(n, self.sizes, self.with_dp)
+    }
+}
+
+/// The layout sizes the run's configuration line printed (`tp_size`, `pp_size` and
+/// their vLLM spellings), and how the run's server numbers its replicas; no sizes when
+/// no configuration line is among `events`.
+pub(crate) fn configured_sizes(events: &[Event], know: &Knowledge) -> LayoutSizes {
+    let config = events
+        .iter()
+        .find(|e| e.kind == kind::SERVER_ARGS)
+        .and_then(|e| crate::model::config::Config::from_event(e, know).ok());
+    let mut sizes = LayoutSizes::from_config(config.as_ref());
+    sizes.across_replicas = server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
+    sizes
+}
+
 impl RankNames {
-    pub(super) fn of(events: &[Event], know: &Knowledge) -> RankNames {
+    /// `run_sizes`: the sizes another part of the run printed (a node whose files hold
+    /// no configuration line is named by the configuration of the node that printed it).
+    pub(super) fn of(
+        events: &[Event],
+        know: &Knowledge,
+        run_sizes: Option<LayoutSizes>,
+    ) -> RankNames {
         // Distinct first (a hash per event), then sorted: sorting every event's rank was
         // a tenth of loading a run of thousands of ranks.
         let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
@@ -52,22 +93,36 @@ impl RankNames {
                 rename.insert(p.clone(), Rank::tp(1));
             }
         }
-        let globals = if tp_only {
+        let mut sizes = configured_sizes(events, know);
+        if sizes.tp.is_none() {
+            if let Some(run) = run_sizes {
+                sizes.tp = run.tp;
+                sizes.pp = run.pp;
+            }
+        }
+        let placed = if workers == 0 {
+            global_names(events, sizes)
+        } else {
+            None
+        };
+        let globals = if let Some(p) = placed {
+            let seen: std::collections::BTreeSet<u32> = events
+                .iter()
+                .filter_map(|e| e.rank.as_ref()?.as_global())
+                .collect();
+            seen.into_iter()
+                .filter_map(|n| Some((n, p.name(n)?)))
+                .collect()
+        } else if tp_only {
             HashMap::new()
         } else {
-            let config = events
-                .iter()
-                .find(|e| e.kind == kind::SERVER_ARGS)
-                .and_then(|e| crate::model::config::Config::from_event(e, know).ok());
-            let mut sizes = crate::model::layout::LayoutSizes::from_config(config.as_ref());
-            sizes.across_replicas =
-                server_of(events, know).is_some_and(|g| know.world_spans_replicas(&g));
             let renamed: Vec<&Rank> = named.iter().map(|r| rename.get(*r).unwrap_or(*r)).collect();
             crate::model::layout::global_ranks(renamed, sizes)
         };
         RankNames {
             rename,
             tp_only,
+            placed,
             globals,
         }
     }
@@ -81,12 +136,34 @@ impl RankNames {
             }
         }
         let n = r.as_global()?;
+        if let Some(to) = self.placed.and_then(|p| p.name(n)) {
+            return Some(Some(to));
+        }
         if self.tp_only {
             Some(Some(Rank::tp(n)))
         } else {
             Some(self.globals.get(&n).cloned())
         }
     }
+}
+
+/// The layout names of a run whose processes are named by global numbers alone, when the
+/// configuration's sizes place every one of them; `None` otherwise (no sizes, or a number
+/// the sizes cannot hold: the numbers are then named as with no configuration).
+fn global_names(events: &[Event], sizes: LayoutSizes) -> Option<GlobalNames> {
+    let seen: std::collections::BTreeSet<u32> = events
+        .iter()
+        .filter_map(|e| e.rank.as_ref()?.as_global())
+        .collect();
+    if seen.is_empty() {
+        return None;
+    }
+    let mut with_dp = false;
+    for &n in &seen {
+        let (dp, ..) = crate::model::layout::place_global(n, sizes)?;
+        with_dp |= dp > 0;
+    }
+    Some(GlobalNames { sizes, with_dp })
 }
 
 /// A run of more than one pipeline stage names its first stage `PP0 TP0`, as SGLang's log
@@ -168,8 +245,12 @@ pub fn name_first_stage(nodes: &mut [NodeEvents]) {
     }
 }
 
-pub(super) fn settle_rank_names(mut events: Vec<Event>, know: &Knowledge) -> Vec<Event> {
-    let names = RankNames::of(&events, know);
+pub(super) fn settle_rank_names(
+    mut events: Vec<Event>,
+    know: &Knowledge,
+    run_sizes: Option<LayoutSizes>,
+) -> Vec<Event> {
+    let names = RankNames::of(&events, know, run_sizes);
     settle_with(&mut events, &names);
     events
 }

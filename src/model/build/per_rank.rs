@@ -170,19 +170,23 @@ pub(super) fn build_rank(
         ..
     } = walk;
     close_by_later_starts(&mut spans);
-    // Launch runs from the first line of the run to the rank's first line.
+    // Launch runs from the first line of the run to the rank's first line of any kind —
+    // also when that line is a launch line of its own (a worker printing the run's
+    // configuration), which would otherwise stretch its launch to its next phase's first
+    // line, past lines that show it already running. Its figures stay.
     let first_ts = (idx.iter())
         .filter_map(|&i| Some((events[i].ts?, events[i].ts_step_ms)))
         .min_by_key(|(t, _)| *t);
     if let (Some((s, s_step)), Some((f, f_step)), false) = (run_start, first_ts, rank.is_engine()) {
-        spans.entry(Phase::Launch).or_insert_with(|| PhaseSpan {
-            start: Some(s),
-            end: Some(f),
-            start_step_ms: s_step,
-            end_step_ms: f_step,
-            complete: true,
-            ..PhaseSpan::empty(Phase::Launch)
-        });
+        let launch = spans
+            .entry(Phase::Launch)
+            .or_insert_with(|| PhaseSpan::empty(Phase::Launch));
+        launch.start = Some(s);
+        launch.end = Some(f);
+        launch.start_step_ms = s_step;
+        launch.end_step_ms = f_step;
+        launch.complete = true;
+        launch.end_printed = false;
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
     let stop = outcome::decisive(stops);

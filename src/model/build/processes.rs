@@ -11,7 +11,8 @@ use crate::model::Phase;
 /// strongest evidence any line of that pid gives (the grammars' process and rank rules),
 /// then given to all its lines. Lines of an engine or driver process that report figures
 /// but never name a rank are placed on the `engine` rank; the launcher's own lines stay
-/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it.
+/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it, unless
+/// all it names is a global number and its process's `assignment` line names the rank.
 pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
     let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
     let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
@@ -34,7 +35,14 @@ pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
         }
         let Some(pid) = e.pid else { continue };
         if let Some(r) = &e.rank {
-            learn(pid, RankEvidence::Tags, r.clone());
+            // A global number (a prefix's `grank`) is weaker evidence than the process's
+            // own `assignment` line: it becomes a rank only through sizes or a layout.
+            let ev = if r.as_global().is_some() {
+                RankEvidence::Global
+            } else {
+                RankEvidence::Tags
+            };
+            learn(pid, ev, r.clone());
         }
         if let Some(m) = know.meaning(e) {
             for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
@@ -64,7 +72,16 @@ pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
                 .find_map(|r| r.rank(e))
         });
     for e in events.iter_mut() {
-        if e.rank.is_some() {
+        if let Some(r) = &e.rank {
+            // A line named by a global number alone takes its process's rank when another
+            // of its lines says it more strongly (an `assignment`: `placement: pp=1 tp=2`).
+            if r.as_global().is_some() {
+                if let Some((ev, to)) = e.pid.and_then(|p| learnt.get(&p)) {
+                    if *ev > RankEvidence::Global {
+                        e.rank = Some(to.clone());
+                    }
+                }
+            }
             continue;
         }
         if let Some((_, r)) = e.pid.and_then(|p| learnt.get(&p)) {

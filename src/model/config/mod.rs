@@ -149,6 +149,16 @@ impl Config {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The configuration one line's message carries, read with the config rules of
+    /// `grammar` (then of the others): a `server_args` sample of `grammars check`.
+    pub(crate) fn from_message(
+        message: &str,
+        grammar: &str,
+        know: &Knowledge,
+    ) -> Result<ParsedConfig, ConfigError> {
+        Self::parse(message, know.config_rules(grammar), true)
+    }
+
     /// Reads the line with the first rule whose marker it holds.
     fn parse<'a>(
         line: &str,
