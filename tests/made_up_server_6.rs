@@ -224,21 +224,27 @@ fn suspects_and_remedies() {
 }
 
 /// The fixture as it is: its `[[suffix]]` cuts `bs=512 … free=…` from the OOM's message
-/// (`cuda graph capture failed: out of memory`, failing/rank2.log:12), so only
-/// `cuda_graph_max_bs`'s suspect is named (its word `cuda graph capture`); `max_batch`'s
-/// new value and `mem_fraction`'s word `free=` are in the cut fields, and both are
-/// `less likely:` (listed for an OOM), in the configuration's order.
+/// (`cuda graph capture failed: out of memory`, failing/rank2.log:12), which is what the
+/// trigger quotes; the cut fields are still searched (h-cfg), so `max_batch`'s new value
+/// `512` (in `bs=512`) and `mem_fraction`'s word `free=` name them, `also:` rows quoting
+/// the fields at the same file and line — as the trial's copy without the suffix reads.
 #[test]
-fn a_field_suffix_keeps_its_fields_out_of_the_suspects_words() {
+fn a_field_suffix_keeps_its_fields_out_of_the_quote_not_out_of_the_search() {
     let (code, out) = run(&["diff", "baseline", "failing"]);
     assert_eq!(code, Some(1));
+    // The rows as one line each: the text is wrapped at 120 columns, indented 10.
+    let rows = out.replace("\n          ", " ");
     assert!(
-        out.contains("likely trigger: cuda_graph_max_bs 160 -> 512 (the failure says \"cuda graph capture failed: out of memory\","),
+        rows.contains("likely trigger: cuda_graph_max_bs 160 -> 512 (the failure says \"cuda graph capture failed: out of memory\", rank2.log:12) also:"),
         "{out}"
     );
+    let fields = "bs=512 requested=\"1.25 GiB\" free=\"0.48 GiB\" total=\"79.65 GiB\" graph_pool=\"4.69 GiB\"";
     assert!(
-        out.contains("less likely: max_batch 256 -> 512; mem_fraction 0.88 -> 0.92"),
+        rows.contains(&format!(
+            "also: max_batch 256 -> 512 (the failure says \"{fields}\", rank2.log:12) \
+             also: mem_fraction 0.88 -> 0.92 (the failure says \"{fields}\", rank2.log:12)\n"
+        )),
         "{out}"
     );
-    assert!(!out.contains("also:"), "{out}");
+    assert!(!out.contains("less likely"), "{out}");
 }

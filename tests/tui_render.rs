@@ -537,6 +537,7 @@ fn long_run() -> Run {
                 fields: Default::default(),
                 message: format!("{kind} of TP{tp}"),
                 detail: None,
+                trailer: None,
             });
         }
     }
@@ -595,6 +596,7 @@ fn many_rank_run(ranks: u32) -> Run {
                 fields: Default::default(),
                 message: format!("{kind} of TP{tp}"),
                 detail: None,
+                trailer: None,
             });
         }
     }

@@ -161,9 +161,10 @@ pub(crate) fn failure_cause(
     })
 }
 
-/// The text the failure's words are looked for in: its line and traceback, and the
-/// error lines no rank printed (NCCL's `WARN` lines have no rank unless joined by pid),
-/// or the root rank printed elsewhere.
+/// The text the failure's words are looked for in: its line (with the fields a
+/// rank-less `[[suffix]]` cut from its message, `err="…"`) and traceback, and the error
+/// lines no rank printed (NCCL's `WARN` lines have no rank unless joined by pid), or the
+/// root rank printed elsewhere, each with its cut fields too.
 fn failure_texts(
     candidate: &Run,
     root: &Rank,
@@ -181,6 +182,17 @@ fn failure_texts(
             text: traceback_message(tb),
         });
     }
+    // The failure's own event, for what its suffix cut: the same file and line.
+    let trailer = (failure.origin.as_ref())
+        .and_then(|o| candidate.events.iter().find(|e| &e.origin == o))
+        .and_then(|e| e.trailer.as_ref());
+    if let (Some(t), Some(q)) = (trailer, quote) {
+        texts.push(Quote {
+            source: q.source.clone(),
+            line: q.line,
+            text: trailing_fields(t).to_string(),
+        });
+    }
     let unranked: Vec<Quote> = (candidate.events.iter())
         .filter(|e| e.rank.is_none() || e.rank.as_ref() == Some(root))
         .filter(|e| e.kind == kind::ERROR)
@@ -188,11 +200,25 @@ fn failure_texts(
         .map(|e| Quote {
             source: candidate.source_name(&e.origin).to_string(),
             line: e.origin.line,
-            text: e.message.to_string(),
+            // One line each: a word is found, and quoted, in the line that holds it.
+            text: match &e.trailer {
+                Some(t) => format!("{}\n{}", e.message, trailing_fields(t)),
+                None => e.message.to_string(),
+            },
         })
         .collect();
     texts.extend(unranked.iter().cloned());
     texts
+}
+
+/// The fields a suffix cut, as they are quoted: without the quote that closed the
+/// message, the separators before the first field and a JSON record's closing brace
+/// (`","err":"…"}` is quoted `"err":"…"`, logfmt's `" err="…" bs=512` `err="…" bs=512`).
+fn trailing_fields(trailer: &str) -> &str {
+    let t = trailer.strip_prefix('"').unwrap_or(trailer);
+    let t = t.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+    let t = t.trim_end();
+    t.strip_suffix('}').unwrap_or(t).trim_end()
 }
 
 /// Each of the rule's words (and the setting's new value) found in the lines: how many,

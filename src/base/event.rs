@@ -503,6 +503,10 @@ pub struct Event {
     pub message: String,
     /// Continuation lines (a traceback) that belong to this record.
     pub detail: Option<String>,
+    /// The text a rank-less `[[suffix]]` cut from the end of the message (the record's
+    /// trailing fields: `" err="…" bs=512`); searched with the message for a failure's
+    /// words, never quoted as the message. `None` when no suffix cut the line.
+    pub trailer: Option<String>,
 }
 
 impl Event {

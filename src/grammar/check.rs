@@ -3,29 +3,194 @@
 
 use super::*;
 
-/// Checks every sample of a grammar: the line must give the stated kind and fields.
-/// Returns one message per failing sample.
-pub fn check_samples(set: &GrammarSet, grammar: usize) -> Vec<String> {
+/// What reading a `server_args` sample's configuration gave, for `grammars check`. The
+/// configuration is read by `model::config`, a layer above this one, so the check is
+/// handed that reader ([`ConfigReader`]) rather than importing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigReading {
+    /// Read, as a run would read it.
+    Read {
+        /// How many settings it gave.
+        settings: usize,
+        /// The line ended inside the configuration and its event takes the lines after
+        /// it (`traceback = true`), where the rest is printed.
+        continued: bool,
+    },
+    /// No `[[config]]` marker of any loaded grammar is in the message.
+    NoMarker,
+    /// The rule whose marker the message holds did not read what follows it.
+    Unreadable {
+        /// The grammar that declared the rule (another grammar's rules are tried after
+        /// the line's own).
+        grammar: String,
+        /// The rule's `marker`.
+        marker: String,
+        /// The rule's `syntax`, as written.
+        syntax: &'static str,
+        /// The rule has `escaped = "json"`.
+        escaped: bool,
+        /// The reader's error; its byte offsets are the sample line's.
+        error: String,
+        /// The line holds an escaped quote (`\"`) where the error stands.
+        at_escaped_quote: bool,
+        /// The line ended before the configuration did (and no lines follow it).
+        cut: bool,
+    },
+}
+
+/// Reads the configuration of a matched `server_args` sample (its match, its line).
+pub type ConfigReader<'a> = &'a dyn Fn(&GrammarSet, &LineMatch, &str) -> ConfigReading;
+
+/// `grammars check` of one grammar.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SampleCheck {
+    /// One message per failing sample.
+    pub failures: Vec<String>,
+    /// Each `server_args` sample whose configuration read.
+    pub configs: Vec<ConfigSample>,
+}
+
+/// A `server_args` sample whose configuration read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigSample {
+    /// The sample's number in its grammar, from 1.
+    pub sample: usize,
+    /// How many settings its line gave.
+    pub settings: usize,
+    /// Its line ends inside the configuration, which goes on in the lines after it.
+    pub continued: bool,
+}
+
+/// Checks every sample of a grammar: the line must give the stated kind and fields, and a
+/// `server_args` sample's configuration must read (with `read_config`).
+pub fn check_samples(set: &GrammarSet, grammar: usize, read_config: ConfigReader) -> SampleCheck {
+    let mut out = SampleCheck::default();
     let Some(g) = set.grammars.get(grammar) else {
-        return Vec::new();
+        return out;
     };
-    let mut failures: Vec<String> = g
-        .spec
-        .sample
-        .iter()
-        .enumerate()
-        .map(|(i, sample)| check_sample(set, g, i, sample))
-        .filter(|problems| !problems.is_empty())
-        .map(|problems| problems.join("\n"))
-        .collect();
-    failures.extend(
+    for (i, sample) in g.spec.sample.iter().enumerate() {
+        let mut problems = check_sample(set, g, i, sample);
+        if problems.is_empty() {
+            match check_sample_config(set, g, i, sample, read_config) {
+                Ok(Some((settings, continued))) => out.configs.push(ConfigSample {
+                    sample: i + 1,
+                    settings,
+                    continued,
+                }),
+                Ok(None) => {}
+                Err(e) => problems.push(e),
+            }
+        }
+        if !problems.is_empty() {
+            out.failures.push(problems.join("\n"));
+        }
+    }
+    out.failures.extend(
         g.spec
             .frame_phase
             .iter()
             .enumerate()
             .filter_map(|(i, f)| check_frame_sample(set, g, i, f)),
     );
-    failures
+    out
+}
+
+/// A `server_args` sample (one that passed) must carry a configuration that reads: the
+/// number of settings and whether it continues on the lines after, `None` for another
+/// kind, or what is wrong and how to fix it.
+fn check_sample_config(
+    set: &GrammarSet,
+    g: &Grammar,
+    i: usize,
+    sample: &SampleSpec,
+    read_config: ConfigReader,
+) -> Result<Option<(usize, bool)>, String> {
+    if sample.kind.as_deref() != Some(crate::base::event::kind::SERVER_ARGS) {
+        return Ok(None);
+    }
+    let Some(m) = set.match_text(&sample.line) else {
+        return Ok(None);
+    };
+    let label = format!(
+        "{} sample {} ({:?})",
+        g.origin,
+        i + 1,
+        crate::base::text::truncate(&sample.line, 61)
+    );
+    match read_config(set, &m, &sample.line) {
+        ConfigReading::Read {
+            settings,
+            continued,
+        } => Ok(Some((settings, continued))),
+        ConfigReading::NoMarker => {
+            let markers: Vec<String> = (g.know.configs.iter())
+                .map(|c| format!("`{}` ({})", c.marker, c.syntax.name()))
+                .collect();
+            Err(if markers.is_empty() {
+                format!(
+                    "{label}: a `server_args` line, but this grammar has no `[[config]]`: add one \
+                     whose `marker` is the text printed just before the configuration, with its `syntax`"
+                )
+            } else {
+                format!(
+                    "{label}: no `[[config]]` marker is in the message (this grammar's: {}): \
+                     a marker is the text printed just before the configuration, as printed",
+                    markers.join(", ")
+                )
+            })
+        }
+        ConfigReading::Unreadable {
+            grammar,
+            marker,
+            syntax,
+            escaped,
+            error,
+            at_escaped_quote,
+            cut,
+        } => {
+            let whose = if grammar == g.spec.id {
+                String::new()
+            } else {
+                format!(
+                    " of grammar `{grammar}` (no marker of this grammar is in the message; \
+                     every grammar's rules are tried after the line's own)"
+                )
+            };
+            Err(format!(
+                "{label}: configuration not read by the `[[config]]`{whose} with marker \
+                 `{marker}`, syntax `{syntax}`{}: {error}; {}",
+                if escaped { ", escaped `json`" } else { "" },
+                config_fix(syntax, escaped, at_escaped_quote, cut)
+            ))
+        }
+    }
+}
+
+/// How to make an unreadable configuration read.
+fn config_fix(syntax: &str, escaped: bool, at_escaped_quote: bool, cut: bool) -> String {
+    if at_escaped_quote && !escaped {
+        return "the configuration is inside a JSON string (its quotes print as `\\\"`): add \
+                `escaped = \"json\"` to this `[[config]]`"
+            .to_string();
+    }
+    if cut {
+        return "the line ends before the configuration does: give the whole line as the \
+                sample (a configuration printed over several lines needs `traceback = true` \
+                on its event)"
+            .to_string();
+    }
+    let shape = match syntax {
+        "python_call" => "`Name(k=v, …)`",
+        "python_kwargs" => "`k=v, …` to the end of the line",
+        "python_dict" => "`{'k': v, …}`",
+        _ => "`Args { k: v, … }`",
+    };
+    format!(
+        "syntax `{syntax}` expects {shape} right after the marker: is that what the server \
+         prints there (else python_call `Name(k=v, …)`, python_kwargs `k=v, …`, python_dict \
+         `{{'k': v, …}}`, rust_debug `Args {{ k: v, … }}`), and does the marker end just \
+         before it?"
+    )
 }
 
 /// How many samples `check_samples` checks for a grammar: its line samples and the

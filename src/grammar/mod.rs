@@ -24,8 +24,8 @@ use regex::Regex;
 
 pub use check::*;
 pub(crate) use knowledge::{
-    phase_of_stack, ConfigRule, ConfigSyntax, GrammarKnowledge, OutcomeRule, OutcomeWord,
-    ProcessRole, RankEvidence,
+    phase_of_stack, ConfigEscape, ConfigRule, ConfigSyntax, GrammarKnowledge, OutcomeRule,
+    OutcomeWord, ProcessRole, RankEvidence,
 };
 pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;

@@ -198,7 +198,8 @@ mod tests {
                 );
                 n += 1;
             }
-            assert_eq!(check_samples(&gs, i), Vec::<String>::new(), "{}", g.origin);
+            let check = check_samples(&gs, i, &crate::model::config::read_sample);
+            assert_eq!(check.failures, Vec::<String>::new(), "{}", g.origin);
         }
         assert!(n > 40, "{n} frame_phase entries");
     }
@@ -223,7 +224,7 @@ sample = 'not a frame line'
 "#;
         let g = Grammar::from_toml(toml, "fx.toml").unwrap();
         let gs = GrammarSet::new(vec![g]).unwrap();
-        let failures = check_samples(&gs, 0);
+        let failures = check_samples(&gs, 0, &crate::model::config::read_sample).failures;
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("phase `kv_cache`, expected `cuda_graph`"));
         assert!(failures[1].contains("no frame → phase entry names this frame"));

@@ -57,6 +57,10 @@ pub struct LineMatch {
     pub(crate) traceback: bool,
     /// Captures dropped because they ran to the end of a cut line.
     pub(crate) cut_fields: Vec<String>,
+    /// The text a rank-less `[[suffix]]` cut off the message (a record's trailing
+    /// fields, `" err="…" bs=512`), kept so a failure's words are found there too;
+    /// `None` when no suffix cut, so a line without one allocates nothing more.
+    pub(crate) trailer: Option<String>,
 }
 
 /// All grammars of a run, compiled into the scanners the hot loop uses.
@@ -558,14 +562,20 @@ impl GrammarSet {
         fields.shrink_to_fit();
         // A rank-less `[[suffix]]` of the event's grammar ends the quoted message where it
         // matches (a configuration line keeps all of it: it is read from its message).
+        // What it cut is kept beside the message.
         let shown = shown.trim_end();
-        let shown = match self.grammars.get(gi) {
+        let (shown, trailer) = match self.grammars.get(gi) {
             Some(g) if ev.kind != crate::base::event::kind::SERVER_ARGS => (g.field_suffixes)
                 .iter()
-                .find_map(|r| r.find(shown).map(|m| &shown[..m.start()]))
-                .unwrap_or(shown),
-            _ => shown,
+                .find_map(|r| r.find(shown).map(|m| shown.split_at(m.start())))
+                .map_or((shown, None), |(kept, cut)| (kept, Some(cut.trim()))),
+            _ => (shown, None),
         };
+        // Only fields are worth keeping: a suffix that cut a closing `"` or `"}` alone
+        // (most lines of a JSON or logfmt server) costs no allocation.
+        let trailer = trailer
+            .filter(|t| t.chars().any(char::is_alphanumeric))
+            .map(|t| bounded(t, MAX_MESSAGE));
         Some(LineMatch {
             grammar: gi,
             kind: ev.kind.clone(),
@@ -581,6 +591,7 @@ impl GrammarSet {
             ),
             traceback: ev.traceback,
             cut_fields,
+            trailer,
         })
     }
 
@@ -700,6 +711,53 @@ pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::{convert, stamp_step_ms, FieldValue, Unit};
+
+    #[test]
+    fn a_rankless_suffix_keeps_what_it_cut_beside_the_message() {
+        let toml = r#"
+id = "emberline"
+name = "emberline"
+[[prefix]]
+id = "logfmt"
+regex = '''ts=(?P<stamp>\S+) level=\w+ rank=(?P<tp>\d+) msg="'''
+stamp_format = "%Y-%m-%dT%H:%M:%S%.3fZ"
+[[suffix]]
+id = "fields"
+regex = '''"(?: \w+=(?:"[^"]*"|\S*))*$'''
+[[event]]
+kind = "error"
+literals = ['msg="engine failed']
+regex = '''^engine failed'''
+[[event]]
+kind = "server_args"
+literals = ['msg="options"']
+regex = '''^options'''
+"#;
+        let g = crate::grammar::Grammar::from_toml(toml, "emberline.toml").unwrap();
+        let gs = crate::grammar::GrammarSet::new(vec![g]).unwrap();
+        let stamp = "ts=2026-12-02T09:00:03.000Z level=error rank=0 ";
+        let m = gs
+            .match_text(&format!(
+                r#"{stamp}msg="engine failed" err="kv layout hnd unsupported" code=7"#
+            ))
+            .unwrap();
+        assert_eq!(m.message, "engine failed");
+        assert_eq!(
+            m.trailer.as_deref(),
+            Some(r#"" err="kv layout hnd unsupported" code=7"#)
+        );
+        // A suffix that cut only the closing quote cut no field: nothing is kept.
+        let bare = gs
+            .match_text(&format!(r#"{stamp}msg="engine failed""#))
+            .unwrap();
+        assert_eq!(bare.message, "engine failed");
+        assert_eq!(bare.trailer, None);
+        // A configuration line is not cut, so it has none.
+        let cfg = gs
+            .match_text(&format!(r#"{stamp}msg="options" opts={{'a': 1}}"#))
+            .unwrap();
+        assert_eq!(cfg.trailer, None);
+    }
 
     #[test]
     fn decimal_units_and_milliseconds_convert() {

@@ -136,6 +136,11 @@ pub(crate) struct ConfigSpec {
     /// `python_call` (`Name(k=v, …)`, also `Namespace(…)`), `python_kwargs` (`k=v, …`),
     /// `python_dict` (`{'k': v, …}`) or `rust_debug` (`Args { k: v, … }`).
     pub(crate) syntax: String,
+    /// `json`: the configuration is printed inside a JSON string (`"msg":"args: Args {
+    /// model: \"/m\" }"`), its quotes and backslashes escaped; it is unescaped up to the
+    /// string's closing quote before it is read.
+    #[serde(default)]
+    pub(crate) escaped: Option<String>,
 }
 
 /// Where an event reads a rank from its message.

@@ -396,10 +396,23 @@ fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarE
         if c.marker.is_empty() {
             return Err(err(origin, format!("config {}: marker is empty", i + 1)));
         }
+        let escaped = match c.escaped.as_deref() {
+            None => None,
+            Some(name) => Some(ConfigEscape::from_name(name).ok_or_else(|| {
+                err(
+                    origin,
+                    format!(
+                        "config {}: escaped `{name}` is not `json` (the one escaping read: a configuration inside a JSON string)",
+                        i + 1
+                    ),
+                )
+            })?),
+        };
         out.push(ConfigRule {
             grammar: spec.id.clone(),
             marker: c.marker.clone(),
             syntax,
+            escaped,
         });
     }
     Ok(out)

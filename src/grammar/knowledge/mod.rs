@@ -222,6 +222,32 @@ impl ConfigSyntax {
             _ => return None,
         })
     }
+    /// As a grammar writes it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ConfigSyntax::PythonCall => "python_call",
+            ConfigSyntax::PythonKwargs => "python_kwargs",
+            ConfigSyntax::PythonDict => "python_dict",
+            ConfigSyntax::RustDebug => "rust_debug",
+        }
+    }
+}
+
+/// How the text after a configuration marker is escaped before its syntax can be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConfigEscape {
+    /// Inside a JSON string: `\"`, `\\`, `\/`, `\n`, `\t`, `\uXXXX` … up to the string's
+    /// closing (unescaped) `"`.
+    Json,
+}
+
+impl ConfigEscape {
+    pub(crate) fn from_name(s: &str) -> Option<ConfigEscape> {
+        match s {
+            "json" => Some(ConfigEscape::Json),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,6 +256,8 @@ pub(crate) struct ConfigRule {
     pub(crate) grammar: String,
     pub(crate) marker: String,
     pub(crate) syntax: ConfigSyntax,
+    /// `escaped = "json"`: the configuration is inside a JSON string.
+    pub(crate) escaped: Option<ConfigEscape>,
 }
 
 /// Kind (or grammar id) → meaning. Looked up several times per event while a run is

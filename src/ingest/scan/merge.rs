@@ -261,7 +261,9 @@ impl<'a> Merger<'a> {
         }
         let key = same_key(&ev.kind, ev.rank.as_ref(), ev.pid);
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
-        let text = (ev.message.len() + ev.detail.as_ref().map_or(0, |d| d.len())) as u64;
+        let text = (ev.message.len()
+            + ev.detail.as_ref().map_or(0, |d| d.len())
+            + ev.trailer.as_ref().map_or(0, |t| t.len())) as u64;
         if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
             *self.out.dropped_events.entry(ev.kind).or_insert(0) += 1;
             return None;
@@ -323,6 +325,7 @@ impl<'a> Merger<'a> {
             } else {
                 Some(detail)
             },
+            trailer: m.trailer,
         }
     }
 

@@ -3,15 +3,19 @@
 //! A failing run and its baseline usually differ in one flag (`enable_custom_allreduce`
 //! False → True); the diff is how that flag gets named.
 
+mod escaped;
 pub mod pyrepr;
+mod sample;
 mod spelling;
+
+pub use sample::read_sample;
 
 pub(crate) use spelling::Spelling;
 
 use std::collections::HashMap;
 
 use crate::base::event::{Event, FieldValue};
-use crate::grammar::{ConfigRule, ConfigSyntax, Knowledge};
+use crate::grammar::{ConfigEscape, ConfigRule, ConfigSyntax, Knowledge};
 use crate::model::config::pyrepr::{
     parse_call_lenient, parse_kwargs, parse_kwargs_lenient, parse_value_prefix, PyValue, ReprError,
 };
@@ -64,6 +68,37 @@ pub enum ConfigError {
         expected: &'static str,
         found: String,
     },
+}
+
+impl ConfigError {
+    /// The same error with its offset (if it has one) moved by `f`.
+    fn map_offset(self, f: impl Fn(usize) -> usize) -> ConfigError {
+        match self {
+            ConfigError::Repr(mut e) => {
+                e.offset = f(e.offset);
+                ConfigError::Repr(e)
+            }
+            ConfigError::Shape {
+                offset,
+                expected,
+                found,
+            } => ConfigError::Shape {
+                offset: f(offset),
+                expected,
+                found,
+            },
+            ConfigError::NotAConfigLine => ConfigError::NotAConfigLine,
+        }
+    }
+
+    /// Where in the text read the error stands, if it names a place.
+    pub(crate) fn offset(&self) -> Option<usize> {
+        match self {
+            ConfigError::Repr(e) => Some(e.offset),
+            ConfigError::Shape { offset, .. } => Some(*offset),
+            ConfigError::NotAConfigLine => None,
+        }
+    }
 }
 
 impl Config {
@@ -165,26 +200,34 @@ impl Config {
         rules: impl Iterator<Item = &'a ConfigRule>,
         lenient: bool,
     ) -> Result<ParsedConfig, ConfigError> {
+        Self::parse_with_rule(line, rules, lenient)
+            .map(|(parsed, _)| parsed)
+            .map_err(|(e, _)| e)
+    }
+
+    /// `parse`, and the rule whose marker the line held (for `grammars check`, which
+    /// names the rule that failed). Its error offsets are bytes of `line`.
+    fn parse_with_rule<'a>(
+        line: &str,
+        rules: impl Iterator<Item = &'a ConfigRule>,
+        lenient: bool,
+    ) -> Result<(ParsedConfig, &'a ConfigRule), (ConfigError, Option<&'a ConfigRule>)> {
         for rule in rules {
             let Some(pos) = line.find(&rule.marker) else {
                 continue;
             };
             let base = pos + rule.marker.len();
-            let body = &line[base..];
-            let (entries, truncated) = match rule.syntax {
-                ConfigSyntax::PythonCall => python_call(body, base, lenient)?,
-                ConfigSyntax::PythonKwargs => {
-                    if lenient {
-                        let l = parse_kwargs_lenient(body).map_err(|e| e.shifted(base))?;
-                        (l.kwargs, l.truncated)
-                    } else {
-                        (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
-                    }
+            let read = match rule.escaped {
+                None => read_syntax(rule.syntax, line, base, lenient),
+                // Read in the unescaped text, whose offsets are mapped back to the line's.
+                Some(ConfigEscape::Json) => {
+                    let u = escaped::Unescaped::json(&line[base..]);
+                    read_syntax(rule.syntax, &u.text, 0, lenient)
+                        .map_err(|e| e.map_offset(|at| base + u.original(at)))
                 }
-                ConfigSyntax::PythonDict => (python_dict(line, base)?, false),
-                ConfigSyntax::RustDebug => rust_debug(body, base, lenient)?,
             };
-            return Ok(ParsedConfig {
+            let (entries, truncated) = read.map_err(|e| (e, Some(rule)))?;
+            let parsed = ParsedConfig {
                 config: Config {
                     entries,
                     source: ConfigSource {
@@ -195,10 +238,34 @@ impl Config {
                     },
                 },
                 truncated,
-            });
+            };
+            return Ok((parsed, rule));
         }
-        Err(ConfigError::NotAConfigLine)
+        Err((ConfigError::NotAConfigLine, None))
     }
+}
+
+/// The entries after a marker: `line[base..]` read in `syntax`; offsets are `line`'s.
+fn read_syntax(
+    syntax: ConfigSyntax,
+    line: &str,
+    base: usize,
+    lenient: bool,
+) -> Result<Entries, ConfigError> {
+    let body = &line[base..];
+    Ok(match syntax {
+        ConfigSyntax::PythonCall => python_call(body, base, lenient)?,
+        ConfigSyntax::PythonKwargs => {
+            if lenient {
+                let l = parse_kwargs_lenient(body).map_err(|e| e.shifted(base))?;
+                (l.kwargs, l.truncated)
+            } else {
+                (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
+            }
+        }
+        ConfigSyntax::PythonDict => (python_dict(line, base)?, false),
+        ConfigSyntax::RustDebug => rust_debug(body, base, lenient)?,
+    })
 }
 
 /// The first version a line of `grammar` printed: its `server_version` line or a

@@ -169,6 +169,7 @@ fn rust_debug_structs_read_as_fields() {
         grammar: "launcher".into(),
         marker: "Args ".into(),
         syntax: ConfigSyntax::RustDebug,
+        escaped: None,
     };
     let read = |line: &str, lenient: bool| Config::parse(line, [&rule].into_iter(), lenient);
     let cfg = |line: &str| {
@@ -234,6 +235,7 @@ fn a_pretty_printed_rust_debug_reads_with_nested_keys_dotted() {
         grammar: "quillserve".into(),
         marker: "opts=".into(),
         syntax: ConfigSyntax::RustDebug,
+        escaped: None,
     };
     let lines = [
         "resolved options\" opts=QuillOpts {",
@@ -268,4 +270,89 @@ fn a_pretty_printed_rust_debug_reads_with_nested_keys_dotted() {
     assert_eq!(c.get("sched.policy"), Some(&PyValue::Name("Fcfs".into())));
     // A struct inside `Some(…)` is one optional value.
     assert!(matches!(c.get("quant"), Some(PyValue::Call { .. })));
+}
+
+/// A `[[config]]` rule of a JSON-lines server whose configuration is inside the `msg`
+/// string (`escaped = "json"`).
+fn escaped_rule(marker: &str, syntax: ConfigSyntax) -> ConfigRule {
+    ConfigRule {
+        grammar: "cinderbox".into(),
+        marker: marker.into(),
+        syntax,
+        escaped: Some(ConfigEscape::Json),
+    }
+}
+
+#[test]
+fn a_rust_debug_inside_a_json_string_reads_unescaped() {
+    // Our values; the JSON record goes on after the string (`,"pid":7}`).
+    let line = r#"{"t":"08:00:00","msg":"args: CinderArgs { model: \"/m/cinder-7b\", tag: \"a\\\\b\", max_batch: 32, attn: \"flash\" }","pid":7}"#;
+    let rule = escaped_rule("args: ", ConfigSyntax::RustDebug);
+    let c = Config::parse(line, [&rule].into_iter(), false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config;
+    let keys: Vec<&str> = c.entries.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["model", "tag", "max_batch", "attn"]);
+    assert_eq!(c.get("model"), Some(&PyValue::Str("/m/cinder-7b".into())));
+    // JSON's `\\\\` is Rust's `\\`, one backslash in the value.
+    assert_eq!(c.get("tag"), Some(&PyValue::Str("a\\b".into())));
+    assert_eq!(c.get("attn"), Some(&PyValue::Str("flash".into())));
+    // Without the option the first escaped quote stops it, at the line's byte 49:
+    // `{"t":"08:00:00","msg":"` is 23 bytes, `args: ` 6, `CinderArgs { model: ` 20.
+    let plain = ConfigRule {
+        escaped: None,
+        ..rule.clone()
+    };
+    let e = Config::parse(line, [&plain].into_iter(), false).unwrap_err();
+    assert_eq!(e.offset(), Some(49));
+    assert_eq!(&line[49..51], "\\\"");
+}
+
+#[test]
+fn python_dict_and_call_inside_a_json_string_read_unescaped() {
+    // Python's repr of `C:\tok` is `'C:\\tok'`, which JSON escapes again: `'C:\\\\tok'`.
+    let dict =
+        r#"{"msg":"overrides: {'tokenizer': 'C:\\\\tok', 'note': 'say \"hi\"', 'max_len': 4096}"}"#;
+    let rule = escaped_rule("overrides: ", ConfigSyntax::PythonDict);
+    let c = Config::parse(dict, [&rule].into_iter(), false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config;
+    assert_eq!(c.get("tokenizer"), Some(&PyValue::Str("C:\\tok".into())));
+    assert_eq!(c.get("note"), Some(&PyValue::Str("say \"hi\"".into())));
+    assert_eq!(c.get("max_len"), Some(&PyValue::Int(4096)));
+    assert_eq!(c.entries.len(), 3);
+
+    // A string holding `'` is repr'd in double quotes, escaped inside the JSON string.
+    let call = r#"{"msg":"launch: Namespace(chat_template=\"it's\", tp=2)"}"#;
+    let rule = escaped_rule("launch: ", ConfigSyntax::PythonCall);
+    let c = Config::parse(call, [&rule].into_iter(), false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config;
+    assert_eq!(c.get("chat_template"), Some(&PyValue::Str("it's".into())));
+    assert_eq!(c.get("tp"), Some(&PyValue::Int(2)));
+    assert_eq!(c.entries.len(), 2);
+}
+
+#[test]
+fn an_error_in_an_escaped_configuration_names_the_byte_of_the_line() {
+    // `;` where `,` belongs. In the line: `{"msg":"` 8 bytes, `args: ` 6, then
+    // `A { m: \"/x\"` 13 bytes (two escaped quotes, 4 bytes): `;` is byte 27. In the
+    // unescaped text it is byte 11; the error names the line's.
+    let line = r#"{"msg":"args: A { m: \"/x\"; n: 2 }"}"#;
+    assert_eq!(&line[27..28], ";");
+    let rule = escaped_rule("args: ", ConfigSyntax::RustDebug);
+    let e = Config::parse(line, [&rule].into_iter(), false).unwrap_err();
+    assert_eq!(e.offset(), Some(27));
+    assert!(
+        e.to_string()
+            .starts_with("at byte 27: expected a Rust Debug struct"),
+        "{e}"
+    );
+    // A string cut before its closing quote (the line was cut) is read to its end, and
+    // leniently gives the settings before the cut.
+    let cut = r#"{"msg":"args: A { m: \"/x\", n: 2, o: \"ab"#;
+    let p = Config::parse(cut, [&rule].into_iter(), true).unwrap_or_else(|e| panic!("{e}"));
+    assert!(p.truncated);
+    let keys: Vec<&str> = p.config.entries.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["m", "n"]);
 }
