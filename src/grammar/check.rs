@@ -3,6 +3,8 @@
 
 use super::*;
 
+use chrono::Datelike;
+
 /// What reading a `server_args` sample's configuration gave, for `grammars check`. The
 /// configuration is read by `model::config`, a layer above this one, so the check is
 /// handed that reader ([`ConfigReader`]) rather than importing it.
@@ -265,15 +267,7 @@ pub(super) fn check_sample(
             ));
         }
         if let Some(want) = &sample.time {
-            let have = prefix
-                .as_ref()
-                .and_then(|p| Some(stamp_shown(p.ts?, p.ts_step_ms)))
-                .unwrap_or_default();
-            let want_t = NaiveDateTime::parse_from_str(want, "%Y-%m-%d %H:%M:%S%.f").ok();
-            let have_t = prefix.as_ref().and_then(|p| p.ts);
-            if want_t.is_none() || want_t != have_t {
-                failures.push(format!("{label}: time `{have}`, expected `{want}`"));
-            }
+            failures.extend(time_problem(prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
         }
         match (&sample.kind, got) {
             (None, None) => {}
@@ -530,7 +524,11 @@ fn toml_words(want: &toml::Value) -> String {
 /// longest leading part of the regex (cut at a top-level boundary) that still matches.
 pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
     let mut out = String::new();
+    // No prefix matched anywhere in the line: the events' regexes ran on the whole line,
+    // and the prefix regex is the likelier mistake.
+    let no_prefix = set.find_prefix(line, line.len()).is_none();
     for g in &set.grammars {
+        let mut prefixes_said = false;
         // `events` are compiled from `spec.event` in order.
         for (spec, ev) in g.spec.event.iter().zip(&g.events) {
             let Some(at) = spec
@@ -541,6 +539,10 @@ pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
             else {
                 continue;
             };
+            if no_prefix && !prefixes_said {
+                out.push_str(&prefix_misses(g, line));
+                prefixes_said = true;
+            }
             // The text the regex ran on, as the scan gives it: after the governing prefix
             // (or after the wrappers of a line no prefix governs).
             let prefix = set.find_prefix(line, at);
@@ -557,11 +559,16 @@ pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
                 }
             }
             out.push_str(&format!(
-                "  {}:{}: matched `{}`, failed at `{}`, on the text after the prefix {:?}\n",
+                "  {}:{}: matched `{}`, failed at `{}`, on {} {:?}\n",
                 g.spec.id,
                 ev.kind,
                 &pattern[..best],
                 crate::base::text::truncate(&pattern[best..], 41),
+                if prefix.is_some() {
+                    "the text after the prefix"
+                } else {
+                    "the line (no prefix)"
+                },
                 crate::base::text::truncate(text, 61)
             ));
         }
@@ -570,6 +577,34 @@ pub(crate) fn explain_miss(set: &GrammarSet, line: &str) -> String {
         out.push_str("  no event literal occurs in the line\n");
     }
     out
+}
+
+/// For a line no prefix matched: that no prefix of grammar `g` matched, and how far the
+/// prefix regex that got furthest went on it, by the same cut points as an event's.
+fn prefix_misses(g: &Grammar, line: &str) -> String {
+    let reach = |p: &CompiledPrefix| {
+        let pattern = p.regex.as_str();
+        (pattern_cut_points(pattern).into_iter())
+            .filter(|&cut| Regex::new(&pattern[..cut]).is_ok_and(|r| r.is_match(line)))
+            .max()
+            .unwrap_or(0)
+    };
+    // The furthest; of equals, the first written.
+    let closest = (g.spec.prefix.iter().zip(&g.prefixes))
+        .map(|(spec, p)| (reach(p), spec, p))
+        .rev()
+        .max_by_key(|(best, _, _)| *best);
+    let Some((best, spec, p)) = closest else {
+        return String::new();
+    };
+    let pattern = p.regex.as_str();
+    format!(
+        "  no prefix of grammar `{}` matched the line; closest, prefix `{}`: matched `{}`, failed at `{}`\n",
+        g.spec.id,
+        spec.id,
+        crate::base::text::truncate(&pattern[..best], 61),
+        crate::base::text::truncate(&pattern[best..], 41),
+    )
 }
 
 /// Byte offsets in a regex where cutting it leaves a valid pattern prefix: after each
@@ -611,12 +646,57 @@ pub(super) fn pattern_cut_points(p: &str) -> Vec<usize> {
     cuts
 }
 
+/// What is wrong with a sample's `time` (nothing when it is the stamp read). A stamp that
+/// prints no date is compared by its time of day only (`HH:MM:SS[.fff]`, or a whole date
+/// whose date is ignored), one that prints no year by month, day and time: a sample
+/// reads one line, and the date such a stamp gets comes from the file it is in.
+fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
+    let full = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").ok();
+    let Some(p) = prefix else {
+        return Some(format!(
+            "no time read (no prefix matched the line), expected `{want}`"
+        ));
+    };
+    let Some(have) = p.ts else {
+        return Some(format!(
+            "no time read (the prefix reads none), expected `{want}`"
+        ));
+    };
+    let shown = |with: &str| stamp_shown(have, p.ts_step_ms, with);
+    if p.time_only {
+        let want_t = (NaiveTime::parse_from_str(want, "%H:%M:%S%.f").ok())
+            .or_else(|| full(want).map(|t| t.time()));
+        return (want_t != Some(have.time())).then(|| {
+            format!(
+                "time `{}`, expected `{want}` (the stamp prints no date: only its time of day \
+                 is compared, written `HH:MM:SS[.fff]`; a date written with it is ignored)",
+                shown("")
+            )
+        });
+    }
+    if p.date_inferred {
+        // The year a one-line reading gives is a stand-in: month, day and time are compared.
+        let same = |w: NaiveDateTime| w.with_year(have.year()) == Some(have);
+        let want_t = full(want).or_else(|| full(&format!("2000-{want}")));
+        return (!want_t.is_some_and(same)).then(|| {
+            format!(
+                "time `{}`, expected `{want}` (the stamp prints no year: its month, day and \
+                 time are compared, written `MM-DD HH:MM:SS[.fff]`; a year written with them is \
+                 ignored)",
+                shown("%m-%d ")
+            )
+        });
+    }
+    (full(want) != Some(have)).then(|| format!("time `{}`, expected `{want}`", shown("%Y-%m-%d ")))
+}
+
 /// A read stamp at its format's resolution, as the summary shows one: a millisecond
-/// stamp reading `.000` keeps its `.000`, a whole-second stamp has no fraction.
-fn stamp_shown(t: NaiveDateTime, step_ms: u32) -> String {
+/// stamp reading `.000` keeps its `.000`, a whole-second stamp has no fraction. `date` is
+/// the strftime of its date part (empty for a stamp that prints none).
+fn stamp_shown(t: NaiveDateTime, step_ms: u32, date: &str) -> String {
     if step_ms < 1000 && chrono::Timelike::nanosecond(&t) % 1_000_000 == 0 {
-        t.format("%Y-%m-%d %H:%M:%S%.3f").to_string()
+        t.format(&format!("{date}%H:%M:%S%.3f")).to_string()
     } else {
-        t.format("%Y-%m-%d %H:%M:%S%.f").to_string()
+        t.format(&format!("{date}%H:%M:%S%.f")).to_string()
     }
 }

@@ -14,6 +14,7 @@ mod prefilter;
 pub(crate) mod remedy;
 mod set;
 mod spec;
+mod stamp;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -327,6 +328,9 @@ fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, 
     ] {
         if let Some(f) = format {
             check_format(origin, &p.id, field, f)?;
+            if capture == "stamp" {
+                stamp::check_stamp_has_year(origin, &p.id, f)?;
+            }
             if !has(capture) {
                 return Err(GrammarError::Knowledge {
                     origin: origin.into(),

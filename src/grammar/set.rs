@@ -95,6 +95,9 @@ pub struct GrammarSet {
     /// directory, `--grammar`) is tried before every built-in one, so its own wording wins
     /// a line a built-in grammar also reads (a pytorch `teardown` wording).
     pub(super) builtin: Vec<bool>,
+    /// The prefixes whose lines date the time-only stamps after them (`printed_date`).
+    /// Built on first use.
+    pub(super) dating: std::sync::OnceLock<stamp::DatingPrefixes>,
 }
 
 impl GrammarSet {
@@ -198,6 +201,7 @@ impl GrammarSet {
             reference_date: None,
             knowledge,
             prefix_set: std::sync::OnceLock::new(),
+            dating: std::sync::OnceLock::new(),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),
@@ -373,7 +377,7 @@ impl GrammarSet {
         Some(info)
     }
 
-    fn prefix_info(
+    pub(super) fn prefix_info(
         &self,
         p: &CompiledPrefix,
         caps: &regex::Captures<'_>,
@@ -418,8 +422,13 @@ impl GrammarSet {
                         let year = self
                             .reference_date
                             .map_or(2000, |d| chrono::Datelike::year(&d));
-                        NaiveDate::parse_from_str(&format!("{year}-{}", md.as_str()), "%Y-%m-%d")
-                            .ok()
+                        let date = stamp::month_day(md.as_str(), year);
+                        if date.is_none() {
+                            // Said like a format that does not read: every line of the
+                            // file would otherwise be untimed without a word.
+                            bad("md", md.as_str(), stamp::MONTH_DAY_FORMS);
+                        }
+                        date
                     }
                     None => Some(self.reference_date.unwrap_or(PLACEHOLDER_DATE)),
                 }

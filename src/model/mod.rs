@@ -46,6 +46,9 @@ pub struct SourceInfo {
     pub(crate) detected: Vec<String>,
     /// Ranks the file's record prefixes name, with their first and last line.
     pub(crate) ranks_seen: Vec<(Rank, u64, u64)>,
+    /// Whole dates the file printed before stamps of its that print none (line, stamp):
+    /// glog's header. What dates those stamps, before the file's modification date.
+    pub(crate) dated_lines: Vec<(u64, NaiveDateTime)>,
 }
 
 /// A run as read: its files, events and ranks, before any analysis.

@@ -5,6 +5,7 @@ use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime};
 use crate::base::event::Event;
 use crate::ingest::source::SourceFile;
 use crate::model::notes::{DatesFrom, ReadNote};
+use crate::model::SourceInfo;
 
 /// Events are ordered by time in the model; a file whose stamps go backwards (a
 /// newest-first web UI copy, two clocks in one stream) is said so rather than re-sorted
@@ -84,14 +85,32 @@ pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> 
         .collect()
 }
 
-/// The logs' modification dates, what `infer_dates` falls back on: read only when some
-/// stamp lacks a date, rather than one stat per file of every run.
-pub(super) fn reference_dates(events: &[Event], logs: &[&SourceFile]) -> Vec<Option<NaiveDate>> {
-    if events.iter().any(|e| e.year_inferred) {
-        logs.iter().map(|sf| modified_date(sf)).collect()
-    } else {
-        Vec::new()
+/// What dates a file's stamps that print no date, best first: the whole dates the file
+/// printed before them (glog's `Log file created at:` header, any dated line), then its
+/// modification date (stdin: today).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FileDates<'a> {
+    /// (line, stamp), in line order.
+    pub(crate) printed: &'a [(u64, NaiveDateTime)],
+    pub(crate) modified: Option<NaiveDate>,
+}
+
+/// Each log's `FileDates` (`sources[i]` being `logs[i]`). The modification dates are read
+/// only when some stamp lacks a date, rather than one stat per file of every run.
+pub(super) fn reference_dates<'a>(
+    events: &[Event],
+    logs: &[&SourceFile],
+    sources: &'a [SourceInfo],
+) -> Vec<FileDates<'a>> {
+    if !events.iter().any(|e| e.year_inferred) {
+        return Vec::new();
     }
+    (logs.iter().enumerate())
+        .map(|(i, sf)| FileDates {
+            printed: sources.get(i).map_or(&[], |s| s.dated_lines.as_slice()),
+            modified: modified_date(sf),
+        })
+        .collect()
 }
 
 fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
@@ -102,33 +121,58 @@ fn modified_date(sf: &SourceFile) -> Option<NaiveDate> {
     Some(chrono::DateTime::<chrono::Local>::from(t).date_naive())
 }
 
-/// Dates the stamps that printed no year (vLLM's `MM-DD`) or no date at all (SGLang
-/// 0.3's `[HH:MM:SS TP0]`): from the nearest fully dated line before it in the same file,
-/// else the first fully dated line of the run, else the file's modification date. A
-/// month-day that falls more than half a year before the previous line is a new year
-/// (Dec → Jan); a time of day more than half a day before it is a new day. Returns how
-/// the dates were inferred, for the run's notes.
-pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> Option<ReadNote> {
+/// One line of a file, for dating: an event, or a whole date printed on a line.
+enum Dated<'e> {
+    Event(&'e mut Event),
+    Printed(NaiveDateTime),
+}
+
+/// Dates the stamps that printed no year (vLLM's `MM-DD`, glog's `MMDD`) or no date at all
+/// (SGLang 0.3's `[HH:MM:SS TP0]`): from the nearest line before it in the same file that
+/// printed a whole date (an event's stamp, or a line that gives no event, such as glog's
+/// `Log file created at: 2026/11/27 09:14:00` header), else the first date the run printed
+/// (its first fully dated event, else the first dated line of its files), else the
+/// file's modification date (stdin: today). A month-day that falls more than half a year
+/// before the previous line is a new year (Dec → Jan); a time of day more than half a day
+/// before it is a new day. Returns how the dates were inferred, for the run's notes.
+pub(super) fn infer_dates(events: &mut [Event], refs: &[FileDates]) -> Option<ReadNote> {
     if !events.iter().any(|e| e.year_inferred) {
         return None;
     }
-    let run_anchor = events
-        .iter()
+    let run_anchor = (events.iter())
         .find(|e| !e.year_inferred && e.ts.is_some())
-        .and_then(|e| e.ts.map(|t| t.date()));
+        .and_then(|e| e.ts.map(|t| t.date()))
+        .or_else(|| (refs.iter()).find_map(|r| r.printed.first().map(|(_, t)| t.date())));
     let mut from_file_dates = false;
-    let mut by_source: std::collections::BTreeMap<usize, Vec<&mut Event>> = Default::default();
+    let mut by_source: std::collections::BTreeMap<usize, Vec<(u64, Dated)>> = Default::default();
     for e in events.iter_mut() {
-        by_source.entry(e.origin.source).or_default().push(e);
+        by_source
+            .entry(e.origin.source)
+            .or_default()
+            .push((e.origin.line, Dated::Event(e)));
     }
-    for (src, mut evs) in by_source {
-        evs.sort_by_key(|e| e.origin.line);
-        let mut current = run_anchor.or_else(|| {
+    for (src, mut lines) in by_source {
+        let file = refs.get(src);
+        let printed = file.map_or(&[][..], |f| f.printed);
+        lines.extend(printed.iter().map(|&(line, t)| (line, Dated::Printed(t))));
+        // A printed date sorts before an event of its own line: it is no later than it.
+        lines.sort_by_key(|(line, d)| (*line, matches!(d, Dated::Event(_))));
+        // Lines before the file's first date: the run's.
+        let mut current = run_anchor;
+        if current.is_none() {
             from_file_dates = true;
-            refs.get(src).copied().flatten()
-        });
+            current = file.and_then(|f| f.modified);
+        }
         let mut prev: Option<NaiveDateTime> = None;
-        for e in evs {
+        for (_, d) in lines {
+            let e = match d {
+                Dated::Printed(t) => {
+                    current = Some(t.date());
+                    prev = Some(t);
+                    continue;
+                }
+                Dated::Event(e) => e,
+            };
             let Some(ts) = e.ts else { continue };
             if !e.year_inferred {
                 current = Some(ts.date());
@@ -136,23 +180,9 @@ pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> O
                 continue;
             }
             let Some(anchor) = current else { continue };
-            let mut guess = if e.time_only {
-                anchor.and_time(ts.time())
-            } else {
-                match ts.date().with_year(anchor.year()) {
-                    Some(d) => d.and_time(ts.time()),
-                    None => continue,
-                }
+            let Some(guess) = date_one(e.time_only, ts, anchor, prev) else {
+                continue;
             };
-            if let Some(p) = prev {
-                if e.time_only && guess < p - Duration::hours(12) {
-                    guess += Duration::days(1);
-                } else if !e.time_only && guess < p - Duration::days(183) {
-                    if let Some(d) = guess.date().with_year(guess.year() + 1) {
-                        guess = d.and_time(guess.time());
-                    }
-                }
-            }
             current = Some(guess.date());
             prev = Some(guess);
             e.ts = Some(guess);
@@ -164,4 +194,29 @@ pub(super) fn infer_dates(events: &mut [Event], refs: &[Option<NaiveDate>]) -> O
         DatesFrom::FileDates
     };
     Some(ReadNote::DatesInferred { from })
+}
+
+/// The date of one stamp that printed none (`time_only`) or no year, from the date in
+/// force (`anchor`) and the line before it (`prev`).
+fn date_one(
+    time_only: bool,
+    ts: NaiveDateTime,
+    anchor: NaiveDate,
+    prev: Option<NaiveDateTime>,
+) -> Option<NaiveDateTime> {
+    let mut guess = if time_only {
+        anchor.and_time(ts.time())
+    } else {
+        ts.date().with_year(anchor.year())?.and_time(ts.time())
+    };
+    if let Some(p) = prev {
+        if time_only && guess < p - Duration::hours(12) {
+            guess += Duration::days(1);
+        } else if !time_only && guess < p - Duration::days(183) {
+            if let Some(d) = guess.date().with_year(guess.year() + 1) {
+                guess = d.and_time(guess.time());
+            }
+        }
+    }
+    Some(guess)
 }

@@ -13,7 +13,7 @@ use crate::model::notes::ReadNote;
 use crate::model::{self, Run, SourceInfo};
 use crate::render::text::notes as words;
 
-use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions};
+use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions, FileDates};
 use super::inputs::Inputs;
 use super::nodes::{
     assign_nodes, distinct_hosts, hosts_by_source, nodes_sharing_a_host, ranks_by_source,
@@ -42,7 +42,11 @@ pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_si
         |_| {},
     );
     let (info, mut events) = source_info(gs, name.to_string(), scan);
-    infer_dates(&mut events, &[None]);
+    let refs = [FileDates {
+        printed: &info.dated_lines,
+        modified: None,
+    }];
+    infer_dates(&mut events, &refs);
     let mut sources = vec![info];
     let events = model::dedup_across_sources(events, &mut sources);
     model::build(name.to_string(), events, sources, gs.knowledge(), None)
@@ -60,7 +64,7 @@ pub(super) fn finish_single(
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
-    let refs = reference_dates(&events, &logs);
+    let refs = reference_dates(&events, &logs, &sources);
     let how = infer_dates(&mut events, &refs);
     if let Some(how) = how {
         notes.push(how);
@@ -211,7 +215,7 @@ pub(crate) fn gather(
     }
     notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
-    let refs = reference_dates(&events, &logs);
+    let refs = reference_dates(&events, &logs, &sources);
     if let Some(how) = infer_dates(&mut events, &refs) {
         notes.push(how);
     }

@@ -293,6 +293,7 @@ pub(super) fn source_info(
         duplicate_events: 0,
         detected: scan.detected,
         ranks_seen,
+        dated_lines: scan.dated_lines,
     };
     (info, scan.events)
 }

@@ -101,6 +101,9 @@ pub(super) struct BlockScan {
     /// records go on with it), `Some(false)` when it was a line that starts no record (a
     /// Python traceback, a `{:#?}` dump: the next record of any process ends it).
     pub(crate) tb_prefixed: Option<bool>,
+    /// Whole dates printed on the block's lines before its last event whose stamp lacks
+    /// one (block line, stamp): they date such stamps (`dated_lines`).
+    pub(crate) dated: Vec<(u64, chrono::NaiveDateTime)>,
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
@@ -189,6 +192,36 @@ pub(super) fn scan_block(
     }
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
+    out.dated = dated_lines(gs, buf, &out.events);
+    out
+}
+
+/// The whole dates the block's lines print (a `date` or `stamp` prefix, on any line: glog's
+/// `Log file created at:` header gives no event) up to its last event whose stamp printed
+/// no date, which the loader dates from the nearest of them before it. A second pass, and
+/// only over blocks holding such an event: most lines are read once, as before. A date
+/// like the one kept before it adds nothing and is not kept, so a file of dated traffic
+/// costs a few entries, not one per line.
+fn dated_lines(
+    gs: &GrammarSet,
+    buf: &[u8],
+    events: &[PendingEvent],
+) -> Vec<(u64, chrono::NaiveDateTime)> {
+    let last = (events.iter().rev())
+        .find(|pe| pe.m.prefix.as_ref().is_some_and(|p| p.date_inferred))
+        .map(|pe| pe.line_in_block);
+    let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
+    let Some(last) = last.filter(|_| gs.has_dating_prefixes()) else {
+        return out;
+    };
+    for (i, line) in buf.split(|&b| b == b'\n').take(last as usize).enumerate() {
+        let Some(t) = gs.printed_date(line) else {
+            continue;
+        };
+        if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
+            out.push((i as u64 + 1, t));
+        }
+    }
     out
 }
 

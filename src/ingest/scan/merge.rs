@@ -135,6 +135,7 @@ impl<'a> Merger<'a> {
         self.out
             .bad_ranks
             .absorb(std::mem::take(&mut b.bad_ranks), base);
+        (self.out.dated_lines).extend(b.dated.drain(..).map(|(line, t)| (line + base, t)));
         // This block's events as merged: where each was kept (if it was) and its context,
         // for the unprefixed events inside its traceback.
         let mut merged: Vec<Carry> = Vec::with_capacity(b.events.len());

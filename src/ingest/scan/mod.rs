@@ -187,6 +187,9 @@ pub struct SourceScan {
     /// `(Worker_TP3 pid=…)`), with its first line's text and its last line: a rank whose
     /// lines give no event still exists.
     pub(crate) prefixes_seen: Vec<SeenPrefix>,
+    /// Whole dates the source printed before its stamps that print none (line, stamp),
+    /// in line order: what dates those stamps first (`session::dates`).
+    pub(crate) dated_lines: Vec<(u64, chrono::NaiveDateTime)>,
 }
 
 /// How many event lines had one kind of unreadable prefix, and the first of them.
