@@ -233,7 +233,9 @@ fn a_field_suffix_keeps_its_fields_out_of_the_suspects_words() {
     let (code, out) = run(&["diff", "baseline", "failing"]);
     assert_eq!(code, Some(1));
     assert!(
-        out.contains("likely trigger: cuda_graph_max_bs 160 -> 512 (the failure holds \"cuda graph capture\": \"cuda graph capture failed: out of memory\","),
+        out.contains(
+            "likely trigger: cuda_graph_max_bs 160 -> 512 (the failure holds \"cuda graph capture\": \"cuda graph capture\n          failed: out of memory\", rank2.log:12)"
+        ),
         "{out}"
     );
     assert!(

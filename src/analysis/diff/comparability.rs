@@ -138,8 +138,16 @@ pub(super) fn comparability<'a>(
             });
         }
     }
+    let common_ranks = common.len();
+    // Engine rows both runs have are compared beside the ranks (vLLM's engine reports
+    // the KV pool's tokens), in the baseline's order.
+    let c_all: std::collections::HashSet<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
+    let common: Vec<&Rank> = (baseline.ranks.iter())
+        .filter(|r| c_all.contains(&r.rank) && (r.is_process() || c_set.contains(&r.rank)))
+        .map(|r| &r.rank)
+        .collect();
     let comparability = Comparability {
-        common_ranks: common.len(),
+        common_ranks,
         only_in_baseline,
         only_in_candidate,
         memory_compared,

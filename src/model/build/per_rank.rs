@@ -129,8 +129,7 @@ pub(super) fn build_rank(
     let mut walk = PhaseWalk::default();
     let mut stops: Vec<outcome::Stop> = Vec::new();
     let mut traceback: Option<String> = None;
-    // Whether the rank said it waits for a peer (`waits_for`) since its last phase line.
-    let mut waited = false;
+    let mut waited = false; // a `waits_for` line since the last phase line
     for &i in &idx {
         let e = &events[i];
         let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
@@ -157,10 +156,8 @@ pub(super) fn build_rank(
         if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {
             if stop.failure.phase_from == "last_event" {
                 stop.failure.phase_line = walk.last_line.clone();
-                // A rank stopped by a signal (a SIGTERM line, `kind` signal) after it
-                // closed a phase and then said it waits for a peer was between phases.
-                // Otherwise it was at the next phase's work (vLLM and SGLang print no
-                // KV-sizing begin line), unless that is ready.
+                // Signalled while it waited for a peer after closing a phase: between
+                // phases; else at the next one's work (no KV-sizing begin line is printed).
                 let between = in_phase == Phase::Ready
                     || (waited && stop.failure.kind == FailureKind::Signal);
                 if let (Some(_), true) = (after_phase, between) {
