@@ -223,7 +223,7 @@ fn diff_names_the_suspect_orders_the_reverts_and_exits_1() {
     // B5: the `[[suspect]]` names mem_frac (the message holds `replay`), in the text.
     assert!(
         flat.contains(
-            "likely trigger: mem_frac 0.8 -> 0.97 (the failure says \"replay: cannot reserve"
+            "likely trigger: mem_frac 0.8 -> 0.97 (the failure holds \"replay\": \"replay: cannot reserve"
         ),
         "{out}"
     );

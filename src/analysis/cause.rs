@@ -35,6 +35,9 @@ pub enum SuspectWhy {
     Named {
         /// How many of the rule's words the lines hold (the value counts as one).
         words: usize,
+        /// What tied it: the first of the rule's words the lines hold, as the rule writes
+        /// it, else the new value, as the candidate's server prints it.
+        found: String,
         /// The first line holding one, as printed.
         said: String,
         /// The file of that line.
@@ -125,7 +128,7 @@ pub(crate) fn failure_cause(
             for rule in rules.iter().filter(|r| r.names(setting.name())) {
                 // The value itself in the failure's lines ties it as well as a word does.
                 let this = match named_in(&texts, rule, value.as_deref()) {
-                    Some((words, said, q)) => {
+                    Some((words, found, said, q)) => {
                         if q.line != quote.as_ref().map_or(0, |x| x.line)
                             && !detail
                                 .iter()
@@ -135,6 +138,7 @@ pub(crate) fn failure_cause(
                         }
                         SuspectWhy::Named {
                             words,
+                            found,
                             said,
                             source: q.source,
                             line: q.line,
@@ -222,24 +226,23 @@ fn trailing_fields(trailer: &str) -> &str {
 }
 
 /// Each of the rule's words (and the setting's new value) found in the lines: how many,
-/// and the first line holding one. A word is found anywhere in a line, case aside; the new
+/// the first found (as the rule or the server writes it) and the first line holding it. A word is found anywhere in a line, case aside; the new
 /// value (three characters or more) only as a whole token, not inside a longer number or
 /// name: `512` is held by `bs=512` and `(512)`, not by `5120` or `v512b`.
 fn named_in(
     texts: &[Quote],
     rule: &SuspectRule,
     value: Option<&str>,
-) -> Option<(usize, String, Quote)> {
-    let value = value.filter(|v| v.len() >= 3).map(str::to_lowercase);
-    let needles: Vec<&str> = rule
-        .words
-        .iter()
-        .map(String::as_str)
-        .chain(value.as_deref())
+) -> Option<(usize, String, String, Quote)> {
+    let value = value.filter(|v| v.len() >= 3);
+    let written: Vec<&str> = (rule.words.iter().map(String::as_str))
+        .chain(value)
         .collect();
-    let mut first: Option<(String, Quote)> = None;
+    let mut first: Option<(&str, String, Quote)> = None;
     let mut n = 0;
-    for (i, w) in needles.into_iter().enumerate() {
+    for (i, &shown) in written.iter().enumerate() {
+        let w = shown.to_lowercase();
+        let w = w.as_str();
         let is_value = i == rule.words.len();
         let hit = texts.iter().find_map(|q| {
             q.text
@@ -254,12 +257,12 @@ fn named_in(
                 })
                 .map(|l| (l.trim().to_string(), q.clone()))
         });
-        if let Some(h) = hit {
+        if let Some((said, q)) = hit {
             n += 1;
-            first.get_or_insert(h);
+            first.get_or_insert((shown, said, q));
         }
     }
-    first.map(|(said, q)| (n, said, q))
+    first.map(|(found, said, q)| (n, found.to_string(), said, q))
 }
 
 /// `value` in `line` with no letter, digit, `.` or `_` on either side.

@@ -417,6 +417,14 @@ impl Rank {
         Rank::from_pairs([("TP".to_string(), n)])
     }
 
+    /// This rank with tag `name` set to `n` (`TP3` with DP 1: `DP1 TP3`).
+    pub(crate) fn with_tag(&self, name: &str, n: u32) -> Rank {
+        let kept = (self.tags.iter())
+            .filter(|t| t.1 != name)
+            .map(|t| (t.1.clone(), t.2));
+        Rank::from_pairs(kept.chain([(name.to_string(), n)]))
+    }
+
     pub(crate) fn get(&self, tag: &str) -> Option<u32> {
         self.tags.iter().find(|t| t.1 == tag).map(|t| t.2)
     }

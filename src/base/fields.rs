@@ -59,6 +59,14 @@ impl FieldValue {
             _ => None,
         }
     }
+    /// A rank number: an integer, or a text capture of digits (a rank rule's capture
+    /// with no `int` unit: a rank is always a whole number, so its unit cannot matter).
+    pub(crate) fn as_rank_number(&self) -> Option<u32> {
+        match self {
+            FieldValue::Text(s) => s.trim().parse().ok(),
+            v => u32::try_from(v.as_i64()?).ok(),
+        }
+    }
     /// The text of a text value; `None` for a number.
     pub fn as_text(&self) -> Option<&str> {
         match self {

@@ -326,6 +326,13 @@ pub(crate) fn seconds(s: impl Into<f64>) -> String {
     format!("{} s", seconds_number(s.into()))
 }
 
+/// A span in whole seconds, rounded to the nearest (351.997 s is 352, not 351), for the
+/// texts that print whole seconds (`last line 352 s later`, `no line for 287 s`).
+pub(crate) fn round_s(d: chrono::TimeDelta) -> i64 {
+    let ms = d.num_milliseconds();
+    (ms + ms.signum() * 500) / 1000
+}
+
 /// The number of [`seconds`] without its unit, for a column that names the unit once
 /// (`4.0 / 4.8 / 5.5 s`).
 pub(crate) fn seconds_number(s: impl Into<f64>) -> String {
@@ -397,6 +404,17 @@ mod tests {
         assert_eq!(seconds(Seconds(12.5)), "12.5 s");
         assert_eq!(seconds_delta(Seconds(-120.0)), "-120 s");
         assert_eq!(seconds_delta(Seconds::ZERO), "0 s");
+    }
+
+    #[test]
+    fn whole_seconds_round_to_the_nearest() {
+        let ms = chrono::TimeDelta::milliseconds;
+        // 17:02:10.003 to 17:08:02.000 (made-up-server-10's failing run) is 351.997 s.
+        assert_eq!(round_s(ms(351_997)), 352);
+        assert_eq!(round_s(ms(351_499)), 351);
+        assert_eq!(round_s(ms(500)), 1);
+        assert_eq!(round_s(ms(0)), 0);
+        assert_eq!(round_s(ms(-1_600)), -2);
     }
 
     #[test]

@@ -261,9 +261,12 @@ pub(super) fn check_sample(
         if let Some(t) = prefix.as_ref().and_then(|p| p.tags_unread.as_ref()) {
             failures.push(format!(
                 "{label}: the prefix's `tags` capture matched `{t}` but reads no rank: tags are \
-                 `DP1 PP0 TP3` (any order, any case), `dp=1 tp=3`, `dp:1,tp:3` or JSON's \
-                 `\"dp\":1,\"tp\":3`, of DP, PP, ATTN_CP, MOE_DP, TP, EP, in one span; \
-                 capture a bare TP number as `tp`, a global rank as `grank`"
+                 names of DP, PP, ATTN_CP, MOE_DP, TP, EP (any case, any order) each followed \
+                 by its number, as `DP1 PP0 TP3`, `dp1_tp3`, `dp1,tp3`, `dp1|tp3`, `dp1/tp3`, \
+                 `dp=1 tp=3`, `dp:1;tp:3` or JSON's `\"dp\":1,\"tp\":3`, in one span; \
+                 capture only that span as `tags`, a bare TP number as `tp`, a global rank as \
+                 `grank`; a rank written any other way (another tag name, text between the \
+                 tags) cannot be read"
             ));
         }
         if let Some(want) = &sample.time {
@@ -291,25 +294,8 @@ pub(super) fn check_sample(
                     failures.extend(rank_problem(set, g, &m, r, &label));
                 }
                 for (name, want) in &sample.fields {
-                    let have = m.fields.get(name);
-                    // Numbers compare by value: `20` and `20.0` are the same seconds.
-                    let ok = match (want, have) {
-                        (toml::Value::Integer(w), Some(FieldValue::Float(h))) => {
-                            close(*h, *w as f64)
-                        }
-                        (toml::Value::Integer(w), Some(v)) => v.as_i64() == Some(*w),
-                        (toml::Value::Float(w), Some(v)) => {
-                            v.as_f64().is_some_and(|h| close(h, *w))
-                        }
-                        (toml::Value::String(w), Some(FieldValue::Text(h))) => w == h,
-                        _ => false,
-                    };
-                    if !ok {
-                        failures.push(format!(
-                            "{label}: field `{name}` {}, expected {}",
-                            field_words(have),
-                            toml_words(want)
-                        ));
+                    if let Some(why) = field_mismatch(name, want, m.fields.get(name)) {
+                        failures.push(format!("{label}: {why}"));
                     }
                 }
             }
@@ -413,6 +399,33 @@ fn sample_sizes(set: &GrammarSet, g: &Grammar) -> Option<crate::model::layout::L
             sizes.across_replicas = know.world_spans_replicas(g.id());
             sizes.tp.is_some().then_some(sizes)
         })
+}
+
+/// How a captured field differs from the value a sample states, if it does.
+fn field_mismatch(name: &str, want: &toml::Value, have: Option<&FieldValue>) -> Option<String> {
+    // Numbers compare by value: `20` and `20.0` are the same seconds.
+    let ok = match (want, have) {
+        (toml::Value::Integer(w), Some(FieldValue::Float(h))) => close(*h, *w as f64),
+        (toml::Value::Integer(w), Some(v)) => v.as_i64() == Some(*w),
+        (toml::Value::Float(w), Some(v)) => v.as_f64().is_some_and(|h| close(h, *w)),
+        (toml::Value::String(w), Some(FieldValue::Text(h))) => w == h,
+        _ => false,
+    };
+    if ok {
+        return None;
+    }
+    // A number read as text: the capture has no unit.
+    let fix = match (want, have) {
+        (toml::Value::Integer(_), Some(FieldValue::Text(_))) => {
+            format!(" (add `units = {{ {name} = \"int\" }}` to the event)")
+        }
+        _ => String::new(),
+    };
+    Some(format!(
+        "field `{name}` {}, expected {}{fix}",
+        field_words(have),
+        toml_words(want)
+    ))
 }
 
 /// Why a sample gave another event than the one it states: the grammar that read it,

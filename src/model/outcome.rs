@@ -307,7 +307,7 @@ pub(crate) fn resolve(
         }
     }
     if !run_ready {
-        mark_silent_stalls(ranks, events, know);
+        mark_silent_stalls(ranks, events, know, globals);
     }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()))
@@ -417,7 +417,12 @@ fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> Option<usiz
 /// A rank whose log ends while the others go on for minutes printed nothing because it
 /// was stuck: silence is evidence of a stall, when it is long and the others kept making
 /// start-up progress (phase lines, not their own dying words).
-fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge) {
+fn mark_silent_stalls(
+    ranks: &mut [RankRun],
+    events: &[Event],
+    know: &Knowledge,
+    globals: &HashMap<u32, Rank>,
+) {
     let last_ts = |r: &RankRun| {
         r.events
             .iter()
@@ -464,9 +469,11 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             second = Some((j, t));
         }
     }
-    // Waiting lines count only for a rank that fell behind: one still in an earlier phase
-    // than the furthest rank (the ranks that went on and now wait with the printer are
-    // not what it waits for). A rank in that furthest phase is not behind it.
+    // Waiting lines count for a rank that fell behind: one still in an earlier phase than
+    // the furthest rank (the ranks that went on and now wait with the printer are not
+    // what it waits for). A rank in that furthest phase is not behind it, unless the
+    // waiting lines point at it (`others_wait_for`): peers at the barrier that closes the
+    // phase it hangs in.
     let furthest = (ranks.iter())
         .filter(|r| !r.is_process())
         .map(|r| r.last_phase)
@@ -482,17 +489,25 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
         }) else {
             continue;
         };
-        let silent = (theirs - mine).num_seconds();
-        if silent < SILENCE_STALL_S {
+        if (theirs - mine).num_milliseconds() < SILENCE_STALL_S * 1000 {
             continue;
         }
-        if (progress[i] != lasts[i] || progress[j] != lasts[j])
-            && furthest.is_none_or(|p| ranks[i].last_phase >= p)
-        {
+        let silent = crate::base::units::round_s(theirs - mine);
+        let waits = progress[i] != lasts[i] || progress[j] != lasts[j];
+        let waited_on = waits && others_wait_for(ranks, i, mine, events, globals);
+        if waits && furthest.is_none_or(|p| ranks[i].last_phase >= p) && !waited_on {
             continue;
         }
-        let other = ranks[j].rank.clone();
-        let their_phase = ranks[j].last_phase;
+        let (other, their_phase) = (ranks[j].rank.clone(), ranks[j].last_phase);
+        let message = if waited_on {
+            format!(
+                "no line for {silent} s after this one while the others waited for it ({other} in {their_phase})"
+            )
+        } else {
+            format!(
+                "no line for {silent} s after this one while {other} went on (to {their_phase})"
+            )
+        };
         let r = &mut ranks[i];
         let origin = r.last_origin.clone();
         // The step of the line stamped `mine`, from its format.
@@ -508,9 +523,7 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             phase_from: "last_event",
             phase_line: None,
             kind: FailureKind::Timeout,
-            message: format!(
-                "no line for {silent} s after this one while {other} went on (to {their_phase})"
-            ),
+            message,
             fields: Default::default(),
             ts: Some(mine),
             ts_step_ms: step,
@@ -520,6 +533,45 @@ fn mark_silent_stalls(ranks: &mut [RankRun], events: &[Event], know: &Knowledge)
             after_phase: None,
         });
     }
+}
+
+/// Whether the others' waiting lines printed while rank `i` was silent (`SILENCE_STALL_S`
+/// after its last phase line at `since` and later) show that they wait for it: one
+/// names it by its `peer_rank` (a number read as the other peer numbers are), or none
+/// names a peer and every other rank printed one. Lines that name only other ranks
+/// clear it.
+fn others_wait_for(
+    ranks: &[RankRun],
+    i: usize,
+    since: NaiveDateTime,
+    events: &[Event],
+    globals: &HashMap<u32, Rank>,
+) -> bool {
+    let from = since + chrono::Duration::seconds(SILENCE_STALL_S);
+    let (mut others, mut waiting, mut named_another) = (0usize, 0usize, false);
+    for (j, r) in ranks.iter().enumerate() {
+        if j == i || r.is_process() {
+            continue;
+        }
+        others += 1;
+        let mut waited = false;
+        for e in r.events.iter().map(|&k| &events[k]) {
+            if e.field("waits_for").is_none() || e.ts.is_none_or(|t| t < from) {
+                continue;
+            }
+            waited = true;
+            let peer = (e.field("peer_rank"))
+                .and_then(FieldValue::as_i64)
+                .and_then(|p| u32::try_from(p).ok());
+            match peer {
+                Some(p) if rank_named(ranks, globals, p) == ranks[i].rank => return true,
+                Some(_) => named_another = true,
+                None => {}
+            }
+        }
+        waiting += usize::from(waited);
+    }
+    !named_another && others > 0 && waiting == others
 }
 
 #[cfg(test)]

@@ -155,8 +155,10 @@ pub struct Failure {
     pub traceback: Option<String>,
     /// For a consequence or a termination: the rank whose failure it followed.
     pub consequence_of: Option<Rank>,
-    /// Placed in `ready` only as the phase after this one, which the rank completed, in
-    /// a run that had printed no ready line by then (`phase_from` `after_last_phase`):
+    /// Placed in the next phase only as the phase after this one, which the rank
+    /// completed (`phase_from` `after_last_phase`): in `ready` in a run that had printed no
+    /// ready line by then, or any phase for a rank stopped by a signal (kind `signal`)
+    /// after it said it waits for a peer:
     /// worded "after cuda_graph, before ready", never "while serving".
     pub(crate) after_phase: Option<Phase>,
 }

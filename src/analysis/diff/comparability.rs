@@ -62,6 +62,14 @@ pub enum ComparabilityNote {
     },
 }
 
+/// A run's ranks, engine rows left out.
+fn ranks_of(run: &Run) -> Vec<&Rank> {
+    (run.ranks.iter())
+        .filter(|r| !r.is_process())
+        .map(|r| &r.rank)
+        .collect()
+}
+
 /// Which ranks the two runs share, and what makes them less than comparable: a run with
 /// no events, lines not understood, rank sets that differ, different servers. The common
 /// ranks are returned in the baseline's order.
@@ -69,9 +77,11 @@ pub(super) fn comparability<'a>(
     baseline: &'a Run,
     candidate: &Run,
 ) -> (Comparability, Vec<&'a Rank>) {
-    // Sets, not `Vec::contains`: a run may name tens of thousands of ranks.
-    let b_ranks: Vec<&Rank> = baseline.ranks.iter().map(|r| &r.rank).collect();
-    let c_ranks: Vec<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
+    // Sets, not `Vec::contains`: a run may name tens of thousands of ranks. Engine rows
+    // (a replica's coordinator) are no ranks: one that printed only in the baseline (its
+    // figures came before the candidate's failure) must not make the layouts differ.
+    let b_ranks: Vec<&Rank> = ranks_of(baseline);
+    let c_ranks: Vec<&Rank> = ranks_of(candidate);
     let b_set: std::collections::HashSet<&Rank> = b_ranks.iter().copied().collect();
     let c_set: std::collections::HashSet<&Rank> = c_ranks.iter().copied().collect();
     let common: Vec<&Rank> = b_ranks
@@ -128,8 +138,16 @@ pub(super) fn comparability<'a>(
             });
         }
     }
+    let common_ranks = common.len();
+    // Engine rows both runs have are compared beside the ranks (vLLM's engine reports
+    // the KV pool's tokens), in the baseline's order.
+    let c_all: std::collections::HashSet<&Rank> = candidate.ranks.iter().map(|r| &r.rank).collect();
+    let common: Vec<&Rank> = (baseline.ranks.iter())
+        .filter(|r| c_all.contains(&r.rank) && (r.is_process() || c_set.contains(&r.rank)))
+        .map(|r| &r.rank)
+        .collect();
     let comparability = Comparability {
-        common_ranks: common.len(),
+        common_ranks,
         only_in_baseline,
         only_in_candidate,
         memory_compared,

@@ -124,13 +124,10 @@ const ASSIGNMENT_TAGS: [(&str, &str); 7] = [
 impl RankRule {
     /// The rank the rule reads from an event's fields.
     pub(crate) fn rank(&self, e: &Event) -> Option<Rank> {
-        let int = |name: &str| e.field(name).and_then(FieldValue::as_i64);
+        let int = |name: &str| e.field(name).and_then(FieldValue::as_rank_number);
         match self.evidence {
-            RankEvidence::Assignment => assignment_rank(&|n| int(n)),
-            _ => {
-                let n = int(self.capture.as_deref()?)?;
-                u32::try_from(n).ok().map(Rank::tp)
-            }
+            RankEvidence::Assignment => assignment_rank(&|n| int(n).map(i64::from)),
+            _ => int(self.capture.as_deref()?).map(Rank::tp),
         }
     }
 }
@@ -459,10 +456,22 @@ impl Knowledge {
                 dp: None,
             });
             if info.tags.is_none() {
-                info.tags = caps.name("tags").and_then(|t| Rank::parse_tags(t.as_str()));
+                // Read as a prefix's `tags` are, in any case (`Worker_tp3`).
+                info.tags = caps
+                    .name("tags")
+                    .and_then(|t| parse_tags_capture(t.as_str()));
             }
             info.global_rank = info.global_rank.or_else(|| num("global_rank"));
             info.dp = info.dp.or_else(|| num("dp"));
+        }
+        // A worker's `dp` capture names its replica beside the tags it captured
+        // (`Worker_dp1_TP3` is DP1 TP3), unless those name one already.
+        if let Some(info) = out.as_mut().filter(|i| i.role == ProcessRole::Worker) {
+            if let (Some(t), Some(dp)) = (&info.tags, info.dp) {
+                if t.get("DP").is_none() {
+                    info.tags = Some(t.with_tag("DP", dp));
+                }
+            }
         }
         out
     }
@@ -498,7 +507,7 @@ impl Knowledge {
                 .filter(|r| r.evidence == RankEvidence::Line)
                 .find_map(|r| {
                     let capture = r.capture.as_deref()?;
-                    let n = u32::try_from(fields.get(capture)?.as_i64()?).ok()?;
+                    let n = fields.get(capture)?.as_rank_number()?;
                     // `grank`: a global rank (`[Rank 3] Watchdog …`), which the run's
                     // layout maps onto its ranks.
                     Some(if capture == "grank" {
@@ -611,7 +620,8 @@ pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
 
 /// A `tags` capture: `DP1 PP0 TP3` in any order (`Rank::parse_tags`), or the same tags
 /// in logfmt's, JSON's or any case's spelling: `dp=1 tp=3`, `dp1 tp3`, `dp:1,tp:3`,
-/// `"dp":1,"tp":3` (JSON members, spaces allowed after `:` and `,`), `Dp1_Tp3`.
+/// `"dp":1,"tp":3` (JSON members, spaces allowed after `:` and `,`), `Dp1_Tp3`,
+/// `dp1|tp3`, `dp1/tp3`.
 /// The lower- or mixed-case and `=`/`:` forms take only the known tag names (DP, PP,
 /// ATTN_CP, MOE_DP, TP, EP), so `rank=2` or `step=7` is never read as a tag.
 pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
@@ -633,8 +643,11 @@ pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
         after_sep = c == ':' || c == '=';
     }
     let mut pairs = Vec::new();
+    // `|` and `/` separate too (`dp1|tp3`, a Python f-string's; `dp1/tp3`): neither can
+    // be part of a tag, and a number after `/` (`tp0/2`, "0 of 2") is no tag, so the
+    // whole capture is refused rather than misread.
     for word in spaced
-        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '|' | '/'))
         .filter(|w| !w.is_empty())
     {
         let split = word.find(|c: char| c.is_ascii_digit())?;
@@ -747,6 +760,12 @@ mod tests {
         assert_eq!(r("rank=2"), None);
         assert_eq!(r("step=7 tp=1"), None);
         assert_eq!(r("dp= tp="), None);
+        // `|` and `/` join tags (a Python f-string's `[dp1|tp3]`); a bare number after
+        // `/` (`tp0/2`, "0 of 2") is no tag, so nothing is read rather than TP0.
+        assert_eq!(r("dp1|tp3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("DP1|TP3").as_deref(), Some("DP1 TP3"));
+        assert_eq!(r("dp0/tp1").as_deref(), Some("DP0 TP1"));
+        assert_eq!(r("tp0/2"), None);
     }
 
     #[test]

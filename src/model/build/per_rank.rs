@@ -7,7 +7,7 @@ use chrono::NaiveDateTime;
 
 use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::model::{outcome, Edge, Figure, Outcome, Phase, PhaseSpan, RankRun};
+use crate::model::{outcome, Edge, FailureKind, Figure, Outcome, Phase, PhaseSpan, RankRun};
 
 /// A rank's phases as its phase lines are read in order.
 struct PhaseWalk {
@@ -129,6 +129,7 @@ pub(super) fn build_rank(
     let mut walk = PhaseWalk::default();
     let mut stops: Vec<outcome::Stop> = Vec::new();
     let mut traceback: Option<String> = None;
+    let mut waited = false; // a `waits_for` line since the last phase line
     for &i in &idx {
         let e = &events[i];
         let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
@@ -138,10 +139,12 @@ pub(super) fn build_rank(
         if let Some((phase, edge)) = know.phase_of(e) {
             if !is_failure {
                 walk.take(e, phase, edge, know);
+                waited = false;
                 continue;
             }
             own_phase = Some((phase, edge));
         }
+        waited |= e.field("waits_for").is_some();
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();
         }
@@ -153,7 +156,11 @@ pub(super) fn build_rank(
         if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {
             if stop.failure.phase_from == "last_event" {
                 stop.failure.phase_line = walk.last_line.clone();
-                if after_phase.is_some() {
+                // Signalled while it waited for a peer after closing a phase: between
+                // phases; else at the next one's work (no KV-sizing begin line is printed).
+                let between = in_phase == Phase::Ready
+                    || (waited && stop.failure.kind == FailureKind::Signal);
+                if let (Some(_), true) = (after_phase, between) {
                     stop.failure.phase_from = "after_last_phase";
                     stop.failure.after_phase = after_phase;
                 }
@@ -236,15 +243,13 @@ pub(super) fn build_rank(
 
 /// The phase a failure belongs to when neither its frames nor its wording say: `ready`
 /// once the run's ready line came before it (`served`), else the one in progress, or the
-/// next one when the last line closed a phase. When that next one is `ready` and the run
-/// has printed no ready line yet, the rank never served: the completed phase comes back
-/// as well, the failure placed after it.
+/// next one when the last line closed a phase; then the completed phase comes back as
+/// well, for a failure placed after it (`after weight_load, before kv_cache`).
 fn placed_phase(walk: &PhaseWalk, served: bool) -> (Phase, Option<Phase>) {
     match walk.spans.get(&walk.current) {
         _ if served => (Phase::Ready, None),
         Some(s) if s.complete && walk.current != Phase::Ready => {
-            let next = walk.current.next();
-            (next, (next == Phase::Ready).then_some(walk.current))
+            (walk.current.next(), Some(walk.current))
         }
         _ => (walk.current, None),
     }

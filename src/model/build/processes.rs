@@ -9,10 +9,12 @@ use crate::model::Phase;
 
 /// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
 /// strongest evidence any line of that pid gives (the grammars' process and rank rules),
-/// then given to all its lines. Lines of an engine or driver process that report figures
-/// but never name a rank are placed on the `engine` rank; the launcher's own lines stay
-/// rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it, unless
-/// all it names is a global number and its process's `assignment` line names the rank.
+/// then given to all its lines. Lines of an engine or driver process that report a
+/// start-up phase or a failure, and the phase-less events of a process a rule calls an
+/// engine, never naming a rank, are placed on the `engine` rank; the launcher's own lines
+/// stay rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it,
+/// unless all it names is a global number and its process's `assignment` line names the
+/// rank.
 pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
     let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
     let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
@@ -98,9 +100,14 @@ pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
         }
         let engine = process.as_ref().filter(|p| p.role == ProcessRole::Engine);
         if engine.is_some() || pidless_engine {
-            if know
-                .phase_of(e)
-                .is_some_and(|(p, _)| p != Phase::Launch && p != Phase::Ready)
+            // An engine's row holds its start-up phase lines and failures, and, of a
+            // process a `[[process]]` rule calls an engine, its events of no phase (a
+            // coordinator's `replica dp1 lost 2 workers`). Its launch and ready lines
+            // are the server's (an engine row in launch would be the launch row's
+            // straggler); a pidless line is an engine's only by what it reports.
+            let phase = know.phase_of(e).map(|(p, _)| p);
+            if phase.is_some_and(|p| p != Phase::Launch && p != Phase::Ready)
+                || (engine.is_some() && phase.is_none())
                 || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
             {
                 e.rank = Some(Rank::engine_of(engine.and_then(|p| p.dp)));

@@ -405,6 +405,9 @@ pub(crate) struct SuspectDoc {
     /// `named` (a grammar lists it for this failure and the failure's lines hold one of
     /// its words or its value), `listed` (a grammar lists it), `other`.
     pub(crate) why: &'static str,
+    /// For `named`: what tied it, the first of the suspect's words the failure's lines
+    /// hold (as the grammar writes it), else the setting's new value (as printed).
+    pub(crate) found: Option<String>,
     /// For `named`: the line that ties it, as printed, and where.
     pub(crate) said: Option<String>,
     pub(crate) source: Option<String>,
@@ -429,17 +432,22 @@ fn failure_cause_doc(
             .suspects
             .iter()
             .map(|s| {
-                let (why, said, source, line) = match &s.why {
+                let (why, found, said, source, line) = match &s.why {
                     SuspectWhy::Named {
-                        said, source, line, ..
+                        found,
+                        said,
+                        source,
+                        line,
+                        ..
                     } => (
                         "named",
+                        Some(found.clone()),
                         Some(said.clone()),
                         Some(source.clone()),
                         Some(*line),
                     ),
-                    SuspectWhy::Listed => ("listed", None, None, None),
-                    SuspectWhy::Other => ("other", None, None, None),
+                    SuspectWhy::Listed => ("listed", None, None, None, None),
+                    SuspectWhy::Other => ("other", None, None, None, None),
                 };
                 SuspectDoc {
                     scope: match s.setting {
@@ -448,6 +456,7 @@ fn failure_cause_doc(
                     },
                     setting: s.setting.name().to_string(),
                     why,
+                    found,
                     said,
                     source,
                     line,

@@ -47,9 +47,14 @@ fn suspect_text(d: &RunDiff, s: &Suspect) -> String {
     let change = setting_change(d, &s.setting);
     match &s.why {
         SuspectWhy::Named {
-            said, source, line, ..
+            found,
+            said,
+            source,
+            line,
+            ..
         } => format!(
-            "{change} (the failure says \"{}\", {}:{line})",
+            "{change} (the failure holds \"{}\": \"{}\", {}:{line})",
+            sanitize(found),
             sanitize(said),
             base_name(source)
         ),
@@ -93,7 +98,8 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
 }
 
 /// The changes a grammar's `[[suspect]]` ties to the failure, likeliest first (`likely
-/// trigger: mem_frac 0.8 -> 0.97 (the failure says "cannot reserve", mistbox.log:31)`);
+/// trigger: mem_frac 0.8 -> 0.97 (the failure holds "reserve": "cannot reserve",
+/// mistbox.log:31)`: the word or new value that tied it, then the line);
 /// none when no suspect ties a change to it. A memory failure's `cause` rows show these
 /// under its first divergence, as a non-memory failure's show them under its line.
 pub fn suspect_lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {

@@ -27,11 +27,11 @@ pub(crate) fn in_phase(p: Phase) -> String {
 }
 
 /// Where a failure happened, as [`in_phase`] words it, but `after cuda_graph, before
-/// ready` for one placed in `ready` only because the rank had completed the phase before
-/// it, in a run that had printed no ready line (it never served).
+/// ready` for one placed in the next phase only because the rank had completed the phase
+/// before it (in `ready`: the run had printed no ready line, it never served).
 pub(crate) fn in_phase_after(p: Phase, after: Option<Phase>) -> String {
     match (p, after) {
-        (Phase::Ready, Some(a)) => format!("after {a}, before ready"),
+        (p, Some(a)) => format!("after {a}, before {p}"),
         (p, _) => in_phase(p),
     }
 }

@@ -18,7 +18,7 @@ pub(crate) fn figure_label(name: &str) -> String {
 
 /// Seconds without their unit, for the table's `min / med / max s` (`units::seconds`'s
 /// rule).
-use crate::base::units::seconds_number as secs;
+use crate::base::units::{round_s, seconds_number as secs};
 
 /// The `summary` text of a run: the verdict, then the phase table (one row per rank with
 /// `per_rank`, as `--ranks` asks).
@@ -96,7 +96,8 @@ fn head_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
         };
         let line = format!(
             "started {shown}{}{}",
-            end.map(|e| format!(", last line {} s later", (e - start).num_seconds()))
+            // Rounded, not truncated: 351.997 s is `352 s`.
+            end.map(|e| format!(", last line {} s later", round_s(e - start)))
                 .unwrap_or_default(),
             if run.year_inferred {
                 " (date inferred)"
@@ -556,6 +557,9 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
                 ),
                 Some(masked(&f.message)),
             ),
+            // An engine row with no phase line (a coordinator that printed only its
+            // own notices) ends nowhere in start-up: its end says nothing.
+            None if r.is_process() && r.phases.is_empty() => continue,
             None if r.outcome == Outcome::Incomplete => (
                 format!(
                     "incomplete: its log ends in {}, nothing says why",
