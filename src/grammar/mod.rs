@@ -184,6 +184,9 @@ pub(crate) struct CompiledPrefix {
     pub(crate) date_format: String,
     pub(crate) time_format: String,
     pub(crate) stamp_format: Option<String>,
+    /// Some prefix of its grammar reads a whole date (`date` or `stamp`): a stamp of this
+    /// one that prints none may be dated by such a line before it (`stamp::DatingPrefixes`).
+    pub(crate) grammar_prints_dates: bool,
 }
 
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
@@ -363,6 +366,8 @@ fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, 
             .clone()
             .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
         stamp_format: p.stamp_format.clone(),
+        // Set once the grammar's every prefix is compiled (`Grammar::from_toml`).
+        grammar_prints_dates: false,
     })
 }
 
@@ -409,11 +414,18 @@ impl Grammar {
             .iter()
             .map(|ev| compile_event(origin, ev))
             .collect::<Result<Vec<_>, _>>()?;
-        let prefixes = spec
+        let mut prefixes = spec
             .prefix
             .iter()
             .map(|p| compile_prefix(origin, p))
             .collect::<Result<Vec<_>, _>>()?;
+        let dated = |p: &CompiledPrefix| {
+            (p.regex.capture_names().flatten()).any(|c| c == "date" || c == "stamp")
+        };
+        let prints_dates = prefixes.iter().any(dated);
+        for p in &mut prefixes {
+            p.grammar_prints_dates = prints_dates;
+        }
         let frames = knowledge::compile_frames(origin, &spec.frame_phase)?;
         let outcomes = knowledge::compile_outcomes(origin, &spec.outcome)?;
         let captures: Vec<Vec<&str>> = events

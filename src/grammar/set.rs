@@ -33,6 +33,9 @@ pub struct PrefixInfo {
     pub prefix_end: usize,
     /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
     pub prefix_start: usize,
+    /// The stamp printed no date and a prefix of the same grammar prints one (glog's
+    /// header): the scan looks for such lines before it (`GrammarSet::printed_date`).
+    pub(crate) datable: bool,
     /// The prefix captured a date or time that its format does not read (`grammars
     /// check` reports it; the scan leaves the line without a time, and a note says so).
     pub(crate) stamp_error: Option<String>,
@@ -474,6 +477,7 @@ impl GrammarSet {
             ts,
             ts_step_ms,
             date_inferred: date_inferred && ts.is_some(),
+            datable: date_inferred && ts.is_some() && p.grammar_prints_dates,
             time_only: time_only && ts.is_some(),
             rank,
             pid,

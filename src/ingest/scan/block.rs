@@ -198,8 +198,9 @@ pub(super) fn scan_block(
 
 /// The whole dates the block's lines print (a `date` or `stamp` prefix, on any line: glog's
 /// `Log file created at:` header gives no event) up to its last event whose stamp printed
-/// no date, which the loader dates from the nearest of them before it. A second pass, and
-/// only over blocks holding such an event: most lines are read once, as before. A date
+/// no date in a grammar that prints dates too (`datable`), which the loader dates from the
+/// nearest of them before it. A second pass, and only over blocks holding such an event:
+/// the lines of other logs (vLLM's, whose every stamp lacks a year) are read once. A date
 /// like the one kept before it adds nothing and is not kept, so a file of dated traffic
 /// costs a few entries, not one per line.
 fn dated_lines(
@@ -208,19 +209,22 @@ fn dated_lines(
     events: &[PendingEvent],
 ) -> Vec<(u64, chrono::NaiveDateTime)> {
     let last = (events.iter().rev())
-        .find(|pe| pe.m.prefix.as_ref().is_some_and(|p| p.date_inferred))
+        .find(|pe| pe.m.prefix.as_ref().is_some_and(|p| p.datable))
         .map(|pe| pe.line_in_block);
     let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
     let Some(last) = last.filter(|_| gs.has_dating_prefixes()) else {
         return out;
     };
-    for (i, line) in buf.split(|&b| b == b'\n').take(last as usize).enumerate() {
-        let Some(t) = gs.printed_date(line) else {
-            continue;
-        };
-        if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
-            out.push((i as u64 + 1, t));
+    let (mut start, mut line_no) = (0usize, 0u64);
+    while start < buf.len() && line_no < last {
+        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+        line_no += 1;
+        if let Some(t) = gs.printed_date(&buf[start..end]) {
+            if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
+                out.push((line_no, t));
+            }
         }
+        start = end + 1;
     }
     out
 }
