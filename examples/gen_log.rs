@@ -59,7 +59,7 @@ fn main() -> std::io::Result<()> {
     let mut n = 0u64;
     while written < target {
         n += 1;
-        if n % 64 == 0 {
+        if n.is_multiple_of(64) {
             second += 1;
         }
         let (h, m, s) = (9 + (second / 3600) % 14, (second / 60) % 60, second % 60);

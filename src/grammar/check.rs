@@ -707,7 +707,7 @@ fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
 /// stamp reading `.000` keeps its `.000`, a whole-second stamp has no fraction. `date` is
 /// the strftime of its date part (empty for a stamp that prints none).
 fn stamp_shown(t: NaiveDateTime, step_ms: u32, date: &str) -> String {
-    if step_ms < 1000 && chrono::Timelike::nanosecond(&t) % 1_000_000 == 0 {
+    if step_ms < 1000 && chrono::Timelike::nanosecond(&t).is_multiple_of(1_000_000) {
         t.format(&format!("{date}%H:%M:%S%.3f")).to_string()
     } else {
         t.format(&format!("{date}%H:%M:%S%.f")).to_string()

@@ -421,7 +421,7 @@ impl<I: Input> Machine<I> {
 
     /// SETITEM/SETITEMS: pairs from the stack tail into the dict below them.
     pub(super) fn extend_dict(&mut self, target: ValueRef, from: usize) -> R<()> {
-        if (self.stack.len() - from) % 2 != 0 {
+        if !(self.stack.len() - from).is_multiple_of(2) {
             return Err(self.malformed("odd number of items for a dict"));
         }
         // The common case, a fresh dict (every trace entry), is filled straight from the
