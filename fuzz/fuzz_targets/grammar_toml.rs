@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(g) = Grammar::from_toml(text, "fuzz.toml") {
         if let Ok(set) = GrammarSet::new(vec![g]) {
-            let _ = rankscope::grammar::check_samples(&set, 0);
+            let _ =
+                rankscope::grammar::check_samples(&set, 0, &rankscope::model::config::read_sample);
         }
     }
 });
