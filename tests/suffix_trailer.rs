@@ -117,8 +117,8 @@ fn the_cut_err_field_names_the_trigger() {
     assert!(
         out.contains(
             "cause     TP0 raised an exception in weight_load (rank0.log:3): engine failed\n          \
-             likely trigger: kv_layout 'nhd' -> 'hnd' (the failure says \"err=\"kv layout hnd \
-             unsupported by kernel\" code=17\", rank0.log:3)\n          less likely: max_batch 64 -> 96\n"
+             likely trigger: kv_layout 'nhd' -> 'hnd' (the failure holds \"unsupported by kernel\": \"err=\"kv layout \
+             hnd unsupported by kernel\" code=17\", rank0.log:3)\n          less likely: max_batch 64 -> 96\n"
         ),
         "{out}"
     );

@@ -359,7 +359,13 @@ fn global_rank_problem(
     label: &str,
 ) -> Option<String> {
     let sizes = sample_sizes(set, g);
-    let placed = sizes.and_then(|s| crate::model::layout::global_name(n, s, false));
+    // A number past the first replica's world (vLLM's `across_replicas`) names its
+    // replica too, as the run names it (`DP1 TP1` for 3 with tp_size=2); within the first,
+    // the zero DP tag is optional (`same_rank`).
+    let placed = sizes.and_then(|s| {
+        let past_first = crate::model::layout::place_global(n, s).is_some_and(|(dp, _, _)| dp > 0);
+        crate::model::layout::global_name(n, s, past_first)
+    });
     if let Some(name) = placed {
         if same_rank(Some(&name), want) {
             return None;

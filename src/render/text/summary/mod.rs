@@ -548,9 +548,13 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
                 format!(
                     "{}{}: {} {}",
                     f.outcome,
+                    // `consequence of TP2`, but `terminated after TP2`.
                     f.consequence_of
                         .as_ref()
-                        .map(|c| format!(" of {c}"))
+                        .map(|c| match f.outcome {
+                            Outcome::Consequence => format!(" of {c}"),
+                            _ => format!(" after {c}"),
+                        })
                         .unwrap_or_default(),
                     f.kind.name(),
                     in_phase_after(f.phase, f.after_phase)
