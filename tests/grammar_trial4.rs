@@ -261,7 +261,7 @@ fn a_tags_capture_reads_logfmt_and_says_when_it_cannot() {
     );
     // The message names every accepted form, the JSON members included.
     assert!(
-        out.contains("`dp:1,tp:3` or JSON's `\"dp\":1,\"tp\":3`"),
+        out.contains("`dp:1;tp:3` or JSON's `\"dp\":1,\"tp\":3`"),
         "{out}"
     );
 }

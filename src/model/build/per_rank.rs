@@ -177,23 +177,8 @@ pub(super) fn build_rank(
         ..
     } = walk;
     close_by_later_starts(&mut spans);
-    // Launch runs from the first line of the run to the rank's first line of any kind —
-    // also when that line is a launch line of its own (a worker printing the run's
-    // configuration), which would otherwise stretch its launch to its next phase's first
-    // line, past lines that show it already running. Its figures stay.
-    let first_ts = (idx.iter())
-        .filter_map(|&i| Some((events[i].ts?, events[i].ts_step_ms)))
-        .min_by_key(|(t, _)| *t);
-    if let (Some((s, s_step)), Some((f, f_step)), false) = (run_start, first_ts, rank.is_engine()) {
-        let launch = spans
-            .entry(Phase::Launch)
-            .or_insert_with(|| PhaseSpan::empty(Phase::Launch));
-        launch.start = Some(s);
-        launch.end = Some(f);
-        launch.start_step_ms = s_step;
-        launch.end_step_ms = f_step;
-        launch.complete = true;
-        launch.end_printed = false;
+    if !rank.is_engine() {
+        set_launch(&mut spans, &idx, events, run_start);
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
     let stop = outcome::decisive(stops);
@@ -239,6 +224,32 @@ pub(super) fn build_rank(
         },
         stop,
     )
+}
+
+/// Launch runs from the first line of the run to the rank's first line of any kind —
+/// also when that line is a launch line of its own (a worker printing the run's
+/// configuration), which would otherwise stretch its launch to its next phase's first
+/// line, past lines that show it already running. Its figures stay.
+fn set_launch(
+    spans: &mut BTreeMap<Phase, PhaseSpan>,
+    idx: &[usize],
+    events: &[Event],
+    run_start: Option<(NaiveDateTime, u32)>,
+) {
+    let first_ts = (idx.iter())
+        .filter_map(|&i| Some((events[i].ts?, events[i].ts_step_ms)))
+        .min_by_key(|(t, _)| *t);
+    if let (Some((s, s_step)), Some((f, f_step))) = (run_start, first_ts) {
+        let launch = spans
+            .entry(Phase::Launch)
+            .or_insert_with(|| PhaseSpan::empty(Phase::Launch));
+        launch.start = Some(s);
+        launch.end = Some(f);
+        launch.start_step_ms = s_step;
+        launch.end_step_ms = f_step;
+        launch.complete = true;
+        launch.end_printed = false;
+    }
 }
 
 /// The phase a failure belongs to when neither its frames nor its wording say: `ready`
