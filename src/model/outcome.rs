@@ -433,26 +433,20 @@ fn mark_silent_stalls(
     // The others' progress also counts their lines that say they still wait for a peer
     // (a grammar's `waits_for` field: vLLM's broadcast queue finding no free block while
     // a reader has not taken the last message): the silent rank is what they wait for.
-    let last_progress = |r: &RankRun| {
-        let waits = r
-            .events
-            .iter()
-            .filter(|&&i| events[i].field("waits_for").is_some())
-            .filter_map(|&i| events[i].ts)
-            .max();
-        last_ts(r).max(waits)
-    };
     let lasts: Vec<Option<NaiveDateTime>> = ranks
         .iter()
         .map(|r| if r.is_process() { None } else { last_ts(r) })
         .collect();
-    let progress: Vec<Option<NaiveDateTime>> = ranks
-        .iter()
-        .map(|r| {
+    let progress: Vec<Option<NaiveDateTime>> = (ranks.iter().zip(&lasts))
+        .map(|(r, last)| {
+            let waits = (r.events.iter())
+                .filter(|&&i| events[i].field("waits_for").is_some())
+                .filter_map(|&i| events[i].ts)
+                .max();
             if r.is_process() {
                 None
             } else {
-                last_progress(r)
+                (*last).max(waits)
             }
         })
         .collect();
