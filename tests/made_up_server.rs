@@ -284,7 +284,9 @@ fn figure_declarations_are_checked() {
         check_edited(|g| g.replace("kv_pages = \"pages\"", "kv_pages = \"pool_bytes\""));
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("figures.kv_pages: capture `pool_bytes` has unit GiB; the figure needs `int`"),
+        err.contains(
+            "figures.kv_pages: capture `pool_bytes` has unit `GiB`; the figure needs `int`"
+        ),
         "{err}"
     );
 }

@@ -80,7 +80,10 @@ fn samples_accept_a_dash_rank_and_whole_seconds_and_say_what_was_read() {
     assert_eq!(code, Some(1), "{out}");
     // launcher.log's config line names no rank; worker-0's wait line printed `(20s)`.
     assert!(
-        out.contains("rank none (`-`: the line names no rank), expected `TP0`"),
+        out.contains(
+            "the line's rank reads as none (`-`: the line names no rank), the sample says `TP0`: \
+             give the line a rank"
+        ),
         "{out}"
     );
     assert!(

@@ -102,8 +102,8 @@ fn the_grammar_checks_its_19_samples_and_an_assignment_sample_states_its_rank() 
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(
-            "rank `PP1 TP2` (assigned to the line's process by its `assignment` rule), \
-             expected `PP1 TP1`"
+            "the line's rank reads as `PP1 TP2` (assigned to the line's process by its \
+             `assignment` rule), the sample says `PP1 TP1`: write `rank = \"PP1 TP2\"`"
         ),
         "{out}"
     );

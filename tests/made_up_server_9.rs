@@ -117,8 +117,9 @@ fn m11_check_names_a_global_rank_as_the_summary_does() {
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(
-            "rank `PP1 TP2`, expected `rank6` (global rank 6, the prefix's `grank`, placed by \
-             tp_size=4, pp_size=2 of this grammar's `server_args` sample)"
+            "the line's rank reads as `PP1 TP2` (global rank 6, the prefix's `grank`, placed \
+             by tp_size=4, pp_size=2 of this grammar's `server_args` sample), the sample says \
+             `rank6`: write `rank = \"PP1 TP2\"` if that is the line's rank"
         ),
         "{out}"
     );
@@ -137,12 +138,15 @@ fn m11_check_names_a_global_rank_as_the_summary_does() {
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(
-            "rank `TP6`, expected `PP1 TP2` (global rank 6, the prefix's `grank`: no sizes \
+            "the line's rank reads as `TP6` (global rank 6, the prefix's `grank`: no sizes \
              known in a one-line sample"
         ),
         "{out}"
     );
-    assert!(out.contains("write `TP6` or `rank6`"), "{out}");
+    assert!(
+        out.contains("the sample says `PP1 TP2`: write `rank = \"TP6\"` or `rank = \"rank6\"`"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -176,6 +180,24 @@ fn m2_an_assignment_line_outweighs_the_prefix_global_number() {
     assert_eq!(rank_names(&s), LAYOUT);
     assert_eq!(common::rank_entry(&s, "PP1 TP2")["outcome"], "failed");
     assert_eq!(common::rank_entry(&s, "PP1 TP1")["outcome"], "consequence");
+    // …and the run says the two disagreed: 5 = 1 · 4 + 1 is PP1 TP1 by tp_size=4,
+    // pp_size=2, while pid 5230's placement line names PP1 TP2.
+    let (_, out) = run("grammar.toml", &["summary", &name]);
+    let one_line = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        one_line.contains(
+            "process 5230: its lines' global rank 5 is PP1 TP1 by the configured sizes, but \
+             its assignment line names PP1 TP2: the assignment line is taken"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        one_line.matches("its assignment line names").count(),
+        1,
+        "{out}"
+    );
+    let (_, out) = run("grammar.toml", &["summary", "failing"]);
+    assert!(!out.contains("its assignment line names"), "{out}");
 }
 
 #[test]
@@ -252,4 +274,39 @@ fn m4_launch_ends_at_each_rank_first_event() {
         out.contains("launch       8/8    0.0 / 0.1 / 0.1 s     0.1 s"),
         "{out}"
     );
+}
+
+/// A global number the configured sizes cannot hold is named as the TP rank of that
+/// number, and the run says so: node0 alone (g0..g3) with its configuration edited to
+/// `tp_size=2, pp_size=1` (a world of 2 ranks, per replica) cannot place g2.
+#[test]
+fn a_global_number_past_the_configured_layout_is_noted() {
+    let (_temp, grammar) = grank_only();
+    let (temp, name) = common::temp_in(DIR);
+    for g in 0..4 {
+        let file = format!("kestrel-g{g}.log");
+        let text = std::fs::read_to_string(format!("{DIR}/baseline/node0/{file}")).unwrap();
+        let edited = text.replace("tp_size=4, pp_size=2", "tp_size=2, pp_size=1");
+        assert_eq!(
+            edited != text,
+            g == 0,
+            "{file}: only g0 prints the configuration"
+        );
+        std::fs::write(temp.path().join(&file), edited).unwrap();
+    }
+    let s = json(&grammar, &["summary", "--json", &name]);
+    assert_eq!(rank_names(&s), ["TP0", "TP1", "TP2", "TP3"]);
+    let (_, out) = run(&grammar, &["summary", &name]);
+    let one_line = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        one_line.contains(
+            "global rank 2 lies past the configured layout (tp_size 2 × pp_size 1 = 2 ranks, \
+             numbered per replica): the global numbers are named as TP ranks of those \
+             numbers, not placed by the sizes"
+        ),
+        "{out}"
+    );
+    // With the fixture's own sizes nothing is noted.
+    let (_, out) = run(&grammar, &["summary", "baseline"]);
+    assert!(!out.contains("lies past the configured layout"), "{out}");
 }

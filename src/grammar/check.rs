@@ -269,6 +269,7 @@ pub(super) fn check_sample(
                  tags) cannot be read"
             ));
         }
+        failures.extend(starts_with_problem(g, &sample.line).map(|p| format!("{label}: {p}")));
         if let Some(want) = &sample.time {
             failures.extend(time_problem(prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
         }
@@ -304,6 +305,44 @@ pub(super) fn check_sample(
     failures
 }
 
+/// A sample read by one of the grammar's prefixes that begins with none of that prefix's
+/// `starts_with` literals: the scan would not take the prefix's lines for records (one
+/// that gives no event would count as not understood, and would not end a traceback), so
+/// the literal, not the sample, is wrong.
+fn starts_with_problem(g: &Grammar, line: &str) -> Option<String> {
+    for (p, spec) in g.prefixes.iter().zip(&g.spec.prefix) {
+        let lits: Vec<&str> = (spec.starts_with.iter())
+            .map(String::as_str)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let Some(m) = p.regex.find(line) else {
+            continue;
+        };
+        let record = &line[m.start()..];
+        if lits.is_empty()
+            || lits
+                .iter()
+                .any(|l| record.starts_with(l) || line.starts_with(l))
+        {
+            continue;
+        }
+        let head: String = record.chars().take(16).collect();
+        return Some(format!(
+            "prefix `{}` reads the line, which begins `{}`, with none of its `starts_with` \
+             ({}): a line of this prefix that gives no event would count as not understood; \
+             list what its records begin with (the shortest text every one of them begins \
+             with, `[` for `[1,5]` and `[2,5]`)",
+            spec.id,
+            crate::base::text::sanitize(&head),
+            lits.iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    None
+}
+
 /// What is wrong with a sample's stated rank `r`, as the summary would name the line's.
 fn rank_problem(
     set: &GrammarSet,
@@ -334,16 +373,36 @@ fn rank_problem(
     if same_rank(got_rank.as_ref(), want_rank) {
         return None;
     }
-    Some(format!(
-        "{label}: rank {}{}, expected {}",
-        rank_words(got_rank.map(|r| r.to_string()).as_deref()),
-        if assigned.is_some() {
-            " (assigned to the line's process by its `assignment` rule)"
-        } else {
-            ""
-        },
-        rank_words(want_rank)
+    let why = if assigned.is_some() {
+        " (assigned to the line's process by its `assignment` rule)"
+    } else {
+        ""
+    };
+    Some(rank_mismatch(
+        label,
+        got_rank.map(|r| r.to_string()).as_deref(),
+        why,
+        want_rank,
     ))
+}
+
+/// A sample whose stated rank is not the one the line reads as: both, why the line reads
+/// so, and the fix — the sample's `rank` when the line is right, else the capture.
+fn rank_mismatch(label: &str, got: Option<&str>, why: &str, want: Option<&str>) -> String {
+    let fix = match got {
+        Some(g) => format!(
+            "write `rank = \"{g}\"` if that is the line's rank (the sample states the rank as \
+             the summary names it), else fix what names it"
+        ),
+        None => "give the line a rank (a prefix's `tp`, `tags` or `grank` capture, a `rank` \
+                 rule of its event, a `[[suffix]]`), or write `rank = \"-\"`"
+            .to_string(),
+    };
+    format!(
+        "{label}: the line's rank reads as {}{why}, the sample says {}: {fix}",
+        rank_words(got),
+        rank_words(want)
+    )
 }
 
 /// A line named by a global number alone (a `grank` capture) is named as the summary
@@ -371,21 +430,21 @@ fn global_rank_problem(
             return None;
         }
         let (tp, pp) = sizes.map_or((0, 1), |s| (s.tp.unwrap_or(0), s.pp.unwrap_or(1)));
-        return Some(format!(
-            "{label}: rank `{name}`, expected {} (global rank {n}, the prefix's `grank`, \
-             placed by tp_size={tp}, pp_size={pp} of this grammar's `server_args` sample)",
-            rank_words(want)
-        ));
+        let why = format!(
+            " (global rank {n}, the prefix's `grank`, placed by tp_size={tp}, pp_size={pp} of \
+             this grammar's `server_args` sample)"
+        );
+        return Some(rank_mismatch(label, Some(&name.to_string()), &why, want));
     }
     let tp = Rank::tp(n);
     if same_rank(Some(&tp), want) || want == Some(Rank::global(n).to_string().as_str()) {
         return None;
     }
     Some(format!(
-        "{label}: rank `{tp}`, expected {} (global rank {n}, the prefix's `grank`: no sizes \
-         known in a one-line sample, so it is named as a run with no tp_size/pp_size names \
-         it; write `{tp}` or `rank{n}`, or give a `server_args` sample that prints \
-         tp_size/pp_size to check the layout's name)",
+        "{label}: the line's rank reads as `{tp}` (global rank {n}, the prefix's `grank`: no \
+         sizes known in a one-line sample, so it is named as a run with no tp_size/pp_size \
+         names it), the sample says {}: write `rank = \"{tp}\"` or `rank = \"rank{n}\"`, or \
+         give a `server_args` sample that prints tp_size/pp_size to check the layout's name",
         rank_words(want)
     ))
 }

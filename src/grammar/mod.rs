@@ -403,7 +403,10 @@ impl Grammar {
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
         let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
-            message: toml_hint(e.to_string()),
+            message: match e.span().and_then(|at| table_at(text, at.start)) {
+                Some(table) => format!("{table}: {}", toml_hint(e.to_string())),
+                None => toml_hint(e.to_string()),
+            },
         })?;
         check_noise(origin, &spec.noise)?;
         // Counted before anything is compiled: compiling is what costs memory.
@@ -592,6 +595,38 @@ fn toml_hint(message: String) -> String {
     }
 }
 
+/// The table a TOML error stands in, as the grammar's other errors name it: `event 3
+/// (`kv_cache_alloc`)`, `prefix 1 (`shard`)` — the number of that `[[…]]` header before
+/// byte `at`, and its `kind` or `id` when the table gives one. `None` outside any array of
+/// tables (the grammar's own keys).
+fn table_at(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let header_start = before
+        .rfind("\n[[")
+        .map(|i| i + 1)
+        .or_else(|| before.starts_with("[[").then_some(0))?;
+    let header = text.get(header_start..)?.lines().next()?;
+    let name = header.trim().strip_prefix("[[")?.split("]]").next()?.trim();
+    let number = text
+        .get(..header_start)?
+        .lines()
+        .filter(|l| l.trim().starts_with(&format!("[[{name}]]")))
+        .count()
+        + 1;
+    // The table's own lines: up to the next header.
+    let body = text.get(header_start + header.len()..)?;
+    let body = body.split("\n[").next().unwrap_or(body);
+    let label = body.lines().find_map(|l| {
+        let (key, value) = l.split_once('=')?;
+        matches!(key.trim(), "kind" | "id")
+            .then(|| value.trim().trim_matches(['"', '\'']).to_string())
+    });
+    Some(match label {
+        Some(l) => format!("{name} {number} (`{}`)", crate::base::text::sanitize(&l)),
+        None => format!("{name} {number}"),
+    })
+}
+
 /// Every `[[noise]]` entry has an `id` (the name errors about it use) and literals, none
 /// empty: an empty literal would make every line noise.
 fn check_noise(origin: &str, noise: &[spec::NoiseSpec]) -> Result<(), GrammarError> {
@@ -617,4 +652,25 @@ fn check_noise(origin: &str, noise: &[spec::NoiseSpec]) -> Result<(), GrammarErr
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A TOML error inside an `[[event]]` names the event as the grammar's other errors
+    /// do: the second `[[event]]` header, its kind.
+    #[test]
+    fn a_toml_error_names_its_event() {
+        let text = "id = \"g\"\nname = \"g\"\n\n[[event]]\nkind = \"ready\"\nliterals = [\"up\"]\nregex = 'up'\n\n[[event]]\nkind = \"kv_x\"\nliterals = [\"kv\"]\nregex = '(?P<b>\\d+) blocks'\nunits = { b = \"blocks\" }\n";
+        let e = match super::Grammar::from_toml(text, "t.toml") {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("an unknown unit loaded"),
+        };
+        assert!(
+            e.starts_with(
+                "t.toml: not a valid grammar: event 2 (`kv_x`): TOML parse error at line 13"
+            ),
+            "{e}"
+        );
+        assert_eq!(super::table_at(text, 3), None);
+    }
 }

@@ -389,7 +389,11 @@ impl GrammarSet {
         let whole = caps.get(0).map_or(start..start, |m| m.range());
         let mut stamp_error = None;
         let mut bad = |what: &str, text: &str, format: &str| {
-            stamp_error.get_or_insert(format!("{what} `{text}` does not parse with `{format}`"));
+            stamp_error.get_or_insert_with(|| match what {
+                // No chrono format: the forms an `md` may take.
+                "md" => format!("md `{text}` does not parse with `{format}`"),
+                _ => super::stamp::parse_failure(what, text, format),
+            });
         };
         let time = caps.name("time").and_then(|m| {
             let t = NaiveTime::parse_from_str(m.as_str(), &p.time_format).ok();

@@ -345,6 +345,26 @@ pub(crate) enum Unit {
 }
 
 impl Unit {
+    /// The unit as a grammar writes it in `units` (what messages quote back).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Unit::Text => "text",
+            Unit::Int => "int",
+            Unit::Float => "float",
+            Unit::Seconds => "s",
+            Unit::Milliseconds => "ms",
+            Unit::Size => "size",
+            Unit::Bytes => "bytes",
+            Unit::KiB => "KiB",
+            Unit::MiB => "MiB",
+            Unit::GiB => "GiB",
+            Unit::MbMeaningMiB => "MB",
+            Unit::GbMeaningGiB => "GB",
+            Unit::DecimalMb => "decimal MB",
+            Unit::DecimalGb => "decimal GB",
+        }
+    }
+
     /// A unit that reads a memory amount (into bytes).
     pub(crate) fn is_memory(self) -> bool {
         matches!(

@@ -32,12 +32,19 @@ pub(super) fn check_stamp_has_year(
     format: &str,
 ) -> Result<(), GrammarError> {
     use chrono::format::{parse, Parsed, StrftimeItems};
-    let probe = NaiveDate::from_ymd_opt(2026, 11, 27)
-        .and_then(|d| d.and_hms_milli_opt(9, 14, 2, 340))
-        .map(|t| t.format(format).to_string());
-    let Some(probe) = probe else {
+    use std::fmt::Write;
+    let Some(t) =
+        NaiveDate::from_ymd_opt(2026, 11, 27).and_then(|d| d.and_hms_milli_opt(9, 14, 2, 340))
+    else {
         return Ok(());
     };
+    // Printed as a UTC time, so that a zone in the format (`%:z`, `%Z`) prints too: a
+    // naive time cannot print one, and `to_string` would panic on the error.
+    let mut probe = String::new();
+    let utc = chrono::TimeZone::from_utc_datetime(&chrono::Utc, &t);
+    if write!(probe, "{}", utc.format(format)).is_err() {
+        return Ok(());
+    }
     let mut parsed = Parsed::new();
     if parse(&mut parsed, &probe, StrftimeItems::new(format)).is_err() {
         // Another trouble than a missing year: the samples' check says it.
@@ -156,6 +163,45 @@ impl GrammarSet {
     }
 }
 
+/// Why a stamp's text does not parse with its format, with where and the fix when they
+/// can be told: `` time `06:41:07.123456` does not parse with `%H:%M:%S%.3f`: `456` is left
+/// over at byte 12; `%.3f` reads exactly 3 digits of a fraction, `%.f` any number ``.
+pub(super) fn parse_failure(what: &str, text: &str, format: &str) -> String {
+    use chrono::format::{parse_and_remainder, ParseErrorKind, Parsed, StrftimeItems};
+    let head = format!("{what} `{text}` does not parse with `{format}`");
+    let fixed_fraction = ["%.3f", "%.6f", "%.9f", "%3f", "%6f", "%9f"]
+        .into_iter()
+        .find(|f| format.contains(f));
+    let fraction_hint = |f: &str| {
+        let digits = f.trim_start_matches(['%', '.']).trim_end_matches('f');
+        format!("`{f}` reads exactly {digits} digits of a fraction, `%.f` any number")
+    };
+    let mut parsed = Parsed::new();
+    match parse_and_remainder(&mut parsed, text, StrftimeItems::new(format)) {
+        // The format is read to its end and text is left: too few fields, or a fraction
+        // of more digits than the format reads.
+        Ok(rest) if !rest.is_empty() => {
+            let at = text.len() - rest.len();
+            let hint = match fixed_fraction {
+                Some(f) if rest.bytes().all(|b| b.is_ascii_digit()) => fraction_hint(f),
+                _ if rest.starts_with(['.', ',']) && !format.contains('f') => {
+                    "the text has a fraction of a second: end the format with `%.f`".into()
+                }
+                _ => "the format ends before the text: extend it, or capture less".into(),
+            };
+            format!("{head}: `{rest}` is left over at byte {at}; {hint}")
+        }
+        Err(e) => match (e.kind(), fixed_fraction) {
+            (_, Some(f)) if text.contains(['.', ',']) => format!("{head}; {}", fraction_hint(f)),
+            (ParseErrorKind::TooShort, _) => format!("{head}: the text ends before the format"),
+            (ParseErrorKind::OutOfRange, _) => format!("{head}: a field is out of its range"),
+            _ => format!("{head}: a field does not match (chrono's strftime syntax)"),
+        },
+        // Reads whole but is no time (a 25th hour, a 30th of February).
+        Ok(_) => format!("{head}: it is no valid {what}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::month_day;
@@ -175,5 +221,25 @@ mod tests {
         for bad in ["1327", "11-32", "11.27", "127", "11-2", "+1127", "1 27"] {
             assert_eq!(month_day(bad, 2026), None, "{bad}");
         }
+    }
+
+    /// The messages `grammars check` prints for a stamp that does not parse: where, and
+    /// the fix (offsets counted by hand: `06:41:07.` is 9 bytes, so `456` is at 12).
+    #[test]
+    fn stamp_failures_say_where_and_the_fix() {
+        let m = super::parse_failure("time", "06:41:07.123456", "%H:%M:%S%.3f");
+        assert!(m.ends_with(": `456` is left over at byte 12; `%.3f` reads exactly 3 digits of a fraction, `%.f` any number"), "{m}");
+        let m = super::parse_failure("time", "06:41:07.123456", "%H:%M:%S");
+        assert!(m.contains("`.123456` is left over at byte 8;"), "{m}");
+        assert!(m.ends_with("end the format with `%.f`"), "{m}");
+        let m = super::parse_failure("time", "06:41:07.123", "%H:%M:%S%.6f");
+        assert!(
+            m.ends_with("`%.6f` reads exactly 6 digits of a fraction, `%.f` any number"),
+            "{m}"
+        );
+        let m = super::parse_failure("time", "06:41", "%H:%M:%S");
+        assert!(m.ends_with("the text ends before the format"), "{m}");
+        let m = super::parse_failure("time", "26:41:07", "%H:%M:%S");
+        assert!(m.ends_with("a field is out of its range"), "{m}");
     }
 }

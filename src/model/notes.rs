@@ -126,6 +126,29 @@ pub enum ReadNote {
         /// The error, in its own words.
         error: String,
     },
+    /// Processes named by global numbers alone, one of which (`number`) the configured
+    /// layout cannot hold (past `tp` × `pp` ranks in a server that numbers each replica on
+    /// its own): every number is then named as the TP rank of that number.
+    GlobalRanksUnplaced {
+        /// The first number the layout cannot hold.
+        number: u32,
+        /// The configured `tp_size`.
+        tp: u32,
+        /// The configured `pp_size` (1 when not printed).
+        pp: u32,
+    },
+    /// A process whose `assignment` line names `assigned` while the configured sizes place
+    /// its prefix's global number `global` at `placed`: the assignment is taken.
+    AssignmentOverGlobal {
+        /// The process.
+        pid: u32,
+        /// The global number its prefix printed.
+        global: u32,
+        /// Where the configured sizes place that number.
+        placed: Rank,
+        /// The rank its assignment line names.
+        assigned: Rank,
+    },
     /// A file whose printed stamps go backwards by more than a minute, `times` times.
     TimeGoesBack {
         /// The file, as shown.

@@ -298,6 +298,12 @@ fn nodes_of(
             offset: None,
         });
         notes.extend(ranks_on_two_hosts(&names[n], &r.events));
+        // Every node of a run named by one configuration notes the same numbers once.
+        for note in &r.notes {
+            if !notes.contains(note) {
+                notes.push(note.clone());
+            }
+        }
     }
     notes.extend(nodes_sharing_a_host(&nodes));
     Ok(nodes)

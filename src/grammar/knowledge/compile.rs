@@ -451,7 +451,9 @@ pub(super) fn check_figure_capture(
             Measure::Seconds => "`s` or `ms`",
         };
         return Err(err(origin, format!(
-            "{at}: figures.{name}: capture `{capture}` has unit {unit:?}; the figure needs {want} in `units`"
+            "{at}: figures.{name}: capture `{capture}` has unit `{}`{}; the figure needs {want} in `units`",
+            unit.name(),
+            if ev.units.contains_key(capture) { "" } else { " (none given in `units`)" }
         )));
     }
     Ok(())

@@ -48,7 +48,7 @@ pub fn build(
     know: &Knowledge,
     attempt: Option<usize>,
 ) -> Run {
-    resolve_processes(&mut events, know);
+    let process_notes = resolve_processes(&mut events, know, None);
     let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
     let mut infos = Vec::new();
     let mut kept = Vec::new();
@@ -68,6 +68,7 @@ pub fn build(
         kept = events;
     }
     let mut run = build_one(name, kept, sources, know);
+    run.notes.extend(process_notes);
     if n_attempts > 1 {
         run.attempt = chosen + 1;
         run.attempts = infos;
@@ -86,6 +87,8 @@ pub struct NodeEvents {
         Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,
     /// How many start-ups the node's logs hold.
     pub(crate) attempts: usize,
+    /// What naming its ranks noted (global numbers the sizes could not place).
+    pub(crate) notes: Vec<crate::model::notes::ReadNote>,
 }
 
 /// What `build` does to one node's events before the run is read, and no more: a run of
@@ -100,7 +103,7 @@ pub(crate) fn prepare_node(
     attempt: Option<usize>,
     run_sizes: Option<crate::model::layout::LayoutSizes>,
 ) -> NodeEvents {
-    resolve_processes(&mut events, know);
+    let mut notes = resolve_processes(&mut events, know, run_sizes);
     let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
     if n_attempts > 1 {
         // `build` ordered and settled the chosen attempt on its own before the run.
@@ -110,12 +113,14 @@ pub(crate) fn prepare_node(
             .filter(|(_, a)| *a == chosen)
             .map(|(e, _)| e)
             .collect();
-        events = settle_rank_names(time_order(events), know, run_sizes);
+        events = settle_rank_names(time_order(events), know, run_sizes).0;
     }
-    let events = settle_rank_names(time_order(events), know, run_sizes);
+    let (events, unplaced) = settle_rank_names(time_order(events), know, run_sizes);
     let (rank_events, _) = group_by_rank(&events, know);
     let config = crate::model::config::Config::of_events(&events, know);
+    notes.extend(unplaced);
     NodeEvents {
+        notes,
         attempts: n_attempts,
         ranks: rank_events.into_keys().collect(),
         events,
@@ -166,6 +171,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let year_inferred = events.iter().any(|e| e.year_inferred);
 
     let names = RankNames::of(&events, know, None);
+    let unplaced = names.unplaced.clone();
     let mut events = events;
     settle_with(&mut events, &names);
     let (mut rank_events, launcher) = group_by_rank(&events, know);
@@ -245,7 +251,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         frame_phases: know.frames.clone(),
         remedy_rules: know.remedy.clone(),
         year_inferred,
-        notes: Vec::new(),
+        notes: unplaced.into_iter().collect(),
         gpus: Vec::new(),
         gpu_processes: Vec::new(),
         nodes: Vec::new(),

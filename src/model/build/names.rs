@@ -27,6 +27,9 @@ pub(super) struct RankNames {
     /// alone, and which tags its names carry.
     placed: Option<GlobalNames>,
     pub(super) globals: HashMap<u32, Rank>,
+    /// A global number the configured sizes cannot hold, when they were printed: the
+    /// numbers are then named as with no sizes, and the run notes it.
+    pub(super) unplaced: Option<crate::model::notes::ReadNote>,
 }
 
 /// How a run whose processes are named by global numbers alone names them: by the
@@ -100,10 +103,20 @@ impl RankNames {
                 sizes.pp = run.pp;
             }
         }
-        let placed = if workers == 0 {
-            global_names(events, sizes)
+        let (placed, unplaced) = if workers == 0 {
+            match global_names(events, sizes) {
+                Ok(p) => (p, None),
+                Err(number) => (
+                    None,
+                    Some(crate::model::notes::ReadNote::GlobalRanksUnplaced {
+                        number,
+                        tp: sizes.tp.unwrap_or(0),
+                        pp: sizes.pp.unwrap_or(1),
+                    }),
+                ),
+            }
         } else {
-            None
+            (None, None)
         };
         let globals = if let Some(p) = placed {
             let seen: std::collections::BTreeSet<u32> = events
@@ -124,6 +137,7 @@ impl RankNames {
             tp_only,
             placed,
             globals,
+            unplaced,
         }
     }
 
@@ -148,22 +162,23 @@ impl RankNames {
 }
 
 /// The layout names of a run whose processes are named by global numbers alone, when the
-/// configuration's sizes place every one of them; `None` otherwise (no sizes, or a number
-/// the sizes cannot hold: the numbers are then named as with no configuration).
-fn global_names(events: &[Event], sizes: LayoutSizes) -> Option<GlobalNames> {
+/// configuration's sizes place every one of them; `Ok(None)` with no numbers or no sizes,
+/// `Err(n)` for the first number `n` the sizes cannot hold (the numbers are then named as
+/// with no configuration, and the run notes it).
+fn global_names(events: &[Event], sizes: LayoutSizes) -> Result<Option<GlobalNames>, u32> {
     let seen: std::collections::BTreeSet<u32> = events
         .iter()
         .filter_map(|e| e.rank.as_ref()?.as_global())
         .collect();
-    if seen.is_empty() {
-        return None;
+    if seen.is_empty() || sizes.tp.is_none() {
+        return Ok(None);
     }
     let mut with_dp = false;
     for &n in &seen {
-        let (dp, ..) = crate::model::layout::place_global(n, sizes)?;
+        let (dp, ..) = crate::model::layout::place_global(n, sizes).ok_or(n)?;
         with_dp |= dp > 0;
     }
-    Some(GlobalNames { sizes, with_dp })
+    Ok(Some(GlobalNames { sizes, with_dp }))
 }
 
 /// A run of more than one pipeline stage names its first stage `PP0 TP0`, as SGLang's log
@@ -245,14 +260,16 @@ pub fn name_first_stage(nodes: &mut [NodeEvents]) {
     }
 }
 
+/// `events` with their rank names settled, and the note on global numbers the sizes
+/// could not place, if any.
 pub(super) fn settle_rank_names(
     mut events: Vec<Event>,
     know: &Knowledge,
     run_sizes: Option<LayoutSizes>,
-) -> Vec<Event> {
+) -> (Vec<Event>, Option<crate::model::notes::ReadNote>) {
     let names = RankNames::of(&events, know, run_sizes);
     settle_with(&mut events, &names);
-    events
+    (events, names.unplaced)
 }
 
 pub(super) fn settle_with(events: &mut [Event], names: &RankNames) {

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use crate::base::event::{kind, Event, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
+use crate::model::layout::LayoutSizes;
+use crate::model::notes::ReadNote;
 use crate::model::Phase;
 
 /// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
@@ -15,53 +17,17 @@ use crate::model::Phase;
 /// stay rank-less. A line that names its own rank (a suffix, a `line` rule) keeps it,
 /// unless all it names is a global number and its process's `assignment` line names the
 /// rank.
-pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
-    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
-    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
-        let e = learnt.entry(pid).or_insert((ev, r.clone()));
-        if ev > e.0 {
-            *e = (ev, r);
-        }
-    };
-    for e in events.iter_mut() {
-        if e.rank.is_none() {
-            // A rank printed after the message (`… rank=1`) is the record's field: it is
-            // cut from the message the verdict quotes.
-            if let Some((rank, at)) = know.suffix_of(&e.message) {
-                let kept = e.message.get(..at).map_or(0, |m| m.trim_end().len());
-                e.message.truncate(kept);
-                e.rank = Some(rank);
-            } else {
-                e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
-            }
-        }
-        let Some(pid) = e.pid else { continue };
-        if let Some(r) = &e.rank {
-            // A global number (a prefix's `grank`) is weaker evidence than the process's
-            // own `assignment` line: it becomes a rank only through sizes or a layout.
-            let ev = if r.as_global().is_some() {
-                RankEvidence::Global
-            } else {
-                RankEvidence::Tags
-            };
-            learn(pid, ev, r.clone());
-        }
-        if let Some(m) = know.meaning(e) {
-            for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
-                if let Some(r) = rule.rank(e) {
-                    learn(pid, rule.evidence, r);
-                }
-            }
-        }
-        if let Some(g) = e
-            .process
-            .as_deref()
-            .and_then(|p| know.process(p))
-            .and_then(|i| i.global_rank)
-        {
-            learn(pid, RankEvidence::Global, Rank::tp(g));
-        }
-    }
+///
+/// Returns a note for each process whose `assignment` line names another rank than the
+/// configured sizes place its global number at (`run_sizes`: the sizes another node's
+/// configuration printed, for a node that prints none).
+pub(super) fn resolve_processes(
+    events: &mut [Event],
+    know: &Knowledge,
+    run_sizes: Option<LayoutSizes>,
+) -> Vec<ReadNote> {
+    let (learnt, numbered) = learn_ranks(events, know);
+    let notes = disagreements(events, know, run_sizes, &learnt, &numbered);
     // A driver without a prefix can still say which rank it is.
     let driver_rank = events
         .iter()
@@ -123,4 +89,116 @@ pub(super) fn resolve_processes(events: &mut [Event], know: &Knowledge) {
             }
         }
     }
+    notes
+}
+
+/// What a process's rank is (per pid, from the strongest evidence any of its lines
+/// gives), and each process's first global number (a prefix's `grank`, kept to compare
+/// with its assignment). Cuts a rank printed after the message (a `[[suffix]]`) from it
+/// and names a line whose own words name its rank.
+type Learnt = (HashMap<u32, (RankEvidence, Rank)>, HashMap<u32, u32>);
+
+fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
+    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
+    // Each process's first global number (a prefix's `grank`), to compare with its
+    // assignment.
+    let mut numbered: HashMap<u32, u32> = HashMap::new();
+    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
+        if let Some(n) = r.as_global() {
+            numbered.entry(pid).or_insert(n);
+        }
+        let e = learnt.entry(pid).or_insert((ev, r.clone()));
+        if ev > e.0 {
+            *e = (ev, r);
+        }
+    };
+    for e in events.iter_mut() {
+        if e.rank.is_none() {
+            // A rank printed after the message (`… rank=1`) is the record's field: it is
+            // cut from the message the verdict quotes.
+            if let Some((rank, at)) = know.suffix_of(&e.message) {
+                let kept = e.message.get(..at).map_or(0, |m| m.trim_end().len());
+                e.message.truncate(kept);
+                e.rank = Some(rank);
+            } else {
+                e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+            }
+        }
+        let Some(pid) = e.pid else { continue };
+        if let Some(r) = &e.rank {
+            // A global number (a prefix's `grank`) is weaker evidence than the process's
+            // own `assignment` line: it becomes a rank only through sizes or a layout.
+            let ev = if r.as_global().is_some() {
+                RankEvidence::Global
+            } else {
+                RankEvidence::Tags
+            };
+            learn(pid, ev, r.clone());
+        }
+        if let Some(m) = know.meaning(e) {
+            for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
+                if let Some(r) = rule.rank(e) {
+                    learn(pid, rule.evidence, r);
+                }
+            }
+        }
+        if let Some(g) = e
+            .process
+            .as_deref()
+            .and_then(|p| know.process(p))
+            .and_then(|i| i.global_rank)
+        {
+            learn(pid, RankEvidence::Global, Rank::global(g));
+        }
+    }
+    (learnt, numbered)
+}
+
+/// Processes whose `assignment` line names a rank other than the one the configured sizes
+/// place their prefix's global number at: the assignment is taken (it spells the rank
+/// out), and the run says so — the sizes or the numbering are not what the server ran.
+fn disagreements(
+    events: &[Event],
+    know: &Knowledge,
+    run_sizes: Option<LayoutSizes>,
+    learnt: &HashMap<u32, (RankEvidence, Rank)>,
+    numbered: &HashMap<u32, u32>,
+) -> Vec<ReadNote> {
+    let assigned: Vec<(u32, u32, &Rank)> = (numbered.iter())
+        .filter_map(|(pid, n)| {
+            let (ev, r) = learnt.get(pid)?;
+            (*ev == RankEvidence::Assignment).then_some((*pid, *n, r))
+        })
+        .collect();
+    if assigned.is_empty() {
+        return Vec::new();
+    }
+    let mut sizes = super::names::configured_sizes(events, know);
+    if sizes.tp.is_none() {
+        if let Some(run) = run_sizes {
+            sizes.tp = run.tp;
+            sizes.pp = run.pp;
+        }
+    }
+    let mut notes: Vec<ReadNote> = assigned
+        .into_iter()
+        .filter_map(|(pid, n, r)| {
+            let (dp, pp, tp) = crate::model::layout::place_global(n, sizes)?;
+            let at = |t: &str| r.get(t).unwrap_or(0);
+            if (at("DP"), at("PP"), r.get("TP")) == (dp, pp, Some(tp)) {
+                return None;
+            }
+            Some(ReadNote::AssignmentOverGlobal {
+                pid,
+                global: n,
+                placed: crate::model::layout::global_name(n, sizes, dp > 0)?,
+                assigned: r.clone(),
+            })
+        })
+        .collect();
+    notes.sort_by_key(|n| match n {
+        ReadNote::AssignmentOverGlobal { pid, .. } => *pid,
+        _ => 0,
+    });
+    notes
 }
