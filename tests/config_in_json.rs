@@ -248,3 +248,27 @@ fn diff_compares_the_unescaped_settings() {
     );
     assert!(!out.contains("not readable"), "{out}");
 }
+
+#[test]
+fn without_escaped_json_diffs_note_says_the_fix() {
+    let dir = setup(|g| g.replace("escaped = \"json\"\n", ""));
+    let (code, out) = rankscope(
+        &dir,
+        &["--grammar", "grammar.toml", "diff", "baseline", "failing"],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    // The message after the prefix: `args: ` 6 bytes, `CinderArgs { model: ` 20, so the
+    // first `\"` is byte 26 of it.
+    assert!(
+        out.contains("baseline: configuration line not readable: at byte 26:"),
+        "{out}"
+    );
+    let one_line = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        one_line.contains(
+            "the configuration is inside a JSON string (its quotes print as `\\\"`): its \
+             grammar's `[[config]]` reads it with `escaped = \"json\"`"
+        ),
+        "{out}"
+    );
+}

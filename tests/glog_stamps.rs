@@ -217,3 +217,22 @@ fn microsecond_stamps_report_millisecond_resolution_as_documented() {
     let s = common::fixture_json(DIR, "grammar.toml", &["summary", "--json", "baseline"]);
     assert_eq!(s["identity"]["first_line"]["resolution_s"], 0.001);
 }
+
+/// `watch` reads a file as it is written: the header arrives in a piece with no event to
+/// date, the dateless lines after it. It dates them from the header as `summary` does,
+/// not from the files' modification date (2026-12-01 here).
+#[test]
+fn watch_dates_the_lines_from_the_header_too() {
+    let (_t, run) = baseline_copy(december_first(), |t| t.to_string());
+    let s = common::fixture_json(
+        DIR,
+        "grammar.toml",
+        &["watch", "--replay", "1000", "--json", &run],
+    );
+    assert_eq!(first_line_at(&s), "2026-11-27T09:14:00.150000-00:00");
+    let notes = s["run"]["notes"].to_string();
+    assert!(
+        notes.contains("inferred from the fully dated lines of the run"),
+        "{notes}"
+    );
+}

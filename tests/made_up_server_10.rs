@@ -171,7 +171,10 @@ fn a_worker_rule_reads_its_dp_capture_and_lower_case_tags() {
         "grammar.toml",
         &["grammars", "check", "out/experiments/proc-lower.toml"],
     );
-    assert!(out.contains("rank `TP3`, expected `DP1 TP3`"), "{out}");
+    assert!(
+        out.contains("the line's rank reads as `TP3`, the sample says `DP1 TP3`"),
+        "{out}"
+    );
 }
 
 /// Q6: the watchdog's `grank` capture without `units = { grank = "int" }`
@@ -234,7 +237,7 @@ fn the_likely_trigger_says_what_tied_it() {
         d["failure_cause"]["text"][1],
         "likely trigger: weights_dir '/local/nvme/heron-13b' -> '/mnt/nfs/heron-13b' \
          (the failure holds \"no progress\": \"watchdog: rank 3 (dp1,tp1) made no progress \
-         for 300s in load_weights; terminating 4 workers\", heron.log:62)"
+         for 300s in load_weights; terminating 4 workers\", failing/heron.log:62)"
     );
     let s = &d["failure_cause"]["suspects"][0];
     assert_eq!(s["setting"], "weights_dir", "{s}");

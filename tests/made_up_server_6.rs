@@ -235,14 +235,14 @@ fn a_field_suffix_keeps_its_fields_out_of_the_quote_not_out_of_the_search() {
     // The rows as one line each: the text is wrapped at 120 columns, indented 10.
     let rows = out.replace("\n          ", " ");
     assert!(
-        rows.contains("likely trigger: cuda_graph_max_bs 160 -> 512 (the failure holds \"cuda graph capture\": \"cuda graph capture failed: out of memory\", rank2.log:12) also:"),
+        rows.contains("likely trigger: cuda_graph_max_bs 160 -> 512 (the failure holds \"cuda graph capture\": \"cuda graph capture failed: out of memory\", failing/rank2.log:12) also:"),
         "{out}"
     );
     let fields = "bs=512 requested=\"1.25 GiB\" free=\"0.48 GiB\" total=\"79.65 GiB\" graph_pool=\"4.69 GiB\"";
     assert!(
         rows.contains(&format!(
-            "also: max_batch 256 -> 512 (the failure holds \"512\": \"{fields}\", rank2.log:12) \
-             also: mem_fraction 0.88 -> 0.92 (the failure holds \"free=\": \"{fields}\", rank2.log:12)\n"
+            "also: max_batch 256 -> 512 (the failure holds \"512\": \"{fields}\", failing/rank2.log:12) \
+             also: mem_fraction 0.88 -> 0.92 (the failure holds \"free=\": \"{fields}\", failing/rank2.log:12)\n"
         )),
         "{out}"
     );

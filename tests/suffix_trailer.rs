@@ -116,9 +116,9 @@ fn the_cut_err_field_names_the_trigger() {
     // new value `96` is in no line: less likely.
     assert!(
         out.contains(
-            "cause     TP0 raised an exception in weight_load (rank0.log:3): engine failed\n          \
+            "cause     TP0 raised an exception in weight_load (failing/rank0.log:3): engine failed\n          \
              likely trigger: kv_layout 'nhd' -> 'hnd' (the failure holds \"unsupported by kernel\": \"err=\"kv layout \
-             hnd unsupported by kernel\" code=17\", rank0.log:3)\n          less likely: max_batch 64 -> 96\n"
+             hnd unsupported by kernel\" code=17\", failing/rank0.log:3)\n          less likely: max_batch 64 -> 96\n"
         ),
         "{out}"
     );

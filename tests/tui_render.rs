@@ -386,7 +386,9 @@ fn diff_view_of_an_nccl_failure_says_what_diff_says() {
     assert_eq!(app.view, View::Diff);
     let screen = render_text(&mut app, 160, 40);
     assert!(
-        screen.contains("cause     TP0 failed in NCCL in dist_init (server.log:20)"),
+        screen.contains(
+            "cause     TP0 failed in NCCL in dist_init (samples/tp2-nccl-fail/server.log:20)"
+        ),
         "{screen}"
     );
     assert!(

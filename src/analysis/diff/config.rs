@@ -44,10 +44,27 @@ fn run_config(run: &Run) -> Result<(Config, bool), ConfigNote> {
             run: run.name.clone(),
         }),
         Some(Ok(p)) => Ok((p.config.clone(), p.truncated)),
-        Some(Err(e)) => Err(ConfigNote::Unreadable {
-            run: run.name.clone(),
-            error: e.to_string(),
-        }),
+        Some(Err(e)) => {
+            // Stopped at JSON's `\"`: the configuration is inside a JSON string, which its
+            // rule reads with `escaped = "json"` (as `grammars check` says of a sample).
+            let line = (run.events.iter())
+                .find(|x| x.kind == crate::base::event::kind::SERVER_ARGS)
+                .map(|x| x.message.as_str());
+            let at_escaped_quote = (e.offset().zip(line))
+                .and_then(|(at, l)| l.get(at..))
+                .is_some_and(|t| t.starts_with("\\\""));
+            let mut error = e.to_string();
+            if at_escaped_quote {
+                error.push_str(
+                    "; the configuration is inside a JSON string (its quotes print as `\\\"`): \
+                     its grammar's `[[config]]` reads it with `escaped = \"json\"`",
+                );
+            }
+            Err(ConfigNote::Unreadable {
+                run: run.name.clone(),
+                error,
+            })
+        }
     }
 }
 

@@ -229,6 +229,31 @@ fn dated_lines(
     out
 }
 
+/// The whole dates the first lines of a file print (glog's `Log file created at:` header),
+/// for a file's first block when it holds no event to date: a file followed as it is
+/// written, or read in blocks, gets its dateless events in later blocks, which
+/// `dated_lines` reads only up to their own lines.
+pub(super) fn head_dates(gs: &GrammarSet, buf: &[u8]) -> Vec<(u64, chrono::NaiveDateTime)> {
+    /// A header is among a file's first lines; a file that starts without one has none.
+    const HEAD_LINES: u64 = 16;
+    let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
+    if !gs.has_dating_prefixes() {
+        return out;
+    }
+    for (i, line) in buf
+        .split(|&b| b == b'\n')
+        .take(HEAD_LINES as usize)
+        .enumerate()
+    {
+        if let Some(t) = gs.printed_date(line) {
+            if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
+                out.push((i as u64 + 1, t));
+            }
+        }
+    }
+    out
+}
+
 /// Flattened logs replace newlines by ` ⏎ ` (U+23CE): those are record breaks too.
 const RETURN_SYMBOL: &[u8] = "\u{23ce}".as_bytes();
 /// Built once: a searcher built per line cost more than the search.

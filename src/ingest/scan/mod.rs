@@ -295,7 +295,11 @@ pub(crate) fn scan_stream<R: Read>(
                 r
             })
             .collect();
-        for (r, b) in results.into_iter().zip(batch.iter()) {
+        for (mut r, b) in results.into_iter().zip(batch.iter()) {
+            if merger.line_base == 0 && r.dated.is_empty() {
+                // A header in a first block that holds no event to date.
+                r.dated = block::head_dates(gs, b.bytes());
+            }
             if b.cut_tail {
                 merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
             }

@@ -8,10 +8,6 @@ use crate::base::text::sanitize;
 
 use super::outcome::failure_verb;
 
-fn base_name(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
-}
-
 /// A setting's change as the config section prints it: `env NCCL_SOCKET_IFNAME (unset)
 /// -> nonexistent0`, `dist_init_addr '127.0.0.1:29621' -> '127.0.0.1:29626'`.
 pub(crate) fn setting_change(d: &RunDiff, s: &Setting) -> String {
@@ -56,7 +52,7 @@ fn suspect_text(d: &RunDiff, s: &Suspect) -> String {
             "{change} (the failure holds \"{}\": \"{}\", {}:{line})",
             sanitize(found),
             sanitize(said),
-            base_name(source)
+            sanitize(source)
         ),
         SuspectWhy::Listed | SuspectWhy::Other => change,
     }
@@ -69,7 +65,7 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
     match &fc.quote {
         Some(q) => out.push(format!(
             "{head} ({}:{}): {}",
-            base_name(&q.source),
+            sanitize(&q.source),
             q.line,
             sanitize(q.text.trim())
         )),
@@ -78,7 +74,7 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
     for q in &fc.detail {
         out.push(format!(
             "also said ({}:{}): {}",
-            base_name(&q.source),
+            sanitize(&q.source),
             q.line,
             sanitize(q.text.trim())
         ));
