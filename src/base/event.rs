@@ -49,14 +49,42 @@ impl Phase {
     pub(crate) fn from_name(name: &str) -> Option<Phase> {
         Phase::ALL.into_iter().find(|p| p.name() == name)
     }
-    pub(crate) fn next(self) -> Phase {
-        match self {
-            Phase::Launch => Phase::DistInit,
-            Phase::DistInit => Phase::WeightLoad,
-            Phase::WeightLoad => Phase::KvCache,
-            Phase::KvCache => Phase::CudaGraph,
-            Phase::CudaGraph | Phase::Ready => Phase::Ready,
-        }
+}
+
+/// The phases a run's server goes through, in canonical order: those its grammars declare
+/// and those its lines reached, with `launch` and `ready` always. "The next phase" of a
+/// completed one is the next of these, not of the fixed order: a server with no CUDA-graph
+/// step goes from kv_cache to ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PhaseOrder(u8);
+
+impl PhaseOrder {
+    /// Every canonical phase: what a run read by no server grammar is assumed to go through.
+    pub(crate) const CANONICAL: PhaseOrder = PhaseOrder((1 << Phase::ALL.len()) - 1);
+
+    /// `launch`, `ready` and the phases given.
+    pub(crate) fn of(phases: impl IntoIterator<Item = Phase>) -> PhaseOrder {
+        let bit = |p: Phase| 1u8 << (p as u8);
+        let base = bit(Phase::Launch) | bit(Phase::Ready);
+        PhaseOrder(phases.into_iter().fold(base, |acc, p| acc | bit(p)))
+    }
+
+    pub(crate) fn has(self, p: Phase) -> bool {
+        self.0 & (1 << (p as u8)) != 0
+    }
+
+    /// The phase after `p`: the next of these phases, `ready` after the last.
+    pub(crate) fn next(self, p: Phase) -> Phase {
+        Phase::ALL
+            .into_iter()
+            .find(|q| *q > p && self.has(*q))
+            .unwrap_or(Phase::Ready)
+    }
+}
+
+impl Default for PhaseOrder {
+    fn default() -> PhaseOrder {
+        PhaseOrder::CANONICAL
     }
 }
 
