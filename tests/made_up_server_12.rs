@@ -99,7 +99,10 @@ fn then_ready_without_a_ready_line_is_not_serving() {
     );
     assert!(!out.contains("while serving"), "{out}");
     let tp0 = out.lines().find(|l| l.starts_with("TP0 ")).unwrap();
-    assert!(tp0.contains(" kv_cache ") && tp0.contains("terminated"), "{tp0}");
+    assert!(
+        tp0.contains(" kv_cache ") && tp0.contains("terminated"),
+        "{tp0}"
+    );
 }
 
 /// M3: mpirun's `rank 3 exited with status 1; aborting job 1` (mpirun.out:62) has no rank
@@ -112,7 +115,10 @@ fn the_launcher_failure_is_in_the_phase_the_ranks_had_reached() {
     let doc = common::fixture_json(DIR, "grammar.toml", &["summary", "failing", "--json"]);
     let lf = doc["run"]["launcher_failures"].as_array().unwrap();
     assert_eq!(lf.len(), 1, "{lf:?}");
-    assert_eq!(lf[0]["message"], "rank 3 exited with status 1; aborting job 1");
+    assert_eq!(
+        lf[0]["message"],
+        "rank 3 exited with status 1; aborting job 1"
+    );
     assert_eq!(lf[0]["line"], 62);
     assert_eq!(lf[0]["phase"], "kv_cache");
     assert_eq!(lf[0]["phase_from"], "ranks_at_line");
@@ -122,7 +128,10 @@ fn the_launcher_failure_is_in_the_phase_the_ranks_had_reached() {
         out.contains("outside any rank: rank 3 exited with status 1; aborting job 1"),
         "{out}"
     );
-    assert!(out.contains("root: TP3 ran out of memory in kv_cache"), "{out}");
+    assert!(
+        out.contains("root: TP3 ran out of memory in kv_cache"),
+        "{out}"
+    );
 }
 
 /// The baseline: every rank prints `rank ready` (mpirun.out has 8), so every rank is

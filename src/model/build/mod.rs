@@ -215,17 +215,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         ranks.push(r);
         stops.push(stop);
     }
-    let launcher_stops: Vec<outcome::Stop> = launcher
-        .iter()
-        .filter_map(|&i| {
-            let e = &events[i];
-            let (phase, from) = match know.phase_of(e) {
-                Some((p, _)) => (p, "event"),
-                None => (phase_at_line(&events, &launcher, e, know), "ranks_at_line"),
-            };
-            outcome::stop_of(e, phase, from, know, None)
-        })
-        .collect();
+    let launcher_stops = launcher_stops(&events, &launcher, know);
     let root = outcome::resolve(
         &mut ranks,
         stops,
@@ -266,6 +256,21 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         config,
         phase_order: facts.order,
     }
+}
+
+/// The stops the launcher's own lines give (no rank's): a failure's phase, unless its
+/// frames, wording or own event say, is the one the ranks had reached by its line.
+fn launcher_stops(events: &[Event], launcher: &[usize], know: &Knowledge) -> Vec<outcome::Stop> {
+    (launcher.iter())
+        .filter_map(|&i| {
+            let e = &events[i];
+            let (phase, from) = match know.phase_of(e) {
+                Some((p, _)) => (p, "event"),
+                None => (phase_at_line(events, launcher, e, know), "ranks_at_line"),
+            };
+            outcome::stop_of(e, phase, from, know, None)
+        })
+        .collect()
 }
 
 /// The phase the run was in when the launcher printed `line`: the latest phase a rank's
