@@ -611,3 +611,24 @@ impl FailureKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Phase, PhaseOrder};
+
+    /// tarnserve's grammar declares dist_init, weight_load and kv_cache: kv_cache is
+    /// followed by ready; the fixed order (SGLang, vLLM) keeps cuda_graph in between.
+    #[test]
+    fn the_next_phase_is_the_next_the_server_has() {
+        let tarn = PhaseOrder::of([Phase::DistInit, Phase::WeightLoad, Phase::KvCache]);
+        assert_eq!(tarn.next(Phase::KvCache), Phase::Ready);
+        assert_eq!(tarn.next(Phase::Launch), Phase::DistInit);
+        assert!(!tarn.has(Phase::CudaGraph) && tarn.has(Phase::Ready));
+        let no_dist_init = PhaseOrder::of([Phase::WeightLoad, Phase::KvCache]);
+        assert_eq!(no_dist_init.next(Phase::Launch), Phase::WeightLoad);
+        let all = PhaseOrder::CANONICAL;
+        assert_eq!(all.next(Phase::KvCache), Phase::CudaGraph);
+        assert_eq!(all.next(Phase::CudaGraph), Phase::Ready);
+        assert_eq!(all.next(Phase::Ready), Phase::Ready);
+    }
+}
