@@ -20,7 +20,7 @@ use chrono::NaiveDateTime;
 use super::remedy::{self, Deficit, DeficitBasis, Remedy};
 use super::timing;
 use crate::base::event::{FieldValue, FigureName, Measure, Origin, Rank};
-use crate::model::{FailureKind, Outcome, Phase, RankRun, Run};
+use crate::model::{FailureKind, Outcome, Phase, PhaseOrder, RankRun, Run};
 
 /// Phases after the KV pool whose memory the pool's leftover must hold.
 const AFTER_POOL: [Phase; 2] = [Phase::CudaGraph, Phase::Ready];
@@ -341,13 +341,14 @@ pub(crate) fn memory_warnings(baseline: &Run, run: &Run) -> Vec<MemoryWarning> {
 pub(crate) fn current_phase(
     r: &RankRun,
     run_start: Option<NaiveDateTime>,
+    order: PhaseOrder,
 ) -> Option<(Phase, NaiveDateTime)> {
     if r.reached_ready || r.outcome != Outcome::Incomplete {
         return None;
     }
     let last = r.phases.last();
     match last {
-        Some(s) if s.complete => Some((s.phase.next(), s.end?)),
+        Some(s) if s.complete => Some((order.next(s.phase), s.end?)),
         Some(s) => {
             let prev_end = r
                 .phases
@@ -367,7 +368,7 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
     let now = at.time();
     let mut out = Vec::new();
     for r in run.worker_ranks() {
-        let Some((phase, since)) = current_phase(r, run.start) else {
+        let Some((phase, since)) = current_phase(r, run.start, run.phase_order) else {
             continue;
         };
         let Some((base_s, base_res)) = baseline_window(baseline, &r.rank, phase) else {
@@ -427,7 +428,7 @@ pub(crate) fn status(run: &Run, now: Option<LogNow>) -> Vec<RankStatus> {
     let now = now.map(|n| n.time());
     run.worker_ranks()
         .map(|r| {
-            let current = current_phase(r, run.start);
+            let current = current_phase(r, run.start, run.phase_order);
             let in_phase_s = match (current, now) {
                 (Some((_, since)), Some(now)) => {
                     Some(Seconds::from_ms((now - since).num_milliseconds()).max(Seconds::ZERO))

@@ -49,14 +49,42 @@ impl Phase {
     pub(crate) fn from_name(name: &str) -> Option<Phase> {
         Phase::ALL.into_iter().find(|p| p.name() == name)
     }
-    pub(crate) fn next(self) -> Phase {
-        match self {
-            Phase::Launch => Phase::DistInit,
-            Phase::DistInit => Phase::WeightLoad,
-            Phase::WeightLoad => Phase::KvCache,
-            Phase::KvCache => Phase::CudaGraph,
-            Phase::CudaGraph | Phase::Ready => Phase::Ready,
-        }
+}
+
+/// The phases a run's server goes through, in canonical order: those its grammars declare
+/// and those its lines reached, with `launch` and `ready` always. "The next phase" of a
+/// completed one is the next of these, not of the fixed order: a server with no CUDA-graph
+/// step goes from kv_cache to ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PhaseOrder(u8);
+
+impl PhaseOrder {
+    /// Every canonical phase: what a run read by no server grammar is assumed to go through.
+    pub(crate) const CANONICAL: PhaseOrder = PhaseOrder((1 << Phase::ALL.len()) - 1);
+
+    /// `launch`, `ready` and the phases given.
+    pub(crate) fn of(phases: impl IntoIterator<Item = Phase>) -> PhaseOrder {
+        let bit = |p: Phase| 1u8 << (p as u8);
+        let base = bit(Phase::Launch) | bit(Phase::Ready);
+        PhaseOrder(phases.into_iter().fold(base, |acc, p| acc | bit(p)))
+    }
+
+    pub(crate) fn has(self, p: Phase) -> bool {
+        self.0 & (1 << (p as u8)) != 0
+    }
+
+    /// The phase after `p`: the next of these phases, `ready` after the last.
+    pub(crate) fn next(self, p: Phase) -> Phase {
+        Phase::ALL
+            .into_iter()
+            .find(|q| *q > p && self.has(*q))
+            .unwrap_or(Phase::Ready)
+    }
+}
+
+impl Default for PhaseOrder {
+    fn default() -> PhaseOrder {
+        PhaseOrder::CANONICAL
     }
 }
 
@@ -581,5 +609,26 @@ impl FailureKind {
             FailureKind::Timeout => "timeout",
             FailureKind::Signal => "signal",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Phase, PhaseOrder};
+
+    /// tarnserve's grammar declares dist_init, weight_load and kv_cache: kv_cache is
+    /// followed by ready; the fixed order (SGLang, vLLM) keeps cuda_graph in between.
+    #[test]
+    fn the_next_phase_is_the_next_the_server_has() {
+        let tarn = PhaseOrder::of([Phase::DistInit, Phase::WeightLoad, Phase::KvCache]);
+        assert_eq!(tarn.next(Phase::KvCache), Phase::Ready);
+        assert_eq!(tarn.next(Phase::Launch), Phase::DistInit);
+        assert!(!tarn.has(Phase::CudaGraph) && tarn.has(Phase::Ready));
+        let no_dist_init = PhaseOrder::of([Phase::WeightLoad, Phase::KvCache]);
+        assert_eq!(no_dist_init.next(Phase::Launch), Phase::WeightLoad);
+        let all = PhaseOrder::CANONICAL;
+        assert_eq!(all.next(Phase::KvCache), Phase::CudaGraph);
+        assert_eq!(all.next(Phase::CudaGraph), Phase::Ready);
+        assert_eq!(all.next(Phase::Ready), Phase::Ready);
     }
 }

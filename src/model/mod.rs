@@ -22,7 +22,7 @@ mod rank;
 pub use crate::base::event::Phase;
 pub use filter::EventFilter;
 
-pub(crate) use crate::base::event::Edge;
+pub(crate) use crate::base::event::{Edge, PhaseOrder};
 
 pub use build::{build, dedup_across_sources, name_first_stage, NodeEvents};
 pub(crate) use build::{configured_sizes, prepare_node};
@@ -98,6 +98,8 @@ pub struct Run {
     pub nodes: Vec<crate::model::node::Node>,
     /// Some event is a phase line or a failure (set by `build`, from the grammars).
     pub(crate) startup_events: bool,
+    /// The phases its server goes through: what "the next phase" of a completed one is.
+    pub(crate) phase_order: PhaseOrder,
     /// The configuration the run printed, read with its grammar's config rule.
     pub config:
         Option<Result<crate::model::config::ParsedConfig, crate::model::config::ConfigError>>,

@@ -411,6 +411,13 @@ impl Knowledge {
         self.meaning(e)?.then
     }
 
+    /// The phases a grammar's own events are placed in or begin (`then`).
+    pub(crate) fn declared_phases(&self, grammar: &str) -> impl Iterator<Item = Phase> + '_ {
+        (self.kinds.get(grammar).into_iter())
+            .flat_map(|kinds| kinds.values())
+            .flat_map(|m| m.phase.map(|(p, _)| p).into_iter().chain(m.then))
+    }
+
     pub(crate) fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
         self.meaning(e)?.phase
     }

@@ -13,7 +13,7 @@ mod processes;
 use std::collections::{BTreeMap, HashMap};
 
 use super::order::time_order;
-use super::{attempts, outcome, Phase, RankRun, Run, SourceInfo};
+use super::{attempts, outcome, Phase, PhaseOrder, RankRun, Run, SourceInfo};
 use crate::base::event::{kind, Event, Origin, Rank};
 use crate::grammar::Knowledge;
 
@@ -21,7 +21,7 @@ pub use dedup::dedup_across_sources;
 pub(crate) use names::configured_sizes;
 pub use names::name_first_stage;
 use names::{settle_rank_names, settle_with, RankNames};
-use per_rank::build_rank;
+use per_rank::{build_rank, RunFacts};
 use processes::resolve_processes;
 
 /// Each event's start-up attempt (0-based), how many the log holds, and the one to read:
@@ -206,19 +206,22 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     // Lines after the server's ready line happen while serving, whatever a rank's own
     // last phase line was (vLLM workers print none after KV sizing).
     let ready_at = events.iter().position(|e| e.kind == kind::READY);
+    let facts = RunFacts {
+        start,
+        ready,
+        ready_at,
+        order: phase_order(&events, &grammars, know),
+    };
     for (rank, idx) in rank_events {
         let seen_at = silent.get(&rank).cloned();
-        let (mut r, stop) = build_rank(rank, idx, &events, start, ready, ready_at, know);
+        let (mut r, stop) = build_rank(rank, idx, &events, &facts, know);
         if r.last_origin.is_none() {
             r.last_origin = seen_at;
         }
         ranks.push(r);
         stops.push(stop);
     }
-    let launcher_stops: Vec<outcome::Stop> = launcher
-        .iter()
-        .filter_map(|&i| outcome::stop_of(&events[i], Phase::Launch, "last_event", know, None))
-        .collect();
+    let launcher_stops = launcher_stops(&events, &launcher, know);
     let root = outcome::resolve(
         &mut ranks,
         stops,
@@ -257,7 +260,64 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         nodes: Vec::new(),
         startup_events,
         config,
+        phase_order: facts.order,
     }
+}
+
+/// The stops the launcher's own lines give (no rank's): a failure's phase, unless its
+/// frames, wording or own event say, is the one the ranks had reached by its line.
+fn launcher_stops(events: &[Event], launcher: &[usize], know: &Knowledge) -> Vec<outcome::Stop> {
+    (launcher.iter())
+        .filter_map(|&i| {
+            let e = &events[i];
+            let (phase, from) = match know.phase_of(e) {
+                Some((p, _)) => (p, "event"),
+                None => (phase_at_line(events, launcher, e, know), "ranks_at_line"),
+            };
+            outcome::stop_of(e, phase, from, know, None)
+        })
+        .collect()
+}
+
+/// The phase the run was in when the launcher printed `line`: the latest phase a rank's
+/// phase line had reached by then (`launch` before any). Within one file by line order;
+/// across files by stamp, when both lines are stamped — an unstamped line of another file
+/// cannot be placed against it. The launcher's own lines say nothing of the ranks'
+/// progress, so they do not count.
+fn phase_at_line(events: &[Event], launcher: &[usize], line: &Event, know: &Knowledge) -> Phase {
+    let before = |e: &Event| match (e.ts, line.ts) {
+        _ if e.origin.source == line.origin.source => e.origin.line < line.origin.line,
+        (Some(a), Some(b)) => a <= b,
+        _ => false,
+    };
+    let mut by_launcher = vec![false; events.len()];
+    for &i in launcher {
+        by_launcher[i] = true;
+    }
+    (events.iter().zip(by_launcher))
+        .filter(|(e, launcher)| !launcher && before(e))
+        .filter_map(|(e, _)| know.phase_of(e).map(|(p, _)| p))
+        .max()
+        .unwrap_or(Phase::Launch)
+}
+
+/// The phases the run's server goes through: those the run's server grammars declare and
+/// those its lines reached. A run read by no server grammar (component lines only) may be
+/// any server: every canonical phase.
+fn phase_order(events: &[Event], grammars: &[String], know: &Knowledge) -> PhaseOrder {
+    let servers: Vec<&String> = (grammars.iter())
+        .filter(|g| know.describes_server(g))
+        .collect();
+    if servers.is_empty() {
+        return PhaseOrder::CANONICAL;
+    }
+    let declared = servers.into_iter().flat_map(|g| know.declared_phases(g));
+    // A line of a kind its grammar declares nothing for takes another grammar's meaning
+    // (`Knowledge::meaning_of`): its phase is reached, declared or not.
+    let reached = events
+        .iter()
+        .flat_map(|e| (know.phase_of(e).map(|(p, _)| p).into_iter()).chain(know.then_of(e)));
+    PhaseOrder::of(declared.chain(reached))
 }
 
 /// Which server a run is, as its lines say as a whole: the grammar that read its

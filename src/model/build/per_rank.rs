@@ -7,7 +7,9 @@ use chrono::NaiveDateTime;
 
 use crate::base::event::{kind, Event, Rank};
 use crate::grammar::Knowledge;
-use crate::model::{outcome, Edge, FailureKind, Figure, Outcome, Phase, PhaseSpan, RankRun};
+use crate::model::{
+    outcome, Edge, FailureKind, Figure, Outcome, Phase, PhaseOrder, PhaseSpan, RankRun,
+};
 
 /// A rank's phases as its phase lines are read in order.
 struct PhaseWalk {
@@ -21,6 +23,9 @@ struct PhaseWalk {
     furthest: Phase,
     /// The last phase line read: where a failure with no phase of its own was placed from.
     last_line: Option<crate::base::event::Origin>,
+    /// The phase the last phase line ended as it began `current` (`then`): a rank put in
+    /// `ready` only by such a line has completed that phase and printed no ready line.
+    ended_by_then: Option<Phase>,
 }
 
 impl Default for PhaseWalk {
@@ -31,6 +36,7 @@ impl Default for PhaseWalk {
             reentered: None,
             furthest: Phase::Launch,
             last_line: None,
+            ended_by_then: None,
         }
     }
 }
@@ -44,6 +50,7 @@ impl PhaseWalk {
             .or_insert_with(|| PhaseSpan::empty(phase));
         self.reentered = (edge == Edge::Begin && phase < self.furthest).then_some(phase);
         self.last_line = Some(e.origin.clone());
+        self.ended_by_then = None;
         self.furthest = self.furthest.max(phase);
         match edge {
             Edge::Begin => {
@@ -92,6 +99,7 @@ impl PhaseWalk {
             }
             self.furthest = self.furthest.max(next);
             self.current = next;
+            self.ended_by_then = Some(phase);
         }
     }
 }
@@ -117,13 +125,23 @@ fn close_by_later_starts(spans: &mut BTreeMap<Phase, PhaseSpan>) {
     }
 }
 
+/// What reading one rank needs to know of the run as a whole.
+pub(super) struct RunFacts {
+    /// The run's first stamp, with its step.
+    pub(super) start: Option<(NaiveDateTime, u32)>,
+    /// Some rank printed the server's ready line.
+    pub(super) ready: bool,
+    /// The index of the run's first ready line among its events.
+    pub(super) ready_at: Option<usize>,
+    /// The phases the run's server goes through.
+    pub(super) order: PhaseOrder,
+}
+
 pub(super) fn build_rank(
     rank: Rank,
     idx: Vec<usize>,
     events: &[Event],
-    run_start: Option<(NaiveDateTime, u32)>,
-    run_ready: bool,
-    ready_at: Option<usize>,
+    run: &RunFacts,
     know: &Knowledge,
 ) -> (RankRun, Option<outcome::Stop>) {
     let mut walk = PhaseWalk::default();
@@ -148,7 +166,8 @@ pub(super) fn build_rank(
         if e.kind == kind::ERROR && e.detail.is_some() {
             traceback = e.detail.clone();
         }
-        let (in_phase, after_phase) = placed_phase(&walk, ready_at.is_some_and(|r| i > r));
+        let (in_phase, after_phase) =
+            placed_phase(&walk, run.ready_at.is_some_and(|r| i > r), run.order);
         let (in_phase, from) = match own_phase {
             Some((p, _)) => (p, "event"),
             None => (in_phase, "last_event"),
@@ -178,11 +197,11 @@ pub(super) fn build_rank(
     } = walk;
     close_by_later_starts(&mut spans);
     if !rank.is_engine() {
-        set_launch(&mut spans, &idx, events, run_start);
+        set_launch(&mut spans, &idx, events, run.start);
     }
     let last_phase = spans.keys().copied().max().unwrap_or(Phase::Launch);
     let stop = outcome::decisive(stops);
-    let reached_ready = stop.is_none() && run_ready;
+    let reached_ready = stop.is_none() && run.ready;
     if reached_ready {
         // A rank that reached ready finished every phase it began, whether or not the
         // server prints an end line for the last one (TensorRT-LLM's graph warm-up): the
@@ -199,7 +218,7 @@ pub(super) fn build_rank(
     // last phase closed.
     let open_phase = match (reentered, spans.get(&last_phase)) {
         (Some(p), _) => p,
-        (None, Some(s)) if s.complete && last_phase != Phase::Ready => last_phase.next(),
+        (None, Some(s)) if s.complete && last_phase != Phase::Ready => run.order.next(last_phase),
         (None, _) => last_phase,
     };
     let last_origin = idx.last().map(|&i| events[i].origin.clone());
@@ -254,14 +273,15 @@ fn set_launch(
 
 /// The phase a failure belongs to when neither its frames nor its wording say: `ready`
 /// once the run's ready line came before it (`served`), else the one in progress, or the
-/// next one when the last line closed a phase; then the completed phase comes back as
-/// well, for a failure placed after it (`after weight_load, before kv_cache`).
-fn placed_phase(walk: &PhaseWalk, served: bool) -> (Phase, Option<Phase>) {
+/// next one of the run's phases when the last line closed a phase; then the completed
+/// phase comes back as well, for a failure placed after it (`after weight_load, before
+/// kv_cache`). A rank in `ready` only because a line ended its phase with `then = "ready"`
+/// has not served either: it is after that phase.
+fn placed_phase(walk: &PhaseWalk, served: bool, order: PhaseOrder) -> (Phase, Option<Phase>) {
     match walk.spans.get(&walk.current) {
         _ if served => (Phase::Ready, None),
-        Some(s) if s.complete && walk.current != Phase::Ready => {
-            (walk.current.next(), Some(walk.current))
-        }
+        _ if walk.current == Phase::Ready => (Phase::Ready, walk.ended_by_then),
+        Some(s) if s.complete => (order.next(walk.current), Some(walk.current)),
         _ => (walk.current, None),
     }
 }

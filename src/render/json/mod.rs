@@ -504,8 +504,11 @@ pub(crate) struct FailureDoc {
     pub(crate) outcome: OutcomeName,
     pub(crate) phase: PhaseName,
     /// Where the phase was read: `frames` (the traceback), `wording` (the failing call's
-    /// message), `event` (the phase its grammar gives the failure's own line) or
-    /// `last_event` (the last phase line before it).
+    /// message), `event` (the phase its grammar gives the failure's own line),
+    /// `last_event` (the last phase line before it), `after_last_phase` (phase `ready`:
+    /// after the phase the rank completed, in a run that had printed no ready line) or
+    /// `ranks_at_line` (a launcher's failure line: the latest phase the ranks' phase
+    /// lines had reached by it).
     pub(crate) phase_from: String,
     pub(crate) kind: FailureKindName,
     pub(crate) message: String,
