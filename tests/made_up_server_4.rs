@@ -82,7 +82,7 @@ fn samples_accept_a_dash_rank_and_whole_seconds_and_say_what_was_read() {
     assert!(
         out.contains(
             "the line's rank reads as none (`-`: the line names no rank), the sample says `TP0`: \
-             give the line a rank"
+             write `rank = \"-\"` if the line names no rank on its own"
         ),
         "{out}"
     );

@@ -269,7 +269,13 @@ pub(super) fn check_sample(
                  tags) cannot be read"
             ));
         }
-        failures.extend(starts_with_problem(g, &sample.line).map(|p| format!("{label}: {p}")));
+        failures.extend(
+            super::prefix_check::starts_with_problem(g, &sample.line)
+                .map(|p| format!("{label}: {p}")),
+        );
+        failures.extend(
+            super::prefix_check::pid_problem(g, &sample.line).map(|p| format!("{label}: {p}")),
+        );
         if let Some(want) = &sample.time {
             failures.extend(time_problem(prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
         }
@@ -303,44 +309,6 @@ pub(super) fn check_sample(
         }
     }
     failures
-}
-
-/// A sample read by one of the grammar's prefixes that begins with none of that prefix's
-/// `starts_with` literals: the scan would not take the prefix's lines for records (one
-/// that gives no event would count as not understood, and would not end a traceback), so
-/// the literal, not the sample, is wrong.
-fn starts_with_problem(g: &Grammar, line: &str) -> Option<String> {
-    for (p, spec) in g.prefixes.iter().zip(&g.spec.prefix) {
-        let lits: Vec<&str> = (spec.starts_with.iter())
-            .map(String::as_str)
-            .filter(|l| !l.is_empty())
-            .collect();
-        let Some(m) = p.regex.find(line) else {
-            continue;
-        };
-        let record = &line[m.start()..];
-        if lits.is_empty()
-            || lits
-                .iter()
-                .any(|l| record.starts_with(l) || line.starts_with(l))
-        {
-            continue;
-        }
-        let head: String = record.chars().take(16).collect();
-        return Some(format!(
-            "prefix `{}` reads the line, which begins `{}`, with none of its `starts_with` \
-             ({}): a line of this prefix that gives no event would count as not understood; \
-             list what its records begin with (the shortest text every one of them begins \
-             with, `[` for `[1,5]` and `[2,5]`)",
-            spec.id,
-            crate::base::text::sanitize(&head),
-            lits.iter()
-                .map(|l| format!("`{l}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    None
 }
 
 /// What is wrong with a sample's stated rank `r`, as the summary would name the line's.
@@ -394,9 +362,12 @@ fn rank_mismatch(label: &str, got: Option<&str>, why: &str, want: Option<&str>) 
             "write `rank = \"{g}\"` if that is the line's rank (the sample states the rank as \
              the summary names it), else fix what names it"
         ),
-        None => "give the line a rank (a prefix's `tp`, `tags` or `grank` capture, a `rank` \
-                 rule of its event, a `[[suffix]]`), or write `rank = \"-\"`"
-            .to_string(),
+        None => {
+            "write `rank = \"-\"` if the line names no rank on its own (a worker whose \
+                 rank the run learns from another of its lines, by pid, included), else give \
+                 it one (a prefix's `tp`, `tags` or `grank` capture, a `rank` rule, a `[[suffix]]`)"
+                .to_string()
+        }
     };
     format!(
         "{label}: the line's rank reads as {}{why}, the sample says {}: {fix}",

@@ -11,6 +11,7 @@ mod check;
 mod knowledge;
 pub mod memory_model;
 mod prefilter;
+mod prefix_check;
 pub(crate) mod remedy;
 mod set;
 mod spec;
@@ -387,7 +388,7 @@ fn check_set_words(origin: &str, events: &[spec::EventSpec]) -> Result<(), Gramm
                 return Err(GrammarError::Knowledge {
                     origin: origin.into(),
                     message: format!(
-                        "event `{}`: set.outcome `{o}` is not consequence, terminated or stalled",
+                        "event `{}`: set.outcome `{o}` is not consequence, terminated, stalled or failed",
                         ev.kind
                     ),
                 });

@@ -84,6 +84,7 @@ pub(crate) fn stop_of(
         Some(OutcomeWord::Consequence) => Outcome::Consequence,
         Some(OutcomeWord::Terminated) => Outcome::Terminated,
         Some(OutcomeWord::Stalled) => Outcome::Stalled,
+        Some(OutcomeWord::Failed) => Outcome::Failed,
     };
     let kind = match (outcome, kind) {
         (Outcome::Stalled, FailureKind::Exception) => FailureKind::Timeout,
@@ -257,6 +258,13 @@ pub(crate) fn resolve(
         root = first_with(ranks, Outcome::Failed);
     }
     let root_rank = root.map(|i| ranks[i].rank.clone());
+    // With no rank's own failure the first stall is the root: the ranks terminated or
+    // failing as a consequence after it are shown after it.
+    let stall_root = match root {
+        Some(_) => None,
+        None => first_with(ranks, Outcome::Stalled),
+    };
+    let after = (root_rank.clone()).or_else(|| stall_root.map(|i| ranks[i].rank.clone()));
     let root_kind = root.and_then(|i| ranks[i].failure.as_ref().map(|f| f.kind));
     let root_ts = root.and_then(|i| ranks[i].failure.as_ref().and_then(|f| f.ts));
     for i in 0..ranks.len() {
@@ -264,7 +272,7 @@ pub(crate) fn resolve(
             continue;
         }
         let named = peers[i].map(|p| rank_named(ranks, globals, p));
-        let of = named.or_else(|| root_rank.clone());
+        let of = named.or_else(|| after.clone());
         let r = &mut ranks[i];
         let Some(f) = r.failure.as_ref() else {
             continue;
@@ -291,7 +299,7 @@ pub(crate) fn resolve(
         }
     }
     follow_chains(ranks);
-    if let Some(r) = &root_rank {
+    if let Some(r) = &after {
         launcher_teardown(ranks, launcher, r);
     } else if run_ready {
         // Shutdown notices after a server that was ready, with nothing failed: an

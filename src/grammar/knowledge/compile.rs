@@ -41,8 +41,9 @@ pub(in crate::grammar) fn compile_outcomes(
     specs
         .iter()
         .map(|o| {
-            let state =
-                OutcomeWord::from_name(&o.state).ok_or_else(|| GrammarError::Knowledge {
+            let state = OutcomeWord::from_name(&o.state)
+                .filter(|s| *s != OutcomeWord::Failed)
+                .ok_or_else(|| GrammarError::Knowledge {
                     origin: origin.into(),
                     message: format!(
                         "outcome: state `{}` is not consequence, terminated or stalled",

@@ -30,6 +30,10 @@ pub(crate) enum OutcomeWord {
     Terminated,
     /// A timeout or watchdog says the rank waited and gave up.
     Stalled,
+    /// The rank's own failure, whatever wording its line holds: an event's `set = {
+    /// outcome = "failed" }` keeps the built-in wordings (PyTorch's `timed out after`)
+    /// from reading a failure its grammar has classified. Not a wording's state.
+    Failed,
 }
 
 impl OutcomeWord {
@@ -38,6 +42,7 @@ impl OutcomeWord {
             "consequence" => OutcomeWord::Consequence,
             "terminated" => OutcomeWord::Terminated,
             "stalled" => OutcomeWord::Stalled,
+            "failed" => OutcomeWord::Failed,
             _ => return None,
         })
     }
