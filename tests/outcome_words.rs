@@ -135,3 +135,44 @@ kind = "dist_init_begin"
     );
     assert!(text.contains("1 samples checked, 1 failed"), "{text}");
 }
+
+/// Trial 12's M2: a configuration printed as a JSON object reads with `syntax = "json"`,
+/// and `diff` writes its values as the server printed them (`"/m/x"`, `true`, `null`),
+/// not in Python's spelling.
+#[test]
+fn a_json_configuration_is_diffed_in_json() {
+    let g = GRAMMAR.replace(
+        "[[event]]\nkind = \"dist_init_begin\"",
+        "[[config]]\nmarker = \"config: \"\nsyntax = \"json\"\n\n[[event]]\nkind = \"server_args\"\nliterals = [\"config: {\"]\nregex = '''^config: \\{'''\n\n[[event]]\nkind = \"dist_init_begin\"",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("g.toml"), &g).unwrap();
+    let runs = [
+        (
+            "a",
+            r#"{"model": "/m/x", "dp": 4, "overlap": false, "draft": "eagle-1"}"#,
+        ),
+        (
+            "b",
+            r#"{"model": "/m/x-v2", "dp": 4, "overlap": true, "draft": null}"#,
+        ),
+    ];
+    for (run, config) in runs {
+        std::fs::create_dir(dir.path().join(run)).unwrap();
+        let log = format!("2026-12-02T08:00:00.000 [r0] config: {config}\n{LOG}");
+        std::fs::write(dir.path().join(run).join("w.log"), log).unwrap();
+    }
+    let out = Command::cargo_bin("rankscope")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["--color", "never", "--grammar", "g.toml", "diff", "a", "b"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "config    model  \"/m/x\" -> \"/m/x-v2\"\n          overlap  false -> true\n          draft  \"eagle-1\" -> null\n"
+        ),
+        "{text}"
+    );
+}

@@ -185,13 +185,14 @@ fn config_fix(syntax: &str, escaped: bool, at_escaped_quote: bool, cut: bool) ->
         "python_call" => "`Name(k=v, …)`",
         "python_kwargs" => "`k=v, …` to the end of the line",
         "python_dict" => "`{'k': v, …}`",
+        "json" => "`{\"k\": v, …}`",
         _ => "`Args { k: v, … }`",
     };
     format!(
         "syntax `{syntax}` expects {shape} right after the marker: is that what the server \
          prints there (else python_call `Name(k=v, …)`, python_kwargs `k=v, …`, python_dict \
-         `{{'k': v, …}}`, rust_debug `Args {{ k: v, … }}`), and does the marker end just \
-         before it?"
+         `{{'k': v, …}}`, rust_debug `Args {{ k: v, … }}`, json `{{\"k\": v, …}}`), and does \
+         the marker end just before it?"
     )
 }
 
@@ -227,7 +228,11 @@ pub(super) fn check_frame_sample(
         Some(p) if p.name() == f.phase => None,
         Some(p) => Some(format!("{label}: phase `{p}`, expected `{}`", f.phase)),
         None => Some(format!(
-            "{label}: no frame → phase entry names this frame (expected `{}`; a frame line is `  File \"…/file.py\", line N, in function`)",
+            "{label}: no frame → phase entry names this frame (expected `{}`; frames are read \
+             from Python's traceback lines alone, `  File \"…/file.py\", line N, in function`: \
+             another language's stack, C++'s `#3 0x… in f() at f.cc:12`, is kept with its \
+             failure but never read — place such a failure with `set = {{ phase = … }}` on its \
+             event instead)",
             f.phase
         )),
     }

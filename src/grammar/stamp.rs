@@ -184,6 +184,9 @@ pub(super) fn parse_failure(what: &str, text: &str, format: &str) -> String {
             let at = text.len() - rest.len();
             let hint = match fixed_fraction {
                 Some(f) if rest.bytes().all(|b| b.is_ascii_digit()) => fraction_hint(f),
+                _ if rest.starts_with(',') => "the fraction follows a comma, and `%.3f`/`%.f` \
+                     read a dot: write `,%3f` (`%H:%M:%S,%3f`)"
+                    .into(),
                 _ if rest.starts_with(['.', ',']) && !format.contains('f') => {
                     "the text has a fraction of a second: end the format with `%.f`".into()
                 }
@@ -237,6 +240,9 @@ mod tests {
             m.ends_with("`%.6f` reads exactly 6 digits of a fraction, `%.f` any number"),
             "{m}"
         );
+        // log4j's comma before the milliseconds.
+        let m = super::parse_failure("time", "08:12:01,150", "%H:%M:%S%.3f");
+        assert!(m.ends_with(": `,150` is left over at byte 8; the fraction follows a comma, and `%.3f`/`%.f` read a dot: write `,%3f` (`%H:%M:%S,%3f`)"), "{m}");
         let m = super::parse_failure("time", "06:41", "%H:%M:%S");
         assert!(m.ends_with("the text ends before the format"), "{m}");
         let m = super::parse_failure("time", "26:41:07", "%H:%M:%S");

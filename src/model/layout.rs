@@ -85,8 +85,9 @@ fn is_layout_tag(name: &str) -> bool {
 }
 
 /// Each global rank number that names exactly one of `ranks`. Empty when the ranks are not
-/// all tagged by (PP, TP) position, or when two ranks share one (plain data parallelism:
-/// each replica is a world of its own, so a global number is ambiguous).
+/// all tagged by (DP, PP, TP) position (a rank with a DP or PP tag and no TP tag is TP 0 of
+/// a TP size of 1), or when two ranks share one (plain data parallelism: each replica is a
+/// world of its own, so a global number is ambiguous).
 pub(crate) fn global_ranks<'r>(
     ranks: impl IntoIterator<Item = &'r Rank>,
     sizes: LayoutSizes,
@@ -103,8 +104,12 @@ pub(crate) fn global_ranks<'r>(
         if !r.tag_names().all(is_layout_tag) {
             return HashMap::new();
         }
-        let Some(tp) = r.get("TP") else {
-            return HashMap::new();
+        // A rank named by its replica or stage without a TP tag (data-parallel attention's
+        // `DP2 EP2`) is the one TP rank of its place.
+        let tp = match r.get("TP") {
+            Some(tp) => tp,
+            None if r.get("DP").is_some() || r.get("PP").is_some() => 0,
+            None => return HashMap::new(),
         };
         placed.push((r.get("DP").unwrap_or(0), r.get("PP").unwrap_or(0), tp, r));
     }
@@ -163,6 +168,22 @@ mod tests {
                 "{last}"
             );
         }
+    }
+
+    /// Trial 12's DP4 × EP4 ranks (data-parallel attention, no TP tag): in one world
+    /// across replicas, global rank n is `DPn EPn`; per replica the numbers collide (each
+    /// replica's one rank is its rank 0), so none is placed.
+    #[test]
+    fn ranks_without_a_tp_tag_are_the_one_tp_rank_of_their_replica() {
+        let ranks: Vec<Rank> = (0..4).map(|i| tags(&format!("DP{i} EP{i}"))).collect();
+        let across = LayoutSizes {
+            across_replicas: true,
+            ..LayoutSizes::default()
+        };
+        let placed = global_ranks(&ranks, across);
+        assert_eq!(placed.len(), 4);
+        assert_eq!(placed.get(&2), Some(&tags("DP2 EP2")));
+        assert!(global_ranks(&ranks, LayoutSizes::default()).is_empty());
     }
 
     #[test]

@@ -392,7 +392,7 @@ fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarE
     let mut out = Vec::new();
     for (i, c) in spec.config.iter().enumerate() {
         let syntax = ConfigSyntax::from_name(&c.syntax).ok_or_else(|| {
-            err(origin, format!("config {}: syntax `{}` is not python_call, python_kwargs, python_dict or rust_debug", i + 1, c.syntax))
+            err(origin, format!("config {}: syntax `{}` is not python_call, python_kwargs, python_dict, rust_debug or json", i + 1, c.syntax))
         })?;
         if c.marker.is_empty() {
             return Err(err(origin, format!("config {}: marker is empty", i + 1)));

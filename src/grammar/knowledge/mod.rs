@@ -212,6 +212,9 @@ pub(crate) enum ConfigSyntax {
     PythonDict,
     /// Rust's `{:?}` of a struct: `Args { k: v, … }`.
     RustDebug,
+    /// A JSON object, `{"k": v, …}` (`true`, `false`, `null`): read as `PythonDict` is,
+    /// its values written back in JSON's spelling.
+    Json,
 }
 
 impl ConfigSyntax {
@@ -221,6 +224,7 @@ impl ConfigSyntax {
             "python_kwargs" => ConfigSyntax::PythonKwargs,
             "python_dict" => ConfigSyntax::PythonDict,
             "rust_debug" => ConfigSyntax::RustDebug,
+            "json" => ConfigSyntax::Json,
             _ => return None,
         })
     }
@@ -231,6 +235,7 @@ impl ConfigSyntax {
             ConfigSyntax::PythonKwargs => "python_kwargs",
             ConfigSyntax::PythonDict => "python_dict",
             ConfigSyntax::RustDebug => "rust_debug",
+            ConfigSyntax::Json => "json",
         }
     }
 }

@@ -263,7 +263,7 @@ fn read_syntax(
                 (parse_kwargs(body).map_err(|e| e.shifted(base))?, false)
             }
         }
-        ConfigSyntax::PythonDict => (python_dict(line, base)?, false),
+        ConfigSyntax::PythonDict | ConfigSyntax::Json => (python_dict(line, base)?, false),
         ConfigSyntax::RustDebug => rust_debug(body, base, lenient)?,
     })
 }

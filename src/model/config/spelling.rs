@@ -11,12 +11,14 @@ pub(crate) enum Spelling {
     #[default]
     Python,
     Rust,
+    Json,
 }
 
 impl Spelling {
     pub(crate) fn of(syntax: ConfigSyntax) -> Spelling {
         match syntax {
             ConfigSyntax::RustDebug => Spelling::Rust,
+            ConfigSyntax::Json => Spelling::Json,
             ConfigSyntax::PythonCall | ConfigSyntax::PythonKwargs | ConfigSyntax::PythonDict => {
                 Spelling::Python
             }
@@ -34,7 +36,48 @@ impl PyValue {
                 write_rust(self, &mut out);
                 out
             }
+            Spelling::Json => {
+                let mut out = String::new();
+                write_json(self, &mut out);
+                out
+            }
         }
+    }
+}
+
+/// JSON, for a configuration read as `json`: strings in double quotes with JSON's
+/// escapes, `true`/`false`/`null`, lists and objects (a shape JSON has no word for, a
+/// tuple or a call, is written as a list or in Python's repr).
+fn write_json(v: &PyValue, out: &mut String) {
+    let items = |out: &mut String, items: &[PyValue]| {
+        out.push('[');
+        for (n, v) in items.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            write_json(v, out);
+        }
+        out.push(']');
+    };
+    match v {
+        PyValue::None => out.push_str("null"),
+        PyValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        PyValue::Int(i) => out.push_str(&i.to_string()),
+        PyValue::Str(s) => out.push_str(&serde_json::Value::from(s.as_str()).to_string()),
+        PyValue::List(v) | PyValue::Tuple(v) | PyValue::Set(v) => items(out, v),
+        PyValue::Dict(pairs) => {
+            out.push('{');
+            for (n, (k, v)) in pairs.iter().enumerate() {
+                if n > 0 {
+                    out.push_str(", ");
+                }
+                write_json(k, out);
+                out.push_str(": ");
+                write_json(v, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_python_repr()),
     }
 }
 
