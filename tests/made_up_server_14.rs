@@ -46,3 +46,19 @@ fn the_json_configuration_diffs_in_json() {
         "{out}"
     );
 }
+
+/// Trial 12's note: the 80-column rank table cut `failed exception` to `failed exce…`; a
+/// kind too long beside `failed` now stands alone.
+#[test]
+fn the_rank_tables_outcome_is_never_cut_inside_a_word() {
+    let (_, out) = common::fixture_run(
+        DIR,
+        "grammar.toml",
+        &["--width", "80", "summary", "failing", "--ranks"],
+    );
+    assert!(
+        out.contains("DP2 EP2      weight_load exception    256 MiB"),
+        "{out}"
+    );
+    assert!(!out.contains("exce…"), "{out}");
+}

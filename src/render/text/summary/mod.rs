@@ -643,7 +643,22 @@ fn outcome_text(r: &RankRun) -> String {
 }
 
 fn outcome_cell(r: &RankRun, style: Style) -> String {
-    let cell = fit(&outcome_text(r), 12);
+    // Never cut inside a word (`failed exce…`): a failure kind too long for the cell
+    // beside `failed` stands alone (`exception`), else `failed` does; the groups under the
+    // table give both.
+    let text = outcome_text(r);
+    let text = match &r.failure {
+        Some(f) if text.chars().count() > 12 && r.outcome == Outcome::Failed => {
+            let kind = f.kind.name();
+            if kind.chars().count() <= 12 {
+                kind.to_string()
+            } else {
+                "failed".to_string()
+            }
+        }
+        _ => text,
+    };
+    let cell = fit(&text, 12);
     match r.outcome {
         Outcome::Ready => style.good(&cell),
         Outcome::Incomplete => style.warn(&cell),
