@@ -500,9 +500,9 @@ fn a_rank_whose_pid_appears_under_two_hosts_is_reported() {
     let mut text = console("node1", "gpu-b-02");
     // An event line (`env`): noise lines such as `Using network` are not kept.
     text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n");
-    // Its own communicator line: gpu-c-03's pid 1077 is not gpu-b-02's, so it names its
-    // rank itself.
-    text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO comm 0x5e1f0ab0 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0\n");
+    // Its own communicator init line: gpu-c-03's pid 1077 is not gpu-b-02's, so it names
+    // its rank itself.
+    text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO ncclCommInitRankConfig comm 0x5e1f0ab0 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 70 commId 0x21a62e93035f047a - Init START\n");
     std::fs::write(node.join("console.log"), text).expect("write");
     let other = dir.path().join("nodeY");
     std::fs::create_dir(&other).expect("mkdir");
