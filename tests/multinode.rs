@@ -488,9 +488,10 @@ fn files_from_two_node_directories_are_two_nodes() {
     assert_eq!((o.lo_ms, o.hi_ms, o.barrier_events), (-3050, -1950, 3));
 }
 
-/// One node directory whose console mixes two hosts' NCCL lines for the same pid: pid
-/// 1077 is TP1 (its `rank 1` communicator line), and its lines say both `gpu-b-02` and
-/// `gpu-c-03`, which one process cannot: the rank is reported with both host:pid pairs.
+/// One node directory whose console mixes two hosts' NCCL lines with the same pid: pid
+/// 1077 on `gpu-b-02` is TP1 (its `rank 1` communicator line), and pid 1077 on `gpu-c-03`
+/// — another process, pids are per host — says `rank 1` too: two machines' processes
+/// claim one rank, reported with both host:pid pairs.
 #[test]
 fn a_rank_whose_pid_appears_under_two_hosts_is_reported() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -499,6 +500,9 @@ fn a_rank_whose_pid_appears_under_two_hosts_is_reported() {
     let mut text = console("node1", "gpu-b-02");
     // An event line (`env`): noise lines such as `Using network` are not kept.
     text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n");
+    // Its own communicator init line: gpu-c-03's pid 1077 is not gpu-b-02's, so it names
+    // its rank itself.
+    text.push_str("gpu-c-03:1077:1077 [1] NCCL INFO ncclCommInitRankConfig comm 0x5e1f0ab0 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 70 commId 0x21a62e93035f047a - Init START\n");
     std::fs::write(node.join("console.log"), text).expect("write");
     let other = dir.path().join("nodeY");
     std::fs::create_dir(&other).expect("mkdir");

@@ -175,7 +175,8 @@ pub enum ReadNote {
         /// Where the dates came from.
         from: DatesFrom,
     },
-    /// A rank whose NCCL lines name two or more hosts (`hosts`: host and pid).
+    /// A rank whose lines name two or more hosts (`hosts`: host and pid): two machines'
+    /// processes that both claim it (a node directory holding two machines' files).
     RankOnTwoHosts {
         /// The node, by name.
         node: String,

@@ -102,6 +102,39 @@ pub(super) fn wrapped_nodes_by_source(events: &[Event], sources: usize) -> Vec<V
     named
 }
 
+/// The hosts each source's lines name, in the order they first appear, for a source to
+/// be read line by line as one node per host: one that names two or more hosts and whose
+/// every line naming a process or a rank names its host (a framework that forwards its
+/// workers' lines into the driver's log, `(ShardActor pid=N, ip=A.B.C.D) `). Empty for any
+/// other source: a console whose server lines name no host beside NCCL's `host:pid:tid`
+/// lines cannot be split by line (its ranks' lines would land on no host).
+pub(super) fn host_split_by_source(events: &[Event], sources: usize) -> Vec<Vec<String>> {
+    let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
+    let mut unsplittable = vec![false; sources.max(1)];
+    for e in events {
+        let s = e.origin.source;
+        let (Some(list), Some(bad)) = (named.get_mut(s), unsplittable.get_mut(s)) else {
+            continue;
+        };
+        match e.host.as_deref() {
+            Some(h) if !list.iter().any(|x| x == h) => list.push(h.to_string()),
+            Some(_) => {}
+            None => *bad |= e.pid.is_some() || e.rank.is_some(),
+        }
+    }
+    named
+        .into_iter()
+        .zip(unsplittable)
+        .map(|(list, bad)| {
+            if bad || list.len() < 2 {
+                Vec::new()
+            } else {
+                list
+            }
+        })
+        .collect()
+}
+
 pub(super) fn distinct_hosts(events: &[Event]) -> usize {
     events
         .iter()
@@ -271,8 +304,10 @@ pub(super) struct Split {
 /// Per node: the events whose ranks are resolved among that host's processes only. A
 /// stream that interleaves several wrapped nodes (kubectl --prefix over the pods of a
 /// LeaderWorkerSet, compose services) is split line by line: the wrapper names the node; a
-/// line with no wrapper goes with the line before it. `node_of_file` is renumbered when a
-/// node is dropped.
+/// line with no wrapper goes with the line before it. A file whose lines name two or more
+/// hosts (`host_split_by_source`) is split line by line too: the host names the node; a
+/// line naming no host (the driver's own) goes with the file's first host. `node_of_file`
+/// is renumbered when a node is dropped.
 pub(super) fn split_by_node(
     events: Vec<Event>,
     assigned: NodeAssignment,
@@ -286,6 +321,10 @@ pub(super) fn split_by_node(
     } = assigned;
     let sources = node_of_source.len();
     let wrapped = wrapped_nodes_by_source(&events, sources);
+    let by_host = host_split_by_source(&events, sources);
+    let whole = |s: usize| {
+        wrapped.get(s).is_none_or(|w| w.len() < 2) && by_host.get(s).is_none_or(Vec::is_empty)
+    };
     let mut per_node: Vec<Vec<Event>> = vec![Vec::new(); names.len()];
     let mut sources_of_node: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); names.len()];
     let mut split_node_of: Vec<Option<usize>> = vec![None; sources];
@@ -319,13 +358,21 @@ pub(super) fn split_by_node(
                     &wrapped[s][0],
                 ),
             },
-            (false, _) => node_of_source.get(s).copied().unwrap_or(0),
+            (false, _) => match by_host.get(s).and_then(|hs| {
+                let h = e.host.as_deref().or(hs.first().map(String::as_str))?;
+                Some(h.to_string())
+            }) {
+                Some(h) if !whole(s) => {
+                    node_named(&mut names, &mut per_node, &mut sources_of_node, &h)
+                }
+                _ => node_of_source.get(s).copied().unwrap_or(0),
+            },
         };
         sources_of_node[n].insert(s);
         per_node[n].push(e);
     }
     for (s, &n) in node_of_source.iter().enumerate() {
-        if wrapped.get(s).is_none_or(|w| w.len() < 2) {
+        if whole(s) {
             sources_of_node[n].insert(s);
         }
     }

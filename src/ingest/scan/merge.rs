@@ -85,7 +85,7 @@ pub(super) struct Merger<'a> {
 /// limit (vLLM workers name no rank in their lines, so the pid tells them apart). A
 /// 64-bit hash rather than the owned values: no clone per event, and a collision would
 /// only let one event more or less through a limit of a thousand.
-fn same_key(kind: &str, rank: Option<&Rank>, pid: Option<u32>) -> u64 {
+fn same_key(kind: &str, rank: Option<&Rank>, pid: (Option<&str>, Option<u32>)) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     kind.hash(&mut h);
@@ -260,7 +260,7 @@ impl<'a> Merger<'a> {
         if config {
             self.same_kept.clear();
         }
-        let key = same_key(&ev.kind, ev.rank.as_ref(), ev.pid);
+        let key = same_key(&ev.kind, ev.rank.as_ref(), (ev.host.as_deref(), ev.pid));
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
         let text = (ev.message.len()
             + ev.detail.as_ref().map_or(0, |d| d.len())

@@ -20,7 +20,8 @@ pub(super) struct Ghost {
     ctx: Ctx,
     root: Root,
     node: Option<String>,
-    pid: Option<u32>,
+    /// The host its prefix names and its pid: pids are per host.
+    pid: Option<(Option<String>, u32)>,
 }
 
 impl Ghost {
@@ -36,9 +37,15 @@ impl Ghost {
             ctx,
             root,
             node,
-            pid: m.prefix.as_ref().and_then(|p| p.pid),
+            pid: m.prefix.as_ref().and_then(process_of),
         }
     }
+}
+
+/// A prefix's process: its pid on the host it names (two hosts' lines forwarded into one
+/// file may share a pid).
+fn process_of(p: &PrefixInfo) -> Option<(Option<String>, u32)> {
+    p.pid.map(|pid| (p.host.clone(), pid))
 }
 
 impl Tb {
@@ -49,13 +56,13 @@ impl Tb {
         }
     }
 
-    fn pid(&self, events: &[PendingEvent]) -> Option<u32> {
+    fn pid(&self, events: &[PendingEvent]) -> Option<(Option<String>, u32)> {
         match self {
             Tb::Held(i) => events
                 .get(*i)
                 .and_then(|e| e.m.prefix.as_ref())
-                .and_then(|p| p.pid),
-            Tb::Ghost(g) => g.pid,
+                .and_then(process_of),
+            Tb::Ghost(g) => g.pid.clone(),
         }
     }
 
@@ -115,7 +122,12 @@ pub(super) fn continues_traceback(
     let Some(opener_pid) = open_tb.and_then(|tb| tb.pid(&out.events)) else {
         return false;
     };
-    if out.tb_prefixed == Some(false) || prefix.and_then(|p| p.pid) != Some(opener_pid) {
+    // The host counts only when both lines' prefixes name one (the light prefix parse of a
+    // line inside a traceback may not).
+    let same = prefix.and_then(process_of).is_some_and(|(host, pid)| {
+        pid == opener_pid.1 && (host.is_none() || opener_pid.0.is_none() || host == opener_pid.0)
+    });
+    if out.tb_prefixed == Some(false) || !same {
         return false;
     }
     if plain {

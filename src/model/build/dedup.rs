@@ -11,11 +11,12 @@ use crate::model::SourceInfo;
 /// Events that are the same line seen in two files of one run (`server.log` and
 /// `stdout.txt` of the same console) are kept once. Within one file repeats are real.
 /// What makes two events of different files the same line: rank, pid, kind, stamp,
-/// message. The pid is in it because the rank often is not known yet (a process named by
+/// message. The pid (with its host: pids are per host) is in it because the rank often is not known yet (a process named by
 /// its `assignment` line is resolved after this): one file per process, every process
 /// printing a barrier's line at the same instant, are different events, not one.
 type DedupKey<'e> = (
     Option<&'e Rank>,
+    Option<&'e str>,
     Option<u32>,
     &'e str,
     Option<NaiveDateTime>,
@@ -25,6 +26,7 @@ type DedupKey<'e> = (
 fn dedup_key(e: &Event) -> DedupKey<'_> {
     (
         e.rank.as_ref(),
+        e.host.as_deref(),
         e.pid,
         e.kind.as_str(),
         e.ts,

@@ -9,7 +9,17 @@ use crate::model::layout::LayoutSizes;
 use crate::model::notes::ReadNote;
 use crate::model::Phase;
 
-/// vLLM and NCCL lines name a process, not a rank: the rank is learnt per pid from the
+/// A process: its pid on the host that wrote the line. Pids are per host — two machines'
+/// workers may share a pid (one file a framework forwards both hosts' lines into), so a
+/// pid alone would merge them; a line that names no host keys on its pid alone.
+type Proc = (Option<String>, u32);
+
+fn proc_of(e: &Event) -> Option<Proc> {
+    e.pid.map(|p| (e.host.clone(), p))
+}
+
+/// vLLM and NCCL lines name a process, not a rank: the rank is learnt per process (a pid
+/// on the host the line names, if it names one) from the
 /// strongest evidence any line of that pid gives (the grammars' process and rank rules),
 /// then given to all its lines. Lines of an engine or driver process that report a
 /// start-up phase or a failure, and the phase-less events of a process a rule calls an
@@ -44,7 +54,7 @@ pub(super) fn resolve_processes(
             // A line named by a global number alone takes its process's rank when another
             // of its lines says it more strongly (an `assignment`: `placement: pp=1 tp=2`).
             if r.as_global().is_some() {
-                if let Some((ev, to)) = e.pid.and_then(|p| learnt.get(&p)) {
+                if let Some((ev, to)) = proc_of(e).and_then(|p| learnt.get(&p)) {
                     if *ev > RankEvidence::Global {
                         e.rank = Some(to.clone());
                     }
@@ -52,7 +62,7 @@ pub(super) fn resolve_processes(
             }
             continue;
         }
-        if let Some((_, r)) = e.pid.and_then(|p| learnt.get(&p)) {
+        if let Some((_, r)) = proc_of(e).and_then(|p| learnt.get(&p)) {
             e.rank = Some(r.clone());
             continue;
         }
@@ -92,22 +102,22 @@ pub(super) fn resolve_processes(
     notes
 }
 
-/// What a process's rank is (per pid, from the strongest evidence any of its lines
+/// What a process's rank is (per process, from the strongest evidence any of its lines
 /// gives), and each process's first global number (a prefix's `grank`, kept to compare
 /// with its assignment). Cuts a rank printed after the message (a `[[suffix]]`) from it
 /// and names a line whose own words name its rank.
-type Learnt = (HashMap<u32, (RankEvidence, Rank)>, HashMap<u32, u32>);
+type Learnt = (HashMap<Proc, (RankEvidence, Rank)>, HashMap<Proc, u32>);
 
 fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
-    let mut learnt: HashMap<u32, (RankEvidence, Rank)> = HashMap::new();
+    let mut learnt: HashMap<Proc, (RankEvidence, Rank)> = HashMap::new();
     // Each process's first global number (a prefix's `grank`), to compare with its
     // assignment.
-    let mut numbered: HashMap<u32, u32> = HashMap::new();
-    let mut learn = |pid: u32, ev: RankEvidence, r: Rank| {
+    let mut numbered: HashMap<Proc, u32> = HashMap::new();
+    let mut learn = |pid: &Proc, ev: RankEvidence, r: Rank| {
         if let Some(n) = r.as_global() {
-            numbered.entry(pid).or_insert(n);
+            numbered.entry(pid.clone()).or_insert(n);
         }
-        let e = learnt.entry(pid).or_insert((ev, r.clone()));
+        let e = learnt.entry(pid.clone()).or_insert((ev, r.clone()));
         if ev > e.0 {
             *e = (ev, r);
         }
@@ -124,7 +134,7 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
                 e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
             }
         }
-        let Some(pid) = e.pid else { continue };
+        let Some(pid) = proc_of(e) else { continue };
         if let Some(r) = &e.rank {
             // A global number (a prefix's `grank`) is weaker evidence than the process's
             // own `assignment` line: it becomes a rank only through sizes or a layout.
@@ -133,12 +143,12 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
             } else {
                 RankEvidence::Tags
             };
-            learn(pid, ev, r.clone());
+            learn(&pid, ev, r.clone());
         }
         if let Some(m) = know.meaning(e) {
             for rule in m.rank.iter().filter(|r| r.evidence != RankEvidence::Line) {
                 if let Some(r) = rule.rank(e) {
-                    learn(pid, rule.evidence, r);
+                    learn(&pid, rule.evidence, r);
                 }
             }
         }
@@ -148,7 +158,7 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
             .and_then(|p| know.process(p))
             .and_then(|i| i.global_rank)
         {
-            learn(pid, RankEvidence::Global, Rank::global(g));
+            learn(&pid, RankEvidence::Global, Rank::global(g));
         }
     }
     (learnt, numbered)
@@ -161,13 +171,13 @@ fn disagreements(
     events: &[Event],
     know: &Knowledge,
     run_sizes: Option<LayoutSizes>,
-    learnt: &HashMap<u32, (RankEvidence, Rank)>,
-    numbered: &HashMap<u32, u32>,
+    learnt: &HashMap<Proc, (RankEvidence, Rank)>,
+    numbered: &HashMap<Proc, u32>,
 ) -> Vec<ReadNote> {
     let assigned: Vec<(u32, u32, &Rank)> = (numbered.iter())
         .filter_map(|(pid, n)| {
             let (ev, r) = learnt.get(pid)?;
-            (*ev == RankEvidence::Assignment).then_some((*pid, *n, r))
+            (*ev == RankEvidence::Assignment).then_some((pid.1, *n, r))
         })
         .collect();
     if assigned.is_empty() {

@@ -147,7 +147,7 @@ pub fn read_note(n: &ReadNote) -> String {
         ReadNote::RankOnTwoHosts { node, rank, hosts } => {
             let named: Vec<String> = hosts.iter().map(|(h, p)| format!("{h}:{p}")).collect();
             format!(
-                "node {node}: rank {rank}'s NCCL lines name two hosts ({}): one rank runs on one host, so its pid was matched to another machine's process",
+                "node {node}: rank {rank}'s lines name two hosts ({}): one rank runs on one host, so two machines' processes were read as it",
                 named.join(", ")
             )
         }
