@@ -9,6 +9,7 @@
 #   FUZZ_SECONDS=3600 fuzz/run.sh scan           # one target for an hour
 #   FUZZ_FORK=16 FUZZ_SECONDS=28800 fuzz/run.sh  # a long campaign: 16 processes per target
 #   FUZZ_JOBS=4 fuzz/run.sh pickle               # libFuzzer's -jobs (logs in fuzz-N.log)
+#   FUZZ_SEEDS=none FUZZ_SECONDS=5 fuzz/run.sh    # no seed corpora (CI's smoke run)
 #   FUZZ_SANITIZER=none FUZZ_TARGET_DIR=~/.cache/rankscope-fuzz-nosan FUZZ_FORK=2 \
 #     FUZZ_SECONDS=14400 fuzz/run.sh               # a campaign for executions (no ASan)
 # FUZZ_FORK=N runs libFuzzer's -fork=N: N child processes share the corpus, a crash or
@@ -71,11 +72,13 @@ for t in "${targets[@]}"; do
   dirs=("fuzz/corpus/$t")
   seeds=fuzz/seeds/$t
   [ "$t" = pipeline ] && seeds=fuzz/seeds/scan  # the same logs
-  [ -d "$seeds" ] && dirs+=("$seeds")
+  # FUZZ_SEEDS=none: no seed corpus (CI's smoke run: running the ~600 seeds through an
+  # unoptimised ASan build took most of its four minutes).
+  [ -d "$seeds" ] && [ "${FUZZ_SEEDS:-}" != none ] && dirs+=("$seeds")
   flags=(-max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=30
     -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1)
   extra=$(extra_seeds "$t")
-  [ -n "$extra" ] && flags+=(-seed_inputs="$extra")
+  [ -n "$extra" ] && [ "${FUZZ_SEEDS:-}" != none ] && flags+=(-seed_inputs="$extra")
   [ -n "$fork" ] && flags+=(-fork="$fork" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
   [ -n "$jobs" ] && flags+=(-jobs="$jobs" -workers="$jobs")
   log=$(mktemp)
