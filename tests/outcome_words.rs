@@ -96,28 +96,20 @@ fn outcome_failed_keeps_the_line_the_ranks_own_failure() {
 
 #[test]
 fn a_pid_capture_that_is_no_number_fails_the_check() {
-    let g = r#"
-id = "actor"
-name = "actor"
-
-[[prefix]]
-id = "framework"
-regex = '''^\(ShardActor pid=(?P<pid>\d+, ip=[\d.]+)\) '''
-starts_with = ["(ShardActor"]
-
-[[event]]
-kind = "dist_init_begin"
-phase = "dist_init"
-edge = "begins"
-literals = ["joining group"]
-regex = '''^joining group'''
-
-[[sample]]
-line = "(ShardActor pid=48209, ip=10.3.0.12) joining group"
-kind = "dist_init_begin"
-"#;
+    // The tidal grammar with its prefix swapped for a framework's, whose `pid` capture
+    // takes the host along with the number.
+    let tidal_prefix = r#"regex = '''^(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}) \[r(?P<tp>\d+)\] '''
+stamp_format = "%Y-%m-%dT%H:%M:%S%.3f"
+starts_with = ["20"]"#;
+    let framework_prefix = r#"regex = '''^\(ShardActor pid=(?P<pid>\d+, ip=[\d.]+)\) '''
+starts_with = ["(ShardActor"]"#;
+    assert!(GRAMMAR.contains(tidal_prefix));
+    let g = GRAMMAR
+        .replace("id = \"line\"", "id = \"framework\"")
+        .replace(tidal_prefix, framework_prefix)
+        + "\n[[sample]]\nline = \"(ShardActor pid=48209, ip=10.3.0.12) joining group\"\nkind = \"dist_init_begin\"\n";
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("g.toml"), g).unwrap();
+    std::fs::write(dir.path().join("g.toml"), &g).unwrap();
     let out = Command::cargo_bin("rankscope")
         .unwrap()
         .current_dir(dir.path())

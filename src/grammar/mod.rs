@@ -608,10 +608,9 @@ fn table_at(text: &str, at: usize) -> Option<String> {
         .or_else(|| before.starts_with("[[").then_some(0))?;
     let header = text.get(header_start..)?.lines().next()?;
     let name = header.trim().strip_prefix("[[")?.split("]]").next()?.trim();
-    let number = text
-        .get(..header_start)?
-        .lines()
-        .filter(|l| l.trim().starts_with(&format!("[[{name}]]")))
+    let header_text = format!("[[{name}]]");
+    let number = (text.get(..header_start)?.lines())
+        .filter(|l| l.trim().starts_with(&header_text))
         .count()
         + 1;
     // The table's own lines: up to the next header.

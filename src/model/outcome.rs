@@ -260,11 +260,8 @@ pub(crate) fn resolve(
     let root_rank = root.map(|i| ranks[i].rank.clone());
     // With no rank's own failure the first stall is the root: the ranks terminated or
     // failing as a consequence after it are shown after it.
-    let stall_root = match root {
-        Some(_) => None,
-        None => first_with(ranks, Outcome::Stalled),
-    };
-    let after = (root_rank.clone()).or_else(|| stall_root.map(|i| ranks[i].rank.clone()));
+    let after = (root_rank.clone())
+        .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()));
     let root_kind = root.and_then(|i| ranks[i].failure.as_ref().map(|f| f.kind));
     let root_ts = root.and_then(|i| ranks[i].failure.as_ref().and_then(|f| f.ts));
     for i in 0..ranks.len() {

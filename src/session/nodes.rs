@@ -358,14 +358,12 @@ pub(super) fn split_by_node(
                     &wrapped[s][0],
                 ),
             },
-            (false, _) => match by_host.get(s).and_then(|hs| {
-                let h = e.host.as_deref().or(hs.first().map(String::as_str))?;
-                Some(h.to_string())
-            }) {
-                Some(h) if !whole(s) => {
-                    node_named(&mut names, &mut per_node, &mut sources_of_node, &h)
-                }
-                _ => node_of_source.get(s).copied().unwrap_or(0),
+            // A file split by host: the line's host, else the file's first host.
+            (false, _) => match (by_host.get(s).filter(|hs| !hs.is_empty()))
+                .and_then(|hs| e.host.as_deref().or(hs.first().map(String::as_str)))
+            {
+                Some(h) => node_named(&mut names, &mut per_node, &mut sources_of_node, h),
+                None => node_of_source.get(s).copied().unwrap_or(0),
             },
         };
         sources_of_node[n].insert(s);

@@ -47,12 +47,9 @@ fn run_config(run: &Run) -> Result<(Config, bool), ConfigNote> {
         Some(Err(e)) => {
             // Stopped at JSON's `\"`: the configuration is inside a JSON string, which its
             // rule reads with `escaped = "json"` (as `grammars check` says of a sample).
-            let line = (run.events.iter())
+            let at_escaped_quote = (run.events.iter())
                 .find(|x| x.kind == crate::base::event::kind::SERVER_ARGS)
-                .map(|x| x.message.as_str());
-            let at_escaped_quote = (e.offset().zip(line))
-                .and_then(|(at, l)| l.get(at..))
-                .is_some_and(|t| t.starts_with("\\\""));
+                .is_some_and(|x| e.at_escaped_quote(&x.message));
             let mut error = e.to_string();
             if at_escaped_quote {
                 error.push_str(

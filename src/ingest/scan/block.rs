@@ -211,12 +211,18 @@ fn dated_lines(
     let last = (events.iter().rev())
         .find(|pe| pe.m.prefix.as_ref().is_some_and(|p| p.datable))
         .map(|pe| pe.line_in_block);
+    match last {
+        Some(last) if gs.has_dating_prefixes() => printed_dates(gs, buf, last),
+        _ => Vec::new(),
+    }
+}
+
+/// The whole dates lines 1..=`up_to` of `buf` print, each kept only where the date
+/// changes.
+fn printed_dates(gs: &GrammarSet, buf: &[u8], up_to: u64) -> Vec<(u64, chrono::NaiveDateTime)> {
     let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
-    let Some(last) = last.filter(|_| gs.has_dating_prefixes()) else {
-        return out;
-    };
     let (mut start, mut line_no) = (0usize, 0u64);
-    while start < buf.len() && line_no < last {
+    while start < buf.len() && line_no < up_to {
         let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
         line_no += 1;
         if let Some(t) = gs.printed_date(&buf[start..end]) {
@@ -229,29 +235,16 @@ fn dated_lines(
     out
 }
 
-/// The whole dates the first lines of a file print (glog's `Log file created at:` header),
-/// for a file's first block when it holds no event to date: a file followed as it is
+/// A file's first block (`line_base` 0) that holds no event to date keeps the whole dates
+/// its first lines print (glog's `Log file created at:` header): a file followed as it is
 /// written, or read in blocks, gets its dateless events in later blocks, which
 /// `dated_lines` reads only up to their own lines.
-pub(super) fn head_dates(gs: &GrammarSet, buf: &[u8]) -> Vec<(u64, chrono::NaiveDateTime)> {
+pub(super) fn date_from_head(gs: &GrammarSet, r: &mut BlockScan, buf: &[u8], line_base: u64) {
     /// A header is among a file's first lines; a file that starts without one has none.
     const HEAD_LINES: u64 = 16;
-    let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
-    if !gs.has_dating_prefixes() {
-        return out;
+    if line_base == 0 && r.dated.is_empty() && gs.has_dating_prefixes() {
+        r.dated = printed_dates(gs, buf, HEAD_LINES);
     }
-    for (i, line) in buf
-        .split(|&b| b == b'\n')
-        .take(HEAD_LINES as usize)
-        .enumerate()
-    {
-        if let Some(t) = gs.printed_date(line) {
-            if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
-                out.push((i as u64 + 1, t));
-            }
-        }
-    }
-    out
 }
 
 /// Flattened logs replace newlines by ` ⏎ ` (U+23CE): those are record breaks too.

@@ -30,10 +30,8 @@ impl<'a> LineFeed<'a> {
             m.out.detected = gs.detect(&lines[..lines.len().min(64 << 10)]);
         }
         let mut r = scan_block(gs, lines, false, m.budget());
-        if m.line_base == 0 && r.dated.is_empty() {
-            // The file's head arrives before the lines it dates.
-            r.dated = super::block::head_dates(gs, lines);
-        }
+        // The file's head arrives before the lines it dates.
+        super::block::date_from_head(gs, &mut r, lines, m.line_base);
         r.ends_inside_line = inside_line;
         if inside_line {
             m.out.counts.split_long_lines += 1;

@@ -296,10 +296,7 @@ pub(crate) fn scan_stream<R: Read>(
             })
             .collect();
         for (mut r, b) in results.into_iter().zip(batch.iter()) {
-            if merger.line_base == 0 && r.dated.is_empty() {
-                // A header in a first block that holds no event to date.
-                r.dated = block::head_dates(gs, b.bytes());
-            }
+            block::date_from_head(gs, &mut r, b.bytes(), merger.line_base);
             if b.cut_tail {
                 merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
             }

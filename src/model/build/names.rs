@@ -59,6 +59,23 @@ pub(crate) fn configured_sizes(events: &[Event], know: &Knowledge) -> LayoutSize
     sizes
 }
 
+/// `configured_sizes` of `events`, or of `run_sizes` (another node's configuration) when
+/// these events print no `tp_size`.
+pub(super) fn sizes_or_run(
+    events: &[Event],
+    know: &Knowledge,
+    run_sizes: Option<LayoutSizes>,
+) -> LayoutSizes {
+    let mut sizes = configured_sizes(events, know);
+    if sizes.tp.is_none() {
+        if let Some(run) = run_sizes {
+            sizes.tp = run.tp;
+            sizes.pp = run.pp;
+        }
+    }
+    sizes
+}
+
 impl RankNames {
     /// `run_sizes`: the sizes another part of the run printed (a node whose files hold
     /// no configuration line is named by the configuration of the node that printed it).
@@ -96,13 +113,7 @@ impl RankNames {
                 rename.insert(p.clone(), Rank::tp(1));
             }
         }
-        let mut sizes = configured_sizes(events, know);
-        if sizes.tp.is_none() {
-            if let Some(run) = run_sizes {
-                sizes.tp = run.tp;
-                sizes.pp = run.pp;
-            }
-        }
+        let sizes = sizes_or_run(events, know, run_sizes);
         let (placed, unplaced) = if workers == 0 {
             match global_names(events, sizes) {
                 Ok(p) => (p, None),

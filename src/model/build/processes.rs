@@ -102,12 +102,13 @@ pub(super) fn resolve_processes(
     notes
 }
 
+/// Each process's rank with its evidence, and each process's first global number.
+type Learnt = (HashMap<Proc, (RankEvidence, Rank)>, HashMap<Proc, u32>);
+
 /// What a process's rank is (per process, from the strongest evidence any of its lines
 /// gives), and each process's first global number (a prefix's `grank`, kept to compare
 /// with its assignment). Cuts a rank printed after the message (a `[[suffix]]`) from it
 /// and names a line whose own words name its rank.
-type Learnt = (HashMap<Proc, (RankEvidence, Rank)>, HashMap<Proc, u32>);
-
 fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
     let mut learnt: HashMap<Proc, (RankEvidence, Rank)> = HashMap::new();
     // Each process's first global number (a prefix's `grank`), to compare with its
@@ -174,23 +175,19 @@ fn disagreements(
     learnt: &HashMap<Proc, (RankEvidence, Rank)>,
     numbered: &HashMap<Proc, u32>,
 ) -> Vec<ReadNote> {
-    let assigned: Vec<(u32, u32, &Rank)> = (numbered.iter())
+    let mut assigned: Vec<(&Proc, u32, &Rank)> = (numbered.iter())
         .filter_map(|(pid, n)| {
             let (ev, r) = learnt.get(pid)?;
-            (*ev == RankEvidence::Assignment).then_some((pid.1, *n, r))
+            (*ev == RankEvidence::Assignment).then_some((pid, *n, r))
         })
         .collect();
     if assigned.is_empty() {
         return Vec::new();
     }
-    let mut sizes = super::names::configured_sizes(events, know);
-    if sizes.tp.is_none() {
-        if let Some(run) = run_sizes {
-            sizes.tp = run.tp;
-            sizes.pp = run.pp;
-        }
-    }
-    let mut notes: Vec<ReadNote> = assigned
+    // In pid order: the map's order is not the same from one run to the next.
+    assigned.sort_by(|a, b| (a.0 .1, &a.0 .0).cmp(&(b.0 .1, &b.0 .0)));
+    let sizes = super::names::sizes_or_run(events, know, run_sizes);
+    assigned
         .into_iter()
         .filter_map(|(pid, n, r)| {
             let (dp, pp, tp) = crate::model::layout::place_global(n, sizes)?;
@@ -199,16 +196,11 @@ fn disagreements(
                 return None;
             }
             Some(ReadNote::AssignmentOverGlobal {
-                pid,
+                pid: pid.1,
                 global: n,
                 placed: crate::model::layout::global_name(n, sizes, dp > 0)?,
                 assigned: r.clone(),
             })
         })
-        .collect();
-    notes.sort_by_key(|n| match n {
-        ReadNote::AssignmentOverGlobal { pid, .. } => *pid,
-        _ => 0,
-    });
-    notes
+        .collect()
 }

@@ -91,6 +91,14 @@ impl ConfigError {
         }
     }
 
+    /// The error stands at JSON's escaped quote `\"` of `line`: the configuration is
+    /// inside a JSON string, which its rule reads with `escaped = "json"`.
+    pub(crate) fn at_escaped_quote(&self, line: &str) -> bool {
+        (self.offset())
+            .and_then(|at| line.get(at..))
+            .is_some_and(|t| t.starts_with("\\\""))
+    }
+
     /// Where in the text read the error stands, if it names a place.
     pub(crate) fn offset(&self) -> Option<usize> {
         match self {

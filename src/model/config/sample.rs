@@ -49,16 +49,13 @@ fn unreadable(
     cut: bool,
 ) -> ConfigReading {
     let error = error.map_offset(|at| at + start);
-    let at = error.offset();
     ConfigReading::Unreadable {
         grammar: rule.grammar.clone(),
         marker: rule.marker.clone(),
         syntax: rule.syntax.name(),
         escaped: rule.escaped.is_some(),
+        at_escaped_quote: error.at_escaped_quote(line),
         error: error.to_string(),
-        at_escaped_quote: at
-            .and_then(|at| line.get(at..))
-            .is_some_and(|t| t.starts_with("\\\"")),
         cut,
     }
 }

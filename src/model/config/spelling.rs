@@ -45,38 +45,47 @@ impl PyValue {
     }
 }
 
+/// `open`, then each item written by `write` with `, ` between them, then `close`: the
+/// lists, sets, maps and structs of both spellings below.
+fn write_seq<T>(
+    out: &mut String,
+    open: &str,
+    items: &[T],
+    close: &str,
+    mut write: impl FnMut(&T, &mut String),
+) {
+    out.push_str(open);
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push_str(", ");
+        }
+        write(item, out);
+    }
+    out.push_str(close);
+}
+
+/// A map's `key: value` pairs, each side written by `write`.
+fn write_pairs(out: &mut String, pairs: &[(PyValue, PyValue)], write: fn(&PyValue, &mut String)) {
+    write_seq(out, "{", pairs, "}", |(k, v), out| {
+        write(k, out);
+        out.push_str(": ");
+        write(v, out);
+    });
+}
+
 /// JSON, for a configuration read as `json`: strings in double quotes with JSON's
 /// escapes, `true`/`false`/`null`, lists and objects (a shape JSON has no word for, a
 /// tuple or a call, is written as a list or in Python's repr).
 fn write_json(v: &PyValue, out: &mut String) {
-    let items = |out: &mut String, items: &[PyValue]| {
-        out.push('[');
-        for (n, v) in items.iter().enumerate() {
-            if n > 0 {
-                out.push_str(", ");
-            }
-            write_json(v, out);
-        }
-        out.push(']');
-    };
     match v {
         PyValue::None => out.push_str("null"),
         PyValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         PyValue::Int(i) => out.push_str(&i.to_string()),
         PyValue::Str(s) => out.push_str(&serde_json::Value::from(s.as_str()).to_string()),
-        PyValue::List(v) | PyValue::Tuple(v) | PyValue::Set(v) => items(out, v),
-        PyValue::Dict(pairs) => {
-            out.push('{');
-            for (n, (k, v)) in pairs.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                write_json(k, out);
-                out.push_str(": ");
-                write_json(v, out);
-            }
-            out.push('}');
+        PyValue::List(v) | PyValue::Tuple(v) | PyValue::Set(v) => {
+            write_seq(out, "[", v, "]", write_json)
         }
+        PyValue::Dict(pairs) => write_pairs(out, pairs, write_json),
         other => out.push_str(&other.to_python_repr()),
     }
 }
@@ -85,14 +94,7 @@ fn write_json(v: &PyValue, out: &mut String) {
 /// read as `x` and is written so).
 fn write_rust(v: &PyValue, out: &mut String) {
     let items = |out: &mut String, open: &str, items: &[PyValue], close: &str| {
-        out.push_str(open);
-        for (n, v) in items.iter().enumerate() {
-            if n > 0 {
-                out.push_str(", ");
-            }
-            write_rust(v, out);
-        }
-        out.push_str(close);
+        write_seq(out, open, items, close, write_rust)
     };
     match v {
         PyValue::None => out.push_str("None"),
@@ -108,31 +110,14 @@ fn write_rust(v: &PyValue, out: &mut String) {
         PyValue::Tuple(v) if v.len() == 1 => items(out, "(", v, ",)"),
         PyValue::Tuple(v) => items(out, "(", v, ")"),
         PyValue::Set(v) => items(out, "{", v, "}"),
-        PyValue::Dict(pairs) => {
-            out.push('{');
-            for (n, (k, v)) in pairs.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                write_rust(k, out);
-                out.push_str(": ");
-                write_rust(v, out);
-            }
-            out.push('}');
-        }
+        PyValue::Dict(pairs) => write_pairs(out, pairs, write_rust),
         // A struct (`Args { k: v }`) was read as a call with keywords only.
         PyValue::Call { name, args, kwargs } if args.is_empty() && !kwargs.is_empty() => {
-            out.push_str(name);
-            out.push_str(" { ");
-            for (n, (k, v)) in kwargs.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
+            write_seq(out, &format!("{name} {{ "), kwargs, " }", |(k, v), out| {
                 out.push_str(k);
                 out.push_str(": ");
                 write_rust(v, out);
-            }
-            out.push_str(" }");
+            });
         }
         PyValue::Call { name, args, .. } => items(out, &format!("{name}("), args, ")"),
     }

@@ -27,23 +27,12 @@ pub(crate) fn stop_reason(r: &StopReason) -> String {
     }
 }
 
-/// The notes on how global rank numbers were named.
-fn rank_naming_note(n: &ReadNote) -> String {
-    match n {
-        ReadNote::GlobalRanksUnplaced { number, tp, pp } => format!(
-            "global rank {number} lies past the configured layout (tp_size {tp} × pp_size {pp} = {} ranks, numbered per replica): the global numbers are named as TP ranks of those numbers, not placed by the sizes",
-            u64::from(*tp) * u64::from(*pp)
-        ),
-        ReadNote::AssignmentOverGlobal {
-            pid,
-            global,
-            placed,
-            assigned,
-        } => format!(
-            "process {pid}: its lines' global rank {global} is {placed} by the configured sizes, but its assignment line names {assigned}: the assignment line is taken (the sizes printed, or the numbering, are not what the server ran)"
-        ),
-        _ => String::new(),
-    }
+/// Global numbers the configured sizes could not place.
+fn unplaced_note(number: u32, tp: u32, pp: u32) -> String {
+    format!(
+        "global rank {number} lies past the configured layout (tp_size {tp} × pp_size {pp} = {} ranks, numbered per replica): the global numbers are named as TP ranks of those numbers, not placed by the sizes",
+        u64::from(tp) * u64::from(pp)
+    )
 }
 
 /// One note in words.
@@ -117,9 +106,10 @@ pub fn read_note(n: &ReadNote) -> String {
             format!("{path}: {lines} lines not understood as nvidia-smi CSV")
         }
         ReadNote::CsvUnreadable { path, error } => format!("{path}: cannot read: {error}"),
-        ReadNote::GlobalRanksUnplaced { .. } | ReadNote::AssignmentOverGlobal { .. } => {
-            rank_naming_note(n)
-        }
+        ReadNote::GlobalRanksUnplaced { number, tp, pp } => unplaced_note(*number, *tp, *pp),
+        ReadNote::AssignmentOverGlobal { pid, global, placed, assigned } => format!(
+            "process {pid}: its lines' global rank {global} is {placed} by the configured sizes, but its assignment line names {assigned}: the assignment line is taken (the sizes printed, or the numbering, are not what the server ran)"
+        ),
         ReadNote::TimeGoesBack { path, times } => format!(
             "{path}: time stamps go backwards by more than a minute {times} time(s) (newest-first copy, or clocks that disagree); events are shown in time order"
         ),
