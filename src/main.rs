@@ -292,6 +292,7 @@ fn grammars(
     let gs = LogContext::new(&all, style)?.grammars;
     match action {
         GrammarAction::List => commands::grammars::list(&gs),
+        GrammarAction::Show { id } => commands::grammars::show(&gs, id),
         GrammarAction::Check { file } => {
             commands::grammars::check(gs, &all.grammars, file.as_deref())
         }

@@ -84,7 +84,7 @@ impl MemoryDiff {
         // The changed settings the cost belongs to (addresses and ports size nothing).
         let changes: Vec<String> = (diff.config.iter())
             .flat_map(|d| d.changed.iter().map(move |ch| (ch, d.spelling)))
-            .filter(|(ch, _)| !ch.key.contains("addr") && !ch.key.contains("port"))
+            .filter(|(ch, _)| !crate::analysis::remedy::names_an_address(&ch.key))
             .map(|(ch, (was, now))| {
                 format!(
                     "{} {} → {}",

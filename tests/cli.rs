@@ -379,8 +379,8 @@ fn every_man_page_reference_is_a_page_rankscope_writes() {
         .map(str::to_string)
         .collect();
     // Its 12 visible subcommands (watch, issue 25, and report, issue 30, joined the 10),
-    // mem diff, grammars list and check.
-    assert_eq!(listed.len(), 15, "{listed:?}");
+    // mem diff, grammars list, check and show.
+    assert_eq!(listed.len(), 16, "{listed:?}");
     let names: Vec<String> = std::iter::once("rankscope".to_string())
         .chain(listed.iter().map(|l| format!("rankscope-{l}")))
         .collect();

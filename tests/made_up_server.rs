@@ -215,7 +215,9 @@ fn diff_reads_the_declared_figure_and_its_direction() {
     assert_eq!(order, ["mem_usage", "kv_size", "kv_pages"]);
     let (_, text) = run_with(&grammar, &["diff", &base, &cand]);
     assert!(
-        text.contains("kv_cache  kv pages -256 on 2/2 ranks (systematic; 2,304 -> 2,048)"),
+        text.contains(
+            "kv_cache  kv pages -256 pages on 2/2 ranks (systematic; 2,304\n          pages -> 2,048 pages)"
+        ),
         "{text}"
     );
 

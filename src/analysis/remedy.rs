@@ -400,8 +400,7 @@ pub(crate) fn remedies(
                 if out.iter().any(|r: &Remedy| r.setting == ch.key) {
                     continue;
                 }
-                // Addresses and ports change between any two runs; they size nothing.
-                if ch.key.contains("addr") || ch.key.contains("port") {
+                if names_an_address(&ch.key) {
                     continue;
                 }
                 let (was, now) = cd.spelling;
@@ -451,4 +450,55 @@ pub fn order_reverts(r: &mut Remedies, fc: &super::cause::FailureCause) {
         }
     }
     r.remedies.sort_by_key(|x| rank_of(x));
+}
+
+/// A setting that says where to reach something (`dist_init_addr`, `metrics_port`, TGI's
+/// `hostname`, a `server_url`): such values change between any two runs and size no
+/// memory, so reverting one is never a memory remedy. Read by the words of the key
+/// (`_`, `-` or `.` between them), so `transport` or `support_x` is not a port.
+pub(crate) fn names_an_address(key: &str) -> bool {
+    key.split(['_', '-', '.'])
+        .map(str::to_ascii_lowercase)
+        .any(|w| {
+            matches!(
+                w.as_str(),
+                "addr"
+                    | "address"
+                    | "ip"
+                    | "port"
+                    | "host"
+                    | "hostname"
+                    | "url"
+                    | "uri"
+                    | "endpoint"
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_an_address;
+
+    #[test]
+    fn addresses_are_read_by_the_words_of_the_key() {
+        // SGLang's, vLLM's and TGI's own keys.
+        for key in [
+            "dist_init_addr",
+            "nccl_port",
+            "host",
+            "hostname",
+            "master_addr",
+            "port",
+        ] {
+            assert!(names_an_address(key), "{key}");
+        }
+        for key in [
+            "mem_fraction_static",
+            "max_batch_prefill_tokens",
+            "nccl_transport",
+            "support_fp8",
+        ] {
+            assert!(!names_an_address(key), "{key}");
+        }
+    }
 }

@@ -62,7 +62,7 @@ pub fn examples(page: &str) -> &'static [Example] {
         "tui" => TUI_EXAMPLES,
         "export" => EXPORT_EXAMPLES,
         "watch" => WATCH_EXAMPLES,
-        "grammars" | "grammars-list" | "grammars-check" => GRAMMARS_EXAMPLES,
+        "grammars" | "grammars-list" | "grammars-check" | "grammars-show" => GRAMMARS_EXAMPLES,
         "schema" => SCHEMA_EXAMPLES,
         "completions" => COMPLETIONS_EXAMPLES,
         "man" => MAN_EXAMPLES,
@@ -227,6 +227,10 @@ const WATCH_EXAMPLES: &[Example] = &[
 
 const GRAMMARS_EXAMPLES: &[Example] = &[
     ("rankscope grammars list", "the grammars a log is read with"),
+    (
+        "rankscope grammars show tgi",
+        "the wordings a built-in grammar reads, its frames and suspects",
+    ),
     (
         "rankscope grammars check docs/examples/lmserve.toml",
         "check every sample line of a grammar file",

@@ -334,7 +334,7 @@ pub enum Command {
         #[command(flatten)]
         log: LogArgs,
     },
-    /// Grammars: list the loaded ones, or check every sample of a file
+    /// Grammars: list the loaded ones, show one, or check every sample of a file
     #[command(after_long_help = long_help("grammars"))]
     Grammars {
         #[command(subcommand)]
@@ -430,6 +430,12 @@ pub enum GrammarAction {
     Check {
         /// A grammar file (TOML); the built-in grammars when absent
         file: Option<PathBuf>,
+    },
+    /// Print a loaded grammar's TOML: the wordings, frames and suspects it reads with
+    #[command(after_long_help = long_help("grammars-show"))]
+    Show {
+        /// The grammar's id, as `grammars list` prints it (`sglang`, `tgi`, your own)
+        id: String,
     },
 }
 

@@ -32,6 +32,31 @@ pub fn list(gs: &GrammarSet) -> Result<u8> {
     Ok(0)
 }
 
+/// The text of the loaded grammar `id`: a built-in one as shipped, a user's as its file
+/// now reads; control characters of a user's file are not printed.
+pub fn show(gs: &GrammarSet, id: &str) -> Result<u8> {
+    let Some(g) = gs.grammars.iter().find(|g| g.spec.id == id) else {
+        let ids: Vec<String> = gs.grammars.iter().map(|g| sanitize(&g.spec.id)).collect();
+        anyhow::bail!(
+            "no loaded grammar has the id `{}`; the loaded ones: {}",
+            sanitize(id),
+            ids.join(", ")
+        );
+    };
+    let text = match grammar::builtin_text(&g.origin) {
+        Some(t) => t.to_string(),
+        None => std::fs::read_to_string(&g.origin)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", sanitize(&g.origin)))?,
+    };
+    let mut s = String::with_capacity(text.len());
+    for line in text.lines() {
+        s.push_str(&sanitize(line));
+        s.push('\n');
+    }
+    out(&s)?;
+    Ok(0)
+}
+
 /// Every loaded grammar's samples, or only those of `file`. A file under check joins (or
 /// replaces, by id, as `grammar::load_all` does for every grammar file) the loaded
 /// grammars, so its samples are matched the way a run would read them.

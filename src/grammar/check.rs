@@ -351,12 +351,36 @@ fn rank_problem(
     } else {
         ""
     };
-    Some(rank_mismatch(
+    let mut out = rank_mismatch(
         label,
         got_rank.map(|r| r.to_string()).as_deref(),
         why,
         want_rank,
-    ))
+    );
+    out.push_str(&other_prefix(set, g, m));
+    Some(out)
+}
+
+/// When another grammar's `[[prefix]]` read the sample's line (the one ending nearest the
+/// event governs; of two reading the same span, a user's beats a built-in one's), which
+/// one: its rank is the one the line reads as, whatever the sample's own grammar captures.
+fn other_prefix(set: &GrammarSet, g: &Grammar, m: &LineMatch) -> String {
+    let Some((gi, pi)) = m.prefix.as_ref().and_then(|p| p.read_by) else {
+        return String::new();
+    };
+    let Some(other) = set.grammars.get(gi).filter(|o| o.id() != g.id()) else {
+        return String::new();
+    };
+    let prefix = other.prefixes.get(pi).map_or("", |p| p.id.as_str());
+    format!(
+        "; the line's prefix was read by grammar `{}`'s `[[prefix]]` `{prefix}`, not by one of \
+         `{}` (the prefix ending nearest the event governs; `rankscope grammars show {}` \
+         prints it): make one of yours read that span, or replace that grammar (`id = \"{}\"`)",
+        other.id(),
+        g.id(),
+        other.id(),
+        other.id()
+    )
 }
 
 /// A sample whose stated rank is not the one the line reads as: both, why the line reads
@@ -721,10 +745,12 @@ fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
         let want_t = (NaiveTime::parse_from_str(want, "%H:%M:%S%.f").ok())
             .or_else(|| full(want).map(|t| t.time()));
         return (want_t != Some(have.time())).then(|| {
+            let read = shown("");
             format!(
-                "time `{}`, expected `{want}` (the stamp prints no date: only its time of day \
-                 is compared, written `HH:MM:SS[.fff]`; a date written with it is ignored)",
-                shown("")
+                "time `{read}`, expected `{want}` (the stamp prints no date: only its time of \
+                 day is compared, written `HH:MM:SS[.fff]`; a date written with it is \
+                 ignored){}",
+                write_time(&read)
             )
         });
     }
@@ -733,15 +759,25 @@ fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
         let same = |w: NaiveDateTime| w.with_year(have.year()) == Some(have);
         let want_t = full(want).or_else(|| full(&format!("2000-{want}")));
         return (!want_t.is_some_and(same)).then(|| {
+            let read = shown("%m-%d ");
             format!(
-                "time `{}`, expected `{want}` (the stamp prints no year: its month, day and \
+                "time `{read}`, expected `{want}` (the stamp prints no year: its month, day and \
                  time are compared, written `MM-DD HH:MM:SS[.fff]`; a year written with them is \
-                 ignored)",
-                shown("%m-%d ")
+                 ignored){}",
+                write_time(&read)
             )
         });
     }
-    (full(want) != Some(have)).then(|| format!("time `{}`, expected `{want}`", shown("%Y-%m-%d ")))
+    (full(want) != Some(have)).then(|| {
+        let read = shown("%Y-%m-%d ");
+        format!("time `{read}`, expected `{want}`{}", write_time(&read))
+    })
+}
+
+/// The fix a time mismatch names: the time as read, every fraction digit the stamp prints
+/// included (`.123456` for a microsecond stamp: they are all compared).
+fn write_time(read: &str) -> String {
+    format!(": write time = \"{read}\" if that is the line's time (the fraction to every digit the stamp prints)")
 }
 
 /// A read stamp at its format's resolution, as the summary shows one: a millisecond

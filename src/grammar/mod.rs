@@ -179,7 +179,6 @@ fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
 }
 
 pub(crate) struct CompiledPrefix {
-    #[expect(dead_code, reason = "never read; `pub` hid that until #28")]
     pub(crate) id: String,
     pub(crate) regex: Regex,
     pub(crate) date_format: String,
@@ -396,6 +395,14 @@ fn check_set_words(origin: &str, events: &[spec::EventSpec]) -> Result<(), Gramm
         }
     }
     Ok(())
+}
+
+/// The TOML a built-in grammar (origin `builtin:NAME`) was compiled from, as shipped:
+/// what `rankscope grammars show` prints, so a grammar's author can read the wordings a
+/// built-in grammar already reads without the source tree.
+pub fn builtin_text(origin: &str) -> Option<&'static str> {
+    let stem = origin.strip_prefix("builtin:")?;
+    BUILTIN.iter().find(|(s, _)| *s == stem).map(|(_, t)| *t)
 }
 
 impl Grammar {

@@ -45,6 +45,28 @@ pub struct PrefixInfo {
     /// The prefix's `tags` capture matched this text but reads no rank (`rank=2`,
     /// `shard:a`): `grammars check` says so.
     pub(crate) tags_unread: Option<String>,
+    /// Which prefix read the line: (grammar, prefix) indices in the set, for `grammars
+    /// check` to name another grammar's prefix that took a sample's line.
+    pub(crate) read_by: Option<(usize, usize)>,
+}
+
+/// A prefix's match in a line, while `find_prefix` looks for the one that governs.
+struct PrefixMatch<'g> {
+    span: std::ops::Range<usize>,
+    prefix: &'g CompiledPrefix,
+    builtin: bool,
+    /// (grammar, prefix) indices, for `PrefixInfo::read_by`.
+    read_by: (usize, usize),
+}
+
+impl PrefixMatch<'_> {
+    /// Ends nearer the event; else, ending at the same place, is longer; else, reading
+    /// the same span, is a user grammar's where the other is a built-in one's.
+    fn governs_over(&self, other: &PrefixMatch<'_>) -> bool {
+        self.span.end > other.span.end
+            || (self.span.end == other.span.end && self.span.start < other.span.start)
+            || (self.span == other.span && other.builtin && !self.builtin)
+    }
 }
 
 /// A matched event, before it is placed in a run.
@@ -335,15 +357,19 @@ impl GrammarSet {
         // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
         // A literal may also begin inside the prefix (`NCCL WARN`): then the prefix that
         // starts last before it governs, and the message starts at the literal.
-        let mut best: Option<(usize, usize, &CompiledPrefix)> = None;
-        let mut straddling: Option<(usize, usize, &CompiledPrefix)> = None;
+        // Of two prefixes reading the same span, a user's grammar's beats a built-in one's,
+        // as its events are tried first: a fork of vLLM that renames its workers reads
+        // their rank with its own prefix, not with vLLM's, which names none there.
+        let mut best: Option<PrefixMatch> = None;
+        let mut straddling: Option<PrefixMatch> = None;
         // One pass of the set says which prefixes occur in the line at all; only those
         // are searched one by one (each prefix's own pass over every event line was a
         // tenth of loading 8,192 files).
         let present = self.prefix_set().map(|(set, _)| set.matches(line));
         let mut index = 0;
-        for g in &self.grammars {
-            for p in &g.prefixes {
+        for (gi, g) in self.grammars.iter().enumerate() {
+            let builtin = self.is_builtin(gi);
+            for (pi, p) in g.prefixes.iter().enumerate() {
                 let i = index;
                 index += 1;
                 if present.as_ref().is_some_and(|m| !m.matched(i)) {
@@ -353,30 +379,35 @@ impl GrammarSet {
                     if m.start() > before {
                         break;
                     }
+                    let found = PrefixMatch {
+                        span: m.range(),
+                        prefix: p,
+                        builtin,
+                        read_by: (gi, pi),
+                    };
                     if m.end() <= before {
-                        let better = match best {
-                            None => true,
-                            Some((start, end, _)) => {
-                                m.end() > end || (m.end() == end && m.start() < start)
-                            }
-                        };
-                        if better {
-                            best = Some((m.start(), m.end(), p));
+                        if best.as_ref().is_none_or(|b| found.governs_over(b)) {
+                            best = Some(found);
                         }
-                    } else if m.start() < before && straddling.is_none_or(|s| m.start() > s.0) {
-                        straddling = Some((m.start(), m.end(), p));
+                    } else if m.start() < before
+                        && straddling.as_ref().is_none_or(|s| m.start() > s.span.start)
+                    {
+                        straddling = Some(found);
                     }
                 }
             }
         }
-        if let Some((start, _, p)) = best {
-            let caps = p.regex.captures_at(line, start)?;
-            return Some(self.prefix_info(p, &caps, start));
+        let (found, straddles) = match best {
+            Some(b) => (b, false),
+            None => (straddling?, true),
+        };
+        let start = found.span.start;
+        let caps = found.prefix.regex.captures_at(line, start)?;
+        let mut info = self.prefix_info(found.prefix, &caps, start);
+        if straddles {
+            info.message_start = before;
         }
-        let (start, _, p) = straddling?;
-        let caps = p.regex.captures_at(line, start)?;
-        let mut info = self.prefix_info(p, &caps, start);
-        info.message_start = before;
+        info.read_by = Some(found.read_by);
         Some(info)
     }
 
@@ -493,6 +524,7 @@ impl GrammarSet {
             stamp_error,
             rank_error,
             tags_unread,
+            read_by: None,
         }
     }
 

@@ -188,21 +188,51 @@ pub(crate) fn decisive(stops: Vec<Stop>) -> Option<Stop> {
 
 type Order = (bool, Option<NaiveDateTime>, Option<(usize, u64)>);
 
-fn order(r: &RankRun) -> Order {
+/// When each source's stamped lines were printed, by line: an untimed failure line (the
+/// exception line closing a bare traceback) was printed at or after the stamped line
+/// before it in its file, and takes that stamp to be ordered among the ranks' failures.
+struct StampsBySource(HashMap<usize, Vec<(u64, NaiveDateTime)>>);
+
+impl StampsBySource {
+    fn of(events: &[Event]) -> StampsBySource {
+        let mut by: HashMap<usize, Vec<(u64, NaiveDateTime)>> = HashMap::new();
+        for e in events {
+            if let Some(ts) = e.ts {
+                by.entry(e.origin.source)
+                    .or_default()
+                    .push((e.origin.line, ts));
+            }
+        }
+        by.values_mut().for_each(|v| v.sort_unstable());
+        StampsBySource(by)
+    }
+
+    /// The failure's own stamp, else that of the last stamped line before it in its file.
+    fn of_failure(&self, f: &Failure) -> Option<NaiveDateTime> {
+        f.ts.or_else(|| {
+            let o = f.origin.as_ref()?;
+            let lines = self.0.get(&o.source)?;
+            let before = lines.partition_point(|&(line, _)| line < o.line);
+            Some(lines.get(before.checked_sub(1)?)?.1)
+        })
+    }
+}
+
+fn order(r: &RankRun, stamps: &StampsBySource) -> Order {
     let f = r.failure.as_ref();
     (
         r.is_process(),
-        f.and_then(|f| f.ts),
+        f.and_then(|f| stamps.of_failure(f)),
         f.and_then(|f| f.origin.as_ref().map(|o| (o.source, o.line))),
     )
 }
 
-fn first_with(ranks: &[RankRun], o: Outcome) -> Option<usize> {
+fn first_with(ranks: &[RankRun], o: Outcome, stamps: &StampsBySource) -> Option<usize> {
     ranks
         .iter()
         .enumerate()
         .filter(|(_, r)| r.outcome == o)
-        .min_by_key(|(_, r)| order(r))
+        .min_by_key(|(_, r)| order(r, stamps))
         .map(|(i, _)| i)
 }
 
@@ -244,7 +274,8 @@ pub(crate) fn resolve(
         .iter()
         .map(|s| s.as_ref().and_then(|s| s.peer))
         .collect();
-    let mut root = first_with(ranks, Outcome::Failed);
+    let stamps = StampsBySource::of(events);
+    let mut root = first_with(ranks, Outcome::Failed, &stamps);
     if root.is_none() {
         root = blame_the_silent_rank(ranks, events);
     }
@@ -255,13 +286,13 @@ pub(crate) fn resolve(
                 set_outcome(r, Outcome::Failed, None);
             }
         }
-        root = first_with(ranks, Outcome::Failed);
+        root = first_with(ranks, Outcome::Failed, &stamps);
     }
     let root_rank = root.map(|i| ranks[i].rank.clone());
     // With no rank's own failure the first stall is the root: the ranks terminated or
     // failing as a consequence after it are shown after it.
     let after = (root_rank.clone())
-        .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()));
+        .or_else(|| first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone()));
     let root_kind = root.and_then(|i| ranks[i].failure.as_ref().map(|f| f.kind));
     let root_ts = root.and_then(|i| ranks[i].failure.as_ref().and_then(|f| f.ts));
     for i in 0..ranks.len() {
@@ -315,7 +346,7 @@ pub(crate) fn resolve(
         mark_silent_stalls(ranks, events, know, globals);
     }
     root.map(|i| ranks[i].rank.clone())
-        .or_else(|| first_with(ranks, Outcome::Stalled).map(|i| ranks[i].rank.clone()))
+        .or_else(|| first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone()))
 }
 
 /// `A` followed `B`, which followed `C`: `A` followed `C`, the failure that started it

@@ -136,7 +136,8 @@ pub struct Failure {
     pub phase: Phase,
     /// Where the phase was read: `frames`, `wording`, `event` (the phase its grammar
     /// gives the failure's own line), `last_event`, `after_last_phase` (see `after_phase`)
-    /// or, for a launcher's line, `ranks_at_line` (the latest phase the ranks had reached).
+    /// or, for a launcher's line or an engine's that reached no phase, `ranks_at_line`
+    /// (the latest phase the ranks had reached).
     pub phase_from: &'static str,
     /// With `last_event`: the phase line the phase was read from (the last line that
     /// began, ended or was inside a phase, or a `then` that began the next).

@@ -197,14 +197,48 @@ pub fn figure_cell(value: f64, is_bytes: bool, resolution: f64, width: usize) ->
 }
 
 /// The word said after a figure's number where its name does not say what it counts: a
-/// declared figure's own word (`pages`), or `tokens` for a declared figure counted in
-/// tokens (`block tokens  32 tokens`); none for the built-in `tokens`, bytes or seconds.
+/// declared figure's own word (`pages`), `tokens` for a declared figure counted in tokens
+/// (`block tokens  32 tokens`), `s` for seconds (`compile time  38.2 s`); none for the
+/// built-in `tokens` or bytes (whose unit is in the number: `6.73 GiB`).
 pub fn figure_unit_word(name: &crate::base::event::FigureName) -> Option<&str> {
     use crate::base::event::{FigureName, FigureUnit};
     match (name, name.unit()) {
         (_, FigureUnit::Named(unit)) => Some(unit),
         (FigureName::Declared(_), FigureUnit::Tokens) => Some("tokens"),
+        (_, FigureUnit::Seconds) => Some("s"),
         _ => None,
+    }
+}
+
+/// A figure's number without its unit word (`figure_unit_word`): a seconds figure as the
+/// phase table's durations are (`38.2`, `38.0`; whole seconds from 100 s), anything else
+/// as `figure_cell` gives it within `width` columns.
+pub(crate) fn figure_number(
+    name: &crate::base::event::FigureName,
+    value: f64,
+    is_bytes: bool,
+    resolution: f64,
+    width: usize,
+) -> String {
+    if *name.unit() == crate::base::event::FigureUnit::Seconds {
+        crate::base::units::seconds_number(value)
+    } else {
+        figure_cell(value, is_bytes, resolution, width)
+    }
+}
+
+/// [`figure_number`] followed by the figure's unit word, if it has one (`2,048 pages`).
+pub(crate) fn figure_shown(
+    name: &crate::base::event::FigureName,
+    value: f64,
+    is_bytes: bool,
+    resolution: f64,
+    width: usize,
+) -> String {
+    let number = figure_number(name, value, is_bytes, resolution, width);
+    match figure_unit_word(name) {
+        Some(unit) => format!("{number} {unit}"),
+        None => number,
     }
 }
 

@@ -236,7 +236,9 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
     let config = crate::model::config::Config::of_events(&events, know);
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
-    let servers = server_of(&events, know).into_iter().collect();
+    let servers: Vec<String> = server_of(&events, know).into_iter().collect();
+    // The server's grammar first (`read as vllm+streams`), the others by name.
+    grammars.sort_by_key(|g| !servers.contains(g));
 
     Run {
         name,
@@ -284,7 +286,12 @@ fn launcher_stops(events: &[Event], launcher: &[usize], know: &Knowledge) -> Vec
 /// across files by stamp, when both lines are stamped — an unstamped line of another file
 /// cannot be placed against it. The launcher's own lines say nothing of the ranks'
 /// progress, so they do not count.
-fn phase_at_line(events: &[Event], launcher: &[usize], line: &Event, know: &Knowledge) -> Phase {
+pub(super) fn phase_at_line(
+    events: &[Event],
+    launcher: &[usize],
+    line: &Event,
+    know: &Knowledge,
+) -> Phase {
     let before = |e: &Event| match (e.ts, line.ts) {
         _ if e.origin.source == line.origin.source => e.origin.line < line.origin.line,
         (Some(a), Some(b)) => a <= b,
@@ -294,9 +301,11 @@ fn phase_at_line(events: &[Event], launcher: &[usize], line: &Event, know: &Know
     for &i in launcher {
         by_launcher[i] = true;
     }
+    // A line whose `then` began the next phase (`KV page pool: …` then cuda_graph) has
+    // reached that phase, as the ranks' own outcomes read it.
     (events.iter().zip(by_launcher))
         .filter(|(e, launcher)| !launcher && before(e))
-        .filter_map(|(e, _)| know.phase_of(e).map(|(p, _)| p))
+        .flat_map(|(e, _)| (know.phase_of(e).map(|(p, _)| p).into_iter()).chain(know.then_of(e)))
         .max()
         .unwrap_or(Phase::Launch)
 }

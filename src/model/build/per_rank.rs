@@ -170,6 +170,11 @@ pub(super) fn build_rank(
             placed_phase(&walk, run.ready_at.is_some_and(|r| i > r), run.order);
         let (in_phase, from) = match own_phase {
             Some((p, _)) => (p, "event"),
+            // An engine whose own lines reached no phase fails where its workers were,
+            // as a launcher's line does: `Worker … died` while they captured graphs.
+            None if rank.is_engine() && walk.last_line.is_none() && is_failure => {
+                (super::phase_at_line(events, &idx, e, know), "ranks_at_line")
+            }
             None => (in_phase, "last_event"),
         };
         if let Some(mut stop) = outcome::stop_of(e, in_phase, from, know, traceback.as_deref()) {

@@ -507,8 +507,8 @@ pub(crate) struct FailureDoc {
     /// message), `event` (the phase its grammar gives the failure's own line),
     /// `last_event` (the last phase line before it), `after_last_phase` (phase `ready`:
     /// after the phase the rank completed, in a run that had printed no ready line) or
-    /// `ranks_at_line` (a launcher's failure line: the latest phase the ranks' phase
-    /// lines had reached by it).
+    /// `ranks_at_line` (a launcher's failure line, or an engine's whose own lines reached
+    /// no phase: the latest phase the ranks' phase lines had reached by it).
     pub(crate) phase_from: String,
     pub(crate) kind: FailureKindName,
     pub(crate) message: String,

@@ -190,6 +190,8 @@ fn phase_stats_doc(p: &align::PhaseStats) -> PhaseStatsDoc {
 pub(crate) struct RunDoc {
     /// Some rank printed the server's ready line.
     pub(crate) ready: bool,
+    /// The ids of the grammars that gave the run's events: the server's first, the
+    /// others by id.
     pub(crate) grammars: Vec<String>,
     pub(crate) year_inferred: bool,
     pub(crate) lines: LineCountsDoc,

@@ -1,11 +1,12 @@
 //! The verdict's middle rows of `diff` (cause, effect, remedy, time), built once for the
 //! text and the TUI's Diff view, so that the two say the same.
 
-use super::diff::spread_text;
+use super::diff::spread_shown;
 use super::summary::figure_label;
 use crate::analysis::diff::{RunDiff, Status};
 use crate::base::units::group_thousands;
 use crate::base::units::ByteDelta;
+use crate::render::figure_shown;
 use crate::render::figure_text;
 
 /// The verdict's middle rows, labelled: the cause (the failure itself when it is not about
@@ -41,12 +42,24 @@ pub(crate) fn verdict_rows(
                 "{}  {} {} on {}/{} ranks ({}; {} -> {}{})",
                 f.phase,
                 figure_label(f.figure.name()),
-                spread_text(f),
+                spread_shown(f),
                 div.ranks_moved,
                 div.ranks_compared,
                 div.class.name(),
-                figure_text(f.baseline_median, f.is_bytes, f.resolution),
-                figure_text(f.candidate_median, f.is_bytes, f.resolution),
+                figure_shown(
+                    &f.figure,
+                    f.baseline_median,
+                    f.is_bytes,
+                    f.resolution,
+                    usize::MAX
+                ),
+                figure_shown(
+                    &f.figure,
+                    f.candidate_median,
+                    f.is_bytes,
+                    f.resolution,
+                    usize::MAX
+                ),
                 // A figure printed to the byte has no resolution worth a number.
                 if f.is_bytes && f.resolution <= 1.0 {
                     "; logged to the byte".to_string()

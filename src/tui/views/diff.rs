@@ -9,8 +9,8 @@ use ratatui::Frame;
 
 use crate::analysis::diff::DeltaClass;
 use crate::base::text::sanitize;
-use crate::render::text::diff::delta_text;
-use crate::render::{figure_text, fit};
+use crate::render::text::diff::{delta_shown, spread_shown};
+use crate::render::{figure_shown, fit};
 use crate::tui::app::{App, ScrollRoom};
 use crate::tui::layout::wrap_line;
 use crate::tui::widgets::{bold, dim, failure_style, warn_style};
@@ -194,15 +194,8 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
         bold(),
     ));
     for fd in &d.figures {
-        let delta = if fd.delta.min == fd.delta.max {
-            delta_text(fd, fd.delta.median)
-        } else {
-            format!(
-                "{}..{}",
-                delta_text(fd, fd.delta.min),
-                delta_text(fd, fd.delta.max)
-            )
-        };
+        let shown = |v: f64| figure_shown(&fd.figure, v, fd.is_bytes, fd.resolution, usize::MAX);
+        let delta = spread_shown(fd);
         let ranks = if fd.class == DeltaClass::Same {
             "-".to_string()
         } else {
@@ -225,14 +218,8 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
         let mut spans = vec![
             Span::raw(col(fd.phase.name(), w[0])),
             Span::raw(col(&fd.figure.name().replace('_', " "), w[1])),
-            Span::raw(col(
-                &figure_text(fd.baseline_median, fd.is_bytes, fd.resolution),
-                w[2],
-            )),
-            Span::raw(col(
-                &figure_text(fd.candidate_median, fd.is_bytes, fd.resolution),
-                w[3],
-            )),
+            Span::raw(col(&shown(fd.baseline_median), w[2])),
+            Span::raw(col(&shown(fd.candidate_median), w[3])),
             Span::styled(col(&delta, w[4]), row_st),
             Span::raw(col(&ranks, w[5])),
             Span::raw("│ "),
@@ -241,11 +228,11 @@ fn figure_table(app: &App, d: &crate::analysis::diff::RunDiff, width: u16) -> Ve
             Some(r) => {
                 let st = if r.beyond_noise { row_st } else { dim(c) };
                 // `-501.80 MiB` and a space.
-                spans.push(Span::styled(col(&delta_text(fd, r.delta), 12), st));
+                spans.push(Span::styled(col(&delta_shown(fd, r.delta), 12), st));
                 spans.push(Span::raw(format!(
                     "{} → {}",
-                    figure_text(r.baseline, fd.is_bytes, fd.resolution),
-                    figure_text(r.candidate, fd.is_bytes, fd.resolution)
+                    shown(r.baseline),
+                    shown(r.candidate)
                 )));
             }
             None => spans.push(Span::raw("-")),

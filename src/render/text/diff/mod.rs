@@ -21,16 +21,20 @@ use crate::base::units::{group_thousands, human_bytes, human_delta};
 use crate::model::notes::ReadNote;
 use crate::render::text::notes::read_note;
 use crate::render::{
-    cut, figure_cell, figure_unit_word, fit, rank_span, wrap, wrap_indented, Style,
+    cut, figure_shown, figure_unit_word, fit, rank_span, wrap, wrap_indented, Style,
 };
 use crate::report::DiffReport;
 
-/// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise.
+/// A figure's delta as tables show it: MiB/GiB for memory, signed counts otherwise, a
+/// seconds figure to the tenth (`+0.2`); the unit word, if any, is the caller's.
 pub(crate) fn delta_text(f: &FigureDiff, v: f64) -> String {
     if f.is_bytes {
         human_delta(v.round() as i64)
     } else if v == 0.0 {
         "0".into()
+    } else if *f.figure.unit() == crate::base::event::FigureUnit::Seconds {
+        let sign = if v > 0.0 { "+" } else { "-" };
+        format!("{sign}{}", crate::base::units::seconds_number(v.abs()))
     } else {
         format!(
             "{}{}",
@@ -46,6 +50,22 @@ pub(crate) fn spread_text(f: &FigureDiff) -> String {
         delta_text(f, d.median)
     } else {
         format!("{}..{}", delta_text(f, d.min), delta_text(f, d.max))
+    }
+}
+
+/// [`delta_text`] with the figure's unit word, if it has one (`+2,836 pages`, `+0.2 s`).
+pub(crate) fn delta_shown(f: &FigureDiff, v: f64) -> String {
+    match figure_unit_word(&f.figure) {
+        Some(unit) => format!("{} {unit}", delta_text(f, v)),
+        None => delta_text(f, v),
+    }
+}
+
+/// [`spread_text`] with the figure's unit word, if it has one.
+pub(crate) fn spread_shown(f: &FigureDiff) -> String {
+    match figure_unit_word(&f.figure) {
+        Some(unit) => format!("{} {unit}", spread_text(f)),
+        None => spread_text(f),
     }
 }
 
@@ -329,24 +349,11 @@ impl Cols {
 /// `width` when it has more decimals), a count in a unit a grammar declared with its unit
 /// word, as in `summary` (`3,486 blocks`, `+861 blocks`).
 fn figure_cells(f: &FigureDiff, width: usize) -> (String, String, String) {
-    let with_unit = |v: String| match figure_unit_word(&f.figure) {
-        Some(unit) => format!("{v} {unit}"),
-        None => v,
-    };
+    let shown = |v: f64| figure_shown(&f.figure, v, f.is_bytes, f.resolution, width);
     (
-        with_unit(figure_cell(
-            f.baseline_median,
-            f.is_bytes,
-            f.resolution,
-            width,
-        )),
-        with_unit(figure_cell(
-            f.candidate_median,
-            f.is_bytes,
-            f.resolution,
-            width,
-        )),
-        with_unit(spread_text(f)),
+        shown(f.baseline_median),
+        shown(f.candidate_median),
+        spread_shown(f),
     )
 }
 
@@ -406,7 +413,7 @@ fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, cols: Cols, style:
             // turns back into a space).
             _ => format!(
                 ", {} ({})",
-                spread_text(f).trim_end(),
+                delta.trim_end(),
                 ranks_cell(f).replace(' ', "\u{a0}")
             ),
         };
@@ -440,7 +447,7 @@ fn figure_rows(o: &mut String, f: &FigureDiff, stacked: bool, cols: Cols, style:
     if f.class == DeltaClass::Local {
         let moved: Vec<String> = (f.per_rank.iter())
             .filter(|r| r.beyond_noise)
-            .map(|r| format!("{} {}", r.rank, delta_text(f, r.delta)))
+            .map(|r| format!("{} {}", r.rank, delta_shown(f, r.delta)))
             .collect();
         if stacked {
             let text = format!("moved: {}", moved.join(", "));

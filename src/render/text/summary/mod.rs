@@ -399,14 +399,16 @@ fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
             continue;
         }
         let sp = &f.spread;
+        let number =
+            |v: f64| crate::render::figure_number(&f.name, v, f.is_bytes, f.resolution, usize::MAX);
         let val = if sp.min == sp.max {
-            figure_text(sp.median, f.is_bytes, f.resolution)
+            number(sp.median)
         } else {
             format!(
                 "{} / {} / {}",
-                figure_text(sp.min, f.is_bytes, f.resolution),
-                figure_text(sp.median, f.is_bytes, f.resolution),
-                figure_text(sp.max, f.is_bytes, f.resolution)
+                number(sp.min),
+                number(sp.median),
+                number(sp.max)
             )
         };
         // A count in a unit a grammar declared says what it counts (`2,048 pages`).
