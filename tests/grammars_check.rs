@@ -242,3 +242,30 @@ fn a_sample_time_is_shown_at_its_format_resolution() {
         "{err}"
     );
 }
+
+/// Found by the `grammar_toml` fuzz target (docs/reliability.md): a `'''` string left open
+/// makes an event's regex thousands of atoms long, and the miss explanation compiled a
+/// regex per leading part of it — quadratic, 23 CPU-s for one 12 KB file. The leading
+/// parts are now bisected. Here 20,000 atoms (`x` after each of 19,999 `a`s would be a
+/// cut): one compile per part would take minutes; the test ends in a second or two.
+#[test]
+fn a_miss_on_a_regex_of_thousands_of_atoms_is_explained_at_once() {
+    let long = format!("fatal: {}x", "a".repeat(19_999));
+    let text = BASE.replacen("fatal: (?P<reason>.*)", &long, 1)
+        + "\n[[sample]]\nline = '2026-12-01 21:00:00 probe[0] fatal: aaaa'\nkind = \"error\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::cargo_bin("rankscope")
+        .unwrap()
+        .args(["grammars", "check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    // The sample's message `fatal: aaaa` matches the regex up to its fourth `a`.
+    assert!(
+        said.contains("probe:error: matched `fatal: aaaa`, failed at `aaaa"),
+        "{said}"
+    );
+}
