@@ -179,17 +179,17 @@ fn failure_texts(
     if let Some(q) = quote {
         texts.push(q.clone());
     }
+    // The failure's own event, for its traceback's lines and what its suffix cut.
+    let own =
+        (failure.origin.as_ref()).and_then(|o| candidate.events.iter().find(|e| &e.origin == o));
     if let (Some(tb), Some(q)) = (&failure.traceback, quote) {
-        texts.push(Quote {
-            source: q.source.clone(),
-            line: q.line,
-            text: traceback_message(tb),
-        });
+        texts.extend(traceback_quotes(
+            tb,
+            q,
+            own.and_then(|e| e.detail.as_deref()) == Some(tb),
+        ));
     }
-    // The failure's own event, for what its suffix cut: the same file and line.
-    let trailer = (failure.origin.as_ref())
-        .and_then(|o| candidate.events.iter().find(|e| &e.origin == o))
-        .and_then(|e| e.trailer.as_ref());
+    let trailer = own.and_then(|e| e.trailer.as_ref());
     if let (Some(t), Some(q)) = (trailer, quote) {
         texts.push(Quote {
             source: q.source.clone(),
@@ -311,6 +311,45 @@ fn changed_settings(
 /// The message part of a traceback: what follows its last frame (the exception and the
 /// lines it printed), not the frames and source lines, whose function names
 /// (`eager_connect_single_device`) would match a suspect's words by accident.
+/// The lines of a failure's traceback message (`traceback_message`), each quoted at its
+/// own line where that can be told: a traceback the failure's line opened follows it line
+/// by line (`own`), and one whose message begins with the failure's own line (the
+/// exception line closing a traceback, SGLang's and vLLM's shape) goes on after it. Else
+/// the message is one quote at the failure's line. A traceback's lines are counted as
+/// consecutive lines of the file: one interleaved with another process's records may
+/// shift a quote's line.
+fn traceback_quotes(tb: &str, q: &Quote, own: bool) -> Vec<Quote> {
+    let message = traceback_message(tb);
+    let lines: Vec<&str> = tb.lines().collect();
+    let from = lines.len() - message.lines().count().min(lines.len());
+    let failure_line = q.text.lines().next().unwrap_or("").trim();
+    let first_line = if own {
+        Some(q.line + 1 + from as u64)
+    } else if message
+        .lines()
+        .next()
+        .is_some_and(|l| !failure_line.is_empty() && l.trim() == failure_line)
+    {
+        Some(q.line)
+    } else {
+        None
+    };
+    match first_line {
+        Some(first) => (message.lines().enumerate())
+            .map(|(k, text)| Quote {
+                source: q.source.clone(),
+                line: first + k as u64,
+                text: text.to_string(),
+            })
+            .collect(),
+        None => vec![Quote {
+            source: q.source.clone(),
+            line: q.line,
+            text: message,
+        }],
+    }
+}
+
 fn traceback_message(tb: &str) -> String {
     let lines: Vec<&str> = tb.lines().collect();
     let last_frame = lines
