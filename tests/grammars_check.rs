@@ -54,6 +54,22 @@ fn check(text: &str) -> (Option<i32>, String) {
     )
 }
 
+/// `grammars check` on `text` whose samples fail: exit code, and standard output (where
+/// sample failures are reported) followed by standard error.
+fn check_samples(text: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::cargo_bin("rankscope")
+        .unwrap()
+        .args(["grammars", "check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), said)
+}
+
 /// `BASE` with `from` replaced by `to` must be refused with `reason` in the message.
 fn refused(from: &str, to: &str, reason: &str) {
     assert!(BASE.contains(from), "{from}");
@@ -225,18 +241,8 @@ fn a_sample_time_is_shown_at_its_format_resolution() {
         "starts_with = [\"20\"]\ntime_format = \"%H:%M:%S%.3f\"",
         1,
     ) + "\n[[sample]]\nline = '2026-12-01 21:00:00.000 probe[0] weights in 1.5s'\nkind = \"weight_load_end\"\ntime = \"2026-12-01 21:00:00.500\"\n";
-    // Sample failures are reported on standard output.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.toml");
-    std::fs::write(&path, ms).unwrap();
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .args(["grammars", "check", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let err =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = check_samples(&ms);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("time `2026-12-01 21:00:00.000`, expected `2026-12-01 21:00:00.500`"),
         "{err}"
@@ -253,16 +259,8 @@ fn a_miss_on_a_regex_of_thousands_of_atoms_is_explained_at_once() {
     let long = format!("fatal: {}x", "a".repeat(19_999));
     let text = BASE.replacen("fatal: (?P<reason>.*)", &long, 1)
         + "\n[[sample]]\nline = '2026-12-01 21:00:00 probe[0] fatal: aaaa'\nkind = \"error\"\n";
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.toml");
-    std::fs::write(&path, text).unwrap();
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .args(["grammars", "check", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{said}");
+    let (code, said) = check_samples(&text);
+    assert_eq!(code, Some(1), "{said}");
     // The sample's message `fatal: aaaa` matches the regex up to its fourth `a`.
     assert!(
         said.contains("probe:error: matched `fatal: aaaa`, failed at `aaaa"),
