@@ -308,10 +308,7 @@ fn changed_settings(
     changed
 }
 
-/// The message part of a traceback: what follows its last frame (the exception and the
-/// lines it printed), not the frames and source lines, whose function names
-/// (`eager_connect_single_device`) would match a suspect's words by accident.
-/// The lines of a failure's traceback message (`traceback_message`), each quoted at its
+/// The lines of a failure's traceback message (`message_start`), each quoted at its
 /// own line where that can be told: a traceback the failure's line opened follows it line
 /// by line (`own`), and one whose message begins with the failure's own line (the
 /// exception line closing a traceback, SGLang's and vLLM's shape) goes on after it. Else
@@ -319,15 +316,13 @@ fn changed_settings(
 /// consecutive lines of the file: one interleaved with another process's records may
 /// shift a quote's line.
 fn traceback_quotes(tb: &str, q: &Quote, own: bool) -> Vec<Quote> {
-    let message = traceback_message(tb);
     let lines: Vec<&str> = tb.lines().collect();
-    let from = lines.len() - message.lines().count().min(lines.len());
+    let from = message_start(&lines);
+    let message = &lines[from..];
     let failure_line = q.text.lines().next().unwrap_or("").trim();
     let first_line = if own {
         Some(q.line + 1 + from as u64)
-    } else if message
-        .lines()
-        .next()
+    } else if (message.first())
         .is_some_and(|l| !failure_line.is_empty() && l.trim() == failure_line)
     {
         Some(q.line)
@@ -335,7 +330,7 @@ fn traceback_quotes(tb: &str, q: &Quote, own: bool) -> Vec<Quote> {
         None
     };
     match first_line {
-        Some(first) => (message.lines().enumerate())
+        Some(first) => (message.iter().enumerate())
             .map(|(k, text)| Quote {
                 source: q.source.clone(),
                 line: first + k as u64,
@@ -345,13 +340,17 @@ fn traceback_quotes(tb: &str, q: &Quote, own: bool) -> Vec<Quote> {
         None => vec![Quote {
             source: q.source.clone(),
             line: q.line,
-            text: message,
+            text: message.join("\n"),
         }],
     }
 }
 
-fn traceback_message(tb: &str) -> String {
-    let lines: Vec<&str> = tb.lines().collect();
+/// Where a traceback's message starts in its `lines`: after its last frame (and that
+/// frame's source and caret lines), 0 when it has none. The message — the exception and
+/// the lines it printed — is what a suspect's words are looked for in, not the frames and
+/// source lines, whose function names (`eager_connect_single_device`) would match them by
+/// accident.
+fn message_start(lines: &[&str]) -> usize {
     let last_frame = lines
         .iter()
         .rposition(|l| l.trim_start().starts_with("File \""));
@@ -370,5 +369,5 @@ fn traceback_message(tb: &str) -> String {
         }
         None => 0,
     };
-    lines[from.min(lines.len())..].join("\n")
+    from.min(lines.len())
 }

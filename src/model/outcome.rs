@@ -194,8 +194,13 @@ type Order = (bool, Option<NaiveDateTime>, Option<(usize, u64)>);
 struct StampsBySource(HashMap<usize, Vec<(u64, NaiveDateTime)>>);
 
 impl StampsBySource {
-    fn of(events: &[Event]) -> StampsBySource {
+    /// Built only when some rank's failure has no stamp: a run whose failures are all
+    /// stamped (most) indexes none of its events.
+    fn of(events: &[Event], ranks: &[RankRun]) -> StampsBySource {
         let mut by: HashMap<usize, Vec<(u64, NaiveDateTime)>> = HashMap::new();
+        if !(ranks.iter()).any(|r| r.failure.as_ref().is_some_and(|f| f.ts.is_none())) {
+            return StampsBySource(by);
+        }
         for e in events {
             if let Some(ts) = e.ts {
                 by.entry(e.origin.source)
@@ -274,7 +279,7 @@ pub(crate) fn resolve(
         .iter()
         .map(|s| s.as_ref().and_then(|s| s.peer))
         .collect();
-    let stamps = StampsBySource::of(events);
+    let stamps = StampsBySource::of(events, ranks);
     let mut root = first_with(ranks, Outcome::Failed, &stamps);
     if root.is_none() {
         root = blame_the_silent_rank(ranks, events);

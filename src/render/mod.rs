@@ -235,7 +235,15 @@ pub(crate) fn figure_shown(
     resolution: f64,
     width: usize,
 ) -> String {
-    let number = figure_number(name, value, is_bytes, resolution, width);
+    with_unit_word(
+        name,
+        figure_number(name, value, is_bytes, resolution, width),
+    )
+}
+
+/// A figure's number, value or delta (`2,048`, `+2,836`, `38.0 / 38.1`), followed by its
+/// unit word when it has one (`figure_unit_word`).
+pub(crate) fn with_unit_word(name: &crate::base::event::FigureName, number: String) -> String {
     match figure_unit_word(name) {
         Some(unit) => format!("{number} {unit}"),
         None => number,

@@ -284,11 +284,11 @@ fn launcher_stops(events: &[Event], launcher: &[usize], know: &Knowledge) -> Vec
 /// The phase the run was in when the launcher printed `line`: the latest phase a rank's
 /// phase line had reached by then (`launch` before any). Within one file by line order;
 /// across files by stamp, when both lines are stamped — an unstamped line of another file
-/// cannot be placed against it. The launcher's own lines say nothing of the ranks'
-/// progress, so they do not count.
+/// cannot be placed against it. The lines of the process that printed it (`own`: the
+/// launcher's, or an engine's) say nothing of the ranks' progress, so they do not count.
 pub(super) fn phase_at_line(
     events: &[Event],
-    launcher: &[usize],
+    own: &[usize],
     line: &Event,
     know: &Knowledge,
 ) -> Phase {
@@ -297,14 +297,14 @@ pub(super) fn phase_at_line(
         (Some(a), Some(b)) => a <= b,
         _ => false,
     };
-    let mut by_launcher = vec![false; events.len()];
-    for &i in launcher {
-        by_launcher[i] = true;
+    let mut by_own = vec![false; events.len()];
+    for &i in own {
+        by_own[i] = true;
     }
     // A line whose `then` began the next phase (`KV page pool: …` then cuda_graph) has
     // reached that phase, as the ranks' own outcomes read it.
-    (events.iter().zip(by_launcher))
-        .filter(|(e, launcher)| !launcher && before(e))
+    (events.iter().zip(by_own))
+        .filter(|(e, own)| !own && before(e))
         .flat_map(|(e, _)| (know.phase_of(e).map(|(p, _)| p).into_iter()).chain(know.then_of(e)))
         .max()
         .unwrap_or(Phase::Launch)

@@ -21,7 +21,7 @@ use crate::base::units::{group_thousands, human_bytes, human_delta};
 use crate::model::notes::ReadNote;
 use crate::render::text::notes::read_note;
 use crate::render::{
-    cut, figure_shown, figure_unit_word, fit, rank_span, wrap, wrap_indented, Style,
+    cut, figure_shown, fit, rank_span, with_unit_word, wrap, wrap_indented, Style,
 };
 use crate::report::DiffReport;
 
@@ -55,18 +55,12 @@ pub(crate) fn spread_text(f: &FigureDiff) -> String {
 
 /// [`delta_text`] with the figure's unit word, if it has one (`+2,836 pages`, `+0.2 s`).
 pub(crate) fn delta_shown(f: &FigureDiff, v: f64) -> String {
-    match figure_unit_word(&f.figure) {
-        Some(unit) => format!("{} {unit}", delta_text(f, v)),
-        None => delta_text(f, v),
-    }
+    with_unit_word(&f.figure, delta_text(f, v))
 }
 
 /// [`spread_text`] with the figure's unit word, if it has one.
 pub(crate) fn spread_shown(f: &FigureDiff) -> String {
-    match figure_unit_word(&f.figure) {
-        Some(unit) => format!("{} {unit}", spread_text(f)),
-        None => spread_text(f),
-    }
+    with_unit_word(&f.figure, spread_text(f))
 }
 
 /// Extra lines the caller adds under `cause` (config changes, snapshot attribution).

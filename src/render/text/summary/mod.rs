@@ -412,10 +412,7 @@ fn figure_rows(o: &mut String, s: &PhaseStats, style: Style) {
             )
         };
         // A count in a unit a grammar declared says what it counts (`2,048 pages`).
-        let val = match crate::render::figure_unit_word(&f.name) {
-            Some(unit) => format!("{val} {unit}"),
-            None => val,
-        };
+        let val = crate::render::with_unit_word(&f.name, val);
         let outl = if f.outliers.is_empty() {
             String::new()
         } else {
