@@ -38,25 +38,9 @@ units = { secs = "s" }
 figures = { elapsed = "secs" }
 "#;
 
-/// `grammars check` on `text`: exit code and standard error.
+/// `grammars check` on `text`: exit code, and standard output (where sample failures are
+/// reported) followed by standard error (where a grammar that does not load is).
 fn check(text: &str) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.toml");
-    std::fs::write(&path, text).unwrap();
-    let out = Command::cargo_bin("rankscope")
-        .unwrap()
-        .args(["grammars", "check", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// `grammars check` on `text` whose samples fail: exit code, and standard output (where
-/// sample failures are reported) followed by standard error.
-fn check_samples(text: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("probe.toml");
     std::fs::write(&path, text).unwrap();
@@ -241,7 +225,7 @@ fn a_sample_time_is_shown_at_its_format_resolution() {
         "starts_with = [\"20\"]\ntime_format = \"%H:%M:%S%.3f\"",
         1,
     ) + "\n[[sample]]\nline = '2026-12-01 21:00:00.000 probe[0] weights in 1.5s'\nkind = \"weight_load_end\"\ntime = \"2026-12-01 21:00:00.500\"\n";
-    let (code, err) = check_samples(&ms);
+    let (code, err) = check(&ms);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("time `2026-12-01 21:00:00.000`, expected `2026-12-01 21:00:00.500`"),
@@ -259,7 +243,7 @@ fn a_miss_on_a_regex_of_thousands_of_atoms_is_explained_at_once() {
     let long = format!("fatal: {}x", "a".repeat(19_999));
     let text = BASE.replacen("fatal: (?P<reason>.*)", &long, 1)
         + "\n[[sample]]\nline = '2026-12-01 21:00:00 probe[0] fatal: aaaa'\nkind = \"error\"\n";
-    let (code, said) = check_samples(&text);
+    let (code, said) = check(&text);
     assert_eq!(code, Some(1), "{said}");
     // The sample's message `fatal: aaaa` matches the regex up to its fourth `a`.
     assert!(
