@@ -294,6 +294,24 @@ fn in_given_order(
     }
 }
 
+/// Moves each event into its node's vector (`node_of_event`, in order), each vector sized
+/// once; all of them at once when the run is one node, the common case.
+fn move_to_nodes(events: Vec<Event>, node_of_event: &[usize], per_node: &mut [Vec<Event>]) {
+    match node_of_event.first() {
+        Some(&only) if node_of_event.iter().all(|&n| n == only) => per_node[only] = events,
+        _ => {
+            let mut counts = vec![0usize; per_node.len()];
+            node_of_event.iter().for_each(|&n| counts[n] += 1);
+            for (v, &c) in per_node.iter_mut().zip(&counts) {
+                v.reserve_exact(c);
+            }
+            for (e, &n) in events.into_iter().zip(node_of_event) {
+                per_node[n].push(e);
+            }
+        }
+    }
+}
+
 /// The run's events split by node, with each node's name and the sources it holds.
 pub(super) struct Split {
     pub(crate) names: Vec<String>,
@@ -339,7 +357,9 @@ pub(super) fn split_by_node(
             names.len() - 1
         })
     };
-    for e in events {
+    // Each event's node first, then the events moved once (`move_to_nodes`).
+    let mut node_of_event = Vec::with_capacity(events.len());
+    for e in &events {
         let s = e.origin.source;
         let split = wrapped.get(s).is_some_and(|w| w.len() >= 2);
         let n = match (split, e.node.as_deref()) {
@@ -367,8 +387,9 @@ pub(super) fn split_by_node(
             },
         };
         sources_of_node[n].insert(s);
-        per_node[n].push(e);
+        node_of_event.push(n);
     }
+    move_to_nodes(events, &node_of_event, &mut per_node);
     for (s, &n) in node_of_source.iter().enumerate() {
         if whole(s) {
             sources_of_node[n].insert(s);
