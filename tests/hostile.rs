@@ -850,7 +850,7 @@ fn d22_stamps_outside_the_plausible_years_are_not_the_start() {
     let t = rankscope(&["summary", log.to_str().unwrap()], None);
     assert!(
         t.stdout
-            .contains("started 2026-11-29 09:18:12, last line 0 s later"),
+            .contains("started 2026-11-29 09:18:12, last event 0 s later"),
         "{}",
         t.stdout
     );

@@ -221,7 +221,7 @@ fn python_logging_warnings_are_no_vllm_lines() {
 fn the_run_length_is_rounded() {
     let (_, out) = run("grammar.toml", &["summary", "failing"]);
     assert!(
-        out.contains("started 2026-11-30 17:02:10.003, last line 352 s later"),
+        out.contains("started 2026-11-30 17:02:10.003, last event 352 s later"),
         "{out}"
     );
 }

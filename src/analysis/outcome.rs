@@ -26,6 +26,9 @@ pub struct FailureGroup {
     pub(crate) allocated_bytes: Option<i64>,
     pub(crate) reserved_unallocated_bytes: Option<i64>,
     pub(crate) private_pools_bytes: Option<i64>,
+    /// The step each of those figures was printed with (`0.42 GiB`: 0.01 GiB), by field
+    /// name, so that they are shown as the log printed them.
+    pub(crate) printed_steps: Vec<(&'static str, u64)>,
     pub(crate) message: String,
     /// The ranks failed because `consequence_of` did first.
     pub(crate) consequence_of: Option<Rank>,
@@ -124,6 +127,27 @@ impl RunOutcome {
     }
 }
 
+/// The memory figures of an OOM that a group shows.
+const OOM_BYTES: [&str; 6] = [
+    "requested_bytes",
+    "allowed_bytes",
+    "free_bytes",
+    "allocated_bytes",
+    "reserved_unallocated_bytes",
+    "private_pools_bytes",
+];
+
+impl FailureGroup {
+    /// One of the group's OOM figures as the log printed it (`0.42 GiB`, not `430.08
+    /// MiB`).
+    pub(crate) fn bytes_shown(&self, field: &str, bytes: i64) -> String {
+        let step = (self.printed_steps.iter())
+            .find(|(n, _)| *n == field)
+            .map_or(1, |&(_, step)| step);
+        crate::base::units::bytes_as_printed(bytes, step)
+    }
+}
+
 /// Where the run's ranks stopped, grouped by failure, with the root and its story.
 pub fn outcome(run: &Run) -> RunOutcome {
     let total = run.worker_ranks().count();
@@ -171,6 +195,10 @@ pub fn outcome(run: &Run) -> RunOutcome {
             allocated_bytes: b(first, "allocated_bytes"),
             reserved_unallocated_bytes: key.5,
             private_pools_bytes: b(first, "private_pools_bytes"),
+            printed_steps: OOM_BYTES
+                .iter()
+                .filter_map(|&n| Some((n, first.fields.get(n)?.resolution())))
+                .collect(),
             message: first.message.clone(),
             consequence_of: key.6,
             after_phase: key.7,

@@ -254,12 +254,21 @@ impl TimeDiff {
     }
 }
 
-/// The stamp of the run's last ready line.
+/// The stamp of the run's last ready line. A ready line that prints no stamp (uvicorn's
+/// `Application startup complete.` under TensorRT-LLM or LMDeploy) was printed at or
+/// after the last stamped event before it in its file, and takes that stamp.
 pub(crate) fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
+    let stamp_before = |ready: &crate::base::event::Event| {
+        (run.events.iter())
+            .filter(|e| e.origin.source == ready.origin.source && e.origin.line < ready.origin.line)
+            .filter_map(|e| Some((e.origin.line, e.ts?)))
+            .max_by_key(|&(line, _)| line)
+            .map(|(_, ts)| ts)
+    };
     run.events
         .iter()
         .filter(|e| e.kind == kind::READY)
-        .filter_map(|e| e.ts)
+        .filter_map(|e| e.ts.or_else(|| stamp_before(e)))
         .max()
 }
 

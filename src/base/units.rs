@@ -327,7 +327,7 @@ pub(crate) fn seconds(s: impl Into<f64>) -> String {
 }
 
 /// A span in whole seconds, rounded to the nearest (351.997 s is 352, not 351), for the
-/// texts that print whole seconds (`last line 352 s later`, `no line for 287 s`).
+/// texts that print whole seconds (`last event 352 s later`, `no line for 287 s`).
 pub(crate) fn round_s(d: chrono::TimeDelta) -> i64 {
     let ms = d.num_milliseconds();
     (ms + ms.signum() * 500) / 1000

@@ -10,6 +10,7 @@
 mod check;
 mod knowledge;
 pub mod memory_model;
+mod miss;
 mod prefilter;
 mod prefix_check;
 pub(crate) mod remedy;

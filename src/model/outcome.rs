@@ -139,9 +139,11 @@ pub(crate) fn own_traceback(tb: &str) -> &str {
     tb
 }
 
-/// How much a failure explains: an OOM more than the exception that carried it, and a
-/// closing exception line (with its type) more than a bare "hit an exception" header.
-fn specificity(f: &Failure) -> (u8, bool) {
+/// How much a failure explains: an OOM more than the exception that carried it, a
+/// closing exception line (with its type) more than a bare "hit an exception" header, and
+/// an OOM that says what it asked for more than one that does not (a C++ runtime's
+/// `cudaMallocAsync: out of memory` before torch's `Tried to allocate 1.50 GiB`).
+fn specificity(f: &Failure) -> (u8, bool, bool) {
     let k = match f.kind {
         FailureKind::Oom => 5,
         FailureKind::NotEnoughMemory => 4,
@@ -150,7 +152,11 @@ fn specificity(f: &Failure) -> (u8, bool) {
         FailureKind::Timeout => 1,
         FailureKind::Signal => 0,
     };
-    (k, f.fields.contains_key("exc_type"))
+    (
+        k,
+        f.fields.contains_key("exc_type"),
+        f.fields.contains_key("requested_bytes"),
+    )
 }
 
 /// The one line that decides a rank's outcome: its own failure if it has one (the most

@@ -18,7 +18,8 @@ use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 use crate::grammar::{GrammarSet, LineMatch};
 
 use super::traceback::{
-    continues_traceback, gather_loose_traceback, park_if_other_node, resume_traceback, Ghost, Tb,
+    continues_traceback, end_prefixed_traceback, gather_loose_traceback, park_if_other_node,
+    resume_traceback, Ghost, Tb,
 };
 use super::{
     budget, push_detail, Context, EventBudget, LineCounts, PrefixMap, PrefixTrouble, SeenPrefix,
@@ -312,6 +313,9 @@ fn take_event(
     for f in &m.cut_fields {
         out.cut_fields.push(format!("{}.{}", m.kind, f));
     }
+    let message = (m.prefix.as_ref())
+        .and_then(|p| text.get(p.message_start..))
+        .unwrap_or(text);
     let mut ctx = Ctx::Own;
     let mut root = None;
     // Inside an open traceback: the event is part of it.
@@ -321,6 +325,7 @@ fn take_event(
         .map(|n| String::from_utf8_lossy(n).into_owned());
     if m.prefix.is_none() {
         resume_traceback(out, open_tb, seg);
+        end_prefixed_traceback(out, open_tb);
         if let Some(tb) = open_tb.as_ref() {
             out.tb_prefixed.get_or_insert(false);
             let (c, r) = tb.context_for_owned(&out.events);
@@ -336,13 +341,12 @@ fn take_event(
             ctx = Ctx::Carry(node.clone());
             root = Some(Root::Carry);
         }
-    } else if continues_traceback(out, open_tb.as_ref(), m.prefix.as_ref(), false) {
+    } else if continues_traceback(out, open_tb.as_ref(), m.prefix.as_ref(), message, false) {
         // vLLM prints every line of a traceback with the process prefix: the exception
         // line inside it is both an event and part of the record.
         if let Some(Tb::Held(i)) = open_tb {
             if let Some(o) = out.events.get_mut(*i) {
-                let msg_start = m.prefix.as_ref().map_or(0, |p| p.message_start);
-                push_detail(&mut o.detail, text.get(msg_start..).unwrap_or(""));
+                push_detail(&mut o.detail, message);
             }
         }
     } else {
@@ -470,12 +474,14 @@ fn classify_plain(
             // line from the same process continues it.
             let text = clean_line(last);
             let prefix = gs.find_prefix(&text, text.len());
-            if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), true) {
+            let message = (prefix.as_ref())
+                .and_then(|p| text.get(p.message_start..))
+                .unwrap_or("");
+            if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), message, true) {
                 out.counts.continuation += 1;
                 if let Some(Tb::Held(i)) = open_tb {
                     if let Some(o) = out.events.get_mut(*i) {
-                        let msg_start = prefix.as_ref().map_or(0, |p| p.message_start);
-                        push_detail(&mut o.detail, text.get(msg_start..).unwrap_or(""));
+                        push_detail(&mut o.detail, message);
                     }
                 }
                 return;
@@ -498,6 +504,7 @@ fn classify_plain(
     // Inside a traceback everything up to the next record belongs to it, including lines
     // that would be noise on their own (`Traceback (most recent call last):`).
     resume_traceback(out, open_tb, last);
+    end_prefixed_traceback(out, open_tb);
     if let Some(tb) = open_tb.as_ref() {
         out.tb_prefixed.get_or_insert(false);
         out.counts.continuation += 1;

@@ -1,6 +1,7 @@
 //! Tracebacks within a block: which event a continuation line belongs to, across the
 //! interleaved output of several wrapped nodes.
 
+use crate::base::event::Rank;
 use crate::base::text::{clean_line, peel_wrapper};
 use crate::grammar::{LineMatch, PrefixInfo};
 
@@ -20,8 +21,7 @@ pub(super) struct Ghost {
     ctx: Ctx,
     root: Root,
     node: Option<String>,
-    /// The host its prefix names and its pid: pids are per host.
-    pid: Option<(Option<String>, u32)>,
+    writer: Option<Writer>,
 }
 
 impl Ghost {
@@ -37,15 +37,57 @@ impl Ghost {
             ctx,
             root,
             node,
-            pid: m.prefix.as_ref().and_then(process_of),
+            writer: m.prefix.as_ref().and_then(writer_of),
         }
     }
 }
 
-/// A prefix's process: its pid on the host it names (two hosts' lines forwarded into one
-/// file may share a pid).
-fn process_of(p: &PrefixInfo) -> Option<(Option<String>, u32)> {
-    p.pid.map(|pid| (p.host.clone(), pid))
+/// Who wrote a record, as far as its prefix says.
+#[derive(Clone, Debug, PartialEq)]
+enum Writer {
+    /// Its pid on the host it names (two hosts' lines forwarded into one file may share a
+    /// pid): vLLM's `(Worker_TP3 pid=7781)`.
+    Pid(Option<String>, u32),
+    /// The rank of a prefix that names no pid: a launcher's tag on every line a process
+    /// wrote (mpirun's `[1,2]<stderr>:`, torchrun's `[rank2]:`).
+    Rank(Rank),
+}
+
+fn writer_of(p: &PrefixInfo) -> Option<Writer> {
+    match (p.pid, &p.rank) {
+        (Some(pid), _) => Some(Writer::Pid(p.host.clone(), pid)),
+        (None, Some(rank)) => Some(Writer::Rank(rank.clone())),
+        (None, None) => None,
+    }
+}
+
+/// A message that only a traceback holds: a frame or source line (indented), its header,
+/// Python's chaining sentences, or the exception line that closes it. A rank's tag names
+/// its process less surely than a pid (a server may print that rank's next record right
+/// after a failure line), so a tagged line continues a traceback only when it reads as one.
+fn reads_as_traceback(message: &str) -> bool {
+    let exception_name = message
+        .split([':', ' ', '('])
+        .next()
+        .filter(|name| !name.is_empty() && name.split('.').all(is_identifier))
+        .is_some_and(|name| {
+            ["Error", "Exception", "Exit", "Interrupt"]
+                .iter()
+                .any(|end| name.ends_with(end))
+        });
+    message.starts_with([' ', '\t'])
+        || message.starts_with("Traceback (most recent call last)")
+        || message.starts_with("During handling of the above exception")
+        || message.starts_with("The above exception was the direct cause")
+        || exception_name
+}
+
+fn is_identifier(part: &str) -> bool {
+    let mut chars = part.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 impl Tb {
@@ -56,13 +98,13 @@ impl Tb {
         }
     }
 
-    fn pid(&self, events: &[PendingEvent]) -> Option<(Option<String>, u32)> {
+    fn writer(&self, events: &[PendingEvent]) -> Option<Writer> {
         match self {
             Tb::Held(i) => events
                 .get(*i)
                 .and_then(|e| e.m.prefix.as_ref())
-                .and_then(process_of),
-            Tb::Ghost(g) => g.pid.clone(),
+                .and_then(writer_of),
+            Tb::Ghost(g) => g.writer.clone(),
         }
     }
 
@@ -109,24 +151,33 @@ impl Ctx {
 }
 
 /// A line with a process prefix continues the open traceback when the same process wrote
-/// it (vLLM repeats `(Worker_TP3 pid=7781) ERROR … [file.py:N] ` on every line) — unless
-/// the traceback's body began with lines that start no record (a `{:#?}` dump, a bare
-/// Python traceback): then its pid's next record ends it, as any record does. `plain`:
-/// the line gives no event (an event line decides nothing about the body's shape).
+/// it (vLLM repeats `(Worker_TP3 pid=7781) ERROR … [file.py:N] ` on every line; mpirun
+/// tags every line `[1,2]<stderr>:`, and such a line continues it when `message`, the
+/// text after the prefix, reads as a traceback's) — unless the traceback's body began
+/// with lines that start no record (a `{:#?}` dump, a bare Python traceback): then its
+/// process's next record ends it, as any record does. `plain`: the line gives no event (an
+/// event line decides nothing about the body's shape).
 pub(super) fn continues_traceback(
     out: &mut BlockScan,
     open_tb: Option<&Tb>,
     prefix: Option<&PrefixInfo>,
+    message: &str,
     plain: bool,
 ) -> bool {
-    let Some(opener_pid) = open_tb.and_then(|tb| tb.pid(&out.events)) else {
+    let Some(opener) = open_tb.and_then(|tb| tb.writer(&out.events)) else {
         return false;
     };
-    // The host counts only when both lines' prefixes name one (the light prefix parse of a
-    // line inside a traceback may not).
-    let same = prefix.and_then(process_of).is_some_and(|(host, pid)| {
-        pid == opener_pid.1 && (host.is_none() || opener_pid.0.is_none() || host == opener_pid.0)
-    });
+    let same = match (prefix.and_then(writer_of), opener) {
+        // The host counts only when both lines' prefixes name one (the light prefix parse
+        // of a line inside a traceback may not).
+        (Some(Writer::Pid(host, pid)), Writer::Pid(opener_host, opener_pid)) => {
+            pid == opener_pid && (host.is_none() || opener_host.is_none() || host == opener_host)
+        }
+        (Some(Writer::Rank(rank)), Writer::Rank(opener_rank)) => {
+            rank == opener_rank && reads_as_traceback(message)
+        }
+        _ => false,
+    };
     if out.tb_prefixed == Some(false) || !same {
         return false;
     }
@@ -134,6 +185,16 @@ pub(super) fn continues_traceback(
         out.tb_prefixed = Some(true);
     }
     true
+}
+
+/// A line that starts no record after a traceback whose lines carried their process's
+/// prefix ends it: that process prefixes every line it writes, so the bare line is
+/// another's (mpirun's `MPI_ABORT was invoked on rank 2` banner after a rank's traceback).
+pub(super) fn end_prefixed_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>) {
+    if out.tb_prefixed == Some(true) {
+        *open_tb = None;
+        out.tb_prefixed = None;
+    }
 }
 
 /// A record from another wrapped node than the open traceback's does not end it: the

@@ -163,7 +163,10 @@ pub(super) fn build_rank(
             own_phase = Some((phase, edge));
         }
         waited |= e.field("waits_for").is_some();
-        if e.kind == kind::ERROR && e.detail.is_some() {
+        // A failure's traceback goes to the failure lines after it that have none: the
+        // exception line that closes it (TensorRT-LLM's C++ OOM, then torch's
+        // `OutOfMemoryError` with its sizes) is read with the frames it closed.
+        if is_failure && e.detail.is_some() {
             traceback = e.detail.clone();
         }
         let (in_phase, after_phase) =

@@ -19,7 +19,8 @@ pub(crate) fn setting_change(d: &RunDiff, s: &Setting) -> String {
             let cd = d.config.as_ref();
             let (was, now) = cd.map(|cd| cd.spelling).unwrap_or_default();
             if let Some(c) = cd.and_then(|cd| cd.changed.iter().find(|c| &c.key == k)) {
-                format!("{k} {} -> {}", value(&c.old, was), value(&c.new, now))
+                let (old, new) = super::values::config_change(&c.old, was, &c.new, now, 40);
+                format!("{k} {old} -> {new}")
             } else if let Some((_, v)) = cd.and_then(|cd| cd.added.iter().find(|(x, _)| x == k)) {
                 format!("{k} (added) {}", value(v, now))
             } else if let Some((_, v)) = cd.and_then(|cd| cd.removed.iter().find(|(x, _)| x == k)) {

@@ -2,7 +2,6 @@
 //! the run's failure story. `summary` and `diff` both word outcomes with these.
 
 use crate::analysis::diff::{FailureGroup, FailureStory, StoryRoot};
-use crate::base::units::human_bytes;
 use crate::model::{FailureKind, Outcome, Phase};
 
 /// A failure kind as a verb phrase: `ran out of memory`.
@@ -53,21 +52,33 @@ pub fn failure_group(g: &FailureGroup) -> String {
     };
     let mut s = format!("{}/{} ranks: {what}", g.ranks.len(), g.total_ranks);
     if let Some(b) = g.requested_bytes {
-        s.push_str(&format!(", tried to allocate {}", human_bytes(b)));
+        s.push_str(&format!(
+            ", tried to allocate {}",
+            g.bytes_shown("requested_bytes", b)
+        ));
     }
     if let Some(b) = g.allowed_bytes {
-        s.push_str(&format!(", {} allowed", human_bytes(b)));
+        s.push_str(&format!(", {} allowed", g.bytes_shown("allowed_bytes", b)));
     }
     if let Some(b) = g.free_bytes {
         if g.allowed_bytes.is_none() {
-            s.push_str(&format!(", {} free on the device", human_bytes(b)));
+            s.push_str(&format!(
+                ", {} free on the device",
+                g.bytes_shown("free_bytes", b)
+            ));
         }
     }
     if let Some(b) = g.allocated_bytes {
-        s.push_str(&format!(", {} allocated", human_bytes(b)));
+        s.push_str(&format!(
+            ", {} allocated",
+            g.bytes_shown("allocated_bytes", b)
+        ));
     }
     if let Some(b) = g.reserved_unallocated_bytes {
-        s.push_str(&format!(", {} reserved but unallocated", human_bytes(b)));
+        s.push_str(&format!(
+            ", {} reserved but unallocated",
+            g.bytes_shown("reserved_unallocated_bytes", b)
+        ));
     }
     if let Some(r) = &g.consequence_of {
         s.push_str(&format!(", after {r}"));

@@ -162,9 +162,9 @@ fn effect_text(d: &RunDiff) -> Option<String> {
             parts.push(format!(
                 "{} asked for {}{}",
                 g.phase,
-                crate::base::units::human_bytes(req),
+                g.bytes_shown("requested_bytes", req),
                 g.allowed_bytes
-                    .map(|a| format!(" past the {} allowed", crate::base::units::human_bytes(a)))
+                    .map(|a| format!(" past the {} allowed", g.bytes_shown("allowed_bytes", a)))
                     .unwrap_or_default()
             ));
         }

@@ -94,12 +94,8 @@ pub fn config_lines(d: &RunDiff, value_room: usize) -> Vec<String> {
     if let Some(cd) = &d.config {
         let (was, now) = cd.spelling;
         for ch in &cd.changed {
-            out.push(format!(
-                "{}  {} -> {}",
-                ch.key,
-                value(&ch.old, was, value_room),
-                value(&ch.new, now, value_room)
-            ));
+            let (old, new) = super::values::config_change(&ch.old, was, &ch.new, now, value_room);
+            out.push(format!("{}  {old} -> {new}", ch.key));
         }
         for (k, v) in &cd.added {
             out.push(format!("{k}  (added) {}", value(v, now, value_room + 10)));

@@ -97,7 +97,7 @@ fn head_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
         let line = format!(
             "started {shown}{}{}",
             // Rounded, not truncated: 351.997 s is `352 s`.
-            end.map(|e| format!(", last line {} s later", round_s(e - start)))
+            end.map(|e| format!(", last event {} s later", round_s(e - start)))
                 .unwrap_or_default(),
             if run.year_inferred {
                 " (date inferred)"
