@@ -132,3 +132,37 @@ fn one_line_of_glued_progress_bars_is_read() {
         .code(0)
         .stdout(predicate::str::contains("no start-up event"));
 }
+
+/// A run with no start-up event says which family its lines look like: each file with none
+/// is sniffed (files that hold one are not, as the run then has a start-up), in a
+/// directory of rank files as for one file.
+#[test]
+fn server_lines_without_a_start_up_say_which_family_they_look_like() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for rank in 0..2 {
+        write(
+            &dir,
+            &format!("rank{rank}.log"),
+            format!(
+                "[2026-11-29 09:18:12 TP{rank}] Prefill batch. #new-seq: 1\n\
+                 [2026-11-29 09:18:13 TP{rank}] Decode batch. #running-req: 1\n"
+            )
+            .as_bytes(),
+        );
+    }
+    rankscope()
+        .args([
+            "summary",
+            "--width",
+            "200",
+            &dir.path().display().to_string(),
+        ])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "no start-up events found (line prefixes look like sglang)",
+        ))
+        .stdout(predicate::str::contains(
+            "no start-up event (no phase line, no failure) in 4 lines of sglang output",
+        ));
+}
