@@ -16,10 +16,7 @@ mod common;
 
 const DIR: &str = "tests/fixtures/made-up-server-18";
 
-/// The text with each run of whitespace (a wrapped row's break and indent) as one space.
-fn flat(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+use common::flat;
 
 /// Q1, Q2: the tagged frames continue the C++ OOM's traceback (by the tag's rank), the
 /// torch OOM that closes it is the failure (it says what it asked for) and takes its

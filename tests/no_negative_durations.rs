@@ -138,7 +138,20 @@ fn check(runs: &[PathBuf]) -> Vec<String> {
 #[test]
 fn no_negative_duration_in_the_repository_runs() {
     let mut runs = runs_in("samples", false);
-    runs.extend(runs_in("tests/fixtures", false));
+    // A made-up server's fixture carries its own grammar (`*.toml` at its top) and is read
+    // with it by its own test; without it, it is not a run of a known server.
+    let own_grammar = |dir: &PathBuf| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        })
+    };
+    runs.extend(
+        runs_in("tests/fixtures", false)
+            .into_iter()
+            .filter(|d| !own_grammar(d)),
+    );
     runs.extend(runs_in("tests/verdicts", true));
     assert!(runs.len() > 70, "{} runs", runs.len());
     let inverted = check(&runs);

@@ -246,20 +246,23 @@ pub(super) fn check_sample(
     sample: &SampleSpec,
 ) -> Vec<String> {
     let mut failures = Vec::new();
+    // Read as the scan reads a line: control sequences removed, trailing white space
+    // trimmed.
+    let line = crate::base::text::clean_line(sample.line.as_bytes());
     {
-        let got = set.match_text(&sample.line);
+        let got = set.match_text(&line);
         let label = format!(
             "{} sample {} ({:?})",
             g.origin,
             i + 1,
-            crate::base::text::truncate(&sample.line, 61)
+            crate::base::text::truncate(&line, 61)
         );
         // The stamp must read with the declared formats, whether or not an event matched:
         // a format that silently gives no time would leave every line of the file untimed.
         let prefix = got
             .as_ref()
             .and_then(|m| m.prefix.clone())
-            .or_else(|| set.find_prefix(&sample.line, sample.line.len()));
+            .or_else(|| set.find_prefix(&line, line.len()));
         if let Some(e) = prefix.as_ref().and_then(|p| p.stamp_error.as_ref()) {
             failures.push(format!("{label}: {e}"));
         }
@@ -275,14 +278,13 @@ pub(super) fn check_sample(
             ));
         }
         failures.extend(
-            super::prefix_check::starts_with_problem(g, &sample.line)
-                .map(|p| format!("{label}: {p}")),
+            super::prefix_check::starts_with_problem(g, &line).map(|p| format!("{label}: {p}")),
         );
-        failures.extend(
-            super::prefix_check::pid_problem(g, &sample.line).map(|p| format!("{label}: {p}")),
-        );
+        failures
+            .extend(super::prefix_check::pid_problem(g, &line).map(|p| format!("{label}: {p}")));
         if let Some(want) = &sample.time {
-            failures.extend(time_problem(prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
+            failures
+                .extend(time_problem(set, prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
         }
         match (&sample.kind, got) {
             (None, None) => {}
@@ -293,14 +295,14 @@ pub(super) fn check_sample(
             )),
             (Some(k), None) => failures.push(format!(
                 "{label}: expected `{k}`, nothing matched\n{}",
-                super::miss::explain_miss(set, &sample.line)
+                super::miss::explain_miss(set, &line)
             )),
             (Some(k), Some(m)) => {
                 if &m.kind != k {
                     failures.push(format!(
                         "{label}: expected `{k}`, got `{}`{}",
                         m.kind,
-                        preempted(set, k, &m, &sample.line)
+                        preempted(set, k, &m, &line)
                     ));
                     return failures;
                 }
@@ -639,7 +641,7 @@ fn toml_words(want: &toml::Value) -> String {
 /// prints no date is compared by its time of day only (`HH:MM:SS[.fff]`, or a whole date
 /// whose date is ignored), one that prints no year by month, day and time: a sample
 /// reads one line, and the date such a stamp gets comes from the file it is in.
-fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
+fn time_problem(set: &GrammarSet, prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
     let full = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f").ok();
     let Some(p) = prefix else {
         return Some(format!(
@@ -647,8 +649,21 @@ fn time_problem(prefix: Option<&PrefixInfo>, want: &str) -> Option<String> {
         ));
     };
     let Some(have) = p.ts else {
+        let which = (p.read_by)
+            .and_then(|(gi, pi)| {
+                let g = set.grammars.get(gi)?;
+                Some(format!(
+                    "grammar `{}`'s `[[prefix]]` `{}`",
+                    g.id(),
+                    g.prefixes.get(pi)?.id
+                ))
+            })
+            .unwrap_or_else(|| "the prefix".into());
         return Some(format!(
-            "no time read (the prefix reads none), expected `{want}`"
+            "no time read: the line's prefix was read by {which}, which captured no `date`, \
+             `time`, `md` or `stamp` here, expected `{want}` (the prefix ending nearest the \
+             event's literal governs, or the one the literal begins in: give that prefix the \
+             stamp's capture, or make the literal one the stamped prefix governs)"
         ));
     };
     let shown = |with: &str| stamp_shown(have, p.ts_step_ms, with);

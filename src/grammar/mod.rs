@@ -256,7 +256,8 @@ fn check_counts(origin: &str, events: usize, prefixes: usize) -> Result<(), Gram
 }
 
 /// A user grammar's names reach the terminal (`grammars list`, the summary's "read as",
-/// the events' kinds and fields): cleaned once, here, as log lines are.
+/// the events' kinds and fields): cleaned once, here, as log lines are; and its events'
+/// literals are trimmed as the lines they are looked for in are.
 fn clean_names(spec: &mut GrammarSpec) {
     spec.id = crate::base::text::sanitize(&spec.id);
     spec.name = crate::base::text::sanitize(&spec.name);
@@ -265,6 +266,12 @@ fn clean_names(spec: &mut GrammarSpec) {
         ev.kind = crate::base::text::sanitize(&ev.kind);
         for v in ev.set.values_mut() {
             *v = crate::base::text::sanitize(v);
+        }
+        // The scan reads a line with its trailing white space trimmed, so a literal's own
+        // (`"ChildFailedError: "`) would miss the line that ends there; the regex still
+        // decides what matches.
+        for l in &mut ev.literals {
+            l.truncate(l.trim_end().len());
         }
     }
 }

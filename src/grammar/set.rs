@@ -356,7 +356,7 @@ impl GrammarSet {
         // progress bar, a wrapper in front); of those ending at the same place, the longest
         // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
         // A literal may also begin inside the prefix (`NCCL WARN`): then the prefix that
-        // starts last before it governs, and the message starts at the literal.
+        // starts last before it governs (below), and the message starts at the literal.
         // Of two prefixes reading the same span, a user's grammar's beats a built-in one's,
         // as its events are tried first: a fork of vLLM that renames its workers reads
         // their rank with its own prefix, not with vLLM's, which names none there.
@@ -397,9 +397,17 @@ impl GrammarSet {
                 }
             }
         }
-        let (found, straddles) = match best {
-            Some(b) => (b, false),
-            None => (straddling?, true),
+        // A prefix the literal begins in governs over one that ends before the literal,
+        // unless it starts inside that one: it reads the same record start further (c10's
+        // `[rank4]:[E1202 09:24:03.5 ProcessGroupNCCL.cpp:616] ` over its `[rank4]:`, for
+        // the `.cpp:` literal), or a record that starts after it (NCCL's `… NCCL WARN`
+        // after a launcher's tag).
+        let (found, straddles) = match (best, straddling) {
+            (Some(b), Some(s)) if s.span.start <= b.span.start || s.span.start >= b.span.end => {
+                (s, true)
+            }
+            (Some(b), _) => (b, false),
+            (None, s) => (s?, true),
         };
         let start = found.span.start;
         let caps = found.prefix.regex.captures_at(line, start)?;

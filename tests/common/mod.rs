@@ -91,3 +91,9 @@ pub fn rank_entry<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_j
         .find(|r| r["rank"] == name)
         .unwrap_or_else(|| panic!("no rank {name}"))
 }
+
+/// The text with each run of whitespace (a wrapped row's break and indent) as one space.
+#[allow(dead_code)]
+pub fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

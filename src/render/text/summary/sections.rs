@@ -178,7 +178,7 @@ pub(crate) fn timing_report(o: &mut String, run: &Run, stats: &[PhaseStats], sty
                 o,
                 style.width,
                 0,
-                "no straggler: every phase ends within the stamps' and clocks' uncertainty",
+                "no straggler: no rank ends a phase more than 1 s after the others, nor past the stamps' step and the clocks' uncertainty",
             );
         }
         return;
