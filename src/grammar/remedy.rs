@@ -15,7 +15,7 @@ pub(crate) struct SuspectRule {
     /// Empty: any phase.
     pub(crate) phases: Vec<Phase>,
     pub(crate) settings: Vec<String>,
-    /// Lower-cased.
+    /// As the grammar writes them (they are found case aside, and quoted as written).
     pub(crate) words: Vec<String>,
 }
 
@@ -91,7 +91,7 @@ pub(crate) fn compile(origin: &str, suspects: &[SuspectSpec]) -> Result<RemedyRu
             kinds,
             phases,
             settings: s.settings.clone(),
-            words: s.words.iter().map(|w| w.to_lowercase()).collect(),
+            words: s.words.clone(),
         });
     }
     Ok(out)

@@ -13,9 +13,11 @@ use crate::grammar::Knowledge;
 /// again, separates two start-ups.
 const RESTART_GAP_S: i64 = 60;
 
-/// The attempt (0-based) of every event. A file starts a new attempt at a configuration
-/// line that follows start-up progress, or when a rank begins distributed init a second
-/// time after a failure, after `ready`, or across a pause or a jump back of the clock.
+/// The attempt (0-based) of every event. A file starts a new attempt when a rank begins
+/// distributed init a second time, or prints the configuration after start-up progress,
+/// after a failure, after `ready`, across a pause or a jump back of the clock, or (the
+/// configuration) a second time: a server may print its configuration after distributed
+/// init (DeepSpeed-FastGen's engine does), and every worker may print it once.
 /// Attempts are counted per file and numbered alike across files (a console and its copy
 /// hold the same attempts).
 pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
@@ -30,6 +32,7 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
         let mut progressed = false;
         let mut ended = false;
         let mut began: HashSet<&Rank> = HashSet::new();
+        let mut configured: HashSet<Option<&Rank>> = HashSet::new();
         let mut last_ts = None;
         for i in idx {
             let e = &events[i];
@@ -41,7 +44,9 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
                 _ => false,
             };
             let restart = match e.kind.as_str() {
-                kind::SERVER_ARGS => progressed,
+                kind::SERVER_ARGS => {
+                    progressed && (ended || gap || configured.contains(&e.rank.as_ref()))
+                }
                 kind::DIST_INIT_BEGIN => {
                     e.rank.as_ref().is_some_and(|r| began.contains(r)) && (ended || gap)
                 }
@@ -52,10 +57,14 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
                 progressed = false;
                 ended = false;
                 began.clear();
+                configured.clear();
             }
             out[i] = attempt;
             progressed |= know.phase_of(e).is_some_and(|(p, _)| p != Phase::Launch);
             ended |= matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY);
+            if e.kind == kind::SERVER_ARGS {
+                configured.insert(e.rank.as_ref());
+            }
             if e.kind == kind::DIST_INIT_BEGIN {
                 if let Some(r) = &e.rank {
                     began.insert(r);

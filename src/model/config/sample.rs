@@ -37,6 +37,17 @@ pub fn read_sample(set: &GrammarSet, m: &LineMatch, line: &str) -> ConfigReading
             unreadable(rule, error, start, line, true)
         }
         Err((ConfigError::NotAConfigLine, _)) | Err((_, None)) => ConfigReading::NoMarker,
+        // A dict or JSON object pretty-printed over several lines ends the line inside
+        // itself, where its reader has no partial reading: the run reads the whole record,
+        // so with `traceback = true` the line is fine, its settings on the lines after.
+        Err((error, Some(_)))
+            if m.traceback && error.offset().is_some_and(|at| at >= m.message.len()) =>
+        {
+            ConfigReading::Read {
+                settings: 0,
+                continued: true,
+            }
+        }
         Err((error, Some(rule))) => unreadable(rule, error, start, line, false),
     }
 }
