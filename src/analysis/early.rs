@@ -394,8 +394,10 @@ pub fn slow_phases_at(baseline: &Run, run: &Run, tolerance: f64, at: LogNow) -> 
 
 /// The baseline's window of a phase: the same rank's, else the median over its ranks.
 fn baseline_window(baseline: &Run, rank: &Rank, phase: Phase) -> Option<(Seconds, Seconds)> {
+    // Once: the run's first stamp's step is looked up over all its events.
+    let start = baseline.start_stamped();
     let of = |r: &RankRun| {
-        timing::windows(r, baseline.start_stamped())
+        timing::windows(r, start)
             .into_iter()
             .find(|(p, _)| *p == phase)
             .map(|(_, w)| (w.total_s, w.resolution_s))

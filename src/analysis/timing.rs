@@ -329,12 +329,15 @@ pub(crate) fn compare(baseline: &Run, candidate: &Run, tolerance: f64) -> TimeDi
     let b_rows: std::collections::HashMap<&Rank, &RankRun> =
         baseline.worker_ranks().map(|r| (&r.rank, r)).collect();
     let mut per_phase: std::collections::BTreeMap<Phase, Vec<RankTime>> = Default::default();
+    // Once, not per rank: each looks its stamp's step up over all the run's events (per
+    // rank, that was half of `diff` at 8,192 ranks).
+    let (b_start, c_start) = (baseline.start_stamped(), candidate.start_stamped());
     for c_row in candidate.worker_ranks() {
         let Some(b_row) = b_rows.get(&c_row.rank) else {
             continue;
         };
-        let bw = windows(b_row, baseline.start_stamped());
-        let cw = windows(c_row, candidate.start_stamped());
+        let bw = windows(b_row, b_start);
+        let cw = windows(c_row, c_start);
         for (phase, c) in &cw {
             let Some((_, b)) = bw.iter().find(|(p, _)| p == phase) else {
                 continue;
