@@ -88,6 +88,9 @@ pub struct FailureCause {
     pub rank: Rank,
     pub(crate) kind: FailureKind,
     pub(crate) phase: Phase,
+    /// The root stalled (its outcome), worded so as `summary` does: a hung rank that printed
+    /// no timeout of its own did not "time out".
+    pub(crate) stalled: bool,
     /// The root's failure line.
     pub quote: Option<Quote>,
     /// Error lines no rank printed (NCCL's `WARN`, a launcher's) that hold a suspect's
@@ -159,6 +162,7 @@ pub(crate) fn failure_cause(
         rank: root.rank.clone(),
         kind: failure.kind,
         phase: failure.phase,
+        stalled: failure.outcome == crate::model::Outcome::Stalled,
         quote,
         detail,
         suspects,

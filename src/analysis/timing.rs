@@ -258,18 +258,26 @@ impl TimeDiff {
 /// `Application startup complete.` under TensorRT-LLM or LMDeploy) was printed at or
 /// after the last stamped event before it in its file, and takes that stamp.
 pub(crate) fn ready_at(run: &Run) -> Option<chrono::NaiveDateTime> {
-    let stamp_before = |ready: &crate::base::event::Event| {
-        (run.events.iter())
-            .filter(|e| e.origin.source == ready.origin.source && e.origin.line < ready.origin.line)
-            .filter_map(|e| Some((e.origin.line, e.ts?)))
-            .max_by_key(|&(line, _)| line)
-            .map(|(_, ts)| ts)
-    };
-    run.events
-        .iter()
-        .filter(|e| e.kind == kind::READY)
-        .filter_map(|e| e.ts.or_else(|| stamp_before(e)))
-        .max()
+    let ready = || run.events.iter().filter(|e| e.kind == kind::READY);
+    let stamped = ready().filter_map(|e| e.ts).max();
+    let unstamped: Vec<(usize, u64)> = (ready().filter(|e| e.ts.is_none()))
+        .map(|e| (e.origin.source, e.origin.line))
+        .collect();
+    if unstamped.is_empty() {
+        return stamped;
+    }
+    // The stamped events sorted by file and line, searched once per unstamped ready line
+    // (a pass over the events per line would be quadratic in a log of many).
+    let mut stamps: Vec<(usize, u64, chrono::NaiveDateTime)> = (run.events.iter())
+        .filter_map(|e| Some((e.origin.source, e.origin.line, e.ts?)))
+        .collect();
+    stamps.sort_unstable_by_key(|&(source, line, _)| (source, line));
+    let inferred = unstamped.iter().filter_map(|&(source, line)| {
+        let at = stamps.partition_point(|&(s, l, _)| (s, l) < (source, line));
+        let &(s, _, ts) = stamps.get(at.checked_sub(1)?)?;
+        (s == source).then_some(ts)
+    });
+    stamped.into_iter().chain(inferred).max()
 }
 
 /// The first line of the run to its last ready line, seconds, and the stamps' resolution.

@@ -355,9 +355,30 @@ pub(crate) fn resolve(
     }
     if !run_ready {
         mark_silent_stalls(ranks, events, know, globals);
+        follow_named_stalls(ranks, &peers, globals);
     }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone()))
+}
+
+/// A stall whose line names the rank it waited for (`peer_rank`), when that rank stalled
+/// too — silent, or hung before the collective — followed it: `15 ranks: consequence
+/// (timeout in weight_load), after TP11`, not sixteen ranks stalled alike.
+fn follow_named_stalls(ranks: &mut [RankRun], peers: &[Option<u32>], globals: &HashMap<u32, Rank>) {
+    let stalled: Vec<Rank> = (ranks.iter())
+        .filter(|r| r.outcome == Outcome::Stalled)
+        .map(|r| r.rank.clone())
+        .collect();
+    for i in 0..ranks.len() {
+        let Some(p) = peers.get(i).copied().flatten() else {
+            continue;
+        };
+        let named = rank_named(ranks, globals, p);
+        let r = &mut ranks[i];
+        if r.outcome == Outcome::Stalled && named != r.rank && stalled.contains(&named) {
+            set_outcome(r, Outcome::Consequence, Some(named));
+        }
+    }
 }
 
 /// `A` followed `B`, which followed `C`: `A` followed `C`, the failure that started it

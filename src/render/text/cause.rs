@@ -62,7 +62,12 @@ fn suspect_text(d: &RunDiff, s: &Suspect) -> String {
 /// The `cause` rows of a failure that is not about memory.
 pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
     let mut out = Vec::new();
-    let head = format!("{} {} in {}", fc.rank, failure_verb(fc.kind), fc.phase);
+    let verb = if fc.stalled {
+        "stalled"
+    } else {
+        failure_verb(fc.kind)
+    };
+    let head = format!("{} {verb} in {}", fc.rank, fc.phase);
     match &fc.quote {
         Some(q) => out.push(format!(
             "{head} ({}:{}): {}",

@@ -48,6 +48,17 @@ fn changed_parts(old: &PyValue, new: &PyValue) -> Option<(PyValue, PyValue)> {
             .collect();
         (out.len() < a.len()).then_some(out)
     }
+    // Entries are compared pairwise: past a thousand (no server prints so many settings in
+    // one dict) the values are cut as any other.
+    const MAX_ENTRIES: usize = 1000;
+    let entries = |v: &PyValue| match v {
+        PyValue::Dict(d) => d.len(),
+        PyValue::Call { kwargs, .. } => kwargs.len(),
+        _ => 0,
+    };
+    if entries(old).max(entries(new)) > MAX_ENTRIES {
+        return None;
+    }
     match (old, new) {
         (PyValue::Dict(a), PyValue::Dict(b)) => Some((
             PyValue::Dict(differing(a, b)?),

@@ -1,0 +1,56 @@
+//! Trial 19 of issue 28 (`cormorant-serve`, `tests/fixtures/made-up-server-21/`, written
+//! from docs/grammars.md alone): a fork of SGLang over two nodes, TP16 (TP0–TP7 in
+//! `node0/`, TP8–TP15 in `node1/`). In `failing/` (`model_path` on a slow NFS mount) TP11
+//! prints its weight-load begin line (node1 line 22, 09:14:15 on its clock) and nothing
+//! more; the other fifteen finish weight load and, 600 s into the barrier after it, print
+//! `watchdog: collective post_load_barrier timed out after 600 s waiting for rank 11`
+//! (node0 lines 36–43, node1 36–42); node 0's launcher then reports the failure (line
+//! 44). `grammar-stalled.toml` is the trial's first grammar, whose watchdog event says
+//! `outcome = "stalled"` (the final one says `consequence`). Values by `grep -n`.
+
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::flat;
+
+const DIR: &str = "tests/fixtures/made-up-server-21";
+
+/// M1: stall lines that name the rank they waited for follow it, when it stalled itself:
+/// TP11 is the one stalled rank, the fifteen are consequences of it (they were sixteen
+/// ranks stalled alike, no rank after another).
+#[test]
+fn stalls_naming_the_hung_rank_follow_it() {
+    for grammar in ["grammar-stalled.toml", "grammar.toml"] {
+        let s = common::fixture_json(DIR, grammar, &["summary", "--json", "failing"]);
+        let tp11 = &common::rank_entry(&s, "TP11")["failure"];
+        assert_eq!(tp11["outcome"], "stalled", "{grammar}");
+        assert_eq!(tp11["source"], "failing/node1/cormorant.log", "{grammar}");
+        assert_eq!(tp11["line"], 22, "{grammar}");
+        for r in (0..16).filter(|&r| r != 11) {
+            let f = &common::rank_entry(&s, &format!("TP{r}"))["failure"];
+            assert_eq!(f["outcome"], "consequence", "{grammar} TP{r}");
+            assert_eq!(f["consequence_of"], "TP11", "{grammar} TP{r}");
+            assert_eq!(f["phase"], "weight_load", "{grammar} TP{r}");
+        }
+    }
+    let (_, text) = common::fixture_run(DIR, "grammar-stalled.toml", &["summary", "failing"]);
+    assert!(
+        flat(&text).contains("15/16 ranks: consequence (timeout in weight_load), after TP11"),
+        "{text}"
+    );
+}
+
+/// M2: `diff` words the hung rank as `summary` does: it stalled (it printed no timeout of
+/// its own).
+#[test]
+fn diff_says_the_hung_rank_stalled() {
+    let (_, text) = common::fixture_run(DIR, "grammar.toml", &["diff", "baseline", "failing"]);
+    let text = flat(&text);
+    assert!(
+        text.contains("cause TP11 stalled in weight_load (failing/node1/cormorant.log:22)"),
+        "{text}"
+    );
+    assert!(!text.contains("TP11 timed out"), "{text}");
+}
