@@ -6,7 +6,9 @@
 //! `watchdog: collective post_load_barrier timed out after 600 s waiting for rank 11`
 //! (node0 lines 36–43, node1 36–42); node 0's launcher then reports the failure (line
 //! 44). `grammar-stalled.toml` is the trial's first grammar, whose watchdog event says
-//! `outcome = "stalled"` (the final one says `consequence`). Values by `grep -n`.
+//! `outcome = "stalled"` (the final one says `consequence`);
+//! `grammar-launcher-terminates.toml` makes the launcher's line a termination. Values by
+//! `grep -n`.
 
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -22,7 +24,13 @@ const DIR: &str = "tests/fixtures/made-up-server-21";
 /// ranks stalled alike, no rank after another).
 #[test]
 fn stalls_naming_the_hung_rank_follow_it() {
-    for grammar in ["grammar-stalled.toml", "grammar.toml"] {
+    // `grammar-launcher-terminates.toml`: the launcher's give-up line ends the others
+    // (`set.outcome = "terminated"`); read before the silence, it made TP11 `terminated`.
+    for grammar in [
+        "grammar-stalled.toml",
+        "grammar.toml",
+        "grammar-launcher-terminates.toml",
+    ] {
         let s = common::fixture_json(DIR, grammar, &["summary", "--json", "failing"]);
         let tp11 = &common::rank_entry(&s, "TP11")["failure"];
         assert_eq!(tp11["outcome"], "stalled", "{grammar}");

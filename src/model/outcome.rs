@@ -338,6 +338,17 @@ pub(crate) fn resolve(
         }
     }
     follow_chains(ranks);
+    // With no rank's own failure, a silent rank's stall is read before the launcher's
+    // teardown: a launcher that gives up on a hung worker group (`worker group failed …`
+    // with `set.outcome`) would otherwise make the hung rank `terminated`, and a rank that
+    // only waited for it the root.
+    let silence_first = root.is_none() && !run_ready;
+    let mut after = after;
+    if silence_first {
+        mark_silent_stalls(ranks, events, know, globals);
+        follow_named_stalls(ranks, &peers, globals);
+        after = first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone());
+    }
     if let Some(r) = &after {
         launcher_teardown(ranks, launcher, r);
     } else if run_ready {
@@ -353,7 +364,7 @@ pub(crate) fn resolve(
             r.last_phase = Phase::Ready;
         }
     }
-    if !run_ready {
+    if !run_ready && !silence_first {
         mark_silent_stalls(ranks, events, know, globals);
         follow_named_stalls(ranks, &peers, globals);
     }
