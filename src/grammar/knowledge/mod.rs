@@ -428,6 +428,17 @@ impl Knowledge {
             .flat_map(|m| m.phase.map(|(p, _)| p).into_iter().chain(m.then))
     }
 
+    /// A line that is part of a start-up: a phase line or a failure. A run with none is
+    /// not a start-up log (`Run::has_startup_events`), and only such a file's families
+    /// are sniffed (`scan::scan_whole`).
+    pub(crate) fn is_startup_event(&self, e: &Event) -> bool {
+        self.phase_of(e).is_some()
+            || matches!(
+                e.kind.as_str(),
+                crate::base::event::kind::OOM | crate::base::event::kind::ERROR
+            )
+    }
+
     pub(crate) fn phase_of(&self, e: &Event) -> Option<(Phase, Edge)> {
         self.meaning(e)?.phase
     }

@@ -338,23 +338,14 @@ pub(crate) fn scan_whole(
     // The families a file's lines look like are said only of a run with no start-up
     // event (`session::load`), so a file that holds one is not sniffed: in a run of
     // thousands of rank files, sniffing each was a tenth of the time.
-    if !has_startup_event(gs, &out.events) {
+    if !out
+        .events
+        .iter()
+        .any(|e| gs.knowledge().is_startup_event(e))
+    {
         out.detected = detect_head(gs, bytes);
     }
     out
-}
-
-/// An event the run model counts as a start-up's (`Run::has_startup_events`): a phase
-/// line or a failure.
-fn has_startup_event(gs: &GrammarSet, events: &[crate::base::event::Event]) -> bool {
-    let know = gs.knowledge();
-    (events.iter()).any(|e| {
-        know.phase_of(e).is_some()
-            || matches!(
-                e.kind.as_str(),
-                crate::base::event::kind::OOM | crate::base::event::kind::ERROR
-            )
-    })
 }
 
 /// The grammars a source's first 64 KiB look like.

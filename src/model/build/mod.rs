@@ -231,9 +231,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         know,
         &names.globals,
     );
-    let startup_events = events
-        .iter()
-        .any(|e| know.phase_of(e).is_some() || matches!(e.kind.as_str(), kind::OOM | kind::ERROR));
+    let startup_events = events.iter().any(|e| know.is_startup_event(e));
     let config = crate::model::config::Config::of_events(&events, know);
     let launcher_failures = launcher_stops.into_iter().map(|s| s.failure).collect();
     let servers: Vec<String> = server_of(&events, know).into_iter().collect();
