@@ -62,3 +62,81 @@ fn diff_says_the_hung_rank_stalled() {
     );
     assert!(!text.contains("TP11 timed out"), "{text}");
 }
+
+/// Q6: where directories and a `host` capture both name nodes, the directory names the
+/// node and the host shows beside it — checked with the nodes' directories swapped
+/// (`node0/` holds host n1's log: TP8–TP15), so a host that named the node would rename
+/// them. Only a file whose own lines name two hosts is split by host, its parts named by
+/// the host: both logs as one file in one directory give nodes `n0` and `n1`.
+#[test]
+fn directories_name_nodes_before_hosts() {
+    let grammar = std::fs::read_to_string(format!("{DIR}/grammar.toml")).unwrap();
+    let with_host = grammar.replace(
+        r"(?P<time>\d{2}:\d{2}:\d{2}) n\d+ ",
+        r"(?P<time>\d{2}:\d{2}:\d{2}) (?P<host>n\d+) ",
+    );
+    assert_ne!(
+        grammar, with_host,
+        "the prefix's host token is where it was"
+    );
+    let (temp, name) = common::temp_in(DIR);
+    let root = temp.path();
+    std::fs::write(root.join("grammar-host.toml"), with_host).unwrap();
+    let log = |node: &str| format!("{DIR}/baseline/{node}/cormorant.log");
+    for (dir, from) in [("swapped/node0", "node1"), ("swapped/node1", "node0")] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::copy(log(from), root.join(dir).join("cormorant.log")).unwrap();
+    }
+    std::fs::create_dir_all(root.join("one/logs")).unwrap();
+    let both = std::fs::read_to_string(log("node0")).unwrap()
+        + &std::fs::read_to_string(log("node1")).unwrap();
+    std::fs::write(root.join("one/logs/all.log"), both).unwrap();
+
+    let grammar = format!("{name}/grammar-host.toml");
+    let nodes = |run: &str| -> Vec<(String, Vec<String>, String)> {
+        let s = common::fixture_json(
+            DIR,
+            &grammar,
+            &["summary", "--json", &format!("{name}/{run}")],
+        );
+        s["run"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let strings = |k: &str| -> Vec<String> {
+                    n[k].as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_str().unwrap().to_string())
+                        .collect()
+                };
+                let ranks = strings("ranks");
+                let span = format!("{}…{}", ranks[0], ranks[ranks.len() - 1]);
+                (
+                    n["name"].as_str().unwrap().to_string(),
+                    strings("hosts"),
+                    span,
+                )
+            })
+            .collect()
+    };
+    let mut swapped = nodes("swapped");
+    swapped.sort();
+    assert_eq!(
+        swapped,
+        [
+            ("node0".into(), vec!["n1".to_string()], "TP8…TP15".into()),
+            ("node1".into(), vec!["n0".to_string()], "TP0…TP7".into()),
+        ]
+    );
+    let mut one = nodes("one");
+    one.sort();
+    assert_eq!(
+        one,
+        [
+            ("n0".into(), vec!["n0".to_string()], "TP0…TP7".into()),
+            ("n1".into(), vec!["n1".to_string()], "TP8…TP15".into()),
+        ]
+    );
+}

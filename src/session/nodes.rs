@@ -1,4 +1,4 @@
-//! Which node each log belongs to: by directory, by the hosts its NCCL lines name, by
+//! Which node each log belongs to: by directory, by the hosts its lines name, by
 //! the ranks it holds, or line by line for a stream that interleaves wrapped nodes.
 
 use std::collections::BTreeSet;
@@ -37,7 +37,7 @@ pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<ReadNote> 
         .collect()
 }
 
-/// Node directories whose NCCL lines all name one and the same host: one machine's logs
+/// Node directories whose lines all name one and the same host: one machine's logs
 /// split into directories, whose clocks are then one clock (their offsets are estimated all
 /// the same; a non-zero one is the stamps' own spread).
 pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<ReadNote> {

@@ -91,7 +91,8 @@ pub(crate) struct NodeDoc {
     /// `node_rank` and `nnodes` from its server arguments, when printed.
     pub(crate) node_rank: Option<u32>,
     pub(crate) nnodes: Option<u32>,
-    /// The hosts its NCCL lines name (`host:pid:tid` prefixes); empty when none.
+    /// The hosts its lines name (NCCL's `host:pid:tid` prefixes, a grammar's `host`
+    /// capture); empty when none.
     pub(crate) hosts: Vec<String>,
     /// Its clock minus the reference node's; absent for the reference and for a node
     /// with no barrier exit in common with it.

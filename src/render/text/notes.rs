@@ -142,7 +142,7 @@ pub fn read_note(n: &ReadNote) -> String {
             )
         }
         ReadNote::NodesShareHost { host, nodes } => format!(
-            "nodes {} all name host {host} in their NCCL lines: one machine split into directories, or hosts that share a name",
+            "nodes {} all name host {host} in their lines: one machine split into directories, or hosts that share a name",
             nodes.join(", ")
         ),
         ReadNote::NodeNotAligned { node, reference } => format!(

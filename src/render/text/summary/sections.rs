@@ -315,7 +315,7 @@ pub(crate) fn lines_report(o: &mut String, run: &Run, style: Style) {
     }
 }
 
-/// A node as the reader finds it in their files: its name, the hosts its NCCL lines name
+/// A node as the reader finds it in their files: its name, the hosts its lines name
 /// (when they are not the name) and its ranks.
 pub(super) fn node_label(n: &crate::model::node::Node) -> String {
     let mut parts: Vec<String> = Vec::new();
