@@ -58,9 +58,10 @@ fn the_watchdog_line_under_a_launcher_tag_has_c10s_time() {
         .unwrap();
     assert_eq!(tp4["line"], 28);
     assert_eq!(tp4["grammar"], "pytorch");
-    // c10 prints `E1202 09:24:03.500123456`; the built-in prefix captures the time of day,
-    // dated by the file's dated lines (2026-12-02).
-    assert_eq!(tp4["ts"]["at"], "2026-12-02T09:24:03.000000-00:00");
+    // c10 prints `E1202 09:24:03.500123456`; the built-in prefix captures the time of day
+    // with its fraction (JSON keeps microseconds), dated by the file's dated lines
+    // (2026-12-02).
+    assert_eq!(tp4["ts"]["at"], "2026-12-02T09:24:03.500123-00:00");
 }
 
 /// M2: a literal that ends in a space finds the line that ends in it (the scan trims a

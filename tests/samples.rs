@@ -312,3 +312,32 @@ fn nvidia_smi_processes_are_matched_to_ranks_by_pid() {
         Some(rankscope::base::units::Seconds(95.0))
     );
 }
+
+/// c10's lines carry their time to the nanosecond (`[W1129 09:19:45.780667540
+/// ProcessGroupNCCL.cpp:1575]`, stdout.txt:114) and the built-in prefix keeps the fraction:
+/// the run's last event is that warning, 13.78 s after the first stamp (09:19:32), so the
+/// header rounds to 14 s; line 118's warning is stamped earlier (09:19:45.467) though
+/// printed later. Cut to the second, both were 09:19:45 and the later-printed one was last.
+#[test]
+fn c10_stamps_keep_their_fraction() {
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("rankscope")
+            .unwrap()
+            .args(["--color", "never"])
+            .args(args)
+            .arg("samples/tp1-nccl-custom-ar")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&["summary"]);
+    assert!(
+        text.contains("started 2026-11-29 09:19:32, last event 14 s later"),
+        "{text}"
+    );
+    let s: serde_json::Value = serde_json::from_str(&run(&["summary", "--json"])).unwrap();
+    assert_eq!(
+        common::rank_entry(&s, "TP0")["last_line"],
+        "samples/tp1-nccl-custom-ar/stdout.txt:114"
+    );
+}
