@@ -126,7 +126,7 @@ fn diff_custom_ar_names_config_divergence_and_failure() {
     assert_eq!(d.candidate.failed_ranks, 8);
     let g = &d.candidate.groups[0];
     assert_eq!(
-        (g.kind, g.phase, g.requested_bytes),
+        (g.kind, g.phase, g.oom.requested.map(|p| p.bytes)),
         (FailureKind::Oom, Phase::CudaGraph, Some(20_971_520))
     );
     let e = d.effect.as_ref().expect("an effect");

@@ -17,18 +17,8 @@ pub struct FailureGroup {
     pub phase: Phase,
     pub(crate) ranks: Vec<Rank>,
     pub(crate) total_ranks: usize,
-    /// Parsed OOM figures common to the group (bytes).
-    pub requested_bytes: Option<i64>,
-    pub(crate) allowed_bytes: Option<i64>,
-    pub(crate) free_bytes: Option<i64>,
-    /// What the process's allocator held when it failed (PyTorch's "allocated by
-    /// PyTorch", a server's own wording): where the device's memory went.
-    pub(crate) allocated_bytes: Option<i64>,
-    pub(crate) reserved_unallocated_bytes: Option<i64>,
-    pub(crate) private_pools_bytes: Option<i64>,
-    /// The step each of those figures was printed with (`0.42 GiB`: 0.01 GiB), by field
-    /// name, so that they are shown as the log printed them.
-    pub(crate) printed_steps: Vec<(&'static str, u64)>,
+    /// The OOM's memory figures, as the group's first rank's failure printed them.
+    pub oom: OomFigures,
     pub(crate) message: String,
     /// The ranks failed because `consequence_of` did first.
     pub(crate) consequence_of: Option<Rank>,
@@ -127,24 +117,60 @@ impl RunOutcome {
     }
 }
 
-/// The memory figures of an OOM that a group shows.
-const OOM_BYTES: [&str; 6] = [
-    "requested_bytes",
-    "allowed_bytes",
-    "free_bytes",
-    "allocated_bytes",
-    "reserved_unallocated_bytes",
-    "private_pools_bytes",
-];
+/// A byte figure as the log printed it: the bytes, and the step of the printed number
+/// (`0.42 GiB`: 0.01 GiB), so that it is shown as printed rather than re-rounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrintedBytes {
+    /// The figure in bytes.
+    pub bytes: i64,
+    /// The step of the printed number, in bytes (1 for an exact count).
+    pub step: u64,
+}
 
-impl FailureGroup {
-    /// One of the group's OOM figures as the log printed it (`0.42 GiB`, not `430.08
-    /// MiB`).
-    pub(crate) fn bytes_shown(&self, field: &str, bytes: i64) -> String {
-        let step = (self.printed_steps.iter())
-            .find(|(n, _)| *n == field)
-            .map_or(1, |&(_, step)| step);
-        crate::base::units::bytes_as_printed(bytes, step)
+impl PrintedBytes {
+    /// A failure field's bytes and step, when it is a byte figure.
+    fn of(f: &Failure, field: &str) -> Option<Self> {
+        let v = f.fields.get(field)?;
+        Some(Self {
+            bytes: v.as_bytes()?,
+            step: v.resolution(),
+        })
+    }
+    /// As the log printed it (`0.42 GiB`, not `430.08 MiB`).
+    pub(crate) fn shown(self) -> String {
+        crate::base::units::bytes_as_printed(self.bytes, self.step)
+    }
+}
+
+/// The memory figures an OOM message gives (the failure's fields of these names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OomFigures {
+    /// What the failing allocation asked for (`requested_bytes`).
+    pub requested: Option<PrintedBytes>,
+    /// The process's limit (`allowed_bytes`).
+    pub allowed: Option<PrintedBytes>,
+    /// Free on the device (`free_bytes`).
+    pub free: Option<PrintedBytes>,
+    /// What the process's allocator held when it failed (`allocated_bytes`: PyTorch's
+    /// "allocated by PyTorch", a server's own wording): where the device's memory went.
+    pub allocated: Option<PrintedBytes>,
+    /// Reserved by the allocator but not allocated (`reserved_unallocated_bytes`).
+    pub reserved_unallocated: Option<PrintedBytes>,
+    /// Held by CUDA graphs' private pools (`private_pools_bytes`).
+    pub private_pools: Option<PrintedBytes>,
+}
+
+impl OomFigures {
+    /// The figures a failure's fields give.
+    pub(crate) fn of(f: &Failure) -> Self {
+        Self {
+            requested: PrintedBytes::of(f, "requested_bytes"),
+            allowed: PrintedBytes::of(f, "allowed_bytes"),
+            free: PrintedBytes::of(f, "free_bytes"),
+            allocated: PrintedBytes::of(f, "allocated_bytes"),
+            reserved_unallocated: PrintedBytes::of(f, "reserved_unallocated_bytes"),
+            private_pools: PrintedBytes::of(f, "private_pools_bytes"),
+        }
     }
 }
 
@@ -189,16 +215,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
             phase: key.2,
             ranks,
             total_ranks: total,
-            requested_bytes: key.3,
-            allowed_bytes: key.4,
-            free_bytes: b(first, "free_bytes"),
-            allocated_bytes: b(first, "allocated_bytes"),
-            reserved_unallocated_bytes: key.5,
-            private_pools_bytes: b(first, "private_pools_bytes"),
-            printed_steps: OOM_BYTES
-                .iter()
-                .filter_map(|&n| Some((n, first.fields.get(n)?.resolution())))
-                .collect(),
+            oom: OomFigures::of(first),
             message: first.message.clone(),
             consequence_of: key.6,
             after_phase: key.7,

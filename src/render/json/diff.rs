@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::analysis::diff;
+use crate::analysis::outcome::{OomFigures, PrintedBytes};
 use crate::render::text::notes::read_notes;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -257,18 +258,14 @@ pub(crate) struct RunOutcomeDoc {
 
 /// A memory field of the failure of a group's first rank, in the memory shape (the
 /// group's figure is that rank's: `analysis::outcome` groups by it).
-fn group_memory(run: &Run, ranks: &[crate::base::event::Rank], field: &str) -> Option<MemoryDoc> {
-    let f = run.rank(ranks.first()?)?.failure.as_ref()?;
-    match f.fields.get(field)? {
-        FieldValue::Bytes { bytes, resolution } => Some(MemoryDoc {
-            bytes: *bytes,
-            resolution_bytes: *resolution,
-        }),
-        _ => None,
-    }
+fn memory_doc(p: Option<PrintedBytes>) -> Option<MemoryDoc> {
+    p.map(|p| MemoryDoc {
+        bytes: p.bytes,
+        resolution_bytes: p.step,
+    })
 }
 
-fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
+fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
     RunOutcomeDoc {
         ranks: o.ranks,
         ready: o.ready,
@@ -287,16 +284,12 @@ fn outcome_doc(run: &Run, o: &diff::RunOutcome) -> RunOutcomeDoc {
                 phase: g.phase.into(),
                 ranks: g.ranks.iter().map(|r| r.to_string()).collect(),
                 total_ranks: g.total_ranks,
-                requested_bytes: group_memory(run, &g.ranks, "requested_bytes"),
-                allowed_bytes: group_memory(run, &g.ranks, "allowed_bytes"),
-                free_bytes: group_memory(run, &g.ranks, "free_bytes"),
-                allocated_bytes: group_memory(run, &g.ranks, "allocated_bytes"),
-                reserved_unallocated_bytes: group_memory(
-                    run,
-                    &g.ranks,
-                    "reserved_unallocated_bytes",
-                ),
-                private_pools_bytes: group_memory(run, &g.ranks, "private_pools_bytes"),
+                requested_bytes: memory_doc(g.oom.requested),
+                allowed_bytes: memory_doc(g.oom.allowed),
+                free_bytes: memory_doc(g.oom.free),
+                allocated_bytes: memory_doc(g.oom.allocated),
+                reserved_unallocated_bytes: memory_doc(g.oom.reserved_unallocated),
+                private_pools_bytes: memory_doc(g.oom.private_pools),
                 message: g.message.clone(),
                 consequence_of: g.consequence_of.as_ref().map(|r| r.to_string()),
             })
@@ -564,9 +557,9 @@ pub(crate) fn snapshot_evidence_doc(
                 // The rank's message's figure, for its print step (the same field
                 // `o.allowed` was read from).
                 allowed_bytes: o.allowed.map(|a| {
-                    let step =
-                        group_memory(candidate, std::slice::from_ref(&o.rank), "allowed_bytes")
-                            .map_or(0, |m| m.resolution_bytes);
+                    let step = (candidate.rank(&o.rank).and_then(|r| r.failure.as_ref()))
+                        .and_then(|f| OomFigures::of(f).allowed)
+                        .map_or(0, |p| p.step);
                     MemoryDoc::with_step(a, step)
                 }),
             })
@@ -703,8 +696,8 @@ pub fn diff_doc(
         }),
         effect: d.effect.as_ref().map(|e| effect_doc(c, d, e)),
         figures: d.figures.iter().map(figure_diff_doc).collect(),
-        baseline_outcome: outcome_doc(b, &d.baseline),
-        candidate_outcome: outcome_doc(c, &d.candidate),
+        baseline_outcome: outcome_doc(&d.baseline),
+        candidate_outcome: outcome_doc(&d.candidate),
         time: time_doc(&d.time),
         remedies: (d.status == diff::Status::Failed).then(|| remedies_doc(&d.remedies)),
         memory: super::capacity::memory_diff_doc(b, c, &report.memory),

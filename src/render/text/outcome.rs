@@ -51,34 +51,21 @@ pub fn failure_group(g: &FailureGroup) -> String {
         ),
     };
     let mut s = format!("{}/{} ranks: {what}", g.ranks.len(), g.total_ranks);
-    if let Some(b) = g.requested_bytes {
-        s.push_str(&format!(
-            ", tried to allocate {}",
-            g.bytes_shown("requested_bytes", b)
-        ));
+    let oom = &g.oom;
+    if let Some(b) = oom.requested {
+        s.push_str(&format!(", tried to allocate {}", b.shown()));
     }
-    if let Some(b) = g.allowed_bytes {
-        s.push_str(&format!(", {} allowed", g.bytes_shown("allowed_bytes", b)));
+    if let Some(b) = oom.allowed {
+        s.push_str(&format!(", {} allowed", b.shown()));
     }
-    if let Some(b) = g.free_bytes {
-        if g.allowed_bytes.is_none() {
-            s.push_str(&format!(
-                ", {} free on the device",
-                g.bytes_shown("free_bytes", b)
-            ));
-        }
+    if let (Some(b), None) = (oom.free, oom.allowed) {
+        s.push_str(&format!(", {} free on the device", b.shown()));
     }
-    if let Some(b) = g.allocated_bytes {
-        s.push_str(&format!(
-            ", {} allocated",
-            g.bytes_shown("allocated_bytes", b)
-        ));
+    if let Some(b) = oom.allocated {
+        s.push_str(&format!(", {} allocated", b.shown()));
     }
-    if let Some(b) = g.reserved_unallocated_bytes {
-        s.push_str(&format!(
-            ", {} reserved but unallocated",
-            g.bytes_shown("reserved_unallocated_bytes", b)
-        ));
+    if let Some(b) = oom.reserved_unallocated {
+        s.push_str(&format!(", {} reserved but unallocated", b.shown()));
     }
     if let Some(r) = &g.consequence_of {
         s.push_str(&format!(", after {r}"));

@@ -158,13 +158,13 @@ fn effect_text(d: &RunDiff) -> Option<String> {
         }
     }
     if let Some(g) = d.candidate.groups.first() {
-        if let Some(req) = g.requested_bytes {
+        if let Some(req) = g.oom.requested {
             parts.push(format!(
                 "{} asked for {}{}",
                 g.phase,
-                g.bytes_shown("requested_bytes", req),
-                g.allowed_bytes
-                    .map(|a| format!(" past the {} allowed", g.bytes_shown("allowed_bytes", a)))
+                req.shown(),
+                (g.oom.allowed)
+                    .map(|a| format!(" past the {} allowed", a.shown()))
                     .unwrap_or_default()
             ));
         }
