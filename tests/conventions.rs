@@ -298,7 +298,7 @@ fn help_and_man_pages_have_examples_and_environment() {
 }
 
 /// `rank_failed`'s HELP lists the failure kinds of the JSON schema (FailureKindName:
-/// oom, not_enough_memory, nccl, exception, timeout, signal); `hang` left it long ago.
+/// oom, not_enough_memory, nccl, exception, timeout, signal, died); `hang` left it long ago.
 #[test]
 fn prometheus_help_lists_the_schemas_failure_kinds() {
     let text = stdout_of(&["export", "--prometheus", "samples/tp8-custom-ar"]);
@@ -318,7 +318,7 @@ fn prometheus_help_lists_the_schemas_failure_kinds() {
             names.extend(v.as_str().map(str::to_string));
         }
     }
-    assert_eq!(names.len(), 6, "{kinds}");
+    assert_eq!(names.len(), 7, "{kinds}");
     assert!(
         help.contains(&format!("(kind: {})", names.join(", "))),
         "{help}"

@@ -1648,7 +1648,7 @@ fn d7_grammars_with_too_many_events_are_refused() {
         None,
     );
     assert!(
-        o.stderr.contains("b.toml: loading it makes 1122 events"),
+        o.stderr.contains("b.toml: loading it makes 1123 events"),
         "{}",
         o.stderr
     );

@@ -60,6 +60,17 @@ fn a_sample_read_by_another_grammars_prefix_names_that_prefix() {
         &format!("BrightWorker rank=(?P<tp>\\d+) pid=(?P<pid>\\d+){full}"),
         r"BrightWorker rank=(?P<tp>\d+) pid=(?P<pid>\d+)\) '''",
     );
+    // The line's rank is still TP1 (vLLM's `[[process]]` rule reads `rank=1` in the
+    // process name vLLM's prefix captured): a sample stating another rank shows the message.
+    let path = format!("{DIR}/{g}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let wrong = text.replacen(
+        "rank = \"TP1\"\ntime = \"12-02 09:14:06\"",
+        "rank = \"TP3\"\ntime = \"12-02 09:14:06\"",
+        1,
+    );
+    assert_ne!(wrong, text, "the dist_init_begin sample states TP1");
+    std::fs::write(&path, wrong).unwrap();
     let (code, out) = common::fixture_run(DIR, &g, &["grammars", "check", &g]);
     assert_eq!(code, Some(1), "{out}");
     assert!(

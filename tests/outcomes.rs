@@ -278,3 +278,23 @@ fn ranks_named_only_by_notices_or_a_cut_line_exist() {
     let names: Vec<String> = run.ranks.iter().map(|r| r.rank.to_string()).collect();
     assert_eq!(names, ["TP0", "TP1"]);
 }
+
+/// vLLM 0.8's engine core prints its monitor's line with no process tag: `Worker proc
+/// VllmWorker-2 died unexpectedly` (server.log:15) is the only word of worker 2's end,
+/// whose own last line is its weight-load begin (line 10; the three others finished
+/// loading at lines 12–14). TP2 is the root, `died` (the line says not how), reported by
+/// the engine; the others' logs just end.
+#[test]
+fn a_worker_reported_dead_by_the_engine_is_the_root() {
+    let run = load("tests/fixtures/vllm-tp4-worker-killed");
+    let tp2 = rank(&run, "TP2");
+    let f = tp2.failure.as_ref().expect("TP2's failure");
+    assert_eq!(f.kind, FailureKind::Died);
+    assert_eq!(f.phase, Phase::WeightLoad);
+    assert_eq!(f.reported_by.as_deref(), Some("engine"));
+    assert_eq!(f.origin.as_ref().map(|o| o.line), Some(15));
+    assert_eq!(f.phase_line.as_ref().map(|o| o.line), Some(10));
+    for r in ["TP0", "TP1", "TP3"] {
+        assert_eq!(rank(&run, r).outcome, Outcome::Incomplete, "{r}");
+    }
+}

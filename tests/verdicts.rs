@@ -381,7 +381,7 @@ fn kind_of(k: rankscope::model::FailureKind) -> Option<FailKind> {
         K::NotEnoughMemory => Some(FailKind::NotEnoughMemory),
         K::Nccl => Some(FailKind::Nccl),
         K::Exception => Some(FailKind::Exception),
-        K::Timeout | K::Signal => None,
+        K::Timeout | K::Signal | K::Died => None,
     }
 }
 

@@ -597,6 +597,10 @@ pub enum FailureKind {
     Timeout,
     /// A signal or the launcher's shutdown ended the process.
     Signal,
+    /// The process ended with nothing of its own said, and another process reported it
+    /// dead (vLLM's engine: `Worker proc VllmWorker-5 died unexpectedly`) without saying
+    /// how.
+    Died,
 }
 
 impl FailureKind {
@@ -608,6 +612,7 @@ impl FailureKind {
             FailureKind::Exception => "exception",
             FailureKind::Timeout => "timeout",
             FailureKind::Signal => "signal",
+            FailureKind::Died => "died",
         }
     }
 }

@@ -329,9 +329,19 @@ fn rank_problem(
     label: &str,
 ) -> Option<String> {
     let know = set.knowledge();
+    // A worker's name a `[[process]]` rule reads (`Worker_TP3`, `VllmWorker rank=3`)
+    // names every line of the process, this one included, as the summary names it. (An
+    // engine's lines are the engine's or no rank's by what they report: the sample says.)
+    let by_process = || {
+        let info = know.process(m.prefix.as_ref()?.process.as_deref()?)?;
+        (info.role == ProcessRole::Worker)
+            .then(|| info.tags.or_else(|| info.global_rank.map(Rank::global)))
+            .flatten()
+    };
     let named = (m.prefix.as_ref())
         .and_then(|p| p.rank.clone())
-        .or_else(|| know.line_rank(g.id(), &m.kind, &m.fields, &m.message));
+        .or_else(|| know.line_rank(g.id(), &m.kind, &m.fields, &m.message))
+        .or_else(by_process);
     // An `assignment` line names its process's rank: the rank the run gives every line
     // of that pid, which the sample states — also over a global number in the prefix,
     // which is weaker evidence (docs/grammars.md, "Global ranks").
@@ -344,7 +354,15 @@ fn rank_problem(
     // write it that way as well as `""`.
     let want_rank = Some(r).filter(|r| !r.is_empty() && *r != "-");
     if let (None, Some(n)) = (&assigned, named.as_ref().and_then(Rank::as_global)) {
-        return global_rank_problem(set, g, n, want_rank, label);
+        let source = if m.prefix.as_ref().and_then(|p| p.rank.as_ref()).is_some() {
+            "the prefix's `grank`"
+        } else {
+            "a `[[process]]` rule's `global_rank`"
+        };
+        return global_rank_problem(set, g, n, want_rank, label, source).map(|mut out| {
+            out.push_str(&other_prefix(set, g, m));
+            out
+        });
     }
     let got_rank = assigned.clone().or(named);
     if same_rank(got_rank.as_ref(), want_rank) {
@@ -395,12 +413,11 @@ fn rank_mismatch(label: &str, got: Option<&str>, why: &str, want: Option<&str>) 
             "write `rank = \"{g}\"` if that is the line's rank (the sample states the rank as \
              the summary names it), else fix what names it"
         ),
-        None => {
-            "write `rank = \"-\"` if the line names no rank on its own (a worker whose \
+        None => "write `rank = \"-\"` if the line names no rank on its own (a worker whose \
                  rank the run learns from another of its lines, by pid, included), else give \
-                 it one (a prefix's `tp`, `tags` or `grank` capture, a `rank` rule, a `[[suffix]]`)"
-                .to_string()
-        }
+                 it one (a prefix's `tp`, `tags` or `grank` capture, a `rank` rule, a \
+                 `[[suffix]]`, a `proc` capture that a `[[process]]` rule names)"
+            .to_string(),
     };
     format!(
         "{label}: the line's rank reads as {}{why}, the sample says {}: {fix}",
@@ -420,6 +437,7 @@ fn global_rank_problem(
     n: u32,
     want: Option<&str>,
     label: &str,
+    source: &str,
 ) -> Option<String> {
     let sizes = sample_sizes(set, g);
     // A number past the first replica's world (vLLM's `across_replicas`) names its
@@ -435,8 +453,8 @@ fn global_rank_problem(
         }
         let (tp, pp) = sizes.map_or((0, 1), |s| (s.tp.unwrap_or(0), s.pp.unwrap_or(1)));
         let why = format!(
-            " (global rank {n}, the prefix's `grank`, placed by tp_size={tp}, pp_size={pp} of \
-             this grammar's `server_args` sample)"
+            " (global rank {n}, {source}, placed by tp_size={tp}, pp_size={pp} of this \
+             grammar's `server_args` sample)"
         );
         return Some(rank_mismatch(label, Some(&name.to_string()), &why, want));
     }
@@ -445,7 +463,7 @@ fn global_rank_problem(
         return None;
     }
     Some(format!(
-        "{label}: the line's rank reads as `{tp}` (global rank {n}, the prefix's `grank`: no \
+        "{label}: the line's rank reads as `{tp}` (global rank {n}, {source}: no \
          sizes known in a one-line sample, so it is named as a run with no tp_size/pp_size \
          names it), the sample says {}: write `rank = \"{tp}\"` or `rank = \"rank{n}\"`, or \
          give a `server_args` sample that prints tp_size/pp_size to check the layout's name",

@@ -17,6 +17,9 @@ use crate::grammar::{Knowledge, OutcomeWord};
 pub(crate) struct Stop {
     pub(crate) failure: Failure,
     pub(crate) peer: Option<u32>,
+    /// The peer is a rank the line reports dead (a `dead_rank` capture), not one it
+    /// waited for or blames.
+    pub(crate) peer_died: bool,
 }
 
 /// How long a rank may print nothing while the others go on before its silence is itself
@@ -64,13 +67,18 @@ pub(crate) fn stop_of(
     }
     let matched = know.outcome_of(&text);
     let word = word_field.or(matched.map(|m| m.state));
+    let dead = e
+        .field("dead_rank")
+        .and_then(FieldValue::as_i64)
+        .and_then(|p| u32::try_from(p).ok());
     let peer = e
         .field("peer_rank")
         .or_else(|| e.field("blamed_rank"))
         .or_else(|| e.field("errors_from_rank"))
         .and_then(FieldValue::as_i64)
         .and_then(|p| u32::try_from(p).ok())
-        .or(matched.and_then(|m| m.peer));
+        .or(matched.and_then(|m| m.peer))
+        .or(dead);
     // Frames first, the failing call's wording second, the last phase line third.
     let (phase, phase_from) = match own_tb.and_then(|tb| know.phase_from_traceback(tb)) {
         Some(p) => (p, "frames"),
@@ -105,7 +113,9 @@ pub(crate) fn stop_of(
             traceback,
             consequence_of: None,
             after_phase: None,
+            reported_by: None,
         },
+        peer_died: dead.is_some() && dead == peer,
         peer,
     })
 }
@@ -150,7 +160,7 @@ fn specificity(f: &Failure) -> (u8, bool, bool) {
         FailureKind::Nccl => 3,
         FailureKind::Exception => 2,
         FailureKind::Timeout => 1,
-        FailureKind::Signal => 0,
+        FailureKind::Signal | FailureKind::Died => 0,
     };
     (
         k,
@@ -287,6 +297,9 @@ pub(crate) fn resolve(
         .collect();
     let stamps = StampsBySource::of(events, ranks);
     let mut root = first_with(ranks, Outcome::Failed, &stamps);
+    if root.is_none_or(|i| ranks[i].is_process()) {
+        root = blame_the_reported_rank(ranks, &stops, launcher, globals, &stamps).or(root);
+    }
     if root.is_none() {
         root = blame_the_silent_rank(ranks, events);
     }
@@ -451,6 +464,67 @@ fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
     }
 }
 
+/// A rank whose log ends with nothing said of its end, reported dead by another process's
+/// line (vLLM's engine: `Worker proc VllmWorker-5 died unexpectedly`, a `dead_rank`
+/// capture): no rank failed on its own, so it is the root. Its kind is the line's
+/// `failure` (`signal` for an exit by SIGKILL), else `died`: how it died is not in the
+/// logs. The line is the evidence; `reported_by` says whose it is.
+fn blame_the_reported_rank(
+    ranks: &mut [RankRun],
+    stops: &[Option<Stop>],
+    launcher: &[Stop],
+    globals: &HashMap<u32, Rank>,
+    stamps: &StampsBySource,
+) -> Option<usize> {
+    let reports = (stops.iter().enumerate())
+        .filter_map(|(i, s)| Some((ranks.get(i)?.rank.to_string(), s.as_ref()?)))
+        .chain(launcher.iter().map(|s| ("launcher".to_string(), s)));
+    let mut first: Option<(Order, usize, String, &Stop)> = None;
+    for (who, s) in reports {
+        let Some(peer) = s.peer.filter(|_| s.peer_died) else {
+            continue;
+        };
+        let named = rank_named(ranks, globals, peer);
+        let Some(i) = ranks.iter().position(|r| r.rank == named) else {
+            continue;
+        };
+        if ranks[i].outcome != Outcome::Incomplete
+            || ranks[i].is_process()
+            || who == named.to_string()
+        {
+            continue;
+        }
+        let at = (
+            false,
+            stamps.of_failure(&s.failure),
+            s.failure.origin.as_ref().map(|o| (o.source, o.line)),
+        );
+        if first.as_ref().is_none_or(|f| at < f.0) {
+            first = Some((at, i, who, s));
+        }
+    }
+    let (_, i, who, report) = first?;
+    let kind = match report.failure.fields.get("failure") {
+        Some(_) => report.failure.kind,
+        None => FailureKind::Died,
+    };
+    let r = &mut ranks[i];
+    r.outcome = Outcome::Failed;
+    r.failure = Some(Failure {
+        outcome: Outcome::Failed,
+        phase: r.last_phase,
+        phase_from: "last_event",
+        phase_line: r.last_origin.clone(),
+        kind,
+        consequence_of: None,
+        after_phase: None,
+        reported_by: Some(who),
+        traceback: None,
+        ..report.failure.clone()
+    });
+    Some(i)
+}
+
 /// Collective timeouts on some ranks and no failure anywhere: the rank they waited for is
 /// the one that fell behind and went quiet — the rank whose log ends earliest, in an
 /// earlier phase than the ranks that timed out. It stalled; their timeouts follow from it.
@@ -604,6 +678,7 @@ fn mark_silent_stalls(
             traceback: None,
             consequence_of: None,
             after_phase: None,
+            reported_by: None,
         });
     }
 }

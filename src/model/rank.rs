@@ -163,6 +163,9 @@ pub struct Failure {
     /// after it said it waits for a peer:
     /// worded "after cuda_graph, before ready", never "while serving".
     pub(crate) after_phase: Option<Phase>,
+    /// For a rank whose own log says nothing of its end: who reported it dead (an
+    /// engine's or a rank's name, or `launcher`); the line (`origin`, `message`) is theirs.
+    pub reported_by: Option<String>,
 }
 
 /// One rank (or engine process) of a run: its phases, its outcome and the evidence for it.

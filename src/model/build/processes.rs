@@ -124,6 +124,9 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
         }
     };
     for e in events.iter_mut() {
+        // A `line` rule moves its one line to the rank it names (an engine's `worker 5
+        // died`): the process is not that rank, so it learns nothing from it.
+        let mut moved_by_line = false;
         if e.rank.is_none() {
             // A rank printed after the message (`… rank=1`) is the record's field: it is
             // cut from the message the verdict quotes.
@@ -133,10 +136,11 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
                 e.rank = Some(rank);
             } else {
                 e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
+                moved_by_line = e.rank.is_some();
             }
         }
         let Some(pid) = proc_of(e) else { continue };
-        if let Some(r) = &e.rank {
+        if let Some(r) = e.rank.as_ref().filter(|_| !moved_by_line) {
             // A global number (a prefix's `grank`) is weaker evidence than the process's
             // own `assignment` line: it becomes a rank only through sizes or a layout.
             let ev = if r.as_global().is_some() {

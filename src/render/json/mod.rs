@@ -169,6 +169,9 @@ pub(crate) enum FailureKindName {
     Timeout,
     /// A signal or the launcher's shutdown ended the process.
     Signal,
+    /// Another process reported the rank dead, saying not how; the rank's own log says
+    /// nothing of its end (`reported_by` names the reporter).
+    Died,
 }
 
 /// What a rank's start-up came to (docs/json.md, "Outcomes").
@@ -212,6 +215,7 @@ impl From<model::FailureKind> for FailureKindName {
             K::Exception => FailureKindName::Exception,
             K::Timeout => FailureKindName::Timeout,
             K::Signal => FailureKindName::Signal,
+            K::Died => FailureKindName::Died,
         }
     }
 }
@@ -519,6 +523,10 @@ pub(crate) struct FailureDoc {
     pub(crate) line: Option<u64>,
     /// For a consequence or a termination: the rank whose failure it followed.
     pub(crate) consequence_of: Option<String>,
+    /// For a rank whose own log says nothing of its end, reported dead by another
+    /// process's line (kind `died`, or the line's `failure`): who reported it (an
+    /// engine's or a rank's name, or `launcher`); `source`/`line`/`message` are that line.
+    pub(crate) reported_by: Option<String>,
     pub(crate) traceback: Option<String>,
 }
 
@@ -534,6 +542,7 @@ pub(crate) fn failure_doc(run: &Run, f: &Failure) -> FailureDoc {
         source: f.origin.as_ref().map(|o| run.source_name(o).to_string()),
         line: f.origin.as_ref().map(|o| o.line),
         consequence_of: f.consequence_of.as_ref().map(|r| r.to_string()),
+        reported_by: f.reported_by.clone(),
         traceback: f.traceback.clone(),
     }
 }

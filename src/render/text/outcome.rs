@@ -13,6 +13,7 @@ pub(crate) fn failure_verb(k: FailureKind) -> &'static str {
         FailureKind::Exception => "raised an exception",
         FailureKind::Timeout => "timed out",
         FailureKind::Signal => "was stopped by a signal",
+        FailureKind::Died => "died",
     }
 }
 

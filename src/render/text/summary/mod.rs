@@ -250,6 +250,12 @@ pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &
     } else {
         "root"
     };
+    // A rank reported dead by another process: the line is the reporter's, and the
+    // rank's own log, ending at its phase line, says nothing of its end.
+    let at = match &f.reported_by {
+        Some(who) => format!("reported by {who} at {at}; its own log says nothing of its end"),
+        None => at,
+    };
     let text = format!(
         "{label}: {} {} {} (phase from {}), {at}",
         r.rank,
@@ -557,7 +563,9 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
                         .unwrap_or_default(),
                     f.kind.name(),
                     in_phase_after(f.phase, f.after_phase)
-                ),
+                ) + &(f.reported_by.as_ref())
+                    .map(|w| format!(", reported by {w}"))
+                    .unwrap_or_default(),
                 Some(masked(&f.message)),
             ),
             // An engine row with no phase line (a coordinator that printed only its
