@@ -20,7 +20,7 @@ fn rank<'r>(run: &'r rankscope::model::Run, name: &str) -> &'r rankscope::model:
 
 /// `samples/tp2-nccl-fail` (the real NCCL bootstrap failure of fixtures/gpu2): TP0's
 /// traceback (server.log:4) ends in `DistBackendError: NCCL error … invalid usage` at
-/// line 20; TP1's (line 25) ends in "retrieving ncclUniqueId from [0] … store->get('0')
+/// line 20; TP1's (line 25) ends at line 41 in "retrieving ncclUniqueId from [0] … store->get('0')
 /// got error: Failed to recv … Connection was likely closed" — it died waiting for TP0.
 #[test]
 fn nccl_bootstrap_failure_has_one_root_and_one_consequence() {
@@ -42,7 +42,9 @@ fn nccl_bootstrap_failure_has_one_root_and_one_consequence() {
         Some("TP0")
     );
     assert_eq!(f1.phase, Phase::DistInit);
-    assert_eq!(f1.origin.as_ref().map(|o| o.line), Some(25));
+    // The exception line closing its traceback (41), not the header (25): of two
+    // consequence lines the one naming its type is the evidence, as of two own failures.
+    assert_eq!(f1.origin.as_ref().map(|o| o.line), Some(41));
 
     assert_eq!(
         run.root.as_ref().map(|r| r.to_string()).as_deref(),

@@ -413,9 +413,12 @@ fn score_verdicts(case: &Case, attempt: u32, run: &Run, score: &mut VerdictScore
         if outcome != want.outcome {
             wrong.push(format!("outcome {outcome:?}, expected {:?}", want.outcome));
         }
+        // The phase the verdict names: the failure's (`after cuda_graph, before ready` is
+        // phase `ready`, though LAST PHASE shows the phase completed), else the last reached.
         if let Some(p) = &want.phase {
-            if got.last_phase.name() != p {
-                wrong.push(format!("phase {}, expected {p}", got.last_phase));
+            let stopped = f.map_or(got.last_phase, |f| f.phase);
+            if stopped.name() != p {
+                wrong.push(format!("phase {stopped}, expected {p}"));
             }
         }
         if let Some(k) = want.kind {

@@ -190,10 +190,14 @@ pub(crate) fn decisive(stops: Vec<Stop>) -> Option<Stop> {
                     Outcome::Stalled => 1,
                     _ => 2,
                 };
-                if other
-                    .as_ref()
-                    .is_none_or(|x| rank(o) < rank(x.failure.outcome))
-                {
+                // Of two consequences, the one naming whom it followed, else the more
+                // specific: a bare `WorkerProc failed to start.` header, whose traceback
+                // says `remote process exited`, yields to the `NCCL error` line closing it.
+                let weight = |s: &Stop| (s.peer.is_some(), specificity(&s.failure));
+                if other.as_ref().is_none_or(|x| {
+                    let (a, b) = (rank(o), rank(x.failure.outcome));
+                    a < b || (a == b && weight(&s) > weight(x))
+                }) {
                     other = Some(s);
                 }
             }
@@ -303,8 +307,15 @@ pub(crate) fn resolve(
     if root.is_none() {
         root = blame_the_silent_rank(ranks, events);
     }
-    if root.is_none() {
-        // A consequence wording with nobody to be a consequence of is the rank's own failure.
+    // An engine's bare exception reports its workers' failures (`WorkerProc initialization
+    // failed` after a worker's `remote process exited`); its OOM or NCCL error is its own.
+    let engine_reports = |i: usize| {
+        ranks[i].is_process()
+            && (ranks[i].failure.as_ref()).is_some_and(|f| f.kind == FailureKind::Exception)
+    };
+    if root.is_none_or(engine_reports) {
+        // A consequence wording with nobody to be a consequence of is the rank's own
+        // failure.
         for (i, r) in ranks.iter_mut().enumerate() {
             if r.outcome == Outcome::Consequence && peers[i].is_none() {
                 set_outcome(r, Outcome::Failed, None);
