@@ -353,7 +353,18 @@ pub(crate) fn pool_check(rd: &Reader, rank: &RankRun, model: &MemoryModel) -> Op
         None => (rule.fraction_default?, true),
     };
     let total = evaluate(rd, rank, &rule.total, device, None)?;
-    let used = evaluate(rd, rank, &rule.used, device, None)?;
+    // No `used` formulas: the server subtracts nothing (a fraction of free memory).
+    let used = if rule.used.is_empty() {
+        Amount {
+            bytes: 0,
+            resolution: 0,
+            step: 0,
+            formula: 0,
+            terms: Vec::new(),
+        }
+    } else {
+        evaluate(rd, rank, &rule.used, device, None)?
+    };
     let predicted = (total.bytes as f64 * fraction).round() as i64 - used.bytes;
     Some(PoolCheck {
         setting: rule.fraction.clone(),

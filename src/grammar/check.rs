@@ -87,6 +87,8 @@ pub fn check_samples(set: &GrammarSet, grammar: usize, read_config: ConfigReader
             out.failures.push(problems.join("\n"));
         }
     }
+    out.failures
+        .extend(super::settings_check::unprinted_settings(set, g));
     out.failures.extend(
         g.spec
             .frame_phase

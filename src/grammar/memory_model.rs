@@ -58,6 +58,9 @@ pub(crate) struct PoolSpec {
     #[serde(default)]
     pub(crate) fraction_default: Option<f64>,
     pub(crate) total: Vec<String>,
+    /// What the server subtracts from `total × fraction`; none (LMDeploy's
+    /// `cache_max_entry_count` × free memory) when left out.
+    #[serde(default)]
     pub(crate) used: Vec<String>,
     /// The step a remedy moves the fraction by (0.01: how the settings are written).
     #[serde(default)]

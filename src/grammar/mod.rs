@@ -15,6 +15,7 @@ mod prefilter;
 mod prefix_check;
 pub(crate) mod remedy;
 mod set;
+mod settings_check;
 mod spec;
 mod stamp;
 

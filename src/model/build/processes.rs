@@ -37,6 +37,7 @@ pub(super) fn resolve_processes(
     run_sizes: Option<LayoutSizes>,
 ) -> Vec<ReadNote> {
     let (learnt, numbered) = learn_ranks(events, know);
+    let in_engine_traceback = in_pidless_engine_tracebacks(events, know);
     let notes = disagreements(events, know, run_sizes, &learnt, &numbered);
     // A driver without a prefix can still say which rank it is.
     let driver_rank = events
@@ -49,7 +50,7 @@ pub(super) fn resolve_processes(
                 .filter(|r| r.evidence == RankEvidence::Assignment)
                 .find_map(|r| r.rank(e))
         });
-    for e in events.iter_mut() {
+    for (i, e) in events.iter_mut().enumerate() {
         if let Some(r) = &e.rank {
             // A line named by a global number alone takes its process's rank when another
             // of its lines says it more strongly (an `assignment`: `placement: pp=1 tp=2`).
@@ -67,7 +68,8 @@ pub(super) fn resolve_processes(
             continue;
         }
         let process = e.process.as_deref().and_then(|p| know.process(p));
-        let pidless_engine = e.pid.is_none() && know.pidless_is_engine(&e.grammar);
+        let pidless_engine = e.pid.is_none()
+            && (know.pidless_is_engine(&e.grammar) || in_engine_traceback.get(i) == Some(&true));
         if pidless_engine {
             if let Some(r) = &driver_rank {
                 e.rank = Some(r.clone());
@@ -100,6 +102,32 @@ pub(super) fn resolve_processes(
         }
     }
     notes
+}
+
+/// Events another grammar read inside the traceback of a pidless engine's failure line (the
+/// `RuntimeError: …` closing it, read by the `streams` grammar): the engine's, as the
+/// traceback is — by its grammar alone such a line would be a launcher's.
+fn in_pidless_engine_tracebacks(events: &[Event], know: &Knowledge) -> Vec<bool> {
+    let mut owner_of_source: HashMap<usize, usize> = HashMap::new();
+    let mut inside = vec![false; events.len()];
+    for (i, e) in events.iter().enumerate() {
+        if e.pid.is_some() || e.rank.is_some() {
+            continue;
+        }
+        let source = e.origin.source;
+        if know.pidless_is_engine(&e.grammar) {
+            if e.detail.is_some() {
+                owner_of_source.insert(source, i);
+            }
+            continue;
+        }
+        let owner = owner_of_source.get(&source).and_then(|&o| events.get(o));
+        inside[i] = owner.is_some_and(|o| {
+            o.origin.line < e.origin.line
+                && (o.detail.as_deref()).is_some_and(|d| d.contains(e.message.trim()))
+        });
+    }
+    inside
 }
 
 /// Each process's rank with its evidence, and each process's first global number.
