@@ -103,3 +103,19 @@ fn a_misspelt_setting_beside_its_printed_key_fails_the_check() {
         );
     }
 }
+
+/// M7: a breakdown's derivation quotes each figure as its line printed it: capture's
+/// `640.00 MB` (baseline/plover.log:40, MB being MiB) is `640.00 MiB`, not `0.62 GiB`.
+#[test]
+fn a_derivation_quotes_figures_as_printed() {
+    let (_, json) = common::fixture_run(
+        DIR,
+        "grammar.toml",
+        &["diff", "--json", "baseline", "failing"],
+    );
+    assert!(
+        json.contains("cuda_graph.mem_usage 640.00 MiB (baseline/plover.log:40)"),
+        "{json}"
+    );
+    assert!(!json.contains("cuda_graph.mem_usage 0.62 GiB"), "{json}");
+}

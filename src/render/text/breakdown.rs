@@ -41,7 +41,10 @@ fn term_text(run: &Run, t: &TermValue) -> String {
     match &t.origin {
         Some(o) => format!(
             "{name} {} ({}:{})",
-            if t.resolution > 0 || matches!(t.term, Term::Figure(..)) {
+            // As the line printed it (`640.00 MiB`, not `0.62 GiB`).
+            if t.step > 1 {
+                crate::base::units::bytes_as_printed(t.bytes, t.step.unsigned_abs())
+            } else if t.resolution > 0 || matches!(t.term, Term::Figure(..)) {
                 gib(t.bytes)
             } else {
                 t.bytes.to_string()
