@@ -91,6 +91,9 @@ pub struct FailureCause {
     /// The root stalled (its outcome), worded so as `summary` does: a hung rank that printed
     /// no timeout of its own did not "time out".
     pub(crate) stalled: bool,
+    /// For a root whose own log says nothing of its end: who reported it dead (the
+    /// quoted line is theirs).
+    pub(crate) reported_by: Option<String>,
     /// The root's failure line.
     pub quote: Option<Quote>,
     /// Error lines no rank printed (NCCL's `WARN`, a launcher's) that hold a suspect's
@@ -163,6 +166,7 @@ pub(crate) fn failure_cause(
         kind: failure.kind,
         phase: failure.phase,
         stalled: failure.outcome == crate::model::Outcome::Stalled,
+        reported_by: failure.reported_by.clone(),
         quote,
         detail,
         suspects,

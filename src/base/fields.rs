@@ -122,6 +122,10 @@ impl Fields {
             }
         }
     }
+    /// Takes `name` out, if the event has it.
+    pub(crate) fn remove(&mut self, name: &str) -> Option<FieldValue> {
+        self.position(name).ok().map(|i| self.0.remove(i).1)
+    }
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.0.len()

@@ -311,6 +311,20 @@ pub(super) fn check_sample(
                 if let Some(r) = &sample.rank {
                     failures.extend(rank_problem(set, g, &m, r, &label));
                 }
+                // A `failure` the line captures is read as a set one is: a word that names
+                // no kind would make the failure a bare `exception`.
+                if let Some(v) = m.fields.get("failure").and_then(FieldValue::as_text) {
+                    if !super::knowledge::SET_FAILURES.contains(&v) {
+                        failures.push(format!(
+                            "{label}: the `failure` capture reads `{}`, which is no failure \
+                             kind ({}): the failure would read as `exception`; capture the \
+                             words under another name and give `set = {{ failure = \"signal\" }}` \
+                             (or the kind the line means)",
+                            crate::base::text::sanitize(v),
+                            super::knowledge::SET_FAILURES.join(", ")
+                        ));
+                    }
+                }
                 for (name, want) in &sample.fields {
                     if let Some(why) = field_mismatch(name, want, m.fields.get(name)) {
                         failures.push(format!("{label}: {why}"));

@@ -617,12 +617,21 @@ fn toml_hint(message: String) -> String {
 /// byte `at`, and its `kind` or `id` when the table gives one. `None` outside any array of
 /// tables (the grammar's own keys).
 fn table_at(text: &str, at: usize) -> Option<String> {
-    let before = text.get(..at)?;
+    // An error at a header (a table missing a field) stands in the table it opens.
+    let before = text
+        .get(..(at + 1).min(text.len()))
+        .or_else(|| text.get(..at))?;
     let header_start = before
-        .rfind("\n[[")
+        .rfind("\n[")
         .map(|i| i + 1)
-        .or_else(|| before.starts_with("[[").then_some(0))?;
+        .or_else(|| before.starts_with('[').then_some(0))?;
     let header = text.get(header_start..)?.lines().next()?;
+    // A plain table (`[memory_model.pool]`) after an array's entry is that table, not the
+    // entry: named as written.
+    if !header.trim_start().starts_with("[[") {
+        let name = header.trim().strip_prefix('[')?.split(']').next()?.trim();
+        return Some(format!("`[{}]`", crate::base::text::sanitize(name)));
+    }
     let name = header.trim().strip_prefix("[[")?.split("]]").next()?.trim();
     let header_text = format!("[[{name}]]");
     let number = (text.get(..header_start)?.lines())
@@ -688,5 +697,19 @@ mod tests {
             "{e}"
         );
         assert_eq!(super::table_at(text, 3), None);
+    }
+
+    /// A plain table after an array's entry is named as written, not as that entry (a
+    /// `[memory_model.pool]` error read `suspect 1`).
+    #[test]
+    fn an_error_in_a_plain_table_names_that_table() {
+        let text = "[[suspect]]\nkinds = [\"oom\"]\n\n[memory_model.pool]\nfraction = \"f\"\n";
+        let at = text.find("fraction").unwrap();
+        assert_eq!(
+            super::table_at(text, at).as_deref(),
+            Some("`[memory_model.pool]`")
+        );
+        let at = text.find("kinds").unwrap();
+        assert_eq!(super::table_at(text, at).as_deref(), Some("suspect 1"));
     }
 }

@@ -60,6 +60,7 @@ fn kind_of(name: &str) -> Option<FailureKind> {
         "exception" => FailureKind::Exception,
         "timeout" => FailureKind::Timeout,
         "signal" => FailureKind::Signal,
+        "died" => FailureKind::Died,
         _ => return None,
     })
 }
@@ -71,7 +72,7 @@ pub(crate) fn compile(origin: &str, suspects: &[SuspectSpec]) -> Result<RemedyRu
         let kinds = (s.kinds.iter())
             .map(|k| {
                 kind_of(k).ok_or_else(|| {
-                    bad(origin, format!("{what}: `{k}` is not a failure kind (oom, not_enough_memory, nccl, exception, timeout, signal)"))
+                    bad(origin, format!("{what}: `{k}` is not a failure kind (oom, not_enough_memory, nccl, exception, timeout, signal, died)"))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;

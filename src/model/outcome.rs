@@ -519,9 +519,13 @@ fn blame_the_reported_rank(
         Some(_) => report.failure.kind,
         None => FailureKind::Died,
     };
+    // The reporter's own outcome (`consequence`) is not the dead rank's.
+    let mut fields = report.failure.fields.clone();
+    fields.remove("outcome");
     let r = &mut ranks[i];
     r.outcome = Outcome::Failed;
     r.failure = Some(Failure {
+        fields,
         outcome: Outcome::Failed,
         phase: r.last_phase,
         phase_from: "last_event",

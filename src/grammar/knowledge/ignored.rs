@@ -17,7 +17,7 @@ pub(super) const PROCESS_CAPTURES: &[&str] = &["tags", "global_rank", "dp"];
 pub(super) const OUTCOME_CAPTURES: &[&str] = &["peer"];
 
 /// The failure kinds a line's `set.failure` gives (an `oom` is its own event kind).
-const SET_FAILURES: &[&str] = &[
+pub(crate) const SET_FAILURES: &[&str] = &[
     "not_enough_memory",
     "nccl",
     "timeout",

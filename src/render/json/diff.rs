@@ -380,6 +380,9 @@ pub(crate) struct FailureCauseDoc {
     pub(crate) rank: String,
     pub(crate) kind: String,
     pub(crate) phase: PhaseName,
+    /// For a root whose own log says nothing of its end: who reported it dead (the line
+    /// below is theirs).
+    pub(crate) reported_by: Option<String>,
     /// The root's failure line.
     pub(crate) source: Option<String>,
     pub(crate) line: Option<u64>,
@@ -418,6 +421,7 @@ fn failure_cause_doc(
         rank: fc.rank.to_string(),
         kind: fc.kind.name().to_string(),
         phase: fc.phase.into(),
+        reported_by: fc.reported_by.clone(),
         source: fc.quote.as_ref().map(|q| q.source.clone()),
         line: fc.quote.as_ref().map(|q| q.line),
         message: fc.quote.as_ref().map(|q| q.text.clone()),

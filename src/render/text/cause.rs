@@ -68,9 +68,13 @@ pub(crate) fn lines(d: &RunDiff, fc: &FailureCause) -> Vec<String> {
         failure_verb(fc.kind)
     };
     let head = format!("{} {verb} in {}", fc.rank, fc.phase);
+    // A rank reported dead: the line is the reporter's, the rank's own log silent.
+    let by = (fc.reported_by.as_ref())
+        .map(|w| format!("reported by {} at ", sanitize(w)))
+        .unwrap_or_default();
     match &fc.quote {
         Some(q) => out.push(format!(
-            "{head} ({}:{}): {}",
+            "{head} ({by}{}:{}): {}",
             sanitize(&q.source),
             q.line,
             sanitize(q.text.trim())
