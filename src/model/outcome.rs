@@ -177,12 +177,13 @@ pub(crate) fn decisive(stops: Vec<Stop>) -> Option<Stop> {
     for s in stops {
         match s.failure.outcome {
             Outcome::Failed => {
-                if own
-                    .as_ref()
-                    .is_none_or(|o| specificity(&s.failure) > specificity(&o.failure))
-                {
-                    own = Some(s);
-                }
+                own = Some(match own.take() {
+                    None => s,
+                    Some(o) if specificity(&s.failure) > specificity(&o.failure) => {
+                        with_traceback_of(s, &o)
+                    }
+                    Some(o) => with_traceback_of(o, &s),
+                });
             }
             o => {
                 let rank = |o: Outcome| match o {
@@ -204,6 +205,24 @@ pub(crate) fn decisive(stops: Vec<Stop>) -> Option<Stop> {
         }
     }
     own.or(other)
+}
+
+/// The kept failure of a rank, with the traceback of the other when it printed none: a
+/// C++ runtime's OOM line says what it asked for, the Python traceback after it closes
+/// on a second OOM line (LMDeploy's TurboMind) — the frames, and the phase they give,
+/// are the kept one's too.
+fn with_traceback_of(mut kept: Stop, other: &Stop) -> Stop {
+    if kept.failure.traceback.is_some() || other.failure.traceback.is_none() {
+        return kept;
+    }
+    kept.failure.traceback = other.failure.traceback.clone();
+    if other.failure.phase_from == "frames" && kept.failure.phase_from != "frames" {
+        kept.failure.phase = other.failure.phase;
+        kept.failure.phase_from = "frames";
+        kept.failure.phase_line = None;
+        kept.failure.after_phase = None;
+    }
+    kept
 }
 
 type Order = (bool, Option<NaiveDateTime>, Option<(usize, u64)>);
