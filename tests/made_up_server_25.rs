@@ -39,3 +39,16 @@ fn the_sized_oom_takes_the_later_lines_traceback() {
         .as_str()
         .is_some_and(|t| t.contains("allocate_runtime_buffers")));
 }
+
+/// M3: the three ranks the exit line (40) terminated share that one line: it is not
+/// "TP0, and 2 more lines".
+#[test]
+fn one_line_that_ended_three_ranks_is_one_line() {
+    let (_, text) = common::fixture_run(DIR, "grammar.toml", &["summary", "--ranks", "failing"]);
+    let text = common::flat(&text);
+    assert!(
+        text.contains("failing/finchd.log:40 (one line for all 3)"),
+        "{text}"
+    );
+    assert!(!text.contains("and 2 more lines"), "{text}");
+}

@@ -606,9 +606,12 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
             }
         };
         let first = at(members[0]);
-        let evidence = match members.len() {
-            1 => first,
-            n => format!("{first} ({}, and {} more lines)", members[0].rank, n - 1),
+        // One launcher line that ended them all is one line, not one per rank.
+        let lines: std::collections::BTreeSet<String> = members.iter().map(|r| at(r)).collect();
+        let evidence = match (members.len(), lines.len()) {
+            (1, _) => first,
+            (n, 1) => format!("{first} (one line for all {n})"),
+            (_, l) => format!("{first} ({}, and {} more lines)", members[0].rank, l - 1),
         };
         let head = format!("{who} {what}  {evidence}");
         for line in wrap_indented(&head, style.width, "  ", "      ") {
