@@ -506,22 +506,38 @@ fn blame_the_reported_rank(
     globals: &HashMap<u32, Rank>,
     stamps: &StampsBySource,
 ) -> Option<usize> {
-    let reports = (stops.iter().enumerate())
-        .filter_map(|(i, s)| Some((ranks.get(i)?.rank.to_string(), s.as_ref()?)))
-        .chain(launcher.iter().map(|s| ("launcher".to_string(), s)));
-    let mut first: Option<(Order, usize, String, &Stop)> = None;
-    for (who, s) in reports {
-        let Some(peer) = s.peer.filter(|_| s.peer_died) else {
+    // Reporters by index (`None`: the launcher); only lines that report a death.
+    let reports: Vec<(Option<usize>, &Stop)> = (stops.iter().enumerate())
+        .filter_map(|(i, s)| Some((Some(i), s.as_ref()?)))
+        .chain(launcher.iter().map(|s| (None, s)))
+        .filter(|(_, s)| s.peer_died && s.peer.is_some())
+        .collect();
+    if reports.is_empty() {
+        return None;
+    }
+    // The rank each number names, as `rank_named` reads it, looked up rather than searched:
+    // a log of thousands of such lines stays linear.
+    let index: HashMap<&Rank, usize> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (&r.rank, i))
+        .collect();
+    let mut by_number: HashMap<u32, usize> = HashMap::new();
+    for (i, r) in ranks.iter().enumerate().filter(|(_, r)| !r.is_process()) {
+        if let Some((_, n)) = r.rank.single() {
+            by_number.entry(n).or_insert(i);
+        }
+    }
+    let named = |n: u32| match globals.get(&n) {
+        Some(r) => index.get(r).copied(),
+        None => by_number.get(&n).copied(),
+    };
+    let mut first: Option<(Order, usize, Option<usize>, &Stop)> = None;
+    for (reporter, s) in reports {
+        let Some(i) = s.peer.and_then(named) else {
             continue;
         };
-        let named = rank_named(ranks, globals, peer);
-        let Some(i) = ranks.iter().position(|r| r.rank == named) else {
-            continue;
-        };
-        if ranks[i].outcome != Outcome::Incomplete
-            || ranks[i].is_process()
-            || who == named.to_string()
-        {
+        if ranks[i].outcome != Outcome::Incomplete || ranks[i].is_process() || reporter == Some(i) {
             continue;
         }
         let at = (
@@ -530,10 +546,12 @@ fn blame_the_reported_rank(
             s.failure.origin.as_ref().map(|o| (o.source, o.line)),
         );
         if first.as_ref().is_none_or(|f| at < f.0) {
-            first = Some((at, i, who, s));
+            first = Some((at, i, reporter, s));
         }
     }
-    let (_, i, who, report) = first?;
+    let (_, i, reporter, report) = first?;
+    let who = (reporter.and_then(|r| ranks.get(r)))
+        .map_or_else(|| "launcher".to_string(), |r| r.rank.to_string());
     let kind = match report.failure.fields.get("failure") {
         Some(_) => report.failure.kind,
         None => FailureKind::Died,
