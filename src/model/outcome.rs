@@ -280,19 +280,54 @@ fn first_with(ranks: &[RankRun], o: Outcome, stamps: &StampsBySource) -> Option<
         .map(|(i, _)| i)
 }
 
-/// The rank a wording's number (a global rank) names: the rank the run's layout puts there
-/// (`PP1 TP2` for 6 in PP2 × TP4), else the rank with that single number (`TP3` for 3), as
-/// the global rank of a TP-only run; otherwise a rank the log itself does not show.
-fn rank_named(ranks: &[RankRun], globals: &HashMap<u32, Rank>, n: u32) -> Rank {
-    if let Some(r) = globals.get(&n) {
-        return r.clone();
+/// The ranks a wording's number (a global rank) names, looked up: built once per run, as
+/// every rank's stop may name one (a search per name was quadratic in the ranks).
+struct NumberedRanks<'g> {
+    globals: &'g HashMap<u32, Rank>,
+    /// Where the run has the rank a global number names, its index.
+    global_at: HashMap<u32, usize>,
+    /// The first worker with that single number (`TP3` for 3), by index.
+    single_at: HashMap<u32, usize>,
+}
+
+impl<'g> NumberedRanks<'g> {
+    fn of(ranks: &[RankRun], globals: &'g HashMap<u32, Rank>) -> Self {
+        let mut single_at: HashMap<u32, usize> = HashMap::new();
+        let mut index: HashMap<&Rank, usize> = HashMap::new();
+        for (i, r) in ranks.iter().enumerate() {
+            index.entry(&r.rank).or_insert(i);
+            if let (false, Some((_, n))) = (r.is_process(), r.rank.single()) {
+                single_at.entry(n).or_insert(i);
+            }
+        }
+        let global_at = (globals.iter())
+            .filter_map(|(n, r)| Some((*n, *index.get(r)?)))
+            .collect();
+        NumberedRanks {
+            globals,
+            global_at,
+            single_at,
+        }
     }
-    ranks
-        .iter()
-        .filter(|r| !r.is_process())
-        .find(|r| r.rank.single().map(|(_, x)| x) == Some(n))
-        .map(|r| r.rank.clone())
-        .unwrap_or_else(|| Rank::global(n))
+
+    /// The rank number `n` names: the rank the run's layout puts there (`PP1 TP2` for 6 in
+    /// PP2 × TP4), else the rank with that single number (`TP3` for 3), as the global rank
+    /// of a TP-only run; otherwise a rank the log itself does not show.
+    fn named(&self, ranks: &[RankRun], n: u32) -> Rank {
+        match (self.globals.get(&n), self.single_at.get(&n)) {
+            (Some(r), _) => r.clone(),
+            (None, Some(&i)) => ranks[i].rank.clone(),
+            (None, None) => Rank::global(n),
+        }
+    }
+
+    /// The index of the rank `named` gives, where the run has it.
+    fn index(&self, n: u32) -> Option<usize> {
+        match self.globals.contains_key(&n) {
+            true => self.global_at.get(&n).copied(),
+            false => self.single_at.get(&n).copied(),
+        }
+    }
 }
 
 fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
@@ -319,9 +354,10 @@ pub(crate) fn resolve(
         .map(|s| s.as_ref().and_then(|s| s.peer))
         .collect();
     let stamps = StampsBySource::of(events, ranks);
+    let numbers = NumberedRanks::of(ranks, globals);
     let mut root = first_with(ranks, Outcome::Failed, &stamps);
     if root.is_none_or(|i| ranks[i].is_process()) {
-        root = blame_the_reported_rank(ranks, &stops, launcher, globals, &stamps).or(root);
+        root = blame_the_reported_rank(ranks, &stops, launcher, &numbers, &stamps).or(root);
     }
     if root.is_none() {
         root = blame_the_silent_rank(ranks, events);
@@ -353,7 +389,7 @@ pub(crate) fn resolve(
         if Some(i) == root {
             continue;
         }
-        let named = peers[i].map(|p| rank_named(ranks, globals, p));
+        let named = peers[i].map(|p| numbers.named(ranks, p));
         let of = named.or_else(|| after.clone());
         let r = &mut ranks[i];
         let Some(f) = r.failure.as_ref() else {
@@ -388,8 +424,8 @@ pub(crate) fn resolve(
     let silence_first = root.is_none() && !run_ready;
     let mut after = after;
     if silence_first {
-        mark_silent_stalls(ranks, events, know, globals);
-        follow_named_stalls(ranks, &peers, globals);
+        mark_silent_stalls(ranks, events, know, &numbers);
+        follow_named_stalls(ranks, &peers, &numbers);
         after = first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone());
     }
     if let Some(r) = &after {
@@ -408,8 +444,8 @@ pub(crate) fn resolve(
         }
     }
     if !run_ready && !silence_first {
-        mark_silent_stalls(ranks, events, know, globals);
-        follow_named_stalls(ranks, &peers, globals);
+        mark_silent_stalls(ranks, events, know, &numbers);
+        follow_named_stalls(ranks, &peers, &numbers);
     }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone()))
@@ -418,19 +454,24 @@ pub(crate) fn resolve(
 /// A stall whose line names the rank it waited for (`peer_rank`), when that rank stalled
 /// too — silent, or hung before the collective — followed it: `15 ranks: consequence
 /// (timeout in weight_load), after TP11`, not sixteen ranks stalled alike.
-fn follow_named_stalls(ranks: &mut [RankRun], peers: &[Option<u32>], globals: &HashMap<u32, Rank>) {
-    let stalled: Vec<Rank> = (ranks.iter())
-        .filter(|r| r.outcome == Outcome::Stalled)
-        .map(|r| r.rank.clone())
+fn follow_named_stalls(ranks: &mut [RankRun], peers: &[Option<u32>], numbers: &NumberedRanks) {
+    // Who stalled before any is made a consequence here: a flag per rank, looked up by the
+    // named rank's index (a list searched per rank was quadratic).
+    let stalled: Vec<bool> = (ranks.iter())
+        .map(|r| r.outcome == Outcome::Stalled)
         .collect();
     for i in 0..ranks.len() {
-        let Some(p) = peers.get(i).copied().flatten() else {
+        let Some(j) = peers
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(|p| numbers.index(p))
+        else {
             continue;
         };
-        let named = rank_named(ranks, globals, p);
-        let r = &mut ranks[i];
-        if r.outcome == Outcome::Stalled && named != r.rank && stalled.contains(&named) {
-            set_outcome(r, Outcome::Consequence, Some(named));
+        if j != i && stalled[j] && ranks[i].outcome == Outcome::Stalled {
+            let named = ranks[j].rank.clone();
+            set_outcome(&mut ranks[i], Outcome::Consequence, Some(named));
         }
     }
 }
@@ -503,38 +544,17 @@ fn blame_the_reported_rank(
     ranks: &mut [RankRun],
     stops: &[Option<Stop>],
     launcher: &[Stop],
-    globals: &HashMap<u32, Rank>,
+    numbers: &NumberedRanks,
     stamps: &StampsBySource,
 ) -> Option<usize> {
     // Reporters by index (`None`: the launcher); only lines that report a death.
-    let reports: Vec<(Option<usize>, &Stop)> = (stops.iter().enumerate())
+    let reports = (stops.iter().enumerate())
         .filter_map(|(i, s)| Some((Some(i), s.as_ref()?)))
         .chain(launcher.iter().map(|s| (None, s)))
-        .filter(|(_, s)| s.peer_died && s.peer.is_some())
-        .collect();
-    if reports.is_empty() {
-        return None;
-    }
-    // The rank each number names, as `rank_named` reads it, looked up rather than searched:
-    // a log of thousands of such lines stays linear.
-    let index: HashMap<&Rank, usize> = ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (&r.rank, i))
-        .collect();
-    let mut by_number: HashMap<u32, usize> = HashMap::new();
-    for (i, r) in ranks.iter().enumerate().filter(|(_, r)| !r.is_process()) {
-        if let Some((_, n)) = r.rank.single() {
-            by_number.entry(n).or_insert(i);
-        }
-    }
-    let named = |n: u32| match globals.get(&n) {
-        Some(r) => index.get(r).copied(),
-        None => by_number.get(&n).copied(),
-    };
+        .filter(|(_, s)| s.peer_died);
     let mut first: Option<(Order, usize, Option<usize>, &Stop)> = None;
     for (reporter, s) in reports {
-        let Some(i) = s.peer.and_then(named) else {
+        let Some(i) = s.peer.and_then(|n| numbers.index(n)) else {
             continue;
         };
         if ranks[i].outcome != Outcome::Incomplete || ranks[i].is_process() || reporter == Some(i) {
@@ -626,7 +646,7 @@ fn mark_silent_stalls(
     ranks: &mut [RankRun],
     events: &[Event],
     know: &Knowledge,
-    globals: &HashMap<u32, Rank>,
+    numbers: &NumberedRanks,
 ) {
     let last_ts = |r: &RankRun| {
         r.events
@@ -693,7 +713,7 @@ fn mark_silent_stalls(
         }
         let silent = crate::base::units::round_s(theirs - mine);
         let waits = progress[i] != lasts[i] || progress[j] != lasts[j];
-        let waited_on = waits && others_wait_for(ranks, i, mine, events, globals);
+        let waited_on = waits && others_wait_for(ranks, i, mine, events, numbers);
         if waits && furthest.is_none_or(|p| ranks[i].last_phase >= p) && !waited_on {
             continue;
         }
@@ -745,7 +765,7 @@ fn others_wait_for(
     i: usize,
     since: NaiveDateTime,
     events: &[Event],
-    globals: &HashMap<u32, Rank>,
+    numbers: &NumberedRanks,
 ) -> bool {
     let from = since + chrono::Duration::seconds(SILENCE_STALL_S);
     let (mut others, mut waiting, mut named_another) = (0usize, 0usize, false);
@@ -764,7 +784,7 @@ fn others_wait_for(
                 .and_then(FieldValue::as_i64)
                 .and_then(|p| u32::try_from(p).ok());
             match peer {
-                Some(p) if rank_named(ranks, globals, p) == ranks[i].rank => return true,
+                Some(p) if numbers.named(ranks, p) == ranks[i].rank => return true,
                 Some(_) => named_another = true,
                 None => {}
             }

@@ -106,11 +106,11 @@ impl RankNames {
         let workers = named.len() - engines - pids.len();
         let mut rename = first_stage_names(&named);
         // A lone engine is the one GPU's process (vLLM at TP1 logs as `EngineCore`), unless
-        // workers named by a global number alone (`VllmWorker rank=1`) are the ranks.
-        let global_workers = events
-            .iter()
-            .any(|e| e.rank.as_ref().is_some_and(|r| r.as_global().is_some()));
-        if workers == 0 && !global_workers && engines == 1 && pids.len() <= 1 {
+        // workers named by a global number alone (`VllmWorker rank=1`) are the ranks (a
+        // pass over the events only for a run that has a lone engine).
+        let global_workers =
+            || (events.iter()).any(|e| e.rank.as_ref().is_some_and(|r| r.as_global().is_some()));
+        if workers == 0 && engines == 1 && pids.len() <= 1 && !global_workers() {
             if let Some(e) = named.iter().find(|r| r.is_engine()) {
                 rename.insert((*e).clone(), Rank::tp(0));
             }

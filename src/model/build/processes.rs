@@ -1,7 +1,7 @@
 //! Processes resolved to ranks: the rank each pid's lines are learnt to be, given to all
 //! its lines.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::base::event::{kind, Event, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
@@ -108,7 +108,9 @@ pub(super) fn resolve_processes(
 /// `RuntimeError: …` closing it, read by the `streams` grammar): the engine's, as the
 /// traceback is — by its grammar alone such a line would be a launcher's.
 fn in_pidless_engine_tracebacks(events: &[Event], know: &Knowledge) -> Vec<bool> {
-    let mut owner_of_source: HashMap<usize, usize> = HashMap::new();
+    // Per source, the latest such failure line and its traceback's lines: a set, so that
+    // each later line is one lookup, not a search of up to 64 KiB of traceback.
+    let mut owner_of_source: HashMap<usize, (u64, HashSet<&str>)> = HashMap::new();
     let mut inside = vec![false; events.len()];
     for (i, e) in events.iter().enumerate() {
         if e.pid.is_some() || e.rank.is_some() {
@@ -116,16 +118,15 @@ fn in_pidless_engine_tracebacks(events: &[Event], know: &Knowledge) -> Vec<bool>
         }
         let source = e.origin.source;
         if know.pidless_is_engine(&e.grammar) {
-            if e.detail.is_some() {
-                owner_of_source.insert(source, i);
+            if let Some(d) = &e.detail {
+                let lines = d.lines().map(str::trim).collect();
+                owner_of_source.insert(source, (e.origin.line, lines));
             }
             continue;
         }
-        let owner = owner_of_source.get(&source).and_then(|&o| events.get(o));
-        inside[i] = owner.is_some_and(|o| {
-            o.origin.line < e.origin.line
-                && (o.detail.as_deref()).is_some_and(|d| d.contains(e.message.trim()))
-        });
+        inside[i] = owner_of_source
+            .get(&source)
+            .is_some_and(|(line, lines)| *line < e.origin.line && lines.contains(e.message.trim()));
     }
     inside
 }
