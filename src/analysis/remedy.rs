@@ -93,6 +93,8 @@ pub enum RemedyKind {
         step: f64,
         /// The fraction the run used.
         from: f64,
+        /// `from` is the grammar's `fraction_default`: the configuration did not print it.
+        from_default: bool,
         /// The fraction proposed.
         to: f64,
         /// Whether the run's pool is the one the rule gives.
@@ -271,7 +273,13 @@ fn pool_fraction(candidate: &Run, model: &MemoryModel, d: &Deficit) -> Option<Re
         return None;
     }
     let rule = model.pool.as_ref()?;
-    let from = as_f64(&config_value(candidate, &rule.fraction)?)?;
+    // A fraction the configuration does not print is the server's default (the
+    // grammar's `fraction_default`), as the capacity section's pool check reads it.
+    let printed = config_value(candidate, &rule.fraction).and_then(|v| as_f64(&v));
+    let (from, from_default) = match printed {
+        Some(f) => (f, false),
+        None => (rule.fraction_default?, true),
+    };
     let rd = Reader::new(candidate);
     let (total, rank) = smallest_total(&rd, model, rule)?;
     let per_step = (total.bytes as f64 * rule.step).floor() as i64;
@@ -308,6 +316,7 @@ fn pool_fraction(candidate: &Run, model: &MemoryModel, d: &Deficit) -> Option<Re
             total_rank: rank.rank.clone(),
             step: rule.step,
             from,
+            from_default,
             to,
             check,
             tokens_lost: per_token.map(|(bpt, _)| (frees as f64 / bpt).round() as i64),

@@ -289,7 +289,9 @@ pub(super) fn check_sample(
                 .extend(time_problem(set, prefix.as_ref(), want).map(|p| format!("{label}: {p}")));
         }
         match (&sample.kind, got) {
-            (None, None) => {}
+            (None, None) => {
+                failures.extend(kindless_problems(set, prefix.as_ref(), sample, &label));
+            }
             (None, Some(m)) => failures.push(format!(
                 "{label}: expected no event, got `{}`{}",
                 m.kind,
@@ -336,6 +338,53 @@ pub(super) fn check_sample(
     failures
 }
 
+/// What a sample that gives no event can state: its line's rank, which the prefix (or a
+/// `[[process]]` rule on its process name) reads, since such a line still names its rank
+/// to the run (a rank whose lines give no event exists). Its `fields` would be read from
+/// no event: refused, as every key that would take no effect is.
+fn kindless_problems(
+    set: &GrammarSet,
+    prefix: Option<&crate::grammar::set::PrefixInfo>,
+    sample: &SampleSpec,
+    label: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !sample.fields.is_empty() {
+        out.push(format!(
+            "{label}: `fields` on a sample without `kind`: the line gives no event, so it has \
+             no fields to check; state the event's `kind` if the line should give one, else \
+             remove `fields`"
+        ));
+    }
+    if let Some(r) = &sample.rank {
+        let got =
+            (prefix.and_then(|p| p.rank.clone())).or_else(|| worker_rank_by_process(set, prefix?));
+        let want = Some(r.as_str()).filter(|r| !r.is_empty() && *r != "-");
+        if !same_rank(got.as_ref(), want) {
+            out.push(rank_mismatch(
+                label,
+                got.map(|r| r.to_string()).as_deref(),
+                " (a line without an event is named by its prefix alone)",
+                want,
+            ));
+        }
+    }
+    out
+}
+
+/// A worker's name a `[[process]]` rule reads (`Worker_TP3`, `VllmWorker rank=3`) names
+/// every line of the process, this one included, as the summary names it. (An engine's
+/// lines are the engine's or no rank's by what they report: the sample says.)
+fn worker_rank_by_process(
+    set: &GrammarSet,
+    prefix: &crate::grammar::set::PrefixInfo,
+) -> Option<Rank> {
+    let info = set.knowledge().process(prefix.process.as_deref()?)?;
+    (info.role == ProcessRole::Worker)
+        .then(|| info.tags.or_else(|| info.global_rank.map(Rank::global)))
+        .flatten()
+}
+
 /// What is wrong with a sample's stated rank `r`, as the summary would name the line's.
 fn rank_problem(
     set: &GrammarSet,
@@ -345,19 +394,10 @@ fn rank_problem(
     label: &str,
 ) -> Option<String> {
     let know = set.knowledge();
-    // A worker's name a `[[process]]` rule reads (`Worker_TP3`, `VllmWorker rank=3`)
-    // names every line of the process, this one included, as the summary names it. (An
-    // engine's lines are the engine's or no rank's by what they report: the sample says.)
-    let by_process = || {
-        let info = know.process(m.prefix.as_ref()?.process.as_deref()?)?;
-        (info.role == ProcessRole::Worker)
-            .then(|| info.tags.or_else(|| info.global_rank.map(Rank::global)))
-            .flatten()
-    };
     let named = (m.prefix.as_ref())
         .and_then(|p| p.rank.clone())
         .or_else(|| know.line_rank(g.id(), &m.kind, &m.fields, &m.message))
-        .or_else(by_process);
+        .or_else(|| worker_rank_by_process(set, m.prefix.as_ref()?));
     // An `assignment` line names its process's rank: the rank the run gives every line
     // of that pid, which the sample states — also over a global number in the prefix,
     // which is weaker evidence (docs/grammars.md, "Global ranks").

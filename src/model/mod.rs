@@ -87,6 +87,9 @@ pub struct Run {
     pub(crate) remedy_rules: crate::grammar::remedy::RemedyRules,
     /// Some stamp printed no date: its year (and date) were inferred.
     pub year_inferred: bool,
+    /// The run's first stamp printed no date (it was inferred); false when only later
+    /// time-only lines were dated from it.
+    pub start_date_inferred: bool,
     /// What reading the run noted (worded by `render::text::notes`).
     pub notes: Vec<notes::ReadNote>,
     /// nvidia-smi samples found in the run directory.

@@ -153,10 +153,12 @@ fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usiz
 
 fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
     let events = time_order(events);
-    let start = events
+    let first_stamped = events
         .iter()
-        .filter_map(|e| Some((e.ts?, e.ts_step_ms)))
-        .min_by_key(|(t, _)| *t);
+        .filter(|e| e.ts.is_some())
+        .min_by_key(|e| e.ts);
+    let start = first_stamped.and_then(|e| Some((e.ts?, e.ts_step_ms)));
+    let start_date_inferred = first_stamped.is_some_and(|e| e.year_inferred);
     let ready = events.iter().any(|e| e.kind == kind::READY);
     // A run has a handful of grammars: kept distinct as they come (one comparison per
     // event, almost always with the previous event's), then sorted; collecting every
@@ -254,6 +256,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         frame_phases: know.frames.clone(),
         remedy_rules: know.remedy.clone(),
         year_inferred,
+        start_date_inferred,
         notes: unplaced.into_iter().collect(),
         gpus: Vec::new(),
         gpu_processes: Vec::new(),

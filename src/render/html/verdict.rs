@@ -105,11 +105,7 @@ fn identity_row(o: &mut String, side: &str, s: &Side, named: bool) {
     let started = run.start.map_or("-".to_string(), |s| {
         format!(
             "{s}{}",
-            if run.year_inferred {
-                " (date inferred)"
-            } else {
-                ""
-            }
+            crate::render::text::summary::date_inference_mark(run)
         )
     });
     let paths: Vec<&str> = run.sources.iter().map(|f| f.path.as_str()).collect();

@@ -205,6 +205,9 @@ pub(crate) struct RemedyDoc {
     pub(crate) tokens_lost: Option<i64>,
     /// For `pool_fraction`: `follows`, `differs` or `unchecked`.
     pub(crate) rule_check: Option<&'static str>,
+    /// For `pool_fraction`: `from` is the grammar's default for a setting the
+    /// configuration did not print.
+    pub(crate) from_default: Option<bool>,
 }
 
 pub(crate) fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc {
@@ -272,6 +275,10 @@ pub(crate) fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc
                     total_bytes: total,
                     tokens_lost,
                     rule_check,
+                    from_default: match &x.kind {
+                        RemedyKind::PoolFraction { from_default, .. } => Some(*from_default),
+                        _ => None,
+                    },
                 }
             })
             .collect(),

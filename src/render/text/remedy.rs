@@ -90,6 +90,7 @@ pub(crate) fn lines(r: &Remedies) -> Vec<String> {
             RemedyKind::PoolFraction {
                 total,
                 from,
+                from_default,
                 to,
                 check,
                 tokens_lost,
@@ -97,9 +98,14 @@ pub(crate) fn lines(r: &Remedies) -> Vec<String> {
                 ..
             } => {
                 let mut s = format!(
-                    "{} {} -> {}: leaves {} x {} ({}) = {} more after the KV pool, covering the {} with a {:.0} % margin",
+                    "{} {}{} -> {}: leaves {} x {} ({}) = {} more after the KV pool, covering the {} with a {:.0} % margin",
                     x.setting,
                     num(*from),
+                    if *from_default {
+                        " (the default: not printed)"
+                    } else {
+                        ""
+                    },
                     num(*to),
                     num(from - to),
                     human_bytes(total.bytes),

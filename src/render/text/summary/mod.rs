@@ -99,11 +99,7 @@ fn head_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
             // Rounded, not truncated: 351.997 s is `352 s`.
             end.map(|e| format!(", last event {} s later", round_s(e - start)))
                 .unwrap_or_default(),
-            if run.year_inferred {
-                " (date inferred)"
-            } else {
-                ""
-            }
+            date_inference_mark(run)
         );
         put(o, style.width, 0, &line);
     }
@@ -673,5 +669,17 @@ fn outcome_cell(r: &RankRun, style: Style) -> String {
         Outcome::Ready => style.good(&cell),
         Outcome::Incomplete => style.warn(&cell),
         _ => style.bad(&cell),
+    }
+}
+
+/// What the header says of inferred dates: the start's own date, or only later time-only
+/// lines' (a start printed with its date is not a guess, though lines after it may be).
+pub(crate) fn date_inference_mark(run: &crate::model::Run) -> &'static str {
+    if run.start_date_inferred {
+        " (date inferred)"
+    } else if run.year_inferred {
+        " (later lines' dates inferred)"
+    } else {
+        ""
     }
 }
