@@ -188,7 +188,7 @@ fn a_failure_that_ends_its_phase() {
 
 #[test]
 fn a_failure_in_a_phase_is_accepted() {
-    // `phase` on a failure is read: it places the failure (made_up_server.rs runs one).
+    // `phase` on a failure is read: it places the failure (tests/made_up_servers/server_1.rs runs one).
     let (code, err) = check(&BASE.replacen(
         "kind = \"error\"",
         "kind = \"error\"\nphase = \"kv_cache\"",

@@ -7,10 +7,7 @@
 //! GiB` (line 75) and the launcher kills the others (`Killing subprocess 4101…`, 76–78).
 //! Values by `grep -n` and EXPECTED.md's hand sums.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use common::flat;
 

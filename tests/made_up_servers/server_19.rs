@@ -12,10 +12,7 @@
 //! its work-arounds: a literal `"ChildFailedError: "` with its trailing space, and no
 //! watchdog event of its own. Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-19";
 

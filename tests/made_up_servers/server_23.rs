@@ -7,10 +7,7 @@
 //! exits (42). `grammar.toml` is the trial's final grammar, with an event of its own on
 //! line 41; `grammar-v1.toml` its first, without it. Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-23";
 

@@ -6,10 +6,7 @@
 //! (SIGKILL)` (line 76), read with a `dead_rank` and a `failure` capture. Values by
 //! `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-24";
 

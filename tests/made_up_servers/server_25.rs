@@ -5,10 +5,7 @@
 //! (39). `grammar-frames.toml` adds the trial's `[[frame_phase]]` for `_create_buffers`
 //! (phase kv_cache). Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-25";
 

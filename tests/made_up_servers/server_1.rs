@@ -5,9 +5,6 @@
 //! and it counts its KV pool in pages, a figure the grammar declares (`[[figure]]
 //! kv_pages`). Every expected value is read off `run/*.log` and `baseline/*.log` by hand.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use assert_cmd::Command;
 
 const DIR: &str = "tests/fixtures/made-up-server";

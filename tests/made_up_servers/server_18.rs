@@ -9,10 +9,7 @@
 //! follows (53–60), the other ranks are terminated (61–63) and mpirun reports the signal
 //! (64). Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-18";
 

@@ -10,10 +10,7 @@
 //! `grammar-launcher-terminates.toml` makes the launcher's line a termination. Values by
 //! `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use common::flat;
 

@@ -5,10 +5,7 @@
 //! line numbers are `grep -n`'s), and the tests of the trial's defects (QUESTIONS.md 2, 3,
 //! 8, 10 and the KiB cell) fail on the tool as it was before the fixes.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use serde_json::Value;
 

@@ -4,10 +4,7 @@
 //! fails a checksum in weight_load (failing/rank-2.log:6); ranks 0, 1, 3 time out at a
 //! barrier naming `rank 2` (rank-0.log:8, rank-1.log:8, rank-3.log:7). Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-14";
 

@@ -9,10 +9,7 @@
 //! line 35, so the words naming the trigger are only in the traceback's message (line 48
 //! there). Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-17";
 

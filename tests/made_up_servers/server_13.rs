@@ -7,10 +7,7 @@
 //! the one file is read as one node per host (trial 11's M1). Every expected value is
 //! read off the logs by hand (line numbers are `grep -n`'s).
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-13";
 

@@ -6,10 +6,7 @@
 //! 09:14:28.100 (line 18) before it, so shard 1's unstamped OOM (line 30), printed after
 //! the 09:14:29.843 line, came second. Line numbers by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-15";
 

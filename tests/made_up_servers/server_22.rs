@@ -10,10 +10,7 @@
 //! the dead worker as `dead_rank`; `grammar-v1.toml` is the trial's, which moved the line
 //! to TP5 with a `line` rank rule. Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use common::flat;
 

@@ -6,10 +6,7 @@
 //! the logs by hand (line numbers are `grep -n`'s); the trial's experiments (out/) are
 //! the grammars behind its questions Q1-Q7, Q12-Q14 and mismatches M3, M4.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use serde_json::Value;
 

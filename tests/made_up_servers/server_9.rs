@@ -11,10 +11,7 @@
 //! file's duplicates) and M4 (launch to the first event) fail on the tool as it was before
 //! h-ranks.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use serde_json::Value;
 

@@ -9,10 +9,7 @@
 //! cells) fail on the tool as it was before h-fix4b. Quoted message text and the config
 //! rows are left to the grammar-engine side (h-fix4a).
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use assert_cmd::Command;
 

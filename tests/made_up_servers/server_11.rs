@@ -6,10 +6,7 @@
 //! `nccl_socket_ifname` changed. Every expected value is read off the logs by hand
 //! (line numbers are `grep -n`'s).
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-11";
 

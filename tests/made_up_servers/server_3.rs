@@ -5,10 +5,7 @@
 //! derives them; the line numbers are `grep -n`'s), and the tests of the trial's defects
 //! fail on the tool as it was before the fixes (C1, B1, B4, B5, B6, B8, B9, C2, C3, C4, D).
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use assert_cmd::Command;
 

@@ -9,10 +9,7 @@
 //! reports the worker's death (33), TP0 gets SIGTERM (34) and the API server fails (35,
 //! its traceback's last line 41). Values by `grep -n`.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 const DIR: &str = "tests/fixtures/made-up-server-16";
 

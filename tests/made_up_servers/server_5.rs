@@ -8,10 +8,7 @@
 //! M5 first-line resolution, Q9 borrowed barrier exits, E1 assignment samples) fail on
 //! the tool as it was before the fixes.
 
-// A test that unwraps fails on its own line; input is what the tool under test reads.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
+use super::common;
 
 use serde_json::Value;
 
