@@ -300,3 +300,52 @@ fn a_worker_reported_dead_by_the_engine_is_the_root() {
         assert_eq!(rank(&run, r).outcome, Outcome::Incomplete, "{r}");
     }
 }
+
+/// `tests/verdicts/vllm_restart_time_jump.log`: the first start-up (lines 1–12) fails in
+/// dist init; the second begins with `vLLM API server version` at line 13, stamped
+/// 21:14:40, an hour before the first's 22:10:00, then its configuration at line 14. The
+/// version line is the second start-up's preamble, not the first's end: the first holds
+/// the 9 events of lines 1, 2, 3, 4, 8, 9, 10, 11, 12 and starts at 22:10:00; the second
+/// holds lines 13–24's 12 events.
+#[test]
+fn a_restart_takes_its_launchers_preamble_line() {
+    let out = rankscope(&[
+        "summary",
+        "--json",
+        "tests/verdicts/vllm_restart_time_jump.log",
+    ]);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let attempts = s["run"]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2);
+    let (first, second) = (&attempts[0], &attempts[1]);
+    assert_eq!(
+        (first["events"].as_u64(), second["events"].as_u64()),
+        (Some(9), Some(12))
+    );
+    assert_eq!(first["start"]["at"], "2026-11-05T22:10:00.000000-00:00");
+    assert_eq!(first["end"]["at"], "2026-11-05T22:10:13.000000-00:00");
+    assert_eq!(second["start"]["at"], "2026-11-05T21:14:40.000000-00:00");
+    assert_eq!(first["root"], "TP1");
+}
+
+/// `tests/verdicts/sgl02_fastchat_compose_exception.log`: SGLang 0.2 under FastChat, TP2
+/// named by `[gpu_id=N]` (lines 2–5). `Exception in ControllerSingle:` (line 6) opens a
+/// traceback through `load_model` (line 10) that line 14 closes with `CUDA out of memory …
+/// GPU 0 has a total capacty of 23.69 GiB`, none of them naming a rank: the controller runs
+/// TP0's model in its own process. The OOM names GPU 0, TP0's: it is TP0's failure, placed
+/// in weight_load by its frames; TP1 only stops.
+#[test]
+fn an_unnamed_oom_naming_its_gpu_is_that_ranks() {
+    let run = load("tests/verdicts/sgl02_fastchat_compose_exception.log");
+    let tp0 = rank(&run, "TP0");
+    let f = tp0.failure.as_ref().expect("TP0's failure");
+    assert_eq!(
+        (f.kind, f.phase, f.origin.as_ref().map(|o| o.line)),
+        (FailureKind::Oom, Phase::WeightLoad, Some(14))
+    );
+    assert_eq!(
+        run.root.as_ref().map(|r| r.to_string()).as_deref(),
+        Some("TP0")
+    );
+    assert_eq!(rank(&run, "TP1").outcome, Outcome::Incomplete);
+}

@@ -462,7 +462,17 @@ fn score_verdicts(case: &Case, attempt: u32, run: &Run, score: &mut VerdictScore
             ));
         }
     }
-    if attempt == e.attempts {
+    // The reader's root is of the start-up it failed in: the last attempt listing a rank
+    // that failed or stalled (a file whose first start-up failed and whose second
+    // reached ready has its root in the first), else the last.
+    let root_attempt = e
+        .rank
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Failed | Outcome::Stalled))
+        .map(|r| r.attempt.unwrap_or(e.attempts))
+        .max()
+        .unwrap_or(e.attempts);
+    if attempt == root_attempt {
         score.roots += 1;
         let have = run.root.as_ref().map(|r| r.to_string());
         if have == e.root {

@@ -34,6 +34,10 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
         let mut began: HashSet<&Rank> = HashSet::new();
         let mut configured: HashSet<Option<&Rank>> = HashSet::new();
         let mut last_ts = None;
+        // The launcher's preamble lines printed since the last other event: when the next
+        // event starts an attempt, they were its start (`vLLM API server version …` before
+        // the restarted server's configuration), not the end of the one before.
+        let mut preamble: Vec<usize> = Vec::new();
         for i in idx {
             let e = &events[i];
             let gap = match (last_ts, e.ts) {
@@ -58,8 +62,16 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
                 ended = false;
                 began.clear();
                 configured.clear();
+                for &j in &preamble {
+                    out[j] = attempt;
+                }
             }
             out[i] = attempt;
+            if !restart && is_preamble(e, know) {
+                preamble.push(i);
+            } else {
+                preamble.clear();
+            }
             progressed |= know.phase_of(e).is_some_and(|(p, _)| p != Phase::Launch);
             ended |= matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY);
             if e.kind == kind::SERVER_ARGS {
@@ -76,6 +88,15 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
         }
     }
     out
+}
+
+/// A line a launcher prints before a start-up's configuration: no rank, no phase past
+/// launch, no failure, no outcome (`vLLM API server version 0.11.0`).
+fn is_preamble(e: &Event, know: &Knowledge) -> bool {
+    e.rank.is_none()
+        && !matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY)
+        && !e.fields.contains_key("outcome")
+        && know.phase_of(e).is_none_or(|(p, _)| p == Phase::Launch)
 }
 
 /// What one attempt came to, for the list of attempts.

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::order::time_order;
 use super::{attempts, outcome, Phase, PhaseOrder, RankRun, Run, SourceInfo};
-use crate::base::event::{kind, Event, Origin, Rank};
+use crate::base::event::{kind, Event, FieldValue, Origin, Rank};
 use crate::grammar::Knowledge;
 
 pub use dedup::dedup_across_sources;
@@ -370,6 +370,59 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
         .map(|(g, _)| g.to_string())
 }
 
+/// An out-of-memory failure printed by no named process that names its GPU (PyTorch's
+/// `GPU 1 has a total capacity of …`), in a one-node run whose ranks are plain TP ranks, is
+/// the rank on that GPU: the GPU a process allocates on is its TP rank there, as a `gpu`
+/// prefix names a rank (SGLang 0.2's ControllerSingle runs TP0's model in the launcher
+/// process and prints its traceback with no rank). Anything less certain stays the
+/// launcher's.
+fn adopt_by_gpu(
+    rank_events: &mut BTreeMap<Rank, Vec<usize>>,
+    launcher: &mut Vec<usize>,
+    events: &[Event],
+    workers: &[Rank],
+    unnamed_failure: &dyn Fn(&Event) -> bool,
+) {
+    let plain_tp = workers
+        .iter()
+        .all(|r| r.single().is_some_and(|(tag, _)| tag == "TP"));
+    let mut places = events
+        .iter()
+        .filter(|e| e.rank.is_some())
+        .map(|e| (e.node.as_deref(), e.host.as_deref()));
+    let one_node = places.next().is_none_or(|first| places.all(|p| p == first));
+    if !(plain_tp && one_node) {
+        return;
+    }
+    let mut adopted: Vec<(usize, Rank)> = Vec::new();
+    for &i in launcher.iter() {
+        let e = &events[i];
+        let on_gpu = (e.kind == kind::OOM && unnamed_failure(e))
+            .then(|| e.field("gpu").and_then(FieldValue::as_i64))
+            .flatten()
+            .and_then(|g| u32::try_from(g).ok())
+            .map(Rank::tp)
+            .filter(|r| workers.contains(r));
+        let Some(rank) = on_gpu else { continue };
+        // The unnamed failure line whose traceback this line closes (`Exception in
+        // ControllerSingle:` then the frames) goes with it: its frames place the failure.
+        let opener = (events.iter().enumerate())
+            .filter(|(_, o)| o.origin.source == e.origin.source && o.origin.line < e.origin.line)
+            .max_by_key(|(_, o)| o.origin.line)
+            .filter(|(j, o)| launcher.contains(j) && unnamed_failure(o) && o.detail.is_some());
+        if let Some((j, _)) = opener {
+            adopted.push((j, rank.clone()));
+        }
+        adopted.push((i, rank));
+    }
+    for (i, rank) in adopted {
+        launcher.retain(|&l| l != i);
+        let list = rank_events.entry(rank).or_default();
+        list.push(i);
+        list.sort_unstable();
+    }
+}
+
 /// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
 /// SGLang scheduler, or a failure printed without the rank's prefix. Launcher lines whose
 /// grammar gives them an outcome (`Received sigquit from a child`) stay the launcher's.
@@ -396,6 +449,9 @@ fn adopt_rankless(
     // A failure printed by no named process (a bare traceback, no prefix, no pid) in a
     // log that names no rank is the one process's own: the single GPU rank, TP0.
     let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
+    if workers.len() > 1 {
+        adopt_by_gpu(rank_events, launcher, events, &workers, &unnamed_failure);
+    }
     let target = match workers.as_slice() {
         [one] => one.clone(),
         [] if launcher.iter().any(|&i| adoptable(&events[i]).1) => Rank::tp(0),
