@@ -117,7 +117,12 @@ pub(crate) fn failure_cause(
 ) -> Option<FailureCause> {
     let (root, failure) = candidate.root_failure()?;
     let rules: Vec<&SuspectRule> = (candidate.remedy_rules.suspects.iter())
-        .filter(|r| r.applies(failure.kind, failure.phase))
+        // A rank another process reported dead died, whatever its line says of how
+        // (`killed by signal 9` makes its kind `signal`): a `died` suspect explains it too.
+        .filter(|r| {
+            r.applies(failure.kind, failure.phase)
+                || (failure.reported_by.is_some() && r.applies(FailureKind::Died, failure.phase))
+        })
         .collect();
     let quote = failure.origin.as_ref().map(|o| Quote {
         source: candidate.source_name(o).to_string(),

@@ -316,10 +316,11 @@ pub(super) fn check_sample(
                 // A `failure` the line captures is read as a set one is: a word that names
                 // no kind would make the failure a bare `exception`.
                 if let Some(v) = m.fields.get("failure").and_then(FieldValue::as_text) {
-                    if !super::knowledge::SET_FAILURES.contains(&v) {
+                    if super::knowledge::captured_failure(v).is_none() {
                         failures.push(format!(
                             "{label}: the `failure` capture reads `{}`, which is no failure \
-                             kind ({}): the failure would read as `exception`; capture the \
+                             kind ({}, or a signal's name such as `SIGKILL`, read as \
+                             `signal`): the failure would read as `exception`; capture the \
                              words under another name and give `set = {{ failure = \"signal\" }}` \
                              (or the kind the line means)",
                             crate::base::text::sanitize(v),

@@ -377,7 +377,13 @@ pub(crate) fn compile(
         grammar: grammar.to_string(),
         device: formulas(origin, &s.device)?,
         device_basis,
-        tokens: formulas(origin, &s.tokens)?,
+        // No pool formula: the built-in kv_cache `tokens` figure, which the grammar's
+        // events may give without naming it here.
+        tokens: if s.tokens.is_empty() && s.blocks.is_empty() {
+            formulas(origin, &["kv_cache.tokens".to_string()])?
+        } else {
+            formulas(origin, &s.tokens)?
+        },
         blocks: formulas(origin, &s.blocks)?,
         page_size: s.page_size.clone(),
         page_size_default,

@@ -28,8 +28,8 @@ use regex::Regex;
 
 pub use check::*;
 pub(crate) use knowledge::{
-    phase_of_stack, ConfigEscape, ConfigRule, ConfigSyntax, GrammarKnowledge, OutcomeRule,
-    OutcomeWord, ProcessRole, RankEvidence,
+    captured_failure, phase_of_stack, ConfigEscape, ConfigRule, ConfigSyntax, GrammarKnowledge,
+    OutcomeRule, OutcomeWord, ProcessRole, RankEvidence,
 };
 pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;
@@ -63,7 +63,7 @@ pub enum GrammarError {
         id: String,
         message: String,
     },
-    #[error("{origin}: event `{kind}`: unit `{unit}` for capture `{field}` is not a capture of its regex")]
+    #[error("{origin}: event `{kind}`: units.{field} = \"{unit}\" names no capture of its regex: capture `{field}` with `(?P<{field}>…)`, or remove it from `units`")]
     UnitWithoutCapture {
         origin: String,
         kind: String,
@@ -301,7 +301,7 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
                 origin: origin.into(),
                 kind: ev.kind.clone(),
                 field: field.clone(),
-                unit: format!("{unit:?}"),
+                unit: unit.name().to_string(),
             });
         }
     }

@@ -50,7 +50,8 @@ pub(crate) fn stop_of(
     if !is_failure && word_field.is_none() {
         return None;
     }
-    let kind = match (e.kind.as_str(), text_field("failure")) {
+    let failure_word = text_field("failure").and_then(crate::grammar::captured_failure);
+    let kind = match (e.kind.as_str(), failure_word) {
         (kind::OOM, _) => FailureKind::Oom,
         (_, Some("not_enough_memory")) => FailureKind::NotEnoughMemory,
         (_, Some("nccl")) => FailureKind::Nccl,

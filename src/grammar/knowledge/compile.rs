@@ -329,7 +329,7 @@ fn event_rank(
             }
             (Some(c), _) => {
                 if !has_capture(regex, c) {
-                    return Err(err(origin, format!("{at}: rank.capture `{c}` is not a capture of the regex")));
+                    return Err(err(origin, format!("{at}: rank.capture `{c}` {}", not_a_capture(regex))));
                 }
             }
             (None, _) => return Err(err(origin, format!("{at}: rank: give the capture that holds the number"))),
@@ -420,6 +420,21 @@ fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarE
 }
 
 /// Whether `name` is among a regex's capture names.
+/// The rest of the error for a name that is none of the regex's captures: the names it
+/// has, to pick from.
+fn not_a_capture(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "is not a capture of the regex: it has no named capture (write `(?P<name>…)` \
+                around the text)"
+            .to_string();
+    }
+    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "is not a capture of the regex: its captures are {}",
+        listed.join(", ")
+    )
+}
+
 pub(super) fn has_capture(names: &[&str], name: &str) -> bool {
     names.contains(&name)
 }
@@ -436,7 +451,7 @@ pub(super) fn check_figure_capture(
     if !has_capture(regex, capture) {
         return Err(err(
             origin,
-            format!("{at}: figures.{name}: `{capture}` is not a capture of the regex"),
+            format!("{at}: figures.{name}: `{capture}` {}", not_a_capture(regex)),
         ));
     }
     let unit = ev.units.get(capture).copied().unwrap_or(Unit::Text);

@@ -25,6 +25,19 @@ pub(crate) const SET_FAILURES: &[&str] = &[
     "exception",
 ];
 
+/// The failure kind a line's `failure` capture reads as: a kind's name, or a signal's
+/// name (`SIGKILL`, `SIGTERM`: a process killed by a signal, as Python's multiprocessing
+/// prints `exitcode=-9 (SIGKILL)`) as `signal`.
+pub(crate) fn captured_failure(word: &str) -> Option<&'static str> {
+    let signal_name = word
+        .strip_prefix("SIG")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_uppercase()));
+    if signal_name {
+        return Some("signal");
+    }
+    SET_FAILURES.iter().find(|k| **k == word).copied()
+}
+
 /// A regex's named captures that nothing reads where the regex is used.
 pub(in crate::grammar) fn only_read_captures(
     origin: &str,

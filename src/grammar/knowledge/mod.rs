@@ -6,7 +6,7 @@
 
 mod compile;
 mod ignored;
-pub(crate) use ignored::SET_FAILURES;
+pub(crate) use ignored::{captured_failure, SET_FAILURES};
 pub(in crate::grammar) use ignored::{only_read_captures, PREFIX_CAPTURES};
 
 use std::collections::HashMap;

@@ -370,19 +370,32 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
         .map(|(g, _)| g.to_string())
 }
 
-/// An out-of-memory failure printed by no named process that names its GPU (PyTorch's
-/// `GPU 1 has a total capacity of …`), in a one-node run whose ranks are plain TP ranks, is
-/// the rank on that GPU: the GPU a process allocates on is its TP rank there, as a `gpu`
-/// prefix names a rank (SGLang 0.2's ControllerSingle runs TP0's model in the launcher
-/// process and prints its traceback with no rank). Anything less certain stays the
-/// launcher's.
-fn adopt_by_gpu(
+/// Failures printed by no named process, given to the rank they are of:
+/// - one that names its GPU (PyTorch's `GPU 1 has a total capacity of …`), in a one-node
+///   run of plain TP ranks, is that GPU's rank's: the GPU a process allocates on is its TP
+///   rank there, as a `gpu` prefix names a rank (SGLang 0.2's ControllerSingle runs TP0's
+///   model in the launcher process and prints its traceback with no rank);
+/// - one, or any failure no process names, that is the next event of its file after a
+///   rank's own out-of-memory line is that rank's: one process driving several GPUs tells
+///   one failure twice (LMDeploy's TurboMind prints the sized C++ line naming its device,
+///   then Python's traceback closes on a `RuntimeError` naming none).
+///
+/// Each takes along the unnamed failure line whose traceback it closes (`Exception in
+/// ControllerSingle:`, `engine start-up failed:`): its frames place the failure. Anything
+/// less certain stays the launcher's.
+fn adopt_unnamed_ooms(
     rank_events: &mut BTreeMap<Rank, Vec<usize>>,
     launcher: &mut Vec<usize>,
     events: &[Event],
     workers: &[Rank],
     unnamed_failure: &dyn Fn(&Event) -> bool,
 ) {
+    let candidates: Vec<usize> = (launcher.iter().copied())
+        .filter(|&i| unnamed_failure(&events[i]))
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
     let plain_tp = workers
         .iter()
         .all(|r| r.single().is_some_and(|(tag, _)| tag == "TP"));
@@ -391,32 +404,51 @@ fn adopt_by_gpu(
         .filter(|e| e.rank.is_some())
         .map(|e| (e.node.as_deref(), e.host.as_deref()));
     let one_node = places.next().is_none_or(|first| places.all(|p| p == first));
-    if !(plain_tp && one_node) {
-        return;
+    // Each event's predecessor in its file, by line.
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_unstable_by_key(|&i| (events[i].origin.source, events[i].origin.line));
+    let mut position = vec![0; events.len()];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
+    let before = |i: usize| {
+        let p = position[i].checked_sub(1)?;
+        Some(order[p]).filter(|&j| events[j].origin.source == events[i].origin.source)
+    };
+    let mut in_launcher = vec![false; events.len()];
+    for &i in launcher.iter() {
+        in_launcher[i] = true;
     }
     let mut adopted: Vec<(usize, Rank)> = Vec::new();
-    for &i in launcher.iter() {
+    for i in candidates {
         let e = &events[i];
-        let on_gpu = (e.kind == kind::OOM && unnamed_failure(e))
+        let opener = before(i).filter(|&j| {
+            in_launcher[j] && unnamed_failure(&events[j]) && events[j].detail.is_some()
+        });
+        let on_gpu = (plain_tp && one_node && e.kind == kind::OOM)
             .then(|| e.field("gpu").and_then(FieldValue::as_i64))
             .flatten()
             .and_then(|g| u32::try_from(g).ok())
             .map(Rank::tp)
             .filter(|r| workers.contains(r));
-        let Some(rank) = on_gpu else { continue };
-        // The unnamed failure line whose traceback this line closes (`Exception in
-        // ControllerSingle:` then the frames) goes with it: its frames place the failure.
-        let opener = (events.iter().enumerate())
-            .filter(|(_, o)| o.origin.source == e.origin.source && o.origin.line < e.origin.line)
-            .max_by_key(|(_, o)| o.origin.line)
-            .filter(|(j, o)| launcher.contains(j) && unnamed_failure(o) && o.detail.is_some());
-        if let Some((j, _)) = opener {
+        let after_ranks_oom = || {
+            let prev = &events[before(opener.unwrap_or(i))?];
+            (prev.kind == kind::OOM)
+                .then(|| prev.rank.clone())
+                .flatten()
+                .filter(|r| workers.contains(r))
+        };
+        let Some(rank) = on_gpu.or_else(after_ranks_oom) else {
+            continue;
+        };
+        if let Some(j) = opener {
             adopted.push((j, rank.clone()));
         }
         adopted.push((i, rank));
     }
+    let moved: std::collections::HashSet<usize> = adopted.iter().map(|(i, _)| *i).collect();
+    launcher.retain(|l| !moved.contains(l));
     for (i, rank) in adopted {
-        launcher.retain(|&l| l != i);
         let list = rank_events.entry(rank).or_default();
         list.push(i);
         list.sort_unstable();
@@ -450,7 +482,7 @@ fn adopt_rankless(
     // log that names no rank is the one process's own: the single GPU rank, TP0.
     let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
     if workers.len() > 1 {
-        adopt_by_gpu(rank_events, launcher, events, &workers, &unnamed_failure);
+        adopt_unnamed_ooms(rank_events, launcher, events, &workers, &unnamed_failure);
     }
     let target = match workers.as_slice() {
         [one] => one.clone(),
