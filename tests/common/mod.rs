@@ -97,3 +97,27 @@ pub fn rank_entry<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_j
 pub fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// `rankscope grammars check` of fixture `dir`'s grammar `file` with `from` replaced by
+/// `to` (written to a temporary file): the exit code and what it printed, stdout then
+/// stderr, each flattened.
+#[allow(dead_code)]
+pub fn check_edited(dir: &str, file: &str, from: &str, to: &str) -> (Option<i32>, String) {
+    let grammar = std::fs::read_to_string(format!("{dir}/{file}")).expect("the grammar");
+    assert!(grammar.contains(from), "{file} holds {from:?}");
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    let path = temp.path().join("edited.toml");
+    std::fs::write(&path, grammar.replace(from, to)).expect("the edited grammar");
+    let out = assert_cmd::Command::cargo_bin("rankscope")
+        .expect("the binary")
+        .args(["grammars", "check"])
+        .arg(&path)
+        .output()
+        .expect("it runs");
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), flat(&said))
+}

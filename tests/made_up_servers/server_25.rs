@@ -120,30 +120,20 @@ fn a_dated_start_is_not_called_inferred() {
 /// (`[rank 0]`), and cannot state fields it has no event for: both are checked.
 #[test]
 fn a_sample_without_kind_has_its_rank_checked_and_no_fields() {
-    let (temp, _) = common::temp_in(DIR);
-    let grammar = std::fs::read_to_string(format!("{DIR}/grammar.toml")).unwrap();
-    let sample =
-        "line = \"[FM][INFO] 07:40:23.000 [rank 0] runtime buffers: 3.25 GiB\"\nrank = \"TP0\"";
-    assert!(grammar.contains(sample));
-    let path = temp.path().join("g.toml");
-    std::fs::write(
-        &path,
-        grammar.replace(
-            sample,
-            "line = \"[FM][INFO] 07:40:23.000 [rank 0] runtime buffers: 3.25 GiB\"\nrank = \"TP3\"\nfields = { bytes = 1 }",
-        ),
-    )
-    .unwrap();
-    let out = assert_cmd::Command::cargo_bin("rankscope")
-        .unwrap()
-        .args(["grammars", "check", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let err = common::flat(&String::from_utf8_lossy(&out.stdout));
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("the line's rank reads as `TP0` (a line without an event is named by its prefix alone), the sample says `TP3`"),
-        "{err}"
+    let line = "line = \"[FM][INFO] 07:40:23.000 [rank 0] runtime buffers: 3.25 GiB\"";
+    let (code, said) = common::check_edited(
+        DIR,
+        "grammar.toml",
+        &format!("{line}\nrank = \"TP0\""),
+        &format!("{line}\nrank = \"TP3\"\nfields = {{ bytes = 1 }}"),
     );
-    assert!(err.contains("`fields` on a sample without `kind`"), "{err}");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("the line's rank reads as `TP0` (a line without an event is named by its prefix alone), the sample says `TP3`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`fields` on a sample without `kind`"),
+        "{said}"
+    );
 }

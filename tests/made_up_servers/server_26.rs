@@ -73,25 +73,15 @@ fn a_memory_model_without_tokens_reads_the_pools_tokens() {
 /// The check message for a rank rule naming a capture its regex lacks lists the captures.
 #[test]
 fn a_missing_capture_is_told_with_the_regexs_captures() {
-    let (temp, _) = common::temp_in(DIR);
-    let grammar = std::fs::read_to_string(format!("{DIR}/grammar.toml")).unwrap();
-    let rule = "rank = { evidence = \"line\", capture = \"gpu\" }";
-    assert!(grammar.contains(rule));
-    let path = temp.path().join("g.toml");
-    std::fs::write(
-        &path,
-        grammar.replace(rule, "rank = { evidence = \"line\", capture = \"dev\" }"),
-    )
-    .unwrap();
-    let out = assert_cmd::Command::cargo_bin("rankscope")
-        .unwrap()
-        .args(["grammars", "check", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let err = common::flat(&String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, said) = common::check_edited(
+        DIR,
+        "grammar.toml",
+        "rank = { evidence = \"line\", capture = \"gpu\" }",
+        "rank = { evidence = \"line\", capture = \"dev\" }",
+    );
+    assert_eq!(code, Some(2), "{said}");
     assert!(
-        err.contains("rank.capture `dev` is not a capture of the regex: its captures are `gpu`"),
-        "{err}"
+        said.contains("rank.capture `dev` is not a capture of the regex: its captures are `gpu`"),
+        "{said}"
     );
 }
