@@ -106,6 +106,8 @@ pub enum RemedyKind {
     },
     /// Skip the failing phase (and the memory the baseline's took, when known).
     SkipPhase {
+        /// The setting's value now, as the configuration prints it.
+        from: String,
         /// The setting's value that skips the phase.
         value: String,
         /// The phase skipped.
@@ -375,6 +377,7 @@ pub(crate) fn levers(baseline: Option<&Run>, candidate: &Run, d: &Deficit) -> Ve
         out.push(Remedy {
             setting: skip.setting.clone(),
             kind: RemedyKind::SkipPhase {
+                from: current.spelled(spelling),
                 value: skip.value.clone(),
                 phase: d.phase,
                 baseline_took,

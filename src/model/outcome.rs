@@ -349,7 +349,7 @@ fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
 pub(crate) fn resolve(
     ranks: &mut [RankRun],
     stops: Vec<Option<Stop>>,
-    launcher: &[Stop],
+    launcher: &mut [Stop],
     events: &[Event],
     run_ready: bool,
     know: &Knowledge,
@@ -453,6 +453,16 @@ pub(crate) fn resolve(
         mark_silent_stalls(ranks, events, know, &numbers);
         follow_named_stalls(ranks, &peers, &numbers);
     }
+    // A launcher line that followed a failure names the rank it came from (its
+    // `peer_rank`), else it followed the root, as the ranks it ended say.
+    for s in launcher.iter_mut().filter(|s| {
+        matches!(
+            s.failure.outcome,
+            Outcome::Consequence | Outcome::Terminated
+        )
+    }) {
+        s.failure.consequence_of = (s.peer.map(|p| numbers.named(ranks, p))).or(after.clone());
+    }
     root.map(|i| ranks[i].rank.clone())
         .or_else(|| first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone()))
 }
@@ -490,14 +500,13 @@ fn follow_chains(ranks: &mut [RankRun]) {
 
 /// A launcher line after the root failure that reports it and ends the server (SGLang's
 /// `Received sigquit from a child process` kills the process tree): the ranks whose logs
-/// simply ended were terminated, and that line is the evidence.
+/// simply ended were terminated, and that line is the evidence — the first that says it
+/// terminates (`sending SIGKILL to the other ranks`), else the first consequence line (a
+/// launcher's echo of the root's death, `scheduler r5 died with exit code 1`, is about the
+/// root, not the others).
 fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
-    let Some(line) = launcher.iter().find(|s| {
-        matches!(
-            s.failure.outcome,
-            Outcome::Consequence | Outcome::Terminated
-        )
-    }) else {
+    let first = |o: Outcome| launcher.iter().find(|s| s.failure.outcome == o);
+    let Some(line) = first(Outcome::Terminated).or_else(|| first(Outcome::Consequence)) else {
         return;
     };
     for r in ranks

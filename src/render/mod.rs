@@ -258,15 +258,25 @@ pub fn events_text(
 ) -> String {
     use std::fmt::Write;
     let mut o = String::new();
+    // A stamp is shown at the resolution its format prints (`10:00:04.120` for
+    // milliseconds), the TIME column widened to hold it only when a shown line has one.
+    let fine = |e: &crate::base::event::Event| e.ts.is_some() && e.ts_step_ms < 1000;
+    let time_width = if run.events.iter().any(|e| filter.keeps(e) && fine(e)) {
+        13
+    } else {
+        9
+    };
     let _ = writeln!(
         o,
         "{}",
-        style.bold("TIME      RANK         KIND               FIELDS")
+        style.bold(&format!(
+            "{} RANK         KIND               FIELDS",
+            fit("TIME", time_width)
+        ))
     );
     for e in run.events.iter().filter(|e| filter.keeps(e)) {
-        let time =
-            e.ts.map(|t| t.format("%H:%M:%S").to_string())
-                .unwrap_or_else(|| "-".into());
+        let format = if fine(e) { "%H:%M:%S%.3f" } else { "%H:%M:%S" };
+        let time = (e.ts.map(|t| t.format(format).to_string())).unwrap_or_else(|| "-".into());
         let rank = e
             .rank
             .as_ref()
@@ -287,8 +297,13 @@ pub fn events_text(
                 crate::base::event::FieldValue::Text(t) => format!("{k}={}", cut(t, 40)),
             })
             .collect();
-        // FIELDS wraps in its column, after TIME 9, RANK 12 and KIND 18 and their spaces.
-        let lead = format!("{} {} {} ", fit(&time, 9), fit(&rank, 12), fit(&e.kind, 18));
+        // FIELDS wraps in its column, after TIME, RANK 12 and KIND 18 and their spaces.
+        let lead = format!(
+            "{} {} {} ",
+            fit(&time, time_width),
+            fit(&rank, 12),
+            fit(&e.kind, 18)
+        );
         let pad = " ".repeat(crate::base::text::columns(&lead));
         for line in wrap_indented(&fields.join(" "), style.width, &lead, &pad) {
             let _ = writeln!(o, "{}", line.trim_end());

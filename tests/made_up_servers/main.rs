@@ -28,6 +28,7 @@ mod server_24;
 mod server_25;
 mod server_26;
 mod server_27;
+mod server_28;
 mod server_3;
 mod server_4;
 mod server_5;

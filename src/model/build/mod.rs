@@ -223,11 +223,11 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         ranks.push(r);
         stops.push(stop);
     }
-    let launcher_stops = launcher_stops(&events, &launcher, know);
+    let mut launcher_stops = launcher_stops(&events, &launcher, know);
     let root = outcome::resolve(
         &mut ranks,
         stops,
-        &launcher_stops,
+        &mut launcher_stops,
         &events,
         ready,
         know,

@@ -254,9 +254,14 @@ pub(crate) fn remedies_doc(r: &crate::analysis::remedy::Remedies) -> RemediesDoc
                             RuleCheck::Unchecked => "unchecked",
                         }),
                     ),
-                    RemedyKind::SkipPhase { value, .. } => {
-                        ("skip_phase", None, Some(value.clone()), None, None, None)
-                    }
+                    RemedyKind::SkipPhase { from, value, .. } => (
+                        "skip_phase",
+                        Some(from.clone()),
+                        Some(value.clone()),
+                        None,
+                        None,
+                        None,
+                    ),
                     RemedyKind::Revert { from, to, .. } => (
                         "revert",
                         Some(from.clone()),

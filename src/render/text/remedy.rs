@@ -142,6 +142,7 @@ pub(crate) fn lines(r: &Remedies) -> Vec<String> {
                 phase,
                 baseline_took,
                 cost,
+                ..
             } => format!(
                 "{}={}: skips {phase}{}{}",
                 x.setting,
