@@ -84,13 +84,15 @@ fn sglang_0_3_time_only_stamps_and_bare_lines() {
             "server_args@-",
             // `WARNING 10-12 08:02:51 rocm.py:13] …`: a vendored vLLM WARNING-level line.
             "warning@-",
-            "nccl_version@-",
+            // The one rank's untagged phase and failure lines are its own (a one-rank
+            // run adopts them), and are listed so; launch and warning lines stay no one's.
+            "nccl_version@TP0",
             "weight_load_begin@TP0",
             "weight_load_end@TP0",
             "mem_pool_end@TP0",
             "cuda_graph_begin@TP0",
-            "kv_budget@-",
-            "error@-",
+            "kv_budget@TP0",
+            "error@TP0",
         ]
     );
     // The time-only stamps take the date of the run's dated line.

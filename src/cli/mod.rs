@@ -196,8 +196,8 @@ pub enum Command {
         /// One JSON object per line, `type`/`data` envelopes, written as they are found
         #[arg(long)]
         ndjson: bool,
-        /// Only events of this kind (repeatable)
-        #[arg(long = "kind")]
+        /// Only events of this kind (repeatable, or several joined by commas: `oom,error`)
+        #[arg(long = "kind", value_delimiter = ',')]
         kinds: Vec<String>,
         /// Only events of this rank, e.g. `TP3` or `"PP1 TP2"`
         #[arg(long)]

@@ -85,3 +85,21 @@ fn a_missing_capture_is_told_with_the_regexs_captures() {
         "{said}"
     );
 }
+
+/// Trial 29's M2: the line the model gives TP2 (43, the Python side's unstamped closing
+/// `RuntimeError`, which names no rank) is TP2's in `events` too, so `--rank TP2` lists
+/// both its OOM lines (34 and 43).
+#[test]
+fn events_list_the_adopted_lines_with_their_rank() {
+    let (_, text) = common::fixture_run(
+        DIR,
+        "grammar-norule.toml",
+        &["events", "--rank", "TP2", "--kind", "oom,error", "failing"],
+    );
+    let rows: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains(" TP2 "))
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(rows, ["11:20:25.612 TP2 oom", "- TP2 oom"], "{text}");
+}

@@ -128,6 +128,18 @@ pub(crate) fn prepare_node(
     }
 }
 
+/// A line a rank adopted (a failure it printed without its prefix, the Python side's line
+/// after its OOM) is listed with that rank by `events` and `--rank` too.
+fn name_adopted(events: &mut [Event], rank_events: &BTreeMap<Rank, Vec<usize>>) {
+    for (r, list) in rank_events {
+        for &i in list {
+            if events[i].rank.as_ref().is_none_or(Rank::is_empty) {
+                events[i].rank = Some(r.clone());
+            }
+        }
+    }
+}
+
 /// Each rank's events (indices), and the launcher's: the events that name no rank and
 /// that no rank adopts.
 fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>) {
@@ -177,6 +189,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let mut events = events;
     settle_with(&mut events, &names);
     let (mut rank_events, launcher) = group_by_rank(&events, know);
+    name_adopted(&mut events, &rank_events);
     // Ranks whose record lines named them but gave no event (notices, a cut line): they
     // exist, and their log ends where their last line is.
     let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
@@ -383,21 +396,23 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
 /// Each takes along the unnamed failure line whose traceback it closes (`Exception in
 /// ControllerSingle:`, `engine start-up failed:`): its frames place the failure. Anything
 /// less certain stays the launcher's.
-fn adopt_unnamed_ooms(
+fn adopt_unnamed_failures(
     rank_events: &mut BTreeMap<Rank, Vec<usize>>,
     launcher: &mut Vec<usize>,
     events: &[Event],
-    workers: &[Rank],
     unnamed_failure: &dyn Fn(&Event) -> bool,
 ) {
+    // A map lookup, not a search of the ranks: a hostile log may hold many unnamed
+    // failures beside many ranks.
+    let is_worker = |r: &Rank| !r.is_engine() && rank_events.contains_key(r);
     let candidates: Vec<usize> = (launcher.iter().copied())
         .filter(|&i| unnamed_failure(&events[i]))
         .collect();
     if candidates.is_empty() {
         return;
     }
-    let plain_tp = workers
-        .iter()
+    let plain_tp = (rank_events.keys())
+        .filter(|r| !r.is_engine())
         .all(|r| r.single().is_some_and(|(tag, _)| tag == "TP"));
     let mut places = events
         .iter()
@@ -430,13 +445,13 @@ fn adopt_unnamed_ooms(
             .flatten()
             .and_then(|g| u32::try_from(g).ok())
             .map(Rank::tp)
-            .filter(|r| workers.contains(r));
+            .filter(|r| is_worker(r));
         let after_ranks_oom = || {
             let prev = &events[before(opener.unwrap_or(i))?];
             (prev.kind == kind::OOM)
                 .then(|| prev.rank.clone())
                 .flatten()
-                .filter(|r| workers.contains(r))
+                .filter(|r| is_worker(r))
         };
         let Some(rank) = on_gpu.or_else(after_ranks_oom) else {
             continue;
@@ -448,10 +463,17 @@ fn adopt_unnamed_ooms(
     }
     let moved: std::collections::HashSet<usize> = adopted.iter().map(|(i, _)| *i).collect();
     launcher.retain(|l| !moved.contains(l));
+    let mut touched: Vec<Rank> = Vec::new();
     for (i, rank) in adopted {
-        let list = rank_events.entry(rank).or_default();
-        list.push(i);
-        list.sort_unstable();
+        rank_events.entry(rank.clone()).or_default().push(i);
+        touched.push(rank);
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    for r in touched {
+        if let Some(list) = rank_events.get_mut(&r) {
+            list.sort_unstable();
+        }
     }
 }
 
@@ -482,7 +504,7 @@ fn adopt_rankless(
     // log that names no rank is the one process's own: the single GPU rank, TP0.
     let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
     if workers.len() > 1 {
-        adopt_unnamed_ooms(rank_events, launcher, events, &workers, &unnamed_failure);
+        adopt_unnamed_failures(rank_events, launcher, events, &unnamed_failure);
     }
     let target = match workers.as_slice() {
         [one] => one.clone(),
