@@ -43,6 +43,9 @@ pub struct RunOutcome {
     pub first_failure: Option<(Rank, FailureKind, Phase)>,
     /// The root's outcome (`failed` or `stalled`).
     pub(crate) root_outcome: Option<Outcome>,
+    /// The phase the root had completed when its failure is placed in the next one only
+    /// for that (`after kv_cache, before ready`: it never served).
+    pub(crate) root_after: Option<Phase>,
     pub(crate) launcher_failures: Vec<String>,
     /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
     pub(crate) launcher_consequences: Vec<String>,
@@ -63,6 +66,8 @@ pub enum StoryRoot {
         kind: FailureKind,
         /// The phase it failed in.
         phase: Phase,
+        /// The phase it had completed, when it failed only after it (`in_phase_after`).
+        after: Option<Phase>,
     },
     /// Every rank failed on its own, the same way.
     AllRanks {
@@ -72,6 +77,8 @@ pub enum StoryRoot {
         kind: FailureKind,
         /// The phase they failed in.
         phase: Phase,
+        /// The phase they had completed, when they failed only after it.
+        after: Option<Phase>,
     },
     /// The root, and how many more ranks failed on their own.
     Root {
@@ -81,6 +88,8 @@ pub enum StoryRoot {
         kind: FailureKind,
         /// The phase it failed (or stalled) in.
         phase: Phase,
+        /// The phase it had completed, when it failed only after it.
+        after: Option<Phase>,
         /// It stalled rather than failed.
         stalled: bool,
         /// Other ranks that failed on their own.
@@ -244,6 +253,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
         groups,
         first_failure: root.map(|(r, f)| (r.rank.clone(), f.kind, f.phase)),
         root_outcome: root.map(|(_, f)| f.outcome),
+        root_after: root.and_then(|(_, f)| f.after_phase),
         launcher_failures: launcher_failures
             .iter()
             .map(|f| f.message.clone())
@@ -274,16 +284,19 @@ fn failure_story(c: &RunOutcome) -> FailureStory {
             rank: g.ranks[0].clone(),
             kind: g.kind,
             phase: g.phase,
+            after: g.after_phase,
         },
         ([g], _) if g.ranks.len() == c.ranks => StoryRoot::AllRanks {
             ranks: c.ranks,
             kind: g.kind,
             phase: g.phase,
+            after: g.after_phase,
         },
         (_, Some((rank, kind, phase))) => StoryRoot::Root {
             rank: rank.clone(),
             kind: *kind,
             phase: *phase,
+            after: c.root_after,
             stalled: c.root_outcome == Some(Outcome::Stalled),
             others_failed: c.failed_ranks.saturating_sub(1),
         },

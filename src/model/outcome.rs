@@ -435,7 +435,7 @@ pub(crate) fn resolve(
         after = first_with(ranks, Outcome::Stalled, &stamps).map(|i| ranks[i].rank.clone());
     }
     if let Some(r) = &after {
-        launcher_teardown(ranks, launcher, r);
+        launcher_teardown(ranks, launcher, r, run_ready);
     } else if run_ready {
         // Shutdown notices after a server that was ready, with nothing failed: an
         // ordinary stop.
@@ -504,7 +504,7 @@ fn follow_chains(ranks: &mut [RankRun]) {
 /// terminates (`sending SIGKILL to the other ranks`), else the first consequence line (a
 /// launcher's echo of the root's death, `scheduler r5 died with exit code 1`, is about the
 /// root, not the others).
-fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
+fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank, run_ready: bool) {
     let first = |o: Outcome| launcher.iter().find(|s| s.failure.outcome == o);
     let Some(line) = first(Outcome::Terminated).or_else(|| first(Outcome::Consequence)) else {
         return;
@@ -513,13 +513,27 @@ fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank) {
         .iter_mut()
         .filter(|r| r.outcome == Outcome::Incomplete && !r.is_process())
     {
+        // A rank in `ready` only because it completed the phase before, in a run that
+        // printed no ready line, never served: `after kv_cache, before ready`, its LAST
+        // PHASE the one it completed, as a rank's own failure there reads.
+        let completed = (r.last_phase == Phase::Ready && !run_ready)
+            .then(|| {
+                (r.phases.iter().map(|s| s.phase))
+                    .filter(|p| *p != Phase::Ready)
+                    .max()
+            })
+            .flatten();
+        if let Some(p) = completed {
+            r.last_phase = p;
+        }
         r.outcome = Outcome::Terminated;
         r.failure = Some(Failure {
             outcome: Outcome::Terminated,
-            phase: r.last_phase,
+            phase: completed.map_or(r.last_phase, |_| Phase::Ready),
             phase_from: "last_event",
             phase_line: None,
             consequence_of: Some(root.clone()),
+            after_phase: completed,
             ..line.failure.clone()
         });
     }

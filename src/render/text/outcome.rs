@@ -78,24 +78,35 @@ pub fn failure_group(g: &FailureGroup) -> String {
 /// `TP0 failed in NCCL in dist_init; 1 rank failed as a consequence`.
 pub fn failure_story(story: &FailureStory) -> String {
     let mut what = match &story.root {
-        StoryRoot::OnlyRank { rank, kind, phase } => {
+        StoryRoot::OnlyRank {
+            rank,
+            kind,
+            phase,
+            after,
+        } => {
             format!(
                 "its only rank {rank} {} {}",
                 failure_verb(*kind),
-                in_phase(*phase)
+                in_phase_after(*phase, *after)
             )
         }
-        StoryRoot::AllRanks { ranks, kind, phase } => {
+        StoryRoot::AllRanks {
+            ranks,
+            kind,
+            phase,
+            after,
+        } => {
             format!(
                 "all {ranks} ranks {} {}",
                 failure_verb(*kind),
-                in_phase(*phase)
+                in_phase_after(*phase, *after)
             )
         }
         StoryRoot::Root {
             rank,
             kind,
             phase,
+            after,
             stalled,
             others_failed,
         } => {
@@ -104,7 +115,7 @@ pub fn failure_story(story: &FailureStory) -> String {
             } else {
                 failure_verb(*kind)
             };
-            let mut s = format!("{rank} {verb} {}", in_phase(*phase));
+            let mut s = format!("{rank} {verb} {}", in_phase_after(*phase, *after));
             match others_failed {
                 0 => {}
                 1 => s.push_str("; 1 more rank failed on its own"),

@@ -159,9 +159,15 @@ fn effect_text(d: &RunDiff) -> Option<String> {
     }
     if let Some(g) = d.candidate.groups.first() {
         if let Some(req) = g.oom.requested {
+            // A failure placed in ready only because the rank had completed the phase
+            // before (the server never served) is not ready's.
+            let step = match g.after_phase {
+                Some(a) => format!("the failed step after {a}"),
+                None => g.phase.to_string(),
+            };
             parts.push(format!(
                 "{} asked for {}{}",
-                g.phase,
+                step,
                 req.shown(),
                 (g.oom.allowed)
                     .map(|a| format!(" past the {} allowed", a.shown()))

@@ -138,7 +138,7 @@ pub(crate) fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             &format!(
                 "{what}: {r} ({} {})",
                 k.name(),
-                crate::render::text::outcome::in_phase(*p)
+                crate::render::text::outcome::in_phase_after(*p, d.candidate.root_after)
             ),
             Style::new(),
             width,

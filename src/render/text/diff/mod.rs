@@ -288,7 +288,11 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
             };
             rows.push((
                 "",
-                format!("{label}: {r} ({} {})", k.name(), in_phase(*p)),
+                format!(
+                    "{label}: {r} ({} {})",
+                    k.name(),
+                    crate::render::text::outcome::in_phase_after(*p, out.root_after)
+                ),
                 Tone::Plain,
             ));
         }

@@ -268,7 +268,12 @@ pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &
 /// Where a failure's phase was read: `frames`, `wording`, `event` (its own line's phase),
 /// or `last event at server.log:23` (the phase line it was placed after).
 fn phase_from_text(run: &Run, f: &Failure) -> String {
-    let from = f.phase_from.replace('_', " ");
+    // Placed after its last phase line (`after_last_phase`, the phase words say `after
+    // kv_cache, before ready`): read from that line, as `last_event` is.
+    let from = match f.phase_from {
+        "after_last_phase" => "last event".to_string(),
+        other => other.replace('_', " "),
+    };
     match &f.phase_line {
         Some(o) => format!("{from} at {}:{}", run.source_name(o), o.line),
         None => from,
