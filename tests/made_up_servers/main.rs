@@ -31,6 +31,7 @@ mod server_27;
 mod server_28;
 mod server_3;
 mod server_33;
+mod server_38;
 mod server_4;
 mod server_5;
 mod server_6;
