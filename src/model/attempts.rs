@@ -67,12 +67,13 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
                 }
             }
             out[i] = attempt;
-            if !restart && is_preamble(e, know) {
+            let phase = know.phase_of(e).map(|(p, _)| p);
+            if !restart && is_preamble(e, phase) {
                 preamble.push(i);
             } else {
                 preamble.clear();
             }
-            progressed |= know.phase_of(e).is_some_and(|(p, _)| p != Phase::Launch);
+            progressed |= phase.is_some_and(|p| p != Phase::Launch);
             ended |= matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY);
             if e.kind == kind::SERVER_ARGS {
                 configured.insert(e.rank.as_ref());
@@ -92,11 +93,11 @@ pub(crate) fn split(events: &[Event], know: &Knowledge) -> Vec<usize> {
 
 /// A line a launcher prints before a start-up's configuration: no rank, no phase past
 /// launch, no failure, no outcome (`vLLM API server version 0.11.0`).
-fn is_preamble(e: &Event, know: &Knowledge) -> bool {
+fn is_preamble(e: &Event, phase: Option<Phase>) -> bool {
     e.rank.is_none()
         && !matches!(e.kind.as_str(), kind::OOM | kind::ERROR | kind::READY)
         && !e.fields.contains_key("outcome")
-        && know.phase_of(e).is_none_or(|(p, _)| p == Phase::Launch)
+        && phase.is_none_or(|p| p == Phase::Launch)
 }
 
 /// What one attempt came to, for the list of attempts.

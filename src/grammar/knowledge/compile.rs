@@ -419,7 +419,6 @@ fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarE
     Ok(out)
 }
 
-/// Whether `name` is among a regex's capture names.
 /// The rest of the error for a name that is none of the regex's captures: the names it
 /// has, to pick from.
 fn not_a_capture(names: &[&str]) -> String {
@@ -435,6 +434,7 @@ fn not_a_capture(names: &[&str]) -> String {
     )
 }
 
+/// Whether `name` is among a regex's capture names.
 pub(super) fn has_capture(names: &[&str], name: &str) -> bool {
     names.contains(&name)
 }

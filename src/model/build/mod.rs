@@ -116,7 +116,7 @@ pub(crate) fn prepare_node(
         events = settle_rank_names(time_order(events), know, run_sizes).0;
     }
     let (events, unplaced) = settle_rank_names(time_order(events), know, run_sizes);
-    let (rank_events, _) = group_by_rank(&events, know);
+    let (rank_events, _, _) = group_by_rank(&events, know);
     let config = crate::model::config::Config::of_events(&events, know);
     notes.extend(unplaced);
     NodeEvents {
@@ -128,21 +128,15 @@ pub(crate) fn prepare_node(
     }
 }
 
-/// A line a rank adopted (a failure it printed without its prefix, the Python side's line
-/// after its OOM) is listed with that rank by `events` and `--rank` too.
-fn name_adopted(events: &mut [Event], rank_events: &BTreeMap<Rank, Vec<usize>>) {
-    for (r, list) in rank_events {
-        for &i in list {
-            if events[i].rank.as_ref().is_none_or(Rank::is_empty) {
-                events[i].rank = Some(r.clone());
-            }
-        }
-    }
-}
+/// Lines of no rank that a rank adopted: the event's index and the rank.
+type Adopted = Vec<(usize, Rank)>;
 
-/// Each rank's events (indices), and the launcher's: the events that name no rank and
-/// that no rank adopts.
-fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>) {
+/// Each rank's events (indices), the launcher's (the events that name no rank and that no
+/// rank adopts), and the adopted ones.
+fn group_by_rank(
+    events: &[Event],
+    know: &Knowledge,
+) -> (BTreeMap<Rank, Vec<usize>>, Vec<usize>, Adopted) {
     // Hashed while grouping, sorted once at the end: a search of an ordered map of
     // thousands of ranks per event (string comparisons all the way down) was a tenth of
     // building a run of 8,192 ranks.
@@ -159,8 +153,8 @@ fn group_by_rank(events: &[Event], know: &Knowledge) -> (BTreeMap<Rank, Vec<usiz
         .into_iter()
         .map(|(r, list)| (r.clone(), list))
         .collect();
-    adopt_rankless(&mut rank_events, &mut launcher, events, know);
-    (rank_events, launcher)
+    let adopted = adopt_rankless(&mut rank_events, &mut launcher, events, know);
+    (rank_events, launcher, adopted)
 }
 
 fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
@@ -188,8 +182,12 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let unplaced = names.unplaced.clone();
     let mut events = events;
     settle_with(&mut events, &names);
-    let (mut rank_events, launcher) = group_by_rank(&events, know);
-    name_adopted(&mut events, &rank_events);
+    let (mut rank_events, launcher, adopted) = group_by_rank(&events, know);
+    // A line a rank adopted (a failure it printed without its prefix, the Python side's
+    // line after its OOM) is listed with that rank by `events` and `--rank` too.
+    for (i, rank) in adopted {
+        events[i].rank = Some(rank);
+    }
     // Ranks whose record lines named them but gave no event (notices, a cut line): they
     // exist, and their log ends where their last line is.
     let mut silent: BTreeMap<Rank, Origin> = BTreeMap::new();
@@ -401,7 +399,7 @@ fn adopt_unnamed_failures(
     launcher: &mut Vec<usize>,
     events: &[Event],
     unnamed_failure: &dyn Fn(&Event) -> bool,
-) {
+) -> Adopted {
     // A map lookup, not a search of the ranks: a hostile log may hold many unnamed
     // failures beside many ranks.
     let is_worker = |r: &Rank| !r.is_engine() && rank_events.contains_key(r);
@@ -409,7 +407,7 @@ fn adopt_unnamed_failures(
         .filter(|&i| unnamed_failure(&events[i]))
         .collect();
     if candidates.is_empty() {
-        return;
+        return Vec::new();
     }
     let plain_tp = (rank_events.keys())
         .filter(|r| !r.is_engine())
@@ -463,18 +461,19 @@ fn adopt_unnamed_failures(
     }
     let moved: std::collections::HashSet<usize> = adopted.iter().map(|(i, _)| *i).collect();
     launcher.retain(|l| !moved.contains(l));
-    let mut touched: Vec<Rank> = Vec::new();
-    for (i, rank) in adopted {
-        rank_events.entry(rank.clone()).or_default().push(i);
+    let mut touched: Vec<&Rank> = Vec::new();
+    for (i, rank) in &adopted {
+        rank_events.entry(rank.clone()).or_default().push(*i);
         touched.push(rank);
     }
     touched.sort_unstable();
     touched.dedup();
     for r in touched {
-        if let Some(list) = rank_events.get_mut(&r) {
+        if let Some(list) = rank_events.get_mut(r) {
             list.sort_unstable();
         }
     }
+    adopted
 }
 
 /// Lines that name no rank in a run of one rank are that rank's: an untagged single-GPU
@@ -485,7 +484,7 @@ fn adopt_rankless(
     launcher: &mut Vec<usize>,
     events: &[Event],
     know: &Knowledge,
-) {
+) -> Adopted {
     let workers: Vec<Rank> = rank_events
         .keys()
         .filter(|r| !r.is_engine())
@@ -504,7 +503,7 @@ fn adopt_rankless(
     // log that names no rank is the one process's own: the single GPU rank, TP0.
     let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
     if workers.len() > 1 {
-        adopt_unnamed_failures(rank_events, launcher, events, &unnamed_failure);
+        return adopt_unnamed_failures(rank_events, launcher, events, &unnamed_failure);
     }
     let target = match workers.as_slice() {
         [one] => one.clone(),
@@ -512,17 +511,18 @@ fn adopt_rankless(
         [] if rank_events.is_empty() && launcher.iter().any(|&i| unnamed_failure(&events[i])) => {
             Rank::tp(0)
         }
-        _ => return,
+        _ => return Vec::new(),
     };
     let (adopt, keep): (Vec<usize>, Vec<usize>) = launcher.iter().partition(|&&i| {
         let (failure, phase_line) = adoptable(&events[i]);
         failure || phase_line
     });
     if adopt.is_empty() {
-        return;
+        return Vec::new();
     }
     *launcher = keep;
-    let list = rank_events.entry(target).or_default();
-    list.extend(adopt);
+    let list = rank_events.entry(target.clone()).or_default();
+    list.extend(&adopt);
     list.sort_unstable();
+    adopt.into_iter().map(|i| (i, target.clone())).collect()
 }
