@@ -52,6 +52,14 @@ names=(); cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
 add "own.rs1" "env RAYON_NUM_THREADS=1 $bin events $olog --json"
 add "own.rg_groups" "rg -j1 -c -f benches/reference_patterns.txt $olog"
+# A vLLM V1 server's log (start-up, then metrics and access lines), against the vLLM
+# start-up markers: the traffic of a second server family, whose lines a prefilter
+# fragment can hit where SGLang's do not.
+vlog=$data/vllm-${mib}m.log
+[ -f "$vlog" ] || python3 benches/gen_vllm_log.py "$vlog" "$mib"
+cat "$vlog" > /dev/null
+add "vllm.rs1" "env RAYON_NUM_THREADS=1 $bin events $vlog --json"
+add "vllm.rg" "rg -j1 -c -f benches/vllm_markers.ere $vlog"
 if [ "$have_shared" = 1 ]; then
   slog=$data/shared-${mib}m.log
   [ -f "$slog" ] || python3 "$shared/mklog.py" "$slog" "$mib"
@@ -150,7 +158,9 @@ lines = [
     "1-minute load read just before each run of that command. The machine is shared, so CPU "
     "time (user+sys) is the figure compared, as ratios within the series; medians. Inputs: "
     f"`../shared/bench` (`mklog.py {mib}`, `mkranks.py {ranks}` and a copy failing at rank "
-    f"{fail_rank}), this project's `examples/gen_log.rs` log of the same size, and the 23 MB "
+    f"{fail_rank}), this project's `examples/gen_log.rs` log of the same size, a vLLM V1 log of "
+    "the same size (`benches/gen_vllm_log.py`, against its own eight start-up markers "
+    "`benches/vllm_markers.ere`), and the 23 MB "
     "snapshot `../shared/fixtures/gpu/decode_heavy` for `mem`; anchor `rg -c -f ref8.ere` (the "
     "eight start-up markers, no capture groups) at `-j1` and, over the rank files, `-j2`.",
     "",
@@ -170,6 +180,8 @@ table = [
     row(f"`events --json` own generator's log ({mib} MiB), 1 thread", "own.rs1"),
     row("`rg -j1 -c -f ref8.ere` own log", "own.rg"),
     row("`rg -j1 -c -f benches/reference_patterns.txt` own log (capture groups)", "own.rg_groups"),
+    row(f"`events --json` vLLM V1 log (`benches/gen_vllm_log.py {mib}`), 1 thread", "vllm.rs1"),
+    row("`rg -j1 -c -f benches/vllm_markers.ere` vLLM log", "vllm.rg"),
     row(f"`summary` {ranks:,} rank files, 1 thread", "ranks.summary"),
     row("same, 2 threads", "ranks.summary2"),
     row(f"`diff` against the copy failing at rank {fail_rank}, 1 thread", "ranks.diff"),
@@ -188,6 +200,9 @@ lines += [
     goal("shared log, 1 thread ≤ 2× rg CPU", ["shared.rs1", "shared.rg"],
          lambda: f"{r('shared.rs1', 'shared.rg'):.2f}× ({s(cpu('shared.rs1') / gib)} CPU-s/GiB)",
          lambda: r('shared.rs1', 'shared.rg') <= 2),
+    goal("vLLM V1 log, 1 thread ≤ 2× rg CPU (its markers)", ["vllm.rs1", "vllm.rg"],
+         lambda: f"{r('vllm.rs1', 'vllm.rg'):.2f}× ({s(cpu('vllm.rs1') / gib)} CPU-s/GiB)",
+         lambda: r('vllm.rs1', 'vllm.rg') <= 2),
     goal("shared log, 2 threads, CPU / rg", ["shared.rs2", "shared.rg"],
          lambda: f"{r('shared.rs2', 'shared.rg'):.2f}×", lambda: True).replace("| met |", "| — |"),
     goal("2 threads: CPU ≤ 1.1× of 1 thread", ["shared.rs2", "shared.rs1"],

@@ -75,8 +75,12 @@ pub(crate) enum HashError {
     },
 }
 
-/// XXH3-64 of one file's bytes as stored (compressed files are hashed compressed).
+/// XXH3-64 of one file's bytes as stored (compressed files are hashed compressed): the
+/// scan's, when it read the file to its end, else read again here.
 fn file_hash(f: &SourceFile) -> Result<u64, HashError> {
+    if let Some(&d) = f.digest.get() {
+        return Ok(d);
+    }
     let path = f.display();
     let meta = std::fs::metadata(&f.path).map_err(|source| HashError::Io {
         path: path.clone(),
@@ -142,5 +146,62 @@ pub(crate) fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
         ready_at,
         ready_at_step_ms: ready_at.map_or(1000, |t| run.stamp_step_ms(t)),
         to_ready_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::GrammarSet;
+    use crate::session::{Inputs, LoadOptions, Session};
+    use std::path::PathBuf;
+
+    /// The hash the scan computed as it read each file against a second read of the same
+    /// files (the digests cleared): a small plain file read whole, a compressed file read
+    /// as a stream, and a plain file read in blocks smaller than itself.
+    #[test]
+    fn the_scans_digest_is_the_files_hash() {
+        let gs = GrammarSet::builtin().unwrap();
+        let cases = [
+            ("samples/tp8-custom-ar", LoadOptions::default()),
+            (
+                "tests/hostile/turn3/pzstd_made.log.zst",
+                LoadOptions::default(),
+            ),
+            (
+                "tests/hostile/turn3/crashloop_1100_then_ready.log.gz",
+                LoadOptions::default(),
+            ),
+            (
+                "samples/tp8-baseline/server.log",
+                LoadOptions {
+                    block_size: 4096,
+                    ..LoadOptions::default()
+                },
+            ),
+        ];
+        for (path, opts) in cases {
+            let inputs = Inputs::discover(&[PathBuf::from(path)]).unwrap();
+            let s = Session::load(&gs, &inputs, &opts, &|_, _| {}).unwrap();
+            let logs = s.files.iter().filter(|f| f.kind == SourceKind::Log);
+            assert!(logs.clone().all(|f| f.digest.get().is_some()), "{path}");
+            let from_scan = content_hash(&s.files).unwrap();
+            let again: Vec<SourceFile> = (s.files.iter())
+                .map(|f| SourceFile {
+                    digest: Default::default(),
+                    ..f.clone()
+                })
+                .collect();
+            assert_eq!(from_scan, content_hash(&again).unwrap(), "{path}");
+        }
+        // A file whose read stopped early (a gzip stream cut short) has no digest from
+        // the scan: its hash is read again, of the whole file as stored.
+        let inputs = Inputs::discover(&[PathBuf::from("tests/hostile/rank9.log.gz")]).unwrap();
+        let s = Session::load(&gs, &inputs, &LoadOptions::default(), &|_, _| {}).unwrap();
+        assert!(s.files.iter().all(|f| f.digest.get().is_none()));
+        let whole = std::fs::read("tests/hostile/rank9.log.gz").unwrap();
+        let expected =
+            xxhash_rust::xxh3::xxh3_64(&xxhash_rust::xxh3::xxh3_64(&whole).to_le_bytes());
+        assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
     }
 }

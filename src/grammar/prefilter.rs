@@ -7,10 +7,33 @@ use super::*;
 pub(super) const LITERALS_PER_GROUP: usize = 32;
 
 /// Most fragments per automaton of the buffer prefilter: each automaton is one pass of
-/// Teddy over every block, and up to about 64 patterns Teddy's cost per pass grows more
-/// slowly than the passes' count falls — the 74 built-in fragments in two groups of 37
-/// scanned the shared benchmark log in four fifths of the time of three groups of 32.
-pub(super) const FRAGMENTS_PER_GROUP: usize = 40;
+/// Teddy over every block, and a pass costs about the same whatever its pattern count up
+/// to Teddy's limit of 64 (one pass of the built-in grammars' fragments scanned the
+/// shared benchmark log in half the time of two passes of half as many each).
+pub(super) const FRAGMENTS_PER_GROUP: usize = 64;
+
+/// Lines a serving log repeats for hours, one per request or per scheduler step, of the
+/// servers the built-in grammars read (written for this list, values made up). A
+/// fragment found in them would send every such line down the event path (a cleaned
+/// copy, the literal automata, the events' regexes: a thousand times the cost of a
+/// rejected line), so no fragment is taken from them.
+pub(super) const TRAFFIC: &[&str] = &[
+    "[2026-03-04 10:11:12 DP0 TP0 EP0] Decode batch. #running-req: 12, #token: 3456, token usage: 0.07, cuda graph: True, gen throughput (token/s): 512.34, #queue-req: 0,",
+    "[2026-03-04 10:11:12 TP0] Prefill batch. #new-seq: 1, #new-token: 128, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, #running-req: 0, #queue-req: 0, input throughput (token/s): 1.23",
+    "[2026-03-04 10:11:12] INFO:     127.0.0.1:51234 - \"POST /generate HTTP/1.1\" 200 OK",
+    "[2026-03-04 10:11:12] Receive: obj=GenerateReqInput(rid='0123abcd', text='Hello', sampling_params={'max_new_tokens': 16})",
+    "[2026-03-04 10:11:12] Finish: obj=GenerateReqInput(rid='0123abcd'), out={'meta_info': {'prompt_tokens': 5, 'completion_tokens': 16}}",
+    "(APIServer pid=123) INFO 03-04 10:11:12 [loggers.py:123] Engine 000: Avg prompt throughput: 12.3 tokens/s, Avg generation throughput: 45.6 tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, Prefix cache hit rate: 0.0%",
+    "INFO 03-04 10:11:12 metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 12.3 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.4%, CPU KV cache usage: 0.0%.",
+    "(APIServer pid=123) INFO:     10.0.0.1:40000 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    "INFO 03-04 10:11:12 [logger.py:39] Received request chatcmpl-0123abcd: prompt: 'Hi', params: SamplingParams(n=1, temperature=0.7, max_tokens=16), prompt_token_ids: None, lora_request: None.",
+    "INFO 03-04 10:11:12 engine.py:280] Added request cmpl-0123abcd-0.",
+    "INFO 03-04 10:11:12 async_llm_engine.py:140] Finished request cmpl-0123abcd-0.",
+    "2026-03-04T10:11:12.123456Z  INFO generate{parameters=GenerateParameters { max_new_tokens: Some(16) } total_time=\"1.2s\" validation_time=\"1ms\" queue_time=\"1ms\" inference_time=\"1.2s\" time_per_token=\"70ms\" seed=\"None\"}: text_generation_router::server: Success",
+    "[TensorRT-LLM][INFO] Iteration 1234: active requests 3, generated tokens 48, queued 0",
+    "2026-03-04 10:11:12,123 - lmdeploy - INFO - turbomind.py:500 - session 12 start, step 0, request_output_len 16",
+    "host-1:123:456 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+];
 
 /// `items` in the fewest groups of at most `max`, of sizes as equal as they can be.
 pub(super) fn balanced_groups<T>(items: &[T], max: usize) -> std::slice::Chunks<'_, T> {
@@ -23,22 +46,28 @@ pub(super) fn balanced_groups<T>(items: &[T], max: usize) -> std::slice::Chunks<
 pub(super) const FRAGMENT_MIN: usize = 4;
 pub(super) const FRAGMENT_MAX: usize = 8;
 
+/// A fragment of lower-case letters and spaces only is taken when it is at least this
+/// long: shorter ones (`graph`, `the `) are in most English text.
+pub(super) const PLAIN_FRAGMENT_MIN: usize = 6;
+
 /// The strings the buffer prefilter looks for: fragments of the event literals such that
 /// every literal contains one, so no line holding a literal is missed. Greedily, the
 /// fragment shared by most literals not yet covered (then the longest, then the one with
 /// most bytes other than lower-case letters and spaces) is taken, until all are covered:
-/// `CUDA ` stands for six literals, `SIGTERM` for four. A fragment of lower-case letters
-/// and spaces only (`graph`, `memory`), or found in a record start or noise literal
-/// (`INFO `, `NCCL_`), would stop the search on traffic lines and is never chosen; a
-/// literal with no other fragment is looked for whole. With the built-in grammars, 130
-/// literals become 74 fragments: three automata instead of four.
+/// `CUDA ` stands for six literals, `SIGTERM` for four. A fragment found in `ordinary`
+/// text — a record start, a noise literal (`INFO `, `NCCL_`) or a line of [`TRAFFIC`]
+/// (`cuda grap`, `Engine`) — would stop the search on lines that are no events and is
+/// never chosen, nor is a fragment of lower-case letters and spaces shorter than
+/// [`PLAIN_FRAGMENT_MIN`]; a literal with no other fragment is looked for whole. With the
+/// built-in grammars, 133 literals become 54 fragments: one automaton, one pass.
 pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec<Vec<u8>> {
     fn windows(s: &[u8]) -> impl Iterator<Item = &[u8]> {
         (FRAGMENT_MIN..=FRAGMENT_MAX.min(s.len())).flat_map(move |n| s.windows(n))
     }
-    let plain = |w: &[u8]| w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ');
-    let ordinary: std::collections::HashSet<&[u8]> = ordinary
-        .iter()
+    let plain = |w: &[u8]| {
+        w.len() < PLAIN_FRAGMENT_MIN && w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ')
+    };
+    let ordinary: std::collections::HashSet<&[u8]> = (ordinary.iter().chain(TRAFFIC))
         .flat_map(|c| windows(c.as_bytes()))
         .collect();
     // Which literals each usable fragment covers, as a bit set over literal indices.
@@ -160,25 +189,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shared_fragment_first_and_plain_literals_whole() {
-        let lits: Vec<String> = ["CUDA out of memory", "CUDA error", "graph begin"]
-            .map(String::from)
-            .to_vec();
+    fn shared_fragment_first_and_short_plain_windows_never() {
+        let lits: Vec<String> = [
+            "CUDA out of memory",
+            "CUDA error",
+            "bad state",
+            "graph begin",
+        ]
+        .map(String::from)
+        .to_vec();
         // By hand: "CUDA " (5 bytes) is the longest window both CUDA literals hold, so it
-        // covers two at once; "graph begin" is lower-case letters and spaces only, so it
-        // has no usable fragment and is looked for whole (those come first).
+        // covers two at once. "bad state" is lower-case letters and spaces only: its
+        // windows of 6 to 8 bytes are usable, the longest (8: "ad state", "bad stat")
+        // tie and the last in byte order, "bad stat", is taken. "graph begin" likewise: of its 8-byte
+        // windows ("aph begi", "graph be", "ph begin", "raph beg"), "raph beg". Each of
+        // them covers one literal, so "CUDA " comes first, then the later in byte order.
         let got = prefilter_fragments(&lits, &["INFO "]);
-        assert_eq!(got, vec![b"graph begin".to_vec(), b"CUDA ".to_vec()]);
+        assert_eq!(
+            got,
+            vec![
+                b"CUDA ".to_vec(),
+                b"raph beg".to_vec(),
+                b"bad stat".to_vec()
+            ]
+        );
+        // A literal of lower-case letters and spaces shorter than PLAIN_FRAGMENT_MIN
+        // has no window to take and is looked for whole (those come first).
+        let short: Vec<String> = ["a b c", "Load weight"].map(String::from).to_vec();
+        let got = prefilter_fragments(&short, &[]);
+        assert_eq!(got.first(), Some(&b"a b c".to_vec()));
     }
 
     #[test]
     fn ordinary_text_is_never_a_fragment() {
-        // "NCCL INFO x" holds "INFO " like the record start given as ordinary, so that
-        // fragment is refused; "NCCL" (uncovered by anything ordinary) is taken instead,
-        // and since both literals hold "NCCL " it stands for both.
+        // "NCCL INFO x" holds "INFO " like the record start given as ordinary, and the
+        // NCCL INFO line of TRAFFIC holds "NCCL", "CCL " and every window of "NCCL INFO",
+        // so neither literal's NCCL part may stand for it: the two share no usable
+        // window. Each takes its longest: "NCCL WAR" and "CCL WARN" tie (8 bytes, 7 not
+        // lower-case or space) and the later in byte order, "NCCL WAR", is taken first;
+        // of "NCCL INFO x" only windows ending in " x" are not ordinary, the longest
+        // "L INFO x".
         let lits: Vec<String> = ["NCCL INFO x", "NCCL WARN"].map(String::from).to_vec();
         let got = prefilter_fragments(&lits, &["INFO "]);
-        assert_eq!(got, vec![b"NCCL ".to_vec()]);
+        assert_eq!(got, vec![b"NCCL WAR".to_vec(), b"L INFO x".to_vec()]);
     }
 
     #[test]
@@ -316,6 +369,24 @@ regex = '(?:\w{100}){200}Loaded'
                 }
             }
         }
+    }
+
+    #[test]
+    fn traffic_lines_pass_the_prefilter_in_one_pass() {
+        // Every built-in fragment fits one automaton (one pass over each block), and no
+        // line of the request traffic the servers repeat stops it: before the traffic was
+        // ordinary text, `Engine` (from `EngineCore failed`) was a fragment and every
+        // vLLM V1 metrics line took the event path.
+        let gs = GrammarSet::builtin().unwrap();
+        assert_eq!(gs.prefilter.len(), 1);
+        for line in TRAFFIC {
+            let hits = gs.literal_hits(line.as_bytes());
+            assert!(hits.is_empty(), "{line}: {hits:?}");
+        }
+        let own = "(APIServer pid=9) INFO 07-08 01:02:03 [loggers.py:99] Engine 001: Avg prompt \
+                   throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: \
+                   4 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.0%, Prefix cache hit rate: 0.0%";
+        assert!(gs.literal_hits(own.as_bytes()).is_empty());
     }
 
     #[test]

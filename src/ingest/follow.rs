@@ -592,6 +592,7 @@ impl Followed<'_> {
         name.push(format!("#{n}"));
         let file = SourceFile {
             path: PathBuf::from(name),
+            digest: Default::default(),
             ..first.file.clone()
         };
         // The loader numbers the sources; the index given here is not kept.

@@ -7,3 +7,4 @@ pub mod nvsmi;
 pub mod replay;
 pub mod scan;
 pub mod source;
+pub mod stream;

@@ -38,6 +38,7 @@ fn scan_file(
     let opts = &block_for(opts, sf);
     let stream = source::open_stream(sf)?;
     let raw = stream.raw_counter();
+    let digest = stream.raw_digest();
     let compression = stream.compression;
     let mut reader = stream.reader;
     // Look at the first bytes before scanning: a binary file is refused, not scanned
@@ -91,6 +92,9 @@ fn scan_file(
     });
     if head_stop.is_some() {
         scan.read_stop = head_stop;
+    }
+    if let (None, Some(&d)) = (&scan.read_stop, digest.get()) {
+        let _ = sf.digest.set(d);
     }
     Ok(FileScan {
         scan,
@@ -148,6 +152,9 @@ fn scan_small_file(
         .into());
     }
     let mut scan = scan::scan_whole(gs, index, &bytes, budget, |n| progress(index, n));
+    if stop.is_none() {
+        let _ = sf.digest.set(xxhash_rust::xxh3::xxh3_64(&bytes));
+    }
     scan.read_stop = stop;
     Ok(Some(FileScan {
         raw_bytes: bytes.len() as u64,

@@ -93,6 +93,12 @@ pub(super) struct BlockScan {
     pub(crate) seen: PrefixMap,
     /// The first block line whose prefix was not kept, `seen` being full.
     pub(crate) prefix_overflow: Option<u64>,
+    /// The key of the last record line noted in `seen`, and the last line that carried it
+    /// since (0: none), written back when another key comes or the block ends: a server's
+    /// traffic is one process's lines in a row, so most record lines compare a few bytes
+    /// instead of hashing them and looking them up.
+    last_seen: Vec<u8>,
+    last_seen_line: u64,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
@@ -134,11 +140,17 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let Some(key) = identity_key(line) else {
         return;
     };
+    if out.last_seen_line > 0 && key == out.last_seen.as_slice() {
+        out.last_seen_line = line_no;
+        return;
+    }
+    flush_last_seen(out);
     let full = out.seen.len() >= MAX_SEEN_PREFIXES;
     match out.seen.get_mut(key) {
         Some(s) => s.last_line = line_no,
         None if full => {
             out.prefix_overflow.get_or_insert(line_no);
+            return;
         }
         None => {
             out.seen.insert(
@@ -150,6 +162,19 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
                 },
             );
         }
+    }
+    out.last_seen.clear();
+    out.last_seen.extend_from_slice(key);
+    out.last_seen_line = line_no;
+}
+
+/// Writes the last line of the key `note_prefix` holds back into `seen`.
+fn flush_last_seen(out: &mut BlockScan) {
+    if out.last_seen_line > 0 {
+        if let Some(s) = out.seen.get_mut(out.last_seen.as_slice()) {
+            s.last_line = out.last_seen_line;
+        }
+        out.last_seen_line = 0;
     }
 }
 
@@ -191,6 +216,7 @@ pub(super) fn scan_block(
         }
         start = end + 1;
     }
+    flush_last_seen(&mut out);
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
     out.dated = dated_lines(gs, buf, &out.events);
