@@ -297,3 +297,41 @@ fn one_stray_line_of_another_server_does_not_make_a_second_server() {
     assert!(!different(&load("samples/vllm-tp2"), &stray));
     assert!(different(&load("samples/tp2-straggler"), &stray));
 }
+
+/// A failure placed after the phase its rank had completed is worded so wherever a run's
+/// end is said. In sgl05_nixl_glog_bindings_error.log TP0 ends cuda_graph (line 15,
+/// `Capture cuda graph end`), raises at line 19 (`Scheduler hit an exception`), and the
+/// log has no ready line: it never served. As a failed baseline (`baseline failed too
+/// (…)`) and in the list of a log's start-ups (the log written twice: two attempts), both
+/// said "while serving" before 2026-12-03.
+#[test]
+fn a_failure_before_ready_is_never_while_serving_as_baseline_or_attempt() {
+    let log = "tests/verdicts/sgl05_nixl_glog_bindings_error.log";
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.log");
+    let text = std::fs::read(log).unwrap();
+    std::fs::write(&twice, [text.clone(), text].concat()).unwrap();
+    let run = |args: &[&str]| -> String {
+        let out = assert_cmd::Command::cargo_bin("rankscope")
+            .unwrap()
+            .args(["--color", "never", "--width", "200"])
+            .args(args)
+            .output()
+            .unwrap();
+        common::flat(&String::from_utf8_lossy(&out.stdout))
+    };
+    let d = run(&["diff", log, log]);
+    assert!(
+        d.contains("baseline failed too (TP0 raised an exception after cuda_graph, before ready)"),
+        "{d}"
+    );
+    let s = run(&["summary", twice.to_str().unwrap()]);
+    for n in [1, 2] {
+        let attempt = format!("#{n} failed: TP0 exception after cuda_graph, before ready,");
+        assert!(s.contains(&attempt), "{attempt}: {s}");
+    }
+    assert!(
+        !d.contains("while serving") && !s.contains("while serving"),
+        "{d}\n{s}"
+    );
+}

@@ -123,5 +123,6 @@ pub(crate) fn info(index: usize, run: &Run) -> AttemptInfo {
         root: root.map(|(r, _)| r.rank.clone()),
         root_kind: root.map(|(_, f)| f.kind),
         root_phase: root.map(|(_, f)| f.phase),
+        root_after: root.and_then(|(_, f)| f.after_phase),
     }
 }

@@ -194,4 +194,7 @@ pub struct AttemptInfo {
     /// The root failure's kind, when the run failed.
     pub root_kind: Option<FailureKind>,
     pub(crate) root_phase: Option<Phase>,
+    /// The phase the root rank had completed when its failure is placed in the next one
+    /// (`after kv_cache, before ready`: it never served), as `Failure::after_phase`.
+    pub(crate) root_after: Option<Phase>,
 }

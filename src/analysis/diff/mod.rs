@@ -75,6 +75,9 @@ pub enum BaselineEnd {
         kind: FailureKind,
         /// The phase the baseline's root rank failed in.
         phase: Phase,
+        /// The phase it had completed, when the failure is placed in the next one only
+        /// because of that (`after kv_cache, before ready`: it never served).
+        after: Option<Phase>,
     },
     /// Its log ends before ready with nothing said.
     EndsBeforeReady,
@@ -276,6 +279,7 @@ fn headline(
             rank: rank.clone(),
             kind: *kind,
             phase: *phase,
+            after: b.root_after,
         }
     } else if b.incomplete > 0 {
         BaselineEnd::EndsBeforeReady

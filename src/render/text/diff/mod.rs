@@ -6,7 +6,7 @@ pub use snapshots::*;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::outcome::{failure_group, failure_story, failure_verb, in_phase};
+use super::outcome::{failure_group, failure_story, failure_verb, in_phase_after};
 use super::summary::figure_label;
 pub(crate) use super::verdict::verdict_rows;
 use crate::analysis::attribute::{
@@ -291,7 +291,7 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
                 format!(
                     "{label}: {r} ({} {})",
                     k.name(),
-                    crate::render::text::outcome::in_phase_after(*p, out.root_after)
+                    in_phase_after(*p, out.root_after)
                 ),
                 Tone::Plain,
             ));
@@ -623,10 +623,15 @@ pub fn config_note(n: &ConfigNote) -> String {
 pub fn headline(h: &Headline) -> String {
     let base = |b: &BaselineEnd| match b {
         BaselineEnd::Ready => "baseline reached ready".to_string(),
-        BaselineEnd::FailedToo { rank, kind, phase } => format!(
+        BaselineEnd::FailedToo {
+            rank,
+            kind,
+            phase,
+            after,
+        } => format!(
             "baseline failed too ({rank} {} {})",
             failure_verb(*kind),
-            in_phase(*phase)
+            in_phase_after(*phase, *after)
         ),
         BaselineEnd::EndsBeforeReady => "the baseline's log ends before ready".to_string(),
         BaselineEnd::NotReady => "baseline did not reach ready".to_string(),

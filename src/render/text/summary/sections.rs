@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::base::units::{human_size, Seconds};
-use crate::render::text::outcome::in_phase;
+use crate::render::text::outcome::in_phase_after;
 
 /// Lines listed before "and N more".
 pub(super) const TIMING_LINES: usize = 8;
@@ -20,6 +20,7 @@ pub(super) fn attempt_lines(o: &mut String, run: &Run, style: Style) {
             && a.root == b.root
             && a.root_kind == b.root_kind
             && a.root_phase == b.root_phase
+            && a.root_after == b.root_after
     };
     let mut groups: Vec<&[crate::model::AttemptInfo]> = Vec::new();
     let mut from = 0;
@@ -36,7 +37,9 @@ pub(super) fn attempt_lines(o: &mut String, run: &Run, style: Style) {
     let line = |g: &[crate::model::AttemptInfo]| -> String {
         let (first, last) = (&g[0], &g[g.len() - 1]);
         let root = match (&first.root, first.root_kind, first.root_phase) {
-            (Some(r), Some(k), Some(p)) => format!(": {r} {} {}", k.name(), in_phase(p)),
+            (Some(r), Some(k), Some(p)) => {
+                format!(": {r} {} {}", k.name(), in_phase_after(p, first.root_after))
+            }
             _ => String::new(),
         };
         if g.len() == 1 {
