@@ -238,6 +238,17 @@ pub(crate) fn binary_offset(head: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// The bytes a reader handed out before its first error, and that error.
+    fn read_until_error(r: &mut impl Read, buf: &mut [u8]) -> (usize, io::Error) {
+        let mut out = 0;
+        loop {
+            match r.read(buf) {
+                Ok(n) => out += n,
+                Err(e) => return (out, e),
+            }
+        }
+    }
+
     #[test]
     fn decompression_stops_at_the_ratio_and_the_size_limits() {
         // 1 compressed byte read so far and 1,000 bytes of output per read: past 4,000
@@ -247,13 +258,7 @@ mod tests {
         let mut l = Limited::new(io::repeat(b'A'), raw.clone());
         l.bomb_after = 4_000;
         let mut buf = [0u8; 1_000];
-        let mut out = 0;
-        let err = loop {
-            match l.read(&mut buf) {
-                Ok(n) => out += n,
-                Err(e) => break e,
-            }
-        };
+        let (out, err) = read_until_error(&mut l, &mut buf);
         assert_eq!(out, 4_000);
         // 4,000 bytes out of 1 compressed byte is past 500:1.
         assert_eq!(
@@ -268,13 +273,7 @@ mod tests {
         raw.store(1_000_000, Ordering::Relaxed);
         let mut l = Limited::new(io::repeat(b'A'), raw);
         l.max_out = 2_500;
-        let mut out = 0;
-        let err = loop {
-            match l.read(&mut buf) {
-                Ok(n) => out += n,
-                Err(e) => break e,
-            }
-        };
+        let (out, err) = read_until_error(&mut l, &mut buf);
         assert_eq!(out, 2_500);
         assert_eq!(
             StopReason::of(&err),
