@@ -126,23 +126,8 @@ pub(crate) fn diff_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         );
         failed_label = "";
     }
-    if let Some((r, k, p)) = &d.candidate.first_failure {
-        let what = if d.candidate.failed_ranks > 1 {
-            "first to fail on its own"
-        } else {
-            "root"
-        };
-        labelled(
-            &mut lines,
-            failed_label,
-            &format!(
-                "{what}: {r} ({} {})",
-                k.name(),
-                crate::render::text::outcome::in_phase_after(*p, d.candidate.root_after)
-            ),
-            Style::new(),
-            width,
-        );
+    if let Some(text) = crate::render::text::diff::root_row(&d.candidate) {
+        labelled(&mut lines, failed_label, &text, Style::new(), width);
     }
     for l in &facts.oom_sites {
         labelled(&mut lines, "", &sanitize(l), Style::new(), width);

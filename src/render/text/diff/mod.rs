@@ -280,24 +280,27 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
                 Tone::Plain,
             ));
         }
-        if let Some((r, k, p)) = &out.first_failure {
-            let label = if out.failed_ranks > 1 {
-                "first to fail on its own"
-            } else {
-                "root"
-            };
-            rows.push((
-                "",
-                format!(
-                    "{label}: {r} ({} {})",
-                    k.name(),
-                    in_phase_after(*p, out.root_after)
-                ),
-                Tone::Plain,
-            ));
+        if let Some(text) = root_row(out) {
+            rows.push(("", text, Tone::Plain));
         }
     }
     rows
+}
+
+/// The row naming a failed run's root (`root: TP3 (oom in kv_cache)`), or the first rank
+/// to fail on its own when more did: in `diff`'s text and the TUI's Diff view.
+pub(crate) fn root_row(out: &crate::analysis::outcome::RunOutcome) -> Option<String> {
+    let (r, k, p) = out.first_failure.as_ref()?;
+    let label = if out.failed_ranks > 1 {
+        "first to fail on its own"
+    } else {
+        "root"
+    };
+    Some(format!(
+        "{label}: {r} ({} {})",
+        k.name(),
+        in_phase_after(*p, out.root_after)
+    ))
 }
 
 /// The widths of the table's value columns: baseline, candidate (10) and delta (12), each
