@@ -345,7 +345,7 @@ pub(super) fn check_sample(
 /// no event: refused, as every key that would take no effect is.
 fn kindless_problems(
     set: &GrammarSet,
-    prefix: Option<&crate::grammar::set::PrefixInfo>,
+    prefix: Option<&crate::grammar::PrefixInfo>,
     sample: &SampleSpec,
     label: &str,
 ) -> Vec<String> {
@@ -376,10 +376,7 @@ fn kindless_problems(
 /// A worker's name a `[[process]]` rule reads (`Worker_TP3`, `VllmWorker rank=3`) names
 /// every line of the process, this one included, as the summary names it. (An engine's
 /// lines are the engine's or no rank's by what they report: the sample says.)
-fn worker_rank_by_process(
-    set: &GrammarSet,
-    prefix: &crate::grammar::set::PrefixInfo,
-) -> Option<Rank> {
+fn worker_rank_by_process(set: &GrammarSet, prefix: &crate::grammar::PrefixInfo) -> Option<Rank> {
     let info = set.knowledge().process(prefix.process.as_deref()?)?;
     (info.role == ProcessRole::Worker)
         .then(|| info.tags.or_else(|| info.global_rank.map(Rank::global)))

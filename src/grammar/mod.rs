@@ -12,6 +12,7 @@ mod knowledge;
 pub mod memory_model;
 mod miss;
 mod prefilter;
+mod prefix;
 mod prefix_check;
 pub(crate) mod remedy;
 mod set;
@@ -33,6 +34,8 @@ pub(crate) use knowledge::{
 };
 pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;
+pub use prefix::{stamp_step_ms, PrefixInfo};
+pub(crate) use prefix::{CompiledPrefix, ReadContext};
 pub use set::*;
 pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
@@ -178,17 +181,6 @@ fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
         }
         HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
     }
-}
-
-pub(crate) struct CompiledPrefix {
-    pub(crate) id: String,
-    pub(crate) regex: Regex,
-    pub(crate) date_format: String,
-    pub(crate) time_format: String,
-    pub(crate) stamp_format: Option<String>,
-    /// Some prefix of its grammar reads a whole date (`date` or `stamp`): a stamp of this
-    /// one that prints none may be dated by such a line before it (`stamp::DatingPrefixes`).
-    pub(crate) grammar_prints_dates: bool,
 }
 
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
@@ -363,20 +355,17 @@ fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, 
             ),
         });
     }
-    Ok(CompiledPrefix {
-        id: p.id.clone(),
+    let formats = CompiledPrefix::new(
+        &p.id,
         regex,
-        date_format: p
-            .date_format
-            .clone()
-            .unwrap_or_else(|| DEFAULT_DATE_FORMAT.into()),
-        time_format: p
-            .time_format
-            .clone()
-            .unwrap_or_else(|| DEFAULT_TIME_FORMAT.into()),
-        stamp_format: p.stamp_format.clone(),
-        // Set once the grammar's every prefix is compiled (`Grammar::from_toml`).
-        grammar_prints_dates: false,
+        p.date_format.as_deref().unwrap_or(DEFAULT_DATE_FORMAT),
+        p.time_format.as_deref().unwrap_or(DEFAULT_TIME_FORMAT),
+        p.stamp_format.as_deref(),
+    );
+    // `check_format` has read every format given, and the defaults read.
+    formats.ok_or_else(|| GrammarError::Knowledge {
+        origin: origin.into(),
+        message: format!("prefix `{}`: a format chrono does not read", p.id),
     })
 }
 

@@ -3,66 +3,20 @@
 
 use super::*;
 
-/// What a record's prefix says about it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PrefixInfo {
-    /// The record's stamp (the date inferred where only a time was printed).
-    pub ts: Option<NaiveDateTime>,
-    /// The step between two stamps this prefix can print, in milliseconds, read from the
-    /// stamp's format (`%.3f`: 1) or, for a format whose fraction is as long as printed
-    /// (`%.f`), from the digits printed: a stamp printed `…15.000` is still a millisecond
-    /// stamp, one printed `…15` a whole-second one.
-    pub ts_step_ms: u32,
-    /// The date was not printed (time-only or yearless stamps).
-    pub date_inferred: bool,
-    /// Not even month and day were printed (`[HH:MM:SS TP0]`): the date is a stand-in
-    /// until the loader infers it.
-    pub time_only: bool,
-    /// The rank the prefix names, when it names one.
-    pub rank: Option<Rank>,
-    pub(crate) pid: Option<u32>,
-    /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
-    pub(crate) process: Option<String>,
-    /// The host NCCL's `host:pid:tid` prefix names.
-    pub(crate) host: Option<String>,
-    /// Byte offset in the line where the event's regex starts: the prefix's end, or the
-    /// event's literal when that begins inside the prefix (c10's `]:[W` warning marker).
-    pub message_start: usize,
-    /// Byte offset in the line where the prefix ends: what the event shows as its message
-    /// starts here even when its regex had to start earlier.
-    pub prefix_end: usize,
-    /// Byte offset in the line where the prefix starts (a record may be glued to a bar).
-    pub prefix_start: usize,
-    /// The stamp printed no date and a prefix of the same grammar prints one (glog's
-    /// header): the scan looks for such lines before it (`GrammarSet::printed_date`).
-    pub(crate) datable: bool,
-    /// The prefix captured a date or time that its format does not read (`grammars
-    /// check` reports it; the scan leaves the line without a time, and a note says so).
-    pub(crate) stamp_error: Option<String>,
-    /// The prefix names a rank by a number too large to be one (`TP4294967296`): the
-    /// scan keeps no event of the line, and a note says so.
-    pub rank_error: Option<String>,
-    /// The prefix's `tags` capture matched this text but reads no rank (`rank=2`,
-    /// `shard:a`): `grammars check` says so.
-    pub(crate) tags_unread: Option<String>,
-    /// Which prefix read the line: (grammar, prefix) indices in the set, for `grammars
-    /// check` to name another grammar's prefix that took a sample's line.
-    pub(crate) read_by: Option<(usize, usize)>,
-}
-
 /// A prefix's match in a line, while `find_prefix` looks for the one that governs.
-struct PrefixMatch<'g> {
+struct PrefixMatch<'g, 'h> {
     span: std::ops::Range<usize>,
     prefix: &'g CompiledPrefix,
     builtin: bool,
     /// (grammar, prefix) indices, for `PrefixInfo::read_by`.
     read_by: (usize, usize),
+    caps: regex::Captures<'h>,
 }
 
-impl PrefixMatch<'_> {
+impl PrefixMatch<'_, '_> {
     /// Ends nearer the event; else, ending at the same place, is longer; else, reading
     /// the same span, is a user grammar's where the other is a built-in one's.
-    fn governs_over(&self, other: &PrefixMatch<'_>) -> bool {
+    fn governs_over(&self, other: &PrefixMatch<'_, '_>) -> bool {
         self.span.end > other.span.end
             || (self.span.end == other.span.end && self.span.start < other.span.start)
             || (self.span == other.span && other.builtin && !self.builtin)
@@ -375,7 +329,10 @@ impl GrammarSet {
                 if present.as_ref().is_some_and(|m| !m.matched(i)) {
                     continue;
                 }
-                for m in p.regex.find_iter(line) {
+                // With its captures: the one that governs is read from them, without a
+                // second search.
+                for caps in p.regex.captures_iter(line) {
+                    let Some(m) = caps.get(0) else { continue };
                     if m.start() > before {
                         break;
                     }
@@ -384,6 +341,7 @@ impl GrammarSet {
                         prefix: p,
                         builtin,
                         read_by: (gi, pi),
+                        caps,
                     };
                     if m.end() <= before {
                         if best.as_ref().is_none_or(|b| found.governs_over(b)) {
@@ -410,8 +368,7 @@ impl GrammarSet {
             (None, s) => (s?, true),
         };
         let start = found.span.start;
-        let caps = found.prefix.regex.captures_at(line, start)?;
-        let mut info = self.prefix_info(found.prefix, &caps, start);
+        let mut info = self.prefix_info(found.prefix, &found.caps, start);
         if straddles {
             info.message_start = before;
         }
@@ -425,115 +382,11 @@ impl GrammarSet {
         caps: &regex::Captures<'_>,
         start: usize,
     ) -> PrefixInfo {
-        let whole = caps.get(0).map_or(start..start, |m| m.range());
-        let mut stamp_error = None;
-        let mut bad = |what: &str, text: &str, format: &str| {
-            stamp_error.get_or_insert_with(|| match what {
-                // No chrono format: the forms an `md` may take.
-                "md" => format!("md `{text}` does not parse with `{format}`"),
-                _ => super::stamp::parse_failure(what, text, format),
-            });
+        let cx = ReadContext {
+            reference_date: self.reference_date,
+            knowledge: &self.knowledge,
         };
-        let time = caps.name("time").and_then(|m| {
-            let t = NaiveTime::parse_from_str(m.as_str(), &p.time_format).ok();
-            if t.is_none() {
-                bad("time", m.as_str(), &p.time_format);
-            }
-            t
-        });
-        let stamp = match (caps.name("stamp"), &p.stamp_format) {
-            (Some(m), Some(f)) => {
-                let s = NaiveDateTime::parse_from_str(m.as_str(), f).ok();
-                if s.is_none() {
-                    bad("stamp", m.as_str(), f);
-                }
-                s
-            }
-            _ => None,
-        };
-        let mut date_inferred = false;
-        let date = match caps.name("date") {
-            Some(d) => {
-                let date = NaiveDate::parse_from_str(d.as_str(), &p.date_format).ok();
-                if date.is_none() {
-                    bad("date", d.as_str(), &p.date_format);
-                }
-                date
-            }
-            None => {
-                date_inferred = true;
-                match caps.name("md") {
-                    Some(md) => {
-                        // A leap year, so `02-29` parses; the loader sets the real year.
-                        let year = self
-                            .reference_date
-                            .map_or(2000, |d| chrono::Datelike::year(&d));
-                        let date = stamp::month_day(md.as_str(), year);
-                        if date.is_none() {
-                            // Said like a format that does not read: every line of the
-                            // file would otherwise be untimed without a word.
-                            bad("md", md.as_str(), stamp::MONTH_DAY_FORMS);
-                        }
-                        date
-                    }
-                    None => Some(self.reference_date.unwrap_or(PLACEHOLDER_DATE)),
-                }
-            }
-        };
-        let has_stamp = caps.name("stamp").is_some();
-        let ts_step_ms = match (caps.name("stamp"), &p.stamp_format, caps.name("time")) {
-            (Some(m), Some(f), _) => stamp_step_ms(f, m.as_str()),
-            (_, _, Some(m)) => stamp_step_ms(&p.time_format, m.as_str()),
-            _ => 1000,
-        };
-        let ts = if has_stamp {
-            date_inferred = false;
-            stamp
-        } else {
-            match (date, time) {
-                (Some(d), Some(t)) => Some(d.and_time(t)),
-                _ => None,
-            }
-        };
-        let process = caps.name("proc").map(|p| p.as_str().to_string());
-        let rank = knowledge::rank_of_captures(caps).or_else(|| {
-            let info = self.knowledge.process(process.as_deref()?)?;
-            (info.role == ProcessRole::Worker)
-                .then_some(info.tags)
-                .flatten()
-        });
-        let rank_error = if rank.is_none() {
-            knowledge::rank_number_too_large(caps)
-        } else {
-            None
-        };
-        let tags_unread = (caps.name("tags"))
-            .filter(|t| {
-                rank_error.is_none()
-                    && !t.as_str().trim().is_empty()
-                    && knowledge::parse_tags_capture(t.as_str()).is_none()
-            })
-            .map(|t| crate::base::text::truncate(&crate::base::text::sanitize(t.as_str()), 40));
-        let pid = caps.name("pid").and_then(|p| p.as_str().parse().ok());
-        let time_only = !has_stamp && caps.name("date").is_none() && caps.name("md").is_none();
-        PrefixInfo {
-            ts,
-            ts_step_ms,
-            date_inferred: date_inferred && ts.is_some(),
-            datable: date_inferred && ts.is_some() && p.grammar_prints_dates,
-            time_only: time_only && ts.is_some(),
-            rank,
-            pid,
-            process,
-            host: caps.name("host").map(|h| h.as_str().to_string()),
-            message_start: whole.end,
-            prefix_end: whole.end,
-            prefix_start: whole.start,
-            stamp_error,
-            rank_error,
-            tags_unread,
-            read_by: None,
-        }
+        p.read(caps, start, &cx)
     }
 
     /// Matches one clean line against the candidate events whose literals it hit.
@@ -737,31 +590,6 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
             units::to_bytes(t, name)
                 .map(|(bytes, resolution)| FieldValue::Bytes { bytes, resolution })
         }
-    }
-}
-
-/// The step of a stamp in milliseconds (1 at the finest: the analysis counts in
-/// milliseconds), from its strftime format: `%.3f`/`%3f` fix the digits, `%.f`/`%f`
-/// print as many as the value needs (then the printed fraction, found after the last
-/// `:` when there is one, tells), no fraction at all is a whole-second stamp.
-pub fn stamp_step_ms(format: &str, printed: &str) -> u32 {
-    let digits = |n: u32| if n >= 3 { 1 } else { 10u32.pow(3 - n) };
-    let fixed = ["%.3f", "%3f", "%.6f", "%6f", "%.9f", "%9f"];
-    if let Some(f) = fixed.iter().find(|f| format.contains(*f)) {
-        return digits(u32::from(f.as_bytes()[f.len() - 2] - b'0'));
-    }
-    if !(format.contains("%.f") || format.contains("%f")) {
-        return 1000;
-    }
-    let tail = printed.rsplit(':').next().unwrap_or(printed);
-    let fraction = tail
-        .rfind(['.', ','])
-        .map(|i| tail[i + 1..].bytes().take_while(u8::is_ascii_digit).count())
-        .unwrap_or(0);
-    if fraction == 0 {
-        1000
-    } else {
-        digits(u32::try_from(fraction).unwrap_or(9))
     }
 }
 

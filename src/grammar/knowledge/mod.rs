@@ -632,16 +632,23 @@ impl Knowledge {
 /// A rank from a prefix's or suffix's captures: `tags`, `tp` or `gpu` (a TP rank), `grank`
 /// (a global rank the model maps).
 pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
-    caps.name("tags")
-        .and_then(|t| parse_tags_capture(t.as_str()))
+    let tags = caps
+        .name("tags")
+        .and_then(|t| parse_tags_capture(t.as_str()));
+    let tp = caps.name("gpu").or_else(|| caps.name("tp"));
+    rank_of_groups(tags, tp, caps.name("grank"))
+}
+
+/// The rank of a prefix's or suffix's groups: its `tags` as read (`parse_tags_capture`),
+/// else its TP rank (`gpu` or `tp`), else its global rank (`grank`).
+pub(in crate::grammar) fn rank_of_groups(
+    tags: Option<Rank>,
+    tp: Option<regex::Match<'_>>,
+    grank: Option<regex::Match<'_>>,
+) -> Option<Rank> {
+    tags.or_else(|| tp.and_then(|g| g.as_str().parse().ok()).map(Rank::tp))
         .or_else(|| {
-            caps.name("gpu")
-                .or_else(|| caps.name("tp"))
-                .and_then(|g| g.as_str().parse().ok())
-                .map(Rank::tp)
-        })
-        .or_else(|| {
-            caps.name("grank")
+            grank
                 .and_then(|g| g.as_str().parse().ok())
                 .map(Rank::global)
         })
@@ -692,11 +699,9 @@ pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
 
 /// The rank capture whose number does not fit a rank (past 4294967295), shortened for a
 /// note: `rank_of_captures` gave no rank for it, and the line must not pass as rank-less.
-pub(super) fn rank_number_too_large(caps: &regex::Captures<'_>) -> Option<String> {
-    let m = ["tags", "gpu", "tp", "grank"]
-        .iter()
-        .find_map(|n| caps.name(n))?;
-    let text = m.as_str();
+/// A rank capture's text (`tags`, `gpu`, `tp` or `grank`) when it holds a number too large
+/// to be a rank (past 2^32 − 1), cut for a note.
+pub(in crate::grammar) fn number_too_large(text: &str) -> Option<String> {
     let too_large = text
         .split(|c: char| !c.is_ascii_digit())
         .any(|digits| !digits.is_empty() && digits.parse::<u32>().is_err());
