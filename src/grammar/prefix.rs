@@ -385,3 +385,89 @@ impl CompiledPrefix {
         (rank, rank_error, tags_unread)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parsed_format_reads_as_chrono_reads_its_string() {
+        // Each format with stamps it reads and stamps it refuses (a field out of range, a
+        // missing part, trailing text): the items parsed once must agree with
+        // `parse_from_str`, which parses the format string on every call.
+        let times = [
+            (
+                "%H:%M:%S%.f",
+                ["09:18:14", "09:18:14.250", "24:00:00", "9:18", "09:18:14 x"],
+            ),
+            (
+                "%H:%M:%S,%3f",
+                ["10:00:04,000", "10:00:04,5", "10:00:04", "10:61:04,000", ""],
+            ),
+        ];
+        for (format, inputs) in times {
+            let f = StampFormat::new(format).unwrap();
+            for s in inputs {
+                let chrono = NaiveTime::parse_from_str(s, format).ok();
+                assert_eq!(f.time(s), chrono, "{format} on {s:?}");
+            }
+        }
+        let dates = [(
+            "%Y-%m-%d",
+            [
+                "2026-11-29",
+                "2026-02-30",
+                "2026-1-5",
+                "26-11-29",
+                "2026-11-29T",
+            ],
+        )];
+        for (format, inputs) in dates {
+            let f = StampFormat::new(format).unwrap();
+            for s in inputs {
+                let chrono = NaiveDate::parse_from_str(s, format).ok();
+                assert_eq!(f.date(s), chrono, "{format} on {s:?}");
+            }
+        }
+        let stamps = [(
+            "%y%m%d %H%M%S%.3f",
+            [
+                "261202 042115.000",
+                "261202 042115",
+                "261302 042115.000",
+                "261202 042115.0001",
+            ],
+        )];
+        for (format, inputs) in stamps {
+            let f = StampFormat::new(format).unwrap();
+            for s in inputs {
+                let chrono = NaiveDateTime::parse_from_str(s, format).ok();
+                assert_eq!(f.date_time(s), chrono, "{format} on {s:?}");
+            }
+        }
+        // Some of each family read and some do not, so both outcomes were compared.
+        assert!(StampFormat::new("%H:%M:%S%.f")
+            .unwrap()
+            .time("09:18:14.250")
+            .is_some());
+        assert!(StampFormat::new("%Y-%m-%d")
+            .unwrap()
+            .date("2026-02-30")
+            .is_none());
+        // A directive chrono does not know: no format, as `check_format` refuses it.
+        assert!(StampFormat::new("%Q").is_none());
+    }
+
+    #[test]
+    fn the_step_rule_is_settled_once_from_the_format() {
+        // By hand: `%.3f` fixes milliseconds; `%.f` takes the digits printed (two: 10 ms;
+        // none: a whole second); no fraction at all is a whole second.
+        let ms = StampFormat::new("%H:%M:%S%.3f").unwrap();
+        assert_eq!(ms.step_ms("09:18:14.5"), 1);
+        let printed = StampFormat::new("%H:%M:%S%.f").unwrap();
+        assert_eq!(printed.step_ms("09:18:14.25"), 10);
+        assert_eq!(printed.step_ms("09:18:14"), 1000);
+        let whole = StampFormat::new("%Y-%m-%d %H:%M:%S").unwrap();
+        assert_eq!(whole.step_ms("2026-11-29 09:18:14"), 1000);
+    }
+}
