@@ -459,15 +459,27 @@ mod tests {
     }
 
     #[test]
-    fn the_step_rule_is_settled_once_from_the_format() {
-        // By hand: `%.3f` fixes milliseconds; `%.f` takes the digits printed (two: 10 ms;
-        // none: a whole second); no fraction at all is a whole second.
-        let ms = StampFormat::new("%H:%M:%S%.3f").unwrap();
-        assert_eq!(ms.step_ms("09:18:14.5"), 1);
-        let printed = StampFormat::new("%H:%M:%S%.f").unwrap();
-        assert_eq!(printed.step_ms("09:18:14.25"), 10);
-        assert_eq!(printed.step_ms("09:18:14"), 1000);
-        let whole = StampFormat::new("%Y-%m-%d %H:%M:%S").unwrap();
-        assert_eq!(whole.step_ms("2026-11-29 09:18:14"), 1000);
+    fn a_stamp_step_comes_from_its_format() {
+        // A fixed three-digit fraction is a millisecond stamp whatever it reads.
+        assert_eq!(stamp_step_ms("%y%m%d %H%M%S%.3f", "261202 042115.000"), 1);
+        assert_eq!(stamp_step_ms("%H:%M:%S,%3f", "10:00:04,000"), 1);
+        assert_eq!(
+            stamp_step_ms("%Y-%m-%dT%H:%M:%S%.6fZ", "2026-03-01T10:00:04.000000Z"),
+            1
+        );
+        // `%.f` prints what the value needs: the printed digits tell (SGLang's stamps have
+        // none: one second).
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04"), 1000);
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.120"), 1);
+        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.1"), 100);
+        // No fraction in the format: one second, even for a date with dots.
+        assert_eq!(
+            stamp_step_ms("%d.%m.%Y %H:%M:%S", "01.12.2026 10:00:04"),
+            1000
+        );
+        assert_eq!(
+            stamp_step_ms("%m/%d/%Y-%H:%M:%S", "12/01/2026-10:00:04"),
+            1000
+        );
     }
 }

@@ -595,7 +595,7 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::{convert, stamp_step_ms, FieldValue, Unit};
+    use super::{convert, FieldValue, Unit};
 
     #[test]
     fn a_rankless_suffix_keeps_what_it_cut_beside_the_message() {
@@ -672,31 +672,6 @@ regex = '''^options'''
         assert_eq!(
             convert("828", Unit::Milliseconds),
             Some(FieldValue::Float(0.828))
-        );
-    }
-
-    #[test]
-    fn a_stamp_step_comes_from_its_format() {
-        // A fixed three-digit fraction is a millisecond stamp whatever it reads.
-        assert_eq!(stamp_step_ms("%y%m%d %H%M%S%.3f", "261202 042115.000"), 1);
-        assert_eq!(stamp_step_ms("%H:%M:%S,%3f", "10:00:04,000"), 1);
-        assert_eq!(
-            stamp_step_ms("%Y-%m-%dT%H:%M:%S%.6fZ", "2026-03-01T10:00:04.000000Z"),
-            1
-        );
-        // `%.f` prints what the value needs: the printed digits tell (SGLang's stamps have
-        // none: one second).
-        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04"), 1000);
-        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.120"), 1);
-        assert_eq!(stamp_step_ms("%H:%M:%S%.f", "10:00:04.1"), 100);
-        // No fraction in the format: one second, even for a date with dots.
-        assert_eq!(
-            stamp_step_ms("%d.%m.%Y %H:%M:%S", "01.12.2026 10:00:04"),
-            1000
-        );
-        assert_eq!(
-            stamp_step_ms("%m/%d/%Y-%H:%M:%S", "12/01/2026-10:00:04"),
-            1000
         );
     }
 }
