@@ -390,61 +390,47 @@ impl CompiledPrefix {
 mod tests {
     use super::*;
 
+    /// Each input read with `format` parsed once (`ours`) and by chrono's
+    /// `parse_from_str` (`theirs`) gives the same.
+    fn agree<T: PartialEq + std::fmt::Debug>(
+        format: &str,
+        inputs: &[&str],
+        ours: impl Fn(&StampFormat, &str) -> Option<T>,
+        theirs: impl Fn(&str, &str) -> Option<T>,
+    ) {
+        let f = StampFormat::new(format).unwrap();
+        for s in inputs {
+            assert_eq!(ours(&f, s), theirs(s, format), "{format} on {s:?}");
+        }
+    }
+
     #[test]
     fn a_parsed_format_reads_as_chrono_reads_its_string() {
         // Each format with stamps it reads and stamps it refuses (a field out of range, a
         // missing part, trailing text): the items parsed once must agree with
         // `parse_from_str`, which parses the format string on every call.
-        let times = [
-            (
-                "%H:%M:%S%.f",
-                ["09:18:14", "09:18:14.250", "24:00:00", "9:18", "09:18:14 x"],
-            ),
-            (
-                "%H:%M:%S,%3f",
-                ["10:00:04,000", "10:00:04,5", "10:00:04", "10:61:04,000", ""],
-            ),
+        let time = |s: &str, f: &str| NaiveTime::parse_from_str(s, f).ok();
+        let times = ["09:18:14", "09:18:14.250", "24:00:00", "9:18", "09:18:14 x"];
+        agree("%H:%M:%S%.f", &times, StampFormat::time, time);
+        let times = ["10:00:04,000", "10:00:04,5", "10:00:04", "10:61:04,000", ""];
+        agree("%H:%M:%S,%3f", &times, StampFormat::time, time);
+        let dates = [
+            "2026-11-29",
+            "2026-02-30",
+            "2026-1-5",
+            "26-11-29",
+            "2026-11-29T",
         ];
-        for (format, inputs) in times {
-            let f = StampFormat::new(format).unwrap();
-            for s in inputs {
-                let chrono = NaiveTime::parse_from_str(s, format).ok();
-                assert_eq!(f.time(s), chrono, "{format} on {s:?}");
-            }
-        }
-        let dates = [(
-            "%Y-%m-%d",
-            [
-                "2026-11-29",
-                "2026-02-30",
-                "2026-1-5",
-                "26-11-29",
-                "2026-11-29T",
-            ],
-        )];
-        for (format, inputs) in dates {
-            let f = StampFormat::new(format).unwrap();
-            for s in inputs {
-                let chrono = NaiveDate::parse_from_str(s, format).ok();
-                assert_eq!(f.date(s), chrono, "{format} on {s:?}");
-            }
-        }
-        let stamps = [(
-            "%y%m%d %H%M%S%.3f",
-            [
-                "261202 042115.000",
-                "261202 042115",
-                "261302 042115.000",
-                "261202 042115.0001",
-            ],
-        )];
-        for (format, inputs) in stamps {
-            let f = StampFormat::new(format).unwrap();
-            for s in inputs {
-                let chrono = NaiveDateTime::parse_from_str(s, format).ok();
-                assert_eq!(f.date_time(s), chrono, "{format} on {s:?}");
-            }
-        }
+        let date = |s: &str, f: &str| NaiveDate::parse_from_str(s, f).ok();
+        agree("%Y-%m-%d", &dates, StampFormat::date, date);
+        let stamps = [
+            "261202 042115.000",
+            "261202 042115",
+            "261302 042115.000",
+            "261202 042115.0001",
+        ];
+        let stamp = |s: &str, f: &str| NaiveDateTime::parse_from_str(s, f).ok();
+        agree("%y%m%d %H%M%S%.3f", &stamps, StampFormat::date_time, stamp);
         // Some of each family read and some do not, so both outcomes were compared.
         assert!(StampFormat::new("%H:%M:%S%.f")
             .unwrap()
