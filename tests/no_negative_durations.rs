@@ -92,9 +92,12 @@ fn check(runs: &[PathBuf]) -> Vec<String> {
     let mut bad = Vec::new();
     let mut inverted = Vec::new();
     let mut read = Vec::new();
-    for p in runs {
+    let summaries = common::par_map(runs, |p| {
+        try_json_of(&["summary", "--json", &p.to_string_lossy()])
+    });
+    for (p, doc) in runs.iter().zip(summaries) {
         let s = p.to_string_lossy();
-        let Some(doc) = try_json_of(&["summary", "--json", &s]) else {
+        let Some(doc) = doc else {
             rankscope_note!("{s}: refused as not a start-up log; not checked");
             continue;
         };
@@ -116,11 +119,16 @@ fn check(runs: &[PathBuf]) -> Vec<String> {
         runs.len()
     );
     let mut diffed = 0;
-    for pair in read.windows(2) {
+    let pairs: Vec<&[PathBuf]> = read.windows(2).collect();
+    let diffs = common::par_map(&pairs, |pair| {
+        let (a, b) = (pair[0].to_string_lossy(), pair[1].to_string_lossy());
+        try_json_of(&["diff", "--json", &a, &b])
+    });
+    for (pair, doc) in pairs.iter().zip(diffs) {
         let (a, b) = (pair[0].to_string_lossy(), pair[1].to_string_lossy());
         // `diff` refuses a side with no start-up event to compare (server output that
         // `summary` reads as incomplete), exit 2 with nothing on stdout.
-        let Some(doc) = try_json_of(&["diff", "--json", &a, &b]) else {
+        let Some(doc) = doc else {
             continue;
         };
         diffed += 1;

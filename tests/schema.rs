@@ -13,6 +13,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
+#[macro_use]
+mod common;
+
 #[path = "schema/shapes.rs"]
 mod shapes;
 use shapes::Shapes;
@@ -292,8 +295,9 @@ fn json_lines(bytes: &[u8]) -> Vec<Value> {
 
 /// Every document of every sample and of every diff pair, with its schema's name.
 fn every_document() -> Vec<(String, &'static str, Value)> {
-    let mut docs = Vec::new();
-    for run in sample_runs() {
+    let per_run = common::par_map(&sample_runs(), |run| {
+        let run = run.clone();
+        let mut docs = Vec::new();
         let json = |args: &[&str]| serde_json::from_slice(&rankscope(args)).expect("JSON");
         docs.push((run.clone(), "summary", json(&["summary", &run, "--json"])));
         docs.push((run.clone(), "events", json(&["events", &run, "--json"])));
@@ -319,12 +323,15 @@ fn every_document() -> Vec<(String, &'static str, Value)> {
         if Path::new(&snap).exists() {
             docs.push((snap.clone(), "mem", json(&["mem", &snap, "--json"])));
         }
-    }
-    for (b, c) in DIFF_PAIRS {
+        docs
+    });
+    let mut docs: Vec<(String, &'static str, Value)> = per_run.into_iter().flatten().collect();
+    let diffs = common::par_map(&DIFF_PAIRS, |(b, c)| {
         let (b, c) = (format!("samples/{b}"), format!("samples/{c}"));
         let v = serde_json::from_slice(&rankscope(&["diff", &b, &c, "--json"])).expect("JSON");
-        docs.push((format!("{b} {c}"), "diff", v));
-    }
+        (format!("{b} {c}"), "diff", v)
+    });
+    docs.extend(diffs);
     let v = serde_json::from_slice(&rankscope(&[
         "mem",
         "diff",
@@ -371,8 +378,9 @@ fn every_fixture_document() -> Vec<(String, &'static str, Value)> {
     // `events --ndjson`, which hold every type the other two do.
     let fixtures = runs.len();
     runs.extend(logs.into_iter().map(|l| vec![l]));
-    let mut docs = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
+    let numbered: Vec<(usize, &Vec<String>)> = runs.iter().enumerate().collect();
+    let per_run = common::par_map(&numbered, |&(i, run)| {
+        let mut docs = Vec::new();
         let with = |cmd: &[&str]| -> Vec<u8> {
             let mut a: Vec<&str> = cmd.to_vec();
             a.extend(run.iter().map(String::as_str));
@@ -390,7 +398,9 @@ fn every_fixture_document() -> Vec<(String, &'static str, Value)> {
                 docs.push((what.clone(), "phase", v));
             }
         }
-    }
+        docs
+    });
+    let mut docs: Vec<(String, &'static str, Value)> = per_run.into_iter().flatten().collect();
     let mut pickles = vec!["tests/fixtures/tp2-allstacks/snapshot_rank0.pickle".to_string()];
     for dir in ["tests/hostile", "tests/hostile/turn3"] {
         let mut more: Vec<String> = std::fs::read_dir(dir)

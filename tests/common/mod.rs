@@ -121,3 +121,22 @@ pub fn check_edited(dir: &str, file: &str, from: &str, to: &str) -> (Option<i32>
     );
     (out.status.code(), flat(&said))
 }
+
+/// `f` of each item, in the items' order, on as many threads as the machine has cores (at
+/// most 4): a test that runs the binary once per run spent a minute of CI doing so one at
+/// a time.
+#[allow(dead_code)]
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let chunk = items.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker of par_map panicked"))
+            .collect()
+    })
+}
