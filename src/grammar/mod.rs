@@ -35,7 +35,7 @@ pub(crate) use knowledge::{
 pub use knowledge::{FrameRule, Knowledge};
 use prefilter::*;
 pub use prefix::{stamp_step_ms, PrefixInfo};
-pub(crate) use prefix::{CompiledPrefix, ReadContext};
+pub(crate) use prefix::{CompiledPrefix, ReadContext, StampFormat};
 pub use set::*;
 pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
@@ -186,18 +186,17 @@ fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
 const DEFAULT_TIME_FORMAT: &str = "%H:%M:%S%.f";
 
-/// A strftime-style format chrono can parse with: no unknown `%` directive.
-fn check_format(origin: &str, id: &str, field: &str, format: &str) -> Result<(), GrammarError> {
-    use chrono::format::{Item, StrftimeItems};
-    if StrftimeItems::new(format).any(|i| matches!(i, Item::Error)) {
-        return Err(GrammarError::Knowledge {
-            origin: origin.into(),
-            message: format!(
-                "prefix `{id}`: {field} `{format}` is not a strftime format chrono reads"
-            ),
-        });
-    }
-    Ok(())
+/// A strftime-style format chrono can parse with (no unknown `%` directive), parsed.
+fn read_format(
+    origin: &str,
+    id: &str,
+    field: &str,
+    format: &str,
+) -> Result<StampFormat, GrammarError> {
+    StampFormat::new(format).ok_or_else(|| GrammarError::Knowledge {
+        origin: origin.into(),
+        message: format!("prefix `{id}`: {field} `{format}` is not a strftime format chrono reads"),
+    })
 }
 
 /// One grammar, parsed and checked: what one server or component prints, and how to read
@@ -325,13 +324,18 @@ fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, 
         &regex,
         knowledge::PREFIX_CAPTURES,
     )?;
-    for (field, format, capture) in [
+    // Each format given, parsed (and checked) in the order written; the defaults after.
+    let mut read: [Option<StampFormat>; 3] = [None, None, None];
+    for ((field, format, capture), slot) in [
         ("date_format", &p.date_format, "date"),
         ("time_format", &p.time_format, "time"),
         ("stamp_format", &p.stamp_format, "stamp"),
-    ] {
+    ]
+    .into_iter()
+    .zip(&mut read)
+    {
         if let Some(f) = format {
-            check_format(origin, &p.id, field, f)?;
+            *slot = Some(read_format(origin, &p.id, field, f)?);
             if capture == "stamp" {
                 stamp::check_stamp_has_year(origin, &p.id, f)?;
             }
@@ -355,18 +359,16 @@ fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, 
             ),
         });
     }
-    let formats = CompiledPrefix::new(
-        &p.id,
-        regex,
-        p.date_format.as_deref().unwrap_or(DEFAULT_DATE_FORMAT),
-        p.time_format.as_deref().unwrap_or(DEFAULT_TIME_FORMAT),
-        p.stamp_format.as_deref(),
-    );
-    // `check_format` has read every format given, and the defaults read.
-    formats.ok_or_else(|| GrammarError::Knowledge {
-        origin: origin.into(),
-        message: format!("prefix `{}`: a format chrono does not read", p.id),
-    })
+    let [date, time, stamp] = read;
+    let date = match date {
+        Some(f) => f,
+        None => read_format(origin, &p.id, "date_format", DEFAULT_DATE_FORMAT)?,
+    };
+    let time = match time {
+        Some(f) => f,
+        None => read_format(origin, &p.id, "time_format", DEFAULT_TIME_FORMAT)?,
+    };
+    Ok(CompiledPrefix::new(&p.id, regex, date, time, stamp))
 }
 
 /// An event's `set.phase` names a phase and its `set.outcome` an outcome word.

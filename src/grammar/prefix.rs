@@ -75,7 +75,6 @@ pub(crate) struct CompiledPrefix {
 }
 
 /// The indices of the capture groups a prefix is read by (`knowledge::PREFIX_CAPTURES`).
-#[derive(Clone, Copy, Default)]
 struct PrefixGroups {
     date: Option<usize>,
     md: Option<usize>,
@@ -227,28 +226,24 @@ pub(crate) struct ReadContext<'a> {
 }
 
 impl CompiledPrefix {
-    /// A prefix whose formats chrono reads (`check_format` has said so); `None` otherwise.
+    /// A prefix of `regex` with its formats, read (`grammar::read_format`).
     pub(crate) fn new(
         id: &str,
         regex: Regex,
-        date_format: &str,
-        time_format: &str,
-        stamp_format: Option<&str>,
-    ) -> Option<CompiledPrefix> {
-        let groups = PrefixGroups::of(&regex);
-        Some(CompiledPrefix {
+        date: StampFormat,
+        time: StampFormat,
+        stamp: Option<StampFormat>,
+    ) -> CompiledPrefix {
+        CompiledPrefix {
             id: id.to_string(),
+            groups: PrefixGroups::of(&regex),
             regex,
-            date: StampFormat::new(date_format)?,
-            time: StampFormat::new(time_format)?,
-            stamp: match stamp_format {
-                Some(f) => Some(StampFormat::new(f)?),
-                None => None,
-            },
-            groups,
+            date,
+            time,
+            stamp,
             // Set once the grammar's every prefix is compiled (`Grammar::from_toml`).
             grammar_prints_dates: false,
-        })
+        }
     }
 
     /// Reads the prefix this match of its regex (starting at `start`) took.
@@ -440,7 +435,7 @@ mod tests {
             .unwrap()
             .date("2026-02-30")
             .is_none());
-        // A directive chrono does not know: no format, as `check_format` refuses it.
+        // A directive chrono does not know: no format (`grammar::read_format` refuses it).
         assert!(StampFormat::new("%Q").is_none());
     }
 

@@ -697,10 +697,9 @@ pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
     (!pairs.is_empty()).then(|| Rank::from_pairs(pairs))
 }
 
-/// The rank capture whose number does not fit a rank (past 4294967295), shortened for a
-/// note: `rank_of_captures` gave no rank for it, and the line must not pass as rank-less.
 /// A rank capture's text (`tags`, `gpu`, `tp` or `grank`) when it holds a number too large
-/// to be a rank (past 2^32 − 1), cut for a note.
+/// to be a rank (past 2^32 − 1), cut for a note: the prefix read no rank from it, and the
+/// line must not pass as rank-less.
 pub(in crate::grammar) fn number_too_large(text: &str) -> Option<String> {
     let too_large = text
         .split(|c: char| !c.is_ascii_digit())
