@@ -9,6 +9,7 @@
 
 mod check;
 mod knowledge;
+mod lazy_regex;
 pub mod memory_model;
 mod miss;
 mod prefilter;
@@ -33,6 +34,7 @@ pub(crate) use knowledge::{
     OutcomeRule, OutcomeWord, ProcessRole, RankEvidence,
 };
 pub use knowledge::{FrameRule, Knowledge};
+use lazy_regex::LazyRegex;
 use prefilter::*;
 pub use prefix::{stamp_step_ms, PrefixInfo};
 pub(crate) use prefix::{CompiledPrefix, ReadContext, StampFormat};
@@ -99,88 +101,13 @@ pub enum GrammarError {
 
 pub(crate) struct CompiledEvent {
     pub(crate) kind: String,
-    pub(crate) regex: EventRegex,
+    pub(crate) regex: LazyRegex,
     pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
     pub(crate) traceback: bool,
     /// The event's `set` constants, as the fields every matched line starts from (names
     /// shared, not copied).
     pub(crate) preset: crate::base::event::Fields,
-}
-
-/// An event's regex, compiled on its first use: a run meets the events of one or two
-/// grammars, and compiling every event of every grammar up front was a tenth of a 1,024-rank
-/// diff. The pattern is parsed when the grammar loads, so a bad regex is an error then and
-/// the capture names are known for the grammar's checks; a user's grammar is compiled at
-/// load (`compile_now`), so only the built-in ones, checked by a test, are ever lazy.
-pub(crate) struct EventRegex {
-    pattern: String,
-    /// Named captures, in the order of their groups (as `Regex::capture_names` gives them),
-    /// each shared with every event field it names.
-    names: Vec<crate::base::event::FieldName>,
-    compiled: std::sync::OnceLock<Option<Regex>>,
-}
-
-impl EventRegex {
-    pub(crate) fn new(pattern: &str, compile_now: bool) -> Result<EventRegex, regex::Error> {
-        // A pattern the parser rejects is compiled too: `Regex::new`'s error is the one to
-        // show (it reports the same parse failure in its own words).
-        let hir = match (compile_now, regex_syntax::parse(pattern)) {
-            (false, Ok(hir)) => hir,
-            _ => {
-                let r = Regex::new(pattern)?;
-                return Ok(EventRegex {
-                    pattern: pattern.to_string(),
-                    names: r.capture_names().flatten().map(Into::into).collect(),
-                    compiled: std::sync::OnceLock::from(Some(r)),
-                });
-            }
-        };
-        let mut named = Vec::new();
-        capture_names(&hir, &mut named);
-        named.sort_by_key(|(i, _)| *i);
-        Ok(EventRegex {
-            pattern: pattern.to_string(),
-            names: named.into_iter().map(|(_, n)| n.into()).collect(),
-            compiled: std::sync::OnceLock::new(),
-        })
-    }
-    /// The compiled regex; `None` only for a built-in pattern that parses but is too large
-    /// to compile, which a test rules out.
-    pub(crate) fn get(&self) -> Option<&Regex> {
-        self.compiled
-            .get_or_init(|| Regex::new(&self.pattern).ok())
-            .as_ref()
-    }
-    pub(crate) fn as_str(&self) -> &str {
-        &self.pattern
-    }
-    pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(|n| &**n)
-    }
-    /// The capture names as the event fields hold them.
-    pub(crate) fn field_names(&self) -> &[crate::base::event::FieldName] {
-        &self.names
-    }
-}
-
-fn capture_names(hir: &regex_syntax::hir::Hir, out: &mut Vec<(u32, String)>) {
-    use regex_syntax::hir::HirKind;
-    match hir.kind() {
-        HirKind::Capture(c) => {
-            if let Some(n) = &c.name {
-                out.push((c.index, n.to_string()));
-            }
-            capture_names(&c.sub, out);
-        }
-        HirKind::Repetition(r) => capture_names(&r.sub, out),
-        HirKind::Concat(v) | HirKind::Alternation(v) => {
-            for h in v {
-                capture_names(h, out);
-            }
-        }
-        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
-    }
 }
 
 const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d";
@@ -281,7 +208,7 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
     // compile is an error at load, not an event that silently matches nothing.
     // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
     let compile_now = !origin.starts_with("builtin:");
-    let regex = EventRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
+    let regex = LazyRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
         origin: origin.into(),
         kind: ev.kind.clone(),
         message: e.to_string(),
@@ -312,16 +239,19 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
 /// One `[[prefix]]`: its regex compiled with only the captures the reader reads, each
 /// date-time format one chrono reads and backed by its capture.
 fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, GrammarError> {
-    let regex = Regex::new(&p.regex).map_err(|e| GrammarError::PrefixRegex {
+    // As an event's: a user's prefix is compiled now, a built-in one when a line needs it
+    // (each compiled by `every_builtin_prefix_regex_compiles`).
+    let compile_now = !origin.starts_with("builtin:");
+    let regex = LazyRegex::new(&p.regex, compile_now).map_err(|e| GrammarError::PrefixRegex {
         origin: origin.into(),
         id: p.id.clone(),
         message: e.to_string(),
     })?;
-    let has = |n: &str| regex.capture_names().flatten().any(|c| c == n);
+    let has = |n: &str| regex.capture_names().any(|c| c == n);
     knowledge::only_read_captures(
         origin,
         &format!("prefix `{}`", p.id),
-        &regex,
+        regex.capture_names(),
         knowledge::PREFIX_CAPTURES,
     )?;
     // Each format given, parsed (and checked) in the order written; the defaults after.
@@ -430,9 +360,8 @@ impl Grammar {
             .iter()
             .map(|p| compile_prefix(origin, p))
             .collect::<Result<Vec<_>, _>>()?;
-        let dated = |p: &CompiledPrefix| {
-            (p.regex.capture_names().flatten()).any(|c| c == "date" || c == "stamp")
-        };
+        let dated =
+            |p: &CompiledPrefix| p.regex.capture_names().any(|c| c == "date" || c == "stamp");
         let prints_dates = prefixes.iter().any(dated);
         for p in &mut prefixes {
             p.grammar_prints_dates = prints_dates;

@@ -8,9 +8,10 @@
 
 use chrono::format::{Item, Parsed, StrftimeItems};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use regex::{Captures, Match, Regex};
+use regex::{Captures, Match};
 
 use super::knowledge::{self, Knowledge, ProcessRole};
+use super::lazy_regex::LazyRegex;
 use super::{stamp, PLACEHOLDER_DATE};
 use crate::base::event::Rank;
 
@@ -64,7 +65,7 @@ pub struct PrefixInfo {
 /// One grammar's record prefix, compiled.
 pub(crate) struct CompiledPrefix {
     pub(crate) id: String,
-    pub(crate) regex: Regex,
+    pub(crate) regex: LazyRegex,
     pub(crate) date: StampFormat,
     pub(crate) time: StampFormat,
     pub(crate) stamp: Option<StampFormat>,
@@ -90,8 +91,8 @@ struct PrefixGroups {
 }
 
 impl PrefixGroups {
-    fn of(regex: &Regex) -> PrefixGroups {
-        let index = |name: &str| regex.capture_names().position(|n| n == Some(name));
+    fn of(regex: &LazyRegex) -> PrefixGroups {
+        let index = |name: &str| regex.group_index(name);
         PrefixGroups {
             date: index("date"),
             md: index("md"),
@@ -229,7 +230,7 @@ impl CompiledPrefix {
     /// A prefix of `regex` with its formats, read (`grammar::read_format`).
     pub(crate) fn new(
         id: &str,
-        regex: Regex,
+        regex: LazyRegex,
         date: StampFormat,
         time: StampFormat,
         stamp: Option<StampFormat>,

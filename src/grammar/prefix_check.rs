@@ -13,7 +13,7 @@ pub(super) fn starts_with_problem(g: &Grammar, line: &str) -> Option<String> {
             .map(String::as_str)
             .filter(|l| !l.is_empty())
             .collect();
-        let Some(m) = p.regex.find(line) else {
+        let Some(m) = p.regex.get().and_then(|r| r.find(line)) else {
             continue;
         };
         let record = &line[m.start()..];
@@ -45,7 +45,7 @@ pub(super) fn starts_with_problem(g: &Grammar, line: &str) -> Option<String> {
 /// name no process, and a run of such lines would merge every process into one.
 pub(super) fn pid_problem(g: &Grammar, line: &str) -> Option<String> {
     g.prefixes.iter().zip(&g.spec.prefix).find_map(|(p, spec)| {
-        let pid = p.regex.captures(line)?.name("pid")?.as_str();
+        let pid = p.regex.get()?.captures(line)?.name("pid")?.as_str();
         if pid.parse::<u32>().is_ok() {
             return None;
         }

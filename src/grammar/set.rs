@@ -273,7 +273,9 @@ impl GrammarSet {
                 continue;
             }
             for g in &self.grammars {
-                if !out.contains(&g.spec.id) && g.prefixes.iter().any(|p| p.regex.is_match(&text)) {
+                if !out.contains(&g.spec.id)
+                    && (g.prefixes.iter()).any(|p| p.regex.get().is_some_and(|r| r.is_match(&text)))
+                {
                     out.push(g.spec.id.clone());
                 }
             }
@@ -331,7 +333,8 @@ impl GrammarSet {
                 }
                 // With its captures: the one that governs is read from them, without a
                 // second search.
-                for caps in p.regex.captures_iter(line) {
+                let Some(regex) = p.regex.get() else { continue };
+                for caps in regex.captures_iter(line) {
                     let Some(m) = caps.get(0) else { continue };
                     if m.start() > before {
                         break;

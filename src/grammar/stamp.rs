@@ -85,8 +85,7 @@ impl DatingPrefixes {
         let mut list = Vec::new();
         let mut starts: Option<Vec<String>> = Some(Vec::new());
         for (gi, g) in grammars.iter().enumerate() {
-            let reads =
-                |p: &CompiledPrefix, n: &str| p.regex.capture_names().flatten().any(|c| c == n);
+            let reads = |p: &CompiledPrefix, n: &str| p.regex.capture_names().any(|c| c == n);
             let dateless = (g.prefixes.iter()).any(|p| {
                 (reads(p, "time") || reads(p, "md")) && !reads(p, "date") && !reads(p, "stamp")
             });
@@ -140,7 +139,7 @@ impl GrammarSet {
             let Some(p) = self.grammars.get(gi).and_then(|g| g.prefixes.get(pi)) else {
                 continue;
             };
-            let Some(caps) = p.regex.captures(&text) else {
+            let Some(caps) = p.regex.get().and_then(|r| r.captures(&text)) else {
                 continue;
             };
             let start = caps.get(0).map_or(0, |m| m.start());

@@ -61,7 +61,12 @@ pub(in crate::grammar) fn compile_outcomes(
                 message: format!("outcome regex: {e}"),
             })?;
             let at = format!("outcome `{}`", o.regex);
-            ignored::only_read_captures(origin, &at, &regex, ignored::OUTCOME_CAPTURES)?;
+            ignored::only_read_captures(
+                origin,
+                &at,
+                regex.capture_names().flatten(),
+                ignored::OUTCOME_CAPTURES,
+            )?;
             Ok(OutcomeRule {
                 state,
                 literals: o.literals.clone(),
@@ -362,7 +367,12 @@ fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, Gramm
         };
         let name =
             Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
-        ignored::only_read_captures(origin, &at, &name, ignored::PROCESS_CAPTURES)?;
+        ignored::only_read_captures(
+            origin,
+            &at,
+            name.capture_names().flatten(),
+            ignored::PROCESS_CAPTURES,
+        )?;
         out.push(ProcessRule { name, role });
     }
     Ok(out)
@@ -375,7 +385,12 @@ fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError
             .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
         let names: Vec<&str> = r.capture_names().flatten().collect();
         let at = format!("suffix `{}`", s.id);
-        ignored::only_read_captures(origin, &at, &r, ignored::SUFFIX_CAPTURES)?;
+        ignored::only_read_captures(
+            origin,
+            &at,
+            r.capture_names().flatten(),
+            ignored::SUFFIX_CAPTURES,
+        )?;
         // A suffix that names no rank only keeps its fields out of the quoted message
         // (`Grammar::field_suffixes`, applied as the grammar's events are matched).
         if ["tags", "tp", "gpu", "grank"]

@@ -39,13 +39,13 @@ pub(crate) fn captured_failure(word: &str) -> Option<&'static str> {
 }
 
 /// A regex's named captures that nothing reads where the regex is used.
-pub(in crate::grammar) fn only_read_captures(
+pub(in crate::grammar) fn only_read_captures<'a>(
     origin: &str,
     at: &str,
-    regex: &Regex,
+    mut capture_names: impl Iterator<Item = &'a str>,
     read: &[&str],
 ) -> Result<(), GrammarError> {
-    match regex.capture_names().flatten().find(|c| !read.contains(c)) {
+    match capture_names.find(|c| !read.contains(c)) {
         Some(c) => Err(err(
             origin,
             format!(
