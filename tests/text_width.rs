@@ -298,3 +298,48 @@ fn narrow_output_keeps_notes_and_explain_lines_inside_the_width() {
         "{wide}"
     );
 }
+
+#[test]
+fn a_fleet_phase_table_shows_every_rank_count_whole() {
+    // 128 TP ranks in one log, each with TP0's start-up lines of tp8-baseline: every phase
+    // is `128/128`, one character wider than the narrowest RANKS column, which cut it to
+    // `128/1…`. The column widens and the durations stay under their header.
+    let base = std::fs::read_to_string("samples/tp8-baseline/server.log").expect("sample");
+    let mut log = String::new();
+    for line in base.lines().filter(|l| !l.contains(" TP")) {
+        log.push_str(&line.replace("tp_size=8", "tp_size=128"));
+        log.push('\n');
+    }
+    let tp0: Vec<&str> = base.lines().filter(|l| l.contains(" TP0]")).collect();
+    assert_eq!(tp0.len(), 11, "TP0's lines in the sample");
+    for line in &tp0 {
+        for tp in 0..128 {
+            log.push_str(&line.replace(" TP0]", &format!(" TP{tp}]")));
+            log.push('\n');
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, log).expect("write");
+    let out = rankscope(&["summary", "--width", "100", path.to_str().expect("utf-8")]);
+    let header = (out.lines())
+        .find(|l| l.starts_with("PHASE"))
+        .unwrap_or_else(|| panic!("no phase table:\n{out}"));
+    let duration_at = header.find("DURATION").expect("DURATION");
+    let mut rows = 0;
+    for phase in ["dist_init", "weight_load", "kv_cache", "cuda_graph"] {
+        let row = (out.lines())
+            .find(|l| l.starts_with(phase))
+            .unwrap_or_else(|| panic!("no {phase} row:\n{out}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.get(1), Some(&"128/128"), "{row}");
+        // The duration (`2.0 / 2.0 / 2.0 s`, from the sample's stamps) starts under its
+        // header.
+        assert!(
+            row[duration_at..].starts_with(|c: char| c.is_ascii_digit()),
+            "{header}\n{row}"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 4);
+}

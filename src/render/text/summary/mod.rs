@@ -211,14 +211,21 @@ fn phase_table(o: &mut String, run: &Run, stats: &[PhaseStats], ranks: usize, st
         );
         let _ = writeln!(o, "docs/grammars.md how to add a server");
     } else {
-        let _ = writeln!(
-            o,
-            "{}",
-            style.bold("PHASE        RANKS  DURATION min/med/max  END SKEW  NOTES")
+        // As wide as the widest count (`10083/16384*` on a fleet), never cut: a count
+        // cut to `8192/…` hid how many ranks the run has.
+        let ranks_width = (stats.iter())
+            .map(|s| ranks_cell(s, ranks).0.chars().count())
+            .fold(RANKS_MIN_WIDTH, usize::max);
+        let header = format!(
+            "{:<13}{:<width$}DURATION min/med/max  END SKEW  NOTES",
+            "PHASE",
+            "RANKS",
+            width = ranks_width + 1
         );
+        let _ = writeln!(o, "{}", style.bold(&header));
         let mut marks = Marks::default();
         for s in stats {
-            phase_block(o, s, ranks, style, &mut marks);
+            phase_block(o, s, ranks, ranks_width, style, &mut marks);
         }
         for (used, legend) in [(marks.star, STAR_LEGEND), (marks.unknown, UNKNOWN_LEGEND)] {
             if used {
@@ -294,12 +301,34 @@ struct Marks {
     unknown: bool,
 }
 
-/// Columns before the phase table's NOTES: PHASE 12, RANKS 6, DURATION 21, END SKEW 9,
-/// each with its space.
+/// Columns before the phase table's NOTES with the narrowest RANKS column: PHASE 12,
+/// RANKS 6, DURATION 21, END SKEW 9, each with its space.
 const NOTES_COLUMN: usize = 52;
 
+/// The RANKS column's width when every count fits in it (`8/8`, `128/128`).
+const RANKS_MIN_WIDTH: usize = 6;
+
+/// A phase's RANKS cell (`8/8`, or `6/8*` when some that began it did not finish it) and
+/// whether it carries the star.
+fn ranks_cell(s: &PhaseStats, total: usize) -> (String, bool) {
+    let starred = s.phase != Phase::Ready && s.completed != s.ranks;
+    let cell = if starred {
+        format!("{}/{}*", s.completed, total)
+    } else {
+        format!("{}/{}", s.ranks, total)
+    };
+    (cell, starred)
+}
+
 /// Writes one phase's rows, noting the marks it used (`STAR_LEGEND`, `UNKNOWN_LEGEND`).
-fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks: &mut Marks) {
+fn phase_block(
+    o: &mut String,
+    s: &PhaseStats,
+    total: usize,
+    ranks_width: usize,
+    style: Style,
+    marks: &mut Marks,
+) {
     let spread = |d: &crate::analysis::align::Spread| {
         format!("{} / {} / {} s", secs(d.min), secs(d.median), secs(d.max))
     };
@@ -342,14 +371,9 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
     } else {
         (dur, skew)
     };
-    let starred = s.phase != Phase::Ready && s.completed != s.ranks;
+    let (ranks, starred) = ranks_cell(s, total);
     marks.star |= starred;
     marks.unknown |= dur == "-" || skew == "-";
-    let ranks = if starred {
-        format!("{}/{}*", s.completed, total)
-    } else {
-        format!("{}/{}", s.ranks, total)
-    };
     let plain_notes = known.len();
     if !s.stragglers.is_empty() {
         known.push(format!(
@@ -364,16 +388,17 @@ fn phase_block(o: &mut String, s: &PhaseStats, total: usize, style: Style, marks
     let before_straggler = known[..plain_notes].join("; ");
     // Narrower than the columns and 20 for NOTES (`--width 60`, COLUMNS=60): the notes go
     // on lines of their own under the row, wrapped at the width, rather than past it.
-    let beside = style.width >= NOTES_COLUMN + 20;
+    let notes_column = NOTES_COLUMN + ranks_width - RANKS_MIN_WIDTH;
+    let beside = style.width >= notes_column + 20;
     let row = format!(
         "{} {} {} {} ",
         fit(s.phase.name(), 12),
-        fit(&ranks, 6),
+        fit(&ranks, ranks_width),
         fit(&dur, 21),
         fit(&skew, 9)
     );
     let (note_lines, indent) = if beside {
-        (wrap(&notes, style.width - NOTES_COLUMN), NOTES_COLUMN)
+        (wrap(&notes, style.width - notes_column), notes_column)
     } else {
         let _ = writeln!(o, "{}", row.trim_end());
         let lines = if notes.is_empty() {
