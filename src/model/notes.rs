@@ -230,10 +230,21 @@ pub struct EventBudgetLimits {
 
 impl Default for EventBudgetLimits {
     fn default() -> Self {
+        EventBudgetLimits::for_files(1)
+    }
+}
+
+impl EventBudgetLimits {
+    /// The limits of a run of `files` log files: the run's own, or a share per file when
+    /// that is more (`ingest::scan::budget::EVENTS_PER_FILE`).
+    pub fn for_files(files: usize) -> Self {
         use crate::ingest::scan::budget;
+        let files = files as u64;
         EventBudgetLimits {
-            events_per_run: budget::EVENTS_PER_RUN,
-            text_bytes_per_run: budget::EVENT_TEXT_PER_RUN,
+            events_per_run: (budget::EVENTS_PER_RUN)
+                .max(files.saturating_mul(budget::EVENTS_PER_FILE)),
+            text_bytes_per_run: (budget::EVENT_TEXT_PER_RUN)
+                .max(files.saturating_mul(budget::EVENT_TEXT_PER_FILE)),
             same_event_per_source: budget::SAME_EVENT_PER_SOURCE,
         }
     }

@@ -261,7 +261,7 @@ impl Dropped {
         }
     }
 
-    fn note(self) -> Option<ReadNote> {
+    fn note(self, budget: EventBudgetLimits) -> Option<ReadNote> {
         if self.by_kind.values().sum::<u64>() == 0 {
             return None;
         }
@@ -269,7 +269,7 @@ impl Dropped {
             more_files: self.file_count - self.files.len(),
             files: self.files,
             by_kind: self.by_kind.into_iter().collect(),
-            budget: EventBudgetLimits::default(),
+            budget,
         })
     }
 }
@@ -330,7 +330,8 @@ pub(super) fn scan_logs(
     // In a run directory a file that cannot be opened or is binary is skipped with a
     // note, and the other files still make the run; named alone it is an error.
     let single = logs.len() == 1;
-    let budget = scan::EventBudget::default();
+    let limits = EventBudgetLimits::for_files(logs.len());
+    let budget = scan::EventBudget::of(&limits);
     let scans: Vec<Result<FileScan, LoadError>> = logs
         .par_iter()
         .enumerate()
@@ -364,7 +365,7 @@ pub(super) fn scan_logs(
         events.extend(evs);
         sources.push(info);
     }
-    notes.extend(dropped.note());
+    notes.extend(dropped.note(limits));
     if skipped > 0 && skipped == logs.len() {
         return Err(LoadError::NothingRead {
             path: logs
