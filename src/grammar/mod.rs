@@ -15,6 +15,7 @@ mod miss;
 mod prefilter;
 mod prefix;
 mod prefix_check;
+mod prefix_set;
 pub(crate) mod remedy;
 mod set;
 mod settings_check;
@@ -38,6 +39,7 @@ use lazy_regex::LazyRegex;
 use prefilter::*;
 pub use prefix::{stamp_step_ms, PrefixInfo};
 pub(crate) use prefix::{CompiledPrefix, ReadContext, StampFormat};
+use prefix_set::PrefixSet;
 pub use set::*;
 pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 

@@ -355,6 +355,27 @@ regex = '(?:\w{100}){200}Loaded'
         }
     }
 
+    /// The grammars' distinct event literals, as `GrammarSet::new` collects them, and the
+    /// text no fragment may come from (record starts and noise literals).
+    fn literals_and_ordinary(gs: &GrammarSet) -> (Vec<String>, Vec<String>) {
+        let mut lits: Vec<String> = Vec::new();
+        let mut ordinary = Vec::new();
+        for g in &gs.grammars {
+            for l in g.spec.event.iter().flat_map(|e| &e.literals) {
+                if !lits.contains(l) {
+                    lits.push(l.clone());
+                }
+            }
+            for p in &g.spec.prefix {
+                ordinary.extend(p.starts_with.iter().cloned());
+            }
+            for n in &g.spec.noise {
+                ordinary.extend(n.literals.iter().cloned());
+            }
+        }
+        (lits, ordinary)
+    }
+
     /// The greedy choice as first written: every fragment's count computed again at each
     /// step. The reference `prefilter_fragments`' lazy heap must agree with, choice for
     /// choice and in order.
@@ -422,19 +443,7 @@ regex = '(?:\w{100}){200}Loaded'
         // them, then made-up sets where many fragments tie (shared words, one literal
         // repeated with a digit changed), over more than 64 literals (two bit words).
         let gs = GrammarSet::builtin().unwrap();
-        let mut lits: Vec<String> = Vec::new();
-        let mut ordinary: Vec<String> = Vec::new();
-        for g in &gs.grammars {
-            for e in &g.spec.event {
-                lits.extend(e.literals.iter().cloned());
-            }
-            for p in &g.spec.prefix {
-                ordinary.extend(p.starts_with.iter().cloned());
-            }
-            for n in &g.spec.noise {
-                ordinary.extend(n.literals.iter().cloned());
-            }
-        }
+        let (lits, ordinary) = literals_and_ordinary(&gs);
         let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
         let builtin = prefilter_fragments(&lits, &ordinary);
         assert_eq!(builtin, fragments_by_rescanning(&lits, &ordinary));
@@ -456,20 +465,7 @@ regex = '(?:\w{100}){200}Loaded'
     fn every_builtin_literal_holds_a_fragment() {
         let gs = GrammarSet::builtin().unwrap();
         let (frags, literal_count) = {
-            let mut lits = Vec::new();
-            let mut ordinary = Vec::new();
-            for g in &gs.grammars {
-                for e in &g.spec.event {
-                    lits.extend(e.literals.iter().cloned());
-                }
-                for p in &g.spec.prefix {
-                    ordinary.extend(p.starts_with.iter().cloned());
-                }
-                for n in &g.spec.noise {
-                    ordinary.extend(n.literals.iter().cloned());
-                }
-            }
-            lits.dedup();
+            let (lits, ordinary) = literals_and_ordinary(&gs);
             let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
             let f = prefilter_fragments(&lits, &ordinary);
             for l in &lits {

@@ -69,7 +69,7 @@ pub struct GrammarSet {
     /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
     /// files). Built on first use, so commands that read no log do not compile it; `None`
     /// if the set does not compile (then each regex is tried in turn).
-    pub(super) prefix_set: std::sync::OnceLock<Option<(regex::RegexSet, Vec<usize>)>>,
+    pub(super) prefix_set: std::sync::OnceLock<Option<PrefixSet>>,
     /// `builtin[g]`: grammar `g` is compiled into the binary. A user's grammar (the user
     /// directory, `--grammar`) is tried before every built-in one, so its own wording wins
     /// a line a built-in grammar also reads (a pytorch `teardown` wording).
@@ -254,11 +254,18 @@ impl GrammarSet {
         let mut matched = vec![false; self.grammars.len()];
         for line in head.split(|&b| b == b'\n').take(64) {
             let text = crate::base::text::clean_cow(line);
-            if let Some((set, owner)) = set {
+            if let Some(set) = set {
                 matched.iter_mut().for_each(|m| *m = false);
+                // The set is a filter (`prefix_set`): each prefix it names is tried.
                 for i in set.matches(&text).iter() {
-                    if let Some(m) = owner.get(i).and_then(|&g| matched.get_mut(g)) {
-                        *m = true;
+                    let Some((gi, pi)) = set.owner(i) else {
+                        continue;
+                    };
+                    let prefix = self.grammars.get(gi).and_then(|g| g.prefixes.get(pi));
+                    if prefix.is_some_and(|p| p.regex.get().is_some_and(|r| r.is_match(&text))) {
+                        if let Some(m) = matched.get_mut(gi) {
+                            *m = true;
+                        }
                     }
                 }
                 // In grammar order within a line, as the loop below finds them.
@@ -283,21 +290,12 @@ impl GrammarSet {
         out
     }
 
-    /// Every grammar's prefix regexes as one set, pattern `i` being the `i`-th prefix in
-    /// grammar then file order, with the grammar of each.
-    fn prefix_set(&self) -> Option<&(regex::RegexSet, Vec<usize>)> {
+    /// Every grammar's prefixes as one set, pattern `i` being the `i`-th prefix in
+    /// grammar then file order: a filter that names every prefix that matches a line,
+    /// and perhaps more (`grammar::prefix_set`).
+    fn prefix_set(&self) -> Option<&PrefixSet> {
         self.prefix_set
-            .get_or_init(|| {
-                let mut owner = Vec::new();
-                let mut patterns = Vec::new();
-                for (gi, g) in self.grammars.iter().enumerate() {
-                    for p in &g.prefixes {
-                        owner.push(gi);
-                        patterns.push(p.regex.as_str());
-                    }
-                }
-                regex::RegexSet::new(patterns).ok().map(|set| (set, owner))
-            })
+            .get_or_init(|| PrefixSet::new(&self.grammars))
             .as_ref()
     }
 
@@ -321,7 +319,7 @@ impl GrammarSet {
         // One pass of the set says which prefixes occur in the line at all; only those
         // are searched one by one (each prefix's own pass over every event line was a
         // tenth of loading 8,192 files).
-        let present = self.prefix_set().map(|(set, _)| set.matches(line));
+        let present = self.prefix_set().map(|set| set.matches(line));
         let mut index = 0;
         for (gi, g) in self.grammars.iter().enumerate() {
             let builtin = self.is_builtin(gi);
