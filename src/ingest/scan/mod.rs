@@ -26,11 +26,12 @@ mod traceback;
 
 use block::scan_block;
 use merge::{Context, Merger};
-use reader::BlockReader;
+use reader::{Block, BlockReader};
 
 pub(crate) use feed::LineFeed;
 
-/// Bytes per block. Memory held at once is about `threads × 2 × BLOCK` plus the events
+/// Bytes per block. Memory held at once is about `threads × 4 × BLOCK` (the batch being
+/// scanned and the one read ahead of it: `scan_stream`) plus the events
 /// each block holds (bounded per block: see `block`).
 pub(crate) const DEFAULT_BLOCK: usize = 4 << 20;
 /// Cap on the continuation text kept with one event (a traceback).
@@ -257,7 +258,7 @@ fn push_detail(detail: &mut String, line: &str) {
 /// Scans a byte stream with bounded memory: blocks of whole lines are read in batches,
 /// each batch scanned in parallel and merged in order. A read error ends the scan like
 /// the end of the input would, and is returned with what was read before it.
-pub fn scan_reader<R: Read>(
+pub fn scan_reader<R: Read + Send>(
     gs: &GrammarSet,
     source: usize,
     reader: R,
@@ -280,7 +281,13 @@ pub fn scan_reader<R: Read>(
 
 /// [`scan_reader`] within a run's event budget, keeping what was read before a read
 /// error (in `read_stop`).
-pub(crate) fn scan_stream<R: Read>(
+///
+/// An input longer than one batch is read on a thread of its own, one batch ahead of the
+/// scan: reading (the kernel's copy, decompression, the content hash) was a quarter of
+/// the wall time of a 256 MiB log at two threads while the scanning threads waited for
+/// it. The reader hands over a whole batch and waits until the scan takes it, so at most
+/// two batches are in memory (`DEFAULT_BLOCK`).
+pub(crate) fn scan_stream<R: Read + Send>(
     gs: &GrammarSet,
     source: usize,
     reader: R,
@@ -288,36 +295,42 @@ pub(crate) fn scan_stream<R: Read>(
     budget: &EventBudget,
     mut progress: impl FnMut(u64),
 ) -> SourceScan {
-    let batch = rayon::current_num_threads().max(1) * 2;
+    let batch_len = rayon::current_num_threads().max(1) * 2;
     let mut merger = Merger::new(gs, source, budget);
     let mut blocks = BlockReader::new(reader, block_size);
-    loop {
-        let batch = blocks.next_batch(batch);
-        if batch.is_empty() {
-            break;
+    let first = blocks.next_batch(batch_len);
+    if let Some(head) = first.first() {
+        merger.out.detected = detect_head(gs, head.bytes());
+    }
+    if blocks.at_end() || rayon::current_num_threads() < 2 {
+        let mut batch = first;
+        while !batch.is_empty() {
+            scan_batch(gs, budget, &mut merger, &batch);
+            blocks.recycle(batch);
+            progress(blocks.total());
+            batch = blocks.next_batch(batch_len);
         }
-        if merger.line_base == 0 && merger.out.detected.is_empty() {
-            if let Some(first) = batch.first() {
-                merger.out.detected = detect_head(gs, first.bytes());
+    } else {
+        let first_total = blocks.total();
+        blocks = std::thread::scope(|s| {
+            let (to_scan, batches) = std::sync::mpsc::sync_channel::<(Vec<Block>, u64)>(0);
+            let (give_back, scanned) = std::sync::mpsc::channel::<Vec<Block>>();
+            let read = s.spawn(move || loop {
+                scanned.try_iter().for_each(|b| blocks.recycle(b));
+                let batch = blocks.next_batch(batch_len);
+                if batch.is_empty() || to_scan.send((batch, blocks.total())).is_err() {
+                    return blocks;
+                }
+            });
+            let later = batches.into_iter();
+            for (batch, total) in std::iter::once((first, first_total)).chain(later) {
+                scan_batch(gs, budget, &mut merger, &batch);
+                progress(total);
+                let _ = give_back.send(batch);
             }
-        }
-        let results: Vec<_> = batch
-            .par_iter()
-            .map(|b| {
-                let mut r = scan_block(gs, b.bytes(), b.cut_tail, budget);
-                r.ends_inside_line = b.inside_line;
-                r
-            })
-            .collect();
-        for (mut r, b) in results.into_iter().zip(batch.iter()) {
-            block::date_from_head(gs, &mut r, b.bytes(), merger.line_base);
-            if b.cut_tail {
-                merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
-            }
-            merger.push(r);
-        }
-        blocks.recycle(batch);
-        progress(blocks.total());
+            read.join()
+        })
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
     }
     merger.out.counts.split_long_lines += blocks.split_long_lines();
     if let Some(stop) = blocks.take_stop() {
@@ -325,6 +338,25 @@ pub(crate) fn scan_stream<R: Read>(
     }
     let total = blocks.total();
     merger.finish(total)
+}
+
+/// Scans a batch's blocks in parallel and merges them in order.
+fn scan_batch(gs: &GrammarSet, budget: &EventBudget, merger: &mut Merger, batch: &[Block]) {
+    let results: Vec<_> = batch
+        .par_iter()
+        .map(|b| {
+            let mut r = scan_block(gs, b.bytes(), b.cut_tail, budget);
+            r.ends_inside_line = b.inside_line;
+            r
+        })
+        .collect();
+    for (mut r, b) in results.into_iter().zip(batch) {
+        block::date_from_head(gs, &mut r, b.bytes(), merger.line_base);
+        if b.cut_tail {
+            merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
+        }
+        merger.push(r);
+    }
 }
 
 /// Scans a source held whole in memory as one block, as [`scan_stream`] scans an input

@@ -94,6 +94,11 @@ impl<R: Read> BlockReader<R> {
         self.pool.extend(blocks.into_iter().map(|b| b.chunk.buf));
     }
 
+    /// Whether the input is read to its end and every block of it handed out.
+    pub(crate) fn at_end(&self) -> bool {
+        self.eof && self.pending.len == 0
+    }
+
     /// Bytes read so far.
     pub(crate) fn total(&self) -> u64 {
         self.total
