@@ -6,9 +6,8 @@
 //! empty file: 214 M instructions, 63 M of them the prefixes' compilation). The pattern is
 //! parsed when the grammar loads, so a bad regex is an error then and the capture groups
 //! are known for the grammar's checks and for reading a match by group index; a user's
-//! grammar is compiled at load (`compile_now`), so only the built-in ones, compiled by a
-//! test each (`every_builtin_event_regex_compiles`, `every_builtin_prefix_regex_compiles`),
-//! are ever lazy.
+//! grammar is compiled at load (`compile_now`), so only the built-in ones, each compiled
+//! by a test (`every_builtin_event_and_prefix_regex_compiles`), are ever lazy.
 
 use std::sync::OnceLock;
 

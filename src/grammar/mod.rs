@@ -208,7 +208,8 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
     }
     // A user's grammar is compiled now: a pattern that parses but is too large to
     // compile is an error at load, not an event that silently matches nothing.
-    // The built-in ones are compiled in tests (`every_builtin_event_regex_compiles`).
+    // The built-in ones are compiled by a test
+    // (`every_builtin_event_and_prefix_regex_compiles`).
     let compile_now = !origin.starts_with("builtin:");
     let regex = LazyRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
         origin: origin.into(),
@@ -242,7 +243,7 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
 /// date-time format one chrono reads and backed by its capture.
 fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, GrammarError> {
     // As an event's: a user's prefix is compiled now, a built-in one when a line needs it
-    // (each compiled by `every_builtin_prefix_regex_compiles`).
+    // (each compiled by `every_builtin_event_and_prefix_regex_compiles`).
     let compile_now = !origin.starts_with("builtin:");
     let regex = LazyRegex::new(&p.regex, compile_now).map_err(|e| GrammarError::PrefixRegex {
         origin: origin.into(),

@@ -294,27 +294,17 @@ sample = 'not a frame line'
     }
 
     #[test]
-    fn every_builtin_event_regex_compiles() {
-        // Built-in event regexes are compiled on first use; this is where one that parses
-        // but does not compile (too large) would be found.
+    fn every_builtin_event_and_prefix_regex_compiles() {
+        // Built-in event and prefix regexes are compiled on first use; this is where one
+        // that parses but does not compile (too large) would be found. And a prefix's
+        // group indices, read from the parse, are the compiled regex's own.
         let gs = GrammarSet::builtin().unwrap();
-        let mut n = 0;
+        let (mut events, mut prefixes) = (0, 0);
         for g in &gs.grammars {
             for e in &g.events {
                 assert!(e.regex.get().is_some(), "{}: {}", g.origin, e.kind);
-                n += 1;
+                events += 1;
             }
-        }
-        assert!(n > 100, "{n} built-in events");
-    }
-
-    #[test]
-    fn every_builtin_prefix_regex_compiles() {
-        // Likewise the prefixes, compiled when a line first needs one; and the group
-        // indices read from the parse are the compiled regex's own.
-        let gs = GrammarSet::builtin().unwrap();
-        let mut n = 0;
-        for g in &gs.grammars {
             for p in &g.prefixes {
                 let r = p.regex.get();
                 assert!(r.is_some(), "{}: prefix {}", g.origin, p.id);
@@ -322,10 +312,11 @@ sample = 'not a frame line'
                     let want = r.and_then(|r| r.capture_names().position(|c| c == Some(name)));
                     assert_eq!(p.regex.group_index(name), want, "{}: {name}", p.id);
                 }
-                n += 1;
+                prefixes += 1;
             }
         }
-        assert!(n > 10, "{n} built-in prefixes");
+        assert!(events > 100, "{events} built-in events");
+        assert!(prefixes > 10, "{prefixes} built-in prefixes");
     }
 
     #[test]
