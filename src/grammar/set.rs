@@ -64,8 +64,7 @@ pub struct GrammarSet {
     pub(crate) reference_date: Option<NaiveDate>,
     /// The grammars' frame tables and outcome wordings, gathered once.
     pub(super) knowledge: Knowledge,
-    /// Every grammar's prefix regexes as one set, and the grammar of each (`prefix_set`):
-    /// `detect` runs it on the first lines of every file and `find_prefix` on every event
+    /// Every grammar's prefixes as one filter set (`grammar::prefix_set`): `detect` runs it on the first lines of every file and `find_prefix` on every event
     /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
     /// files). Built on first use, so commands that read no log do not compile it; `None`
     /// if the set does not compile (then each regex is tried in turn).
@@ -251,40 +250,25 @@ impl GrammarSet {
     pub(crate) fn detect(&self, head: &[u8]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let set = self.prefix_set();
-        let mut matched = vec![false; self.grammars.len()];
         for line in head.split(|&b| b == b'\n').take(64) {
             let text = crate::base::text::clean_cow(line);
-            if let Some(set) = set {
-                matched.iter_mut().for_each(|m| *m = false);
-                // The set is a filter (`prefix_set`): each prefix it names is tried.
-                for i in set.matches(&text).iter() {
-                    let Some((gi, pi)) = set.owner(i) else {
-                        continue;
-                    };
-                    let prefix = self.grammars.get(gi).and_then(|g| g.prefixes.get(pi));
-                    if prefix.is_some_and(|p| p.regex.get().is_some_and(|r| r.is_match(&text))) {
-                        if let Some(m) = matched.get_mut(gi) {
-                            *m = true;
-                        }
-                    }
-                }
-                // In grammar order within a line, as the loop below finds them.
-                for (g, _) in self.grammars.iter().zip(&matched).filter(|(_, &m)| m) {
-                    if !out.contains(&g.spec.id) {
-                        out.push(g.spec.id.clone());
-                    }
-                }
-                if out.len() == self.grammars.len() {
-                    break;
-                }
-                continue;
-            }
+            // The set is a filter (`prefix_set`): a prefix it names is tried with its own
+            // regex, as `find_prefix` tries it; without a set, every prefix is.
+            let named = set.map(|s| s.matches(&text));
+            let mut index = 0;
             for g in &self.grammars {
-                if !out.contains(&g.spec.id)
-                    && (g.prefixes.iter()).any(|p| p.regex.get().is_some_and(|r| r.is_match(&text)))
-                {
+                let first = index;
+                index += g.prefixes.len();
+                let hit = |(pi, p): (usize, &CompiledPrefix)| {
+                    named.as_ref().is_none_or(|m| m.matched(first + pi))
+                        && p.regex.get().is_some_and(|r| r.is_match(&text))
+                };
+                if !out.contains(&g.spec.id) && g.prefixes.iter().enumerate().any(hit) {
                     out.push(g.spec.id.clone());
                 }
+            }
+            if out.len() == self.grammars.len() {
+                break;
             }
         }
         out
