@@ -19,7 +19,7 @@ use crate::grammar::{GrammarSet, LineMatch};
 
 use super::traceback::{
     continues_traceback, end_prefixed_traceback, gather_loose_traceback, park_if_other_node,
-    resume_traceback, Ghost, Tb,
+    resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb,
 };
 use super::{
     budget, push_detail, Context, EventBudget, LineCounts, PrefixMap, PrefixTrouble, SeenPrefix,
@@ -76,6 +76,11 @@ pub(super) struct BlockScan {
     pub(crate) lead_counts: LineCounts,
     pub(crate) lead_unknown: Vec<UnknownLine>,
     pub(crate) seen_record: bool,
+    /// The block's first record line (`seen_record` set by it), and the event lines
+    /// before it that take the previous block's record: what tells the merge whether
+    /// a traceback open before the block goes on in it (`OpenTraceback::ends_where`).
+    pub(crate) first_record: Option<FirstRecord>,
+    pub(crate) lead_events: u32,
     /// The traceback still open at the end of the block.
     pub(crate) open_at_end: Option<Tb>,
     pub(crate) cut_fields: Vec<String>,
@@ -179,17 +184,25 @@ fn flush_last_seen(out: &mut BlockScan) {
 }
 
 /// Scans one block of whole lines. `cut_tail` says the block's last line is the cut end
-/// of the input (no newline).
+/// of the input (no newline). `carried`: the traceback the previous block left open, which
+/// the block's first lines may go on with (the merge scans such a block again with it:
+/// `Merger::push_block`).
 pub(super) fn scan_block(
     gs: &GrammarSet,
     buf: &[u8],
     cut_tail: bool,
     budget: &EventBudget,
+    carried: Option<&OpenTraceback>,
 ) -> BlockScan {
     let mut out = BlockScan::default();
     let hits = gs.literal_hits(buf);
     let mut hit_i = 0;
-    let mut open_tb: Option<Tb> = None;
+    let mut open_tb = carried.map(|open| {
+        // Its event was a record: the lines after it are scanned as within its block.
+        out.seen_record = true;
+        out.tb_prefixed = open.prefixed();
+        Tb::Carried(Box::new(Ghost::carried(open)))
+    });
     let mut start = 0usize;
     let mut line_no = 0u64;
     while start < buf.len() {
@@ -358,24 +371,22 @@ fn take_event(
             ctx = c;
             owned = true;
             root = Some(r);
-            if let Tb::Held(i) = tb {
-                if let Some(o) = out.events.get_mut(*i) {
-                    push_detail(&mut o.detail, text);
-                }
-            }
+            tb.grow(out, text);
         } else if !out.seen_record {
+            out.lead_events += 1;
             ctx = Ctx::Carry(node.clone());
             root = Some(Root::Carry);
         }
     } else if continues_traceback(out, open_tb.as_ref(), m.prefix.as_ref(), message, false) {
         // vLLM prints every line of a traceback with the process prefix: the exception
         // line inside it is both an event and part of the record.
-        if let Some(Tb::Held(i)) = open_tb {
-            if let Some(o) = out.events.get_mut(*i) {
-                push_detail(&mut o.detail, message);
-            }
+        if let Some(tb) = open_tb.as_ref() {
+            tb.grow(out, message);
         }
     } else {
+        if !out.seen_record {
+            out.first_record = Some(FirstRecord::of(m.prefix.as_ref(), message));
+        }
         out.seen_record = true;
         park_if_other_node(out, open_tb, seg);
         *open_tb = None;
@@ -505,13 +516,20 @@ fn classify_plain(
                 .unwrap_or("");
             if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), message, true) {
                 out.counts.continuation += 1;
-                if let Some(Tb::Held(i)) = open_tb {
-                    if let Some(o) = out.events.get_mut(*i) {
-                        push_detail(&mut o.detail, message);
-                    }
+                if let Some(tb) = open_tb.as_ref() {
+                    tb.grow(out, message);
                 }
                 return;
             }
+        }
+        if !out.seen_record {
+            // Once a block: whether a traceback the previous block left open goes on here.
+            let text = clean_line(last);
+            let prefix = gs.find_prefix(&text, text.len());
+            let message = (prefix.as_ref())
+                .and_then(|p| text.get(p.message_start..))
+                .unwrap_or("");
+            out.first_record = Some(FirstRecord::of(prefix.as_ref(), message));
         }
         park_if_other_node(out, open_tb, last);
         *open_tb = None;
@@ -534,11 +552,7 @@ fn classify_plain(
     if let Some(tb) = open_tb.as_ref() {
         out.tb_prefixed.get_or_insert(false);
         out.counts.continuation += 1;
-        if let Tb::Held(i) = tb {
-            if let Some(owner) = out.events.get_mut(*i) {
-                push_detail(&mut owner.detail, &clean_line(last));
-            }
-        }
+        tb.grow(out, &clean_line(last));
         return;
     }
     if out.seen_record {

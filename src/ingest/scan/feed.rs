@@ -29,15 +29,13 @@ impl<'a> LineFeed<'a> {
         if m.out.detected.is_empty() && m.line_base == 0 {
             m.out.detected = gs.detect(&lines[..lines.len().min(64 << 10)]);
         }
-        let mut r = scan_block(gs, lines, false, m.budget());
-        // The file's head arrives before the lines it dates.
-        super::block::date_from_head(gs, &mut r, lines, m.line_base);
+        let mut r = scan_block(gs, lines, false, m.budget(), None);
         r.ends_inside_line = inside_line;
         if inside_line {
             m.out.counts.split_long_lines += 1;
         }
         m.out.bytes += lines.len() as u64;
-        m.push(r);
+        m.push_block(r, lines, false);
     }
 
     /// What the lines fed so far gave, as `scan_stream` returns it for a whole file.

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use crate::base::event::{Event, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
 
-use super::block::{BlockScan, PendingEvent};
+use super::block::{scan_block, BlockScan, PendingEvent};
+use super::traceback::{OpenTraceback, Tb};
 use super::{
     budget, push_detail, EventBudget, PrefixMap, PrefixTrouble, SeenPrefix, SourceScan,
     UnknownLine, MAX_SEEN_PREFIXES, MAX_UNKNOWN_SAMPLES,
@@ -59,9 +60,16 @@ impl Context {
 }
 
 /// The event whose traceback is open across a block boundary: its place in
-/// `out.events` if it was kept, and its context either way.
-#[derive(Clone)]
+/// `out.events` if it was kept, its context either way, and what the next block's lines
+/// need to go on with its traceback.
 struct Carry {
+    kept: Option<usize>,
+    context: Context,
+    open: OpenTraceback,
+}
+
+/// A block event as merged: where it was kept (if it was) and its context.
+struct Merged {
     kept: Option<usize>,
     context: Context,
 }
@@ -118,6 +126,25 @@ impl<'a> Merger<'a> {
         }
     }
 
+    /// Merges a block scanned on its own (`scan_block` without a carried traceback). A
+    /// block that starts inside a traceback the previous block left open is scanned again
+    /// here with that traceback open: whether its first lines go on with it depends on who
+    /// wrote it and how its body was printed so far (vLLM prefixes every line of it), and
+    /// its lines, up to the line that ends it, are its event's text, as within one block.
+    /// Only a block whose first lines the traceback reaches past what the block's own scan
+    /// assumed (`OpenTraceback::ends_where`) is scanned twice.
+    pub(crate) fn push_block(&mut self, mut b: BlockScan, bytes: &[u8], cut_tail: bool) {
+        if let Some(carry) = self.carry.as_ref().filter(|c| !c.open.ends_where(&b)) {
+            let ends_inside_line = b.ends_inside_line;
+            b = scan_block(self.gs, bytes, cut_tail, self.budget, Some(&carry.open));
+            b.ends_inside_line = ends_inside_line;
+        }
+        super::block::date_from_head(self.gs, &mut b, bytes, self.line_base);
+        self.push(b);
+    }
+
+    /// Merges a block as scanned: a source's only block (`scan_whole`), which no earlier
+    /// block's traceback reaches into and no later block's events take dates from.
     pub(crate) fn push(&mut self, mut b: BlockScan) {
         self.push_lead(&mut b);
         self.out.counts.add(&b.counts);
@@ -136,9 +163,9 @@ impl<'a> Merger<'a> {
             .bad_ranks
             .absorb(std::mem::take(&mut b.bad_ranks), base);
         (self.out.dated_lines).extend(b.dated.drain(..).map(|(line, t)| (line + base, t)));
-        // This block's events as merged: where each was kept (if it was) and its context,
-        // for the unprefixed events inside its traceback.
-        let mut merged: Vec<Carry> = Vec::with_capacity(b.events.len());
+        let open = (b.open_at_end.as_ref()).map(|tb| tb.open_traceback(&b.events, b.tb_prefixed));
+        // This block's events as merged, for the unprefixed events inside its traceback.
+        let mut merged: Vec<Merged> = Vec::with_capacity(b.events.len());
         for pe in std::mem::take(&mut b.events) {
             let carry = self.carry.as_ref().map(|c| &c.context);
             let context = pe
@@ -147,19 +174,26 @@ impl<'a> Merger<'a> {
             let ev = self.place(pe, context);
             let context = Context::of(&ev);
             let kept = self.keep(ev);
-            merged.push(Carry { kept, context });
+            merged.push(Merged { kept, context });
         }
         let carry = self.carry.as_ref().map(|c| &c.context);
-        self.carry = match b.open_at_end.take() {
-            Some(super::traceback::Tb::Held(local)) => merged.get(local).cloned(),
-            Some(tb) => tb
+        self.carry = match (b.open_at_end.take(), open) {
+            // The earlier block's traceback goes on past this one too.
+            (Some(Tb::Carried(_)), Some(open)) => self.carry.take().map(|c| Carry { open, ..c }),
+            (Some(Tb::Held(local)), Some(open)) => merged.get(local).map(|m| Carry {
+                kept: m.kept,
+                context: m.context.clone(),
+                open,
+            }),
+            (Some(tb), Some(open)) => tb
                 .merged_context(|i| merged.get(i).map(|c| c.context.clone()), carry)
                 .map(|context| Carry {
                     kept: None,
                     context,
+                    open,
                 }),
-            None if b.seen_record => None,
-            None => self.carry.take(),
+            _ if b.seen_record => None,
+            _ => self.carry.take(),
         };
         self.push_seen(&mut b);
         if let Some(l) = b.prefix_overflow {

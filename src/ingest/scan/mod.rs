@@ -24,14 +24,14 @@ mod merge;
 mod reader;
 mod traceback;
 
-use block::scan_block;
+use block::{scan_block, BlockScan};
 use merge::{Context, Merger};
 use reader::{Block, BlockReader};
 
 pub(crate) use feed::LineFeed;
 
-/// Bytes per block. Memory held at once is about `threads × 4 × BLOCK` (the batch being
-/// scanned and the one read ahead of it: `scan_stream`) plus the events
+/// Bytes per block. Memory held at once is about `threads × 2 + 2` blocks (those being
+/// scanned or merged and the one read ahead of them: `scan_stream`) plus the events
 /// each block holds (bounded per block: see `block`).
 pub(crate) const DEFAULT_BLOCK: usize = 4 << 20;
 /// Cap on the continuation text kept with one event (a traceback).
@@ -255,8 +255,8 @@ fn push_detail(detail: &mut String, line: &str) {
     }
 }
 
-/// Scans a byte stream with bounded memory: blocks of whole lines are read in batches,
-/// each batch scanned in parallel and merged in order. A read error ends the scan like
+/// Scans a byte stream with bounded memory: blocks of whole lines, scanned in parallel
+/// and merged in order (`scan_stream`). A read error ends the scan like
 /// the end of the input would, and is returned with what was read before it.
 pub fn scan_reader<R: Read + Send>(
     gs: &GrammarSet,
@@ -282,11 +282,8 @@ pub fn scan_reader<R: Read + Send>(
 /// [`scan_reader`] within a run's event budget, keeping what was read before a read
 /// error (in `read_stop`).
 ///
-/// An input longer than one batch is read on a thread of its own, one batch ahead of the
-/// scan: reading (the kernel's copy, decompression, the content hash) was a quarter of
-/// the wall time of a 256 MiB log at two threads while the scanning threads waited for
-/// it. The reader hands over a whole batch and waits until the scan takes it, so at most
-/// two batches are in memory (`DEFAULT_BLOCK`).
+/// An input longer than one block is scanned as it is read (`BlockScanner::blocks_as_read`);
+/// one thread, or an input of one block, is scanned batch by batch on this thread.
 pub(crate) fn scan_stream<R: Read + Send>(
     gs: &GrammarSet,
     source: usize,
@@ -298,7 +295,9 @@ pub(crate) fn scan_stream<R: Read + Send>(
     let batch_len = rayon::current_num_threads().max(1) * 2;
     let mut merger = Merger::new(gs, source, budget);
     let mut blocks = BlockReader::new(reader, block_size);
-    let first = blocks.next_batch(batch_len);
+    // One block first: whether there is more decides how the rest is scanned, and the
+    // pool's threads wait for no more than one block's read to start.
+    let first = blocks.next_batch(1);
     if let Some(head) = first.first() {
         merger.out.detected = detect_head(gs, head.bytes());
     }
@@ -311,26 +310,8 @@ pub(crate) fn scan_stream<R: Read + Send>(
             batch = blocks.next_batch(batch_len);
         }
     } else {
-        let first_total = blocks.total();
-        blocks = std::thread::scope(|s| {
-            let (to_scan, batches) = std::sync::mpsc::sync_channel::<(Vec<Block>, u64)>(0);
-            let (give_back, scanned) = std::sync::mpsc::channel::<Vec<Block>>();
-            let read = s.spawn(move || loop {
-                scanned.try_iter().for_each(|b| blocks.recycle(b));
-                let batch = blocks.next_batch(batch_len);
-                if batch.is_empty() || to_scan.send((batch, blocks.total())).is_err() {
-                    return blocks;
-                }
-            });
-            let later = batches.into_iter();
-            for (batch, total) in std::iter::once((first, first_total)).chain(later) {
-                scan_batch(gs, budget, &mut merger, &batch);
-                progress(total);
-                let _ = give_back.send(batch);
-            }
-            read.join()
-        })
-        .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+        let scan = BlockScanner { gs, budget };
+        blocks = scan.blocks_as_read(&mut merger, blocks, first, batch_len, &mut progress);
     }
     merger.out.counts.split_long_lines += blocks.split_long_lines();
     if let Some(stop) = blocks.take_stop() {
@@ -342,20 +323,118 @@ pub(crate) fn scan_stream<R: Read + Send>(
 
 /// Scans a batch's blocks in parallel and merges them in order.
 fn scan_batch(gs: &GrammarSet, budget: &EventBudget, merger: &mut Merger, batch: &[Block]) {
-    let results: Vec<_> = batch
-        .par_iter()
-        .map(|b| {
-            let mut r = scan_block(gs, b.bytes(), b.cut_tail, budget);
-            r.ends_inside_line = b.inside_line;
-            r
+    let results: Vec<_> = batch.par_iter().map(|b| scan_one(gs, budget, b)).collect();
+    for (r, b) in results.into_iter().zip(batch) {
+        merge_block(merger, r, b);
+    }
+}
+
+fn scan_one(gs: &GrammarSet, budget: &EventBudget, b: &Block) -> BlockScan {
+    let mut r = scan_block(gs, b.bytes(), b.cut_tail, budget, None);
+    r.ends_inside_line = b.inside_line;
+    r
+}
+
+fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
+    if b.cut_tail {
+        merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
+    }
+    merger.push_block(r, b.bytes(), b.cut_tail);
+}
+
+/// A scanned block on its way to the merge: its place in the input, the input read when
+/// it was handed over (for progress), and the scan or the panic that ended it.
+type Scanned = (u64, Block, u64, std::thread::Result<BlockScan>);
+
+struct BlockScanner<'a> {
+    gs: &'a GrammarSet,
+    budget: &'a EventBudget,
+}
+
+impl BlockScanner<'_> {
+    /// Scans the blocks of a long input as they are read: a thread of its own reads them
+    /// (the kernel's copy, decompression, the content hash were a quarter of the wall
+    /// time of a 256 MiB log at two threads while the scanning threads waited for them),
+    /// each block is scanned on whichever pool thread is free, and this thread merges them
+    /// in input order as they finish. Scanned in batches, every pool thread waited at the
+    /// end of each batch for its slowest block and for the merge. At most `window`
+    /// blocks are scanned or waiting for the merge at once, plus the one the reader
+    /// holds: memory stays bounded whatever the blocks' speeds.
+    fn blocks_as_read<R: Read + Send>(
+        &self,
+        merger: &mut Merger,
+        mut blocks: BlockReader<R>,
+        first: Vec<Block>,
+        window: usize,
+        progress: &mut impl FnMut(u64),
+    ) -> BlockReader<R> {
+        let first_total = blocks.total();
+        std::thread::scope(|s| {
+            let (to_scan, read) = std::sync::mpsc::sync_channel::<(Block, u64)>(0);
+            let (give_back, merged) = std::sync::mpsc::channel::<Block>();
+            let reader = s.spawn(move || loop {
+                blocks.recycle(merged.try_iter().collect());
+                let Some(block) = blocks.next_batch(1).pop() else {
+                    return blocks;
+                };
+                if to_scan.send((block, blocks.total())).is_err() {
+                    return blocks;
+                }
+            });
+            let incoming = first.into_iter().map(|b| (b, first_total)).chain(read);
+            self.scan_in_order(merger, incoming, window, progress, &give_back);
+            reader.join()
         })
-        .collect();
-    for (mut r, b) in results.into_iter().zip(batch) {
-        block::date_from_head(gs, &mut r, b.bytes(), merger.line_base);
-        if b.cut_tail {
-            merger.out.cut_last_line = Some(cut_last_line(b.bytes()));
-        }
-        merger.push(r);
+        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+    }
+
+    /// Hands the incoming blocks to the pool, at most `window` unmerged at once, and
+    /// merges them in order; each merged block goes back through `give_back`.
+    fn scan_in_order(
+        &self,
+        merger: &mut Merger,
+        mut incoming: impl Iterator<Item = (Block, u64)>,
+        window: usize,
+        progress: &mut impl FnMut(u64),
+        give_back: &std::sync::mpsc::Sender<Block>,
+    ) {
+        let (done, finished) = std::sync::mpsc::channel::<Scanned>();
+        let mut waiting: BTreeMap<u64, (Block, u64, BlockScan)> = BTreeMap::new();
+        let (mut handed, mut next_merge) = (0u64, 0u64);
+        // This thread is not one of the pool's: it only hands out blocks and merges, and
+        // the pool's threads all scan.
+        rayon::in_place_scope(|pool| loop {
+            while handed - next_merge < window as u64 {
+                let Some((block, total)) = incoming.next() else {
+                    break;
+                };
+                let done = done.clone();
+                let index = handed;
+                handed += 1;
+                pool.spawn(move |_| {
+                    let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        scan_one(self.gs, self.budget, &block)
+                    }));
+                    let _ = done.send((index, block, total, scanned));
+                });
+            }
+            if handed == next_merge {
+                return;
+            }
+            // Every block handed out sends once, and this thread holds a sender: a
+            // receive cannot fail while one is outstanding.
+            let Ok((index, block, total, scanned)) = finished.recv() else {
+                return;
+            };
+            let r = scanned.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            waiting.insert(index, (block, total, r));
+            while let Some((block, total, r)) = waiting.remove(&next_merge) {
+                merge_block(merger, r, &block);
+                progress(total);
+                let _ = give_back.send(block);
+                next_merge += 1;
+            }
+        });
     }
 }
 
@@ -374,7 +453,7 @@ pub(crate) fn scan_whole(
         return merger.finish(0);
     }
     let cut_tail = bytes.last() != Some(&b'\n');
-    let r = scan_block(gs, bytes, cut_tail, budget);
+    let r = scan_block(gs, bytes, cut_tail, budget, None);
     if cut_tail {
         merger.out.cut_last_line = Some(cut_last_line(bytes));
     }

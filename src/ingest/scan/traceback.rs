@@ -8,11 +8,73 @@ use crate::grammar::{LineMatch, PrefixInfo};
 use super::block::{BlockScan, Ctx, PendingEvent, Root};
 use super::{push_detail, Context};
 
-/// An event whose traceback is open: one the block holds (its index), or one it let go
-/// (the merge would drop it), of which only what its traceback's lines need is kept.
+/// An event whose traceback is open: one the block holds (its index), one it let go
+/// (the merge would drop it), of which only what its traceback's lines need is kept, or
+/// one of an earlier block whose traceback this block's first lines go on with.
 pub(super) enum Tb {
     Held(usize),
     Ghost(Box<Ghost>),
+    Carried(Box<Ghost>),
+}
+
+/// A traceback open at the end of a block, as the next block's lines need it: who wrote
+/// its event, on which wrapped node, and whether its body so far carried its process's
+/// prefix (`BlockScan::tb_prefixed`).
+#[derive(Clone)]
+pub(super) struct OpenTraceback {
+    writer: Option<Writer>,
+    node: Option<String>,
+    prefixed: Option<bool>,
+}
+
+impl OpenTraceback {
+    pub(crate) fn prefixed(&self) -> Option<bool> {
+        self.prefixed
+    }
+
+    /// Whether a block scanned on its own read its first lines as this traceback would:
+    /// its lines before its first record as the traceback's body (as the merge counts
+    /// them), and that record as ending it. Then the block need not be scanned again
+    /// with it (`Merger::push_block`).
+    pub(crate) fn ends_where(&self, b: &BlockScan) -> bool {
+        if b.lead_events > 0 {
+            // An event line inside the traceback is part of its text.
+            return false;
+        }
+        let mut prefixed = self.prefixed;
+        if b.lead_lines > b.lead_counts.blank {
+            if prefixed == Some(true) {
+                // A line that starts no record ends a traceback printed with prefixes.
+                return false;
+            }
+            // Its body is printed without them: a record ends it (`continues_traceback`).
+            prefixed = Some(false);
+        }
+        let continued = (b.first_record.as_ref()).is_some_and(|first| {
+            prefixed != Some(false)
+                && (self.writer.as_ref()).is_some_and(|opener| first.continues(opener))
+        });
+        !continued
+    }
+}
+
+/// A block's first record line, as a traceback open before it would test it.
+pub(super) struct FirstRecord {
+    writer: Option<Writer>,
+    reads_as_traceback: bool,
+}
+
+impl FirstRecord {
+    pub(crate) fn of(prefix: Option<&PrefixInfo>, message: &str) -> FirstRecord {
+        FirstRecord {
+            writer: prefix.and_then(writer_of),
+            reads_as_traceback: reads_as_traceback(message),
+        }
+    }
+
+    fn continues(&self, opener: &Writer) -> bool {
+        same_writer(self.writer.as_ref(), opener, self.reads_as_traceback)
+    }
 }
 
 /// What the lines inside a let-go event's traceback take from it.
@@ -25,6 +87,17 @@ pub(super) struct Ghost {
 }
 
 impl Ghost {
+    /// The traceback an earlier block left open: its lines take that block's record's
+    /// context in the merge (`Ctx::Carry`).
+    pub(crate) fn carried(open: &OpenTraceback) -> Ghost {
+        Ghost {
+            ctx: Ctx::Carry(open.node.clone()),
+            root: Root::Carry,
+            node: open.node.clone(),
+            writer: open.writer.clone(),
+        }
+    }
+
     pub(crate) fn of(m: &LineMatch, ctx: Ctx, root: Root, node: Option<String>) -> Ghost {
         let ctx = match ctx {
             Ctx::Own => Ctx::Fixed(Box::new(Context::from_prefix(
@@ -94,7 +167,7 @@ impl Tb {
     fn node<'a>(&'a self, events: &'a [PendingEvent]) -> Option<&'a str> {
         match self {
             Tb::Held(i) => events.get(*i).and_then(|e| e.node.as_deref()),
-            Tb::Ghost(g) => g.node.as_deref(),
+            Tb::Ghost(g) | Tb::Carried(g) => g.node.as_deref(),
         }
     }
 
@@ -104,7 +177,34 @@ impl Tb {
                 .get(*i)
                 .and_then(|e| e.m.prefix.as_ref())
                 .and_then(writer_of),
-            Tb::Ghost(g) => g.writer.clone(),
+            Tb::Ghost(g) | Tb::Carried(g) => g.writer.clone(),
+        }
+    }
+
+    /// What the next block needs of this traceback to go on with it.
+    pub(crate) fn open_traceback(
+        &self,
+        events: &[PendingEvent],
+        prefixed: Option<bool>,
+    ) -> OpenTraceback {
+        OpenTraceback {
+            writer: self.writer(events),
+            node: self.node(events).map(str::to_owned),
+            prefixed,
+        }
+    }
+
+    /// Adds a line to the traceback's text: its held event's, or (an earlier block's
+    /// traceback) the block's `lead_text`, which the merge adds to that block's event.
+    pub(crate) fn grow(&self, out: &mut BlockScan, line: &str) {
+        match self {
+            Tb::Held(i) => {
+                if let Some(owner) = out.events.get_mut(*i) {
+                    push_detail(&mut owner.detail, line);
+                }
+            }
+            Tb::Carried(_) => push_detail(&mut out.lead_text, line),
+            Tb::Ghost(_) => {}
         }
     }
 
@@ -112,7 +212,7 @@ impl Tb {
     pub(crate) fn context_for_owned(&self, events: &[PendingEvent]) -> (Ctx, Root) {
         match self {
             Tb::Held(i) => (Ctx::Of(*i), events.get(*i).map_or(Root::Carry, |e| e.root)),
-            Tb::Ghost(g) => (g.ctx.clone(), g.root),
+            Tb::Ghost(g) | Tb::Carried(g) => (g.ctx.clone(), g.root),
         }
     }
 
@@ -125,7 +225,7 @@ impl Tb {
     ) -> Option<Context> {
         match self {
             Tb::Held(i) => held(*i),
-            Tb::Ghost(g) => g.ctx.resolve(held, carry),
+            Tb::Ghost(g) | Tb::Carried(g) => g.ctx.resolve(held, carry),
         }
     }
 }
@@ -167,17 +267,8 @@ pub(super) fn continues_traceback(
     let Some(opener) = open_tb.and_then(|tb| tb.writer(&out.events)) else {
         return false;
     };
-    let same = match (prefix.and_then(writer_of), opener) {
-        // The host counts only when both lines' prefixes name one (the light prefix parse
-        // of a line inside a traceback may not).
-        (Some(Writer::Pid(host, pid)), Writer::Pid(opener_host, opener_pid)) => {
-            pid == opener_pid && (host.is_none() || opener_host.is_none() || host == opener_host)
-        }
-        (Some(Writer::Rank(rank)), Writer::Rank(opener_rank)) => {
-            rank == opener_rank && reads_as_traceback(message)
-        }
-        _ => false,
-    };
+    let writer = prefix.and_then(writer_of);
+    let same = same_writer(writer.as_ref(), &opener, reads_as_traceback(message));
     if out.tb_prefixed == Some(false) || !same {
         return false;
     }
@@ -185,6 +276,22 @@ pub(super) fn continues_traceback(
         out.tb_prefixed = Some(true);
     }
     true
+}
+
+/// Whether a record line's writer is the traceback opener's, so that the line may go on
+/// with it; a rank's tag only when the line `reads_as_traceback`.
+fn same_writer(writer: Option<&Writer>, opener: &Writer, reads_as_traceback: bool) -> bool {
+    match (writer, opener) {
+        // The host counts only when both lines' prefixes name one (the light prefix parse
+        // of a line inside a traceback may not).
+        (Some(Writer::Pid(host, pid)), Writer::Pid(opener_host, opener_pid)) => {
+            pid == opener_pid && (host.is_none() || opener_host.is_none() || host == opener_host)
+        }
+        (Some(Writer::Rank(rank)), Writer::Rank(opener_rank)) => {
+            rank == opener_rank && reads_as_traceback
+        }
+        _ => false,
+    }
 }
 
 /// A line that starts no record after a traceback whose lines carried their process's

@@ -1,0 +1,85 @@
+//! How an input is cut into blocks, and how many threads scan them, changes nothing the
+//! scan reports: the bundled runs' logs, cut into blocks from the longest line's length to a few
+//! KiB and scanned by pools of one and four threads (four: blocks are then scanned as
+//! they are read, each on whichever thread is free, and merged in input order), give the
+//! events, line counts and notes of the whole file scanned as one block.
+
+// A test that unwraps fails on its own line; input is what the tool under test reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use rankscope::grammar::GrammarSet;
+use rankscope::ingest::scan::{scan_reader, SourceScan};
+
+fn logs() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a directory under samples/") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".log") || name == "stdout.txt" {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn scan(gs: &GrammarSet, text: &[u8], block: usize, threads: usize) -> SourceScan {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool");
+    pool.install(|| scan_reader(gs, 0, text, block, |_| {}).expect("in memory"))
+}
+
+#[test]
+fn blocks_and_threads_change_nothing_the_scan_reports() {
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    let logs = logs();
+    // The bundled runs' logs and captured stdout: SGLang, vLLM V0 and V1, TGI, LMDeploy,
+    // TensorRT-LLM, two nodes, a directory of rank files.
+    assert!(logs.len() >= 40, "{} logs under samples/", logs.len());
+    let mut compared = 0;
+    for path in &logs {
+        let text = std::fs::read(path).expect("a sample log");
+        let whole = scan(&gs, &text, text.len() + 1, 1);
+        assert!(whole.counts.lines > 0, "{}", path.display());
+        // A line longer than a block is cut in pieces (counted in `split_long_lines`):
+        // blocks here hold the longest line whole.
+        let longest = text
+            .split(|&b| b == b'\n')
+            .map(<[u8]>::len)
+            .max()
+            .unwrap_or(0);
+        for block in [longest + 1, 1000, 4096] {
+            if block <= longest || block >= text.len() {
+                continue;
+            }
+            for threads in [1, 4] {
+                let cut = scan(&gs, &text, block, threads);
+                let at = format!("{} in blocks of {block} on {threads}", path.display());
+                assert_eq!(cut.counts, whole.counts, "{at}");
+                assert_eq!(cut.events.len(), whole.events.len(), "{at}");
+                for (c, w) in cut.events.iter().zip(&whole.events) {
+                    assert_eq!(c, w, "{at}, line {}", w.origin.line);
+                }
+                assert_eq!(cut.dropped_events, whole.dropped_events, "{at}");
+                assert_eq!(cut.cut_last_line, whole.cut_last_line, "{at}");
+                assert_eq!(
+                    format!("{:?}", cut.unknown_samples),
+                    format!("{:?}", whole.unknown_samples),
+                    "{at}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    // Most logs are longer than 4 KiB: all three cuts are compared for them.
+    assert!(compared >= 100, "{compared} cut scans compared");
+}
