@@ -83,3 +83,66 @@ fn blocks_and_threads_change_nothing_the_scan_reports() {
     // Most logs are longer than 4 KiB: all three cuts are compared for them.
     assert!(compared >= 100, "{compared} cut scans compared");
 }
+
+#[test]
+fn a_run_of_long_files_ends_on_any_thread_count() {
+    // Four logs of many blocks each, read in parallel: each file's scan runs on one of the
+    // pool's threads and hands its blocks to the pool. With a thread blocked on its own
+    // file's results while its blocks waited in its own queue, two such files on two
+    // threads never ended.
+    use rankscope::session::{LoadOptions, Session};
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let base = std::fs::read_to_string(root.join("tp8-baseline/server.log")).expect("sample");
+    let mut paths = Vec::new();
+    for i in 0..4 {
+        let mut text = base.clone();
+        while text.len() < 256 << 10 {
+            text.push_str(&format!(
+                "[2026-11-29 09:18:19 TP{i}] some plain record line\n"
+            ));
+        }
+        let path = dir.path().join(format!("node{i}.log"));
+        std::fs::write(&path, text).expect("write");
+        paths.push(path);
+    }
+    let opts = LoadOptions {
+        block_size: 16 << 10,
+        ..LoadOptions::default()
+    };
+    let load = |threads: usize| {
+        let (paths, opts) = (paths.clone(), opts.clone());
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let gs = GrammarSet::builtin().expect("built-in grammars compile");
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            let session = pool.install(|| Session::open(&gs, &paths, &opts, &|_, _| {}));
+            let _ = done.send(session.map(|s| s.run));
+        });
+        result
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("loading on {threads} threads did not end in 2 minutes"))
+            .expect("loads")
+    };
+    let lines: u64 = (paths.iter())
+        .map(|p| {
+            std::fs::read(p)
+                .expect("written")
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64
+        })
+        .sum();
+    for threads in [1, 2, 4] {
+        let run = load(threads);
+        let read: u64 = run.sources.iter().map(|s| s.counts.lines).sum();
+        assert_eq!(read, lines, "{threads} threads");
+        let one = scan(&gs, base.as_bytes(), base.len() + 1, 1);
+        // The four files' start-up events are the sample's, the same lines in each.
+        assert_eq!(run.events.len(), one.events.len(), "{threads} threads");
+    }
+}

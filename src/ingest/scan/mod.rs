@@ -401,8 +401,9 @@ impl BlockScanner<'_> {
         let (done, finished) = std::sync::mpsc::channel::<Scanned>();
         let mut waiting: BTreeMap<u64, (Block, u64, BlockScan)> = BTreeMap::new();
         let (mut handed, mut next_merge) = (0u64, 0u64);
-        // This thread is not one of the pool's: it only hands out blocks and merges, and
-        // the pool's threads all scan.
+        // On a thread that is not one of the pool's, the pool's threads scan while this
+        // one hands out blocks and merges; on one of the pool's, it scans too while it
+        // waits (`next_scanned`).
         rayon::in_place_scope(|pool| loop {
             while handed - next_merge < window as u64 {
                 let Some((block, total)) = incoming.next() else {
@@ -423,7 +424,7 @@ impl BlockScanner<'_> {
             }
             // Every block handed out sends once, and this thread holds a sender: a
             // receive cannot fail while one is outstanding.
-            let Ok((index, block, total, scanned)) = finished.recv() else {
+            let Some((index, block, total, scanned)) = next_scanned(&finished) else {
                 return;
             };
             let r = scanned.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
@@ -435,6 +436,35 @@ impl BlockScanner<'_> {
                 next_merge += 1;
             }
         });
+    }
+}
+
+/// The next block scanned. A run's files are scanned in parallel, so a file's scan may run
+/// on one of the pool's threads, and the blocks it hands out then wait in that thread's
+/// own queue: blocked on the channel, a thread that held a long file waited for work
+/// only it would do, and with every thread holding one (two files over 4 MiB, two
+/// threads) the run never ended. Such a thread runs pending work while it waits.
+fn next_scanned(finished: &std::sync::mpsc::Receiver<Scanned>) -> Option<Scanned> {
+    use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+    loop {
+        match finished.try_recv() {
+            Ok(scanned) => return Some(scanned),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        match rayon::yield_now() {
+            Some(rayon::Yield::Executed) => {}
+            // Nothing to run: the blocks are being scanned on other threads. The wait is
+            // short so that a block another thread hands out meanwhile is run here too.
+            Some(rayon::Yield::Idle) => {
+                match finished.recv_timeout(std::time::Duration::from_micros(200)) {
+                    Ok(scanned) => return Some(scanned),
+                    Err(RecvTimeoutError::Disconnected) => return None,
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
+            }
+            None => return finished.recv().ok(),
+        }
     }
 }
 
