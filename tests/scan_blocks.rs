@@ -3,6 +3,13 @@
 //! KiB and scanned by pools of one and four threads (four: blocks are then scanned as
 //! they are read, each on whichever thread is free, and merged in input order), give the
 //! events, line counts and notes of the whole file scanned as one block.
+//!
+//! Not yet so for every log: cut into blocks of a few hundred bytes, 33 of the 245 logs
+//! under tests/verdicts and tests/fixtures differ — 31 in the text of a failure whose
+//! unprefixed traceback (after a record, no event opening it) spans a block boundary:
+//! the part gathered before the boundary is not carried into the next block; 2 in
+//! counts, kubectl's interleaved pod streams, whose parked tracebacks are not carried
+//! either. Add those directories to `logs()` to see them.
 
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -509,11 +509,8 @@ fn classify_plain(
         if open_tb.is_some() {
             // Only while a traceback is open (rare) is a record's prefix parsed here: a
             // line from the same process continues it.
-            let text = clean_line(last);
-            let prefix = gs.find_prefix(&text, text.len());
-            let message = (prefix.as_ref())
-                .and_then(|p| text.get(p.message_start..))
-                .unwrap_or("");
+            let (prefix, message) = read_record(gs, last);
+            let message = message.as_str();
             if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), message, true) {
                 out.counts.continuation += 1;
                 if let Some(tb) = open_tb.as_ref() {
@@ -524,12 +521,8 @@ fn classify_plain(
         }
         if !out.seen_record {
             // Once a block: whether a traceback the previous block left open goes on here.
-            let text = clean_line(last);
-            let prefix = gs.find_prefix(&text, text.len());
-            let message = (prefix.as_ref())
-                .and_then(|p| text.get(p.message_start..))
-                .unwrap_or("");
-            out.first_record = Some(FirstRecord::of(prefix.as_ref(), message));
+            let (prefix, message) = read_record(gs, last);
+            out.first_record = Some(FirstRecord::of(prefix.as_ref(), &message));
         }
         park_if_other_node(out, open_tb, last);
         *open_tb = None;
@@ -574,6 +567,17 @@ fn classify_plain(
         return;
     }
     classify_other(out, last, line_no);
+}
+
+/// A record line's prefix, read, and its message (the text after the prefix).
+fn read_record(gs: &GrammarSet, line: &[u8]) -> (Option<crate::grammar::PrefixInfo>, String) {
+    let text = clean_line(line);
+    let prefix = gs.find_prefix(&text, text.len());
+    let message = (prefix.as_ref())
+        .and_then(|p| text.get(p.message_start..))
+        .unwrap_or("")
+        .to_owned();
+    (prefix, message)
 }
 
 /// A line that is no record, no noise and not inside a traceback: a continuation if

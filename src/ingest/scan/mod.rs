@@ -342,9 +342,16 @@ fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
     merger.push_block(r, b.bytes(), b.cut_tail);
 }
 
-/// A scanned block on its way to the merge: its place in the input, the input read when
-/// it was handed over (for progress), and the scan or the panic that ended it.
-type Scanned = (u64, Block, u64, std::thread::Result<BlockScan>);
+/// A scanned block on its way to the merge.
+struct Scanned {
+    /// Its place in the input, counted in blocks.
+    index: u64,
+    block: Block,
+    /// Bytes read when it was handed over (for progress).
+    read: u64,
+    /// Its scan, or the panic that ended it.
+    scan: std::thread::Result<BlockScan>,
+}
 
 struct BlockScanner<'a> {
     gs: &'a GrammarSet,
@@ -406,17 +413,22 @@ impl BlockScanner<'_> {
         // waits (`next_scanned`).
         rayon::in_place_scope(|pool| loop {
             while handed - next_merge < window as u64 {
-                let Some((block, total)) = incoming.next() else {
+                let Some((block, read)) = incoming.next() else {
                     break;
                 };
                 let done = done.clone();
                 let index = handed;
                 handed += 1;
                 pool.spawn(move |_| {
-                    let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let scan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         scan_one(self.gs, self.budget, &block)
                     }));
-                    let _ = done.send((index, block, total, scanned));
+                    let _ = done.send(Scanned {
+                        index,
+                        block,
+                        read,
+                        scan,
+                    });
                 });
             }
             if handed == next_merge {
@@ -424,14 +436,14 @@ impl BlockScanner<'_> {
             }
             // Every block handed out sends once, and this thread holds a sender: a
             // receive cannot fail while one is outstanding.
-            let Some((index, block, total, scanned)) = next_scanned(&finished) else {
+            let Some(scanned) = next_scanned(&finished) else {
                 return;
             };
-            let r = scanned.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-            waiting.insert(index, (block, total, r));
-            while let Some((block, total, r)) = waiting.remove(&next_merge) {
+            let r = (scanned.scan).unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            waiting.insert(scanned.index, (scanned.block, scanned.read, r));
+            while let Some((block, read, r)) = waiting.remove(&next_merge) {
                 merge_block(merger, r, &block);
-                progress(total);
+                progress(read);
                 let _ = give_back.send(block);
                 next_merge += 1;
             }
