@@ -506,23 +506,21 @@ fn classify_plain(
         peel_wrapper(last).0
     };
     if plain_record || gs.starts_record(inner) {
-        if open_tb.is_some() {
-            // Only while a traceback is open (rare) is a record's prefix parsed here: a
-            // line from the same process continues it.
-            let (prefix, message) = read_record(gs, last);
-            let message = message.as_str();
-            if continues_traceback(out, open_tb.as_ref(), prefix.as_ref(), message, true) {
+        // A record's prefix is parsed here only while a traceback is open (rare: a line
+        // from the same process continues it) and for the block's first record (whether
+        // a traceback the previous block left open goes on here), once for both.
+        let mut read = None;
+        if let Some(tb) = open_tb.as_ref() {
+            let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
+            if continues_traceback(out, Some(tb), prefix.as_ref(), message, true) {
                 out.counts.continuation += 1;
-                if let Some(tb) = open_tb.as_ref() {
-                    tb.grow(out, message);
-                }
+                tb.grow(out, message);
                 return;
             }
         }
         if !out.seen_record {
-            // Once a block: whether a traceback the previous block left open goes on here.
-            let (prefix, message) = read_record(gs, last);
-            out.first_record = Some(FirstRecord::of(prefix.as_ref(), &message));
+            let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
+            out.first_record = Some(FirstRecord::of(prefix.as_ref(), message));
         }
         park_if_other_node(out, open_tb, last);
         *open_tb = None;

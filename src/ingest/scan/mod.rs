@@ -12,8 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rayon::prelude::*;
-
 use crate::base::event::Event;
 use crate::base::text::clean_line;
 use crate::grammar::GrammarSet;
@@ -283,7 +281,8 @@ pub fn scan_reader<R: Read + Send>(
 /// error (in `read_stop`).
 ///
 /// An input longer than one block is scanned as it is read (`BlockScanner::blocks_as_read`);
-/// one thread, or an input of one block, is scanned batch by batch on this thread.
+/// at one thread, or an input of one block, each block is scanned and merged in turn on
+/// this thread.
 pub(crate) fn scan_stream<R: Read + Send>(
     gs: &GrammarSet,
     source: usize,
@@ -292,7 +291,6 @@ pub(crate) fn scan_stream<R: Read + Send>(
     budget: &EventBudget,
     mut progress: impl FnMut(u64),
 ) -> SourceScan {
-    let batch_len = rayon::current_num_threads().max(1) * 2;
     let mut merger = Merger::new(gs, source, budget);
     let mut blocks = BlockReader::new(reader, block_size);
     // One block first: whether there is more decides how the rest is scanned, and the
@@ -301,17 +299,20 @@ pub(crate) fn scan_stream<R: Read + Send>(
     if let Some(head) = first.first() {
         merger.out.detected = detect_head(gs, head.bytes());
     }
-    if blocks.at_end() || rayon::current_num_threads() < 2 {
-        let mut batch = first;
-        while !batch.is_empty() {
-            scan_batch(gs, budget, &mut merger, &batch);
-            blocks.recycle(batch);
+    let threads = rayon::current_num_threads();
+    if blocks.at_end() || threads < 2 {
+        let mut next = first;
+        while !next.is_empty() {
+            for b in &next {
+                merge_block(&mut merger, scan_one(gs, budget, b), b);
+            }
+            blocks.recycle(next);
             progress(blocks.total());
-            batch = blocks.next_batch(batch_len);
+            next = blocks.next_batch(1);
         }
     } else {
         let scan = BlockScanner { gs, budget };
-        blocks = scan.blocks_as_read(&mut merger, blocks, first, batch_len, &mut progress);
+        blocks = scan.blocks_as_read(&mut merger, blocks, first, threads * 2, &mut progress);
     }
     merger.out.counts.split_long_lines += blocks.split_long_lines();
     if let Some(stop) = blocks.take_stop() {
@@ -319,14 +320,6 @@ pub(crate) fn scan_stream<R: Read + Send>(
     }
     let total = blocks.total();
     merger.finish(total)
-}
-
-/// Scans a batch's blocks in parallel and merges them in order.
-fn scan_batch(gs: &GrammarSet, budget: &EventBudget, merger: &mut Merger, batch: &[Block]) {
-    let results: Vec<_> = batch.par_iter().map(|b| scan_one(gs, budget, b)).collect();
-    for (r, b) in results.into_iter().zip(batch) {
-        merge_block(merger, r, b);
-    }
 }
 
 fn scan_one(gs: &GrammarSet, budget: &EventBudget, b: &Block) -> BlockScan {
