@@ -1,15 +1,12 @@
 //! How an input is cut into blocks, and how many threads scan them, changes nothing the
-//! scan reports: the bundled runs' logs, cut into blocks from the longest line's length to a few
-//! KiB and scanned by pools of one and four threads (four: blocks are then scanned as
-//! they are read, each on whichever thread is free, and merged in input order), give the
-//! events, line counts and notes of the whole file scanned as one block.
-//!
-//! Not yet so for every log: cut into blocks of a few hundred bytes, 33 of the 245 logs
-//! under tests/verdicts and tests/fixtures differ — 31 in the text of a failure whose
-//! unprefixed traceback (after a record, no event opening it) spans a block boundary:
-//! the part gathered before the boundary is not carried into the next block; 2 in
-//! counts, kubectl's interleaved pod streams, whose parked tracebacks are not carried
-//! either. Add those directories to `logs()` to see them.
+//! scan reports: every log under samples/, tests/verdicts/ and tests/fixtures/ (made-up
+//! servers' with their own grammars), cut into blocks from the longest line's length to a
+//! few KiB and scanned by pools of one and four threads (four: blocks are then scanned as
+//! they are read, each on whichever thread is free, and merged in input order), gives the
+//! events, line counts and notes of the whole file scanned as one block. What a block's
+//! first lines need from the lines before it (a traceback open or parked there, the
+//! unprefixed traceback gathered since the last record, the lines of an input that starts
+//! inside one) is carried across the boundary (`Merger::push_block`).
 
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -19,17 +16,35 @@ use std::path::{Path, PathBuf};
 use rankscope::grammar::GrammarSet;
 use rankscope::ingest::scan::{scan_reader, SourceScan};
 
-fn logs() -> Vec<PathBuf> {
+/// Every log under `samples/`, `tests/verdicts/` and `tests/fixtures/`, with the grammar
+/// files of its fixture when it is a made-up server's (`tests/fixtures/<dir>/*.toml`).
+fn logs() -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("a directory under samples/") {
-            let path = entry.expect("a directory entry").path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_dir() {
-                dirs.push(path);
-            } else if name.ends_with(".log") || name == "stdout.txt" {
-                out.push(path);
+    for top in ["samples", "tests/verdicts", "tests/fixtures"] {
+        let mut dirs = vec![(root.join(top), Vec::new())];
+        while let Some((dir, grammars)) = dirs.pop() {
+            let entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .expect("a directory of logs")
+                .map(|e| e.expect("a directory entry").path())
+                .collect();
+            let own_grammars: Vec<PathBuf> = if dir.parent() == Some(&root.join("tests/fixtures")) {
+                let mut g: Vec<PathBuf> = (entries.iter())
+                    .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                    .cloned()
+                    .collect();
+                g.sort();
+                g
+            } else {
+                grammars
+            };
+            for path in entries {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if path.is_dir() {
+                    dirs.push((path, own_grammars.clone()));
+                } else if name.ends_with(".log") || name == "stdout.txt" {
+                    out.push((path, own_grammars.clone()));
+                }
             }
         }
     }
@@ -47,15 +62,26 @@ fn scan(gs: &GrammarSet, text: &[u8], block: usize, threads: usize) -> SourceSca
 
 #[test]
 fn blocks_and_threads_change_nothing_the_scan_reports() {
-    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    let builtin = GrammarSet::builtin().expect("built-in grammars compile");
     let logs = logs();
-    // The bundled runs' logs and captured stdout: SGLang, vLLM V0 and V1, TGI, LMDeploy,
-    // TensorRT-LLM, two nodes, a directory of rank files.
-    assert!(logs.len() >= 40, "{} logs under samples/", logs.len());
+    // The bundled runs' logs and captured stdout (SGLang, vLLM V0 and V1, TGI, LMDeploy,
+    // TensorRT-LLM, two nodes, a directory of rank files), the public logs' shapes under
+    // tests/verdicts, and the fixtures, made-up servers' with their own grammars.
+    assert!(logs.len() >= 280, "{} logs", logs.len());
     let mut compared = 0;
-    for path in &logs {
-        let text = std::fs::read(path).expect("a sample log");
-        let whole = scan(&gs, &text, text.len() + 1, 1);
+    let mut differ: Vec<String> = Vec::new();
+    let mut sets: std::collections::HashMap<Vec<PathBuf>, GrammarSet> = Default::default();
+    for (path, grammars) in &logs {
+        let gs = if grammars.is_empty() {
+            &builtin
+        } else {
+            sets.entry(grammars.clone()).or_insert_with(|| {
+                let all = rankscope::grammar::load_all(grammars).expect("the fixture's grammars");
+                GrammarSet::new(all).expect("the fixture's grammars compile")
+            })
+        };
+        let text = std::fs::read(path).expect("a log");
+        let whole = scan(gs, &text, text.len() + 1, 1);
         assert!(whole.counts.lines > 0, "{}", path.display());
         // A line longer than a block is cut in pieces (counted in `split_long_lines`):
         // blocks here hold the longest line whole.
@@ -64,31 +90,55 @@ fn blocks_and_threads_change_nothing_the_scan_reports() {
             .map(<[u8]>::len)
             .max()
             .unwrap_or(0);
-        for block in [longest + 1, 1000, 4096] {
+        for block in [longest + 1, 300, 1000, 4096] {
             if block <= longest || block >= text.len() {
                 continue;
             }
             for threads in [1, 4] {
-                let cut = scan(&gs, &text, block, threads);
-                let at = format!("{} in blocks of {block} on {threads}", path.display());
-                assert_eq!(cut.counts, whole.counts, "{at}");
-                assert_eq!(cut.events.len(), whole.events.len(), "{at}");
-                for (c, w) in cut.events.iter().zip(&whole.events) {
-                    assert_eq!(c, w, "{at}, line {}", w.origin.line);
+                let cut = scan(gs, &text, block, threads);
+                if let Some(d) = first_difference(&cut, &whole) {
+                    differ.push(format!(
+                        "{} in blocks of {block} on {threads}: {d}",
+                        path.display()
+                    ));
                 }
-                assert_eq!(cut.dropped_events, whole.dropped_events, "{at}");
-                assert_eq!(cut.cut_last_line, whole.cut_last_line, "{at}");
-                assert_eq!(
-                    format!("{:?}", cut.unknown_samples),
-                    format!("{:?}", whole.unknown_samples),
-                    "{at}"
-                );
                 compared += 1;
             }
         }
     }
-    // Most logs are longer than 4 KiB: all three cuts are compared for them.
-    assert!(compared >= 100, "{compared} cut scans compared");
+    assert!(
+        differ.is_empty(),
+        "{} cut scans differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+    // Most logs are longer than 4 KiB: all four cuts are compared for them.
+    assert!(compared >= 1000, "{compared} cut scans compared");
+}
+
+/// What a scan cut into blocks reports otherwise than the whole file's, first found.
+fn first_difference(cut: &SourceScan, whole: &SourceScan) -> Option<String> {
+    if cut.counts != whole.counts {
+        return Some(format!("counts {:?} vs {:?}", cut.counts, whole.counts));
+    }
+    if cut.events.len() != whole.events.len() {
+        return Some(format!(
+            "{} events vs {}",
+            cut.events.len(),
+            whole.events.len()
+        ));
+    }
+    if let Some((c, w)) = cut.events.iter().zip(&whole.events).find(|(c, w)| c != w) {
+        return Some(format!("event of line {}: {c:?}\nvs {w:?}", w.origin.line));
+    }
+    if cut.dropped_events != whole.dropped_events || cut.cut_last_line != whole.cut_last_line {
+        return Some("dropped events or the cut last line".into());
+    }
+    let (cu, wu) = (
+        format!("{:?}", cut.unknown_samples),
+        format!("{:?}", whole.unknown_samples),
+    );
+    (cu != wu).then(|| format!("unknown samples {cu} vs {wu}"))
 }
 
 #[test]
@@ -151,5 +201,64 @@ fn a_run_of_long_files_ends_on_any_thread_count() {
         let one = scan(&gs, base.as_bytes(), base.len() + 1, 1);
         // The four files' start-up events are the sample's, the same lines in each.
         assert_eq!(run.events.len(), one.events.len(), "{threads} threads");
+    }
+}
+
+#[test]
+fn a_wrapped_nodes_traceback_interrupted_by_another_node_is_whole_in_any_blocks() {
+    // Two compose services' output interleaved line by line: worker-0's traceback is cut
+    // three times by worker-1's records, and each part comes back behind its own
+    // service's wrapper. Wherever the blocks cut the stream, the failure's text is its
+    // five lines, in order, and no line of worker-1's is in it; the line counts are the
+    // whole stream's.
+    let mut text = String::new();
+    let w0 = "sgl-worker-0| ";
+    let w1 = "sgl-worker-1| ";
+    text.push_str(&format!(
+        "{w0}[2026-03-02 10:04:11 TP0] Load weight begin. avail mem=70.12 GB\n"
+    ));
+    text.push_str(&format!(
+        "{w1}[2026-03-02 10:04:11 TP1] Load weight begin. avail mem=70.12 GB\n"
+    ));
+    text.push_str(&format!(
+        "{w0}[2026-03-02 10:04:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    ));
+    let frames = [
+        "  File \"/srv/sglang/srt/managers/scheduler.py\", line 2210, in run_scheduler_process",
+        "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)",
+        "  File \"/srv/sglang/srt/model_executor/model_runner.py\", line 734, in load_model",
+        "    self.model = get_model(model_config=self.model_config)",
+        "RuntimeError: weight shape mismatch for layers.3.mlp (expected 4096, got 4608)",
+    ];
+    for (i, frame) in frames.iter().enumerate() {
+        if i % 2 == 1 {
+            text.push_str(&format!(
+                "{w1}[2026-03-02 10:04:2{i} TP1] Load weight end. type=GrebeForCausalLM, avail mem=52.4{i} GB, mem usage=17.7{i} GB\n"
+            ));
+        }
+        text.push_str(&format!("{w0}{frame}\n"));
+    }
+    text.push_str(&format!("{w1}[2026-03-02 10:04:31 TP1] KV Cache is allocated. #tokens: 91141, K size: 6.95 GB, V size: 6.95 GB\n"));
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    let whole = scan(&gs, text.as_bytes(), text.len() + 1, 1);
+    let failure = (whole.events.iter())
+        .find(|e| e.message.contains("Scheduler hit an exception"))
+        .expect("worker-0's failure");
+    let detail = failure.detail.as_deref().unwrap_or("");
+    // Its lines as printed, the service's wrapper in front.
+    let expected: Vec<String> = frames.iter().map(|f| format!("{w0}{f}")).collect();
+    assert_eq!(
+        detail,
+        expected.join("\n"),
+        "the failure's traceback, whole"
+    );
+    let longest = text.lines().map(str::len).max().unwrap_or(0);
+    for block in (longest + 1..text.len()).step_by(5) {
+        for threads in [1, 3] {
+            let cut = scan(&gs, text.as_bytes(), block, threads);
+            if let Some(d) = first_difference(&cut, &whole) {
+                panic!("in blocks of {block} on {threads}: {d}");
+            }
+        }
     }
 }

@@ -18,7 +18,7 @@ use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 use crate::grammar::{GrammarSet, LineMatch};
 
 use super::traceback::{
-    continues_traceback, end_prefixed_traceback, gather_loose_traceback, park_if_other_node,
+    continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
     resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb,
 };
 use super::{
@@ -38,6 +38,8 @@ pub(super) enum Ctx {
     Of(usize),
     /// That of an event let go in the block, copied.
     Fixed(Box<Context>),
+    /// That of the `k`-th traceback parked at the end of the previous block.
+    Parked(usize),
 }
 
 /// What "the same event" is counted by within a block: the root of the event's context.
@@ -48,6 +50,7 @@ pub(super) enum Root {
     /// (rank, pid) hashed.
     Exact(u64),
     Carry,
+    Parked(usize),
 }
 
 pub(super) struct PendingEvent {
@@ -67,12 +70,22 @@ pub(super) struct BlockScan {
     /// pods or compose services line by line, the rest of a traceback comes back behind
     /// its own node's wrapper.
     pub(crate) parked: Vec<Tb>,
+    /// The lines of each traceback parked before the block (`Before::parked`) that the
+    /// block's lines went on with, if any.
+    pub(crate) parked_growth: Vec<Option<String>>,
+    /// Each wrapped node the block's lines name, and whether its first such line was a
+    /// record (which ends a traceback of that node parked before the block) or a line
+    /// that may go on with one: whether the block reads otherwise after such a traceback.
+    pub(crate) node_first: Vec<(Vec<u8>, bool)>,
     pub(crate) counts: LineCounts,
     pub(crate) unknown: Vec<UnknownLine>,
     /// Lines before the block's first record start, kept apart: whether they continue a
     /// traceback depends on the previous block.
     pub(crate) lead_lines: u64,
     pub(crate) lead_text: String,
+    /// `lead_text` holds lines of the traceback an earlier block left open (one may be
+    /// empty: vLLM's prefix alone).
+    pub(crate) lead_grows_carried: bool,
     pub(crate) lead_counts: LineCounts,
     pub(crate) lead_unknown: Vec<UnknownLine>,
     pub(crate) seen_record: bool,
@@ -116,6 +129,31 @@ pub(super) struct BlockScan {
     /// Whole dates printed on the block's lines before its last event whose stamp lacks
     /// one (block line, stamp): they date such stamps (`dated_lines`).
     pub(crate) dated: Vec<(u64, chrono::NaiveDateTime)>,
+}
+
+impl BlockScan {
+    /// Notes a line of a wrapped node (`node_first`); `record`: the line starts one.
+    pub(crate) fn note_node(&mut self, node: Option<&[u8]>, record: bool) {
+        let Some(node) = node else {
+            return;
+        };
+        // A stream's lines come in runs of one node's: the last one noted first.
+        let known = |(n, _): &(Vec<u8>, bool)| n.as_slice() == node;
+        if !self.node_first.last().is_some_and(known) && !self.node_first.iter().any(known) {
+            self.node_first.push((node.to_vec(), record));
+        }
+    }
+
+    /// Whether a line of `node` that may go on with a traceback comes before any record
+    /// of it.
+    pub(crate) fn node_goes_on(&self, node: &str) -> bool {
+        (self.node_first.iter()).any(|(n, record)| !record && n.as_slice() == node.as_bytes())
+    }
+
+    /// Whether the block names `node` at all.
+    pub(crate) fn names_node(&self, node: &str) -> bool {
+        (self.node_first.iter()).any(|(n, _)| n.as_slice() == node.as_bytes())
+    }
 }
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
@@ -183,25 +221,54 @@ fn flush_last_seen(out: &mut BlockScan) {
     }
 }
 
+/// What the source's lines before a block leave open for its first lines, when a block
+/// is scanned again with it (`Merger::push_block`), so that its lines read as they would
+/// after those lines in one block.
+pub(super) struct Before<'a> {
+    /// The traceback the previous block left open, which the block's first lines may go
+    /// on with.
+    pub(crate) open: Option<&'a OpenTraceback>,
+    /// A record came before the block: its lines read as after that record.
+    pub(crate) record_seen: bool,
+    /// The tracebacks parked at the end of the previous block, which a line of their
+    /// node may resume.
+    pub(crate) parked: Vec<&'a OpenTraceback>,
+    /// The unprefixed traceback gathered since the last record (`BlockScan::loose_tb`).
+    pub(crate) loose_tb: &'a str,
+    /// No record yet: the source's lines so far (`BlockScan::lead_text`), the traceback of
+    /// a failure line when the input starts inside it.
+    pub(crate) lead_text: &'a str,
+}
+
 /// Scans one block of whole lines. `cut_tail` says the block's last line is the cut end
-/// of the input (no newline). `carried`: the traceback the previous block left open, which
-/// the block's first lines may go on with (the merge scans such a block again with it:
-/// `Merger::push_block`).
+/// of the input (no newline). `before`: what the lines before the block left open (see
+/// `Before`); `None` scans the block on its own, as if it started the source.
 pub(super) fn scan_block(
     gs: &GrammarSet,
     buf: &[u8],
     cut_tail: bool,
     budget: &EventBudget,
-    carried: Option<&OpenTraceback>,
+    before: Option<&Before>,
 ) -> BlockScan {
     let mut out = BlockScan::default();
     let hits = gs.literal_hits(buf);
     let mut hit_i = 0;
-    let mut open_tb = carried.map(|open| {
-        // Its event was a record: the lines after it are scanned as within its block.
-        out.seen_record = true;
+    if let Some(before) = before {
+        // A traceback's event was a record: the lines after it read as after one.
+        out.seen_record = before.record_seen || before.open.is_some();
+        if out.seen_record {
+            out.loose_tb.push_str(before.loose_tb);
+        } else {
+            out.lead_text.push_str(before.lead_text);
+        }
+        out.parked = (before.parked.iter().enumerate())
+            .map(|(k, open)| Tb::Carried(Box::new(Ghost::carried(open, Some(k)))))
+            .collect();
+        out.parked_growth = vec![None; before.parked.len()];
+    }
+    let mut open_tb = before.and_then(|b| b.open).map(|open| {
         out.tb_prefixed = open.prefixed();
-        Tb::Carried(Box::new(Ghost::carried(open)))
+        Tb::Carried(Box::new(Ghost::carried(open, None)))
     });
     let mut start = 0usize;
     let mut line_no = 0u64;
@@ -359,11 +426,10 @@ fn take_event(
     let mut root = None;
     // Inside an open traceback: the event is part of it.
     let mut owned = false;
-    let node = peel_wrapper(seg)
-        .1
-        .map(|n| String::from_utf8_lossy(n).into_owned());
+    let node_bytes = peel_wrapper(seg).1;
+    let node = node_bytes.map(|n| String::from_utf8_lossy(n).into_owned());
     if m.prefix.is_none() {
-        resume_traceback(out, open_tb, seg);
+        resume_traceback(out, open_tb, node_bytes);
         end_prefixed_traceback(out, open_tb);
         if let Some(tb) = open_tb.as_ref() {
             out.tb_prefixed.get_or_insert(false);
@@ -388,8 +454,7 @@ fn take_event(
             out.first_record = Some(FirstRecord::of(m.prefix.as_ref(), message));
         }
         out.seen_record = true;
-        park_if_other_node(out, open_tb, seg);
-        *open_tb = None;
+        end_traceback_at_record(out, open_tb, node_bytes);
         out.loose_tb.clear();
     }
     let root = root.unwrap_or_else(|| own_root(&m));
@@ -500,10 +565,10 @@ fn classify_plain(
     }
     // Most lines start like a record: peel wrappers only when the cheap test fails.
     let plain_record = gs.starts_record(last);
-    let inner = if plain_record {
-        last
+    let (inner, node) = if plain_record {
+        (last, None)
     } else {
-        peel_wrapper(last).0
+        peel_wrapper(last)
     };
     if plain_record || gs.starts_record(inner) {
         // A record's prefix is parsed here only while a traceback is open (rare: a line
@@ -522,8 +587,7 @@ fn classify_plain(
             let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
             out.first_record = Some(FirstRecord::of(prefix.as_ref(), message));
         }
-        park_if_other_node(out, open_tb, last);
-        *open_tb = None;
+        end_traceback_at_record(out, open_tb, node);
         out.seen_record = true;
         out.loose_tb.clear();
         // A record that gave no event but holds a `[[noise]]` literal is noise, as its
@@ -538,7 +602,7 @@ fn classify_plain(
     }
     // Inside a traceback everything up to the next record belongs to it, including lines
     // that would be noise on their own (`Traceback (most recent call last):`).
-    resume_traceback(out, open_tb, last);
+    resume_traceback(out, open_tb, node);
     end_prefixed_traceback(out, open_tb);
     if let Some(tb) = open_tb.as_ref() {
         out.tb_prefixed.get_or_insert(false);

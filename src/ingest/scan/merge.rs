@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use crate::base::event::{Event, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
 
-use super::block::{scan_block, BlockScan, PendingEvent};
-use super::traceback::{OpenTraceback, Tb};
+use super::block::{scan_block, Before, BlockScan, PendingEvent};
+use super::traceback::{Earlier, OpenTraceback, Tb};
 use super::{
     budget, push_detail, EventBudget, PrefixMap, PrefixTrouble, SeenPrefix, SourceScan,
     UnknownLine, MAX_SEEN_PREFIXES, MAX_UNKNOWN_SAMPLES,
@@ -59,9 +59,10 @@ impl Context {
     }
 }
 
-/// The event whose traceback is open across a block boundary: its place in
+/// An event whose traceback is open (or parked) across a block boundary: its place in
 /// `out.events` if it was kept, its context either way, and what the next block's lines
 /// need to go on with its traceback.
+#[derive(Clone)]
 struct Carry {
     kept: Option<usize>,
     context: Context,
@@ -81,12 +82,23 @@ pub(super) struct Merger<'a> {
     pub(crate) out: SourceScan,
     pub(crate) line_base: u64,
     carry: Option<Carry>,
+    /// Tracebacks of wrapped nodes that another node's record interrupted, parked at the
+    /// end of the last block (`BlockScan::parked`): a later line of their node resumes them.
+    parked: Vec<Carry>,
     budget: &'a EventBudget,
     /// Events kept per (kind, rank) in this source; only kept events enter it, so it
     /// is never larger than what the source keeps.
     same_kept: HashMap<u64, u32>,
     /// Rank-naming prefixes of the source's record lines, by identity bytes.
     seen: PrefixMap,
+    /// A block before held a record, and the unprefixed traceback gathered since the last
+    /// one (`BlockScan::loose_tb`), which a later block's failure line may take.
+    record_seen: bool,
+    loose_tb: String,
+    /// Before the source's first record (and outside a traceback): its lines so far
+    /// (`BlockScan::lead_text`), the traceback of a failure line when the input starts
+    /// inside it.
+    lead_text: String,
 }
 
 /// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
@@ -120,33 +132,92 @@ impl<'a> Merger<'a> {
             out: SourceScan::default(),
             line_base: 0,
             carry: None,
+            parked: Vec::new(),
             budget,
             same_kept: HashMap::new(),
             seen: PrefixMap::default(),
+            record_seen: false,
+            loose_tb: String::new(),
+            lead_text: String::new(),
         }
     }
 
-    /// Merges a block scanned on its own (`scan_block` without a carried traceback). A
-    /// block that starts inside a traceback the previous block left open is scanned again
-    /// here with that traceback open: whether its first lines go on with it depends on who
-    /// wrote it and how its body was printed so far (vLLM prefixes every line of it), and
-    /// its lines, up to the line that ends it, are its event's text, as within one block.
-    /// Only a block whose first lines the traceback reaches past what the block's own scan
-    /// assumed (`OpenTraceback::ends_where`) is scanned twice.
+    /// Merges a block scanned on its own (`scan_block` with nothing before it). A block
+    /// whose first lines read otherwise after the blocks before it is scanned again here
+    /// with what they left open (`Before`):
+    /// - a traceback the previous block left open: whether its first lines go on with it
+    ///   depends on who wrote it and how its body was printed so far (vLLM prefixes every
+    ///   line of it), and its lines, up to the line that ends it, are its event's text,
+    ///   as within one block. Only when the traceback reaches past what the block's own
+    ///   scan assumed (`OpenTraceback::ends_where`).
+    /// - an unprefixed failure line before the block's first record: its traceback is the
+    ///   unprefixed one gathered since the last record (a child's stderr), or with no record
+    ///   yet every line before it (an input that starts inside it), from earlier blocks
+    ///   too; and after a record, a block with no record of its own goes on gathering it.
+    /// - a traceback parked at the end of the previous block (a wrapped node's, which
+    ///   another node's record interrupted), when a line of its node that may go on with
+    ///   it comes before any record of that node; and a wrapped node's traceback open
+    ///   there, which another node's record parks rather than ends.
     pub(crate) fn push_block(&mut self, mut b: BlockScan, bytes: &[u8], cut_tail: bool) {
-        if let Some(carry) = self.carry.as_ref().filter(|c| !c.open.ends_where(&b)) {
+        let parked_goes_on =
+            (self.parked.iter()).any(|p| p.open.node().is_some_and(|n| b.node_goes_on(n)));
+        let rescan = parked_goes_on
+            || match &self.carry {
+                Some(carry) => carry.open.node().is_some() || !carry.open.ends_where(&b),
+                None if self.record_seen => b.lead_events > 0 || !b.seen_record,
+                None => b.lead_events > 0 && !self.lead_text.is_empty(),
+            };
+        if rescan {
+            let before = Before {
+                open: self.carry.as_ref().map(|c| &c.open),
+                parked: self.parked.iter().map(|c| &c.open).collect(),
+                record_seen: self.record_seen,
+                loose_tb: &self.loose_tb,
+                lead_text: &self.lead_text,
+            };
             let ends_inside_line = b.ends_inside_line;
-            b = scan_block(self.gs, bytes, cut_tail, self.budget, Some(&carry.open));
+            b = scan_block(self.gs, bytes, cut_tail, self.budget, Some(&before));
             b.ends_inside_line = ends_inside_line;
         }
         super::block::date_from_head(self.gs, &mut b, bytes, self.line_base);
-        self.push(b);
+        self.keep_what_goes_on(&mut b, rescan);
+        if !rescan {
+            // A record of a parked traceback's node ended it; the others stay parked.
+            self.parked
+                .retain(|p| !p.open.node().is_some_and(|n| b.names_node(n)));
+        }
+        self.merge(b, rescan);
+    }
+
+    /// What the next block's lines may take from this one's (`Before`).
+    fn keep_what_goes_on(&mut self, b: &mut BlockScan, rescanned: bool) {
+        if b.seen_record {
+            self.record_seen = true;
+            self.loose_tb = std::mem::take(&mut b.loose_tb);
+            self.lead_text = String::new();
+        } else if !self.record_seen && self.carry.is_none() {
+            if rescanned {
+                // Scanned with the text before it: its own holds it all.
+                self.lead_text = std::mem::take(&mut b.lead_text);
+            } else {
+                for line in b.lead_text.split('\n') {
+                    push_detail(&mut self.lead_text, line);
+                }
+            }
+        }
     }
 
     /// Merges a block as scanned: a source's only block (`scan_whole`), which no earlier
     /// block's traceback reaches into and no later block's events take dates from.
-    pub(crate) fn push(&mut self, mut b: BlockScan) {
+    pub(crate) fn push(&mut self, b: BlockScan) {
+        self.merge(b, false);
+    }
+
+    /// Merges a block; `rescanned`: scanned with what the blocks before it left open, so
+    /// that the tracebacks parked before it are among its own.
+    fn merge(&mut self, mut b: BlockScan, rescanned: bool) {
         self.push_lead(&mut b);
+        self.grow_parked(&mut b);
         self.out.counts.add(&b.counts);
         for u in std::mem::take(&mut b.unknown) {
             self.add_unknown(u);
@@ -164,37 +235,75 @@ impl<'a> Merger<'a> {
             .absorb(std::mem::take(&mut b.bad_ranks), base);
         (self.out.dated_lines).extend(b.dated.drain(..).map(|(line, t)| (line + base, t)));
         let open = (b.open_at_end.as_ref()).map(|tb| tb.open_traceback(&b.events, b.tb_prefixed));
+        // A parked traceback's body is printed as its first lines said; resumed, that is
+        // read again (`resume_traceback`).
+        let parked: Vec<(Tb, OpenTraceback)> = (std::mem::take(&mut b.parked).into_iter())
+            .map(|tb| {
+                let open = tb.open_traceback(&b.events, None);
+                (tb, open)
+            })
+            .collect();
+        let old_carry = self.carry.take();
+        let old_parked = std::mem::take(&mut self.parked);
+        let parked_contexts: Vec<Context> = old_parked.iter().map(|c| c.context.clone()).collect();
+        let earlier = Earlier {
+            open: old_carry.as_ref().map(|c| &c.context),
+            parked: &parked_contexts,
+        };
         // This block's events as merged, for the unprefixed events inside its traceback.
         let mut merged: Vec<Merged> = Vec::with_capacity(b.events.len());
         for pe in std::mem::take(&mut b.events) {
-            let carry = self.carry.as_ref().map(|c| &c.context);
-            let context = pe
-                .ctx
-                .resolve(|i| merged.get(i).map(|c| c.context.clone()), carry);
+            let context = (pe.ctx).resolve(|i| merged.get(i).map(|c| c.context.clone()), &earlier);
             let ev = self.place(pe, context);
             let context = Context::of(&ev);
             let kept = self.keep(ev);
             merged.push(Merged { kept, context });
         }
-        let carry = self.carry.as_ref().map(|c| &c.context);
-        self.carry = match (b.open_at_end.take(), open) {
-            // The earlier block's traceback goes on past this one too.
-            (Some(Tb::Carried(_)), Some(open)) => self.carry.take().map(|c| Carry { open, ..c }),
-            (Some(Tb::Held(local)), Some(open)) => merged.get(local).map(|m| Carry {
-                kept: m.kept,
-                context: m.context.clone(),
-                open,
-            }),
-            (Some(tb), Some(open)) => tb
-                .merged_context(|i| merged.get(i).map(|c| c.context.clone()), carry)
-                .map(|context| Carry {
-                    kept: None,
-                    context,
+        let carry_of = |tb: Tb, open: OpenTraceback| -> Option<Carry> {
+            let earlier_carry = match tb.carried_from() {
+                Some(None) => old_carry.as_ref(),
+                Some(Some(k)) => old_parked.get(k),
+                None => None,
+            };
+            if let Some(c) = earlier_carry {
+                // An earlier block's traceback goes on past this one too.
+                return Some(Carry {
+                    kept: c.kept,
+                    context: c.context.clone(),
                     open,
-                }),
-            _ if b.seen_record => None,
-            _ => self.carry.take(),
+                });
+            }
+            if let Tb::Held(local) = tb {
+                return merged.get(local).map(|m| Carry {
+                    kept: m.kept,
+                    context: m.context.clone(),
+                    open,
+                });
+            }
+            let held = |i: usize| merged.get(i).map(|c| c.context.clone());
+            (tb.merged_context(held, &earlier)).map(|context| Carry {
+                kept: None,
+                context,
+                open,
+            })
         };
+        let carry = match (b.open_at_end.take(), open) {
+            (Some(tb), Some(open)) => carry_of(tb, open),
+            _ if b.seen_record => None,
+            _ => old_carry.clone(),
+        };
+        let mut still_parked: Vec<Carry> = Vec::new();
+        if !rescanned {
+            // Parked before the block, and its lines did not name their node.
+            still_parked.extend(old_parked.iter().cloned());
+        }
+        still_parked.extend(
+            parked
+                .into_iter()
+                .filter_map(|(tb, open)| carry_of(tb, open)),
+        );
+        self.carry = carry;
+        self.parked = still_parked;
         self.push_seen(&mut b);
         if let Some(l) = b.prefix_overflow {
             self.overflow_at(l + self.line_base);
@@ -202,6 +311,24 @@ impl<'a> Merger<'a> {
         // A block cut inside a line (one longer than a block) ends with a piece of that
         // line, and the next block starts with the rest: one line, numbered once.
         self.line_base += b.counts.lines.saturating_sub(u64::from(b.ends_inside_line));
+    }
+
+    /// The lines a block's lines added to tracebacks parked before it.
+    fn grow_parked(&mut self, b: &mut BlockScan) {
+        for (k, text) in std::mem::take(&mut b.parked_growth).into_iter().enumerate() {
+            let Some(text) = text else {
+                continue;
+            };
+            let kept = self.parked.get(k).and_then(|c| c.kept);
+            if let Some(ev) = kept.and_then(|i| self.out.events.get_mut(i)) {
+                if self.budget.take_text(text.len() as u64) {
+                    let detail = ev.detail.get_or_insert_with(String::new);
+                    for line in text.split('\n') {
+                        push_detail(detail, line);
+                    }
+                }
+            }
+        }
     }
 
     /// The block's lines before its first record: a traceback of the previous block
@@ -214,9 +341,15 @@ impl<'a> Merger<'a> {
                 self.out.counts.blank += b.lead_counts.blank;
                 if let Some(ev) = carry.kept.and_then(|i| self.out.events.get_mut(i)) {
                     // A traceback that goes on past a block grows an event already kept:
-                    // its text is charged to the run's budget as it comes.
-                    if !b.lead_text.is_empty() && self.budget.take_text(b.lead_text.len() as u64) {
-                        push_detail(ev.detail.get_or_insert_with(String::new), &b.lead_text);
+                    // its text is charged to the run's budget as it comes, and added line
+                    // by line, as within a block.
+                    if (b.lead_grows_carried || !b.lead_text.is_empty())
+                        && self.budget.take_text(b.lead_text.len() as u64)
+                    {
+                        let detail = ev.detail.get_or_insert_with(String::new);
+                        for line in b.lead_text.split('\n') {
+                            push_detail(detail, line);
+                        }
                     }
                 }
             }

@@ -2,7 +2,7 @@
 //! interleaved output of several wrapped nodes.
 
 use crate::base::event::Rank;
-use crate::base::text::{clean_line, peel_wrapper};
+use crate::base::text::clean_line;
 use crate::grammar::{LineMatch, PrefixInfo};
 
 use super::block::{BlockScan, Ctx, PendingEvent, Root};
@@ -30,6 +30,10 @@ pub(super) struct OpenTraceback {
 impl OpenTraceback {
     pub(crate) fn prefixed(&self) -> Option<bool> {
         self.prefixed
+    }
+
+    pub(crate) fn node(&self) -> Option<&str> {
+        self.node.as_deref()
     }
 
     /// Whether a block scanned on its own read its first lines as this traceback would:
@@ -87,12 +91,16 @@ pub(super) struct Ghost {
 }
 
 impl Ghost {
-    /// The traceback an earlier block left open: its lines take that block's record's
-    /// context in the merge (`Ctx::Carry`).
-    pub(crate) fn carried(open: &OpenTraceback) -> Ghost {
+    /// A traceback an earlier block left open (`Ctx::Carry`) or parked
+    /// (`Ctx::Parked`): its lines take that traceback's event's context in the merge.
+    pub(crate) fn carried(open: &OpenTraceback, parked: Option<usize>) -> Ghost {
+        let (ctx, root) = match parked {
+            None => (Ctx::Carry(open.node.clone()), Root::Carry),
+            Some(k) => (Ctx::Parked(k), Root::Parked(k)),
+        };
         Ghost {
-            ctx: Ctx::Carry(open.node.clone()),
-            root: Root::Carry,
+            ctx,
+            root,
             node: open.node.clone(),
             writer: open.writer.clone(),
         }
@@ -203,7 +211,17 @@ impl Tb {
                     push_detail(&mut owner.detail, line);
                 }
             }
-            Tb::Carried(_) => push_detail(&mut out.lead_text, line),
+            Tb::Carried(g) => match g.ctx {
+                Ctx::Parked(k) => {
+                    if let Some(text) = out.parked_growth.get_mut(k) {
+                        push_detail(text.get_or_insert_with(String::new), line);
+                    }
+                }
+                _ => {
+                    push_detail(&mut out.lead_text, line);
+                    out.lead_grows_carried = true;
+                }
+            },
             Tb::Ghost(_) => {}
         }
     }
@@ -217,17 +235,37 @@ impl Tb {
     }
 
     /// The context of this traceback's event for the merge: `held` gives the merged
-    /// contexts of the block's held events, `carry` the previous block's open record.
+    /// contexts of the block's held events, `earlier` those from before the block.
     pub(crate) fn merged_context(
         &self,
         held: impl Fn(usize) -> Option<Context>,
-        carry: Option<&Context>,
+        earlier: &Earlier,
     ) -> Option<Context> {
         match self {
             Tb::Held(i) => held(*i),
-            Tb::Ghost(g) | Tb::Carried(g) => g.ctx.resolve(held, carry),
+            Tb::Ghost(g) | Tb::Carried(g) => g.ctx.resolve(held, earlier),
         }
     }
+
+    /// Which earlier traceback a carried one goes on with: `None` for the one open at the
+    /// block's start, `Some(k)` for the one parked `k`-th then.
+    pub(crate) fn carried_from(&self) -> Option<Option<usize>> {
+        match self {
+            Tb::Carried(g) => Some(match g.ctx {
+                Ctx::Parked(k) => Some(k),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The contexts a block's events may take from before it (`Ctx::Carry`, `Ctx::Parked`):
+/// that of the record whose traceback was open at the block's start, and those of the
+/// tracebacks parked then.
+pub(super) struct Earlier<'a> {
+    pub(crate) open: Option<&'a Context>,
+    pub(crate) parked: &'a [Context],
 }
 
 impl Ctx {
@@ -235,15 +273,14 @@ impl Ctx {
     pub(crate) fn resolve(
         &self,
         held: impl Fn(usize) -> Option<Context>,
-        carry: Option<&Context>,
+        earlier: &Earlier,
     ) -> Option<Context> {
         match self {
             Ctx::Own => None,
             Ctx::Carry(node) => Some(
-                carry
-                    .cloned()
-                    .unwrap_or_else(|| Context::from_prefix(None, node.clone())),
+                (earlier.open.cloned()).unwrap_or_else(|| Context::from_prefix(None, node.clone())),
             ),
+            Ctx::Parked(k) => earlier.parked.get(*k).cloned(),
             Ctx::Of(i) => held(*i),
             Ctx::Fixed(c) => Some((**c).clone()),
         }
@@ -304,14 +341,26 @@ pub(super) fn end_prefixed_traceback(out: &mut BlockScan, open_tb: &mut Option<T
     }
 }
 
-/// A record from another wrapped node than the open traceback's does not end it: the
-/// traceback is parked until a line of its own node comes back (`resume_traceback`).
-pub(super) fn park_if_other_node(out: &mut BlockScan, open_tb: &mut Option<Tb>, line: &[u8]) {
-    let Some(owner) = open_tb.as_ref().and_then(|tb| tb.node(&out.events)) else {
+/// A record ends the open traceback, unless it comes from another wrapped node than the
+/// traceback's: then the traceback is parked until a line of its own node comes back
+/// (`resume_traceback`). A record of a parked traceback's node ends that one: its node's
+/// later lines are no longer its text.
+pub(super) fn end_traceback_at_record(
+    out: &mut BlockScan,
+    open_tb: &mut Option<Tb>,
+    node: Option<&[u8]>,
+) {
+    out.note_node(node, true);
+    if open_tb.is_none() && out.parked.is_empty() {
         return;
-    };
-    if peel_wrapper(line).1.is_some_and(|n| n != owner.as_bytes()) {
-        if let Some(tb) = open_tb.take() {
+    }
+    if let Some(node) = node.filter(|_| !out.parked.is_empty()) {
+        let events = &out.events;
+        (out.parked).retain(|tb| tb.node(events).is_none_or(|n| n.as_bytes() != node));
+    }
+    if let Some(tb) = open_tb.take() {
+        let owner = tb.node(&out.events).map(str::as_bytes);
+        if owner.is_some_and(|o| node.is_some_and(|n| n != o)) {
             out.parked.push(tb);
         }
     }
@@ -319,11 +368,12 @@ pub(super) fn park_if_other_node(out: &mut BlockScan, open_tb: &mut Option<Tb>, 
 
 /// Before a line that continues a traceback: if its wrapper names the node of a parked
 /// traceback rather than the open one's, that traceback is the open one again.
-pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, line: &[u8]) {
+pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, node: Option<&[u8]>) {
+    out.note_node(node, false);
     if out.parked.is_empty() {
         return;
     }
-    let Some(node) = peel_wrapper(line).1 else {
+    let Some(node) = node else {
         return;
     };
     let open_node = open_tb.as_ref().and_then(|tb| tb.node(&out.events));
