@@ -262,3 +262,54 @@ fn a_wrapped_nodes_traceback_interrupted_by_another_node_is_whole_in_any_blocks(
         }
     }
 }
+
+#[test]
+fn more_parked_tracebacks_than_are_kept_read_the_same_in_any_blocks() {
+    // A hundred pods each open a traceback, one line each, then each pod's next frame
+    // comes back, last pod first: more tracebacks are parked than the scan keeps (64),
+    // so the first pods' are let go and their frames read as lines of their own. Cut
+    // anywhere, the stream reads as it does whole.
+    // A router's record after each opening line parks that pod's traceback at once, so
+    // blocks end with none open and their parked tracebacks add up across blocks.
+    let mut text = String::new();
+    for pod in 0..100 {
+        text.push_str(&format!(
+            "[pod/grebe-{pod}/sglang] [2026-03-02 10:04:{:02} TP0] Scheduler hit an exception: Traceback (most recent call last):\n",
+            pod % 60
+        ));
+        text.push_str("[pod/router/sglang] [2026-03-02 10:04:59] router: worker health check\n");
+    }
+    for pod in (0..100).rev() {
+        text.push_str(&format!(
+            "[pod/grebe-{pod}/sglang]   File \"/srv/sglang/srt/managers/scheduler.py\", line {}, in event_loop\n",
+            100 + pod
+        ));
+    }
+    let gs = GrammarSet::builtin().expect("built-in grammars compile");
+    let whole = scan(&gs, text.as_bytes(), text.len() + 1, 1);
+    // All 100 tracebacks were parked, the first 36 let go: pods 36..=99's frames go on
+    // with their tracebacks (their opening lines are lines 73, 75, … 199). Pods 0..=35
+    // have none left: their frames go on with the one open then (pod 36's).
+    let with_frame: Vec<u64> = (whole.events.iter())
+        .filter(|e| {
+            e.detail
+                .as_deref()
+                .is_some_and(|d| d.contains("in event_loop"))
+        })
+        .map(|e| e.origin.line)
+        .collect();
+    assert_eq!(
+        with_frame,
+        (36..100).map(|pod| 2 * pod + 1).collect::<Vec<u64>>()
+    );
+    assert_eq!(whole.counts.continuation, 100);
+    let longest = text.lines().map(str::len).max().unwrap_or(0);
+    for block in [longest + 1, 1000, 4096, 9000] {
+        for threads in [1, 3] {
+            let cut = scan(&gs, text.as_bytes(), block, threads);
+            if let Some(d) = first_difference(&cut, &whole) {
+                panic!("in blocks of {block} on {threads}: {d}");
+            }
+        }
+    }
+}

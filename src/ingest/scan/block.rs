@@ -77,6 +77,10 @@ pub(super) struct BlockScan {
     /// record (which ends a traceback of that node parked before the block) or a line
     /// that may go on with one: whether the block reads otherwise after such a traceback.
     pub(crate) node_first: Vec<(Vec<u8>, bool)>,
+    /// More nodes than `MAX_NODES` named: `node_first` does not say of the rest.
+    pub(crate) nodes_overflow: bool,
+    /// A traceback was let go from `parked`, it being full (`traceback::MAX_PARKED`).
+    pub(crate) parked_evicted: bool,
     pub(crate) counts: LineCounts,
     pub(crate) unknown: Vec<UnknownLine>,
     /// Lines before the block's first record start, kept apart: whether they continue a
@@ -131,6 +135,9 @@ pub(super) struct BlockScan {
     pub(crate) dated: Vec<(u64, chrono::NaiveDateTime)>,
 }
 
+/// Wrapped nodes a block notes in `node_first`: a stream's pods or services are a few.
+const MAX_NODES: usize = 256;
+
 impl BlockScan {
     /// Notes a line of a wrapped node (`node_first`); `record`: the line starts one.
     pub(crate) fn note_node(&mut self, node: Option<&[u8]>, record: bool) {
@@ -139,15 +146,29 @@ impl BlockScan {
         };
         // A stream's lines come in runs of one node's: the last one noted first.
         let known = |(n, _): &(Vec<u8>, bool)| n.as_slice() == node;
-        if !self.node_first.last().is_some_and(known) && !self.node_first.iter().any(known) {
+        if self.node_first.last().is_some_and(known) || self.node_first.iter().any(known) {
+            return;
+        }
+        if self.node_first.len() < MAX_NODES {
             self.node_first.push((node.to_vec(), record));
+        } else {
+            self.nodes_overflow = true;
         }
     }
 
-    /// Whether a line of `node` that may go on with a traceback comes before any record
-    /// of it.
-    pub(crate) fn node_goes_on(&self, node: &str) -> bool {
-        (self.node_first.iter()).any(|(n, record)| !record && n.as_slice() == node.as_bytes())
+    /// Whether the block may read otherwise after these tracebacks of wrapped nodes parked
+    /// before it: a line of one's node that may go on with it comes before any record of
+    /// that node, or the block's own lines would let one go, or it does not say.
+    pub(crate) fn reads_otherwise_after_parked(&self, nodes: &[Option<&str>]) -> bool {
+        if nodes.is_empty() {
+            return false;
+        }
+        self.nodes_overflow
+            || self.parked_evicted
+            || self.parked.len() + nodes.len() > super::traceback::MAX_PARKED
+            || (self.node_first.iter()).any(|(n, record)| {
+                !record && nodes.iter().flatten().any(|p| n.as_slice() == p.as_bytes())
+            })
     }
 
     /// Whether the block names `node` at all.

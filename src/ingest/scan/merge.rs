@@ -159,9 +159,8 @@ impl<'a> Merger<'a> {
     ///   it comes before any record of that node; and a wrapped node's traceback open
     ///   there, which another node's record parks rather than ends.
     pub(crate) fn push_block(&mut self, mut b: BlockScan, bytes: &[u8], cut_tail: bool) {
-        let parked_goes_on =
-            (self.parked.iter()).any(|p| p.open.node().is_some_and(|n| b.node_goes_on(n)));
-        let rescan = parked_goes_on
+        let parked: Vec<Option<&str>> = self.parked.iter().map(|p| p.open.node()).collect();
+        let rescan = b.reads_otherwise_after_parked(&parked)
             || match &self.carry {
                 Some(carry) => carry.open.node().is_some() || !carry.open.ends_where(&b),
                 None if self.record_seen => b.lead_events > 0 || !b.seen_record,

@@ -361,9 +361,22 @@ pub(super) fn end_traceback_at_record(
     if let Some(tb) = open_tb.take() {
         let owner = tb.node(&out.events).map(str::as_bytes);
         if owner.is_some_and(|o| node.is_some_and(|n| n != o)) {
-            out.parked.push(tb);
+            park(out, tb);
         }
     }
+}
+
+/// Most tracebacks parked at once: a stream of a few pods or services parks a few. Past
+/// it the longest parked is let go (its later lines read as lines of their own): a stream
+/// of a new node per line, each opening a traceback, made every line search them all.
+pub(super) const MAX_PARKED: usize = 64;
+
+fn park(out: &mut BlockScan, tb: Tb) {
+    if out.parked.len() >= MAX_PARKED {
+        out.parked.remove(0);
+        out.parked_evicted = true;
+    }
+    out.parked.push(tb);
 }
 
 /// Before a line that continues a traceback: if its wrapper names the node of a parked
@@ -390,7 +403,7 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
     let resumed = out.parked.remove(at);
     out.tb_prefixed = None;
     if let Some(tb) = open_tb.take() {
-        out.parked.push(tb);
+        park(out, tb);
     }
     *open_tb = Some(resumed);
 }
