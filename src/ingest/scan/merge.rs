@@ -69,6 +69,55 @@ struct Carry {
     open: OpenTraceback,
 }
 
+/// The tracebacks open or parked at a block's start, as the merge of its events and of
+/// the tracebacks it leaves open takes them.
+struct CarriedIn {
+    carry: Option<Carry>,
+    parked: Vec<Carry>,
+    parked_contexts: Vec<Context>,
+}
+
+impl CarriedIn {
+    fn earlier(&self) -> Earlier<'_> {
+        Earlier {
+            open: self.carry.as_ref().map(|c| &c.context),
+            parked: &self.parked_contexts,
+        }
+    }
+
+    /// What a traceback open or parked at the block's end (`tb`) carries into the next
+    /// block: its event's place and context, from this block's `merged` events or from
+    /// before the block.
+    fn carry_of(&self, tb: Tb, open: OpenTraceback, merged: &[Merged]) -> Option<Carry> {
+        let earlier = match tb.carried_from() {
+            Some(None) => self.carry.as_ref(),
+            Some(Some(k)) => self.parked.get(k),
+            None => None,
+        };
+        if let Some(c) = earlier {
+            // An earlier block's traceback goes on past this one too.
+            return Some(Carry {
+                kept: c.kept,
+                context: c.context.clone(),
+                open,
+            });
+        }
+        if let Tb::Held(local) = tb {
+            return merged.get(local).map(|m| Carry {
+                kept: m.kept,
+                context: m.context.clone(),
+                open,
+            });
+        }
+        let held = |i: usize| merged.get(i).map(|c| c.context.clone());
+        (tb.merged_context(held, &self.earlier())).map(|context| Carry {
+            kept: None,
+            context,
+            open,
+        })
+    }
+}
+
 /// A block event as merged: where it was kept (if it was) and its context.
 struct Merged {
     kept: Option<usize>,
@@ -242,67 +291,35 @@ impl<'a> Merger<'a> {
                 (tb, open)
             })
             .collect();
-        let old_carry = self.carry.take();
-        let old_parked = std::mem::take(&mut self.parked);
-        let parked_contexts: Vec<Context> = old_parked.iter().map(|c| c.context.clone()).collect();
-        let earlier = Earlier {
-            open: old_carry.as_ref().map(|c| &c.context),
-            parked: &parked_contexts,
+        let before = CarriedIn {
+            carry: self.carry.take(),
+            parked_contexts: self.parked.iter().map(|c| c.context.clone()).collect(),
+            parked: std::mem::take(&mut self.parked),
         };
         // This block's events as merged, for the unprefixed events inside its traceback.
         let mut merged: Vec<Merged> = Vec::with_capacity(b.events.len());
         for pe in std::mem::take(&mut b.events) {
-            let context = (pe.ctx).resolve(|i| merged.get(i).map(|c| c.context.clone()), &earlier);
+            let held = |i: usize| merged.get(i).map(|c| c.context.clone());
+            let context = (pe.ctx).resolve(held, &before.earlier());
             let ev = self.place(pe, context);
             let context = Context::of(&ev);
             let kept = self.keep(ev);
             merged.push(Merged { kept, context });
         }
-        let carry_of = |tb: Tb, open: OpenTraceback| -> Option<Carry> {
-            let earlier_carry = match tb.carried_from() {
-                Some(None) => old_carry.as_ref(),
-                Some(Some(k)) => old_parked.get(k),
-                None => None,
-            };
-            if let Some(c) = earlier_carry {
-                // An earlier block's traceback goes on past this one too.
-                return Some(Carry {
-                    kept: c.kept,
-                    context: c.context.clone(),
-                    open,
-                });
-            }
-            if let Tb::Held(local) = tb {
-                return merged.get(local).map(|m| Carry {
-                    kept: m.kept,
-                    context: m.context.clone(),
-                    open,
-                });
-            }
-            let held = |i: usize| merged.get(i).map(|c| c.context.clone());
-            (tb.merged_context(held, &earlier)).map(|context| Carry {
-                kept: None,
-                context,
-                open,
-            })
-        };
-        let carry = match (b.open_at_end.take(), open) {
-            (Some(tb), Some(open)) => carry_of(tb, open),
+        self.carry = match (b.open_at_end.take(), open) {
+            (Some(tb), Some(open)) => before.carry_of(tb, open, &merged),
             _ if b.seen_record => None,
-            _ => old_carry.clone(),
+            _ => before.carry.clone(),
         };
-        let mut still_parked: Vec<Carry> = Vec::new();
         if !rescanned {
             // Parked before the block, and its lines did not name their node.
-            still_parked.extend(old_parked.iter().cloned());
+            self.parked = before.parked.clone();
         }
-        still_parked.extend(
+        (self.parked).extend(
             parked
                 .into_iter()
-                .filter_map(|(tb, open)| carry_of(tb, open)),
+                .filter_map(|(tb, open)| before.carry_of(tb, open, &merged)),
         );
-        self.carry = carry;
-        self.parked = still_parked;
         self.push_seen(&mut b);
         if let Some(l) = b.prefix_overflow {
             self.overflow_at(l + self.line_base);
