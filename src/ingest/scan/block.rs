@@ -19,7 +19,7 @@ use crate::grammar::{GrammarSet, LineMatch};
 
 use super::traceback::{
     continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
-    resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb,
+    resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb, TRACEBACK_HEADER,
 };
 use super::{
     budget, push_detail, Context, EventBudget, LineCounts, PrefixMap, PrefixTrouble, SeenPrefix,
@@ -91,6 +91,9 @@ pub(super) struct BlockScan {
     /// empty: vLLM's prefix alone).
     pub(crate) lead_grows_carried: bool,
     pub(crate) lead_counts: LineCounts,
+    /// A line before the block's first record starts a Python traceback: after a record
+    /// in an earlier block, it starts the unprefixed traceback gathered there.
+    pub(crate) lead_tb_header: bool,
     pub(crate) lead_unknown: Vec<UnknownLine>,
     pub(crate) seen_record: bool,
     /// The block's first record line (`seen_record` set by it), and the event lines
@@ -633,6 +636,8 @@ fn classify_plain(
     }
     if out.seen_record {
         gather_loose_traceback(out, last);
+    } else if last.starts_with(TRACEBACK_HEADER) {
+        out.lead_tb_header = true;
     }
     if gs.is_noise(last) {
         if out.seen_record {

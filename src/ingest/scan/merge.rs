@@ -212,7 +212,12 @@ impl<'a> Merger<'a> {
         let rescan = b.reads_otherwise_after_parked(&parked)
             || match &self.carry {
                 Some(carry) => carry.open.node().is_some() || !carry.open.ends_where(&b),
-                None if self.record_seen => b.lead_events > 0 || !b.seen_record,
+                // A block of no record leaves the gathered traceback as it was, unless
+                // it goes on with one or starts one.
+                None if self.record_seen => {
+                    b.lead_events > 0
+                        || (!b.seen_record && (!self.loose_tb.is_empty() || b.lead_tb_header))
+                }
                 None => b.lead_events > 0 && !self.lead_text.is_empty(),
             };
         if rescan {

@@ -408,12 +408,14 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
     *open_tb = Some(resumed);
 }
 
+/// The line a Python traceback starts with.
+pub(super) const TRACEBACK_HEADER: &[u8] = b"Traceback (most recent call last):";
+
 /// Keeps the lines of an unprefixed traceback printed after a record: its header starts
 /// it, and indented lines (frames, source lines) go on with it. Anything else is left
 /// alone (a record clears it).
 pub(super) fn gather_loose_traceback(out: &mut BlockScan, line: &[u8]) {
-    const HEADER: &[u8] = b"Traceback (most recent call last):";
-    if line.starts_with(HEADER) {
+    if line.starts_with(TRACEBACK_HEADER) {
         out.loose_tb.clear();
         out.loose_tb.push_str("Traceback (most recent call last):");
     } else if !out.loose_tb.is_empty() && line.first().is_some_and(|b| b.is_ascii_whitespace()) {
