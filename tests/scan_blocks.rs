@@ -289,7 +289,7 @@ fn more_parked_tracebacks_than_are_kept_read_the_same_in_any_blocks() {
     let whole = scan(&gs, text.as_bytes(), text.len() + 1, 1);
     // All 100 tracebacks were parked, the first 36 let go: pods 36..=99's frames go on
     // with their tracebacks (their opening lines are lines 73, 75, … 199). Pods 0..=35
-    // have none left: their frames go on with the one open then (pod 36's).
+    // have none left: their frames are lines of their own, in no other pod's traceback.
     let with_frame: Vec<u64> = (whole.events.iter())
         .filter(|e| {
             e.detail
@@ -302,6 +302,12 @@ fn more_parked_tracebacks_than_are_kept_read_the_same_in_any_blocks() {
         with_frame,
         (36..100).map(|pod| 2 * pod + 1).collect::<Vec<u64>>()
     );
+    let pod36 = whole.events.iter().find(|e| e.origin.line == 73);
+    assert_eq!(
+        pod36.and_then(|e| e.detail.as_deref()),
+        Some("[pod/grebe-36/sglang]   File \"/srv/sglang/srt/managers/scheduler.py\", line 136, in event_loop")
+    );
+    // Every frame is a continuation line, behind its wrapper as printed.
     assert_eq!(whole.counts.continuation, 100);
     let longest = text.lines().map(str::len).max().unwrap_or(0);
     for block in [longest + 1, 1000, 4096, 9000] {

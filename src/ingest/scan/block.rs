@@ -654,7 +654,7 @@ fn classify_plain(
         }
         return;
     }
-    classify_other(out, last, line_no);
+    classify_other(out, last, inner, line_no);
 }
 
 /// A record line's prefix, read, and its message (the text after the prefix).
@@ -670,8 +670,9 @@ fn read_record(gs: &GrammarSet, line: &[u8]) -> (Option<crate::grammar::PrefixIn
 
 /// A line that is no record, no noise and not inside a traceback: a continuation if
 /// indented, else not understood (kept as an example).
-fn classify_other(out: &mut BlockScan, last: &[u8], line_no: u64) {
-    let indented = last.first().is_some_and(|b| b.is_ascii_whitespace());
+fn classify_other(out: &mut BlockScan, last: &[u8], inner: &[u8], line_no: u64) {
+    // Behind a wrapper (`[pod/x/c]   File …`), the line as its process printed it.
+    let indented = inner.first().is_some_and(|b| b.is_ascii_whitespace());
     if !out.seen_record {
         out.lead_lines += 1;
         let text = clean_line(last);

@@ -380,12 +380,10 @@ fn park(out: &mut BlockScan, tb: Tb) {
 }
 
 /// Before a line that continues a traceback: if its wrapper names the node of a parked
-/// traceback rather than the open one's, that traceback is the open one again.
+/// traceback rather than the open one's, that traceback is the open one again; if it
+/// names another node than the open one's, that one is parked.
 pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, node: Option<&[u8]>) {
     out.note_node(node, false);
-    if out.parked.is_empty() {
-        return;
-    }
     let Some(node) = node else {
         return;
     };
@@ -398,6 +396,13 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
         .iter()
         .rposition(|tb| tb.node(&out.events).is_some_and(|n| n.as_bytes() == node))
     else {
+        // Another node's line is no part of the open traceback, whose node's lines may
+        // still come back to it.
+        if open_node.is_some() {
+            if let Some(tb) = open_tb.take() {
+                park(out, tb);
+            }
+        }
         return;
     };
     let resumed = out.parked.remove(at);
