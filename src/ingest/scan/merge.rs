@@ -9,7 +9,7 @@ use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
 use super::block::{scan_block, Before, BlockScan, PendingEvent};
 use super::traceback::{Earlier, OpenTraceback, Tb};
 use super::{
-    budget, push_detail, EventBudget, PrefixMap, PrefixTrouble, SeenPrefix, SourceScan,
+    budget, push_detail_lines, EventBudget, PrefixMap, PrefixTrouble, SeenPrefix, SourceScan,
     UnknownLine, MAX_SEEN_PREFIXES, MAX_UNKNOWN_SAMPLES,
 };
 
@@ -253,9 +253,7 @@ impl<'a> Merger<'a> {
                 // Scanned with the text before it: its own holds it all.
                 self.lead_text = std::mem::take(&mut b.lead_text);
             } else {
-                for line in b.lead_text.split('\n') {
-                    push_detail(&mut self.lead_text, line);
-                }
+                push_detail_lines(&mut self.lead_text, &b.lead_text);
             }
         }
     }
@@ -341,13 +339,17 @@ impl<'a> Merger<'a> {
                 continue;
             };
             let kept = self.parked.get(k).and_then(|c| c.kept);
-            if let Some(ev) = kept.and_then(|i| self.out.events.get_mut(i)) {
-                if self.budget.take_text(text.len() as u64) {
-                    let detail = ev.detail.get_or_insert_with(String::new);
-                    for line in text.split('\n') {
-                        push_detail(detail, line);
-                    }
-                }
+            self.grow_kept(kept, &text);
+        }
+    }
+
+    /// A traceback that goes on past a block grows an event already kept (if it was): its
+    /// text is charged to the run's budget as it comes, and added line by line, as within
+    /// a block.
+    fn grow_kept(&mut self, kept: Option<usize>, text: &str) {
+        if let Some(ev) = kept.and_then(|i| self.out.events.get_mut(i)) {
+            if self.budget.take_text(text.len() as u64) {
+                push_detail_lines(ev.detail.get_or_insert_with(String::new), text);
             }
         }
     }
@@ -360,18 +362,9 @@ impl<'a> Merger<'a> {
                 // Inside a traceback, noise-looking lines are part of it, as within a block.
                 self.out.counts.continuation += b.lead_lines - b.lead_counts.blank;
                 self.out.counts.blank += b.lead_counts.blank;
-                if let Some(ev) = carry.kept.and_then(|i| self.out.events.get_mut(i)) {
-                    // A traceback that goes on past a block grows an event already kept:
-                    // its text is charged to the run's budget as it comes, and added line
-                    // by line, as within a block.
-                    if (b.lead_grows_carried || !b.lead_text.is_empty())
-                        && self.budget.take_text(b.lead_text.len() as u64)
-                    {
-                        let detail = ev.detail.get_or_insert_with(String::new);
-                        for line in b.lead_text.split('\n') {
-                            push_detail(detail, line);
-                        }
-                    }
+                if b.lead_grows_carried || !b.lead_text.is_empty() {
+                    let kept = carry.kept;
+                    self.grow_kept(kept, &b.lead_text);
                 }
             }
             None => {

@@ -244,6 +244,14 @@ type PrefixMap = HashMap<Vec<u8>, SeenPrefix, foldhash::fast::RandomState>;
 /// `(…)` lines; past it, a note says from which line ranks were not counted.
 pub const MAX_SEEN_PREFIXES: usize = 131_072;
 
+/// Adds lines joined by `\n` (a block's text of a traceback) one by one, as the block
+/// added them: the cap applies per line, and an empty line (vLLM's prefix alone) counts.
+fn push_detail_lines(detail: &mut String, lines: &str) {
+    for line in lines.split('\n') {
+        push_detail(detail, line);
+    }
+}
+
 fn push_detail(detail: &mut String, line: &str) {
     if detail.len() + line.len() < MAX_DETAIL {
         if !detail.is_empty() {
