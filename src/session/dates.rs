@@ -7,10 +7,12 @@ use crate::ingest::source::SourceFile;
 use crate::model::notes::{DatesFrom, ReadNote};
 use crate::model::SourceInfo;
 
+use super::by_source::BySource;
+
 /// Events are ordered by time in the model; a file whose stamps go backwards (a
 /// newest-first web UI copy, two clocks in one stream) is said so rather than re-sorted
 /// silently. Stamps with a printed date only: inferred dates are ordered by construction.
-pub(super) fn time_regressions(events: &[Event], logs: &[&SourceFile]) -> Vec<ReadNote> {
+pub(super) fn time_regressions(events: &BySource, logs: &[&SourceFile]) -> Vec<ReadNote> {
     let mut out = Vec::new();
     // One pass to bucket by file: a run of hundreds of files would otherwise read every
     // event once per file.
@@ -50,7 +52,7 @@ const PLAUSIBLE_YEARS: std::ops::Range<i32> = 2000..2100;
 /// end of a duration; a note per file gives their count and the first. A run stamped
 /// wholly outside (a board whose clock was never set, every line in 1970) keeps its
 /// stamps: the durations between them are still right. Stamps with a printed date only.
-pub(super) fn implausible_stamps(events: &mut [Event], logs: &[&SourceFile]) -> Vec<ReadNote> {
+pub(super) fn implausible_stamps(events: &mut BySource, logs: &[&SourceFile]) -> Vec<ReadNote> {
     let printed = |e: &Event| e.ts.filter(|_| !e.year_inferred);
     let plausible = |t: &NaiveDateTime| PLAUSIBLE_YEARS.contains(&t.year());
     if !events.iter().filter_map(printed).any(|t| plausible(&t)) {
@@ -98,7 +100,7 @@ pub(crate) struct FileDates<'a> {
 /// Each log's `FileDates` (`sources[i]` being `logs[i]`). The modification dates are read
 /// only when some stamp lacks a date, rather than one stat per file of every run.
 pub(super) fn reference_dates<'a>(
-    events: &[Event],
+    events: &BySource,
     logs: &[&SourceFile],
     sources: &'a [SourceInfo],
 ) -> Vec<FileDates<'a>> {
@@ -135,7 +137,7 @@ enum Dated<'e> {
 /// file's modification date (stdin: today). A month-day that falls more than half a year
 /// before the previous line is a new year (Dec → Jan); a time of day more than half a day
 /// before it is a new day. Returns how the dates were inferred, for the run's notes.
-pub(super) fn infer_dates(events: &mut [Event], refs: &[FileDates]) -> Option<ReadNote> {
+pub(super) fn infer_dates(events: &mut BySource, refs: &[FileDates]) -> Option<ReadNote> {
     if !events.iter().any(|e| e.year_inferred) {
         return None;
     }

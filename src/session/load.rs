@@ -13,6 +13,7 @@ use crate::model::notes::ReadNote;
 use crate::model::{self, Run, SourceInfo};
 use crate::render::text::notes as words;
 
+use super::by_source::{flatten_once, BySource};
 use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions, FileDates};
 use super::inputs::Inputs;
 use super::nodes::{
@@ -41,12 +42,14 @@ pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_si
         &scan::EventBudget::default(),
         |_| {},
     );
-    let (info, mut events) = source_info(gs, name.to_string(), scan);
+    let (info, events) = source_info(gs, name.to_string(), scan);
     let refs = [FileDates {
         printed: &info.dated_lines,
         modified: None,
     }];
+    let mut events = BySource(vec![events]);
     infer_dates(&mut events, &refs);
+    let events = events.into_flat();
     let mut sources = vec![info];
     let events = model::dedup_across_sources(events, &mut sources);
     model::build(name.to_string(), events, sources, gs.knowledge(), None)
@@ -69,6 +72,7 @@ pub(super) fn finish_single(
     if let Some(how) = how {
         notes.push(how);
     }
+    let events = events.into_flat();
     // Duplicates are looked for across files; one file has none to find (its repeats
     // are real), and a 100,000-event log need not pay for the lookup.
     let events = if sources.len() > 1 {
@@ -331,7 +335,7 @@ pub(crate) fn assemble(
             reference: nodes[alignment.reference].name.clone(),
         });
     }
-    let all: Vec<Event> = events.into_iter().flatten().collect();
+    let all = flatten_once(events);
     let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
     run.nodes = nodes;
     let smi: Vec<(&SourceFile, i64)> = files

@@ -15,6 +15,7 @@
 //! # Ok(()) }
 //! ```
 
+mod by_source;
 mod dates;
 mod inputs;
 pub(crate) mod load;

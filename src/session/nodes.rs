@@ -9,6 +9,8 @@ use crate::ingest::source::{NodeFiles, SourceFile, SourceKind};
 use crate::model::node::Node;
 use crate::model::notes::ReadNote;
 
+use super::by_source::BySource;
+
 pub(super) fn shown_paths(paths: &[PathBuf]) -> String {
     paths
         .iter()
@@ -59,9 +61,9 @@ pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<ReadNote> {
 
 /// The hosts NCCL's prefixes name in each source: the one a source names, or `None` for
 /// a source naming none (no NCCL line) or several (a console several hosts wrote to).
-pub(super) fn hosts_by_source(events: &[Event], sources: usize) -> Vec<Option<String>> {
+pub(super) fn hosts_by_source(events: &BySource, sources: usize) -> Vec<Option<String>> {
     let mut named: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); sources];
-    for e in events {
+    for e in events.iter() {
         if let (Some(h), Some(set)) = (e.host.as_deref(), named.get_mut(e.origin.source)) {
             set.insert(h);
         }
@@ -76,9 +78,9 @@ pub(super) fn hosts_by_source(events: &[Event], sources: usize) -> Vec<Option<St
 }
 
 /// The ranks each log source names in its record prefixes (before pids are resolved).
-pub(super) fn ranks_by_source(events: &[Event], sources: usize) -> Vec<BTreeSet<String>> {
+pub(super) fn ranks_by_source(events: &BySource, sources: usize) -> Vec<BTreeSet<String>> {
     let mut named: Vec<BTreeSet<String>> = vec![BTreeSet::new(); sources];
-    for e in events {
+    for e in events.iter() {
         if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
             if !r.is_engine() {
                 set.insert(r.to_string());
@@ -90,9 +92,9 @@ pub(super) fn ranks_by_source(events: &[Event], sources: usize) -> Vec<BTreeSet<
 
 /// The nodes wrappers name in each source (kubectl pods, compose services, journald
 /// hosts), in the order they first appear.
-pub(super) fn wrapped_nodes_by_source(events: &[Event], sources: usize) -> Vec<Vec<String>> {
+pub(super) fn wrapped_nodes_by_source(events: &BySource, sources: usize) -> Vec<Vec<String>> {
     let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
-    for e in events {
+    for e in events.iter() {
         if let (Some(n), Some(list)) = (e.node.as_deref(), named.get_mut(e.origin.source)) {
             if !list.iter().any(|x| x == n) {
                 list.push(n.to_string());
@@ -108,10 +110,10 @@ pub(super) fn wrapped_nodes_by_source(events: &[Event], sources: usize) -> Vec<V
 /// workers' lines into the driver's log, `(ShardActor pid=N, ip=A.B.C.D) `). Empty for any
 /// other source: a console whose server lines name no host beside NCCL's `host:pid:tid`
 /// lines cannot be split by line (its ranks' lines would land on no host).
-pub(super) fn host_split_by_source(events: &[Event], sources: usize) -> Vec<Vec<String>> {
+pub(super) fn host_split_by_source(events: &BySource, sources: usize) -> Vec<Vec<String>> {
     let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
     let mut unsplittable = vec![false; sources.max(1)];
-    for e in events {
+    for e in events.iter() {
         let s = e.origin.source;
         let (Some(list), Some(bad)) = (named.get_mut(s), unsplittable.get_mut(s)) else {
             continue;
@@ -135,7 +137,7 @@ pub(super) fn host_split_by_source(events: &[Event], sources: usize) -> Vec<Vec<
         .collect()
 }
 
-pub(super) fn distinct_hosts(events: &[Event]) -> usize {
+pub(super) fn distinct_hosts(events: &BySource) -> usize {
     events
         .iter()
         .filter_map(|e| e.host.as_deref())
@@ -294,19 +296,28 @@ fn in_given_order(
     }
 }
 
-/// Moves each event into its node's vector (`node_of_event`, in order), each vector sized
-/// once; all of them at once when the run is one node, the common case.
-fn move_to_nodes(events: Vec<Event>, node_of_event: &[usize], per_node: &mut [Vec<Event>]) {
+/// Moves each event into its node's vector (`node_of_event`, in source then line order),
+/// each vector sized once, when its first event comes, and each source's vector freed once
+/// its events are moved (its memory then serves the nodes sized after it); all of them in
+/// one go when the run is one node.
+fn move_to_nodes(events: BySource, node_of_event: &[usize], per_node: &mut [Vec<Event>]) {
     match node_of_event.first() {
-        Some(&only) if node_of_event.iter().all(|&n| n == only) => per_node[only] = events,
+        Some(&only) if node_of_event.iter().all(|&n| n == only) => {
+            per_node[only] = events.into_flat()
+        }
         _ => {
             let mut counts = vec![0usize; per_node.len()];
             node_of_event.iter().for_each(|&n| counts[n] += 1);
-            for (v, &c) in per_node.iter_mut().zip(&counts) {
-                v.reserve_exact(c);
-            }
-            for (e, &n) in events.into_iter().zip(node_of_event) {
-                per_node[n].push(e);
+            let mut nodes = node_of_event.iter();
+            for evs in events.0 {
+                for (e, &n) in evs.into_iter().zip(nodes.by_ref()) {
+                    // Sized when its first event comes, not all at once before any source
+                    // is freed: the memory of the sources moved so far is used again.
+                    if per_node[n].capacity() == 0 {
+                        per_node[n].reserve_exact(counts[n]);
+                    }
+                    per_node[n].push(e);
+                }
             }
         }
     }
@@ -327,7 +338,7 @@ pub(super) struct Split {
 /// line naming no host (the driver's own) goes with the file's first host. `node_of_file`
 /// is renumbered when a node is dropped.
 pub(super) fn split_by_node(
-    events: Vec<Event>,
+    events: BySource,
     assigned: NodeAssignment,
     files: &[SourceFile],
     node_of_file: &mut [usize],
@@ -359,7 +370,7 @@ pub(super) fn split_by_node(
     };
     // Each event's node first, then the events moved once (`move_to_nodes`).
     let mut node_of_event = Vec::with_capacity(events.len());
-    for e in &events {
+    for e in events.iter() {
         let s = e.origin.source;
         let split = wrapped.get(s).is_some_and(|w| w.len() >= 2);
         let n = match (split, e.node.as_deref()) {

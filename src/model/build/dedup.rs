@@ -37,7 +37,7 @@ fn dedup_key(e: &Event) -> DedupKey<'_> {
 /// Events that several files of a run both hold (the same rank, pid, kind, stamp and
 /// message)
 /// kept once; each source's `duplicate_events` counts what it lost.
-pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
+pub fn dedup_across_sources(mut events: Vec<Event>, sources: &mut [SourceInfo]) -> Vec<Event> {
     // Keys borrow from the events (no string copied per event); which events stay is
     // decided first, then they are moved out in source order.
     let mut order: Vec<usize> = (0..events.len()).collect();
@@ -71,6 +71,13 @@ pub fn dedup_across_sources(events: Vec<Event>, sources: &mut [SourceInfo]) -> V
                 *k = true;
             }
         }
+    }
+    // Events come in source order (as the scan gives them): then those kept are kept in
+    // place, not moved into a second vector beside the first.
+    if order.iter().enumerate().all(|(k, &i)| k == i) {
+        let mut keep = keep.into_iter();
+        events.retain(|_| keep.next().unwrap_or(false));
+        return events;
     }
     let mut slots: Vec<Option<Event>> = events.into_iter().map(Some).collect();
     order
