@@ -275,7 +275,7 @@ fn score_events(case: &Case, run: &Run, score: &mut EventScore) {
         on_line
             .entry(e.origin.line)
             .or_default()
-            .push(e.kind.clone());
+            .push(e.kind.to_string());
     }
     for ev in &case.expected.event {
         score.expected += 1;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDateTime;
 
-use crate::base::event::Event;
+use crate::base::event::{Event, Name};
 use crate::model::node::{Alignment, ClockOffset, Node};
 
 /// How far apart, at most, ranks are assumed to leave one collective and print its line,
@@ -24,15 +24,15 @@ fn ms(t: NaiveDateTime) -> i64 {
 /// step))`. Rank r left at local time in `[s_r, s_r + step_r)`; all ranks left within the
 /// spread of one another, so when the latest stamp is past the earliest end by the spread
 /// or more, the node's ranks did not leave together and the event is `None` for it.
-type Windows = BTreeMap<(String, usize), Option<(i64, i64)>>;
+type Windows = BTreeMap<(Name, usize), Option<(i64, i64)>>;
 
 fn node_windows<'a>(
     events: impl Iterator<Item = &'a Event>,
     barrier: &BTreeSet<(String, String)>,
 ) -> Windows {
     // (kind, occurrence) → (latest stamp start, earliest stamp end)
-    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut acc: BTreeMap<(String, usize), (i64, i64)> = BTreeMap::new();
+    let mut seen: BTreeMap<(String, Name), usize> = BTreeMap::new();
+    let mut acc: BTreeMap<(Name, usize), (i64, i64)> = BTreeMap::new();
     for e in events {
         let (Some(t), Some(rank)) = (e.ts, e.rank.as_ref()) else {
             continue;

@@ -1,9 +1,12 @@
 //! Typed start-up events: what a grammar turns a log record into.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
+
+pub use super::name::Name;
 
 // Where every layer has always found them.
 pub(crate) use super::fields::{FieldName, FieldValue, Fields};
@@ -341,19 +344,49 @@ pub(crate) const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rank {
     /// (index into TAG_ORDER or 255 for an unknown tag, tag name, number)
-    tags: Vec<(u8, String, u32)>,
+    tags: Vec<(u8, TagName, u32)>,
+}
+
+/// `DP0_PP1_TP2` as `DP0`, `PP1`, `TP2`: an underscore after a digit separates tags, one
+/// inside a name (`ATTN_CP1`) does not.
+fn split_after_digits(word: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(word);
+    std::iter::from_fn(move || {
+        let w = rest?;
+        let cut = (w.as_bytes().windows(2)).position(|p| p[0].is_ascii_digit() && p[1] == b'_');
+        match cut {
+            Some(i) => {
+                rest = w.get(i + 2..).filter(|r| !r.is_empty());
+                w.get(..=i)
+            }
+            None => rest.take(),
+        }
+    })
+}
+
+/// A tag's name: a known one (`TAG_ORDER`, `engine`, `rank`) is the constant itself, so
+/// that a rank, made for every event and cloned into every map keyed by rank, costs one
+/// allocation (its tag list) and not one more per tag.
+type TagName = Cow<'static, str>;
+
+fn tag_name(name: &str) -> TagName {
+    match (TAG_ORDER.iter().chain([&ENGINE, &GLOBAL])).find(|t| **t == name) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(name.to_string()),
+    }
 }
 
 impl Rank {
-    pub(crate) fn from_pairs<I: IntoIterator<Item = (String, u32)>>(pairs: I) -> Rank {
-        let mut tags: Vec<(u8, String, u32)> = pairs
+    pub(crate) fn from_pairs<S: AsRef<str>, I: IntoIterator<Item = (S, u32)>>(pairs: I) -> Rank {
+        let mut tags: Vec<(u8, TagName, u32)> = pairs
             .into_iter()
             .map(|(name, n)| {
+                let name = name.as_ref();
                 let order = TAG_ORDER
                     .iter()
                     .position(|t| *t == name)
                     .map_or(255, |p| p as u8);
-                (order, name, n)
+                (order, tag_name(name), n)
             })
             .collect();
         tags.sort();
@@ -366,24 +399,14 @@ impl Rank {
     /// separates, one inside a name (`ATTN_CP1`) does not.
     pub fn parse_tags(text: &str) -> Option<Rank> {
         let mut pairs = Vec::new();
-        let mut spaced = String::with_capacity(text.len());
-        let mut prev_digit = false;
-        for c in text.chars() {
-            if c == '_' && prev_digit {
-                spaced.push(' ');
-            } else {
-                spaced.push(c);
-            }
-            prev_digit = c.is_ascii_digit();
-        }
-        for word in spaced.split_whitespace() {
+        for word in text.split_whitespace().flat_map(split_after_digits) {
             let split = word.find(|c: char| c.is_ascii_digit())?;
             let (name, num) = word.split_at(split);
             // Tags are upper-case names (`TP`, `ATTN_CP`); `rank=2` is not one.
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
                 return None;
             }
-            pairs.push((name.to_string(), num.parse().ok()?));
+            pairs.push((name, num.parse().ok()?));
         }
         if pairs.is_empty() {
             None
@@ -395,7 +418,7 @@ impl Rank {
     /// The engine / driver process of a server that is not itself a numbered rank
     /// (vLLM's engine core, a V0 driver with no prefix): it still reports figures.
     pub(crate) fn engine() -> Rank {
-        Rank::from_pairs([(ENGINE.to_string(), 0)])
+        Rank::from_pairs([(ENGINE, 0)])
     }
 
     /// The engine process of one data-parallel replica (a grammar's engine process rule
@@ -403,7 +426,7 @@ impl Rank {
     /// into one row.
     pub(crate) fn engine_of(dp: Option<u32>) -> Rank {
         match dp {
-            Some(n) => Rank::from_pairs([(ENGINE.to_string(), 0), ("DP".to_string(), n)]),
+            Some(n) => Rank::from_pairs([(ENGINE, 0), ("DP", n)]),
             None => Rank::engine(),
         }
     }
@@ -416,13 +439,13 @@ impl Rank {
     /// A process's global rank when that is all a line says (c10's `[rank3]:`): the model
     /// maps it onto the run's ranks where the layout makes that certain.
     pub(crate) fn global(n: u32) -> Rank {
-        Rank::from_pairs([(GLOBAL.to_string(), n)])
+        Rank::from_pairs([(GLOBAL, n)])
     }
 
     /// The one tag of a rank named by a single tag (`TP3` → `("TP", 3)`).
     pub(crate) fn single(&self) -> Option<(&str, u32)> {
         match self.tags.as_slice() {
-            [(_, name, n)] => Some((name.as_str(), *n)),
+            [(_, name, n)] => Some((&**name, *n)),
             _ => None,
         }
     }
@@ -437,20 +460,20 @@ impl Rank {
 
     /// The names of the rank's tags (`PP`, `TP`).
     pub(crate) fn tag_names(&self) -> impl Iterator<Item = &str> {
-        self.tags.iter().map(|t| t.1.as_str())
+        self.tags.iter().map(|t| &*t.1)
     }
 
     /// Tensor-parallel rank `n` (`TP3`), alone.
     pub fn tp(n: u32) -> Rank {
-        Rank::from_pairs([("TP".to_string(), n)])
+        Rank::from_pairs([("TP", n)])
     }
 
     /// This rank with tag `name` set to `n` (`TP3` with DP 1: `DP1 TP3`).
     pub(crate) fn with_tag(&self, name: &str, n: u32) -> Rank {
         let kept = (self.tags.iter())
             .filter(|t| t.1 != name)
-            .map(|t| (t.1.clone(), t.2));
-        Rank::from_pairs(kept.chain([(name.to_string(), n)]))
+            .map(|t| (&*t.1, t.2));
+        Rank::from_pairs(kept.chain([(name, n)]))
     }
 
     pub(crate) fn get(&self, tag: &str) -> Option<u32> {
@@ -530,9 +553,9 @@ pub struct Event {
     /// wrote the line.
     pub node: Option<String>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
-    pub kind: String,
+    pub kind: Name,
     /// The grammar whose event matched (`sglang`, `nccl`, a file's name).
-    pub grammar: String,
+    pub grammar: Name,
     /// The values the event's pattern captured, by name, in canonical units.
     pub fields: Fields,
     /// The record's message, control sequences removed.
@@ -619,7 +642,26 @@ impl FailureKind {
 
 #[cfg(test)]
 mod tests {
-    use super::{Phase, PhaseOrder};
+    use super::{Phase, PhaseOrder, Rank};
+
+    #[test]
+    fn tags_joined_by_an_underscore_after_a_number_are_separate_tags() {
+        let shown = |t: &str| Rank::parse_tags(t).map(|r| r.to_string());
+        assert_eq!(shown("DP0_PP1_TP2").as_deref(), Some("DP0 PP1 TP2"));
+        assert_eq!(shown(" TP3 DP1").as_deref(), Some("DP1 TP3"));
+        assert_eq!(shown("ATTN_CP1 TP0_").as_deref(), Some("ATTN_CP1 TP0"));
+        assert_eq!(shown("XY2_TP1").as_deref(), Some("TP1 XY2"));
+        // A number with no name, or a name with no number, is no tag list.
+        assert_eq!(shown("TP1_2"), None);
+        assert_eq!(shown("TP"), None);
+        assert_eq!(shown(""), None);
+        let r = Rank::parse_tags("DP1 TP3");
+        assert_eq!(r.as_ref().and_then(|r| r.get("TP")), Some(3));
+        assert_eq!(
+            r.map(|r| r.with_tag("TP", 5).to_string()).as_deref(),
+            Some("DP1 TP5")
+        );
+    }
 
     /// tarnserve's grammar declares dist_init, weight_load and kv_cache: kv_cache is
     /// followed by ready; the fixed order (SGLang, vLLM) keeps cuda_graph in between.

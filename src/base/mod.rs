@@ -4,5 +4,6 @@
 
 pub mod event;
 pub mod fields;
+pub mod name;
 pub mod text;
 pub mod units;

@@ -43,7 +43,7 @@ use prefix_set::PrefixSet;
 pub use set::*;
 pub(crate) use spec::{GrammarSpec, SampleSpec, Unit};
 
-use crate::base::event::{FieldValue, Fields, Phase, Rank};
+use crate::base::event::{FieldValue, Fields, Name, Phase, Rank};
 use crate::base::units;
 
 // The grammars compiled into the binary: every `grammars/*.toml`, found by build.rs.
@@ -102,7 +102,7 @@ pub enum GrammarError {
 }
 
 pub(crate) struct CompiledEvent {
-    pub(crate) kind: String,
+    pub(crate) kind: Name,
     pub(crate) regex: LazyRegex,
     pub(crate) units: BTreeMap<String, Unit>,
     /// Following lines without a record start belong to this record (tracebacks).
@@ -147,6 +147,8 @@ pub struct Grammar {
     /// message (logfmt's `" bs=512 free=…`), cut from the message of this grammar's
     /// events (not from a configuration line, which is read from its message).
     pub(crate) field_suffixes: Vec<Regex>,
+    /// `spec.id`, shared by every event the grammar reads.
+    pub(crate) name: Name,
 }
 
 /// The largest grammar file read (the largest built-in one is under 40 KB).
@@ -227,7 +229,7 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
         }
     }
     Ok(CompiledEvent {
-        kind: ev.kind.clone(),
+        kind: Name::from(ev.kind.as_str()),
         regex,
         units: ev.units.clone(),
         traceback: ev.traceback,
@@ -393,6 +395,7 @@ impl Grammar {
             .collect();
         Ok(Grammar {
             field_suffixes,
+            name: Name::from(spec.id.as_str()),
             spec,
             origin: origin.to_string(),
             events,

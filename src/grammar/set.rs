@@ -27,7 +27,7 @@ impl PrefixMatch<'_, '_> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LineMatch {
     pub(crate) grammar: usize,
-    pub(crate) kind: String,
+    pub(crate) kind: Name,
     pub(crate) fields: Fields,
     /// The record prefix, when a grammar's prefix matched the line.
     pub prefix: Option<PrefixInfo>,

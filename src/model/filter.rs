@@ -23,6 +23,7 @@ impl EventFilter {
     }
 
     pub(crate) fn keeps(&self, e: &Event) -> bool {
-        (self.kinds.is_empty() || self.kinds.contains(&e.kind)) && self.keeps_rank(e.rank.as_ref())
+        (self.kinds.is_empty() || self.kinds.iter().any(|k| *k == e.kind))
+            && self.keeps_rank(e.rank.as_ref())
     }
 }

@@ -559,9 +559,9 @@ fn hold_or_drop(
             return Some(root);
         }
     }
-    let held = out.same_held.entry((m.kind.clone(), root)).or_insert(0);
+    let held = out.same_held.entry((m.kind.to_string(), root)).or_insert(0);
     if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
-        *out.dropped.entry(m.kind.clone()).or_insert(0) += 1;
+        *out.dropped.entry(m.kind.to_string()).or_insert(0) += 1;
         return None;
     }
     *held += 1;

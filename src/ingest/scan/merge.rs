@@ -447,7 +447,7 @@ impl<'a> Merger<'a> {
             + ev.detail.as_ref().map_or(0, |d| d.len())
             + ev.trailer.as_ref().map_or(0, |t| t.len())) as u64;
         if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
-            *self.out.dropped_events.entry(ev.kind).or_insert(0) += 1;
+            *self.out.dropped_events.entry(ev.kind.into()).or_insert(0) += 1;
             return None;
         }
         self.same_kept.insert(key, same + 1);
@@ -467,20 +467,21 @@ impl<'a> Merger<'a> {
             .gs
             .grammars
             .get(m.grammar)
-            .map(|g| g.spec.id.clone())
+            .map(|g| g.name.clone())
             .unwrap_or_default();
         let (ts, ts_step_ms) = m
             .prefix
             .as_ref()
             .map_or((None, 1000), |p| (p.ts, p.ts_step_ms));
-        let (year_inferred, time_only, rank, pid, process, host) = match &m.prefix {
+        // Moved out of the match, not copied: a rank is a vector of tags and their names.
+        let (year_inferred, time_only, rank, pid, process, host) = match m.prefix {
             Some(p) => (
                 p.date_inferred,
                 p.time_only,
-                p.rank.clone(),
+                p.rank,
                 p.pid,
-                p.process.clone(),
-                p.host.clone(),
+                p.process,
+                p.host,
             ),
             None => (false, false, None, None, None, None),
         };

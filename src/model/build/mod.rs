@@ -172,7 +172,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
     let mut grammars: Vec<String> = Vec::new();
     for e in &events {
         if !grammars.iter().rev().any(|g| *g == e.grammar) {
-            grammars.push(e.grammar.clone());
+            grammars.push(e.grammar.to_string());
         }
     }
     grammars.sort();
@@ -350,7 +350,7 @@ fn server_of(events: &[Event], know: &Knowledge) -> Option<String> {
         .iter()
         .find(|e| e.kind == kind::SERVER_ARGS && know.describes_server(&e.grammar))
     {
-        return Some(e.grammar.clone());
+        return Some(e.grammar.to_string());
     }
     // A handful of grammars, and events of one grammar come in runs: a linear list with
     // the previous event's entry tried first, not a map entry per event (runs of

@@ -344,14 +344,14 @@ pub struct EventDoc {
 
 pub(crate) fn event_doc(run: &Run, e: &Event) -> EventDoc {
     EventDoc {
-        kind: e.kind.clone(),
+        kind: e.kind.to_string(),
         ts: e.ts.map(|t| ts_stepped(t, e.ts_step_ms)),
         year_inferred: e.year_inferred,
         rank: e.rank.as_ref().map(|r| r.to_string()),
         pid: e.pid,
         source: run.source_name(&e.origin).to_string(),
         line: e.origin.line,
-        grammar: e.grammar.clone(),
+        grammar: e.grammar.to_string(),
         fields: fields_doc(&e.fields),
         message: e.message.clone(),
         detail: e.detail.clone(),
