@@ -133,7 +133,7 @@ fn traceback_attaches_to_its_rank_and_the_oom_inside_it_inherits_the_rank() {
         Some("TP5")
     );
     assert_eq!(s.events[1].bytes("requested_bytes"), Some(2 << 30));
-    let tb = s.events[0].detail.as_deref().expect("traceback");
+    let tb = s.events[0].detail().expect("traceback");
     assert!(tb.contains("in init_memory_pool") && tb.contains("OutOfMemoryError"));
     assert!(s.events[2].rank.is_none(), "the launcher line has no rank");
     assert_eq!(s.counts.unknown, 0);
@@ -149,7 +149,7 @@ fn a_traceback_without_a_prefix_keeps_its_frames() {
                 RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n";
     let s = scan(bare.as_bytes());
     assert_eq!(s.events.len(), 1);
-    let tb = s.events[0].detail.as_deref().expect("frames");
+    let tb = s.events[0].detail().expect("frames");
     assert!(tb.contains("in init_memory_pool"), "{tb}");
     let after = "INFO 08-27 14:02:21 model_runner.py:917] Loading model weights took 13.4732 GB\n\
                  Traceback (most recent call last):\n\
@@ -158,7 +158,7 @@ fn a_traceback_without_a_prefix_keeps_its_frames() {
                  RuntimeError: CUDA error: an illegal memory access was encountered\n";
     let s = scan(after.as_bytes());
     let err = s.events.iter().find(|e| e.kind == "error").expect("error");
-    let tb = err.detail.as_deref().expect("frames");
+    let tb = err.detail().expect("frames");
     assert!(
         tb.starts_with("Traceback") && tb.contains("in _warm_up_model"),
         "{tb}"
@@ -169,7 +169,7 @@ fn a_traceback_without_a_prefix_keeps_its_frames() {
                  RuntimeError: CUDA error: an illegal memory access was encountered\n";
     let s = scan(ended.as_bytes());
     let err = s.events.iter().find(|e| e.kind == "error").expect("error");
-    assert_eq!(err.detail, None);
+    assert_eq!(err.detail(), None);
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn traceback_split_across_blocks_is_joined() {
     assert_eq!(s.counts.continuation, 401);
     assert_eq!((s.counts.unknown, s.counts.noise), (0, 0));
     assert_eq!(s.events[1].origin.line, 403);
-    let tb = s.events[0].detail.as_deref().expect("traceback");
+    let tb = s.events[0].detail().expect("traceback");
     assert!(tb.contains("line 399, in capture_graphs\nTraceback (most recent call last):"));
 }
 

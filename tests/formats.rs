@@ -59,8 +59,7 @@ fn sglang_0_1_gpu_id_and_bare_traceback() {
         ]
     );
     assert!(run.events[2]
-        .detail
-        .as_deref()
+        .detail()
         .is_some_and(|d| d.contains("model_rpc.py")));
     assert_eq!(run.counts().unknown, 0);
 }

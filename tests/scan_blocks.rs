@@ -244,7 +244,7 @@ fn a_wrapped_nodes_traceback_interrupted_by_another_node_is_whole_in_any_blocks(
     let failure = (whole.events.iter())
         .find(|e| e.message.contains("Scheduler hit an exception"))
         .expect("worker-0's failure");
-    let detail = failure.detail.as_deref().unwrap_or("");
+    let detail = failure.detail().unwrap_or("");
     // Its lines as printed, the service's wrapper in front.
     let expected: Vec<String> = frames.iter().map(|f| format!("{w0}{f}")).collect();
     assert_eq!(
@@ -291,11 +291,7 @@ fn more_parked_tracebacks_than_are_kept_read_the_same_in_any_blocks() {
     // with their tracebacks (their opening lines are lines 73, 75, … 199). Pods 0..=35
     // have none left: their frames are lines of their own, in no other pod's traceback.
     let with_frame: Vec<u64> = (whole.events.iter())
-        .filter(|e| {
-            e.detail
-                .as_deref()
-                .is_some_and(|d| d.contains("in event_loop"))
-        })
+        .filter(|e| e.detail().is_some_and(|d| d.contains("in event_loop")))
         .map(|e| e.origin.line)
         .collect();
     assert_eq!(
@@ -304,7 +300,7 @@ fn more_parked_tracebacks_than_are_kept_read_the_same_in_any_blocks() {
     );
     let pod36 = whole.events.iter().find(|e| e.origin.line == 73);
     assert_eq!(
-        pod36.and_then(|e| e.detail.as_deref()),
+        pod36.and_then(|e| e.detail()),
         Some("[pod/grebe-36/sglang]   File \"/srv/sglang/srt/managers/scheduler.py\", line 136, in event_loop")
     );
     // Every frame is a continuation line, behind its wrapper as printed.

@@ -530,7 +530,6 @@ fn long_run() -> Run {
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
                 pid: None,
-                node: None,
                 process: None,
                 host: None,
                 time_only: false,
@@ -538,8 +537,7 @@ fn long_run() -> Run {
                 grammar: "synthetic".into(),
                 fields: Default::default(),
                 message: format!("{kind} of TP{tp}"),
-                detail: None,
-                trailer: None,
+                extra: None,
             });
         }
     }
@@ -589,7 +587,6 @@ fn many_rank_run(ranks: u32) -> Run {
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
                 pid: None,
-                node: None,
                 process: None,
                 host: None,
                 time_only: false,
@@ -597,8 +594,7 @@ fn many_rank_run(ranks: u32) -> Run {
                 grammar: "synthetic".into(),
                 fields: Default::default(),
                 message: format!("{kind} of TP{tp}"),
-                detail: None,
-                trailer: None,
+                extra: None,
             });
         }
     }

@@ -3,7 +3,7 @@
 //! and the changes between the two runs ranked by how well they explain it — by the
 //! grammars' `[[suspect]]` tables, and by the failure's own words.
 
-use crate::base::event::{kind, Rank};
+use crate::base::event::{kind, Event, Rank};
 use crate::grammar::remedy::SuspectRule;
 use crate::model::config::ConfigDiff;
 use crate::model::{Failure, FailureKind, Phase, Run};
@@ -199,10 +199,10 @@ fn failure_texts(
         texts.extend(traceback_quotes(
             tb,
             q,
-            own.and_then(|e| e.detail.as_deref()) == Some(tb),
+            own.and_then(Event::detail) == Some(tb.as_str()),
         ));
     }
-    let trailer = own.and_then(|e| e.trailer.as_ref());
+    let trailer = own.and_then(Event::trailer);
     if let (Some(t), Some(q)) = (trailer, quote) {
         texts.push(Quote {
             source: q.source.clone(),
@@ -218,7 +218,7 @@ fn failure_texts(
             source: candidate.source_name(&e.origin).to_string(),
             line: e.origin.line,
             // One line each: a word is found, and quoted, in the line that holds it.
-            text: match &e.trailer {
+            text: match e.trailer() {
                 Some(t) => format!("{}\n{}", e.message, trailing_fields(t)),
                 None => e.message.to_string(),
             },

@@ -60,7 +60,7 @@ pub(crate) fn stop_of(
         _ if !is_failure => FailureKind::Signal,
         _ => FailureKind::Exception,
     };
-    let traceback = e.detail.clone().or_else(|| carried.map(str::to_string));
+    let traceback = e.detail().or(carried).map(str::to_string);
     // What this failure's wording and frames are read from: its own traceback, not a
     // later one the scan kept with it (the launcher's `Initialization failed. Please see
     // the error messages above` after a scheduler's traceback is a consequence; the

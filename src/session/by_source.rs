@@ -59,13 +59,11 @@ mod tests {
             pid: None,
             process: None,
             host: None,
-            node: None,
             kind: "load_end".into(),
             grammar: "sglang".into(),
             fields: Default::default(),
             message: String::new(),
-            detail: None,
-            trailer: None,
+            extra: None,
         }
     }
 

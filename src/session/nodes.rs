@@ -95,7 +95,7 @@ pub(super) fn ranks_by_source(events: &BySource, sources: usize) -> Vec<BTreeSet
 pub(super) fn wrapped_nodes_by_source(events: &BySource, sources: usize) -> Vec<Vec<String>> {
     let mut named: Vec<Vec<String>> = vec![Vec::new(); sources.max(1)];
     for e in events.iter() {
-        if let (Some(n), Some(list)) = (e.node.as_deref(), named.get_mut(e.origin.source)) {
+        if let (Some(n), Some(list)) = (e.node(), named.get_mut(e.origin.source)) {
             if !list.iter().any(|x| x == n) {
                 list.push(n.to_string());
             }
@@ -373,7 +373,7 @@ pub(super) fn split_by_node(
     for e in events.iter() {
         let s = e.origin.source;
         let split = wrapped.get(s).is_some_and(|w| w.len() >= 2);
-        let n = match (split, e.node.as_deref()) {
+        let n = match (split, e.node()) {
             (true, Some(w)) => {
                 let n = node_named(&mut names, &mut per_node, &mut sources_of_node, w);
                 split_node_of[s] = Some(n);

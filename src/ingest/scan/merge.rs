@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::base::event::{Event, Origin, Rank};
+use crate::base::event::{Event, EventExtra, Origin, Rank};
 use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
 
 use super::block::{scan_block, Before, BlockScan, PendingEvent};
@@ -36,7 +36,7 @@ impl Context {
             pid: e.pid,
             process: e.process.clone(),
             host: e.host.clone(),
-            node: e.node.clone(),
+            node: e.node().map(str::to_string),
             year_inferred: e.year_inferred,
             time_only: e.time_only,
         }
@@ -349,7 +349,7 @@ impl<'a> Merger<'a> {
     fn grow_kept(&mut self, kept: Option<usize>, text: &str) {
         if let Some(ev) = kept.and_then(|i| self.out.events.get_mut(i)) {
             if self.budget.take_text(text.len() as u64) {
-                push_detail_lines(ev.detail.get_or_insert_with(String::new), text);
+                push_detail_lines(ev.extra_mut().detail.get_or_insert_with(String::new), text);
             }
         }
     }
@@ -379,7 +379,7 @@ impl<'a> Merger<'a> {
     /// The event a held block event becomes, in the context it takes.
     fn place(&self, pe: PendingEvent, context: Option<Context>) -> Event {
         let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
-        ev.node = pe.node;
+        ev.set_node(pe.node);
         if let Some(c) = context {
             ev.rank = c.rank;
             ev.ts = c.ts;
@@ -387,7 +387,7 @@ impl<'a> Merger<'a> {
             ev.pid = c.pid;
             ev.process = c.process;
             ev.host = c.host;
-            ev.node = c.node;
+            ev.set_node(c.node);
             ev.year_inferred = c.year_inferred;
             ev.time_only = c.time_only;
         }
@@ -444,8 +444,8 @@ impl<'a> Merger<'a> {
         let key = same_key(&ev.kind, ev.rank.as_ref(), (ev.host.as_deref(), ev.pid));
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
         let text = (ev.message.len()
-            + ev.detail.as_ref().map_or(0, |d| d.len())
-            + ev.trailer.as_ref().map_or(0, |t| t.len())) as u64;
+            + ev.detail().map_or(0, str::len)
+            + ev.trailer().map_or(0, str::len)) as u64;
         if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
             *self.out.dropped_events.entry(ev.kind.into()).or_insert(0) += 1;
             return None;
@@ -498,17 +498,17 @@ impl<'a> Merger<'a> {
             pid,
             process,
             host,
-            node: None,
             kind: m.kind,
             grammar,
             fields: m.fields,
             message: m.message,
-            detail: if detail.is_empty() {
-                None
-            } else {
-                Some(detail)
-            },
-            trailer: m.trailer,
+            extra: (!detail.is_empty() || m.trailer.is_some()).then(|| {
+                Box::new(EventExtra {
+                    node: None,
+                    detail: (!detail.is_empty()).then_some(detail),
+                    trailer: m.trailer,
+                })
+            }),
         }
     }
 

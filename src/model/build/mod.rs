@@ -415,7 +415,7 @@ fn adopt_unnamed_failures(
     let mut places = events
         .iter()
         .filter(|e| e.rank.is_some())
-        .map(|e| (e.node.as_deref(), e.host.as_deref()));
+        .map(|e| (e.node(), e.host.as_deref()));
     let one_node = places.next().is_none_or(|first| places.all(|p| p == first));
     // Each event's predecessor in its file, by line.
     let mut order: Vec<usize> = (0..events.len()).collect();
@@ -436,7 +436,7 @@ fn adopt_unnamed_failures(
     for i in candidates {
         let e = &events[i];
         let opener = before(i).filter(|&j| {
-            in_launcher[j] && unnamed_failure(&events[j]) && events[j].detail.is_some()
+            in_launcher[j] && unnamed_failure(&events[j]) && events[j].detail().is_some()
         });
         let on_gpu = (plain_tp && one_node && e.kind == kind::OOM)
             .then(|| e.field("gpu").and_then(FieldValue::as_i64))

@@ -166,8 +166,8 @@ pub(super) fn build_rank(
         // A failure's traceback goes to the failure lines after it that have none: the
         // exception line that closes it (TensorRT-LLM's C++ OOM, then torch's
         // `OutOfMemoryError` with its sizes) is read with the frames it closed.
-        if is_failure && e.detail.is_some() {
-            traceback = e.detail.clone();
+        if let Some(d) = e.detail().filter(|_| is_failure) {
+            traceback = Some(d.to_string());
         }
         let (in_phase, after_phase) =
             placed_phase(&walk, run.ready_at.is_some_and(|r| i > r), run.order);

@@ -118,7 +118,7 @@ fn in_pidless_engine_tracebacks(events: &[Event], know: &Knowledge) -> Vec<bool>
         }
         let source = e.origin.source;
         if know.pidless_is_engine(&e.grammar) {
-            if let Some(d) = &e.detail {
+            if let Some(d) = e.detail() {
                 let lines = d.lines().map(str::trim).collect();
                 owner_of_source.insert(source, (e.origin.line, lines));
             }

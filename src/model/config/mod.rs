@@ -119,7 +119,7 @@ impl Config {
         // the cut are read, and the configuration is marked as cut.
         let (kept, cut) = crate::grammar::strip_cut_mark(&e.message);
         let mut text = kept.to_string();
-        if let Some(d) = &e.detail {
+        if let Some(d) = e.detail() {
             if !cut {
                 for line in d.lines() {
                     text.push_str(line);

@@ -354,7 +354,7 @@ pub(crate) fn event_doc(run: &Run, e: &Event) -> EventDoc {
         grammar: e.grammar.to_string(),
         fields: fields_doc(&e.fields),
         message: e.message.clone(),
-        detail: e.detail.clone(),
+        detail: e.detail().map(str::to_string),
     }
 }
 

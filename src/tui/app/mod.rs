@@ -342,9 +342,7 @@ impl App {
         let q = self.search.to_lowercase();
         e.message.to_lowercase().contains(&q)
             || e.kind.to_lowercase().contains(&q)
-            || e.detail
-                .as_ref()
-                .is_some_and(|d| d.to_lowercase().contains(&q))
+            || e.detail().is_some_and(|d| d.to_lowercase().contains(&q))
     }
 
     /// Events of the selected rank nearest the cursor, in time order.

@@ -152,7 +152,7 @@ fn detail_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     push(&sanitize(&e.message), Style::new());
     // An OOM line often carries no traceback of its own; the failure it produced keeps
     // the one printed before it.
-    let tb = e.detail.as_deref().or_else(|| {
+    let tb = e.detail().or_else(|| {
         app.run
             .ranks
             .iter()
