@@ -44,7 +44,7 @@ fuzz_target!(init: {
         let run = rankscope::session::Session::from_bytes(gs, "fuzz.log", data, 512).run;
         for e in &run.events {
             assert!(!e.message.contains('\u{1b}'), "{e:?}");
-            assert!(!e.detail.as_deref().unwrap_or("").contains('\u{1b}'), "{e:?}");
+            assert!(!e.detail().unwrap_or("").contains('\u{1b}'), "{e:?}");
         }
     });
 });
