@@ -21,7 +21,13 @@ pub(crate) fn unit_multiplier(unit: &str) -> Option<f64> {
 /// Parses a decimal number and returns it with the value of one step of its last printed
 /// digit (`"0.60"` → 0.01), which is the resolution of a printed figure.
 pub(crate) fn parse_decimal(text: &str) -> Option<(f64, f64)> {
-    let t = text.trim().replace(',', "");
+    // Thousands separators dropped; most numbers have none, and are not copied.
+    let t = text.trim();
+    let t = if t.contains(',') {
+        std::borrow::Cow::Owned(t.replace(',', ""))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    };
     if t.is_empty() {
         return None;
     }

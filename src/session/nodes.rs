@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::base::event::Event;
+use crate::base::event::{Event, Rank};
 use crate::ingest::source::{NodeFiles, SourceFile, SourceKind};
 use crate::model::node::Node;
 use crate::model::notes::ReadNote;
@@ -79,15 +79,18 @@ pub(super) fn hosts_by_source(events: &BySource, sources: usize) -> Vec<Option<S
 
 /// The ranks each log source names in its record prefixes (before pids are resolved).
 pub(super) fn ranks_by_source(events: &BySource, sources: usize) -> Vec<BTreeSet<String>> {
-    let mut named: Vec<BTreeSet<String>> = vec![BTreeSet::new(); sources];
+    // Each distinct rank named once, not once per event.
+    let mut named: Vec<BTreeSet<&Rank>> = vec![BTreeSet::new(); sources];
     for e in events.iter() {
         if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
             if !r.is_engine() {
-                set.insert(r.to_string());
+                set.insert(r);
             }
         }
     }
-    named
+    (named.into_iter())
+        .map(|set| set.into_iter().map(Rank::to_string).collect())
+        .collect()
 }
 
 /// The nodes wrappers name in each source (kubectl pods, compose services, journald

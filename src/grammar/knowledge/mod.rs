@@ -451,15 +451,15 @@ impl Knowledge {
         };
         let mut out = Vec::new();
         for (name, sources) in &m.figures {
-            let value = sources.iter().find_map(|sum| {
-                let parts: Vec<&FieldValue> =
-                    sum.iter().map(|c| e.field(c)).collect::<Option<_>>()?;
-                match parts.as_slice() {
-                    [one] => Some((*one).clone()),
-                    many => Some(FieldValue::Bytes {
-                        bytes: many.iter().map(|v| v.as_bytes().unwrap_or(0)).sum(),
-                        resolution: many.iter().map(|v| v.resolution()).sum(),
-                    }),
+            // Asked of every event, mostly for one-field figures: no vector of the parts.
+            let value = sources.iter().find_map(|sum| match sum.as_slice() {
+                [one] => e.field(one).cloned(),
+                many => {
+                    let parts = || many.iter().filter_map(|c| e.field(c));
+                    (parts().count() == many.len()).then(|| FieldValue::Bytes {
+                        bytes: parts().map(|v| v.as_bytes().unwrap_or(0)).sum(),
+                        resolution: parts().map(|v| v.resolution()).sum(),
+                    })
                 }
             });
             if let Some(v) = value {

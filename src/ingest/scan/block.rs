@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-use crate::base::event::kind;
+use crate::base::event::{kind, Name};
 use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 use crate::grammar::{GrammarSet, LineMatch};
 
@@ -109,7 +109,7 @@ pub(super) struct BlockScan {
     /// Events not kept, by kind: past the budgets already within the block.
     pub(crate) dropped: BTreeMap<String, u64>,
     /// Events held per (kind, root), for the per-source limit.
-    same_held: HashMap<(String, Root), u32>,
+    same_held: HashMap<(Name, Root), u32>,
     /// Event lines whose prefix did not read (block line numbers).
     pub(crate) bad_stamps: PrefixTrouble,
     pub(crate) bad_ranks: PrefixTrouble,
@@ -559,7 +559,7 @@ fn hold_or_drop(
             return Some(root);
         }
     }
-    let held = out.same_held.entry((m.kind.to_string(), root)).or_insert(0);
+    let held = out.same_held.entry((m.kind.clone(), root)).or_insert(0);
     if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
         *out.dropped.entry(m.kind.to_string()).or_insert(0) += 1;
         return None;

@@ -147,9 +147,13 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
         if let Some(n) = r.as_global() {
             numbered.entry(pid.clone()).or_insert(n);
         }
-        let e = learnt.entry(pid.clone()).or_insert((ev, r.clone()));
-        if ev > e.0 {
-            *e = (ev, r);
+        // Looked up before it is keyed: a key holds the host's name, a copy per event.
+        match learnt.get_mut(pid) {
+            Some(e) if ev > e.0 => *e = (ev, r),
+            Some(_) => {}
+            None => {
+                learnt.insert(pid.clone(), (ev, r));
+            }
         }
     };
     for e in events.iter_mut() {
