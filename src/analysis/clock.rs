@@ -31,7 +31,7 @@ fn node_windows<'a>(
     barrier: &BTreeSet<(String, String)>,
 ) -> Windows {
     // (kind, occurrence) → (latest stamp start, earliest stamp end)
-    let mut seen: BTreeMap<(&Rank, Name), usize> = BTreeMap::new();
+    let mut seen: BTreeMap<(&Rank, &str), usize> = BTreeMap::new();
     let mut acc: BTreeMap<(Name, usize), (i64, i64)> = BTreeMap::new();
     for e in events {
         let (Some(t), Some(rank)) = (e.ts, e.rank.as_ref()) else {
@@ -43,7 +43,7 @@ fn node_windows<'a>(
         if rank.is_engine() || !marked {
             continue;
         }
-        let n = seen.entry((rank, e.kind.clone())).or_insert(0);
+        let n = seen.entry((rank, e.kind.as_str())).or_insert(0);
         let key = (e.kind.clone(), *n);
         *n += 1;
         // The step the line's format prints (`Event::ts_step_ms`), not the value's digits.

@@ -369,10 +369,14 @@ fn split_after_digits(word: &str) -> impl Iterator<Item = &str> {
 /// allocation (its tag list) and not one more per tag.
 type TagName = Cow<'static, str>;
 
-fn tag_name(name: &str) -> TagName {
-    match (TAG_ORDER.iter().chain([&ENGINE, &GLOBAL])).find(|t| **t == name) {
-        Some(known) => Cow::Borrowed(known),
-        None => Cow::Owned(name.to_string()),
+/// A tag's place in `TAG_ORDER` (255 for any other) and its name.
+fn tag(name: &str) -> (u8, TagName) {
+    if let Some((p, known)) = TAG_ORDER.iter().enumerate().find(|(_, t)| **t == name) {
+        return (p as u8, Cow::Borrowed(known));
+    }
+    match [ENGINE, GLOBAL].into_iter().find(|t| *t == name) {
+        Some(known) => (255, Cow::Borrowed(known)),
+        None => (255, Cow::Owned(name.to_string())),
     }
 }
 
@@ -381,12 +385,8 @@ impl Rank {
         let mut tags: Vec<(u8, TagName, u32)> = pairs
             .into_iter()
             .map(|(name, n)| {
-                let name = name.as_ref();
-                let order = TAG_ORDER
-                    .iter()
-                    .position(|t| *t == name)
-                    .map_or(255, |p| p as u8);
-                (order, tag_name(name), n)
+                let (order, name) = tag(name.as_ref());
+                (order, name, n)
             })
             .collect();
         tags.sort();
@@ -592,16 +592,6 @@ impl Event {
     /// The extra parts, made when the first is set.
     pub fn extra_mut(&mut self) -> &mut EventExtra {
         self.extra.get_or_insert_with(Default::default)
-    }
-    /// Sets the node; an event left with no extra part holds none (`None`), so that two
-    /// events that say the same compare equal however they were made.
-    pub fn set_node(&mut self, node: Option<String>) {
-        if node.is_some() || self.extra.is_some() {
-            self.extra_mut().node = node;
-        }
-        if self.extra.as_deref() == Some(&EventExtra::default()) {
-            self.extra = None;
-        }
     }
     /// The captured value `name`, if the pattern captured it.
     pub fn field(&self, name: &str) -> Option<&FieldValue> {

@@ -28,12 +28,6 @@ impl Deref for Name {
     }
 }
 
-impl AsRef<str> for Name {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
 impl Borrow<str> for Name {
     fn borrow(&self) -> &str {
         &self.0
@@ -52,21 +46,9 @@ impl From<String> for Name {
     }
 }
 
-impl From<&String> for Name {
-    fn from(s: &String) -> Name {
-        Name(Arc::from(s.as_str()))
-    }
-}
-
 impl From<Name> for String {
     fn from(n: Name) -> String {
         n.0.to_string()
-    }
-}
-
-impl PartialEq<str> for Name {
-    fn eq(&self, other: &str) -> bool {
-        &*self.0 == other
     }
 }
 
@@ -85,12 +67,6 @@ impl PartialEq<String> for Name {
 impl PartialEq<Name> for &str {
     fn eq(&self, other: &Name) -> bool {
         *self == &*other.0
-    }
-}
-
-impl PartialEq<Name> for str {
-    fn eq(&self, other: &Name) -> bool {
-        self == &*other.0
     }
 }
 

@@ -455,11 +455,13 @@ impl Knowledge {
             let value = sources.iter().find_map(|sum| match sum.as_slice() {
                 [one] => e.field(one).cloned(),
                 many => {
-                    let parts = || many.iter().filter_map(|c| e.field(c));
-                    (parts().count() == many.len()).then(|| FieldValue::Bytes {
-                        bytes: parts().map(|v| v.as_bytes().unwrap_or(0)).sum(),
-                        resolution: parts().map(|v| v.resolution()).sum(),
-                    })
+                    let (mut bytes, mut resolution) = (0, 0);
+                    for c in many {
+                        let v = e.field(c)?;
+                        bytes += v.as_bytes().unwrap_or(0);
+                        resolution += v.resolution();
+                    }
+                    Some(FieldValue::Bytes { bytes, resolution })
                 }
             });
             if let Some(v) = value {

@@ -636,7 +636,7 @@ fn classify_plain(
     }
     if out.seen_record {
         gather_loose_traceback(out, last);
-    } else if last.starts_with(TRACEBACK_HEADER) {
+    } else if last.starts_with(TRACEBACK_HEADER.as_bytes()) {
         out.lead_tb_header = true;
     }
     if gs.is_noise(last) {

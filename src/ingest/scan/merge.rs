@@ -309,20 +309,21 @@ impl<'a> Merger<'a> {
             let kept = self.keep(ev);
             merged.push(Merged { kept, context });
         }
-        self.carry = match (b.open_at_end.take(), open) {
-            (Some(tb), Some(open)) => before.carry_of(tb, open, &merged),
-            _ if b.seen_record => None,
-            _ => before.carry.clone(),
+        let open_at_end = match (b.open_at_end.take(), open) {
+            (Some(tb), Some(open)) => Some(before.carry_of(tb, open, &merged)),
+            _ => None,
         };
-        if !rescanned {
-            // Parked before the block, and its lines did not name their node.
-            self.parked = before.parked.clone();
-        }
-        (self.parked).extend(
-            parked
-                .into_iter()
-                .filter_map(|(tb, open)| before.carry_of(tb, open, &merged)),
-        );
+        let parked_here: Vec<Carry> = (parked.into_iter())
+            .filter_map(|(tb, open)| before.carry_of(tb, open, &merged))
+            .collect();
+        self.carry = match open_at_end {
+            Some(carry) => carry,
+            None if b.seen_record => None,
+            None => before.carry,
+        };
+        // Parked before the block, and its lines did not name their node: still parked.
+        self.parked = if rescanned { Vec::new() } else { before.parked };
+        self.parked.extend(parked_here);
         self.push_seen(&mut b);
         if let Some(l) = b.prefix_overflow {
             self.overflow_at(l + self.line_base);
@@ -377,9 +378,12 @@ impl<'a> Merger<'a> {
     }
 
     /// The event a held block event becomes, in the context it takes.
-    fn place(&self, pe: PendingEvent, context: Option<Context>) -> Event {
-        let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail);
-        ev.set_node(pe.node);
+    fn place(&self, pe: PendingEvent, mut context: Option<Context>) -> Event {
+        let node = match context.as_mut() {
+            Some(c) => c.node.take(),
+            None => pe.node,
+        };
+        let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail, node);
         if let Some(c) = context {
             ev.rank = c.rank;
             ev.ts = c.ts;
@@ -387,7 +391,6 @@ impl<'a> Merger<'a> {
             ev.pid = c.pid;
             ev.process = c.process;
             ev.host = c.host;
-            ev.set_node(c.node);
             ev.year_inferred = c.year_inferred;
             ev.time_only = c.time_only;
         }
@@ -462,7 +465,13 @@ impl<'a> Merger<'a> {
         }
     }
 
-    fn to_event(&self, m: LineMatch, line_in_block: u64, detail: String) -> Event {
+    fn to_event(
+        &self,
+        m: LineMatch,
+        line_in_block: u64,
+        detail: String,
+        node: Option<String>,
+    ) -> Event {
         let grammar = self
             .gs
             .grammars
@@ -502,9 +511,9 @@ impl<'a> Merger<'a> {
             grammar,
             fields: m.fields,
             message: m.message,
-            extra: (!detail.is_empty() || m.trailer.is_some()).then(|| {
+            extra: (node.is_some() || !detail.is_empty() || m.trailer.is_some()).then(|| {
                 Box::new(EventExtra {
-                    node: None,
+                    node,
                     detail: (!detail.is_empty()).then_some(detail),
                     trailer: m.trailer,
                 })

@@ -391,6 +391,7 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
     if open_node.is_some_and(|n| n.as_bytes() == node) {
         return;
     }
+    let open_is_wrapped = open_node.is_some();
     let Some(at) = out
         .parked
         .iter()
@@ -398,10 +399,8 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
     else {
         // Another node's line is no part of the open traceback, whose node's lines may
         // still come back to it.
-        if open_node.is_some() {
-            if let Some(tb) = open_tb.take() {
-                park(out, tb);
-            }
+        if let Some(tb) = open_tb.take_if(|_| open_is_wrapped) {
+            park(out, tb);
         }
         return;
     };
@@ -414,15 +413,15 @@ pub(super) fn resume_traceback(out: &mut BlockScan, open_tb: &mut Option<Tb>, no
 }
 
 /// The line a Python traceback starts with.
-pub(super) const TRACEBACK_HEADER: &[u8] = b"Traceback (most recent call last):";
+pub(super) const TRACEBACK_HEADER: &str = "Traceback (most recent call last):";
 
 /// Keeps the lines of an unprefixed traceback printed after a record: its header starts
 /// it, and indented lines (frames, source lines) go on with it. Anything else is left
 /// alone (a record clears it).
 pub(super) fn gather_loose_traceback(out: &mut BlockScan, line: &[u8]) {
-    if line.starts_with(TRACEBACK_HEADER) {
+    if line.starts_with(TRACEBACK_HEADER.as_bytes()) {
         out.loose_tb.clear();
-        out.loose_tb.push_str("Traceback (most recent call last):");
+        out.loose_tb.push_str(TRACEBACK_HEADER);
     } else if !out.loose_tb.is_empty() && line.first().is_some_and(|b| b.is_ascii_whitespace()) {
         push_detail(&mut out.loose_tb, &clean_line(line));
     }
