@@ -460,7 +460,7 @@ impl BlockScanner<'_> {
 /// The next block scanned. A run's files are scanned in parallel, so a file's scan may run
 /// on one of the pool's threads, and the blocks it hands out then wait in that thread's
 /// own queue: blocked on the channel, a thread that held a long file waited for work
-/// only it would do, and with every thread holding one (two files over 4 MiB, two
+/// only it would do, and with every thread holding one (two files over a block, two
 /// threads) the run never ended. Such a thread runs pending work while it waits.
 fn next_scanned(finished: &std::sync::mpsc::Receiver<Scanned>) -> Option<Scanned> {
     use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
