@@ -93,7 +93,7 @@ fn most_agreeing(intervals: &[(i64, i64)]) -> Option<(i64, i64, usize)> {
 /// reference.
 pub(crate) fn align_nodes(
     nodes: &mut [Node],
-    events: &mut [Vec<Event>],
+    events: &mut [&mut [Event]],
     barrier: &BTreeSet<(String, String)>,
     apply: bool,
 ) -> Alignment {

@@ -13,7 +13,7 @@ use crate::model::notes::ReadNote;
 use crate::model::{self, Run, SourceInfo};
 use crate::render::text::notes as words;
 
-use super::by_source::{flatten_once, BySource};
+use super::by_source::BySource;
 use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions, FileDates};
 use super::inputs::Inputs;
 use super::nodes::{
@@ -150,16 +150,33 @@ pub(crate) enum Gathered {
     Nodes(NodesRead),
 }
 
-/// The nodes of a multi-node run as read: `events[n]` are node n's, ranks resolved and
-/// duplicates dropped, on node n's own clock.
+/// The nodes of a multi-node run as read: each node's events with ranks resolved and
+/// duplicates dropped, on the node's own clock.
 pub(crate) struct NodesRead {
     pub(crate) name: String,
     pub(crate) nodes: Vec<Node>,
-    pub(crate) events: Vec<Vec<Event>>,
+    /// The nodes' events in node order: `events[ranges[n]]` are node n's.
+    events: Vec<Event>,
+    ranges: Vec<std::ops::Range<usize>>,
     sources: Vec<SourceInfo>,
     files: Vec<SourceFile>,
     node_of_file: Vec<usize>,
     notes: Vec<ReadNote>,
+}
+
+impl NodesRead {
+    /// Each node's events, node n's at `[n]`.
+    pub(crate) fn events_by_node(&mut self) -> Vec<&mut [Event]> {
+        let mut parts = Vec::with_capacity(self.ranges.len());
+        let mut rest: &mut [Event] = &mut self.events;
+        for r in &self.ranges {
+            let n = r.len().min(rest.len());
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            parts.push(part);
+            rest = tail;
+        }
+        parts
+    }
 }
 
 /// Reads a run given as one or more paths (`Inputs`): files of one host, or directories
@@ -226,23 +243,26 @@ pub(crate) fn gather(
     let split = split_by_node(events, assigned, &files, &mut node_of_file);
     // The configuration is often printed by one process of one node (kestrel's rank 0):
     // the other nodes' global ranks are named by its sizes.
-    let run_sizes = split
-        .events
-        .iter()
+    let run_sizes = (split.ranges.iter())
+        .filter_map(|r| split.events.get(r.clone()))
         .map(|evs| model::configured_sizes(evs, gs.knowledge()))
         .find(|s| s.tp.is_some());
-    let mut built: Vec<model::NodeEvents> = split
-        .events
-        .into_iter()
-        .map(|evs| {
-            let evs = model::dedup_across_sources(evs, &mut sources);
-            model::prepare_node(evs, gs.knowledge(), opts.attempt, run_sizes)
-        })
-        .collect();
-    model::name_first_stage(&mut built);
+    let prepared = prepare_nodes(split.events, &split.ranges, &mut sources, |evs, sources| {
+        let evs = model::dedup_across_sources(evs, sources);
+        model::prepare_node(evs, gs.knowledge(), opts.attempt, run_sizes)
+    });
+    let Prepared {
+        mut built,
+        mut events,
+        ranges,
+    } = prepared;
+    model::name_first_stage(&mut built, &mut events);
     let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
     check_attempt(&shown_paths(paths), opts.attempt, most)?;
-    let nodes = nodes_of(&split.names, &split.sources, &built, &mut notes)?;
+    let by_node: Vec<&[Event]> = (ranges.iter())
+        .map(|r| events.get(r.clone()).unwrap_or(&[]))
+        .collect();
+    let nodes = nodes_of(&split.names, &split.sources, &built, &by_node, &mut notes)?;
     let name = if paths.len() == 1 {
         crate::base::text::shown_path(&paths[0])
     } else {
@@ -251,12 +271,68 @@ pub(crate) fn gather(
     Ok(Gathered::Nodes(NodesRead {
         name,
         nodes,
-        events: built.into_iter().map(|n| n.events).collect(),
+        events,
+        ranges,
         sources,
         files,
         node_of_file,
         notes,
     }))
+}
+
+/// The nodes prepared: what each node's preparation found, and their events in one
+/// vector in node order (`events[ranges[n]]` are node n's).
+struct Prepared {
+    built: Vec<model::NodeEvents>,
+    events: Vec<Event>,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+/// Prepares each node (`prepare`: deduplication and `model::prepare_node`) from the
+/// events in node order, last node first: each is split off the end of `placed`, whose
+/// room is given back as it empties, and its prepared events go to one vector. Peak
+/// memory is then the events about once, where a vector per node, prepared and then
+/// joined into the run's, held them three times at the peak of a load of thousands of
+/// small nodes (docs/performance.md).
+fn prepare_nodes(
+    mut placed: Vec<Event>,
+    ranges: &[std::ops::Range<usize>],
+    sources: &mut [SourceInfo],
+    mut prepare: impl FnMut(Vec<Event>, &mut [SourceInfo]) -> model::NodeEvents,
+) -> Prepared {
+    let mut events: Vec<Event> = Vec::with_capacity(placed.len());
+    let mut built = Vec::with_capacity(ranges.len());
+    let mut lens = Vec::with_capacity(ranges.len());
+    for r in ranges.iter().rev() {
+        let node_events = placed.split_off(r.start.min(placed.len()));
+        // A vector this large is a mapping of its own: shrinking it gives the pages back.
+        if placed.capacity() - placed.len() > placed.capacity() / 8 {
+            placed.shrink_to_fit();
+        }
+        let mut node = prepare(node_events, sources);
+        lens.push(node.events.len());
+        events.append(&mut node.events);
+        node.events = Vec::new();
+        built.push(node);
+    }
+    // Last node first: reversed whole, then each node's events back in their order.
+    events.reverse();
+    built.reverse();
+    lens.reverse();
+    let mut ranges = Vec::with_capacity(lens.len());
+    let mut start = 0;
+    for len in lens {
+        if let Some(part) = events.get_mut(start..start + len) {
+            part.reverse();
+        }
+        ranges.push(start..start + len);
+        start += len;
+    }
+    Prepared {
+        built,
+        events,
+        ranges,
+    }
 }
 
 /// Each node as the run lists it, from its resolved events; a rank on two nodes is an
@@ -265,6 +341,7 @@ fn nodes_of(
     names: &[String],
     sources_of_node: &[BTreeSet<usize>],
     built: &[model::NodeEvents],
+    events: &[&[Event]],
     notes: &mut Vec<ReadNote>,
 ) -> Result<Vec<Node>, LoadError> {
     let mut nodes: Vec<Node> = Vec::new();
@@ -291,8 +368,7 @@ fn nodes_of(
             ranks: r.ranks.clone(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
-            hosts: r
-                .events
+            hosts: events[n]
                 .iter()
                 .filter_map(|e| e.host.clone())
                 .collect::<BTreeSet<String>>()
@@ -301,7 +377,7 @@ fn nodes_of(
             reference: false,
             offset: None,
         });
-        notes.extend(ranks_on_two_hosts(&names[n], &r.events));
+        notes.extend(ranks_on_two_hosts(&names[n], events[n]));
         // Every node of a run named by one configuration notes the same numbers once.
         for note in &r.notes {
             if !notes.contains(note) {
@@ -324,6 +400,7 @@ pub(crate) fn assemble(
         name,
         nodes,
         events,
+        ranges: _,
         sources,
         files,
         node_of_file,
@@ -335,8 +412,7 @@ pub(crate) fn assemble(
             reference: nodes[alignment.reference].name.clone(),
         });
     }
-    let all = flatten_once(events);
-    let mut run = model::build(name.clone(), all, sources, gs.knowledge(), None);
+    let mut run = model::build(name.clone(), events, sources, gs.knowledge(), None);
     run.nodes = nodes;
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()

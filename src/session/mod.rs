@@ -83,12 +83,14 @@ impl Session {
         let loaded = match load::gather(gs, inputs, opts, progress)? {
             Gathered::Single(loaded) => *loaded,
             Gathered::Nodes(mut read) => {
+                let mut nodes = std::mem::take(&mut read.nodes);
                 let alignment = clock::align_nodes(
-                    &mut read.nodes,
-                    &mut read.events,
+                    &mut nodes,
+                    &mut read.events_by_node(),
                     &gs.barrier_exit_kinds(),
                     opts.clock_align,
                 );
+                read.nodes = nodes;
                 load::assemble(gs, read, &alignment)?
             }
         };

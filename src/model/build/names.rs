@@ -254,19 +254,19 @@ const ZERO_TAGS: [&str; 4] = ["DP", "PP", "PCP", "EP"];
 
 /// [`first_stage_names`] across the nodes of one run: each node is settled on its own, and
 /// a node that holds only the first stage cannot see that there are others.
-pub fn name_first_stage(nodes: &mut [NodeEvents]) {
+pub fn name_first_stage(nodes: &mut [NodeEvents], events: &mut [Event]) {
     let all: std::collections::BTreeSet<&Rank> = nodes.iter().flat_map(|n| &n.ranks).collect();
     let all: Vec<&Rank> = all.into_iter().collect();
     let rename = first_stage_names(&all);
     if rename.is_empty() {
         return;
     }
-    for node in nodes.iter_mut() {
-        for e in node.events.iter_mut() {
-            if let Some(to) = e.rank.as_ref().and_then(|r| rename.get(r)) {
-                e.rank = Some(to.clone());
-            }
+    for e in events.iter_mut() {
+        if let Some(to) = e.rank.as_ref().and_then(|r| rename.get(r)) {
+            e.rank = Some(to.clone());
         }
+    }
+    for node in nodes.iter_mut() {
         for r in node.ranks.iter_mut() {
             if let Some(to) = rename.get(r) {
                 *r = to.clone();
