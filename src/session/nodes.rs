@@ -388,7 +388,7 @@ pub(super) fn split_by_node(
                 names.len() - 1
             })
         };
-    // Each event's node first, then the events moved once (`move_to_nodes`).
+    // Each event's node first, then the events moved once (`place_by_node`).
     let mut node_of_event = Vec::with_capacity(events.len());
     for e in events.iter() {
         let s = e.origin.source;
