@@ -45,11 +45,11 @@ pub(super) fn flatten_once(mut groups: Vec<Vec<Event>>) -> Vec<Event> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::session) mod tests {
     use super::*;
     use crate::base::event::Origin;
 
-    fn event(source: usize, line: u64) -> Event {
+    pub(in crate::session) fn event(source: usize, line: u64) -> Event {
         Event {
             origin: Origin { source, line },
             ts: None,

@@ -290,10 +290,11 @@ struct Prepared {
 
 /// Prepares each node (`prepare`: deduplication and `model::prepare_node`) from the
 /// events in node order, last node first: each is split off the end of `placed`, whose
-/// room is given back as it empties, and its prepared events go to one vector. Peak
-/// memory is then the events about once, where a vector per node, prepared and then
-/// joined into the run's, held them three times at the peak of a load of thousands of
-/// small nodes (docs/performance.md).
+/// room is given back as it empties, and its prepared events go to one vector that the
+/// run is built from. A vector per node, prepared and then joined into the run's, left
+/// the events' size resident once more at the peak of a load of thousands of small nodes
+/// (the nodes' freed small vectors); the memory of the per-file vectors the split freed
+/// still is (docs/performance.md).
 fn prepare_nodes(
     mut placed: Vec<Event>,
     ranges: &[std::ops::Range<usize>],
@@ -368,8 +369,7 @@ fn nodes_of(
             ranks: r.ranks.clone(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
-            hosts: events[n]
-                .iter()
+            hosts: (events.get(n).copied().unwrap_or(&[]).iter())
                 .filter_map(|e| e.host.clone())
                 .collect::<BTreeSet<String>>()
                 .into_iter()
@@ -377,7 +377,10 @@ fn nodes_of(
             reference: false,
             offset: None,
         });
-        notes.extend(ranks_on_two_hosts(&names[n], events[n]));
+        notes.extend(ranks_on_two_hosts(
+            &names[n],
+            events.get(n).copied().unwrap_or(&[]),
+        ));
         // Every node of a run named by one configuration notes the same numbers once.
         for note in &r.notes {
             if !notes.contains(note) {
@@ -461,4 +464,46 @@ fn what_was_found(run: &Run) -> String {
             format!("; line prefixes look like {}", families.join("+"))
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::by_source::tests::event;
+
+    #[test]
+    fn nodes_prepared_last_first_come_out_in_node_order() {
+        // Nodes of 2, 3 and 1 events; each node's preparation drops its first event and
+        // keeps the rest in order, as deduplication may.
+        let placed = vec![
+            event(0, 1),
+            event(0, 2),
+            event(1, 1),
+            event(1, 2),
+            event(1, 3),
+            event(2, 1),
+        ];
+        let mut order_prepared = Vec::new();
+        let prepared = prepare_nodes(placed, &[0..2, 2..5, 5..6], &mut [], |evs, _| {
+            order_prepared.push(evs.first().map(|e| e.origin.source));
+            model::NodeEvents {
+                events: evs.into_iter().skip(1).collect(),
+                ranks: Vec::new(),
+                config: None,
+                attempts: 1,
+                notes: Vec::new(),
+            }
+        });
+        assert_eq!(
+            order_prepared,
+            [Some(2), Some(1), Some(0)],
+            "last node first"
+        );
+        assert_eq!(prepared.ranges, [0..1, 1..3, 3..3]);
+        let origins: Vec<(usize, u64)> = (prepared.events.iter())
+            .map(|e| (e.origin.source, e.origin.line))
+            .collect();
+        assert_eq!(origins, [(0, 2), (1, 2), (1, 3)]);
+        assert_eq!(prepared.built.len(), 3);
+    }
 }

@@ -460,3 +460,43 @@ pub(super) fn split_by_node(
         sources,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::by_source::tests::event;
+
+    fn origins(events: &[Event]) -> Vec<(usize, u64)> {
+        events
+            .iter()
+            .map(|e| (e.origin.source, e.origin.line))
+            .collect()
+    }
+
+    #[test]
+    fn events_are_placed_in_node_order_keeping_their_order_within_a_node() {
+        // Three sources; source 1 is a stream split line by line between nodes 0 and 2,
+        // source 2 is node 1's: node order is not source order (the slot path).
+        let by = BySource(vec![
+            vec![event(0, 1), event(0, 2)],
+            vec![event(1, 1), event(1, 2), event(1, 3)],
+            vec![event(2, 5)],
+        ]);
+        let node_of_event = [2, 2, 0, 2, 0, 1];
+        let (events, ranges) = place_by_node(by, &node_of_event, 3);
+        assert_eq!(ranges, [0..2, 2..3, 3..6]);
+        assert_eq!(
+            origins(&events),
+            [(1, 1), (1, 3), (2, 5), (0, 1), (0, 2), (1, 2)]
+        );
+        assert_eq!(events.capacity(), 6, "collected in the slots' own memory");
+    }
+
+    #[test]
+    fn events_already_in_node_order_are_taken_as_they_are() {
+        let by = BySource(vec![vec![event(0, 1)], vec![event(1, 1), event(1, 2)]]);
+        let (events, ranges) = place_by_node(by, &[0, 1, 1], 2);
+        assert_eq!(ranges, [0..1, 1..3]);
+        assert_eq!(origins(&events), [(0, 1), (1, 1), (1, 2)]);
+    }
+}
