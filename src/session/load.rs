@@ -165,8 +165,13 @@ pub(crate) struct NodesRead {
 }
 
 impl NodesRead {
-    /// Each node's events, node n's at `[n]`.
-    pub(crate) fn events_by_node(&mut self) -> Vec<&mut [Event]> {
+    /// Puts the nodes' clocks on one (`clock::align_nodes`), each node's events in its
+    /// part of the run's vector.
+    pub(crate) fn align_clocks(
+        &mut self,
+        barrier: &BTreeSet<(String, String)>,
+        apply: bool,
+    ) -> crate::model::node::Alignment {
         let mut parts = Vec::with_capacity(self.ranges.len());
         let mut rest: &mut [Event] = &mut self.events;
         for r in &self.ranges {
@@ -175,8 +180,15 @@ impl NodesRead {
             parts.push(part);
             rest = tail;
         }
-        parts
+        crate::analysis::clock::align_nodes(&mut self.nodes, &mut parts, barrier, apply)
     }
+}
+
+/// Each node's events, node n's at `[n]`, of events held in node order.
+fn node_parts<'a>(events: &'a [Event], ranges: &[std::ops::Range<usize>]) -> Vec<&'a [Event]> {
+    (ranges.iter())
+        .map(|r| events.get(r.clone()).unwrap_or(&[]))
+        .collect()
 }
 
 /// Reads a run given as one or more paths (`Inputs`): files of one host, or directories
@@ -243,8 +255,7 @@ pub(crate) fn gather(
     let split = split_by_node(events, assigned, &files, &mut node_of_file);
     // The configuration is often printed by one process of one node (kestrel's rank 0):
     // the other nodes' global ranks are named by its sizes.
-    let run_sizes = (split.ranges.iter())
-        .filter_map(|r| split.events.get(r.clone()))
+    let run_sizes = (node_parts(&split.events, &split.ranges).into_iter())
         .map(|evs| model::configured_sizes(evs, gs.knowledge()))
         .find(|s| s.tp.is_some());
     let prepared = prepare_nodes(split.events, &split.ranges, &mut sources, |evs, sources| {
@@ -259,9 +270,7 @@ pub(crate) fn gather(
     model::name_first_stage(&mut built, &mut events);
     let most = built.iter().map(|n| n.attempts).max().unwrap_or(1);
     check_attempt(&shown_paths(paths), opts.attempt, most)?;
-    let by_node: Vec<&[Event]> = (ranges.iter())
-        .map(|r| events.get(r.clone()).unwrap_or(&[]))
-        .collect();
+    let by_node = node_parts(&events, &ranges);
     let nodes = nodes_of(&split.names, &split.sources, &built, &by_node, &mut notes)?;
     let name = if paths.len() == 1 {
         crate::base::text::shown_path(&paths[0])
@@ -348,6 +357,7 @@ fn nodes_of(
     let mut nodes: Vec<Node> = Vec::new();
     let mut owner: std::collections::HashMap<&crate::base::event::Rank, usize> = Default::default();
     for (n, r) in built.iter().enumerate() {
+        let node_events = events.get(n).copied().unwrap_or(&[]);
         for rank in &r.ranks {
             if let Some(&first) = owner.get(rank) {
                 return Err(LoadError::RankOnTwoNodes {
@@ -369,7 +379,7 @@ fn nodes_of(
             ranks: r.ranks.clone(),
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
-            hosts: (events.get(n).copied().unwrap_or(&[]).iter())
+            hosts: (node_events.iter())
                 .filter_map(|e| e.host.clone())
                 .collect::<BTreeSet<String>>()
                 .into_iter()
@@ -377,10 +387,7 @@ fn nodes_of(
             reference: false,
             offset: None,
         });
-        notes.extend(ranks_on_two_hosts(
-            &names[n],
-            events.get(n).copied().unwrap_or(&[]),
-        ));
+        notes.extend(ranks_on_two_hosts(&names[n], node_events));
         // Every node of a run named by one configuration notes the same numbers once.
         for note in &r.notes {
             if !notes.contains(note) {

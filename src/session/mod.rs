@@ -28,7 +28,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::analysis::attribute::{match_rank, RankSnapshot};
-use crate::analysis::clock;
 use crate::analysis::diff::DiffOptions;
 use crate::grammar::GrammarSet;
 use crate::ingest::source::SourceFile;
@@ -83,14 +82,7 @@ impl Session {
         let loaded = match load::gather(gs, inputs, opts, progress)? {
             Gathered::Single(loaded) => *loaded,
             Gathered::Nodes(mut read) => {
-                let mut nodes = std::mem::take(&mut read.nodes);
-                let alignment = clock::align_nodes(
-                    &mut nodes,
-                    &mut read.events_by_node(),
-                    &gs.barrier_exit_kinds(),
-                    opts.clock_align,
-                );
-                read.nodes = nodes;
+                let alignment = read.align_clocks(&gs.barrier_exit_kinds(), opts.clock_align);
                 load::assemble(gs, read, &alignment)?
             }
         };
