@@ -47,7 +47,7 @@ pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_si
         printed: &info.dated_lines,
         modified: None,
     }];
-    let mut events = BySource(vec![events]);
+    let mut events = BySource(events);
     infer_dates(&mut events, &refs);
     let events = events.into_flat();
     let mut sources = vec![info];

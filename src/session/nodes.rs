@@ -300,13 +300,12 @@ fn in_given_order(
     }
 }
 
-/// The events in node order, each node's in source then line order: one vector, each
-/// event moved once (`node_of_event`, in source then line order, is its node among the
-/// kept ones). Split into a vector per node, a run of thousands of small nodes held its
-/// events in thousands of small heap blocks, and once those were joined into the run's
-/// vector their memory stayed with the process (freed small blocks between live ones):
-/// the events' size twice over at the peak of a many-node load. One vector of this size
-/// is its own mapping, given back whole.
+/// The events in node order, each node's in source then line order, in the scan's own
+/// vector: each event is swapped straight to its place (`node_of_event`, in source then
+/// line order, is its node among the kept ones). Moved into a second vector, or into a
+/// vector per node, the events' size was resident twice at the peak of a many-node load
+/// (the first vector's memory, or the small vectors' freed blocks, stayed with the
+/// process).
 fn place_by_node(
     events: BySource,
     node_of_event: &[usize],
@@ -320,28 +319,29 @@ fn place_by_node(
         ranges.push(start..start + c);
         start += c;
     }
-    if node_of_event.windows(2).all(|w| w[0] <= w[1]) {
-        // Already in node order (one node, or nodes in source order).
-        return (events.into_flat(), ranges);
+    let mut events = events.into_flat();
+    if node_of_event.windows(2).all(|w| w[0] <= w[1]) || node_of_event.len() != events.len() {
+        // Already in node order (one node, or nodes in source order). (A count that is
+        // not the events' cannot happen: every event was given its node.)
+        return (events, ranges);
     }
+    // Where each event goes: its node's next place.
     let mut next: Vec<usize> = ranges.iter().map(|r| r.start).collect();
-    let mut slots: Vec<Option<Event>> = Vec::new();
-    slots.resize_with(start, || None);
-    let mut node = node_of_event.iter();
-    for evs in events.0 {
-        for (e, &n) in evs.into_iter().zip(node.by_ref()) {
-            if let Some(slot) = slots.get_mut(next[n]) {
-                *slot = Some(e);
-            }
+    let mut place: Vec<usize> = (node_of_event.iter())
+        .map(|&n| {
             next[n] += 1;
+            next[n] - 1
+        })
+        .collect();
+    // The permutation applied cycle by cycle: each swap puts one event at its place for
+    // good (the one swapped in from there is looked at next), so n swaps at most.
+    for i in 0..events.len() {
+        while place[i] != i {
+            let to = place[i];
+            events.swap(i, to);
+            place.swap(i, to);
         }
     }
-    // Collected in place, in the slots' own memory (an `Option<Event>` is an `Event`'s
-    // size): `flatten()`, which clippy prefers, is not, and held a second vector of the
-    // run's events beside the first (the peak of `summary` of 8,192 rank files 111 → 132
-    // MiB).
-    #[allow(clippy::filter_map_identity)]
-    let events = slots.into_iter().filter_map(|e| e).collect();
     (events, ranges)
 }
 
@@ -478,9 +478,12 @@ mod tests {
         // Three sources; source 1 is a stream split line by line between nodes 0 and 2,
         // source 2 is node 1's: node order is not source order (the slot path).
         let by = BySource(vec![
-            vec![event(0, 1), event(0, 2)],
-            vec![event(1, 1), event(1, 2), event(1, 3)],
-            vec![event(2, 5)],
+            event(0, 1),
+            event(0, 2),
+            event(1, 1),
+            event(1, 2),
+            event(1, 3),
+            event(2, 5),
         ]);
         let node_of_event = [2, 2, 0, 2, 0, 1];
         let (events, ranges) = place_by_node(by, &node_of_event, 3);
@@ -489,12 +492,40 @@ mod tests {
             origins(&events),
             [(1, 1), (1, 3), (2, 5), (0, 1), (0, 2), (1, 2)]
         );
-        assert_eq!(events.capacity(), 6, "collected in the slots' own memory");
+        assert_eq!(events.capacity(), 6, "placed in the scan's own vector");
+    }
+
+    #[test]
+    fn a_thousand_events_in_long_cycles_come_out_as_a_stable_sort_by_node_puts_them() {
+        // Nodes drawn by a linear congruential sequence: every cycle length, many nodes
+        // interleaved within one source.
+        let mut x = 12345u64;
+        let node_of_event: Vec<usize> = (0..1000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) as usize % 7
+            })
+            .collect();
+        let by = BySource((0..1000).map(|i| event(i / 100, i as u64)).collect());
+        let mut expected: Vec<(usize, (usize, u64))> = node_of_event
+            .iter()
+            .zip(origins(&by.0))
+            .map(|(&n, o)| (n, o))
+            .collect();
+        expected.sort_by_key(|&(n, _)| n);
+        let (events, ranges) = place_by_node(by, &node_of_event, 7);
+        let want: Vec<(usize, u64)> = expected.iter().map(|&(_, o)| o).collect();
+        assert_eq!(origins(&events), want);
+        for (n, r) in ranges.iter().enumerate() {
+            assert_eq!(r.len(), node_of_event.iter().filter(|&&m| m == n).count());
+        }
     }
 
     #[test]
     fn events_already_in_node_order_are_taken_as_they_are() {
-        let by = BySource(vec![vec![event(0, 1)], vec![event(1, 1), event(1, 2)]]);
+        let by = BySource(vec![event(0, 1), event(1, 1), event(1, 2)]);
         let (events, ranges) = place_by_node(by, &[0, 1, 1], 2);
         assert_eq!(ranges, [0..1, 1..3]);
         assert_eq!(origins(&events), [(0, 1), (1, 1), (1, 2)]);

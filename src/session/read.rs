@@ -279,11 +279,8 @@ impl Dropped {
 pub(super) fn source_info(
     gs: &GrammarSet,
     path: String,
-    mut scan: SourceScan,
+    scan: SourceScan,
 ) -> (SourceInfo, Vec<Event>) {
-    // The run holds every file's events to the end; the slack the scan's vector grew
-    // with (a quarter of it, on average) is given back once per file.
-    scan.events.shrink_to_fit();
     // The ranks its record lines name, each prefix parsed once (the scan kept one line per
     // distinct prefix): a rank whose lines give no event still exists.
     let ranks_seen = scan
@@ -308,6 +305,11 @@ pub(super) fn source_info(
     };
     (info, scan.events)
 }
+
+/// Files scanned in one parallel batch, per thread: enough that a batch's last file
+/// leaves a thread idle for a small part of the batch, few enough that the batch's
+/// per-file results are a small part of the run's memory.
+const SCAN_BATCH_PER_THREAD: usize = 64;
 
 pub(super) type Scanned = (Vec<SourceInfo>, BySource, Vec<ReadNote>);
 
@@ -336,38 +338,52 @@ pub(super) fn scan_logs(
     let single = logs.len() == 1;
     let limits = EventBudgetLimits::for_files(logs.len());
     let budget = scan::EventBudget::of(&limits);
-    let scans: Vec<Result<FileScan, LoadError>> = logs
-        .par_iter()
-        .enumerate()
-        .map(|(i, sf)| match &opts.given {
-            Some(given) => Ok(given_scan(given, i, sf)),
-            None => scan_file(gs, i, sf, opts, &budget, progress),
-        })
-        .collect();
-    let mut sources = Vec::new();
-    let mut events = BySource(Vec::with_capacity(logs.len()));
+    let mut sources = Vec::with_capacity(logs.len());
+    let mut events = BySource::default();
     let mut skipped = 0;
     let mut dropped = Dropped::default();
     let mut notes: Vec<ReadNote> = Vec::new();
-    for (sf, scan) in logs.iter().zip(scans) {
-        let scan = match scan {
-            Ok(f) => {
-                notes.extend(read_notes(sf, &f));
-                dropped.add(sf, &f.scan);
-                f.scan
+    // Files are scanned a batch at a time and each batch's events appended to the run's
+    // one vector as it finishes: the batch's per-file vectors are freed before the next
+    // batch's are made, so their memory is used again rather than held until the end.
+    let batch = (rayon::current_num_threads() * SCAN_BATCH_PER_THREAD).max(1);
+    for (first, chunk) in (0..).step_by(batch).zip(logs.chunks(batch)) {
+        let scans: Vec<Result<FileScan, LoadError>> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(j, sf)| {
+                let i = first + j;
+                match &opts.given {
+                    Some(given) => Ok(given_scan(given, i, sf)),
+                    None => scan_file(gs, i, sf, opts, &budget, progress),
+                }
+            })
+            .collect();
+        for (sf, scan) in chunk.iter().zip(scans) {
+            let scan = match scan {
+                Ok(f) => {
+                    notes.extend(read_notes(sf, &f));
+                    dropped.add(sf, &f.scan);
+                    f.scan
+                }
+                Err(e) if !single => {
+                    notes.push(ReadNote::Skipped {
+                        error: e.to_string(),
+                    });
+                    skipped += 1;
+                    SourceScan::default()
+                }
+                Err(e) => return Err(e),
+            };
+            let (info, mut evs) = source_info(gs, sf.display(), scan);
+            if events.0.is_empty() {
+                // One file's vector is taken as it is (a single log: no copy at all).
+                std::mem::swap(&mut events.0, &mut evs);
+            } else {
+                events.0.append(&mut evs);
             }
-            Err(e) if !single => {
-                notes.push(ReadNote::Skipped {
-                    error: e.to_string(),
-                });
-                skipped += 1;
-                SourceScan::default()
-            }
-            Err(e) => return Err(e),
-        };
-        let (info, evs) = source_info(gs, sf.display(), scan);
-        events.0.push(evs);
-        sources.push(info);
+            sources.push(info);
+        }
     }
     notes.extend(dropped.note(limits));
     if skipped > 0 && skipped == logs.len() {
