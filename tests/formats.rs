@@ -476,7 +476,7 @@ fn c10_warning_message_starts_after_its_prefix() {
         .iter()
         .find(|e| e.kind == "warning")
         .expect("the c10 line is a warning event");
-    assert_eq!(w.message, "pool of 4 tensors still held at exit");
+    assert_eq!(&*w.message, "pool of 4 tensors still held at exit");
     assert_eq!(
         w.rank.as_ref().map(|r| r.to_string()).as_deref(),
         Some("TP3")

@@ -529,14 +529,12 @@ fn long_run() -> Run {
                 ts_step_ms: 1000,
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
-                pid: None,
-                process: None,
-                host: None,
+                writer: None,
                 time_only: false,
                 kind: kind.into(),
                 grammar: "synthetic".into(),
                 fields: Default::default(),
-                message: format!("{kind} of TP{tp}"),
+                message: format!("{kind} of TP{tp}").into(),
                 extra: None,
             });
         }
@@ -586,14 +584,12 @@ fn many_rank_run(ranks: u32) -> Run {
                 ts_step_ms: 1000,
                 year_inferred: false,
                 rank: Some(Rank::tp(tp)),
-                pid: None,
-                process: None,
-                host: None,
+                writer: None,
                 time_only: false,
                 kind: kind.into(),
                 grammar: "synthetic".into(),
                 fields: Default::default(),
-                message: format!("{kind} of TP{tp}"),
+                message: format!("{kind} of TP{tp}").into(),
                 extra: None,
             });
         }

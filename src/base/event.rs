@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use chrono::NaiveDateTime;
 use serde::Serialize;
@@ -343,8 +344,10 @@ pub(crate) const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", 
 /// `TAG_ORDER` so that ranks compare and sort the same whatever order a server printed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rank {
-    /// (index into TAG_ORDER or 255 for an unknown tag, tag name, number)
-    tags: Vec<(u8, TagName, u32)>,
+    /// (index into TAG_ORDER or 255 for an unknown tag, tag name, number). Shared: a
+    /// rank is made for each of its events and kept in every map keyed by rank, and the
+    /// scan gives a file's events of one rank the same list (`Rank::share`).
+    tags: Arc<[(u8, TagName, u32)]>,
 }
 
 /// `DP0_PP1_TP2` as `DP0`, `PP1`, `TP2`: an underscore after a digit separates tags, one
@@ -391,7 +394,7 @@ impl Rank {
             .collect();
         tags.sort();
         tags.dedup();
-        Rank { tags }
+        Rank { tags: tags.into() }
     }
 
     /// Parses `" DP1 TP3"`-style tag lists; `None` when the text holds no tag. Tags may
@@ -444,7 +447,7 @@ impl Rank {
 
     /// The one tag of a rank named by a single tag (`TP3` → `("TP", 3)`).
     pub(crate) fn single(&self) -> Option<(&str, u32)> {
-        match self.tags.as_slice() {
+        match &*self.tags {
             [(_, name, n)] => Some((&**name, *n)),
             _ => None,
         }
@@ -452,7 +455,7 @@ impl Rank {
 
     /// The global rank number, for a rank that is only that.
     pub(crate) fn as_global(&self) -> Option<u32> {
-        match self.tags.as_slice() {
+        match &*self.tags {
             [(_, name, n)] if name == GLOBAL => Some(*n),
             _ => None,
         }
@@ -482,6 +485,12 @@ impl Rank {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.tags.is_empty()
+    }
+
+    /// The two hold one list of tags (the scan's sharing), not two equal ones.
+    #[cfg(test)]
+    pub(crate) fn shares_tags_with(&self, other: &Rank) -> bool {
+        Arc::ptr_eq(&self.tags, &other.tags)
     }
 }
 
@@ -540,13 +549,9 @@ pub struct Event {
     pub time_only: bool,
     /// The rank the record's prefix (or message) names, if any.
     pub rank: Option<Rank>,
-    /// The process id the prefix printed, if any.
-    pub pid: Option<u32>,
-    /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
-    pub process: Option<String>,
-    /// The host a prefix named (NCCL's `host:pid:tid`): which machine wrote the line,
-    /// whatever file or directory it was collected into.
-    pub host: Option<String>,
+    /// The process that wrote the record, as far as its prefix says (`pid`, `process`,
+    /// `host`); `None` when it says nothing of it.
+    pub writer: Option<Arc<Writer>>,
     /// Canonical kind (`dist_init_end`, `oom`, …) or a grammar's own.
     pub kind: Name,
     /// The grammar whose event matched (`sglang`, `nccl`, a file's name).
@@ -554,10 +559,36 @@ pub struct Event {
     /// The values the event's pattern captured, by name, in canonical units.
     pub fields: Fields,
     /// The record's message, control sequences removed.
-    pub message: String,
+    pub message: Box<str>,
     /// What few events carry (a wrapper's node, a traceback, a trailer), boxed: three
     /// empty strings' room in every event was a quarter of its size.
     pub extra: Option<Box<EventExtra>>,
+}
+
+/// Who wrote a record, as far as its prefix says. Shared (`Arc`) by the events of one
+/// process in a file: three optional names in every event were a fifth of its size, and
+/// most events name the same writer as the one before.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Writer {
+    /// The process id the prefix printed, if any.
+    pub pid: Option<u32>,
+    /// The process name a prefix gave (vLLM: `Worker_TP3`, `EngineCore_DP0`, `APIServer`).
+    pub process: Option<Name>,
+    /// The host a prefix named (NCCL's `host:pid:tid`): which machine wrote the line,
+    /// whatever file or directory it was collected into.
+    pub host: Option<Name>,
+}
+
+impl Writer {
+    /// The writer of a record that names these; `None` when it names none of them.
+    pub(crate) fn of(
+        pid: Option<u32>,
+        process: Option<Name>,
+        host: Option<Name>,
+    ) -> Option<Arc<Writer>> {
+        (pid.is_some() || process.is_some() || host.is_some())
+            .then(|| Arc::new(Writer { pid, process, host }))
+    }
 }
 
 /// The parts of an event that most events lack.
@@ -577,6 +608,18 @@ pub struct EventExtra {
 }
 
 impl Event {
+    /// The process id the prefix printed (`Writer::pid`).
+    pub fn pid(&self) -> Option<u32> {
+        self.writer.as_ref()?.pid
+    }
+    /// The process name a prefix gave (`Writer::process`).
+    pub fn process(&self) -> Option<&str> {
+        self.writer.as_ref()?.process.as_deref()
+    }
+    /// The host a prefix named (`Writer::host`).
+    pub fn host(&self) -> Option<&str> {
+        self.writer.as_ref()?.host.as_deref()
+    }
     /// The node a wrapper named (`EventExtra::node`).
     pub fn node(&self) -> Option<&str> {
         self.extra.as_ref()?.node.as_deref()
@@ -670,11 +713,20 @@ mod tests {
 
     #[test]
     #[cfg(target_pointer_width = "64")]
-    fn an_event_is_208_bytes() {
-        // A run holds all its events at once (852,000 on 65,536 rank files), twice for
-        // the moment the nodes are joined: each byte here is 1.6 MiB there. It was 288
-        // bytes with a `String` per kind and grammar name and the rare parts inline.
-        assert_eq!(std::mem::size_of::<super::Event>(), 208);
+    fn an_event_is_136_bytes() {
+        // A run holds all its events at once (852,000 on 65,536 rank files): each byte
+        // here is 0.8 MiB there. It was 288 bytes with a `String` per kind and grammar
+        // name and the rare parts inline; 208 with the pid, process and host inline, a
+        // vector of tags per rank, a `String` message and a vector of fields.
+        assert_eq!(std::mem::size_of::<super::Event>(), 136);
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_field_value_is_24_bytes() {
+        // Every event's fields and every rank's figures hold them (a `String` of text
+        // made each 32).
+        assert_eq!(std::mem::size_of::<super::FieldValue>(), 24);
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! A run keeps up to 131,072 events, each with one to a dozen fields. A `BTreeMap` per
 //! event cost ~545 bytes of heap for two or three fields (a whole leaf node each): at
 //! 100,000 ranks that was 155 MiB, the largest part of the peak (heaptrack). [`Fields`] is
-//! one allocation of exactly the fields captured, sorted by name, and the names are the
-//! grammar's own `Arc<str>`s, shared by every event of a kind rather than copied into each.
+//! one allocation of exactly the fields captured, sorted by name (a boxed slice: a
+//! vector's capacity was 8 bytes more in every event), and the names are the grammar's
+//! own `Arc<str>`s, shared by every event of a kind rather than copied into each. A line's
+//! fields are gathered in a [`FieldsBuilder`].
 
 use std::sync::Arc;
 
@@ -23,8 +25,9 @@ pub enum FieldValue {
     Int(i64),
     /// A number with a fraction (seconds, a ratio).
     Float(f64),
-    /// Text as captured (a name, a dtype).
-    Text(String),
+    /// Text as captured (a name, a dtype). Boxed: a `String`'s capacity made every value,
+    /// and every figure, 8 bytes larger.
+    Text(Box<str>),
 }
 
 impl FieldValue {
@@ -83,23 +86,37 @@ pub(crate) type FieldName = Arc<str>;
 /// An event's fields: name → value, at most one value per name, iterated in name order
 /// (as the map it replaces was, so every output that lists fields keeps its order).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields(Vec<(FieldName, FieldValue)>);
+pub struct Fields(Box<[(FieldName, FieldValue)]>);
+
+/// A line's fields as they are captured, made into [`Fields`] once all are in.
+#[derive(Debug, Default)]
+pub(crate) struct FieldsBuilder(Vec<(FieldName, FieldValue)>);
+
+impl FieldsBuilder {
+    /// Sets `name` to `value`; a value already there is replaced and returned (a capture
+    /// wins over the grammar's constant of the same name, as `grammars check` warns).
+    pub(crate) fn insert(&mut self, name: FieldName, value: FieldValue) -> Option<FieldValue> {
+        match self.0.binary_search_by(|(k, _)| (**k).cmp(&*name)) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Err(i) => {
+                self.0.insert(i, (name, value));
+                None
+            }
+        }
+    }
+    /// The fields, in one allocation of their size (room no capture took given back).
+    pub(crate) fn build(self) -> Fields {
+        Fields(self.0.into_boxed_slice())
+    }
+}
 
 impl Fields {
-    /// Room for `n` fields in the one allocation (a line's captures are counted first).
-    pub(crate) fn with_capacity(n: usize) -> Fields {
-        Fields(Vec::with_capacity(n))
-    }
-    /// A copy with room for `extra` more fields (a grammar's constants, before a line's
-    /// captures are added).
-    pub(crate) fn clone_with_room(&self, extra: usize) -> Fields {
+    /// A builder holding these fields, with room for `extra` more (a grammar's constants,
+    /// before a line's captures are added: a line's captures are counted first).
+    pub(crate) fn builder_with_room(&self, extra: usize) -> FieldsBuilder {
         let mut v = Vec::with_capacity(self.0.len() + extra);
         v.extend(self.0.iter().cloned());
-        Fields(v)
-    }
-    /// Gives back room no field took (an event keeps its fields for the whole run).
-    pub(crate) fn shrink_to_fit(&mut self) {
-        self.0.shrink_to_fit();
+        FieldsBuilder(v)
     }
     fn position(&self, name: &str) -> Result<usize, usize> {
         self.0.binary_search_by(|(k, _)| (**k).cmp(name))
@@ -111,20 +128,14 @@ impl Fields {
     pub(crate) fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_ok()
     }
-    /// Sets `name` to `value`; a value already there is replaced and returned (a capture
-    /// wins over the grammar's constant of the same name, as `grammars check` warns).
-    pub(crate) fn insert(&mut self, name: FieldName, value: FieldValue) -> Option<FieldValue> {
-        match self.position(&name) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
-            Err(i) => {
-                self.0.insert(i, (name, value));
-                None
-            }
-        }
-    }
-    /// Takes `name` out, if the event has it.
+    /// Takes `name` out, if the event has it (a failure's fields copied to another
+    /// rank's: rare, so the fields are made again).
     pub(crate) fn remove(&mut self, name: &str) -> Option<FieldValue> {
-        self.position(name).ok().map(|i| self.0.remove(i).1)
+        let i = self.position(name).ok()?;
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        let (_, value) = v.remove(i);
+        self.0 = v.into_boxed_slice();
+        Some(value)
     }
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -153,11 +164,11 @@ impl<'a> IntoIterator for &'a Fields {
 impl<N: Into<FieldName>> FromIterator<(N, FieldValue)> for Fields {
     fn from_iter<I: IntoIterator<Item = (N, FieldValue)>>(iter: I) -> Fields {
         let iter = iter.into_iter();
-        let mut fields = Fields::with_capacity(iter.size_hint().0);
+        let mut fields = FieldsBuilder(Vec::with_capacity(iter.size_hint().0));
         for (name, value) in iter {
             fields.insert(name.into(), value);
         }
-        fields
+        fields.build()
     }
 }
 
@@ -168,21 +179,29 @@ mod tests {
 
     #[test]
     fn iterates_in_name_order_and_a_later_value_replaces_an_earlier() {
-        let mut f: Fields = [
+        let constants: Fields = [
             ("rank", FieldValue::Int(3)),
             ("backend", FieldValue::Text("nccl".into())),
         ]
         .into_iter()
         .collect();
+        let mut b = constants.builder_with_room(2);
         assert_eq!(
-            f.insert("rank".into(), FieldValue::Int(4)),
+            b.insert("rank".into(), FieldValue::Int(4)),
             Some(FieldValue::Int(3))
         );
-        f.insert("mem_bytes".into(), FieldValue::Int(7));
+        b.insert("mem_bytes".into(), FieldValue::Int(7));
+        let mut f = b.build();
         let names: Vec<&str> = f.iter().map(|(k, _)| k).collect();
         assert_eq!(names, ["backend", "mem_bytes", "rank"]);
         assert_eq!(f.get("rank").and_then(FieldValue::as_i64), Some(4));
         assert!(f.contains_key("backend") && !f.contains_key("ran"));
         assert_eq!(f.len(), 3);
+        assert_eq!(f.remove("mem_bytes"), Some(FieldValue::Int(7)));
+        assert_eq!(
+            f.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            ["backend", "rank"]
+        );
+        assert_eq!(f.remove("mem_bytes"), None);
     }
 }

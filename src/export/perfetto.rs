@@ -157,7 +157,7 @@ fn each_event(run: &Run, emit: &mut dyn FnMut(TraceEvent) -> io::Result<()>) -> 
     let failures = run
         .ranks
         .iter()
-        .filter_map(|r| r.failure.as_ref().map(|f| (Some(&r.rank), f)))
+        .filter_map(|r| r.failure.as_deref().map(|f| (Some(&r.rank), f)))
         .chain(run.launcher_failures.iter().map(|f| (None, f)));
     for (rank, f) in failures {
         let t = tid(rank);

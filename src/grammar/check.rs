@@ -549,7 +549,7 @@ fn field_mismatch(name: &str, want: &toml::Value, have: Option<&FieldValue>) -> 
         (toml::Value::Integer(w), Some(FieldValue::Float(h))) => close(*h, *w as f64),
         (toml::Value::Integer(w), Some(v)) => v.as_i64() == Some(*w),
         (toml::Value::Float(w), Some(v)) => v.as_f64().is_some_and(|h| close(h, *w)),
-        (toml::Value::String(w), Some(FieldValue::Text(h))) => w == h,
+        (toml::Value::String(w), Some(FieldValue::Text(h))) => **w == **h,
         _ => false,
     };
     if ok {
@@ -697,7 +697,7 @@ fn toml_value(v: &FieldValue) -> String {
         FieldValue::Bytes { bytes, .. } => bytes.to_string(),
         FieldValue::Int(i) => i.to_string(),
         FieldValue::Float(f) => toml::Value::Float(*f).to_string(),
-        FieldValue::Text(t) => toml::Value::String(t.clone()).to_string(),
+        FieldValue::Text(t) => toml::Value::String(t.to_string()).to_string(),
     }
 }
 

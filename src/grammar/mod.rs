@@ -236,7 +236,7 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
         preset: ev
             .set
             .iter()
-            .map(|(k, v)| (k.as_str(), FieldValue::Text(v.clone())))
+            .map(|(k, v)| (k.as_str(), FieldValue::Text(v.as_str().into())))
             .collect(),
     })
 }

@@ -13,7 +13,7 @@ use regex::{Captures, Match};
 use super::knowledge::{self, Knowledge, ProcessRole};
 use super::lazy_regex::LazyRegex;
 use super::{stamp, PLACEHOLDER_DATE};
-use crate::base::event::Rank;
+use crate::base::event::{Name, Rank};
 
 /// What a record's prefix says about it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,9 +34,9 @@ pub struct PrefixInfo {
     pub rank: Option<Rank>,
     pub(crate) pid: Option<u32>,
     /// The process name a vLLM-style prefix gives (`Worker_TP3`, `EngineCore_DP0`).
-    pub(crate) process: Option<String>,
+    pub(crate) process: Option<Name>,
     /// The host NCCL's `host:pid:tid` prefix names.
-    pub(crate) host: Option<String>,
+    pub(crate) host: Option<Name>,
     /// Byte offset in the line where the event's regex starts: the prefix's end, or the
     /// event's literal when that begins inside the prefix (c10's `]:[W` warning marker).
     pub message_start: usize,
@@ -324,7 +324,7 @@ impl CompiledPrefix {
                 _ => None,
             }
         };
-        let process = group(caps, g.proc).map(|p| p.as_str().to_string());
+        let process = group(caps, g.proc).map(|p| Name::from(p.as_str()));
         let (rank, rank_error, tags_unread) = self.rank(caps, process.as_deref(), cx);
         let pid = group(caps, g.pid).and_then(|p| p.as_str().parse().ok());
         let time_only = !has_stamp && date_group.is_none() && md_group.is_none();
@@ -337,7 +337,7 @@ impl CompiledPrefix {
             rank,
             pid,
             process,
-            host: group(caps, g.host).map(|h| h.as_str().to_string()),
+            host: group(caps, g.host).map(|h| Name::from(h.as_str())),
             message_start: whole.end,
             prefix_end: whole.end,
             prefix_start: whole.start,

@@ -441,7 +441,7 @@ impl GrammarSet {
         let names = ev.regex.field_names();
         // Room for every capture, the slack of those that did not take part given back
         // below: one pass over the captures, one allocation kept (see base::fields).
-        let mut fields = ev.preset.clone_with_room(names.len());
+        let mut fields = ev.preset.builder_with_room(names.len());
         let mut cut_fields = Vec::new();
         for name in names {
             let Some(m) = caps.name(name) else { continue };
@@ -454,7 +454,7 @@ impl GrammarSet {
                 fields.insert(name.clone(), v);
             }
         }
-        fields.shrink_to_fit();
+        let fields = fields.build();
         // A rank-less `[[suffix]]` of the event's grammar ends the quoted message where it
         // matches (a configuration line keeps all of it: it is read from its message).
         // What it cut is kept beside the message.
@@ -542,7 +542,7 @@ pub(crate) fn strip_cut_mark(message: &str) -> (&str, bool) {
 pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
     let t = text.trim();
     match unit {
-        Unit::Text => Some(FieldValue::Text(t.to_string())),
+        Unit::Text => Some(FieldValue::Text(t.into())),
         Unit::Int => t.replace(',', "").parse().ok().map(FieldValue::Int),
         Unit::Float | Unit::Seconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v)),
         Unit::Milliseconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v / 1000.0)),

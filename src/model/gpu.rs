@@ -81,7 +81,7 @@ impl GpuProcess {
                     gpu: apps.iter().find_map(|a| a.gpu_index),
                     rank: events
                         .iter()
-                        .find(|e| e.pid == Some(pid) && e.rank.is_some())
+                        .find(|e| e.pid() == Some(pid) && e.rank.is_some())
                         .and_then(|e| e.rank.clone()),
                     samples: apps.len(),
                     peak_used_bytes: peak.used_memory_bytes.unwrap_or_default(),

@@ -15,7 +15,7 @@ mod gpu;
 pub(crate) mod layout;
 pub mod node;
 pub mod notes;
-mod order;
+pub(crate) mod order;
 pub(crate) mod outcome;
 mod rank;
 

@@ -66,7 +66,7 @@ pub(crate) fn stop_of(
     // the error messages above` after a scheduler's traceback is a consequence; the
     // scheduler's own failure is not).
     let own_tb = traceback.as_deref().map(own_traceback);
-    let mut text = e.message.clone();
+    let mut text = e.message.to_string();
     if let Some(tb) = own_tb {
         text.push('\n');
         text.push_str(tb);
@@ -111,7 +111,7 @@ pub(crate) fn stop_of(
             phase_from,
             phase_line: None,
             kind,
-            message: e.message.clone(),
+            message: e.message.to_string(),
             fields: e.fields.clone(),
             ts: e.ts,
             ts_step_ms: e.ts_step_ms,
@@ -348,7 +348,7 @@ fn set_outcome(r: &mut RankRun, o: Outcome, of: Option<Rank>) {
 /// worker's before an engine process's), else the first stall.
 pub(crate) fn resolve(
     ranks: &mut [RankRun],
-    stops: Vec<Option<Stop>>,
+    stops: Vec<Option<Box<Stop>>>,
     launcher: &mut [Stop],
     events: &[Event],
     run_ready: bool,
@@ -527,7 +527,7 @@ fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank, run_
             r.last_phase = p;
         }
         r.outcome = Outcome::Terminated;
-        r.failure = Some(Failure {
+        r.failure = Some(Box::new(Failure {
             outcome: Outcome::Terminated,
             phase: completed.map_or(r.last_phase, |_| Phase::Ready),
             phase_from: "last_event",
@@ -535,7 +535,7 @@ fn launcher_teardown(ranks: &mut [RankRun], launcher: &[Stop], root: &Rank, run_
             consequence_of: Some(root.clone()),
             after_phase: completed,
             ..line.failure.clone()
-        });
+        }));
     }
 }
 

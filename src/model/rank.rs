@@ -182,7 +182,7 @@ pub struct RankRun {
     /// What its start-up came to.
     pub outcome: Outcome,
     /// The evidence for every outcome but `ready` and `incomplete`.
-    pub failure: Option<Failure>,
+    pub failure: Option<Box<Failure>>,
     /// The rank's last line: where an `incomplete` log ends.
     pub last_origin: Option<Origin>,
     /// Indices into `Run::events`.

@@ -43,13 +43,11 @@ pub(in crate::session) mod tests {
             year_inferred: false,
             time_only: false,
             rank: None,
-            pid: None,
-            process: None,
-            host: None,
+            writer: None,
             kind: "load_end".into(),
             grammar: "sglang".into(),
             fields: Default::default(),
-            message: String::new(),
+            message: "".into(),
             extra: None,
         }
     }

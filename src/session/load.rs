@@ -380,9 +380,10 @@ fn nodes_of(
             node_rank: int("node_rank"),
             nnodes: int("nnodes"),
             hosts: (node_events.iter())
-                .filter_map(|e| e.host.clone())
-                .collect::<BTreeSet<String>>()
+                .filter_map(|e| e.host())
+                .collect::<BTreeSet<&str>>()
                 .into_iter()
+                .map(str::to_string)
                 .collect(),
             reference: false,
             offset: None,
@@ -477,6 +478,42 @@ fn what_was_found(run: &Run) -> String {
 mod tests {
     use super::*;
     use crate::session::by_source::tests::event;
+
+    #[test]
+    fn a_files_events_of_one_process_share_its_writer_and_rank() {
+        #![allow(clippy::expect_used)]
+        let gs = GrammarSet::builtin().expect("built-in grammars compile");
+        // Two lines of rank TP5, three NCCL lines of one process, one of another pid.
+        let log = "[2026-12-04 10:00:01 TP5] Init torch distributed begin.\n\
+                   node-a:4005:4005 [5] NCCL INFO NCCL version 2.21.5+cuda12.4\n\
+                   node-a:4005:4005 [5] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0.\n\
+                   node-a:4005:4005 [5] NCCL INFO NCCL_IB_HCA set by environment to mlx5.\n\
+                   node-a:4006:4006 [6] NCCL INFO NCCL version 2.21.5+cuda12.4\n\
+                   [2026-12-04 10:00:03 TP5] Init torch distributed ends. mem usage=0.60 GB\n";
+        let run = run_from_bytes(&gs, "tp5.log", log.as_bytes(), 1 << 20);
+        let at = |line: u64| run.events.iter().find(|e| e.origin.line == line);
+        let writer = |line: u64| at(line).and_then(|e| e.writer.as_ref());
+        let (w2, w3, w4, w5) = (writer(2), writer(3), writer(4), writer(5));
+        let same = |a: Option<&std::sync::Arc<_>>, b: Option<&std::sync::Arc<_>>| {
+            a.zip(b).is_some_and(|(a, b)| std::sync::Arc::ptr_eq(a, b))
+        };
+        assert!(
+            same(w2, w3) && same(w3, w4),
+            "one process's lines share one writer"
+        );
+        assert!(
+            w5.is_some() && !same(w4, w5),
+            "another pid is another writer"
+        );
+        let first = at(2).expect("the NCCL version line is an event");
+        assert_eq!((first.pid(), first.host()), (Some(4005), Some("node-a")));
+        assert_eq!(at(5).and_then(Event::pid), Some(4006));
+        let rank = |line: u64| at(line).and_then(|e| e.rank.as_ref());
+        assert_eq!(rank(1).map(ToString::to_string).as_deref(), Some("TP5"));
+        assert!(rank(1)
+            .zip(rank(6))
+            .is_some_and(|(a, b)| a.shares_tags_with(b)));
+    }
 
     #[test]
     fn nodes_prepared_last_first_come_out_in_node_order() {

@@ -26,8 +26,8 @@ pub(super) fn ranks_on_two_hosts(node: &str, events: &[Event]) -> Vec<ReadNote> 
     let mut seen: std::collections::BTreeMap<&crate::base::event::Rank, BTreeSet<(&str, u32)>> =
         Default::default();
     for e in events {
-        if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host.as_deref()) {
-            seen.entry(r).or_default().insert((h, e.pid.unwrap_or(0)));
+        if let (Some(r), Some(h)) = (e.rank.as_ref(), e.host()) {
+            seen.entry(r).or_default().insert((h, e.pid().unwrap_or(0)));
         }
     }
     seen.into_iter()
@@ -63,34 +63,41 @@ pub(super) fn nodes_sharing_a_host(nodes: &[Node]) -> Vec<ReadNote> {
 /// The hosts NCCL's prefixes name in each source: the one a source names, or `None` for
 /// a source naming none (no NCCL line) or several (a console several hosts wrote to).
 pub(super) fn hosts_by_source(events: &BySource, sources: usize) -> Vec<Option<String>> {
-    let mut named: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); sources];
+    // `Some(None)`: several. No set per source: a run of 65,536 rank files held 65,536 of
+    // them at once, freed small blocks the run's model was then built around.
+    let mut named: Vec<Option<Option<&str>>> = vec![None; sources];
     for e in events.iter() {
-        if let (Some(h), Some(set)) = (e.host.as_deref(), named.get_mut(e.origin.source)) {
-            set.insert(h);
-        }
-    }
-    named
-        .into_iter()
-        .map(|set| match (set.len(), set.first()) {
-            (1, Some(h)) => Some((*h).to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The ranks each log source names in its record prefixes (before pids are resolved).
-pub(super) fn ranks_by_source(events: &BySource, sources: usize) -> Vec<BTreeSet<String>> {
-    // Each distinct rank named once, not once per event.
-    let mut named: Vec<BTreeSet<&Rank>> = vec![BTreeSet::new(); sources];
-    for e in events.iter() {
-        if let (Some(r), Some(set)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
-            if !r.is_engine() {
-                set.insert(r);
+        if let (Some(h), Some(seen)) = (e.host(), named.get_mut(e.origin.source)) {
+            match seen {
+                None => *seen = Some(Some(h)),
+                Some(Some(one)) if *one != h => *seen = Some(None),
+                Some(_) => {}
             }
         }
     }
     (named.into_iter())
-        .map(|set| set.into_iter().map(Rank::to_string).collect())
+        .map(|seen| seen.flatten().map(str::to_string))
+        .collect()
+}
+
+/// The ranks each log source names in its record prefixes (before pids are resolved).
+pub(super) fn ranks_by_source(events: &BySource, sources: usize) -> Vec<Vec<String>> {
+    // Each distinct rank named once, not once per event (a rank's events mostly follow
+    // one another), in order; vectors, not a set per source (see `hosts_by_source`).
+    let mut named: Vec<Vec<&Rank>> = vec![Vec::new(); sources];
+    for e in events.iter() {
+        if let (Some(r), Some(list)) = (e.rank.as_ref(), named.get_mut(e.origin.source)) {
+            if !r.is_engine() && list.last() != Some(&r) {
+                list.push(r);
+            }
+        }
+    }
+    (named.into_iter())
+        .map(|mut list| {
+            list.sort_unstable();
+            list.dedup();
+            list.into_iter().map(Rank::to_string).collect()
+        })
         .collect()
 }
 
@@ -122,10 +129,10 @@ pub(super) fn host_split_by_source(events: &BySource, sources: usize) -> Vec<Vec
         let (Some(list), Some(bad)) = (named.get_mut(s), unsplittable.get_mut(s)) else {
             continue;
         };
-        match e.host.as_deref() {
+        match e.host() {
             Some(h) if !list.iter().any(|x| x == h) => list.push(h.to_string()),
             Some(_) => {}
-            None => *bad |= e.pid.is_some() || e.rank.is_some(),
+            None => *bad |= e.pid().is_some() || e.rank.is_some(),
         }
     }
     named
@@ -144,7 +151,7 @@ pub(super) fn host_split_by_source(events: &BySource, sources: usize) -> Vec<Vec
 pub(super) fn distinct_hosts(events: &BySource) -> usize {
     events
         .iter()
-        .filter_map(|e| e.host.as_deref())
+        .filter_map(|e| e.host())
         .collect::<BTreeSet<&str>>()
         .len()
 }
@@ -170,7 +177,7 @@ pub(super) fn assign_nodes(
     groups: &[NodeFiles],
     group_of_source: &[usize],
     hosts: &[Option<String>],
-    ranks: &[BTreeSet<String>],
+    ranks: &[Vec<String>],
 ) -> NodeAssignment {
     #[derive(PartialEq, Eq, Hash)]
     enum Key {
@@ -301,8 +308,8 @@ fn in_given_order(
 }
 
 /// The events in node order, each node's in source then line order, in the scan's own
-/// vector: each event is swapped straight to its place (`node_of_event`, in source then
-/// line order, is its node among the kept ones). Moved into a second vector, or into a
+/// vector: each event is swapped straight to its place (`model::order::permute_in_place`;
+/// `node_of_event`, in source then line order, is its node among the kept ones). Moved into a second vector, or into a
 /// vector per node, the events' size was resident twice at the peak of a many-node load
 /// (the first vector's memory, or the small vectors' freed blocks, stayed with the
 /// process).
@@ -325,23 +332,16 @@ fn place_by_node(
         // not the events' cannot happen: every event was given its node.)
         return (events, ranges);
     }
-    // Where each event goes: its node's next place.
+    // What each place takes: each node's events in turn, in their order.
     let mut next: Vec<usize> = ranges.iter().map(|r| r.start).collect();
-    let mut place: Vec<usize> = (node_of_event.iter())
-        .map(|&n| {
-            next[n] += 1;
-            next[n] - 1
-        })
-        .collect();
-    // The permutation applied cycle by cycle: each swap puts one event at its place for
-    // good (the one swapped in from there is looked at next), so n swaps at most.
-    for i in 0..events.len() {
-        while place[i] != i {
-            let to = place[i];
-            events.swap(i, to);
-            place.swap(i, to);
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    for (i, &n) in node_of_event.iter().enumerate() {
+        if let Some(place) = order.get_mut(next[n]) {
+            *place = i;
         }
+        next[n] += 1;
     }
+    crate::model::order::permute_in_place(&mut events, order);
     (events, ranges)
 }
 
@@ -406,7 +406,7 @@ pub(super) fn split_by_node(
             },
             // A file split by host: the line's host, else the file's first host.
             (false, _) => match (by_host.get(s).filter(|hs| !hs.is_empty()))
-                .and_then(|hs| e.host.as_deref().or(hs.first().map(String::as_str)))
+                .and_then(|hs| e.host().or(hs.first().map(String::as_str)))
             {
                 Some(h) => node_named(&mut names, &mut sources_of_node, h),
                 None => node_of_source.get(s).copied().unwrap_or(0),
@@ -521,6 +521,49 @@ mod tests {
         for (n, r) in ranges.iter().enumerate() {
             assert_eq!(r.len(), node_of_event.iter().filter(|&&m| m == n).count());
         }
+    }
+
+    fn with(source: usize, line: u64, host: Option<&str>, rank: Option<Rank>) -> Event {
+        let mut e = event(source, line);
+        e.writer = crate::base::event::Writer::of(Some(7), None, host.map(Into::into));
+        e.rank = rank;
+        e
+    }
+
+    #[test]
+    fn a_source_has_a_host_when_its_lines_name_exactly_one() {
+        let by = BySource(vec![
+            with(0, 1, Some("a"), None),
+            with(0, 2, Some("a"), None),
+            with(1, 1, Some("a"), None),
+            with(1, 2, Some("b"), None),
+            with(1, 3, Some("a"), None),
+            with(2, 1, None, None),
+        ]);
+        assert_eq!(
+            hosts_by_source(&by, 4),
+            [Some("a".to_string()), None, None, None]
+        );
+    }
+
+    #[test]
+    fn a_sources_ranks_are_listed_once_each_in_rank_order_without_engines() {
+        let by = BySource(vec![
+            with(0, 1, None, Some(Rank::tp(3))),
+            with(0, 2, None, Some(Rank::tp(1))),
+            with(0, 3, None, Some(Rank::tp(3))),
+            with(0, 4, None, Some(Rank::engine())),
+            with(0, 5, None, Some(Rank::tp(1))),
+            with(1, 1, None, Some(Rank::tp(0))),
+        ]);
+        assert_eq!(
+            ranks_by_source(&by, 3),
+            [
+                vec!["TP1".to_string(), "TP3".into()],
+                vec!["TP0".into()],
+                vec![]
+            ]
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Tracebacks within a block: which event a continuation line belongs to, across the
 //! interleaved output of several wrapped nodes.
 
-use crate::base::event::Rank;
+use crate::base::event::{Name, Rank};
 use crate::base::text::clean_line;
 use crate::grammar::{LineMatch, PrefixInfo};
 
@@ -128,7 +128,7 @@ impl Ghost {
 enum Writer {
     /// Its pid on the host it names (two hosts' lines forwarded into one file may share a
     /// pid): vLLM's `(Worker_TP3 pid=7781)`.
-    Pid(Option<String>, u32),
+    Pid(Option<Name>, u32),
     /// The rank of a prefix that names no pid: a launcher's tag on every line a process
     /// wrote (mpirun's `[1,2]<stderr>:`, torchrun's `[rank2]:`).
     Rank(Rank),

@@ -26,11 +26,11 @@ type DedupKey<'e> = (
 fn dedup_key(e: &Event) -> DedupKey<'_> {
     (
         e.rank.as_ref(),
-        e.host.as_deref(),
-        e.pid,
+        e.host(),
+        e.pid(),
         e.kind.as_str(),
         e.ts,
-        e.message.as_str(),
+        &*e.message,
     )
 }
 

@@ -157,6 +157,30 @@ fn group_by_rank(
     (rank_events, launcher, adopted)
 }
 
+/// Each rank read (`build_rank`), with what stopped it; a rank with no events of its own
+/// ends at the last line its record prefixes were seen on (`silent`).
+fn build_ranks(
+    rank_events: BTreeMap<Rank, Vec<usize>>,
+    silent: &BTreeMap<Rank, Origin>,
+    events: &[Event],
+    facts: &RunFacts,
+    know: &Knowledge,
+) -> (Vec<RankRun>, Vec<Option<Box<outcome::Stop>>>) {
+    // Boxed: a stop is a failure's evidence, a few hundred bytes, and few ranks have one.
+    let mut stops = Vec::with_capacity(rank_events.len());
+    let mut ranks = Vec::with_capacity(rank_events.len());
+    for (rank, idx) in rank_events {
+        let seen_at = silent.get(&rank).cloned();
+        let (mut r, stop) = build_rank(rank, idx, events, facts, know);
+        if r.last_origin.is_none() {
+            r.last_origin = seen_at;
+        }
+        ranks.push(r);
+        stops.push(stop.map(Box::new));
+    }
+    (ranks, stops)
+}
+
 fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &Knowledge) -> Run {
     let events = time_order(events);
     let first_stamped = events
@@ -214,8 +238,6 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         rank_events.insert(r.clone(), Vec::new());
     }
 
-    let mut stops: Vec<Option<outcome::Stop>> = Vec::new();
-    let mut ranks: Vec<RankRun> = Vec::new();
     // Lines after the server's ready line happen while serving, whatever a rank's own
     // last phase line was (vLLM workers print none after KV sizing).
     let ready_at = events.iter().position(|e| e.kind == kind::READY);
@@ -225,15 +247,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         ready_at,
         order: phase_order(&events, &grammars, know),
     };
-    for (rank, idx) in rank_events {
-        let seen_at = silent.get(&rank).cloned();
-        let (mut r, stop) = build_rank(rank, idx, &events, &facts, know);
-        if r.last_origin.is_none() {
-            r.last_origin = seen_at;
-        }
-        ranks.push(r);
-        stops.push(stop);
-    }
+    let (mut ranks, stops) = build_ranks(rank_events, &silent, &events, &facts, know);
     let mut launcher_stops = launcher_stops(&events, &launcher, know);
     let root = outcome::resolve(
         &mut ranks,
@@ -415,7 +429,7 @@ fn adopt_unnamed_failures(
     let mut places = events
         .iter()
         .filter(|e| e.rank.is_some())
-        .map(|e| (e.node(), e.host.as_deref()));
+        .map(|e| (e.node(), e.host()));
     let one_node = places.next().is_none_or(|first| places.all(|p| p == first));
     // Each event's predecessor in its file, by line.
     let mut order: Vec<usize> = (0..events.len()).collect();
@@ -501,7 +515,7 @@ fn adopt_rankless(
     };
     // A failure printed by no named process (a bare traceback, no prefix, no pid) in a
     // log that names no rank is the one process's own: the single GPU rank, TP0.
-    let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid.is_none() && e.process.is_none();
+    let unnamed_failure = |e: &Event| adoptable(e).0 && e.pid().is_none() && e.process().is_none();
     if workers.len() > 1 {
         return adopt_unnamed_failures(rank_events, launcher, events, &unnamed_failure);
     }

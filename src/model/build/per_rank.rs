@@ -230,6 +230,11 @@ pub(super) fn build_rank(
         (None, _) => last_phase,
     };
     let last_origin = idx.last().map(|&i| events[i].origin.clone());
+    // Figures are pushed one at a time into room for four; a run keeps every rank's
+    // spans to the end (a quarter of the model's memory at 65,536 ranks was that room).
+    for span in spans.values_mut() {
+        span.figures.shrink_to_fit();
+    }
     let (out, last_phase) = match &stop {
         Some(s) => (
             s.failure.outcome,
@@ -245,7 +250,7 @@ pub(super) fn build_rank(
             last_phase,
             reached_ready,
             outcome: out,
-            failure: stop.as_ref().map(|s| s.failure.clone()),
+            failure: stop.as_ref().map(|s| Box::new(s.failure.clone())),
             last_origin,
             events: idx,
         },

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::base::event::{kind, Event, Rank};
+use crate::base::event::{kind, Event, Name, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
 use crate::model::layout::LayoutSizes;
 use crate::model::notes::ReadNote;
@@ -12,10 +12,11 @@ use crate::model::Phase;
 /// A process: its pid on the host that wrote the line. Pids are per host — two machines'
 /// workers may share a pid (one file a framework forwards both hosts' lines into), so a
 /// pid alone would merge them; a line that names no host keys on its pid alone.
-type Proc = (Option<String>, u32);
+type Proc = (Option<Name>, u32);
 
 fn proc_of(e: &Event) -> Option<Proc> {
-    e.pid.map(|p| (e.host.clone(), p))
+    let w = e.writer.as_ref()?;
+    w.pid.map(|p| (w.host.clone(), p))
 }
 
 /// vLLM and NCCL lines name a process, not a rank: the rank is learnt per process (a pid
@@ -42,7 +43,7 @@ pub(super) fn resolve_processes(
     // A driver without a prefix can still say which rank it is.
     let driver_rank = events
         .iter()
-        .filter(|e| e.pid.is_none() && e.rank.is_none())
+        .filter(|e| e.pid().is_none() && e.rank.is_none())
         .find_map(|e| {
             know.meaning(e)?
                 .rank
@@ -67,8 +68,8 @@ pub(super) fn resolve_processes(
             e.rank = Some(r.clone());
             continue;
         }
-        let process = e.process.as_deref().and_then(|p| know.process(p));
-        let pidless_engine = e.pid.is_none()
+        let process = e.process().and_then(|p| know.process(p));
+        let pidless_engine = e.pid().is_none()
             && (know.pidless_is_engine(&e.grammar) || in_engine_traceback.get(i) == Some(&true));
         if pidless_engine {
             if let Some(r) = &driver_rank {
@@ -95,8 +96,8 @@ pub(super) fn resolve_processes(
         // A worker process that never said which rank it is: named by its pid rather than
         // guessed from spawn order.
         let launcher = process.is_some_and(|p| p.role == ProcessRole::Launcher);
-        if let (Some(pid), false) = (e.pid, launcher) {
-            if e.process.is_some() {
+        if let (Some(pid), false) = (e.pid(), launcher) {
+            if e.process().is_some() {
                 e.rank = Some(Rank::from_pairs([("pid".to_string(), pid)]));
             }
         }
@@ -113,7 +114,7 @@ fn in_pidless_engine_tracebacks(events: &[Event], know: &Knowledge) -> Vec<bool>
     let mut owner_of_source: HashMap<usize, (u64, HashSet<&str>)> = HashMap::new();
     let mut inside = vec![false; events.len()];
     for (i, e) in events.iter().enumerate() {
-        if e.pid.is_some() || e.rank.is_some() {
+        if e.pid().is_some() || e.rank.is_some() {
             continue;
         }
         let source = e.origin.source;
@@ -164,8 +165,8 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
             // A rank printed after the message (`… rank=1`) is the record's field: it is
             // cut from the message the verdict quotes.
             if let Some((rank, at)) = know.suffix_of(&e.message) {
-                let kept = e.message.get(..at).map_or(0, |m| m.trim_end().len());
-                e.message.truncate(kept);
+                let kept = e.message.get(..at).map_or("", str::trim_end);
+                e.message = kept.into();
                 e.rank = Some(rank);
             } else {
                 e.rank = know.line_rank(&e.grammar, &e.kind, &e.fields, &e.message);
@@ -191,8 +192,7 @@ fn learn_ranks(events: &mut [Event], know: &Knowledge) -> Learnt {
             }
         }
         if let Some(g) = e
-            .process
-            .as_deref()
+            .process()
             .and_then(|p| know.process(p))
             .and_then(|i| i.global_rank)
         {

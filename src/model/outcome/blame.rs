@@ -45,14 +45,14 @@ pub(super) fn follow_named_stalls(
 /// logs. The line is the evidence; `reported_by` says whose it is.
 pub(super) fn blame_the_reported_rank(
     ranks: &mut [RankRun],
-    stops: &[Option<Stop>],
+    stops: &[Option<Box<Stop>>],
     launcher: &[Stop],
     numbers: &NumberedRanks,
     stamps: &StampsBySource,
 ) -> Option<usize> {
     // Reporters by index (`None`: the launcher); only lines that report a death.
     let reports = (stops.iter().enumerate())
-        .filter_map(|(i, s)| Some((Some(i), s.as_ref()?)))
+        .filter_map(|(i, s)| Some((Some(i), s.as_deref()?)))
         .chain(launcher.iter().map(|s| (None, s)))
         .filter(|(_, s)| s.peer_died);
     let mut first: Option<(Order, usize, Option<usize>, &Stop)> = None;
@@ -84,7 +84,7 @@ pub(super) fn blame_the_reported_rank(
     fields.remove("outcome");
     let r = &mut ranks[i];
     r.outcome = Outcome::Failed;
-    r.failure = Some(Failure {
+    r.failure = Some(Box::new(Failure {
         fields,
         outcome: Outcome::Failed,
         phase: r.last_phase,
@@ -96,7 +96,7 @@ pub(super) fn blame_the_reported_rank(
         reported_by: Some(who),
         traceback: None,
         ..report.failure.clone()
-    });
+    }));
     Some(i)
 }
 
@@ -121,7 +121,7 @@ pub(super) fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> 
     let quiet_since = last_ts(&ranks[culprit]);
     let r = &mut ranks[culprit];
     r.outcome = Outcome::Stalled;
-    r.failure = Some(Failure {
+    r.failure = Some(Box::new(Failure {
         outcome: Outcome::Stalled,
         phase: r.last_phase,
         phase_from: "last_event",
@@ -134,8 +134,8 @@ pub(super) fn blame_the_silent_rank(ranks: &mut [RankRun], events: &[Event]) -> 
         ),
         consequence_of: None,
         after_phase: None,
-        ..evidence
-    });
+        ..*evidence
+    }));
     for &i in &timed_out {
         set_outcome(&mut ranks[i], Outcome::Consequence, Some(name.clone()));
     }
@@ -239,7 +239,7 @@ pub(super) fn mark_silent_stalls(
             .min()
             .unwrap_or(1000);
         r.outcome = Outcome::Stalled;
-        r.failure = Some(Failure {
+        r.failure = Some(Box::new(Failure {
             outcome: Outcome::Stalled,
             phase: r.last_phase,
             phase_from: "last_event",
@@ -254,7 +254,7 @@ pub(super) fn mark_silent_stalls(
             consequence_of: None,
             after_phase: None,
             reported_by: None,
-        });
+        }));
     }
 }
 

@@ -276,7 +276,7 @@ impl From<&FieldValue> for FieldValueDoc {
             }),
             FieldValue::Int(i) => FieldValueDoc::Int(*i),
             FieldValue::Float(f) => FieldValueDoc::Float(*f),
-            FieldValue::Text(t) => FieldValueDoc::Text(t.clone()),
+            FieldValue::Text(t) => FieldValueDoc::Text(t.to_string()),
         }
     }
 }
@@ -348,12 +348,12 @@ pub(crate) fn event_doc(run: &Run, e: &Event) -> EventDoc {
         ts: e.ts.map(|t| ts_stepped(t, e.ts_step_ms)),
         year_inferred: e.year_inferred,
         rank: e.rank.as_ref().map(|r| r.to_string()),
-        pid: e.pid,
+        pid: e.pid(),
         source: run.source_name(&e.origin).to_string(),
         line: e.origin.line,
         grammar: e.grammar.to_string(),
         fields: fields_doc(&e.fields),
-        message: e.message.clone(),
+        message: e.message.to_string(),
         detail: e.detail().map(str::to_string),
     }
 }
