@@ -346,7 +346,8 @@ pub(crate) const TAG_ORDER: [&str; 6] = ["DP", "PP", "ATTN_CP", "MOE_DP", "TP", 
 pub struct Rank {
     /// (index into TAG_ORDER or 255 for an unknown tag, tag name, number). Shared: a
     /// rank is made for each of its events and kept in every map keyed by rank, and the
-    /// scan gives a file's events of one rank the same list (`Rank::share`).
+    /// scan gives a file's consecutive events of one rank the same list
+    /// (`ingest::scan::merge`'s `Shared`).
     tags: Arc<[(u8, TagName, u32)]>,
 }
 
