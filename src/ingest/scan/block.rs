@@ -516,8 +516,9 @@ fn take_event(
 
 /// The root of an event that takes its own context: its prefix's rank and pid.
 fn own_root(m: &LineMatch) -> Root {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // The same fixed hasher in every block (a root is compared across blocks).
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
     let p = m.prefix.as_ref();
     p.and_then(|p| p.rank.as_ref()).hash(&mut h);
     p.and_then(|p| p.pid).hash(&mut h);

@@ -132,7 +132,7 @@ pub(super) struct Merger<'a> {
     budget: &'a EventBudget,
     /// Events kept per (kind, rank) in this source; only kept events enter it, so it
     /// is never larger than what the source keeps.
-    same_kept: HashMap<u64, u32>,
+    same_kept: HashMap<u64, u32, foldhash::fast::RandomState>,
     /// The names of the source's last kept event, which its next events share
     /// ([`Shared::share`]).
     shared: Shared,
@@ -177,10 +177,11 @@ impl Shared {
 /// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
 /// limit (vLLM workers name no rank in their lines, so the pid tells them apart). A
 /// 64-bit hash rather than the owned values: no clone per event, and a collision would
-/// only let one event more or less through a limit of a thousand.
+/// only let one event more or less through a limit of a thousand. foldhash, not SipHash:
+/// nothing here is chosen by an adversary that a collision would serve.
 fn same_key(kind: &str, rank: Option<&Rank>, pid: (Option<&str>, Option<u32>)) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
     kind.hash(&mut h);
     rank.hash(&mut h);
     pid.hash(&mut h);
@@ -207,7 +208,7 @@ impl<'a> Merger<'a> {
             carry: None,
             parked: Vec::new(),
             budget,
-            same_kept: HashMap::new(),
+            same_kept: HashMap::default(),
             shared: Shared::default(),
             seen: PrefixMap::default(),
             record_seen: false,
