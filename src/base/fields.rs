@@ -88,6 +88,11 @@ pub(crate) type FieldName = Arc<str>;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fields(Box<[(FieldName, FieldValue)]>);
 
+/// Where `name` is among fields sorted by name, or where it would go.
+fn position(fields: &[(FieldName, FieldValue)], name: &str) -> Result<usize, usize> {
+    fields.binary_search_by(|(k, _)| (**k).cmp(name))
+}
+
 /// A line's fields as they are captured, made into [`Fields`] once all are in.
 #[derive(Debug, Default)]
 pub(crate) struct FieldsBuilder(Vec<(FieldName, FieldValue)>);
@@ -96,7 +101,7 @@ impl FieldsBuilder {
     /// Sets `name` to `value`; a value already there is replaced and returned (a capture
     /// wins over the grammar's constant of the same name, as `grammars check` warns).
     pub(crate) fn insert(&mut self, name: FieldName, value: FieldValue) -> Option<FieldValue> {
-        match self.0.binary_search_by(|(k, _)| (**k).cmp(&*name)) {
+        match position(&self.0, &name) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
                 self.0.insert(i, (name, value));
@@ -119,7 +124,7 @@ impl Fields {
         FieldsBuilder(v)
     }
     fn position(&self, name: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(k, _)| (**k).cmp(name))
+        position(&self.0, name)
     }
     /// The value of `name`, if the event has one.
     pub fn get(&self, name: &str) -> Option<&FieldValue> {

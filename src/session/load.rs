@@ -302,8 +302,7 @@ struct Prepared {
 /// room is given back as it empties, and its prepared events go to one vector that the
 /// run is built from. A vector per node, prepared and then joined into the run's, left
 /// the events' size resident once more at the peak of a load of thousands of small nodes
-/// (the nodes' freed small vectors); the memory of the per-file vectors the split freed
-/// still is (docs/performance.md).
+/// (the nodes' freed small vectors; docs/performance.md).
 fn prepare_nodes(
     mut placed: Vec<Event>,
     ranges: &[std::ops::Range<usize>],

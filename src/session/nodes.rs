@@ -309,20 +309,18 @@ fn in_given_order(
 
 /// The events in node order, each node's in source then line order, in the scan's own
 /// vector: each event is swapped straight to its place (`model::order::permute_in_place`;
-/// `node_of_event`, in source then line order, is its node among the kept ones). Moved into a second vector, or into a
-/// vector per node, the events' size was resident twice at the peak of a many-node load
-/// (the first vector's memory, or the small vectors' freed blocks, stayed with the
-/// process).
+/// `node_of_event`, in source then line order, is its node among the kept ones). Moved
+/// into a second vector, or into a vector per node, the events' size was resident twice
+/// at the peak of a many-node load (the first vector's memory, or the small vectors'
+/// freed blocks, stayed with the process). `counts[n]`: node n's events.
 fn place_by_node(
     events: BySource,
     node_of_event: &[usize],
-    nodes: usize,
+    counts: &[usize],
 ) -> (Vec<Event>, Vec<Range<usize>>) {
-    let mut counts = vec![0usize; nodes];
-    node_of_event.iter().for_each(|&n| counts[n] += 1);
-    let mut ranges = Vec::with_capacity(nodes);
+    let mut ranges = Vec::with_capacity(counts.len());
     let mut start = 0;
-    for &c in &counts {
+    for &c in counts {
         ranges.push(start..start + c);
         start += c;
     }
@@ -420,13 +418,13 @@ pub(super) fn split_by_node(
             sources_of_node[n].insert(s);
         }
     }
-    let mut has_events = vec![false; names.len()];
-    node_of_event.iter().for_each(|&n| has_events[n] = true);
+    let mut counts = vec![0usize; names.len()];
+    node_of_event.iter().for_each(|&n| counts[n] += 1);
     // A split stream's own node (named by its path) holds nothing: dropped (unless another
     // file, an nvidia-smi CSV, lives there), and the indices after it moved down.
     let keep: Vec<bool> = (0..names.len())
         .map(|n| {
-            has_events[n]
+            counts[n] > 0
                 || !sources_of_node[n].is_empty()
                 || node_of_file
                     .iter()
@@ -448,7 +446,10 @@ pub(super) fn split_by_node(
     for n in node_of_event.iter_mut() {
         *n = new_index[*n];
     }
-    let (events, ranges) = place_by_node(events, &node_of_event, next);
+    let counts: Vec<usize> = (counts.into_iter().zip(&keep))
+        .filter_map(|(c, &k)| k.then_some(c))
+        .collect();
+    let (events, ranges) = place_by_node(events, &node_of_event, &counts);
     let (names, sources) = (names.into_iter().zip(sources_of_node).zip(&keep))
         .filter(|(_, &k)| k)
         .map(|(pair, _)| pair)
@@ -465,6 +466,12 @@ pub(super) fn split_by_node(
 mod tests {
     use super::*;
     use crate::session::by_source::tests::event;
+
+    fn counts_of(node_of_event: &[usize], nodes: usize) -> Vec<usize> {
+        let mut counts = vec![0; nodes];
+        node_of_event.iter().for_each(|&n| counts[n] += 1);
+        counts
+    }
 
     fn origins(events: &[Event]) -> Vec<(usize, u64)> {
         events
@@ -486,7 +493,7 @@ mod tests {
             event(2, 5),
         ]);
         let node_of_event = [2, 2, 0, 2, 0, 1];
-        let (events, ranges) = place_by_node(by, &node_of_event, 3);
+        let (events, ranges) = place_by_node(by, &node_of_event, &counts_of(&node_of_event, 3));
         assert_eq!(ranges, [0..2, 2..3, 3..6]);
         assert_eq!(
             origins(&events),
@@ -515,7 +522,7 @@ mod tests {
             .map(|(&n, o)| (n, o))
             .collect();
         expected.sort_by_key(|&(n, _)| n);
-        let (events, ranges) = place_by_node(by, &node_of_event, 7);
+        let (events, ranges) = place_by_node(by, &node_of_event, &counts_of(&node_of_event, 7));
         let want: Vec<(usize, u64)> = expected.iter().map(|&(_, o)| o).collect();
         assert_eq!(origins(&events), want);
         for (n, r) in ranges.iter().enumerate() {
@@ -569,7 +576,7 @@ mod tests {
     #[test]
     fn events_already_in_node_order_are_taken_as_they_are() {
         let by = BySource(vec![event(0, 1), event(1, 1), event(1, 2)]);
-        let (events, ranges) = place_by_node(by, &[0, 1, 1], 2);
+        let (events, ranges) = place_by_node(by, &[0, 1, 1], &[1, 2]);
         assert_eq!(ranges, [0..1, 1..3]);
         assert_eq!(origins(&events), [(0, 1), (1, 1), (1, 2)]);
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::base::event::{Event, EventExtra, Origin, Rank, Writer};
+use crate::base::event::{Event, EventExtra, Name, Origin, Rank, Writer};
 use crate::grammar::{GrammarSet, LineMatch, PrefixInfo};
 
 use super::block::{scan_block, Before, BlockScan, PendingEvent};
@@ -133,8 +133,8 @@ pub(super) struct Merger<'a> {
     /// Events kept per (kind, rank) in this source; only kept events enter it, so it
     /// is never larger than what the source keeps.
     same_kept: HashMap<u64, u32, foldhash::fast::RandomState>,
-    /// The names of the source's last kept event, which its next events share
-    /// ([`Shared::share`]).
+    /// The rank and writer of the source's last event made, which its next events share
+    /// ([`Shared`]).
     shared: Shared,
     /// Rank-naming prefixes of the source's record lines, by identity bytes.
     seen: PrefixMap,
@@ -148,11 +148,11 @@ pub(super) struct Merger<'a> {
     lead_text: String,
 }
 
-/// The rank and writer of the last event a source kept that named them. A file's events
-/// name the same few, each read from its own line into its own allocation: an event
-/// naming what the one before named takes that one's (a reference count), and its own is
-/// freed at once. At 65,536 rank files the ranks' tag lists alone were 21 MB of the
-/// run's heap (heaptrack), and every NCCL line held its host name.
+/// The rank and writer of the last event a source's merge made that named them. A file's
+/// events name the same few: an event naming what the one before named takes that one's
+/// (a reference count) as it is made, rather than an allocation of its own. At 65,536 rank
+/// files the ranks' tag lists alone were 21 MB of the run's heap (heaptrack), and every
+/// NCCL line held its host name.
 #[derive(Default)]
 struct Shared {
     rank: Option<Rank>,
@@ -160,17 +160,33 @@ struct Shared {
 }
 
 impl Shared {
-    fn share(&mut self, ev: &mut Event) {
-        fn one<T: Clone + PartialEq>(last: &mut Option<T>, now: &mut Option<T>) {
-            if let Some(n) = now {
-                match last {
-                    Some(l) if l == n => *n = l.clone(),
-                    _ => *last = Some(n.clone()),
-                }
+    /// The rank read from a line's prefix, or the last one's equal to it.
+    fn rank(&mut self, rank: Option<Rank>) -> Option<Rank> {
+        let rank = rank?;
+        match &self.rank {
+            Some(last) if *last == rank => Some(last.clone()),
+            _ => {
+                self.rank = Some(rank.clone());
+                Some(rank)
             }
         }
-        one(&mut self.rank, &mut ev.rank);
-        one(&mut self.writer, &mut ev.writer);
+    }
+    /// The writer a prefix names: the last one when it names the same (no allocation),
+    /// `None` when it names none of pid, process and host.
+    fn writer(
+        &mut self,
+        pid: Option<u32>,
+        process: Option<Name>,
+        host: Option<Name>,
+    ) -> Option<Arc<Writer>> {
+        if let Some(last) = &self.writer {
+            if last.pid == pid && last.process == process && last.host == host {
+                return Some(last.clone());
+            }
+        }
+        let writer = Writer::of(pid, process, host)?;
+        self.writer = Some(writer.clone());
+        Some(writer)
     }
 }
 
@@ -404,12 +420,12 @@ impl<'a> Merger<'a> {
     }
 
     /// The event a held block event becomes, in the context it takes.
-    fn place(&self, pe: PendingEvent, mut context: Option<Context>) -> Event {
+    fn place(&mut self, pe: PendingEvent, mut context: Option<Context>) -> Event {
         let node = match context.as_mut() {
             Some(c) => c.node.take(),
             None => pe.node,
         };
-        let mut ev = self.to_event(pe.m, pe.line_in_block, pe.detail, node);
+        let mut ev = self.make_event(pe.m, pe.line_in_block, pe.detail, node);
         if let Some(c) = context {
             ev.rank = c.rank;
             ev.ts = c.ts;
@@ -458,7 +474,7 @@ impl<'a> Merger<'a> {
     }
 
     /// Keeps an event if the budgets allow; returns its index in `out.events`.
-    fn keep(&mut self, mut ev: Event) -> Option<usize> {
+    fn keep(&mut self, ev: Event) -> Option<usize> {
         // A configuration line starts a start-up, and a crash loop appends thousands of
         // start-ups to one file: the same-event cap counts within a start-up, so the last
         // start-ups keep their events (a cap per file kept the first 1,024 and paired the
@@ -478,7 +494,6 @@ impl<'a> Merger<'a> {
             return None;
         }
         self.same_kept.insert(key, same + 1);
-        self.shared.share(&mut ev);
         self.out.events.push(ev);
         Some(self.out.events.len() - 1)
     }
@@ -490,8 +505,8 @@ impl<'a> Merger<'a> {
         }
     }
 
-    fn to_event(
-        &self,
+    fn make_event(
+        &mut self,
         m: LineMatch,
         line_in_block: u64,
         detail: String,
@@ -507,7 +522,7 @@ impl<'a> Merger<'a> {
             .prefix
             .as_ref()
             .map_or((None, 1000), |p| (p.ts, p.ts_step_ms));
-        // Moved out of the match, not copied: a rank is a vector of tags and their names.
+        // Moved out of the match, not cloned; shared with the event before where equal.
         let (year_inferred, time_only, rank, pid, process, host) = match m.prefix {
             Some(p) => (
                 p.date_inferred,
@@ -528,8 +543,8 @@ impl<'a> Merger<'a> {
             ts_step_ms,
             year_inferred,
             time_only,
-            rank,
-            writer: Writer::of(pid, process, host),
+            rank: self.shared.rank(rank),
+            writer: self.shared.writer(pid, process, host),
             kind: m.kind,
             grammar,
             fields: m.fields,
