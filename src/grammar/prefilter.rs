@@ -151,7 +151,15 @@ pub(super) struct AnyLiteral {
     /// Where no packed searcher can be built (no SIMD on this CPU, too many literals).
     automaton: Option<AhoCorasick>,
     short: Vec<memchr::memmem::Finder<'static>>,
+    /// The literals of `packed` (or `automaton`) then of `short`: a hit's index names one.
+    literals: Vec<Box<[u8]>>,
 }
+
+/// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started:
+/// a server's traffic is the same line shape over and over (`Decode batch. …` behind a
+/// prefix of one width), so the next line most often holds the same literal at the same
+/// place, which a comparison of its bytes shows without a search.
+pub(crate) type LiteralHit = Option<(usize, usize)>;
 
 /// Literals shorter than this are looked for one by one with `memmem`.
 const PACKED_MIN: usize = 3;
@@ -176,6 +184,9 @@ impl AnyLiteral {
             }
             _ => None,
         };
+        let literals = (long.iter().chain(&short))
+            .map(|l| l.as_bytes().into())
+            .collect();
         let short = short
             .iter()
             .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
@@ -184,13 +195,42 @@ impl AnyLiteral {
             packed,
             automaton,
             short,
+            literals,
         })
     }
 
-    pub(super) fn is_match(&self, text: &[u8]) -> bool {
-        self.packed.as_ref().is_some_and(|p| p.find(text).is_some())
-            || self.automaton.as_ref().is_some_and(|a| a.is_match(text))
-            || self.short.iter().any(|f| f.find(text).is_some())
+    /// Whether `text` holds one of the literals. `last` is where an earlier text held one
+    /// (kept by the caller from text to text): if this one holds the same literal at the
+    /// same place it is not searched; else the hit found, if any, becomes `last`.
+    pub(super) fn is_match(&self, text: &[u8], last: &mut LiteralHit) -> bool {
+        if let Some((i, at)) = *last {
+            let lit = self.literals.get(i);
+            if lit.is_some_and(|lit| text.get(at..).is_some_and(|rest| rest.starts_with(lit))) {
+                return true;
+            }
+        }
+        match self.find(text) {
+            Some(hit) => {
+                *last = Some(hit);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The first literal found in `text` (by index) and where it starts.
+    fn find(&self, text: &[u8]) -> LiteralHit {
+        let long = if let Some(p) = &self.packed {
+            p.find(text)
+        } else {
+            self.automaton.as_ref().and_then(|a| a.find(text))
+        };
+        if let Some(m) = long {
+            return Some((m.pattern().as_usize(), m.start()));
+        }
+        let first_short = self.literals.len() - self.short.len();
+        (self.short.iter().enumerate())
+            .find_map(|(k, f)| f.find(text).map(|at| (first_short + k, at)))
     }
 }
 
@@ -509,18 +549,21 @@ regex = '(?:\w{100}){200}Loaded'
             .map(String::from)
             .to_vec();
         let any = AnyLiteral::new(&lits).expect("builds");
-        assert!(any.is_match(b"Loading: 40%|####      | 4/10"));
-        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0"));
-        assert!(any.is_match(b"12.5it/s]"));
-        assert!(any.is_match(b"[Gloo] Rank 0"));
+        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut None));
+        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut None));
+        assert!(any.is_match(b"12.5it/s]", &mut None));
+        assert!(any.is_match(b"[Gloo] Rank 0", &mut None));
         // A one-byte literal, at the very end of a text shorter than Teddy's minimum.
-        assert!(any.is_match(b"ax"));
-        assert!(!any.is_match(b"[2026-11-29 09:18:32 TP0] Decode batch. #running-req: 1"));
-        assert!(!any.is_match(b""));
+        assert!(any.is_match(b"ax", &mut None));
+        assert!(!any.is_match(
+            b"[2026-11-29 09:18:32 TP0] Decode batch. #running-req: 1",
+            &mut None
+        ));
+        assert!(!any.is_match(b"", &mut None));
         // No literal at all: nothing matches.
         assert!(!AnyLiteral::new(&[])
             .expect("builds")
-            .is_match(b"%| NCCL INFO "));
+            .is_match(b"%| NCCL INFO ", &mut None));
     }
 
     #[test]
@@ -534,5 +577,67 @@ regex = '(?:\w{100}){200}Loaded'
         assert_eq!(sizes(40, 40), vec![40]);
         assert_eq!(sizes(3, 40), vec![3]);
         assert!(sizes(0, 40).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use super::*;
+    use crate::grammar::{GrammarSet, LineMemo};
+
+    #[test]
+    fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_replaces_it() {
+        let set = AnyLiteral::new(&["it/s]".to_string(), "%|".to_string()]).unwrap();
+        let mut last = None;
+        // By hand: "[x] " is 4 bytes, so `it/s]` (literal 0) starts at 4.
+        assert!(set.is_match(b"[x] it/s] one", &mut last));
+        assert_eq!(last, Some((0, 4)));
+        // No literal: false, and what the last hit was is kept for the next line.
+        assert!(!set.is_match(b"[x] Decode batch", &mut last));
+        assert_eq!(last, Some((0, 4)));
+        // Shorter than where the last hit ended, or the literal elsewhere: searched.
+        assert!(!set.is_match(b"[x]", &mut last));
+        assert!(set.is_match(b"it/s] at 0", &mut last));
+        assert_eq!(last, Some((0, 0)));
+        // The two-byte literal is looked for apart (memmem) and numbered after the rest.
+        assert!(set.is_match(b"  5%|###", &mut last));
+        assert_eq!(last, Some((1, 3)));
+    }
+
+    /// Every line of the bundled samples (eight server families' start-ups, traffic,
+    /// tracebacks, NCCL and nvidia-smi output) reads the same with the memo carried from
+    /// line to line as with a fresh search of each.
+    #[test]
+    fn the_memo_answers_as_a_fresh_search_on_every_sample_line() {
+        let gs = GrammarSet::builtin().unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let (mut lines, mut noise, mut records) = (0, 0, 0);
+        let mut carried = LineMemo::default();
+        let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().collect();
+        dirs.sort_by_key(|d| d.path());
+        for dir in dirs {
+            let Ok(files) = std::fs::read_dir(dir.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                let Ok(text) = std::fs::read(file.path()) else {
+                    continue;
+                };
+                for line in text.split(|&b| b == b'\n') {
+                    let fresh_noise = gs.is_noise(line, &mut LineMemo::default());
+                    let fresh_record = gs.starts_record(line, &mut LineMemo::default());
+                    assert_eq!(gs.is_noise(line, &mut carried), fresh_noise);
+                    assert_eq!(gs.starts_record(line, &mut carried), fresh_record);
+                    lines += 1;
+                    noise += u32::from(fresh_noise);
+                    records += u32::from(fresh_record);
+                }
+            }
+        }
+        // Both answers occur many times, so the memo was both used and passed over.
+        assert!(
+            lines > 2_000 && noise > 100 && records > 500,
+            "{lines} {noise} {records}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use crate::base::event::{kind, Name};
 use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
-use crate::grammar::{GrammarSet, LineMatch};
+use crate::grammar::{GrammarSet, LineMatch, LineMemo};
 
 use super::traceback::{
     continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
@@ -124,6 +124,8 @@ pub(super) struct BlockScan {
     /// instead of hashing them and looking them up.
     last_seen: Vec<u8>,
     last_seen_line: u64,
+    /// What the block's previous lines matched, for the per-line tests.
+    memo: LineMemo,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
@@ -589,13 +591,13 @@ fn classify_plain(
         return;
     }
     // Most lines start like a record: peel wrappers only when the cheap test fails.
-    let plain_record = gs.starts_record(last);
+    let plain_record = gs.starts_record(last, &mut out.memo);
     let (inner, node) = if plain_record {
         (last, None)
     } else {
         peel_wrapper(last)
     };
-    if plain_record || gs.starts_record(inner) {
+    if plain_record || gs.starts_record(inner, &mut out.memo) {
         // A record's prefix is parsed here only while a traceback is open (rare: a line
         // from the same process continues it) and for the block's first record (whether
         // a traceback the previous block left open goes on here), once for both.
@@ -617,7 +619,7 @@ fn classify_plain(
         out.loose_tb.clear();
         // A record that gave no event but holds a `[[noise]]` literal is noise, as its
         // grammar declared: a known line deliberately ignored, not an "other record".
-        if gs.is_noise(last) {
+        if gs.is_noise(last, &mut out.memo) {
             out.counts.noise += 1;
         } else {
             out.counts.records += 1;
@@ -640,7 +642,7 @@ fn classify_plain(
     } else if last.starts_with(TRACEBACK_HEADER.as_bytes()) {
         out.lead_tb_header = true;
     }
-    if gs.is_noise(last) {
+    if gs.is_noise(last, &mut out.memo) {
         if out.seen_record {
             out.counts.noise += 1;
         } else {
