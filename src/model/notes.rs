@@ -102,6 +102,9 @@ pub enum ReadNote {
         more_files: usize,
         /// How many events of each kind.
         by_kind: Vec<(String, u64)>,
+        /// Events kept past the budget, each the first of its kind for its rank in its
+        /// file, shortened (`ingest::scan::budget::FIRST_OF_KIND_PAST_BUDGET`).
+        kept_past_budget: u64,
         /// The budget the run was read with.
         budget: EventBudgetLimits,
     },

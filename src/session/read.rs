@@ -244,18 +244,20 @@ fn read_notes(sf: &SourceFile, f: &FileScan) -> Vec<ReadNote> {
 #[derive(Default)]
 struct Dropped {
     by_kind: std::collections::BTreeMap<String, u64>,
+    kept_past_budget: u64,
     files: Vec<String>,
     file_count: usize,
 }
 
 impl Dropped {
     fn add(&mut self, sf: &SourceFile, scan: &SourceScan) {
-        if scan.dropped_events.is_empty() {
+        if scan.dropped_events.is_empty() && scan.kept_past_budget == 0 {
             return;
         }
         for (k, n) in &scan.dropped_events {
             *self.by_kind.entry(k.clone()).or_insert(0) += n;
         }
+        self.kept_past_budget += scan.kept_past_budget;
         self.file_count += 1;
         if self.files.len() < 3 {
             self.files.push(sf.display());
@@ -263,13 +265,14 @@ impl Dropped {
     }
 
     fn note(self, budget: EventBudgetLimits) -> Option<ReadNote> {
-        if self.by_kind.values().sum::<u64>() == 0 {
+        if self.by_kind.values().sum::<u64>() == 0 && self.kept_past_budget == 0 {
             return None;
         }
         Some(ReadNote::EventsDropped {
             more_files: self.file_count - self.files.len(),
             files: self.files,
             by_kind: self.by_kind.into_iter().collect(),
+            kept_past_budget: self.kept_past_budget,
             budget,
         })
     }

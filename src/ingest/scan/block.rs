@@ -543,7 +543,8 @@ fn note_trouble(out: &mut BlockScan, m: &LineMatch, line_no: u64) {
 /// Whether the block holds an event (`Some(root)`) or lets it go because the merge would
 /// drop it: its kind was held `SAME_EVENT_PER_SOURCE` times already for its root since
 /// the block's last configuration line (the merge counts at least as many, over the
-/// whole source), or the run's budget is spent. An event whose rank did not read is never
+/// whole source), or the run's budget is spent and it is not the first of its kind for
+/// its root, or the reserve past the budget is spent too. An event whose rank did not read is never
 /// kept (nor counted as dropped: a note says why).
 fn hold_or_drop(
     m: &LineMatch,
@@ -558,12 +559,15 @@ fn hold_or_drop(
         // A configuration line starts a start-up: the limit is per start-up (see
         // `Merger::keep`), whatever the budget.
         out.same_held.clear();
-        if !budget.is_spent() {
+        if !budget.is_spent() || !budget.reserve_is_spent() {
             return Some(root);
         }
     }
     let held = out.same_held.entry((m.kind.clone(), root)).or_insert(0);
-    if *held >= budget::SAME_EVENT_PER_SOURCE || budget.is_spent() {
+    // Past the run's budget only the first of its kind for its root may still be kept
+    // (`budget::FIRST_OF_KIND_PAST_BUDGET`; the merge decides over the whole file).
+    let past_budget = budget.is_spent() && (*held > 0 || budget.reserve_is_spent());
+    if *held >= budget::SAME_EVENT_PER_SOURCE || past_budget {
         *out.dropped.entry(m.kind.to_string()).or_insert(0) += 1;
         return None;
     }

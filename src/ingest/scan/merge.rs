@@ -190,6 +190,24 @@ impl Shared {
     }
 }
 
+/// An event kept past the run's budget: its message cut to
+/// `budget::FIRST_OF_KIND_MESSAGE_MAX` bytes (at a character's end), its traceback and
+/// trailer let go. Its kind, rank, time and fields, what the phases and the verdict
+/// read, are whole.
+fn shorten_past_budget(ev: &mut Event) {
+    if ev.message.len() > budget::FIRST_OF_KIND_MESSAGE_MAX {
+        let mut end = budget::FIRST_OF_KIND_MESSAGE_MAX;
+        while !ev.message.is_char_boundary(end) {
+            end -= 1;
+        }
+        ev.message = format!("{}…", &ev.message[..end]).into();
+    }
+    if let Some(extra) = ev.extra.as_mut() {
+        extra.detail = None;
+        extra.trailer = None;
+    }
+}
+
 /// An event's kind, rank and pid, hashed: what "the same event" means for the per-file
 /// limit (vLLM workers name no rank in their lines, so the pid tells them apart). A
 /// 64-bit hash rather than the owned values: no clone per event, and a collision would
@@ -474,7 +492,7 @@ impl<'a> Merger<'a> {
     }
 
     /// Keeps an event if the budgets allow; returns its index in `out.events`.
-    fn keep(&mut self, ev: Event) -> Option<usize> {
+    fn keep(&mut self, mut ev: Event) -> Option<usize> {
         // A configuration line starts a start-up, and a crash loop appends thousands of
         // start-ups to one file: the same-event cap counts within a start-up, so the last
         // start-ups keep their events (a cap per file kept the first 1,024 and paired the
@@ -489,9 +507,18 @@ impl<'a> Merger<'a> {
         let text = (ev.message.len()
             + ev.detail().map_or(0, str::len)
             + ev.trailer().map_or(0, str::len)) as u64;
-        if (!config && same >= budget::SAME_EVENT_PER_SOURCE) || !self.budget.take(text) {
-            *self.out.dropped_events.entry(ev.kind.into()).or_insert(0) += 1;
-            return None;
+        let over_same = !config && same >= budget::SAME_EVENT_PER_SOURCE;
+        if over_same || !self.budget.take(text) {
+            // Past the budget, the first of its kind for its rank in this start-up.
+            let first_of_kind = same == 0
+                && self.out.kept_past_budget < budget::FIRST_OF_KIND_PER_FILE
+                && self.budget.take_first_of_kind();
+            if over_same || !first_of_kind {
+                *self.out.dropped_events.entry(ev.kind.into()).or_insert(0) += 1;
+                return None;
+            }
+            shorten_past_budget(&mut ev);
+            self.out.kept_past_budget += 1;
         }
         self.same_kept.insert(key, same + 1);
         self.out.events.push(ev);

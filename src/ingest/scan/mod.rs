@@ -60,6 +60,20 @@ pub mod budget {
     pub(crate) const EVENT_TEXT_PER_FILE: u64 = 16 << 10;
     /// Times one file keeps the same event kind for the same rank.
     pub const SAME_EVENT_PER_SOURCE: u32 = 1_024;
+    /// Past the run's budget a file still keeps the first event of each kind for each
+    /// rank (and process) in each start-up, up to `FIRST_OF_KIND_PER_FILE` a file and
+    /// `FIRST_OF_KIND_PAST_BUDGET` a run: a flood is one kind repeated (NCCL's `env`
+    /// lines at INFO level, `Exception in …` lines, traffic that matches an event),
+    /// while a rank's phases and its failure are one event of each kind. With the budget
+    /// alone, 600 rank files of 254 events (250 of them `env` lines) kept the first 516
+    /// ranks' events, and the last rank's OOM was dropped: the run read INCOMPLETE. Each
+    /// such event keeps its message cut to `FIRST_OF_KIND_MESSAGE_MAX` bytes and its
+    /// traceback only within the text budget. The per-file limit is a fleet's rank file
+    /// (a few dozen kinds for a few processes), not a single stream of 100,000 workers,
+    /// whose ranks past the budget stay out as before (docs/reliability.md, D11).
+    pub(crate) const FIRST_OF_KIND_PAST_BUDGET: u64 = 65_536;
+    pub(crate) const FIRST_OF_KIND_PER_FILE: u64 = 256;
+    pub(crate) const FIRST_OF_KIND_MESSAGE_MAX: usize = 1_024;
 }
 
 /// The run-wide event budget, shared by the parallel scans of a run's files (which of
@@ -68,6 +82,9 @@ pub mod budget {
 pub struct EventBudget {
     events_left: AtomicU64,
     text_left: AtomicU64,
+    /// Events still to keep past the budget, each the first of its kind for its rank in
+    /// its file (`budget::FIRST_OF_KIND_PAST_BUDGET`).
+    first_of_kind_left: AtomicU64,
 }
 
 impl EventBudget {
@@ -75,12 +92,26 @@ impl EventBudget {
         EventBudget {
             events_left: AtomicU64::new(events),
             text_left: AtomicU64::new(text_bytes),
+            first_of_kind_left: AtomicU64::new(budget::FIRST_OF_KIND_PAST_BUDGET),
         }
     }
 
-    /// True once no further event can be kept.
+    /// True once only the first event of a kind for a rank can still be kept (from the
+    /// reserve past the budget).
     pub(crate) fn is_spent(&self) -> bool {
         self.events_left.load(Ordering::Relaxed) == 0
+    }
+
+    /// True once no event can be kept, not even the first of its kind.
+    pub(crate) fn reserve_is_spent(&self) -> bool {
+        self.first_of_kind_left.load(Ordering::Relaxed) == 0
+    }
+
+    /// Takes room past the run's budget for the first event of its kind for its rank.
+    pub(crate) fn take_first_of_kind(&self) -> bool {
+        self.first_of_kind_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1))
+            .is_ok()
     }
 
     /// Takes room for more text of an event already kept.
@@ -192,6 +223,9 @@ pub struct SourceScan {
     /// Events recognised but not kept, past a budget: how many of each kind. They are
     /// counted in `counts.events` like the kept ones.
     pub dropped_events: BTreeMap<String, u64>,
+    /// Events kept past the budget, each the first of its kind for its rank, shortened
+    /// (`budget::FIRST_OF_KIND_PAST_BUDGET`).
+    pub(crate) kept_past_budget: u64,
     /// Set when reading stopped before the end of the input.
     pub(crate) read_stop: Option<ReadStop>,
     /// Events whose prefix did not read: a stamp that is no date or time (kept, untimed)

@@ -97,8 +97,9 @@ pub fn read_note(n: &ReadNote) -> String {
             files,
             more_files,
             by_kind,
+            kept_past_budget,
             budget,
-        } => events_dropped(files, *more_files, by_kind, budget),
+        } => events_dropped(files, *more_files, by_kind, *kept_past_budget, budget),
         ReadNote::CsvCut { path, limit } => format!(
             "{path}: only the first {limit} bytes are read (the limit for an nvidia-smi CSV)"
         ),
@@ -173,8 +174,12 @@ fn events_dropped(
     files: &[String],
     more_files: usize,
     by_kind: &[(String, u64)],
+    kept_past_budget: u64,
     budget: &EventBudgetLimits,
 ) -> String {
+    use crate::ingest::scan::budget::{
+        FIRST_OF_KIND_MESSAGE_MAX, FIRST_OF_KIND_PAST_BUDGET, FIRST_OF_KIND_PER_FILE,
+    };
     let total: u64 = by_kind.iter().map(|(_, n)| n).sum();
     let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
     let files = if more_files > 0 {
@@ -182,13 +187,26 @@ fn events_dropped(
     } else {
         files.join(", ")
     };
-    format!(
-        "{files}: {total} events not kept, past the event budget (a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up); they are counted in the lines, and a rank named only in them is not shown: {}",
+    let limits = format!(
+        "a run keeps {} events and {} MiB of their text, a file the same event of one rank {} times per start-up",
         budget.events_per_run,
         budget.text_bytes_per_run >> 20,
         budget.same_event_per_source,
-        kinds.join(", ")
-    )
+    );
+    let shortened = format!(
+        "{kept_past_budget} events past it were kept, each the first of its kind for its rank in its file (up to {FIRST_OF_KIND_PER_FILE} a file and {FIRST_OF_KIND_PAST_BUDGET} a run), with the message cut to {FIRST_OF_KIND_MESSAGE_MAX} bytes and the traceback kept only within the text budget"
+    );
+    match (total, kept_past_budget) {
+        (0, _) => format!("{files}: past the event budget ({limits}), {shortened}"),
+        (_, 0) => format!(
+            "{files}: {total} events not kept, past the event budget ({limits}); they are counted in the lines, and a rank named only in them is not shown: {}",
+            kinds.join(", ")
+        ),
+        _ => format!(
+            "{files}: {total} events not kept, past the event budget ({limits}); they are counted in the lines, and a rank named only in them is not shown: {}; {shortened}",
+            kinds.join(", ")
+        ),
+    }
 }
 
 /// A directory entry the listing skipped, in words.
@@ -239,6 +257,7 @@ mod tests {
             files: vec!["a.log".into(), "b.log".into(), "c.log".into()],
             more_files: 2,
             by_kind: vec![("weight_load_begin".into(), 5), ("env".into(), 2)],
+            kept_past_budget: 0,
             budget: EventBudgetLimits::default(),
         };
         assert_eq!(
