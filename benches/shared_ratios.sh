@@ -44,22 +44,29 @@ cargo build --release --quiet --bin rankscope --example gen_log
 bin=target/release/rankscope
 olog=$data/own-${mib}m.log
 [ -f "$olog" ] || target/release/examples/gen_log "$olog" "$mib"
-cat "$olog" > /dev/null
 fail_rank=$((ranks / 2 + 21))  # 4117 of 8,192, as the issue's figure
 ref=$shared/ref8.ere
 py=$(python3 -c 'import sys; print(sys.executable)')
-names=(); cmds=()
-add() { names+=("$1"); cmds+=("$2"); }
-add "own.rs1" "env RAYON_NUM_THREADS=1 $bin events $olog --json"
-add "own.rg_groups" "rg -j1 -c -f benches/reference_patterns.txt $olog"
+names=(); cmds=(); inputs=()
+# add NAME COMMAND INPUT: INPUT (a file or a folder) is read into the page cache just
+# before each timed run of COMMAND, outside the figures. This VM gives cached pages back at
+# a few MiB a second (a 256 MiB log read once was 180 MiB resident 35 s later), so an
+# input warmed once at the start was partly read from disk by whichever command came to
+# it first later in a round, and the 65,536-file run, ~2 GiB, always was in part.
+add() { names+=("$1"); cmds+=("$2"); inputs+=("$3"); }
+warm() {
+  if [ -d "$1" ]; then find "$1" -type f -print0 | xargs -0 cat > /dev/null
+  else cat "$1" > /dev/null; fi
+}
+add "own.rs1" "env RAYON_NUM_THREADS=1 $bin events $olog --json" "$olog"
+add "own.rg_groups" "rg -j1 -c -f benches/reference_patterns.txt $olog" "$olog"
 # A vLLM V1 server's log (start-up, then metrics and access lines), against the vLLM
 # start-up markers: the traffic of a second server family, whose lines a prefilter
 # fragment can hit where SGLang's do not.
 vlog=$data/vllm-${mib}m.log
 [ -f "$vlog" ] || python3 benches/gen_vllm_log.py "$vlog" "$mib"
-cat "$vlog" > /dev/null
-add "vllm.rs1" "env RAYON_NUM_THREADS=1 $bin events $vlog --json"
-add "vllm.rg" "rg -j1 -c -f benches/vllm_markers.ere $vlog"
+add "vllm.rs1" "env RAYON_NUM_THREADS=1 $bin events $vlog --json" "$vlog"
+add "vllm.rg" "rg -j1 -c -f benches/vllm_markers.ere $vlog" "$vlog"
 if [ "$have_shared" = 1 ]; then
   slog=$data/shared-${mib}m.log
   [ -f "$slog" ] || python3 "$shared/mklog.py" "$slog" "$mib"
@@ -67,31 +74,29 @@ if [ "$have_shared" = 1 ]; then
   fail=$data/shared-ranks-$ranks-fail$fail_rank
   [ -d "$base" ] || python3 "$shared/mkranks.py" "$base" "$ranks" > /dev/null
   [ -d "$fail" ] || python3 "$shared/mkranks.py" "$fail" "$ranks" "$fail_rank" > /dev/null
-  cat "$slog" > /dev/null
-  cat "$base"/* "$fail"/* > /dev/null  # page cache warm for every tool alike
-  add "shared.rs1" "env RAYON_NUM_THREADS=1 $bin events $slog --json"
-  add "shared.rs2" "env RAYON_NUM_THREADS=2 $bin events $slog --json"
-  add "shared.rg" "rg -j1 -c -f $ref $slog"
-  add "shared.cat" "cat $slog"
-  add "own.rg" "rg -j1 -c -f $ref $olog"
-  add "ranks.summary" "env RAYON_NUM_THREADS=1 $bin summary $base"
-  add "ranks.summary2" "env RAYON_NUM_THREADS=2 $bin summary $base"
-  add "ranks.diff" "env RAYON_NUM_THREADS=1 $bin diff $base $fail"
-  add "ranks.rg" "rg -j1 -c -f $ref $base"
-  add "ranks.rg2" "rg -j2 -c -f $ref $base"
+  add "shared.rs1" "env RAYON_NUM_THREADS=1 $bin events $slog --json" "$slog"
+  add "shared.rs2" "env RAYON_NUM_THREADS=2 $bin events $slog --json" "$slog"
+  add "shared.rg" "rg -j1 -c -f $ref $slog" "$slog"
+  add "shared.cat" "cat $slog" "$slog"
+  add "own.rg" "rg -j1 -c -f $ref $olog" "$olog"
+  add "ranks.summary" "env RAYON_NUM_THREADS=1 $bin summary $base" "$base"
+  add "ranks.summary2" "env RAYON_NUM_THREADS=2 $bin summary $base" "$base"
+  # The diff reads both folders: both are warmed.
+  add "ranks.diff" "env RAYON_NUM_THREADS=1 $bin diff $base $fail" "$base $fail"
+  add "ranks.rg" "rg -j1 -c -f $ref $base" "$base"
+  add "ranks.rg2" "rg -j2 -c -f $ref $base" "$base"
   if [ "$big" -gt 0 ]; then
     bigdir=$data/shared-ranks-$big
     [ -d "$bigdir" ] || python3 "$shared/mkranks.py" "$bigdir" "$big" > /dev/null
-    add "big.summary" "env RAYON_NUM_THREADS=1 $bin summary $bigdir"
-    add "big.rg" "rg -j1 -c -f $ref $bigdir"
+    add "big.summary" "env RAYON_NUM_THREADS=1 $bin summary $bigdir" "$bigdir"
+    add "big.rg" "rg -j1 -c -f $ref $bigdir" "$bigdir"
   fi
 fi
 if [ "$have_snapshot" = 1 ]; then
   loader=$data/pickle_load.py
   printf 'import pickle, sys\nwith open(sys.argv[1], "rb") as f:\n    pickle.load(f)\n' > "$loader"
-  cat "$snapshot" > /dev/null
-  add "snap.mem" "$bin mem $snapshot"
-  add "snap.pickle" "$py $loader $snapshot"
+  add "snap.mem" "$bin mem $snapshot" "$snapshot"
+  add "snap.pickle" "$py $loader $snapshot" "$snapshot"
 fi
 
 times=$data/shared-ratios-times.txt
@@ -105,6 +110,7 @@ n, seed = int(sys.argv[1]), int(sys.argv[2])
 order = list(range(n)); random.Random(seed).shuffle(order); print(*order)' "${#names[@]}" "$round")"
   for i in "${order[@]}"; do
     read -r -a words <<< "${cmds[$i]}"
+    for input in ${inputs[$i]}; do warm "$input"; done
     echo "${names[$i]} $(cut -d' ' -f1 /proc/loadavg)" >> "$loads"
     "$py" benches/cputime.py "$times" "${names[$i]}" "${words[@]}"
   done
@@ -151,7 +157,7 @@ lines = [
     "## The shared benchmark inputs against ripgrep",
     "",
     f"Measured {datetime.date.today()} by `benches/shared_ratios.sh {rounds} {mib} {ranks} {big}` on this "
-    f"project's machine ({cores} cores, {platform.machine()}), release build, page cache warm, {rounds} rounds "
+    f"project's machine ({cores} cores, {platform.machine()}), release build, each input read into the page cache just before each timed run, {rounds} rounds "
     "of one interleaved series (every command once per round, in an order shuffled per round, "
     "seeded). Load average (1, 5, 15 min) "
     f"{lb} before and {la} after, on {cores} cores; the load column is the median of the "
