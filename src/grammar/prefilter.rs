@@ -604,7 +604,7 @@ mod memo_tests {
         assert_eq!(last, Some((1, 3)));
     }
 
-    /// Every line of the bundled samples (eight server families' start-ups, traffic,
+    /// Every line of the bundled samples (start-ups of each server family, traffic,
     /// tracebacks, NCCL and nvidia-smi output) reads the same with the memo carried from
     /// line to line as with a fresh search of each.
     #[test]

@@ -544,8 +544,8 @@ fn note_trouble(out: &mut BlockScan, m: &LineMatch, line_no: u64) {
 /// drop it: its kind was held `SAME_EVENT_PER_SOURCE` times already for its root since
 /// the block's last configuration line (the merge counts at least as many, over the
 /// whole source), or the run's budget is spent and it is not the first of its kind for
-/// its root, or the reserve past the budget is spent too. An event whose rank did not read is never
-/// kept (nor counted as dropped: a note says why).
+/// its root, or the reserve past the budget is spent too. An event whose rank did not
+/// read is never kept (nor counted as dropped: a note says why).
 fn hold_or_drop(
     m: &LineMatch,
     root: Root,

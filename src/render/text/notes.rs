@@ -193,20 +193,20 @@ fn events_dropped(
         budget.text_bytes_per_run >> 20,
         budget.same_event_per_source,
     );
-    let shortened = format!(
-        "{kept_past_budget} events past it were kept, each the first of its kind for its rank in its file (up to {FIRST_OF_KIND_PER_FILE} a file and {FIRST_OF_KIND_PAST_BUDGET} a run), with the message cut to {FIRST_OF_KIND_MESSAGE_MAX} bytes and the traceback kept only within the text budget"
-    );
-    match (total, kept_past_budget) {
-        (0, _) => format!("{files}: past the event budget ({limits}), {shortened}"),
-        (_, 0) => format!(
+    let mut text = if total == 0 {
+        format!("{files}: past the event budget ({limits})")
+    } else {
+        format!(
             "{files}: {total} events not kept, past the event budget ({limits}); they are counted in the lines, and a rank named only in them is not shown: {}",
             kinds.join(", ")
-        ),
-        _ => format!(
-            "{files}: {total} events not kept, past the event budget ({limits}); they are counted in the lines, and a rank named only in them is not shown: {}; {shortened}",
-            kinds.join(", ")
-        ),
+        )
+    };
+    if kept_past_budget > 0 {
+        text.push_str(&format!(
+            "; {kept_past_budget} events past it were kept, each the first of its kind for its rank in its file (up to {FIRST_OF_KIND_PER_FILE} a file and {FIRST_OF_KIND_PAST_BUDGET} a run), with the message cut to {FIRST_OF_KIND_MESSAGE_MAX} bytes and the traceback kept only within the text budget"
+        ));
     }
+    text
 }
 
 /// A directory entry the listing skipped, in words.
@@ -266,6 +266,37 @@ mod tests {
              (a run keeps 131072 events and 32 MiB of their text, a file the same event of one \
              rank 1024 times per start-up); they are counted in the lines, and a rank named \
              only in them is not shown: weight_load_begin ×5, env ×2"
+        );
+    }
+
+    #[test]
+    fn events_kept_past_the_budget_are_counted_after_those_dropped() {
+        let note = |by_kind: Vec<(String, u64)>| ReadNote::EventsDropped {
+            files: vec!["a.log".into()],
+            more_files: 0,
+            by_kind,
+            kept_past_budget: 12,
+            budget: EventBudgetLimits::default(),
+        };
+        let tail = "12 events past it were kept, each the first of its kind for its rank in \
+                    its file (up to 256 a file and 65536 a run), with the message cut to 1024 \
+                    bytes and the traceback kept only within the text budget";
+        assert_eq!(
+            read_note(&note(vec![("env".into(), 30)])),
+            format!(
+                "a.log: 30 events not kept, past the event budget (a run keeps 131072 events \
+                 and 32 MiB of their text, a file the same event of one rank 1024 times per \
+                 start-up); they are counted in the lines, and a rank named only in them is \
+                 not shown: env ×30; {tail}"
+            )
+        );
+        // Every event past the budget was the first of its kind: nothing was dropped.
+        assert_eq!(
+            read_note(&note(Vec::new())),
+            format!(
+                "a.log: past the event budget (a run keeps 131072 events and 32 MiB of their \
+                 text, a file the same event of one rank 1024 times per start-up); {tail}"
+            )
         );
     }
 
