@@ -35,6 +35,13 @@ CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
 
 results = []
 
+# A child started with vfork (CPython's default on Linux) reports the parent's peak
+# resident size as its own `ru_maxrss`: the kernel carries the shared memory's high-water
+# mark into the child when it execs. This script holds large outputs at times (108 MB of
+# `summary --json`), so every command after them read 600+ MiB (D21: 668 MiB for a run
+# of 29). With fork, the child starts from the parent's current size, which is small.
+subprocess._USE_VFORK = False
+
 
 class Child:
     """One command with its own rusage (os.wait4), so each peak is its own."""
