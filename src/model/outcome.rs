@@ -35,6 +35,20 @@ pub(crate) const SILENCE_STALL_S: i64 = 120;
 /// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
 /// grammar gives them an outcome (teardown notices). `carried` is the traceback printed
 /// just before, for a failure line that has none of its own.
+/// The outcome a line's captures say outright (`outcome = "…"`, or a `consequence`).
+fn outcome_word(e: &Event) -> Option<OutcomeWord> {
+    let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
+    text_field("outcome")
+        .and_then(OutcomeWord::from_name)
+        .or_else(|| text_field("consequence").map(|_| OutcomeWord::Consequence))
+}
+
+/// Whether [`stop_of`] can give this line a stop (a failure, or a line whose captures
+/// name an outcome): asked before the phase it needs is worked out.
+pub(crate) fn may_stop(e: &Event) -> bool {
+    matches!(e.kind.as_str(), kind::OOM | kind::ERROR) || outcome_word(e).is_some()
+}
+
 pub(crate) fn stop_of(
     e: &Event,
     in_phase: Phase,
@@ -42,14 +56,12 @@ pub(crate) fn stop_of(
     know: &Knowledge,
     carried: Option<&str>,
 ) -> Option<Stop> {
-    let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
-    let word_field = text_field("outcome")
-        .and_then(OutcomeWord::from_name)
-        .or_else(|| text_field("consequence").map(|_| OutcomeWord::Consequence));
+    let word_field = outcome_word(e);
     let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
     if !is_failure && word_field.is_none() {
         return None;
     }
+    let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
     let failure_word = text_field("failure").and_then(crate::grammar::captured_failure);
     let kind = match (e.kind.as_str(), failure_word) {
         (kind::OOM, _) => FailureKind::Oom,
