@@ -32,9 +32,6 @@ pub(crate) struct Stop {
 /// from a slow disk can take minutes, but then every rank is slow.
 pub(crate) const SILENCE_STALL_S: i64 = 120;
 
-/// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
-/// grammar gives them an outcome (teardown notices). `carried` is the traceback printed
-/// just before, for a failure line that has none of its own.
 /// The outcome a line's captures say outright (`outcome = "…"`, or a `consequence`).
 fn outcome_word(e: &Event) -> Option<OutcomeWord> {
     let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
@@ -49,6 +46,9 @@ pub(crate) fn may_stop(e: &Event) -> bool {
     matches!(e.kind.as_str(), kind::OOM | kind::ERROR) || outcome_word(e).is_some()
 }
 
+/// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
+/// grammar gives them an outcome (teardown notices). `carried` is the traceback printed
+/// just before, for a failure line that has none of its own.
 pub(crate) fn stop_of(
     e: &Event,
     in_phase: Phase,
