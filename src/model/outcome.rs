@@ -56,11 +56,11 @@ pub(crate) fn stop_of(
     know: &Knowledge,
     carried: Option<&str>,
 ) -> Option<Stop> {
-    let word_field = outcome_word(e);
-    let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
-    if !is_failure && word_field.is_none() {
+    if !may_stop(e) {
         return None;
     }
+    let word_field = outcome_word(e);
+    let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
     let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
     let failure_word = text_field("failure").and_then(crate::grammar::captured_failure);
     let kind = match (e.kind.as_str(), failure_word) {

@@ -307,6 +307,17 @@ fn in_given_order(
     }
 }
 
+/// How many events each of `nodes` nodes holds, from each event's node.
+fn events_per_node(node_of_event: &[usize], nodes: usize) -> Vec<usize> {
+    let mut counts = vec![0usize; nodes];
+    for &n in node_of_event {
+        if let Some(c) = counts.get_mut(n) {
+            *c += 1;
+        }
+    }
+    counts
+}
+
 /// The events in node order, each node's in source then line order, in the scan's own
 /// vector: each event is swapped straight to its place (`model::order::permute_in_place`;
 /// `node_of_event`, in source then line order, is its node among the kept ones). Moved
@@ -418,8 +429,7 @@ pub(super) fn split_by_node(
             sources_of_node[n].insert(s);
         }
     }
-    let mut counts = vec![0usize; names.len()];
-    node_of_event.iter().for_each(|&n| counts[n] += 1);
+    let counts = events_per_node(&node_of_event, names.len());
     // A split stream's own node (named by its path) holds nothing: dropped (unless another
     // file, an nvidia-smi CSV, lives there), and the indices after it moved down.
     let keep: Vec<bool> = (0..names.len())
@@ -467,12 +477,6 @@ mod tests {
     use super::*;
     use crate::session::by_source::tests::event;
 
-    fn counts_of(node_of_event: &[usize], nodes: usize) -> Vec<usize> {
-        let mut counts = vec![0; nodes];
-        node_of_event.iter().for_each(|&n| counts[n] += 1);
-        counts
-    }
-
     fn origins(events: &[Event]) -> Vec<(usize, u64)> {
         events
             .iter()
@@ -493,7 +497,8 @@ mod tests {
             event(2, 5),
         ]);
         let node_of_event = [2, 2, 0, 2, 0, 1];
-        let (events, ranges) = place_by_node(by, &node_of_event, &counts_of(&node_of_event, 3));
+        let (events, ranges) =
+            place_by_node(by, &node_of_event, &events_per_node(&node_of_event, 3));
         assert_eq!(ranges, [0..2, 2..3, 3..6]);
         assert_eq!(
             origins(&events),
@@ -522,7 +527,8 @@ mod tests {
             .map(|(&n, o)| (n, o))
             .collect();
         expected.sort_by_key(|&(n, _)| n);
-        let (events, ranges) = place_by_node(by, &node_of_event, &counts_of(&node_of_event, 7));
+        let (events, ranges) =
+            place_by_node(by, &node_of_event, &events_per_node(&node_of_event, 7));
         let want: Vec<(usize, u64)> = expected.iter().map(|&(_, o)| o).collect();
         assert_eq!(origins(&events), want);
         for (n, r) in ranges.iter().enumerate() {

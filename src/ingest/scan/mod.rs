@@ -96,8 +96,8 @@ impl EventBudget {
         }
     }
 
-    /// True once only the first event of a kind for a rank can still be kept (from the
-    /// reserve past the budget).
+    /// True once the run's budget of events is spent: past it only the first event of a
+    /// kind for a rank may still be kept, from the reserve (`reserve_is_spent`).
     pub(crate) fn is_spent(&self) -> bool {
         self.events_left.load(Ordering::Relaxed) == 0
     }
@@ -109,33 +109,32 @@ impl EventBudget {
 
     /// Takes room past the run's budget for the first event of its kind for its rank.
     pub(crate) fn take_first_of_kind(&self) -> bool {
-        self.first_of_kind_left
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1))
-            .is_ok()
+        take_from(&self.first_of_kind_left, 1)
     }
 
     /// Takes room for more text of an event already kept.
     pub(crate) fn take_text(&self, n: u64) -> bool {
-        self.text_left
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
-            .is_ok()
+        take_from(&self.text_left, n)
     }
 
     /// Takes room for one event of `text` bytes; false when the run's budget is spent.
     pub(crate) fn take(&self, text: u64) -> bool {
-        let dec = |left: &AtomicU64, n: u64| {
-            left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
-                .is_ok()
-        };
-        if !dec(&self.events_left, 1) {
+        if !take_from(&self.events_left, 1) {
             return false;
         }
-        if !dec(&self.text_left, text) {
+        if !take_from(&self.text_left, text) {
             self.events_left.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         true
     }
+}
+
+/// Takes `n` from what is `left`, if that much is; the parallel scans of a run's files
+/// take from the same counters.
+fn take_from(left: &AtomicU64, n: u64) -> bool {
+    left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(n))
+        .is_ok()
 }
 
 impl Default for EventBudget {
