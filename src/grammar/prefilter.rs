@@ -3,9 +3,6 @@
 
 use super::*;
 
-/// Literals per automaton in the buffer scan (see `GrammarSet::literal_groups`).
-pub(super) const LITERALS_PER_GROUP: usize = 32;
-
 /// Most fragments per automaton of the buffer prefilter: each automaton is one pass of
 /// Teddy over every block, and a pass costs about the same whatever its pattern count up
 /// to Teddy's limit of 64 (one pass of the built-in grammars' fragments scanned the

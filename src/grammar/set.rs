@@ -54,17 +54,22 @@ pub struct LineMatch {
     pub(crate) trailer: Option<String>,
 }
 
+/// The most event literals whose line automaton is a DFA (see `GrammarSet::new`).
+const LINE_DFA_MAX_LITERALS: usize = 512;
+
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
-    /// Every event literal, in groups small enough for aho-corasick's SIMD (Teddy)
-    /// prefilter, which stops being used past about 64 patterns and is several times
-    /// faster than the automaton alone; `.1` is the group's first index in `literal_owner`.
-    pub(super) literal_groups: Vec<(AhoCorasick, usize)>,
+    /// Every event literal, by its index in `literal_owner`: asked only of the lines the
+    /// buffer prefilter hit, for every literal they hold (overlapping), so one walk of a
+    /// DFA over the line. Several SIMD-prefiltered automata of 32 literals each, one
+    /// search per group per line, cost ~4,700 instructions a hit line where the walk
+    /// costs a few hundred.
+    pub(super) line_literals: AhoCorasick,
     /// What the buffer scan looks for first: short fragments, every event literal
     /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
-    /// fit them. A line with a hit is then checked against `literal_groups`.
+    /// fit them. A line with a hit is then checked against `line_literals`.
     pub(super) prefilter: Vec<AhoCorasick>,
     /// `literal_owner[i]` lists the (grammar, event) pairs literal `i` serves.
     pub(super) literal_owner: Vec<Vec<(usize, usize)>>,
@@ -149,14 +154,19 @@ impl GrammarSet {
                 noise.extend(n.literals.iter().cloned());
             }
         }
-        let mut literal_groups = Vec::new();
-        for (i, group) in literals.chunks(LITERALS_PER_GROUP).enumerate() {
-            let ac = AhoCorasickBuilder::new()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(group)
-                .map_err(|e| GrammarError::Matcher(e.to_string()))?;
-            literal_groups.push((ac, i * LITERALS_PER_GROUP));
-        }
+        // A DFA's table grows with the literals' bytes (1.3 MB for the built-in grammars'
+        // 133); past `LINE_DFA_MAX_LITERALS` (a user's grammars of thousands) the
+        // automaton is a contiguous NFA, slower per byte, a tenth of the memory.
+        let kind = if literals.len() <= LINE_DFA_MAX_LITERALS {
+            aho_corasick::AhoCorasickKind::DFA
+        } else {
+            aho_corasick::AhoCorasickKind::ContiguousNFA
+        };
+        let line_literals = AhoCorasickBuilder::new()
+            .kind(Some(kind))
+            .prefilter(false)
+            .build(&literals)
+            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
         let ordinary: Vec<&str> = starts.iter().chain(&noise).map(String::as_str).collect();
         let mut prefilter = Vec::new();
         let fragments = prefilter_fragments(&literals, &ordinary);
@@ -185,7 +195,7 @@ impl GrammarSet {
             (knowledge.remedy.memory_models).extend(g.remedy.memory_models.iter().cloned());
         }
         Ok(GrammarSet {
-            literal_groups,
+            line_literals,
             prefilter,
             literal_owner,
             start_ac,
@@ -226,14 +236,13 @@ impl GrammarSet {
     /// group in load order, events in file order.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut out = Vec::new();
-        for (ac, base) in &self.literal_groups {
-            for m in ac.find_iter(text) {
-                for &(g, e) in self.owners(base + m.pattern().as_usize()) {
-                    out.push((g, e, m.start()));
-                }
+        for m in self.line_literals.find_overlapping_iter(text) {
+            for &(g, e) in self.owners(m.pattern().as_usize()) {
+                out.push((g, e, m.start()));
             }
         }
-        out.sort_by_key(|c| (self.is_builtin(c.0), c.0, c.1));
+        // An event whose literals occur more than once is tried once, at the first.
+        out.sort_by_key(|c| (self.is_builtin(c.0), c.0, c.1, c.2));
         out.dedup_by_key(|c| (c.0, c.1));
         out
     }
@@ -654,6 +663,38 @@ regex = '''^options'''
             .match_text(&format!(r#"{stamp}msg="options" opts={{'a': 1}}"#))
             .unwrap();
         assert_eq!(cfg.trailer, None);
+    }
+
+    #[test]
+    fn literals_that_overlap_on_a_line_are_each_tried() {
+        // `pool ready` and `ready to serve` share `ready` on the line below. A search that
+        // resumes after each literal found (as the literal groups did) never saw the
+        // second, so its event was not tried when the first one's regex failed.
+        let toml = r#"
+id = "overlap"
+name = "overlap"
+[[event]]
+kind = "error"
+literals = ["pool ready"]
+regex = '''^pool ready$'''
+[[event]]
+kind = "ready"
+literals = ["ready to serve"]
+regex = '''ready to serve on (?P<port>\d+)'''
+"#;
+        let g = crate::grammar::Grammar::from_toml(toml, "overlap.toml").unwrap();
+        let gs = crate::grammar::GrammarSet::new(vec![g]).unwrap();
+        let line = "KV pool ready to serve on 30000";
+        let tried: Vec<(usize, usize)> = (gs.candidates(line).iter())
+            .map(|&(_, e, at)| (e, at))
+            .collect();
+        // By hand: `pool ready` starts at byte 3, `ready to serve` at byte 8.
+        assert_eq!(tried, vec![(0, 3), (1, 8)]);
+        let m = gs.match_text(line).expect("the second event matches");
+        assert_eq!(m.kind, "ready");
+        // An event whose literal occurs twice is tried once, at the first.
+        let twice = gs.candidates("ready to serve, ready to serve on 1");
+        assert_eq!(twice.iter().map(|c| c.2).collect::<Vec<_>>(), vec![0]);
     }
 
     #[test]
