@@ -46,7 +46,8 @@ pub struct RunOutcome {
     /// The phase the root had completed when its failure is placed in the next one only
     /// for that (`after kv_cache, before ready`: it never served).
     pub(crate) root_after: Option<Phase>,
-    pub(crate) launcher_failures: Vec<String>,
+    /// Failures printed outside any rank, each with where (`file:line`) when known.
+    pub(crate) launcher_failures: Vec<(String, Option<String>)>,
     /// Launcher lines that report a failure elsewhere (`Received sigquit from a child`).
     pub(crate) launcher_consequences: Vec<String>,
     /// Ranks whose log ends with nothing said, and the phase most of them were in.
@@ -256,7 +257,10 @@ pub fn outcome(run: &Run) -> RunOutcome {
         root_after: root.and_then(|(_, f)| f.after_phase),
         launcher_failures: launcher_failures
             .iter()
-            .map(|f| f.message.clone())
+            .map(|f| {
+                let at = (f.origin.as_ref()).map(|o| format!("{}:{}", run.source_name(o), o.line));
+                (f.message.clone(), at)
+            })
             .collect(),
         launcher_consequences: launcher_consequences
             .iter()

@@ -8,6 +8,7 @@
 mod dedup;
 mod names;
 mod per_rank;
+mod phase_at;
 mod processes;
 
 use std::collections::{BTreeMap, HashMap};
@@ -295,49 +296,18 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
 /// The stops the launcher's own lines give (no rank's): a failure's phase, unless its
 /// frames, wording or own event say, is the one the ranks had reached by its line.
 fn launcher_stops(events: &[Event], launcher: &[usize], know: &Knowledge) -> Vec<outcome::Stop> {
+    let mut ranks_at = None;
     (launcher.iter())
         .filter(|&&i| outcome::may_stop(&events[i]))
         .filter_map(|&i| {
             let e = &events[i];
-            // `phase_at_line` reads every event of the run: asked only of the lines that
-            // can stop (it was asked of all, and 150,000 NCCL `env` lines of processes
-            // with no rank took 14 s over 152,400 events).
             let (phase, from) = match know.phase_of(e) {
                 Some((p, _)) => (p, "event"),
-                None => (phase_at_line(events, launcher, e, know), "ranks_at_line"),
+                None => phase_at::ranks_at_line(&mut ranks_at, events, launcher, know, e),
             };
             outcome::stop_of(e, phase, from, know, None)
         })
         .collect()
-}
-
-/// The phase the run was in when the launcher printed `line`: the latest phase a rank's
-/// phase line had reached by then (`launch` before any). Within one file by line order;
-/// across files by stamp, when both lines are stamped — an unstamped line of another file
-/// cannot be placed against it. The lines of the process that printed it (`own`: the
-/// launcher's, or an engine's) say nothing of the ranks' progress, so they do not count.
-pub(super) fn phase_at_line(
-    events: &[Event],
-    own: &[usize],
-    line: &Event,
-    know: &Knowledge,
-) -> Phase {
-    let before = |e: &Event| match (e.ts, line.ts) {
-        _ if e.origin.source == line.origin.source => e.origin.line < line.origin.line,
-        (Some(a), Some(b)) => a <= b,
-        _ => false,
-    };
-    let mut by_own = vec![false; events.len()];
-    for &i in own {
-        by_own[i] = true;
-    }
-    // A line whose `then` began the next phase (`KV page pool: …` then cuda_graph) has
-    // reached that phase, as the ranks' own outcomes read it.
-    (events.iter().zip(by_own))
-        .filter(|(e, own)| !own && before(e))
-        .flat_map(|(e, _)| (know.phase_of(e).map(|(p, _)| p).into_iter()).chain(know.then_of(e)))
-        .max()
-        .unwrap_or(Phase::Launch)
 }
 
 /// The phases the run's server goes through: those the run's server grammars declare and

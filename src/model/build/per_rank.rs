@@ -148,6 +148,7 @@ pub(super) fn build_rank(
     let mut stops: Vec<outcome::Stop> = Vec::new();
     let mut traceback: Option<String> = None;
     let mut waited = false; // a `waits_for` line since the last phase line
+    let mut ranks_at = None; // where the other ranks were, for an engine's failures
     for &i in &idx {
         let e = &events[i];
         let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
@@ -176,7 +177,7 @@ pub(super) fn build_rank(
             // An engine whose own lines reached no phase fails where its workers were,
             // as a launcher's line does: `Worker … died` while they captured graphs.
             None if rank.is_engine() && walk.last_line.is_none() && is_failure => {
-                (super::phase_at_line(events, &idx, e, know), "ranks_at_line")
+                super::phase_at::ranks_at_line(&mut ranks_at, events, &idx, know, e)
             }
             None => (in_phase, "last_event"),
         };
@@ -211,16 +212,7 @@ pub(super) fn build_rank(
     let stop = outcome::decisive(stops);
     let reached_ready = stop.is_none() && run.ready;
     if reached_ready {
-        // A rank that reached ready finished every phase it began, whether or not the
-        // server prints an end line for the last one (TensorRT-LLM's graph warm-up): the
-        // phase is complete, its end unknown, so no duration is made up.
-        for span in spans.values_mut() {
-            span.complete = true;
-        }
-        spans.entry(Phase::Ready).or_insert(PhaseSpan {
-            complete: true,
-            ..PhaseSpan::empty(Phase::Ready)
-        });
+        complete_at_ready(&mut spans);
     }
     // Where a log that simply ends stopped: in the open phase, or the next one once the
     // last phase closed.
@@ -256,6 +248,19 @@ pub(super) fn build_rank(
         },
         stop,
     )
+}
+
+/// A rank that reached ready finished every phase it began, whether or not the server
+/// prints an end line for the last one (TensorRT-LLM's graph warm-up): the phase is
+/// complete, its end unknown, so no duration is made up.
+fn complete_at_ready(spans: &mut BTreeMap<Phase, PhaseSpan>) {
+    for span in spans.values_mut() {
+        span.complete = true;
+    }
+    spans.entry(Phase::Ready).or_insert(PhaseSpan {
+        complete: true,
+        ..PhaseSpan::empty(Phase::Ready)
+    });
 }
 
 /// Launch runs from the first line of the run to the rank's first line of any kind —

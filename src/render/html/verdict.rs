@@ -184,12 +184,8 @@ pub(crate) fn section(o: &mut String, p: &Page) {
             esc(&counts.join(", "))
         );
     }
-    for f in (run.launcher_failures.iter()).filter(|f| f.outcome == crate::model::Outcome::Failed) {
-        let _ = writeln!(
-            o,
-            "<p class=\"bad\">outside any rank: {}</p>",
-            esc(&f.message)
-        );
+    for line in crate::render::text::outcome::outside_any_rank(&out.launcher_failures) {
+        let _ = writeln!(o, "<p class=\"bad\">{}</p>", esc(&line));
     }
     match p.diff {
         Some(d) => diff_rows(o, d),

@@ -302,7 +302,9 @@ fn outcome_doc(o: &diff::RunOutcome) -> RunOutcomeDoc {
                 kind: (*kind).into(),
                 phase: (*phase).into(),
             }),
-        launcher_failures: o.launcher_failures.clone(),
+        launcher_failures: (o.launcher_failures.iter())
+            .map(|(message, _)| message.clone())
+            .collect(),
         launcher_consequences: o.launcher_consequences.clone(),
     }
 }

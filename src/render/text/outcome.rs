@@ -175,3 +175,98 @@ pub(crate) fn quoted_message(f: &crate::model::Failure) -> &str {
         .and_then(|tb| tb.lines().rfind(exception_line))
         .unwrap_or(&f.message)
 }
+
+/// Wordings of failures outside any rank shown before the rest are counted.
+const OUTSIDE_WORDINGS_SHOWN: usize = 3;
+
+/// The failures printed outside any rank (`message`, where it was printed when known), as
+/// the lines `summary`, `diff` and the report show: each wording — the message with its
+/// numbers aside — once, where it was first printed, with how many more said it; past
+/// [`OUTSIDE_WORDINGS_SHOWN`] wordings, how many more failures and wordings there were.
+/// An API server that logs an error per request once its engine is dead prints
+/// thousands of one wording; they were a line each.
+pub(crate) fn outside_any_rank(failures: &[(String, Option<String>)]) -> Vec<String> {
+    let wording = |m: &str| -> String {
+        let mut w = String::with_capacity(m.len());
+        for c in m.chars() {
+            match c {
+                '0'..='9' if w.ends_with('#') => {}
+                '0'..='9' => w.push('#'),
+                c => w.push(c),
+            }
+        }
+        w
+    };
+    // (first failure's index, how many said it), by wording, in order of first saying.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, (message, _)) in failures.iter().enumerate() {
+        let g = *index.entry(wording(message)).or_insert_with(|| {
+            groups.push((i, 0));
+            groups.len() - 1
+        });
+        if let Some(group) = groups.get_mut(g) {
+            group.1 += 1;
+        }
+    }
+    let mut lines: Vec<String> = (groups.iter().take(OUTSIDE_WORDINGS_SHOWN))
+        .filter_map(|&(first, n)| {
+            let (message, at) = failures.get(first)?;
+            let mut line = format!("outside any rank: {message}");
+            if let Some(at) = at {
+                line.push_str(&format!(", {at}"));
+            }
+            if n > 1 {
+                line.push_str(&format!(" (and {} more like it)", n - 1));
+            }
+            Some(line)
+        })
+        .collect();
+    let rest = groups.get(OUTSIDE_WORDINGS_SHOWN..).unwrap_or_default();
+    if !rest.is_empty() {
+        let failures: usize = rest.iter().map(|&(_, n)| n).sum();
+        lines.push(format!(
+            "outside any rank: {failures} more failure{} in {} other wording{} (`rankscope events` lists every one)",
+            if failures == 1 { "" } else { "s" },
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" },
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod outside_tests {
+    use super::outside_any_rank;
+
+    #[test]
+    fn failures_outside_any_rank_are_grouped_by_wording() {
+        // 1,000 request errors of one wording (numbers differ), two other wordings, then
+        // three more wordings of one failure each, past the three shown.
+        let mut failures: Vec<(String, Option<String>)> = (0..1000)
+            .map(|i| {
+                let at = format!("api.log:{}", i + 10);
+                (format!("EngineDeadError: request {i} failed"), Some(at))
+            })
+            .collect();
+        failures.insert(1, ("Bootstrap : no socket interface found".into(), None));
+        failures.push(("Worker 7 died".into(), Some("api.log:2000".into())));
+        for w in ["a", "b", "c"] {
+            failures.push((format!("{w} went wrong"), None));
+        }
+        let lines = outside_any_rank(&failures);
+        assert_eq!(
+            lines,
+            vec![
+                "outside any rank: EngineDeadError: request 0 failed, api.log:10 (and 999 more like it)",
+                "outside any rank: Bootstrap : no socket interface found",
+                "outside any rank: Worker 7 died, api.log:2000",
+                "outside any rank: 3 more failures in 3 other wordings (`rankscope events` lists every one)",
+            ]
+        );
+        // One failure: one line, as before, with where it was printed.
+        let one = outside_any_rank(&[("Killed".into(), Some("launcher.log:3".into()))]);
+        assert_eq!(one, vec!["outside any rank: Killed, launcher.log:3"]);
+        assert!(outside_any_rank(&[]).is_empty());
+    }
+}

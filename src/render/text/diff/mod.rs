@@ -283,6 +283,9 @@ pub(crate) fn outcome_rows(d: &RunDiff) -> Vec<(&'static str, String, Tone)> {
         if let Some(text) = root_row(out) {
             rows.push(("", text, Tone::Plain));
         }
+        for text in crate::render::text::outcome::outside_any_rank(&out.launcher_failures) {
+            rows.push(("", text, Tone::Bad));
+        }
     }
     rows
 }

@@ -166,12 +166,7 @@ fn verdict_lines(o: &mut String, run: &Run, report: &RunReport, style: Style) {
         }
     }
     // Launcher lines that only echo a rank's failure or shut down are not news here.
-    for f in run
-        .launcher_failures
-        .iter()
-        .filter(|f| f.outcome == Outcome::Failed)
-    {
-        let text = format!("outside any rank: {}", f.message);
+    for text in super::outcome::outside_any_rank(&out.launcher_failures) {
         for line in wrap_indented(&text, style.width, "", "  ") {
             let _ = writeln!(o, "{}", style.bad(&line));
         }
