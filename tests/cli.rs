@@ -664,3 +664,47 @@ fn attempt_all_writes_every_start_up_with_its_identity() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--ndjson"));
 }
+
+/// `--attempt all` on a crash loop: 400 start-ups appended to one log, each an OOM in
+/// weight_load one second after the one before. Each is written with its own number and
+/// first line. (The log was read and built once per start-up: 300 took 4.2 s, 3,000 did
+/// not end in two minutes; it is read once now.)
+#[test]
+fn attempt_all_reads_a_crash_loop_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = String::new();
+    for a in 0..400 {
+        let t = format!("2026-11-29 09:{:02}:{:02}", a / 60, a % 60);
+        log.push_str(&format!(
+            "[{t}] server_args=ServerArgs(model_path='m', tp_size=2, pp_size=1)\n\
+             [{t} TP0] Init torch distributed begin.\n\
+             [{t} TP1] Init torch distributed begin.\n\
+             [{t} TP0] Load weight begin. avail mem=14.00 GB\n\
+             [{t} TP0] Scheduler hit an exception: Traceback (most recent call last):\n\
+             \x20 File \"/x/scheduler.py\", line 10, in run_scheduler_process\n\
+             torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        ));
+    }
+    std::fs::write(dir.path().join("server.log"), log).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let nd = rankscope()
+        .args(["events", path, "--ndjson", "--attempt", "all"])
+        .output()
+        .expect("runs");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&nd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let runs: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "run").collect();
+    assert_eq!(runs.len(), 400);
+    for (k, run) in runs.iter().enumerate() {
+        assert_eq!(run["run"]["attempt"], k + 1);
+        assert_eq!(run["run"]["attempts"], 400);
+        let at = format!("2026-11-29T09:{:02}:{:02}.000000-00:00", k / 60, k % 60);
+        assert_eq!(run["run"]["first_line"]["at"], at.as_str());
+    }
+    let summaries: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["type"] == "summary").collect();
+    assert_eq!(summaries.len(), 400);
+    assert!(summaries.iter().all(|s| s["data"]["root"] == "TP0"));
+}

@@ -54,9 +54,9 @@ impl LogContext {
         })
     }
 
-    /// Every start-up of the run, first to last, each read as `--attempt N` reads it and
-    /// handed to `each` (the log is read once per start-up). Without `--attempt all`, the
-    /// one start-up `--attempt` names.
+    /// Every start-up of the run, first to last, each as `--attempt N` gives it, handed
+    /// to `each` (`Session::load_every_attempt`: a one-node run is read once). Without
+    /// `--attempt all`, the one start-up `--attempt` names.
     pub fn load_each_attempt(
         &self,
         paths: &[PathBuf],
@@ -65,20 +65,27 @@ impl LogContext {
         if !self.all_attempts {
             return each(&self.load(paths)?);
         }
-        let last = self.load_with(paths, &self.opts)?;
-        let count = last.run.attempts.len().max(1);
-        for n in 1..count {
-            let opts = LoadOptions {
-                attempt: Some(n),
-                ..self.opts.clone()
-            };
-            // Dropped before the next is read: memory stays one start-up's however many
-            // the log holds (only the last is left to the process's exit, as elsewhere).
-            each(&self.load_with(paths, &opts)?)?;
+        let inputs = Inputs::discover(paths)?;
+        let bar = progress::bar_for(&inputs);
+        let report = |source: usize, n: u64| {
+            if let Some(b) = &bar {
+                b.report(source, n);
+            }
+        };
+        // Each start-up is dropped before the next is built: memory stays the log's
+        // events and one start-up's model, however many the log holds.
+        let mut read = false;
+        let done = Session::load_every_attempt(&self.grammars, &inputs, &self.opts, &report, |s| {
+            // The logs are read by the first start-up: the bar is done.
+            if let (false, Some(b)) = (std::mem::replace(&mut read, true), &bar) {
+                b.finish();
+            }
+            each(s)
+        });
+        if let Some(b) = &bar {
+            b.finish();
         }
-        each(&last)?;
-        std::mem::forget(last);
-        Ok(())
+        done
     }
 
     /// One run, with its files (for snapshots and the run's identity), behind the

@@ -24,7 +24,7 @@ pub use filter::EventFilter;
 
 pub(crate) use crate::base::event::{Edge, PhaseOrder};
 
-pub use build::{build, dedup_across_sources, name_first_stage, NodeEvents};
+pub use build::{build, build_every_attempt, dedup_across_sources, name_first_stage, NodeEvents};
 pub(crate) use build::{configured_sizes, prepare_node};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
@@ -68,8 +68,9 @@ pub struct Run {
     pub root: Option<Rank>,
     /// The start-up attempt shown (1-based) and every attempt the log holds.
     pub attempt: usize,
-    /// Every start-up attempt the log holds.
-    pub attempts: Vec<AttemptInfo>,
+    /// Every start-up attempt the log holds; shared by the runs `build_every_attempt`
+    /// makes of one log, one per start-up (a copy each was quadratic in a crash loop's).
+    pub attempts: std::sync::Arc<[AttemptInfo]>,
     /// Some rank printed the server's ready line.
     pub ready: bool,
     /// The first stamp of the run.

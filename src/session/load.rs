@@ -59,11 +59,42 @@ pub(crate) fn run_from_bytes(gs: &GrammarSet, name: &str, bytes: &[u8], block_si
 /// them being the scanned sources in order).
 pub(super) fn finish_single(
     gs: &GrammarSet,
-    name: String,
-    files: Vec<SourceFile>,
-    (mut sources, mut events, mut notes): Scanned,
+    read: SingleRead,
     opts: &LoadOptions,
 ) -> Result<Loaded, LoadError> {
+    let (events, sources, notes) = prepare_single(&read.files, read.scanned);
+    let name = read.name;
+    let run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
+    check_attempt(&name, opts.attempt, run.attempts.len().max(1))?;
+    finish_built(run, read.files, notes, name)
+}
+
+/// Each start-up of a one-node run in turn, as `finish_single` gives the one asked for,
+/// from one reading of its logs (`--attempt all`): a load per start-up read and built
+/// the whole log once per start-up, quadratic in a crash loop's restarts.
+pub(super) fn finish_single_every<E: From<LoadError>>(
+    gs: &GrammarSet,
+    read: SingleRead,
+    mut each: impl FnMut(Loaded) -> Result<(), E>,
+) -> Result<(), E> {
+    let (events, sources, notes) = prepare_single(&read.files, read.scanned);
+    let name = read.name;
+    for run in model::build_every_attempt(name.clone(), events, sources, gs.knowledge()) {
+        each(finish_built(
+            run,
+            read.files.clone(),
+            notes.clone(),
+            name.clone(),
+        )?)?;
+    }
+    Ok(())
+}
+
+/// A one-node run's events dated and deduplicated, ready to build.
+fn prepare_single(
+    files: &[SourceFile],
+    (mut sources, mut events, mut notes): Scanned,
+) -> (Vec<Event>, Vec<SourceInfo>, Vec<ReadNote>) {
     let logs: Vec<&SourceFile> = files.iter().filter(|f| f.kind == SourceKind::Log).collect();
     notes.extend(implausible_stamps(&mut events, &logs));
     notes.extend(time_regressions(&events, &logs));
@@ -80,8 +111,16 @@ pub(super) fn finish_single(
     } else {
         events
     };
-    let mut run = model::build(name.clone(), events, sources, gs.knowledge(), opts.attempt);
-    check_attempt(&name, opts.attempt, run.attempts.len().max(1))?;
+    (events, sources, notes)
+}
+
+/// A one-node run built: its nvidia-smi samples attached, then `finish`.
+fn finish_built(
+    mut run: Run,
+    files: Vec<SourceFile>,
+    mut notes: Vec<ReadNote>,
+    name: String,
+) -> Result<Loaded, LoadError> {
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
         .filter(|f| f.kind == SourceKind::NvidiaSmi)
@@ -142,12 +181,21 @@ fn detected_families(run: &Run) -> Vec<&str> {
     families
 }
 
-/// What reading the inputs gives before the model is built: a run of one node, finished;
+/// What reading the inputs gives before the model is built: a run of one node, scanned;
 /// or the nodes of a multi-node run with their events, for their clocks to be put on one
 /// (`analysis::clock`) before [`assemble`] builds the run.
 pub(crate) enum Gathered {
-    Single(Box<Loaded>),
+    /// One node: its logs scanned, the model not yet built (`finish_single` builds the
+    /// start-up asked for, `finish_single_every` each in turn).
+    Single(Box<SingleRead>),
     Nodes(NodesRead),
+}
+
+/// A one-node run as scanned.
+pub(crate) struct SingleRead {
+    name: String,
+    files: Vec<SourceFile>,
+    scanned: Scanned,
 }
 
 /// The nodes of a multi-node run as read: each node's events with ranks resolved and
@@ -231,8 +279,12 @@ pub(crate) fn gather(
         && wrapped_nodes_by_source(&events, 1)[0].len() < 2
     {
         let name = crate::base::text::shown_path(&paths[0]);
-        return finish_single(gs, name, files, (sources, events, notes), opts)
-            .map(|l| Gathered::Single(Box::new(l)));
+        let scanned = (sources, events, notes);
+        return Ok(Gathered::Single(Box::new(SingleRead {
+            name,
+            files,
+            scanned,
+        })));
     }
     let group_of_source: Vec<usize> = log_idx.iter().map(|&i| group_of_file[i]).collect();
     let hosts = hosts_by_source(&events, logs.len());

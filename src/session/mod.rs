@@ -80,13 +80,48 @@ impl Session {
         progress: Progress,
     ) -> Result<Session, LoadError> {
         let loaded = match load::gather(gs, inputs, opts, progress)? {
-            Gathered::Single(loaded) => *loaded,
+            Gathered::Single(read) => load::finish_single(gs, *read, opts)?,
             Gathered::Nodes(mut read) => {
                 let alignment = read.align_clocks(&gs.barrier_exit_kinds(), opts.clock_align);
                 load::assemble(gs, read, &alignment)?
             }
         };
         Ok(Session::from_run(loaded.run, loaded.files))
+    }
+
+    /// Every start-up the run holds, in order, each as `load` with its number gives it
+    /// (`--attempt all`; `opts.attempt` is not read). A one-node run is read once and
+    /// each start-up built from that reading, one at a time; a multi-node run is read
+    /// once per start-up (its start-ups are chosen node by node as the nodes are read).
+    pub fn load_every_attempt<E: From<LoadError>>(
+        gs: &GrammarSet,
+        inputs: &Inputs,
+        opts: &LoadOptions,
+        progress: Progress,
+        mut each: impl FnMut(&Session) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let last_opts = LoadOptions {
+            attempt: None,
+            ..opts.clone()
+        };
+        match load::gather(gs, inputs, &last_opts, progress)? {
+            Gathered::Single(read) => load::finish_single_every(gs, *read, |loaded| {
+                each(&Session::from_run(loaded.run, loaded.files))
+            }),
+            Gathered::Nodes(mut read) => {
+                let alignment = read.align_clocks(&gs.barrier_exit_kinds(), opts.clock_align);
+                let last = load::assemble(gs, read, &alignment)?;
+                let last = Session::from_run(last.run, last.files);
+                for n in 1..last.run.attempts.len().max(1) {
+                    let opts = LoadOptions {
+                        attempt: Some(n),
+                        ..opts.clone()
+                    };
+                    each(&Session::load(gs, inputs, &opts, progress)?)?;
+                }
+                each(&last)
+            }
+        }
     }
 
     /// A run made of one log held in memory, read the way a file is (the fuzz target of

@@ -14,7 +14,7 @@ mod processes;
 use std::collections::{BTreeMap, HashMap};
 
 use super::order::time_order;
-use super::{attempts, outcome, Phase, PhaseOrder, RankRun, Run, SourceInfo};
+use super::{attempts, outcome, AttemptInfo, Phase, PhaseOrder, RankRun, Run, SourceInfo};
 use crate::base::event::{kind, Event, FieldValue, Origin, Rank};
 use crate::grammar::Knowledge;
 
@@ -51,30 +51,74 @@ pub fn build(
 ) -> Run {
     let process_notes = resolve_processes(&mut events, know, None);
     let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
-    let mut infos = Vec::new();
-    let mut kept = Vec::new();
-    if n_attempts > 1 {
-        let mut per: Vec<Vec<Event>> = vec![Vec::new(); n_attempts];
-        for (e, a) in events.into_iter().zip(attempt_of) {
-            per[a].push(e);
-        }
-        for (i, evs) in per.into_iter().enumerate() {
-            let sub = build_one(name.clone(), evs, Vec::new(), know);
-            infos.push(attempts::info(i + 1, &sub));
-            if i == chosen {
-                kept = sub.events;
-            }
-        }
-    } else {
-        kept = events;
+    if n_attempts < 2 {
+        let mut run = build_one(name, events, sources, know);
+        run.notes.extend(process_notes);
+        return run;
     }
-    let mut run = build_one(name, kept, sources, know);
+    let (mut kept, infos) = by_attempt(&name, events, &attempt_of, n_attempts, know, |i| {
+        i == chosen
+    });
+    let chosen_events = kept.get_mut(chosen).and_then(Option::take);
+    let mut run = build_one(name, chosen_events.unwrap_or_default(), sources, know);
     run.notes.extend(process_notes);
-    if n_attempts > 1 {
-        run.attempt = chosen + 1;
-        run.attempts = infos;
-    }
+    run.attempt = chosen + 1;
+    run.attempts = infos.into();
     run
+}
+
+/// Every start-up the events hold, in order, each built as `build` builds the one it is
+/// asked for (`--attempt all`), the start-ups split and summed up once for all of them.
+pub fn build_every_attempt<'k>(
+    name: String,
+    mut events: Vec<Event>,
+    sources: Vec<SourceInfo>,
+    know: &'k Knowledge,
+) -> impl Iterator<Item = Run> + 'k {
+    let process_notes = resolve_processes(&mut events, know, None);
+    let (attempt_of, n_attempts, _) = choose_attempt(&events, know, None);
+    let (kept, infos) = if n_attempts < 2 {
+        (vec![Some(events)], Vec::new())
+    } else {
+        by_attempt(&name, events, &attempt_of, n_attempts, know, |_| true)
+    };
+    let infos: std::sync::Arc<[AttemptInfo]> = infos.into();
+    (kept.into_iter().enumerate()).map(move |(i, evs)| {
+        let mut run = build_one(name.clone(), evs.unwrap_or_default(), sources.clone(), know);
+        run.notes.extend(process_notes.iter().cloned());
+        if n_attempts > 1 {
+            run.attempt = i + 1;
+            run.attempts = infos.clone();
+        }
+        run
+    })
+}
+
+/// The events of each start-up as its own build keeps them (of those `keep` asks for;
+/// the others are dropped as soon as they are summed up), and what each start-up says of
+/// itself (`attempts::info`).
+fn by_attempt(
+    name: &str,
+    events: Vec<Event>,
+    attempt_of: &[usize],
+    n_attempts: usize,
+    know: &Knowledge,
+    keep: impl Fn(usize) -> bool,
+) -> (Vec<Option<Vec<Event>>>, Vec<AttemptInfo>) {
+    let mut per: Vec<Vec<Event>> = vec![Vec::new(); n_attempts];
+    for (e, &a) in events.into_iter().zip(attempt_of) {
+        if let Some(p) = per.get_mut(a) {
+            p.push(e);
+        }
+    }
+    let mut infos = Vec::with_capacity(n_attempts);
+    let mut kept = Vec::with_capacity(n_attempts);
+    for (i, evs) in per.into_iter().enumerate() {
+        let sub = build_one(name.to_string(), evs, Vec::new(), know);
+        infos.push(attempts::info(i + 1, &sub));
+        kept.push(keep(i).then_some(sub.events));
+    }
+    (kept, infos)
 }
 
 /// One node's events as the whole run's build takes them, with what the node's own
@@ -274,7 +318,7 @@ fn build_one(name: String, events: Vec<Event>, sources: Vec<SourceInfo>, know: &
         launcher_failures,
         root,
         attempt: 1,
-        attempts: Vec::new(),
+        attempts: std::sync::Arc::from([]),
         ready,
         start: start.map(|(t, _)| t),
         servers,
