@@ -619,6 +619,18 @@ fn every_document_names_its_run_by_one_identity() {
     assert_eq!(first["data"]["config"]["version"], "0.11.1");
 }
 
+/// `events --ndjson --attempt all` of `path`, one JSON value a line.
+fn every_start_up(path: &str) -> Vec<serde_json::Value> {
+    let nd = rankscope()
+        .args(["events", path, "--ndjson", "--attempt", "all"])
+        .output()
+        .expect("runs");
+    String::from_utf8_lossy(&nd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// `--attempt all`: a server restarted after tp8-custom-ar's OOM (its console, then
 /// tp8-baseline's) is two start-ups, each with its own identity on its lines.
 #[test]
@@ -631,14 +643,7 @@ fn attempt_all_writes_every_start_up_with_its_identity() {
     .concat();
     std::fs::write(dir.path().join("server.log"), log).unwrap();
     let path = dir.path().to_str().unwrap();
-    let nd = rankscope()
-        .args(["events", path, "--ndjson", "--attempt", "all"])
-        .output()
-        .expect("runs");
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&nd.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = every_start_up(path);
     let runs: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "run").collect();
     assert_eq!(runs.len(), 2);
     // tp8-custom-ar's first line is 09:18:30 and it never gets ready; tp8-baseline's is
@@ -687,14 +692,7 @@ fn attempt_all_reads_a_crash_loop_once() {
     }
     std::fs::write(dir.path().join("server.log"), log).unwrap();
     let path = dir.path().to_str().unwrap();
-    let nd = rankscope()
-        .args(["events", path, "--ndjson", "--attempt", "all"])
-        .output()
-        .expect("runs");
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&nd.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = every_start_up(path);
     let runs: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "run").collect();
     assert_eq!(runs.len(), 400);
     for (k, run) in runs.iter().enumerate() {

@@ -566,6 +566,27 @@ pub struct Event {
     pub extra: Option<Box<EventExtra>>,
 }
 
+/// An event of `source` at `line`, stamped at second `second` of 2026-12-04 10:00 when
+/// given, of kind `k` and no fields: for tests of what orders and places events.
+#[cfg(test)]
+pub(crate) fn test_event(source: usize, line: u64, second: Option<u32>) -> Event {
+    Event {
+        origin: Origin { source, line },
+        ts: second
+            .and_then(|s| chrono::NaiveDate::from_ymd_opt(2026, 12, 4)?.and_hms_opt(10, 0, s)),
+        ts_step_ms: 1000,
+        year_inferred: false,
+        time_only: false,
+        rank: None,
+        writer: None,
+        kind: "k".into(),
+        grammar: "g".into(),
+        fields: Default::default(),
+        message: "".into(),
+        extra: None,
+    }
+}
+
 /// Who wrote a record, as far as its prefix says. Shared (`Arc`) by the events of one
 /// process in a file: three optional names in every event were a fifth of its size, and
 /// most events name the same writer as the one before.

@@ -74,10 +74,10 @@ impl LogContext {
         };
         // Each start-up is dropped before the next is built: memory stays the log's
         // events and one start-up's model, however many the log holds.
-        let mut read = false;
+        let mut bar_done = false;
         let done = Session::load_every_attempt(&self.grammars, &inputs, &self.opts, &report, |s| {
             // The logs are read by the first start-up: the bar is done.
-            if let (false, Some(b)) = (std::mem::replace(&mut read, true), &bar) {
+            if let (false, Some(b)) = (std::mem::replace(&mut bar_done, true), &bar) {
                 b.finish();
             }
             each(s)

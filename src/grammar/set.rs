@@ -618,6 +618,12 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
 mod tests {
     use super::{convert, FieldValue, Unit};
 
+    /// The set of one grammar written in `toml`.
+    fn set_of(toml: &str, file: &str) -> crate::grammar::GrammarSet {
+        let g = crate::grammar::Grammar::from_toml(toml, file).unwrap();
+        crate::grammar::GrammarSet::new(vec![g]).unwrap()
+    }
+
     #[test]
     fn a_rankless_suffix_keeps_what_it_cut_beside_the_message() {
         let toml = r#"
@@ -639,8 +645,7 @@ kind = "server_args"
 literals = ['msg="options"']
 regex = '''^options'''
 "#;
-        let g = crate::grammar::Grammar::from_toml(toml, "emberline.toml").unwrap();
-        let gs = crate::grammar::GrammarSet::new(vec![g]).unwrap();
+        let gs = set_of(toml, "emberline.toml");
         let stamp = "ts=2026-12-02T09:00:03.000Z level=error rank=0 ";
         let m = gs
             .match_text(&format!(
@@ -682,8 +687,7 @@ kind = "ready"
 literals = ["ready to serve"]
 regex = '''ready to serve on (?P<port>\d+)'''
 "#;
-        let g = crate::grammar::Grammar::from_toml(toml, "overlap.toml").unwrap();
-        let gs = crate::grammar::GrammarSet::new(vec![g]).unwrap();
+        let gs = set_of(toml, "overlap.toml");
         let line = "KV pool ready to serve on 30000";
         let tried: Vec<(usize, usize)> = (gs.candidates(line).iter())
             .map(|&(_, e, at)| (e, at))

@@ -58,25 +58,7 @@ pub(crate) fn permute_in_place<T>(items: &mut [T], mut order: Vec<usize>) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::{permute_in_place, time_order};
-    use crate::base::event::{Event, Origin};
-
-    fn at(source: usize, line: u64, second: Option<u32>) -> Event {
-        Event {
-            origin: Origin { source, line },
-            ts: second
-                .and_then(|s| chrono::NaiveDate::from_ymd_opt(2026, 12, 4)?.and_hms_opt(10, 0, s)),
-            ts_step_ms: 1000,
-            year_inferred: false,
-            time_only: false,
-            rank: None,
-            writer: None,
-            kind: "k".into(),
-            grammar: "g".into(),
-            fields: Default::default(),
-            message: "".into(),
-            extra: None,
-        }
-    }
+    use crate::base::event::test_event as at;
 
     #[test]
     fn events_go_by_time_an_unstamped_one_after_its_files_last_stamp_ties_in_file_order() {

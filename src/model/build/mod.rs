@@ -17,6 +17,7 @@ use super::order::time_order;
 use super::{attempts, outcome, AttemptInfo, Phase, PhaseOrder, RankRun, Run, SourceInfo};
 use crate::base::event::{kind, Event, FieldValue, Origin, Rank};
 use crate::grammar::Knowledge;
+use crate::model::notes::ReadNote;
 
 pub use dedup::dedup_across_sources;
 pub(crate) use names::configured_sizes;
@@ -52,19 +53,15 @@ pub fn build(
     let process_notes = resolve_processes(&mut events, know, None);
     let (attempt_of, n_attempts, chosen) = choose_attempt(&events, know, attempt);
     if n_attempts < 2 {
-        let mut run = build_one(name, events, sources, know);
-        run.notes.extend(process_notes);
-        return run;
+        let run = build_one(name, events, sources, know);
+        return numbered(run, &process_notes, 0, &std::sync::Arc::from([]));
     }
     let (mut kept, infos) = by_attempt(&name, events, &attempt_of, n_attempts, know, |i| {
         i == chosen
     });
     let chosen_events = kept.get_mut(chosen).and_then(Option::take);
-    let mut run = build_one(name, chosen_events.unwrap_or_default(), sources, know);
-    run.notes.extend(process_notes);
-    run.attempt = chosen + 1;
-    run.attempts = infos.into();
-    run
+    let run = build_one(name, chosen_events.unwrap_or_default(), sources, know);
+    numbered(run, &process_notes, chosen, &infos.into())
 }
 
 /// Every start-up the events hold, in order, each built as `build` builds the one it is
@@ -84,14 +81,25 @@ pub fn build_every_attempt<'k>(
     };
     let infos: std::sync::Arc<[AttemptInfo]> = infos.into();
     (kept.into_iter().enumerate()).map(move |(i, evs)| {
-        let mut run = build_one(name.clone(), evs.unwrap_or_default(), sources.clone(), know);
-        run.notes.extend(process_notes.iter().cloned());
-        if n_attempts > 1 {
-            run.attempt = i + 1;
-            run.attempts = infos.clone();
-        }
-        run
+        let run = build_one(name.clone(), evs.unwrap_or_default(), sources.clone(), know);
+        numbered(run, &process_notes, i, &infos)
     })
+}
+
+/// Start-up `i` (0-based) of a log's `infos` (empty for a log of one) as `build` gives
+/// it: with the notes resolving the processes made, and its number when there are several.
+fn numbered(
+    mut run: Run,
+    process_notes: &[ReadNote],
+    i: usize,
+    infos: &std::sync::Arc<[AttemptInfo]>,
+) -> Run {
+    run.notes.extend(process_notes.iter().cloned());
+    if infos.len() > 1 {
+        run.attempt = i + 1;
+        run.attempts = infos.clone();
+    }
+    run
 }
 
 /// The events of each start-up as its own build keeps them (of those `keep` asks for;

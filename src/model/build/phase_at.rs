@@ -155,26 +155,13 @@ fn running_max<'a>(phases: impl Iterator<Item = &'a mut Phase>) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::base::event::Origin;
 
     /// An event of `source` at `line`, stamped at second `second` when given, that reached
     /// `phase` (carried in its kind for the test's `reached`).
     fn at(source: usize, line: u64, second: Option<u32>, phase: Option<Phase>) -> Event {
-        Event {
-            origin: Origin { source, line },
-            ts: second
-                .and_then(|s| chrono::NaiveDate::from_ymd_opt(2026, 12, 5)?.and_hms_opt(10, 0, s)),
-            ts_step_ms: 1000,
-            year_inferred: false,
-            time_only: false,
-            rank: None,
-            writer: None,
-            kind: phase.map_or("none", Phase::name).into(),
-            grammar: "g".into(),
-            fields: Default::default(),
-            message: "".into(),
-            extra: None,
-        }
+        let mut e = crate::base::event::test_event(source, line, second);
+        e.kind = phase.map_or("none", Phase::name).into();
+        e
     }
 
     fn reached(e: &Event) -> Option<Phase> {
