@@ -72,7 +72,7 @@ fn a_flood_of_errors_outside_the_ranks_is_placed_by_stamp_and_shown_once() {
     assert_eq!(outside.len(), 1, "{out}");
     let rows = out.replace("\n  ", " ");
     let first = format!(
-        "outside any rank: RuntimeError: request 0 failed: engine dead, {}:1 (and 2011 more like it)",
+        "outside any rank: RuntimeError: request 0 failed: engine dead ({}:1, and 2011 more like it)",
         dir.path().join("api0.log").display()
     );
     assert!(rows.contains(&first), "{out}");

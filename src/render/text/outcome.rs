@@ -212,14 +212,15 @@ pub(crate) fn outside_any_rank(failures: &[(String, Option<String>)]) -> Vec<Str
     let mut lines: Vec<String> = (groups.iter().take(OUTSIDE_WORDINGS_SHOWN))
         .filter_map(|&(first, n)| {
             let (message, at) = failures.get(first)?;
-            let mut line = format!("outside any rank: {message}");
-            if let Some(at) = at {
-                line.push_str(&format!(", {at}"));
-            }
-            if n > 1 {
-                line.push_str(&format!(" (and {} more like it)", n - 1));
-            }
-            Some(line)
+            // In brackets: a message often ends in punctuation of its own (`… output:`).
+            let more = (n > 1).then(|| format!("and {} more like it", n - 1));
+            let said = match (at, more) {
+                (Some(at), Some(more)) => format!(" ({at}, {more})"),
+                (Some(at), None) => format!(" ({at})"),
+                (None, Some(more)) => format!(" ({more})"),
+                (None, None) => String::new(),
+            };
+            Some(format!("outside any rank: {message}{said}"))
         })
         .collect();
     let rest = groups.get(OUTSIDE_WORDINGS_SHOWN..).unwrap_or_default();
@@ -258,15 +259,15 @@ mod outside_tests {
         assert_eq!(
             lines,
             vec![
-                "outside any rank: EngineDeadError: request 0 failed, api.log:10 (and 999 more like it)",
+                "outside any rank: EngineDeadError: request 0 failed (api.log:10, and 999 more like it)",
                 "outside any rank: Bootstrap : no socket interface found",
-                "outside any rank: Worker 7 died, api.log:2000",
+                "outside any rank: Worker 7 died (api.log:2000)",
                 "outside any rank: 3 more failures in 3 other wordings (`rankscope events` lists every one)",
             ]
         );
         // One failure: one line, as before, with where it was printed.
         let one = outside_any_rank(&[("Killed".into(), Some("launcher.log:3".into()))]);
-        assert_eq!(one, vec!["outside any rank: Killed, launcher.log:3"]);
+        assert_eq!(one, vec!["outside any rank: Killed (launcher.log:3)"]);
         assert!(outside_any_rank(&[]).is_empty());
     }
 }
