@@ -258,7 +258,7 @@ pub fn outcome(run: &Run) -> RunOutcome {
         launcher_failures: launcher_failures
             .iter()
             .map(|f| {
-                let at = (f.origin.as_ref()).map(|o| format!("{}:{}", run.source_name(o), o.line));
+                let at = (f.origin.as_ref()).map(|o| run.cite(o));
                 (f.message.clone(), at)
             })
             .collect(),

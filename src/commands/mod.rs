@@ -65,27 +65,14 @@ impl LogContext {
         if !self.all_attempts {
             return each(&self.load(paths)?);
         }
-        let inputs = Inputs::discover(paths)?;
-        let bar = progress::bar_for(&inputs);
-        let report = |source: usize, n: u64| {
-            if let Some(b) = &bar {
-                b.report(source, n);
-            }
-        };
         // Each start-up is dropped before the next is built: memory stays the log's
         // events and one start-up's model, however many the log holds.
-        let mut bar_done = false;
-        let done = Session::load_every_attempt(&self.grammars, &inputs, &self.opts, &report, |s| {
-            // The logs are read by the first start-up: the bar is done.
-            if let (false, Some(b)) = (std::mem::replace(&mut bar_done, true), &bar) {
-                b.finish();
-            }
-            each(s)
-        });
-        if let Some(b) = &bar {
-            b.finish();
-        }
-        done
+        self.behind_bar(paths, |inputs, report, logs_read| {
+            Session::load_every_attempt(&self.grammars, inputs, &self.opts, report, |s| {
+                logs_read();
+                each(s)
+            })
+        })
     }
 
     /// One run, with its files (for snapshots and the run's identity), behind the
@@ -98,10 +85,20 @@ impl LogContext {
                  `summary --ndjson`; give a start-up's number (--attempt 1, 2, …)"
             );
         }
-        self.load_with(paths, &self.opts)
+        self.behind_bar(paths, |inputs, report, _| {
+            Ok(Session::load(&self.grammars, inputs, &self.opts, report)?)
+        })
     }
 
-    fn load_with(&self, paths: &[PathBuf], opts: &LoadOptions) -> Result<Session> {
+    /// Reads `paths` behind the progress bar when the input is large: `read` is given the
+    /// inputs (listed once, for the bar's total and the reading), the bar's report, and
+    /// a call that clears the bar once the logs are read (before output is written); it
+    /// is cleared when `read` returns in any case.
+    fn behind_bar<T>(
+        &self,
+        paths: &[PathBuf],
+        read: impl FnOnce(&Inputs, &(dyn Fn(usize, u64) + Sync), &dyn Fn()) -> Result<T>,
+    ) -> Result<T> {
         let inputs = Inputs::discover(paths)?;
         let bar = progress::bar_for(&inputs);
         let report = |source: usize, n: u64| {
@@ -109,11 +106,15 @@ impl LogContext {
                 b.report(source, n);
             }
         };
-        let session = Session::load(&self.grammars, &inputs, opts, &report);
-        if let Some(b) = &bar {
-            b.finish();
-        }
-        Ok(session?)
+        let cleared = std::cell::Cell::new(false);
+        let clear = || {
+            if let (false, Some(b)) = (cleared.replace(true), &bar) {
+                b.finish();
+            }
+        };
+        let out = read(&inputs, &report, &clear);
+        clear();
+        out
     }
 }
 

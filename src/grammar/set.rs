@@ -545,7 +545,9 @@ pub(crate) const MAX_CONFIG_MESSAGE: usize = 1 << 20;
 pub(super) const CUT_MARK_OPEN: &str = "… [";
 pub(super) const CUT_MARK_CLOSE: &str = " more bytes]";
 
-pub(super) fn bounded(message: &str, limit: usize) -> String {
+/// `message` cut to `limit` bytes (at a character's end) with the mark that says how
+/// many more there were (`strip_cut_mark` reads it back).
+pub(crate) fn bounded(message: &str, limit: usize) -> String {
     if message.len() <= limit {
         return message.to_string();
     }

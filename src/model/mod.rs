@@ -147,6 +147,10 @@ impl Run {
             .ok()
             .and_then(|i| self.ranks.get(i))
     }
+    /// Where a line is, as the verdicts cite it: `file:line`.
+    pub(crate) fn cite(&self, o: &Origin) -> String {
+        format!("{}:{}", self.source_name(o), o.line)
+    }
     pub(crate) fn source_name(&self, o: &Origin) -> &str {
         self.sources.get(o.source).map_or("?", |s| s.path.as_str())
     }

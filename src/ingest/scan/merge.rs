@@ -191,16 +191,12 @@ impl Shared {
 }
 
 /// An event kept past the run's budget: its message cut to
-/// `budget::FIRST_OF_KIND_MESSAGE_MAX` bytes (at a character's end), its traceback and
-/// trailer let go. Its kind, rank, time and fields, what the phases and the verdict
-/// read, are whole.
+/// `budget::FIRST_OF_KIND_MESSAGE_MAX` bytes as any over-long message is
+/// (`grammar::bounded`), its traceback and trailer let go. Its kind, rank, time and
+/// fields, what the phases and the verdict read, are whole.
 fn shorten_past_budget(ev: &mut Event) {
     if ev.message.len() > budget::FIRST_OF_KIND_MESSAGE_MAX {
-        let mut end = budget::FIRST_OF_KIND_MESSAGE_MAX;
-        while !ev.message.is_char_boundary(end) {
-            end -= 1;
-        }
-        ev.message = format!("{}…", &ev.message[..end]).into();
+        ev.message = crate::grammar::bounded(&ev.message, budget::FIRST_OF_KIND_MESSAGE_MAX).into();
     }
     if let Some(extra) = ev.extra.as_mut() {
         extra.detail = None;

@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn the_index_answers_as_a_pass_over_every_event_does() {
-        // Three files, stamps that go back and forth within a file, unstamped lines, ties,
+        // Eight files, stamps that go back and forth within a file, unstamped lines, ties,
         // and every fifth event the asking process's own; every line asked.
         let mut seed = 7u64;
         let mut next = |n: u64| {

@@ -144,7 +144,7 @@ pub(crate) fn section(o: &mut String, p: &Page) {
         let at = f
             .origin
             .as_ref()
-            .map(|x| format!("{}:{}", run.source_name(x), x.line))
+            .map(|x| run.cite(x))
             .unwrap_or_else(|| "(no line)".into());
         let quote = crate::base::text::truncate(quoted_message(f), QUOTE_CHARS);
         let _ = writeln!(

@@ -297,10 +297,7 @@ pub(crate) fn rank_doc(run: &Run, r: &model::RankRun) -> RankDoc {
         last_phase: r.last_phase.into(),
         reached_ready: r.reached_ready,
         failure: r.failure.as_ref().map(|f| failure_doc(run, f)),
-        last_line: r
-            .last_origin
-            .as_ref()
-            .map(|o| format!("{}:{}", run.source_name(o), o.line)),
+        last_line: r.last_origin.as_ref().map(|o| run.cite(o)),
         phases: r.phases.iter().map(|p| phase_doc(run, p)).collect(),
     }
 }

@@ -34,7 +34,7 @@ fn pool_line(run: &Run, c: &Capacity) -> String {
         s.push_str(" (the server's default page size: the log does not print it)");
     }
     if let Some(o) = &c.pool_origin {
-        s.push_str(&format!(" ({}:{})", run.source_name(o), o.line));
+        s.push_str(&format!(" ({})", run.cite(o)));
     }
     s.push_str(&format!(", read on {}", c.rank));
     if c.ranks_differ {

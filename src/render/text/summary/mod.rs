@@ -238,11 +238,7 @@ fn phase_table(o: &mut String, run: &Run, stats: &[PhaseStats], ranks: usize, st
 /// the failure (the HTML report quotes its line).
 pub(crate) fn root_line<'r>(run: &'r Run, out: &RunOutcome) -> Option<(String, &'r Failure)> {
     let (r, f) = run.root_failure()?;
-    let at = f
-        .origin
-        .as_ref()
-        .map(|o| format!("{}:{}", run.source_name(o), o.line))
-        .unwrap_or_default();
+    let at = f.origin.as_ref().map(|o| run.cite(o)).unwrap_or_default();
     let label = if out.failed_ranks > 1 {
         "first to fail on its own"
     } else {
@@ -277,7 +273,7 @@ fn phase_from_text(run: &Run, f: &Failure) -> String {
         other => other.replace('_', " "),
     };
     match &f.phase_line {
-        Some(o) => format!("{from} at {}:{}", run.source_name(o), o.line),
+        Some(o) => format!("{from} at {}", run.cite(o)),
         None => from,
     }
 }
@@ -611,9 +607,7 @@ fn failure_groups(o: &mut String, run: &Run, style: Style) {
             Some(f) => f.origin.as_ref(),
             None => r.last_origin.as_ref(),
         };
-        origin
-            .map(|x| format!("{}:{}", run.source_name(x), x.line))
-            .unwrap_or_default()
+        origin.map(|x| run.cite(x)).unwrap_or_default()
     };
     for ((what, _), members) in &groups {
         let who = if members.len() == 1 {
