@@ -357,6 +357,46 @@ sample = 'not a frame line'
     }
 
     #[test]
+    fn every_builtin_regex_reads_its_ascii_samples_the_same_with_its_twin() {
+        // The twin (`LazyRegex::for_text`) must read every group of every sample line
+        // as the pattern does, and number its groups the same.
+        let gs = GrammarSet::builtin().unwrap();
+        let (mut twins, mut compared) = (0, 0);
+        for g in &gs.grammars {
+            let regexes = (g.events.iter().map(|e| (e.kind.as_str(), &e.regex)))
+                .chain(g.prefixes.iter().map(|p| (p.id.as_str(), &p.regex)));
+            for (what, lazy) in regexes {
+                let (Some(pattern), Some(twin)) = (lazy.get(), lazy.for_text("ascii")) else {
+                    panic!("{}: {what} does not compile", g.origin);
+                };
+                if std::ptr::eq(pattern, twin) {
+                    continue;
+                }
+                twins += 1;
+                assert!(
+                    pattern.capture_names().eq(twin.capture_names()),
+                    "{}: {what}: {} against {}",
+                    g.origin,
+                    pattern.as_str(),
+                    twin.as_str()
+                );
+                for sample in g.spec.sample.iter().filter(|s| s.line.is_ascii()) {
+                    let spans = |r: &regex::Regex| {
+                        r.captures_iter(&sample.line)
+                            .map(|c| c.iter().map(|m| m.map(|m| m.range())).collect())
+                            .collect::<Vec<Vec<_>>>()
+                    };
+                    let want = spans(pattern);
+                    assert_eq!(spans(twin), want, "{}: {what}: {:?}", g.origin, sample.line);
+                    compared += usize::from(!want.is_empty());
+                }
+            }
+        }
+        assert!(twins > 100, "{twins} built-in regexes with a twin");
+        assert!(compared > 100, "{compared} sample lines read by a twin");
+    }
+
+    #[test]
     fn a_user_regex_too_large_to_compile_is_a_load_error() {
         let toml = r#"
 id = "big"

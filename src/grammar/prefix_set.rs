@@ -8,9 +8,7 @@
 //! Unicode `\d` and `\w`. The set of the 14 built-in prefixes as written cost 52 M
 //! instructions to compile, half of a small command's start-up.
 
-use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition,
-};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 use super::Grammar;
 
@@ -52,23 +50,10 @@ pub(crate) fn filter_pattern(pattern: &str) -> String {
 }
 
 fn widen(h: &Hir) -> Hir {
-    match h.kind() {
-        HirKind::Class(Class::Unicode(c)) => Hir::class(Class::Unicode(ascii_or_beyond(c))),
-        HirKind::Repetition(r) => Hir::repetition(Repetition {
-            sub: Box::new(widen(&r.sub)),
-            ..r.clone()
-        }),
-        HirKind::Capture(c) => Hir::capture(Capture {
-            sub: Box::new(widen(&c.sub)),
-            ..c.clone()
-        }),
-        HirKind::Concat(v) => Hir::concat(v.iter().map(widen).collect()),
-        HirKind::Alternation(v) => Hir::alternation(v.iter().map(widen).collect()),
-        HirKind::Empty
-        | HirKind::Literal(_)
-        | HirKind::Class(Class::Bytes(_))
-        | HirKind::Look(_) => h.clone(),
-    }
+    super::lazy_regex::map_leaves(h, &|leaf| match leaf.kind() {
+        HirKind::Class(Class::Unicode(c)) => Some(Hir::class(Class::Unicode(ascii_or_beyond(c)))),
+        _ => None,
+    })
 }
 
 /// The ASCII part of `c` and every character past ASCII: unchanged when `c` is ASCII only.

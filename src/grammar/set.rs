@@ -296,7 +296,7 @@ impl GrammarSet {
                 index += g.prefixes.len();
                 let hit = |(pi, p): (usize, &CompiledPrefix)| {
                     named.as_ref().is_none_or(|m| m.matched(first + pi))
-                        && p.regex.get().is_some_and(|r| r.is_match(&text))
+                        && p.regex.for_text(&text).is_some_and(|r| r.is_match(&text))
                 };
                 if !out.contains(&g.spec.id) && g.prefixes.iter().enumerate().any(hit) {
                     out.push(g.spec.id.clone());
@@ -351,7 +351,9 @@ impl GrammarSet {
                 }
                 // With its captures: the one that governs is read from them, without a
                 // second search.
-                let Some(regex) = p.regex.get() else { continue };
+                let Some(regex) = p.regex.for_text(line) else {
+                    continue;
+                };
                 for caps in regex.captures_iter(line) {
                     let Some(m) = caps.get(0) else { continue };
                     if m.start() > before {
@@ -450,7 +452,7 @@ impl GrammarSet {
             || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
             |p| p.message_start,
         );
-        let regex = ev.regex.get()?;
+        let regex = ev.regex.for_text(line)?;
         // A literal that begins inside the prefix (`NCCL WARN`, c10's `]:[W`, or a logfmt
         // `msg="ready"` written with the prefix's `msg="`) makes the regex start at the
         // literal; a regex that does not match there runs from the prefix's end, the

@@ -139,7 +139,7 @@ impl GrammarSet {
             let Some(p) = self.grammars.get(gi).and_then(|g| g.prefixes.get(pi)) else {
                 continue;
             };
-            let Some(caps) = p.regex.get().and_then(|r| r.captures(&text)) else {
+            let Some(caps) = p.regex.for_text(&text).and_then(|r| r.captures(&text)) else {
                 continue;
             };
             let start = caps.get(0).map_or(0, |m| m.start());
