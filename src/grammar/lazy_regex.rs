@@ -125,7 +125,7 @@ impl LazyRegex {
 /// one; `None` when that changes nothing (or the pattern does not parse or print). A
 /// class with nothing in ASCII is kept as it is: it matches no ASCII text either way, and
 /// an empty class does not print as a pattern.
-fn ascii_twin(pattern: &str) -> Option<String> {
+pub(super) fn ascii_twin(pattern: &str) -> Option<String> {
     use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look};
     let hir = regex_syntax::parse(pattern).ok()?;
     let ascii = ClassUnicode::new([ClassUnicodeRange::new('\0', '\x7f')]);

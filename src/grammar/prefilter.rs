@@ -64,13 +64,17 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
     let plain = |w: &[u8]| {
         w.len() < PLAIN_FRAGMENT_MIN && w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ')
     };
-    let ordinary: std::collections::HashSet<&[u8]> = (ordinary.iter().chain(TRAFFIC))
+    // foldhash, not SipHash, and no ordered map: some 20,000 windows of a few bytes are
+    // hashed at every start-up, and the choice below orders fragments by their bytes
+    // itself, so the map's order never shows.
+    type Hasher = foldhash::fast::RandomState;
+    let ordinary: std::collections::HashSet<&[u8], Hasher> = (ordinary.iter().chain(TRAFFIC))
         .flat_map(|c| windows(c.as_bytes()))
         .collect();
     // Which literals each usable fragment covers, as a bit set over literal indices.
     let words = literals.len().div_ceil(64);
     let bit = |i: usize| (i / 64, 1u64 << (i % 64));
-    let mut cover: BTreeMap<&[u8], Vec<u64>> = BTreeMap::new();
+    let mut cover: std::collections::HashMap<&[u8], Vec<u64>, Hasher> = Default::default();
     for (i, lit) in literals.iter().enumerate() {
         for w in windows(lit.as_bytes()) {
             if plain(w) || ordinary.contains(w) {

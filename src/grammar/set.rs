@@ -85,9 +85,8 @@ pub struct GrammarSet {
     pub(super) knowledge: Knowledge,
     /// Every grammar's prefixes as one filter set (`grammar::prefix_set`): `detect` runs it on the first lines of every file and `find_prefix` on every event
     /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
-    /// files). Built on first use, so commands that read no log do not compile it; `None`
-    /// if the set does not compile (then each regex is tried in turn).
-    pub(super) prefix_set: std::sync::OnceLock<Option<PrefixSet>>,
+    /// files). Compiled on first use, so commands that read no log do not compile it.
+    pub(super) prefix_set: PrefixSet,
     /// `builtin[g]`: grammar `g` is compiled into the binary. A user's grammar (the user
     /// directory, `--grammar`) is tried before every built-in one, so its own wording wins
     /// a line a built-in grammar also reads (a pytorch `teardown` wording).
@@ -203,7 +202,7 @@ impl GrammarSet {
             noise,
             reference_date: None,
             knowledge,
-            prefix_set: std::sync::OnceLock::new(),
+            prefix_set: PrefixSet::new(&grammars),
             dating: std::sync::OnceLock::new(),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
@@ -284,12 +283,11 @@ impl GrammarSet {
     /// for a mixed stream), as detection reports it.
     pub(crate) fn detect(&self, head: &[u8]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        let set = self.prefix_set();
         for line in head.split(|&b| b == b'\n').take(64) {
             let text = crate::base::text::clean_cow(line);
             // The set is a filter (`prefix_set`): a prefix it names is tried with its own
             // regex, as `find_prefix` tries it; without a set, every prefix is.
-            let named = set.map(|s| s.matches(&text));
+            let named = self.prefix_set.matches(&text);
             let mut index = 0;
             for g in &self.grammars {
                 let first = index;
@@ -307,15 +305,6 @@ impl GrammarSet {
             }
         }
         out
-    }
-
-    /// Every grammar's prefixes as one set, pattern `i` being the `i`-th prefix in
-    /// grammar then file order: a filter that names every prefix that matches a line,
-    /// and perhaps more (`grammar::prefix_set`).
-    fn prefix_set(&self) -> Option<&PrefixSet> {
-        self.prefix_set
-            .get_or_init(|| PrefixSet::new(&self.grammars))
-            .as_ref()
     }
 
     /// Whether a line holds a `[[noise]]` literal; `memo` as for [`GrammarSet::starts_record`].
@@ -339,7 +328,7 @@ impl GrammarSet {
         // One pass of the set says which prefixes occur in the line at all; only those
         // are searched one by one (each prefix's own pass over every event line was a
         // tenth of loading 8,192 files).
-        let present = self.prefix_set().map(|set| set.matches(line));
+        let present = self.prefix_set.matches(line);
         let mut index = 0;
         for (gi, g) in self.grammars.iter().enumerate() {
             let builtin = self.is_builtin(gi);
