@@ -71,6 +71,19 @@ fn progress_bar_glued_to_the_next_record() {
 }
 
 #[test]
+fn a_record_that_overwrote_a_bar_is_read_as_the_record() {
+    // A terminal shows the text after the last `\r`: here a record that gives no event,
+    // so the line counts as a record, not as a line nobody understood; the line after it
+    // holds no `\r` at all.
+    let text =
+        "Downloading weights:  10%|#         | 1/10\r[2026-03-01 10:00:05 TP1] Waiting for peers\n\
+                [2026-03-01 10:00:06 TP1] Still waiting for peers\n";
+    let s = scan(text.as_bytes());
+    assert_eq!(s.events.len(), 0);
+    assert_eq!((s.counts.records, s.counts.unknown), (2, 0));
+}
+
+#[test]
 fn non_utf8_bytes_do_not_lose_the_event() {
     let mut text =
         b"[2026-03-01 10:00:01 TP0] Init torch distributed begin. \xff\xfe\x80\n".to_vec();
