@@ -465,13 +465,12 @@ impl GrammarSet {
             .filter(|p| p.prefix_end > msg_start)
             .and_then(|p| line.get(p.prefix_end..))
             .unwrap_or(message);
-        let names = ev.regex.field_names();
         // Room for every capture, the slack of those that did not take part given back
         // below: one pass over the captures, one allocation kept (see base::fields).
-        let mut fields = ev.preset.builder_with_room(names.len());
+        let mut fields = ev.preset.builder_with_room(ev.regex.field_names().len());
         let mut cut_fields = Vec::new();
-        for name in names {
-            let Some(m) = caps.name(name) else { continue };
+        for (name, group) in ev.regex.named_groups() {
+            let Some(m) = caps.get(group) else { continue };
             if cut && m.end() == message.len() {
                 cut_fields.push(name.to_string());
                 continue;
