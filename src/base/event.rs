@@ -691,6 +691,11 @@ pub(crate) mod kind {
     pub(crate) const OOM: &str = "oom";
     pub(crate) const ERROR: &str = "error";
     pub(crate) const WARNING: &str = "warning";
+
+    /// Whether an event of kind `k` is a failure: an OOM or another error.
+    pub(crate) fn is_failure(k: &str) -> bool {
+        matches!(k, OOM | ERROR)
+    }
 }
 
 /// What kind of failure ended a rank.

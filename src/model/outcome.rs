@@ -43,7 +43,7 @@ fn outcome_word(e: &Event) -> Option<OutcomeWord> {
 /// Whether [`stop_of`] can give this line a stop (a failure, or a line whose captures
 /// name an outcome): asked before the phase it needs is worked out.
 pub(crate) fn may_stop(e: &Event) -> bool {
-    matches!(e.kind.as_str(), kind::OOM | kind::ERROR) || outcome_word(e).is_some()
+    kind::is_failure(&e.kind) || outcome_word(e).is_some()
 }
 
 /// The stop evidence an event gives, if any: failures (`oom`, `error`), and lines whose
@@ -60,7 +60,7 @@ pub(crate) fn stop_of(
         return None;
     }
     let word_field = outcome_word(e);
-    let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+    let is_failure = kind::is_failure(&e.kind);
     let text_field = |n: &str| e.field(n).and_then(FieldValue::as_text);
     let failure_word = text_field("failure").and_then(crate::grammar::captured_failure);
     let kind = match (e.kind.as_str(), failure_word) {

@@ -66,7 +66,7 @@ pub(super) fn event_set(
     ev: &EventSpec,
     regex: &[&str],
 ) -> Result<(), GrammarError> {
-    let is_failure = matches!(ev.kind.as_str(), kind::OOM | kind::ERROR);
+    let is_failure = kind::is_failure(&ev.kind);
     let stops = is_failure || ev.set.contains_key("outcome");
     for (key, value) in &ev.set {
         if has_capture(regex, key) {
@@ -111,7 +111,7 @@ pub(super) fn event_set(
 /// A failure line with a phase places the failure in it; it cannot end the phase (the
 /// phase would read as completed and the failure be placed in the next one).
 pub(super) fn failure_edge(origin: &str, at: &str, ev: &EventSpec) -> Result<(), GrammarError> {
-    let is_failure = matches!(ev.kind.as_str(), kind::OOM | kind::ERROR);
+    let is_failure = kind::is_failure(&ev.kind);
     if is_failure && (ev.edge.as_deref() == Some("ends") || ev.then.is_some()) {
         return Err(err(origin, format!(
             "{at}: a failure does not end its phase: on an `{}` event `edge` is `begins` or `inside` (the default), and `then` is not read",

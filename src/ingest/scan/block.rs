@@ -501,7 +501,7 @@ fn take_event(
     // An input that starts mid-traceback: the frames before its closing line (the
     // block's lead lines) are that failure's traceback, and its phase; after a record,
     // the unprefixed traceback gathered since.
-    let failure = matches!(m.kind.as_str(), kind::ERROR | kind::OOM);
+    let failure = kind::is_failure(&m.kind);
     let detail = if !failure || m.prefix.is_some() || owned {
         String::new()
     } else if matches!(ctx, Ctx::Carry(_)) {

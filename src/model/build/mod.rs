@@ -531,7 +531,7 @@ fn adopt_rankless(
         .cloned()
         .collect();
     let adoptable = |e: &Event| {
-        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+        let failure = kind::is_failure(&e.kind)
             && !e.fields.contains_key("outcome")
             && !e.fields.contains_key("consequence");
         let phase_line = know

@@ -151,7 +151,7 @@ pub(super) fn build_rank(
     let mut ranks_at = None; // where the other ranks were, for an engine's failures
     for &i in &idx {
         let e = &events[i];
-        let is_failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+        let is_failure = kind::is_failure(&e.kind);
         // A failure line given a phase by its grammar is still a failure, in that phase
         // (after what its frames and wording say, before the phase the rank was in).
         let mut own_phase = None;

@@ -87,7 +87,7 @@ pub(super) fn resolve_processes(
             let phase = know.phase_of(e).map(|(p, _)| p);
             if phase.is_some_and(|p| p != Phase::Launch && p != Phase::Ready)
                 || (engine.is_some() && phase.is_none())
-                || matches!(e.kind.as_str(), kind::OOM | kind::ERROR)
+                || kind::is_failure(&e.kind)
             {
                 e.rank = Some(Rank::engine_of(engine.and_then(|p| p.dp)));
             }

@@ -70,7 +70,7 @@ impl KindFilter {
     /// `know` says which events begin or end a phase: the grammars the run was read
     /// with, user grammars included.
     pub(crate) fn keeps(self, e: &Event, know: &Knowledge) -> bool {
-        let failure = matches!(e.kind.as_str(), kind::OOM | kind::ERROR);
+        let failure = kind::is_failure(&e.kind);
         match self {
             KindFilter::All => true,
             KindFilter::Phases => {
