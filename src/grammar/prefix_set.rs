@@ -13,6 +13,7 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 use std::sync::OnceLock;
 
+use super::lazy_regex::ascii_twin;
 use super::Grammar;
 
 /// Pattern `i` is the `i`-th prefix in grammar then file order. Two sets, each compiled on
@@ -41,21 +42,23 @@ impl PrefixSet {
     /// The prefixes that may match somewhere in `line`, as indices in grammar then file
     /// order; `None` if the set does not compile (then each prefix is tried in turn).
     pub(crate) fn matches(&self, line: &str) -> Option<regex::SetMatches> {
-        let set = if line.is_ascii() {
+        self.set(line.is_ascii()).map(|s| s.matches(line))
+    }
+
+    /// The set of the prefixes' ASCII twins (exact on ASCII text) or of their widened
+    /// patterns (a filter for any text), compiled at its first use.
+    fn set(&self, ascii: bool) -> Option<&regex::RegexSet> {
+        let patterns = self.patterns.iter();
+        if ascii {
             self.ascii.get_or_init(|| {
-                regex::RegexSet::new(
-                    self.patterns
-                        .iter()
-                        .map(|p| super::lazy_regex::ascii_twin(p).unwrap_or_else(|| p.clone())),
-                )
-                .ok()
+                let twins = patterns.map(|p| ascii_twin(p).unwrap_or_else(|| p.clone()));
+                regex::RegexSet::new(twins).ok()
             })
         } else {
-            self.wide.get_or_init(|| {
-                regex::RegexSet::new(self.patterns.iter().map(|p| filter_pattern(p))).ok()
-            })
-        };
-        set.as_ref().map(|s| s.matches(line))
+            (self.wide)
+                .get_or_init(|| regex::RegexSet::new(patterns.map(|p| filter_pattern(p))).ok())
+        }
+        .as_ref()
     }
 }
 
@@ -124,30 +127,40 @@ mod tests {
 
     #[test]
     fn every_builtin_prefix_filter_takes_what_the_prefix_takes() {
-        // Each built-in prefix's own samples (the lines of its grammar that `grammars
-        // check` reads) match its filter wherever they match the prefix.
+        // Every built-in grammar's samples (the lines `grammars check` reads), against
+        // every prefix: the wide set names each prefix that matches the line (perhaps
+        // more); the set of ASCII twins, on an ASCII line, names exactly those.
         let gs = crate::grammar::GrammarSet::builtin().unwrap();
         let set = PrefixSet::new(&gs.grammars);
-        let mut checked = 0;
-        let mut first = 0;
-        for g in &gs.grammars {
-            for sample in g.spec.sample.iter() {
-                let line = sample.line.as_str();
-                let hits = set.matches(line).expect("the built-in set compiles");
-                for (pi, p) in g.prefixes.iter().enumerate() {
-                    if p.regex.get().is_some_and(|r| r.is_match(line)) {
-                        assert!(
-                            hits.matched(first + pi),
-                            "{}: prefix {} takes {line:?}, its filter does not",
-                            g.origin,
-                            p.id
-                        );
-                        checked += 1;
-                    }
+        let (wide, ascii) = (set.set(false).unwrap(), set.set(true).unwrap());
+        let prefixes: Vec<_> = gs.grammars.iter().flat_map(|g| &g.prefixes).collect();
+        // And lines whose prefix holds letters past ASCII, which Unicode `\w` takes and
+        // an ASCII twin would not: a process and a host named so.
+        let unicode = [
+            "(Wörker_TP1 pid=12) INFO 12-01 10:00:00 [gpu_model_runner.py:1] Loading",
+            "nœud-1:412:412 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+        ];
+        let samples = gs.grammars.iter().flat_map(|g| &g.spec.sample);
+        let (mut matched, mut exact) = (0, 0);
+        for line in samples.map(|s| s.line.as_str()).chain(unicode) {
+            let (wide_hits, ascii_hits) = (wide.matches(line), ascii.matches(line));
+            for (i, p) in prefixes.iter().enumerate() {
+                let takes = p.regex.get().is_some_and(|r| r.is_match(line));
+                assert!(!takes || wide_hits.matched(i), "{}: {line:?}", p.id);
+                if line.is_ascii() {
+                    assert_eq!(ascii_hits.matched(i), takes, "{}: {line:?}", p.id);
+                    exact += 1;
                 }
+                matched += usize::from(takes);
             }
-            first += g.prefixes.len();
         }
-        assert!(checked > 50, "{checked} sample lines read by a prefix");
+        assert!(matched > 50, "{matched} sample lines read by a prefix");
+        assert!(exact > 1000, "{exact} (line, prefix) pairs compared");
+        for line in unicode {
+            let takes = prefixes
+                .iter()
+                .filter(|p| p.regex.get().is_some_and(|r| r.is_match(line)));
+            assert!(takes.count() > 0, "no prefix takes {line:?}");
+        }
     }
 }
