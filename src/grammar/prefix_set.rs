@@ -7,7 +7,8 @@
 //! language on ASCII text, a larger one elsewhere, compiled without the UTF-8 automata of
 //! Unicode `\d` and `\w`. The set of the 14 built-in prefixes as written cost 52 M
 //! instructions to compile, half of a small command's start-up. ASCII lines get a set of
-//! the prefixes' ASCII twins instead, exact on such text and cheaper still.
+//! the prefixes' ASCII twins instead, exact on such text and cheaper still (10.3 M
+//! instructions where the widened set takes 13.7 M).
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
@@ -19,7 +20,7 @@ use super::Grammar;
 /// Pattern `i` is the `i`-th prefix in grammar then file order. Two sets, each compiled on
 /// first use: ASCII lines (nearly all) are read with the prefixes' ASCII twins
 /// (`LazyRegex::for_text`), which on such text name exactly the prefixes that match, and
-/// compile in a fraction of the time of the widened patterns other lines need.
+/// compile in three quarters of the time of the widened patterns other lines need.
 pub(crate) struct PrefixSet {
     patterns: Vec<String>,
     ascii: OnceLock<Option<regex::RegexSet>>,
