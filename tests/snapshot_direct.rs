@@ -399,3 +399,372 @@ fn unknown_actions_and_streams_are_kept_by_index_and_reported() {
         "{text}"
     );
 }
+
+/// Writes a snapshot as `torch.cuda.memory._dump_snapshot()` does: every string, dict and
+/// list memoised (`MEMOIZE`) in order, a string met before fetched from the memo (but
+/// `'N/A'`, written afresh each time), so that from the third entry on the direct reader
+/// reads each trace entry whole (`read_entry`) rather than opcode by opcode.
+struct Torch {
+    bytes: Vec<u8>,
+    next: u32,
+    strings: Vec<(String, u32)>,
+}
+
+impl Torch {
+    fn new() -> Torch {
+        Torch {
+            bytes: vec![0x80, 4],
+            next: 0,
+            strings: Vec::new(),
+        }
+    }
+    fn op(&mut self, b: &[u8]) -> &mut Torch {
+        self.bytes.extend_from_slice(b);
+        self
+    }
+    fn memoize(&mut self) -> u32 {
+        self.bytes.push(0x94);
+        self.next += 1;
+        self.next - 1
+    }
+    fn get(&mut self, k: u32) -> &mut Torch {
+        match u8::try_from(k) {
+            Ok(k) => self.op(&[b'h', k]),
+            Err(_) => {
+                self.bytes.push(b'j');
+                self.op(&k.to_le_bytes())
+            }
+        }
+    }
+    fn str(&mut self, t: &str) -> &mut Torch {
+        match self.strings.iter().find(|(s, _)| s == t) {
+            Some(&(_, k)) => self.get(k),
+            None => {
+                self.fresh_str(t);
+                let k = self.next - 1;
+                self.strings.push((t.to_string(), k));
+                self
+            }
+        }
+    }
+    fn fresh_str(&mut self, t: &str) -> &mut Torch {
+        self.bytes.extend_from_slice(&[0x8c, t.len() as u8]);
+        self.bytes.extend_from_slice(t.as_bytes());
+        self.memoize();
+        self
+    }
+    /// LONG1 in as few bytes as hold the value and its sign, as `pickle` writes it.
+    fn long(&mut self, v: i64) -> &mut Torch {
+        let bytes = v.to_le_bytes();
+        let mut n = 8;
+        while n > 1 && (bytes[n - 1] == 0 || bytes[n - 1] == 0xff) {
+            let sign_kept = (bytes[n - 2] & 0x80 != 0) == (bytes[n - 1] == 0xff);
+            if !sign_kept {
+                break;
+            }
+            n -= 1;
+        }
+        self.bytes.extend_from_slice(&[0x8a, n as u8]);
+        self.op(&bytes[..n])
+    }
+    fn k(&mut self, v: u8) -> &mut Torch {
+        self.op(&[b'K', v])
+    }
+    /// A frame dict, returning its memo key.
+    fn frame(&mut self, name: &str, line: u8) -> u32 {
+        self.op(b"}");
+        let key = self.memoize();
+        self.op(b"(")
+            .str("filename")
+            .str("a.py")
+            .str("line")
+            .k(line);
+        self.str("name").str(name).op(b"u");
+        key
+    }
+    /// `{'segments': [], 'device_traces': [[…]]}` around the entries `entries` writes.
+    fn snapshot(entries: impl FnOnce(&mut Torch)) -> Vec<u8> {
+        let mut t = Torch::new();
+        t.op(b"}").memoize();
+        t.op(b"(").str("segments").op(b"]").memoize();
+        t.str("device_traces").op(b"]").memoize();
+        t.op(b"(").op(b"]").memoize();
+        t.op(b"(");
+        entries(&mut t);
+        t.op(b"eeu.");
+        t.bytes
+    }
+}
+
+/// What a trace entry's `frames` is.
+enum Frames<'a> {
+    /// A fresh list of these frame dicts (by memo key).
+    List(&'a [u32]),
+    /// The list of an earlier entry (by memo key), as `free_completed` shares its
+    /// `free_requested`'s.
+    Shared(u32),
+}
+
+/// One trace entry with the keys PyTorch 2.x writes, in its order; returns the memo key
+/// of its `frames` list when it is a fresh one.
+fn torch_entry(t: &mut Torch, action: &str, addr: i64, size: u8, frames: Frames) -> u32 {
+    t.op(b"}").memoize();
+    t.op(b"(").str("action").str(action).str("addr").long(addr);
+    t.str("size")
+        .k(size)
+        .str("stream")
+        .k(0)
+        .str("time_us")
+        .long(addr * 3);
+    t.str("compile_context").fresh_str("N/A");
+    t.str("user_metadata").str("").str("frames");
+    let list = match frames {
+        Frames::Shared(k) => {
+            t.get(k);
+            k
+        }
+        Frames::List(frames) => {
+            t.op(b"]");
+            let k = t.memoize();
+            t.op(b"(");
+            for &f in frames {
+                t.get(f);
+            }
+            t.op(b"e");
+            k
+        }
+    };
+    t.op(b"u");
+    list
+}
+
+#[test]
+fn entries_written_as_torch_writes_them_read_the_same_both_ways() {
+    let data = Torch::snapshot(|t| {
+        // The first entry defines its frame inside its list; the second's list body is
+        // new; the third's was read before; the fourth shares the third's list; the
+        // fifth names a new action; the sixth fetches it.
+        t.op(b"}").memoize();
+        t.op(b"(")
+            .str("action")
+            .str("alloc")
+            .str("addr")
+            .long(1 << 40);
+        t.str("size")
+            .k(1)
+            .str("stream")
+            .k(0)
+            .str("time_us")
+            .long(3 << 40);
+        t.str("compile_context").fresh_str("N/A");
+        t.str("user_metadata")
+            .str("")
+            .str("frames")
+            .op(b"]")
+            .memoize();
+        t.op(b"(");
+        let f = t.frame("f", 3);
+        let g = t.frame("g", 9);
+        t.op(b"eu");
+        torch_entry(t, "alloc", 2 << 40, 2, Frames::List(&[f, g]));
+        let third = torch_entry(t, "alloc", 3 << 40, 3, Frames::List(&[f, g]));
+        torch_entry(t, "free_completed", 3 << 40, 3, Frames::Shared(third));
+        torch_entry(t, "free_requested", 4 << 40, 4, Frames::List(&[g]));
+        torch_entry(t, "free_requested", 5 << 40, 5, Frames::List(&[g]));
+        torch_entry(t, "free_requested", 6 << 40, 6, Frames::List(&[f, g]));
+    });
+    same(&data);
+    let s = read_bytes(&data).unwrap();
+    let got: Vec<(Action, u64, u64, i64, Vec<&str>)> = s.device_traces[0]
+        .iter()
+        .map(|e| {
+            let names = s.stack(e.stack).map(|f| &*f.name).collect();
+            (e.action, e.addr >> 40, e.size, e.time_us >> 40, names)
+        })
+        .collect();
+    use Action::{Alloc, FreeCompleted, FreeRequested};
+    assert_eq!(
+        got,
+        vec![
+            (Alloc, 1, 1, 3, vec!["f", "g"]),
+            (Alloc, 2, 2, 6, vec!["f", "g"]),
+            (Alloc, 3, 3, 9, vec!["f", "g"]),
+            (FreeCompleted, 3, 3, 9, vec!["f", "g"]),
+            (FreeRequested, 4, 4, 12, vec!["g"]),
+            (FreeRequested, 5, 5, 15, vec!["g"]),
+            (FreeRequested, 6, 6, 18, vec!["f", "g"]),
+        ]
+    );
+}
+
+/// Two entries that leave the direct reader ready to read the next whole (their keys
+/// decoded directly, the list body `[f]` read before); returns the frame's memo key.
+fn two_entries(t: &mut Torch) -> u32 {
+    t.op(b"}").memoize();
+    t.op(b"(")
+        .str("action")
+        .str("alloc")
+        .str("addr")
+        .long(1 << 40);
+    t.str("size")
+        .k(1)
+        .str("stream")
+        .k(0)
+        .str("time_us")
+        .long(1 << 41);
+    t.str("compile_context").fresh_str("N/A");
+    t.str("user_metadata")
+        .str("")
+        .str("frames")
+        .op(b"]")
+        .memoize();
+    t.op(b"(");
+    let f = t.frame("f", 3);
+    t.op(b"eu");
+    torch_entry(t, "alloc", 2 << 40, 2, Frames::List(&[f]));
+    f
+}
+
+/// The entry's keys up to `frames`'s value, as `torch_entry` writes them, with `size`
+/// written by `size`.
+fn entry_head(t: &mut Torch, addr: i64, size: impl FnOnce(&mut Torch)) {
+    t.op(b"}").memoize();
+    t.op(b"(").str("action").str("alloc").str("addr").long(addr);
+    t.str("size");
+    size(t);
+    t.str("stream").k(0).str("time_us").long(addr * 3);
+    t.str("compile_context").fresh_str("N/A");
+    t.str("user_metadata").str("").str("frames");
+}
+
+#[test]
+fn entries_the_direct_reader_cannot_read_whole_read_the_same_both_ways() {
+    // Each third entry differs from what `read_entry` reads; a fourth, ordinary one
+    // follows, read whole again, so what the opcodes left must be what it expects.
+    // (what, the key the general reader refuses, if any, the third entry)
+    type Third = Box<dyn Fn(&mut Torch, u32)>;
+    let cases: Vec<(&str, Option<&str>, Third)> = vec![
+        (
+            "size memoised (an int with a memo key of its own)",
+            None,
+            Box::new(|t, f| {
+                entry_head(t, 3 << 40, |t| {
+                    t.k(7).memoize();
+                });
+                t.op(b"]").memoize();
+                t.op(b"(").get(f).op(b"eu");
+            }),
+        ),
+        (
+            "size fetched from the memo (a string)",
+            Some("size"),
+            Box::new(|t, f| {
+                entry_head(t, 3 << 40, |t| {
+                    t.str("alloc");
+                });
+                t.op(b"]").memoize();
+                t.op(b"(").get(f).op(b"eu");
+            }),
+        ),
+        (
+            "frames an int",
+            Some("frames"),
+            Box::new(|t, _| {
+                entry_head(t, 3 << 40, |t| {
+                    t.k(7);
+                });
+                t.k(7).op(b"u");
+            }),
+        ),
+        (
+            "a negative address",
+            Some("addr"),
+            Box::new(|t, f| {
+                entry_head(t, -(3 << 40), |t| {
+                    t.k(7);
+                });
+                t.op(b"]").memoize();
+                t.op(b"(").get(f).op(b"eu");
+            }),
+        ),
+        (
+            "frames holding the entry itself",
+            None,
+            Box::new(|t, _| {
+                let own = t.next;
+                entry_head(t, 3 << 40, |t| {
+                    t.k(7);
+                });
+                t.op(b"]").memoize();
+                t.op(b"(").get(own).op(b"eu");
+            }),
+        ),
+        (
+            "an empty frames list",
+            None,
+            Box::new(|t, _| {
+                entry_head(t, 3 << 40, |t| {
+                    t.k(7);
+                });
+                t.op(b"]").memoize();
+                t.op(b"(eu");
+            }),
+        ),
+        (
+            "size before addr",
+            None,
+            Box::new(|t, f| {
+                t.op(b"}").memoize();
+                t.op(b"(").str("action").str("alloc").str("size").k(7);
+                t.str("addr")
+                    .long(3 << 40)
+                    .str("stream")
+                    .k(0)
+                    .str("time_us")
+                    .long(9 << 40);
+                t.str("compile_context").fresh_str("N/A");
+                t.str("user_metadata")
+                    .str("")
+                    .str("frames")
+                    .op(b"]")
+                    .memoize();
+                t.op(b"(").get(f).op(b"eu");
+            }),
+        ),
+        (
+            "one key fewer",
+            None,
+            Box::new(|t, f| {
+                t.op(b"}").memoize();
+                t.op(b"(")
+                    .str("action")
+                    .str("alloc")
+                    .str("addr")
+                    .long(3 << 40);
+                t.str("size").k(7).str("stream").k(0);
+                t.str("user_metadata")
+                    .str("")
+                    .str("frames")
+                    .op(b"]")
+                    .memoize();
+                t.op(b"(").get(f).op(b"eu");
+            }),
+        ),
+    ];
+    for (what, error_at, third) in cases {
+        let data = Torch::snapshot(|t| {
+            let f = two_entries(t);
+            third(t, f);
+            torch_entry(t, "alloc", 4 << 40, 4, Frames::List(&[f]));
+        });
+        let out = same(&data);
+        if let Some(key) = error_at {
+            let e = format!("error: snapshot key `device_traces[0][2].{key}`: expected ");
+            assert!(out.starts_with(&e), "{what}: {out}");
+            continue;
+        }
+        let s = read_bytes(&data).unwrap();
+        let sizes: Vec<u64> = s.device_traces[0].iter().map(|e| e.size).collect();
+        assert_eq!(sizes, [1, 2, 7, 4], "{what}: {out}");
+    }
+}

@@ -188,6 +188,16 @@ impl ListBodies {
         self.bytes.clear();
     }
 
+    /// The items range of a body read before, by its gets' bytes (without `APPENDS`).
+    #[inline]
+    pub(super) fn known(&self, gets: &[u8]) -> Option<(u32, u32)> {
+        if gets.is_empty() {
+            return None;
+        }
+        let &(bs, bl, start, len) = self.by_hash.get(&hash_bytes(gets))?;
+        (self.bytes.get(bs as usize..(bs + bl) as usize) == Some(gets)).then_some((start, len))
+    }
+
     /// At a `MARK` whose body follows in `body`: when the stack's top is a fresh empty
     /// list above every mark and the body is memo gets only, ended by `APPENDS`, all in
     /// the buffer and all keys in the dense memo, fills the list as the steps would and
@@ -230,12 +240,9 @@ impl ListBodies {
             return None;
         }
         let gets_bytes = body.get(..at)?;
-        let h = hash_bytes(gets_bytes);
-        if let Some(&(bs, bl, start, len)) = self.by_hash.get(&h) {
-            if self.bytes.get(bs as usize..(bs + bl) as usize) == Some(gets_bytes) {
-                p.nodes[idx] = Node::Seq { kind, start, len };
-                return Some(at + 1);
-            }
+        if let Some((start, len)) = self.known(gets_bytes) {
+            p.nodes[idx] = Node::Seq { kind, start, len };
+            return Some(at + 1);
         }
         // First time: the gets as the steps would run them, then stored for next time.
         let mut refs = std::mem::take(&mut self.scratch);
@@ -269,7 +276,8 @@ impl ListBodies {
         if self.bytes.len() + at <= LIST_BODY_BYTES_MAX {
             let bs = self.bytes.len() as u32;
             self.bytes.extend_from_slice(gets_bytes);
-            self.by_hash.insert(h, (bs, at as u32, start, len));
+            self.by_hash
+                .insert(hash_bytes(gets_bytes), (bs, at as u32, start, len));
         }
         Some(at + 1)
     }

@@ -28,8 +28,10 @@ use std::io::Read;
 use super::pages;
 use super::trace::{
     direct_entry, direct_entry_layout, EntryField, EntryValues, TraceEntry, TraceTables,
+    UNRESOLVED_EMPTY,
 };
 
+mod entry;
 mod input;
 mod intern;
 mod machine;

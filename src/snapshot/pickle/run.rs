@@ -128,6 +128,9 @@ impl<I: Input> Machine<I> {
             if self.fast_run() {
                 continue;
             }
+            if self.direct && self.read_entry() {
+                continue;
+            }
             let op = self.next_op()?;
             self.op = op;
             if self.step(op)? {

@@ -235,6 +235,8 @@ pub struct Pickle {
     /// Set when the reader met a use of a decoded entry it cannot replay (a second
     /// batch of items for the same dict); the arena is then incomplete.
     pub(super) needs_general: bool,
+    /// Trace entries `read_entry` read whole (the rest took the opcode loop).
+    pub(super) read_whole: u32,
     /// Bytes the reader consumed: what bounds how many values the model may build.
     pub(super) input_bytes: u64,
 }
