@@ -422,6 +422,15 @@ impl Torch {
         self.bytes.extend_from_slice(b);
         self
     }
+    /// `MEMOIZE` of the value just written.
+    fn memoized(&mut self) -> &mut Torch {
+        self.memoize();
+        self
+    }
+    /// `SETITEMS`: the end of an entry.
+    fn end(&mut self) {
+        self.bytes.push(b'u');
+    }
     fn memoize(&mut self) -> u32 {
         self.bytes.push(0x94);
         self.next += 1;
@@ -505,67 +514,60 @@ enum Frames<'a> {
     Shared(u32),
 }
 
-/// One trace entry with the keys PyTorch 2.x writes, in its order; returns the memo key
-/// of its `frames` list when it is a fresh one.
-fn torch_entry(t: &mut Torch, action: &str, addr: i64, size: u8, frames: Frames) -> u32 {
+/// The keys PyTorch 2.x writes for a trace entry, in its order, up to `frames`'s value:
+/// an open entry dict whose `size` `size` writes.
+fn entry_head(t: &mut Torch, action: &str, addr: i64, size: impl FnOnce(&mut Torch)) {
     t.op(b"}").memoize();
     t.op(b"(").str("action").str(action).str("addr").long(addr);
-    t.str("size")
-        .k(size)
-        .str("stream")
-        .k(0)
-        .str("time_us")
-        .long(addr * 3);
+    t.str("size");
+    size(t);
+    t.str("stream").k(0).str("time_us").long(addr * 3);
     t.str("compile_context").fresh_str("N/A");
     t.str("user_metadata").str("").str("frames");
-    let list = match frames {
+}
+
+/// One trace entry; returns the memo key of its `frames` list.
+fn torch_entry(t: &mut Torch, action: &str, addr: i64, size: u8, frames: Frames) -> u32 {
+    entry_head(t, action, addr, |t| {
+        t.k(size);
+    });
+    match frames {
         Frames::Shared(k) => {
-            t.get(k);
+            t.get(k).op(b"u");
             k
         }
-        Frames::List(frames) => {
-            t.op(b"]");
-            let k = t.memoize();
-            t.op(b"(");
-            for &f in frames {
-                t.get(f);
-            }
-            t.op(b"e");
-            k
+        Frames::List(keys) => {
+            let list = t.next;
+            list_and_end(t, keys);
+            list
         }
-    };
-    t.op(b"u");
-    list
+    }
+}
+
+/// A first `alloc` entry of size 1, whose list defines the frames named (at lines 3, 4,
+/// …); returns their memo keys.
+fn first_entry(t: &mut Torch, names: &[&str]) -> Vec<u32> {
+    entry_head(t, "alloc", 1 << 40, |t| {
+        t.k(1);
+    });
+    t.op(b"]").memoize();
+    t.op(b"(");
+    let frames = (names.iter().zip(3..))
+        .map(|(name, line)| t.frame(name, line))
+        .collect();
+    t.op(b"eu");
+    frames
 }
 
 #[test]
 fn entries_written_as_torch_writes_them_read_the_same_both_ways() {
     let data = Torch::snapshot(|t| {
-        // The first entry defines its frame inside its list; the second's list body is
+        // The first entry defines its frames inside its list; the second's list body is
         // new; the third's was read before; the fourth shares the third's list; the
         // fifth names a new action; the sixth fetches it.
-        t.op(b"}").memoize();
-        t.op(b"(")
-            .str("action")
-            .str("alloc")
-            .str("addr")
-            .long(1 << 40);
-        t.str("size")
-            .k(1)
-            .str("stream")
-            .k(0)
-            .str("time_us")
-            .long(3 << 40);
-        t.str("compile_context").fresh_str("N/A");
-        t.str("user_metadata")
-            .str("")
-            .str("frames")
-            .op(b"]")
-            .memoize();
-        t.op(b"(");
-        let f = t.frame("f", 3);
-        let g = t.frame("g", 9);
-        t.op(b"eu");
+        let [f, g] = first_entry(t, &["f", "g"])[..] else {
+            unreachable!("two frames defined")
+        };
         torch_entry(t, "alloc", 2 << 40, 2, Frames::List(&[f, g]));
         let third = torch_entry(t, "alloc", 3 << 40, 3, Frames::List(&[f, g]));
         torch_entry(t, "free_completed", 3 << 40, 3, Frames::Shared(third));
@@ -600,171 +602,120 @@ fn entries_written_as_torch_writes_them_read_the_same_both_ways() {
 /// Two entries that leave the direct reader ready to read the next whole (their keys
 /// decoded directly, the list body `[f]` read before); returns the frame's memo key.
 fn two_entries(t: &mut Torch) -> u32 {
-    t.op(b"}").memoize();
-    t.op(b"(")
-        .str("action")
-        .str("alloc")
-        .str("addr")
-        .long(1 << 40);
-    t.str("size")
-        .k(1)
-        .str("stream")
-        .k(0)
-        .str("time_us")
-        .long(1 << 41);
-    t.str("compile_context").fresh_str("N/A");
-    t.str("user_metadata")
-        .str("")
-        .str("frames")
-        .op(b"]")
-        .memoize();
-    t.op(b"(");
-    let f = t.frame("f", 3);
-    t.op(b"eu");
+    let f = first_entry(t, &["f"])[0];
     torch_entry(t, "alloc", 2 << 40, 2, Frames::List(&[f]));
     f
 }
 
-/// The entry's keys up to `frames`'s value, as `torch_entry` writes them, with `size`
-/// written by `size`.
-fn entry_head(t: &mut Torch, addr: i64, size: impl FnOnce(&mut Torch)) {
-    t.op(b"}").memoize();
-    t.op(b"(").str("action").str("alloc").str("addr").long(addr);
-    t.str("size");
-    size(t);
-    t.str("stream").k(0).str("time_us").long(addr * 3);
-    t.str("compile_context").fresh_str("N/A");
-    t.str("user_metadata").str("").str("frames");
+/// `]` `MEMOIZE` `(` gets of `keys` `APPENDS` `SETITEMS`: a fresh `frames` list, and the
+/// entry's end.
+fn list_and_end(t: &mut Torch, keys: &[u32]) {
+    t.op(b"]").memoize();
+    t.op(b"(");
+    for &k in keys {
+        t.get(k);
+    }
+    t.op(b"eu");
+}
+
+/// A snapshot of `two_entries`, a third entry written by `third` (given the frame's memo
+/// key), and a fourth ordinary one, read whole again: what the opcodes left after the
+/// third must be what `read_entry` expects. Both readers must agree; where the general
+/// reader refuses the third entry's `error_at` key, so must the direct one, else the
+/// sizes are the four entries'.
+fn check_third(what: &str, error_at: Option<&str>, third: impl FnOnce(&mut Torch, u32)) {
+    let data = Torch::snapshot(|t| {
+        let f = two_entries(t);
+        third(t, f);
+        torch_entry(t, "alloc", 4 << 40, 4, Frames::List(&[f]));
+    });
+    let out = same(&data);
+    if let Some(key) = error_at {
+        let e = format!("error: snapshot key `device_traces[0][2].{key}`: expected ");
+        assert!(out.starts_with(&e), "{what}: {out}");
+        return;
+    }
+    let s = read_bytes(&data).unwrap();
+    let sizes: Vec<u64> = s.device_traces[0].iter().map(|e| e.size).collect();
+    assert_eq!(sizes, [1, 2, 7, 4], "{what}: {out}");
 }
 
 #[test]
 fn entries_the_direct_reader_cannot_read_whole_read_the_same_both_ways() {
-    // Each third entry differs from what `read_entry` reads; a fourth, ordinary one
-    // follows, read whole again, so what the opcodes left must be what it expects.
-    // (what, the key the general reader refuses, if any, the third entry)
-    type Third = Box<dyn Fn(&mut Torch, u32)>;
-    let cases: Vec<(&str, Option<&str>, Third)> = vec![
+    // Third entries with PyTorch's keys in its order, `read_entry` refusing each: (what,
+    // the key the general reader refuses, the address, `size`'s value, `frames`'s value
+    // given the frame's memo key and the entry's own).
+    type Value = fn(&mut Torch) -> &mut Torch;
+    type FramesValue = fn(&mut Torch, u32, u32);
+    let (seven, memoised, a_string): (Value, Value, Value) =
+        (|t| t.k(7), |t| t.k(7).memoized(), |t| t.str("alloc"));
+    let (list_f, an_int, itself, empty): (FramesValue, FramesValue, FramesValue, FramesValue) = (
+        |t, f, _| list_and_end(t, &[f]),
+        |t, _, _| t.k(7).end(),
+        |t, _, own| list_and_end(t, &[own]),
+        |t, _, _| list_and_end(t, &[]),
+    );
+    let cases: [(&str, Option<&str>, i64, Value, FramesValue); 6] = [
+        ("size memoised", None, 3 << 40, memoised, list_f),
         (
-            "size memoised (an int with a memo key of its own)",
-            None,
-            Box::new(|t, f| {
-                entry_head(t, 3 << 40, |t| {
-                    t.k(7).memoize();
-                });
-                t.op(b"]").memoize();
-                t.op(b"(").get(f).op(b"eu");
-            }),
-        ),
-        (
-            "size fetched from the memo (a string)",
+            "size a string from the memo",
             Some("size"),
-            Box::new(|t, f| {
-                entry_head(t, 3 << 40, |t| {
-                    t.str("alloc");
-                });
-                t.op(b"]").memoize();
-                t.op(b"(").get(f).op(b"eu");
-            }),
+            3 << 40,
+            a_string,
+            list_f,
         ),
-        (
-            "frames an int",
-            Some("frames"),
-            Box::new(|t, _| {
-                entry_head(t, 3 << 40, |t| {
-                    t.k(7);
-                });
-                t.k(7).op(b"u");
-            }),
-        ),
+        ("frames an int", Some("frames"), 3 << 40, seven, an_int),
         (
             "a negative address",
             Some("addr"),
-            Box::new(|t, f| {
-                entry_head(t, -(3 << 40), |t| {
-                    t.k(7);
-                });
-                t.op(b"]").memoize();
-                t.op(b"(").get(f).op(b"eu");
-            }),
+            -(3 << 40),
+            seven,
+            list_f,
         ),
         (
             "frames holding the entry itself",
             None,
-            Box::new(|t, _| {
-                let own = t.next;
-                entry_head(t, 3 << 40, |t| {
-                    t.k(7);
-                });
-                t.op(b"]").memoize();
-                t.op(b"(").get(own).op(b"eu");
-            }),
+            3 << 40,
+            seven,
+            itself,
         ),
-        (
-            "an empty frames list",
-            None,
-            Box::new(|t, _| {
-                entry_head(t, 3 << 40, |t| {
-                    t.k(7);
-                });
-                t.op(b"]").memoize();
-                t.op(b"(eu");
-            }),
-        ),
-        (
-            "size before addr",
-            None,
-            Box::new(|t, f| {
-                t.op(b"}").memoize();
-                t.op(b"(").str("action").str("alloc").str("size").k(7);
-                t.str("addr")
-                    .long(3 << 40)
-                    .str("stream")
-                    .k(0)
-                    .str("time_us")
-                    .long(9 << 40);
-                t.str("compile_context").fresh_str("N/A");
-                t.str("user_metadata")
-                    .str("")
-                    .str("frames")
-                    .op(b"]")
-                    .memoize();
-                t.op(b"(").get(f).op(b"eu");
-            }),
-        ),
-        (
-            "one key fewer",
-            None,
-            Box::new(|t, f| {
-                t.op(b"}").memoize();
-                t.op(b"(")
-                    .str("action")
-                    .str("alloc")
-                    .str("addr")
-                    .long(3 << 40);
-                t.str("size").k(7).str("stream").k(0);
-                t.str("user_metadata")
-                    .str("")
-                    .str("frames")
-                    .op(b"]")
-                    .memoize();
-                t.op(b"(").get(f).op(b"eu");
-            }),
-        ),
+        ("an empty frames list", None, 3 << 40, seven, empty),
     ];
-    for (what, error_at, third) in cases {
-        let data = Torch::snapshot(|t| {
-            let f = two_entries(t);
-            third(t, f);
-            torch_entry(t, "alloc", 4 << 40, 4, Frames::List(&[f]));
+    for (what, error_at, addr, size, frames) in cases {
+        check_third(what, error_at, |t, f| {
+            let own = t.next;
+            entry_head(t, "alloc", addr, |t| {
+                size(t);
+            });
+            frames(t, f, own);
         });
-        let out = same(&data);
-        if let Some(key) = error_at {
-            let e = format!("error: snapshot key `device_traces[0][2].{key}`: expected ");
-            assert!(out.starts_with(&e), "{what}: {out}");
-            continue;
-        }
-        let s = read_bytes(&data).unwrap();
-        let sizes: Vec<u64> = s.device_traces[0].iter().map(|e| e.size).collect();
-        assert_eq!(sizes, [1, 2, 7, 4], "{what}: {out}");
     }
+    // Keys in another order, and one key fewer.
+    check_third("size before addr", None, |t, f| {
+        t.op(b"}").memoize();
+        t.op(b"(").str("action").str("alloc").str("size").k(7);
+        t.str("addr").long(3 << 40).str("stream").k(0);
+        t.str("time_us")
+            .long(9 << 40)
+            .str("compile_context")
+            .fresh_str("N/A");
+        t.str("user_metadata").str("").str("frames");
+        list_and_end(t, &[f]);
+    });
+    check_third("no time_us", None, |t, f| {
+        t.op(b"}").memoize();
+        t.op(b"(")
+            .str("action")
+            .str("alloc")
+            .str("addr")
+            .long(3 << 40);
+        t.str("size")
+            .k(7)
+            .str("stream")
+            .k(0)
+            .str("compile_context")
+            .fresh_str("N/A");
+        t.str("user_metadata").str("").str("frames");
+        list_and_end(t, &[f]);
+    });
 }
