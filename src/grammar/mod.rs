@@ -21,6 +21,7 @@ mod set;
 mod settings_check;
 mod spec;
 mod stamp;
+mod teddy;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! The grammars in use together: which one a file speaks, matching a line to an event,
 //! and the knowledge they carry.
 
+use super::teddy::teddy_order;
 use super::*;
 
 /// A prefix's match in a line, while `find_prefix` looks for the one that governs.
@@ -170,10 +171,11 @@ impl GrammarSet {
         let mut prefilter = Vec::new();
         let fragments = prefilter_fragments(&literals, &ordinary);
         for group in balanced_groups(&fragments, FRAGMENTS_PER_GROUP) {
+            let ordered = (teddy_order(group).into_iter()).filter_map(|i| group.get(i));
             prefilter.push(
                 AhoCorasickBuilder::new()
                     .match_kind(MatchKind::LeftmostLongest)
-                    .build(group)
+                    .build(ordered)
                     .map_err(|e| GrammarError::Matcher(e.to_string()))?,
             );
         }
