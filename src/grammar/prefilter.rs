@@ -44,6 +44,14 @@ pub(super) fn balanced_groups<T>(items: &[T], max: usize) -> std::slice::Chunks<
     items.chunks(items.len().div_ceil(groups).max(1))
 }
 
+/// Lines a start-up repeats on every rank (SGLang's capture progress bar, a line per
+/// batch size; values made up): ordinary text for the fragments' choice, as [`TRAFFIC`]
+/// is, but not part of the sample Teddy's order is judged by (`teddy`), which is the
+/// traffic of hours.
+pub(super) const REPEATED_AT_START_UP: &[&str] = &[
+    "Capturing batches (bs=96 avail_mem=31.25 GB):  25%|##5       | 3/12 [00:01<00:03,  2.71it/s]",
+];
+
 /// Fragment lengths for the prefilter (`prefilter_fragments`): long enough that a
 /// SIMD search rarely stops on ordinary text, short enough to be shared by literals.
 pub(super) const FRAGMENT_MIN: usize = 4;
@@ -76,7 +84,9 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
     // hashed at every start-up, and the choice below orders fragments by their bytes
     // itself, so the map's order never shows.
     type Hasher = foldhash::fast::RandomState;
-    let ordinary: std::collections::HashSet<&[u8], Hasher> = (ordinary.iter().chain(TRAFFIC))
+    let ordinary: std::collections::HashSet<&[u8], Hasher> = (ordinary.iter())
+        .chain(TRAFFIC)
+        .chain(REPEATED_AT_START_UP)
         .flat_map(|c| windows(c.as_bytes()))
         .collect();
     // Which literals each usable fragment covers, as a bit set over literal indices.
@@ -471,7 +481,9 @@ regex = '(?:\w{100}){200}Loaded'
         let plain = |w: &[u8]| {
             w.len() < PLAIN_FRAGMENT_MIN && w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ')
         };
-        let ordinary: std::collections::HashSet<Vec<u8>> = (ordinary.iter().chain(TRAFFIC))
+        let ordinary: std::collections::HashSet<Vec<u8>> = (ordinary.iter())
+            .chain(TRAFFIC)
+            .chain(REPEATED_AT_START_UP)
             .flat_map(|c| windows(c.as_bytes()))
             .collect();
         let mut cover: BTreeMap<Vec<u8>, std::collections::BTreeSet<usize>> = BTreeMap::new();

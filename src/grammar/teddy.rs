@@ -11,23 +11,27 @@
 //! `buckets - 1 - i % buckets`), so the order chooses the buckets. Patterns whose nibbles
 //! agree, put together, accept little more than each alone.
 //!
-//! The order is chosen against the byte frequencies of the lines servers repeat for hours
+//! The order is chosen against the lines servers repeat for hours
 //! ([`super::prefilter::TRAFFIC`]): each pattern, costliest first, joins the bucket where
-//! it adds least to the expected comparisons per position. With the fragments chosen so
-//! that none begins like ordinary text (`prefilter::teddy_head`), the block prefilter
-//! over the 64 MB heads of the benchmark logs (callgrind, the built-in fragments searched
-//! alone) went from 220.6 to 134.3 M instructions on the shared log, 276.9 to 167.4 M on
-//! the vLLM V1 log and 210.8 to 131.5 M on this project's own, against 132.2 M for
-//! patterns that never occur. The order alone, with the old fragments, removed a third
-//! of the shared log's comparisons and 6 % of the vLLM log's (a model of Teddy's tables
-//! over 8 MB of each); the new fragments in the given order made twice as many (60
-//! patterns, more to a bucket). Only the order changes: which text
-//! matches, and where, does not. If a later aho-corasick assigns buckets otherwise, the
-//! order is merely unhelpful.
+//! it adds least to the comparisons a bucket would cost there (`Tables::cost`: the
+//! windows of those lines its tables pass, and as many again as their byte frequencies
+//! predict). With the fragments chosen so that none begins like ordinary text
+//! (`prefilter::teddy_head`), the block prefilter over the 64 MB heads of the benchmark
+//! logs (callgrind, the built-in fragments searched alone) went from 220.6 to 134.3 M
+//! instructions on the shared log, 276.9 to 167.4 M on the vLLM V1 log and 210.8 to
+//! 131.5 M on this project's own, against 132.2 M for patterns that never occur (ac487f0,
+//! by frequencies alone). Judged by frequencies alone, one more line of ordinary text
+//! (SGLang's capture bar, `prefilter::REPEATED_AT_START_UP`) changed the fragments and
+//! the order cost the shared log 13 % more; judged by both, the new fragments' order
+//! costs a model of Teddy's tables 0 comparisons on 4 MB of the shared log, 21 on the
+//! vLLM log's and 0 on the own log's (ac487f0's fragments and order: 5,256, 65,908 and
+//! 0). Only the order changes: which text matches, and where, does not. If a later
+//! aho-corasick assigns buckets otherwise, the order is merely unhelpful. Choosing it
+//! costs some 3.6 M instructions (about a millisecond) of every command's start-up.
 //!
 //! The noise test's literals (`prefilter::AnyLiteral`) are left in grammar order: they
 //! are fixed words, several of which begin like traffic (`INFO:`, `it/s]`), and ordered
-//! this way the test took 344.5 M instructions on the shared log's head instead of
+//! by frequencies the test took 344.5 M instructions on the shared log's head instead of
 //! 295.6 M (the vLLM log's fell by 20 M).
 
 use super::prefilter::TRAFFIC;
@@ -65,33 +69,129 @@ fn traffic_share() -> [[f64; 16]; 16] {
     share
 }
 
-/// Expected comparisons per position of a bucket holding `members`: the chance that a
-/// window passes its nibble tables, bytes taken as independent, times its pattern count.
-fn bucket_cost(patterns: &[&[u8]], members: &[usize], mask: usize, share: &[[f64; 16]; 16]) -> f64 {
-    if members.is_empty() {
-        return 0.0;
-    }
-    let mut pass = 1.0;
-    for j in 0..mask {
-        let (mut low, mut high) = (0u16, 0u16);
-        for p in members.iter().filter_map(|&m| patterns.get(m)) {
-            if let Some(&b) = p.get(j) {
-                low |= 1 << (b & 15);
-                high |= 1 << (b >> 4);
-            }
-        }
-        // In byte order, so that the sum is the same float whatever the members' order.
-        let mut here = 0.0;
-        for (hi, row) in share.iter().enumerate() {
-            for (lo, s) in row.iter().enumerate() {
-                if high & (1 << hi) != 0 && low & (1 << lo) != 0 {
-                    here += s;
+/// The four-byte windows of [`TRAFFIC`]'s lines, as bit sets over those windows: which
+/// have low (then high) nibble `v` at place `j` of the window.
+struct TrafficWindows {
+    count: usize,
+    low: Vec<[Vec<u64>; 16]>,
+    high: Vec<[Vec<u64>; 16]>,
+}
+
+impl TrafficWindows {
+    fn new(mask: usize) -> TrafficWindows {
+        let windows: Vec<&[u8]> = (TRAFFIC.iter())
+            .flat_map(|line| line.as_bytes().windows(MASK_MAX))
+            .collect();
+        let words = windows.len().div_ceil(64);
+        let empty = || std::array::from_fn(|_| vec![0u64; words]);
+        let mut low: Vec<[Vec<u64>; 16]> = (0..mask).map(|_| empty()).collect();
+        let mut high: Vec<[Vec<u64>; 16]> = (0..mask).map(|_| empty()).collect();
+        for (n, w) in windows.iter().enumerate() {
+            for (j, &b) in w.iter().take(mask).enumerate() {
+                let bit = 1u64 << (n % 64);
+                let cells = [
+                    low.get_mut(j).and_then(|t| t.get_mut(usize::from(b & 15))),
+                    high.get_mut(j).and_then(|t| t.get_mut(usize::from(b >> 4))),
+                ];
+                for cell in cells.into_iter().flatten() {
+                    if let Some(word) = cell.get_mut(n / 64) {
+                        *word |= bit;
+                    }
                 }
             }
         }
-        pass *= here;
+        TrafficWindows {
+            count: windows.len(),
+            low,
+            high,
+        }
     }
-    pass * members.len() as f64
+
+    /// How many windows pass a bucket's tables.
+    fn passing(&self, t: &Tables, mask: usize) -> usize {
+        let words = self.count.div_ceil(64);
+        let (mut pass, mut any) = (vec![u64::MAX; words], vec![0u64; words]);
+        let places = (self.low.iter().zip(t.low)).chain(self.high.iter().zip(t.high));
+        for (by_nibble, set) in places.take(2 * mask) {
+            any.fill(0);
+            for through in bits(set).filter_map(|v| by_nibble.get(v)) {
+                any.iter_mut().zip(through).for_each(|(a, x)| *a |= x);
+            }
+            pass.iter_mut().zip(&any).for_each(|(p, a)| *p &= a);
+        }
+        pass.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// The nibble values a table holds, in ascending order.
+fn bits(set: u16) -> impl Iterator<Item = usize> {
+    let mut left = set;
+    std::iter::from_fn(move || {
+        let v = left.trailing_zeros();
+        left &= left.wrapping_sub(1);
+        (v < 16).then_some(v as usize)
+    })
+}
+
+/// What a bucket's cost is judged by: [`TRAFFIC`]'s windows and its byte shares.
+struct Sample {
+    windows: TrafficWindows,
+    share: [[f64; 16]; 16],
+}
+
+/// A bucket's tables: the nibbles its patterns hold at each place, and how many it holds.
+#[derive(Clone, Copy, Default)]
+struct Tables {
+    low: [u16; MASK_MAX],
+    high: [u16; MASK_MAX],
+    patterns: usize,
+}
+
+impl Tables {
+    fn with(mut self, pattern: &[u8]) -> Tables {
+        for ((low, high), &b) in self.low.iter_mut().zip(&mut self.high).zip(pattern) {
+            *low |= 1 << (b & 15);
+            *high |= 1 << (b >> 4);
+        }
+        self.patterns += 1;
+        self
+    }
+
+    /// Comparisons the bucket would cost over [`TRAFFIC`]: the windows of its lines that
+    /// pass the bucket's tables, plus as many again as the lines' byte frequencies predict
+    /// for a text of their length with the bytes independent, times the bucket's pattern
+    /// count. The windows are the words servers do print (`page`, `fail`, `cache`); the
+    /// frequencies stand for the rest of a server's lines, other values and other words.
+    /// Either alone chose orders that cost much more on some log: by frequencies alone an
+    /// order put `capturin` beside `Failed` and `paged KV`, whose tables pass most words of
+    /// the form `?a??`, and by the windows alone the order fitted TRAFFIC's 2 KB and little
+    /// else (a model of Teddy's tables over the benchmark logs).
+    fn cost(&self, mask: usize, sample: &Sample) -> f64 {
+        if self.patterns == 0 {
+            return 0.0;
+        }
+        let mut pass = 1.0;
+        for (&low, &high) in self.low.iter().zip(&self.high).take(mask) {
+            // In byte order, so that the sum is the same float whatever the members' order.
+            let mut here = 0.0;
+            for hi in bits(high) {
+                for lo in bits(low) {
+                    here += (sample.share.get(hi).and_then(|row| row.get(lo))).unwrap_or(&0.0);
+                }
+            }
+            pass *= here;
+        }
+        let seen = sample.windows.passing(self, mask) as f64;
+        (seen + pass * sample.windows.count as f64) * self.patterns as f64
+    }
+}
+
+/// Comparisons a bucket holding `members` would cost (the order's tests).
+#[cfg(test)]
+fn bucket_cost(patterns: &[&[u8]], members: &[usize], mask: usize, sample: &Sample) -> f64 {
+    (members.iter().filter_map(|&m| patterns.get(m)))
+        .fold(Tables::default(), |t, p| t.with(p))
+        .cost(mask, sample)
 }
 
 /// The order (indices into `patterns`) to give Teddy's builder.
@@ -103,7 +203,10 @@ pub(super) fn teddy_order<P: AsRef<[u8]>>(patterns: &[P]) -> Vec<usize> {
         return (0..n).collect();
     }
     let buckets = bucket_count(n);
-    let share = traffic_share();
+    let sample = Sample {
+        windows: TrafficWindows::new(mask),
+        share: traffic_share(),
+    };
     // Where pattern `i` of the order goes: bucket `buckets - 1 - i % buckets`.
     let bucket_of = |i: usize| buckets - 1 - i % buckets;
     let mut room = vec![0usize; buckets];
@@ -112,33 +215,36 @@ pub(super) fn teddy_order<P: AsRef<[u8]>>(patterns: &[P]) -> Vec<usize> {
             *r += 1;
         }
     }
-    let alone: Vec<f64> = (0..n)
-        .map(|i| bucket_cost(&patterns, &[i], mask, &share))
+    let alone: Vec<f64> = (patterns.iter())
+        .map(|p| Tables::default().with(p).cost(mask, &sample))
         .collect();
     let mut by_cost: Vec<usize> = (0..n).collect();
     // Stable: of equal costs, the earlier pattern first.
     by_cost.sort_by(|&a, &b| alone[b].total_cmp(&alone[a]));
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); buckets];
+    let mut tables = vec![Tables::default(); buckets];
     let mut cost = vec![0.0f64; buckets];
     for i in by_cost {
-        let mut best: Option<(f64, usize)> = None;
-        for b in 0..buckets {
-            let (Some(m), Some(&r), Some(&c)) = (members.get(b), room.get(b), cost.get(b)) else {
-                continue;
-            };
-            if m.len() >= r {
+        let Some(p) = patterns.get(i) else { continue };
+        let mut best: Option<(f64, usize, Tables)> = None;
+        for (b, (t, (&r, &c))) in tables.iter().zip(room.iter().zip(&cost)).enumerate() {
+            if t.patterns >= r {
                 continue;
             }
-            let mut with = m.clone();
-            with.push(i);
-            let added = bucket_cost(&patterns, &with, mask, &share) - c;
-            if best.is_none_or(|(a, _)| added < a) {
-                best = Some((added, b));
+            let grown = t.with(p);
+            let added = grown.cost(mask, &sample) - c;
+            if best.is_none_or(|(a, _, _)| added < a) {
+                best = Some((added, b, grown));
             }
         }
-        let Some((added, b)) = best else { continue };
-        if let (Some(m), Some(c)) = (members.get_mut(b), cost.get_mut(b)) {
+        let Some((added, b, grown)) = best else {
+            continue;
+        };
+        if let (Some(m), Some(t), Some(c)) =
+            (members.get_mut(b), tables.get_mut(b), cost.get_mut(b))
+        {
             m.push(i);
+            *t = grown;
             *c += added;
         }
     }
@@ -186,7 +292,10 @@ mod tests {
             together >= 16,
             "{together} of 20 pairs share a bucket: {order:?}"
         );
-        let share = traffic_share();
+        let sample = Sample {
+            windows: TrafficWindows::new(4),
+            share: traffic_share(),
+        };
         let bytes: Vec<&[u8]> = pats.iter().map(String::as_bytes).collect();
         let total = |order: &[usize]| -> f64 {
             let mut members = vec![Vec::new(); 16];
@@ -195,7 +304,7 @@ mod tests {
             }
             members
                 .iter()
-                .map(|m| bucket_cost(&bytes, m, 4, &share))
+                .map(|m| bucket_cost(&bytes, m, 4, &sample))
                 .sum()
         };
         let given: Vec<usize> = (0..40).collect();
