@@ -656,9 +656,17 @@ regex = '(?:\w{100}){200}Loaded'
         // vLLM V1 metrics line took the event path.
         let gs = GrammarSet::builtin().unwrap();
         assert_eq!(gs.prefilter.len(), 1);
-        for line in TRAFFIC {
+        for line in TRAFFIC.iter().chain(REPEATED_AT_START_UP) {
             let hits = gs.literal_hits(line.as_bytes());
             assert!(hits.is_empty(), "{line}: {hits:?}");
+        }
+        // The capture bar as `mkranks.py` and SGLang's tqdm write it, other values: it
+        // used to hit `pturing ` (16 lines of each rank file down the event path).
+        for bar in [
+            "Capturing batches (bs=128 avail_mem=0.64 GB):   6% Completed | 1/15 [00:00<00:02, 1.40it/s]",
+            "Capturing batches (bs=8 avail_mem=70.12 GB):  93%|█████████▎| 14/15 [00:03<00:00,  4.01it/s]",
+        ] {
+            assert!(gs.literal_hits(bar.as_bytes()).is_empty(), "{bar}");
         }
         let own = "(APIServer pid=9) INFO 07-08 01:02:03 [loggers.py:99] Engine 001: Avg prompt \
                    throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: \
