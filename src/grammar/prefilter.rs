@@ -71,8 +71,8 @@ pub(super) const PLAIN_FRAGMENT_MIN: usize = 6;
 /// never chosen, nor is one whose first four bytes are found there ([`teddy_head`]:
 /// `complete` stopped Teddy at every `/v1/chat/completions`), nor one of lower-case
 /// letters and spaces shorter than [`PLAIN_FRAGMENT_MIN`]; a literal with no other
-/// fragment is looked for whole. With the
-/// built-in grammars, 133 literals become 60 fragments: one automaton, one pass.
+/// fragment is looked for whole. With the built-in grammars, 133 literals become 60
+/// fragments: one automaton, one pass.
 pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec<Vec<u8>> {
     fn windows(s: &[u8]) -> impl Iterator<Item = &[u8]> {
         (FRAGMENT_MIN..=FRAGMENT_MAX.min(s.len())).flat_map(move |n| s.windows(n))
@@ -80,14 +80,16 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
     let plain = |w: &[u8]| {
         w.len() < PLAIN_FRAGMENT_MIN && w.iter().all(|&b| b.is_ascii_lowercase() || b == b' ')
     };
-    // foldhash, not SipHash, and no ordered map: some 20,000 windows of a few bytes are
+    // foldhash, not SipHash, and no ordered map: thousands of windows of a few bytes are
     // hashed at every start-up, and the choice below orders fragments by their bytes
     // itself, so the map's order never shows.
     type Hasher = foldhash::fast::RandomState;
+    // Only the ordinary text's four-byte windows: a fragment found there whole begins
+    // with one of them, so the test of its head is the test of the whole.
     let ordinary: std::collections::HashSet<&[u8], Hasher> = (ordinary.iter())
         .chain(TRAFFIC)
         .chain(REPEATED_AT_START_UP)
-        .flat_map(|c| windows(c.as_bytes()))
+        .flat_map(|c| c.as_bytes().windows(FRAGMENT_MIN))
         .collect();
     // Which literals each usable fragment covers, as a bit set over literal indices.
     let words = literals.len().div_ceil(64);
@@ -95,7 +97,7 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
     let mut cover: std::collections::HashMap<&[u8], Vec<u64>, Hasher> = Default::default();
     for (i, lit) in literals.iter().enumerate() {
         for w in windows(lit.as_bytes()) {
-            if plain(w) || ordinary.contains(w) || ordinary.contains(teddy_head(w)) {
+            if plain(w) || ordinary.contains(teddy_head(w)) {
                 continue;
             }
             let set = cover.entry(w).or_insert_with(|| vec![0; words]);
@@ -469,6 +471,14 @@ regex = '(?:\w{100}){200}Loaded'
         (lits, ordinary)
     }
 
+    /// The built-in literals, the ordinary text, and the fragments chosen from them.
+    fn builtin_fragments(gs: &GrammarSet) -> (Vec<String>, Vec<String>, Vec<Vec<u8>>) {
+        let (lits, ordinary) = literals_and_ordinary(gs);
+        let view: Vec<&str> = ordinary.iter().map(String::as_str).collect();
+        let frags = prefilter_fragments(&lits, &view);
+        (lits, ordinary, frags)
+    }
+
     /// The greedy choice as first written: every fragment's count computed again at each
     /// step. The reference `prefilter_fragments`' lazy heap must agree with, choice for
     /// choice and in order.
@@ -538,9 +548,8 @@ regex = '(?:\w{100}){200}Loaded'
         // them, then made-up sets where many fragments tie (shared words, one literal
         // repeated with a digit changed), over more than 64 literals (two bit words).
         let gs = GrammarSet::builtin().unwrap();
-        let (lits, ordinary) = literals_and_ordinary(&gs);
+        let (lits, ordinary, builtin) = builtin_fragments(&gs);
         let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
-        let builtin = prefilter_fragments(&lits, &ordinary);
         assert_eq!(builtin, fragments_by_rescanning(&lits, &ordinary));
         assert!(builtin.len() > 40, "{} fragments", builtin.len());
         let made_up: Vec<String> = (0..90)
@@ -560,9 +569,7 @@ regex = '(?:\w{100}){200}Loaded'
     fn every_builtin_literal_holds_a_fragment() {
         let gs = GrammarSet::builtin().unwrap();
         let (frags, literal_count) = {
-            let (lits, ordinary) = literals_and_ordinary(&gs);
-            let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
-            let f = prefilter_fragments(&lits, &ordinary);
+            let (lits, _, f) = builtin_fragments(&gs);
             for l in &lits {
                 assert!(
                     f.iter()
@@ -597,9 +604,7 @@ regex = '(?:\w{100}){200}Loaded'
         // a bucket's tables: each is a comparison of that bucket's patterns. Lines like
         // TRAFFIC's with other values, so not the sample the order was chosen on.
         let gs = GrammarSet::builtin().unwrap();
-        let (lits, ordinary) = literals_and_ordinary(&gs);
-        let ordinary: Vec<&str> = ordinary.iter().map(String::as_str).collect();
-        let frags = prefilter_fragments(&lits, &ordinary);
+        let (_, _, frags) = builtin_fragments(&gs);
         let mut text = String::new();
         for i in 0..200u32 {
             text += &format!(
