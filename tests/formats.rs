@@ -482,3 +482,34 @@ fn c10_warning_message_starts_after_its_prefix() {
         Some("TP3")
     );
 }
+
+#[test]
+fn serving_traffic_is_known_noise_in_every_wording() {
+    // SGLang's scheduler lines in the wordings of 0.1–0.4 (`Decode batch. `, the trailing
+    // `, ` of one version's prefill line), of later versions (`Decode batch, `) and of 2025
+    // on (`Decode batch [forward count], `); vLLM V0's stat line and V1's behind
+    // `Engine 000: `, the request log's `Received request`, V0's `Added request` and
+    // `Finished request`. One SGLang record that holds none of them.
+    let run = run_of("server.log",
+        "[2026-03-04 10:11:00 TP0] Load weight begin. avail mem=70.10 GB\n\
+         [2026-03-04 10:11:30 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.00, #running-req: 0, #queue-req: 0, \n\
+         [2026-03-04 10:11:31 TP0] Decode batch. #running-req: 1, #token: 40, token usage: 0.00, gen throughput (token/s): 3.21, #queue-req: 0\n\
+         [2026-03-04 10:11:32 DP0 TP0 EP0] Prefill batch, #new-seq: 2, #new-token: 512, #cached-token: 64, token usage: 0.01, #running-req: 1, #queue-req: 0\n\
+         [2026-03-04 10:11:33 DP0 TP0 EP0] Decode batch, #running-req: 3, #token: 900, token usage: 0.02, cuda graph: True, gen throughput (token/s): 88.10, #queue-req: 0\n\
+         [2026-03-04 10:11:34 TP0] Decode batch [4077], #running-req: 5, #token: 1500, token usage: 0.03, cuda graph: True, gen throughput (token/s): 201.55, #queue-req: 0,\n\
+         INFO 03-04 10:11:35 metrics.py:351] Avg prompt throughput: 10.2 tokens/s, Avg generation throughput: 31.0 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.3%, CPU KV cache usage: 0.0%.\n\
+         (APIServer pid=4120) INFO 03-04 10:11:36 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 12.5 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.2%, Prefix cache hit rate: 0.0%\n\
+         INFO 03-04 10:11:37 [logger.py:41] Received request cmpl-77aa: prompt: 'Hi there', params: SamplingParams(n=1, temperature=0.0, max_tokens=8), prompt_token_ids: None, lora_request: None.\n\
+         INFO 03-04 10:11:37 async_llm_engine.py:208] Added request cmpl-77aa.\n\
+         INFO 03-04 10:11:38 async_llm_engine.py:176] Finished request cmpl-77aa.\n\
+         [2026-03-04 10:11:39 TP0] Cache flushed successfully!\n",
+    );
+    assert_eq!(events(&run), ["weight_load_begin@TP0"]);
+    let c = run.counts();
+    // Lines 2–11 are traffic; line 12 is an SGLang record with nothing to report.
+    assert_eq!(
+        (c.events, c.noise, c.records, c.unknown),
+        (1, 10, 1, 0),
+        "traffic is noise, not other records"
+    );
+}
