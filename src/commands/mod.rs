@@ -40,7 +40,7 @@ pub struct LogContext {
 impl LogContext {
     pub fn new(log: &LogArgs, style: Style) -> Result<LogContext> {
         Ok(LogContext {
-            grammars: GrammarSet::new(grammar::load_all(&log.grammars)?)?,
+            grammars: GrammarSet::for_reading_logs(grammar::load_all(&log.grammars)?)?,
             opts: LoadOptions {
                 attempt: match log.attempt {
                     Some(crate::cli::Attempt::Number(n)) => Some(n as usize),

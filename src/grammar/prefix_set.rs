@@ -46,6 +46,12 @@ impl PrefixSet {
         self.set(line.is_ascii()).map(|s| s.matches(line))
     }
 
+    /// Compiles the set ASCII lines are read with now rather than at its first use (a
+    /// command about to read logs builds it beside its other automata).
+    pub(crate) fn warm(&self) {
+        self.set(true);
+    }
+
     /// The set of the prefixes' ASCII twins (exact on ASCII text) or of their widened
     /// patterns (a filter for any text), compiled at its first use.
     fn set(&self, ascii: bool) -> Option<&regex::RegexSet> {

@@ -3,6 +3,7 @@
 
 use super::teddy::teddy_order;
 use super::*;
+use rayon::prelude::*;
 
 /// A prefix's match in a line, while `find_prefix` looks for the one that governs.
 struct PrefixMatch<'g, 'h> {
@@ -58,6 +59,41 @@ pub struct LineMatch {
 /// The most event literals whose line automaton is a DFA (see `GrammarSet::new`).
 const LINE_DFA_MAX_LITERALS: usize = 512;
 
+/// Every event literal in one automaton, for the lines the prefilter hit. A DFA's table
+/// grows with the literals' bytes (1.3 MB for the built-in grammars' 133); past
+/// `LINE_DFA_MAX_LITERALS` (a user's grammars of thousands) the automaton is a contiguous
+/// NFA, slower per byte, a tenth of the memory.
+fn line_automaton(literals: &[String]) -> Result<AhoCorasick, GrammarError> {
+    let kind = if literals.len() <= LINE_DFA_MAX_LITERALS {
+        aho_corasick::AhoCorasickKind::DFA
+    } else {
+        aho_corasick::AhoCorasickKind::ContiguousNFA
+    };
+    AhoCorasickBuilder::new()
+        .kind(Some(kind))
+        .prefilter(false)
+        .build(literals)
+        .map_err(|e| GrammarError::Matcher(e.to_string()))
+}
+
+/// The block prefilter: the literals' fragments (`prefilter_fragments`), in groups one
+/// packed searcher each takes, each group in the order that chooses Teddy's buckets.
+fn prefilter_automata(
+    literals: &[String],
+    ordinary: &[&str],
+) -> Result<Vec<AhoCorasick>, GrammarError> {
+    let fragments = prefilter_fragments(literals, ordinary);
+    balanced_groups(&fragments, FRAGMENTS_PER_GROUP)
+        .map(|group| {
+            let ordered = (teddy_order(group).into_iter()).filter_map(|i| group.get(i));
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(ordered)
+                .map_err(|e| GrammarError::Matcher(e.to_string()))
+        })
+        .collect()
+}
+
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
@@ -86,7 +122,8 @@ pub struct GrammarSet {
     pub(super) knowledge: Knowledge,
     /// Every grammar's prefixes as one filter set (`grammar::prefix_set`): `detect` runs it on the first lines of every file and `find_prefix` on every event
     /// line, one pass where there was one per prefix (a tenth of loading 1,024 small
-    /// files). Compiled on first use, so commands that read no log do not compile it.
+    /// files). Compiled with the set for a command that reads logs
+    /// ([`GrammarSet::for_reading_logs`]), else on first use.
     pub(super) prefix_set: PrefixSet,
     /// `builtin[g]`: grammar `g` is compiled into the binary. A user's grammar (the user
     /// directory, `--grammar`) is tried before every built-in one, so its own wording wins
@@ -121,8 +158,9 @@ impl GrammarSet {
 
     /// The built-in grammars in load order: by `priority`, then file name.
     pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
-        let mut list = BUILTIN
-            .iter()
+        // Each grammar compiles on its own (TOML, regexes, frame tables): a third of a
+        // command's start-up, shared among the pool's threads. `collect` keeps the order.
+        let mut list = (BUILTIN.par_iter())
             .map(|(id, text)| Grammar::from_toml(text, &format!("builtin:{id}")))
             .collect::<Result<Vec<_>, _>>()?;
         list.sort_by_key(|g| g.spec.priority);
@@ -131,6 +169,17 @@ impl GrammarSet {
 
     /// Compiles grammars, in load order, into one set.
     pub fn new(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
+        Self::build(grammars, false)
+    }
+
+    /// [`GrammarSet::new`] for a command that reads logs: the prefix set every file's
+    /// detection runs first is compiled now, beside the automata, not on the first
+    /// file's critical path.
+    pub fn for_reading_logs(grammars: Vec<Grammar>) -> Result<GrammarSet, GrammarError> {
+        Self::build(grammars, true)
+    }
+
+    fn build(grammars: Vec<Grammar>, warm_prefix_set: bool) -> Result<GrammarSet, GrammarError> {
         let mut literals: Vec<String> = Vec::new();
         let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut starts: Vec<String> = Vec::new();
@@ -154,38 +203,37 @@ impl GrammarSet {
                 noise.extend(n.literals.iter().cloned());
             }
         }
-        // A DFA's table grows with the literals' bytes (1.3 MB for the built-in grammars'
-        // 133); past `LINE_DFA_MAX_LITERALS` (a user's grammars of thousands) the
-        // automaton is a contiguous NFA, slower per byte, a tenth of the memory.
-        let kind = if literals.len() <= LINE_DFA_MAX_LITERALS {
-            aho_corasick::AhoCorasickKind::DFA
-        } else {
-            aho_corasick::AhoCorasickKind::ContiguousNFA
-        };
-        let line_literals = AhoCorasickBuilder::new()
-            .kind(Some(kind))
-            .prefilter(false)
-            .build(&literals)
-            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
-        let ordinary: Vec<&str> = starts.iter().chain(&noise).map(String::as_str).collect();
-        let mut prefilter = Vec::new();
-        let fragments = prefilter_fragments(&literals, &ordinary);
-        for group in balanced_groups(&fragments, FRAGMENTS_PER_GROUP) {
-            let ordered = (teddy_order(group).into_iter()).filter_map(|i| group.get(i));
-            prefilter.push(
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(ordered)
-                    .map_err(|e| GrammarError::Matcher(e.to_string()))?,
-            );
-        }
-        starts.retain(|s| !s.is_empty());
-        let start_ac = AhoCorasickBuilder::new()
-            .start_kind(StartKind::Anchored)
-            .build(&starts)
-            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
-        noise.retain(|s| !s.is_empty());
-        let noise = AnyLiteral::new(&noise)?;
+        let prefix_set = PrefixSet::new(&grammars);
+        // The line automaton (a DFA: half of the set's compile time) is built beside the
+        // prefilter, the record starts and the noise literals, and, for a command that
+        // reads logs, the prefix set: on two threads the start-up's critical path is
+        // about half its CPU time.
+        let (line_literals, (scanners, ())) = rayon::join(
+            || line_automaton(&literals),
+            || {
+                rayon::join(
+                    || {
+                        let ordinary: Vec<&str> =
+                            starts.iter().chain(&noise).map(String::as_str).collect();
+                        let prefilter = prefilter_automata(&literals, &ordinary)?;
+                        starts.retain(|s| !s.is_empty());
+                        let start_ac = AhoCorasickBuilder::new()
+                            .start_kind(StartKind::Anchored)
+                            .build(&starts)
+                            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+                        noise.retain(|s| !s.is_empty());
+                        Ok::<_, GrammarError>((prefilter, start_ac, AnyLiteral::new(&noise)?))
+                    },
+                    || {
+                        if warm_prefix_set {
+                            prefix_set.warm();
+                        }
+                    },
+                )
+            },
+        );
+        let line_literals = line_literals?;
+        let (prefilter, start_ac, noise) = scanners?;
         let mut knowledge = Knowledge::empty();
         for g in &grammars {
             knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
@@ -204,7 +252,7 @@ impl GrammarSet {
             noise,
             reference_date: None,
             knowledge,
-            prefix_set: PrefixSet::new(&grammars),
+            prefix_set,
             dating: std::sync::OnceLock::new(),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
