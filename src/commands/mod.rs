@@ -54,6 +54,13 @@ impl LogContext {
         })
     }
 
+    /// The context of a command that shows no run identity: files are not hashed as
+    /// they are read ([`LoadOptions::digest`]).
+    pub fn without_identity(mut self) -> LogContext {
+        self.opts.digest = false;
+        self
+    }
+
     /// Every start-up of the run, first to last, each as `--attempt N` gives it, handed
     /// to `each` (`Session::load_every_attempt`: a one-node run is read once). Without
     /// `--attempt all`, the one start-up `--attempt` names.

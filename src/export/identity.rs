@@ -203,5 +203,21 @@ mod tests {
         let expected =
             xxhash_rust::xxh3::xxh3_64(&xxhash_rust::xxh3::xxh3_64(&whole).to_le_bytes());
         assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
+        // Loaded for a command that shows no identity, a small and a large (block-read)
+        // file are not hashed as read; their hash, when asked, is read again and the same.
+        for opts in [4096, crate::ingest::scan::DEFAULT_BLOCK].map(|block_size| LoadOptions {
+            block_size,
+            digest: false,
+            ..LoadOptions::default()
+        }) {
+            let path = "samples/tp8-baseline/server.log";
+            let inputs = Inputs::discover(&[PathBuf::from(path)]).unwrap();
+            let s = Session::load(&gs, &inputs, &opts, &|_, _| {}).unwrap();
+            assert!(s.files.iter().all(|f| f.digest.get().is_none()));
+            let whole = std::fs::read(path).unwrap();
+            let expected =
+                xxhash_rust::xxh3::xxh3_64(&xxhash_rust::xxh3::xxh3_64(&whole).to_le_bytes());
+            assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
+        }
     }
 }

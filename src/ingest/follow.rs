@@ -770,7 +770,7 @@ fn decode_whole(f: &Followed) -> (Vec<u8>, Option<StopReason>) {
     let Some(first) = f.segments.first() else {
         return (Vec::new(), None);
     };
-    let mut stream = match source::open_stream(&first.file) {
+    let mut stream = match source::open_stream(&first.file, false) {
         Ok(s) => s,
         Err(e) => return (Vec::new(), Some(StopReason::Error(e.to_string()))),
     };

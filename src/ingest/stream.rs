@@ -167,13 +167,14 @@ impl<R: Read> Read for Limited<R> {
 
 /// Opens a log source as a byte stream, decompressing as needed.
 pub(crate) fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
-    open_stream(sf).map(|s| s.reader)
+    open_stream(sf, false).map(|s| s.reader)
 }
 
 /// Opens a log source: the compression is read from the stream's first bytes (so gzip
 /// and zstd on stdin or through a FIFO are decompressed too), and decompression stops
-/// at the limits in [`limits`].
-pub(crate) fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
+/// at the limits in [`limits`]. With `hash`, a regular file's bytes are hashed as they
+/// are read (`Stream::raw_digest`, the run's identity).
+pub(crate) fn open_stream(sf: &SourceFile, hash: bool) -> Result<Stream, SourceError> {
     let unreadable = |source| SourceError::Unreadable {
         path: sf.display(),
         source,
@@ -190,7 +191,7 @@ pub(crate) fn open_stream(sf: &SourceFile) -> Result<Stream, SourceError> {
         count: raw_read.clone(),
         // Only a regular file (listed with a size) has a content hash: stdin, a FIFO or
         // a device cannot be read again to check it, and is given none (docs/json.md).
-        hasher: (sf.size.is_some() && !sf.is_stdin())
+        hasher: (hash && sf.size.is_some() && !sf.is_stdin())
             .then(|| Box::new(xxhash_rust::xxh3::Xxh3::new())),
         digest: raw_digest.clone(),
     };

@@ -37,7 +37,7 @@ fn scan_file(
         return Ok(f);
     }
     let opts = &block_for(opts, sf);
-    let stream = source::open_stream(sf)?;
+    let stream = source::open_stream(sf, opts.digest)?;
     let raw = stream.raw_counter();
     let digest = stream.raw_digest();
     let compression = stream.compression;
@@ -153,7 +153,7 @@ fn scan_small_file(
         .into());
     }
     let mut scan = scan::scan_whole(gs, index, &bytes, budget, |n| progress(index, n));
-    if stop.is_none() {
+    if stop.is_none() && opts.digest {
         let _ = sf.digest.set(xxhash_rust::xxh3::xxh3_64(&bytes));
     }
     scan.read_stop = stop;
