@@ -98,12 +98,10 @@ fn run(cli: Cli) -> Result<u8> {
     commands::progress::set_machine_output(&cli.command);
     let style = Style::decide(cli.global.color, cli.global.width.map(usize::from));
     let leading = &cli.global.log;
-    let logs = |own: &LogArgs| LogContext::new(&leading.merged(own), style);
-    // The JSON and NDJSON outputs, `report` and `watch` show the run's identity (its
-    // files' content hash); text, the TUI and the exports read each file without hashing.
-    let logs_for = |own: &LogArgs, identity: bool| match identity {
-        true => logs(own),
-        false => logs(own).map(LogContext::without_identity),
+    let identity = cli.command.shows_identity();
+    let logs = |own: &LogArgs| {
+        let cx = LogContext::new(&leading.merged(own), style)?;
+        Ok::<_, anyhow::Error>(if identity { cx } else { cx.without_identity() })
     };
     match &cli.command {
         Command::Summary {
@@ -114,15 +112,7 @@ fn run(cli: Cli) -> Result<u8> {
             exit_code,
             memory,
             log,
-        } => commands::summary::run(
-            &logs_for(log, *json || *ndjson)?,
-            run,
-            *ranks,
-            *json,
-            *ndjson,
-            *exit_code,
-            memory,
-        ),
+        } => commands::summary::run(&logs(log)?, run, *ranks, *json, *ndjson, *exit_code, memory),
         Command::Events {
             run,
             json,
@@ -130,13 +120,7 @@ fn run(cli: Cli) -> Result<u8> {
             kinds,
             rank,
             log,
-        } => commands::events::run(
-            &logs_for(log, *json || *ndjson)?,
-            run,
-            *json,
-            *ndjson,
-            &event_filter(kinds, rank),
-        ),
+        } => commands::events::run(&logs(log)?, run, *json, *ndjson, &event_filter(kinds, rank)),
         Command::Diff {
             paths,
             baseline,
@@ -146,7 +130,7 @@ fn run(cli: Cli) -> Result<u8> {
             memory,
             log,
         } => commands::diff::run(
-            &logs_for(log, *json)?,
+            &logs(log)?,
             paths,
             baseline,
             *json,
@@ -167,7 +151,7 @@ fn run(cli: Cli) -> Result<u8> {
             time_tolerance,
             log,
         } => commands::tui::run(
-            logs_for(log, false)?,
+            logs(log)?,
             run,
             vs,
             *first_frame,
@@ -217,7 +201,7 @@ fn run(cli: Cli) -> Result<u8> {
             perfetto,
             prometheus,
             log,
-        } => commands::export::run(&logs_for(log, false)?, run, perfetto.as_ref(), *prometheus),
+        } => commands::export::run(&logs(log)?, run, perfetto.as_ref(), *prometheus),
         Command::Schema { document } => {
             without_log(leading, "schema", || commands::schema::run(*document))
         }

@@ -387,6 +387,27 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether the output shows the run's identity (its files' content hash, computed as
+    /// they are read): the JSON and NDJSON documents, the report page and `watch`. The
+    /// others load without hashing (`LoadOptions::digest`); an identity asked of such a
+    /// load reads the files again.
+    pub fn shows_identity(&self) -> bool {
+        match self {
+            Command::Summary { json, ndjson, .. } | Command::Events { json, ndjson, .. } => {
+                *json || *ndjson
+            }
+            Command::Diff { json, .. } => *json,
+            Command::Report { .. } | Command::Watch { .. } => true,
+            Command::Tui { .. } | Command::Export { .. } | Command::Mem { .. } => false,
+            Command::Grammars { .. }
+            | Command::Schema { .. }
+            | Command::Completions { .. }
+            | Command::Man { .. } => false,
+        }
+    }
+}
+
 /// The JSON documents with a published schema (docs/schema/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SchemaDocument {
