@@ -381,15 +381,24 @@ fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
     merger.push_block(r, b.bytes(), b.cut_tail);
 }
 
-/// A scanned block on its way to the merge.
+/// A scanned block on its way to the merge. A scanning job sends one, or `None` when the
+/// input had no block left as it came to read one.
 struct Scanned {
     /// Its place in the input, counted in blocks.
     index: u64,
     block: Block,
-    /// Bytes read when it was handed over (for progress).
+    /// Bytes read when it was read (for progress).
     read: u64,
     /// Its scan, or the panic that ended it.
     scan: std::thread::Result<BlockScan>,
+}
+
+/// The input's reader as the scanning jobs share it: each job reads its block under the
+/// lock, so blocks are read, numbered and hashed in input order.
+struct SharedReader<R> {
+    blocks: BlockReader<R>,
+    /// The next block's place in the input.
+    next_index: u64,
 }
 
 struct BlockScanner<'a> {
@@ -398,96 +407,127 @@ struct BlockScanner<'a> {
 }
 
 impl BlockScanner<'_> {
-    /// Scans the blocks of a long input as they are read: a thread of its own reads them
-    /// (the kernel's copy, decompression, the content hash were a quarter of the wall
-    /// time of a 256 MiB log at two threads while the scanning threads waited for them),
-    /// each block is scanned on whichever pool thread is free, and this thread merges them
-    /// in input order as they finish. Scanned in batches, every pool thread waited at the
-    /// end of each batch for its slowest block and for the merge. At most `window`
-    /// blocks are scanned or waiting for the merge at once, plus the one the reader
-    /// holds: memory stays bounded whatever the blocks' speeds.
+    /// Scans the blocks of a long input as they are read: each job of the pool reads the
+    /// next block itself (under a lock, so in order) and scans it, and this thread merges
+    /// the scans in input order as they finish. A reader thread of its own handed each
+    /// block to a scanning thread: on two cores the three threads took turns (a thousand
+    /// context switches for 256 MiB) and each block was scanned on another core than the
+    /// one its copy had warmed; scanned in batches, every thread waited at the end of each
+    /// batch for its slowest block. At most `window` blocks are read and not yet merged:
+    /// memory stays bounded whatever the blocks' speeds.
     fn blocks_as_read<R: Read + Send>(
         &self,
         merger: &mut Merger,
-        mut blocks: BlockReader<R>,
+        blocks: BlockReader<R>,
         first: Vec<Block>,
         window: usize,
         progress: &mut impl FnMut(u64),
     ) -> BlockReader<R> {
         let first_total = blocks.total();
-        std::thread::scope(|s| {
-            let (to_scan, read) = std::sync::mpsc::sync_channel::<(Block, u64)>(0);
-            let (give_back, merged) = std::sync::mpsc::channel::<Block>();
-            let reader = s.spawn(move || loop {
-                blocks.recycle(merged.try_iter().collect());
-                let Some(block) = blocks.next_batch(1).pop() else {
-                    return blocks;
-                };
-                if to_scan.send((block, blocks.total())).is_err() {
-                    return blocks;
-                }
-            });
-            let incoming = first.into_iter().map(|b| (b, first_total)).chain(read);
-            self.scan_in_order(merger, incoming, window, progress, &give_back);
-            reader.join()
-        })
-        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
-    }
-
-    /// Hands the incoming blocks to the pool, at most `window` unmerged at once, and
-    /// merges them in order; each merged block goes back through `give_back`.
-    fn scan_in_order(
-        &self,
-        merger: &mut Merger,
-        mut incoming: impl Iterator<Item = (Block, u64)>,
-        window: usize,
-        progress: &mut impl FnMut(u64),
-        give_back: &std::sync::mpsc::Sender<Block>,
-    ) {
-        let (done, finished) = std::sync::mpsc::channel::<Scanned>();
+        let shared = std::sync::Mutex::new(SharedReader {
+            blocks,
+            next_index: first.len() as u64,
+        });
+        let given_back = std::sync::Mutex::new(Vec::new());
+        let (done, finished) = std::sync::mpsc::channel::<Option<Scanned>>();
         let mut waiting: BTreeMap<u64, (Block, u64, BlockScan)> = BTreeMap::new();
-        let (mut handed, mut next_merge) = (0u64, 0u64);
+        // Jobs handed out and not yet heard from; blocks merged; whether a job found the
+        // input at its end (no job is handed out after that).
+        let (mut outstanding, mut next_merge, mut ended) = (0usize, 0u64, false);
         // On a thread that is not one of the pool's, the pool's threads scan while this
-        // one hands out blocks and merges; on one of the pool's, it scans too while it
-        // waits (`next_scanned`).
-        rayon::in_place_scope(|pool| loop {
-            while handed - next_merge < window as u64 {
-                let Some((block, read)) = incoming.next() else {
-                    break;
-                };
-                let done = done.clone();
-                let index = handed;
-                handed += 1;
-                pool.spawn(move |_| {
+        // one merges; on one of the pool's, it scans too while it waits (`next_scanned`).
+        rayon::in_place_scope(|pool| {
+            let scan_job =
+                |index: u64,
+                 block: Block,
+                 read: u64,
+                 done: &std::sync::mpsc::Sender<Option<Scanned>>| {
                     let scan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         scan_one(self.gs, self.budget, &block)
                     }));
-                    let _ = done.send(Scanned {
+                    let _ = done.send(Some(Scanned {
                         index,
                         block,
                         read,
                         scan,
+                    }));
+                };
+            for (index, block) in (0u64..).zip(first) {
+                let done = done.clone();
+                outstanding += 1;
+                pool.spawn(move |_| scan_job(index, block, first_total, &done));
+            }
+            loop {
+                // Blocks being read or scanned, and scanned ones waiting for an earlier
+                // block's merge: a slow block holds back the reading, not the memory.
+                while !ended && outstanding + waiting.len() < window {
+                    let (done, shared, given_back) = (done.clone(), &shared, &given_back);
+                    outstanding += 1;
+                    pool.spawn(move |_| {
+                        let next = {
+                            let mut r = locked(shared);
+                            let back = std::mem::take(&mut *locked(given_back));
+                            r.blocks.recycle(back);
+                            let block = r.blocks.next_batch(1).pop();
+                            let index = r.next_index;
+                            r.next_index += u64::from(block.is_some());
+                            block.map(|b| (index, b, r.blocks.total()))
+                        };
+                        match next {
+                            Some((index, block, read)) => scan_job(index, block, read, &done),
+                            None => {
+                                let _ = done.send(None);
+                            }
+                        }
                     });
-                });
-            }
-            if handed == next_merge {
-                return;
-            }
-            // Every block handed out sends once, and this thread holds a sender: a
-            // receive cannot fail while one is outstanding.
-            let Some(scanned) = next_scanned(&finished) else {
-                return;
-            };
-            let r = (scanned.scan).unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-            waiting.insert(scanned.index, (scanned.block, scanned.read, r));
-            while let Some((block, read, r)) = waiting.remove(&next_merge) {
-                merge_block(merger, r, &block);
-                progress(read);
-                let _ = give_back.send(block);
-                next_merge += 1;
+                }
+                if outstanding == 0 {
+                    return;
+                }
+                // Every job handed out sends once, and this thread holds a sender: a
+                // receive cannot fail while one is outstanding.
+                let Some(scanned) = next_scanned(&finished) else {
+                    return;
+                };
+                outstanding -= 1;
+                let Some(Scanned {
+                    index,
+                    block,
+                    read,
+                    scan,
+                }) = scanned
+                else {
+                    ended = true;
+                    continue;
+                };
+                let r = scan.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+                waiting.insert(index, (block, read, r));
+                while let Some((block, read, r)) = waiting.remove(&next_merge) {
+                    merge_block(merger, r, &block);
+                    progress(read);
+                    locked(&given_back).push(block);
+                    next_merge += 1;
+                }
             }
         });
+        let mut reader = shared
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .blocks;
+        reader.recycle(
+            given_back
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        reader
     }
+}
+
+/// A lock that a panic elsewhere does not poison: the scans' panics are caught and
+/// re-raised by the merge, and what the lock guards (the reader, spare buffers) is left
+/// whole by them.
+fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The next block scanned. A run's files are scanned in parallel, so a file's scan may run
@@ -495,7 +535,7 @@ impl BlockScanner<'_> {
 /// own queue: blocked on the channel, a thread that held a long file waited for work
 /// only it would do, and with every thread holding one (two files over a block, two
 /// threads) the run never ended. Such a thread runs pending work while it waits.
-fn next_scanned(finished: &std::sync::mpsc::Receiver<Scanned>) -> Option<Scanned> {
+fn next_scanned<T>(finished: &std::sync::mpsc::Receiver<T>) -> Option<T> {
     use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
     loop {
         match finished.try_recv() {
