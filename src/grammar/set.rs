@@ -56,21 +56,14 @@ pub struct LineMatch {
     pub(crate) trailer: Option<String>,
 }
 
-/// The most event literals whose line automaton is a DFA (see `GrammarSet::new`).
-const LINE_DFA_MAX_LITERALS: usize = 512;
-
-/// Every event literal in one automaton, for the lines the prefilter hit. A DFA's table
-/// grows with the literals' bytes (1.3 MB for the built-in grammars' 133); past
-/// `LINE_DFA_MAX_LITERALS` (a user's grammars of thousands) the automaton is a contiguous
-/// NFA, slower per byte, a tenth of the memory.
+/// Every event literal in one automaton, for the lines the prefilter hit: a contiguous
+/// NFA. A DFA walked a hit line in ~700 fewer instructions but took 18.5 M to build, a
+/// quarter of every command's start-up and its longest step at two threads (its table,
+/// 1.3 MB for the built-in grammars' 133 literals); the NFA costs more only past ~27,000
+/// hit lines (2,000 rank files of 13 events).
 fn line_automaton(literals: &[String]) -> Result<AhoCorasick, GrammarError> {
-    let kind = if literals.len() <= LINE_DFA_MAX_LITERALS {
-        aho_corasick::AhoCorasickKind::DFA
-    } else {
-        aho_corasick::AhoCorasickKind::ContiguousNFA
-    };
     AhoCorasickBuilder::new()
-        .kind(Some(kind))
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .prefilter(false)
         .build(literals)
         .map_err(|e| GrammarError::Matcher(e.to_string()))
@@ -99,10 +92,10 @@ pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
     /// Every event literal, by its index in `literal_owner`: asked only of the lines the
-    /// buffer prefilter hit, for every literal they hold (overlapping), so one walk of a
-    /// DFA over the line. Several SIMD-prefiltered automata of 32 literals each, one
-    /// search per group per line, cost ~4,700 instructions a hit line where the walk
-    /// costs a few hundred.
+    /// buffer prefilter hit, for every literal they hold (overlapping), so one walk of an
+    /// automaton over the line. Several SIMD-prefiltered automata of 32 literals each,
+    /// one search per group per line, cost ~4,700 instructions a hit line where a DFA's
+    /// walk costs a few hundred (`line_automaton`).
     pub(super) line_literals: AhoCorasick,
     /// What the buffer scan looks for first: short fragments, every event literal
     /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
@@ -204,10 +197,10 @@ impl GrammarSet {
             }
         }
         let prefix_set = PrefixSet::new(&grammars);
-        // The line automaton (a DFA: half of the set's compile time) is built beside the
-        // prefilter, the record starts and the noise literals, and, for a command that
-        // reads logs, the prefix set: on two threads the start-up's critical path is
-        // about half its CPU time.
+        // Built side by side: the prefilter (its fragments and their order, the longest
+        // step) with the record starts and noise literals; the line automaton; and, for
+        // a command that reads logs, the prefix set. On two threads the start-up's
+        // critical path is about half its CPU time.
         let (line_literals, (scanners, ())) = rayon::join(
             || line_automaton(&literals),
             || {
