@@ -399,8 +399,10 @@ impl Command {
             }
             Command::Diff { json, .. } => *json,
             Command::Report { .. } | Command::Watch { .. } => true,
-            Command::Tui { .. } | Command::Export { .. } | Command::Mem { .. } => false,
-            Command::Grammars { .. }
+            Command::Tui { .. }
+            | Command::Export { .. }
+            | Command::Mem { .. }
+            | Command::Grammars { .. }
             | Command::Schema { .. }
             | Command::Completions { .. }
             | Command::Man { .. } => false,

@@ -194,30 +194,28 @@ mod tests {
                 .collect();
             assert_eq!(from_scan, content_hash(&again).unwrap(), "{path}");
         }
-        // A file whose read stopped early (a gzip stream cut short) has no digest from
-        // the scan: its hash is read again, of the whole file as stored.
-        let inputs = Inputs::discover(&[PathBuf::from("tests/hostile/rank9.log.gz")]).unwrap();
-        let s = Session::load(&gs, &inputs, &LoadOptions::default(), &|_, _| {}).unwrap();
-        assert!(s.files.iter().all(|f| f.digest.get().is_none()));
-        let whole = std::fs::read("tests/hostile/rank9.log.gz").unwrap();
-        let expected =
-            xxhash_rust::xxh3::xxh3_64(&xxhash_rust::xxh3::xxh3_64(&whole).to_le_bytes());
-        assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
-        // Loaded for a command that shows no identity, a small and a large (block-read)
-        // file are not hashed as read; their hash, when asked, is read again and the same.
-        for opts in [4096, crate::ingest::scan::DEFAULT_BLOCK].map(|block_size| LoadOptions {
-            block_size,
-            digest: false,
-            ..LoadOptions::default()
-        }) {
-            let path = "samples/tp8-baseline/server.log";
+        // A file loaded with no digest from the scan is hashed again when asked, whole as
+        // stored: the run's hash is that of its one file's hash.
+        let hashed_again = |path: &str, opts: &LoadOptions| {
             let inputs = Inputs::discover(&[PathBuf::from(path)]).unwrap();
-            let s = Session::load(&gs, &inputs, &opts, &|_, _| {}).unwrap();
-            assert!(s.files.iter().all(|f| f.digest.get().is_none()));
+            let s = Session::load(&gs, &inputs, opts, &|_, _| {}).unwrap();
+            assert!(s.files.iter().all(|f| f.digest.get().is_none()), "{path}");
             let whole = std::fs::read(path).unwrap();
             let expected =
                 xxhash_rust::xxh3::xxh3_64(&xxhash_rust::xxh3::xxh3_64(&whole).to_le_bytes());
             assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
+        };
+        // A file whose read stopped early (a gzip stream cut short).
+        hashed_again("tests/hostile/rank9.log.gz", &LoadOptions::default());
+        // Loaded for a command that shows no identity: a small and a large (block-read)
+        // file are not hashed as read.
+        for block_size in [4096, crate::ingest::scan::DEFAULT_BLOCK] {
+            let opts = LoadOptions {
+                block_size,
+                digest: false,
+                ..LoadOptions::default()
+            };
+            hashed_again("samples/tp8-baseline/server.log", &opts);
         }
     }
 }

@@ -87,6 +87,26 @@ fn prefilter_automata(
         .collect()
 }
 
+/// What the scan asks of every line: the block prefilter, the anchored record starts and
+/// the noise literals. The prefilter's fragments avoid the record starts and noise
+/// literals, ordinary text on every line (`prefilter_fragments`).
+fn line_scanners(
+    literals: &[String],
+    starts: &[String],
+    noise: &[String],
+) -> Result<(Vec<AhoCorasick>, AhoCorasick, AnyLiteral), GrammarError> {
+    let ordinary: Vec<&str> = starts.iter().chain(noise).map(String::as_str).collect();
+    let start_ac = AhoCorasickBuilder::new()
+        .start_kind(StartKind::Anchored)
+        .build(starts)
+        .map_err(|e| GrammarError::Matcher(e.to_string()))?;
+    Ok((
+        prefilter_automata(literals, &ordinary)?,
+        start_ac,
+        AnyLiteral::new(noise)?,
+    ))
+}
+
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
@@ -197,32 +217,19 @@ impl GrammarSet {
             }
         }
         let prefix_set = PrefixSet::new(&grammars);
-        // Built side by side: the prefilter (its fragments and their order, the longest
-        // step) with the record starts and noise literals; the line automaton; and, for
-        // a command that reads logs, the prefix set. On two threads the start-up's
-        // critical path is about half its CPU time.
-        let (line_literals, (scanners, ())) = rayon::join(
-            || line_automaton(&literals),
+        starts.retain(|s| !s.is_empty());
+        noise.retain(|s| !s.is_empty());
+        // Built side by side: the per-line scanners (the prefilter's fragments and their
+        // order are the longest step), and the line automaton with, for a command that
+        // reads logs, the prefix set. On two threads the start-up's critical path is
+        // about half its CPU time.
+        let (scanners, line_literals) = rayon::join(
+            || line_scanners(&literals, &starts, &noise),
             || {
-                rayon::join(
-                    || {
-                        let ordinary: Vec<&str> =
-                            starts.iter().chain(&noise).map(String::as_str).collect();
-                        let prefilter = prefilter_automata(&literals, &ordinary)?;
-                        starts.retain(|s| !s.is_empty());
-                        let start_ac = AhoCorasickBuilder::new()
-                            .start_kind(StartKind::Anchored)
-                            .build(&starts)
-                            .map_err(|e| GrammarError::Matcher(e.to_string()))?;
-                        noise.retain(|s| !s.is_empty());
-                        Ok::<_, GrammarError>((prefilter, start_ac, AnyLiteral::new(&noise)?))
-                    },
-                    || {
-                        if warm_prefix_set {
-                            prefix_set.warm();
-                        }
-                    },
-                )
+                if warm_prefix_set {
+                    prefix_set.warm();
+                }
+                line_automaton(&literals)
             },
         );
         let line_literals = line_literals?;

@@ -401,6 +401,18 @@ struct SharedReader<R> {
     next_index: u64,
 }
 
+impl<R: Read> SharedReader<R> {
+    /// The next block, its place and the bytes read so far; `None` at the input's end.
+    /// `back`: merged blocks whose buffers the read may fill again.
+    fn next_block(&mut self, back: Vec<Block>) -> Option<(u64, Block, u64)> {
+        self.blocks.recycle(back);
+        let block = self.blocks.next_batch(1).pop()?;
+        let index = self.next_index;
+        self.next_index += 1;
+        Some((index, block, self.blocks.total()))
+    }
+}
+
 struct BlockScanner<'a> {
     gs: &'a GrammarSet,
     budget: &'a EventBudget,
@@ -464,15 +476,9 @@ impl BlockScanner<'_> {
                     let (done, shared, given_back) = (done.clone(), &shared, &given_back);
                     outstanding += 1;
                     pool.spawn(move |_| {
-                        let next = {
-                            let mut r = locked(shared);
-                            let back = std::mem::take(&mut *locked(given_back));
-                            r.blocks.recycle(back);
-                            let block = r.blocks.next_batch(1).pop();
-                            let index = r.next_index;
-                            r.next_index += u64::from(block.is_some());
-                            block.map(|b| (index, b, r.blocks.total()))
-                        };
+                        let back = std::mem::take(&mut *locked(given_back));
+                        // Bound first: the reader's lock is let go before the scan.
+                        let next = locked(shared).next_block(back);
                         match next {
                             Some((index, block, read)) => scan_job(index, block, read, &done),
                             None => {
