@@ -35,6 +35,9 @@ pub(crate) struct LazyRegex {
     /// The ASCII twin; `None` inside when the pattern has no class to cut (or the twin
     /// does not compile), and the pattern itself serves.
     ascii: OnceLock<Option<Regex>>,
+    /// The ASCII twin held to the text's start (`\A(?:…)`), tried first by
+    /// [`LazyRegex::captures`]; `None` inside when it does not compile.
+    anchored: OnceLock<Option<Regex>>,
 }
 
 impl LazyRegex {
@@ -60,6 +63,7 @@ impl LazyRegex {
                     indices,
                     compiled: OnceLock::from(Some(r)),
                     ascii: OnceLock::new(),
+                    anchored: OnceLock::new(),
                 });
             }
         };
@@ -76,6 +80,7 @@ impl LazyRegex {
             indices,
             compiled: OnceLock::new(),
             ascii: OnceLock::new(),
+            anchored: OnceLock::new(),
         })
     }
 
@@ -99,6 +104,26 @@ impl LazyRegex {
             Regex::new(&narrowed).ok()
         });
         twin.as_ref().or_else(|| self.get())
+    }
+
+    /// The leftmost match in `text` with its groups, as `for_text(text)?.captures(text)`
+    /// finds it, but tried at the text's start first, where an event's message begins
+    /// with the words its pattern starts with. There, held to the start, most patterns
+    /// read their groups in one pass (regex's one-pass DFA, which an unanchored search
+    /// never uses): an unanchored search found the match's end with a lazy DFA, its start
+    /// with a reverse one, and then its groups with the bounded backtracker, ~7,000
+    /// instructions an event. A match at the start is the leftmost match, so the same.
+    pub(crate) fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
+        if text.is_ascii() {
+            let anchored = self.anchored.get_or_init(|| {
+                let pattern = ascii_twin(&self.pattern).unwrap_or_else(|| self.pattern.clone());
+                Regex::new(&format!(r"\A(?:{pattern})")).ok()
+            });
+            if let Some(caps) = anchored.as_ref().and_then(|r| r.captures(text)) {
+                return Some(caps);
+            }
+        }
+        self.for_text(text)?.captures(text)
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -234,6 +259,96 @@ mod tests {
         let caps = lazy.for_text(text).unwrap().captures(text).unwrap();
         assert_eq!((&caps["w"], &caps["d"]), ("héllo", "३"));
         assert!(ascii.captures(text).is_none());
+    }
+
+    #[test]
+    fn captures_tried_at_the_start_finds_what_an_unanchored_search_finds() {
+        // Every built-in event regex on every ASCII sample line of its grammar, read from
+        // the line's start and from after each space (where a message may begin): the
+        // groups `captures` reads are the unanchored search's, whether the match is at
+        // the start (the anchored twin) or further on (the search it falls back to).
+        let gs = crate::grammar::GrammarSet::builtin().unwrap();
+        let (mut at_start, mut further) = (0, 0);
+        for g in &gs.grammars {
+            for e in &g.events {
+                let plain = e.regex.get().unwrap();
+                for sample in g.spec.sample.iter().filter(|s| s.line.is_ascii()) {
+                    let line = sample.line.as_str();
+                    let starts =
+                        std::iter::once(0).chain(line.match_indices(' ').map(|(i, _)| i + 1));
+                    for from in starts {
+                        let text = &line[from..];
+                        let spans = |c: Option<regex::Captures<'_>>| {
+                            c.map(|c| c.iter().map(|m| m.map(|m| m.range())).collect::<Vec<_>>())
+                        };
+                        let want = spans(plain.captures(text));
+                        assert_eq!(
+                            spans(e.regex.captures(text)),
+                            want,
+                            "{}: {:?}",
+                            e.kind,
+                            text
+                        );
+                        match want.as_ref().and_then(|w| w.first().cloned().flatten()) {
+                            Some(m) if m.start == 0 => at_start += 1,
+                            Some(_) => further += 1,
+                            None => {}
+                        }
+                    }
+                }
+            }
+        }
+        assert!(at_start > 100, "{at_start} matches at the text's start");
+        assert!(further > 100, "{further} matches further on");
+    }
+
+    #[test]
+    fn the_start_up_lines_every_rank_prints_read_in_one_pass() {
+        // A rank file of a large run is a dozen such lines: read by the one-pass DFA,
+        // each costs a fifth of a bounded backtracker's reading. A built-in pattern
+        // rewritten so that two branches begin alike (`(?: elapsed=…)? mem usage=`,
+        // both with a space) loses that; this names the line it slowed. Lines written
+        // for this test in SGLang's and NCCL's wordings, values made up.
+        let lines = [
+            "[2026-12-05 10:00:01 TP3] Init torch distributed begin.",
+            "[2026-12-05 10:00:03 TP3] Init torch distributed ends. mem usage=0.41 GB",
+            "[2026-12-05 10:00:03 TP3] Init torch distributed ends. elapsed=2.07 s, mem usage=0.41 GB",
+            "[2026-12-05 10:00:03 TP3] Load weight begin. avail mem=77.20 GB",
+            "[2026-12-05 10:00:09 TP3] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=62.08 GB, mem usage=15.12 GB.",
+            "[2026-12-05 10:00:09 TP3] Load weight end. elapsed=5.93 s, type=Qwen3ForCausalLM, quant=fp8, avail mem=70.50 GB, mem usage=6.70 GB.",
+            "[2026-12-05 10:00:10 TP3] KV Cache is allocated. #tokens: 412345, K size: 24.10 GB, V size: 24.10 GB",
+            "[2026-12-05 10:00:10 TP3] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 812345, KV size: 30.20 GB",
+            "[2026-12-05 10:00:10 TP3] Memory pool end. avail mem=13.30 GB",
+            "[2026-12-05 10:00:10 TP3] Capture cuda graph begin. This can take up to several minutes. avail mem=13.30 GB",
+            "[2026-12-05 10:00:31 TP3] Capture cuda graph end. Time elapsed: 20.91 s. mem usage=1.22 GB. avail mem=12.08 GB.",
+            "[2026-12-05 10:00:31 TP3] Capture cuda graph end. Time elapsed: 20.91 s. avail mem=12.08 GB. mem usage=1.22 GB.",
+            "node-7:4242:4242 [3] NCCL INFO NCCL version 2.27.3+cuda12.9",
+            "node-7:4242:4242 [3] NCCL INFO ncclCommInitRank comm 0x5581aa00 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 4d000 commId 0x1b2c3d4e5f60718 - Init COMPLETE",
+            "node-7:4242:4242 [3] NCCL INFO ncclCommInitRank comm 0x5581aa00 rank 3 nranks 8 cudaDev 3 busId 4d000 - Init START",
+        ];
+        let gs = crate::grammar::GrammarSet::builtin().unwrap();
+        for line in lines {
+            let prefix = gs.find_prefix(line, line.len()).unwrap();
+            let message = &line[prefix.message_start..];
+            // The event that reads it: the first, in file order, whose literal it holds
+            // and whose regex matches (as `GrammarSet::match_line` tries them).
+            let g = &gs.grammars[prefix.read_by.unwrap().0];
+            let event = (g.events.iter().zip(&g.spec.event))
+                .find(|(e, spec)| {
+                    spec.literals.iter().any(|l| line.contains(l.as_str()))
+                        && e.regex.get().unwrap().is_match(message)
+                })
+                .map(|(e, _)| e)
+                .unwrap_or_else(|| panic!("no event reads {line:?}"));
+            let pattern = event.regex.as_str();
+            let twin = ascii_twin(pattern).unwrap_or_else(|| pattern.to_string());
+            let at_start = regex_automata::dfa::onepass::DFA::new(&format!(r"\A(?:{twin})"));
+            assert!(
+                at_start.is_ok(),
+                "{}: {line:?} is read by {pattern}",
+                event.kind
+            );
+        }
     }
 
     #[test]

@@ -491,13 +491,12 @@ impl GrammarSet {
             || line.len() - crate::base::text::peel_transport(line.as_bytes()).len(),
             |p| p.message_start,
         );
-        let regex = ev.regex.for_text(line)?;
         // A literal that begins inside the prefix (`NCCL WARN`, c10's `]:[W`, or a logfmt
         // `msg="ready"` written with the prefix's `msg="`) makes the regex start at the
         // literal; a regex that does not match there runs from the prefix's end, the
         // ordinary start, so either way of writing the literal works.
         let mut message = line.get(msg_start..).unwrap_or("");
-        let caps = match regex.captures(message) {
+        let caps = match ev.regex.captures(message) {
             Some(c) => c,
             None => {
                 let end = prefix.as_ref().map(|p| p.prefix_end)?;
@@ -505,7 +504,7 @@ impl GrammarSet {
                     return None;
                 }
                 message = line.get(end..)?;
-                regex.captures(message)?
+                ev.regex.captures(message)?
             }
         };
         // A literal inside the prefix made the regex start there; the reader is shown the
