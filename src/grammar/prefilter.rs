@@ -176,11 +176,16 @@ pub(super) struct AnyLiteral {
     literals: Vec<Box<[u8]>>,
 }
 
-/// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started:
-/// a server's traffic is the same line shape over and over (`Decode batch. …` behind a
-/// prefix of one width), so the next line most often holds the same literal at the same
-/// place, which a comparison of its bytes shows without a search.
+/// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started.
 pub(crate) type LiteralHit = Option<(usize, usize)>;
+
+/// The literals the last lines held, the most recent first: a server's traffic is a few
+/// line shapes over and over (SGLang's `Decode batch. …` and `Prefill batch. …` behind a
+/// prefix of one width), so the next line most often holds one of them at the same place,
+/// which a comparison of its bytes shows without a search. Two, not one: with one, each
+/// prefill among the decodes, and the decode after it, was a search (a twelfth of the scan
+/// of the shared benchmark log went to those searches).
+pub(crate) type LiteralMemo = [LiteralHit; 2];
 
 /// Literals shorter than this are looked for one by one with `memmem`.
 const PACKED_MIN: usize = 3;
@@ -220,19 +225,26 @@ impl AnyLiteral {
         })
     }
 
-    /// Whether `text` holds one of the literals. `last` is where an earlier text held one
-    /// (kept by the caller from text to text): if this one holds the same literal at the
-    /// same place it is not searched; else the hit found, if any, becomes `last`.
-    pub(super) fn is_match(&self, text: &[u8], last: &mut LiteralHit) -> bool {
-        if let Some((i, at)) = *last {
-            let lit = self.literals.get(i);
-            if lit.is_some_and(|lit| text.get(at..).is_some_and(|rest| rest.starts_with(lit))) {
-                return true;
-            }
+    /// Whether `text` holds one of the literals. `memo` holds where earlier texts held one
+    /// (kept by the caller from text to text): if this one holds either at the same
+    /// place, it is not searched; else the hit found, if any, goes first in `memo`.
+    pub(super) fn is_match(&self, text: &[u8], memo: &mut LiteralMemo) -> bool {
+        let holds = |hit: LiteralHit| {
+            hit.is_some_and(|(i, at)| {
+                let lit = self.literals.get(i);
+                lit.is_some_and(|lit| text.get(at..).is_some_and(|rest| rest.starts_with(lit)))
+            })
+        };
+        if holds(memo[0]) {
+            return true;
+        }
+        if holds(memo[1]) {
+            memo.swap(0, 1);
+            return true;
         }
         match self.find(text) {
             Some(hit) => {
-                *last = Some(hit);
+                *memo = [Some(hit), memo[0]];
                 true
             }
             None => false,
@@ -685,21 +697,21 @@ regex = '(?:\w{100}){200}Loaded'
             .map(String::from)
             .to_vec();
         let any = AnyLiteral::new(&lits).expect("builds");
-        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut None));
-        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut None));
-        assert!(any.is_match(b"12.5it/s]", &mut None));
-        assert!(any.is_match(b"[Gloo] Rank 0", &mut None));
+        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut [None; 2]));
+        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut [None; 2]));
+        assert!(any.is_match(b"12.5it/s]", &mut [None; 2]));
+        assert!(any.is_match(b"[Gloo] Rank 0", &mut [None; 2]));
         // A one-byte literal, at the very end of a text shorter than Teddy's minimum.
-        assert!(any.is_match(b"ax", &mut None));
+        assert!(any.is_match(b"ax", &mut [None; 2]));
         assert!(!any.is_match(
             b"[2026-11-29 09:18:32 TP0] Decode batch. #running-req: 1",
-            &mut None
+            &mut [None; 2]
         ));
-        assert!(!any.is_match(b"", &mut None));
+        assert!(!any.is_match(b"", &mut [None; 2]));
         // No literal at all: nothing matches.
         assert!(!AnyLiteral::new(&[])
             .expect("builds")
-            .is_match(b"%| NCCL INFO ", &mut None));
+            .is_match(b"%| NCCL INFO ", &mut [None; 2]));
     }
 
     #[test]
@@ -722,22 +734,29 @@ mod memo_tests {
     use crate::grammar::{GrammarSet, LineMemo};
 
     #[test]
-    fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_replaces_it() {
-        let set = AnyLiteral::new(&["it/s]".to_string(), "%|".to_string()]).unwrap();
-        let mut last = None;
+    fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_goes_first() {
+        let lits = ["it/s]", "Gloo", "%|"].map(String::from);
+        let set = AnyLiteral::new(&lits).unwrap();
+        let mut memo = [None; 2];
         // By hand: "[x] " is 4 bytes, so `it/s]` (literal 0) starts at 4.
-        assert!(set.is_match(b"[x] it/s] one", &mut last));
-        assert_eq!(last, Some((0, 4)));
-        // No literal: false, and what the last hit was is kept for the next line.
-        assert!(!set.is_match(b"[x] Decode batch", &mut last));
-        assert_eq!(last, Some((0, 4)));
-        // Shorter than where the last hit ended, or the literal elsewhere: searched.
-        assert!(!set.is_match(b"[x]", &mut last));
-        assert!(set.is_match(b"it/s] at 0", &mut last));
-        assert_eq!(last, Some((0, 0)));
-        // The two-byte literal is looked for apart (memmem) and numbered after the rest.
-        assert!(set.is_match(b"  5%|###", &mut last));
-        assert_eq!(last, Some((1, 3)));
+        assert!(set.is_match(b"[x] it/s] one", &mut memo));
+        assert_eq!(memo, [Some((0, 4)), None]);
+        // No literal: false, and what the last hits were is kept for the next line.
+        assert!(!set.is_match(b"[x] Decode batch", &mut memo));
+        assert_eq!(memo, [Some((0, 4)), None]);
+        // Shorter than where the last hit ended, or the literal elsewhere: searched, and
+        // the new hit goes first, the one before second.
+        assert!(!set.is_match(b"[x]", &mut memo));
+        assert!(set.is_match(b"it/s] at 0", &mut memo));
+        assert_eq!(memo, [Some((0, 0)), Some((0, 4))]);
+        // The line shape before the last: taken from the second entry, which goes first,
+        // not searched (a search would have named `Gloo` at 0, the leftmost literal).
+        assert!(set.is_match(b"Glooit/s] two", &mut memo));
+        assert_eq!(memo, [Some((0, 4)), Some((0, 0))]);
+        // The two-byte literal is looked for apart (memmem) and numbered after the rest;
+        // the oldest hit is let go.
+        assert!(set.is_match(b"  5%|###", &mut memo));
+        assert_eq!(memo, [Some((2, 3)), Some((0, 4))]);
     }
 
     /// Every line of the bundled samples (start-ups of each server family, traffic,

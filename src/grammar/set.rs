@@ -34,7 +34,7 @@ impl PrefixMatch<'_, '_> {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LineMemo {
     record_start: Option<usize>,
-    noise: super::prefilter::LiteralHit,
+    noise: super::prefilter::LiteralMemo,
 }
 
 /// A matched event, before it is placed in a run.
