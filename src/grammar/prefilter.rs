@@ -181,11 +181,12 @@ pub(crate) type LiteralHit = Option<(usize, usize)>;
 
 /// The literals the last lines held, the most recent first: a server's traffic is a few
 /// line shapes over and over (SGLang's `Decode batch. …` and `Prefill batch. …` behind a
-/// prefix of one width), so the next line most often holds one of them at the same place,
-/// which a comparison of its bytes shows without a search. Two, not one: with one, each
-/// prefill among the decodes, and the decode after it, was a search (a twelfth of the scan
-/// of the shared benchmark log went to those searches).
-pub(crate) type LiteralMemo = [LiteralHit; 2];
+/// prefix of one width, vLLM's throughput line among uvicorn's access lines), so the next
+/// line most often holds one of them at the same place, which a comparison of its bytes
+/// shows without a search. Four, not one: with one, each change of shape was a search
+/// (a twelfth of the scan of the shared benchmark log, a fifth of the vLLM one's); with
+/// two, a third of the vLLM log's lines still were; with three or more, nearly none.
+pub(crate) type LiteralMemo = [LiteralHit; 4];
 
 /// Literals shorter than this are looked for one by one with `memmem`.
 const PACKED_MIN: usize = 3;
@@ -229,26 +230,37 @@ impl AnyLiteral {
     /// (kept by the caller from text to text): if this one holds either at the same
     /// place, it is not searched; else the hit found, if any, goes first in `memo`.
     pub(super) fn is_match(&self, text: &[u8], memo: &mut LiteralMemo) -> bool {
+        // The first bytes are compared before the call that compares the rest: an entry
+        // of another shape (`Prefill` where `Decode` was) most often differs there.
         let holds = |hit: LiteralHit| {
-            hit.is_some_and(|(i, at)| {
-                let lit = self.literals.get(i);
-                lit.is_some_and(|lit| text.get(at..).is_some_and(|rest| rest.starts_with(lit)))
-            })
+            let Some((i, at)) = hit else { return false };
+            let (Some(lit), Some(rest)) = (self.literals.get(i), text.get(at..)) else {
+                return false;
+            };
+            rest.first() == lit.first() && rest.starts_with(lit)
         };
+        // Most lines hold what the line before held: the first entry is tried alone,
+        // and the entries move (a shift of a few words, not a slice rotation) only when
+        // the shape changed.
         if holds(memo[0]) {
             return true;
         }
-        if holds(memo[1]) {
-            memo.swap(0, 1);
-            return true;
+        let hit = match memo.iter().position(|&hit| holds(hit)) {
+            Some(k) => memo[k],
+            None => match self.find(text) {
+                Some(hit) => Some(hit),
+                None => return false,
+            },
+        };
+        let end = memo
+            .iter()
+            .position(|&h| h == hit)
+            .unwrap_or(memo.len() - 1);
+        for j in (1..=end).rev() {
+            memo[j] = memo[j - 1];
         }
-        match self.find(text) {
-            Some(hit) => {
-                *memo = [Some(hit), memo[0]];
-                true
-            }
-            None => false,
-        }
+        memo[0] = hit;
+        true
     }
 
     /// The first literal found in `text` (by index) and where it starts.
@@ -697,21 +709,21 @@ regex = '(?:\w{100}){200}Loaded'
             .map(String::from)
             .to_vec();
         let any = AnyLiteral::new(&lits).expect("builds");
-        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut [None; 2]));
-        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut [None; 2]));
-        assert!(any.is_match(b"12.5it/s]", &mut [None; 2]));
-        assert!(any.is_match(b"[Gloo] Rank 0", &mut [None; 2]));
+        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut [None; 4]));
+        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut [None; 4]));
+        assert!(any.is_match(b"12.5it/s]", &mut [None; 4]));
+        assert!(any.is_match(b"[Gloo] Rank 0", &mut [None; 4]));
         // A one-byte literal, at the very end of a text shorter than Teddy's minimum.
-        assert!(any.is_match(b"ax", &mut [None; 2]));
+        assert!(any.is_match(b"ax", &mut [None; 4]));
         assert!(!any.is_match(
             b"[2026-11-29 09:18:32 TP0] Decode batch. #running-req: 1",
-            &mut [None; 2]
+            &mut [None; 4]
         ));
-        assert!(!any.is_match(b"", &mut [None; 2]));
+        assert!(!any.is_match(b"", &mut [None; 4]));
         // No literal at all: nothing matches.
         assert!(!AnyLiteral::new(&[])
             .expect("builds")
-            .is_match(b"%| NCCL INFO ", &mut [None; 2]));
+            .is_match(b"%| NCCL INFO ", &mut [None; 4]));
     }
 
     #[test]
@@ -737,26 +749,41 @@ mod memo_tests {
     fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_goes_first() {
         let lits = ["it/s]", "Gloo", "%|"].map(String::from);
         let set = AnyLiteral::new(&lits).unwrap();
-        let mut memo = [None; 2];
+        let mut memo = [None; 4];
         // By hand: "[x] " is 4 bytes, so `it/s]` (literal 0) starts at 4.
         assert!(set.is_match(b"[x] it/s] one", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), None]);
+        assert_eq!(memo, [Some((0, 4)), None, None, None]);
         // No literal: false, and what the last hits were is kept for the next line.
         assert!(!set.is_match(b"[x] Decode batch", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), None]);
+        assert_eq!(memo, [Some((0, 4)), None, None, None]);
         // Shorter than where the last hit ended, or the literal elsewhere: searched, and
-        // the new hit goes first, the one before second.
+        // the new hit goes first, the ones before after it.
         assert!(!set.is_match(b"[x]", &mut memo));
         assert!(set.is_match(b"it/s] at 0", &mut memo));
-        assert_eq!(memo, [Some((0, 0)), Some((0, 4))]);
+        assert_eq!(memo, [Some((0, 0)), Some((0, 4)), None, None]);
         // The line shape before the last: taken from the second entry, which goes first,
         // not searched (a search would have named `Gloo` at 0, the leftmost literal).
         assert!(set.is_match(b"Glooit/s] two", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), Some((0, 0))]);
-        // The two-byte literal is looked for apart (memmem) and numbered after the rest;
-        // the oldest hit is let go.
+        assert_eq!(memo, [Some((0, 4)), Some((0, 0)), None, None]);
+        // The two-byte literal is looked for apart (memmem) and numbered after the rest.
         assert!(set.is_match(b"  5%|###", &mut memo));
-        assert_eq!(memo, [Some((2, 3)), Some((0, 4))]);
+        assert_eq!(memo, [Some((2, 3)), Some((0, 4)), Some((0, 0)), None]);
+        assert!(set.is_match(b"Gloo", &mut memo));
+        assert_eq!(
+            memo,
+            [Some((1, 0)), Some((2, 3)), Some((0, 4)), Some((0, 0))]
+        );
+        // The oldest is let go for a fifth shape, and the third moves to the front.
+        assert!(set.is_match(b"   it/s]", &mut memo));
+        assert_eq!(
+            memo,
+            [Some((0, 3)), Some((1, 0)), Some((2, 3)), Some((0, 4))]
+        );
+        assert!(set.is_match(b"  5%| 3", &mut memo));
+        assert_eq!(
+            memo,
+            [Some((2, 3)), Some((0, 3)), Some((1, 0)), Some((0, 4))]
+        );
     }
 
     /// Every line of the bundled samples (start-ups of each server family, traffic,
