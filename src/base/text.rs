@@ -239,6 +239,29 @@ impl<R: std::io::Read> std::io::Read for Utf16Reader<R> {
     }
 }
 
+/// `hay` begins with `prefix`, compared in place: the scan compares a few bytes of every
+/// line with what the line before held (a record start, a noise literal, a rank's tags),
+/// and `starts_with` calls libc's `memcmp`, whose call costs more than comparing them
+/// (three calls were 5 % of scanning a serving log). Up to 16 bytes: a byte loop below 8,
+/// two overlapping 8-byte words from 8; longer ones go to `memcmp`.
+#[inline]
+pub(crate) fn begins_with(hay: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    let Some(head) = hay.get(..n) else {
+        return false;
+    };
+    let word = |s: &[u8], at: usize| {
+        s.get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_ne_bytes)
+    };
+    match n {
+        0..8 => head.iter().zip(prefix).all(|(a, b)| a == b),
+        8..=16 => word(head, 0) == word(prefix, 0) && word(head, n - 8) == word(prefix, n - 8),
+        _ => head == prefix,
+    }
+}
+
 pub(crate) fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| b.is_ascii_whitespace())
 }
@@ -433,6 +456,30 @@ fn strip_journald_ident(line: &[u8]) -> Option<(&[u8], &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn begins_with_answers_as_starts_with_at_every_length_and_every_differing_byte() {
+        // Prefixes of every length class (the byte loop below 8, the two words from 8 to
+        // 16, memcmp past 16), each also with one byte changed at every position, and
+        // against a text one byte too short.
+        let text = b"[2026-12-05 10:11:12 TP3] Decode batch. #running-req: 12";
+        for n in 0..=24 {
+            let prefix = &text[..n];
+            assert!(begins_with(text, prefix), "{n}");
+            assert!(
+                !begins_with(&text[..n.saturating_sub(1)], prefix) || n == 0,
+                "{n}"
+            );
+            for at in 0..n {
+                let mut changed = prefix.to_vec();
+                changed[at] ^= 0x20;
+                assert!(!begins_with(text, &changed), "{n} changed at {at}");
+                assert_eq!(begins_with(text, &changed), text.starts_with(&changed));
+            }
+        }
+        assert!(begins_with(b"", b""));
+        assert!(!begins_with(b"", b"["));
+    }
 
     #[test]
     fn strips_colour_and_controls() {

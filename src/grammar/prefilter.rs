@@ -230,14 +230,13 @@ impl AnyLiteral {
     /// (kept by the caller from text to text): if this one holds either at the same
     /// place, it is not searched; else the hit found, if any, goes first in `memo`.
     pub(super) fn is_match(&self, text: &[u8], memo: &mut LiteralMemo) -> bool {
-        // The first bytes are compared before the call that compares the rest: an entry
-        // of another shape (`Prefill` where `Decode` was) most often differs there.
+        // Compared in place (`begins_with`), not by a call to `memcmp`.
         let holds = |hit: LiteralHit| {
             let Some((i, at)) = hit else { return false };
             let (Some(lit), Some(rest)) = (self.literals.get(i), text.get(at..)) else {
                 return false;
             };
-            rest.first() == lit.first() && rest.starts_with(lit)
+            crate::base::text::begins_with(rest, lit)
         };
         // Most lines hold what the line before held: the first entry is tried alone,
         // and the entries move (a shift of a few words, not a slice rotation) only when

@@ -317,7 +317,7 @@ impl GrammarSet {
     pub(crate) fn starts_record(&self, line: &[u8], memo: &mut LineMemo) -> bool {
         let head = &line[..line.len().min(64)];
         let last = memo.record_start.and_then(|i| self.record_starts.get(i));
-        if last.is_some_and(|start| head.starts_with(start)) {
+        if last.is_some_and(|start| crate::base::text::begins_with(head, start)) {
             return true;
         }
         match self.start_ac.find(Input::new(head).anchored(Anchored::Yes)) {

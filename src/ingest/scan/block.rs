@@ -213,7 +213,10 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
     let Some(key) = identity_key(line) else {
         return;
     };
-    if out.last_seen_line > 0 && key == out.last_seen.as_slice() {
+    if out.last_seen_line > 0
+        && key.len() == out.last_seen.len()
+        && crate::base::text::begins_with(key, &out.last_seen)
+    {
         out.last_seen_line = line_no;
         return;
     }
