@@ -108,11 +108,12 @@ impl LazyRegex {
 
     /// The leftmost match in `text` with its groups, as `for_text(text)?.captures(text)`
     /// finds it, but tried at the text's start first, where an event's message begins
-    /// with the words its pattern starts with. There, held to the start, most patterns
-    /// read their groups in one pass (regex's one-pass DFA, which an unanchored search
-    /// never uses): an unanchored search found the match's end with a lazy DFA, its start
-    /// with a reverse one, and then its groups with the bounded backtracker, ~7,000
-    /// instructions an event. A match at the start is the leftmost match, so the same.
+    /// with the words its pattern starts with. An unanchored search runs a lazy DFA
+    /// forward to the match's end and one backward to its start before it reads the
+    /// groups (with the one-pass DFA, or the bounded backtracker where the pattern is not
+    /// one-pass), ~7,000 instructions an event line; held to the start, a one-pass
+    /// pattern's groups are read in that one pass. A match at the start is the leftmost
+    /// match, so it is the one the search would find.
     pub(crate) fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
         if text.is_ascii() {
             let anchored = self.anchored.get_or_init(|| {
