@@ -184,8 +184,9 @@ pub(crate) type LiteralHit = Option<(usize, usize)>;
 /// prefix of one width, vLLM's throughput line among uvicorn's access lines), so the next
 /// line most often holds one of them at the same place, which a comparison of its bytes
 /// shows without a search. Four, not one: with one, each change of shape was a search
-/// (a twelfth of the scan of the shared benchmark log, a fifth of the vLLM one's); with
-/// two, a third of the vLLM log's lines still were; with three or more, nearly none.
+/// (3 % of the instructions of scanning the shared benchmark log, a quarter of the vLLM
+/// one's); with two, a third of the vLLM log's lines still were; with three or more,
+/// nearly none.
 pub(crate) type LiteralMemo = [LiteralHit; 4];
 
 /// Literals shorter than this are looked for one by one with `memmem`.
