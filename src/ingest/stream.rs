@@ -35,7 +35,7 @@ impl Stream {
 struct Counting<R> {
     inner: R,
     count: Arc<AtomicU64>,
-    hasher: Option<Box<xxhash_rust::xxh3::Xxh3>>,
+    hasher: Option<Box<twox_hash::XxHash3_64>>,
     digest: Arc<OnceLock<u64>>,
 }
 
@@ -45,10 +45,10 @@ impl<R: Read> Read for Counting<R> {
         self.count.fetch_add(n as u64, Ordering::Relaxed);
         if let Some(h) = self.hasher.as_mut() {
             match buf.get(..n) {
-                Some(got) if n > 0 => h.update(got),
+                Some(got) if n > 0 => std::hash::Hasher::write(&mut **h, got),
                 _ => {
                     // The end of the file: every byte went through the hasher.
-                    let _ = self.digest.set(h.digest());
+                    let _ = self.digest.set(std::hash::Hasher::finish(&**h));
                     self.hasher = None;
                 }
             }
@@ -192,7 +192,7 @@ pub(crate) fn open_stream(sf: &SourceFile, hash: bool) -> Result<Stream, SourceE
         // Only a regular file (listed with a size) has a content hash: stdin, a FIFO or
         // a device cannot be read again to check it, and is given none (docs/json.md).
         hasher: (hash && sf.size.is_some() && !sf.is_stdin())
-            .then(|| Box::new(xxhash_rust::xxh3::Xxh3::new())),
+            .then(|| Box::new(twox_hash::XxHash3_64::with_seed(0))),
         digest: raw_digest.clone(),
     };
     let mut head = [0u8; 4];
