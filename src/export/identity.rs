@@ -93,7 +93,7 @@ fn file_hash(f: &SourceFile) -> Result<u64, HashError> {
         path: path.clone(),
         source,
     })?;
-    let mut hasher = twox_hash::XxHash3_64::with_seed(0);
+    let mut hasher = crate::ingest::stream::content_hasher();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buf).map_err(|source| HashError::Io {
@@ -120,7 +120,10 @@ pub(crate) fn content_hash(files: &[SourceFile]) -> Result<String, HashError> {
         .collect::<Result<Vec<u64>, HashError>>()?;
     digests.sort_unstable();
     let bytes: Vec<u8> = digests.iter().flat_map(|d| d.to_le_bytes()).collect();
-    Ok(format!("{:016x}", twox_hash::XxHash3_64::oneshot(&bytes)))
+    Ok(format!(
+        "{:016x}",
+        crate::ingest::stream::content_digest(&bytes)
+    ))
 }
 
 pub(crate) fn identity(run: &Run, files: &[SourceFile]) -> RunIdentity {
@@ -201,9 +204,8 @@ mod tests {
             let s = Session::load(&gs, &inputs, opts, &|_, _| {}).unwrap();
             assert!(s.files.iter().all(|f| f.digest.get().is_none()), "{path}");
             let whole = std::fs::read(path).unwrap();
-            let expected = twox_hash::XxHash3_64::oneshot(
-                &twox_hash::XxHash3_64::oneshot(&whole).to_le_bytes(),
-            );
+            let digest = crate::ingest::stream::content_digest;
+            let expected = digest(&digest(&whole).to_le_bytes());
             assert_eq!(content_hash(&s.files).unwrap(), format!("{expected:016x}"));
         };
         // A file whose read stopped early (a gzip stream cut short).

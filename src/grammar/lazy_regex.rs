@@ -96,9 +96,16 @@ impl LazyRegex {
     /// module's note), else the pattern itself. Matches, spans and group indices are the
     /// same either way.
     pub(crate) fn for_text(&self, text: &str) -> Option<&Regex> {
-        if !text.is_ascii() {
-            return self.get();
+        if text.is_ascii() {
+            self.for_ascii()
+        } else {
+            self.get()
         }
+    }
+
+    /// The regex for ASCII text: the twin, or the pattern itself where it has no class to
+    /// cut.
+    fn for_ascii(&self) -> Option<&Regex> {
         let twin = self.ascii.get_or_init(|| {
             let narrowed = ascii_twin(&self.pattern)?;
             Regex::new(&narrowed).ok()
@@ -115,16 +122,18 @@ impl LazyRegex {
     /// pattern's groups are read in that one pass. A match at the start is the leftmost
     /// match, so it is the one the search would find.
     pub(crate) fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
-        if text.is_ascii() {
-            let anchored = self.anchored.get_or_init(|| {
-                let pattern = ascii_twin(&self.pattern).unwrap_or_else(|| self.pattern.clone());
-                Regex::new(&format!(r"\A(?:{pattern})")).ok()
-            });
-            if let Some(caps) = anchored.as_ref().and_then(|r| r.captures(text)) {
-                return Some(caps);
-            }
+        if !text.is_ascii() {
+            return self.get()?.captures(text);
         }
-        self.for_text(text)?.captures(text)
+        // The anchored twin is built from the pattern, not from the compiled twin: most
+        // events match at the start and never need the unanchored one compiled.
+        let anchored = self.anchored.get_or_init(|| {
+            let pattern = ascii_twin(&self.pattern).unwrap_or_else(|| self.pattern.clone());
+            Regex::new(&format!(r"\A(?:{pattern})")).ok()
+        });
+        (anchored.as_ref())
+            .and_then(|r| r.captures(text))
+            .or_else(|| self.for_ascii()?.captures(text))
     }
 
     pub(crate) fn as_str(&self) -> &str {

@@ -239,24 +239,18 @@ impl AnyLiteral {
             };
             crate::base::text::begins_with(rest, lit)
         };
-        // Most lines hold what the line before held: the first entry is tried alone,
-        // and the entries move (a shift of a few words, not a slice rotation) only when
-        // the shape changed.
-        if holds(memo[0]) {
-            return true;
-        }
-        let hit = match memo.iter().position(|&hit| holds(hit)) {
-            Some(k) => memo[k],
+        // The entry that holds goes first, the ones before it one place down (a shift of
+        // a few words, not a slice rotation); a new hit pushes the oldest out.
+        let (hit, from) = match memo.iter().position(|&hit| holds(hit)) {
+            // Most lines hold what the line before held: nothing moves.
+            Some(0) => return true,
+            Some(k) => (memo[k], k),
             None => match self.find(text) {
-                Some(hit) => Some(hit),
+                Some(hit) => (Some(hit), memo.len() - 1),
                 None => return false,
             },
         };
-        let end = memo
-            .iter()
-            .position(|&h| h == hit)
-            .unwrap_or(memo.len() - 1);
-        for j in (1..=end).rev() {
+        for j in (1..=from).rev() {
             memo[j] = memo[j - 1];
         }
         memo[0] = hit;

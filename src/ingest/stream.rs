@@ -165,6 +165,18 @@ impl<R: Read> Read for Limited<R> {
     }
 }
 
+/// The content hash of a file's bytes as stored (XXH3-64, seed 0; docs/json.md): what the
+/// scan hashes as it reads, a small file's bytes whole and the identity's second reading
+/// (`export::identity`) must agree, so they all start here.
+pub(crate) fn content_hasher() -> twox_hash::XxHash3_64 {
+    twox_hash::XxHash3_64::with_seed(0)
+}
+
+/// [`content_hasher`]'s digest of `bytes` in one call.
+pub(crate) fn content_digest(bytes: &[u8]) -> u64 {
+    twox_hash::XxHash3_64::oneshot(bytes)
+}
+
 /// Opens a log source as a byte stream, decompressing as needed.
 pub(crate) fn open(sf: &SourceFile) -> Result<Box<dyn Read + Send>, SourceError> {
     open_stream(sf, false).map(|s| s.reader)
@@ -191,8 +203,7 @@ pub(crate) fn open_stream(sf: &SourceFile, hash: bool) -> Result<Stream, SourceE
         count: raw_read.clone(),
         // Only a regular file (listed with a size) has a content hash: stdin, a FIFO or
         // a device cannot be read again to check it, and is given none (docs/json.md).
-        hasher: (hash && sf.size.is_some() && !sf.is_stdin())
-            .then(|| Box::new(twox_hash::XxHash3_64::with_seed(0))),
+        hasher: (hash && sf.size.is_some() && !sf.is_stdin()).then(|| Box::new(content_hasher())),
         digest: raw_digest.clone(),
     };
     let mut head = [0u8; 4];

@@ -154,7 +154,7 @@ fn scan_small_file(
     }
     let mut scan = scan::scan_whole(gs, index, &bytes, budget, |n| progress(index, n));
     if stop.is_none() && opts.digest {
-        let _ = sf.digest.set(twox_hash::XxHash3_64::oneshot(&bytes));
+        let _ = sf.digest.set(crate::ingest::stream::content_digest(&bytes));
     }
     scan.read_stop = stop;
     Ok(Some(FileScan {

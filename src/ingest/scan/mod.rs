@@ -516,15 +516,8 @@ impl BlockScanner<'_> {
                 }
             }
         });
-        let mut reader = shared
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .blocks;
-        reader.recycle(
-            given_back
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let mut reader = unlocked(shared).blocks;
+        reader.recycle(unlocked(given_back));
         reader
     }
 }
@@ -534,6 +527,12 @@ impl BlockScanner<'_> {
 /// whole by them.
 fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What a lock held, once no job holds it (as [`locked`], whatever a panic left).
+fn unlocked<T>(m: std::sync::Mutex<T>) -> T {
+    m.into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The next block scanned. A run's files are scanned in parallel, so a file's scan may run
