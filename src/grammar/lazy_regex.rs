@@ -38,6 +38,9 @@ pub(crate) struct LazyRegex {
     /// The ASCII twin held to the text's start (`\A(?:…)`), tried first by
     /// [`LazyRegex::captures`]; `None` inside when it does not compile.
     anchored: OnceLock<Option<Regex>>,
+    /// Whether the pattern tells no two ASCII digits apart, decided when first asked
+    /// (`event_memo::treats_digits_alike`).
+    digits_alike: OnceLock<bool>,
 }
 
 impl LazyRegex {
@@ -64,6 +67,7 @@ impl LazyRegex {
                     compiled: OnceLock::from(Some(r)),
                     ascii: OnceLock::new(),
                     anchored: OnceLock::new(),
+                    digits_alike: OnceLock::new(),
                 });
             }
         };
@@ -81,6 +85,7 @@ impl LazyRegex {
             compiled: OnceLock::new(),
             ascii: OnceLock::new(),
             anchored: OnceLock::new(),
+            digits_alike: OnceLock::new(),
         })
     }
 
@@ -138,6 +143,12 @@ impl LazyRegex {
 
     pub(crate) fn as_str(&self) -> &str {
         &self.pattern
+    }
+
+    /// Whether the pattern matches the same spans, with the same groups, in any two texts
+    /// that differ only in which ASCII digits they hold (`event_memo`).
+    pub(crate) fn treats_digits_alike(&self) -> bool {
+        *(self.digits_alike).get_or_init(|| super::event_memo::treats_digits_alike(&self.pattern))
     }
 
     pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {

@@ -8,6 +8,7 @@
 //! and deliberately ignored, so "lines not understood" means what it says.
 
 mod check;
+mod event_memo;
 mod knowledge;
 mod lazy_regex;
 pub mod memory_model;
@@ -31,6 +32,7 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 
 pub use check::*;
+pub(crate) use event_memo::EventMemo;
 pub(crate) use knowledge::{
     captured_failure, phase_of_stack, ConfigEscape, ConfigRule, ConfigSyntax, GrammarKnowledge,
     OutcomeRule, OutcomeWord, ProcessRole, RankEvidence,

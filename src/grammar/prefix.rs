@@ -8,7 +8,6 @@
 
 use chrono::format::{Item, Parsed, StrftimeItems};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use regex::{Captures, Match};
 
 use super::knowledge::{self, Knowledge, ProcessRole};
 use super::lazy_regex::LazyRegex;
@@ -110,8 +109,42 @@ impl PrefixGroups {
 }
 
 /// The group at `index` when the prefix has it and it took part in the match.
-fn group<'h>(caps: &Captures<'h>, index: Option<usize>) -> Option<Match<'h>> {
-    caps.get(index?)
+fn group<'h>(caps: &impl Groups<'h>, index: Option<usize>) -> Option<Found<'h>> {
+    caps.group(index?)
+}
+
+/// A match's capture groups by index: a regex's captures, or the spans the event memo
+/// kept of a line of the same shape (`event_memo::Spans`), read the same way.
+pub(crate) trait Groups<'h> {
+    fn group(&self, index: usize) -> Option<Found<'h>>;
+}
+
+/// One group's text and where it lies in the text searched.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Found<'h> {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) text: &'h str,
+}
+
+impl<'h> Found<'h> {
+    pub(crate) fn as_str(&self) -> &'h str {
+        self.text
+    }
+
+    pub(crate) fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+impl<'h> Groups<'h> for regex::Captures<'h> {
+    fn group(&self, index: usize) -> Option<Found<'h>> {
+        self.get(index).map(|m| Found {
+            start: m.start(),
+            end: m.end(),
+            text: m.as_str(),
+        })
+    }
 }
 
 /// A strftime format of a prefix, parsed once.
@@ -248,9 +281,14 @@ impl CompiledPrefix {
     }
 
     /// Reads the prefix this match of its regex (starting at `start`) took.
-    pub(crate) fn read(&self, caps: &Captures<'_>, start: usize, cx: &ReadContext) -> PrefixInfo {
+    pub(crate) fn read<'h>(
+        &self,
+        caps: &impl Groups<'h>,
+        start: usize,
+        cx: &ReadContext,
+    ) -> PrefixInfo {
         let g = &self.groups;
-        let whole = caps.get(0).map_or(start..start, |m| m.range());
+        let whole = caps.group(0).map_or(start..start, |m| m.range());
         let mut stamp_error = None;
         let mut bad = |what: &str, text: &str, format: &str| {
             stamp_error.get_or_insert_with(|| match what {
@@ -350,9 +388,9 @@ impl CompiledPrefix {
 
     /// The rank the prefix names (its captures, else a worker's process name), the text
     /// of a rank number too large to be one, and a `tags` capture that reads no rank.
-    fn rank(
+    fn rank<'h>(
         &self,
-        caps: &Captures<'_>,
+        caps: &impl Groups<'h>,
         process: Option<&str>,
         cx: &ReadContext,
     ) -> (Option<Rank>, Option<String>, Option<String>) {
@@ -362,12 +400,13 @@ impl CompiledPrefix {
         let grank = group(caps, g.grank);
         let tags_rank = tags.and_then(knowledge::parse_tags_capture);
         let tags_read = tags_rank.is_some();
-        let rank = knowledge::rank_of_groups(tags_rank, tp, grank).or_else(|| {
-            let info = cx.knowledge.process(process?)?;
-            (info.role == ProcessRole::Worker)
-                .then_some(info.tags)
-                .flatten()
-        });
+        let rank = knowledge::rank_of_groups(tags_rank, tp.map(|m| m.text), grank.map(|m| m.text))
+            .or_else(|| {
+                let info = cx.knowledge.process(process?)?;
+                (info.role == ProcessRole::Worker)
+                    .then_some(info.tags)
+                    .flatten()
+            });
         let rank_error = if rank.is_none() {
             // The first of `tags`, `gpu`, `tp`, `grank` that took part.
             let first = tags.or_else(|| tp.or(grank).map(|m| m.as_str()));

@@ -1,6 +1,8 @@
 //! The grammars in use together: which one a file speaks, matching a line to an event,
 //! and the knowledge they carry.
 
+use super::event_memo::{MemoPool, PrefixRecipe, Recipe, Spans};
+use super::prefix::Groups;
 use super::teddy::teddy_order;
 use super::*;
 use rayon::prelude::*;
@@ -145,6 +147,8 @@ pub struct GrammarSet {
     /// The prefixes whose lines date the time-only stamps after them (`printed_date`).
     /// Built on first use.
     pub(super) dating: std::sync::OnceLock<stamp::DatingPrefixes>,
+    /// The scanning threads' event memos (`event_memo`).
+    pub(super) memos: MemoPool,
 }
 
 impl GrammarSet {
@@ -254,6 +258,7 @@ impl GrammarSet {
             knowledge,
             prefix_set,
             dating: std::sync::OnceLock::new(),
+            memos: MemoPool::new(&literals),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),
@@ -365,6 +370,24 @@ impl GrammarSet {
     /// Finds the record prefix that governs the text at `before` in `line`: the last
     /// prefix match of any grammar that ends at or before it.
     pub fn find_prefix(&self, line: &str, before: usize) -> Option<PrefixInfo> {
+        let (found, straddles) = self.governing_prefix(line, before)?;
+        Some(self.prefix_read(
+            &found.caps,
+            found.prefix,
+            found.span.start,
+            found.read_by,
+            straddles,
+            before,
+        ))
+    }
+
+    /// The prefix match that governs the text at `before` (see [`GrammarSet::find_prefix`]),
+    /// and whether the text begins inside it.
+    fn governing_prefix<'h>(
+        &self,
+        line: &'h str,
+        before: usize,
+    ) -> Option<(PrefixMatch<'_, 'h>, bool)> {
         // The governing prefix is the one that ends nearest the event (a record glued to a
         // progress bar, a wrapper in front); of those ending at the same place, the longest
         // (a vLLM process prefix plus its logger prefix beats the logger prefix alone).
@@ -429,19 +452,32 @@ impl GrammarSet {
             (Some(b), _) => (b, false),
             (None, s) => (s?, true),
         };
-        let start = found.span.start;
-        let mut info = self.prefix_info(found.prefix, &found.caps, start);
+        Some((found, straddles))
+    }
+
+    /// What prefix `p` (read by `read_by`), matched at `start` with these groups, says of
+    /// the text at `before`; `straddles`: that text begins inside the prefix.
+    pub(super) fn prefix_read<'h>(
+        &self,
+        caps: &impl Groups<'h>,
+        p: &CompiledPrefix,
+        start: usize,
+        read_by: (usize, usize),
+        straddles: bool,
+        before: usize,
+    ) -> PrefixInfo {
+        let mut info = self.prefix_info(p, caps, start);
         if straddles {
             info.message_start = before;
         }
-        info.read_by = Some(found.read_by);
-        Some(info)
+        info.read_by = Some(read_by);
+        info
     }
 
-    pub(super) fn prefix_info(
+    pub(super) fn prefix_info<'h>(
         &self,
         p: &CompiledPrefix,
-        caps: &regex::Captures<'_>,
+        caps: &impl Groups<'h>,
         start: usize,
     ) -> PrefixInfo {
         let cx = ReadContext {
@@ -460,19 +496,35 @@ impl GrammarSet {
         candidates: &[(usize, usize, usize)],
         cut: bool,
     ) -> Option<LineMatch> {
-        let mut found = candidates
-            .iter()
-            .filter_map(|&(gi, ei, at)| self.try_event(line, gi, ei, at, cut));
-        let first = found.next()?;
+        self.match_line_kept(line, candidates, cut, false).0
+    }
+
+    /// [`GrammarSet::match_line`], and, when `keep`, how the event found was read
+    /// (`event_memo::Recipe`).
+    pub(super) fn match_line_kept(
+        &self,
+        line: &str,
+        candidates: &[(usize, usize, usize)],
+        cut: bool,
+        keep: bool,
+    ) -> (Option<LineMatch>, Option<Recipe>) {
+        let mut found = candidates.iter().filter_map(|&candidate| {
+            let mut recipe = None;
+            let m = self.try_event_kept(line, candidate, cut, keep.then_some(&mut recipe))?;
+            Some((m, recipe))
+        });
+        let Some(first) = found.next() else {
+            return (None, None);
+        };
         // An OOM message inside another failure's wording (`Capture cuda graph failed:
         // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
         // read as the OOM: it says more.
-        if first.kind == crate::base::event::kind::ERROR {
-            if let Some(oom) = found.find(|m| m.kind == crate::base::event::kind::OOM) {
-                return Some(oom);
+        if first.0.kind == crate::base::event::kind::ERROR {
+            if let Some(oom) = found.find(|(m, _)| m.kind == crate::base::event::kind::OOM) {
+                return (Some(oom.0), oom.1);
             }
         }
-        Some(first)
+        (Some(first.0), first.1)
     }
 
     pub(super) fn try_event(
@@ -483,8 +535,24 @@ impl GrammarSet {
         at: usize,
         cut: bool,
     ) -> Option<LineMatch> {
+        self.try_event_kept(line, (gi, ei, at), cut, None)
+    }
+
+    /// [`GrammarSet::try_event`], and, given `keep`, what a line of the same shape needs
+    /// to be read without a regex (`event_memo::Recipe`).
+    pub(super) fn try_event_kept(
+        &self,
+        line: &str,
+        (gi, ei, at): (usize, usize, usize),
+        cut: bool,
+        keep: Option<&mut Option<Recipe>>,
+    ) -> Option<LineMatch> {
         let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
-        let prefix = self.find_prefix(line, at);
+        let governing = self.governing_prefix(line, at);
+        let prefix = (governing.as_ref()).map(|(found, straddles)| {
+            let (p, read_by) = (found.prefix, found.read_by);
+            self.prefix_read(&found.caps, p, found.span.start, read_by, *straddles, at)
+        });
         // A line no prefix governs is read after its wrappers (`web-1  | ValueError: …`,
         // `[pod/x/c] E1124 …`), so anchored wordings hold behind them too.
         let msg_start = prefix.as_ref().map_or_else(
@@ -495,6 +563,7 @@ impl GrammarSet {
         // `msg="ready"` written with the prefix's `msg="`) makes the regex start at the
         // literal; a regex that does not match there runs from the prefix's end, the
         // ordinary start, so either way of writing the literal works.
+        let mut message_at = msg_start;
         let mut message = line.get(msg_start..).unwrap_or("");
         let caps = match ev.regex.captures(message) {
             Some(c) => c,
@@ -503,10 +572,41 @@ impl GrammarSet {
                 if end <= msg_start {
                     return None;
                 }
+                message_at = end;
                 message = line.get(end..)?;
                 ev.regex.captures(message)?
             }
         };
+        if let Some(slot) = keep {
+            let prefix = (governing.as_ref()).map(|(found, straddles)| PrefixRecipe {
+                read_by: found.read_by,
+                start: found.span.start,
+                groups: Spans::of(&found.caps),
+                straddles: *straddles,
+            });
+            *slot = Some(Recipe {
+                event: (gi, ei, at),
+                prefix,
+                msg_start,
+                message_at,
+                groups: Spans::of(&caps),
+            });
+        }
+        Some(self.finish_event(line, (gi, ev), prefix, (msg_start, message), &caps, cut))
+    }
+
+    /// The event `ev` of grammar `gi` read from its regex's groups in `message` (the text
+    /// its regex searched, in `line`, where the message starts at `msg_start`), after the
+    /// prefix read.
+    pub(super) fn finish_event<'h>(
+        &self,
+        line: &'h str,
+        (gi, ev): (usize, &CompiledEvent),
+        prefix: Option<PrefixInfo>,
+        (msg_start, message): (usize, &'h str),
+        caps: &impl Groups<'h>,
+        cut: bool,
+    ) -> LineMatch {
         // A literal inside the prefix made the regex start there; the reader is shown the
         // text after the prefix, not a remnant of it (`]:[W1130 09:24:29.99… file.cpp:1] …`).
         let shown = prefix
@@ -519,8 +619,8 @@ impl GrammarSet {
         let mut fields = ev.preset.builder_with_room(ev.regex.field_names().len());
         let mut cut_fields = Vec::new();
         for (name, group) in ev.regex.named_groups() {
-            let Some(m) = caps.get(group) else { continue };
-            if cut && m.end() == message.len() {
+            let Some(m) = caps.group(group) else { continue };
+            if cut && m.end == message.len() {
                 cut_fields.push(name.to_string());
                 continue;
             }
@@ -546,7 +646,7 @@ impl GrammarSet {
         let trailer = trailer
             .filter(|t| t.chars().any(char::is_alphanumeric))
             .map(|t| bounded(t, MAX_MESSAGE));
-        Some(LineMatch {
+        LineMatch {
             grammar: gi,
             kind: ev.kind.clone(),
             fields,
@@ -562,7 +662,7 @@ impl GrammarSet {
             traceback: ev.traceback,
             cut_fields,
             trailer,
-        })
+        }
     }
 
     /// Matches a line the way the scanner does, from scratch (for samples and tests).

@@ -638,22 +638,19 @@ pub(super) fn rank_of_captures(caps: &regex::Captures<'_>) -> Option<Rank> {
         .name("tags")
         .and_then(|t| parse_tags_capture(t.as_str()));
     let tp = caps.name("gpu").or_else(|| caps.name("tp"));
-    rank_of_groups(tags, tp, caps.name("grank"))
+    let grank = caps.name("grank");
+    rank_of_groups(tags, tp.map(|m| m.as_str()), grank.map(|m| m.as_str()))
 }
 
 /// The rank of a prefix's or suffix's groups: its `tags` as read (`parse_tags_capture`),
 /// else its TP rank (`gpu` or `tp`), else its global rank (`grank`).
 pub(in crate::grammar) fn rank_of_groups(
     tags: Option<Rank>,
-    tp: Option<regex::Match<'_>>,
-    grank: Option<regex::Match<'_>>,
+    tp: Option<&str>,
+    grank: Option<&str>,
 ) -> Option<Rank> {
-    tags.or_else(|| tp.and_then(|g| g.as_str().parse().ok()).map(Rank::tp))
-        .or_else(|| {
-            grank
-                .and_then(|g| g.as_str().parse().ok())
-                .map(Rank::global)
-        })
+    tags.or_else(|| tp.and_then(|g| g.parse().ok()).map(Rank::tp))
+        .or_else(|| grank.and_then(|g| g.parse().ok()).map(Rank::global))
 }
 
 /// A `tags` capture: `DP1 PP0 TP3` in any order (`Rank::parse_tags`), or the same tags

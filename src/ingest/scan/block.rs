@@ -126,6 +126,9 @@ pub(super) struct BlockScan {
     last_seen_line: u64,
     /// What the block's previous lines matched, for the per-line tests.
     memo: LineMemo,
+    /// How earlier event lines of this thread's blocks were read, by shape
+    /// (`GrammarSet::read_event_line`).
+    event_memo: crate::grammar::EventMemo,
     /// An unprefixed traceback printed after a record (a child's stderr: a bare
     /// `Traceback (most recent call last):` and its frames, no event opening it): its text,
     /// until the closing line's event takes it as its traceback or a record ends it.
@@ -283,7 +286,10 @@ pub(super) fn scan_block(
     budget: &EventBudget,
     before: Option<&Before>,
 ) -> BlockScan {
-    let mut out = BlockScan::default();
+    let mut out = BlockScan {
+        event_memo: gs.take_event_memo(),
+        ..BlockScan::default()
+    };
     let hits = gs.literal_hits(buf);
     let mut hit_i = 0;
     if let Some(before) = before {
@@ -343,6 +349,7 @@ pub(super) fn scan_block(
         start = end + 1;
     }
     flush_last_seen(&mut out);
+    gs.give_back_event_memo(std::mem::take(&mut out.event_memo));
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
     out.dated = dated_lines(gs, buf, &out.events);
@@ -439,9 +446,8 @@ fn scan_hit_line(
     let mut any_event = false;
     for (si, seg) in segments.into_iter().enumerate() {
         let text = clean_cow(seg);
-        let candidates = gs.candidates(&text);
         let cut = line.is_cut && si + 1 == n;
-        if let Some(m) = gs.match_line(&text, &candidates, cut) {
+        if let Some(m) = gs.read_event_line(&text, cut, &mut out.event_memo) {
             any_event = true;
             take_event(m, seg, &text, line.line_no, budget, out, open_tb);
         }
