@@ -39,9 +39,9 @@ use super::{GrammarSet, LineMatch};
 const MAX_LINE: usize = 1024;
 
 /// Shapes a memo keeps before it starts again: a run's start-up lines are a few dozen
-/// shapes per digit count of the rank; the bound holds memory at ~1 MiB per thread
-/// whatever a hostile input varies.
-const MAX_KEPT: usize = 4096;
+/// shapes per digit count of the rank; the bound holds a memo to ~1.3 MiB (shapes up to
+/// [`MAX_LINE`] and their spans) whatever a hostile input varies.
+const MAX_KEPT: usize = 1024;
 
 /// Whether `pattern` matches the same spans with the same groups in any two texts that
 /// differ only in which ASCII digits they hold: no literal holds a digit, and every class
@@ -458,5 +458,44 @@ regex = '''GPU\d ready'''
         );
         assert_eq!(read("[10:00:03] GPU2 ready").as_deref(), Some("ready"));
         assert_eq!(memo.hits, 1);
+    }
+
+    #[test]
+    fn a_memo_keeps_a_bounded_number_of_shapes() {
+        // Lines of ever new shapes (a word of letters after the event's text): the memo
+        // starts again at its bound instead of growing with them.
+        let gs = GrammarSet::builtin().unwrap();
+        let mut memo = EventMemo::default();
+        let word = |mut i: usize| {
+            let mut w = String::new();
+            loop {
+                w.push(char::from(b'a' + (i % 26) as u8));
+                i /= 26;
+                if i == 0 {
+                    return w;
+                }
+            }
+        };
+        for i in 0..3 * MAX_KEPT {
+            let line = format!(
+                "[2026-11-29 09:18:14 TP0] Load weight begin. avail mem=14.00 GB {}",
+                word(i)
+            );
+            let m = gs.read_event_line(&line, false, &mut memo);
+            assert_eq!(
+                m.map(|m| m.kind.to_string()).as_deref(),
+                Some("weight_load_begin")
+            );
+            assert!(
+                memo.kept.len() <= MAX_KEPT,
+                "{} shapes kept",
+                memo.kept.len()
+            );
+        }
+        assert!(
+            memo.kept.len() > MAX_KEPT / 2,
+            "{} shapes kept",
+            memo.kept.len()
+        );
     }
 }
