@@ -32,7 +32,7 @@ use std::sync::{Mutex, OnceLock};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::prefix::{Found, Groups};
-use super::{GrammarSet, LineMatch};
+use super::{GrammarSet, LineMatch, PrefixInfo};
 
 /// Lines longer than this are read in full, not kept: a configuration dump is one line
 /// per start-up, and its text, tens of KiB, would be the key.
@@ -129,9 +129,10 @@ enum Reading {
     /// No candidate's event matched.
     NoEvent,
     Event(Recipe),
-    /// A regex that could read it tells digits apart: each such line is read in full
-    /// (from the kept candidates, which hold for it).
-    InFull,
+    /// An event regex that could read it tells digits apart: each such line is read by
+    /// the events' regexes, from the kept candidates and the prefix that governs each
+    /// (the prefixes' regexes treat digits alike, so these hold for it).
+    InFull(Box<[Option<PrefixRecipe>]>),
 }
 
 /// What the memo keeps of one shape.
@@ -228,7 +229,9 @@ impl GrammarSet {
             let read = match &kept.reading {
                 Reading::NoEvent => Some(None),
                 Reading::Event(recipe) => self.replay(line, recipe, cut).map(Some),
-                Reading::InFull => None,
+                Reading::InFull(prefixes) => {
+                    Some(self.read_in_full(line, &kept.candidates, prefixes, cut))
+                }
             };
             return match read {
                 Some(read) => {
@@ -245,7 +248,13 @@ impl GrammarSet {
                 (read, None) => (read, Reading::NoEvent),
             }
         } else {
-            (self.match_line(line, &candidates, cut), Reading::InFull)
+            let governing = |&(_, _, at): &(usize, usize, usize)| {
+                let found = self.governing_prefix(line, at);
+                found.map(|(found, straddles)| super::set::kept_prefix(&found, straddles))
+            };
+            let prefixes: Box<[Option<PrefixRecipe>]> = candidates.iter().map(governing).collect();
+            let read = self.read_in_full(line, &candidates, &prefixes, cut);
+            (read, Reading::InFull(prefixes))
         };
         if memo.kept.len() >= MAX_KEPT {
             memo.kept.clear();
@@ -272,21 +281,44 @@ impl GrammarSet {
             })
     }
 
+    /// The line's event read by the events' regexes, after the governing prefixes kept
+    /// for its candidates (`prefixes[i]` for `candidates[i]`).
+    fn read_in_full(
+        &self,
+        line: &str,
+        candidates: &[(usize, usize, usize)],
+        prefixes: &[Option<PrefixRecipe>],
+        cut: bool,
+    ) -> Option<LineMatch> {
+        let read = |i: usize, candidate: (usize, usize, usize)| {
+            let prefix = match prefixes.get(i)? {
+                Some(p) => Some(self.read_kept_prefix(line, p, candidate.2)?),
+                None => None,
+            };
+            Some((self.read_event(line, candidate, cut, prefix, None)?, ()))
+        };
+        super::set::first_event(candidates, read).map(|(m, ())| m)
+    }
+
+    /// A governing prefix read from the spans kept of it; `at`: where the event's literal
+    /// begins.
+    fn read_kept_prefix(&self, line: &str, p: &PrefixRecipe, at: usize) -> Option<PrefixInfo> {
+        let (pg, pi) = p.read_by;
+        let compiled = self.grammars.get(pg).and_then(|g| g.prefixes.get(pi))?;
+        let groups = SpanGroups {
+            text: line,
+            spans: &p.groups,
+        };
+        Some(self.prefix_read(&groups, compiled, p.start, p.read_by, p.straddles, at))
+    }
+
     /// The line read as `recipe` says; `None` where its wrappers end elsewhere than the
     /// kept line's (then it is read in full).
     fn replay(&self, line: &str, recipe: &Recipe, cut: bool) -> Option<LineMatch> {
         let (gi, ei, at) = recipe.event;
         let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
         let prefix = match &recipe.prefix {
-            Some(p) => {
-                let (pg, pi) = p.read_by;
-                let compiled = self.grammars.get(pg).and_then(|g| g.prefixes.get(pi))?;
-                let groups = SpanGroups {
-                    text: line,
-                    spans: &p.groups,
-                };
-                Some(self.prefix_read(&groups, compiled, p.start, p.read_by, p.straddles, at))
-            }
+            Some(p) => Some(self.read_kept_prefix(line, p, at)?),
             None => {
                 let peeled = crate::base::text::peel_transport(line.as_bytes()).len();
                 if line.len() - peeled != recipe.msg_start {

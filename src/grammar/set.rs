@@ -8,7 +8,7 @@ use super::*;
 use rayon::prelude::*;
 
 /// A prefix's match in a line, while `find_prefix` looks for the one that governs.
-struct PrefixMatch<'g, 'h> {
+pub(super) struct PrefixMatch<'g, 'h> {
     span: std::ops::Range<usize>,
     prefix: &'g CompiledPrefix,
     builtin: bool,
@@ -24,6 +24,35 @@ impl PrefixMatch<'_, '_> {
         self.span.end > other.span.end
             || (self.span.end == other.span.end && self.span.start < other.span.start)
             || (self.span == other.span && other.builtin && !self.builtin)
+    }
+}
+
+/// The event the first candidate that `read` reads (with its index) gives, as
+/// [`GrammarSet::match_line`] chooses it; `T` rides along.
+pub(super) fn first_event<T>(
+    candidates: &[(usize, usize, usize)],
+    mut read: impl FnMut(usize, (usize, usize, usize)) -> Option<(LineMatch, T)>,
+) -> Option<(LineMatch, T)> {
+    let mut found = (candidates.iter().enumerate()).filter_map(|(i, &c)| read(i, c));
+    let first = found.next()?;
+    // An OOM message inside another failure's wording (`Capture cuda graph failed:
+    // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
+    // read as the OOM: it says more.
+    if first.0.kind == crate::base::event::kind::ERROR {
+        if let Some(oom) = found.find(|(m, _)| m.kind == crate::base::event::kind::OOM) {
+            return Some(oom);
+        }
+    }
+    Some(first)
+}
+
+/// What the event memo keeps of a governing prefix's match.
+pub(super) fn kept_prefix(found: &PrefixMatch<'_, '_>, straddles: bool) -> PrefixRecipe {
+    PrefixRecipe {
+        read_by: found.read_by,
+        start: found.span.start,
+        groups: Spans::of(&found.caps),
+        straddles,
     }
 }
 
@@ -383,7 +412,7 @@ impl GrammarSet {
 
     /// The prefix match that governs the text at `before` (see [`GrammarSet::find_prefix`]),
     /// and whether the text begins inside it.
-    fn governing_prefix<'h>(
+    pub(super) fn governing_prefix<'h>(
         &self,
         line: &'h str,
         before: usize,
@@ -508,23 +537,15 @@ impl GrammarSet {
         cut: bool,
         keep: bool,
     ) -> (Option<LineMatch>, Option<Recipe>) {
-        let mut found = candidates.iter().filter_map(|&candidate| {
+        let found = first_event(candidates, |_, candidate| {
             let mut recipe = None;
             let m = self.try_event_kept(line, candidate, cut, keep.then_some(&mut recipe))?;
             Some((m, recipe))
         });
-        let Some(first) = found.next() else {
-            return (None, None);
-        };
-        // An OOM message inside another failure's wording (`Capture cuda graph failed:
-        // CUDA out of memory …`, `Worker failed with error 'CUDA out of memory …'`) is
-        // read as the OOM: it says more.
-        if first.0.kind == crate::base::event::kind::ERROR {
-            if let Some(oom) = found.find(|(m, _)| m.kind == crate::base::event::kind::OOM) {
-                return (Some(oom.0), oom.1);
-            }
+        match found {
+            Some((m, recipe)) => (Some(m), recipe),
+            None => (None, None),
         }
-        (Some(first.0), first.1)
     }
 
     pub(super) fn try_event(
@@ -543,16 +564,34 @@ impl GrammarSet {
     pub(super) fn try_event_kept(
         &self,
         line: &str,
-        (gi, ei, at): (usize, usize, usize),
+        candidate: (usize, usize, usize),
         cut: bool,
         keep: Option<&mut Option<Recipe>>,
     ) -> Option<LineMatch> {
-        let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
+        let at = candidate.2;
         let governing = self.governing_prefix(line, at);
         let prefix = (governing.as_ref()).map(|(found, straddles)| {
             let (p, read_by) = (found.prefix, found.read_by);
             self.prefix_read(&found.caps, p, found.span.start, read_by, *straddles, at)
         });
+        let keep = keep.map(|slot| {
+            let kept = governing.as_ref().map(|(f, s)| kept_prefix(f, *s));
+            (slot, kept)
+        });
+        self.read_event(line, candidate, cut, prefix, keep)
+    }
+
+    /// The candidate's event, its governing prefix read (`prefix`); given `keep`, the
+    /// recipe of the reading goes to its slot, with the prefix's part given.
+    pub(super) fn read_event(
+        &self,
+        line: &str,
+        (gi, ei, at): (usize, usize, usize),
+        cut: bool,
+        prefix: Option<PrefixInfo>,
+        keep: Option<(&mut Option<Recipe>, Option<PrefixRecipe>)>,
+    ) -> Option<LineMatch> {
+        let ev = self.grammars.get(gi).and_then(|g| g.events.get(ei))?;
         // A line no prefix governs is read after its wrappers (`web-1  | ValueError: …`,
         // `[pod/x/c] E1124 …`), so anchored wordings hold behind them too.
         let msg_start = prefix.as_ref().map_or_else(
@@ -577,13 +616,7 @@ impl GrammarSet {
                 ev.regex.captures(message)?
             }
         };
-        if let Some(slot) = keep {
-            let prefix = (governing.as_ref()).map(|(found, straddles)| PrefixRecipe {
-                read_by: found.read_by,
-                start: found.span.start,
-                groups: Spans::of(&found.caps),
-                straddles: *straddles,
-            });
+        if let Some((slot, prefix)) = keep {
             *slot = Some(Recipe {
                 event: (gi, ei, at),
                 prefix,
