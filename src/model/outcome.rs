@@ -3,7 +3,8 @@
 //! ends. What a wording means comes from the grammar files (`Knowledge`); this module only
 //! weighs the evidence.
 
-use std::collections::HashMap;
+// foldhash, not SipHash: a key per rank or event (the maps' order is never read).
+use foldhash::{HashMap, HashMapExt};
 
 use chrono::NaiveDateTime;
 
@@ -301,7 +302,7 @@ fn first_with(ranks: &[RankRun], o: Outcome, stamps: &StampsBySource) -> Option<
 /// The ranks a wording's number (a global rank) names, looked up: built once per run, as
 /// every rank's stop may name one (a search per name was quadratic in the ranks).
 struct NumberedRanks<'g> {
-    globals: &'g HashMap<u32, Rank>,
+    globals: &'g std::collections::HashMap<u32, Rank>,
     /// Where the run has the rank a global number names, its index.
     global_at: HashMap<u32, usize>,
     /// The first worker with that single number (`TP3` for 3), by index.
@@ -309,7 +310,7 @@ struct NumberedRanks<'g> {
 }
 
 impl<'g> NumberedRanks<'g> {
-    fn of(ranks: &[RankRun], globals: &'g HashMap<u32, Rank>) -> Self {
+    fn of(ranks: &[RankRun], globals: &'g std::collections::HashMap<u32, Rank>) -> Self {
         let mut single_at: HashMap<u32, usize> = HashMap::new();
         let mut index: HashMap<&Rank, usize> = HashMap::new();
         for (i, r) in ranks.iter().enumerate() {
@@ -365,7 +366,7 @@ pub(crate) fn resolve(
     events: &[Event],
     run_ready: bool,
     know: &Knowledge,
-    globals: &HashMap<u32, Rank>,
+    globals: &std::collections::HashMap<u32, Rank>,
 ) -> Option<Rank> {
     let peers: Vec<Option<u32>> = stops
         .iter()
@@ -483,7 +484,7 @@ pub(crate) fn resolve(
 /// (rank 0's `Ranks 2 failed to pass monitoredBarrier` behind rank 1's complaint about 0).
 fn follow_chains(ranks: &mut [RankRun]) {
     // Who each consequence followed, looked up by rank (linear per pass; chains are short).
-    let followed: std::collections::HashMap<Rank, Rank> = ranks
+    let followed: HashMap<Rank, Rank> = ranks
         .iter()
         .filter(|r| r.outcome == Outcome::Consequence)
         .filter_map(|r| Some((r.rank.clone(), r.failure.as_ref()?.consequence_of.clone()?)))

@@ -406,7 +406,7 @@ fn nodes_of(
     notes: &mut Vec<ReadNote>,
 ) -> Result<Vec<Node>, LoadError> {
     let mut nodes: Vec<Node> = Vec::new();
-    let mut owner: std::collections::HashMap<&crate::base::event::Rank, usize> = Default::default();
+    let mut owner: foldhash::HashMap<&crate::base::event::Rank, usize> = Default::default();
     for (n, r) in built.iter().enumerate() {
         let node_events = events.get(n).copied().unwrap_or(&[]);
         for rank in &r.ranks {

@@ -186,7 +186,7 @@ pub(super) fn assign_nodes(
         Plain(usize),
     }
     let mut names: Vec<String> = Vec::new();
-    let mut index: std::collections::HashMap<Key, usize> = Default::default();
+    let mut index: foldhash::HashMap<Key, usize> = Default::default();
     let mut node_for = |key: Key, name: String| -> usize {
         *index.entry(key).or_insert_with(|| {
             names.push(name);
@@ -238,7 +238,7 @@ pub(super) fn assign_nodes(
     }
     // Then the files that name no host, in a group that names none or several: each
     // joins the one node already holding its ranks, if there is one.
-    let mut nodes_of_rank: std::collections::HashMap<&str, BTreeSet<usize>> = Default::default();
+    let mut nodes_of_rank: foldhash::HashMap<&str, BTreeSet<usize>> = Default::default();
     for (s, n) in node_of_source.iter().enumerate() {
         if let (Some(n), Some(rs)) = (n, ranks.get(s)) {
             for r in rs {

@@ -109,7 +109,7 @@ pub(super) struct BlockScan {
     /// Events not kept, by kind: past the budgets already within the block.
     pub(crate) dropped: BTreeMap<String, u64>,
     /// Events held per (kind, root), for the per-source limit.
-    same_held: HashMap<(Name, Root), u32>,
+    same_held: HashMap<(Name, Root), u32, foldhash::fast::RandomState>,
     /// Event lines whose prefix did not read (block line numbers).
     pub(crate) bad_stamps: PrefixTrouble,
     pub(crate) bad_ranks: PrefixTrouble,

@@ -1,7 +1,9 @@
 //! Processes resolved to ranks: the rank each pid's lines are learnt to be, given to all
 //! its lines.
 
-use std::collections::{HashMap, HashSet};
+// foldhash, not SipHash: keys per event of every rank, hashed where no input chooses
+// them to collide (the maps' order is never read).
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use crate::base::event::{kind, Event, Name, Rank};
 use crate::grammar::{Knowledge, ProcessRole, RankEvidence};
