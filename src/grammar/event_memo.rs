@@ -5,25 +5,26 @@
 //! stamp, the rank in the prefix, the memory each measured. Reading one such line is
 //! most of the cost of a rank file (the prefix set, the governing prefix's captures,
 //! the event's: ~17,000 instructions of the ~21,000 an event line cost on 1,024 rank
-//! files). A line's *shape* is its text with every ASCII digit written `0`, with the
-//! candidates its literals gave (computed on the line itself). Two lines of one shape
-//! differ only in which digits they hold. (Whether a line is the cut end of its file
-//! changes only which fields are read, which is done again for every line.)
+//! files). A line's *shape* is its text with every ASCII digit written `0`: two lines of
+//! one shape differ only in which digits they hold. (Whether a line is the cut end of its
+//! file changes only which fields are read, which is done again for every line.)
 //!
 //! Why a kept reading is the reading: a regex looks at its text only through its
 //! literals, its classes and its look-arounds. One whose literals hold no ASCII digit and
 //! whose every class holds all ten digits or none ([`treats_digits_alike`]; word
 //! boundaries see every digit as a word character, `^`/`$` see none) takes each step the
 //! same way on both lines, so it matches the same spans with the same groups, or fails on
-//! both. The memo is used only when every prefix regex (each may govern) and the regex of
-//! every candidate event of the line are such regexes, so which prefix governs, where
-//! the message starts and which event matches are the same on both lines; everything read
-//! from the groups' text (stamps, ranks, fields, the shown message and its suffix) is
-//! read again from the new line. A line no prefix governs starts its message after its
+//! both. So, for a line that holds no event literal with a digit (`Signal 15 (SIGTERM)`
+//! is read in full wherever it occurs), the literals' candidates are the same on both
+//! lines and are kept; when every prefix regex (each may govern) is such a regex, so is
+//! the prefix that governs each candidate; and when the regex of every candidate event is
+//! too, so are the event that matches and where its message starts. Everything read from
+//! the groups' text (stamps, ranks, fields, the shown message and its suffix) is read
+//! again from the new line. A line no prefix governs starts its message after its
 //! wrappers (`peel_transport`, hand-written): that length is taken again and compared,
-//! and the line is read in full where it differs. The built-in grammars' regexes that
-//! tell digits apart (`Signal 15`, NCCL's `0x` communicator ids, vLLM's `V[01]`) keep
-//! their lines off the memo.
+//! and the line is read in full where it differs. For a line whose candidate events'
+//! regexes tell digits apart (NCCL's `0x` communicator ids, vLLM's `V[01]`) only the
+//! candidates and the governing prefixes are kept, and the events' regexes run.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -149,8 +150,9 @@ struct Kept {
 pub(crate) struct EventMemo {
     /// The current line's shape, built here so a line read from the memo allocates none.
     shape: Vec<u8>,
-    /// By the shape's hash.
-    kept: HashMap<u64, Kept, foldhash::fast::FixedState>,
+    /// By the shape's hash (two shapes of one hash: the later replaces the earlier).
+    /// The table's own hasher is seeded per process, so no input chooses its buckets.
+    kept: HashMap<u64, Kept, foldhash::fast::RandomState>,
     /// Lines read from the memo (for tests).
     pub(crate) hits: u64,
 }
