@@ -260,7 +260,10 @@ fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), Sou
         source,
     })?;
     let mut notes = Vec::new();
-    let mut files: Vec<(PathBuf, u64)> = Vec::new();
+    // (name, path, size): sorted by the name's bytes, the order `Path`'s comparison gives
+    // paths of one directory, without parsing both paths into components at every
+    // comparison (that was 2 % of `summary` over 8,192 rank files, and grows as n log n).
+    let mut files: Vec<(std::ffi::OsString, PathBuf, u64)> = Vec::new();
     for entry in entries {
         let entry = match entry {
             Ok(e) => e,
@@ -273,11 +276,10 @@ fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), Sou
             }
         };
         let p = entry.path();
-        let named = p
-            .file_name()
-            .is_some_and(|n| classify_name(&n.to_string_lossy()).is_some());
+        let file_name = entry.file_name();
+        let named = classify_name(&file_name.to_string_lossy()).is_some();
         match std::fs::metadata(&p) {
-            Ok(m) if m.is_file() => files.push((p, m.len())),
+            Ok(m) if m.is_file() => files.push((file_name, p, m.len())),
             // A FIFO could block the run and a device could be endless: a run directory
             // reads regular files only (a special file is read when named alone).
             Ok(m) if named => notes.push(ListingNote::NotRegular {
@@ -293,14 +295,11 @@ fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), Sou
             Err(_) => {}
         }
     }
-    files.sort();
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     notes.sort_by_cached_key(ListingNote::order);
     let mut out = Vec::new();
-    for (f, size) in files {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
+    for (name, f, size) in files {
+        let name = name.to_string_lossy();
         let Some(kind) = classify_name(&name) else {
             continue;
         };
