@@ -71,7 +71,8 @@ pub(super) fn treats_digits_alike(pattern: &str) -> bool {
     regex_syntax::parse(pattern).is_ok_and(|h| alike(&h))
 }
 
-/// The spans of a match's groups, by group index, in the text searched.
+/// The spans of a match's groups, by group index, in the text searched. Kept only of
+/// lines up to [`MAX_LINE`] bytes, whose offsets always fit a `u32`.
 pub(crate) struct Spans(Box<[Option<(u32, u32)>]>);
 
 impl Spans {
@@ -175,11 +176,26 @@ impl EventMemo {
 pub(crate) struct MemoPool {
     idle: Mutex<Vec<EventMemo>>,
     prefixes_alike: OnceLock<bool>,
-    /// The event literals that hold a digit (`Signal 15 (SIGTERM)`): where one is found
-    /// differs between lines of one shape, so a line holding one is read in full. `None`
-    /// when no literal holds a digit (or, failing to build, every line is read in full).
-    digit_literals: Option<aho_corasick::AhoCorasick>,
-    all_in_full: bool,
+    digit_literals: DigitLiterals,
+}
+
+/// The event literals that hold a digit (`Signal 15 (SIGTERM)`): where one is found
+/// differs between lines of one shape, so a line holding one is read in full.
+enum DigitLiterals {
+    None,
+    Searched(aho_corasick::AhoCorasick),
+    /// Their searcher did not build: every line is read in full.
+    Unsearchable,
+}
+
+impl DigitLiterals {
+    fn held_by(&self, line: &str) -> bool {
+        match self {
+            DigitLiterals::None => false,
+            DigitLiterals::Searched(ac) => ac.is_match(line),
+            DigitLiterals::Unsearchable => true,
+        }
+    }
 }
 
 impl MemoPool {
@@ -187,13 +203,15 @@ impl MemoPool {
         let with_digits: Vec<&String> = (literals.iter())
             .filter(|l| l.bytes().any(|b| b.is_ascii_digit()))
             .collect();
-        let digit_literals =
-            (!with_digits.is_empty()).then(|| aho_corasick::AhoCorasick::new(&with_digits).ok());
+        let digit_literals = match aho_corasick::AhoCorasick::new(&with_digits) {
+            _ if with_digits.is_empty() => DigitLiterals::None,
+            Ok(ac) => DigitLiterals::Searched(ac),
+            Err(_) => DigitLiterals::Unsearchable,
+        };
         MemoPool {
             idle: Mutex::new(Vec::new()),
             prefixes_alike: OnceLock::new(),
-            all_in_full: digit_literals.as_ref().is_some_and(Option::is_none),
-            digit_literals: digit_literals.flatten(),
+            digit_literals,
         }
     }
 }
@@ -221,9 +239,7 @@ impl GrammarSet {
         cut: bool,
         memo: &mut EventMemo,
     ) -> Option<LineMatch> {
-        let pool = &self.memos;
-        let digit_literal = || (pool.digit_literals.as_ref()).is_some_and(|ac| ac.is_match(line));
-        if line.len() > MAX_LINE || pool.all_in_full || digit_literal() {
+        if line.len() > MAX_LINE || self.memos.digit_literals.held_by(line) {
             return self.match_line(line, &self.candidates(line), cut);
         }
         let hash = memo.shape_of(line);

@@ -399,15 +399,26 @@ impl GrammarSet {
     /// Finds the record prefix that governs the text at `before` in `line`: the last
     /// prefix match of any grammar that ends at or before it.
     pub fn find_prefix(&self, line: &str, before: usize) -> Option<PrefixInfo> {
-        let (found, straddles) = self.governing_prefix(line, before)?;
-        Some(self.prefix_read(
+        let governing = self.governing_prefix(line, before)?;
+        Some(self.read_governing(&governing, before))
+    }
+
+    /// What the governing prefix match `governing_prefix` found says of the text at
+    /// `before`.
+    fn read_governing(
+        &self,
+        (found, straddles): &(PrefixMatch<'_, '_>, bool),
+        before: usize,
+    ) -> PrefixInfo {
+        let (p, read_by) = (found.prefix, found.read_by);
+        self.prefix_read(
             &found.caps,
-            found.prefix,
+            p,
             found.span.start,
-            found.read_by,
-            straddles,
+            read_by,
+            *straddles,
             before,
-        ))
+        )
     }
 
     /// The prefix match that governs the text at `before` (see [`GrammarSet::find_prefix`]),
@@ -570,10 +581,7 @@ impl GrammarSet {
     ) -> Option<LineMatch> {
         let at = candidate.2;
         let governing = self.governing_prefix(line, at);
-        let prefix = (governing.as_ref()).map(|(found, straddles)| {
-            let (p, read_by) = (found.prefix, found.read_by);
-            self.prefix_read(&found.caps, p, found.span.start, read_by, *straddles, at)
-        });
+        let prefix = (governing.as_ref()).map(|g| self.read_governing(g, at));
         let keep = keep.map(|slot| {
             let kept = governing.as_ref().map(|(f, s)| kept_prefix(f, *s));
             (slot, kept)

@@ -147,8 +147,8 @@ mod tests {
         let mut order: Vec<usize> = (0..events.len()).collect();
         order.sort_by_key(|&i| events[i].origin.source);
         let (mut kept, mut dups) = (Vec::new(), vec![0; n_sources]);
-        let mut total: HashMap<DedupKey<'_>, usize, Hasher> = HashMap::default();
-        let mut here: HashMap<(usize, DedupKey<'_>), usize, Hasher> = HashMap::default();
+        let mut total: HashMap<DedupKey<'_>, usize> = HashMap::new();
+        let mut here: HashMap<(usize, DedupKey<'_>), usize> = HashMap::new();
         for &i in &order {
             let e = &events[i];
             let h = here.entry((e.origin.source, dedup_key(e))).or_insert(0);
