@@ -660,6 +660,72 @@ pub(in crate::grammar) fn rank_of_groups(
 /// The lower- or mixed-case and `=`/`:` forms take only the known tag names (DP, PP,
 /// ATTN_CP, MOE_DP, TP, EP), so `rank=2` or `step=7` is never read as a tag.
 pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
+    if text.len() > TAGS_MEMO_TEXT_MAX {
+        return read_tags_capture(text);
+    }
+    let known = TAGS_MEMO.with(|m| m.try_borrow_mut().ok()?.find(text));
+    if let Some(rank) = known {
+        return rank;
+    }
+    let rank = read_tags_capture(text);
+    TAGS_MEMO.with(|m| {
+        if let Ok(mut m) = m.try_borrow_mut() {
+            m.keep(text, rank.clone());
+        }
+    });
+    rank
+}
+
+/// The longest `tags` text [`TAGS_MEMO`] keeps (`DP1 PP0 TP3 EP12` is 16 bytes).
+const TAGS_MEMO_TEXT_MAX: usize = 32;
+/// How many texts [`TAGS_MEMO`] keeps: a node's ranks, whose events interleave in its log.
+const TAGS_MEMO_ENTRIES: usize = 16;
+
+/// The `tags` texts read last on this thread and the ranks they gave. A process's every
+/// line prints the same tags (`TP3`), and reading them (the words split, the tag names
+/// looked up, sorted, an `Arc` built) was a thousand instructions an event line, a fifth
+/// of reading one from the event memo; the memo's answer is a comparison of a few bytes
+/// and the `Arc`'s count raised. The reading is a function of the text alone.
+#[derive(Default)]
+struct TagsMemo {
+    entries: Vec<(Box<str>, Option<Rank>)>,
+    /// The entry the next new text replaces once the memo is full.
+    next: usize,
+    /// The entry found or kept last.
+    last: usize,
+}
+
+impl TagsMemo {
+    /// The rank `text` gave, if kept: the entry found last is tried first (a rank file's
+    /// every line), then the others.
+    fn find(&mut self, text: &str) -> Option<Option<Rank>> {
+        let same = |(t, _): &(Box<str>, Option<Rank>)| **t == *text;
+        if let Some(e) = self.entries.get(self.last).filter(|e| same(e)) {
+            return Some(e.1.clone());
+        }
+        let at = self.entries.iter().position(same)?;
+        self.last = at;
+        self.entries.get(at).map(|e| e.1.clone())
+    }
+
+    fn keep(&mut self, text: &str, rank: Option<Rank>) {
+        if self.entries.len() < TAGS_MEMO_ENTRIES {
+            self.last = self.entries.len();
+            self.entries.push((text.into(), rank));
+        } else if let Some(e) = self.entries.get_mut(self.next) {
+            *e = (text.into(), rank);
+            self.last = self.next;
+            self.next = (self.next + 1) % TAGS_MEMO_ENTRIES;
+        }
+    }
+}
+
+thread_local! {
+    static TAGS_MEMO: std::cell::RefCell<TagsMemo> = std::cell::RefCell::default();
+}
+
+/// [`parse_tags_capture`] without the memo.
+fn read_tags_capture(text: &str) -> Option<Rank> {
     if let Some(r) = Rank::parse_tags(text) {
         return Some(r);
     }
