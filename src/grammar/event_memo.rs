@@ -146,6 +146,14 @@ struct Kept {
     reading: Reading,
 }
 
+/// What the memo keeps of a record line read for its prefix alone
+/// ([`GrammarSet::read_prefix_line`]).
+struct KeptPrefix {
+    shape: Box<[u8]>,
+    /// The governing prefix's match, if any prefix matched.
+    prefix: Option<PrefixRecipe>,
+}
+
 /// One scanning thread's kept readings (taken from [`MemoPool`] for a block).
 #[derive(Default)]
 pub(crate) struct EventMemo {
@@ -154,6 +162,9 @@ pub(crate) struct EventMemo {
     /// By the shape's hash (two shapes of one hash: the later replaces the earlier).
     /// The table's own hasher is seeded per process, so no input chooses its buckets.
     kept: HashMap<u64, Kept, foldhash::fast::RandomState>,
+    /// Record lines read for their prefix alone (a file's first line of each process:
+    /// which rank it names), by shape, as `kept` holds event lines.
+    prefix_lines: HashMap<u64, KeptPrefix, foldhash::fast::RandomState>,
     /// Lines read from the memo (for tests).
     pub(crate) hits: u64,
     /// The lines that start no record and hold no event literal, by shape
@@ -289,13 +300,54 @@ impl GrammarSet {
         read
     }
 
+    /// [`GrammarSet::find_prefix`] of `line` at its end (the prefix a record line of no
+    /// event opens with, for the rank it names): from `memo` where a line of the same
+    /// shape was read before, and kept there when not. Exact for the reason event lines
+    /// are (the module's note): every prefix regex treats digits alike, or no line is kept.
+    pub(crate) fn read_prefix_line(&self, line: &str, memo: &mut EventMemo) -> Option<PrefixInfo> {
+        let end = line.len();
+        if end > MAX_LINE || !self.prefixes_alike() {
+            return self.find_prefix(line, end);
+        }
+        let hash = memo.shape_of(line);
+        if let Some(kept) = (memo.prefix_lines.get(&hash)).filter(|k| *k.shape == *memo.shape) {
+            let read = match &kept.prefix {
+                None => Some(None),
+                Some(p) => self.read_kept_prefix(line, p, end).map(Some),
+            };
+            return match read {
+                Some(read) => {
+                    memo.hits += 1;
+                    read
+                }
+                None => self.find_prefix(line, end),
+            };
+        }
+        let governing = self.governing_prefix(line, end);
+        let read = (governing.as_ref()).map(|g| self.read_governing(g, end));
+        let prefix = (governing.as_ref()).map(|(f, s)| super::set::kept_prefix(f, *s));
+        if memo.prefix_lines.len() >= MAX_KEPT {
+            memo.prefix_lines.clear();
+        }
+        let kept = KeptPrefix {
+            shape: memo.shape.as_slice().into(),
+            prefix,
+        };
+        memo.prefix_lines.insert(hash, kept);
+        read
+    }
+
+    /// Every prefix regex treats digits alike (asked once).
+    fn prefixes_alike(&self) -> bool {
+        *self.memos.prefixes_alike.get_or_init(|| {
+            (self.grammars.iter().flat_map(|g| &g.prefixes)).all(|p| p.regex.treats_digits_alike())
+        })
+    }
+
     /// Whether every regex that could read a line with these candidates treats digits
     /// alike: every prefix's, and each candidate event's.
     fn reads_digits_alike(&self, candidates: &[(usize, usize, usize)]) -> bool {
-        let prefixes = self.memos.prefixes_alike.get_or_init(|| {
-            (self.grammars.iter().flat_map(|g| &g.prefixes)).all(|p| p.regex.treats_digits_alike())
-        });
-        *prefixes
+        self.prefixes_alike()
             && candidates.iter().all(|&(gi, ei, _)| {
                 (self.grammars.get(gi).and_then(|g| g.events.get(ei)))
                     .is_some_and(|ev| ev.regex.treats_digits_alike())
@@ -470,6 +522,45 @@ mod tests {
             "{} of {compared} from the memo",
             memo.hits
         );
+    }
+
+    #[test]
+    fn a_record_line_read_for_its_prefix_from_the_memo_reads_as_from_scratch() {
+        // The record lines a rank names itself in (traffic, no event), every sample line
+        // and variants of other digits (some no valid stamp, a rank past 2^32): the
+        // prefix each gives from the memo is the one `find_prefix` gives at its end.
+        let gs = GrammarSet::builtin().unwrap();
+        let own = [
+            "[2026-11-29 09:18:30 TP3] Decode batch. #running-req: 12, #token: 3456, token usage: 0.05, gen throughput (token/s): 123.45, #queue-req: 0",
+            "[2026-11-29 09:18:30 DP1 TP12] Prefill batch. #new-seq: 1, #new-token: 512",
+            "(Worker_TP3 pid=4121) INFO 11-29 09:18:14 [gpu_model_runner.py:2007] Starting to load model",
+            "[2026-11-29 09:18:14 TP99999999999] Decode batch. #running-req: 1",
+            "no prefix at all 12",
+        ];
+        let lines: Vec<String> = (gs.grammars.iter().flat_map(|g| &g.spec.sample))
+            .map(|s| s.line.clone())
+            .chain(own.iter().map(|s| s.to_string()))
+            .collect();
+        let mut memo = EventMemo::default();
+        let (mut compared, mut ranked) = (0, 0);
+        for line in &lines {
+            let first = gs.read_prefix_line(line, &mut memo);
+            assert_eq!(first, gs.find_prefix(line, line.len()), "{line}");
+            for shift in 1..=5 {
+                let variant = other_digits(line, shift);
+                let from_memo = gs.read_prefix_line(&variant, &mut memo);
+                let from_scratch = gs.find_prefix(&variant, variant.len());
+                ranked += usize::from(from_scratch.as_ref().is_some_and(|p| p.rank.is_some()));
+                assert_eq!(from_memo, from_scratch, "{variant}");
+                compared += 1;
+            }
+        }
+        assert!(ranked > 100, "{ranked} variants named a rank");
+        assert_eq!(memo.hits, compared as u64, "every variant from the memo");
+        // By hand: the first own line names TP3, the second DP1 TP12.
+        let mut rank = |line: &str| gs.read_prefix_line(line, &mut memo).and_then(|p| p.rank);
+        assert_eq!(rank(own[0]).map(|r| r.to_string()), Some("TP3".into()));
+        assert_eq!(rank(own[1]).map(|r| r.to_string()), Some("DP1 TP12".into()));
     }
 
     #[test]

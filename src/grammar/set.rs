@@ -405,7 +405,7 @@ impl GrammarSet {
 
     /// What the governing prefix match `governing_prefix` found says of the text at
     /// `before`.
-    fn read_governing(
+    pub(super) fn read_governing(
         &self,
         (found, straddles): &(PrefixMatch<'_, '_>, bool),
         before: usize,

@@ -278,7 +278,14 @@ fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), Sou
         let p = entry.path();
         let file_name = entry.file_name();
         let named = classify_name(&file_name.to_string_lossy()).is_some();
-        match std::fs::metadata(&p) {
+        // The entry's own metadata (`fstatat` in the open directory, not a walk of the
+        // whole path: 8,192 of those were 3 % of `summary` over as many rank files), and
+        // a link's target's where the entry is a link, as `fs::metadata` would follow it.
+        let followed = match entry.file_type() {
+            Ok(t) if !t.is_symlink() => entry.metadata(),
+            _ => std::fs::metadata(&p),
+        };
+        match followed {
             Ok(m) if m.is_file() => files.push((file_name, p, m.len())),
             // A FIFO could block the run and a device could be endless: a run directory
             // reads regular files only (a special file is read when named alone).
