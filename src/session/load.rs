@@ -17,7 +17,7 @@ use super::by_source::BySource;
 use super::dates::{implausible_stamps, infer_dates, reference_dates, time_regressions, FileDates};
 use super::inputs::Inputs;
 use super::nodes::{
-    assign_nodes, distinct_hosts, hosts_by_source, nodes_sharing_a_host, ranks_by_source,
+    assign_nodes, hosts_by_source, names_several_hosts, nodes_sharing_a_host, ranks_by_source,
     ranks_on_two_hosts, shown_paths, split_by_node, wrapped_nodes_by_source,
 };
 use super::options::{check_attempt, LoadError, LoadOptions};
@@ -275,7 +275,7 @@ pub(crate) fn gather(
     };
     // One path is a single node unless its files' NCCL lines name several hosts.
     if inputs.undivided()
-        && distinct_hosts(&events) < 2
+        && !names_several_hosts(&events)
         && wrapped_nodes_by_source(&events, 1)[0].len() < 2
     {
         let name = crate::base::text::shown_path(&paths[0]);

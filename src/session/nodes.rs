@@ -148,12 +148,13 @@ pub(super) fn host_split_by_source(events: &BySource, sources: usize) -> Vec<Vec
         .collect()
 }
 
-pub(super) fn distinct_hosts(events: &BySource) -> usize {
-    events
-        .iter()
-        .filter_map(|e| e.host())
-        .collect::<BTreeSet<&str>>()
-        .len()
+/// Whether the events name two hosts or more (NCCL's prefixes do).
+pub(super) fn names_several_hosts(events: &BySource) -> bool {
+    // Whether a second host is named, not how many: a set of every event's host was
+    // half a percent of loading 8,192 rank files of 1,024 hosts.
+    let mut hosts = events.iter().filter_map(|e| e.host());
+    let first = hosts.next();
+    hosts.any(|h| Some(h) != first)
 }
 
 /// The nodes of a run, and which node each log source and each discovered group of files
