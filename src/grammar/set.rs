@@ -761,7 +761,9 @@ pub(crate) fn convert(text: &str, unit: Unit) -> Option<FieldValue> {
     let t = text.trim();
     match unit {
         Unit::Text => Some(FieldValue::Text(t.into())),
-        Unit::Int => t.replace(',', "").parse().ok().map(FieldValue::Int),
+        // Thousands commas out (`1,024`), copying only a number that has them.
+        Unit::Int if t.contains(',') => t.replace(',', "").parse().ok().map(FieldValue::Int),
+        Unit::Int => t.parse().ok().map(FieldValue::Int),
         Unit::Float | Unit::Seconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v)),
         Unit::Milliseconds => units::parse_decimal(t).map(|(v, _)| FieldValue::Float(v / 1000.0)),
         Unit::DecimalMb | Unit::DecimalGb => {
