@@ -6,8 +6,12 @@
 
 mod compile;
 mod ignored;
+mod meanings;
+mod tags_memo;
+
 pub(crate) use ignored::{captured_failure, SET_FAILURES};
 pub(in crate::grammar) use ignored::{only_read_captures, PREFIX_CAPTURES};
+pub(crate) use tags_memo::parse_tags_capture;
 
 use std::collections::HashMap;
 
@@ -306,6 +310,9 @@ pub struct Knowledge {
     pub(crate) components: Vec<String>,
     /// Settings that explain failures and settings that size memory, of every grammar.
     pub(crate) remedy: super::remedy::RemedyRules,
+    /// `meaning_of`'s answers, built when first asked (and again after a grammar is
+    /// added): `kinds` and `by_kind` change only in [`Knowledge::add`].
+    meanings: std::sync::OnceLock<meanings::MeaningTable>,
     /// Servers whose one world spans their data-parallel replicas (`world =
     /// "across_replicas"`).
     pub(crate) worlds_span_replicas: Vec<String>,
@@ -355,6 +362,7 @@ impl Knowledge {
             components: Vec::new(),
             remedy: Default::default(),
             worlds_span_replicas: Vec::new(),
+            meanings: std::sync::OnceLock::new(),
         }
     }
 
@@ -386,6 +394,7 @@ impl Knowledge {
         if g.world_spans_replicas {
             self.worlds_span_replicas.push(id.to_string());
         }
+        self.meanings = std::sync::OnceLock::new();
     }
 
     /// Whether the server a grammar describes numbers one world across its data-parallel
@@ -409,6 +418,17 @@ impl Knowledge {
     /// phase, figure or rank rule), what the first grammar that does declares: a user
     /// grammar that emits a canonical kind (`dist_init_end`) gets the built-in meaning.
     pub(crate) fn meaning_of(&self, grammar: &str, kind: &str) -> Option<&KindMeaning> {
+        let table = (self.meanings).get_or_init(|| {
+            meanings::MeaningTable::of(&self.kinds, |g, k| self.meaning_searched(g, k))
+        });
+        match table.lookup(grammar, kind) {
+            Some(meaning) => meaning,
+            None => self.meaning_searched(grammar, kind),
+        }
+    }
+
+    /// [`Knowledge::meaning_of`], looked up in the grammars' maps.
+    fn meaning_searched(&self, grammar: &str, kind: &str) -> Option<&KindMeaning> {
         self.kinds
             .get(grammar)
             .and_then(|kinds| kinds.get(kind))
@@ -659,73 +679,8 @@ pub(in crate::grammar) fn rank_of_groups(
 /// `dp1|tp3`, `dp1/tp3`.
 /// The lower- or mixed-case and `=`/`:` forms take only the known tag names (DP, PP,
 /// ATTN_CP, MOE_DP, TP, EP), so `rank=2` or `step=7` is never read as a tag.
-pub(crate) fn parse_tags_capture(text: &str) -> Option<Rank> {
-    if text.len() > TAGS_MEMO_TEXT_MAX {
-        return read_tags_capture(text);
-    }
-    let known = TAGS_MEMO.with(|m| m.try_borrow_mut().ok()?.find(text));
-    if let Some(rank) = known {
-        return rank;
-    }
-    let rank = read_tags_capture(text);
-    TAGS_MEMO.with(|m| {
-        if let Ok(mut m) = m.try_borrow_mut() {
-            m.keep(text, rank.clone());
-        }
-    });
-    rank
-}
-
-/// The longest `tags` text [`TAGS_MEMO`] keeps (`DP1 PP0 TP3 EP12` is 16 bytes).
-const TAGS_MEMO_TEXT_MAX: usize = 32;
-/// How many texts [`TAGS_MEMO`] keeps: a node's ranks, whose events interleave in its log.
-const TAGS_MEMO_ENTRIES: usize = 16;
-
-/// The `tags` texts read last on this thread and the ranks they gave. A process's every
-/// line prints the same tags (`TP3`), and reading them (the words split, the tag names
-/// looked up, sorted, an `Arc` built) was a thousand instructions an event line, a fifth
-/// of reading one from the event memo; the memo's answer is a comparison of a few bytes
-/// and the `Arc`'s count raised. The reading is a function of the text alone.
-#[derive(Default)]
-struct TagsMemo {
-    entries: Vec<(Box<str>, Option<Rank>)>,
-    /// The entry the next new text replaces once the memo is full.
-    next: usize,
-    /// The entry found or kept last.
-    last: usize,
-}
-
-impl TagsMemo {
-    /// The rank `text` gave, if kept: the entry found last is tried first (a rank file's
-    /// every line), then the others.
-    fn find(&mut self, text: &str) -> Option<Option<Rank>> {
-        let same = |(t, _): &(Box<str>, Option<Rank>)| **t == *text;
-        if let Some(e) = self.entries.get(self.last).filter(|e| same(e)) {
-            return Some(e.1.clone());
-        }
-        let at = self.entries.iter().position(same)?;
-        self.last = at;
-        self.entries.get(at).map(|e| e.1.clone())
-    }
-
-    fn keep(&mut self, text: &str, rank: Option<Rank>) {
-        if self.entries.len() < TAGS_MEMO_ENTRIES {
-            self.last = self.entries.len();
-            self.entries.push((text.into(), rank));
-        } else if let Some(e) = self.entries.get_mut(self.next) {
-            *e = (text.into(), rank);
-            self.last = self.next;
-            self.next = (self.next + 1) % TAGS_MEMO_ENTRIES;
-        }
-    }
-}
-
-thread_local! {
-    static TAGS_MEMO: std::cell::RefCell<TagsMemo> = std::cell::RefCell::default();
-}
-
-/// [`parse_tags_capture`] without the memo.
-fn read_tags_capture(text: &str) -> Option<Rank> {
+/// (`parse_tags_capture` reads it through a per-thread memo.)
+pub(super) fn read_tags_capture(text: &str) -> Option<Rank> {
     if let Some(r) = Rank::parse_tags(text) {
         return Some(r);
     }
