@@ -167,9 +167,6 @@ pub(crate) struct EventMemo {
     prefix_lines: HashMap<u64, KeptPrefix, foldhash::fast::RandomState>,
     /// Lines read from the memo (for tests).
     pub(crate) hits: u64,
-    /// The lines that start no record and hold no event literal, by shape
-    /// (`plain_memo`): taken with this memo, a block at a time.
-    pub(crate) plain: super::plain_memo::PlainMemo,
 }
 
 impl EventMemo {

@@ -13,7 +13,6 @@ mod knowledge;
 mod lazy_regex;
 pub mod memory_model;
 mod miss;
-mod plain_memo;
 mod prefilter;
 mod prefix;
 mod prefix_check;

@@ -174,9 +174,6 @@ pub(super) struct AnyLiteral {
     short: Vec<memchr::memmem::Finder<'static>>,
     /// The literals of `packed` (or `automaton`) then of `short`: a hit's index names one.
     literals: Vec<Box<[u8]>>,
-    /// No literal holds an ASCII digit: two lines that differ only in their digits hold
-    /// the same literals at the same places (`plain_memo`).
-    digit_free: bool,
 }
 
 /// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started.
@@ -215,10 +212,9 @@ impl AnyLiteral {
             }
             _ => None,
         };
-        let literals: Vec<Box<[u8]>> = (long.iter().chain(&short))
+        let literals = (long.iter().chain(&short))
             .map(|l| l.as_bytes().into())
             .collect();
-        let digit_free = !(literals.iter()).any(|l| l.iter().any(u8::is_ascii_digit));
         let short = short
             .iter()
             .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
@@ -228,7 +224,6 @@ impl AnyLiteral {
             automaton,
             short,
             literals,
-            digit_free,
         })
     }
 
@@ -260,11 +255,6 @@ impl AnyLiteral {
         }
         memo[0] = hit;
         true
-    }
-
-    /// No literal holds an ASCII digit.
-    pub(super) fn digit_free(&self) -> bool {
-        self.digit_free
     }
 
     /// The first literal found in `text` (by index) and where it starts.

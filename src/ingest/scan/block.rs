@@ -624,15 +624,12 @@ fn classify_plain(
         }
         return;
     }
-    // Most lines start like a record: peel wrappers only when the cheap test fails, and
-    // then from the memo of plain lines' shapes (a bar's next line, the next rank's).
+    // Most lines start like a record: peel wrappers only when the cheap test fails.
     let plain_record = gs.starts_record(last, &mut out.memo);
-    let (inner, node, noise) = if plain_record {
-        (last, None, None)
+    let (inner, node) = if plain_record {
+        (last, None)
     } else {
-        let p = gs.peeled(last, &mut out.event_memo.plain, &mut out.memo);
-        let node = p.node.and_then(|(a, b)| last.get(a..b));
-        (last.get(p.inner_from..).unwrap_or(last), node, p.noise)
+        peel_wrapper(last)
     };
     if plain_record || gs.starts_record(inner, &mut out.memo) {
         // A record's prefix is parsed here only while a traceback is open (rare: a line
@@ -656,7 +653,7 @@ fn classify_plain(
         out.loose_tb.clear();
         // A record that gave no event but holds a `[[noise]]` literal is noise, as its
         // grammar declared: a known line deliberately ignored, not an "other record".
-        if noise.unwrap_or_else(|| gs.is_noise(last, &mut out.memo)) {
+        if gs.is_noise(last, &mut out.memo) {
             out.counts.noise += 1;
         } else {
             out.counts.records += 1;
@@ -679,7 +676,7 @@ fn classify_plain(
     } else if last.starts_with(TRACEBACK_HEADER.as_bytes()) {
         out.lead_tb_header = true;
     }
-    if noise.unwrap_or_else(|| gs.is_noise(last, &mut out.memo)) {
+    if gs.is_noise(last, &mut out.memo) {
         if out.seen_record {
             out.counts.noise += 1;
         } else {
