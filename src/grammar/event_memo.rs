@@ -474,6 +474,14 @@ mod tests {
             .collect()
     }
 
+    /// Every sample line of the built-in grammars, then `own`.
+    fn samples_and(gs: &GrammarSet, own: &[&str]) -> Vec<String> {
+        (gs.grammars.iter().flat_map(|g| &g.spec.sample))
+            .map(|s| s.line.clone())
+            .chain(own.iter().map(|s| s.to_string()))
+            .collect()
+    }
+
     #[test]
     fn a_line_read_from_the_memo_reads_as_it_reads_from_scratch() {
         // Every sample line of the built-in grammars, and lines of the shapes a rank file
@@ -489,10 +497,7 @@ mod tests {
             "[2026-11-29 09:18:14 TP99999999999] Load weight begin. avail mem=14.00 GB",
             "[2026-13-45 29:18:14 TP1] Init torch distributed ends. elapsed=1.38 s, mem usage=0.60 GB",
         ];
-        let lines: Vec<String> = (gs.grammars.iter().flat_map(|g| &g.spec.sample))
-            .map(|s| s.line.clone())
-            .chain(own.iter().map(|s| s.to_string()))
-            .collect();
+        let lines = samples_and(&gs, &own);
         let mut memo = EventMemo::default();
         let (mut compared, mut events) = (0, 0);
         for line in &lines {
@@ -534,10 +539,7 @@ mod tests {
             "[2026-11-29 09:18:14 TP99999999999] Decode batch. #running-req: 1",
             "no prefix at all 12",
         ];
-        let lines: Vec<String> = (gs.grammars.iter().flat_map(|g| &g.spec.sample))
-            .map(|s| s.line.clone())
-            .chain(own.iter().map(|s| s.to_string()))
-            .collect();
+        let lines = samples_and(&gs, &own);
         let mut memo = EventMemo::default();
         let (mut compared, mut ranked) = (0, 0);
         for line in &lines {

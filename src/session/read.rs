@@ -45,23 +45,12 @@ fn scan_file(
     // Look at the first bytes before scanning: a binary file is refused, not scanned
     // into thousands of unknown lines.
     let mut head = vec![0u8; 8192];
-    let mut filled = 0;
-    let mut head_stop = None;
-    while filled < head.len() {
-        match reader.read(&mut head[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                // A file cut within its first bytes: what was decoded is still read.
-                head_stop = Some(scan::ReadStop {
-                    offset: filled as u64,
-                    reason: source::StopReason::of(&e),
-                });
-                break;
-            }
-        }
-    }
+    let (filled, error) = fill(&mut reader, &mut head);
+    // A file cut within its first bytes: what was decoded is still read.
+    let head_stop = error.map(|e| scan::ReadStop {
+        offset: filled as u64,
+        reason: source::StopReason::of(&e),
+    });
     head.truncate(filled);
     if head_stop.is_some() {
         reader = Box::new(std::io::empty());
@@ -172,21 +161,13 @@ fn read_listed(
         reason: source::StopReason::of(e),
     };
     let mut bytes = vec![0u8; usize::try_from(size.min(limit)).unwrap_or(0)];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match file.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                bytes.truncate(filled);
-                let stop = stopped(&bytes, &e);
-                return (bytes, Some(stop));
-            }
-        }
-    }
+    let (filled, error) = fill(&mut file, &mut bytes);
     let short = filled < bytes.len();
     bytes.truncate(filled);
+    if let Some(e) = error {
+        let stop = stopped(&bytes, &e);
+        return (bytes, Some(stop));
+    }
     if short {
         return (bytes, None);
     }
@@ -199,6 +180,21 @@ fn read_listed(
             (bytes, Some(stop))
         }
     }
+}
+
+/// Reads into `buf` until it is full or the reader ends: how many bytes it holds, and the
+/// error that stopped the reading early, if one did.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (filled, Some(e)),
+        }
+    }
+    (filled, None)
 }
 
 /// The caller's scan of `sf` (`LoadOptions::given`), its events numbered as source
