@@ -45,7 +45,7 @@ fn scan_file(
     // Look at the first bytes before scanning: a binary file is refused, not scanned
     // into thousands of unknown lines.
     let mut head = vec![0u8; 8192];
-    let (filled, error) = fill(&mut reader, &mut head);
+    let (filled, error) = fill(&mut reader, &mut head, None);
     // A file cut within its first bytes: what was decoded is still read.
     let head_stop = error.map(|e| scan::ReadStop {
         offset: filled as u64,
@@ -147,10 +147,13 @@ fn scan_small_file(
 
 /// A file listed at `size` bytes, read up to `limit`, and the error that stopped the
 /// reading early, if one did (what was read before it is kept and scanned, as the stream
-/// path does). The listed size is read into a buffer of that size, by as few reads as
-/// the kernel needs (one for a rank file), then what follows, if the file grew: reading
-/// to the end by `read_to_end`'s growing steps (8 KiB, then 16 …) took four reads of a
-/// 36 KB file.
+/// path does). One byte more than the listed size is asked for: a file that did not
+/// change since it was listed gives its bytes and no more in one `read` (a regular
+/// file's read stops short only at its end), and that is all it is asked; one that grew
+/// fills the byte more and is read on, to its end or the limit. Reading to the end by
+/// `read_to_end`'s growing steps (8 KiB, then 16 …) took four reads of a 36 KB file, and
+/// a second read only to be told of the end was one system call in six of a run of
+/// thousands of rank files.
 fn read_listed(
     mut file: std::fs::File,
     size: u64,
@@ -160,18 +163,19 @@ fn read_listed(
         offset: bytes.len() as u64,
         reason: source::StopReason::of(e),
     };
-    let mut bytes = vec![0u8; usize::try_from(size.min(limit)).unwrap_or(0)];
-    let (filled, error) = fill(&mut file, &mut bytes);
-    let short = filled < bytes.len();
+    let want = usize::try_from(size.saturating_add(1).min(limit)).unwrap_or(0);
+    let listed = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut bytes = vec![0u8; want];
+    let (filled, error) = fill(&mut file, &mut bytes, Some(listed));
     bytes.truncate(filled);
     if let Some(e) = error {
         let stop = stopped(&bytes, &e);
         return (bytes, Some(stop));
     }
-    if short {
+    if filled < want {
         return (bytes, None);
     }
-    // The listed size read whole: what the file holds beyond it, up to the limit.
+    // The file grew since it was listed: what it holds beyond, up to the limit.
     let rest = limit.saturating_sub(bytes.len() as u64);
     match file.take(rest).read_to_end(&mut bytes) {
         Ok(_) => (bytes, None),
@@ -182,13 +186,19 @@ fn read_listed(
     }
 }
 
-/// Reads into `buf` until it is full or the reader ends: how many bytes it holds, and the
-/// error that stopped the reading early, if one did.
-fn fill(reader: &mut impl Read, buf: &mut [u8]) -> (usize, Option<std::io::Error>) {
+/// Reads into `buf` until it is full or the reader ends, or a read leaves it holding
+/// `enough` bytes: how many bytes it holds, and the error that stopped the reading early,
+/// if one did.
+fn fill(
+    reader: &mut impl Read,
+    buf: &mut [u8],
+    enough: Option<usize>,
+) -> (usize, Option<std::io::Error>) {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
             Ok(0) => break,
+            Ok(n) if Some(filled + n) == enough => return (filled + n, None),
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return (filled, Some(e)),
@@ -512,5 +522,37 @@ pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mu
                 error: e.to_string(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// `read_listed` of a file holding `held` bytes, listed at `listed`, read up to `limit`.
+    fn read_file(held: &[u8], listed: u64, limit: u64) -> (Vec<u8>, bool) {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(held).unwrap();
+        let file = std::fs::File::open(f.path()).unwrap();
+        let (bytes, stop) = read_listed(file, listed, limit);
+        (bytes, stop.is_some())
+    }
+
+    #[test]
+    fn a_listed_file_is_read_whole_whether_it_kept_grew_or_shrank_since() {
+        let text: Vec<u8> = (0..40_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        // As listed, then grown by 1 and by 30,000 bytes since: all of it, to the limit.
+        assert_eq!(read_file(&text, 40_000, 1 << 20), (text.clone(), false));
+        assert_eq!(read_file(&text, 39_999, 1 << 20), (text.clone(), false));
+        assert_eq!(read_file(&text, 10_000, 1 << 20), (text.clone(), false));
+        // Shrunk since it was listed: what it holds.
+        assert_eq!(read_file(&text, 50_000, 1 << 20), (text.clone(), false));
+        // The limit binds: that many bytes (the caller tells a file grown past it so).
+        assert_eq!(read_file(&text, 10_000, 20_001).0, text[..20_001].to_vec());
+        assert_eq!(read_file(&text, 40_000, 30_000).0, text[..30_000].to_vec());
+        // Empty, listed so or not.
+        assert_eq!(read_file(b"", 0, 1 << 20), (Vec::new(), false));
+        assert_eq!(read_file(b"x", 0, 1 << 20), (b"x".to_vec(), false));
     }
 }
