@@ -432,19 +432,20 @@ fn scan_hit_line(
     out: &mut BlockScan,
     open_tb: &mut Option<Tb>,
 ) {
-    let mut segments: Vec<&[u8]> = Vec::new();
-    for s in line.raw.split(|&b| b == b'\r') {
-        let mut start = 0;
-        for p in RETURN_FINDER.find_iter(s) {
-            segments.push(&s[start..p]);
-            start = p + RETURN_SYMBOL.len();
-        }
-        segments.push(&s[start..]);
-    }
-    segments.retain(|s| !is_blank(s));
+    // Nearly every line is one segment: it is taken as it is, without a vector.
+    let whole = [line.raw];
+    let split: Vec<&[u8]>;
+    let segments: &[&[u8]] = if line.has_cr || RETURN_FINDER.find(line.raw).is_some() {
+        split = segments_of(line.raw);
+        &split
+    } else if is_blank(line.raw) {
+        &[]
+    } else {
+        &whole
+    };
     let n = segments.len();
     let mut any_event = false;
-    for (si, seg) in segments.into_iter().enumerate() {
+    for (si, &seg) in segments.iter().enumerate() {
         let text = clean_cow(seg);
         let cut = line.is_cut && si + 1 == n;
         if let Some(m) = gs.read_event_line(&text, cut, &mut out.event_memo) {
@@ -457,6 +458,22 @@ fn scan_hit_line(
     } else {
         classify_plain(gs, line.raw, line.has_cr, line.line_no, out, open_tb);
     }
+}
+
+/// The records a physical line holds: its pieces between `\r`s and ` ⏎ `s, blank ones
+/// left out.
+fn segments_of(raw: &[u8]) -> Vec<&[u8]> {
+    let mut segments: Vec<&[u8]> = Vec::new();
+    for s in raw.split(|&b| b == b'\r') {
+        let mut start = 0;
+        for p in RETURN_FINDER.find_iter(s) {
+            segments.push(&s[start..p]);
+            start = p + RETURN_SYMBOL.len();
+        }
+        segments.push(&s[start..]);
+    }
+    segments.retain(|s| !is_blank(s));
+    segments
 }
 
 /// Places one matched event of segment `seg` (cleaned: `text`): the traceback it goes on
@@ -631,7 +648,9 @@ fn classify_plain(
     } else {
         peel_wrapper(last)
     };
-    if plain_record || gs.starts_record(inner, &mut out.memo) {
+    // No wrapper peeled: the line itself was just tested.
+    let peeled = inner.len() != last.len();
+    if plain_record || (peeled && gs.starts_record(inner, &mut out.memo)) {
         // A record's prefix is parsed here only while a traceback is open (rare: a line
         // from the same process continues it) and for the block's first record (whether
         // a traceback the previous block left open goes on here), once for both.
