@@ -6,7 +6,9 @@ use crate::analysis::attribute::{
     attribute, snapshot_evidence, snapshot_notes, Attribution, RankSnapshot, SnapshotEvidence,
     SnapshotNote,
 };
-use crate::analysis::breakdown::{breakdown, breakdown_diff, BreakdownDiff, RunBreakdown};
+use crate::analysis::breakdown::{
+    breakdown, breakdown_diff, rank_breakdowns, BreakdownDiff, RankBreakdowns, RunBreakdown,
+};
 use crate::analysis::capacity::{
     capacity, capacity_cost, Capacity, CapacityCost, ModelShape, DEFAULT_LENGTHS,
 };
@@ -31,13 +33,23 @@ impl MemoryReport {
     /// For request lengths in tokens (the defaults when empty) and, when given, the
     /// model's shape for the bytes per token.
     pub fn of(run: &Run, lengths: &[i64], shape: Option<&ModelShape>) -> MemoryReport {
+        Self::with_breakdown(run, lengths, shape, breakdown(run))
+    }
+
+    /// [`MemoryReport::of`] with the run's breakdown already worked out.
+    fn with_breakdown(
+        run: &Run,
+        lengths: &[i64],
+        shape: Option<&ModelShape>,
+        breakdown: Option<RunBreakdown>,
+    ) -> MemoryReport {
         let lengths = if lengths.is_empty() {
             &DEFAULT_LENGTHS[..]
         } else {
             lengths
         };
         MemoryReport {
-            breakdown: breakdown(run),
+            breakdown,
             capacity: capacity(run, lengths, shape),
             held: Vec::new(),
             smi: crate::analysis::smi::smi_comparisons(run),
@@ -77,9 +89,12 @@ impl MemoryDiff {
         lengths: &[i64],
         shape: Option<&ModelShape>,
     ) -> MemoryDiff {
+        // Each rank's breakdown once, for its run's report and for the comparison.
+        let (bb, cb) = (rank_breakdowns(baseline), rank_breakdowns(candidate));
+        let grouped = |r: &Run, b: &Option<RankBreakdowns>| b.as_ref().map(|b| b.grouped(r));
         let (b, c) = (
-            MemoryReport::of(baseline, lengths, shape),
-            MemoryReport::of(candidate, lengths, shape),
+            MemoryReport::with_breakdown(baseline, lengths, shape, grouped(baseline, &bb)),
+            MemoryReport::with_breakdown(candidate, lengths, shape, grouped(candidate, &cb)),
         );
         // The changed settings the cost belongs to (addresses and ports size nothing).
         let changes: Vec<String> = (diff.config.iter())
@@ -99,7 +114,10 @@ impl MemoryDiff {
             _ => None,
         };
         MemoryDiff {
-            moved: breakdown_diff(baseline, candidate, attribution),
+            moved: match (&bb, &cb) {
+                (Some(bb), Some(cb)) => breakdown_diff(baseline, candidate, (bb, cb), attribution),
+                _ => None,
+            },
             baseline: b,
             candidate: c,
             cost,

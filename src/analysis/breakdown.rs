@@ -389,27 +389,63 @@ pub(crate) fn model_of(run: &Run) -> Option<&MemoryModel> {
 
 /// Every worker rank's breakdown, ranks with the same figures in one group.
 pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
+    Some(rank_breakdowns(run)?.grouped(run))
+}
+
+/// Each worker rank's breakdown, in the run's rank order: what [`breakdown`] groups and
+/// [`breakdown_diff`] compares rank by rank, worked out once for both.
+pub(crate) struct RankBreakdowns {
+    grammar: String,
+    /// (index of the rank in `Run::ranks`, its breakdown), by index.
+    ranks: Vec<(usize, RankBreakdown)>,
+}
+
+/// The breakdowns of a run's worker ranks; `None` when its grammar has no memory model.
+pub(crate) fn rank_breakdowns(run: &Run) -> Option<RankBreakdowns> {
     let model = model_of(run)?;
     let rd = Reader::new(run);
-    let mut index: std::collections::HashMap<Vec<Option<i64>>, usize> = Default::default();
-    let mut groups: Vec<BreakdownGroup> = Vec::new();
-    for r in run.worker_ranks() {
-        let b = rank_breakdown(&rd, r, model);
-        let at = *index.entry(b.key()).or_insert_with(|| {
-            groups.push(BreakdownGroup {
-                ranks: Vec::new(),
-                breakdown: b,
+    let ranks = (run.ranks.iter().enumerate())
+        .filter(|(_, r)| !r.is_process())
+        .map(|(i, r)| (i, rank_breakdown(&rd, r, model)))
+        .collect();
+    Some(RankBreakdowns {
+        grammar: model.grammar.clone(),
+        ranks,
+    })
+}
+
+impl RankBreakdowns {
+    /// Ranks with the same figures in one group, shown by the first one's breakdown
+    /// (`run`: the run they were worked out of).
+    pub(crate) fn grouped(&self, run: &Run) -> RunBreakdown {
+        let mut index: std::collections::HashMap<Vec<Option<i64>>, usize> = Default::default();
+        let mut groups: Vec<BreakdownGroup> = Vec::new();
+        for (i, b) in &self.ranks {
+            let Some(rank) = run.ranks.get(*i).map(|r| &r.rank) else {
+                continue;
+            };
+            let at = *index.entry(b.key()).or_insert_with(|| {
+                groups.push(BreakdownGroup {
+                    ranks: Vec::new(),
+                    breakdown: b.clone(),
+                });
+                groups.len() - 1
             });
-            groups.len() - 1
-        });
-        if let Some(g) = groups.get_mut(at) {
-            g.ranks.push(r.rank.clone());
+            if let Some(g) = groups.get_mut(at) {
+                g.ranks.push(rank.clone());
+            }
+        }
+        RunBreakdown {
+            grammar: self.grammar.clone(),
+            groups,
         }
     }
-    Some(RunBreakdown {
-        grammar: model.grammar.clone(),
-        groups,
-    })
+
+    /// The breakdown of `run.ranks[i]`, if it is a worker rank's.
+    fn of(&self, i: usize) -> Option<&RankBreakdown> {
+        let at = self.ranks.binary_search_by_key(&i, |(j, _)| *j).ok()?;
+        self.ranks.get(at).map(|(_, b)| b)
+    }
 }
 
 /// A category that changed between two runs beyond its resolution.
@@ -468,17 +504,19 @@ fn median(mut v: Vec<i64>) -> i64 {
 pub(crate) fn breakdown_diff(
     baseline: &Run,
     candidate: &Run,
+    (bb, cb): (&RankBreakdowns, &RankBreakdowns),
     attribution: Option<&Attribution>,
 ) -> Option<BreakdownDiff> {
-    let (mb, mc) = (model_of(baseline)?, model_of(candidate)?);
-    let (rb, rc) = (Reader::new(baseline), Reader::new(candidate));
     let mut moved = Vec::new();
     let mut not_compared = Vec::new();
-    let pairs: Vec<(RankBreakdown, RankBreakdown)> = candidate
-        .worker_ranks()
-        .filter_map(|c| {
-            let b = baseline.rank(&c.rank)?;
-            Some((rank_breakdown(&rb, b, mb), rank_breakdown(&rc, c, mc)))
+    // Each candidate worker rank beside the baseline's rank of that name (a worker's too:
+    // whether a rank is a process is its name's), as their breakdowns were worked out for
+    // the runs' reports.
+    let pairs: Vec<(&RankBreakdown, &RankBreakdown)> = (cb.ranks.iter())
+        .filter_map(|(ci, c)| {
+            let rank = &candidate.ranks.get(*ci)?.rank;
+            let b = baseline.ranks.binary_search_by(|x| x.rank.cmp(rank)).ok()?;
+            Some((bb.of(b)?, c))
         })
         .collect();
     for cat in Category::ALL {
