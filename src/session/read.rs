@@ -414,24 +414,29 @@ pub(super) fn scan_logs(
     // Files are scanned a batch at a time and each batch's events appended to the run's
     // one vector as it finishes: the batch's per-file vectors are freed before the next
     // batch's are made, so their memory is used again rather than held until the end.
-    let batch = (rayon::current_num_threads() * SCAN_BATCH_PER_THREAD).max(1);
+    let threads = rayon::current_num_threads();
+    let batch = (threads * SCAN_BATCH_PER_THREAD).max(1);
     for (first, chunk) in (0..).step_by(batch).zip(logs.chunks(batch)) {
-        let scans: Vec<Result<(FileScan, RanksSeen), LoadError>> = chunk
-            .par_iter()
-            .enumerate()
-            .map(|(j, sf)| {
-                let i = first + j;
-                let scan = match &opts.given {
-                    Some(given) => Ok(given_scan(given, i, sf)),
-                    None => scan_file(gs, i, sf, opts, &budget, progress),
-                };
-                // Read here, on the scanning threads, not after the batch on one.
-                scan.map(|f| {
-                    let ranks = ranks_seen(gs, &f.scan.prefixes_seen);
-                    (f, ranks)
-                })
+        let scan_one = |(j, sf): (usize, &&SourceFile)| {
+            let i = first + j;
+            let scan = match &opts.given {
+                Some(given) => Ok(given_scan(given, i, sf)),
+                None => scan_file(gs, i, sf, opts, &budget, progress),
+            };
+            // Read here, on the scanning threads, not after the batch on one.
+            scan.map(|f| {
+                let ranks = ranks_seen(gs, &f.scan.prefixes_seen);
+                (f, ranks)
             })
-            .collect();
+        };
+        // A pool of one thread scans on this one: handing each batch to the pool's
+        // thread and waiting for it gave the same order at the cost of a wake-up per
+        // batch, and put the scan's memory in a second allocator arena.
+        let scans: Vec<Result<(FileScan, RanksSeen), LoadError>> = if threads > 1 {
+            chunk.par_iter().enumerate().map(scan_one).collect()
+        } else {
+            chunk.iter().enumerate().map(scan_one).collect()
+        };
         for (sf, scan) in chunk.iter().zip(scans) {
             let (scan, ranks) = match scan {
                 Ok((f, ranks)) => {
