@@ -24,7 +24,6 @@ mod spec;
 mod stamp;
 mod teddy;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
@@ -107,7 +106,9 @@ pub enum GrammarError {
 pub(crate) struct CompiledEvent {
     pub(crate) kind: Name,
     pub(crate) regex: LazyRegex,
-    pub(crate) units: BTreeMap<String, Unit>,
+    /// The unit of each named capture, in the order of `regex.field_names()`: read for
+    /// every capture of every event line, where a lookup by name compared strings.
+    pub(crate) capture_units: Box<[Unit]>,
     /// Following lines without a record start belong to this record (tracebacks).
     pub(crate) traceback: bool,
     /// The event's `set` constants, as the fields every matched line starts from (names
@@ -231,10 +232,13 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
             });
         }
     }
+    let capture_units = (regex.field_names().iter())
+        .map(|name| ev.units.get(&**name).copied().unwrap_or(Unit::Text))
+        .collect();
     Ok(CompiledEvent {
         kind: Name::from(ev.kind.as_str()),
         regex,
-        units: ev.units.clone(),
+        capture_units,
         traceback: ev.traceback,
         preset: ev
             .set

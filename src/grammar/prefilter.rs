@@ -276,6 +276,7 @@ impl AnyLiteral {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn shared_fragment_first_and_short_plain_windows_never() {

@@ -659,13 +659,12 @@ impl GrammarSet {
         // below: one pass over the captures, one allocation kept (see base::fields).
         let mut fields = ev.preset.builder_with_room(ev.regex.field_names().len());
         let mut cut_fields = Vec::new();
-        for (name, group) in ev.regex.named_groups() {
+        for ((name, group), &unit) in ev.regex.named_groups().zip(&ev.capture_units) {
             let Some(m) = caps.group(group) else { continue };
             if cut && m.end == message.len() {
                 cut_fields.push(name.to_string());
                 continue;
             }
-            let unit = ev.units.get(&**name).copied().unwrap_or(Unit::Text);
             if let Some(v) = convert(m.as_str(), unit) {
                 fields.insert(name.clone(), v);
             }

@@ -464,14 +464,15 @@ impl Knowledge {
         self.meaning(e)?.phase
     }
 
-    /// The figures an event reports, under their canonical names.
-    pub(crate) fn figures_of(&self, e: &Event) -> Vec<(FigureName, FieldValue)> {
-        let Some(m) = self.meaning(e) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for (name, sources) in &m.figures {
-            // Asked of every event, mostly for one-field figures: no vector of the parts.
+    /// The figures an event reports, under their canonical names (an iterator: asked of
+    /// every phase line of every rank, a vector each was an allocation each).
+    pub(crate) fn figures_of<'a>(
+        &'a self,
+        e: &'a Event,
+    ) -> impl Iterator<Item = (FigureName, FieldValue)> + 'a {
+        let figures = self.meaning(e).map_or(&[][..], |m| m.figures.as_slice());
+        figures.iter().filter_map(move |(name, sources)| {
+            // Mostly one-field figures: no vector of the parts.
             let value = sources.iter().find_map(|sum| match sum.as_slice() {
                 [one] => e.field(one).cloned(),
                 many => {
@@ -484,11 +485,8 @@ impl Knowledge {
                     Some(FieldValue::Bytes { bytes, resolution })
                 }
             });
-            if let Some(v) = value {
-                out.push((name.clone(), v));
-            }
-        }
-        out
+            value.map(|v| (name.clone(), v))
+        })
     }
 
     /// What a process name says: the role of the first rule that matches it, and the
