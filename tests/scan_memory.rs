@@ -3,57 +3,19 @@
 //! thread and 2,466 MiB at 8, because every block of a batch held every event it
 //! matched until the merge dropped all but 1,024 of them).
 //!
-//! Heap bytes are counted by this test binary's own allocator, exactly, so the figure is
-//! not the test process's resident memory. This file holds one test: tests of one binary
-//! run in parallel and would share the count.
+//! Heap bytes are counted by this test binary's own allocator (`tests/counting`),
+//! exactly, so the figure is not the test process's resident memory. This file holds one
+//! test: tests of one binary run in parallel and would share the count.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rankscope::grammar::GrammarSet;
 use rankscope::ingest::scan::{budget, scan_reader};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is passed on unchanged to the system allocator; the counters only
-// add and subtract the sizes the caller gives.
-#[allow(unsafe_code)] // a counting allocator: GlobalAlloc is an unsafe trait
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: the caller's contract for `alloc` is passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract for `realloc` is passed on.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+mod counting;
 
 #[global_allocator]
-static COUNTING: Counting = Counting;
+static COUNTING: counting::Counting = counting::Counting;
 
 /// Blocks of 256 KiB (a sixteenth of the default): a batch at 8 threads is 16 blocks, and
 /// an input of 32 blocks fills two batches without making the debug-built test slow.
@@ -84,12 +46,10 @@ fn scan_peak(gs: &GrammarSet, input: &[u8], threads: usize) -> (usize, u64, u64)
         .num_threads(threads)
         .build()
         .expect("thread pool");
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let scan = pool
-        .install(|| scan_reader(gs, 0, input, BLOCK, |_| {}))
-        .expect("scan of bytes in memory");
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let (peak, scan) = counting::peak_of(|| {
+        pool.install(|| scan_reader(gs, 0, input, BLOCK, |_| {}))
+            .expect("scan of bytes in memory")
+    });
     let kept_errors = scan.events.iter().filter(|e| e.kind == "error").count() as u64;
     let dropped = scan.dropped_events.get("error").copied().unwrap_or(0);
     drop(pool);
