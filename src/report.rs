@@ -91,10 +91,10 @@ impl MemoryDiff {
     ) -> MemoryDiff {
         // Each rank's breakdown once, for its run's report and for the comparison.
         let (bb, cb) = (rank_breakdowns(baseline), rank_breakdowns(candidate));
-        let grouped = |r: &Run, b: &Option<RankBreakdowns>| b.as_ref().map(|b| b.grouped(r));
+        let grouped = |b: &Option<RankBreakdowns>| b.as_ref().map(RankBreakdowns::grouped);
         let (b, c) = (
-            MemoryReport::with_breakdown(baseline, lengths, shape, grouped(baseline, &bb)),
-            MemoryReport::with_breakdown(candidate, lengths, shape, grouped(candidate, &cb)),
+            MemoryReport::with_breakdown(baseline, lengths, shape, grouped(&bb)),
+            MemoryReport::with_breakdown(candidate, lengths, shape, grouped(&cb)),
         );
         // The changed settings the cost belongs to (addresses and ports size nothing).
         let changes: Vec<String> = (diff.config.iter())
@@ -115,7 +115,7 @@ impl MemoryDiff {
         };
         MemoryDiff {
             moved: match (&bb, &cb) {
-                (Some(bb), Some(cb)) => breakdown_diff(baseline, candidate, (bb, cb), attribution),
+                (Some(bb), Some(cb)) => breakdown_diff((bb, cb), attribution),
                 _ => None,
             },
             baseline: b,

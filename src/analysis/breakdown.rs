@@ -431,17 +431,16 @@ fn grouped<'a>(
 /// each run and [`breakdown_diff`] compares rank by rank, worked out once for both.
 pub(crate) struct RankBreakdowns {
     grammar: String,
-    /// (index of the rank in `Run::ranks`, its breakdown), by index.
-    ranks: Vec<(usize, RankBreakdown)>,
+    /// By rank, as `Run::ranks` is ordered.
+    ranks: Vec<(Rank, RankBreakdown)>,
 }
 
 /// The breakdowns of a run's worker ranks; `None` when its grammar has no memory model.
 pub(crate) fn rank_breakdowns(run: &Run) -> Option<RankBreakdowns> {
     let model = model_of(run)?;
     let rd = Reader::new(run);
-    let ranks = (run.ranks.iter().enumerate())
-        .filter(|(_, r)| !r.is_process())
-        .map(|(i, r)| (i, rank_breakdown(&rd, r, model)))
+    let ranks = (run.worker_ranks())
+        .map(|r| (r.rank.clone(), rank_breakdown(&rd, r, model)))
         .collect();
     Some(RankBreakdowns {
         grammar: model.grammar.clone(),
@@ -450,16 +449,15 @@ pub(crate) fn rank_breakdowns(run: &Run) -> Option<RankBreakdowns> {
 }
 
 impl RankBreakdowns {
-    /// [`breakdown`] of the run they were worked out of, from them.
-    pub(crate) fn grouped(&self, run: &Run) -> RunBreakdown {
-        let each = (self.ranks.iter())
-            .filter_map(|(i, b)| Some((&run.ranks.get(*i)?.rank, std::borrow::Cow::Borrowed(b))));
+    /// [`breakdown`] of their run, from them.
+    pub(crate) fn grouped(&self) -> RunBreakdown {
+        let each = (self.ranks.iter()).map(|(rank, b)| (rank, std::borrow::Cow::Borrowed(b)));
         grouped(&self.grammar, each)
     }
 
-    /// The breakdown of `run.ranks[i]`, if it is a worker rank's.
-    fn of(&self, i: usize) -> Option<&RankBreakdown> {
-        let at = self.ranks.binary_search_by_key(&i, |(j, _)| *j).ok()?;
+    /// The breakdown of worker rank `rank`, if the run has it.
+    fn of(&self, rank: &Rank) -> Option<&RankBreakdown> {
+        let at = self.ranks.binary_search_by(|(r, _)| r.cmp(rank)).ok()?;
         self.ranks.get(at).map(|(_, b)| b)
     }
 }
@@ -518,22 +516,15 @@ fn median(mut v: Vec<i64>) -> i64 {
 
 /// Per category, the ranks of both runs compared where both read it the same way.
 pub(crate) fn breakdown_diff(
-    baseline: &Run,
-    candidate: &Run,
     (bb, cb): (&RankBreakdowns, &RankBreakdowns),
     attribution: Option<&Attribution>,
 ) -> Option<BreakdownDiff> {
     let mut moved = Vec::new();
     let mut not_compared = Vec::new();
-    // Each candidate worker rank beside the baseline's rank of that name (a worker's too:
-    // whether a rank is a process is its name's), as their breakdowns were worked out for
-    // the runs' reports.
+    // Each candidate worker rank beside the baseline's of that name (a worker's too:
+    // whether a rank is a process is its name's).
     let pairs: Vec<(&RankBreakdown, &RankBreakdown)> = (cb.ranks.iter())
-        .filter_map(|(ci, c)| {
-            let rank = &candidate.ranks.get(*ci)?.rank;
-            let b = baseline.ranks.binary_search_by(|x| x.rank.cmp(rank)).ok()?;
-            Some((bb.of(b)?, c))
-        })
+        .filter_map(|(rank, c)| Some((bb.of(rank)?, c)))
         .collect();
     for cat in Category::ALL {
         let mut deltas = Vec::new();

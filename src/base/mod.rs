@@ -5,5 +5,6 @@
 pub mod event;
 pub mod fields;
 pub mod name;
+pub mod pool;
 pub mod text;
 pub mod units;

@@ -28,7 +28,7 @@ pub fn run(
         ),
     };
     check_stdin_once(baseline.iter().chain(candidate))?;
-    let (b, c) = super::both(|| cx.load(baseline), || cx.load(candidate));
+    let (b, c) = rankscope::base::pool::both(|| cx.load(baseline), || cx.load(candidate));
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
     // `summary` reads server output without a start-up event as incomplete; a diff of it

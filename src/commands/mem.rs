@@ -133,7 +133,8 @@ pub fn diff(a: &Path, b: &Path, sites: &SiteArgs, output: &MemOutput, style: Sty
     one_snapshot(a)?;
     one_snapshot(b)?;
     let rule = sites.rule();
-    let (sa, sb) = super::both(|| snapshot::read_path(a), || snapshot::read_path(b));
+    let (sa, sb) =
+        rankscope::base::pool::both(|| snapshot::read_path(a), || snapshot::read_path(b));
     let (sa, sb) = (sa?, sb?);
     let d = snapshot::inspect::diff(
         &snapshot::inspect::summarize(&sa, &rule),

@@ -140,20 +140,6 @@ pub fn model_shape(
     Ok(Some(shape))
 }
 
-/// Runs `a` and `b` in parallel on rayon's pool, or one after the other on this thread
-/// when the pool has one thread: handing both to it and waiting gave the same results,
-/// and put their memory in a second allocator arena (see `session::read::scan_logs`).
-pub fn both<A: Send, B: Send>(
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if rayon::current_num_threads() > 1 {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
-    }
-}
-
 /// Paths as the user gave them, for messages.
 pub fn shown(paths: &[PathBuf]) -> String {
     paths

@@ -74,7 +74,7 @@ pub fn run(
     options: DiffOptions,
 ) -> Result<u8> {
     check_stdin_once(vs.iter().chain(run))?;
-    let (c, b) = super::both(
+    let (c, b) = rankscope::base::pool::both(
         || analyse(cx, run),
         || (!vs.is_empty()).then(|| analyse(cx, vs)),
     );

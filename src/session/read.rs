@@ -3,8 +3,6 @@
 
 use std::io::{Cursor, Read};
 
-use rayon::prelude::*;
-
 use crate::base::event::{Event, Rank};
 use crate::grammar::GrammarSet;
 use crate::ingest::scan::{self, SeenPrefix, SourceScan};
@@ -45,12 +43,9 @@ fn scan_file(
     // Look at the first bytes before scanning: a binary file is refused, not scanned
     // into thousands of unknown lines.
     let mut head = vec![0u8; 8192];
-    let (filled, error) = fill(&mut reader, &mut head, None);
+    let (filled, error) = scan::read_full(&mut reader, &mut head, None);
     // A file cut within its first bytes: what was decoded is still read.
-    let head_stop = error.map(|e| scan::ReadStop {
-        offset: filled as u64,
-        reason: source::StopReason::of(&e),
-    });
+    let head_stop = error.map(|e| scan::ReadStop::after(filled as u64, &e));
     head.truncate(filled);
     if head_stop.is_some() {
         reader = Box::new(std::io::empty());
@@ -159,52 +154,22 @@ fn read_listed(
     size: u64,
     limit: u64,
 ) -> (Vec<u8>, Option<scan::ReadStop>) {
-    let stopped = |bytes: &[u8], e: &std::io::Error| scan::ReadStop {
-        offset: bytes.len() as u64,
-        reason: source::StopReason::of(e),
-    };
     let want = usize::try_from(size.saturating_add(1).min(limit)).unwrap_or(0);
     let listed = usize::try_from(size).unwrap_or(usize::MAX);
     let mut bytes = vec![0u8; want];
-    let (filled, error) = fill(&mut file, &mut bytes, Some(listed));
+    let (filled, error) = scan::read_full(&mut file, &mut bytes, Some(listed));
     bytes.truncate(filled);
     if let Some(e) = error {
-        let stop = stopped(&bytes, &e);
-        return (bytes, Some(stop));
+        return (bytes, Some(scan::ReadStop::after(filled as u64, &e)));
     }
     if filled < want {
         return (bytes, None);
     }
     // The file grew since it was listed: what it holds beyond, up to the limit.
     let rest = limit.saturating_sub(bytes.len() as u64);
-    match file.take(rest).read_to_end(&mut bytes) {
-        Ok(_) => (bytes, None),
-        Err(e) => {
-            let stop = stopped(&bytes, &e);
-            (bytes, Some(stop))
-        }
-    }
-}
-
-/// Reads into `buf` until it is full or the reader ends, or a read leaves it holding
-/// `enough` bytes: how many bytes it holds, and the error that stopped the reading early,
-/// if one did.
-fn fill(
-    reader: &mut impl Read,
-    buf: &mut [u8],
-    enough: Option<usize>,
-) -> (usize, Option<std::io::Error>) {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) if Some(filled + n) == enough => return (filled + n, None),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return (filled, Some(e)),
-        }
-    }
-    (filled, None)
+    let stop = (file.take(rest).read_to_end(&mut bytes).err())
+        .map(|e| scan::ReadStop::after(bytes.len() as u64, &e));
+    (bytes, stop)
 }
 
 /// The caller's scan of `sf` (`LoadOptions::given`), its events numbered as source
@@ -414,29 +379,21 @@ pub(super) fn scan_logs(
     // Files are scanned a batch at a time and each batch's events appended to the run's
     // one vector as it finishes: the batch's per-file vectors are freed before the next
     // batch's are made, so their memory is used again rather than held until the end.
-    let threads = rayon::current_num_threads();
-    let batch = (threads * SCAN_BATCH_PER_THREAD).max(1);
+    let batch = (rayon::current_num_threads() * SCAN_BATCH_PER_THREAD).max(1);
     for (first, chunk) in (0..).step_by(batch).zip(logs.chunks(batch)) {
-        let scan_one = |(j, sf): (usize, &&SourceFile)| {
-            let i = first + j;
-            let scan = match &opts.given {
-                Some(given) => Ok(given_scan(given, i, sf)),
-                None => scan_file(gs, i, sf, opts, &budget, progress),
-            };
-            // Read here, on the scanning threads, not after the batch on one.
-            scan.map(|f| {
-                let ranks = ranks_seen(gs, &f.scan.prefixes_seen);
-                (f, ranks)
-            })
-        };
-        // A pool of one thread scans on this one: handing each batch to the pool's
-        // thread and waiting for it gave the same order at the cost of a wake-up per
-        // batch, and put the scan's memory in a second allocator arena.
-        let scans: Vec<Result<(FileScan, RanksSeen), LoadError>> = if threads > 1 {
-            chunk.par_iter().enumerate().map(scan_one).collect()
-        } else {
-            chunk.iter().enumerate().map(scan_one).collect()
-        };
+        // Read here, on the scanning threads, not after the batch on one.
+        let scans: Vec<Result<(FileScan, RanksSeen), LoadError>> =
+            crate::base::pool::map_indexed(chunk, |j, sf| {
+                let i = first + j;
+                let scan = match &opts.given {
+                    Some(given) => Ok(given_scan(given, i, sf)),
+                    None => scan_file(gs, i, sf, opts, &budget, progress),
+                };
+                scan.map(|f| {
+                    let ranks = ranks_seen(gs, &f.scan.prefixes_seen);
+                    (f, ranks)
+                })
+            });
         for (sf, scan) in chunk.iter().zip(scans) {
             let (scan, ranks) = match scan {
                 Ok((f, ranks)) => {

@@ -27,6 +27,7 @@ use merge::{Context, Merger};
 use reader::{Block, BlockReader};
 
 pub(crate) use feed::LineFeed;
+pub(crate) use reader::read_full;
 
 /// Bytes per block. Memory held at once is about `threads × 2 + 2` blocks (those being
 /// scanned or merged and the one read ahead of them: `scan_stream`) plus the events
@@ -157,6 +158,16 @@ pub(crate) struct ReadStop {
     /// Bytes of (decompressed) text read before the stop.
     pub(crate) offset: u64,
     pub(crate) reason: crate::ingest::source::StopReason,
+}
+
+impl ReadStop {
+    /// The stop a read error made after `offset` bytes.
+    pub(crate) fn after(offset: u64, e: &io::Error) -> ReadStop {
+        ReadStop {
+            offset,
+            reason: crate::ingest::source::StopReason::of(e),
+        }
+    }
 }
 
 /// How the lines of a source were understood. `unknown` is the count the user is shown:

@@ -123,14 +123,12 @@ impl<R: Read> BlockReader<R> {
             if self.pending.buf.len() < old + want {
                 self.pending.buf.resize(old + want, 0);
             }
-            let (n, err) = read_full(&mut self.reader, &mut self.pending.buf[old..old + want]);
+            let buf = &mut self.pending.buf[old..old + want];
+            let (n, err) = read_full(&mut self.reader, buf, None);
             self.pending.len = old + n;
             self.total += n as u64;
             if let Some(e) = err {
-                self.stop = Some(ReadStop {
-                    offset: self.total,
-                    reason: crate::ingest::source::StopReason::of(&e),
-                });
+                self.stop = Some(ReadStop::after(self.total, &e));
                 self.eof = true;
             } else if n < want {
                 self.eof = true;
@@ -179,13 +177,19 @@ impl<R: Read> BlockReader<R> {
     }
 }
 
-/// Fills `buf` as far as the reader goes; returns the bytes read and the error that
-/// stopped it early, if one did (what was read before it counts).
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+/// Fills `buf` as far as the reader goes, or until a read leaves it holding `enough`
+/// bytes (a file read at its listed size plus one byte: `session::read`): the bytes read
+/// and the error that stopped it early, if one did (what was read before it counts).
+pub(crate) fn read_full<R: Read>(
+    r: &mut R,
+    buf: &mut [u8],
+    enough: Option<usize>,
+) -> (usize, Option<io::Error>) {
     let mut filled = 0;
     while filled < buf.len() {
         match r.read(&mut buf[filled..]) {
             Ok(0) => break,
+            Ok(n) if Some(filled + n) == enough => return (filled + n, None),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return (filled, Some(e)),
