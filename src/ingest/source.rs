@@ -112,6 +112,29 @@ impl SourceFile {
     /// The compression, reading the file's first bytes if the listing did not (plain for
     /// standard input, a special file or a file that cannot be read: the read that
     /// follows reports what it finds).
+    /// [`Self::compression_now`], or `None` while the file's first bytes cannot yet say
+    /// ([`compression_decided`]: a compressed log created and not yet written). A file
+    /// that cannot be read is plain, as there.
+    pub(crate) fn compression_if_known(&self) -> Option<Compression> {
+        if self.compression.is_some() || self.is_stdin() {
+            return Some(self.compression_now());
+        }
+        let Ok(mut f) = File::open(&self.path) else {
+            return Some(Compression::None);
+        };
+        let mut head = [0u8; 4];
+        let mut got = 0;
+        while got < head.len() {
+            match f.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Some(Compression::None),
+            }
+        }
+        compression_decided(&head[..got])
+    }
+
     pub(crate) fn compression_now(&self) -> Compression {
         match self.compression {
             Some(c) => c,
@@ -174,6 +197,24 @@ pub(crate) fn compression_of(head: &[u8]) -> Compression {
         [m, 0x2a, 0x4d, 0x18, ..] if m & 0xf0 == 0x50 => Compression::Zstd,
         _ => Compression::None,
     }
+}
+
+/// The compression `head` shows, or `None` while it is too short to say: an empty file,
+/// or fewer bytes than a magic number that they begin (a compressor that has created its
+/// output file but not yet written the header — `… | gzip > server.log.gz` holds its
+/// first block back).
+pub(crate) fn compression_decided(head: &[u8]) -> Option<Compression> {
+    const MAGICS: [&[u8]; 2] = [&[0x1f, 0x8b], &[0x28, 0xb5, 0x2f, 0xfd]];
+    let skippable = |h: &[u8]| {
+        h.first().is_some_and(|m| m & 0xf0 == 0x50) && [0x2a, 0x4d, 0x18].starts_with(&h[1..])
+    };
+    let begins_magic = MAGICS
+        .iter()
+        .any(|m| head.len() < m.len() && m.starts_with(head));
+    if head.is_empty() || begins_magic || (head.len() < 4 && skippable(head)) {
+        return None;
+    }
+    Some(compression_of(head))
 }
 
 fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
@@ -586,6 +627,28 @@ pub(crate) fn discover_nodes(paths: &[PathBuf]) -> Result<Vec<NodeFiles>, Source
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_bytes_say_the_compression_once_there_are_enough_of_them() {
+        use Compression::{Gzip, None as Plain, Zstd};
+        let cases: [(&[u8], Option<Compression>); 12] = [
+            (b"", None),
+            (&[0x1f], None),
+            (&[0x1f, 0x8b], Some(Gzip)),
+            (&[0x1f, b'a'], Some(Plain)),
+            (&[0x28], None),
+            (&[0x28, 0xb5, 0x2f], None),
+            (&[0x28, 0xb5, 0x2f, 0xfd], Some(Zstd)),
+            (b"(W", Some(Plain)),
+            (&[0x5a, 0x2a, 0x4d], None),
+            (&[0x5a, 0x2a, 0x4d, 0x18], Some(Zstd)),
+            (b"Pr", Some(Plain)),
+            (b"[20", Some(Plain)),
+        ];
+        for (head, expected) in cases {
+            assert_eq!(compression_decided(head), expected, "{head:?}");
+        }
+    }
 
     #[test]
     fn rank_hints() {

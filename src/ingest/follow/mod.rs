@@ -20,28 +20,14 @@ use crate::grammar::GrammarSet;
 use crate::ingest::scan::{EventBudget, LineFeed, SourceScan, DEFAULT_BLOCK};
 use crate::ingest::source::{self, Compression, NodeFiles, SourceFile, SourceKind, StopReason};
 
+mod compressed;
+
+pub(crate) use compressed::COMPRESSED_FOLLOW_MAX;
+use compressed::{compressed_state, poll_compressed, CompressedState};
+
 /// Bytes read from one file in one go, at most: a file that grew by gigabytes is read in
 /// several polls, so one busy file does not hold the others back.
 const MAX_READ_PER_POLL: u64 = 64 << 20;
-
-/// A compressed log is decoded again from its start each time it grows (a gzip or zstd
-/// stream cannot be resumed from a byte offset without keeping the decoder, and a file
-/// rewritten in place would then be misread): cheap for start-up logs, quadratic for a
-/// big one, so growth past this compressed size is not followed.
-pub(crate) const COMPRESSED_FOLLOW_MAX: u64 = 16 << 20;
-
-/// Where a followed compressed log stands.
-#[derive(Debug, Default)]
-struct CompressedState {
-    /// The compressed size last decoded.
-    size: u64,
-    /// Decoded bytes already fed.
-    decoded: u64,
-    /// The error that stopped the last decoding. A gzip stream flushed but not finished
-    /// ends the same way as one cut short, so it is said only at the end of the watch.
-    cut: Option<StopReason>,
-    too_large: bool,
-}
 
 /// What happened to a followed file, for the board and the run's notes (worded in
 /// `render::text::watch`).
@@ -129,6 +115,9 @@ struct Followed<'a> {
     binary: Option<(u64, u64)>,
     /// `Some` for a gzip or zstd log (offsets are then in decoded bytes).
     compressed: Option<CompressedState>,
+    /// Its first bytes do not yet say whether it is compressed (created, not yet
+    /// written): nothing is read until they do.
+    undecided: bool,
 }
 
 /// The follower: every log of the run and its segments.
@@ -266,12 +255,10 @@ impl<'a> Follower<'a> {
 
     fn follow(&mut self, group: usize, sf: SourceFile, first: bool) {
         let shown = sf.display();
-        let compressed = (sf.compression_now() != Compression::None).then(|| {
-            self.notes.push(FollowNote::Compressed {
-                path: shown.clone(),
-            });
-            CompressedState::default()
-        });
+        let known = sf.compression_if_known();
+        let compressed = known
+            .is_some_and(|c| c != Compression::None)
+            .then(|| compressed_state(&shown, &mut self.notes));
         if !first {
             self.notes.push(FollowNote::NewFile {
                 path: shown.clone(),
@@ -296,6 +283,7 @@ impl<'a> Follower<'a> {
             gone: false,
             binary: None,
             compressed,
+            undecided: known.is_none(),
         });
     }
 
@@ -517,6 +505,19 @@ fn poll_file(f: &mut Followed) -> (u64, Vec<FollowNote>) {
     // Named once, when it was first followed: an idle poll of a thousand files formats no
     // path.
     let shown = std::rc::Rc::clone(&f.shown);
+    if f.undecided {
+        let Some(c) = f
+            .segments
+            .first()
+            .and_then(|s| s.file.compression_if_known())
+        else {
+            return (0, notes);
+        };
+        f.undecided = false;
+        if c != Compression::None {
+            f.compressed = Some(compressed_state(&shown, &mut notes));
+        }
+    }
     if f.compressed.is_some() {
         let read = poll_compressed(f, &shown, &mut notes);
         return (read, notes);
@@ -708,74 +709,5 @@ fn take_bytes(
     bytes.len() as u64
 }
 
-/// One look at a compressed log: decoded again from its start when its size changed, the
-/// decoded bytes past those already fed read as new text. A file now smaller, or whose
-/// decoded text no longer reaches what was fed, was rewritten: a new segment.
-fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -> u64 {
-    let size = match std::fs::metadata(&f.path) {
-        Ok(m) => m.len(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if !f.gone {
-                f.gone = true;
-                notes.push(FollowNote::Deleted {
-                    path: shown.to_string(),
-                });
-            }
-            return 0;
-        }
-        Err(e) => {
-            say_trouble(f, shown, e.to_string(), notes);
-            return 0;
-        }
-    };
-    let Some(state) = f.compressed.as_mut() else {
-        return 0;
-    };
-    if size == state.size && !f.gone {
-        return 0;
-    }
-    if size > COMPRESSED_FOLLOW_MAX {
-        if !state.too_large {
-            state.too_large = true;
-            notes.push(FollowNote::CompressedTooLarge {
-                path: shown.to_string(),
-                size,
-            });
-        }
-        return 0;
-    }
-    let (mut bytes, error) = decode_whole(f);
-    let Some(state) = f.compressed.as_mut() else {
-        return 0;
-    };
-    let decoded = bytes.len() as u64;
-    let rewritten = size < state.size || decoded < state.decoded || f.gone;
-    let fed = if rewritten { 0 } else { state.decoded };
-    let new_segment = rewritten && state.decoded > 0;
-    state.size = size;
-    state.decoded = decoded;
-    state.cut = error;
-    if new_segment {
-        f.replaced(shown, notes);
-    }
-    f.gone = false;
-    let new = bytes.split_off(usize::try_from(fed).map_or(bytes.len(), |n| n.min(bytes.len())));
-    let offset = f.offset;
-    take_bytes(f, new, offset, shown, notes)
-}
-
-/// The log decoded from its start as far as it goes now, and the error that stopped it
-/// (a stream still being written ends mid-frame).
-fn decode_whole(f: &Followed) -> (Vec<u8>, Option<StopReason>) {
-    let Some(first) = f.segments.first() else {
-        return (Vec::new(), None);
-    };
-    let mut stream = match source::open_stream(&first.file, false) {
-        Ok(s) => s,
-        Err(e) => return (Vec::new(), Some(StopReason::Error(e.to_string()))),
-    };
-    // What was decoded before an error stays in `bytes` (read_to_end's contract).
-    let mut bytes = Vec::new();
-    let error = stream.reader.read_to_end(&mut bytes).err();
-    (bytes, error.map(|e| StopReason::of(&e)))
-}
+#[cfg(test)]
+mod tests;

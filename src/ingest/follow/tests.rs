@@ -1,0 +1,150 @@
+//! Following compressed logs: when their first bytes are not written yet, when a decoding
+//! stops short, when another file takes the path.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{FollowNote, Follower};
+use crate::grammar::GrammarSet;
+use crate::ingest::scan::EventBudget;
+
+/// The first `n` lines of one of the project's sample runs, each with its newline.
+fn sample(run: &str, n: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(format!("samples/{run}/server.log")).expect("sample");
+    let lines: Vec<String> = text.lines().take(n).map(|l| format!("{l}\n")).collect();
+    assert_eq!(lines.len(), n, "the sample has {n} lines");
+    lines
+}
+
+/// `lines` as a gzip stream, with a sync flush after the first `flush_after` lines; the
+/// stream's length at that flush, and the whole stream, finished.
+fn gzip(lines: &[String], flush_after: usize) -> (usize, Vec<u8>) {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut at_flush = 0;
+    for (i, l) in lines.iter().enumerate() {
+        gz.write_all(l.as_bytes()).expect("write");
+        if i + 1 == flush_after {
+            gz.flush().expect("flush");
+            at_flush = gz.get_ref().len();
+        }
+    }
+    (at_flush, gz.finish().expect("finish"))
+}
+
+/// Writes `bytes` as the file's whole content, in place (the same inode).
+fn overwrite(path: &Path, bytes: &[u8]) {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .expect("open");
+    f.write_all(bytes).expect("write");
+}
+
+fn count(notes: &[FollowNote], what: fn(&FollowNote) -> bool) -> usize {
+    notes.iter().filter(|n| what(n)).count()
+}
+
+#[test]
+fn a_compressed_log_created_empty_is_read_once_its_header_is_written() {
+    // `server | gzip > server.log.gz`: the file exists, empty, until gzip writes its first
+    // block. It was taken for a plain log then, and its gzip bytes for binary ones.
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    std::fs::File::create(&path).expect("create");
+    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    follower.poll();
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(n, FollowNote::Compressed { .. })),
+        0
+    );
+    assert_eq!(follower.lines(), 0);
+    let lines = sample("tp8-baseline", 40);
+    let (_, whole) = gzip(&lines, 40);
+    overwrite(&path, &whole);
+    follower.poll();
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(n, FollowNote::Compressed { .. })),
+        1
+    );
+    assert_eq!(count(&notes, |n| matches!(n, FollowNote::Binary { .. })), 0);
+    assert_eq!(follower.lines(), 40);
+}
+
+#[test]
+fn a_compressed_log_that_decodes_short_at_an_error_is_read_again_not_taken_for_a_new_file() {
+    // A stream being written can be caught mid-block, and the decoder then drops what it
+    // decoded in its last step: shorter than what was read before, with an error. Here
+    // the same inode holds, between a first and a last state, a stream that fails at its
+    // first block (block type 3 does not exist), longer than the first state. It was
+    // taken for a new file: a second segment read the log again from its start.
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    let lines = sample("tp8-baseline", 60);
+    let (at_30, whole) = gzip(&lines, 30);
+    std::fs::write(&path, &whole[..at_30]).expect("write");
+    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    follower.poll();
+    assert_eq!(follower.lines(), 30);
+    let mut broken = whole[..10].to_vec();
+    broken.push(0x07);
+    broken.resize(at_30 + 1, 0);
+    assert!(broken.len() < whole.len());
+    overwrite(&path, &broken);
+    follower.poll();
+    assert_eq!(follower.lines(), 30);
+    overwrite(&path, &whole);
+    follower.poll();
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(n, FollowNote::Replaced { .. })),
+        0
+    );
+    assert_eq!(follower.lines(), 60);
+    let read = follower.given();
+    assert_eq!(read.scans.len(), 1, "one segment");
+}
+
+#[test]
+fn another_compressed_file_moved_to_the_path_is_a_new_segment_even_when_larger() {
+    // Rotation: a new file (a new inode) renamed onto the path. Larger and decoding to
+    // more than was read, it was read on from the old file's decoded length: the new
+    // file's first lines lost and a line cut in two.
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    let (_, first) = gzip(&sample("tp8-baseline", 20), 20);
+    std::fs::write(&path, &first).expect("write");
+    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    follower.poll();
+    assert_eq!(follower.lines(), 20);
+    let (_, second) = gzip(&sample("tp8-custom-ar", 40), 40);
+    assert!(second.len() > first.len());
+    let moved = dir.path().join("incoming.tmp");
+    std::fs::write(&moved, &second).expect("write");
+    std::fs::rename(&moved, &path).expect("rename");
+    follower.poll();
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(
+            n,
+            FollowNote::Replaced { segment: 2, .. }
+        )),
+        1
+    );
+    let read = follower.given();
+    let second_segment = (read.scans.iter())
+        .find(|(p, _)| p.to_string_lossy().ends_with("server.log.gz#2"))
+        .map(|(_, s)| s.counts.lines);
+    assert_eq!(second_segment, Some(40));
+    assert_eq!(follower.lines(), 60);
+}
