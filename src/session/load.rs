@@ -361,7 +361,13 @@ fn prepare_nodes(
     sources: &mut [SourceInfo],
     mut prepare: impl FnMut(Vec<Event>, &mut [SourceInfo]) -> model::NodeEvents,
 ) -> Prepared {
-    let mut events: Vec<Event> = Vec::with_capacity(placed.len());
+    // Filled from its back, as the nodes come last first: each node's events go in once,
+    // where appending them and then reversing the whole and each node's part moved every
+    // event three times more. Pushed to the front of a ring as large as the input, the
+    // prepared events end at its back; `Vec::from` moves them to the front once if
+    // deduplication dropped any, and not at all otherwise.
+    let mut events: std::collections::VecDeque<Event> =
+        std::collections::VecDeque::with_capacity(placed.len());
     let mut built = Vec::with_capacity(ranges.len());
     let mut lens = Vec::with_capacity(ranges.len());
     for r in ranges.iter().rev() {
@@ -372,23 +378,20 @@ fn prepare_nodes(
         }
         let mut node = prepare(node_events, sources);
         lens.push(node.events.len());
-        events.append(&mut node.events);
-        node.events = Vec::new();
+        for e in std::mem::take(&mut node.events).into_iter().rev() {
+            events.push_front(e);
+        }
         built.push(node);
     }
-    // Last node first: reversed whole, then each node's events back in their order.
-    events.reverse();
     built.reverse();
     lens.reverse();
     let mut ranges = Vec::with_capacity(lens.len());
     let mut start = 0;
     for len in lens {
-        if let Some(part) = events.get_mut(start..start + len) {
-            part.reverse();
-        }
         ranges.push(start..start + len);
         start += len;
     }
+    let events = Vec::from(events);
     Prepared {
         built,
         events,

@@ -193,17 +193,31 @@ fn group_by_rank(
     // Hashed while grouping, sorted once at the end: a search of an ordered map of
     // thousands of ranks per event (string comparisons all the way down) was a tenth of
     // building a run of 8,192 ranks.
-    let mut by_rank: HashMap<&Rank, Vec<usize>, foldhash::fast::RandomState> = HashMap::default();
+    let mut slot_of: HashMap<&Rank, usize, foldhash::fast::RandomState> = HashMap::default();
+    let mut lists: Vec<(&Rank, Vec<usize>)> = Vec::new();
     let mut launcher: Vec<usize> = Vec::new();
+    // Events of one stamp are in file order, so a rank's events often come one after
+    // another: those after the first join the list of the rank before without a hash.
+    let mut last: Option<(&Rank, usize)> = None;
     for (i, e) in events.iter().enumerate() {
-        match &e.rank {
-            Some(r) if !r.is_empty() => by_rank.entry(r).or_default().push(i),
-            _ => launcher.push(i),
+        let Some(r) = e.rank.as_ref().filter(|r| !r.is_empty()) else {
+            launcher.push(i);
+            continue;
+        };
+        let slot = match last {
+            Some((lr, slot)) if lr == r => slot,
+            _ => *slot_of.entry(r).or_insert_with(|| {
+                lists.push((r, Vec::new()));
+                lists.len() - 1
+            }),
+        };
+        last = Some((r, slot));
+        if let Some((_, list)) = lists.get_mut(slot) {
+            list.push(i);
         }
     }
     // The rank is cloned once per rank, not once per event.
-    let mut rank_events: BTreeMap<Rank, Vec<usize>> = by_rank
-        .into_iter()
+    let mut rank_events: BTreeMap<Rank, Vec<usize>> = (lists.into_iter())
         .map(|(r, list)| (r.clone(), list))
         .collect();
     let adopted = adopt_rankless(&mut rank_events, &mut launcher, events, know);
