@@ -25,7 +25,7 @@ pub use filter::EventFilter;
 pub(crate) use crate::base::event::{Edge, PhaseOrder};
 
 pub use build::{build, build_every_attempt, dedup_across_sources, name_first_stage, NodeEvents};
-pub(crate) use build::{configured_sizes, prepare_node};
+pub(crate) use build::{build_prepared, configured_sizes, prepare_node};
 pub use gpu::{GpuMemory, GpuProcess, GPU_SERIES_POINTS};
 pub use rank::{Failure, FailureKind, Figure, Outcome, PhaseSpan, RankRun};
 

@@ -477,7 +477,7 @@ pub(crate) fn assemble(
             reference: nodes[alignment.reference].name.clone(),
         });
     }
-    let mut run = model::build(name.clone(), events, sources, gs.knowledge(), None);
+    let mut run = model::build_prepared(name.clone(), events, sources, gs.knowledge());
     run.nodes = nodes;
     let smi: Vec<(&SourceFile, i64)> = files
         .iter()
