@@ -123,16 +123,10 @@ impl SourceFile {
             return Some(Compression::None);
         };
         let mut head = [0u8; 4];
-        let mut got = 0;
-        while got < head.len() {
-            match f.read(&mut head[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return Some(Compression::None),
-            }
+        match crate::ingest::scan::read_full(&mut f, &mut head, None) {
+            (got, None) => compression_decided(&head[..got]),
+            (_, Some(_)) => Some(Compression::None),
         }
-        compression_decided(&head[..got])
     }
 
     pub(crate) fn compression_now(&self) -> Compression {

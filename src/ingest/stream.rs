@@ -207,14 +207,9 @@ pub(crate) fn open_stream(sf: &SourceFile, hash: bool) -> Result<Stream, SourceE
         digest: raw_digest.clone(),
     };
     let mut head = [0u8; 4];
-    let mut got = 0;
-    while got < head.len() {
-        match counted.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(unreadable(e)),
-        }
+    let (got, error) = crate::ingest::scan::read_full(&mut counted, &mut head, None);
+    if let Some(e) = error {
+        return Err(unreadable(e));
     }
     let compression = compression_of(&head[..got]);
     let whole = BufReader::with_capacity(1 << 16, Cursor::new(head[..got].to_vec()).chain(counted));
