@@ -25,6 +25,10 @@ pub(super) struct CompressedState {
     /// ends the same way as one cut short, so it is said only at the end of the watch.
     pub(super) cut: Option<StopReason>,
     too_large: bool,
+    /// A decoding at this compressed size stopped short at an error: the size is not
+    /// taken, so the next look decodes the file again even if it has not grown (a write
+    /// caught half done decodes whole once it is done), and only once.
+    short_at: Option<u64>,
 }
 
 /// A compressed log's state, and the note that says how it is followed.
@@ -41,8 +45,8 @@ pub(super) fn compressed_state(shown: &str, notes: &mut Vec<FollowNote>) -> Comp
 /// was rewritten: a new segment. A decoding that stopped at an error and came short of
 /// what was fed says nothing of the file: a stream being written can be caught mid-block,
 /// and the decoder then drops what it decoded in its last step (a gzip log followed as it
-/// was written was once taken for a new file this way); it is decoded again when the file
-/// grows.
+/// was written was once taken for a new file this way); it is decoded again at the next
+/// look (the last write of a server that died may be the one caught), then when it grows.
 pub(super) fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<FollowNote>) -> u64 {
     let (size, identity) = match std::fs::metadata(&f.path) {
         Ok(m) => (m.len(), identity_of(&m)),
@@ -84,6 +88,10 @@ pub(super) fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<Fol
     let decoded = bytes.len() as u64;
     let replaced = other_file || size < state.size || f.gone;
     let short = decoded < state.decoded;
+    if short && error.is_some() && !replaced && state.short_at != Some(size) {
+        state.short_at = Some(size);
+        return 0;
+    }
     state.size = size;
     state.identity = Some(identity);
     if short && error.is_some() && !replaced {

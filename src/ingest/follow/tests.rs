@@ -21,13 +21,20 @@ fn sample(run: &str, n: usize) -> Vec<String> {
 /// `lines` as a gzip stream, with a sync flush after the first `flush_after` lines; the
 /// stream's length at that flush, and the whole stream, finished.
 fn gzip(lines: &[String], flush_after: usize) -> (usize, Vec<u8>) {
+    let (at, whole) = gzip_flushed(lines, &[flush_after]);
+    (at[0], whole)
+}
+
+/// `lines` as a gzip stream with a sync flush after each count of lines in `flush_after`:
+/// the stream's length at each flush, and the whole stream, finished.
+fn gzip_flushed(lines: &[String], flush_after: &[usize]) -> (Vec<usize>, Vec<u8>) {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let mut at_flush = 0;
+    let mut at_flush = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         gz.write_all(l.as_bytes()).expect("write");
-        if i + 1 == flush_after {
+        if flush_after.contains(&(i + 1)) {
             gz.flush().expect("flush");
-            at_flush = gz.get_ref().len();
+            at_flush.push(gz.get_ref().len());
         }
     }
     (at_flush, gz.finish().expect("finish"))
@@ -147,4 +154,37 @@ fn another_compressed_file_moved_to_the_path_is_a_new_segment_even_when_larger()
         .map(|(_, s)| s.counts.lines);
     assert_eq!(second_segment, Some(40));
     assert_eq!(follower.lines(), 60);
+}
+
+#[test]
+fn a_compressed_log_that_decoded_short_is_decoded_again_at_the_next_look_though_not_grown() {
+    // The look that caught a write half done (here: an invalid stream, as long as the
+    // stream flushed after line 31) must not settle the file at that size: when the write
+    // is done (here: the valid stream of that length, in place) and nothing more is ever
+    // written — a server that died — the next look reads line 31.
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log.gz");
+    let lines = sample("tp8-baseline", 40);
+    let (at, whole) = gzip_flushed(&lines, &[30, 31]);
+    let (at_30, at_31) = (at[0], at[1]);
+    std::fs::write(&path, &whole[..at_30]).expect("write");
+    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    follower.poll();
+    assert_eq!(follower.lines(), 30);
+    let mut broken = whole[..10].to_vec();
+    broken.push(0x07);
+    broken.resize(at_31, 0);
+    overwrite(&path, &broken);
+    follower.poll();
+    assert_eq!(follower.lines(), 30);
+    overwrite(&path, &whole[..at_31]);
+    follower.poll();
+    assert_eq!(follower.lines(), 31);
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(n, FollowNote::Replaced { .. })),
+        0
+    );
 }
