@@ -84,31 +84,43 @@ fn a_compressed_log_created_empty_is_read_once_its_header_is_written() {
     assert_eq!(follower.lines(), 40);
 }
 
-#[test]
-fn a_compressed_log_that_decodes_short_at_an_error_is_read_again_not_taken_for_a_new_file() {
-    // A stream being written can be caught mid-block, and the decoder then drops what it
-    // decoded in its last step: shorter than what was read before, with an error. Here
-    // the same inode holds, between a first and a last state, a stream that fails at its
-    // first block (block type 3 does not exist), longer than the first state. It was
-    // taken for a new file: a second segment read the log again from its start.
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("server.log.gz");
-    let lines = sample("tp8-baseline", 60);
-    let (at_30, whole) = gzip(&lines, 30);
-    std::fs::write(&path, &whole[..at_30]).expect("write");
-    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+/// A gzip stream of 60 sample lines flushed after lines 30 and 31 (the whole stream, and
+/// its length at each flush); its first 30 lines written to `path` and read by a
+/// follower of `dir`; then, in place (the same inode), a stream that fails at its first
+/// block (block type 3 does not exist) of `broken_len(at)` bytes, looked at once. A stream
+/// caught mid-block while it is written decodes short with an error the same way: the
+/// decoder drops what it decoded in its last step.
+fn read_30_then_a_short_decoding<'a>(
+    gs: &'a GrammarSet,
+    budget: &'a EventBudget,
+    dir: &Path,
+    broken_len: impl FnOnce(&[usize]) -> usize,
+) -> (Follower<'a>, Vec<usize>, Vec<u8>) {
+    let path = dir.join("server.log.gz");
+    let (at, whole) = gzip_flushed(&sample("tp8-baseline", 60), &[30, 31]);
+    std::fs::write(&path, &whole[..at[0]]).expect("write");
+    let mut follower = Follower::new(gs, budget, &[dir.to_path_buf()]).expect("follow");
     follower.poll();
     assert_eq!(follower.lines(), 30);
     let mut broken = whole[..10].to_vec();
     broken.push(0x07);
-    broken.resize(at_30 + 1, 0);
-    assert!(broken.len() < whole.len());
+    broken.resize(broken_len(&at), 0);
     overwrite(&path, &broken);
     follower.poll();
     assert_eq!(follower.lines(), 30);
-    overwrite(&path, &whole);
+    (follower, at, whole)
+}
+
+#[test]
+fn a_compressed_log_that_decodes_short_at_an_error_is_read_again_not_taken_for_a_new_file() {
+    // Longer than what was read, decoding to less with an error: it was taken for a new
+    // file, and a second segment read the log again from its start (90 lines in all).
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut follower, _, whole) =
+        read_30_then_a_short_decoding(&gs, &budget, dir.path(), |at| at[0] + 1);
+    overwrite(&dir.path().join("server.log.gz"), &whole);
     follower.poll();
     let notes = follower.take_notes();
     assert_eq!(
@@ -116,8 +128,28 @@ fn a_compressed_log_that_decodes_short_at_an_error_is_read_again_not_taken_for_a
         0
     );
     assert_eq!(follower.lines(), 60);
-    let read = follower.given();
-    assert_eq!(read.scans.len(), 1, "one segment");
+    assert_eq!(follower.given().scans.len(), 1, "one segment");
+}
+
+#[test]
+fn a_compressed_log_that_decoded_short_is_decoded_again_at_the_next_look_though_not_grown() {
+    // The look that caught a write half done (here: the invalid stream, as long as the
+    // stream flushed after line 31) must not settle the file at that size: when the write
+    // is done (here: the valid stream of that length, in place) and nothing more is ever
+    // written — a server that died — the next look reads line 31.
+    let gs = GrammarSet::builtin().expect("grammars");
+    let budget = EventBudget::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut follower, at, whole) =
+        read_30_then_a_short_decoding(&gs, &budget, dir.path(), |at| at[1]);
+    overwrite(&dir.path().join("server.log.gz"), &whole[..at[1]]);
+    follower.poll();
+    assert_eq!(follower.lines(), 31);
+    let notes = follower.take_notes();
+    assert_eq!(
+        count(&notes, |n| matches!(n, FollowNote::Replaced { .. })),
+        0
+    );
 }
 
 #[test]
@@ -154,37 +186,4 @@ fn another_compressed_file_moved_to_the_path_is_a_new_segment_even_when_larger()
         .map(|(_, s)| s.counts.lines);
     assert_eq!(second_segment, Some(40));
     assert_eq!(follower.lines(), 60);
-}
-
-#[test]
-fn a_compressed_log_that_decoded_short_is_decoded_again_at_the_next_look_though_not_grown() {
-    // The look that caught a write half done (here: an invalid stream, as long as the
-    // stream flushed after line 31) must not settle the file at that size: when the write
-    // is done (here: the valid stream of that length, in place) and nothing more is ever
-    // written — a server that died — the next look reads line 31.
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("server.log.gz");
-    let lines = sample("tp8-baseline", 40);
-    let (at, whole) = gzip_flushed(&lines, &[30, 31]);
-    let (at_30, at_31) = (at[0], at[1]);
-    std::fs::write(&path, &whole[..at_30]).expect("write");
-    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
-    follower.poll();
-    assert_eq!(follower.lines(), 30);
-    let mut broken = whole[..10].to_vec();
-    broken.push(0x07);
-    broken.resize(at_31, 0);
-    overwrite(&path, &broken);
-    follower.poll();
-    assert_eq!(follower.lines(), 30);
-    overwrite(&path, &whole[..at_31]);
-    follower.poll();
-    assert_eq!(follower.lines(), 31);
-    let notes = follower.take_notes();
-    assert_eq!(
-        count(&notes, |n| matches!(n, FollowNote::Replaced { .. })),
-        0
-    );
 }
