@@ -391,15 +391,20 @@ pub(crate) fn model_of(run: &Run) -> Option<&MemoryModel> {
 /// a rank at a time, only each group's first kept: holding every rank's breakdown was
 /// 13 MiB more at the peak of `summary` over 8,192 rank files, 110 MiB over 65,536.
 pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
+    let (grammar, each) = worker_breakdowns(run)?;
+    let each = each.map(|(rank, b)| (rank, std::borrow::Cow::Owned(b)));
+    Some(grouped(grammar, each))
+}
+
+/// Each worker rank with its breakdown, in the run's rank order, worked out as they are
+/// read, and the grammar whose memory model they follow; `None` when it has none.
+fn worker_breakdowns(
+    run: &Run,
+) -> Option<(&str, impl Iterator<Item = (&Rank, RankBreakdown)> + '_)> {
     let model = model_of(run)?;
     let rd = Reader::new(run);
-    let each = (run.worker_ranks()).map(|r| {
-        (
-            &r.rank,
-            std::borrow::Cow::Owned(rank_breakdown(&rd, r, model)),
-        )
-    });
-    Some(grouped(&model.grammar, each))
+    let each = (run.worker_ranks()).map(move |r| (&r.rank, rank_breakdown(&rd, r, model)));
+    Some((model.grammar.as_str(), each))
 }
 
 /// Ranks with the same figures in one group, shown by the first one's breakdown.
@@ -437,13 +442,10 @@ pub(crate) struct RankBreakdowns {
 
 /// The breakdowns of a run's worker ranks; `None` when its grammar has no memory model.
 pub(crate) fn rank_breakdowns(run: &Run) -> Option<RankBreakdowns> {
-    let model = model_of(run)?;
-    let rd = Reader::new(run);
-    let ranks = (run.worker_ranks())
-        .map(|r| (r.rank.clone(), rank_breakdown(&rd, r, model)))
-        .collect();
+    let (grammar, each) = worker_breakdowns(run)?;
+    let ranks = each.map(|(rank, b)| (rank.clone(), b)).collect();
     Some(RankBreakdowns {
-        grammar: model.grammar.clone(),
+        grammar: grammar.to_string(),
         ranks,
     })
 }

@@ -7,7 +7,7 @@
 //! and so does gzip or zstd piped to stdin or written to a FIFO.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 pub(crate) use super::stream::{binary_offset, open, open_stream};
@@ -109,9 +109,6 @@ impl SourceFile {
     pub(crate) fn is_stdin(&self) -> bool {
         self.path.as_os_str() == "-"
     }
-    /// The compression, reading the file's first bytes if the listing did not (plain for
-    /// standard input, a special file or a file that cannot be read: the read that
-    /// follows reports what it finds).
     /// [`Self::compression_now`], or `None` while the file's first bytes cannot yet say
     /// ([`compression_decided`]: a compressed log created and not yet written). A file
     /// that cannot be read is plain, as there.
@@ -119,16 +116,15 @@ impl SourceFile {
         if self.compression.is_some() || self.is_stdin() {
             return Some(self.compression_now());
         }
-        let Ok(mut f) = File::open(&self.path) else {
-            return Some(Compression::None);
-        };
-        let mut head = [0u8; 4];
-        match crate::ingest::scan::read_full(&mut f, &mut head, None) {
-            (got, None) => compression_decided(&head[..got]),
-            (_, Some(_)) => Some(Compression::None),
+        match File::open(&self.path).and_then(|mut f| first_bytes(&mut f)) {
+            Ok((head, got)) => compression_decided(&head[..got]),
+            Err(_) => Some(Compression::None),
         }
     }
 
+    /// The compression, reading the file's first bytes if the listing did not (plain for
+    /// standard input, a special file or a file that cannot be read: the read that
+    /// follows reports what it finds).
     pub(crate) fn compression_now(&self) -> Compression {
         match self.compression {
             Some(c) => c,
@@ -218,9 +214,18 @@ fn sniff(path: &Path) -> Result<(Compression, Option<u64>), SourceError> {
     };
     let mut f = File::open(path).map_err(unreadable)?;
     let size = f.metadata().ok().map(|m| m.len());
+    let (head, got) = first_bytes(&mut f).map_err(unreadable)?;
+    Ok((compression_of(&head[..got]), size))
+}
+
+/// A file's first four bytes (fewer when it is shorter) and how many there are: enough
+/// for every magic number [`compression_of`] knows.
+fn first_bytes(f: &mut File) -> io::Result<([u8; 4], usize)> {
     let mut head = [0u8; 4];
-    let n = f.read(&mut head).map_err(unreadable)?;
-    Ok((compression_of(&head[..n]), size))
+    match crate::ingest::scan::read_full(f, &mut head, None) {
+        (got, None) => Ok((head, got)),
+        (_, Some(e)) => Err(e),
+    }
 }
 
 /// The files a path stands for. A directory is one run; files inside it are sorted by

@@ -88,15 +88,17 @@ pub(super) fn poll_compressed(f: &mut Followed, shown: &str, notes: &mut Vec<Fol
     let decoded = bytes.len() as u64;
     let replaced = other_file || size < state.size || f.gone;
     let short = decoded < state.decoded;
-    if short && error.is_some() && !replaced && state.short_at != Some(size) {
-        state.short_at = Some(size);
+    let caught_mid_write = short && error.is_some() && !replaced;
+    if caught_mid_write && state.short_at.replace(size) != Some(size) {
+        // The size not taken: the next look decodes the file again.
         return 0;
     }
     state.size = size;
     state.identity = Some(identity);
-    if short && error.is_some() && !replaced {
+    if caught_mid_write {
         return 0;
     }
+    state.short_at = None;
     let rewritten = replaced || short;
     let fed = if rewritten { 0 } else { state.decoded };
     let new_segment = rewritten && state.decoded > 0;

@@ -115,8 +115,9 @@ struct Followed<'a> {
     binary: Option<(u64, u64)>,
     /// `Some` for a gzip or zstd log (offsets are then in decoded bytes).
     compressed: Option<CompressedState>,
-    /// Its first bytes do not yet say whether it is compressed (created, not yet
-    /// written): nothing is read until they do.
+    /// Whether it is compressed is not known yet: found at its first look, from its first
+    /// bytes, or later when they do not yet say (created, not yet written); nothing is
+    /// read until they do.
     undecided: bool,
 }
 
@@ -255,10 +256,6 @@ impl<'a> Follower<'a> {
 
     fn follow(&mut self, group: usize, sf: SourceFile, first: bool) {
         let shown = sf.display();
-        let known = sf.compression_if_known();
-        let compressed = known
-            .is_some_and(|c| c != Compression::None)
-            .then(|| compressed_state(&shown, &mut self.notes));
         if !first {
             self.notes.push(FollowNote::NewFile {
                 path: shown.clone(),
@@ -282,8 +279,8 @@ impl<'a> Follower<'a> {
             trouble: None,
             gone: false,
             binary: None,
-            compressed,
-            undecided: known.is_none(),
+            compressed: None,
+            undecided: true,
         });
     }
 
