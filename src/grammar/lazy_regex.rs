@@ -47,9 +47,14 @@ impl LazyRegex {
     pub(crate) fn new(pattern: &str, compile_now: bool) -> Result<LazyRegex, regex::Error> {
         // A pattern the parser rejects is compiled too: `Regex::new`'s error is the one to
         // show (it reports the same parse failure in its own words).
-        // The syntax tree is enough for the groups' names and indices, and a tenth of the
-        // cost of translating it (Unicode classes and case folding), which `Regex::new`
-        // does at the first use.
+        // A built-in pattern's groups are read from its text where that reading is sure
+        // (`named_groups_of`): parsing the built-in grammars' patterns was a sixth of every
+        // command's start-up, and each compiles in a test. Else the syntax tree is enough
+        // for the groups' names and indices, and a tenth of the cost of translating it
+        // (Unicode classes and case folding), which `Regex::new` does at the first use.
+        if let Some(named) = (!compile_now).then(|| named_groups_of(pattern)).flatten() {
+            return Ok(LazyRegex::of_groups(pattern, named));
+        }
         let ast = match (
             compile_now,
             regex_syntax::ast::parse::Parser::new().parse(pattern),
@@ -74,11 +79,18 @@ impl LazyRegex {
         let mut named = Vec::new();
         capture_names(&ast, &mut named);
         named.sort_by_key(|(i, _)| *i);
-        let (indices, names) = named
-            .into_iter()
-            .map(|(i, n)| (i as usize, FieldName::from(n)))
+        let named = (named.iter())
+            .map(|(i, n)| (*i as usize, n.as_str()))
+            .collect();
+        Ok(LazyRegex::of_groups(pattern, named))
+    }
+
+    /// A pattern to compile on first use, whose named groups (group index, name) are these.
+    fn of_groups(pattern: &str, named: Vec<(usize, &str)>) -> LazyRegex {
+        let (indices, names) = (named.into_iter())
+            .map(|(i, n)| (i, FieldName::from(n)))
             .unzip();
-        Ok(LazyRegex {
+        LazyRegex {
             pattern: pattern.to_string(),
             names,
             indices,
@@ -86,7 +98,7 @@ impl LazyRegex {
             ascii: OnceLock::new(),
             anchored: OnceLock::new(),
             digits_alike: OnceLock::new(),
-        })
+        }
     }
 
     /// The compiled regex; `None` only for a built-in pattern that parses but is too large
@@ -171,6 +183,68 @@ impl LazyRegex {
     pub(crate) fn named_groups(&self) -> impl Iterator<Item = (&FieldName, usize)> {
         self.names.iter().zip(self.indices.iter().copied())
     }
+}
+
+/// The named capture groups of `pattern` (group index, name), in order, read from its
+/// text without parsing it: groups are numbered by their opening parentheses, left to
+/// right, and an opening parenthesis opens a group unless `?` follows it, or `?P<name>` /
+/// `?<name>` does, which opens a named one. Escaped characters and classes are passed
+/// over. `None` where the text holds what this reading does not follow — a class inside
+/// a class (`[[:alpha:]]`, `[a&&[^b]]`), the `x` flag (whose comments may hold
+/// parentheses), a class or a name left open — and the parser is asked instead. Said
+/// of a pattern that does not parse, it says nothing; only patterns a test compiles
+/// (the built-in ones) are read this way.
+fn named_groups_of(pattern: &str) -> Option<Vec<(usize, &str)>> {
+    let b = pattern.as_bytes();
+    let (mut at, mut group, mut named) = (0, 0, Vec::new());
+    while let Some(&c) = b.get(at) {
+        match c {
+            // An escape is two bytes (`\(`, `\d`, `\p` of `\p{L}`): a multi-byte
+            // character after it goes on in bytes that are never `(`, `[` or `\`.
+            b'\\' => at += 2,
+            b'[' => {
+                at += 1;
+                at += usize::from(b.get(at) == Some(&b'^'));
+                // A `]` first in a class is one of its characters.
+                at += usize::from(b.get(at) == Some(&b']'));
+                loop {
+                    match *b.get(at)? {
+                        b'\\' => at += 2,
+                        b'[' => return None,
+                        b']' => break,
+                        _ => at += 1,
+                    }
+                }
+                at += 1;
+            }
+            b'(' if b.get(at + 1) == Some(&b'?') => {
+                let rest = b.get(at + 2..)?;
+                let name_at = if rest.starts_with(b"P<") {
+                    at + 4
+                } else if rest.starts_with(b"<") {
+                    at + 3
+                } else {
+                    // Flags, with or without a group of their own: `(?i)`, `(?:`, `(?s:`.
+                    let end = rest.iter().position(|&c| c == b')' || c == b':')?;
+                    if rest.get(..end)?.contains(&b'x') {
+                        return None;
+                    }
+                    at += 2 + end;
+                    continue;
+                };
+                let len = b.get(name_at..)?.iter().position(|&c| c == b'>')?;
+                group += 1;
+                named.push((group, pattern.get(name_at..name_at + len)?));
+                at = name_at + len + 1;
+            }
+            b'(' => {
+                group += 1;
+                at += 1;
+            }
+            _ => at += 1,
+        }
+    }
+    Some(named)
 }
 
 /// `pattern` with every class cut to its ASCII part and every word boundary made an ASCII
@@ -262,6 +336,63 @@ fn capture_names(ast: &regex_syntax::ast::Ast, out: &mut Vec<(u32, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The named groups the compiled regex gives `pattern`: (group index, name).
+    fn compiled_groups(pattern: &str) -> Vec<(usize, String)> {
+        let r = Regex::new(pattern).unwrap();
+        (r.capture_names().enumerate())
+            .filter_map(|(i, n)| Some((i, n?.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn named_groups_are_read_from_the_text_as_the_compiled_regex_numbers_them() {
+        for pattern in [
+            r"(?P<a>\d+) \((?P<b>[^)]*)\) (\w+)(?<c>x)",
+            r"[(](?P<a>\d)[]()](?P<b>.)[^]](?P<c>.)",
+            r"(?i)(?:pp=(?P<pp>\d+))?(?s:.)(?P<tp>\d+)",
+            r"\p{L}(?P<w>é+)\x{41}(a)(?P<z>\()",
+        ] {
+            let read: Vec<(usize, String)> = (named_groups_of(pattern).unwrap().into_iter())
+                .map(|(i, n)| (i, n.to_string()))
+                .collect();
+            assert_eq!(read, compiled_groups(pattern), "{pattern}");
+        }
+        // By hand, the second: `[(]` and `[]()]` open nothing, so b is group 2.
+        let read = named_groups_of(r"[(](?P<a>\d)[]()](?P<b>.)").unwrap();
+        assert_eq!(read, [(1, "a"), (2, "b")]);
+    }
+
+    #[test]
+    fn what_the_text_reading_does_not_follow_is_parsed() {
+        // A nested class, the x flag (a comment could hold a parenthesis), an open class.
+        for pattern in [r"[[:alpha:]](?P<a>x)", r"(?x) (?P<a>x) # (", r"[ab"] {
+            assert_eq!(named_groups_of(pattern), None, "{pattern}");
+        }
+        // The parser numbers them instead: `(?x)`'s comment opens no group.
+        let lazy = LazyRegex::new("(?x) (?P<a>x) # (\n (?P<b>y)", false).unwrap();
+        assert_eq!(lazy.group_index("b"), Some(2));
+    }
+
+    #[test]
+    fn every_built_in_pattern_reads_its_groups_from_its_text() {
+        let gs = crate::grammar::GrammarSet::builtin().unwrap();
+        let mut read = 0;
+        for g in &gs.grammars {
+            let events = g.events.iter().map(|e| &e.regex);
+            for lazy in events.chain(g.prefixes.iter().map(|p| &p.regex)) {
+                let pattern = lazy.as_str();
+                // Each is read from its text, and read as the compiled regex has it.
+                let groups = named_groups_of(pattern).unwrap_or_else(|| panic!("{pattern}"));
+                let groups: Vec<(usize, String)> = (groups.into_iter())
+                    .map(|(i, n)| (i, n.to_string()))
+                    .collect();
+                assert_eq!(groups, compiled_groups(pattern), "{pattern}");
+                read += 1;
+            }
+        }
+        assert!(read > 100, "{read} built-in patterns");
+    }
 
     #[test]
     fn ascii_text_is_searched_with_the_twin_and_other_text_with_the_pattern() {

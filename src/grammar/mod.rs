@@ -7,6 +7,10 @@
 //! applied only to lines that hit the literal. *Noise* literals mark lines that are known
 //! and deliberately ignored, so "lines not understood" means what it says.
 
+mod block_prefilter;
+// Written by a test (`block_prefilter`), which compares it byte for byte.
+#[rustfmt::skip]
+mod block_prefilter_builtin;
 mod check;
 mod event_memo;
 mod knowledge;
@@ -26,7 +30,7 @@ mod teddy;
 
 use std::path::Path;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, StartKind};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use regex::Regex;
 

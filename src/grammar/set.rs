@@ -1,9 +1,9 @@
 //! The grammars in use together: which one a file speaks, matching a line to an event,
 //! and the knowledge they carry.
 
+use super::block_prefilter::{prefilter_automata, ScanInputs};
 use super::event_memo::{MemoPool, PrefixRecipe, Recipe, Spans};
 use super::prefix::Groups;
-use super::teddy::teddy_order;
 use super::*;
 use rayon::prelude::*;
 
@@ -100,41 +100,20 @@ fn line_automaton(literals: &[String]) -> Result<AhoCorasick, GrammarError> {
         .map_err(|e| GrammarError::Matcher(e.to_string()))
 }
 
-/// The block prefilter: the literals' fragments (`prefilter_fragments`), in groups one
-/// packed searcher each takes, each group in the order that chooses Teddy's buckets.
-fn prefilter_automata(
-    literals: &[String],
-    ordinary: &[&str],
-) -> Result<Vec<AhoCorasick>, GrammarError> {
-    let fragments = prefilter_fragments(literals, ordinary);
-    balanced_groups(&fragments, FRAGMENTS_PER_GROUP)
-        .map(|group| {
-            let ordered = (teddy_order(group).into_iter()).filter_map(|i| group.get(i));
-            AhoCorasickBuilder::new()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(ordered)
-                .map_err(|e| GrammarError::Matcher(e.to_string()))
-        })
-        .collect()
-}
-
 /// What the scan asks of every line: the block prefilter, the anchored record starts and
 /// the noise literals. The prefilter's fragments avoid the record starts and noise
 /// literals, ordinary text on every line (`prefilter_fragments`).
 fn line_scanners(
-    literals: &[String],
-    starts: &[String],
-    noise: &[String],
+    inputs: &ScanInputs,
 ) -> Result<(Vec<AhoCorasick>, AhoCorasick, AnyLiteral), GrammarError> {
-    let ordinary: Vec<&str> = starts.iter().chain(noise).map(String::as_str).collect();
     let start_ac = AhoCorasickBuilder::new()
         .start_kind(StartKind::Anchored)
-        .build(starts)
+        .build(&inputs.starts)
         .map_err(|e| GrammarError::Matcher(e.to_string()))?;
     Ok((
-        prefilter_automata(literals, &ordinary)?,
+        prefilter_automata(&inputs.literals, &inputs.ordinary())?,
         start_ac,
-        AnyLiteral::new(noise)?,
+        AnyLiteral::new(&inputs.noise)?,
     ))
 }
 
@@ -226,43 +205,18 @@ impl GrammarSet {
     }
 
     fn build(grammars: Vec<Grammar>, warm_prefix_set: bool) -> Result<GrammarSet, GrammarError> {
-        let mut literals: Vec<String> = Vec::new();
-        let mut literal_owner: Vec<Vec<(usize, usize)>> = Vec::new();
-        let mut starts: Vec<String> = Vec::new();
-        let mut noise: Vec<String> = Vec::new();
-        for (gi, g) in grammars.iter().enumerate() {
-            for (ei, ev) in g.spec.event.iter().enumerate() {
-                for lit in &ev.literals {
-                    match literals.iter().position(|l| l == lit) {
-                        Some(p) => literal_owner[p].push((gi, ei)),
-                        None => {
-                            literals.push(lit.clone());
-                            literal_owner.push(vec![(gi, ei)]);
-                        }
-                    }
-                }
-            }
-            for p in &g.spec.prefix {
-                starts.extend(p.starts_with.iter().cloned());
-            }
-            for n in &g.spec.noise {
-                noise.extend(n.literals.iter().cloned());
-            }
-        }
+        let inputs = ScanInputs::of(&grammars);
         let prefix_set = PrefixSet::new(&grammars);
-        starts.retain(|s| !s.is_empty());
-        noise.retain(|s| !s.is_empty());
-        // Built side by side: the per-line scanners (the prefilter's fragments and their
-        // order are the longest step), and the line automaton with, for a command that
-        // reads logs, the prefix set. On two threads the start-up's critical path is
-        // about half its CPU time.
+        // Built side by side: the per-line scanners, and the line automaton with, for a
+        // command that reads logs, the prefix set. On two threads the start-up's critical
+        // path is about half its CPU time.
         let (scanners, line_literals) = rayon::join(
-            || line_scanners(&literals, &starts, &noise),
+            || line_scanners(&inputs),
             || {
                 if warm_prefix_set {
                     prefix_set.warm();
                 }
-                line_automaton(&literals)
+                line_automaton(&inputs.literals)
             },
         );
         let line_literals = line_literals?;
@@ -279,15 +233,17 @@ impl GrammarSet {
         Ok(GrammarSet {
             line_literals,
             prefilter,
-            literal_owner,
+            literal_owner: inputs.literal_owner,
             start_ac,
-            record_starts: starts.iter().map(|s| s.as_bytes().into()).collect(),
+            record_starts: (inputs.starts.iter())
+                .map(|s| s.as_bytes().into())
+                .collect(),
             noise,
             reference_date: None,
             knowledge,
             prefix_set,
             dating: std::sync::OnceLock::new(),
-            memos: MemoPool::new(&literals),
+            memos: MemoPool::new(&inputs.literals),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),
