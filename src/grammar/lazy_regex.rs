@@ -1,14 +1,17 @@
-//! A grammar's regex compiled on its first use.
+//! A grammar's regex (an event's or prefix's pattern, an outcome wording, a process name,
+//! a suffix) compiled on its first use.
 //!
 //! A run meets the prefixes and events of one or two grammars; compiling every regex of
 //! every built-in grammar up front was a tenth of a 1,024-rank `diff` (the events) and,
 //! with the prefixes, most of the start-up of every command (`rankscope events` of an
-//! empty file: 214 M instructions, 63 M of them the prefixes' compilation). The pattern's
-//! syntax is parsed when the grammar loads, so a malformed regex is an error then and the
-//! capture groups are known for the grammar's checks and for reading a match by group
-//! index (the syntax tree, not its translation, which was half the cost); a user's
-//! grammar is compiled at load (`compile_now`), so only the built-in ones, each compiled
-//! by a test (`every_builtin_event_and_prefix_regex_compiles`), are ever lazy.
+//! empty file: 214 M instructions, 63 M of them the prefixes' compilation; the outcome
+//! wordings, process names and suffixes were 7.5 M of the 46 M left on 2026-12-06). The
+//! capture groups are known when the grammar loads, for its checks and for reading a
+//! match by group index: read from a built-in pattern's text (`named_groups_of`), else
+//! from its syntax tree (not its translation, which was half the cost). A user's grammar
+//! is compiled at load (`compiled_at_load`), so a malformed or too large regex is an
+//! error then; only the built-in ones, each compiled by a test
+//! (`every_builtin_regex_compiles`), are ever lazy.
 //!
 //! Text that is all ASCII, nearly every log line, is searched with the pattern's ASCII
 //! twin (`LazyRegex::for_text`): every class cut to its ASCII part. On such text the two
@@ -24,6 +27,7 @@ use regex::Regex;
 
 use crate::base::event::FieldName;
 
+#[derive(Clone)]
 pub(crate) struct LazyRegex {
     pattern: String,
     /// Named captures, in the order of their groups (as `Regex::capture_names` gives them),
@@ -41,6 +45,13 @@ pub(crate) struct LazyRegex {
     /// Whether the pattern tells no two ASCII digits apart, decided when first asked
     /// (`event_memo::treats_digits_alike`).
     digits_alike: OnceLock<bool>,
+}
+
+/// As `Regex` shows itself: its pattern.
+impl std::fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LazyRegex").field(&self.pattern).finish()
+    }
 }
 
 impl LazyRegex {
@@ -151,6 +162,11 @@ impl LazyRegex {
         (anchored.as_ref())
             .and_then(|r| r.captures(text))
             .or_else(|| self.for_ascii()?.captures(text))
+    }
+
+    /// The leftmost match in `text`, as `for_text(text)?.find(text)` finds it.
+    pub(crate) fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        self.for_text(text)?.find(text)
     }
 
     pub(crate) fn as_str(&self) -> &str {
@@ -379,8 +395,7 @@ mod tests {
         let gs = crate::grammar::GrammarSet::builtin().unwrap();
         let mut read = 0;
         for g in &gs.grammars {
-            let events = g.events.iter().map(|e| &e.regex);
-            for lazy in events.chain(g.prefixes.iter().map(|p| &p.regex)) {
+            for (_, lazy) in g.every_regex() {
                 let pattern = lazy.as_str();
                 // Each is read from its text, and read as the compiled regex has it.
                 let groups = named_groups_of(pattern).unwrap_or_else(|| panic!("{pattern}"));

@@ -154,7 +154,7 @@ pub struct Grammar {
     /// The `[[suffix]]` regexes that name no rank: the fields a record prints after its
     /// message (logfmt's `" bs=512 free=…`), cut from the message of this grammar's
     /// events (not from a configuration line, which is read from its message).
-    pub(crate) field_suffixes: Vec<Regex>,
+    pub(crate) field_suffixes: Vec<LazyRegex>,
     /// `spec.id`, shared by every event the grammar reads.
     pub(crate) name: Name,
 }
@@ -207,6 +207,14 @@ fn clean_names(spec: &mut GrammarSpec) {
     }
 }
 
+/// Whether a grammar of this origin has its regexes compiled as it loads: a user's, so
+/// that a pattern that parses but is too large to compile is an error at load, not a rule
+/// that silently matches nothing. A built-in grammar's are compiled on first use, each
+/// compiled by a test (`every_builtin_regex_compiles`).
+pub(super) fn compiled_at_load(origin: &str) -> bool {
+    !origin.starts_with("builtin:")
+}
+
 /// One `[[event]]`: its literals present, its regex parsed (and compiled now for a user's
 /// grammar), every unit naming a capture of the regex.
 fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, GrammarError> {
@@ -216,16 +224,12 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
             kind: ev.kind.clone(),
         });
     }
-    // A user's grammar is compiled now: a pattern that parses but is too large to
-    // compile is an error at load, not an event that silently matches nothing.
-    // The built-in ones are compiled by a test
-    // (`every_builtin_event_and_prefix_regex_compiles`).
-    let compile_now = !origin.starts_with("builtin:");
-    let regex = LazyRegex::new(&ev.regex, compile_now).map_err(|e| GrammarError::Regex {
-        origin: origin.into(),
-        kind: ev.kind.clone(),
-        message: e.to_string(),
-    })?;
+    let regex =
+        LazyRegex::new(&ev.regex, compiled_at_load(origin)).map_err(|e| GrammarError::Regex {
+            origin: origin.into(),
+            kind: ev.kind.clone(),
+            message: e.to_string(),
+        })?;
     for (field, unit) in &ev.units {
         if !regex.capture_names().any(|n| n == field) {
             return Err(GrammarError::UnitWithoutCapture {
@@ -255,13 +259,12 @@ fn compile_event(origin: &str, ev: &spec::EventSpec) -> Result<CompiledEvent, Gr
 /// One `[[prefix]]`: its regex compiled with only the captures the reader reads, each
 /// date-time format one chrono reads and backed by its capture.
 fn compile_prefix(origin: &str, p: &spec::PrefixSpec) -> Result<CompiledPrefix, GrammarError> {
-    // As an event's: a user's prefix is compiled now, a built-in one when a line needs it
-    // (each compiled by `every_builtin_event_and_prefix_regex_compiles`).
-    let compile_now = !origin.starts_with("builtin:");
-    let regex = LazyRegex::new(&p.regex, compile_now).map_err(|e| GrammarError::PrefixRegex {
-        origin: origin.into(),
-        id: p.id.clone(),
-        message: e.to_string(),
+    let regex = LazyRegex::new(&p.regex, compiled_at_load(origin)).map_err(|e| {
+        GrammarError::PrefixRegex {
+            origin: origin.into(),
+            id: p.id.clone(),
+            message: e.to_string(),
+        }
     })?;
     let has = |n: &str| regex.capture_names().any(|c| c == n);
     knowledge::only_read_captures(
@@ -352,6 +355,19 @@ pub fn builtin_text(origin: &str) -> Option<&'static str> {
 }
 
 impl Grammar {
+    /// Every regex the grammar holds, each with what it is (its tests).
+    #[cfg(test)]
+    pub(crate) fn every_regex(&self) -> Vec<(String, &LazyRegex)> {
+        let mut out: Vec<(String, &LazyRegex)> = Vec::new();
+        out.extend((self.events.iter()).map(|e| (format!("event {}", e.kind), &e.regex)));
+        out.extend((self.prefixes.iter()).map(|p| (format!("prefix {}", p.id), &p.regex)));
+        out.extend((self.outcomes.iter()).map(|o| ("an outcome".to_string(), &o.regex)));
+        out.extend((self.know.processes.iter()).map(|p| ("a process".to_string(), &p.name)));
+        let suffixes = self.know.suffixes.iter().chain(&self.field_suffixes);
+        out.extend(suffixes.map(|r| ("a suffix".to_string(), r)));
+        out
+    }
+
     /// Reads and checks a grammar's TOML; `origin` names it in errors (`builtin:sglang` or
     /// the file's path).
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
@@ -397,10 +413,9 @@ impl Grammar {
         )?);
         check_set_words(origin, &spec.event)?;
         let field_suffixes = (spec.suffix.iter())
-            .filter_map(|s| Regex::new(&s.regex).ok())
+            .filter_map(|s| LazyRegex::new(&s.regex, compiled_at_load(origin)).ok())
             .filter(|r| {
                 !r.capture_names()
-                    .flatten()
                     .any(|c| ["tags", "tp", "gpu", "grank"].contains(&c))
             })
             .collect();

@@ -377,13 +377,17 @@ sample = 'not a frame line'
     }
 
     #[test]
-    fn every_builtin_event_and_prefix_regex_compiles() {
-        // Built-in event and prefix regexes are compiled on first use; this is where one
-        // that parses but does not compile (too large) would be found. And a prefix's
-        // group indices, read from the parse, are the compiled regex's own.
+    fn every_builtin_regex_compiles() {
+        // Built-in regexes are compiled on first use; this is where one that parses but
+        // does not compile (too large) would be found. And a prefix's group indices, read
+        // from the parse, are the compiled regex's own.
         let gs = GrammarSet::builtin().unwrap();
-        let (mut events, mut prefixes) = (0, 0);
+        let (mut events, mut prefixes, mut others) = (0, 0, 0);
         for g in &gs.grammars {
+            for (what, r) in g.every_regex() {
+                assert!(r.get().is_some(), "{}: {what}", g.origin);
+                others += usize::from(!what.starts_with("event") && !what.starts_with("prefix"));
+            }
             for e in &g.events {
                 assert!(e.regex.get().is_some(), "{}: {}", g.origin, e.kind);
                 events += 1;
@@ -400,6 +404,8 @@ sample = 'not a frame line'
         }
         assert!(events > 100, "{events} built-in events");
         assert!(prefixes > 10, "{prefixes} built-in prefixes");
+        // Outcome wordings, process names and suffixes.
+        assert!(others > 10, "{others} other built-in regexes");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! events, figures and process rules, checked as they are read.
 
 use super::*;
+use crate::grammar::compiled_at_load;
 
 pub(in crate::grammar) fn compile_frames(
     origin: &str,
@@ -56,15 +57,17 @@ pub(in crate::grammar) fn compile_outcomes(
                     message: format!("outcome `{}` has no literal", o.regex),
                 });
             }
-            let regex = Regex::new(&o.regex).map_err(|e| GrammarError::Knowledge {
-                origin: origin.into(),
-                message: format!("outcome regex: {e}"),
+            let regex = LazyRegex::new(&o.regex, compiled_at_load(origin)).map_err(|e| {
+                GrammarError::Knowledge {
+                    origin: origin.into(),
+                    message: format!("outcome regex: {e}"),
+                }
             })?;
             let at = format!("outcome `{}`", o.regex);
             ignored::only_read_captures(
                 origin,
                 &at,
-                regex.capture_names().flatten(),
+                regex.capture_names(),
                 ignored::OUTCOME_CAPTURES,
             )?;
             Ok(OutcomeRule {
@@ -365,32 +368,22 @@ fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, Gramm
                 ))
             }
         };
-        let name =
-            Regex::new(&p.name).map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
-        ignored::only_read_captures(
-            origin,
-            &at,
-            name.capture_names().flatten(),
-            ignored::PROCESS_CAPTURES,
-        )?;
+        let name = LazyRegex::new(&p.name, compiled_at_load(origin))
+            .map_err(|e| err(origin, format!("{at}: name: bad regex: {e}")))?;
+        ignored::only_read_captures(origin, &at, name.capture_names(), ignored::PROCESS_CAPTURES)?;
         out.push(ProcessRule { name, role });
     }
     Ok(out)
 }
 
-fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<Regex>, GrammarError> {
+fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<LazyRegex>, GrammarError> {
     let mut out = Vec::new();
     for s in &spec.suffix {
-        let r = Regex::new(&s.regex)
+        let r = LazyRegex::new(&s.regex, compiled_at_load(origin))
             .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
-        let names: Vec<&str> = r.capture_names().flatten().collect();
+        let names: Vec<&str> = r.capture_names().collect();
         let at = format!("suffix `{}`", s.id);
-        ignored::only_read_captures(
-            origin,
-            &at,
-            r.capture_names().flatten(),
-            ignored::SUFFIX_CAPTURES,
-        )?;
+        ignored::only_read_captures(origin, &at, r.capture_names(), ignored::SUFFIX_CAPTURES)?;
         // A suffix that names no rank only keeps its fields out of the quoted message
         // (`Grammar::field_suffixes`, applied as the grammar's events are matched).
         if ["tags", "tp", "gpu", "grank"]

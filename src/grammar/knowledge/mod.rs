@@ -15,8 +15,7 @@ pub(crate) use tags_memo::parse_tags_capture;
 
 use std::collections::HashMap;
 
-use regex::Regex;
-
+use super::lazy_regex::LazyRegex;
 use super::spec::{EventSpec, FramePhaseSpec, GrammarSpec, OutcomeSpec, Unit};
 use super::GrammarError;
 use crate::base::event::{
@@ -88,7 +87,7 @@ impl FrameRule {
 pub(crate) struct OutcomeRule {
     pub(crate) state: OutcomeWord,
     pub(crate) literals: Vec<String>,
-    pub(crate) regex: Regex,
+    pub(crate) regex: LazyRegex,
 }
 
 /// What a wording says: the outcome, and the rank number it names, if any.
@@ -190,7 +189,7 @@ pub(crate) enum ProcessRole {
 
 #[derive(Clone, Debug)]
 pub(crate) struct ProcessRule {
-    pub(crate) name: Regex,
+    pub(crate) name: LazyRegex,
     pub(crate) role: ProcessRole,
 }
 
@@ -282,7 +281,7 @@ pub(crate) type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
 pub(crate) struct GrammarKnowledge {
     pub(crate) kinds: ByName<KindMeaning>,
     pub(crate) processes: Vec<ProcessRule>,
-    pub(crate) suffixes: Vec<Regex>,
+    pub(crate) suffixes: Vec<LazyRegex>,
     pub(crate) without_pid_engine: bool,
     pub(crate) configs: Vec<ConfigRule>,
     /// The grammar describes a component (PyTorch, NCCL), not a server.
@@ -302,7 +301,7 @@ pub struct Knowledge {
     /// whose grammar is not loaded (built by hand in tests).
     by_kind: ByName<KindMeaning>,
     pub(crate) processes: Vec<ProcessRule>,
-    pub(crate) suffixes: Vec<Regex>,
+    pub(crate) suffixes: Vec<LazyRegex>,
     /// Grammars whose lines without a pid come from an engine or driver process.
     pub(crate) without_pid_engine: Vec<String>,
     pub(crate) configs: Vec<ConfigRule>,
@@ -789,7 +788,8 @@ mod tests {
             outcomes: vec![OutcomeRule {
                 state: OutcomeWord::Consequence,
                 literals: vec!["store->get(".into()],
-                regex: Regex::new(r"from \[(?P<peer>\d+)\].*store->get\(").expect("regex"),
+                regex: LazyRegex::new(r"from \[(?P<peer>\d+)\].*store->get\(", true)
+                    .expect("regex"),
             }],
             ..Knowledge::empty()
         }
