@@ -493,7 +493,10 @@ impl Knowledge {
     pub(crate) fn process(&self, name: &str) -> Option<ProcessInfo> {
         let mut out: Option<ProcessInfo> = None;
         for r in &self.processes {
-            let Some(caps) = r.name.captures(name) else {
+            // One search, as before the rules were compiled lazily: most rules do not
+            // match a given name, and for those the start-first try of
+            // `LazyRegex::captures` is a second search that fails too.
+            let Some(caps) = r.name.for_text(name).and_then(|re| re.captures(name)) else {
                 continue;
             };
             let num = |n: &str| caps.name(n).and_then(|m| m.as_str().parse::<u32>().ok());
