@@ -164,6 +164,15 @@ impl LazyRegex {
             .or_else(|| self.for_ascii()?.captures(text))
     }
 
+    /// The leftmost match in `text` with its groups, found with one search
+    /// (`for_text(text)?.captures(text)`): for a rule that most texts do not match (a
+    /// process name, a suffix, an outcome wording), where the start-first try of
+    /// [`LazyRegex::captures`] would be a second search, failing too, and a second
+    /// regex compiled.
+    pub(crate) fn captures_once<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
+        self.for_text(text)?.captures(text)
+    }
+
     /// The leftmost match in `text`, as `for_text(text)?.find(text)` finds it.
     pub(crate) fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
         self.for_text(text)?.find(text)

@@ -493,10 +493,7 @@ impl Knowledge {
     pub(crate) fn process(&self, name: &str) -> Option<ProcessInfo> {
         let mut out: Option<ProcessInfo> = None;
         for r in &self.processes {
-            // One search, as before the rules were compiled lazily: most rules do not
-            // match a given name, and for those the start-first try of
-            // `LazyRegex::captures` is a second search that fails too.
-            let Some(caps) = r.name.for_text(name).and_then(|re| re.captures(name)) else {
+            let Some(caps) = r.name.captures_once(name) else {
                 continue;
             };
             let num = |n: &str| caps.name(n).and_then(|m| m.as_str().parse::<u32>().ok());
@@ -536,7 +533,7 @@ impl Knowledge {
     /// text from there on is the record's field, not what the server said.
     pub(crate) fn suffix_of(&self, message: &str) -> Option<(Rank, usize)> {
         self.suffixes.iter().find_map(|r| {
-            let caps = r.captures(message)?;
+            let caps = r.captures_once(message)?;
             let at = caps.get(0)?.start();
             Some((rank_of_captures(&caps)?, at))
         })
@@ -642,7 +639,7 @@ impl Knowledge {
             if !r.literals.iter().any(|l| text.contains(l.as_str())) {
                 return None;
             }
-            let caps = r.regex.captures(text)?;
+            let caps = r.regex.captures_once(text)?;
             Some(OutcomeMatch {
                 state: r.state,
                 peer: caps.name("peer").and_then(|m| m.as_str().parse().ok()),
