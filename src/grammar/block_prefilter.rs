@@ -112,20 +112,23 @@ pub(super) fn prefilter_automata(
     literals: &[String],
     ordinary: &[&str],
 ) -> Result<Vec<AhoCorasick>, GrammarError> {
-    let build = |ordered: &mut dyn Iterator<Item = &[u8]>| {
-        AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(ordered)
-            .map_err(|e| GrammarError::Matcher(e.to_string()))
-    };
     if inputs_hash(literals, ordinary) == builtin::INPUTS_HASH {
-        return (builtin::GROUPS.iter())
-            .map(|group| build(&mut group.iter().copied()))
+        return builtin::GROUPS
+            .iter()
+            .map(|group| searcher(group))
             .collect();
     }
     (choose_groups(literals, ordinary).iter())
-        .map(|group| build(&mut group.iter().map(Vec::as_slice)))
+        .map(|group| searcher(group))
         .collect()
+}
+
+/// One group's searcher, its fragments given to the builder in the group's order.
+fn searcher<P: AsRef<[u8]>>(group: &[P]) -> Result<AhoCorasick, GrammarError> {
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(group)
+        .map_err(|e| GrammarError::Matcher(e.to_string()))
 }
 
 /// The text of `block_prefilter_builtin.rs` for a choice made from inputs of this hash.

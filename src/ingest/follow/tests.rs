@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{FollowNote, Follower};
 use crate::grammar::GrammarSet;
@@ -18,11 +18,9 @@ fn sample(run: &str, n: usize) -> Vec<String> {
     lines
 }
 
-/// `lines` as a gzip stream, with a sync flush after the first `flush_after` lines; the
-/// stream's length at that flush, and the whole stream, finished.
-fn gzip(lines: &[String], flush_after: usize) -> (usize, Vec<u8>) {
-    let (at, whole) = gzip_flushed(lines, &[flush_after]);
-    (at[0], whole)
+/// `lines` as a whole gzip stream, finished.
+fn gzip(lines: &[String]) -> Vec<u8> {
+    gzip_flushed(lines, &[]).1
 }
 
 /// `lines` as a gzip stream with a sync flush after each count of lines in `flush_after`:
@@ -54,16 +52,39 @@ fn count(notes: &[FollowNote], what: fn(&FollowNote) -> bool) -> usize {
     notes.iter().filter(|n| what(n)).count()
 }
 
+/// A run directory to follow, and what its follower is built with.
+struct Watched {
+    gs: GrammarSet,
+    budget: EventBudget,
+    dir: tempfile::TempDir,
+}
+
+impl Watched {
+    fn new() -> Watched {
+        Watched {
+            gs: GrammarSet::builtin().expect("grammars"),
+            budget: EventBudget::default(),
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// The followed log's path.
+    fn log(&self) -> PathBuf {
+        self.dir.path().join("server.log.gz")
+    }
+
+    fn follower(&self) -> Follower<'_> {
+        Follower::new(&self.gs, &self.budget, &[self.dir.path().to_path_buf()]).expect("follow")
+    }
+}
+
 #[test]
 fn a_compressed_log_created_empty_is_read_once_its_header_is_written() {
     // `server | gzip > server.log.gz`: the file exists, empty, until gzip writes its first
     // block. It was taken for a plain log then, and its gzip bytes for binary ones.
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("server.log.gz");
-    std::fs::File::create(&path).expect("create");
-    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    let run = Watched::new();
+    std::fs::File::create(run.log()).expect("create");
+    let mut follower = run.follower();
     follower.poll();
     let notes = follower.take_notes();
     assert_eq!(
@@ -71,9 +92,7 @@ fn a_compressed_log_created_empty_is_read_once_its_header_is_written() {
         0
     );
     assert_eq!(follower.lines(), 0);
-    let lines = sample("tp8-baseline", 40);
-    let (_, whole) = gzip(&lines, 40);
-    overwrite(&path, &whole);
+    overwrite(&run.log(), &gzip(&sample("tp8-baseline", 40)));
     follower.poll();
     let notes = follower.take_notes();
     assert_eq!(
@@ -85,21 +104,19 @@ fn a_compressed_log_created_empty_is_read_once_its_header_is_written() {
 }
 
 /// A gzip stream of 60 sample lines flushed after lines 30 and 31 (the whole stream, and
-/// its length at each flush); its first 30 lines written to `path` and read by a
-/// follower of `dir`; then, in place (the same inode), a stream that fails at its first
+/// its length at each flush); its first 30 lines written to `run`'s log and read by its
+/// follower; then, in place (the same inode), a stream that fails at its first
 /// block (block type 3 does not exist) of `broken_len(at)` bytes, looked at once. A stream
 /// caught mid-block while it is written decodes short with an error the same way: the
 /// decoder drops what it decoded in its last step.
-fn read_30_then_a_short_decoding<'a>(
-    gs: &'a GrammarSet,
-    budget: &'a EventBudget,
-    dir: &Path,
+fn read_30_then_a_short_decoding(
+    run: &Watched,
     broken_len: impl FnOnce(&[usize]) -> usize,
-) -> (Follower<'a>, Vec<usize>, Vec<u8>) {
-    let path = dir.join("server.log.gz");
+) -> (Follower<'_>, Vec<usize>, Vec<u8>) {
+    let path = run.log();
     let (at, whole) = gzip_flushed(&sample("tp8-baseline", 60), &[30, 31]);
     std::fs::write(&path, &whole[..at[0]]).expect("write");
-    let mut follower = Follower::new(gs, budget, &[dir.to_path_buf()]).expect("follow");
+    let mut follower = run.follower();
     follower.poll();
     assert_eq!(follower.lines(), 30);
     let mut broken = whole[..10].to_vec();
@@ -115,12 +132,9 @@ fn read_30_then_a_short_decoding<'a>(
 fn a_compressed_log_that_decodes_short_at_an_error_is_read_again_not_taken_for_a_new_file() {
     // Longer than what was read, decoding to less with an error: it was taken for a new
     // file, and a second segment read the log again from its start (90 lines in all).
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut follower, _, whole) =
-        read_30_then_a_short_decoding(&gs, &budget, dir.path(), |at| at[0] + 1);
-    overwrite(&dir.path().join("server.log.gz"), &whole);
+    let run = Watched::new();
+    let (mut follower, _, whole) = read_30_then_a_short_decoding(&run, |at| at[0] + 1);
+    overwrite(&run.log(), &whole);
     follower.poll();
     let notes = follower.take_notes();
     assert_eq!(
@@ -137,12 +151,9 @@ fn a_compressed_log_that_decoded_short_is_decoded_again_at_the_next_look_though_
     // stream flushed after line 31) must not settle the file at that size: when the write
     // is done (here: the valid stream of that length, in place) and nothing more is ever
     // written — a server that died — the next look reads line 31.
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut follower, at, whole) =
-        read_30_then_a_short_decoding(&gs, &budget, dir.path(), |at| at[1]);
-    overwrite(&dir.path().join("server.log.gz"), &whole[..at[1]]);
+    let run = Watched::new();
+    let (mut follower, at, whole) = read_30_then_a_short_decoding(&run, |at| at[1]);
+    overwrite(&run.log(), &whole[..at[1]]);
     follower.poll();
     assert_eq!(follower.lines(), 31);
     let notes = follower.take_notes();
@@ -157,18 +168,16 @@ fn another_compressed_file_moved_to_the_path_is_a_new_segment_even_when_larger()
     // Rotation: a new file (a new inode) renamed onto the path. Larger and decoding to
     // more than was read, it was read on from the old file's decoded length: the new
     // file's first lines lost and a line cut in two.
-    let gs = GrammarSet::builtin().expect("grammars");
-    let budget = EventBudget::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("server.log.gz");
-    let (_, first) = gzip(&sample("tp8-baseline", 20), 20);
+    let run = Watched::new();
+    let path = run.log();
+    let first = gzip(&sample("tp8-baseline", 20));
     std::fs::write(&path, &first).expect("write");
-    let mut follower = Follower::new(&gs, &budget, &[dir.path().to_path_buf()]).expect("follow");
+    let mut follower = run.follower();
     follower.poll();
     assert_eq!(follower.lines(), 20);
-    let (_, second) = gzip(&sample("tp8-custom-ar", 40), 40);
+    let second = gzip(&sample("tp8-custom-ar", 40));
     assert!(second.len() > first.len());
-    let moved = dir.path().join("incoming.tmp");
+    let moved = run.dir.path().join("incoming.tmp");
     std::fs::write(&moved, &second).expect("write");
     std::fs::rename(&moved, &path).expect("rename");
     follower.poll();
