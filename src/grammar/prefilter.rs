@@ -257,6 +257,12 @@ impl AnyLiteral {
         true
     }
 
+    /// Where the hit `hit` lies in the text it was found in: its start and end.
+    pub(super) fn span_of(&self, hit: LiteralHit) -> Option<(usize, usize)> {
+        let (i, at) = hit?;
+        Some((at, at + self.literals.get(i)?.len()))
+    }
+
     /// The first literal found in `text` (by index) and where it starts.
     fn find(&self, text: &[u8]) -> LiteralHit {
         let long = if let Some(p) = &self.packed {

@@ -347,6 +347,17 @@ impl GrammarSet {
         out
     }
 
+    /// What the last yes of `starts_record` and of `is_noise` rested on, as `memo` holds it
+    /// after both: the length of the record start the line began with, and where the
+    /// noise literal lay (start, end). `None` when `memo` holds neither.
+    pub(crate) fn record_and_noise_spans(
+        &self,
+        memo: &LineMemo,
+    ) -> Option<(usize, (usize, usize))> {
+        let start = self.record_starts.get(memo.record_start?)?.len();
+        Some((start, self.noise.span_of(memo.noise[0])?))
+    }
+
     /// Whether a line holds a `[[noise]]` literal; `memo` as for [`GrammarSet::starts_record`].
     pub(crate) fn is_noise(&self, line: &[u8], memo: &mut LineMemo) -> bool {
         self.noise.is_match(line, &mut memo.noise)

@@ -17,6 +17,8 @@ use crate::base::event::{kind, Name};
 use crate::base::text::{clean_cow, clean_line, is_blank, peel_wrapper};
 use crate::grammar::{GrammarSet, LineMatch, LineMemo};
 
+use super::identity::identity_key;
+use super::shape::Shapes;
 use super::traceback::{
     continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
     resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb, TRACEBACK_HEADER,
@@ -185,35 +187,13 @@ impl BlockScan {
     }
 }
 
-/// The bytes of a record line's prefix that name its rank or process, found without a
-/// regex: the tags after the time in `[YYYY-MM-DD HH:MM:SS DP1 TP3]`, or the name and pid
-/// in `(Worker_TP3 pid=412)`. One `memchr` and a hash of a few bytes per record line, so
-/// traffic lines cost almost nothing; the grammar's prefix regex runs once per new key.
-fn identity_key(line: &[u8]) -> Option<&[u8]> {
-    let head = &line[..line.len().min(96)];
-    match head.first()? {
-        b'[' => {
-            let close = memchr::memchr(b']', head)?;
-            let inner = &head[1..close];
-            // A stamp and its tags (`2026-03-04 10:11:12 TP3`): the last `:` is a few bytes
-            // from the end and the space after it nearer still, so byte loops find them;
-            // two more `memchr` calls cost ~60 instructions a record line more, 4 % of
-            // scanning a serving log.
-            let colon = inner.iter().rposition(|&b| b == b':')?;
-            let space = inner[colon..].iter().position(|&b| b == b' ')? + colon;
-            let tags = &inner[space..];
-            tags.iter().any(u8::is_ascii_digit).then_some(tags)
-        }
-        b'(' => {
-            let close = memchr::memchr(b')', head)?;
-            Some(&head[1..close])
-        }
-        _ => None,
-    }
+fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
+    note_key(out, identity_key(line), line, line_no);
 }
 
-fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
-    let Some(key) = identity_key(line) else {
+/// Notes `line`'s identity bytes `key` (`identity_key`'s answer for it) in `seen`.
+fn note_key(out: &mut BlockScan, key: Option<&[u8]>, line: &[u8], line_no: u64) {
+    let Some(key) = key else {
         return;
     };
     if out.last_seen_line > 0
@@ -286,6 +266,19 @@ pub(super) fn scan_block(
     budget: &EventBudget,
     before: Option<&Before>,
 ) -> BlockScan {
+    scan_block_with(gs, buf, cut_tail, budget, before, true)
+}
+
+/// `scan_block`; without `use_shapes`, every line is asked of the grammars (what the
+/// shapes' answers are tested against).
+fn scan_block_with(
+    gs: &GrammarSet,
+    buf: &[u8],
+    cut_tail: bool,
+    budget: &EventBudget,
+    before: Option<&Before>,
+    use_shapes: bool,
+) -> BlockScan {
     let mut out = BlockScan {
         event_memo: gs.take_event_memo(),
         ..BlockScan::default()
@@ -311,6 +304,7 @@ pub(super) fn scan_block(
     });
     let mut start = 0usize;
     let mut line_no = 0u64;
+    let mut shapes = Shapes::default();
     while start < buf.len() {
         // One search finds the line's end and whether a `\r` (a progress bar glued to
         // a record) comes before it: nearly no line holds one, and a second search of
@@ -343,8 +337,21 @@ pub(super) fn scan_block(
                 is_cut,
             };
             scan_hit_line(gs, &line, budget, &mut out, &mut open_tb);
-        } else {
-            classify_plain(gs, raw, has_cr, line_no, &mut out, &mut open_tb);
+        } else if let Some(key) = (use_shapes && !has_cr && open_tb.is_none() && out.seen_record)
+            .then(|| {
+                out.parked
+                    .is_empty()
+                    .then(|| shapes.fit(raw, &buf[start..]))
+            })
+            .flatten()
+            .flatten()
+        {
+            // A noise record like one of the last: what `classify_plain` would do with it.
+            out.loose_tb.clear();
+            out.counts.noise += 1;
+            note_key(&mut out, key, raw, line_no);
+        } else if classify_plain(gs, raw, has_cr, line_no, &mut out, &mut open_tb) && !has_cr {
+            shapes.keep_record(gs, raw, &out.memo);
         }
         start = end + 1;
     }
@@ -620,7 +627,8 @@ fn hold_or_drop(
     Some(root)
 }
 
-/// `has_cr`: `raw` holds a `\r`.
+/// `has_cr`: `raw` holds a `\r`. Says whether the line was a noise record read as it
+/// stands (no wrapper peeled): what a `Shape` may be kept of.
 fn classify_plain(
     gs: &GrammarSet,
     raw: &[u8],
@@ -628,7 +636,7 @@ fn classify_plain(
     line_no: u64,
     out: &mut BlockScan,
     open_tb: &mut Option<Tb>,
-) {
+) -> bool {
     // A `\r`-separated bar glued to a record: classify by the last segment, as a terminal
     // would show it.
     let last = if has_cr { last_segment(raw) } else { raw };
@@ -639,7 +647,7 @@ fn classify_plain(
             out.lead_lines += 1;
             out.lead_counts.blank += 1;
         }
-        return;
+        return false;
     }
     // Most lines start like a record: peel wrappers only when the cheap test fails.
     let plain_record = gs.starts_record(last, &mut out.memo);
@@ -660,7 +668,7 @@ fn classify_plain(
             if continues_traceback(out, Some(tb), prefix.as_ref(), message, true) {
                 out.counts.continuation += 1;
                 tb.grow(out, message);
-                return;
+                return false;
             }
         }
         if !out.seen_record {
@@ -672,13 +680,14 @@ fn classify_plain(
         out.loose_tb.clear();
         // A record that gave no event but holds a `[[noise]]` literal is noise, as its
         // grammar declared: a known line deliberately ignored, not an "other record".
-        if gs.is_noise(last, &mut out.memo) {
+        let noise = gs.is_noise(last, &mut out.memo);
+        if noise {
             out.counts.noise += 1;
         } else {
             out.counts.records += 1;
         }
         note_prefix(out, inner, line_no);
-        return;
+        return noise && plain_record;
     }
     // Inside a traceback everything up to the next record belongs to it, including lines
     // that would be noise on their own (`Traceback (most recent call last):`).
@@ -688,7 +697,7 @@ fn classify_plain(
         out.tb_prefixed.get_or_insert(false);
         out.counts.continuation += 1;
         tb.grow(out, &clean_line(last));
-        return;
+        return false;
     }
     if out.seen_record {
         gather_loose_traceback(out, last);
@@ -708,9 +717,10 @@ fn classify_plain(
                 push_detail(&mut out.lead_text, &text);
             }
         }
-        return;
+        return false;
     }
     classify_other(out, last, inner, line_no);
+    false
 }
 
 /// A record line's prefix, read, and its message (the text after the prefix).
@@ -785,27 +795,64 @@ fn last_segment(raw: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::identity_key;
+    use super::scan_block_with;
+    use crate::grammar::GrammarSet;
+    use crate::ingest::scan::EventBudget;
 
+    /// Traffic lines of SGLang and vLLM, some with a byte changed, put in, or taken out
+    /// near where the shapes compare: the lines that fit a shape must read as the grammars
+    /// read them. The changes are drawn from the bytes that move the answers (brackets,
+    /// `:`, spaces, digits) by a fixed xorshift, so the test is the same every run.
     #[test]
-    fn identity_key_is_the_tags_after_the_time_or_the_process_name() {
-        let key = |line: &str| identity_key(line.as_bytes()).map(|k| k.to_vec());
-        let some = |k: &str| Some(k.as_bytes().to_vec());
-        assert_eq!(
-            key("[2026-03-04 10:11:12 DP1 TP3] Decode batch."),
-            some(" DP1 TP3")
-        );
-        assert_eq!(key("[10:11:12 TP0] Load weight begin."), some(" TP0"));
-        // After the last `:` of the bracket, not the time's first.
-        assert_eq!(key("[2026-03-04 10:11:12 node:7 TP3] x"), some(" TP3"));
-        assert_eq!(
-            key("(Worker_TP3 pid=412) INFO 03-04 10:11:12 [x.py:1] y"),
-            some("Worker_TP3 pid=412")
-        );
-        // No tags after the time, tags with no number, no stamp, no bracket at all.
-        assert_eq!(key("[2026-03-04 10:11:12] server_args=ServerArgs()"), None);
-        assert_eq!(key("[2026-03-04 10:11:12 main] up"), None);
-        assert_eq!(key("[gpu_id=0] Load weight begin."), None);
-        assert_eq!(key("Loading safetensors checkpoint shards"), None);
+    fn lines_read_by_their_shape_read_as_the_grammars_read_them() {
+        let gs = GrammarSet::builtin().expect("built-in grammars");
+        let templates: [&[u8]; 5] = [
+            b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 812, token usage: 0.10",
+            b"[2026-03-04 10:11:12 TP0] Prefill batch. #new-seq: 1, #new-token: 8, #cached-token: 0",
+            b"[2026-03-04 10:11:12 DP1 TP3] Decode batch. #running-req: 40, #token: 1",
+            b"(APIServer pid=4100) INFO 03-14 10:20:43 [loggers.py:127] Engine 000: Avg prompt throughput: 6405.9 tokens/s",
+            b"(APIServer pid=4100) INFO:     10.142.18.77:61277 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+        ];
+        let alphabet = b"0123456789 :][()x-.\t";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut buf = Vec::new();
+        for _ in 0..4000 {
+            let mut line = templates[next(templates.len())].to_vec();
+            // Half the lines as printed, so shapes are kept and fitted.
+            if next(2) == 0 {
+                let at = next(line.len().min(110));
+                let b = alphabet[next(alphabet.len())];
+                match next(3) {
+                    0 => line[at] = b,
+                    1 => line.insert(at, b),
+                    _ => {
+                        line.remove(at);
+                    }
+                }
+            }
+            buf.extend_from_slice(&line);
+            buf.push(b'\n');
+        }
+        let budget = EventBudget::default();
+        let by_shape = scan_block_with(&gs, &buf, false, &budget, None, true);
+        let asked = scan_block_with(&gs, &buf, false, &budget, None, false);
+        assert_eq!(by_shape.counts, asked.counts);
+        assert!(asked.counts.noise > 2000, "{:?}", asked.counts);
+        let seen = |b: &super::BlockScan| {
+            let mut v: Vec<(Vec<u8>, u64, u64, String)> = (b.seen.iter())
+                .map(|(k, s)| (k.clone(), s.first_line, s.last_line, s.text.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(seen(&by_shape), seen(&asked));
+        assert_eq!(by_shape.unknown.len(), asked.unknown.len());
+        assert_eq!(by_shape.events.len(), asked.events.len());
     }
 }

@@ -18,8 +18,10 @@ use crate::grammar::GrammarSet;
 
 mod block;
 mod feed;
+mod identity;
 mod merge;
 mod reader;
+mod shape;
 mod traceback;
 
 use block::{scan_block, BlockScan};

@@ -1,0 +1,305 @@
+//! Line shapes: what a noise record's first bytes showed, kept to answer the lines like
+//! it without asking the grammars again.
+//!
+//! A server's traffic is a few line shapes over and over: `[2026-03-04 10:11:12 TP0]
+//! Decode batch. …`, the next one the same but for its digits. Such a line is a record
+//! (it begins with a record start), noise (it holds a noise literal) and names its rank
+//! (`identity::identity_key`); asking the three took ~400 instructions a line on the shared
+//! benchmark log, more than the block prefilter's search. A shape keeps the line's head up
+//! to the last byte those answers rest on, and a later line whose head is the same —
+//! byte for byte where they rest on it (the record start, the identity's tags and the
+//! noise literal), else the same or a digit where the kept line had a digit — gets the
+//! same answers, its own identity bytes taken from the same place. Digits cannot move
+//! those answers: none is a bracket, a `:` or a space (what the identity is found by),
+//! and the spans read byte for byte are compared byte for byte. So a shape gives the
+//! answer the grammars would, never another one; a line it does not fit is asked as
+//! before.
+
+use crate::base::text::is_blank;
+use crate::grammar::{GrammarSet, LineMemo};
+
+use super::identity::{closing_bracket, identity_key};
+
+/// How much of a line's head a shape can compare: SGLang's noise literals end near byte
+/// 40, vLLM's (`Received request `, `Avg prompt throughput:` behind the process prefix,
+/// the stamp and the logger's file and line) near byte 95.
+const SPAN: usize = 128;
+
+/// Shapes kept, the most recent first: as many as the noise memo keeps literals
+/// (`grammar::prefilter::LiteralMemo`), traffic interleaving a few shapes.
+const KEPT: usize = 4;
+
+/// A shape's head as 8-byte words, read little-endian.
+const WORDS: usize = SPAN / 8;
+
+/// One noise record's head and what its answers rest on, as 8-byte words (read
+/// little-endian).
+#[derive(Clone)]
+pub(super) struct Shape {
+    /// The kept line's head.
+    head: [u64; WORDS],
+    /// 0xff in each byte that must be the same in a line that fits.
+    same: [u64; WORDS],
+    /// 0x80 in each byte where the kept line had a digit another digit may stand for.
+    any_digit: [u64; WORDS],
+    /// How many words hold compared bytes (at most `WORDS`).
+    words: usize,
+    /// How many bytes are compared: a line shorter than that does not fit.
+    compared_len: usize,
+    /// Where the line's identity bytes lie (`identity_key`), if it had any.
+    key: Option<(usize, usize)>,
+}
+
+/// The shapes of a block's last noise records (at most `KEPT`).
+#[derive(Default)]
+pub(super) struct Shapes {
+    kept: Vec<Shape>,
+}
+
+/// The spans of a noise record that its answers rest on.
+struct Answers {
+    /// The length of the record start it begins with.
+    pub(crate) start_len: usize,
+    /// Its noise literal (start, end).
+    pub(crate) noise: (usize, usize),
+    /// Its identity bytes (start, end), if any.
+    pub(crate) key: Option<(usize, usize)>,
+    /// Where the bracket that closes its first tag lies, if it begins with one (`[` or
+    /// `(`): what the identity is looked for up to.
+    pub(crate) close: Option<usize>,
+}
+
+impl Shapes {
+    /// The identity bytes of `line` if one of the shapes fits it (`Some(None)`: it fits
+    /// one of a line without identity), `None` if none does. `window`: the block's bytes
+    /// from the line's start, at least `SPAN` of them (a line's end is no bound: bytes
+    /// past it are never compared).
+    pub(super) fn fit<'l>(&self, line: &'l [u8], window: &[u8]) -> Option<Option<&'l [u8]>> {
+        let head: &[u8; SPAN] = window.get(..SPAN)?.try_into().ok()?;
+        let shape = self.kept.iter().find(|s| s.fits(head, line.len()))?;
+        Some(shape.key.and_then(|(a, b)| line.get(a..b)))
+    }
+
+    /// Keeps the shape of `line`, a plain noise record (no wrapper, no `\r`) just
+    /// classified, with what `memo` says its answers rested on.
+    pub(super) fn keep_record(&mut self, gs: &GrammarSet, line: &[u8], memo: &LineMemo) {
+        let Some((start_len, noise)) = gs.record_and_noise_spans(memo) else {
+            return;
+        };
+        // The key is a slice of the line: its place is its offset from the line's start.
+        let key = identity_key(line).map(|k| {
+            let at = k.as_ptr() as usize - line.as_ptr() as usize;
+            (at, at + k.len())
+        });
+        let answers = Answers {
+            start_len,
+            noise,
+            key,
+            close: closing_bracket(line),
+        };
+        self.keep(line, &answers);
+    }
+
+    /// Keeps the shape of `line`, a plain noise record (no wrapper, no `\r`) with these
+    /// answers, first; the oldest goes when `KEPT` are kept. A line whose answers rest on
+    /// bytes past `SPAN`, or past its end, gives none.
+    fn keep(&mut self, line: &[u8], answers: &Answers) {
+        let Some(shape) = Shape::of(line, answers) else {
+            return;
+        };
+        if self.kept.len() == KEPT {
+            self.kept.pop();
+        }
+        self.kept.insert(0, shape);
+    }
+}
+
+/// `bytes` as little-endian words.
+fn words_of(bytes: &[u8; SPAN]) -> [u64; WORDS] {
+    let mut words = [0u64; WORDS];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = word_at(bytes, i);
+    }
+    words
+}
+
+/// The `i`-th 8 bytes of `bytes` as a little-endian word (`i` < `WORDS`).
+fn word_at(bytes: &[u8; SPAN], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// 0x80 in each byte of `w` that is no ASCII digit: a byte xor `0` is a digit's value,
+/// and a value past 9 sets the top bit when 118 is added to its low seven bits (no carry
+/// leaves a byte: 127 + 118 < 256), as does a byte with the top bit set already.
+fn not_digits(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    let v = w ^ 0x3030_3030_3030_3030;
+    (((v & LOW7) + 0x7676_7676_7676_7676) | v) & TOP
+}
+
+impl Shape {
+    fn of(line: &[u8], a: &Answers) -> Option<Shape> {
+        // `identity_key` looks for the closing bracket in the first 96 bytes: a line that
+        // begins with a bracket is compared up to it, so another line closes it at the
+        // same place (a digit is no bracket).
+        let opens = matches!(line.first(), Some(b'[' | b'('));
+        if opens && a.close.is_none() {
+            return None;
+        }
+        let end = (a.start_len)
+            .max(a.noise.1)
+            .max(a.key.map_or(0, |k| k.1))
+            .max(a.close.map_or(0, |c| c + 1));
+        if end > SPAN || end > line.len() || is_blank(&line[..end]) {
+            return None;
+        }
+        let exact = |i: usize| {
+            i < a.start_len
+                || (a.noise.0..a.noise.1).contains(&i)
+                || a.key.is_some_and(|(s, e)| (s..e).contains(&i))
+        };
+        let mut head = [0u8; SPAN];
+        let mut same = [0u8; SPAN];
+        let mut any_digit = [0u8; SPAN];
+        head[..end].copy_from_slice(&line[..end]);
+        for i in 0..end {
+            if !exact(i) && line[i].is_ascii_digit() {
+                any_digit[i] = 0x80;
+            } else {
+                same[i] = 0xff;
+            }
+        }
+        Some(Shape {
+            head: words_of(&head),
+            same: words_of(&same),
+            any_digit: words_of(&any_digit),
+            words: end.div_ceil(8),
+            compared_len: end,
+            key: a.key,
+        })
+    }
+
+    /// Word by word from the last, where shapes of one prefix differ (their noise
+    /// literals): a shape that does not fit is most often told by one word.
+    fn fits(&self, head: &[u8; SPAN], line_len: usize) -> bool {
+        if self.compared_len > line_len {
+            return false;
+        }
+        (0..self.words.min(WORDS)).rev().all(|i| {
+            let w = word_at(head, i);
+            let (same, any_digit) = (self.same[i], self.any_digit[i]);
+            (w ^ self.head[i]) & same == 0 && (any_digit == 0 || not_digits(w) & any_digit == 0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sglang_answers(line: &[u8]) -> Answers {
+        // By hand, for `[2026-03-04 10:11:12 TP0] Decode batch. …`: the record start `[`
+        // (1 byte), the tags ` TP0` at 20..24, `]` at 24, `Decode batch` at 26..38.
+        assert_eq!(&line[20..23], b" TP");
+        assert_eq!(line[24], b']');
+        assert_eq!(&line[26..38], b"Decode batch");
+        Answers {
+            start_len: 1,
+            noise: (26, 38),
+            key: Some((20, 24)),
+            close: Some(24),
+        }
+    }
+
+    fn padded(line: &[u8]) -> Vec<u8> {
+        let mut w = line.to_vec();
+        w.resize(line.len() + SPAN, b'\n');
+        w
+    }
+
+    #[test]
+    fn a_line_that_differs_in_its_digits_fits_and_gives_its_own_identity_place() {
+        let first = b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 8";
+        let mut shapes = Shapes::default();
+        shapes.keep(first, &sglang_answers(first));
+        let next = b"[2026-03-04 10:11:19 TP0] Decode batch. #running-req: 41, #token: 1";
+        assert_eq!(shapes.fit(next, &padded(next)), Some(Some(&b" TP0"[..])));
+    }
+
+    #[test]
+    fn a_line_that_differs_where_the_answers_rest_does_not_fit() {
+        let first = b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 8";
+        let mut shapes = Shapes::default();
+        shapes.keep(first, &sglang_answers(first));
+        for other in [
+            // Another rank: the tags are compared byte for byte, digits too.
+            &b"[2026-03-04 10:11:12 TP1] Decode batch. #running-req: 4, #token: 8"[..],
+            // Another message.
+            b"[2026-03-04 10:11:12 TP0] Prefill batch. #new-seq: 1, #new-token: 8",
+            // A digit where a letter was: the stamp's `-` held by a digit.
+            b"[2026-03-04110:11:12 TP0] Decode batch. #running-req: 4, #token: 8",
+            // A letter where a digit was.
+            b"[2026-03-04 10:11:1x TP0] Decode batch. #running-req: 4, #token: 8",
+            // Cut before the end of the noise literal.
+            b"[2026-03-04 10:11:12 TP0] Decode bat",
+        ] {
+            assert_eq!(
+                shapes.fit(other, &padded(other)),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+
+    #[test]
+    fn four_shapes_are_kept_and_the_oldest_goes() {
+        let mut shapes = Shapes::default();
+        let lines: Vec<Vec<u8>> = (0..5)
+            .map(|k| format!("[2026-03-04 10:11:12 TP{k}] Decode batch. #token: 1").into_bytes())
+            .collect();
+        for line in &lines {
+            shapes.keep(line, &sglang_answers(line));
+        }
+        assert_eq!(shapes.fit(&lines[0], &padded(&lines[0])), None);
+        for line in &lines[1..] {
+            assert_eq!(shapes.fit(line, &padded(line)), Some(Some(&line[20..24])));
+        }
+    }
+
+    #[test]
+    fn no_shape_past_the_span_or_for_an_unclosed_bracket() {
+        let mut shapes = Shapes::default();
+        let long = [
+            b"[2026-03-04 10:11:12 TP0] ".as_slice(),
+            &[b'x'; 120],
+            b" Decode batch",
+        ]
+        .concat();
+        let noise_at = long.len() - 12;
+        shapes.keep(
+            &long,
+            &Answers {
+                start_len: 1,
+                noise: (noise_at, long.len()),
+                key: Some((20, 24)),
+                close: Some(24),
+            },
+        );
+        assert!(shapes.kept.is_empty());
+        let line = b"[no close Decode batch and more and more";
+        shapes.keep(
+            line,
+            &Answers {
+                start_len: 1,
+                noise: (10, 22),
+                key: None,
+                close: None,
+            },
+        );
+        assert!(shapes.kept.is_empty());
+    }
+}
