@@ -59,14 +59,14 @@ pub(super) struct Shapes {
 /// The spans of a noise record that its answers rest on.
 struct Answers {
     /// The length of the record start it begins with.
-    pub(crate) start_len: usize,
+    start_len: usize,
     /// Its noise literal (start, end).
-    pub(crate) noise: (usize, usize),
+    noise: (usize, usize),
     /// Its identity bytes (start, end), if any.
-    pub(crate) key: Option<(usize, usize)>,
+    key: Option<(usize, usize)>,
     /// Where the bracket that closes its first tag lies, if it begins with one (`[` or
     /// `(`): what the identity is looked for up to.
-    pub(crate) close: Option<usize>,
+    close: Option<usize>,
 }
 
 impl Shapes {
@@ -199,6 +199,26 @@ impl Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_digits_marks_every_byte_but_the_ten_digits() {
+        for b in 0..=255u8 {
+            // The byte in each place of a word of `x`s: its mark is in its own place only.
+            for place in 0..8 {
+                let mut bytes = [b'x'; 8];
+                bytes[place] = b;
+                let marks = not_digits(u64::from_le_bytes(bytes)).to_le_bytes();
+                assert_eq!(
+                    marks[place] == 0x80,
+                    !b.is_ascii_digit(),
+                    "{b:#04x} at {place}"
+                );
+                for (other, &m) in marks.iter().enumerate().filter(|&(o, _)| o != place) {
+                    assert_eq!(m, 0x80, "{b:#04x} at {place} marked {other}");
+                }
+            }
+        }
+    }
 
     fn sglang_answers(line: &[u8]) -> Answers {
         // By hand, for `[2026-03-04 10:11:12 TP0] Decode batch. …`: the record start `[`
