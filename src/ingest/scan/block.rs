@@ -337,14 +337,16 @@ fn scan_block_with(
                 is_cut,
             };
             scan_hit_line(gs, &line, budget, &mut out, &mut open_tb);
-        } else if let Some(key) = (use_shapes && !has_cr && open_tb.is_none() && out.seen_record)
-            .then(|| {
-                out.parked
-                    .is_empty()
-                    .then(|| shapes.fit(raw, &buf[start..]))
-            })
-            .flatten()
-            .flatten()
+        } else if let Some(key) =
+            // Where a shape may answer: as `classify_plain` reads a record that ends
+            // nothing (no traceback open or parked) after the block's first record.
+            (use_shapes
+                && !has_cr
+                && open_tb.is_none()
+                && out.parked.is_empty()
+                && out.seen_record)
+                .then(|| shapes.fit(raw, &buf[start..]))
+                .flatten()
         {
             // A noise record like one of the last: what `classify_plain` would do with it.
             out.loose_tb.clear();

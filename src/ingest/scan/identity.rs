@@ -6,8 +6,9 @@ pub(super) const IDENTITY_HEAD: usize = 96;
 
 /// The bytes of a record line's prefix that name its rank or process, found without a
 /// regex: the tags after the time in `[YYYY-MM-DD HH:MM:SS DP1 TP3]`, or the name and pid
-/// in `(Worker_TP3 pid=412)`. One `memchr` and a hash of a few bytes per record line, so
-/// traffic lines cost almost nothing; the grammar's prefix regex runs once per new key.
+/// in `(Worker_TP3 pid=412)`. One `memchr` and a hash of a few bytes per record line no
+/// shape answers (`shape`), so traffic lines cost little; the grammar's prefix regex runs
+/// once per new key.
 pub(super) fn identity_key(line: &[u8]) -> Option<&[u8]> {
     let head = &line[..line.len().min(IDENTITY_HEAD)];
     match head.first()? {
