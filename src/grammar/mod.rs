@@ -151,10 +151,6 @@ pub struct Grammar {
     pub(crate) know: GrammarKnowledge,
     /// Settings that explain failures, and settings that size memory.
     pub(crate) remedy: remedy::RemedyRules,
-    /// The `[[suffix]]` regexes that name no rank: the fields a record prints after its
-    /// message (logfmt's `" bs=512 free=…`), cut from the message of this grammar's
-    /// events (not from a configuration line, which is read from its message).
-    pub(crate) field_suffixes: Vec<LazyRegex>,
     /// `spec.id`, shared by every event the grammar reads.
     pub(crate) name: Name,
 }
@@ -363,7 +359,7 @@ impl Grammar {
         out.extend((self.prefixes.iter()).map(|p| (format!("prefix {}", p.id), &p.regex)));
         out.extend((self.outcomes.iter()).map(|o| ("an outcome".to_string(), &o.regex)));
         out.extend((self.know.processes.iter()).map(|p| ("a process".to_string(), &p.name)));
-        let suffixes = self.know.suffixes.iter().chain(&self.field_suffixes);
+        let suffixes = self.know.suffixes.iter().chain(&self.know.field_suffixes);
         out.extend(suffixes.map(|r| ("a suffix".to_string(), r)));
         out
     }
@@ -412,15 +408,7 @@ impl Grammar {
             spec.memory_model.as_ref(),
         )?);
         check_set_words(origin, &spec.event)?;
-        let field_suffixes = (spec.suffix.iter())
-            .filter_map(|s| LazyRegex::new(&s.regex, compiled_at_load(origin)).ok())
-            .filter(|r| {
-                !r.capture_names()
-                    .any(|c| ["tags", "tp", "gpu", "grank"].contains(&c))
-            })
-            .collect();
         Ok(Grammar {
-            field_suffixes,
             name: Name::from(spec.id.as_str()),
             spec,
             origin: origin.to_string(),

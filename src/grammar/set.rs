@@ -642,7 +642,7 @@ impl GrammarSet {
         // What it cut is kept beside the message.
         let shown = shown.trim_end();
         let (shown, trailer) = match self.grammars.get(gi) {
-            Some(g) if ev.kind != crate::base::event::kind::SERVER_ARGS => (g.field_suffixes)
+            Some(g) if ev.kind != crate::base::event::kind::SERVER_ARGS => (g.know.field_suffixes)
                 .iter()
                 .find_map(|r| r.find(shown).map(|m| shown.split_at(m.start())))
                 .map_or((shown, None), |(kept, cut)| (kept, Some(cut.trim()))),

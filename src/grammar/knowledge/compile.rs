@@ -124,7 +124,7 @@ pub(in crate::grammar) fn compile_grammar(
         }
     }
     out.processes = processes(origin, spec)?;
-    out.suffixes = suffixes(origin, spec)?;
+    (out.suffixes, out.field_suffixes) = suffixes(origin, spec)?;
     out.without_pid_engine = switch(
         origin,
         "without_pid",
@@ -376,24 +376,30 @@ fn processes(origin: &str, spec: &GrammarSpec) -> Result<Vec<ProcessRule>, Gramm
     Ok(out)
 }
 
-fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Vec<LazyRegex>, GrammarError> {
-    let mut out = Vec::new();
+/// The `[[suffix]]` regexes: those that name a rank (by `tags`, `tp`, `gpu` or `grank`),
+/// which place a record whose prefix names none, and the others, which only keep the
+/// fields a record prints after its message out of the quoted message
+/// (`GrammarKnowledge::field_suffixes`, applied as the grammar's events are matched).
+type Suffixes = (Vec<LazyRegex>, Vec<LazyRegex>);
+
+fn suffixes(origin: &str, spec: &GrammarSpec) -> Result<Suffixes, GrammarError> {
+    let (mut ranks, mut fields) = (Vec::new(), Vec::new());
     for s in &spec.suffix {
         let r = LazyRegex::new(&s.regex, compiled_at_load(origin))
             .map_err(|e| err(origin, format!("suffix `{}`: bad regex: {e}", s.id)))?;
         let names: Vec<&str> = r.capture_names().collect();
         let at = format!("suffix `{}`", s.id);
         ignored::only_read_captures(origin, &at, r.capture_names(), ignored::SUFFIX_CAPTURES)?;
-        // A suffix that names no rank only keeps its fields out of the quoted message
-        // (`Grammar::field_suffixes`, applied as the grammar's events are matched).
-        if ["tags", "tp", "gpu", "grank"]
+        let names_rank = ["tags", "tp", "gpu", "grank"]
             .iter()
-            .any(|c| has_capture(&names, c))
-        {
-            out.push(r);
+            .any(|c| has_capture(&names, c));
+        if names_rank {
+            ranks.push(r);
+        } else {
+            fields.push(r);
         }
     }
-    Ok(out)
+    Ok((ranks, fields))
 }
 
 fn configs(origin: &str, spec: &GrammarSpec) -> Result<Vec<ConfigRule>, GrammarError> {

@@ -281,7 +281,12 @@ pub(crate) type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
 pub(crate) struct GrammarKnowledge {
     pub(crate) kinds: ByName<KindMeaning>,
     pub(crate) processes: Vec<ProcessRule>,
+    /// The `[[suffix]]` regexes that name a rank.
     pub(crate) suffixes: Vec<LazyRegex>,
+    /// The `[[suffix]]` regexes that name no rank: the fields a record prints after its
+    /// message (logfmt's `" bs=512 free=…`), cut from the message of this grammar's
+    /// events (not from a configuration line, which is read from its message).
+    pub(crate) field_suffixes: Vec<LazyRegex>,
     pub(crate) without_pid_engine: bool,
     pub(crate) configs: Vec<ConfigRule>,
     /// The grammar describes a component (PyTorch, NCCL), not a server.
