@@ -7,11 +7,12 @@
 //! (`identity::identity_key`); asking the three took ~400 instructions a line on the shared
 //! benchmark log, more than the block prefilter's search. A shape keeps the line's head up
 //! to the last byte those answers rest on, and a later line whose head is the same —
-//! byte for byte where they rest on it (the record start, the identity's tags and the
-//! noise literal), else the same or a digit where the kept line had a digit — gets the
-//! same answers, its own identity bytes taken from the same place. Digits cannot move
-//! those answers: none is a bracket, a `:` or a space (what the identity is found by),
-//! and the spans read byte for byte are compared byte for byte. So a shape gives the
+//! byte for byte where they rest on it (the record start and the noise literal), else the
+//! same or a digit where the kept line had a digit — gets the same answers, its own
+//! identity bytes taken from the same place (another rank's, `TP3` for `TP0`: one shape
+//! serves every rank of a width). Digits cannot move those answers: none is a bracket, a
+//! `:` or a space (what the identity is found by), and the spans read byte for byte are
+//! compared byte for byte. So a shape gives the
 //! answer the grammars would, never another one; a line it does not fit is asked as
 //! before.
 
@@ -25,9 +26,11 @@ use super::identity::{closing_bracket, identity_key};
 /// the stamp and the logger's file and line) near byte 95.
 const SPAN: usize = 128;
 
-/// Shapes kept, the most recent first: as many as the noise memo keeps literals
-/// (`grammar::prefilter::LiteralMemo`), traffic interleaving a few shapes.
-const KEPT: usize = 4;
+/// Shapes kept: traffic interleaves a few shapes (vLLM's throughput, request added,
+/// received and finished, and access lines: five), and a line that fits none is asked in
+/// full and kept, so too few kept made every line pay both. A shape that does not fit is
+/// most often told by its last word, a few instructions.
+const KEPT: usize = 8;
 
 /// A shape's head as 8-byte words, read little-endian.
 const WORDS: usize = SPAN / 8;
@@ -54,6 +57,8 @@ pub(super) struct Shape {
 #[derive(Default)]
 pub(super) struct Shapes {
     kept: Vec<Shape>,
+    /// The place the next shape takes once `KEPT` are kept: the oldest's.
+    next: usize,
 }
 
 /// The spans of a noise record that its answers rest on.
@@ -101,16 +106,18 @@ impl Shapes {
     }
 
     /// Keeps the shape of `line`, a plain noise record (no wrapper, no `\r`) with these
-    /// answers, first; the oldest goes when `KEPT` are kept. A line whose answers rest on
+    /// answers; the oldest goes when `KEPT` are kept. A line whose answers rest on
     /// bytes past `SPAN`, or past its end, gives none.
     fn keep(&mut self, line: &[u8], answers: &Answers) {
         let Some(shape) = Shape::of(line, answers) else {
             return;
         };
-        if self.kept.len() == KEPT {
-            self.kept.pop();
+        if self.kept.len() < KEPT {
+            self.kept.push(shape);
+        } else if let Some(oldest) = self.kept.get_mut(self.next) {
+            *oldest = shape;
+            self.next = (self.next + 1) % KEPT;
         }
-        self.kept.insert(0, shape);
     }
 }
 
@@ -156,11 +163,9 @@ impl Shape {
         if end > SPAN || end > line.len() || is_blank(&line[..end]) {
             return None;
         }
-        let exact = |i: usize| {
-            i < a.start_len
-                || (a.noise.0..a.noise.1).contains(&i)
-                || a.key.is_some_and(|(s, e)| (s..e).contains(&i))
-        };
+        // The identity's tags are not among them: another rank's tags of the same width
+        // (`TP3` for `TP0`) sit in the same place, and are taken from the line itself.
+        let exact = |i: usize| i < a.start_len || (a.noise.0..a.noise.1).contains(&i);
         let mut head = [0u8; SPAN];
         let mut same = [0u8; SPAN];
         let mut any_digit = [0u8; SPAN];
@@ -223,7 +228,7 @@ mod tests {
     fn sglang_answers(line: &[u8]) -> Answers {
         // By hand, for `[2026-03-04 10:11:12 TP0] Decode batch. …`: the record start `[`
         // (1 byte), the tags ` TP0` at 20..24, `]` at 24, `Decode batch` at 26..38.
-        assert_eq!(&line[20..23], b" TP");
+        assert_eq!(&line[20..22], b" T");
         assert_eq!(line[24], b']');
         assert_eq!(&line[26..38], b"Decode batch");
         Answers {
@@ -247,6 +252,9 @@ mod tests {
         shapes.keep(first, &sglang_answers(first));
         let next = b"[2026-03-04 10:11:19 TP0] Decode batch. #running-req: 41, #token: 1";
         assert_eq!(shapes.fit(next, &padded(next)), Some(Some(&b" TP0"[..])));
+        // Another rank of the same width: its own tags, from the same place.
+        let other = b"[2026-03-04 10:11:12 TP7] Decode batch. #running-req: 4, #token: 8";
+        assert_eq!(shapes.fit(other, &padded(other)), Some(Some(&b" TP7"[..])));
     }
 
     #[test]
@@ -255,8 +263,8 @@ mod tests {
         let mut shapes = Shapes::default();
         shapes.keep(first, &sglang_answers(first));
         for other in [
-            // Another rank: the tags are compared byte for byte, digits too.
-            &b"[2026-03-04 10:11:12 TP1] Decode batch. #running-req: 4, #token: 8"[..],
+            // Tags of another width.
+            &b"[2026-03-04 10:11:12 TP10] Decode batch. #running-req: 4, #token: 8"[..],
             // Another message.
             b"[2026-03-04 10:11:12 TP0] Prefill batch. #new-seq: 1, #new-token: 8",
             // A digit where a letter was: the stamp's `-` held by a digit.
@@ -276,10 +284,12 @@ mod tests {
     }
 
     #[test]
-    fn four_shapes_are_kept_and_the_oldest_goes() {
+    fn eight_shapes_are_kept_and_the_oldest_goes() {
+        // Nine shapes told apart by a letter of their tags (`TA0` … `TI0`), which is
+        // compared byte for byte.
         let mut shapes = Shapes::default();
-        let lines: Vec<Vec<u8>> = (0..5)
-            .map(|k| format!("[2026-03-04 10:11:12 TP{k}] Decode batch. #token: 1").into_bytes())
+        let lines: Vec<Vec<u8>> = ('A'..='I')
+            .map(|c| format!("[2026-03-04 10:11:12 T{c}0] Decode batch. #token: 1").into_bytes())
             .collect();
         for line in &lines {
             shapes.keep(line, &sglang_answers(line));
