@@ -513,3 +513,24 @@ fn serving_traffic_is_known_noise_in_every_wording() {
         "traffic is noise, not other records"
     );
 }
+
+#[test]
+fn a_request_line_that_quotes_an_error_is_traffic_not_that_error() {
+    // vLLM's request log quotes the prompt (`Received request …: prompt: '…'`), SGLang's
+    // (`--log-requests`) the request (`Receive: obj=…`) and its answer (`Finish: obj=…,
+    // out=…`): a user who asks about an OOM puts its words there. Each such line begins
+    // with its traffic wording, before any event's; the last line is a failure whose own
+    // wording comes first, and is read as one (its OOM, `Capture cuda graph failed:`).
+    let run = run_of("server.log",
+        "[2026-03-04 10:11:00 TP0] Load weight begin. avail mem=70.10 GB\n\
+         INFO 03-04 10:11:37 [logger.py:41] Received request cmpl-77aa: prompt: 'why torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.00 GiB is free', params: SamplingParams(n=1), prompt_token_ids: None, lora_request: None.\n\
+         [2026-03-04 10:11:38] Receive: obj=GenerateReqInput(text='NCCL error: unhandled system error, Load weight begin. avail mem=1.00 GB', sampling_params={'max_new_tokens': 8})\n\
+         [2026-03-04 10:11:39] Finish: obj=GenerateReqInput(text='x'), out={'text': 'KV Cache is allocated. #tokens: 5, K size: 1.00 GB, V size: 1.00 GB'}\n\
+         [2026-03-04 10:11:41 TP0] Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB. Prefill batch was running\n",
+    );
+    assert_eq!(events(&run), ["weight_load_begin@TP0", "oom@TP0"]);
+    let oom = &run.events[1];
+    assert_eq!(oom.origin.line, 5);
+    let c = run.counts();
+    assert_eq!((c.events, c.noise, c.records, c.unknown), (2, 3, 0, 0));
+}

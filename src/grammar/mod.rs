@@ -17,6 +17,7 @@ mod knowledge;
 mod lazy_regex;
 pub mod memory_model;
 mod miss;
+mod per_line;
 mod prefilter;
 mod prefix;
 mod prefix_check;
@@ -42,6 +43,7 @@ pub(crate) use knowledge::{
 };
 pub use knowledge::{FrameRule, Knowledge};
 use lazy_regex::LazyRegex;
+pub(crate) use per_line::LineMemo;
 use prefilter::*;
 pub use prefix::{stamp_step_ms, PrefixInfo};
 pub(crate) use prefix::{CompiledPrefix, ReadContext, StampFormat};

@@ -257,6 +257,11 @@ impl AnyLiteral {
         true
     }
 
+    /// The literal the hit `hit` found.
+    pub(super) fn literal(&self, hit: LiteralHit) -> Option<&[u8]> {
+        self.literals.get(hit?.0).map(|l| &**l)
+    }
+
     /// Where the hit `hit` lies in the text it was found in: its start and end.
     pub(super) fn span_of(&self, hit: LiteralHit) -> Option<(usize, usize)> {
         let (i, at) = hit?;
@@ -283,6 +288,25 @@ impl AnyLiteral {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn the_built_in_noise_literals_take_one_packed_searcher() {
+        // Teddy takes at most 64 literals; past that `AnyLiteral` builds an automaton
+        // (a DFA: 6.8 M instructions of every command's start-up, and a slower test of
+        // every record's line).
+        let grammars = crate::grammar::GrammarSet::builtin_grammars().expect("grammars");
+        let inputs = super::super::block_prefilter::ScanInputs::of(&grammars);
+        let any = AnyLiteral::new(&inputs.noise).expect("noise literals build");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(
+                any.packed.is_some(),
+                "{} noise literals",
+                inputs.noise.len()
+            );
+        }
+        assert!(any.literals.len() - any.short.len() <= 64);
+    }
 
     #[test]
     fn shared_fragment_first_and_short_plain_windows_never() {

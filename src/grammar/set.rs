@@ -1,8 +1,9 @@
 //! The grammars in use together: which one a file speaks, matching a line to an event,
 //! and the knowledge they carry.
 
-use super::block_prefilter::{prefilter_automata, ScanInputs};
+use super::block_prefilter::ScanInputs;
 use super::event_memo::{MemoPool, PrefixRecipe, Recipe, Spans};
+use super::per_line::{line_automaton, line_scanners, LineScanners};
 use super::prefix::Groups;
 use super::*;
 use rayon::prelude::*;
@@ -56,18 +57,6 @@ pub(super) fn kept_prefix(found: &PrefixMatch<'_, '_>, straddles: bool) -> Prefi
     }
 }
 
-/// What the previous lines of a block matched, for the per-line tests of the scan
-/// (`GrammarSet::starts_record`, `GrammarSet::is_noise`): traffic repeats one line shape,
-/// so a line is first checked for the pattern the last one matched, at the same place,
-/// by comparing its bytes; only when it differs is the automaton run. The answer is the
-/// same either way (the line holds that pattern there); on the shared benchmark log the
-/// two searches were a fifth of the scan.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct LineMemo {
-    record_start: Option<usize>,
-    noise: super::prefilter::LiteralMemo,
-}
-
 /// A matched event, before it is placed in a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LineMatch {
@@ -87,46 +76,24 @@ pub struct LineMatch {
     pub(crate) trailer: Option<String>,
 }
 
-/// Every event literal in one automaton, for the lines the prefilter hit: a contiguous
-/// NFA. A DFA walked a hit line in ~700 fewer instructions but took 18.5 M to build, a
-/// quarter of every command's start-up and its longest step at two threads (its table,
-/// 1.3 MB for the built-in grammars' 133 literals); the NFA costs more only past ~27,000
-/// hit lines (2,000 rank files of 13 events).
-fn line_automaton(literals: &[String]) -> Result<AhoCorasick, GrammarError> {
-    AhoCorasickBuilder::new()
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-        .prefilter(false)
-        .build(literals)
-        .map_err(|e| GrammarError::Matcher(e.to_string()))
-}
-
-/// What the scan asks of every line: the block prefilter, the anchored record starts and
-/// the noise literals. The prefilter's fragments avoid the record starts and noise
-/// literals, ordinary text on every line (`prefilter_fragments`).
-fn line_scanners(
-    inputs: &ScanInputs,
-) -> Result<(Vec<AhoCorasick>, AhoCorasick, AnyLiteral), GrammarError> {
-    let start_ac = AhoCorasickBuilder::new()
-        .start_kind(StartKind::Anchored)
-        .build(&inputs.starts)
-        .map_err(|e| GrammarError::Matcher(e.to_string()))?;
-    Ok((
-        prefilter_automata(&inputs.literals, &inputs.ordinary())?,
-        start_ac,
-        AnyLiteral::new(&inputs.noise)?,
-    ))
-}
-
 /// All grammars of a run, compiled into the scanners the hot loop uses.
 pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
-    /// Every event literal, by its index in `literal_owner`: asked only of the lines the
+    /// Every event literal, by its index in `literal_owner`, then the traffic literals
+    /// (`traffic`): asked only of the lines the
     /// buffer prefilter hit, for every literal they hold (overlapping), so one walk of an
     /// automaton over the line (`line_automaton`: a contiguous NFA, ~4,500 instructions a
     /// hit line of a rank file with the candidates' sort; several SIMD-prefiltered
     /// automata of 32 literals each, one search per group per line, cost ~4,700).
     pub(super) line_literals: AhoCorasick,
+    /// The `traffic` noise literals (spec::NoiseSpec::traffic), `line_literals`' patterns
+    /// from `literal_owner.len()` on: a line in which one begins no later than every
+    /// event literal gives no event.
+    pub(super) traffic: Vec<Box<[u8]>>,
+    /// A traffic shape answers the lines it fits without the block prefilter
+    /// (`block_prefilter::traffic_shapes_are_exact`).
+    pub(super) traffic_shapes: bool,
     /// What the buffer scan looks for first: short fragments, every event literal
     /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
     /// fit them. A line with a hit is then checked against `line_literals`.
@@ -216,11 +183,18 @@ impl GrammarSet {
                 if warm_prefix_set {
                     prefix_set.warm();
                 }
-                line_automaton(&inputs.literals)
+                let patterns: Vec<&String> =
+                    inputs.literals.iter().chain(&inputs.traffic).collect();
+                line_automaton(&patterns)
             },
         );
         let line_literals = line_literals?;
-        let (prefilter, start_ac, noise) = scanners?;
+        let LineScanners {
+            prefilter,
+            start_ac,
+            noise,
+            traffic_shapes,
+        } = scanners?;
         let mut knowledge = Knowledge::empty();
         for g in &grammars {
             knowledge.add(&g.spec.id, &g.frames, &g.outcomes, &g.know);
@@ -232,6 +206,10 @@ impl GrammarSet {
         }
         Ok(GrammarSet {
             line_literals,
+            traffic: (inputs.traffic.iter())
+                .map(|t| t.as_bytes().into())
+                .collect(),
+            traffic_shapes,
             prefilter,
             literal_owner: inputs.literal_owner,
             start_ac,
@@ -243,7 +221,7 @@ impl GrammarSet {
             knowledge,
             prefix_set,
             dating: std::sync::OnceLock::new(),
-            memos: MemoPool::new(&inputs.literals),
+            memos: MemoPool::new(&[&inputs.literals[..], &inputs.traffic[..]].concat()),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),
@@ -256,67 +234,9 @@ impl GrammarSet {
         &self.knowledge
     }
 
-    /// Start offsets, in order, of prefilter fragments in a buffer: every line that holds
-    /// an event literal holds one of them (within the literal, so on the same line).
-    pub(crate) fn literal_hits(&self, buf: &[u8]) -> Vec<usize> {
-        let mut hits: Vec<usize> = Vec::new();
-        for ac in &self.prefilter {
-            hits.extend(ac.find_iter(buf).map(|m| m.start()));
-        }
-        if self.prefilter.len() > 1 {
-            hits.sort_unstable();
-            hits.dedup();
-        }
-        hits
-    }
-
-    /// The (grammar, event, literal offset) candidates a line's literals point at, in
-    /// the order events are tried in: the user's grammars before the built-in ones, each
-    /// group in load order, events in file order.
-    pub(crate) fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
-        let mut out = Vec::new();
-        for m in self.line_literals.find_overlapping_iter(text) {
-            for &(g, e) in self.owners(m.pattern().as_usize()) {
-                out.push((g, e, m.start()));
-            }
-        }
-        // An event whose literals occur more than once is tried once, at the first.
-        out.sort_by_key(|c| (self.is_builtin(c.0), c.0, c.1, c.2));
-        out.dedup_by_key(|c| (c.0, c.1));
-        out
-    }
-
     /// Whether grammar `g` is a built-in one: those are tried after the user's grammars.
     pub(crate) fn is_builtin(&self, g: usize) -> bool {
         self.builtin.get(g).copied().unwrap_or(true)
-    }
-
-    pub(crate) fn owners(&self, pattern: usize) -> &[(usize, usize)] {
-        self.literal_owner
-            .get(pattern)
-            .map_or(&[], |v| v.as_slice())
-    }
-
-    /// Cheap test on a line's first bytes: does it start like a record of a known family?
-    /// This is the per-line work of the scan, so it is one anchored automaton step, not a
-    /// regex: a line that starts with `[` is taken as an SGLang-family record here and is
-    /// only parsed for real when it carries an event.
-    ///
-    /// `memo` keeps the pattern the last record started with and the noise literal the
-    /// last noise line held, from line to line of a block ([`LineMemo`]).
-    pub(crate) fn starts_record(&self, line: &[u8], memo: &mut LineMemo) -> bool {
-        let head = &line[..line.len().min(64)];
-        let last = memo.record_start.and_then(|i| self.record_starts.get(i));
-        if last.is_some_and(|start| crate::base::text::begins_with(head, start)) {
-            return true;
-        }
-        match self.start_ac.find(Input::new(head).anchored(Anchored::Yes)) {
-            Some(m) => {
-                memo.record_start = Some(m.pattern().as_usize());
-                true
-            }
-            None => false,
-        }
     }
 
     /// Which grammars' prefixes the first lines of a source show: its family (or families,
@@ -345,22 +265,6 @@ impl GrammarSet {
             }
         }
         out
-    }
-
-    /// What the last yes of `starts_record` and of `is_noise` rested on, as `memo` holds it
-    /// after both: the length of the record start the line began with, and where the
-    /// noise literal lay (start, end). `None` when `memo` holds neither.
-    pub(crate) fn record_and_noise_spans(
-        &self,
-        memo: &LineMemo,
-    ) -> Option<(usize, (usize, usize))> {
-        let start = self.record_starts.get(memo.record_start?)?.len();
-        Some((start, self.noise.span_of(memo.noise[0])?))
-    }
-
-    /// Whether a line holds a `[[noise]]` literal; `memo` as for [`GrammarSet::starts_record`].
-    pub(crate) fn is_noise(&self, line: &[u8], memo: &mut LineMemo) -> bool {
-        self.noise.is_match(line, &mut memo.noise)
     }
 
     /// Finds the record prefix that governs the text at `before` in `line`: the last

@@ -390,6 +390,12 @@ pub(crate) struct NoiseSpec {
     #[serde(default)]
     pub(crate) id: Option<String>,
     pub(crate) literals: Vec<String>,
+    /// The literals mark serving traffic (a scheduler's step, a request's log): a line in
+    /// which one of them begins no later than every event literal is noise, whatever
+    /// follows it. A request line quotes its prompt, and a prompt may say anything (`CUDA
+    /// out of memory`); a step's counters are no event either.
+    #[serde(default)]
+    pub(crate) traffic: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]

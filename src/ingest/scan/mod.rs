@@ -18,6 +18,7 @@ use crate::grammar::GrammarSet;
 
 mod block;
 mod feed;
+mod hits;
 mod identity;
 mod merge;
 mod reader;

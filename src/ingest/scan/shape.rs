@@ -51,6 +51,18 @@ pub(super) struct Shape {
     compared_len: usize,
     /// Where the line's identity bytes lie (`identity_key`), if it had any.
     key: Option<(usize, usize)>,
+    /// Its noise literal marks traffic (`Answers::traffic`).
+    traffic: bool,
+}
+
+/// What a shape that fits a line says of it.
+#[derive(Debug, PartialEq)]
+pub(super) struct Fit<'l> {
+    /// The line's identity bytes, if the kept line had any.
+    pub(super) key: Option<&'l [u8]>,
+    /// The line is traffic whatever its bytes past the shape hold: no event, so the
+    /// block prefilter need not be asked (`GrammarSet::record_and_noise_spans`).
+    pub(super) traffic: bool,
 }
 
 /// The shapes of a block's last noise records (at most `KEPT`).
@@ -72,23 +84,28 @@ struct Answers {
     /// Where the bracket that closes its first tag lies, if it begins with one (`[` or
     /// `(`): what the identity is looked for up to.
     close: Option<usize>,
+    /// Its noise literal is a traffic literal, and a line that fits is traffic as the
+    /// grammars read it (`block_prefilter::traffic_shapes_are_exact`).
+    traffic: bool,
 }
 
 impl Shapes {
-    /// The identity bytes of `line` if one of the shapes fits it (`Some(None)`: it fits
-    /// one of a line without identity), `None` if none does. `window`: the block's bytes
-    /// from the line's start, at least `SPAN` of them (a line's end is no bound: bytes
-    /// past it are never compared).
-    pub(super) fn fit<'l>(&self, line: &'l [u8], window: &[u8]) -> Option<Option<&'l [u8]>> {
+    /// What the shape that fits `line` says of it, `None` if none fits. `window`: the
+    /// block's bytes from the line's start, at least `SPAN` of them (a line's end is no
+    /// bound: bytes past it are never compared).
+    pub(super) fn fit<'l>(&self, line: &'l [u8], window: &[u8]) -> Option<Fit<'l>> {
         let head: &[u8; SPAN] = window.get(..SPAN)?.try_into().ok()?;
         let shape = self.kept.iter().find(|s| s.fits(head, line.len()))?;
-        Some(shape.key.and_then(|(a, b)| line.get(a..b)))
+        Some(Fit {
+            key: shape.key.and_then(|(a, b)| line.get(a..b)),
+            traffic: shape.traffic,
+        })
     }
 
     /// Keeps the shape of `line`, a plain noise record (no wrapper, no `\r`) just
     /// classified, with what `memo` says its answers rested on.
     pub(super) fn keep_record(&mut self, gs: &GrammarSet, line: &[u8], memo: &LineMemo) {
-        let Some((start_len, noise)) = gs.record_and_noise_spans(memo) else {
+        let Some(spans) = gs.record_and_noise_spans(memo) else {
             return;
         };
         // The key is a slice of the line: its place is its offset from the line's start.
@@ -97,10 +114,11 @@ impl Shapes {
             (at, at + k.len())
         });
         let answers = Answers {
-            start_len,
-            noise,
+            start_len: spans.start_len,
+            noise: spans.noise,
             key,
             close: closing_bracket(line),
+            traffic: spans.traffic,
         };
         self.keep(line, &answers);
     }
@@ -184,6 +202,7 @@ impl Shape {
             words: end.div_ceil(8),
             compared_len: end,
             key: a.key,
+            traffic: a.traffic,
         })
     }
 
@@ -236,6 +255,7 @@ mod tests {
             noise: (26, 38),
             key: Some((20, 24)),
             close: Some(24),
+            traffic: true,
         }
     }
 
@@ -251,10 +271,12 @@ mod tests {
         let mut shapes = Shapes::default();
         shapes.keep(first, &sglang_answers(first));
         let next = b"[2026-03-04 10:11:19 TP0] Decode batch. #running-req: 41, #token: 1";
-        assert_eq!(shapes.fit(next, &padded(next)), Some(Some(&b" TP0"[..])));
+        let fit = shapes.fit(next, &padded(next));
+        assert_eq!(fit.map(|f| f.key), Some(Some(&b" TP0"[..])));
         // Another rank of the same width: its own tags, from the same place.
         let other = b"[2026-03-04 10:11:12 TP7] Decode batch. #running-req: 4, #token: 8";
-        assert_eq!(shapes.fit(other, &padded(other)), Some(Some(&b" TP7"[..])));
+        let fit = shapes.fit(other, &padded(other));
+        assert_eq!(fit.map(|f| f.key), Some(Some(&b" TP7"[..])));
     }
 
     #[test]
@@ -296,7 +318,8 @@ mod tests {
         }
         assert_eq!(shapes.fit(&lines[0], &padded(&lines[0])), None);
         for line in &lines[1..] {
-            assert_eq!(shapes.fit(line, &padded(line)), Some(Some(&line[20..24])));
+            let fit = shapes.fit(line, &padded(line));
+            assert_eq!(fit.map(|f| f.key), Some(Some(&line[20..24])));
         }
     }
 
@@ -317,6 +340,7 @@ mod tests {
                 noise: (noise_at, long.len()),
                 key: Some((20, 24)),
                 close: Some(24),
+                traffic: true,
             },
         );
         assert!(shapes.kept.is_empty());
@@ -328,6 +352,7 @@ mod tests {
                 noise: (10, 22),
                 key: None,
                 close: None,
+                traffic: true,
             },
         );
         assert!(shapes.kept.is_empty());
