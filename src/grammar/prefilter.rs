@@ -166,10 +166,13 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
 /// three bytes or more, and `memmem` each shorter one. Teddy fingerprints every pattern by
 /// as many leading bytes as the shortest has, so one two-byte literal (tqdm's `%|`) among
 /// the rest made it stop on most positions of a traffic line: with it apart, the test
-/// took a fifth of the time of the automaton on the shared benchmark log.
+/// took a fifth of the time of the automaton on the shared benchmark log. Teddy takes at
+/// most 64 literals: more are split into searchers of 64 (one automaton for the built-in
+/// grammars' 65, a DFA, cost 6.8 M instructions of the start-up and more a line).
 pub(super) struct AnyLiteral {
-    packed: Option<aho_corasick::packed::Searcher>,
-    /// Where no packed searcher can be built (no SIMD on this CPU, too many literals).
+    /// Searchers of at most `PACKED_MAX` literals each, in the literals' order.
+    packed: Vec<aho_corasick::packed::Searcher>,
+    /// Where no packed searcher can be built (no SIMD on this CPU).
     automaton: Option<AhoCorasick>,
     short: Vec<memchr::memmem::Finder<'static>>,
     /// The literals of `packed` (or `automaton`) then of `short`: a hit's index names one.
@@ -192,25 +195,30 @@ pub(crate) type LiteralMemo = [LiteralHit; 4];
 /// Literals shorter than this are looked for one by one with `memmem`.
 const PACKED_MIN: usize = 3;
 
+/// The most literals one packed searcher (Teddy) takes.
+const PACKED_MAX: usize = 64;
+
 impl AnyLiteral {
     pub(super) fn new(literals: &[String]) -> Result<AnyLiteral, GrammarError> {
         let (long, short): (Vec<&String>, Vec<&String>) = literals
             .iter()
             .filter(|l| !l.is_empty())
             .partition(|l| l.len() >= PACKED_MIN);
-        let packed = if long.is_empty() {
-            None
-        } else {
-            aho_corasick::packed::Config::new()
-                .builder()
-                .extend(&long)
-                .build()
-        };
-        let automaton = match (&packed, long.is_empty()) {
-            (None, false) => {
-                Some(AhoCorasick::new(&long).map_err(|e| GrammarError::Matcher(e.to_string()))?)
+        let packed: Option<Vec<_>> = (long.chunks(PACKED_MAX))
+            .map(|chunk| {
+                aho_corasick::packed::Config::new()
+                    .builder()
+                    .extend(chunk)
+                    .build()
+            })
+            .collect();
+        let (packed, automaton) = match packed {
+            Some(packed) => (packed, None),
+            None => {
+                let ac =
+                    AhoCorasick::new(&long).map_err(|e| GrammarError::Matcher(e.to_string()))?;
+                (Vec::new(), Some(ac))
             }
-            _ => None,
         };
         let literals = (long.iter().chain(&short))
             .map(|l| l.as_bytes().into())
@@ -268,15 +276,22 @@ impl AnyLiteral {
         Some((at, at + self.literals.get(i)?.len()))
     }
 
-    /// The first literal found in `text` (by index) and where it starts.
+    /// The first literal found in `text` (by index) and where it starts: of the literals
+    /// of three bytes or more, the leftmost, the first listed of those starting there.
     fn find(&self, text: &[u8]) -> LiteralHit {
-        let long = if let Some(p) = &self.packed {
-            p.find(text)
-        } else {
-            self.automaton.as_ref().and_then(|a| a.find(text))
-        };
-        if let Some(m) = long {
-            return Some((m.pattern().as_usize(), m.start()));
+        let mut long: LiteralHit = None;
+        for (k, p) in self.packed.iter().enumerate() {
+            if let Some(m) = p.find(text) {
+                if long.is_none_or(|(_, at)| m.start() < at) {
+                    long = Some((k * PACKED_MAX + m.pattern().as_usize(), m.start()));
+                }
+            }
+        }
+        if let Some(a) = &self.automaton {
+            long = a.find(text).map(|m| (m.pattern().as_usize(), m.start()));
+        }
+        if long.is_some() {
+            return long;
         }
         let first_short = self.literals.len() - self.short.len();
         (self.short.iter().enumerate())
@@ -290,22 +305,31 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
-    fn the_built_in_noise_literals_take_one_packed_searcher() {
-        // Teddy takes at most 64 literals; past that `AnyLiteral` builds an automaton
-        // (a DFA: 6.8 M instructions of every command's start-up, and a slower test of
-        // every record's line).
-        let grammars = crate::grammar::GrammarSet::builtin_grammars().expect("grammars");
-        let inputs = super::super::block_prefilter::ScanInputs::of(&grammars);
-        let any = AnyLiteral::new(&inputs.noise).expect("noise literals build");
+    fn more_noise_literals_than_a_packed_searcher_takes_are_each_found_leftmost() {
+        // 150 made-up literals (searchers of 64, 64 and 22) and tqdm's `%|`: each is found
+        // in a line of its own, and where two are held, the one that starts first.
+        let literals: Vec<String> = (0..150)
+            .map(|i| format!("noise-{i:03}-marker"))
+            .chain(["%|".to_string()])
+            .collect();
+        let any = AnyLiteral::new(&literals).expect("literals build");
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("ssse3") {
-            assert!(
-                any.packed.is_some(),
-                "{} noise literals",
-                inputs.noise.len()
-            );
+            assert_eq!(any.packed.len(), 3);
         }
-        assert!(any.literals.len() - any.short.len() <= 64);
+        for (i, lit) in literals.iter().enumerate() {
+            // By hand: the literal starts after the 26-byte prefix and `before `, at 33.
+            let line = format!("[2026-12-06 09:00:00 TP0] before {lit} after");
+            let hit = any.find(line.as_bytes());
+            assert_eq!(hit, Some((i, 33)), "{lit}");
+            assert_eq!(any.span_of(hit), Some((33, 33 + lit.len())));
+        }
+        // The third searcher's literal first in the line, the first searcher's after it.
+        assert_eq!(
+            any.find(b"x noise-149-marker y noise-000-marker"),
+            Some((149, 2))
+        );
+        assert!(!any.is_match(b"noise-150-marker", &mut [None; 4]));
     }
 
     #[test]
