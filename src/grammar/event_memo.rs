@@ -16,7 +16,9 @@
 //! same way on both lines, so it matches the same spans with the same groups, or fails on
 //! both. So, for a line that holds no event literal with a digit (`Signal 15 (SIGTERM)`
 //! is read in full wherever it occurs), the literals' candidates are the same on both
-//! lines and are kept; when every prefix regex (each may govern) is such a regex, so is
+//! lines and are kept (a traffic literal, which may empty them, holds a digit only
+//! among all ten variants of it, uvicorn's `INFO:     0` … `INFO:     9`, else a line
+//! holding one is read in full too); when every prefix regex (each may govern) is such a regex, so is
 //! the prefix that governs each candidate; and when the regex of every candidate event is
 //! too, so are the event that matches and where its message starts. Everything read from
 //! the groups' text (stamps, ranks, fields, the shown message and its suffix) is read
@@ -210,8 +212,22 @@ impl DigitLiterals {
 }
 
 impl MemoPool {
-    pub(super) fn new(literals: &[String]) -> MemoPool {
-        let with_digits: Vec<&String> = (literals.iter())
+    /// `traffic`: the traffic literals, which need no full reading where every digit
+    /// variant of each is one too (`INFO:     0` … `INFO:     9`): a line and another
+    /// that differs only in its digits then hold traffic literals at the same places.
+    pub(super) fn new(literals: &[String], traffic: &[String]) -> MemoPool {
+        let digit_closed = traffic.iter().all(|t| {
+            let t = t.as_bytes();
+            (0..t.len()).filter(|&i| t[i].is_ascii_digit()).all(|i| {
+                (b'0'..=b'9').all(|d| {
+                    let mut v = t.to_vec();
+                    v[i] = d;
+                    traffic.iter().any(|o| o.as_bytes() == v.as_slice())
+                })
+            })
+        });
+        let traffic_with_digits = if digit_closed { &[][..] } else { traffic };
+        let with_digits: Vec<&String> = (literals.iter().chain(traffic_with_digits))
             .filter(|l| l.bytes().any(|b| b.is_ascii_digit()))
             .collect();
         let digit_literals = match aho_corasick::AhoCorasick::new(&with_digits) {
@@ -416,6 +432,40 @@ impl GrammarSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_traffic_literal_with_a_digit_is_read_alike_only_among_all_its_variants() {
+        // `rq 1: ` alone marks traffic: `rq 2: …`, the same shape, is no traffic and its
+        // event must be read, not taken from the memo of the line before.
+        let grammar = |traffic: &str| {
+            let toml = format!(
+                "id = \"emberline\"\nname = \"emberline\"\n\
+                 [[event]]\nkind = \"kv_cache_alloc\"\nphase = \"kv_cache\"\n\
+                 literals = [\"KV pool ready\"]\nregex = '''KV pool ready: (?P<tokens>\\d+) tokens'''\n\
+                 [[noise]]\nid = \"requests\"\ntraffic = true\nliterals = [{traffic}]\n"
+            );
+            let g = crate::grammar::Grammar::from_toml(&toml, "emberline.toml").unwrap();
+            GrammarSet::new(vec![g]).unwrap()
+        };
+        let (first, second) = (
+            "rq 1: KV pool ready: 5 tokens",
+            "rq 2: KV pool ready: 5 tokens",
+        );
+        let one = grammar("\"rq 1: \"");
+        let mut memo = EventMemo::default();
+        assert!(one.read_event_line(first, false, &mut memo).is_none());
+        let read = one.read_event_line(second, false, &mut memo);
+        assert_eq!(
+            read.map(|m| m.kind.to_string()),
+            Some("kv_cache_alloc".into())
+        );
+        // With all ten variants the two lines are both traffic.
+        let all: Vec<String> = (0..10).map(|d| format!("\"rq {d}: \"")).collect();
+        let ten = grammar(&all.join(", "));
+        let mut memo = EventMemo::default();
+        assert!(ten.read_event_line(first, false, &mut memo).is_none());
+        assert!(ten.read_event_line(second, false, &mut memo).is_none());
+    }
 
     #[test]
     fn a_pattern_treats_digits_alike_only_without_a_digit_it_singles_out() {

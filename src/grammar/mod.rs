@@ -7,6 +7,7 @@
 //! applied only to lines that hit the literal. *Noise* literals mark lines that are known
 //! and deliberately ignored, so "lines not understood" means what it says.
 
+mod any_literal;
 mod block_prefilter;
 // Written by a test (`block_prefilter`), which compares it byte for byte.
 #[rustfmt::skip]
@@ -44,7 +45,6 @@ pub(crate) use knowledge::{
 pub use knowledge::{FrameRule, Knowledge};
 use lazy_regex::LazyRegex;
 pub(crate) use per_line::LineMemo;
-use prefilter::*;
 pub use prefix::{stamp_step_ms, PrefixInfo};
 pub(crate) use prefix::{CompiledPrefix, ReadContext, StampFormat};
 use prefix_set::PrefixSet;

@@ -4,10 +4,10 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, StartKind};
 
+use super::any_literal::AnyLiteral;
 use super::block_prefilter::{
     fragment_groups, prefilter_automata, traffic_shapes_are_exact, ScanInputs,
 };
-use super::prefilter::AnyLiteral;
 use super::{GrammarError, GrammarSet};
 
 /// What the previous lines of a block matched, for the per-line tests of the scan
@@ -19,7 +19,7 @@ use super::{GrammarError, GrammarSet};
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LineMemo {
     record_start: Option<usize>,
-    noise: super::prefilter::LiteralMemo,
+    noise: super::any_literal::LiteralMemo,
 }
 
 /// What a noise record's answers rested on (`GrammarSet::record_and_noise_spans`).

@@ -1,8 +1,6 @@
 //! The literal prefilter: fragments every event pattern must contain, so that a line
 //! holding none of them is rejected without running a regex.
 
-use super::*;
-
 /// Most fragments per automaton of the buffer prefilter: each automaton is one pass of
 /// Teddy over every block, and a pass costs about the same whatever its pattern count up
 /// to Teddy's limit of 64 (one pass of the built-in grammars' fragments scanned the
@@ -160,177 +158,11 @@ pub(super) fn prefilter_fragments(literals: &[String], ordinary: &[&str]) -> Vec
     out
 }
 
-/// Does a text hold any of a set of literals (the `[[noise]]` markers)? Asked of every
-/// record that gave no event — most of a server's traffic — so it must not walk an
-/// automaton over each byte: Teddy (aho-corasick's packed searcher) takes the literals of
-/// three bytes or more, and `memmem` each shorter one. Teddy fingerprints every pattern by
-/// as many leading bytes as the shortest has, so one two-byte literal (tqdm's `%|`) among
-/// the rest made it stop on most positions of a traffic line: with it apart, the test
-/// took a fifth of the time of the automaton on the shared benchmark log. Teddy takes at
-/// most 64 literals: more are split into searchers of 64 (one automaton for the built-in
-/// grammars' 65, a DFA, cost 6.8 M instructions of the start-up and more a line).
-pub(super) struct AnyLiteral {
-    /// Searchers of at most `PACKED_MAX` literals each, in the literals' order.
-    packed: Vec<aho_corasick::packed::Searcher>,
-    /// Where no packed searcher can be built (no SIMD on this CPU).
-    automaton: Option<AhoCorasick>,
-    short: Vec<memchr::memmem::Finder<'static>>,
-    /// The literals of `packed` (or `automaton`) then of `short`: a hit's index names one.
-    literals: Vec<Box<[u8]>>,
-}
-
-/// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started.
-pub(crate) type LiteralHit = Option<(usize, usize)>;
-
-/// The literals the last lines held, the most recent first: a server's traffic is a few
-/// line shapes over and over (SGLang's `Decode batch. …` and `Prefill batch. …` behind a
-/// prefix of one width, vLLM's throughput line among uvicorn's access lines), so the next
-/// line most often holds one of them at the same place, which a comparison of its bytes
-/// shows without a search. Four, not one: with one, each change of shape was a search
-/// (3 % of the instructions of scanning the shared benchmark log, a quarter of the vLLM
-/// one's); with two, a third of the vLLM log's lines still were; with three or more,
-/// nearly none.
-pub(crate) type LiteralMemo = [LiteralHit; 4];
-
-/// Literals shorter than this are looked for one by one with `memmem`.
-const PACKED_MIN: usize = 3;
-
-/// The most literals one packed searcher (Teddy) takes.
-const PACKED_MAX: usize = 64;
-
-impl AnyLiteral {
-    pub(super) fn new(literals: &[String]) -> Result<AnyLiteral, GrammarError> {
-        let (long, short): (Vec<&String>, Vec<&String>) = literals
-            .iter()
-            .filter(|l| !l.is_empty())
-            .partition(|l| l.len() >= PACKED_MIN);
-        let packed: Option<Vec<_>> = (long.chunks(PACKED_MAX))
-            .map(|chunk| {
-                aho_corasick::packed::Config::new()
-                    .builder()
-                    .extend(chunk)
-                    .build()
-            })
-            .collect();
-        let (packed, automaton) = match packed {
-            Some(packed) => (packed, None),
-            None => {
-                let ac =
-                    AhoCorasick::new(&long).map_err(|e| GrammarError::Matcher(e.to_string()))?;
-                (Vec::new(), Some(ac))
-            }
-        };
-        let literals = (long.iter().chain(&short))
-            .map(|l| l.as_bytes().into())
-            .collect();
-        let short = short
-            .iter()
-            .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
-            .collect();
-        Ok(AnyLiteral {
-            packed,
-            automaton,
-            short,
-            literals,
-        })
-    }
-
-    /// Whether `text` holds one of the literals. `memo` holds where earlier texts held one
-    /// (kept by the caller from text to text): if this one holds either at the same
-    /// place, it is not searched; else the hit found, if any, goes first in `memo`.
-    pub(super) fn is_match(&self, text: &[u8], memo: &mut LiteralMemo) -> bool {
-        // Compared in place (`begins_with`), not by a call to `memcmp`.
-        let holds = |hit: LiteralHit| {
-            let Some((i, at)) = hit else { return false };
-            let (Some(lit), Some(rest)) = (self.literals.get(i), text.get(at..)) else {
-                return false;
-            };
-            crate::base::text::begins_with(rest, lit)
-        };
-        // The entry that holds goes first, the ones before it one place down (a shift of
-        // a few words, not a slice rotation); a new hit pushes the oldest out.
-        let (hit, from) = match memo.iter().position(|&hit| holds(hit)) {
-            // Most lines hold what the line before held: nothing moves.
-            Some(0) => return true,
-            Some(k) => (memo[k], k),
-            None => match self.find(text) {
-                Some(hit) => (Some(hit), memo.len() - 1),
-                None => return false,
-            },
-        };
-        for j in (1..=from).rev() {
-            memo[j] = memo[j - 1];
-        }
-        memo[0] = hit;
-        true
-    }
-
-    /// The literal the hit `hit` found.
-    pub(super) fn literal(&self, hit: LiteralHit) -> Option<&[u8]> {
-        self.literals.get(hit?.0).map(|l| &**l)
-    }
-
-    /// Where the hit `hit` lies in the text it was found in: its start and end.
-    pub(super) fn span_of(&self, hit: LiteralHit) -> Option<(usize, usize)> {
-        let (i, at) = hit?;
-        Some((at, at + self.literals.get(i)?.len()))
-    }
-
-    /// The first literal found in `text` (by index) and where it starts: of the literals
-    /// of three bytes or more, the leftmost, the first listed of those starting there.
-    fn find(&self, text: &[u8]) -> LiteralHit {
-        let mut long: LiteralHit = None;
-        for (k, p) in self.packed.iter().enumerate() {
-            if let Some(m) = p.find(text) {
-                if long.is_none_or(|(_, at)| m.start() < at) {
-                    long = Some((k * PACKED_MAX + m.pattern().as_usize(), m.start()));
-                }
-            }
-        }
-        if let Some(a) = &self.automaton {
-            long = a.find(text).map(|m| (m.pattern().as_usize(), m.start()));
-        }
-        if long.is_some() {
-            return long;
-        }
-        let first_short = self.literals.len() - self.short.len();
-        (self.short.iter().enumerate())
-            .find_map(|(k, f)| f.find(text).map(|at| (first_short + k, at)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::*;
     use super::*;
     use std::collections::BTreeMap;
-
-    #[test]
-    fn more_noise_literals_than_a_packed_searcher_takes_are_each_found_leftmost() {
-        // 150 made-up literals (searchers of 64, 64 and 22) and tqdm's `%|`: each is found
-        // in a line of its own, and where two are held, the one that starts first.
-        let literals: Vec<String> = (0..150)
-            .map(|i| format!("noise-{i:03}-marker"))
-            .chain(["%|".to_string()])
-            .collect();
-        let any = AnyLiteral::new(&literals).expect("literals build");
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("ssse3") {
-            assert_eq!(any.packed.len(), 3);
-        }
-        for (i, lit) in literals.iter().enumerate() {
-            // By hand: the literal starts after the 26-byte prefix and `before `, at 33.
-            let line = format!("[2026-12-06 09:00:00 TP0] before {lit} after");
-            let hit = any.find(line.as_bytes());
-            assert_eq!(hit, Some((i, 33)), "{lit}");
-            assert_eq!(any.span_of(hit), Some((33, 33 + lit.len())));
-        }
-        // The third searcher's literal first in the line, the first searcher's after it.
-        assert_eq!(
-            any.find(b"x noise-149-marker y noise-000-marker"),
-            Some((149, 2))
-        );
-        assert!(!any.is_match(b"noise-150-marker", &mut [None; 4]));
-    }
 
     #[test]
     fn shared_fragment_first_and_short_plain_windows_never() {
@@ -756,29 +588,6 @@ regex = '(?:\w{100}){200}Loaded'
     }
 
     #[test]
-    fn any_literal_finds_short_and_long_literals_anywhere() {
-        let lits: Vec<String> = ["%|", " NCCL INFO ", "it/s]", "Gloo", "x"]
-            .map(String::from)
-            .to_vec();
-        let any = AnyLiteral::new(&lits).expect("builds");
-        assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut [None; 4]));
-        assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut [None; 4]));
-        assert!(any.is_match(b"12.5it/s]", &mut [None; 4]));
-        assert!(any.is_match(b"[Gloo] Rank 0", &mut [None; 4]));
-        // A one-byte literal, at the very end of a text shorter than Teddy's minimum.
-        assert!(any.is_match(b"ax", &mut [None; 4]));
-        assert!(!any.is_match(
-            b"[2026-11-29 09:18:32 TP0] Decode batch. #running-req: 1",
-            &mut [None; 4]
-        ));
-        assert!(!any.is_match(b"", &mut [None; 4]));
-        // No literal at all: nothing matches.
-        assert!(!AnyLiteral::new(&[])
-            .expect("builds")
-            .is_match(b"%| NCCL INFO ", &mut [None; 4]));
-    }
-
-    #[test]
     fn groups_are_as_few_and_as_even_as_the_limit_allows() {
         let sizes = |n: usize, max: usize| -> Vec<usize> {
             let v: Vec<usize> = (0..n).collect();
@@ -789,89 +598,5 @@ regex = '(?:\w{100}){200}Loaded'
         assert_eq!(sizes(40, 40), vec![40]);
         assert_eq!(sizes(3, 40), vec![3]);
         assert!(sizes(0, 40).is_empty());
-    }
-}
-
-#[cfg(test)]
-mod memo_tests {
-    use super::*;
-    use crate::grammar::{GrammarSet, LineMemo};
-
-    #[test]
-    fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_goes_first() {
-        let lits = ["it/s]", "Gloo", "%|"].map(String::from);
-        let set = AnyLiteral::new(&lits).unwrap();
-        let mut memo = [None; 4];
-        // By hand: "[x] " is 4 bytes, so `it/s]` (literal 0) starts at 4.
-        assert!(set.is_match(b"[x] it/s] one", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), None, None, None]);
-        // No literal: false, and what the last hits were is kept for the next line.
-        assert!(!set.is_match(b"[x] Decode batch", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), None, None, None]);
-        // Shorter than where the last hit ended, or the literal elsewhere: searched, and
-        // the new hit goes first, the ones before after it.
-        assert!(!set.is_match(b"[x]", &mut memo));
-        assert!(set.is_match(b"it/s] at 0", &mut memo));
-        assert_eq!(memo, [Some((0, 0)), Some((0, 4)), None, None]);
-        // The line shape before the last: taken from the second entry, which goes first,
-        // not searched (a search would have named `Gloo` at 0, the leftmost literal).
-        assert!(set.is_match(b"Glooit/s] two", &mut memo));
-        assert_eq!(memo, [Some((0, 4)), Some((0, 0)), None, None]);
-        // The two-byte literal is looked for apart (memmem) and numbered after the rest.
-        assert!(set.is_match(b"  5%|###", &mut memo));
-        assert_eq!(memo, [Some((2, 3)), Some((0, 4)), Some((0, 0)), None]);
-        assert!(set.is_match(b"Gloo", &mut memo));
-        assert_eq!(
-            memo,
-            [Some((1, 0)), Some((2, 3)), Some((0, 4)), Some((0, 0))]
-        );
-        // The oldest is let go for a fifth shape, and the third moves to the front.
-        assert!(set.is_match(b"   it/s]", &mut memo));
-        assert_eq!(
-            memo,
-            [Some((0, 3)), Some((1, 0)), Some((2, 3)), Some((0, 4))]
-        );
-        assert!(set.is_match(b"  5%| 3", &mut memo));
-        assert_eq!(
-            memo,
-            [Some((2, 3)), Some((0, 3)), Some((1, 0)), Some((0, 4))]
-        );
-    }
-
-    /// Every line of the bundled samples (start-ups of each server family, traffic,
-    /// tracebacks, NCCL and nvidia-smi output) reads the same with the memo carried from
-    /// line to line as with a fresh search of each.
-    #[test]
-    fn the_memo_answers_as_a_fresh_search_on_every_sample_line() {
-        let gs = GrammarSet::builtin().unwrap();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-        let (mut lines, mut noise, mut records) = (0, 0, 0);
-        let mut carried = LineMemo::default();
-        let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().collect();
-        dirs.sort_by_key(|d| d.path());
-        for dir in dirs {
-            let Ok(files) = std::fs::read_dir(dir.path()) else {
-                continue;
-            };
-            for file in files.flatten() {
-                let Ok(text) = std::fs::read(file.path()) else {
-                    continue;
-                };
-                for line in text.split(|&b| b == b'\n') {
-                    let fresh_noise = gs.is_noise(line, &mut LineMemo::default());
-                    let fresh_record = gs.starts_record(line, &mut LineMemo::default());
-                    assert_eq!(gs.is_noise(line, &mut carried), fresh_noise);
-                    assert_eq!(gs.starts_record(line, &mut carried), fresh_record);
-                    lines += 1;
-                    noise += u32::from(fresh_noise);
-                    records += u32::from(fresh_record);
-                }
-            }
-        }
-        // Both answers occur many times, so the memo was both used and passed over.
-        assert!(
-            lines > 2_000 && noise > 100 && records > 500,
-            "{lines} {noise} {records}"
-        );
     }
 }

@@ -105,7 +105,7 @@ pub struct GrammarSet {
     /// `start_ac`'s patterns, by pattern index.
     pub(super) record_starts: Vec<Box<[u8]>>,
     /// Unanchored: does a line hold a known noise marker (tqdm, NCCL INFO, uvicorn …)?
-    pub(super) noise: AnyLiteral,
+    pub(super) noise: super::any_literal::AnyLiteral,
     /// Reference date for stamps that print no date (file mtime or today).
     pub(crate) reference_date: Option<NaiveDate>,
     /// The grammars' frame tables and outcome wordings, gathered once.
@@ -221,7 +221,7 @@ impl GrammarSet {
             knowledge,
             prefix_set,
             dating: std::sync::OnceLock::new(),
-            memos: MemoPool::new(&[&inputs.literals[..], &inputs.traffic[..]].concat()),
+            memos: MemoPool::new(&inputs.literals, &inputs.traffic),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),

@@ -29,7 +29,7 @@
 //! aho-corasick assigns buckets otherwise, the order is merely unhelpful. Choosing it
 //! costs some 3.6 M instructions (about a millisecond) of every command's start-up.
 //!
-//! The noise test's literals (`prefilter::AnyLiteral`) are left in grammar order: they
+//! The noise test's literals (`any_literal::AnyLiteral`) are left in grammar order: they
 //! are fixed words, several of which begin like traffic (`INFO:`, `it/s]`), and ordered
 //! by frequencies the test took 344.5 M instructions on the shared log's head instead of
 //! 295.6 M (the vLLM log's fell by 20 M).
