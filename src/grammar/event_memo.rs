@@ -9,24 +9,24 @@
 //! one shape differ only in which digits they hold. (Whether a line is the cut end of its
 //! file changes only which fields are read, which is done again for every line.)
 //!
-//! Why a kept reading is the reading: a regex looks at its text only through its
-//! literals, its classes and its look-arounds. One whose literals hold no ASCII digit and
-//! whose every class holds all ten digits or none ([`treats_digits_alike`]; word
-//! boundaries see every digit as a word character, `^`/`$` see none) takes each step the
-//! same way on both lines, so it matches the same spans with the same groups, or fails on
-//! both. So, for a line that holds no event literal with a digit (`Signal 15 (SIGTERM)`
-//! is read in full wherever it occurs), the literals' candidates are the same on both
-//! lines and are kept (a traffic literal, which may empty them, holds a digit only
-//! among all ten variants of it, uvicorn's `INFO:     0` … `INFO:     9`, else a line
-//! holding one is read in full too); when every prefix regex (each may govern) is such a regex, so is
-//! the prefix that governs each candidate; and when the regex of every candidate event is
-//! too, so are the event that matches and where its message starts. Everything read from
-//! the groups' text (stamps, ranks, fields, the shown message and its suffix) is read
-//! again from the new line. A line no prefix governs starts its message after its
-//! wrappers (`peel_transport`, hand-written): that length is taken again and compared,
-//! and the line is read in full where it differs. For a line whose candidate events'
-//! regexes tell digits apart (NCCL's `0x` communicator ids, vLLM's `V[01]`) only the
-//! candidates and the governing prefixes are kept, and the events' regexes run.
+//! Why a kept reading is the reading: a regex looks at its text only through its literals,
+//! its classes and its look-arounds. One whose literals hold no ASCII digit and whose every
+//! class holds all ten digits or none ([`treats_digits_alike`]; word boundaries see every
+//! digit as a word character, `^`/`$` see none) takes each step the same way on both lines,
+//! so it matches the same spans with the same groups, or fails on both. So, for a line that
+//! holds no event literal with a digit (`Signal 15 (SIGTERM)` is read in full wherever it
+//! occurs), the literals' candidates are the same on both lines and are kept (a traffic
+//! literal, which may empty them, holds a digit only among all ten variants of it,
+//! uvicorn's `INFO:     0` … `INFO:     9`, else a line holding one is read in full too);
+//! when every prefix regex (each may govern) is such a regex, so is the prefix that governs
+//! each candidate; and when the regex of every candidate event is too, so are the event
+//! that matches and where its message starts. Everything read from the groups' text
+//! (stamps, ranks, fields, the shown message and its suffix) is read again from the new
+//! line. A line no prefix governs starts its message after its wrappers (`peel_transport`,
+//! hand-written): that length is taken again and compared, and the line is read in full
+//! where it differs. For a line whose candidate events' regexes tell digits apart (NCCL's
+//! `0x` communicator ids, vLLM's `V[01]`) only the candidates and the governing prefixes
+//! are kept, and the events' regexes run.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;

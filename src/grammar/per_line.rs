@@ -102,8 +102,8 @@ impl GrammarSet {
 
     /// The (grammar, event, literal offset) candidates a line's literals point at, in
     /// the order events are tried in: the user's grammars before the built-in ones, each
-    /// group in load order, events in file order. None when the line is traffic: a
-    /// traffic literal begins no later than every event literal it holds.
+    /// group in load order, events in file order. No candidates when the line is
+    /// traffic: a traffic literal begins no later than every event literal it holds.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut out = Vec::new();
         let mut first_traffic = usize::MAX;

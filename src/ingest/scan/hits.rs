@@ -5,8 +5,8 @@
 //! so the prefilter runs only over the lines that ask: from the first line that asks, a
 //! stretch ahead is searched at once, which doubles while the lines keep asking (a
 //! start-up, a rank file: the whole block in a few passes, as before) and shrinks to the
-//! asking line alone where the lines between were answered without (traffic: an access
-//! line among the scheduler's steps is searched alone, the steps are not).
+//! asking line alone where the lines between were answered without (a line of other
+//! noise among the scheduler's steps is searched alone, the steps are not).
 
 use crate::grammar::GrammarSet;
 
@@ -17,8 +17,9 @@ const FIRST_AHEAD: usize = 256;
 /// Lines answered without a search between two that ask, from which on the second is
 /// searched alone. A search of one ~100-byte line cost ~650-950 instructions (the
 /// searcher's set-up), the block-wide search ~2 a byte: a line alone is the cheaper
-/// where the lines between hold more than ~400 bytes. vLLM's access lines, one in two
-/// or three lines, are searched in stretches; SGLang's, one in twenty, alone.
+/// where the lines between hold more than ~400 bytes. (Measured before uvicorn's access
+/// lines were traffic: vLLM's, one in two or three lines, went in stretches, SGLang's,
+/// one in twenty, alone.)
 const SPARSE: u32 = 4;
 
 pub(super) struct Hits<'a> {

@@ -14,7 +14,10 @@
 //! `:` or a space (what the identity is found by), and the spans read byte for byte are
 //! compared byte for byte. So a shape gives the
 //! answer the grammars would, never another one; a line it does not fit is asked as
-//! before.
+//! before. A shape whose noise literal marks traffic (`traffic = true`) answers one more
+//! question: the line gives no event, whatever follows, so the block prefilter is not
+//! asked (`hits`; why that answer is the grammars':
+//! `block_prefilter::traffic_shapes_are_exact`).
 
 use crate::base::text::is_blank;
 use crate::grammar::{GrammarSet, LineMemo};
