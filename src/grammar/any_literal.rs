@@ -58,14 +58,16 @@ impl AnyLiteral {
         // asked only where they would not all fit one searcher. One searcher per literal,
         // each asked of the longer ones: `str::contains` per pair, which sets up a
         // searcher each time, was 3.2 M instructions of the start-up.
-        let finders: Vec<(usize, memchr::memmem::Finder)> = (literals.iter())
+        let finders: Vec<(&str, memchr::memmem::Finder)> = (literals.iter())
             .filter(|o| !o.is_empty() && long.len() > PACKED_MAX)
-            .map(|o| (o.len(), memchr::memmem::Finder::new(o.as_bytes())))
+            .map(|o| (o.as_str(), memchr::memmem::Finder::new(o.as_bytes())))
             .collect();
-        let holds = |l: &str, among: &[(usize, memchr::memmem::Finder)]| {
-            (among.iter()).any(|(n, f)| *n < l.len() && f.find(l.as_bytes()).is_some())
+        // Whether `l` holds one of the literals `among` accepts.
+        let holds = |l: &str, among: &dyn Fn(&str) -> bool| {
+            (finders.iter())
+                .any(|(o, f)| o.len() < l.len() && among(o) && f.find(l.as_bytes()).is_some())
         };
-        long.sort_by_cached_key(|l| holds(l, &finders));
+        long.sort_by_cached_key(|l| holds(l, &|_| true));
         let chunks: Vec<&[&String]> = long.chunks(PACKED_MAX).collect();
         let mut config = aho_corasick::packed::Config::new();
         config.match_kind(aho_corasick::packed::MatchKind::LeftmostLongest);
@@ -74,10 +76,9 @@ impl AnyLiteral {
             .collect();
         let implied = (chunks.iter().enumerate())
             .map(|(k, chunk)| {
-                let earlier: Vec<(usize, memchr::memmem::Finder)> = (long[..k * PACKED_MAX].iter())
-                    .map(|e| (e.len(), memchr::memmem::Finder::new(e.as_bytes())))
-                    .collect();
-                k > 0 && chunk.iter().all(|l| holds(l, &earlier))
+                let earlier = &long[..k * PACKED_MAX];
+                let in_earlier = |o: &str| earlier.iter().any(|e| e.as_str() == o);
+                k > 0 && chunk.iter().all(|l| holds(l, &in_earlier))
             })
             .collect();
         let (packed, automaton) = match packed {
