@@ -19,6 +19,7 @@ use crate::grammar::{GrammarSet, LineMatch, LineMemo};
 
 use super::hits::Hits;
 use super::identity::identity_key;
+use super::line_ends::LineEnds;
 use super::shape::Shapes;
 use super::traceback::{
     continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
@@ -305,12 +306,13 @@ fn scan_block_with(
     let mut start = 0usize;
     let mut line_no = 0u64;
     let mut shapes = Shapes::default();
+    let line_ends = LineEnds::new();
     while start < buf.len() {
         // One search finds the line's end and whether a `\r` (a progress bar glued to
         // a record) comes before it: nearly no line holds one, and a second search of
         // every line for its last `\r` (`last_segment`) cost 2-3 % of scanning a large
         // log.
-        let (end, has_cr) = match memchr::memchr2(b'\n', b'\r', &buf[start..]) {
+        let (end, has_cr) = match line_ends.find(&buf[start..]) {
             Some(p) if buf.get(start + p) == Some(&b'\r') => {
                 let from = start + p;
                 let end = memchr::memchr(b'\n', &buf[from..]).map_or(buf.len(), |q| from + q);

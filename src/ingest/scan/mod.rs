@@ -20,6 +20,7 @@ mod block;
 mod feed;
 mod hits;
 mod identity;
+mod line_ends;
 mod merge;
 mod reader;
 mod shape;
