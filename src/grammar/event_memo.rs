@@ -24,9 +24,9 @@
 //! (stamps, ranks, fields, the shown message and its suffix) is read again from the new
 //! line. A line no prefix governs starts its message after its wrappers (`peel_transport`,
 //! hand-written): that length is taken again and compared, and the line is read in full
-//! where it differs. For a line whose candidate events' regexes tell digits apart (NCCL's
-//! `0x` communicator ids, vLLM's `V[01]`) only the candidates and the governing prefixes
-//! are kept, and the events' regexes run.
+//! where it differs. For a line whose candidate events' regexes tell digits apart (vLLM's
+//! `V[01]`; NCCL's `0x` communicator ids are written `[0-9]x` for this) only the
+//! candidates and the governing prefixes are kept, and the events' regexes run.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -501,11 +501,10 @@ mod tests {
             .filter(|e| !e.regex.treats_digits_alike())
             .map(|e| e.regex.as_str())
             .collect();
+        // These two and no more: NCCL's communicator ids are written `[0-9]x`, so its
+        // `Init START` line, one in every rank file, is read like the rank's before it.
+        assert_eq!(apart.len(), 2, "{apart:?}");
         assert!(apart.iter().any(|p| p.contains("Signal 15")), "{apart:?}");
-        assert!(
-            apart.iter().any(|p| p.contains("comm (?P<comm>0x")),
-            "{apart:?}"
-        );
         assert!(apart.iter().any(|p| p.contains("V[01]")), "{apart:?}");
     }
 
