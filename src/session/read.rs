@@ -114,34 +114,52 @@ fn scan_small_file(
     })?;
     // One byte more than a block tells a file that grew past it.
     let limit = opts.block_size as u64 + 1;
-    let (bytes, stop) = read_listed(file, size, limit);
-    let head = &bytes[..bytes.len().min(8192)];
-    let plain = source::Compression::None == source::compression_of(head);
-    let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
-    if bytes.len() as u64 >= limit || !plain || utf16 {
-        return Ok(None);
-    }
-    if let Some(offset) = source::binary_offset(head) {
-        return Err(SourceError::Binary {
-            path: sf.display(),
-            offset,
+    with_read_buffer(|bytes| {
+        let stop = read_listed(file, size, limit, bytes);
+        let head = &bytes[..bytes.len().min(8192)];
+        let plain = source::Compression::None == source::compression_of(head);
+        let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
+        if bytes.len() as u64 >= limit || !plain || utf16 {
+            return Ok(None);
         }
-        .into());
-    }
-    let mut scan = scan::scan_whole(gs, index, &bytes, budget, |n| progress(index, n));
-    if stop.is_none() && opts.digest {
-        let _ = sf.digest.set(crate::ingest::stream::content_digest(&bytes));
-    }
-    scan.read_stop = stop;
-    Ok(Some(FileScan {
-        raw_bytes: bytes.len() as u64,
-        scan,
-        compression: source::Compression::None,
-    }))
+        if let Some(offset) = source::binary_offset(head) {
+            return Err(SourceError::Binary {
+                path: sf.display(),
+                offset,
+            }
+            .into());
+        }
+        let mut scan = scan::scan_whole(gs, index, bytes, budget, |n| progress(index, n));
+        if stop.is_none() && opts.digest {
+            let _ = sf.digest.set(crate::ingest::stream::content_digest(bytes));
+        }
+        scan.read_stop = stop;
+        Ok(Some(FileScan {
+            raw_bytes: bytes.len() as u64,
+            scan,
+            compression: source::Compression::None,
+        }))
+    })
 }
 
-/// A file listed at `size` bytes, read up to `limit`, and the error that stopped the
-/// reading early, if one did (what was read before it is kept and scanned, as the stream
+/// Runs `f` with this thread's reading buffer: a run of thousands of rank files read each
+/// into a new zero-filled buffer, a `malloc` and a `memset` of the file's size a file.
+/// The buffer is taken out while `f` runs, so a use nested in it (a file scanned by a job
+/// this thread picks up meanwhile) gets a new one; one grown past a block is not kept.
+fn with_read_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    thread_local!(static BUFFER: std::cell::RefCell<Vec<u8>> = const {
+        std::cell::RefCell::new(Vec::new())
+    });
+    let mut buffer = BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let out = f(&mut buffer);
+    if buffer.capacity() <= scan::DEFAULT_BLOCK + 1 {
+        BUFFER.with(|b| *b.borrow_mut() = buffer);
+    }
+    out
+}
+
+/// A file listed at `size` bytes read into `bytes` (its earlier content replaced) up to
+/// `limit`, and the error that stopped the reading early, if one did (what was read before it is kept and scanned, as the stream
 /// path does). One byte more than the listed size is asked for: a file that did not
 /// change since it was listed gives its bytes and no more in one `read` (a regular
 /// file's read stops short only at its end), and that is all it is asked; one that grew
@@ -153,23 +171,24 @@ fn read_listed(
     mut file: std::fs::File,
     size: u64,
     limit: u64,
-) -> (Vec<u8>, Option<scan::ReadStop>) {
+    bytes: &mut Vec<u8>,
+) -> Option<scan::ReadStop> {
     let want = usize::try_from(size.saturating_add(1).min(limit)).unwrap_or(0);
     let listed = usize::try_from(size).unwrap_or(usize::MAX);
-    let mut bytes = vec![0u8; want];
-    let (filled, error) = scan::read_full(&mut file, &mut bytes, Some(listed));
+    // Only bytes past the buffer's earlier length are zeroed; the read overwrites the rest.
+    bytes.resize(want, 0);
+    let (filled, error) = scan::read_full(&mut file, bytes, Some(listed));
     bytes.truncate(filled);
     if let Some(e) = error {
-        return (bytes, Some(scan::ReadStop::after(filled as u64, &e)));
+        return Some(scan::ReadStop::after(filled as u64, &e));
     }
     if filled < want {
-        return (bytes, None);
+        return None;
     }
     // The file grew since it was listed: what it holds beyond, up to the limit.
     let rest = limit.saturating_sub(bytes.len() as u64);
-    let stop = (file.take(rest).read_to_end(&mut bytes).err())
-        .map(|e| scan::ReadStop::after(bytes.len() as u64, &e));
-    (bytes, stop)
+    (file.take(rest).read_to_end(bytes).err())
+        .map(|e| scan::ReadStop::after(bytes.len() as u64, &e))
 }
 
 /// The caller's scan of `sf` (`LoadOptions::given`), its events numbered as source
@@ -497,7 +516,9 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(held).unwrap();
         let file = std::fs::File::open(f.path()).unwrap();
-        let (bytes, stop) = read_listed(file, listed, limit);
+        // A buffer that held more before: only what this file holds is left in it.
+        let mut bytes = vec![b'#'; 70_000];
+        let stop = read_listed(file, listed, limit, &mut bytes);
         (bytes, stop.is_some())
     }
 
