@@ -290,6 +290,10 @@ pub(crate) fn peel_transport(line: &[u8]) -> &[u8] {
 /// of a run of many small files).
 static STDERR_BAR: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new(b" | stderr | "));
+/// ` - `, which every level wrapper holds: one search, where a `memchr` for each `-` of a
+/// line's head (a host name's, a date's) was a call per dash.
+static SPACED_DASH: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b" - "));
 static LEVELS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
     [
         memchr::memmem::Finder::new(b" - INFO - "),
@@ -366,10 +370,8 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
             continue;
         }
         let head = &line[..line.len().min(96)];
-        // Each level wrapper holds ` - ` first: most lines have none, and pay one `memchr`
-        // pass (a `memmem` searcher's set-up cost more than the pass over these few bytes).
-        let dash = memchr::memchr_iter(b'-', head)
-            .any(|p| p > 0 && head[p - 1] == b' ' && head.get(p + 1) == Some(&b' '));
+        // Each level wrapper holds ` - ` first: most lines have none, and pay one search.
+        let dash = SPACED_DASH.find(head).is_some();
         if dash {
             for level in LEVELS.iter() {
                 if let Some(p) = level.find(head) {
