@@ -518,8 +518,8 @@ mod tests {
     #[test]
     fn begins_with_answers_as_starts_with_at_every_length_and_every_differing_byte() {
         // Prefixes of every length class (the byte loop below 4, the two 4-byte words
-        // below 8, the two 8-byte words from 8 to 16, memcmp past 16), each also with one byte changed at every position, and
-        // against a text one byte too short.
+        // below 8, the two 8-byte words from 8 to 16, memcmp past 16), each also with one
+        // byte changed at every position, and against a text one byte too short.
         let text = b"[2026-12-05 10:11:12 TP3] Decode batch. #running-req: 12";
         for n in 0..=24 {
             let prefix = &text[..n];

@@ -159,11 +159,12 @@ fn with_read_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
 }
 
 /// A file listed at `size` bytes read into `bytes` (its earlier content replaced) up to
-/// `limit`, and the error that stopped the reading early, if one did (what was read before it is kept and scanned, as the stream
-/// path does). One byte more than the listed size is asked for: a file that did not
-/// change since it was listed gives its bytes and no more in one `read` (a regular
-/// file's read stops short only at its end), and that is all it is asked; one that grew
-/// fills the byte more and is read on, to its end or the limit. Reading to the end by
+/// `limit`, and the error that stopped the reading early, if one did (what was read before
+/// it is kept and scanned, as the stream path does). One byte more than the listed size
+/// is asked for: a file that did not change since it was listed gives its bytes and no
+/// more in one `read` (a regular file's read stops short only at its end), and that is
+/// all it is asked; one that grew fills the byte more and is read on, to its end or the
+/// limit. Reading to the end by
 /// `read_to_end`'s growing steps (8 KiB, then 16 …) took four reads of a 36 KB file, and
 /// a second read only to be told of the end was one system call in six of a run of
 /// thousands of rank files.
