@@ -27,6 +27,8 @@ pub(super) struct AnyLiteral {
     short: Vec<memchr::memmem::Finder<'static>>,
     /// The literals of `packed` (or `automaton`) then of `short`: a hit's index names one.
     literals: Vec<Box<[u8]>>,
+    /// `traffic[i]`: literal `i` is a traffic literal (`spec::NoiseSpec::traffic`).
+    traffic: Vec<bool>,
 }
 
 /// The literal a line held, by its index in [`AnyLiteral`]'s list, and where it started.
@@ -49,7 +51,8 @@ const PACKED_MIN: usize = 3;
 const PACKED_MAX: usize = 64;
 
 impl AnyLiteral {
-    pub(super) fn new(literals: &[String]) -> Result<AnyLiteral, GrammarError> {
+    /// `traffic`: those of `literals` that mark traffic.
+    pub(super) fn new(literals: &[String], traffic: &[String]) -> Result<AnyLiteral, GrammarError> {
         let (mut long, short): (Vec<&String>, Vec<&String>) = literals
             .iter()
             .filter(|l| !l.is_empty())
@@ -91,8 +94,11 @@ impl AnyLiteral {
                 (Vec::new(), Some(ac))
             }
         };
-        let literals = (long.iter().chain(&short))
+        let literals: Vec<Box<[u8]>> = (long.iter().chain(&short))
             .map(|l| l.as_bytes().into())
+            .collect();
+        let traffic = (literals.iter())
+            .map(|l| traffic.iter().any(|t| t.as_bytes() == &**l))
             .collect();
         let short = short
             .iter()
@@ -104,6 +110,7 @@ impl AnyLiteral {
             automaton,
             short,
             literals,
+            traffic,
         })
     }
 
@@ -137,8 +144,14 @@ impl AnyLiteral {
         true
     }
 
+    /// Whether the hit `hit` found a traffic literal.
+    pub(super) fn is_traffic(&self, hit: LiteralHit) -> bool {
+        hit.is_some_and(|(i, _)| self.traffic.get(i) == Some(&true))
+    }
+
     /// The literal the hit `hit` found.
-    pub(super) fn literal(&self, hit: LiteralHit) -> Option<&[u8]> {
+    #[cfg(test)]
+    fn literal(&self, hit: LiteralHit) -> Option<&[u8]> {
         self.literals.get(hit?.0).map(|l| &**l)
     }
 
@@ -189,7 +202,7 @@ mod tests {
             .map(|i| format!("noise-{i:03}-marker"))
             .chain(["%|".to_string()])
             .collect();
-        let any = AnyLiteral::new(&literals).expect("literals build");
+        let any = AnyLiteral::new(&literals, &[]).expect("literals build");
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("ssse3") {
             assert_eq!(any.packed.len(), 3);
@@ -217,7 +230,7 @@ mod tests {
         let mut literals: Vec<String> = (0..63).map(|i| format!("noise-{i:03}-marker")).collect();
         literals.push("INFO:     1".to_string());
         literals.push("INFO:     ".to_string());
-        let any = AnyLiteral::new(&literals).expect("literals build");
+        let any = AnyLiteral::new(&literals, &[]).expect("literals build");
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("ssse3") {
             assert_eq!(
@@ -236,11 +249,22 @@ mod tests {
     }
 
     #[test]
+    fn a_hit_says_whether_its_literal_marks_traffic() {
+        let literals = ["Decode batch".to_string(), " NCCL INFO ".to_string()];
+        let any = AnyLiteral::new(&literals, &literals[..1]).expect("literals build");
+        let traffic = any.find(b"[2026-12-06 09:00:00 TP0] Decode batch. #running-req: 1");
+        assert!(traffic.is_some() && any.is_traffic(traffic));
+        let other = any.find(b"vm:11:11 [0] NCCL INFO Channel 00/02");
+        assert!(other.is_some() && !any.is_traffic(other));
+        assert!(!any.is_traffic(None));
+    }
+
+    #[test]
     fn any_literal_finds_short_and_long_literals_anywhere() {
         let lits: Vec<String> = ["%|", " NCCL INFO ", "it/s]", "Gloo", "x"]
             .map(String::from)
             .to_vec();
-        let any = AnyLiteral::new(&lits).expect("builds");
+        let any = AnyLiteral::new(&lits, &[]).expect("builds");
         assert!(any.is_match(b"Loading: 40%|####      | 4/10", &mut [None; 4]));
         assert!(any.is_match(b"host:1:2 [0] NCCL INFO Channel 00/0", &mut [None; 4]));
         assert!(any.is_match(b"12.5it/s]", &mut [None; 4]));
@@ -253,7 +277,7 @@ mod tests {
         ));
         assert!(!any.is_match(b"", &mut [None; 4]));
         // No literal at all: nothing matches.
-        assert!(!AnyLiteral::new(&[])
+        assert!(!AnyLiteral::new(&[], &[])
             .expect("builds")
             .is_match(b"%| NCCL INFO ", &mut [None; 4]));
     }
@@ -267,7 +291,7 @@ mod memo_tests {
     #[test]
     fn a_hit_at_the_same_place_is_taken_without_a_search_and_a_new_one_goes_first() {
         let lits = ["it/s]", "Gloo", "%|"].map(String::from);
-        let set = AnyLiteral::new(&lits).unwrap();
+        let set = AnyLiteral::new(&lits, &[]).unwrap();
         let mut memo = [None; 4];
         // By hand: "[x] " is 4 bytes, so `it/s]` (literal 0) starts at 4.
         assert!(set.is_match(b"[x] it/s] one", &mut memo));

@@ -65,7 +65,7 @@ pub(super) fn line_scanners(inputs: &ScanInputs) -> Result<LineScanners, Grammar
     Ok(LineScanners {
         prefilter: prefilter_automata(&groups)?,
         start_ac,
-        noise: AnyLiteral::new(&inputs.noise)?,
+        noise: AnyLiteral::new(&inputs.noise, &inputs.traffic)?,
         traffic_shapes: traffic_shapes_are_exact(&inputs.literals, &inputs.traffic, &groups),
     })
 }
@@ -161,11 +161,10 @@ impl GrammarSet {
     /// after both. `None` when `memo` holds neither.
     pub(crate) fn record_and_noise_spans(&self, memo: &LineMemo) -> Option<RecordAndNoise> {
         let start = self.record_starts.get(memo.record_start?)?.len();
-        let literal = self.noise.literal(memo.noise[0])?;
         Some(RecordAndNoise {
             start_len: start,
             noise: self.noise.span_of(memo.noise[0])?,
-            traffic: self.traffic_shapes && self.traffic.iter().any(|t| **t == *literal),
+            traffic: self.traffic_shapes && self.noise.is_traffic(memo.noise[0]),
         })
     }
 

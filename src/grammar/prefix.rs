@@ -178,20 +178,18 @@ fn digits_value(bytes: &[u8]) -> Option<u32> {
     })
 }
 
-/// `dddd-dd-dd` as a date: `Some(None)` for a date that does not exist (`2026-02-30`),
-/// `None` for another shape.
-fn quick_date(s: &[u8]) -> Option<Option<NaiveDate>> {
-    let [y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1] = *s else {
+/// `dddd-dd-dd` as a date: `Some(None)` where that is no date (`2026-02-30`, a letter for
+/// a digit), `None` for another shape. The month and day are read as an `md` capture's
+/// (`stamp::month_day`).
+fn quick_date(s: &str) -> Option<Option<NaiveDate>> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
-    };
-    let year = digits_value(&[y0, y1, y2, y3])?;
-    let month = digits_value(&[m0, m1])?;
-    let day = digits_value(&[d0, d1])?;
-    Some(NaiveDate::from_ymd_opt(
-        i32::try_from(year).ok()?,
-        month,
-        day,
-    ))
+    }
+    let year = i32::try_from(digits_value(&b[..4])?).ok()?;
+    // `MM-DD` is a form `month_day` reads: past the shape above, its `None` is a month or
+    // day that is no digits or does not exist, which chrono refuses too.
+    Some(super::stamp::month_day(s.get(5..)?, year))
 }
 
 /// `dd:dd:dd` with an optional fraction as a time: `Some(None)` for one out of range,
@@ -251,7 +249,7 @@ impl StampFormat {
 
     pub(crate) fn date(&self, s: &str) -> Option<NaiveDate> {
         if self.quick == Quick::Date {
-            if let Some(date) = quick_date(s.as_bytes()) {
+            if let Some(date) = quick_date(s) {
                 return date;
             }
         }
@@ -602,11 +600,11 @@ mod tests {
         assert_eq!(by_hand("24:00:00"), Some(None));
         assert_eq!(by_hand("09:18:60"), None);
         assert_eq!(
-            quick_date(b"2024-02-29"),
+            quick_date("2024-02-29"),
             Some(NaiveDate::from_ymd_opt(2024, 2, 29))
         );
-        assert_eq!(quick_date(b"2026-02-29"), Some(None));
-        assert_eq!(quick_date(b"2026-2-28"), None);
+        assert_eq!(quick_date("2026-02-29"), Some(None));
+        assert_eq!(quick_date("2026-2-28"), None);
     }
 
     #[test]

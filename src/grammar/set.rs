@@ -81,16 +81,13 @@ pub struct GrammarSet {
     /// The grammars, in the order given to [`GrammarSet::new`].
     pub grammars: Vec<Grammar>,
     /// Every event literal, by its index in `literal_owner`, then the traffic literals
-    /// (`traffic`): asked only of the lines the
+    /// (`spec::NoiseSpec::traffic`; a line in which one begins no later than every event
+    /// literal gives no event): asked only of the lines the
     /// buffer prefilter hit, for every literal they hold (overlapping), so one walk of an
     /// automaton over the line (`line_automaton`: a contiguous NFA, ~4,500 instructions a
     /// hit line of a rank file with the candidates' sort; several SIMD-prefiltered
     /// automata of 32 literals each, one search per group per line, cost ~4,700).
     pub(super) line_literals: AhoCorasick,
-    /// The `traffic` noise literals (spec::NoiseSpec::traffic), `line_literals`' patterns
-    /// from `literal_owner.len()` on: a line in which one begins no later than every
-    /// event literal gives no event.
-    pub(super) traffic: Vec<Box<[u8]>>,
     /// A traffic shape answers the lines it fits without the block prefilter
     /// (`block_prefilter::traffic_shapes_are_exact`).
     pub(super) traffic_shapes: bool,
@@ -206,9 +203,6 @@ impl GrammarSet {
         }
         Ok(GrammarSet {
             line_literals,
-            traffic: (inputs.traffic.iter())
-                .map(|t| t.as_bytes().into())
-                .collect(),
             traffic_shapes,
             prefilter,
             literal_owner: inputs.literal_owner,
