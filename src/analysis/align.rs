@@ -1,7 +1,7 @@
 //! One run, all ranks side by side: per phase, who reported it, how long it took, how far
 //! apart the ranks finished, and which ranks stand out.
 
-use crate::base::event::Rank;
+use crate::base::event::{FigureName, Rank};
 use crate::base::units::Seconds;
 use crate::model::{Phase, Run};
 
@@ -196,11 +196,12 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
     let mut out = Vec::new();
     let clock_of = clock_uncertainty_ms(run);
     for phase in Phase::ALL {
-        let all_spans: Vec<(&Rank, &crate::model::PhaseSpan)> = run
-            .ranks
-            .iter()
-            .filter_map(|r| r.phase(phase).map(|s| (&r.rank, s)))
-            .collect();
+        // Each span with its rank's clock uncertainty, looked up here: per phase and by
+        // rank in a hash map, the lookups were a third of this at 65,536 ranks.
+        let (all_spans, all_clock_ms): (Vec<(&Rank, &crate::model::PhaseSpan)>, Vec<i64>) =
+            (run.ranks.iter().zip(&clock_of))
+                .filter_map(|(r, &c)| r.phase(phase).map(|s| ((&r.rank, s), c)))
+                .unzip();
         if all_spans.is_empty() {
             continue;
         }
@@ -210,11 +211,11 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             .collect();
         // Ends and figures of the ranks whose stamps are in order; the others' figures
         // still count (they are not stamps).
-        let spans: Vec<(&Rank, &crate::model::PhaseSpan)> = all_spans
-            .iter()
-            .filter(|(_, s)| s.end_before_start_s().is_none())
-            .copied()
-            .collect();
+        let (spans, clock_ms): (Vec<(&Rank, &crate::model::PhaseSpan)>, Vec<i64>) =
+            (all_spans.iter().zip(&all_clock_ms))
+                .filter(|((_, s), _)| s.end_before_start_s().is_none())
+                .map(|(&span, &c)| (span, c))
+                .unzip();
         // Engine processes report figures but are not counted among the ranks.
         let completed = all_spans
             .iter()
@@ -248,10 +249,6 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
             .filter(|s| s.printed_elapsed_s().is_none())
             .filter_map(|s| s.end)
             .collect();
-        let clock_ms: Vec<i64> = spans
-            .iter()
-            .map(|(r, _)| clock_of.get(r).copied().unwrap_or(0))
-            .collect();
         let straggler_detail = stragglers_of(&spans, &clock_ms);
         let stragglers = straggler_detail.iter().map(|s| s.rank.clone()).collect();
         let figures = figure_stats(&all_spans);
@@ -275,41 +272,27 @@ pub fn phase_stats(run: &Run) -> Vec<PhaseStats> {
 
 /// Each rank's clock uncertainty in milliseconds: its node's offset's half-width, and the
 /// whole offset when it was not applied.
-fn clock_uncertainty_ms(run: &Run) -> std::collections::HashMap<&Rank, i64> {
-    // Looked up once per rank (1,024 ranks on 128 nodes).
-    run.nodes
-        .iter()
+fn clock_uncertainty_ms(run: &Run) -> Vec<i64> {
+    // Raw stamps (`--no-clock-align`) are off by the whole offset.
+    let of_node: foldhash::HashMap<&Rank, i64> = (run.nodes.iter())
         .flat_map(|n| {
-            // Raw stamps (`--no-clock-align`) are off by the whole offset.
             let ms = n.offset.as_ref().map_or(0, |o| {
                 o.half_width_ms() + if o.applied { 0 } else { o.mid_ms().abs() }
             });
             n.ranks.iter().map(move |r| (r, ms))
         })
+        .collect();
+    (run.ranks.iter())
+        .map(|r| of_node.get(&r.rank).copied().unwrap_or(0))
         .collect()
 }
 
 /// Each figure the phase's spans report, across ranks: its spread, print resolution and
 /// the ranks off its median.
 fn figure_stats(all_spans: &[(&Rank, &crate::model::PhaseSpan)]) -> Vec<FigureStats> {
-    let mut names: Vec<&crate::base::event::FigureName> = Vec::new();
-    for (_, s) in all_spans {
-        for f in &s.figures {
-            if !names.contains(&&f.name) {
-                names.push(&f.name);
-            }
-        }
-    }
+    let (names, vals_of) = figure_values(all_spans);
     let mut figures = Vec::new();
-    for name in names {
-        let vals: Vec<(&Rank, f64, f64, bool)> = all_spans
-            .iter()
-            .filter_map(|(r, s)| {
-                let f = s.figure(name.name())?;
-                let bytes = f.value.as_bytes().is_some();
-                Some((*r, f.value.as_f64()?, f.value.resolution() as f64, bytes))
-            })
-            .collect();
+    for (name, vals) in names.into_iter().zip(vals_of) {
         let mut nums: Vec<f64> = vals.iter().map(|v| v.1).collect();
         let Some(spread) = Spread::of(&mut nums) else {
             continue;
@@ -345,6 +328,58 @@ fn figure_stats(all_spans: &[(&Rank, &crate::model::PhaseSpan)]) -> Vec<FigureSt
     figures
 }
 
+/// A figure's value on one rank: the value, its print resolution, whether it is bytes.
+type FigureValue<'r> = (&'r Rank, f64, f64, bool);
+
+/// The names of the figures the spans report, in the order they first come, and each
+/// one's values: of each span, the first figure of that name, where it reads as a number.
+/// One pass over the spans: a pass per name read every rank's span again, from memory
+/// that a run of 65,536 ranks no longer holds in cache (a third of `phase_stats`).
+fn figure_values<'r, 's>(
+    all_spans: &[(&'r Rank, &'s crate::model::PhaseSpan)],
+) -> (Vec<&'s FigureName>, Vec<Vec<FigureValue<'r>>>) {
+    let value = |r: &'r Rank, f: &crate::model::Figure| {
+        let bytes = f.value.as_bytes().is_some();
+        Some((r, f.value.as_f64()?, f.value.resolution() as f64, bytes))
+    };
+    let mut names: Vec<&FigureName> = Vec::new();
+    let mut vals_of: Vec<Vec<FigureValue>> = Vec::new();
+    let mut taken: Vec<bool> = Vec::new();
+    for (r, s) in all_spans {
+        taken.fill(false);
+        for f in &s.figures {
+            let j = match names.iter().position(|n| **n == f.name) {
+                Some(j) => j,
+                None => {
+                    names.push(&f.name);
+                    vals_of.push(Vec::new());
+                    taken.push(false);
+                    names.len() - 1
+                }
+            };
+            if let (Some(t), Some(vals)) = (taken.get_mut(j), vals_of.get_mut(j)) {
+                if !std::mem::replace(t, true) {
+                    vals.extend(value(r, f));
+                }
+            }
+        }
+    }
+    // Two grammars' figures of one name (their units differ) are two names that a
+    // span's figures are looked up by in words: each takes the first of either.
+    let shared_word =
+        (names.iter().enumerate()).any(|(i, a)| names[..i].iter().any(|b| a.name() == b.name()));
+    if shared_word {
+        vals_of = (names.iter())
+            .map(|name| {
+                (all_spans.iter())
+                    .filter_map(|(r, s)| value(r, s.figure(name.name())?))
+                    .collect()
+            })
+            .collect();
+    }
+    (names, vals_of)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,5 +389,75 @@ mod tests {
         // Ends 10, 20, 26 s: without 26 the median is 15, without 10 it is 23.
         let m = others_median(&[(0, 10_000), (1, 20_000), (2, 26_000)]);
         assert_eq!(m, vec![Some(23_000.0), Some(18_000.0), Some(15_000.0)]);
+    }
+
+    /// A figure of `name` (a built-in one, else declared in `unit`) worth `v` bytes.
+    fn figure(name: &str, unit: &str, v: i64) -> crate::model::Figure {
+        use crate::base::event::{FigureDef, FigureUnit, WorseWhen};
+        let name = FigureName::builtin(name).unwrap_or_else(|| {
+            FigureName::Declared(std::sync::Arc::new(FigureDef {
+                name: name.to_string().into(),
+                unit: FigureUnit::Named(unit.to_string()),
+                worse: WorseWhen::More,
+            }))
+        });
+        crate::model::Figure {
+            name,
+            value: crate::base::fields::FieldValue::Int(v),
+            origin: crate::base::event::Origin { source: 0, line: 1 },
+        }
+    }
+
+    fn span(figures: Vec<crate::model::Figure>) -> crate::model::PhaseSpan {
+        crate::model::PhaseSpan {
+            figures,
+            ..crate::model::PhaseSpan::empty(Phase::KvCache)
+        }
+    }
+
+    /// Each name's values as (rank's TP, value).
+    fn seen(vals: &[FigureValue]) -> Vec<(u32, f64)> {
+        (vals.iter())
+            .map(|v| (v.0.get("TP").unwrap_or(u32::MAX), v.1))
+            .collect()
+    }
+
+    #[test]
+    fn figure_values_in_one_pass_are_those_looked_up_by_name() {
+        let ranks: Vec<Rank> = (0..4).map(Rank::tp).collect();
+        // Names first come in different spans and orders; rank 3 prints `tokens` twice: the
+        // first counts, as a lookup by name finds it.
+        let spans = [
+            span(vec![figure("tokens", "", 10), figure("mem_usage", "", 7)]),
+            span(vec![figure("pages", "blocks", 3)]),
+            span(vec![figure("mem_usage", "", 8), figure("tokens", "", 11)]),
+            span(vec![figure("tokens", "", 12), figure("tokens", "", 99)]),
+        ];
+        let all: Vec<(&Rank, &crate::model::PhaseSpan)> = ranks.iter().zip(&spans).collect();
+        let (names, vals) = figure_values(&all);
+        let words: Vec<&str> = names.iter().map(|n| n.name()).collect();
+        assert_eq!(words, ["tokens", "mem_usage", "pages"]);
+        assert_eq!(seen(&vals[0]), [(0, 10.0), (2, 11.0), (3, 12.0)]);
+        assert_eq!(seen(&vals[1]), [(0, 7.0), (2, 8.0)]);
+        assert_eq!(seen(&vals[2]), [(1, 3.0)]);
+    }
+
+    #[test]
+    fn two_names_of_one_word_each_take_every_spans_first_figure_of_that_word() {
+        // Two grammars' `pages`, in blocks (rank 0) and in slabs (rank 1): two names, and a
+        // lookup by the word finds each span's first `pages` for both.
+        let ranks: Vec<Rank> = (0..2).map(Rank::tp).collect();
+        let spans = [
+            span(vec![figure("pages", "blocks", 3)]),
+            span(vec![
+                figure("pages", "slabs", 4),
+                figure("pages", "blocks", 5),
+            ]),
+        ];
+        let all: Vec<(&Rank, &crate::model::PhaseSpan)> = ranks.iter().zip(&spans).collect();
+        let (names, vals) = figure_values(&all);
+        assert_eq!(names.len(), 2);
+        assert_eq!(seen(&vals[0]), [(0, 3.0), (1, 4.0)]);
+        assert_eq!(seen(&vals[1]), [(0, 3.0), (1, 4.0)]);
     }
 }
