@@ -364,8 +364,8 @@ fn figure_values<'r, 's>(
             }
         }
     }
-    // Two grammars' figures of one name (their units differ) are two names that a
-    // span's figures are looked up by in words: each takes the first of either.
+    // Two grammars' figures of one word (in other units or directions) are two names
+    // that a span's figures are looked up by in words: each takes the first of either.
     let shared_word =
         (names.iter().enumerate()).any(|(i, a)| names[..i].iter().any(|b| a.name() == b.name()));
     if shared_word {
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(m, vec![Some(23_000.0), Some(18_000.0), Some(15_000.0)]);
     }
 
-    /// A figure of `name` (a built-in one, else declared in `unit`) worth `v` bytes.
+    /// A figure of `name` (a built-in one, else declared in `unit`) of the count `v`.
     fn figure(name: &str, unit: &str, v: i64) -> crate::model::Figure {
         use crate::base::event::{FigureDef, FigureUnit, WorseWhen};
         let name = FigureName::builtin(name).unwrap_or_else(|| {
