@@ -344,23 +344,19 @@ fn figure_values<'r, 's>(
     };
     let mut names: Vec<&FigureName> = Vec::new();
     let mut vals_of: Vec<Vec<FigureValue>> = Vec::new();
-    let mut taken: Vec<bool> = Vec::new();
     for (r, s) in all_spans {
-        taken.fill(false);
-        for f in &s.figures {
-            let j = match names.iter().position(|n| **n == f.name) {
-                Some(j) => j,
-                None => {
-                    names.push(&f.name);
-                    vals_of.push(Vec::new());
-                    taken.push(false);
-                    names.len() - 1
-                }
-            };
-            if let (Some(t), Some(vals)) = (taken.get_mut(j), vals_of.get_mut(j)) {
-                if !std::mem::replace(t, true) {
-                    vals.extend(value(r, f));
-                }
+        for (k, f) in s.figures.iter().enumerate() {
+            // A span's later figure of a name it printed already is not its value.
+            if s.figures[..k].iter().any(|g| g.name == f.name) {
+                continue;
+            }
+            let j = names.iter().position(|n| **n == f.name).unwrap_or_else(|| {
+                names.push(&f.name);
+                vals_of.push(Vec::new());
+                names.len() - 1
+            });
+            if let Some(vals) = vals_of.get_mut(j) {
+                vals.extend(value(r, f));
             }
         }
     }
