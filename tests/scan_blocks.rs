@@ -2,8 +2,9 @@
 //! scan reports: every log under samples/, tests/verdicts/ and tests/fixtures/ (made-up
 //! servers' with their own grammars), cut into blocks from the longest line's length to a
 //! few KiB and scanned by pools of one and four threads (four: blocks are then scanned as
-//! they are read, each on whichever thread is free, and merged in input order), gives the
-//! events, line counts and notes of the whole file scanned as one block. What a block's
+//! they are read, each on whichever thread is free, and merged in input order), read as a
+//! stream and at the blocks' offsets in the file, gives the events, line counts and notes
+//! of the whole file scanned as one block. What a block's
 //! first lines need from the lines before it (a traceback open or parked there, the
 //! unprefixed traceback gathered since the last record, the lines of an input that starts
 //! inside one) is carried across the boundary (`Merger::push_block`).
@@ -14,7 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use rankscope::grammar::GrammarSet;
-use rankscope::ingest::scan::{scan_reader, SourceScan};
+use rankscope::ingest::scan::{scan_file, scan_reader, SourceScan};
 
 /// Every log under `samples/`, `tests/verdicts/` and `tests/fixtures/`, with the grammar
 /// files of its fixture when it is a made-up server's (`tests/fixtures/<dir>/*.toml`).
@@ -60,6 +61,22 @@ fn scan(gs: &GrammarSet, text: &[u8], block: usize, threads: usize) -> SourceSca
     pool.install(|| scan_reader(gs, 0, text, block, |_| {}).expect("in memory"))
 }
 
+/// `file` (holding `text`) scanned with its blocks read at their offsets
+/// (`ingest::scan::scan_file`, what a plain log longer than a block is read by on more than
+/// one thread).
+fn scan_at_offsets(
+    gs: &GrammarSet,
+    file: &std::fs::File,
+    block: usize,
+    threads: usize,
+) -> SourceScan {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool");
+    pool.install(|| scan_file(gs, 0, file, block, |_| {}).expect("a file"))
+}
+
 #[test]
 fn blocks_and_threads_change_nothing_the_scan_reports() {
     let builtin = GrammarSet::builtin().expect("built-in grammars compile");
@@ -81,6 +98,7 @@ fn blocks_and_threads_change_nothing_the_scan_reports() {
             })
         };
         let text = std::fs::read(path).expect("a log");
+        let file = std::fs::File::open(path).expect("a log");
         let whole = scan(gs, &text, text.len() + 1, 1);
         assert!(whole.counts.lines > 0, "{}", path.display());
         // A line longer than a block is cut in pieces (counted in `split_long_lines`):
@@ -96,13 +114,16 @@ fn blocks_and_threads_change_nothing_the_scan_reports() {
             }
             for threads in [1, 4] {
                 let cut = scan(gs, &text, block, threads);
-                if let Some(d) = first_difference(&cut, &whole) {
-                    differ.push(format!(
-                        "{} in blocks of {block} on {threads}: {d}",
-                        path.display()
-                    ));
+                let at_offsets = scan_at_offsets(gs, &file, block, threads);
+                for (how, scan) in [("read", cut), ("read at offsets", at_offsets)] {
+                    if let Some(d) = first_difference(&scan, &whole) {
+                        differ.push(format!(
+                            "{} {how} in blocks of {block} on {threads}: {d}",
+                            path.display()
+                        ));
+                    }
+                    compared += 1;
                 }
-                compared += 1;
             }
         }
     }
@@ -112,8 +133,9 @@ fn blocks_and_threads_change_nothing_the_scan_reports() {
         differ.len(),
         differ.join("\n")
     );
-    // Most logs are longer than 4 KiB: all four cuts are compared for them.
-    assert!(compared >= 1000, "{compared} cut scans compared");
+    // Most logs are longer than 4 KiB: all four cuts are compared for them, each read
+    // from a stream and at offsets.
+    assert!(compared >= 2000, "{compared} cut scans compared");
 }
 
 /// What a scan cut into blocks reports otherwise than the whole file's, first found.

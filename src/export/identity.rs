@@ -183,11 +183,23 @@ mod tests {
                 },
             ),
         ];
-        for (path, opts) in cases {
+        // On two threads a plain file longer than a block is read at its blocks' offsets
+        // and hashed as they are merged; on one, as a stream.
+        for (threads, (path, opts)) in [1, 2]
+            .into_iter()
+            .flat_map(|t| cases.clone().map(|c| (t, c)))
+        {
             let inputs = Inputs::discover(&[PathBuf::from(path)]).unwrap();
-            let s = Session::load(&gs, &inputs, &opts, &|_, _| {}).unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let s = pool.install(|| Session::load(&gs, &inputs, &opts, &|_, _| {}).unwrap());
             let logs = s.files.iter().filter(|f| f.kind == SourceKind::Log);
-            assert!(logs.clone().all(|f| f.digest.get().is_some()), "{path}");
+            assert!(
+                logs.clone().all(|f| f.digest.get().is_some()),
+                "{path} on {threads}"
+            );
             let from_scan = content_hash(&s.files).unwrap();
             let again: Vec<SourceFile> = (s.files.iter())
                 .map(|f| SourceFile {
@@ -195,7 +207,11 @@ mod tests {
                     ..f.clone()
                 })
                 .collect();
-            assert_eq!(from_scan, content_hash(&again).unwrap(), "{path}");
+            assert_eq!(
+                from_scan,
+                content_hash(&again).unwrap(),
+                "{path} on {threads}"
+            );
         }
         // A file loaded with no digest from the scan is hashed again when asked, whole as
         // stored: the run's hash is that of its one file's hash.

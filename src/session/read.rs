@@ -34,6 +34,10 @@ fn scan_file(
     if let Some(f) = scan_small_file(gs, index, sf, opts, budget, progress)? {
         return Ok(f);
     }
+    #[cfg(unix)]
+    if let Some(f) = scan_large_file(gs, index, sf, opts, budget, progress)? {
+        return Ok(f);
+    }
     let opts = &block_for(opts, sf);
     let stream = source::open_stream(sf, opts.digest)?;
     let raw = stream.raw_counter();
@@ -140,6 +144,67 @@ fn scan_small_file(
             compression: source::Compression::None,
         }))
     })
+}
+
+/// A plain file longer than a block, on more than one thread: its blocks read at their
+/// offsets by the scanning threads (`scan::scan_file_at`), so that they copy from the
+/// page cache at once; `None` for any other file (compressed, UTF-16, stdin, or a pool
+/// of one thread), which the stream path reads. Binary files are refused as there.
+#[cfg(unix)]
+fn scan_large_file(
+    gs: &GrammarSet,
+    index: usize,
+    sf: &SourceFile,
+    opts: &LoadOptions,
+    budget: &scan::EventBudget,
+    progress: &(dyn Fn(usize, u64) + Sync),
+) -> Result<Option<FileScan>, LoadError> {
+    let (None | Some(source::Compression::None), Some(size), false) =
+        (sf.compression, sf.size, sf.is_stdin())
+    else {
+        return Ok(None);
+    };
+    if size < opts.block_size as u64 || rayon::current_num_threads() < 2 {
+        return Ok(None);
+    }
+    let file = std::fs::File::open(&sf.path).map_err(|source| SourceError::Unreadable {
+        path: sf.display(),
+        source,
+    })?;
+    let mut head = [0u8; 8192];
+    let (filled, error) = scan::read_full(&mut &file, &mut head, None);
+    let head = &head[..filled];
+    let plain = source::Compression::None == source::compression_of(head);
+    let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
+    // A file that cannot be read from its start is left to the stream path's notes.
+    if error.is_some() || !plain || utf16 {
+        return Ok(None);
+    }
+    if let Some(offset) = source::binary_offset(head) {
+        return Err(SourceError::Binary {
+            path: sf.display(),
+            offset,
+        }
+        .into());
+    }
+    let mut hasher = opts.digest.then(crate::ingest::stream::content_hasher);
+    let scan = scan::scan_file_at(
+        gs,
+        index,
+        &file,
+        opts.block_size,
+        budget,
+        hasher.as_mut(),
+        |n| progress(index, n),
+    );
+    if let (None, Some(h)) = (&scan.read_stop, hasher) {
+        let _ = sf.digest.set(std::hash::Hasher::finish(&h));
+    }
+    Ok(Some(FileScan {
+        raw_bytes: scan.bytes,
+        scan,
+        compression: source::Compression::None,
+    }))
 }
 
 /// Runs `f` with this thread's reading buffer: a run of thousands of rank files read each

@@ -22,6 +22,9 @@ mod hits;
 mod identity;
 mod line_ends;
 mod merge;
+mod parallel;
+#[cfg(unix)]
+mod positional;
 mod reader;
 mod shape;
 mod traceback;
@@ -322,7 +325,7 @@ pub fn scan_reader<R: Read + Send>(
     source: usize,
     reader: R,
     block_size: usize,
-    progress: impl FnMut(u64),
+    progress: impl FnMut(u64) + Send,
 ) -> io::Result<SourceScan> {
     let mut s = scan_stream(
         gs,
@@ -338,10 +341,29 @@ pub fn scan_reader<R: Read + Send>(
     }
 }
 
+/// [`scan_reader`] of a regular file, its blocks read at their offsets by the scanning
+/// threads (`scan_file_at`): the same events, counts and notes. A read error ends the
+/// scan as the file's end would, and is returned with what was read before it.
+#[cfg(unix)]
+pub fn scan_file(
+    gs: &GrammarSet,
+    source: usize,
+    file: &std::fs::File,
+    block_size: usize,
+    progress: impl FnMut(u64) + Send,
+) -> io::Result<SourceScan> {
+    let budget = EventBudget::default();
+    let mut s = scan_file_at(gs, source, file, block_size, &budget, None, progress);
+    match s.read_stop.take() {
+        Some(stop) => Err(stop.reason.into_io_error()),
+        None => Ok(s),
+    }
+}
+
 /// [`scan_reader`] within a run's event budget, keeping what was read before a read
 /// error (in `read_stop`).
 ///
-/// An input longer than one block is scanned as it is read (`BlockScanner::blocks_as_read`);
+/// An input longer than one block is scanned as it is read (`parallel::blocks_as_read`);
 /// at one thread, or an input of one block, each block is scanned and merged in turn on
 /// this thread.
 pub(crate) fn scan_stream<R: Read + Send>(
@@ -350,7 +372,7 @@ pub(crate) fn scan_stream<R: Read + Send>(
     reader: R,
     block_size: usize,
     budget: &EventBudget,
-    mut progress: impl FnMut(u64),
+    mut progress: impl FnMut(u64) + Send,
 ) -> SourceScan {
     let mut merger = Merger::new(gs, source, budget);
     let mut blocks = BlockReader::new(reader, block_size);
@@ -372,8 +394,14 @@ pub(crate) fn scan_stream<R: Read + Send>(
             next = blocks.next_batch(1);
         }
     } else {
-        let scan = BlockScanner { gs, budget };
-        blocks = scan.blocks_as_read(&mut merger, blocks, first, threads * 2, &mut progress);
+        let read = blocks.total();
+        let first = (first.into_iter().next()).map(|block| parallel::Filled {
+            block,
+            read,
+            stop: None,
+        });
+        blocks =
+            parallel::blocks_as_read(gs, budget, &mut merger, blocks, first, &mut progress, None);
     }
     merger.out.counts.split_long_lines += blocks.split_long_lines();
     if let Some(stop) = blocks.take_stop() {
@@ -396,187 +424,40 @@ fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
     merger.push_block(r, b.bytes(), b.cut_tail);
 }
 
-/// A scanned block on its way to the merge. A scanning job sends one, or `None` when the
-/// input had no block left as it came to read one.
-struct Scanned {
-    /// Its place in the input, counted in blocks.
-    index: u64,
-    block: Block,
-    /// Bytes read when it was read (for progress).
-    read: u64,
-    /// Its scan, or the panic that ended it.
-    scan: std::thread::Result<BlockScan>,
-}
-
-/// The input's reader as the scanning jobs share it: each job reads its block under the
-/// lock, so blocks are read, numbered and hashed in input order.
-struct SharedReader<R> {
-    blocks: BlockReader<R>,
-    /// The next block's place in the input.
-    next_index: u64,
-}
-
-impl<R: Read> SharedReader<R> {
-    /// The next block, its place and the bytes read so far; `None` at the input's end.
-    /// `back`: merged blocks whose buffers the read may fill again.
-    fn next_block(&mut self, back: Vec<Block>) -> Option<(u64, Block, u64)> {
-        self.blocks.recycle(back);
-        let block = self.blocks.next_batch(1).pop()?;
-        let index = self.next_index;
-        self.next_index += 1;
-        Some((index, block, self.blocks.total()))
+/// Scans a plain regular file longer than a block on the pool's threads, its blocks
+/// read at their offsets (`positional`) as they are claimed: what [`scan_stream`] gives
+/// of its bytes, read by every scanning thread at once rather than one after the other.
+/// `hasher` is fed the file's bytes in order; a read that stopped short is in
+/// `read_stop`, and the hash then covers only what was read.
+#[cfg(unix)]
+pub(crate) fn scan_file_at(
+    gs: &GrammarSet,
+    source: usize,
+    file: &std::fs::File,
+    block_size: usize,
+    budget: &EventBudget,
+    hasher: Option<&mut twox_hash::XxHash3_64>,
+    mut progress: impl FnMut(u64) + Send,
+) -> SourceScan {
+    use parallel::BlockSource;
+    let mut merger = Merger::new(gs, source, budget);
+    let mut blocks = positional::FileBlocks::new(file, 0, block_size);
+    let first = blocks.claim().map(positional::FileBlocks::fill);
+    if let Some(head) = &first {
+        merger.out.detected = detect_head(gs, head.block.bytes());
     }
-}
-
-struct BlockScanner<'a> {
-    gs: &'a GrammarSet,
-    budget: &'a EventBudget,
-}
-
-impl BlockScanner<'_> {
-    /// Scans the blocks of a long input as they are read: each job of the pool reads the
-    /// next block itself (under a lock, so in order) and scans it, and this thread merges
-    /// the scans in input order as they finish. A reader thread of its own handed each
-    /// block to a scanning thread: on two cores the three threads took turns (a thousand
-    /// context switches for 256 MiB) and each block was scanned on another core than the
-    /// one its copy had warmed; scanned in batches, every thread waited at the end of each
-    /// batch for its slowest block. At most `window` blocks are read and not yet merged:
-    /// memory stays bounded whatever the blocks' speeds.
-    fn blocks_as_read<R: Read + Send>(
-        &self,
-        merger: &mut Merger,
-        blocks: BlockReader<R>,
-        first: Vec<Block>,
-        window: usize,
-        progress: &mut impl FnMut(u64),
-    ) -> BlockReader<R> {
-        let first_total = blocks.total();
-        let shared = std::sync::Mutex::new(SharedReader {
-            blocks,
-            next_index: first.len() as u64,
-        });
-        let given_back = std::sync::Mutex::new(Vec::new());
-        let (done, finished) = std::sync::mpsc::channel::<Option<Scanned>>();
-        let mut waiting: BTreeMap<u64, (Block, u64, BlockScan)> = BTreeMap::new();
-        // Jobs handed out and not yet heard from; blocks merged; whether a job found the
-        // input at its end (no job is handed out after that).
-        let (mut outstanding, mut next_merge, mut ended) = (0usize, 0u64, false);
-        // On a thread that is not one of the pool's, the pool's threads scan while this
-        // one merges; on one of the pool's, it scans too while it waits (`next_scanned`).
-        rayon::in_place_scope(|pool| {
-            let scan_job =
-                |index: u64,
-                 block: Block,
-                 read: u64,
-                 done: &std::sync::mpsc::Sender<Option<Scanned>>| {
-                    let scan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        scan_one(self.gs, self.budget, &block)
-                    }));
-                    let _ = done.send(Some(Scanned {
-                        index,
-                        block,
-                        read,
-                        scan,
-                    }));
-                };
-            for (index, block) in (0u64..).zip(first) {
-                let done = done.clone();
-                outstanding += 1;
-                pool.spawn(move |_| scan_job(index, block, first_total, &done));
-            }
-            loop {
-                // Blocks being read or scanned, and scanned ones waiting for an earlier
-                // block's merge: a slow block holds back the reading, not the memory.
-                while !ended && outstanding + waiting.len() < window {
-                    let (done, shared, given_back) = (done.clone(), &shared, &given_back);
-                    outstanding += 1;
-                    pool.spawn(move |_| {
-                        let back = std::mem::take(&mut *locked(given_back));
-                        // Bound first: the reader's lock is let go before the scan.
-                        let next = locked(shared).next_block(back);
-                        match next {
-                            Some((index, block, read)) => scan_job(index, block, read, &done),
-                            None => {
-                                let _ = done.send(None);
-                            }
-                        }
-                    });
-                }
-                if outstanding == 0 {
-                    return;
-                }
-                // Every job handed out sends once, and this thread holds a sender: a
-                // receive cannot fail while one is outstanding.
-                let Some(scanned) = next_scanned(&finished) else {
-                    return;
-                };
-                outstanding -= 1;
-                let Some(Scanned {
-                    index,
-                    block,
-                    read,
-                    scan,
-                }) = scanned
-                else {
-                    ended = true;
-                    continue;
-                };
-                let r = scan.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-                waiting.insert(index, (block, read, r));
-                while let Some((block, read, r)) = waiting.remove(&next_merge) {
-                    merge_block(merger, r, &block);
-                    progress(read);
-                    locked(&given_back).push(block);
-                    next_merge += 1;
-                }
-            }
-        });
-        let mut reader = unlocked(shared).blocks;
-        reader.recycle(unlocked(given_back));
-        reader
-    }
-}
-
-/// A lock that a panic elsewhere does not poison: the scans' panics are caught and
-/// re-raised by the merge, and what the lock guards (the reader, spare buffers) is left
-/// whole by them.
-fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// What a lock held, once no job holds it (as [`locked`], whatever a panic left).
-fn unlocked<T>(m: std::sync::Mutex<T>) -> T {
-    m.into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The next block scanned. A run's files are scanned in parallel, so a file's scan may run
-/// on one of the pool's threads, and the blocks it hands out then wait in that thread's
-/// own queue: blocked on the channel, a thread that held a long file waited for work
-/// only it would do, and with every thread holding one (two files over a block, two
-/// threads) the run never ended. Such a thread runs pending work while it waits.
-fn next_scanned<T>(finished: &std::sync::mpsc::Receiver<T>) -> Option<T> {
-    use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
-    loop {
-        match finished.try_recv() {
-            Ok(scanned) => return Some(scanned),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        match rayon::yield_now() {
-            Some(rayon::Yield::Executed) => {}
-            // Nothing to run: the blocks are being scanned on other threads. The wait is
-            // short so that a block another thread hands out meanwhile is run here too.
-            Some(rayon::Yield::Idle) => {
-                match finished.recv_timeout(std::time::Duration::from_micros(200)) {
-                    Ok(scanned) => return Some(scanned),
-                    Err(RecvTimeoutError::Disconnected) => return None,
-                    Err(RecvTimeoutError::Timeout) => {}
-                }
-            }
-            None => return finished.recv().ok(),
-        }
-    }
+    let blocks = parallel::blocks_as_read(
+        gs,
+        budget,
+        &mut merger,
+        blocks,
+        first,
+        &mut progress,
+        hasher,
+    );
+    merger.out.counts.split_long_lines += blocks.split_long_lines();
+    let read = (merger.out.read_stop.as_ref()).map_or(blocks.total(), |stop| stop.offset);
+    merger.finish(read)
 }
 
 /// Scans a source held whole in memory as one block, as [`scan_stream`] scans an input

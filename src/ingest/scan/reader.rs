@@ -11,7 +11,7 @@ const FIRST_READ: usize = 64 << 10;
 /// The smallest block: the commands use `DEFAULT_BLOCK`; tests and the fuzz targets ask
 /// for small blocks so that a small input spans several and the merge of their edges (a
 /// traceback or a line across two blocks, a line split for its length) is in most runs.
-const MIN_BLOCK: usize = 256;
+pub(super) const MIN_BLOCK: usize = 256;
 
 /// A read buffer and how many of its bytes hold input.
 #[derive(Default)]
@@ -38,6 +38,20 @@ pub(super) struct Block {
 impl Block {
     pub(crate) fn bytes(&self) -> &[u8] {
         self.chunk.bytes()
+    }
+
+    /// The first `len` bytes of `buf` as a block.
+    pub(super) fn of(buf: Vec<u8>, len: usize, cut_tail: bool, inside_line: bool) -> Block {
+        Block {
+            chunk: Chunk { buf, len },
+            cut_tail,
+            inside_line,
+        }
+    }
+
+    /// Its buffer, to be filled again.
+    pub(super) fn into_buffer(self) -> Vec<u8> {
+        self.chunk.buf
     }
 }
 
@@ -91,7 +105,7 @@ impl<R: Read> BlockReader<R> {
 
     /// Gives the buffers of scanned blocks back for the next batch.
     pub(crate) fn recycle(&mut self, blocks: Vec<Block>) {
-        self.pool.extend(blocks.into_iter().map(|b| b.chunk.buf));
+        self.pool.extend(blocks.into_iter().map(Block::into_buffer));
     }
 
     /// Whether the input is read to its end and every block of it handed out.

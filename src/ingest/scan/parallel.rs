@@ -1,0 +1,280 @@
+//! A long input's blocks scanned on several threads as they are read, and merged in order.
+//!
+//! Each thread runs one loop: read the next block (under the reader's lock, so blocks are
+//! read, numbered and hashed in input order), scan it, and merge whatever is next in
+//! order (under the merge's lock). No thread is set apart to merge. The first design
+//! handed each block to the pool as a job of its own and merged on the thread that read
+//! the first block: on two threads it parked and was woken once a block on average (979
+//! and 979 `futex` calls for the 1,024 blocks of the shared GiB log) while the other
+//! thread slept whenever it ran out of spawned jobs, and two threads took 1.1–1.4× the
+//! CPU of one.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use super::block::BlockScan;
+use super::merge::Merger;
+use super::reader::{Block, BlockReader};
+use super::{merge_block, scan_one, EventBudget, ReadStop};
+use crate::grammar::GrammarSet;
+
+/// Where the loops take their blocks from. A block is claimed under the source's lock,
+/// so blocks are numbered in input order, and filled after the lock is let go: a file
+/// read at offsets copies its blocks on every thread at once (`positional`), a stream
+/// reads each block while it claims it.
+pub(super) trait BlockSource: Send {
+    type Claim: Send;
+    /// The next block's claim; `None` at the input's end.
+    fn claim(&mut self) -> Option<Self::Claim>;
+    /// Merged blocks, whose buffers the next reads may fill again.
+    fn recycle(&mut self, back: Vec<Block>);
+    /// The claimed block's bytes.
+    fn fill(claim: Self::Claim) -> Filled;
+}
+
+/// A block read: its bytes, the input's bytes up to its end (for progress), and what
+/// stopped its read short (the input ends with this block).
+pub(super) struct Filled {
+    pub(super) block: Block,
+    pub(super) read: u64,
+    pub(super) stop: Option<ReadStop>,
+}
+
+impl<R: Read + Send> BlockSource for BlockReader<R> {
+    type Claim = Filled;
+
+    fn claim(&mut self) -> Option<Filled> {
+        let block = self.next_batch(1).pop()?;
+        Some(Filled {
+            block,
+            read: self.total(),
+            stop: None,
+        })
+    }
+
+    fn fill(claim: Filled) -> Filled {
+        claim
+    }
+
+    fn recycle(&mut self, back: Vec<Block>) {
+        BlockReader::recycle(self, back);
+    }
+}
+
+/// The source as the loops share it.
+struct Claims<S> {
+    source: S,
+    /// The next block's place in the input, counted in blocks.
+    next_index: u64,
+}
+
+/// The merge's side: what is scanned and waits for an earlier block, and what is merged.
+struct MergeState<'m, 'g, P> {
+    merger: &'m mut Merger<'g>,
+    progress: &'m mut P,
+    /// The hash of the input's bytes, fed in order as blocks are merged (a source whose
+    /// reader does not hash what it reads).
+    hasher: Option<&'m mut twox_hash::XxHash3_64>,
+    /// Scanned blocks waiting for an earlier block's merge.
+    waiting: BTreeMap<u64, (Filled, BlockScan)>,
+    next_merge: u64,
+    /// Blocks claimed and not yet merged: a loop claims no more while `window` are.
+    in_flight: usize,
+    /// Merged blocks whose buffers the next claims take back.
+    given_back: Vec<Block>,
+    /// Loops waiting for room: a merge wakes them, and only then (each wake is a system
+    /// call, one a block when made after every merge).
+    waiting_for_room: usize,
+    /// A block's read stopped short: the input ends there, and later blocks are let go.
+    ended: bool,
+    /// The panic of a read, a scan or a merge: every loop stops and it is raised again
+    /// once they have.
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+impl<P: FnMut(u64)> MergeState<'_, '_, P> {
+    /// Whether the loops are to claim no more blocks.
+    fn stopped(&self) -> bool {
+        self.ended || self.panic.is_some()
+    }
+
+    /// Merges the blocks that are next in order; how many blocks left the window.
+    fn merge_ready(&mut self) -> usize {
+        let mut left = 0;
+        while let Some((filled, r)) = self.waiting.remove(&self.next_merge) {
+            let Filled { block, read, stop } = filled;
+            if let Some(h) = self.hasher.as_mut() {
+                std::hash::Hasher::write(&mut **h, block.bytes());
+            }
+            // Only a read that stopped short gives an empty block.
+            if !block.bytes().is_empty() {
+                merge_block(self.merger, r, &block);
+            }
+            (self.progress)(read);
+            self.give_back(block);
+            self.next_merge += 1;
+            left += 1;
+            if let Some(stop) = stop {
+                self.merger.out.read_stop = Some(stop);
+                self.ended = true;
+                for (_, (later, _)) in std::mem::take(&mut self.waiting) {
+                    self.give_back(later.block);
+                    left += 1;
+                }
+            }
+        }
+        left
+    }
+
+    fn give_back(&mut self, block: Block) {
+        self.given_back.push(block);
+        self.in_flight -= 1;
+    }
+}
+
+/// What the loops of one input share.
+struct Loops<'s, 'm, 'g, S, P> {
+    gs: &'s GrammarSet,
+    budget: &'s EventBudget,
+    claims: Mutex<Claims<S>>,
+    merge: Mutex<MergeState<'m, 'g, P>>,
+    /// Signalled when blocks leave the window or the loops stop.
+    room: Condvar,
+    window: usize,
+}
+
+impl<S: BlockSource, P: FnMut(u64) + Send> Loops<'_, '_, '_, S, P> {
+    /// Reads, scans and merges blocks until the input ends or a panic stops the loops.
+    /// `first`: the input's first block, read before the loops began.
+    fn run(&self, first: Option<Filled>) {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.scan(first)));
+        if let Err(payload) = ran {
+            // A loop that stopped by a panic may hold the block next in order: the others
+            // would wait for room forever.
+            locked(&self.merge).panic.get_or_insert(payload);
+            self.room.notify_all();
+        }
+    }
+
+    fn scan(&self, first: Option<Filled>) {
+        let mut next = first.map(|filled| (0, filled));
+        while let Some((index, filled)) = next.take().or_else(|| self.claim_next()) {
+            let r = scan_one(self.gs, self.budget, &filled.block);
+            let mut m = locked(&self.merge);
+            if m.stopped() {
+                m.give_back(filled.block);
+                return;
+            }
+            m.waiting.insert(index, (filled, r));
+            if m.merge_ready() > 0 && m.waiting_for_room > 0 {
+                self.room.notify_all();
+            }
+        }
+    }
+
+    /// The next block, once the window has room; `None` at the input's end or once the
+    /// loops stopped.
+    fn claim_next(&self) -> Option<(u64, Filled)> {
+        let back = {
+            let mut m = locked(&self.merge);
+            while m.in_flight >= self.window && !m.stopped() {
+                m.waiting_for_room += 1;
+                m = self.room.wait(m).unwrap_or_else(PoisonError::into_inner);
+                m.waiting_for_room -= 1;
+            }
+            if m.stopped() {
+                return None;
+            }
+            m.in_flight += 1;
+            std::mem::take(&mut m.given_back)
+        };
+        let claimed = {
+            let mut c = locked(&self.claims);
+            c.source.recycle(back);
+            let claim = c.source.claim();
+            claim.map(|claim| {
+                c.next_index += 1;
+                (c.next_index - 1, claim)
+            })
+        };
+        match claimed {
+            Some((index, claim)) => Some((index, S::fill(claim))),
+            None => {
+                locked(&self.merge).in_flight -= 1;
+                None
+            }
+        }
+    }
+}
+
+/// Scans the blocks of a long input on the pool's threads as they are read, and merges
+/// them in order: `first` is the input's first block, read already. At most two blocks a
+/// thread are claimed and not yet merged, so memory stays bounded whatever the blocks'
+/// speeds. `hasher` is fed the blocks' bytes in order. Returns the source (its totals and
+/// stop) once the input is read.
+///
+/// A loop waits for room only while another loop scans the block next in order, and no
+/// scan waits on the pool: a loop never waits for work that only its own thread would do
+/// (a run's files are scanned in parallel, each file's scan on one of the pool's threads,
+/// and a scan must not come to run pool work while it holds a block). The calling thread
+/// runs a loop itself, so the input is read to its end even when every other thread is
+/// busy with files of its own.
+pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
+    gs: &GrammarSet,
+    budget: &EventBudget,
+    merger: &mut Merger<'_>,
+    source: S,
+    first: Option<Filled>,
+    progress: &mut P,
+    hasher: Option<&mut twox_hash::XxHash3_64>,
+) -> S {
+    let loops = Loops {
+        gs,
+        budget,
+        claims: Mutex::new(Claims {
+            source,
+            next_index: u64::from(first.is_some()),
+        }),
+        merge: Mutex::new(MergeState {
+            merger,
+            progress,
+            hasher,
+            waiting: BTreeMap::new(),
+            next_merge: 0,
+            in_flight: usize::from(first.is_some()),
+            given_back: Vec::new(),
+            waiting_for_room: 0,
+            ended: false,
+            panic: None,
+        }),
+        room: Condvar::new(),
+        window: rayon::current_num_threads().max(1) * 2,
+    };
+    rayon::in_place_scope(|pool| {
+        for _ in 1..rayon::current_num_threads() {
+            let loops = &loops;
+            pool.spawn(move |_| loops.run(None));
+        }
+        loops.run(first);
+    });
+    let state = unlocked(loops.merge);
+    if let Some(payload) = state.panic {
+        std::panic::resume_unwind(payload);
+    }
+    let mut claims = unlocked(loops.claims);
+    claims.source.recycle(state.given_back);
+    claims.source
+}
+
+/// A lock that a panic elsewhere does not poison: the loops' panics are caught and raised
+/// again once every loop has stopped, and what the locks guard is left whole by them.
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a lock held, once no loop holds it (as [`locked`], whatever a panic left).
+fn unlocked<T>(m: Mutex<T>) -> T {
+    m.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
