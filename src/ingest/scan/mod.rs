@@ -441,7 +441,7 @@ pub(crate) fn scan_file_at(
 ) -> SourceScan {
     use parallel::BlockSource;
     let mut merger = Merger::new(gs, source, budget);
-    let mut blocks = positional::FileBlocks::new(file, 0, block_size);
+    let mut blocks = positional::FileBlocks::new(file, block_size);
     let first = blocks.claim().map(positional::FileBlocks::fill);
     if let Some(head) = &first {
         merger.out.detected = detect_head(gs, head.block.bytes());

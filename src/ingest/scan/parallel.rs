@@ -1,13 +1,14 @@
 //! A long input's blocks scanned on several threads as they are read, and merged in order.
 //!
-//! Each thread runs one loop: read the next block (under the reader's lock, so blocks are
-//! read, numbered and hashed in input order), scan it, and merge whatever is next in
-//! order (under the merge's lock). No thread is set apart to merge. The first design
-//! handed each block to the pool as a job of its own and merged on the thread that read
-//! the first block: on two threads it parked and was woken once a block on average (979
-//! and 979 `futex` calls for the 1,024 blocks of the shared GiB log) while the other
-//! thread slept whenever it ran out of spawned jobs, and two threads took 1.1–1.4× the
-//! CPU of one.
+//! Each thread runs one loop: claim the next block (under the source's lock, so blocks
+//! are numbered, and a stream's read, decompressed and hashed, in input order), read it
+//! if the claim did not, scan it, and merge whatever is next in order (under the merge's
+//! lock). No thread is set apart to merge. The design before handed each block to the
+//! pool as a job of its own and merged on the thread that read the first block: on two
+//! threads that thread parked and was woken once a block (979 and 979 `futex` calls for
+//! the 1,024 blocks of the shared GiB log) while the other slept whenever it ran out of
+//! spawned jobs, and two threads took 1.1–1.4× the CPU of one (docs/performance.md, "The
+//! seventh change of 2026-12-06").
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -277,4 +278,123 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What a lock held, once no loop holds it (as [`locked`], whatever a panic left).
 fn unlocked<T>(m: Mutex<T>) -> T {
     m.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks handed out as written: block `stop_at` reads short (its read stop), and the
+    /// fill of a block whose first byte is `!` panics.
+    struct Scripted {
+        blocks: std::collections::VecDeque<Vec<u8>>,
+        read: u64,
+        index: usize,
+        stop_at: Option<usize>,
+    }
+
+    impl BlockSource for Scripted {
+        type Claim = (usize, Filled);
+
+        fn claim(&mut self) -> Option<(usize, Filled)> {
+            let bytes = self.blocks.pop_front()?;
+            self.read += bytes.len() as u64;
+            self.index += 1;
+            let stop = (self.stop_at == Some(self.index - 1)).then(|| ReadStop {
+                offset: self.read,
+                reason: crate::ingest::source::StopReason::Error("cut".into()),
+            });
+            let len = bytes.len();
+            let filled = Filled {
+                block: Block::of(bytes, len, false, false),
+                read: self.read,
+                stop,
+            };
+            Some((self.index - 1, filled))
+        }
+
+        fn recycle(&mut self, _: Vec<Block>) {}
+
+        fn fill((index, filled): (usize, Filled)) -> Filled {
+            assert!(filled.block.bytes().first() != Some(&b'!'), "block {index}");
+            filled
+        }
+    }
+
+    /// 40 blocks of 3 record lines each; block `panic_at`'s first byte is `!`.
+    fn scripted(stop_at: Option<usize>, panic_at: Option<usize>) -> Scripted {
+        let blocks = (0..40)
+            .map(|k| {
+                let mut b = Vec::new();
+                for i in 0..3 {
+                    b.extend_from_slice(
+                        format!("[2026-12-06 10:11:12 TP0] line {k}.{i}\n").as_bytes(),
+                    );
+                }
+                if panic_at == Some(k) {
+                    b[0] = b'!';
+                }
+                b
+            })
+            .collect();
+        Scripted {
+            blocks,
+            read: 0,
+            index: 0,
+            stop_at,
+        }
+    }
+
+    fn scan(source: Scripted, threads: usize) -> std::thread::Result<(SourceScan, Vec<u64>)> {
+        let gs = GrammarSet::builtin().expect("built-in grammars compile");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        let budget = EventBudget::default();
+        pool.install(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut merger = Merger::new(&gs, 0, &budget);
+                let mut reads = Vec::new();
+                let mut progress = |n| reads.push(n);
+                let _ =
+                    blocks_as_read(&gs, &budget, &mut merger, source, None, &mut progress, None);
+                (merger.finish(0), reads)
+            }))
+        })
+    }
+
+    use super::super::SourceScan;
+
+    #[test]
+    fn a_block_read_short_ends_the_input_on_any_thread_count() {
+        for threads in [1, 2, 4] {
+            let (whole, reads) = scan(scripted(None, None), threads).expect("no panic");
+            assert_eq!(whole.counts.lines, 120, "{threads}");
+            assert!(whole.read_stop.is_none());
+            // Progress comes in input order, a block at a time.
+            assert_eq!(reads.len(), 40);
+            assert!(reads.windows(2).all(|w| w[0] < w[1]));
+            let (cut, reads) = scan(scripted(Some(17), None), threads).expect("no panic");
+            // Blocks 0 to 17 are merged, 3 lines each; what the other loops read after it
+            // is let go.
+            assert_eq!(cut.counts.lines, 54, "{threads}");
+            assert_eq!(reads.len(), 18);
+            let stop = cut.read_stop.expect("the short read's stop");
+            assert_eq!(Some(&stop.offset), reads.last());
+        }
+    }
+
+    #[test]
+    fn a_panic_in_one_loop_stops_the_others_and_is_raised() {
+        for threads in [1, 2, 4] {
+            let panicked = scan(scripted(None, Some(17)), threads);
+            let payload = panicked.expect_err("the fill's panic is raised");
+            let text = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert!(text.contains("block 17"), "{threads}: {text}");
+        }
+    }
 }

@@ -47,12 +47,12 @@ pub(super) enum FileClaim<'f> {
 }
 
 impl<'f> FileBlocks<'f> {
-    /// The blocks of `file` from `offset` on.
-    pub(super) fn new(file: &'f File, offset: u64, block_size: usize) -> Self {
+    /// The blocks of `file`, from its start.
+    pub(super) fn new(file: &'f File, block_size: usize) -> Self {
         FileBlocks {
             file,
             block_size: block_size.max(MIN_BLOCK),
-            offset,
+            offset: 0,
             at_end: false,
             probe: Vec::new(),
             pool: Vec::new(),
@@ -247,7 +247,7 @@ mod tests {
             while let Some(b) = stream.next_batch(1).pop() {
                 expected.push(shown(&b));
             }
-            let mut at = FileBlocks::new(&file, 0, block_size);
+            let mut at = FileBlocks::new(&file, block_size);
             let (mut got, mut read_whole, mut read_after, mut read) = (Vec::new(), 0, 0, 0);
             while let Some(claim) = at.claim() {
                 match &claim {
@@ -289,7 +289,7 @@ mod tests {
             .flat_map(|i| format!("line {i}\n").into_bytes())
             .collect();
         let file = file_of(&text);
-        let mut at = FileBlocks::new(&file, 0, 4 * PROBE);
+        let mut at = FileBlocks::new(&file, 4 * PROBE);
         let claim = at.claim().expect("a block");
         assert!(matches!(claim, FileClaim::At { .. }));
         file.set_len(1000).expect("truncated");
