@@ -23,6 +23,16 @@ struct FileScan {
     compression: source::Compression,
 }
 
+/// One log to scan, as source `index` of the run, and what its scan needs.
+struct FileRead<'a> {
+    gs: &'a GrammarSet,
+    index: usize,
+    sf: &'a SourceFile,
+    opts: &'a LoadOptions,
+    budget: &'a scan::EventBudget,
+    progress: &'a (dyn Fn(usize, u64) + Sync),
+}
+
 fn scan_file(
     gs: &GrammarSet,
     index: usize,
@@ -31,180 +41,188 @@ fn scan_file(
     budget: &scan::EventBudget,
     progress: &(dyn Fn(usize, u64) + Sync),
 ) -> Result<FileScan, LoadError> {
-    if let Some(f) = scan_small_file(gs, index, sf, opts, budget, progress)? {
+    let read = FileRead {
+        gs,
+        index,
+        sf,
+        opts,
+        budget,
+        progress,
+    };
+    if let Some(f) = read.small_file()? {
         return Ok(f);
     }
     #[cfg(unix)]
-    if let Some(f) = scan_large_file(gs, index, sf, opts, budget, progress)? {
+    if let Some(f) = read.large_file()? {
         return Ok(f);
     }
-    let opts = &block_for(opts, sf);
-    let stream = source::open_stream(sf, opts.digest)?;
-    let raw = stream.raw_counter();
-    let digest = stream.raw_digest();
-    let compression = stream.compression;
-    let mut reader = stream.reader;
-    // Look at the first bytes before scanning: a binary file is refused, not scanned
-    // into thousands of unknown lines.
-    let mut head = vec![0u8; 8192];
-    let (filled, error) = scan::read_full(&mut reader, &mut head, None);
-    // A file cut within its first bytes: what was decoded is still read.
-    let head_stop = error.map(|e| scan::ReadStop::after(filled as u64, &e));
-    head.truncate(filled);
-    if head_stop.is_some() {
-        reader = Box::new(std::io::empty());
-    }
-    // UTF-16 with a byte-order mark is text (NUL in every other byte), read as UTF-8.
-    let utf16 = match head.get(..2) {
-        Some([0xff, 0xfe]) => Some(false),
-        Some([0xfe, 0xff]) => Some(true),
-        _ => None,
-    };
-    let text: Box<dyn Read + Send> = match utf16 {
-        Some(big_endian) => {
-            let body = Cursor::new(head.split_off(2)).chain(reader);
-            Box::new(crate::base::text::Utf16Reader::new(body, big_endian))
-        }
-        None => {
-            if let Some(offset) = source::binary_offset(&head) {
-                return Err(SourceError::Binary {
-                    path: sf.display(),
-                    offset,
-                }
-                .into());
-            }
-            Box::new(Cursor::new(head).chain(reader))
-        }
-    };
-    let mut scan = scan::scan_stream(gs, index, text, opts.block_size, budget, |n| {
-        progress(index, n)
-    });
-    if head_stop.is_some() {
-        scan.read_stop = head_stop;
-    }
-    if let (None, Some(&d)) = (&scan.read_stop, digest.get()) {
-        let _ = sf.digest.set(d);
-    }
-    Ok(FileScan {
-        scan,
-        raw_bytes: raw.load(std::sync::atomic::Ordering::Relaxed),
-        compression,
-    })
+    read.stream()
 }
 
-/// A plain file smaller than a block (a rank's log of a run of thousands), read with one
-/// open and one read into one buffer and scanned in place; `None` for any other file
-/// (compressed, UTF-16, grown past a block since it was listed), which the stream path
-/// reads as before. Binary files are refused as there.
-fn scan_small_file(
-    gs: &GrammarSet,
-    index: usize,
-    sf: &SourceFile,
-    opts: &LoadOptions,
-    budget: &scan::EventBudget,
-    progress: &(dyn Fn(usize, u64) + Sync),
-) -> Result<Option<FileScan>, LoadError> {
-    let (None | Some(source::Compression::None), Some(size), false) =
-        (sf.compression, sf.size, sf.is_stdin())
-    else {
-        return Ok(None);
-    };
-    if size >= opts.block_size as u64 {
-        return Ok(None);
+impl FileRead<'_> {
+    /// The file read as a stream: the way for one compressed, in UTF-16 or on stdin, and
+    /// for a plain file longer than a block on one thread.
+    fn stream(&self) -> Result<FileScan, LoadError> {
+        let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
+        let (budget, progress) = (self.budget, self.progress);
+        let opts = &block_for(opts, sf);
+        let stream = source::open_stream(sf, opts.digest)?;
+        let raw = stream.raw_counter();
+        let digest = stream.raw_digest();
+        let compression = stream.compression;
+        let mut reader = stream.reader;
+        // Look at the first bytes before scanning: a binary file is refused, not scanned
+        // into thousands of unknown lines.
+        let mut head = vec![0u8; 8192];
+        let (filled, error) = scan::read_full(&mut reader, &mut head, None);
+        // A file cut within its first bytes: what was decoded is still read.
+        let head_stop = error.map(|e| scan::ReadStop::after(filled as u64, &e));
+        head.truncate(filled);
+        if head_stop.is_some() {
+            reader = Box::new(std::io::empty());
+        }
+        // UTF-16 with a byte-order mark is text (NUL in every other byte), read as UTF-8.
+        let utf16 = match head.get(..2) {
+            Some([0xff, 0xfe]) => Some(false),
+            Some([0xfe, 0xff]) => Some(true),
+            _ => None,
+        };
+        let text: Box<dyn Read + Send> = match utf16 {
+            Some(big_endian) => {
+                let body = Cursor::new(head.split_off(2)).chain(reader);
+                Box::new(crate::base::text::Utf16Reader::new(body, big_endian))
+            }
+            None => {
+                if let Some(offset) = source::binary_offset(&head) {
+                    return Err(SourceError::Binary {
+                        path: sf.display(),
+                        offset,
+                    }
+                    .into());
+                }
+                Box::new(Cursor::new(head).chain(reader))
+            }
+        };
+        let mut scan = scan::scan_stream(gs, index, text, opts.block_size, budget, |n| {
+            progress(index, n)
+        });
+        if head_stop.is_some() {
+            scan.read_stop = head_stop;
+        }
+        if let (None, Some(&d)) = (&scan.read_stop, digest.get()) {
+            let _ = sf.digest.set(d);
+        }
+        Ok(FileScan {
+            scan,
+            raw_bytes: raw.load(std::sync::atomic::Ordering::Relaxed),
+            compression,
+        })
     }
-    let file = std::fs::File::open(&sf.path).map_err(|source| SourceError::Unreadable {
-        path: sf.display(),
-        source,
-    })?;
-    // One byte more than a block tells a file that grew past it.
-    let limit = opts.block_size as u64 + 1;
-    with_read_buffer(|bytes| {
-        let stop = read_listed(file, size, limit, bytes);
-        let head = &bytes[..bytes.len().min(8192)];
-        let plain = source::Compression::None == source::compression_of(head);
-        let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
-        if bytes.len() as u64 >= limit || !plain || utf16 {
+
+    /// A plain file smaller than a block (a rank's log of a run of thousands), read with one
+    /// open and one read into one buffer and scanned in place; `None` for any other file
+    /// (compressed, UTF-16, grown past a block since it was listed), which the stream path
+    /// reads as before. Binary files are refused as there.
+    fn small_file(&self) -> Result<Option<FileScan>, LoadError> {
+        let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
+        let (budget, progress) = (self.budget, self.progress);
+        let Some(size) = listed_plain(sf).filter(|&size| size < opts.block_size as u64) else {
+            return Ok(None);
+        };
+        let file = open_listed(sf)?;
+        // One byte more than a block tells a file that grew past it.
+        let limit = opts.block_size as u64 + 1;
+        with_read_buffer(|bytes| {
+            let stop = read_listed(file, size, limit, bytes);
+            if bytes.len() as u64 >= limit || !plain_text_head(sf, bytes)? {
+                return Ok(None);
+            }
+            let mut scan = scan::scan_whole(gs, index, bytes, budget, |n| progress(index, n));
+            if stop.is_none() && opts.digest {
+                let _ = sf.digest.set(crate::ingest::stream::content_digest(bytes));
+            }
+            scan.read_stop = stop;
+            Ok(Some(FileScan {
+                raw_bytes: bytes.len() as u64,
+                scan,
+                compression: source::Compression::None,
+            }))
+        })
+    }
+
+    /// A plain file longer than a block, on more than one thread: its blocks read at their
+    /// offsets by the scanning threads (`scan::scan_file_at`), so that they copy from the
+    /// page cache at once; `None` for any other file (compressed, UTF-16, stdin, or a pool
+    /// of one thread), which the stream path reads. Binary files are refused as there.
+    #[cfg(unix)]
+    fn large_file(&self) -> Result<Option<FileScan>, LoadError> {
+        let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
+        let (budget, progress) = (self.budget, self.progress);
+        let long = |size: &u64| *size >= opts.block_size as u64;
+        if listed_plain(sf).filter(long).is_none() || rayon::current_num_threads() < 2 {
             return Ok(None);
         }
-        if let Some(offset) = source::binary_offset(head) {
-            return Err(SourceError::Binary {
-                path: sf.display(),
-                offset,
-            }
-            .into());
+        let file = open_listed(sf)?;
+        let mut head = [0u8; 8192];
+        let (filled, error) = scan::read_full(&mut &file, &mut head, None);
+        // A file that cannot be read from its start is left to the stream path's notes.
+        if error.is_some() || !plain_text_head(sf, &head[..filled])? {
+            return Ok(None);
         }
-        let mut scan = scan::scan_whole(gs, index, bytes, budget, |n| progress(index, n));
-        if stop.is_none() && opts.digest {
-            let _ = sf.digest.set(crate::ingest::stream::content_digest(bytes));
+        let mut hasher = opts.digest.then(crate::ingest::stream::content_hasher);
+        let scan = scan::scan_file_at(
+            gs,
+            index,
+            &file,
+            opts.block_size,
+            budget,
+            hasher.as_mut(),
+            |n| progress(index, n),
+        );
+        if let (None, Some(h)) = (&scan.read_stop, hasher) {
+            let _ = sf.digest.set(std::hash::Hasher::finish(&h));
         }
-        scan.read_stop = stop;
         Ok(Some(FileScan {
-            raw_bytes: bytes.len() as u64,
+            raw_bytes: scan.bytes,
             scan,
             compression: source::Compression::None,
         }))
+    }
+}
+
+/// A regular file's size as listed, when the listing saw no compression; `None` for a
+/// compressed file or stdin.
+fn listed_plain(sf: &SourceFile) -> Option<u64> {
+    match (sf.compression, sf.size, sf.is_stdin()) {
+        (None | Some(source::Compression::None), Some(size), false) => Some(size),
+        _ => None,
+    }
+}
+
+fn open_listed(sf: &SourceFile) -> Result<std::fs::File, SourceError> {
+    std::fs::File::open(&sf.path).map_err(|source| SourceError::Unreadable {
+        path: sf.display(),
+        source,
     })
 }
 
-/// A plain file longer than a block, on more than one thread: its blocks read at their
-/// offsets by the scanning threads (`scan::scan_file_at`), so that they copy from the
-/// page cache at once; `None` for any other file (compressed, UTF-16, stdin, or a pool
-/// of one thread), which the stream path reads. Binary files are refused as there.
-#[cfg(unix)]
-fn scan_large_file(
-    gs: &GrammarSet,
-    index: usize,
-    sf: &SourceFile,
-    opts: &LoadOptions,
-    budget: &scan::EventBudget,
-    progress: &(dyn Fn(usize, u64) + Sync),
-) -> Result<Option<FileScan>, LoadError> {
-    let (None | Some(source::Compression::None), Some(size), false) =
-        (sf.compression, sf.size, sf.is_stdin())
-    else {
-        return Ok(None);
-    };
-    if size < opts.block_size as u64 || rayon::current_num_threads() < 2 {
-        return Ok(None);
-    }
-    let file = std::fs::File::open(&sf.path).map_err(|source| SourceError::Unreadable {
-        path: sf.display(),
-        source,
-    })?;
-    let mut head = [0u8; 8192];
-    let (filled, error) = scan::read_full(&mut &file, &mut head, None);
-    let head = &head[..filled];
+/// Whether a file that begins with `bytes` is plain text, to be read in place: false for
+/// one compressed or in UTF-16 (the stream path reads it), an error for a binary one.
+fn plain_text_head(sf: &SourceFile, bytes: &[u8]) -> Result<bool, LoadError> {
+    let head = &bytes[..bytes.len().min(8192)];
     let plain = source::Compression::None == source::compression_of(head);
     let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
-    // A file that cannot be read from its start is left to the stream path's notes.
-    if error.is_some() || !plain || utf16 {
-        return Ok(None);
+    if !plain || utf16 {
+        return Ok(false);
     }
-    if let Some(offset) = source::binary_offset(head) {
-        return Err(SourceError::Binary {
+    match source::binary_offset(head) {
+        Some(offset) => Err(SourceError::Binary {
             path: sf.display(),
             offset,
         }
-        .into());
+        .into()),
+        None => Ok(true),
     }
-    let mut hasher = opts.digest.then(crate::ingest::stream::content_hasher);
-    let scan = scan::scan_file_at(
-        gs,
-        index,
-        &file,
-        opts.block_size,
-        budget,
-        hasher.as_mut(),
-        |n| progress(index, n),
-    );
-    if let (None, Some(h)) = (&scan.read_stop, hasher) {
-        let _ = sf.digest.set(std::hash::Hasher::finish(&h));
-    }
-    Ok(Some(FileScan {
-        raw_bytes: scan.bytes,
-        scan,
-        compression: source::Compression::None,
-    }))
 }
 
 /// Runs `f` with this thread's reading buffer: a run of thousands of rank files read each
