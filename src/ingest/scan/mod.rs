@@ -398,9 +398,9 @@ pub(crate) fn scan_stream<R: Read + Send>(
         let first = (first.into_iter().next()).map(|block| parallel::Filled {
             block,
             read,
-            stop: None,
+            last: None,
         });
-        blocks =
+        (blocks, _) =
             parallel::blocks_as_read(gs, budget, &mut merger, blocks, first, &mut progress, None);
     }
     merger.out.counts.split_long_lines += blocks.split_long_lines();
@@ -446,7 +446,7 @@ pub(crate) fn scan_file_at(
     if let Some(head) = &first {
         merger.out.detected = detect_head(gs, head.block.bytes());
     }
-    let blocks = parallel::blocks_as_read(
+    let (blocks, read) = parallel::blocks_as_read(
         gs,
         budget,
         &mut merger,
@@ -456,7 +456,6 @@ pub(crate) fn scan_file_at(
         hasher,
     );
     merger.out.counts.split_long_lines += blocks.split_long_lines();
-    let read = (merger.out.read_stop.as_ref()).map_or(blocks.total(), |stop| stop.offset);
     merger.finish(read)
 }
 

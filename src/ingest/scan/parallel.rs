@@ -35,12 +35,14 @@ pub(super) trait BlockSource: Send {
     fn fill(claim: Self::Claim) -> Filled;
 }
 
-/// A block read: its bytes, the input's bytes up to its end (for progress), and what
-/// stopped its read short (the input ends with this block).
+/// A block read: its bytes, and the input's bytes up to its end (for progress).
 pub(super) struct Filled {
     pub(super) block: Block,
     pub(super) read: u64,
-    pub(super) stop: Option<ReadStop>,
+    /// The input ends with this block, read short: at the error that stopped the read
+    /// (`Some`), or where the file ended (`None`: it became shorter since the block was
+    /// claimed, which the read notes tell by its size).
+    pub(super) last: Option<Option<ReadStop>>,
 }
 
 impl<R: Read + Send> BlockSource for BlockReader<R> {
@@ -51,7 +53,7 @@ impl<R: Read + Send> BlockSource for BlockReader<R> {
         Some(Filled {
             block,
             read: self.total(),
-            stop: None,
+            last: None,
         })
     }
 
@@ -90,6 +92,8 @@ struct MergeState<'m, 'g, P> {
     waiting_for_room: usize,
     /// A block's read stopped short: the input ends there, and later blocks are let go.
     ended: bool,
+    /// The input's bytes up to the last block merged.
+    merged_to: u64,
     /// The panic of a read, a scan or a merge: every loop stops and it is raised again
     /// once they have.
     panic: Option<Box<dyn Any + Send>>,
@@ -105,7 +109,7 @@ impl<P: FnMut(u64)> MergeState<'_, '_, P> {
     fn merge_ready(&mut self) -> usize {
         let mut left = 0;
         while let Some((filled, r)) = self.waiting.remove(&self.next_merge) {
-            let Filled { block, read, stop } = filled;
+            let Filled { block, read, last } = filled;
             if let Some(h) = self.hasher.as_mut() {
                 std::hash::Hasher::write(&mut **h, block.bytes());
             }
@@ -114,11 +118,12 @@ impl<P: FnMut(u64)> MergeState<'_, '_, P> {
                 merge_block(self.merger, r, &block);
             }
             (self.progress)(read);
+            self.merged_to = read;
             self.give_back(block);
             self.next_merge += 1;
             left += 1;
-            if let Some(stop) = stop {
-                self.merger.out.read_stop = Some(stop);
+            if let Some(stop) = last {
+                self.merger.out.read_stop = stop;
                 self.ended = true;
                 for (_, (later, _)) in std::mem::take(&mut self.waiting) {
                     self.give_back(later.block);
@@ -214,7 +219,7 @@ impl<S: BlockSource, P: FnMut(u64) + Send> Loops<'_, '_, '_, S, P> {
 /// them in order: `first` is the input's first block, read already. At most two blocks a
 /// thread are claimed and not yet merged, so memory stays bounded whatever the blocks'
 /// speeds. `hasher` is fed the blocks' bytes in order. Returns the source (its totals and
-/// stop) once the input is read.
+/// stop) once the input is read, and the input's bytes up to the last block merged.
 ///
 /// A loop waits for room only while another loop scans the block next in order, and no
 /// scan waits on the pool: a loop never waits for work that only its own thread would do
@@ -230,7 +235,7 @@ pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
     first: Option<Filled>,
     progress: &mut P,
     hasher: Option<&mut twox_hash::XxHash3_64>,
-) -> S {
+) -> (S, u64) {
     let loops = Loops {
         gs,
         budget,
@@ -248,6 +253,7 @@ pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
             given_back: Vec::new(),
             waiting_for_room: 0,
             ended: false,
+            merged_to: 0,
             panic: None,
         }),
         room: Condvar::new(),
@@ -266,7 +272,7 @@ pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
     }
     let mut claims = unlocked(loops.claims);
     claims.source.recycle(state.given_back);
-    claims.source
+    (claims.source, state.merged_to)
 }
 
 /// A lock that a panic elsewhere does not poison: the loops' panics are caught and raised
@@ -300,15 +306,17 @@ mod tests {
             let bytes = self.blocks.pop_front()?;
             self.read += bytes.len() as u64;
             self.index += 1;
-            let stop = (self.stop_at == Some(self.index - 1)).then(|| ReadStop {
-                offset: self.read,
-                reason: crate::ingest::source::StopReason::Error("cut".into()),
+            let last = (self.stop_at == Some(self.index - 1)).then(|| {
+                Some(ReadStop {
+                    offset: self.read,
+                    reason: crate::ingest::source::StopReason::Error("cut".into()),
+                })
             });
             let len = bytes.len();
             let filled = Filled {
                 block: Block::of(bytes, len, false, false),
                 read: self.read,
-                stop,
+                last,
             };
             Some((self.index - 1, filled))
         }
@@ -357,9 +365,9 @@ mod tests {
                 let mut merger = Merger::new(&gs, 0, &budget);
                 let mut reads = Vec::new();
                 let mut progress = |n| reads.push(n);
-                let _ =
+                let (_, read) =
                     blocks_as_read(&gs, &budget, &mut merger, source, None, &mut progress, None);
-                (merger.finish(0), reads)
+                (merger.finish(read), reads)
             }))
         })
     }
@@ -382,6 +390,7 @@ mod tests {
             assert_eq!(reads.len(), 18);
             let stop = cut.read_stop.expect("the short read's stop");
             assert_eq!(Some(&stop.offset), reads.last());
+            assert_eq!(Some(&cut.bytes), reads.last());
         }
     }
 

@@ -60,11 +60,6 @@ impl<'f> FileBlocks<'f> {
         }
     }
 
-    /// Bytes of the file handed out in blocks.
-    pub(super) fn total(&self) -> u64 {
-        self.offset
-    }
-
     /// Lines longer than a block, split to keep memory bounded.
     pub(super) fn split_long_lines(&self) -> u64 {
         self.split_long_lines
@@ -107,7 +102,7 @@ impl<'f> FileBlocks<'f> {
         Some(Filled {
             block: Block::of(buf, len, cut_tail, inside_line),
             read: self.offset,
-            stop: error.map(|e| ReadStop::after(start + n as u64, &e)),
+            last: ends.then(|| error.map(|e| ReadStop::after(start + n as u64, &e))),
         })
     }
 }
@@ -148,28 +143,25 @@ impl<'f> BlockSource for FileBlocks<'f> {
         };
         buf.resize(len, 0);
         let (n, error) = read_full_at(file, &mut buf[..len], start);
-        let stop = match error {
-            Some(e) => Some(ReadStop::after(start + n as u64, &e)),
-            None if n < len => Some(ReadStop::after(start + n as u64, &shrank())),
+        let last = match error {
+            Some(e) => Some(Some(ReadStop::after(start + n as u64, &e))),
+            // The file became shorter since the claim saw the block whole; the read notes
+            // say so from its size, as when a stream meets the end early.
+            None if n < len => Some(None),
             None => None,
         };
         // A block read short ends the input: its last line is cut if it has no line end.
-        let cut_tail = stop.is_some() && n > 0 && buf[n - 1] != b'\n';
+        let cut_tail = last.is_some() && n > 0 && buf[n - 1] != b'\n';
         Filled {
             block: Block::of(buf, n, cut_tail, false),
             read: start + n as u64,
-            stop,
+            last,
         }
     }
 
     fn recycle(&mut self, back: Vec<Block>) {
         self.pool.extend(back.into_iter().map(Block::into_buffer));
     }
-}
-
-/// The file ended before a block its claim had seen whole: it was cut while read.
-fn shrank() -> io::Error {
-    io::Error::other("the file became shorter while it was read")
 }
 
 /// Fills `buf` from the file's bytes at `offset` on, as far as the file goes: the bytes
@@ -255,7 +247,7 @@ mod tests {
                     FileClaim::At { .. } => read_after += 1,
                 }
                 let filled = FileBlocks::fill(claim);
-                assert!(filled.stop.is_none());
+                assert!(filled.last.is_none() || at.offset == text.len() as u64);
                 read += filled.block.bytes().len() as u64;
                 assert_eq!(filled.read, read, "bytes read up to the block's end");
                 got.push(shown(&filled.block));
@@ -270,7 +262,7 @@ mod tests {
                 assert!(g.0 == e.0, "block {k} of {block_size}: bytes differ");
             }
             assert_eq!(at.split_long_lines(), stream.split_long_lines());
-            assert_eq!(at.total(), text.len() as u64);
+            assert_eq!(at.offset, text.len() as u64);
             // The 150 KiB and 100 KiB lines are longer than every block here.
             assert!(at.split_long_lines() >= 2, "blocks of {block_size}");
             // Both ways of finding a block's end were taken: from the range's last bytes,
@@ -301,7 +293,7 @@ mod tests {
         // in `line 123`.
         assert_eq!(&text[990..1000], b"ne 122\nlin");
         assert!(filled.block.cut_tail);
-        let stop = filled.stop.expect("a stop");
-        assert_eq!(stop.offset, 1000);
+        // The input ends there, with no error: the read notes tell a file that shrank.
+        assert!(matches!(filled.last, Some(None)));
     }
 }
