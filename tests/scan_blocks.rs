@@ -4,10 +4,10 @@
 //! few KiB and scanned by pools of one and four threads (four: blocks are then scanned as
 //! they are read, each on whichever thread is free, and merged in input order), read as a
 //! stream and at the blocks' offsets in the file, gives the events, line counts and notes
-//! of the whole file scanned as one block. What a block's
-//! first lines need from the lines before it (a traceback open or parked there, the
-//! unprefixed traceback gathered since the last record, the lines of an input that starts
-//! inside one) is carried across the boundary (`Merger::push_block`).
+//! of the whole file scanned as one block. What a block's first lines need from the lines
+//! before it (a traceback open or parked there, the unprefixed traceback gathered since
+//! the last record, the lines of an input that starts inside one) is carried across the
+//! boundary (`Merger::push_block`).
 
 // A test that unwraps fails on its own line; input is what the tool under test reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
