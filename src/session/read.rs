@@ -82,12 +82,7 @@ impl FileRead<'_> {
             reader = Box::new(std::io::empty());
         }
         // UTF-16 with a byte-order mark is text (NUL in every other byte), read as UTF-8.
-        let utf16 = match head.get(..2) {
-            Some([0xff, 0xfe]) => Some(false),
-            Some([0xfe, 0xff]) => Some(true),
-            _ => None,
-        };
-        let text: Box<dyn Read + Send> = match utf16 {
+        let text: Box<dyn Read + Send> = match utf16_big_endian(&head) {
             Some(big_endian) => {
                 let body = Cursor::new(head.split_off(2)).chain(reader);
                 Box::new(crate::base::text::Utf16Reader::new(body, big_endian))
@@ -211,8 +206,7 @@ fn open_listed(sf: &SourceFile) -> Result<std::fs::File, SourceError> {
 fn plain_text_head(sf: &SourceFile, bytes: &[u8]) -> Result<bool, LoadError> {
     let head = &bytes[..bytes.len().min(8192)];
     let plain = source::Compression::None == source::compression_of(head);
-    let utf16 = matches!(head.get(..2), Some([0xff, 0xfe] | [0xfe, 0xff]));
-    if !plain || utf16 {
+    if !plain || utf16_big_endian(head).is_some() {
         return Ok(false);
     }
     match source::binary_offset(head) {
@@ -222,6 +216,16 @@ fn plain_text_head(sf: &SourceFile, bytes: &[u8]) -> Result<bool, LoadError> {
         }
         .into()),
         None => Ok(true),
+    }
+}
+
+/// Whether a file that begins with `head` is UTF-16 by its byte-order mark, and then
+/// whether big-endian.
+fn utf16_big_endian(head: &[u8]) -> Option<bool> {
+    match head.get(..2) {
+        Some([0xff, 0xfe]) => Some(false),
+        Some([0xfe, 0xff]) => Some(true),
+        _ => None,
     }
 }
 

@@ -427,8 +427,8 @@ fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
 /// Scans a plain regular file longer than a block on the pool's threads, its blocks
 /// read at their offsets (`positional`) as they are claimed: what [`scan_stream`] gives
 /// of its bytes, read by every scanning thread at once rather than one after the other.
-/// `hasher` is fed the file's bytes in order; a read that stopped short is in
-/// `read_stop`, and the hash then covers only what was read.
+/// `hasher` is fed the file's bytes in order, as far as they were read: a read error is in
+/// `read_stop`, and a file cut shorter while read ends where it was cut (`bytes`).
 #[cfg(unix)]
 pub(crate) fn scan_file_at(
     gs: &GrammarSet,

@@ -200,10 +200,9 @@ impl<S: BlockSource, P: FnMut(u64) + Send> Loops<'_, '_, '_, S, P> {
             let mut c = locked(&self.claims);
             c.source.recycle(back);
             let claim = c.source.claim();
-            claim.map(|claim| {
-                c.next_index += 1;
-                (c.next_index - 1, claim)
-            })
+            let index = c.next_index;
+            c.next_index += u64::from(claim.is_some());
+            claim.map(|claim| (index, claim))
         };
         match claimed {
             Some((index, claim)) => Some((index, S::fill(claim))),

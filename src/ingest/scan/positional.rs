@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io;
 
 use super::parallel::{BlockSource, Filled};
-use super::reader::{Block, MIN_BLOCK};
+use super::reader::{cut_point, Block, MIN_BLOCK};
 use super::ReadStop;
 
 /// Bytes at the end of a block's range looked at for its last line end. A line as long
@@ -78,21 +78,15 @@ impl<'f> FileBlocks<'f> {
         Some(probe_at + last as u64 + 1)
     }
 
-    /// Reads the whole range from `start` and cuts it as `BlockReader::cut` does.
+    /// Reads the whole range from `start` and cuts it where `BlockReader::cut` would.
     fn read_range(&mut self, start: u64) -> Option<Filled> {
         let mut buf = self.pool.pop().unwrap_or_default();
         buf.resize(self.block_size, 0);
         let (n, error) = read_full_at(self.file, &mut buf, start);
         let ends = error.is_some() || n < self.block_size;
-        let (len, inside_line) = if ends {
-            self.at_end = true;
-            (n, false)
-        } else if let Some(last) = memchr::memrchr(b'\n', &buf) {
-            (last + 1, false)
-        } else {
-            self.split_long_lines += 1;
-            (memchr::memrchr(b'\r', &buf).map_or(n, |p| p + 1), true)
-        };
+        let (len, inside_line) = cut_point(&buf[..n], ends);
+        self.at_end = ends;
+        self.split_long_lines += u64::from(inside_line);
         self.offset = start + len as u64;
         if len == 0 && error.is_none() {
             self.pool.push(buf);

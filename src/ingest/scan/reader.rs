@@ -153,22 +153,9 @@ impl<R: Read> BlockReader<R> {
     /// Takes the block of whole lines out of `pending`; what follows its cut (a part of a
     /// line) starts the next block, in a buffer from the pool.
     fn cut(&mut self) -> Block {
-        let mut inside_line = false;
         let filled = self.pending.bytes();
-        let cut_at = if self.eof {
-            filled.len()
-        } else {
-            match memchr::memrchr(b'\n', filled) {
-                Some(p) => p + 1,
-                None => {
-                    // One line longer than a block: split it at its last `\r` if any
-                    // (flattened progress output), else where the block ends.
-                    self.split_long_lines += 1;
-                    inside_line = true;
-                    memchr::memrchr(b'\r', filled).map_or(filled.len(), |p| p + 1)
-                }
-            }
-        };
+        let (cut_at, inside_line) = cut_point(filled, self.eof);
+        self.split_long_lines += u64::from(inside_line);
         let mut next = Chunk {
             buf: self.pool.pop().unwrap_or_default(),
             len: 0,
@@ -188,6 +175,23 @@ impl<R: Read> BlockReader<R> {
             cut_tail,
             inside_line,
         }
+    }
+}
+
+/// Where a block of the bytes `filled` ends, and whether it ends inside a line: after
+/// its last line end, or where the bytes end at the input's end (`at_end`); one line
+/// longer than a block is split at its last `\r` if any (flattened progress output), else
+/// where the bytes end.
+pub(super) fn cut_point(filled: &[u8], at_end: bool) -> (usize, bool) {
+    if at_end {
+        return (filled.len(), false);
+    }
+    match memchr::memrchr(b'\n', filled) {
+        Some(p) => (p + 1, false),
+        None => (
+            memchr::memrchr(b'\r', filled).map_or(filled.len(), |p| p + 1),
+            true,
+        ),
     }
 }
 
