@@ -349,7 +349,10 @@ fn check_set_words(origin: &str, events: &[spec::EventSpec]) -> Result<(), Gramm
 /// built-in grammar already reads without the source tree.
 pub fn builtin_text(origin: &str) -> Option<&'static str> {
     let stem = origin.strip_prefix("builtin:")?;
-    BUILTIN.iter().find(|(s, _)| *s == stem).map(|(_, t)| *t)
+    BUILTIN
+        .iter()
+        .find(|(s, _, _)| *s == stem)
+        .map(|(_, t, _)| *t)
 }
 
 impl Grammar {
@@ -369,13 +372,33 @@ impl Grammar {
     /// Reads and checks a grammar's TOML; `origin` names it in errors (`builtin:sglang` or
     /// the file's path).
     pub fn from_toml(text: &str, origin: &str) -> Result<Grammar, GrammarError> {
-        let mut spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
+        let spec: GrammarSpec = toml::from_str(text).map_err(|e| GrammarError::Toml {
             origin: origin.to_string(),
             message: match e.span().and_then(|at| table_at(text, at.start)) {
                 Some(table) => format!("{table}: {}", toml_hint(e.to_string())),
                 None => toml_hint(e.to_string()),
             },
         })?;
+        Self::from_spec(spec, origin)
+    }
+
+    /// A built-in grammar (build.rs's `BUILTIN`: its file stem, TOML, and the same as JSON),
+    /// read from its JSON; from its TOML where the JSON does not read (empty: the TOML did
+    /// not parse at build time), so that its error is the one a user's grammar gets.
+    pub(crate) fn from_builtin(
+        stem: &str,
+        toml: &str,
+        json: &str,
+    ) -> Result<Grammar, GrammarError> {
+        let origin = format!("builtin:{stem}");
+        match serde_json::from_str::<GrammarSpec>(json) {
+            Ok(spec) => Self::from_spec(spec, &origin),
+            Err(_) => Self::from_toml(toml, &origin),
+        }
+    }
+
+    /// Checks and compiles a grammar read from its file.
+    fn from_spec(mut spec: GrammarSpec, origin: &str) -> Result<Grammar, GrammarError> {
         check_noise(origin, &spec.noise)?;
         // Counted before anything is compiled: compiling is what costs memory.
         check_counts(origin, spec.event.len(), spec.prefix.len())?;
@@ -653,5 +676,43 @@ mod tests {
         );
         let at = text.find("kinds").unwrap();
         assert_eq!(super::table_at(text, at).as_deref(), Some("suspect 1"));
+    }
+
+    /// The JSON build.rs writes of each built-in grammar reads as the same grammar as its
+    /// TOML: every field (the specs' `Debug` forms, which print each one) and what compiles
+    /// from them (the events' kinds and regexes).
+    #[test]
+    fn each_builtin_grammar_reads_the_same_from_its_json_as_from_its_toml() {
+        assert!(super::BUILTIN.len() >= 8);
+        for (stem, toml, json) in super::BUILTIN {
+            assert!(!json.is_empty(), "{stem}: build.rs wrote no JSON");
+            let from_toml: super::GrammarSpec = toml::from_str(toml).unwrap();
+            let from_json: super::GrammarSpec = serde_json::from_str(json).unwrap();
+            assert_eq!(format!("{from_json:?}"), format!("{from_toml:?}"), "{stem}");
+            let a = super::Grammar::from_builtin(stem, toml, json).unwrap();
+            let b = super::Grammar::from_toml(toml, &format!("builtin:{stem}")).unwrap();
+            let regexes = |g: &super::Grammar| {
+                (g.events.iter())
+                    .map(|e| format!("{} {}", e.kind, e.regex.as_str()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                (a.origin.as_str(), regexes(&a)),
+                (b.origin.as_str(), regexes(&b))
+            );
+            assert!(!regexes(&a).is_empty(), "{stem}");
+        }
+    }
+
+    /// A built-in grammar whose TOML did not parse at build time (no JSON) is read from
+    /// its TOML, and its error is the TOML parser's, naming the built-in grammar.
+    #[test]
+    fn a_builtin_grammar_without_json_reports_its_toml_error() {
+        let e = match super::Grammar::from_builtin("broken", "id = \"b\"\nname = ", "") {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a broken grammar loaded"),
+        };
+        assert!(e.starts_with("builtin:broken: "), "{e}");
+        assert!(e.contains("TOML parse error at line 2"), "{e}");
     }
 }

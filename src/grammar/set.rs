@@ -147,10 +147,10 @@ impl GrammarSet {
 
     /// The built-in grammars in load order: by `priority`, then file name.
     pub fn builtin_grammars() -> Result<Vec<Grammar>, GrammarError> {
-        // Each grammar compiles on its own (TOML, regexes, frame tables): a third of a
-        // command's start-up, shared among the pool's threads. `collect` keeps the order.
+        // Each grammar compiles on its own (its JSON, regexes, frame tables), shared among
+        // the pool's threads. `collect` keeps the order.
         let mut list = (BUILTIN.par_iter())
-            .map(|(id, text)| Grammar::from_toml(text, &format!("builtin:{id}")))
+            .map(|(stem, toml, json)| Grammar::from_builtin(stem, toml, json))
             .collect::<Result<Vec<_>, _>>()?;
         list.sort_by_key(|g| g.spec.priority);
         Ok(list)
