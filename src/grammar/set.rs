@@ -171,20 +171,22 @@ impl GrammarSet {
     fn build(grammars: Vec<Grammar>, warm_prefix_set: bool) -> Result<GrammarSet, GrammarError> {
         let inputs = ScanInputs::of(&grammars);
         let prefix_set = PrefixSet::new(&grammars);
-        // Built side by side: the per-line scanners, and the line automaton with, for a
-        // command that reads logs, the prefix set. On two threads the start-up's critical
-        // path is about half its CPU time.
+        // Built side by side: the per-line scanners with the line automaton (~5 M and
+        // ~2.4 M instructions for the built-in grammars), and, for a command that reads
+        // logs, the prefix set (~10 M: the prefixes' ASCII twins and their set).
         let (scanners, line_literals) = rayon::join(
-            || line_scanners(&inputs),
+            || {
+                let patterns: Vec<&String> =
+                    inputs.literals.iter().chain(&inputs.traffic).collect();
+                (line_scanners(&inputs), line_automaton(&patterns))
+            },
             || {
                 if warm_prefix_set {
                     prefix_set.warm();
                 }
-                let patterns: Vec<&String> =
-                    inputs.literals.iter().chain(&inputs.traffic).collect();
-                line_automaton(&patterns)
             },
-        );
+        )
+        .0;
         let line_literals = line_literals?;
         let LineScanners {
             prefilter,
