@@ -154,6 +154,12 @@ def row(label, k):
         return None
     return f"| {label} | {s(cpu(k))} s | {s(wall(k))} s | {rss(k):.0f} MiB | {load(k):.2f} |"
 def r(a, b): return cpu(a) / cpu(b)
+# The same ratio in each round (the two runs of one round are seconds apart): its lowest
+# and highest, so a reader sees how far this machine's noise moves a figure whose goal is
+# judged on the ratio of the medians. i: 0 CPU, 1 wall; each ratio times `scale`.
+def spread(a, b, i=0, scale=1.0):
+    xs = [x[i] / y[i] * scale for x, y in zip(rows[a], rows[b]) if y[i] > 0]
+    return f"; rounds {min(xs):.2f}–{max(xs):.2f}×" if xs else ""
 def verdict(ok): return "met" if ok else "not met"
 def goal(label, keys, figure, ok):
     if not have(*keys):
@@ -166,11 +172,11 @@ gib = int(mib) / 1024
 def pair_cpu():
     if not have("shared.pair", "shared.rs1"):
         return ""
-    return f" (two 1-thread runs at once: {cpu('shared.pair') / 2 / cpu('shared.rs1'):.2f}× each)"
+    return f"; two 1-thread runs at once: {cpu('shared.pair') / 2 / cpu('shared.rs1'):.2f}× each"
 def pair_wall():
     if not have("shared.pair", "shared.rs1"):
         return ""
-    return f" (two 1-thread runs at once: {wall('shared.pair') / 2 / wall('shared.rs1'):.2f}× each)"
+    return f"; two 1-thread runs at once: {wall('shared.pair') / 2 / wall('shared.rs1'):.2f}× each"
 shared_present = have("shared.rs1")
 lines = [
     "<!-- shared-bench: written by benches/shared_ratios.sh; the lines up to the end marker are replaced -->",
@@ -182,7 +188,10 @@ lines = [
     "seeded). Load average (1, 5, 15 min) "
     f"{lb} before and {la} after, on {cores} cores; the load column is the median of the "
     "1-minute load read just before each run of that command. The machine is shared, so CPU "
-    "time (user+sys) is the figure compared, as ratios within the series; medians. Inputs: "
+    "time (user+sys) is the figure compared, as ratios within the series; medians. Beside a "
+    "goal's ratio of the medians, `rounds lo–hi×` is the lowest and highest of the same ratio "
+    "taken in each round, whose two runs are seconds apart: how far this machine's noise "
+    "moves it. Inputs: "
     f"`../shared/bench` (`mklog.py {mib}`, `mkranks.py {ranks}` and a copy failing at rank "
     f"{fail_rank}), this project's `examples/gen_log.rs` log of the same size, a vLLM V1 log of "
     "the same size (`benches/gen_vllm_log.py`, against its own eight start-up markers "
@@ -227,38 +236,47 @@ lines += [
     "| goal (issue 26, this machine) | measured | load (1 min) | |",
     "|---|---|---|---|",
     goal("shared log, 1 thread ≤ 2× rg CPU", ["shared.rs1", "shared.rg"],
-         lambda: f"{r('shared.rs1', 'shared.rg'):.2f}× ({s(cpu('shared.rs1') / gib)} CPU-s/GiB)",
+         lambda: f"{r('shared.rs1', 'shared.rg'):.2f}× ({s(cpu('shared.rs1') / gib)} CPU-s/GiB"
+                 f"{spread('shared.rs1', 'shared.rg')})",
          lambda: r('shared.rs1', 'shared.rg') <= 2),
     goal("vLLM V1 log, 1 thread ≤ 2× rg CPU (its markers)", ["vllm.rs1", "vllm.rg"],
-         lambda: f"{r('vllm.rs1', 'vllm.rg'):.2f}× ({s(cpu('vllm.rs1') / gib)} CPU-s/GiB)",
+         lambda: f"{r('vllm.rs1', 'vllm.rg'):.2f}× ({s(cpu('vllm.rs1') / gib)} CPU-s/GiB"
+                 f"{spread('vllm.rs1', 'vllm.rg')})",
          lambda: r('vllm.rs1', 'vllm.rg') <= 2),
     goal("shared log, 2 threads, CPU / rg", ["shared.rs2", "shared.rg"],
          lambda: f"{r('shared.rs2', 'shared.rg'):.2f}×", lambda: True).replace("| met |", "| — |"),
     goal("2 threads: CPU ≤ 1.1× of 1 thread", ["shared.rs2", "shared.rs1"],
-         lambda: f"{r('shared.rs2', 'shared.rs1'):.2f}×" + pair_cpu(),
+         lambda: f"{r('shared.rs2', 'shared.rs1'):.2f}× ({spread('shared.rs2', 'shared.rs1')[2:]}"
+                 f"{pair_cpu()})",
          lambda: r('shared.rs2', 'shared.rs1') <= 1.1),
     goal("2 threads: wall ≤ 0.55× of 1 thread", ["shared.rs2", "shared.rs1"],
-         lambda: f"{wall('shared.rs2') / wall('shared.rs1'):.2f}×" + pair_wall(),
+         lambda: f"{wall('shared.rs2') / wall('shared.rs1'):.2f}× "
+                 f"({spread('shared.rs2', 'shared.rs1', 1)[2:]}{pair_wall()})",
          lambda: wall('shared.rs2') / wall('shared.rs1') <= 0.55),
     goal("2 threads: RSS ≤ 64 MiB", ["shared.rs2"],
          lambda: f"{rss('shared.rs2'):.0f} MiB", lambda: rss('shared.rs2') <= 64),
     goal(f"{ranks:,} ranks `summary`, 1 thread ≤ 4.5× rg", ["ranks.summary", "ranks.rg"],
-         lambda: f"{r('ranks.summary', 'ranks.rg'):.1f}×", lambda: r('ranks.summary', 'ranks.rg') <= 4.5),
+         lambda: f"{r('ranks.summary', 'ranks.rg'):.1f}× ({spread('ranks.summary', 'ranks.rg')[2:]})",
+         lambda: r('ranks.summary', 'ranks.rg') <= 4.5),
     goal(f"{ranks:,} ranks `summary`, 2 threads / `rg -j2` (CPU)", ["ranks.summary2", "ranks.rg2"],
          lambda: f"{r('ranks.summary2', 'ranks.rg2'):.1f}×", lambda: True).replace("| met |", "| — |"),
     goal(f"{ranks:,} ranks `diff`, 1 thread ≤ 9× rg", ["ranks.diff", "ranks.rg"],
-         lambda: f"{r('ranks.diff', 'ranks.rg'):.1f}×", lambda: r('ranks.diff', 'ranks.rg') <= 9),
+         lambda: f"{r('ranks.diff', 'ranks.rg'):.1f}× ({spread('ranks.diff', 'ranks.rg')[2:]})",
+         lambda: r('ranks.diff', 'ranks.rg') <= 9),
 ]
 if big > 0:
     lines.append(goal(
         f"{big:,} ranks `summary`: CPU per rank as at {ranks:,}, ≤ 512 MiB",
         ["big.summary", "ranks.summary"],
-        lambda: f"{cpu('big.summary') / big * 1e6:.0f} µs/rank against {cpu('ranks.summary') / ranks * 1e6:.0f}; {rss('big.summary'):.0f} MiB",
+        lambda: f"{cpu('big.summary') / big * 1e6:.0f} µs/rank against {cpu('ranks.summary') / ranks * 1e6:.0f}"
+                f" ({r('big.summary', 'ranks.summary') * ranks / big:.2f}×"
+                f"{spread('big.summary', 'ranks.summary', 0, ranks / big)}); {rss('big.summary'):.0f} MiB",
         lambda: cpu('big.summary') / big <= 1.1 * cpu('ranks.summary') / ranks and rss('big.summary') <= 512))
 else:
     lines.append(f"| 65,536 ranks: CPU per rank as at {ranks:,}, ≤ 512 MiB | not run (BIG_RANKS 0) | | |")
 lines.append(goal("`mem` ≥ 8× faster than `pickle.load`", ["snap.mem", "snap.pickle"],
-                  lambda: f"{r('snap.pickle', 'snap.mem'):.2f}×", lambda: r('snap.pickle', 'snap.mem') >= 8))
+                  lambda: f"{r('snap.pickle', 'snap.mem'):.2f}× ({spread('snap.pickle', 'snap.mem')[2:]})",
+                  lambda: r('snap.pickle', 'snap.mem') >= 8))
 lines.append("")
 if shared_present and have("own.rg"):
     lines.append(
