@@ -48,30 +48,35 @@ impl PrefixSet {
     }
 
     /// Compiles the set ASCII lines are read with now rather than at its first use (a
-    /// command about to read logs builds it beside its other automata).
+    /// command about to read logs builds it beside its other automata), its twins made
+    /// on the pool: each parses its pattern with Unicode classes (~300 K instructions).
     pub(crate) fn warm(&self) {
-        self.set(true);
+        self.ascii.get_or_init(|| {
+            let twins: Vec<String> = self.patterns.par_iter().map(twin_or_itself).collect();
+            regex::RegexSet::new(twins).ok()
+        });
     }
 
     /// The set of the prefixes' ASCII twins (exact on ASCII text) or of their widened
-    /// patterns (a filter for any text), compiled at its first use.
+    /// patterns (a filter for any text), compiled at its first use. Not on the pool here:
+    /// a first use is on a scanning thread, which, waiting for a twin another thread
+    /// took, could run another file's scan that asks for this same set while it is made.
     fn set(&self, ascii: bool) -> Option<&regex::RegexSet> {
         let patterns = self.patterns.iter();
         if ascii {
-            self.ascii.get_or_init(|| {
-                // Each twin parses its pattern with Unicode classes (~300 K instructions):
-                // shared among the pool's threads at start-up (`GrammarSet::build`).
-                let twins: Vec<String> = (self.patterns.par_iter())
-                    .map(|p| ascii_twin(p).unwrap_or_else(|| p.clone()))
-                    .collect();
-                regex::RegexSet::new(twins).ok()
-            })
+            (self.ascii).get_or_init(|| regex::RegexSet::new(patterns.map(twin_or_itself)).ok())
         } else {
             (self.wide)
                 .get_or_init(|| regex::RegexSet::new(patterns.map(|p| filter_pattern(p))).ok())
         }
         .as_ref()
     }
+}
+
+/// `pattern`'s ASCII twin, or the pattern where it has no class to cut.
+fn twin_or_itself(pattern: impl AsRef<str>) -> String {
+    let pattern = pattern.as_ref();
+    ascii_twin(pattern).unwrap_or_else(|| pattern.to_string())
 }
 
 /// `pattern` as the set's filter: every Unicode class that reaches past ASCII becomes its
