@@ -9,15 +9,30 @@ use std::sync::LazyLock;
 /// [`clean_line`] without a copy when the line is printable ASCII already, as nearly
 /// every log line is: the scan and detection look at many lines they keep nothing of.
 pub(crate) fn clean_cow(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    if bytes
-        .iter()
-        .all(|&b| (0x20..0x7f).contains(&b) || b == b'\t')
-    {
+    if is_printable_ascii(bytes) {
         if let Ok(s) = std::str::from_utf8(bytes) {
             return std::borrow::Cow::Borrowed(s.trim_end());
         }
     }
     std::borrow::Cow::Owned(clean_line(bytes))
+}
+
+/// Every byte printable ASCII or a tab: nothing for [`sanitize`] to remove.
+///
+/// Tested 32 bytes at a time with no exit inside a chunk, which the compiler turns into
+/// vector compares: the byte-at-a-time `all` took ~1,400 instructions an event line of
+/// the shared bench's rank files, this ~90, and the scan keeps every event line's text.
+pub(crate) fn is_printable_ascii(bytes: &[u8]) -> bool {
+    // 0x20..0x7f as one unsigned compare; a byte's misfit as 0 or 1, or-ed over a chunk.
+    let misfit = |b: u8| u8::from(b.wrapping_sub(0x20) >= 0x5f && b != b'\t');
+    let fits = |chunk: &[u8]| chunk.iter().fold(0, |acc, &b| acc | misfit(b)) == 0;
+    if bytes.len() < 32 {
+        return bytes.iter().all(|&b| misfit(b) == 0);
+    }
+    let mut chunks = bytes.chunks_exact(32);
+    // The last 32 bytes as one more chunk, over bytes already tested: a byte loop over the
+    // rest cost more than the chunks of a line of a hundred bytes.
+    chunks.all(fits) && fits(&bytes[bytes.len() - 32..])
 }
 
 /// Decodes bytes (invalid UTF-8 becomes U+FFFD), removes ANSI escape sequences — also the
@@ -40,10 +55,7 @@ pub fn shown_path(path: &std::path::Path) -> String {
 pub fn sanitize(text: &str) -> String {
     // Most log lines are printable ASCII: nothing to remove, one copy (the loop below,
     // char by char, was 4 % of loading 8,192 files).
-    if text
-        .bytes()
-        .all(|b| (0x20..0x7f).contains(&b) || b == b'\t')
-    {
+    if is_printable_ascii(text.as_bytes()) {
         return text.trim_end().to_string();
     }
     let mut out = String::with_capacity(text.len());
@@ -481,6 +493,26 @@ fn strip_journald_ident(line: &[u8]) -> Option<(&[u8], &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_ascii_is_told_at_every_length_and_place() {
+        // Lengths around the 32-byte chunks and the last chunk taken again over tested
+        // bytes; one byte that needs cleaning put at every place in turn.
+        for len in [0, 1, 2, 31, 32, 33, 63, 64, 65, 100, 130] {
+            let line: Vec<u8> = (0..len).map(|i| b" a~\tZ0"[i % 6]).collect();
+            assert!(is_printable_ascii(&line), "clean line of {len}");
+            for bad in [0x00, 0x08, 0x0a, 0x0d, 0x1b, 0x1f, 0x7f, 0x80, 0xc3, 0xff] {
+                for at in 0..len {
+                    let mut dirty = line.clone();
+                    dirty[at] = bad;
+                    assert!(!is_printable_ascii(&dirty), "{bad:#x} at {at} of {len}");
+                }
+            }
+        }
+        // The bounds of the range: a space and a tilde pass, the bytes beside them do not.
+        assert!(is_printable_ascii(&[b' '; 40]) && is_printable_ascii(&[b'~'; 40]));
+        assert!(!is_printable_ascii(&[0x1f; 40]) && !is_printable_ascii(&[0x7f; 40]));
+    }
 
     #[test]
     fn peel_takes_off_each_wrapper_and_leaves_other_lines_whole() {
