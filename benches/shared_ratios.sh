@@ -82,9 +82,9 @@ if [ "$have_shared" = 1 ]; then
   add "shared.rs1" "env RAYON_NUM_THREADS=1 $bin events $slog --json" "$slog"
   add "shared.rs2" "env RAYON_NUM_THREADS=2 $bin events $slog --json" "$slog"
   # The machine's own cost of two busy cores: two one-thread runs at once (their CPU
-  # summed by the shell's wait; each run's is half). On this VM each such run took
-  # 0.96-1.32x the CPU of one alone in four series of 8 rounds (2026-12-06): it moves with
-  # the hour, as the two-thread run does.
+  # summed by the shell's wait; each run's is half). On this VM each such run took 0.96x
+  # and 1.32x the CPU of one alone in two series of 8 rounds an hour apart (2026-12-06):
+  # it moves with the hour, as the two-thread run does.
   pair=$data/pair.sh
   printf '#!/bin/sh\n"$@" > /dev/null &\n"$@" > /dev/null\nwait\n' > "$pair"
   add "shared.pair" "sh $pair env RAYON_NUM_THREADS=1 $bin events $slog --json" "$slog"
@@ -93,7 +93,7 @@ if [ "$have_shared" = 1 ]; then
   # (cut at a line end), one file a thread: a scan that shares nothing between its threads,
   # in the same series as the two-thread goals. `--no-mmap`: read into buffers, as rankscope
   # reads. 2026-12-06, four series of 8-14 rounds: 0.96-1.09x its one-thread CPU, while
-  # rankscope's two threads on the whole log took 0.88-1.27x in eight series of 8-18.
+  # rankscope's two threads on the whole log took 0.88-1.27x in nine series of 8-18.
   halves=("$data/shared-${mib}m-half00.log" "$data/shared-${mib}m-half01.log")
   [ -f "${halves[1]}" ] || split -n l/2 -d --additional-suffix=.log "$slog" "$data/shared-${mib}m-half"
   add "shared.rg_halves1" "rg -j1 --no-mmap -c -f $ref ${halves[*]}" "${halves[*]}"
