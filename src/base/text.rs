@@ -22,7 +22,7 @@ pub(crate) fn clean_cow(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 /// Tested 32 bytes at a time with no exit inside a chunk, which the compiler turns into
 /// vector compares: the byte-at-a-time `all` took ~1,400 instructions an event line of
 /// the shared bench's rank files, this ~90, and the scan keeps every event line's text.
-pub(crate) fn is_printable_ascii(bytes: &[u8]) -> bool {
+fn is_printable_ascii(bytes: &[u8]) -> bool {
     // 0x20..0x7f as one unsigned compare; a byte's misfit as 0 or 1, or-ed over a chunk.
     let misfit = |b: u8| u8::from(b.wrapping_sub(0x20) >= 0x5f && b != b'\t');
     let fits = |chunk: &[u8]| chunk.iter().fold(0, |acc, &b| acc | misfit(b)) == 0;
