@@ -6,8 +6,8 @@
 //! adding a server is adding a file (its `priority` orders it among the others). Each is
 //! also written as JSON, which the binary reads at start-up: parsing the eight files' TOML
 //! took ~11 M instructions, a quarter of a small log's whole run (docs/architecture.md,
-//! "The scan", the start-up's bullets). A file that does not parse gets no JSON: the binary then reads its TOML
-//! and reports the error as for a user's grammar.
+//! "The scan", the start-up's bullets). A file that does not parse gets no JSON: the
+//! binary then reads its TOML and reports the error as for a user's grammar.
 
 use std::fmt::Write as _;
 use std::path::Path;
