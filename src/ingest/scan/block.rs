@@ -194,6 +194,11 @@ fn note_prefix(out: &mut BlockScan, line: &[u8], line_no: u64) {
 }
 
 /// Notes `line`'s identity bytes `key` (`identity_key`'s answer for it) in `seen`.
+///
+/// Inlined for the common case, the key of the line before: a call that saved and
+/// restored six registers for a ~20-byte compare was ~35 of the ~500 instructions a
+/// line of traffic cost (callgrind, a vLLM log).
+#[inline(always)]
 fn note_key(out: &mut BlockScan, key: Option<&[u8]>, line: &[u8], line_no: u64) {
     let Some(key) = key else {
         return;
@@ -205,6 +210,12 @@ fn note_key(out: &mut BlockScan, key: Option<&[u8]>, line: &[u8], line_no: u64) 
         out.last_seen_line = line_no;
         return;
     }
+    note_new_key(out, key, line, line_no);
+}
+
+/// `note_key` for a key other than the last line's.
+#[inline(never)]
+fn note_new_key(out: &mut BlockScan, key: &[u8], line: &[u8], line_no: u64) {
     flush_last_seen(out);
     let full = out.seen.len() >= MAX_SEEN_PREFIXES;
     match out.seen.get_mut(key) {
@@ -308,30 +319,25 @@ fn scan_block_with(
     let mut shapes = Shapes::default();
     let line_ends = LineEnds::new();
     while start < buf.len() {
-        // One search finds the line's end and whether a `\r` (a progress bar glued to
-        // a record) comes before it: nearly no line holds one, and a second search of
-        // every line for its last `\r` (`last_segment`) cost 2-3 % of scanning a large
-        // log.
-        let (end, has_cr) = match line_ends.find(&buf[start..]) {
-            Some(p) if buf.get(start + p) == Some(&b'\r') => {
-                let from = start + p;
-                let end = memchr::memchr(b'\n', &buf[from..]).map_or(buf.len(), |q| from + q);
-                (end, true)
+        // Where a shape may answer: as `classify_plain` reads a record that ends nothing
+        // (no traceback open or parked) after the block's first record, and holds no `\r`
+        // (below). A shape is fitted before the line's end is known: the bytes it compares
+        // end no line (`Shapes::fit`), so the end is looked for past them — ~40 % of a
+        // traffic line's bytes not searched twice.
+        let mut fit = None;
+        let mut from = start;
+        if use_shapes && open_tb.is_none() && out.parked.is_empty() && out.seen_record {
+            if let Some(f) = shapes.fit(&buf[start..]) {
+                from += f.len;
+                fit = Some(f);
             }
-            Some(p) => (start + p, false),
-            None => (buf.len(), false),
-        };
+        }
+        let (end, has_cr) = line_ends.line_end(buf, from);
+        if has_cr {
+            fit = None;
+        }
         line_no += 1;
         let raw = &buf[start..end];
-        // Where a shape may answer: as `classify_plain` reads a record that ends nothing
-        // (no traceback open or parked) after the block's first record.
-        let fit = (use_shapes
-            && !has_cr
-            && open_tb.is_none()
-            && out.parked.is_empty()
-            && out.seen_record)
-            .then(|| shapes.fit(raw, &buf[start..]))
-            .flatten();
         // A traffic shape's line gives no event whatever it holds: it is not searched.
         let has_hit = match &fit {
             Some(f) if f.traffic => {
@@ -362,59 +368,8 @@ fn scan_block_with(
     gs.give_back_event_memo(std::mem::take(&mut out.event_memo));
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
-    out.dated = dated_lines(gs, buf, &out.events);
+    out.dated = super::printed_dates::dated_lines(gs, buf, &out.events);
     out
-}
-
-/// The whole dates the block's lines print (a `date` or `stamp` prefix, on any line: glog's
-/// `Log file created at:` header gives no event) up to its last event whose stamp printed
-/// no date in a grammar that prints dates too (`datable`), which the loader dates from the
-/// nearest of them before it. A second pass, and only over blocks holding such an event:
-/// the lines of other logs (vLLM's, whose every stamp lacks a year) are read once. A date
-/// like the one kept before it adds nothing and is not kept, so a file of dated traffic
-/// costs a few entries, not one per line.
-fn dated_lines(
-    gs: &GrammarSet,
-    buf: &[u8],
-    events: &[PendingEvent],
-) -> Vec<(u64, chrono::NaiveDateTime)> {
-    let last = (events.iter().rev())
-        .find(|pe| pe.m.prefix.as_ref().is_some_and(|p| p.datable))
-        .map(|pe| pe.line_in_block);
-    match last {
-        Some(last) if gs.has_dating_prefixes() => printed_dates(gs, buf, last),
-        _ => Vec::new(),
-    }
-}
-
-/// The whole dates lines 1..=`up_to` of `buf` print, each kept only where the date
-/// changes.
-fn printed_dates(gs: &GrammarSet, buf: &[u8], up_to: u64) -> Vec<(u64, chrono::NaiveDateTime)> {
-    let mut out: Vec<(u64, chrono::NaiveDateTime)> = Vec::new();
-    let (mut start, mut line_no) = (0usize, 0u64);
-    while start < buf.len() && line_no < up_to {
-        let end = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
-        line_no += 1;
-        if let Some(t) = gs.printed_date(&buf[start..end]) {
-            if out.last().is_none_or(|(_, p)| p.date() != t.date()) {
-                out.push((line_no, t));
-            }
-        }
-        start = end + 1;
-    }
-    out
-}
-
-/// A file's first block (`line_base` 0) that holds no event to date keeps the whole dates
-/// its first lines print (glog's `Log file created at:` header): a file followed as it is
-/// written, or read in blocks, gets its dateless events in later blocks, which
-/// `dated_lines` reads only up to their own lines.
-pub(super) fn date_from_head(gs: &GrammarSet, r: &mut BlockScan, buf: &[u8], line_base: u64) {
-    /// A header is among a file's first lines; a file that starts without one has none.
-    const HEAD_LINES: u64 = 16;
-    if line_base == 0 && r.dated.is_empty() && gs.has_dating_prefixes() {
-        r.dated = printed_dates(gs, buf, HEAD_LINES);
-    }
 }
 
 /// Flattened logs replace newlines by ` ⏎ ` (U+23CE): those are record breaks too.

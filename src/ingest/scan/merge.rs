@@ -288,7 +288,7 @@ impl<'a> Merger<'a> {
             b = scan_block(self.gs, bytes, cut_tail, self.budget, Some(&before));
             b.ends_inside_line = ends_inside_line;
         }
-        super::block::date_from_head(self.gs, &mut b, bytes, self.line_base);
+        super::printed_dates::date_from_head(self.gs, &mut b, bytes, self.line_base);
         self.keep_what_goes_on(&mut b, rescan);
         if !rescan {
             // A record of a parked traceback's node ended it; the others stay parked.

@@ -25,6 +25,7 @@ mod merge;
 mod parallel;
 #[cfg(unix)]
 mod positional;
+mod printed_dates;
 mod reader;
 mod shape;
 mod traceback;

@@ -50,7 +50,7 @@ pub(super) struct Shape {
     any_digit: [u64; WORDS],
     /// How many words hold compared bytes (at most `WORDS`).
     words: usize,
-    /// How many bytes are compared: a line shorter than that does not fit.
+    /// How many bytes are compared.
     compared_len: usize,
     /// Where the line's identity bytes lie (`identity_key`), if it had any.
     key: Option<(usize, usize)>,
@@ -63,6 +63,9 @@ pub(super) struct Shape {
 pub(super) struct Fit<'l> {
     /// The line's identity bytes, if the kept line had any.
     pub(super) key: Option<&'l [u8]>,
+    /// How many of the line's first bytes the shape compared: none of them ends the line
+    /// (each is the kept line's own byte or a digit), so its end lies past them.
+    pub(super) len: usize,
     /// The line is traffic whatever its bytes past the shape hold: no event, so the
     /// block prefilter need not be asked (`GrammarSet::record_and_noise_spans`).
     pub(super) traffic: bool,
@@ -93,14 +96,17 @@ struct Answers {
 }
 
 impl Shapes {
-    /// What the shape that fits `line` says of it, `None` if none fits. `window`: the
-    /// block's bytes from the line's start, at least `SPAN` of them (a line's end is no
-    /// bound: bytes past it are never compared).
-    pub(super) fn fit<'l>(&self, line: &'l [u8], window: &[u8]) -> Option<Fit<'l>> {
+    /// What the shape that fits the line `window` starts with says of it, `None` if none
+    /// fits. `window`: the block's bytes from the line's start, at least `SPAN` of them.
+    /// The line's end need not be known: a shape compares only bytes that are the kept
+    /// line's own or digits, never a `\n` or `\r`, so a line that ends within them does
+    /// not fit, and the scan looks for the end of a line that fits past them.
+    pub(super) fn fit<'l>(&self, window: &'l [u8]) -> Option<Fit<'l>> {
         let head: &[u8; SPAN] = window.get(..SPAN)?.try_into().ok()?;
-        let shape = self.kept.iter().find(|s| s.fits(head, line.len()))?;
+        let shape = self.kept.iter().find(|s| s.fits(head))?;
         Some(Fit {
-            key: shape.key.and_then(|(a, b)| line.get(a..b)),
+            key: shape.key.and_then(|(a, b)| window.get(a..b)),
+            len: shape.compared_len,
             traffic: shape.traffic,
         })
     }
@@ -211,10 +217,7 @@ impl Shape {
 
     /// Word by word from the last, where shapes of one prefix differ (their noise
     /// literals): a shape that does not fit is most often told by one word.
-    fn fits(&self, head: &[u8; SPAN], line_len: usize) -> bool {
-        if self.compared_len > line_len {
-            return false;
-        }
+    fn fits(&self, head: &[u8; SPAN]) -> bool {
         (0..self.words.min(WORDS)).rev().all(|i| {
             let w = word_at(head, i);
             let (same, any_digit) = (self.same[i], self.any_digit[i]);
@@ -274,11 +277,15 @@ mod tests {
         let mut shapes = Shapes::default();
         shapes.keep(first, &sglang_answers(first));
         let next = b"[2026-03-04 10:11:19 TP0] Decode batch. #running-req: 41, #token: 1";
-        let fit = shapes.fit(next, &padded(next));
+        let window = padded(next);
+        let fit = shapes.fit(&window);
         assert_eq!(fit.map(|f| f.key), Some(Some(&b" TP0"[..])));
+        // Compared up to the end of `Decode batch` (byte 38): the line's end lies past it.
+        assert_eq!(shapes.fit(&window).map(|f| f.len), Some(38));
         // Another rank of the same width: its own tags, from the same place.
         let other = b"[2026-03-04 10:11:12 TP7] Decode batch. #running-req: 4, #token: 8";
-        let fit = shapes.fit(other, &padded(other));
+        let window = padded(other);
+        let fit = shapes.fit(&window);
         assert_eq!(fit.map(|f| f.key), Some(Some(&b" TP7"[..])));
     }
 
@@ -298,9 +305,13 @@ mod tests {
             b"[2026-03-04 10:11:1x TP0] Decode batch. #running-req: 4, #token: 8",
             // Cut before the end of the noise literal.
             b"[2026-03-04 10:11:12 TP0] Decode bat",
+            // Ended inside the compared bytes, where the kept line had a space or a digit,
+            // by a line that goes on as the kept one did.
+            b"[2026-03-04 10:11:12 TP0]\nDecode batch. #running-req: 4, #token: 8",
+            b"[2026-03-04 10:11:1\r TP0] Decode batch. #running-req: 4, #token: 8",
         ] {
             assert_eq!(
-                shapes.fit(other, &padded(other)),
+                shapes.fit(&padded(other)),
                 None,
                 "{}",
                 String::from_utf8_lossy(other)
@@ -319,9 +330,10 @@ mod tests {
         for line in &lines {
             shapes.keep(line, &sglang_answers(line));
         }
-        assert_eq!(shapes.fit(&lines[0], &padded(&lines[0])), None);
+        assert_eq!(shapes.fit(&padded(&lines[0])), None);
         for line in &lines[1..] {
-            let fit = shapes.fit(line, &padded(line));
+            let window = padded(line);
+            let fit = shapes.fit(&window);
             assert_eq!(fit.map(|f| f.key), Some(Some(&line[20..24])));
         }
     }
