@@ -49,26 +49,36 @@ pub(crate) fn parse_decimal(text: &str) -> Option<(f64, f64)> {
 /// and a power of ten are both exact in an `f64`, so the one rounding of their quotient
 /// gives the nearest `f64` to the decimal, which is what `str::parse` gives; a general
 /// parse cost several hundred instructions a figure. `None` for any other text.
+///
+/// One pass over the bytes, the step from a table (`1e-3` is `10f64.powi(-3)` bit for bit:
+/// both are the nearest `f64` to the decimal): `split_once`, two digit tests, a fold and
+/// `powi` took ~300 instructions a figure, ~1 % of loading 8,192 rank files.
 fn plain_decimal(t: &str) -> Option<(f64, f64)> {
     const EXACT: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
     ];
-    let (whole, fraction) = match t.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (t, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !fraction.is_none_or(digits) {
+    const STEP: [f64; 16] = [
+        1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13,
+        1e-14, 1e-15,
+    ];
+    let (mut mantissa, mut digits, mut point) = (0u64, 0usize, None);
+    for &b in t.as_bytes() {
+        match b {
+            b'0'..=b'9' if digits < 15 => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                digits += 1;
+            }
+            // One point, with a digit before it.
+            b'.' if point.is_none() && digits > 0 => point = Some(digits),
+            _ => return None,
+        }
+    }
+    let decimals = digits - point.unwrap_or(digits);
+    // No digit at all, or a point with none after it.
+    if digits == 0 || (point.is_some() && decimals == 0) {
         return None;
     }
-    let decimals = fraction.map_or(0, str::len);
-    if whole.len() + decimals > 15 {
-        return None;
-    }
-    let mantissa = (whole.bytes().chain(fraction.unwrap_or("").bytes()))
-        .fold(0u64, |m, b| m * 10 + u64::from(b - b'0'));
-    let value = mantissa as f64 / EXACT[decimals];
-    Some((value, 10f64.powi(-(decimals as i32))))
+    Some((mantissa as f64 / EXACT[decimals], STEP[decimals]))
 }
 
 /// `(bytes, resolution_bytes)` for a number printed in `unit`.
