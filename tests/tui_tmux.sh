@@ -17,8 +17,11 @@ fail() {
     exit 1
 }
 
-# Polls the pane (up to TRIES × 0.1 s) until PATTERN is on screen; the screen is left in
-# $SCREEN_FILE for the checks that follow.
+# Polls the pane (up to TRIES × 0.1 s) until PATTERN (a basic regex) is on screen; the
+# screen is left in $SCREEN_FILE. Each check of a screen waits for its own line: a capture
+# can catch a frame half drawn (CI, 2026-12-07: `▶ init_custom_ar (model_run` and the
+# rest of the screen blank), so a line found on one capture says nothing of the lines
+# drawn after it.
 wait_for_screen() { # PATTERN [TRIES]
     for _ in $(seq 1 "${2:-100}"); do
         tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
@@ -155,31 +158,31 @@ views_at() { # WIDTH HEIGHT
     rm -f "$WORK/rc"
     tmux send-keys -t "$SESSION" "cd '$PWD' && '$BIN' tui samples/tp8-custom-ar --vs samples/tp8-baseline; echo \$? > '$WORK/rc'" Enter
     wait_for_screen '^TP7 ' || fail "${w}x${h}: timeline not drawn"
-    grep -q 'TP2: cuda_graph   ✗oom at 11s' "$SCREEN_FILE" || fail "${w}x${h}: the root TP2's failure not in the timeline footer"
-    grep -Eq '^◀ +11s oom +torch.OutOfMemoryError' "$SCREEN_FILE" \
+    wait_for_screen 'TP2: cuda_graph   ✗oom at 11s' 50 \
+        || fail "${w}x${h}: the root TP2's failure not in the timeline footer"
+    wait_for_screen '^◀ \+11s oom \+torch.OutOfMemoryError' 50 \
         || fail "${w}x${h}: the root's oom line is not marked in the timeline footer"
 
     tmux send-keys -t "$SESSION" Tab
     wait_for_screen 'init_custom_ar' 50 || fail "${w}x${h}: Memory view without the culprit site"
-    grep -q '^▶ init_custom_ar (model_runner.py:85-87)' "$SCREEN_FILE" \
+    wait_for_screen '^▶ init_custom_ar (model_runner.py:85-87)' 50 \
         || fail "${w}x${h}: init_custom_ar not marked as the diff's culprit"
-    grep -q '✗oom at 11.3s: asked 20.00 MiB in capture_graphs (model_runner.py)' "$SCREEN_FILE" \
+    wait_for_screen '✗oom at 11.3s: asked 20.00 MiB in capture_graphs (model_runner.py)' 50 \
         || fail "${w}x${h}: the snapshot's OOM is missing or cut in the Memory view"
 
     tmux send-keys -t "$SESSION" Tab
     wait_for_screen '^config' 50 || fail "${w}x${h}: Diff view without its config line"
-    grep -q '^config    enable_custom_allreduce  False -> True' "$SCREEN_FILE" \
+    wait_for_screen '^config    enable_custom_allreduce  False -> True' 50 \
         || fail "${w}x${h}: the config change is not in the Diff view"
-    grep -q 'init_custom_ar (model_runner.py:85-87)' "$SCREEN_FILE" \
+    wait_for_screen 'init_custom_ar (model_runner.py:85-87)' 50 \
         || fail "${w}x${h}: the attribution to init_custom_ar is not in the Diff view"
-    grep -q '^candidate 8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB' "$SCREEN_FILE" \
+    wait_for_screen '^candidate 8/8 ranks: oom in cuda_graph, tried to allocate 20.00 MiB' 50 \
         || fail "${w}x${h}: the failure line is not in the Diff view"
 
     # Ctrl-L draws the same screen again after something scribbled over it.
     tmux send-keys -t "$SESSION" C-l
     sleep 0.3
-    tmux capture-pane -p -t "$SESSION" > "$SCREEN_FILE"
-    grep -q '^config    enable_custom_allreduce' "$SCREEN_FILE" || fail "${w}x${h}: Ctrl-L lost the screen"
+    wait_for_screen '^config    enable_custom_allreduce' 20 || fail "${w}x${h}: Ctrl-L lost the screen"
 
     tmux send-keys -t "$SESSION" q
     rc="$(wait_for_exit " (${w}x${h})")" || exit 1
