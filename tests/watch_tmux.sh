@@ -70,16 +70,17 @@ head -n 81 samples/tp8-custom-ar/server.log | while IFS= read -r line; do
 done
 wait_for_screen 'TP6: 0.60 GiB left after the KV pool' 100 \
     || fail "no memory warning on the board before the OOM line"
+# Each line is polled for on its own: a capture can catch a frame half drawn.
 for r in 0 1 2 3 4 6 7; do
-    grep -q "TP$r: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB" "$SCREEN_FILE" \
+    wait_for_screen "TP$r: 0.60 GiB left after the KV pool; the baseline's cuda_graph took 0.63 GiB" 50 \
         || fail "TP$r's warning not on the board"
 done
 for r in 0 1 2 3 4 5 6 7; do
-    grep -q "^TP$r " "$SCREEN_FILE" || fail "rank lane TP$r not on the board"
+    wait_for_screen "^TP$r " 50 || fail "rank lane TP$r not on the board"
 done
 # The status rows: TP1 printed `Capture cuda graph begin … avail mem=0.60 GB` (line 44):
 # it is in cuda_graph, its latest memory figure that one.
-grep -Eq '^TP1 +in cuda_graph +[0-9.]+ s +cuda_graph avail before: 0.60 GiB' "$SCREEN_FILE" \
+wait_for_screen '^TP1 \+in cuda_graph \+[0-9.]\+ s \+cuda_graph avail before: 0.60 GiB' 50 \
     || fail "TP1's status row (in cuda_graph, 0.60 GiB) not on the board"
 grep -q 'OutOfMemoryError' "$SCREEN_FILE" && fail "the OOM is on the board before its line was written"
 
