@@ -91,13 +91,14 @@ if [ "$have_shared" = 1 ]; then
   add "shared.rg" "rg -j1 -c -f $ref $slog" "$slog"
   # What a second core gives ripgrep on the same bytes, as two files of half the log each
   # (cut at a line end), one file a thread: a scan that shares nothing between its threads,
-  # in the same series as the two-thread goals. `--no-mmap`: read into buffers, as rankscope
-  # reads. 2026-12-06, four series of 8-14 rounds: 0.96-1.09x its one-thread CPU, while
-  # rankscope's two threads on the whole log took 0.88-1.27x in nine series of 8-18.
+  # in the same series as the two-thread goals. Each half mapped, as rankscope maps a plain
+  # log since 2026-12-07 (read into buffers, `--no-mmap`, before). 2026-12-06, four series
+  # of 8-14 rounds with `--no-mmap`: 0.96-1.09x its one-thread CPU, while rankscope's two
+  # threads on the whole log took 0.88-1.27x in nine series of 8-18.
   halves=("$data/shared-${mib}m-half00.log" "$data/shared-${mib}m-half01.log")
   [ -f "${halves[1]}" ] || split -n l/2 -d --additional-suffix=.log "$slog" "$data/shared-${mib}m-half"
-  add "shared.rg_halves1" "rg -j1 --no-mmap -c -f $ref ${halves[*]}" "${halves[*]}"
-  add "shared.rg_halves2" "rg -j2 --no-mmap -c -f $ref ${halves[*]}" "${halves[*]}"
+  add "shared.rg_halves1" "rg -j1 -c -f $ref ${halves[*]}" "${halves[*]}"
+  add "shared.rg_halves2" "rg -j2 -c -f $ref ${halves[*]}" "${halves[*]}"
   add "shared.cat" "cat $slog" "$slog"
   add "own.rg" "rg -j1 -c -f $ref $olog" "$olog"
   add "ranks.summary" "env RAYON_NUM_THREADS=1 $bin summary $base" "$base"
@@ -120,6 +121,27 @@ if [ "$have_snapshot" = 1 ]; then
   add "snap.pickle" "$py $loader $snapshot" "$snapshot"
 fi
 
+# How the page cache holds a log decides what mapping it costs, rankscope and ripgrep
+# alike: read from disk, a file is held in 2 MiB pieces that one page fault maps whole
+# (ripgrep 0.089 CPU-s on the shared GiB); written by small appends, as a server writes its
+# log, in pieces a fault maps 64 KiB of (ripgrep 0.18-0.20). A series that began with
+# whatever the last commands left measured either, or a mix that moved within the series
+# (docs/performance.md, "The second change of 2026-12-07"). So each log is dropped from
+# the page cache and read back from disk once before the series: the state a log read
+# cold is in, the one where a mapping is cheapest. /proc/meminfo's FileHugePages, before
+# and after, says how much of the cache was held so.
+settle() {
+  for f in "$@"; do
+    python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$f"
+    cat "$f" > /dev/null
+  done
+}
+huge() { awk '/^FileHugePages:/ { printf "%.0f MiB", $2 / 1024 }' /proc/meminfo; }
+logs=("$olog" "$vlog")
+[ "$have_shared" = 1 ] && logs+=("$slog" "${halves[@]}")
+settle "${logs[@]}"
+huge_before=$(huge)
 times=$data/shared-ratios-times.txt
 : > "$times"
 loads=$data/shared-ratios-loads.txt
@@ -137,10 +159,11 @@ order = list(range(n)); random.Random(seed).shuffle(order); print(*order)' "${#n
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+huge_after=$(huge)
 
-python3 - "$times" "$rounds" "$load_before" "$load_after" "$ranks" "$fail_rank" "$mib" "$loads" "$big" "$snapshot" <<'PY'
+python3 - "$times" "$rounds" "$load_before" "$load_after" "$ranks" "$fail_rank" "$mib" "$loads" "$big" "$snapshot" "$huge_before" "$huge_after" <<'PY'
 import datetime, os, platform, re, statistics, sys
-times, rounds, lb, la, ranks, fail_rank, mib, loads, big, snapshot = sys.argv[1:11]
+times, rounds, lb, la, ranks, fail_rank, mib, loads, big, snapshot, hb, ha = sys.argv[1:13]
 ranks, big = int(ranks), int(big)
 cores = os.cpu_count()
 rows, load_of = {}, {}
@@ -199,7 +222,7 @@ lines = [
     "## The shared benchmark inputs against ripgrep",
     "",
     f"Measured {datetime.date.today()} by `benches/shared_ratios.sh {rounds} {mib} {ranks} {big}` on this "
-    f"project's machine ({cores} cores, {platform.machine()}), release build, each input read into the page cache just before each timed run, {rounds} rounds "
+    f"project's machine ({cores} cores, {platform.machine()}), release build, each log dropped from the page cache and read back from disk once before the series (`FileHugePages` {hb} before the series, {ha} after: see the script), each input read into the page cache just before each timed run, {rounds} rounds "
     "of one interleaved series (every command once per round, in an order shuffled per round, "
     "seeded). Load average (1, 5, 15 min) "
     f"{lb} before and {la} after, on {cores} cores; the load column is the median of the "
@@ -228,7 +251,7 @@ table = [
     row("same, 2 threads", "shared.rs2"),
     row("`rg -j1 -c -f ref8.ere` shared log", "shared.rg"),
     row("`cat` shared log (page-cache floor)", "shared.cat"),
-    row("`rg -j1 --no-mmap -c -f ref8.ere` the shared log's two halves", "shared.rg_halves1"),
+    row("`rg -j1 -c -f ref8.ere` the shared log's two halves", "shared.rg_halves1"),
     row("same, `-j2` (one half a thread)", "shared.rg_halves2"),
     row(f"`events --json` own generator's log ({mib} MiB), 1 thread", "own.rs1"),
     row("`rg -j1 -c -f ref8.ere` own log", "own.rg"),

@@ -3,6 +3,8 @@
 //! gathered. Nothing here interprets what the events mean; that is `model` and `analysis`.
 
 pub mod follow;
+#[cfg(target_os = "linux")]
+pub(crate) mod mapped_file;
 pub mod nvsmi;
 pub mod replay;
 pub mod scan;

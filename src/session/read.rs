@@ -60,8 +60,7 @@ fn scan_file(
 }
 
 impl FileRead<'_> {
-    /// The file read as a stream: the way for one compressed, in UTF-16 or on stdin, and
-    /// for a plain file longer than a block on one thread.
+    /// The file read as a stream: the way for one compressed, in UTF-16 or on stdin.
     fn stream(&self) -> Result<FileScan, LoadError> {
         let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
         let (budget, progress) = (self.budget, self.progress);
@@ -145,16 +144,16 @@ impl FileRead<'_> {
         })
     }
 
-    /// A plain file longer than a block, on more than one thread: its blocks read at their
-    /// offsets by the scanning threads (`scan::scan_file_at`), so that they copy from the
-    /// page cache at once; `None` for any other file (compressed, UTF-16, stdin, or a pool
-    /// of one thread), which the stream path reads. Binary files are refused as there.
+    /// A plain file longer than a block, scanned in place (`scan::scan_file_at`): mapped
+    /// into memory, or where it cannot be, its blocks read at their offsets by the scanning
+    /// threads; `None` for any other file (compressed, UTF-16, stdin), which the stream path
+    /// reads. Binary files are refused as there.
     #[cfg(unix)]
     fn large_file(&self) -> Result<Option<FileScan>, LoadError> {
         let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
         let (budget, progress) = (self.budget, self.progress);
         let long = |size: &u64| *size >= opts.block_size as u64;
-        if listed_plain(sf).filter(long).is_none() || rayon::current_num_threads() < 2 {
+        if listed_plain(sf).filter(long).is_none() {
             return Ok(None);
         }
         let file = open_listed(sf)?;

@@ -7,7 +7,8 @@
 //! when it is touched), and `mem` measured 0.01–0.23 s of system time for the same file
 //! depending on what ran before it. With transparent huge pages in `madvise` mode (the
 //! common default), asking for 2 MiB pages on these arrays turns some 500 faults per
-//! 2 MiB into one. This is the one `unsafe` call in the crate; see `reserve_huge`.
+//! 2 MiB into one. This and `ingest::mapped_file` are the crate's only `unsafe` code; see
+//! `reserve_huge`.
 
 /// Below this many bytes a vector is left to the allocator as it is.
 const HUGE_MIN: usize = 4 << 20;
@@ -30,7 +31,7 @@ pub(crate) fn reserve_huge<T>(v: &mut Vec<T>, n: usize) {
 }
 
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)] // the crate's one unsafe call: see the SAFETY note below
+#[allow(unsafe_code)] // one of the crate's two unsafe modules: see the SAFETY note below
 fn advise_huge(start: usize, bytes: usize) {
     // Only whole huge pages inside the buffer: the hint applies to the pages of the
     // mapping, and the ends of the buffer may share a page with other allocations.

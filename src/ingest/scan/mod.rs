@@ -21,6 +21,8 @@ mod feed;
 mod hits;
 mod identity;
 mod line_ends;
+#[cfg(target_os = "linux")]
+mod mapped;
 mod merge;
 mod parallel;
 #[cfg(unix)]
@@ -328,23 +330,16 @@ pub fn scan_reader<R: Read + Send>(
     block_size: usize,
     progress: impl FnMut(u64) + Send,
 ) -> io::Result<SourceScan> {
-    let mut s = scan_stream(
-        gs,
-        source,
-        reader,
-        block_size,
-        &EventBudget::default(),
-        progress,
-    );
-    match s.read_stop.take() {
-        Some(stop) => Err(stop.reason.into_io_error()),
-        None => Ok(s),
-    }
+    let budget = EventBudget::default();
+    without_stop(scan_stream(
+        gs, source, reader, block_size, &budget, progress,
+    ))
 }
 
-/// [`scan_reader`] of a regular file, its blocks read at their offsets by the scanning
-/// threads (`scan_file_at`): the same events, counts and notes. A read error ends the
-/// scan as the file's end would, and is returned with what was read before it.
+/// [`scan_reader`] of a regular file, scanned in place (`scan_file_at`: its blocks are
+/// ranges of the file mapped into memory, or read at their offsets where it cannot be
+/// mapped): the same events, counts and notes. A read error ends the scan as the file's
+/// end would, and is returned with what was read before it.
 #[cfg(unix)]
 pub fn scan_file(
     gs: &GrammarSet,
@@ -354,7 +349,28 @@ pub fn scan_file(
     progress: impl FnMut(u64) + Send,
 ) -> io::Result<SourceScan> {
     let budget = EventBudget::default();
-    let mut s = scan_file_at(gs, source, file, block_size, &budget, None, progress);
+    let s = scan_file_at(gs, source, file, block_size, &budget, None, progress);
+    without_stop(s)
+}
+
+/// [`scan_file`] with the blocks read at their offsets, never mapped: what it falls back
+/// to for a file that cannot be mapped or was cut while mapped.
+#[cfg(unix)]
+pub fn scan_file_read_at_offsets(
+    gs: &GrammarSet,
+    source: usize,
+    file: &std::fs::File,
+    block_size: usize,
+    mut progress: impl FnMut(u64) + Send,
+) -> io::Result<SourceScan> {
+    let budget = EventBudget::default();
+    let blocks = positional::FileBlocks::new(file, block_size);
+    let s = scan_claimed(gs, source, &budget, blocks, None, &mut progress);
+    without_stop(s)
+}
+
+/// A scan whose read stopped at an error as that error, else the scan.
+fn without_stop(mut s: SourceScan) -> io::Result<SourceScan> {
     match s.read_stop.take() {
         Some(stop) => Err(stop.reason.into_io_error()),
         None => Ok(s),
@@ -425,11 +441,13 @@ fn merge_block(merger: &mut Merger, r: BlockScan, b: &Block) {
     merger.push_block(r, b.bytes(), b.cut_tail);
 }
 
-/// Scans a plain regular file longer than a block on the pool's threads, its blocks
-/// read at their offsets (`positional`) as they are claimed: what [`scan_stream`] gives
-/// of its bytes, read by every scanning thread at once rather than one after the other.
-/// `hasher` is fed the file's bytes in order, as far as they were read: a read error is in
-/// `read_stop`, and a file cut shorter while read ends where it was cut (`bytes`).
+/// Scans a plain regular file longer than a block on the pool's threads: its blocks are
+/// ranges of the file mapped into memory (`mapped`), or, where it cannot be mapped, read at
+/// their offsets (`positional`) as they are claimed, by every scanning thread at once:
+/// what [`scan_stream`] gives of its bytes. `hasher` is fed the file's bytes in order, as
+/// far as they were read: a read error is in `read_stop`, and a file cut shorter while read
+/// ends where it was cut (`bytes`). A mapped file cut while scanned (a page of it read as
+/// zeros: `ingest::mapped_file`) is scanned again by reading it, and only that scan counts.
 #[cfg(unix)]
 pub(crate) fn scan_file_at(
     gs: &GrammarSet,
@@ -437,25 +455,43 @@ pub(crate) fn scan_file_at(
     file: &std::fs::File,
     block_size: usize,
     budget: &EventBudget,
-    hasher: Option<&mut twox_hash::XxHash3_64>,
+    mut hasher: Option<&mut twox_hash::XxHash3_64>,
     mut progress: impl FnMut(u64) + Send,
 ) -> SourceScan {
-    use parallel::BlockSource;
+    #[cfg(target_os = "linux")]
+    if let Some(map) = crate::ingest::mapped_file::MappedFile::new(file) {
+        let map = std::sync::Arc::new(map);
+        let blocks = mapped::MappedBlocks::new(std::sync::Arc::clone(&map), block_size);
+        let hash = hasher.as_deref_mut();
+        let scan = scan_claimed(gs, source, budget, blocks, hash, &mut progress);
+        if !map.faulted() {
+            return scan;
+        }
+        if let Some(h) = hasher.as_deref_mut() {
+            *h = crate::ingest::stream::content_hasher();
+        }
+    }
+    let blocks = positional::FileBlocks::new(file, block_size);
+    scan_claimed(gs, source, budget, blocks, hasher, &mut progress)
+}
+
+/// Scans the blocks of `blocks` from the first on, as [`scan_file_at`] describes.
+#[cfg(unix)]
+fn scan_claimed<S: parallel::BlockSource>(
+    gs: &GrammarSet,
+    source: usize,
+    budget: &EventBudget,
+    mut blocks: S,
+    hasher: Option<&mut twox_hash::XxHash3_64>,
+    progress: &mut (impl FnMut(u64) + Send),
+) -> SourceScan {
     let mut merger = Merger::new(gs, source, budget);
-    let mut blocks = positional::FileBlocks::new(file, block_size);
-    let first = blocks.claim().map(positional::FileBlocks::fill);
+    let first = blocks.claim().map(S::fill);
     if let Some(head) = &first {
         merger.out.detected = detect_head(gs, head.block.bytes());
     }
-    let (blocks, read) = parallel::blocks_as_read(
-        gs,
-        budget,
-        &mut merger,
-        blocks,
-        first,
-        &mut progress,
-        hasher,
-    );
+    let (blocks, read) =
+        parallel::blocks_as_read(gs, budget, &mut merger, blocks, first, progress, hasher);
     merger.out.counts.split_long_lines += blocks.split_long_lines();
     merger.finish(read)
 }

@@ -33,6 +33,8 @@ pub(super) trait BlockSource: Send {
     fn recycle(&mut self, back: Vec<Block>);
     /// The claimed block's bytes.
     fn fill(claim: Self::Claim) -> Filled;
+    /// Lines longer than a block, split to keep memory bounded.
+    fn split_long_lines(&self) -> u64;
 }
 
 /// A block read: its bytes, and the input's bytes up to its end (for progress).
@@ -63,6 +65,10 @@ impl<R: Read + Send> BlockSource for BlockReader<R> {
 
     fn recycle(&mut self, back: Vec<Block>) {
         BlockReader::recycle(self, back);
+    }
+
+    fn split_long_lines(&self) -> u64 {
+        BlockReader::split_long_lines(self)
     }
 }
 
@@ -321,6 +327,10 @@ mod tests {
         }
 
         fn recycle(&mut self, _: Vec<Block>) {}
+
+        fn split_long_lines(&self) -> u64 {
+            0
+        }
 
         fn fill((index, filled): (usize, Filled)) -> Filled {
             assert!(filled.block.bytes().first() != Some(&b'!'), "block {index}");

@@ -60,11 +60,6 @@ impl<'f> FileBlocks<'f> {
         }
     }
 
-    /// Lines longer than a block, split to keep memory bounded.
-    pub(super) fn split_long_lines(&self) -> u64 {
-        self.split_long_lines
-    }
-
     /// The range's last bytes hold a line end: the block ends after the last of them.
     fn end_from_probe(&mut self, start: u64) -> Option<u64> {
         let probe_len = PROBE.min(self.block_size);
@@ -155,6 +150,10 @@ impl<'f> BlockSource for FileBlocks<'f> {
 
     fn recycle(&mut self, back: Vec<Block>) {
         self.pool.extend(back.into_iter().map(Block::into_buffer));
+    }
+
+    fn split_long_lines(&self) -> u64 {
+        self.split_long_lines
     }
 }
 

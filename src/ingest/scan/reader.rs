@@ -29,6 +29,9 @@ impl Chunk {
 /// A block of whole lines (or the piece of a line longer than a block).
 pub(super) struct Block {
     chunk: Chunk,
+    /// A range of a mapped file, whose bytes the block is in place of `chunk`'s.
+    #[cfg(target_os = "linux")]
+    mapped: Option<super::mapped::MappedRange>,
     /// Its last line is the cut end of the input (no newline).
     pub(crate) cut_tail: bool,
     /// It ends inside a line that the next block goes on with.
@@ -37,13 +40,40 @@ pub(super) struct Block {
 
 impl Block {
     pub(crate) fn bytes(&self) -> &[u8] {
+        #[cfg(target_os = "linux")]
+        if let Some(m) = &self.mapped {
+            return m.bytes();
+        }
         self.chunk.bytes()
+    }
+
+    /// A range of a mapped file as a block.
+    #[cfg(target_os = "linux")]
+    pub(super) fn mapped(
+        range: super::mapped::MappedRange,
+        cut_tail: bool,
+        inside_line: bool,
+    ) -> Block {
+        Block {
+            chunk: Chunk::default(),
+            mapped: Some(range),
+            cut_tail,
+            inside_line,
+        }
+    }
+
+    /// Where a mapped file's block ends in the file; `None` for a block read.
+    #[cfg(target_os = "linux")]
+    pub(super) fn mapped_end(&self) -> Option<usize> {
+        self.mapped.as_ref().map(super::mapped::MappedRange::end)
     }
 
     /// The first `len` bytes of `buf` as a block.
     pub(super) fn of(buf: Vec<u8>, len: usize, cut_tail: bool, inside_line: bool) -> Block {
         Block {
             chunk: Chunk { buf, len },
+            #[cfg(target_os = "linux")]
+            mapped: None,
             cut_tail,
             inside_line,
         }
@@ -172,6 +202,8 @@ impl<R: Read> BlockReader<R> {
             self.eof && self.pending.len == 0 && chunk.bytes().last().is_some_and(|&b| b != b'\n');
         Block {
             chunk,
+            #[cfg(target_os = "linux")]
+            mapped: None,
             cut_tail,
             inside_line,
         }
