@@ -60,7 +60,8 @@ fn scan_file(
 }
 
 impl FileRead<'_> {
-    /// The file read as a stream: the way for one compressed, in UTF-16 or on stdin.
+    /// The file read as a stream: the way for one compressed, in UTF-16 or on stdin (and,
+    /// off unix, for a plain file longer than a block).
     fn stream(&self) -> Result<FileScan, LoadError> {
         let (gs, index, sf, opts) = (self.gs, self.index, self.sf, self.opts);
         let (budget, progress) = (self.budget, self.progress);
