@@ -167,6 +167,13 @@ mod guard {
         (!map.is_empty()).then_some(map)
     }
 
+    /// `file` mapped where the handler does not know of it: for the test that a fault
+    /// there is not taken for a cut the handler covers.
+    #[cfg(test)]
+    pub(super) fn map_unregistered(file: &File) -> memmap2::Mmap {
+        map(file).expect("mapped")
+    }
+
     /// Drops the pages `[offset, offset + len)` of `map` from the process (page-aligned).
     pub(super) fn drop_pages(map: &memmap2::Mmap, offset: usize, len: usize) {
         // SAFETY: MADV_DONTNEED on a private read-only file mapping discards only the
@@ -346,5 +353,35 @@ mod tests {
     fn an_empty_file_is_not_mapped() {
         let f = file_of(b"");
         assert!(MappedFile::new(f.as_file()).is_none());
+    }
+
+    /// A fault in a mapping that is not registered (any other `SIGBUS`) ends the process
+    /// by that signal, as without the handler: the test runs itself again as a child that
+    /// installs the handler, maps a file outside it, cuts the file and reads past the cut.
+    #[test]
+    fn a_fault_outside_every_registered_mapping_still_ends_the_process() {
+        const CHILD: &str = "RANKSCOPE_TEST_SIGBUS_CHILD";
+        let name = "ingest::mapped_file::tests::a_fault_outside_every_registered_mapping_still_ends_the_process";
+        if std::env::var_os(CHILD).is_some() {
+            let registered = file_of(&pattern(3 * 4096));
+            let _installs_the_handler = MappedFile::new(registered.as_file()).expect("mapped");
+            let other = file_of(&pattern(3 * 4096));
+            let unregistered = guard::map_unregistered(other.as_file());
+            other.as_file().set_len(10).expect("truncate");
+            let byte = unregistered[2 * 4096];
+            // Not reached: the read above ends the process.
+            println!("read {byte} past the cut");
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary");
+        let out = std::process::Command::new(exe)
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .expect("the child runs");
+        use std::os::unix::process::ExitStatusExt;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.signal(), Some(libc::SIGBUS), "{stdout}");
+        assert!(!stdout.contains("past the cut"), "{stdout}");
     }
 }
