@@ -296,26 +296,33 @@ mod tests {
         kib * 1024
     }
 
+    /// The page size the handler was installed with (4 KiB on x86-64).
+    fn page() -> usize {
+        guard::install().expect("the handler installs")
+    }
+
     #[test]
     fn a_mapped_file_reads_its_bytes_and_lets_go_of_pages_behind_it() {
-        // 8 MiB and 123 bytes: 2,049 pages of 4 KiB when all are touched.
+        // 8 MiB and 123 bytes: with 4 KiB pages, 2,049 of them when all are touched.
+        let page = page();
         let data = pattern((8 << 20) + 123);
+        let whole = data.len().next_multiple_of(page);
         let f = file_of(&data);
         let map = MappedFile::new(f.as_file()).expect("mapped");
         assert_eq!(map.bytes(), &data[..]);
         let start = map.bytes().as_ptr() as usize;
-        assert_eq!(resident(start), 2049 * 4096);
-        // Done with 3,000,000 bytes: the 2 MiB before them go (2,097,152 bytes, 512 pages),
-        // the rest up to byte 3,000,000 stays.
+        assert_eq!(resident(start), whole);
+        // Done with 3,000,000 bytes: the 2 MiB before them go (2,097,152 bytes: 512 pages of
+        // 4 KiB), the rest up to byte 3,000,000 stays.
         assert_eq!(map.release_before(0, 3_000_000), 2 << 20);
-        assert_eq!(resident(start), (2049 - 512) * 4096);
+        assert_eq!(resident(start), whole - (2 << 20));
         // A second call goes on from where the first stopped; short of the next 2 MiB
         // boundary it drops nothing.
         assert_eq!(map.release_before(2 << 20, 4_000_000), 2 << 20);
-        assert_eq!(resident(start), (2049 - 512) * 4096);
+        assert_eq!(resident(start), whole - (2 << 20));
         // To the end: the last 123 bytes' page stays.
         assert_eq!(map.release_before(2 << 20, data.len()), 8 << 20);
-        assert_eq!(resident(start), 4096);
+        assert_eq!(resident(start), page);
         // Pages let go of read the file again.
         assert_eq!(map.bytes(), &data[..]);
         assert!(!map.faulted());
@@ -323,16 +330,17 @@ mod tests {
 
     #[test]
     fn a_file_cut_while_mapped_reads_as_zeros_past_the_cut_and_says_so() {
-        let data = pattern(5 * 4096 + 100);
+        let page = page();
+        let data = pattern(5 * page + 100);
         let f = file_of(&data);
         let map = MappedFile::new(f.as_file()).expect("mapped");
-        assert_eq!(map.bytes()[4096 * 3], data[4096 * 3]);
+        assert_eq!(map.bytes()[page * 3], data[page * 3]);
         // Cut to a page and 10 bytes: the rest of that page reads as zeros without a
         // fault (the kernel's tail of the last page), the pages after it fault.
-        f.as_file().set_len(4096 + 10).expect("truncate");
-        assert_eq!(&map.bytes()[..4096 + 10], &data[..4096 + 10]);
+        f.as_file().set_len(page as u64 + 10).expect("truncate");
+        assert_eq!(&map.bytes()[..page + 10], &data[..page + 10]);
         assert!(!map.faulted());
-        assert!(map.bytes()[4096 + 10..].iter().all(|&b| b == 0));
+        assert!(map.bytes()[page + 10..].iter().all(|&b| b == 0));
         assert!(map.faulted());
         // Another mapping is not marked by this one's faults.
         let other = file_of(&data);
@@ -364,12 +372,12 @@ mod tests {
         const CHILD: &str = "RANKSCOPE_TEST_SIGBUS_CHILD";
         let name = "ingest::mapped_file::tests::a_fault_outside_every_registered_mapping_still_ends_the_process";
         if std::env::var_os(CHILD).is_some() {
-            let registered = file_of(&pattern(3 * 4096));
+            let registered = file_of(&pattern(3 * page()));
             let _installs_the_handler = MappedFile::new(registered.as_file()).expect("mapped");
-            let other = file_of(&pattern(3 * 4096));
+            let other = file_of(&pattern(3 * page()));
             let unregistered = guard::map_unregistered(other.as_file());
             other.as_file().set_len(10).expect("truncate");
-            let byte = unregistered[2 * 4096];
+            let byte = unregistered[2 * page()];
             // Not reached: the read above ends the process.
             println!("read {byte} past the cut");
             return;
