@@ -19,29 +19,29 @@
 //! its SAFETY note.
 
 use std::fs::File;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Mappings registered with the handler at once: one a file scanned in place, and the pool
 /// scans at most one file a thread. A file that finds no free slot is read, not mapped.
 const SLOTS: usize = 64;
 
-/// One registered mapping: its address range (`start` 0 = free) and the faults taken in it.
+/// One registered mapping: its address range (`start` 0: none yet, or none any more) and
+/// the faults taken in it. `taken` claims the slot before the range is known.
 struct Slot {
-    taken: AtomicUsize,
+    taken: AtomicBool,
     start: AtomicUsize,
     end: AtomicUsize,
     faults: AtomicUsize,
 }
 
-#[allow(clippy::declare_interior_mutable_const)] // the array's initialiser, copied per slot
-const FREE: Slot = Slot {
-    taken: AtomicUsize::new(0),
-    start: AtomicUsize::new(0),
-    end: AtomicUsize::new(0),
-    faults: AtomicUsize::new(0),
-};
-
-static REGISTRY: [Slot; SLOTS] = [FREE; SLOTS];
+static REGISTRY: [Slot; SLOTS] = [const {
+    Slot {
+        taken: AtomicBool::new(false),
+        start: AtomicUsize::new(0),
+        end: AtomicUsize::new(0),
+        faults: AtomicUsize::new(0),
+    }
+}; SLOTS];
 
 /// Where [`MappedFile::release_before`] cuts: a multiple of every page size Linux has.
 const RELEASE_ALIGN: usize = 2 << 20;
@@ -59,12 +59,12 @@ impl MappedFile {
         guard::install()?;
         let slot = REGISTRY.iter().find(|s| {
             s.taken
-                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })?;
         slot.faults.store(0, Ordering::Relaxed);
         let Some(map) = guard::map(file) else {
-            slot.taken.store(0, Ordering::Release);
+            slot.taken.store(false, Ordering::Release);
             return None;
         };
         let start = map.as_ptr() as usize;
@@ -107,7 +107,7 @@ impl Drop for MappedFile {
         // be a bug of the scan's, and goes to the handler before this one.
         self.slot.start.store(0, Ordering::Release);
         self.slot.end.store(0, Ordering::Release);
-        self.slot.taken.store(0, Ordering::Release);
+        self.slot.taken.store(false, Ordering::Release);
     }
 }
 

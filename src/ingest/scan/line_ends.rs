@@ -24,7 +24,7 @@ impl LineEnds {
 
     /// Where the first `\n` or `\r` in `hay` is.
     #[inline]
-    pub(super) fn find(&self, hay: &[u8]) -> Option<usize> {
+    fn find(&self, hay: &[u8]) -> Option<usize> {
         #[cfg(target_arch = "x86_64")]
         if let Some(two) = &self.avx2 {
             return two.find(hay);
