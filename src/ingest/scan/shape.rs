@@ -44,7 +44,9 @@ const WORDS: usize = SPAN / 8;
 pub(super) struct Shape {
     /// The kept line's head.
     head: [u64; WORDS],
-    /// 0xff in each byte that must be the same in a line that fits.
+    /// The bits of each byte that must be the same in a line that fits: all of a byte
+    /// compared byte for byte, the high nibble (`3`) where the kept line had a digit
+    /// another digit may stand for.
     same: [u64; WORDS],
     /// 0x80 in each byte where the kept line had a digit another digit may stand for.
     any_digit: [u64; WORDS],
@@ -164,14 +166,14 @@ fn word_at(bytes: &[u8; SPAN], i: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// 0x80 in each byte of `w` that is no ASCII digit: a byte xor `0` is a digit's value,
-/// and a value past 9 sets the top bit when 118 is added to its low seven bits (no carry
-/// leaves a byte: 127 + 118 < 256), as does a byte with the top bit set already.
-fn not_digits(w: u64) -> u64 {
+/// 0x80 in each byte of `w` whose low seven bits are past `9` (0x39): 0x46 added to them
+/// sets the top bit from 0x3a on (no carry leaves a byte: 0x7f + 0x46 < 0x100). Of a byte
+/// whose high nibble is `3` (what `Shape::same` asks where a digit may stand), exactly
+/// those that are no digit.
+fn past_nine(w: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     const TOP: u64 = 0x8080_8080_8080_8080;
-    let v = w ^ 0x3030_3030_3030_3030;
-    (((v & LOW7) + 0x7676_7676_7676_7676) | v) & TOP
+    ((w & LOW7) + 0x4646_4646_4646_4646) & TOP
 }
 
 impl Shape {
@@ -200,6 +202,7 @@ impl Shape {
         for i in 0..end {
             if !exact(i) && line[i].is_ascii_digit() {
                 any_digit[i] = 0x80;
+                same[i] = 0xf0;
             } else {
                 same[i] = 0xff;
             }
@@ -215,14 +218,18 @@ impl Shape {
         })
     }
 
-    /// Word by word from the last, where shapes of one prefix differ (their noise
-    /// literals): a shape that does not fit is most often told by one word.
+    /// The last word first, where shapes of one prefix differ (their noise literals): a
+    /// shape that does not fit is most often told by it. The others are tested together,
+    /// with no branch a word.
     fn fits(&self, head: &[u8; SPAN]) -> bool {
-        (0..self.words.min(WORDS)).rev().all(|i| {
+        let misfit = |i: usize| {
             let w = word_at(head, i);
-            let (same, any_digit) = (self.same[i], self.any_digit[i]);
-            (w ^ self.head[i]) & same == 0 && (any_digit == 0 || not_digits(w) & any_digit == 0)
-        })
+            ((w ^ self.head[i]) & self.same[i]) | (past_nine(w) & self.any_digit[i])
+        };
+        let Some(last) = self.words.min(WORDS).checked_sub(1) else {
+            return true;
+        };
+        misfit(last) == 0 && (0..last).fold(0, |acc, i| acc | misfit(i)) == 0
     }
 }
 
@@ -231,23 +238,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn not_digits_marks_every_byte_but_the_ten_digits() {
-        for b in 0..=255u8 {
-            // The byte in each place of a word of `x`s: its mark is in its own place only.
-            for place in 0..8 {
-                let mut bytes = [b'x'; 8];
-                bytes[place] = b;
-                let marks = not_digits(u64::from_le_bytes(bytes)).to_le_bytes();
-                assert_eq!(
-                    marks[place] == 0x80,
-                    !b.is_ascii_digit(),
-                    "{b:#04x} at {place}"
-                );
-                for (other, &m) in marks.iter().enumerate().filter(|&(o, _)| o != place) {
-                    assert_eq!(m, 0x80, "{b:#04x} at {place} marked {other}");
-                }
+    fn a_digit_place_takes_any_digit_and_nothing_else_and_a_kept_byte_only_itself() {
+        let first = b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 8";
+        let mut shapes = Shapes::default();
+        shapes.keep(first, &sglang_answers(first));
+        // Every byte value in each place of the date (digits at 1-4, 6-7, 9-10, 12-13,
+        // 15-16, 18-19; `-`, ` ` and `:` between them), next to bytes that stay: a digit's
+        // place fits the ten digits, another place only its own byte. 0x7f-0xff and the
+        // bytes around `0`-`9` (`/`, `:`) are among them.
+        let mut tried = 0;
+        for place in 1..20 {
+            let kept_digit = first[place].is_ascii_digit();
+            for b in 0..=255u8 {
+                let mut line = first.to_vec();
+                line[place] = b;
+                let fits = shapes.fit(&padded(&line)).is_some();
+                let want = if kept_digit {
+                    b.is_ascii_digit()
+                } else {
+                    b == first[place]
+                };
+                assert_eq!(fits, want, "{b:#04x} at {place}");
+                tried += 1;
             }
         }
+        assert_eq!(tried, 19 * 256);
     }
 
     fn sglang_answers(line: &[u8]) -> Answers {
