@@ -147,6 +147,9 @@ pub(super) struct BlockScan {
     pub(crate) dated: Vec<(u64, chrono::NaiveDateTime)>,
 }
 
+/// Room for a block's events when it holds one (`take_event`).
+pub(super) const FIRST_EVENTS: usize = 16;
+
 /// Wrapped nodes a block notes in `node_first`: a stream's pods or services are a few.
 const MAX_NODES: usize = 256;
 
@@ -508,6 +511,12 @@ fn take_event(
     note_trouble(out, &m, line_no);
     let opens = m.traceback;
     if let Some(held_root) = hold_or_drop(&m, root, budget, out) {
+        if out.events.capacity() == 0 {
+            // A rank file's start-up holds 7-90 events, 10-20 most often (the fixtures);
+            // a vector grown from 4 moved each ~400-byte event twice on the way there,
+            // ~3 % of a `diff` of 8,192 rank files with its `malloc`s.
+            out.events.reserve(FIRST_EVENTS);
+        }
         out.events.push(PendingEvent {
             line_in_block: line_no,
             m,

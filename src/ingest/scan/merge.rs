@@ -517,6 +517,9 @@ impl<'a> Merger<'a> {
             self.out.kept_past_budget += 1;
         }
         self.same_kept.insert(key, same + 1);
+        if self.out.events.capacity() == 0 {
+            self.out.events.reserve(super::block::FIRST_EVENTS);
+        }
         self.out.events.push(ev);
         Some(self.out.events.len() - 1)
     }
