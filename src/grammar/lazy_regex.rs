@@ -135,7 +135,7 @@ impl LazyRegex {
     /// cut.
     fn for_ascii(&self) -> Option<&Regex> {
         let twin = self.ascii.get_or_init(|| {
-            let narrowed = ascii_twin(&self.pattern)?;
+            let narrowed = super::pattern_facts::ascii_twin(&self.pattern)?;
             Regex::new(&narrowed).ok()
         });
         twin.as_ref().or_else(|| self.get())
@@ -156,7 +156,8 @@ impl LazyRegex {
         // The anchored twin is built from the pattern, not from the compiled twin: most
         // events match at the start and never need the unanchored one compiled.
         let anchored = self.anchored.get_or_init(|| {
-            let pattern = ascii_twin(&self.pattern).unwrap_or_else(|| self.pattern.clone());
+            let pattern = (super::pattern_facts::ascii_twin(&self.pattern))
+                .unwrap_or_else(|| self.pattern.clone());
             Regex::new(&format!(r"\A(?:{pattern})")).ok()
         });
         (anchored.as_ref())
@@ -185,7 +186,8 @@ impl LazyRegex {
     /// Whether the pattern matches the same spans, with the same groups, in any two texts
     /// that differ only in which ASCII digits they hold (`event_memo`).
     pub(crate) fn treats_digits_alike(&self) -> bool {
-        *(self.digits_alike).get_or_init(|| super::event_memo::treats_digits_alike(&self.pattern))
+        *(self.digits_alike)
+            .get_or_init(|| super::pattern_facts::treats_digits_alike(&self.pattern))
     }
 
     pub(crate) fn capture_names(&self) -> impl Iterator<Item = &str> {

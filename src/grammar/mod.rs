@@ -18,6 +18,10 @@ mod knowledge;
 mod lazy_regex;
 pub mod memory_model;
 mod miss;
+mod pattern_facts;
+// Written by a test (`pattern_facts`), which compares it byte for byte.
+#[rustfmt::skip]
+mod pattern_facts_builtin;
 mod per_line;
 mod prefilter;
 mod prefix;

@@ -15,7 +15,7 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 
 use std::sync::OnceLock;
 
-use super::lazy_regex::ascii_twin;
+use super::pattern_facts::ascii_twin;
 use super::Grammar;
 
 /// Pattern `i` is the `i`-th prefix in grammar then file order. Two sets, each compiled on
