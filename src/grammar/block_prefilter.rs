@@ -164,10 +164,14 @@ pub(super) fn traffic_shapes_are_exact(
     })
 }
 
-/// One group's searcher, its fragments given to the builder in the group's order.
+/// One group's searcher, its fragments given to the builder in the group's order. A
+/// contiguous NFA, not the DFA the builder picks for so few patterns: the search is the
+/// packed prefilter's (Teddy) either way, and only its candidates walk the automaton,
+/// while building the DFAs was 2.9 of the 32 M instructions of `events` on a 100 KB log.
 fn searcher<P: AsRef<[u8]>>(group: &[P]) -> Result<AhoCorasick, GrammarError> {
     AhoCorasickBuilder::new()
         .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .build(group)
         .map_err(|e| GrammarError::Matcher(e.to_string()))
 }
