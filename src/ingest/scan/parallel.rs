@@ -84,8 +84,15 @@ struct MergeState<'m, 'g, P> {
     merger: &'m mut Merger<'g>,
     progress: &'m mut P,
     /// The hash of the input's bytes, fed in order as blocks are merged (a source whose
-    /// reader does not hash what it reads).
+    /// reader does not hash what it reads); out of the state while a loop hashes.
     hasher: Option<&'m mut twox_hash::XxHash3_64>,
+    /// The input hashes: merged blocks wait in `unhashed` until then.
+    hashes: bool,
+    /// Merged blocks not yet hashed, in input order. They are hashed outside the lock by
+    /// the loop that took `hasher` (`Loops::hash_merged`): hashed under it, a block held
+    /// the lock ~25 µs of its ~190 µs scan, and at two threads the other loop, finding it
+    /// held, slept and was woken ~300 times over the shared GiB log.
+    unhashed: std::collections::VecDeque<Block>,
     /// Scanned blocks waiting for an earlier block's merge.
     waiting: BTreeMap<u64, (Filled, BlockScan)>,
     next_merge: u64,
@@ -116,18 +123,19 @@ impl<P: FnMut(u64)> MergeState<'_, '_, P> {
         let mut left = 0;
         while let Some((filled, r)) = self.waiting.remove(&self.next_merge) {
             let Filled { block, read, last } = filled;
-            if let Some(h) = self.hasher.as_mut() {
-                std::hash::Hasher::write(&mut **h, block.bytes());
-            }
             // Only a read that stopped short gives an empty block.
             if !block.bytes().is_empty() {
                 merge_block(self.merger, r, &block);
             }
             (self.progress)(read);
             self.merged_to = read;
-            self.give_back(block);
+            if self.hashes {
+                self.unhashed.push_back(block);
+            } else {
+                self.give_back(block);
+                left += 1;
+            }
             self.next_merge += 1;
-            left += 1;
             if let Some(stop) = last {
                 self.merger.out.read_stop = stop;
                 self.ended = true;
@@ -157,7 +165,7 @@ struct Loops<'s, 'm, 'g, S, P> {
     window: usize,
 }
 
-impl<S: BlockSource, P: FnMut(u64) + Send> Loops<'_, '_, '_, S, P> {
+impl<'m, 'g, S: BlockSource, P: FnMut(u64) + Send> Loops<'_, 'm, 'g, S, P> {
     /// Reads, scans and merges blocks until the input ends or a panic stops the loops.
     /// `first`: the input's first block, read before the loops began.
     fn run(&self, first: Option<Filled>) {
@@ -183,7 +191,34 @@ impl<S: BlockSource, P: FnMut(u64) + Send> Loops<'_, '_, '_, S, P> {
             if m.merge_ready() > 0 && m.waiting_for_room > 0 {
                 self.room.notify_all();
             }
+            self.hash_merged(m);
         }
+    }
+
+    /// Hashes the merged blocks in order, outside the merge's lock, unless another loop
+    /// is at it: that loop takes the blocks merged meanwhile before it lets the hasher go.
+    fn hash_merged<'l>(&'l self, mut m: MutexGuard<'l, MergeState<'m, 'g, P>>) {
+        if m.unhashed.is_empty() {
+            return;
+        }
+        let Some(hasher) = m.hasher.take() else {
+            return;
+        };
+        while !m.unhashed.is_empty() {
+            let blocks = std::mem::take(&mut m.unhashed);
+            drop(m);
+            for block in &blocks {
+                std::hash::Hasher::write(&mut *hasher, block.bytes());
+            }
+            m = locked(&self.merge);
+            for block in blocks {
+                m.give_back(block);
+            }
+            if m.waiting_for_room > 0 {
+                self.room.notify_all();
+            }
+        }
+        m.hasher = Some(hasher);
     }
 
     /// The next block, once the window has room; `None` at the input's end or once the
@@ -251,7 +286,9 @@ pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
         merge: Mutex::new(MergeState {
             merger,
             progress,
+            hashes: hasher.is_some(),
             hasher,
+            unhashed: std::collections::VecDeque::new(),
             waiting: BTreeMap::new(),
             next_merge: 0,
             in_flight: usize::from(first.is_some()),
@@ -275,6 +312,10 @@ pub(super) fn blocks_as_read<S: BlockSource, P: FnMut(u64) + Send>(
     if let Some(payload) = state.panic {
         std::panic::resume_unwind(payload);
     }
+    // The loop that hashes looks again under the lock before it lets the hasher go, so a
+    // block merged meanwhile is never left; a read that stopped short may leave blocks
+    // after its stop, which the hash of a stopped read does not need.
+    debug_assert!(state.unhashed.is_empty() || state.ended);
     let mut claims = unlocked(loops.claims);
     claims.source.recycle(state.given_back);
     (claims.source, state.merged_to)
@@ -362,7 +403,9 @@ mod tests {
         }
     }
 
-    fn scan(source: Scripted, threads: usize) -> std::thread::Result<(SourceScan, Vec<u64>)> {
+    /// The scan of `source` on `threads` threads: what it found, its progress reports, and
+    /// the hash of the blocks it merged.
+    fn scan(source: Scripted, threads: usize) -> std::thread::Result<(SourceScan, Vec<u64>, u64)> {
         let gs = GrammarSet::builtin().expect("built-in grammars compile");
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -374,9 +417,15 @@ mod tests {
                 let mut merger = Merger::new(&gs, 0, &budget);
                 let mut reads = Vec::new();
                 let mut progress = |n| reads.push(n);
+                let mut hasher = crate::ingest::stream::content_hasher();
+                let hash = Some(&mut hasher);
                 let (_, read) =
-                    blocks_as_read(&gs, &budget, &mut merger, source, None, &mut progress, None);
-                (merger.finish(read), reads)
+                    blocks_as_read(&gs, &budget, &mut merger, source, None, &mut progress, hash);
+                (
+                    merger.finish(read),
+                    reads,
+                    std::hash::Hasher::finish(&hasher),
+                )
             }))
         })
     }
@@ -385,14 +434,22 @@ mod tests {
 
     #[test]
     fn a_block_read_short_ends_the_input_on_any_thread_count() {
+        // The 40 blocks' bytes in input order, as one text: three lines a block, of 35
+        // bytes in blocks 0-9 and 36 in blocks 10-39 (`[2026-12-06 10:11:12 TP0] line `
+        // is 31, then `{k}.{i}` and the newline).
+        let input: Vec<u8> = scripted(None, None).blocks.into_iter().flatten().collect();
+        assert_eq!(input.len(), 3 * (10 * 35 + 30 * 36));
+        let input_hash = crate::ingest::stream::content_digest(&input);
         for threads in [1, 2, 4] {
-            let (whole, reads) = scan(scripted(None, None), threads).expect("no panic");
+            let (whole, reads, hash) = scan(scripted(None, None), threads).expect("no panic");
             assert_eq!(whole.counts.lines, 120, "{threads}");
+            // Hashed in input order whichever loop merged or hashed each block.
+            assert_eq!(hash, input_hash, "{threads}");
             assert!(whole.read_stop.is_none());
             // Progress comes in input order, a block at a time.
             assert_eq!(reads.len(), 40);
             assert!(reads.windows(2).all(|w| w[0] < w[1]));
-            let (cut, reads) = scan(scripted(Some(17), None), threads).expect("no panic");
+            let (cut, reads, _) = scan(scripted(Some(17), None), threads).expect("no panic");
             // Blocks 0 to 17 are merged, 3 lines each; what the other loops read after it
             // is let go.
             assert_eq!(cut.counts.lines, 54, "{threads}");
