@@ -227,18 +227,12 @@ mod tests {
             inputs_hash(&literals, &ordinary),
             &choose_groups(&literals, &ordinary),
         );
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/grammar/block_prefilter_builtin.rs"
-        );
-        if std::env::var_os("RANKSCOPE_WRITE_PREFILTER").is_some() {
-            std::fs::write(path, &source).expect("the table is written");
-        }
-        let kept = std::fs::read_to_string(path).expect("the table is read");
-        assert!(
-            kept == source,
-            "the built-in grammars now choose another block prefilter than {path} holds: \
-             write it again with `RANKSCOPE_WRITE_PREFILTER=1 cargo test --lib block_prefilter`"
+        crate::grammar::check_written_table(
+            "block_prefilter_builtin.rs",
+            &source,
+            "RANKSCOPE_WRITE_PREFILTER",
+            "block prefilter",
+            "block_prefilter",
         );
     }
 

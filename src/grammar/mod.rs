@@ -648,6 +648,24 @@ fn check_noise(origin: &str, noise: &[spec::NoiseSpec]) -> Result<(), GrammarErr
     Ok(())
 }
 
+/// A table a test writes from the built-in grammars (`file`, under `src/grammar/`): written
+/// again when the environment variable `variable` is set, and compared with `source`, what
+/// the grammars give now, byte for byte either way. `what` names the table in the failure,
+/// `test` the test that writes it.
+#[cfg(test)]
+fn check_written_table(file: &str, source: &str, variable: &str, what: &str, test: &str) {
+    let path = format!("{}/src/grammar/{file}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os(variable).is_some() {
+        std::fs::write(&path, source).expect("the table is written");
+    }
+    let kept = std::fs::read_to_string(&path).expect("the table is read");
+    assert!(
+        kept == source,
+        "the built-in grammars now give another {what} than {path} holds: write it again \
+         with `{variable}=1 cargo test --lib {test}`"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     /// A TOML error inside an `[[event]]` names the event as the grammar's other errors

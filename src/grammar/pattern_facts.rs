@@ -78,18 +78,12 @@ mod tests {
         // 119 events and 14 prefixes, with the outcomes, process names and suffixes.
         assert!(patterns.len() > 133, "{}", patterns.len());
         let source = table_source(&patterns);
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/grammar/pattern_facts_builtin.rs"
-        );
-        if std::env::var_os("RANKSCOPE_WRITE_PATTERN_FACTS").is_some() {
-            std::fs::write(path, &source).expect("the table is written");
-        }
-        let table = std::fs::read_to_string(path).expect("the table is read");
-        assert!(
-            table == source,
-            "the built-in grammars' patterns now read otherwise than {path} holds: write it \
-             again with `RANKSCOPE_WRITE_PATTERN_FACTS=1 cargo test --lib pattern_facts`"
+        crate::grammar::check_written_table(
+            "pattern_facts_builtin.rs",
+            &source,
+            "RANKSCOPE_WRITE_PATTERN_FACTS",
+            "reading of their patterns",
+            "pattern_facts",
         );
         // Each built-in pattern is answered from the table, as the readings answer it.
         for p in &patterns {
