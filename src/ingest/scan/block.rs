@@ -343,7 +343,7 @@ fn scan_block_with(
                 }
                 let (end, has_cr) = line_ends.line_end(buf, from);
                 if has_cr {
-                    fit = Some(f);
+                    // Read in full below, as a line with a `\r` is (no fit).
                     break;
                 }
                 line_no += 1;
@@ -783,12 +783,6 @@ mod tests {
     use crate::grammar::GrammarSet;
     use crate::ingest::scan::EventBudget;
 
-    /// Traffic lines of SGLang and vLLM, and event lines among them, some with a byte
-    /// changed, put in, or taken out near where the shapes compare, or an event's or a
-    /// traffic wording put in: the lines that fit a shape must read as the grammars read
-    /// them, and a traffic shape's lines, not searched for events, must give none. The
-    /// changes are drawn from the bytes that move the answers (brackets, `:`, spaces,
-    /// digits) by a fixed xorshift, so the test is the same every run.
     #[test]
     fn a_block_that_ends_inside_a_traffic_line_reads_as_the_grammars_read_it() {
         // 50 decode lines of 154 bytes, the last without its newline (an input cut there):
@@ -819,6 +813,12 @@ mod tests {
         }
     }
 
+    /// Traffic lines of SGLang and vLLM, and event lines among them, some with a byte
+    /// changed, put in, or taken out near where the shapes compare, or an event's or a
+    /// traffic wording put in: the lines that fit a shape must read as the grammars read
+    /// them, and a traffic shape's lines, not searched for events, must give none. The
+    /// changes are drawn from the bytes that move the answers (brackets, `:`, spaces,
+    /// digits) by a fixed xorshift, so the test is the same every run.
     #[test]
     fn lines_read_by_their_shape_read_as_the_grammars_read_them() {
         let gs = GrammarSet::builtin().expect("built-in grammars");
