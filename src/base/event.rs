@@ -489,7 +489,6 @@ impl Rank {
     }
 
     /// The two hold one list of tags (the scan's sharing), not two equal ones.
-    #[cfg(test)]
     pub(crate) fn shares_tags_with(&self, other: &Rank) -> bool {
         Arc::ptr_eq(&self.tags, &other.tags)
     }
