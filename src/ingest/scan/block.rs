@@ -599,6 +599,11 @@ fn hold_or_drop(
             return Some(root);
         }
     }
+    if out.same_held.capacity() == 0 {
+        // Room for a rank file's events at once: grown from nothing, the map was
+        // rehashed three times a file (0.8 % of `diff` of two runs of 1,024 rank files).
+        out.same_held.reserve(FIRST_EVENTS);
+    }
     let held = out.same_held.entry((m.kind.clone(), root)).or_insert(0);
     // Past the run's budget only the first of its kind for its root may still be kept
     // (`budget::FIRST_OF_KIND_PAST_BUDGET`; the merge decides over the whole file).

@@ -499,6 +499,10 @@ impl<'a> Merger<'a> {
             self.same_kept.clear();
         }
         let key = same_key(&ev.kind, ev.rank.as_ref(), (ev.host(), ev.pid()));
+        if self.same_kept.capacity() == 0 {
+            // As `BlockScan::same_held`: room for a rank file's events at once.
+            self.same_kept.reserve(super::block::FIRST_EVENTS);
+        }
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
         let text = (ev.message.len()
             + ev.detail().map_or(0, str::len)
