@@ -308,8 +308,6 @@ pub(crate) fn peel_transport(line: &[u8]) -> &[u8] {
 
 /// The searchers `peel` uses, built once (building one per call was a tenth of the scan
 /// of a run of many small files).
-static STDERR_BAR: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b" | stderr | "));
 /// ` - `, which every level wrapper holds: one search, where a `memchr` for each `-` of a
 /// line's head (a host name's, a date's) was a call per dash.
 static SPACED_DASH: LazyLock<memchr::memmem::Finder<'static>> =
@@ -322,6 +320,19 @@ static LEVELS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(||
         memchr::memmem::Finder::new(b" - DEBUG - "),
     ]
 });
+
+/// FastChat's bar before the text its logger wrote to stderr.
+const STDERR_BAR: &[u8] = b" | stderr | ";
+
+/// Where the first ` | stderr | ` in `head` begins, its first `| ` being at or past `bar`
+/// (the first `| ` of `head`): compared in place at each byte from there, where a
+/// `memmem` search cost ~100 instructions a line that holds a `| ` (a progress bar's
+/// every step), most of which put their first `| ` near the head's end.
+fn stderr_bar(head: &[u8], bar: usize) -> Option<usize> {
+    let last = head.len().checked_sub(STDERR_BAR.len())?;
+    (bar.saturating_sub(1)..=last)
+        .find(|&s| head.get(s..).is_some_and(|h| begins_with(h, STDERR_BAR)))
+}
 
 fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
     let mut node: Option<&[u8]> = None;
@@ -343,7 +354,7 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
         // docker-compose: `<service>-<n>`, padding, `| ` — a name without inner spaces.
         // (memchr for the bar, not `memmem::find`: that builds a searcher per call, and
         // this runs on most lines that do not start like a record.)
-        let bar = memchr::memchr_iter(b'|', head).find(|&p| head.get(p + 1) == Some(&b' '));
+        let mut bar = memchr::memchr_iter(b'|', head).find(|&p| head.get(p + 1) == Some(&b' '));
         if let Some(p) = bar {
             let name = line[..p].trim_ascii_end();
             if !name.is_empty()
@@ -353,13 +364,15 @@ fn peel(mut line: &[u8], levels: bool) -> (&[u8], Option<&[u8]>) {
             {
                 node = node.or(Some(name));
                 line = &line[p + 2..];
+                // The bar below may be anywhere in what follows the service's.
+                bar = Some(0);
             }
         }
         // FastChat's logger inside it: `<date> <time> | ERROR | stderr | `. Its bar holds
         // `| `: where the search above found none in the same bytes, none is there.
-        if bar.is_some() {
-            if let Some(p) = STDERR_BAR.find(&line[..line.len().min(64)]) {
-                line = &line[p + 12..];
+        if let Some(bar) = bar {
+            if let Some(p) = stderr_bar(&line[..line.len().min(64)], bar) {
+                line = &line[p + STDERR_BAR.len()..];
             }
         }
         if let Some(rest) = line.strip_prefix(b"> ") {
@@ -531,6 +544,19 @@ mod tests {
             peeled("web-7  | 2024-09-02 08:40:12 | ERROR | stderr | boom"),
             ("boom".into(), Some("web-7".into()))
         );
+        // A service with a long name before a logger that is no service name.
+        assert_eq!(
+            peeled("inference-gateway-replica-17  | main proc | stderr | boom"),
+            ("boom".into(), Some("inference-gateway-replica-17".into()))
+        );
+        // The stderr bar is the first `| ` (its space before it); a progress bar's `| `
+        // near the head's end, whose bytes after it hold no stderr bar, stays whole.
+        assert_eq!(
+            peeled("08:40:12 main proc | stderr | boom"),
+            ("boom".into(), None)
+        );
+        let bar = "Capturing batches (bs=128 avail_mem=0.64 GB):   0% Completed | 0/15 [00:00]";
+        assert_eq!(peeled(bar), whole(bar));
         // journald's short format names its host; a word that only looks like a month
         // does not.
         assert_eq!(
