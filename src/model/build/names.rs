@@ -86,8 +86,8 @@ impl RankNames {
     ) -> RankNames {
         // Distinct first (a hash per event), then sorted: sorting every event's rank was
         // a tenth of loading a run of thousands of ranks. An event whose rank is the one
-        // before's list of tags (a file's events share one) is not hashed again: a hash a
-        // rank file's every event was 1.3 % of `diff` of two runs of 1,024 rank files.
+        // before's list of tags (a file's events share one) is not hashed again: a hash for
+        // every event of a rank file was 1 % of `diff` of two runs of 1,024 rank files.
         let mut before: Option<&Rank> = None;
         let distinct: std::collections::HashSet<&Rank, foldhash::fast::RandomState> = events
             .iter()
