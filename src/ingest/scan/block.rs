@@ -147,7 +147,9 @@ pub(super) struct BlockScan {
     pub(crate) dated: Vec<(u64, chrono::NaiveDateTime)>,
 }
 
-/// Room for a block's events when it holds one (`take_event`).
+/// Room for a block's or a file's events, taken at its first event: by the events' vectors
+/// (`take_event`, `Merger::keep`) and the per-event maps (`hold_or_drop`'s `same_held`,
+/// the merge's `same_kept`). A rank file holds 7-90 events, 10-20 most often.
 pub(super) const FIRST_EVENTS: usize = 16;
 
 /// Wrapped nodes a block notes in `node_first`: a stream's pods or services are a few.
@@ -600,9 +602,9 @@ fn hold_or_drop(
         }
     }
     if out.same_held.capacity() == 0 {
-        // Room for a rank file's events at once: grown from nothing, the map was
-        // rehashed three times a file (with the merge's `same_kept` and the breakdown's
-        // grouping map, 0.8 % of `diff` of two runs of 1,024 rank files).
+        // Grown from nothing, the map was rehashed three times a rank file (with the
+        // merge's `same_kept` and the breakdown's grouping map, 0.8 % of `diff` of two
+        // runs of 1,024 rank files).
         out.same_held.reserve(FIRST_EVENTS);
     }
     let held = out.same_held.entry((m.kind.clone(), root)).or_insert(0);

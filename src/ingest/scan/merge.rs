@@ -500,7 +500,7 @@ impl<'a> Merger<'a> {
         }
         let key = same_key(&ev.kind, ev.rank.as_ref(), (ev.host(), ev.pid()));
         if self.same_kept.capacity() == 0 {
-            // As `BlockScan::same_held`: room for a rank file's events at once.
+            // As `BlockScan::same_held` (`hold_or_drop`).
             self.same_kept.reserve(super::block::FIRST_EVENTS);
         }
         let same = self.same_kept.get(&key).copied().unwrap_or(0);
