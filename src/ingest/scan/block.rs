@@ -664,8 +664,10 @@ fn classify_plain(
             }
         }
         if !out.seen_record {
-            let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
-            out.first_record = Some(FirstRecord::of(prefix.as_ref(), message));
+            out.first_record = Some(match &read {
+                Some((prefix, message)) => FirstRecord::of(prefix.as_ref(), message),
+                None => FirstRecord::unread(last),
+            });
         }
         end_traceback_at_record(out, open_tb, node);
         out.seen_record = true;
@@ -716,7 +718,10 @@ fn classify_plain(
 }
 
 /// A record line's prefix, read, and its message (the text after the prefix).
-fn read_record(gs: &GrammarSet, line: &[u8]) -> (Option<crate::grammar::PrefixInfo>, String) {
+pub(super) fn read_record(
+    gs: &GrammarSet,
+    line: &[u8],
+) -> (Option<crate::grammar::PrefixInfo>, String) {
     let text = clean_line(line);
     let prefix = gs.find_prefix(&text, text.len());
     let message = (prefix.as_ref())

@@ -267,7 +267,7 @@ impl<'a> Merger<'a> {
         let parked: Vec<Option<&str>> = self.parked.iter().map(|p| p.open.node()).collect();
         let rescan = b.reads_otherwise_after_parked(&parked)
             || match &self.carry {
-                Some(carry) => carry.open.node().is_some() || !carry.open.ends_where(&b),
+                Some(carry) => carry.open.node().is_some() || !carry.open.ends_where(&b, self.gs),
                 // A block of no record leaves the gathered traceback as it was, unless
                 // it goes on with one or starts one.
                 None if self.record_seen => {
