@@ -652,8 +652,9 @@ fn classify_plain(
     let peeled = inner.len() != last.len();
     if plain_record || (peeled && gs.starts_record(inner, &mut out.memo)) {
         // A record's prefix is parsed here only while a traceback is open (rare: a line
-        // from the same process continues it) and for the block's first record (whether
-        // a traceback the previous block left open goes on here), once for both.
+        // from the same process continues it). The block's first record takes that
+        // reading, or keeps its line for the merge, which reads it only if the block
+        // before left a traceback open (`FirstRecord::unread`).
         let mut read = None;
         if let Some(tb) = open_tb.as_ref() {
             let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
