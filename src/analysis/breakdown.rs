@@ -412,8 +412,7 @@ fn grouped<'a>(
     grammar: &str,
     each: impl Iterator<Item = (&'a Rank, std::borrow::Cow<'a, RankBreakdown>)>,
 ) -> RunBreakdown {
-    let mut index: std::collections::HashMap<Vec<Option<i64>>, usize, foldhash::fast::RandomState> =
-        Default::default();
+    let mut index: foldhash::HashMap<Vec<Option<i64>>, usize> = Default::default();
     let mut groups: Vec<BreakdownGroup> = Vec::new();
     for (rank, b) in each {
         let at = *index.entry(b.key()).or_insert_with(|| {

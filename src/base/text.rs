@@ -307,8 +307,7 @@ pub(crate) fn peel_transport(line: &[u8]) -> &[u8] {
 }
 
 // The searchers `peel` uses, built once (building one per call was a tenth of the scan
-// of a run of many small files).
-
+// of a run of many small files):
 /// ` - `, which every level wrapper holds: one search, where a `memchr` for each `-` of a
 /// line's head (a host name's, a date's) was a call per dash.
 static SPACED_DASH: LazyLock<memchr::memmem::Finder<'static>> =
