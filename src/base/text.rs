@@ -294,7 +294,9 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 }
 
 /// The line inside its wrappers, and the node the outermost naming wrapper gives: a
-/// kubectl pod, a compose service, a journald host.
+/// kubectl pod, a compose service, a journald host. It tells a digit from other bytes but
+/// never one digit from another, so a line and its digit-for-digit twin are peeled alike:
+/// the scan's bare-line shapes rest on it (`scan::shape::BareShapes`).
 pub(crate) fn peel_wrapper(line: &[u8]) -> (&[u8], Option<&[u8]>) {
     peel(line, true)
 }
@@ -579,6 +581,76 @@ mod tests {
         ] {
             assert_eq!(peeled(line), whole(line), "{line}");
         }
+    }
+
+    /// The scan's bare-line shapes rest on it (`scan::shape::BareShapes`): `peel` tells a
+    /// digit from other bytes, never one digit from another. Every line of the bundled
+    /// samples and each kind of wrapper, each digit moved on by one to nine places at
+    /// once and one digit at a time: the same bytes peeled, the same node.
+    #[test]
+    fn peel_answers_the_same_for_a_digit_put_for_another() {
+        let wrapped: [&[u8]; 8] = [
+            b"2024-09-02 08:40:12 | ERROR | stderr | Traceback",
+            b"web-7  | 2024-09-02 08:40:12 | ERROR | stderr | boom",
+            b"[pod/vllm-0/server] INFO 05-02 08:14:09 [gpu_worker.py:12] ready",
+            b"2026-01-07T09:31:55.102938471Z gpu-3 vllm[4242]: INFO 05-02 ready",
+            b"Dec 01 10:02:03 gpu-3 python[412]: [2026-12-01 10:02:03 TP0] Ready",
+            b"2026-12-05 10:11:12,123 - sglang - INFO - Load weight begin",
+            b"> \xe2\x94\x82 [2026-12-01 10:02:03 TP0] Ready",
+            b"Loading safetensors checkpoint shards:   4% Completed | 8/163 [00:01<00:25]",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "log" || e == "txt") {
+                    files.push(path);
+                }
+            }
+        }
+        let texts: Vec<Vec<u8>> = files.iter().filter_map(|f| std::fs::read(f).ok()).collect();
+        let lines = (texts.iter())
+            .flat_map(|t| t.split(|&b| b == b'\n'))
+            .chain(wrapped);
+        // Where the inner line starts and how long it is, and where the node lies.
+        let answer = |line: &[u8]| {
+            let (inner, node) = peel_wrapper(line);
+            let at = |part: &[u8]| part.as_ptr() as usize - line.as_ptr() as usize;
+            (at(inner), inner.len(), node.map(|n| (at(n), n.len())))
+        };
+        let (mut asked, mut peeled) = (0, 0);
+        for line in lines {
+            let want = answer(line);
+            peeled += usize::from(want.0 > 0);
+            let digits: Vec<usize> = (0..line.len())
+                .filter(|&i| line[i].is_ascii_digit())
+                .collect();
+            let moved =
+                |line: &mut [u8], i: usize, k: u8| line[i] = b'0' + (line[i] - b'0' + k) % 10;
+            for k in 1..10 {
+                let mut all = line.to_vec();
+                for &i in &digits {
+                    moved(&mut all, i, k);
+                }
+                assert_eq!(answer(&all), want, "{}", String::from_utf8_lossy(&all));
+                asked += 1;
+            }
+            for &i in digits.iter().take(40) {
+                let mut one = line.to_vec();
+                moved(&mut one, i, 5);
+                assert_eq!(answer(&one), want, "{}", String::from_utf8_lossy(&one));
+            }
+        }
+        // The samples are there (a fresh clone holds them: 41 files, ~1,000 lines) and
+        // some lines were peeled.
+        assert!(
+            files.len() > 30 && asked > 9 * 900 && peeled >= 8,
+            "{asked} {peeled}"
+        );
     }
 
     #[test]

@@ -144,6 +144,40 @@ impl AnyLiteral {
         true
     }
 
+    /// Whether putting a digit for another anywhere in a text can never change
+    /// [`AnyLiteral::is_match`]'s answer: each literal that holds digits comes with every
+    /// twin that holds other digits in their places (uvicorn's `INFO:     0` … `INFO:     9`).
+    /// Then a text holds a literal at some place exactly when its digit-for-digit twin
+    /// holds that literal's twin there. What lets one bare line's answers stand for the
+    /// next that differs from it only in digits (`scan::shape::BareShapes`). A literal
+    /// with more than `MAX_DIGITS` digits, whose twins are too many to ask for, makes the
+    /// answer no.
+    pub(super) fn blind_to_digits(&self) -> bool {
+        const MAX_DIGITS: u32 = 3;
+        let held: std::collections::HashSet<&[u8]> = self.literals.iter().map(|l| &**l).collect();
+        self.literals.iter().all(|lit| {
+            let places: Vec<usize> = (0..lit.len())
+                .filter(|&i| lit[i].is_ascii_digit())
+                .collect();
+            let Ok(k) = u32::try_from(places.len()) else {
+                return false;
+            };
+            if k > MAX_DIGITS {
+                return false;
+            }
+            // Twin `n` holds the decimal digits of `n` in `places`, the last place last.
+            (0..10u32.pow(k)).all(|n| {
+                let mut twin = lit.to_vec();
+                let mut rest = n;
+                for &i in places.iter().rev() {
+                    twin[i] = b'0' + (rest % 10) as u8;
+                    rest /= 10;
+                }
+                held.contains(twin.as_slice())
+            })
+        })
+    }
+
     /// Whether the hit `hit` found a traffic literal.
     pub(super) fn is_traffic(&self, hit: LiteralHit) -> bool {
         hit.is_some_and(|(i, _)| self.traffic.get(i) == Some(&true))
@@ -257,6 +291,33 @@ mod tests {
         let other = any.find(b"vm:11:11 [0] NCCL INFO Channel 00/02");
         assert!(other.is_some() && !any.is_traffic(other));
         assert!(!any.is_traffic(None));
+    }
+
+    #[test]
+    fn literals_are_blind_to_digits_only_with_every_digit_twin_of_each() {
+        let blind = |lits: &[&str]| {
+            let lits: Vec<String> = lits.iter().map(|l| l.to_string()).collect();
+            AnyLiteral::new(&lits, &[])
+                .expect("builds")
+                .blind_to_digits()
+        };
+        let access: Vec<String> = (0..10).map(|d| format!("INFO:     {d}")).collect();
+        let mut lits: Vec<&str> = access.iter().map(String::as_str).collect();
+        lits.extend(["it/s]", "%|", " NCCL INFO "]);
+        assert!(blind(&lits));
+        // Nine of the ten: a line with `INFO:     7` holds none, its twin with `1` holds one.
+        assert!(!blind(&[&lits[..7], &lits[8..]].concat()));
+        assert!(!blind(&["[gpu0]", "it/s]"]));
+        // Two digits: all hundred twins, then one missing.
+        let two: Vec<String> = (0..100).map(|n| format!("rank {n:02} up")).collect();
+        let mut lits: Vec<&str> = two.iter().map(String::as_str).collect();
+        assert!(blind(&lits));
+        lits.remove(42);
+        assert!(!blind(&lits));
+        assert!(blind(&[]));
+        // The built-in grammars' noise literals are: the bare-line shapes rest on it.
+        let gs = crate::grammar::GrammarSet::builtin().expect("built-in grammars");
+        assert!(gs.noise.blind_to_digits());
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub(super) struct LineScanners {
     pub(super) start_ac: AhoCorasick,
     pub(super) noise: AnyLiteral,
     pub(super) traffic_shapes: bool,
+    /// `GrammarSet::bare_shape_exact_len`.
+    pub(super) bare_exact: Option<usize>,
 }
 
 pub(super) fn line_scanners(inputs: &ScanInputs) -> Result<LineScanners, GrammarError> {
@@ -62,11 +64,15 @@ pub(super) fn line_scanners(inputs: &ScanInputs) -> Result<LineScanners, Grammar
         .build(&inputs.starts)
         .map_err(|e| GrammarError::Matcher(e.to_string()))?;
     let groups = fragment_groups(&inputs.literals, &inputs.ordinary());
+    let noise = AnyLiteral::new(&inputs.noise, &inputs.traffic)?;
+    let bare_exact =
+        (noise.blind_to_digits()).then(|| inputs.starts.iter().map(String::len).max().unwrap_or(0));
     Ok(LineScanners {
         prefilter: prefilter_automata(&groups)?,
         start_ac,
-        noise: AnyLiteral::new(&inputs.noise, &inputs.traffic)?,
+        noise,
         traffic_shapes: traffic_shapes_are_exact(&inputs.literals, &inputs.traffic, &groups),
+        bare_exact,
     })
 }
 
@@ -166,6 +172,15 @@ impl GrammarSet {
             noise: self.noise.span_of(memo.noise[0])?,
             traffic: self.traffic_shapes && self.noise.is_traffic(memo.noise[0]),
         })
+    }
+
+    /// Where a bare line's shape may answer for a later line (`scan::shape::BareShapes`),
+    /// how many of its first bytes the shape compares byte for byte: the longest record
+    /// start's length, as the anchored starts read no further and may hold digits
+    /// (SGLang's `[2`). `None` where a digit put for another may change whether a line
+    /// holds a noise literal (`AnyLiteral::blind_to_digits`).
+    pub(crate) fn bare_shape_exact_len(&self) -> Option<usize> {
+        self.bare_exact
     }
 
     /// Whether a line holds a `[[noise]]` literal; `memo` as for [`GrammarSet::starts_record`].

@@ -91,6 +91,8 @@ pub struct GrammarSet {
     /// A traffic shape answers the lines it fits without the block prefilter
     /// (`block_prefilter::traffic_shapes_are_exact`).
     pub(super) traffic_shapes: bool,
+    /// `GrammarSet::bare_shape_exact_len`.
+    pub(super) bare_exact: Option<usize>,
     /// What the buffer scan looks for first: short fragments, every event literal
     /// containing one (`prefilter_fragments`), in as few SIMD-prefiltered automata as
     /// fit them. A line with a hit is then checked against `line_literals`.
@@ -121,7 +123,12 @@ pub struct GrammarSet {
     pub(super) dating: std::sync::OnceLock<stamp::DatingPrefixes>,
     /// The scanning threads' event memos (`event_memo`).
     pub(super) memos: MemoPool,
+    /// This set among those the process built (`GrammarSet::id`).
+    id: u64,
 }
+
+/// The next set's `id`.
+static NEXT_SET_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl GrammarSet {
     /// The built-in grammars (grammars/*.toml compiled into the binary), as a set.
@@ -193,6 +200,7 @@ impl GrammarSet {
             start_ac,
             noise,
             traffic_shapes,
+            bare_exact,
         } = scanners?;
         let mut knowledge = Knowledge::empty();
         for g in &grammars {
@@ -206,6 +214,7 @@ impl GrammarSet {
         Ok(GrammarSet {
             line_literals,
             traffic_shapes,
+            bare_exact,
             prefilter,
             literal_owner: inputs.literal_owner,
             start_ac,
@@ -218,11 +227,18 @@ impl GrammarSet {
             prefix_set,
             dating: std::sync::OnceLock::new(),
             memos: MemoPool::new(&inputs.literals, &inputs.traffic),
+            id: NEXT_SET_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             builtin: (grammars.iter())
                 .map(|g| g.origin.starts_with("builtin:"))
                 .collect(),
             grammars,
         })
+    }
+
+    /// Tells this set from every other the process built: what a thread learned of lines
+    /// under one set (the scan's line shapes) is not taken for another's.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The frame tables and outcome wordings of all grammars, in load order.

@@ -20,15 +20,20 @@ use crate::grammar::{GrammarSet, LineMatch, LineMemo};
 use super::hits::Hits;
 use super::identity::identity_key;
 use super::line_ends::LineEnds;
-use super::shape::Shapes;
+use super::shape::{BareShapes, Shapes};
 use super::traceback::{
-    continues_traceback, end_prefixed_traceback, end_traceback_at_record, gather_loose_traceback,
-    resume_traceback, FirstRecord, Ghost, OpenTraceback, Tb, TRACEBACK_HEADER,
+    continues_traceback, end_prefixed_traceback, end_traceback_at_record, resume_traceback,
+    FirstRecord, Ghost, OpenTraceback, Tb,
 };
 use super::{
-    budget, push_detail, Context, EventBudget, LineCounts, PrefixMap, PrefixTrouble, SeenPrefix,
-    UnknownLine, MAX_DETAIL, MAX_SEEN_PREFIXES, MAX_UNKNOWN_SAMPLES,
+    budget, Context, EventBudget, LineCounts, PrefixMap, PrefixTrouble, SeenPrefix, UnknownLine,
+    MAX_SEEN_PREFIXES,
 };
+
+mod plain;
+
+pub(super) use plain::read_record;
+use plain::{classify_plain, read_plain};
 
 /// Whose context (rank, stamp, pid, process, host, node) an event takes in the merge.
 #[derive(Clone)]
@@ -156,6 +161,33 @@ pub(super) const FIRST_EVENTS: usize = 16;
 const MAX_NODES: usize = 256;
 
 impl BlockScan {
+    /// A block's scan as it starts after what the blocks before it left (`before`), and
+    /// the traceback they left open.
+    fn after(gs: &GrammarSet, before: Option<&Before>) -> (BlockScan, Option<Tb>) {
+        let mut out = BlockScan {
+            event_memo: gs.take_event_memo(),
+            ..BlockScan::default()
+        };
+        if let Some(before) = before {
+            // A traceback's event was a record: the lines after it read as after one.
+            out.seen_record = before.record_seen || before.open.is_some();
+            if out.seen_record {
+                out.loose_tb.push_str(before.loose_tb);
+            } else {
+                out.lead_text.push_str(before.lead_text);
+            }
+            out.parked = (before.parked.iter().enumerate())
+                .map(|(k, open)| Tb::Carried(Box::new(Ghost::carried(open, Some(k)))))
+                .collect();
+            out.parked_growth = vec![None; before.parked.len()];
+        }
+        let open_tb = before.and_then(|b| b.open).map(|open| {
+            out.tb_prefixed = open.prefixed();
+            Tb::Carried(Box::new(Ghost::carried(open, None)))
+        });
+        (out, open_tb)
+    }
+
     /// Notes a line of a wrapped node (`node_first`); `record`: the line starts one.
     pub(crate) fn note_node(&mut self, node: Option<&[u8]>, record: bool) {
         let Some(node) = node else {
@@ -297,31 +329,11 @@ fn scan_block_with(
     before: Option<&Before>,
     use_shapes: bool,
 ) -> BlockScan {
-    let mut out = BlockScan {
-        event_memo: gs.take_event_memo(),
-        ..BlockScan::default()
-    };
+    let (mut out, mut open_tb) = BlockScan::after(gs, before);
     let mut hits = Hits::new(gs, buf);
-    if let Some(before) = before {
-        // A traceback's event was a record: the lines after it read as after one.
-        out.seen_record = before.record_seen || before.open.is_some();
-        if out.seen_record {
-            out.loose_tb.push_str(before.loose_tb);
-        } else {
-            out.lead_text.push_str(before.lead_text);
-        }
-        out.parked = (before.parked.iter().enumerate())
-            .map(|(k, open)| Tb::Carried(Box::new(Ghost::carried(open, Some(k)))))
-            .collect();
-        out.parked_growth = vec![None; before.parked.len()];
-    }
-    let mut open_tb = before.and_then(|b| b.open).map(|open| {
-        out.tb_prefixed = open.prefixed();
-        Tb::Carried(Box::new(Ghost::carried(open, None)))
-    });
     let mut start = 0usize;
     let mut line_no = 0u64;
-    let mut shapes = Shapes::default();
+    let mut shapes = LineShapes::of_thread(gs, use_shapes);
     let line_ends = LineEnds::new();
     while start < buf.len() {
         // Where a shape may answer: as `classify_plain` reads a record that ends nothing
@@ -337,7 +349,7 @@ fn scan_block_with(
             // gives no event, opens no traceback and parks none, so the test above holds
             // for the whole run and is not asked again a line (5 % of the shared log's
             // instructions). The line that ends the run goes on below with its fit.
-            while let Some(f) = buf.get(start..).and_then(|rest| shapes.fit(rest)) {
+            while let Some(f) = buf.get(start..).and_then(|rest| shapes.records.fit(rest)) {
                 from = start + f.len;
                 if !f.traffic {
                     fit = Some(f);
@@ -369,7 +381,7 @@ fn scan_block_with(
         // A traffic shape's line never comes here (the run above took it, or it holds a
         // `\r` and is read in full): a fitted line here may hold an event.
         if hits.in_line(start, end) {
-            let line = HitLine {
+            let line = ScanLine {
                 raw,
                 has_cr,
                 line_no,
@@ -381,17 +393,78 @@ fn scan_block_with(
             out.loose_tb.clear();
             out.counts.noise += 1;
             note_key(&mut out, fit.key, raw, line_no);
-        } else if classify_plain(gs, raw, has_cr, line_no, &mut out, &mut open_tb) && !has_cr {
-            shapes.keep_record(gs, raw, &out.memo);
+        } else {
+            let line = ScanLine {
+                raw,
+                has_cr,
+                line_no,
+                is_cut: false,
+            };
+            read_plain(
+                gs,
+                &buf[start..],
+                &line,
+                &mut shapes,
+                &mut out,
+                &mut open_tb,
+            );
         }
         start = end + 1;
     }
     flush_last_seen(&mut out);
+    shapes.leave_to_thread(gs);
     gs.give_back_event_memo(std::mem::take(&mut out.event_memo));
     out.open_at_end = open_tb;
     out.counts.lines = line_no;
     out.dated = super::printed_dates::dated_lines(gs, buf, &out.events);
     out
+}
+
+/// The shapes a block keeps of its lines: of noise records, fitted in the scan's loop,
+/// and of bare lines, this thread's since its last block under the same set.
+pub(super) struct LineShapes {
+    pub(super) records: Shapes,
+    pub(super) bare: BareShapes,
+    /// `GrammarSet::bare_shape_exact_len`; `None` also where no shape is used.
+    pub(super) bare_exact: Option<usize>,
+    /// Shapes answer (`scan_block_with`'s `use_shapes`).
+    used: bool,
+}
+
+impl LineShapes {
+    /// None yet of noise records; of bare lines, those this thread learned under `gs`
+    /// (`LEARNED`). `used`: shapes answer at all.
+    fn of_thread(gs: &GrammarSet, used: bool) -> LineShapes {
+        let bare = match LEARNED.take() {
+            Some((id, bare)) if used && id == gs.id() => bare,
+            _ => BareShapes::default(),
+        };
+        LineShapes {
+            records: Shapes::default(),
+            bare,
+            bare_exact: gs.bare_shape_exact_len().filter(|_| used),
+            used,
+        }
+    }
+
+    /// Leaves the bare lines' shapes to the thread's next block under `gs`.
+    fn leave_to_thread(self, gs: &GrammarSet) {
+        if self.used {
+            LEARNED.set(Some((gs.id(), self.bare)));
+        }
+    }
+}
+
+thread_local! {
+    /// The bare lines' shapes this thread's last block learned, and the grammar set they
+    /// answer for (`GrammarSet::id`). A shape's answers rest on its line and the set
+    /// alone, so the next block under the same set starts with them: in the many-file
+    /// path a rank file is a block, and its progress bars and NCCL lines fit the shapes
+    /// learned from the files before (~9 a file learned anew, each line read in full
+    /// first). Not the noise records' shapes: every line is tried against those, and a
+    /// run of rank files leaves shapes of each rank tag's width (`TP7`, `TP77`, `TP777`).
+    static LEARNED: std::cell::Cell<Option<(u64, BareShapes)>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// Flattened logs replace newlines by ` ⏎ ` (U+23CE): those are record breaks too.
@@ -400,13 +473,13 @@ const RETURN_SYMBOL: &[u8] = "\u{23ce}".as_bytes();
 static RETURN_FINDER: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new(RETURN_SYMBOL));
 
-/// A line the literal prefilter hit, where it is.
-struct HitLine<'a> {
+/// A line of the block, as the scan's loop found it.
+struct ScanLine<'a> {
     raw: &'a [u8],
     /// `raw` holds a `\r`.
     has_cr: bool,
     line_no: u64,
-    /// The line is the cut end of the input.
+    /// The line is the cut end of the input (asked of a line the prefilter hit).
     is_cut: bool,
 }
 
@@ -414,7 +487,7 @@ struct HitLine<'a> {
 /// next record); each segment is handled as a line of its own.
 fn scan_hit_line(
     gs: &GrammarSet,
-    line: &HitLine,
+    line: &ScanLine,
     budget: &EventBudget,
     out: &mut BlockScan,
     open_tb: &mut Option<Tb>,
@@ -619,178 +692,6 @@ fn hold_or_drop(
     Some(root)
 }
 
-/// `has_cr`: `raw` holds a `\r`. Says whether the line was a noise record read as it
-/// stands (no wrapper peeled): what a `Shape` may be kept of.
-fn classify_plain(
-    gs: &GrammarSet,
-    raw: &[u8],
-    has_cr: bool,
-    line_no: u64,
-    out: &mut BlockScan,
-    open_tb: &mut Option<Tb>,
-) -> bool {
-    // A `\r`-separated bar glued to a record: classify by the last segment, as a terminal
-    // would show it.
-    let last = if has_cr { last_segment(raw) } else { raw };
-    if is_blank(last) {
-        if out.seen_record {
-            out.counts.blank += 1;
-        } else {
-            out.lead_lines += 1;
-            out.lead_counts.blank += 1;
-        }
-        return false;
-    }
-    // Most lines start like a record: peel wrappers only when the cheap test fails.
-    let plain_record = gs.starts_record(last, &mut out.memo);
-    let (inner, node) = if plain_record {
-        (last, None)
-    } else {
-        peel_wrapper(last)
-    };
-    // No wrapper peeled: the line itself was just tested.
-    let peeled = inner.len() != last.len();
-    if plain_record || (peeled && gs.starts_record(inner, &mut out.memo)) {
-        // A record's prefix is parsed here only while a traceback is open (rare: a line
-        // from the same process continues it). The block's first record takes that
-        // reading, or keeps its line for the merge, which reads it only if the block
-        // before left a traceback open (`FirstRecord::unread`).
-        let mut read = None;
-        if let Some(tb) = open_tb.as_ref() {
-            let (prefix, message) = read.get_or_insert_with(|| read_record(gs, last));
-            if continues_traceback(out, Some(tb), prefix.as_ref(), message, true) {
-                out.counts.continuation += 1;
-                tb.grow(out, message);
-                return false;
-            }
-        }
-        if !out.seen_record {
-            out.first_record = Some(match &read {
-                Some((prefix, message)) => FirstRecord::of(prefix.as_ref(), message),
-                None => FirstRecord::unread(last),
-            });
-        }
-        end_traceback_at_record(out, open_tb, node);
-        out.seen_record = true;
-        out.loose_tb.clear();
-        // A record that gave no event but holds a `[[noise]]` literal is noise, as its
-        // grammar declared: a known line deliberately ignored, not an "other record".
-        let noise = gs.is_noise(last, &mut out.memo);
-        if noise {
-            out.counts.noise += 1;
-        } else {
-            out.counts.records += 1;
-        }
-        note_prefix(out, inner, line_no);
-        return noise && plain_record;
-    }
-    // Inside a traceback everything up to the next record belongs to it, including lines
-    // that would be noise on their own (`Traceback (most recent call last):`).
-    resume_traceback(out, open_tb, node);
-    end_prefixed_traceback(out, open_tb);
-    if let Some(tb) = open_tb.as_ref() {
-        out.tb_prefixed.get_or_insert(false);
-        out.counts.continuation += 1;
-        tb.grow(out, &clean_line(last));
-        return false;
-    }
-    if out.seen_record {
-        gather_loose_traceback(out, last);
-    } else if last.starts_with(TRACEBACK_HEADER.as_bytes()) {
-        out.lead_tb_header = true;
-    }
-    if gs.is_noise(last, &mut out.memo) {
-        if out.seen_record {
-            out.counts.noise += 1;
-        } else {
-            // Before the block's first record it may still continue a traceback of the
-            // previous block (the merge decides), so its text is kept like any lead line.
-            out.lead_lines += 1;
-            out.lead_counts.noise += 1;
-            let text = clean_line(last);
-            if out.lead_text.len() + text.len() < MAX_DETAIL {
-                push_detail(&mut out.lead_text, &text);
-            }
-        }
-        return false;
-    }
-    classify_other(out, last, inner, line_no);
-    false
-}
-
-/// A record line's prefix, read, and its message (the text after the prefix).
-pub(super) fn read_record(
-    gs: &GrammarSet,
-    line: &[u8],
-) -> (Option<crate::grammar::PrefixInfo>, String) {
-    let text = clean_line(line);
-    let prefix = gs.find_prefix(&text, text.len());
-    let message = (prefix.as_ref())
-        .and_then(|p| text.get(p.message_start..))
-        .unwrap_or("")
-        .to_owned();
-    (prefix, message)
-}
-
-/// A line that is no record, no noise and not inside a traceback: a continuation if
-/// indented, else not understood (kept as an example).
-fn classify_other(out: &mut BlockScan, last: &[u8], inner: &[u8], line_no: u64) {
-    // Behind a wrapper (`[pod/x/c]   File …`), the line as its process printed it.
-    let indented = inner.first().is_some_and(|b| b.is_ascii_whitespace());
-    if !out.seen_record {
-        out.lead_lines += 1;
-        let text = clean_line(last);
-        if out.lead_text.len() + text.len() < MAX_DETAIL {
-            push_detail(&mut out.lead_text, &text);
-        }
-        if indented {
-            out.lead_counts.continuation += 1;
-        } else {
-            out.lead_counts.unknown += 1;
-            if out.lead_unknown.len() < MAX_UNKNOWN_SAMPLES {
-                out.lead_unknown.push(UnknownLine {
-                    line: line_no,
-                    text: text.chars().take(512).collect(),
-                });
-            }
-        }
-        return;
-    }
-    if indented {
-        out.counts.continuation += 1;
-        return;
-    }
-    out.counts.unknown += 1;
-    if out.unknown.len() < MAX_UNKNOWN_SAMPLES {
-        out.unknown.push(UnknownLine {
-            line: line_no,
-            // An example, not the record: a few hundred bytes are enough to recognise it.
-            text: clean_line(&last[..last.len().min(512)]),
-        });
-    }
-}
-
-/// The last non-blank `\r`-separated segment of a line (the whole line when it has no
-/// `\r`, as nearly every line has not). `memrchr` finds the separators with SIMD: a
-/// byte-at-a-time split of every traffic line was a third of scanning a large log.
-fn last_segment(raw: &[u8]) -> &[u8] {
-    let mut end = raw.len();
-    while let Some(p) = memchr::memrchr(b'\r', &raw[..end]) {
-        let seg = &raw[p + 1..end];
-        if !is_blank(seg) {
-            return seg;
-        }
-        end = p;
-    }
-    // The first segment, or (all segments blank) the line itself, as before.
-    let first = &raw[..end];
-    if is_blank(first) {
-        raw
-    } else {
-        first
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::scan_block_with;
@@ -907,5 +808,130 @@ mod tests {
         // ~500 event lines (one template in eight), half as printed, and an event's
         // wording put in other lines: events the shapes must not hide.
         assert!(asked.events.len() > 250, "{}", asked.events.len());
+    }
+
+    /// What a block's scan reports that lines read by a shape could change.
+    fn report(b: &super::BlockScan) -> impl PartialEq + std::fmt::Debug {
+        let unknown: Vec<(u64, String)> = (b.unknown.iter())
+            .map(|u| (u.line, u.text.clone()))
+            .collect();
+        let events: Vec<(u64, String, String)> = (b.events.iter())
+            .map(|pe| (pe.line_in_block, pe.m.kind.to_string(), pe.detail.clone()))
+            .collect();
+        (b.counts.clone(), unknown, events, b.loose_tb.clone())
+    }
+
+    /// Lines that start no record (progress bars, NCCL lines, uvicorn's access lines, a
+    /// loose traceback, lines not understood) among records, some with a digit put for
+    /// another or a byte changed or put in: those a bare shape reads must read as the
+    /// grammars read them. Among them `[3] worker 12 up`, whose `[2]` twin starts a
+    /// record (SGLang's `[2`), and `INFO:     10.…`, noise by a literal with a digit.
+    /// Read twice with shapes: the second time the thread's learned shapes answer from
+    /// the first line on.
+    #[test]
+    fn bare_lines_read_by_their_shape_read_as_the_grammars_read_them() {
+        let gs = GrammarSet::builtin().expect("built-in grammars");
+        let templates: [&[u8]; 10] = [
+            b"Loading safetensors checkpoint shards:  14% Completed | 24/163 [00:04<00:23, 7.01it/s]",
+            b"Capturing batches (bs=128 avail_mem=0.64 GB):  13% Completed | 2/15 [00:00<00:02, 2.75it/s]",
+            b"gpu-node-000:40000:40007 [0] NCCL INFO Channel 03/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+            b"INFO:     10.142.18.77:61277 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+            b"[3] worker 12 up",
+            b"Traceback (most recent call last):",
+            b"  File \"/srv/worker.py\", line 77, in run",
+            b"ValueError: shape 12 does not match 13",
+            b"worker-1  | Loading 5 shards",
+            b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 812",
+        ];
+        let alphabet = b"0123456789 |-[]:\t";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut buf = templates[9].to_vec();
+        buf.push(b'\n');
+        for _ in 0..4000 {
+            let mut line = templates[next(templates.len())].to_vec();
+            let at = next(line.len());
+            match next(6) {
+                // Half the lines as printed, a third with a digit for a digit.
+                0..=2 => {}
+                3 | 4 => {
+                    if let Some(d) = line[at..].iter_mut().find(|b| b.is_ascii_digit()) {
+                        *d = b'0' + (next(10) as u8);
+                    }
+                }
+                _ => {
+                    let b = alphabet[next(alphabet.len())];
+                    if next(2) == 0 {
+                        line[at] = b;
+                    } else {
+                        line.insert(at, b);
+                    }
+                }
+            }
+            buf.extend_from_slice(&line);
+            buf.push(b'\n');
+        }
+        let budget = EventBudget::default();
+        let asked = scan_block_with(&gs, &buf, false, &budget, None, false);
+        let first = scan_block_with(&gs, &buf, false, &budget, None, true);
+        let again = scan_block_with(&gs, &buf, false, &budget, None, true);
+        assert_eq!(report(&first), report(&asked));
+        assert_eq!(report(&again), report(&asked));
+        // By the templates: ~1,600 noise lines (bars, NCCL, access), unknown lines and
+        // continuations by the hundred.
+        let c = &asked.counts;
+        assert!(
+            c.noise > 1200 && c.unknown > 200 && c.continuation > 200,
+            "{c:?}"
+        );
+    }
+
+    /// What a thread learned under one grammar set does not answer for another: a line
+    /// that is noise to one and not understood by the other reads as each reads it, on
+    /// the same thread, in either order.
+    #[test]
+    fn shapes_learned_under_one_grammar_set_do_not_answer_for_another() {
+        let builtin = GrammarSet::builtin().expect("built-in grammars");
+        let toml = "id = \"drillbit\"\nname = \"drillbit\"\n\
+                    [[noise]]\nid = \"steps\"\nliterals = [\"warmup step \"]\n";
+        let mut grammars = GrammarSet::builtin_grammars().expect("built-in grammars");
+        grammars.push(crate::grammar::Grammar::from_toml(toml, "drillbit.toml").expect("grammar"));
+        let with_steps = GrammarSet::new(grammars).expect("set");
+        // `warmup step 1` alone, without its nine twins: a digit tells noise from not, so
+        // no bare shape may answer under this set.
+        let one = toml.replace("warmup step ", "warmup step 1");
+        let mut grammars = GrammarSet::builtin_grammars().expect("built-in grammars");
+        grammars.push(crate::grammar::Grammar::from_toml(&one, "drillbit.toml").expect("grammar"));
+        let step_one = GrammarSet::new(grammars).expect("set");
+        assert_eq!(step_one.bare_shape_exact_len(), None);
+        let mut buf = b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4\n".to_vec();
+        // The digits past the first 14 bytes, which a bare shape compares byte for byte.
+        for n in 0..50 {
+            buf.extend_from_slice(
+                format!("warmup steps of 50, warmup step {n:02} done\n").as_bytes(),
+            );
+        }
+        let budget = EventBudget::default();
+        for gs in [&builtin, &with_steps, &builtin, &step_one] {
+            let by_shape = scan_block_with(gs, &buf, false, &budget, None, true);
+            let asked = scan_block_with(gs, &buf, false, &budget, None, false);
+            assert_eq!(by_shape.counts, asked.counts);
+        }
+        let noise = |gs| {
+            scan_block_with(gs, &buf, false, &budget, None, true)
+                .counts
+                .noise
+        };
+        // The decode line, and the 50 steps where they are noise, or the ten of them that
+        // begin with `1` (10 to 19).
+        assert_eq!(
+            (noise(&builtin), noise(&with_steps), noise(&step_one)),
+            (1, 51, 11)
+        );
     }
 }

@@ -35,6 +35,13 @@ const SPAN: usize = 128;
 /// most often told by its last word, a few instructions.
 const KEPT: usize = 8;
 
+/// Bare lines' shapes kept: a rank file's progress bars and NCCL lines come in ~10 lengths
+/// (a bar's count of one, two and three digits, `100%`), met in the same order file after
+/// file; with fewer kept than that, each file's first line of each length pushed out the
+/// shape the next file's next one would have fitted. A line that fits none is told
+/// by its length, one comparison a shape.
+const BARE_KEPT: usize = 24;
+
 /// A shape's head as 8-byte words, read little-endian.
 const WORDS: usize = SPAN / 8;
 
@@ -155,6 +162,67 @@ impl Shapes {
     }
 }
 
+/// The shapes of a block's last bare lines: lines that start no record and carry no
+/// wrapper, read with no traceback open or parked after the block's first record, with no
+/// `\r` — a progress bar's steps, NCCL's `Channel` lines, a third of a rank file's lines.
+/// What the grammars answer of such a line (no record start, nothing to peel, a noise
+/// literal or none) rests on all of it, so a shape keeps the whole line and fits only a
+/// line of the same length, the same byte for byte over its first `exact` bytes and past
+/// them but for digits, where another digit may stand. That gives the same answers: the
+/// anchored record starts read no further than `exact` bytes
+/// (`GrammarSet::bare_shape_exact_len`); `peel_wrapper` tells a digit from other bytes
+/// but never one digit from another; and the set is built only where the noise literals
+/// are blind to digits (`AnyLiteral::blind_to_digits`).
+#[derive(Default)]
+pub(super) struct BareShapes {
+    /// Each shape, and whether its line held a noise literal.
+    kept: Vec<(Shape, bool)>,
+    /// The place the next shape takes once `BARE_KEPT` are kept: the oldest's.
+    next: usize,
+    /// The shape that fitted last, tried first: a bar's steps come in a run, and among
+    /// shapes of one length (another bar's, an NCCL line's) a misfit costs a few words'
+    /// comparison each.
+    last_fit: usize,
+}
+
+impl BareShapes {
+    /// Whether the bare line of `len` bytes that `window` starts with holds a noise
+    /// literal, if a kept shape fits it; `window` as for `Shapes::fit`.
+    #[inline]
+    pub(super) fn fit(&mut self, window: &[u8], len: usize) -> Option<bool> {
+        if self.kept.is_empty() {
+            return None;
+        }
+        let head: &[u8; SPAN] = window.get(..SPAN)?.try_into().ok()?;
+        let fits = |(s, _): &(Shape, bool)| s.compared_len == len && s.fits(head);
+        if let Some(&(_, noise)) = self.kept.get(self.last_fit).filter(|k| fits(k)) {
+            return Some(noise);
+        }
+        for (at, kept) in self.kept.iter().enumerate() {
+            if fits(kept) {
+                self.last_fit = at;
+                return Some(kept.1);
+            }
+        }
+        None
+    }
+
+    /// Keeps the shape of `line`, a bare line just read, of which the first `exact` bytes
+    /// are compared byte for byte; the oldest goes when `KEPT` are kept. A line longer
+    /// than `SPAN` gives none.
+    pub(super) fn keep(&mut self, line: &[u8], exact: usize, noise: bool) {
+        let Some(shape) = Shape::of_bare(line, exact) else {
+            return;
+        };
+        if self.kept.len() < BARE_KEPT {
+            self.kept.push((shape, noise));
+        } else if let Some(oldest) = self.kept.get_mut(self.next) {
+            *oldest = (shape, noise);
+            self.next = (self.next + 1) % BARE_KEPT;
+        }
+    }
+}
+
 /// `bytes` as little-endian words.
 fn words_of(bytes: &[u8; SPAN]) -> [u64; WORDS] {
     let mut words = [0u64; WORDS];
@@ -200,27 +268,45 @@ impl Shape {
         // The identity's tags are not among them: another rank's tags of the same width
         // (`TP3` for `TP0`) sit in the same place, and are taken from the line itself.
         let exact = |i: usize| i < a.start_len || (a.noise.0..a.noise.1).contains(&i);
+        let mut shape = Shape::comparing(&line[..end], exact);
+        shape.key = a.key;
+        shape.traffic = a.traffic;
+        Some(shape)
+    }
+
+    /// The shape that compares `line` (at most `SPAN` bytes): byte for byte where `exact`
+    /// says so or the byte is no digit, else any digit for a digit.
+    fn comparing(line: &[u8], exact: impl Fn(usize) -> bool) -> Shape {
         let mut head = [0u8; SPAN];
         let mut same = [0u8; SPAN];
         let mut any_digit = [0u8; SPAN];
-        head[..end].copy_from_slice(&line[..end]);
-        for i in 0..end {
-            if !exact(i) && line[i].is_ascii_digit() {
+        head[..line.len()].copy_from_slice(line);
+        for (i, &b) in line.iter().enumerate() {
+            if !exact(i) && b.is_ascii_digit() {
                 any_digit[i] = 0x80;
                 same[i] = 0xf0;
             } else {
                 same[i] = 0xff;
             }
         }
-        Some(Shape {
+        Shape {
             head: words_of(&head),
             same: words_of(&same),
             any_digit: words_of(&any_digit),
-            words: end.div_ceil(8),
-            compared_len: end,
-            key: a.key,
-            traffic: a.traffic,
-        })
+            words: line.len().div_ceil(8),
+            compared_len: line.len(),
+            key: None,
+            traffic: false,
+        }
+    }
+
+    /// A bare line's shape (`BareShapes`): the whole line, its first `exact` bytes and
+    /// every byte but a digit compared byte for byte.
+    fn of_bare(line: &[u8], exact: usize) -> Option<Shape> {
+        if line.is_empty() || line.len() > SPAN {
+            return None;
+        }
+        Some(Shape::comparing(line, |i| i < exact))
     }
 
     /// The last word first, where shapes of one prefix differ (their noise literals): a
@@ -243,7 +329,18 @@ impl Shape {
             return false;
         }
         let fours = last.div_ceil(4).min(WORDS / 4);
-        (0..fours).all(|f| (0..4).fold(0, |acc, j| acc | misfit(f * 4 + j)) == 0)
+        // Loops, not `Iterator::all`: the compiler left `all`'s loop a call of its own once
+        // the scan's loop grew (7 % more instructions on the shared log).
+        for f in 0..fours {
+            let mut four = 0;
+            for j in 0..4 {
+                four |= misfit(f * 4 + j);
+            }
+            if four != 0 {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -437,5 +534,56 @@ mod tests {
             },
         );
         assert!(shapes.kept.is_empty());
+    }
+
+    #[test]
+    fn a_bare_shape_fits_only_its_own_length_its_first_bytes_and_digits_for_digits() {
+        // An NCCL line (85 bytes), its first 14 compared byte for byte (the built-in
+        // grammars' longest record start, `[TensorRT-LLM]`).
+        let kept = b"gpu-node-000:40000:40007 [0] NCCL INFO Channel 03/0 : 0[0] -> 1[1] via P2P/CUMEM/read";
+        assert_eq!(kept.len(), 85);
+        let mut bare = BareShapes::default();
+        bare.keep(kept, 14, true);
+        let fit = |bare: &mut BareShapes, line: &[u8]| bare.fit(&padded(line), line.len());
+        assert_eq!(fit(&mut bare, kept), Some(true));
+        // Another rank's line: digits for digits past byte 14 (`40001:40008 [1]`, `1[1] -> 2[2]`).
+        let other = b"gpu-node-000:40001:40008 [1] NCCL INFO Channel 03/0 : 1[1] -> 2[2] via P2P/CUMEM/read";
+        assert_eq!(fit(&mut bare, other), Some(true));
+        // A digit changed within the first 14 bytes (`gpu-node-001`, byte 11), a digit for
+        // a letter (`P2P` to `P3P`), a byte more (`Channel 103/0`), a byte less.
+        let mut node = kept.to_vec();
+        node[11] = b'1';
+        assert_eq!(fit(&mut bare, &node), None);
+        let mut letter = kept.to_vec();
+        let p2p = kept.windows(3).position(|w| w == b"P2P").unwrap();
+        letter[p2p + 1] = b'x';
+        assert_eq!(fit(&mut bare, &letter), None);
+        let mut longer = kept.to_vec();
+        longer.insert(47, b'1');
+        assert_eq!(fit(&mut bare, &longer), None);
+        assert_eq!(fit(&mut bare, &kept[..84]), None);
+        // A longer line that begins with the kept one: all the shape's bytes are its own.
+        let extended = [&kept[..], b" (retry 2)"].concat();
+        assert_eq!(fit(&mut bare, &extended), None);
+        // A shape of each length answers for its own; the one that fitted last is asked
+        // first, and the others still fit.
+        let bar = b"Loading safetensors checkpoint shards:  14% Completed | 24/163 [00:04<00:23, 7.01it/s]";
+        bare.keep(bar, 14, false);
+        assert_eq!(fit(&mut bare, b"Loading safetensors checkpoint shards:  19% Completed | 32/163 [00:05<00:21, 7.01it/s]"), Some(false));
+        assert_eq!(bare.last_fit, 1);
+        assert_eq!(fit(&mut bare, other), Some(true));
+        assert_eq!(bare.last_fit, 0);
+        // A line longer than a shape compares keeps none.
+        let mut long = BareShapes::default();
+        long.keep(&[b'x'; SPAN + 1], 14, false);
+        assert!(long.kept.is_empty());
+        // Past `BARE_KEPT` the oldest goes first.
+        let mut many = BareShapes::default();
+        for n in 0..=BARE_KEPT {
+            many.keep(&vec![b'a'; n + 1], 14, false);
+        }
+        assert_eq!(many.kept.len(), BARE_KEPT);
+        assert_eq!(many.fit(&padded(b"a"), 1), None);
+        assert_eq!(many.fit(&padded(b"aa"), 2), Some(false));
     }
 }
