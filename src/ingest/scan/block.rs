@@ -756,13 +756,7 @@ mod tests {
             b"\r[2026-03-04 10:11:12 TP0] KV Cache is allocated. #tokens: 5, K size: 1.00 GB",
         ];
         let alphabet = b"0123456789 :][()x-.\t\r";
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut buf = Vec::new();
         for _ in 0..4000 {
             let mut line = templates[next(templates.len())].to_vec();
@@ -810,6 +804,17 @@ mod tests {
         assert!(asked.events.len() > 250, "{}", asked.events.len());
     }
 
+    /// A fixed xorshift from `seed`: `next(n)` draws below `n`, the same every run.
+    fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
+        let mut state = seed;
+        move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
+
     /// What a block's scan reports that lines read by a shape could change.
     fn report(b: &super::BlockScan) -> impl PartialEq + std::fmt::Debug {
         let unknown: Vec<(u64, String)> = (b.unknown.iter())
@@ -844,13 +849,7 @@ mod tests {
             b"[2026-03-04 10:11:12 TP0] Decode batch. #running-req: 4, #token: 812",
         ];
         let alphabet = b"0123456789 |-[]:\t";
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut buf = templates[9].to_vec();
         buf.push(b'\n');
         for _ in 0..4000 {
