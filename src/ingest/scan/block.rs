@@ -435,8 +435,9 @@ impl LineShapes {
     /// None yet of noise records; of bare lines, those this thread learned under `gs`
     /// (`LEARNED`). `used`: shapes answer at all.
     fn of_thread(gs: &GrammarSet, used: bool) -> LineShapes {
-        let bare = match LEARNED.take() {
-            Some((id, bare)) if used && id == gs.id() => bare,
+        let learned = if used { LEARNED.take() } else { None };
+        let bare = match learned {
+            Some((id, bare)) if id == gs.id() => bare,
             _ => BareShapes::default(),
         };
         LineShapes {

@@ -23,7 +23,7 @@ pub(super) enum Plain {
 }
 
 /// Reads a line the prefilter did not hit and no noise record's shape fitted (`window`:
-/// the block from its start): by a bare line's shape if one fits, else by
+/// the block from the line's start): by a bare line's shape if one fits, else by
 /// `classify_plain`, keeping the shape of what it read where one may be kept.
 ///
 /// Not inlined: in the scan's loop, its branches tipped the compiler into a slower form
