@@ -188,6 +188,14 @@ impl BlockScan {
         (out, open_tb)
     }
 
+    /// Whether a line read now ends nothing: no traceback open (`open_tb`) or parked, and
+    /// the block's first record seen. Where a shape may answer, of a noise record or of a
+    /// bare line: `classify_plain` reads such lines by their bytes alone.
+    #[inline]
+    pub(super) fn ends_nothing(&self, open_tb: &Option<Tb>) -> bool {
+        open_tb.is_none() && self.parked.is_empty() && self.seen_record
+    }
+
     /// Notes a line of a wrapped node (`node_first`); `record`: the line starts one.
     pub(crate) fn note_node(&mut self, node: Option<&[u8]>, record: bool) {
         let Some(node) = node else {
@@ -343,7 +351,7 @@ fn scan_block_with(
         // traffic line's bytes not searched twice.
         let mut fit = None;
         let mut from = start;
-        if use_shapes && open_tb.is_none() && out.parked.is_empty() && out.seen_record {
+        if use_shapes && out.ends_nothing(&open_tb) {
             // A run of traffic lines (each fitted by a traffic shape, no `\r`) is taken
             // here line after line, as the general path below would take each: such a line
             // gives no event, opens no traceback and parks none, so the test above holds

@@ -44,11 +44,7 @@ pub(super) fn read_plain(
         line_no,
         ..
     } = *line;
-    let bare_may_fit = shapes.bare_exact.is_some()
-        && !has_cr
-        && open_tb.is_none()
-        && out.parked.is_empty()
-        && out.seen_record;
+    let bare_may_fit = shapes.bare_exact.is_some() && !has_cr && out.ends_nothing(open_tb);
     if let Some(noise) = bare_may_fit
         .then(|| shapes.bare.fit(window, raw.len()))
         .flatten()
@@ -136,7 +132,7 @@ pub(super) fn classify_plain(
             Plain::Other
         };
     }
-    if node.is_none() && !peeled && open_tb.is_none() && out.parked.is_empty() && out.seen_record {
+    if node.is_none() && !peeled && out.ends_nothing(open_tb) {
         let noise = gs.is_noise(last, &mut out.memo);
         classify_bare(out, open_tb, last, line_no, noise);
         return Plain::Bare { noise };
