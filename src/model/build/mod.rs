@@ -215,6 +215,11 @@ fn group_by_rank(
     // thousands of ranks per event (string comparisons all the way down) was a tenth of
     // building a run of 8,192 ranks.
     let mut slot_of: HashMap<&Rank, usize, foldhash::fast::RandomState> = HashMap::default();
+    // The same slots by where a rank's list of tags is (`Rank::tags_address`): a file's
+    // events of one rank share one list, so most events find their slot without reading
+    // their rank's tags. In time order a run of thousands of ranks meets each list again
+    // tens of thousands of events later, its tags long gone from the caches.
+    let mut slot_of_list: HashMap<usize, usize, foldhash::fast::RandomState> = HashMap::default();
     let mut lists: Vec<(&Rank, Vec<usize>)> = Vec::new();
     let mut launcher: Vec<usize> = Vec::new();
     // Events of one stamp are in file order, so a rank's events often come one after
@@ -227,9 +232,11 @@ fn group_by_rank(
         };
         let slot = match last {
             Some((lr, slot)) if lr == r => slot,
-            _ => *slot_of.entry(r).or_insert_with(|| {
-                lists.push((r, Vec::new()));
-                lists.len() - 1
+            _ => *slot_of_list.entry(r.tags_address()).or_insert_with(|| {
+                *slot_of.entry(r).or_insert_with(|| {
+                    lists.push((r, Vec::new()));
+                    lists.len() - 1
+                })
             }),
         };
         last = Some((r, slot));
@@ -600,4 +607,47 @@ fn adopt_rankless(
     list.extend(&adopt);
     list.sort_unstable();
     adopt.into_iter().map(|i| (i, target.clone())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::base::event::test_event;
+
+    fn ranked(line: u64, rank: &Rank) -> Event {
+        Event {
+            rank: Some(rank.clone()),
+            ..test_event(0, line, Some(0))
+        }
+    }
+
+    #[test]
+    fn a_ranks_events_are_grouped_whether_they_share_its_list_of_tags_or_hold_an_equal_one() {
+        // TP0 as one shared list (lines 1, 5) and as a list of its own equal to it (line
+        // 3); TP1 shared (lines 2, 4), met again after TP0's other list. By hand: TP0 has
+        // events 0, 2, 4 and TP1 events 1, 3, whatever list each event holds.
+        let tp0 = Rank::tp(0);
+        let tp1 = Rank::tp(1);
+        let events = vec![
+            ranked(1, &tp0),
+            ranked(2, &tp1),
+            ranked(3, &Rank::tp(0)),
+            ranked(4, &tp1),
+            ranked(5, &tp0),
+        ];
+        assert!(!tp0.shares_tags_with(events[2].rank.as_ref().unwrap()));
+        let (rank_events, launcher, _) = group_by_rank(&events, &Knowledge::empty());
+        let grouped: Vec<(String, Vec<usize>)> = (rank_events.into_iter())
+            .map(|(r, list)| (r.to_string(), list))
+            .collect();
+        assert_eq!(
+            grouped,
+            [
+                ("TP0".to_string(), vec![0, 2, 4]),
+                ("TP1".to_string(), vec![1, 3])
+            ]
+        );
+        assert!(launcher.is_empty());
+    }
 }
