@@ -615,7 +615,8 @@ mod tests {
     use super::*;
     use crate::base::event::test_event;
 
-    fn ranked(line: u64, rank: &Rank) -> Event {
+    /// An event at `line` of source 0, second 0, of `rank` (sharing its list of tags).
+    pub(super) fn ranked(line: u64, rank: &Rank) -> Event {
         Event {
             rank: Some(rank.clone()),
             ..test_event(0, line, Some(0))

@@ -312,14 +312,7 @@ pub(super) fn settle_with(events: &mut [Event], names: &RankNames) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::base::event::test_event;
-
-    fn ranked(line: u64, rank: &Rank) -> Event {
-        Event {
-            rank: Some(rank.clone()),
-            ..test_event(0, line, Some(0))
-        }
-    }
+    use crate::model::build::tests::ranked;
 
     #[test]
     fn each_distinct_rank_counts_whether_its_events_share_a_list_or_not() {
