@@ -385,8 +385,8 @@ fn run_directory(path: &Path) -> Result<(Vec<SourceFile>, Vec<ListingNote>), Sou
 /// ever starts a number, so a number sorts against any other byte as a digit would.
 ///
 /// In the order of their bytes, a run's `rank10.log` came before its `rank2.log`: nodes'
-/// files were scanned interleaved (`rank0`–`rank7` on the first node are the 1st, 2nd,
-/// 3,335th, … of 65,536), and putting the events in node order
+/// files were scanned interleaved (`rank0`–`rank7` on the first node were the 1st, 2nd,
+/// 11,113th, 22,224th, … of 65,536), and putting the events in node order
 /// (`session::nodes::split_by_node`) moved most of them.
 fn natural_key(name: &std::ffi::OsStr) -> Vec<u8> {
     let bytes = name.as_encoded_bytes();
