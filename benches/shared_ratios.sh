@@ -126,21 +126,35 @@ fi
 # (ripgrep 0.089 CPU-s on the shared GiB); written by small appends, as a server writes its
 # log, in pieces a fault maps 64 KiB of (ripgrep 0.18-0.20). A series that began with
 # whatever the last commands left measured either, or a mix that moved within the series
-# (docs/performance.md, "The second change of 2026-12-07"). So each log is dropped from
+# (docs/performance.md, "The second change of 2026-12-07"). So each input is dropped from
 # the page cache and read back from disk once before the series: the state a log read
-# cold is in, the one where a mapping is cheapest. /proc/meminfo's FileHugePages, before
-# and after, says how much of the cache was held so.
+# cold is in, the one where a mapping is cheapest, and the one the series' own reads
+# leave an input in once this VM has given its cached pages back. The rank folders and
+# the snapshot too: a fresh copy of the 8,192 rank files took 0.109 s of system time to
+# `summary` as `cp` wrote it and 0.124 s once dropped and read back; the folder it was
+# copied from, read back the same way, 0.183 s (medians of 3, 2026-12-07; ripgrep 0.088
+# and 0.115 s on the two): the cache's pages are not all alike on this VM even so.
+# /proc/meminfo's FileHugePages, before and after, says how much of the cache was held in
+# 2 MiB pieces.
 settle() {
-  for f in "$@"; do
-    python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$f"
-    cat "$f" > /dev/null
-  done
+  python3 - "$@" <<'PY'
+import os, sys
+for top in sys.argv[1:]:
+    paths = [top] if not os.path.isdir(top) else [
+        os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs]
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+PY
+  for f in "$@"; do warm "$f"; done
 }
 huge() { awk '/^FileHugePages:/ { printf "%.0f MiB", $2 / 1024 }' /proc/meminfo; }
-logs=("$olog" "$vlog")
-[ "$have_shared" = 1 ] && logs+=("$slog" "${halves[@]}")
-settle "${logs[@]}"
+inputs_read=("$olog" "$vlog")
+[ "$have_shared" = 1 ] && inputs_read+=("$slog" "${halves[@]}" "$base" "$fail")
+[ "$have_shared" = 1 ] && [ "$big" -gt 0 ] && inputs_read+=("$bigdir")
+[ "$have_snapshot" = 1 ] && inputs_read+=("$snapshot")
+settle "${inputs_read[@]}"
 huge_before=$(huge)
 times=$data/shared-ratios-times.txt
 : > "$times"
@@ -222,7 +236,7 @@ lines = [
     "## The shared benchmark inputs against ripgrep",
     "",
     f"Measured {datetime.date.today()} by `benches/shared_ratios.sh {rounds} {mib} {ranks} {big}` on this "
-    f"project's machine ({cores} cores, {platform.machine()}), release build, each log dropped from the page cache and read back from disk once before the series (`FileHugePages` {hb} before the series, {ha} after: see the script), each input read into the page cache just before each timed run, {rounds} rounds "
+    f"project's machine ({cores} cores, {platform.machine()}), release build, each input dropped from the page cache and read back from disk once before the series (`FileHugePages` {hb} before the series, {ha} after: see the script), each input read into the page cache just before each timed run, {rounds} rounds "
     "of one interleaved series (every command once per round, in an order shuffled per round, "
     "seeded). Load average (1, 5, 15 min) "
     f"{lb} before and {la} after, on {cores} cores; the load column is the median of the "
