@@ -342,7 +342,7 @@ fn scan_block_with(
     let mut start = 0usize;
     let mut line_no = 0u64;
     let mut shapes = LineShapes::of_thread(gs, use_shapes);
-    let line_ends = LineEnds::new();
+    let mut line_ends = LineEnds::new(buf);
     while start < buf.len() {
         // Where a shape may answer: as `classify_plain` reads a record that ends nothing
         // (no traceback open or parked) after the block's first record, and holds no `\r`
@@ -363,7 +363,7 @@ fn scan_block_with(
                     fit = Some(f);
                     break;
                 }
-                let (end, has_cr) = line_ends.line_end(buf, from);
+                let (end, has_cr) = line_ends.line_end(from);
                 if has_cr {
                     // Read in full below, as a line with a `\r` is (no fit).
                     break;
@@ -380,7 +380,7 @@ fn scan_block_with(
                 break;
             }
         }
-        let (end, has_cr) = line_ends.line_end(buf, from);
+        let (end, has_cr) = line_ends.line_end(from);
         if has_cr {
             fit = None;
         }
