@@ -2,13 +2,13 @@
 //!
 //! The scan asks, line after line, where the line that goes on at some byte ends and
 //! whether a `\r` (a progress bar glued to a record) comes before that end. A line's `\n`
-//! is searched for with memchr's AVX2 routine for one byte, built once a block
-//! (`memchr::memchr` picks its routine and builds its vectors on every call: ~30 of the ~80
-//! instructions a ~150-byte line's search took, callgrind). The `\r`s are searched for
-//! apart, ahead: where the block holds none, once, over the whole block from its first
-//! line; where it holds some, once a `\r`. Searching each line for both bytes at once
-//! (memchr's `Two`) cost a second compare every 32 bytes of every line, and the first
-//! search of a block streams it from memory in one pass, ahead of its lines
+//! is searched for with memchr's AVX2 routine for one byte, built once a block (memchr's
+//! free functions pick their routine and build their vectors on every call: for
+//! `memchr2`, ~30 of the ~80 instructions a ~150-byte line's search took, callgrind). The
+//! `\r`s are searched for apart, ahead: where the block holds none, once, over the whole
+//! block from its first line; where it holds some, once a `\r`. Searching each line for
+//! both bytes at once (memchr's `Two`) cost a second compare every 32 bytes of every line,
+//! and the first search of a block streams it from memory in one pass, ahead of its lines
 //! (docs/performance.md, "The eighth change of 2026-12-07").
 
 /// Where lines end in one block.
