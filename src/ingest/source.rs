@@ -687,8 +687,9 @@ mod tests {
 
     #[test]
     fn a_run_directory_lists_its_files_with_numbers_in_their_order() {
-        let dir = std::env::temp_dir().join(format!("rankscope-natural-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Removed when dropped, a failed assertion included.
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let dir = tmp.path();
         // 200 digits: a name longer than 255 bytes cannot be made.
         let long = format!("rank{}.log", "9".repeat(200));
         let names = [
@@ -706,10 +707,9 @@ mod tests {
         for n in names {
             std::fs::write(dir.join(n), "x\n").unwrap();
         }
-        let listed: Vec<String> = (discover(&dir).unwrap().iter())
+        let listed: Vec<String> = (discover(dir).unwrap().iter())
             .map(|f| f.path.file_name().unwrap().to_string_lossy().to_string())
             .collect();
-        std::fs::remove_dir_all(&dir).unwrap();
         // `rank01` and `rank1` are one number, in their bytes' order; `-` (0x2d) sorts
         // before a number as before a digit; the 200-digit number after every short one.
         let expected = [
