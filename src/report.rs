@@ -7,7 +7,7 @@ use crate::analysis::attribute::{
     SnapshotNote,
 };
 use crate::analysis::breakdown::{
-    breakdown, breakdown_diff, rank_breakdowns, BreakdownDiff, RankBreakdowns, RunBreakdown,
+    breakdown, breakdown_diff, rank_breakdowns, BreakdownDiff, RunBreakdown,
 };
 use crate::analysis::capacity::{
     capacity, capacity_cost, Capacity, CapacityCost, ModelShape, DEFAULT_LENGTHS,
@@ -90,11 +90,11 @@ impl MemoryDiff {
         shape: Option<&ModelShape>,
     ) -> MemoryDiff {
         // Each rank's breakdown once, for its run's report and for the comparison.
-        let (bb, cb) = (rank_breakdowns(baseline), rank_breakdowns(candidate));
-        let grouped = |b: &Option<RankBreakdowns>| b.as_ref().map(RankBreakdowns::grouped);
+        let (b_grouped, bb) = rank_breakdowns(baseline).unzip();
+        let (c_grouped, cb) = rank_breakdowns(candidate).unzip();
         let (b, c) = (
-            MemoryReport::with_breakdown(baseline, lengths, shape, grouped(&bb)),
-            MemoryReport::with_breakdown(candidate, lengths, shape, grouped(&cb)),
+            MemoryReport::with_breakdown(baseline, lengths, shape, b_grouped),
+            MemoryReport::with_breakdown(candidate, lengths, shape, c_grouped),
         );
         // The changed settings the cost belongs to (addresses and ports size nothing).
         let changes: Vec<String> = (diff.config.iter())

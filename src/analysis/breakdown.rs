@@ -432,35 +432,55 @@ fn grouped<'a>(
     }
 }
 
-/// Each worker rank's breakdown, in the run's rank order: what `diff` shows grouped for
-/// each run and [`breakdown_diff`] compares rank by rank, worked out once for both.
-pub(crate) struct RankBreakdowns {
-    grammar: String,
-    /// By rank, as `Run::ranks` is ordered.
-    ranks: Vec<(Rank, RankBreakdown)>,
+/// A category's amount on one rank as [`breakdown_diff`] compares it: no terms, no lines.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Measured {
+    bytes: i64,
+    resolution: i64,
+    step: i64,
+    /// Which formula read it: two runs' amounts compare only when read the same way.
+    formula: usize,
 }
 
-/// The breakdowns of a run's worker ranks; `None` when its grammar has no memory model.
-pub(crate) fn rank_breakdowns(run: &Run) -> Option<RankBreakdowns> {
-    let (grammar, each) = worker_breakdowns(run)?;
-    let ranks = each.map(|(rank, b)| (rank.clone(), b)).collect();
-    Some(RankBreakdowns {
-        grammar: grammar.to_string(),
-        ranks,
+/// Each category of [`Category::ALL`], in its order, where the rank's model measured it.
+type MeasuredRows = [Option<Measured>; Category::ALL.len()];
+
+fn measured_rows(b: &RankBreakdown) -> MeasuredRows {
+    Category::ALL.map(|c| match b.row(c).map(|r| &r.value) {
+        Some(RowValue::Measured(a)) => Some(Measured {
+            bytes: a.bytes,
+            resolution: a.resolution,
+            step: a.step,
+            formula: a.formula,
+        }),
+        _ => None,
     })
 }
 
-impl RankBreakdowns {
-    /// [`breakdown`] of their run, from them.
-    pub(crate) fn grouped(&self) -> RunBreakdown {
-        let each = (self.ranks.iter()).map(|(rank, b)| (rank, std::borrow::Cow::Borrowed(b)));
-        grouped(&self.grammar, each)
-    }
+/// Each worker rank's measured categories, in the run's rank order (`Run::ranks`): what
+/// [`breakdown_diff`] compares rank by rank. A rank's whole breakdown (its terms, each
+/// with the line it was read from) is kept only as its group's first: holding every
+/// rank's, for both runs, was ~250 MiB at the end of a `diff` of 65,536 rank files.
+pub(crate) struct RankMeasures(Vec<(Rank, MeasuredRows)>);
 
-    /// The breakdown of worker rank `rank`, if the run has it.
-    fn of(&self, rank: &Rank) -> Option<&RankBreakdown> {
-        let at = self.ranks.binary_search_by(|(r, _)| r.cmp(rank)).ok()?;
-        self.ranks.get(at).map(|(_, b)| b)
+/// A run's breakdown (as [`breakdown`] gives it) and its worker ranks' measures, from
+/// one reading of each rank; `None` when the run's grammar has no memory model.
+pub(crate) fn rank_breakdowns(run: &Run) -> Option<(RunBreakdown, RankMeasures)> {
+    let (grammar, each) = worker_breakdowns(run)?;
+    let mut measures = Vec::new();
+    let each = each.map(|(rank, b)| {
+        measures.push((rank.clone(), measured_rows(&b)));
+        (rank, std::borrow::Cow::Owned(b))
+    });
+    let grouped = grouped(grammar, each);
+    Some((grouped, RankMeasures(measures)))
+}
+
+impl RankMeasures {
+    /// The measures of worker rank `rank`, if the run has it.
+    fn of(&self, rank: &Rank) -> Option<&MeasuredRows> {
+        let at = self.0.binary_search_by(|(r, _)| r.cmp(rank)).ok()?;
+        self.0.get(at).map(|(_, m)| m)
     }
 }
 
@@ -518,34 +538,30 @@ fn median(mut v: Vec<i64>) -> i64 {
 
 /// Per category, the ranks of both runs compared where both read it the same way.
 pub(crate) fn breakdown_diff(
-    (bb, cb): (&RankBreakdowns, &RankBreakdowns),
+    (bb, cb): (&RankMeasures, &RankMeasures),
     attribution: Option<&Attribution>,
 ) -> Option<BreakdownDiff> {
     let mut moved = Vec::new();
     let mut not_compared = Vec::new();
     // Each candidate worker rank beside the baseline's of that name (a worker's too:
     // whether a rank is a process is its name's).
-    let pairs: Vec<(&RankBreakdown, &RankBreakdown)> = (cb.ranks.iter())
+    let pairs: Vec<(&MeasuredRows, &MeasuredRows)> = (cb.0.iter())
         .filter_map(|(rank, c)| Some((bb.of(rank)?, c)))
         .collect();
-    for cat in Category::ALL {
+    for (at, cat) in Category::ALL.into_iter().enumerate() {
         let mut deltas = Vec::new();
         let mut res = 0;
         let mut step = 0;
         let mut moved_on = 0;
         let mut differ = false;
         for (b, c) in &pairs {
-            let get = |x: &RankBreakdown| match x.row(cat).map(|r| &r.value) {
-                Some(RowValue::Measured(a)) => Some((a.bytes, a.resolution, a.formula, a.step)),
-                _ => None,
-            };
-            match (get(b), get(c)) {
-                (Some(vb), Some(vc)) if vb.2 == vc.2 => {
-                    let r = vb.1 + vc.1;
+            match (b.get(at).copied().flatten(), c.get(at).copied().flatten()) {
+                (Some(vb), Some(vc)) if vb.formula == vc.formula => {
+                    let r = vb.resolution + vc.resolution;
                     res = res.max(r);
-                    step = step.max(vb.3 + vc.3);
-                    deltas.push(vc.0 - vb.0);
-                    moved_on += usize::from((vc.0 - vb.0).abs() > r);
+                    step = step.max(vb.step + vc.step);
+                    deltas.push(vc.bytes - vb.bytes);
+                    moved_on += usize::from((vc.bytes - vb.bytes).abs() > r);
                 }
                 (None, None) => {}
                 _ => differ = true,
