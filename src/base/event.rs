@@ -621,8 +621,9 @@ pub struct Event {
     pub grammar: Name,
     /// The values the event's pattern captured, by name, in canonical units.
     pub fields: Fields,
-    /// The record's message, control sequences removed.
-    pub message: Box<str>,
+    /// The record's message, control sequences removed. Shared, as the fields are, by the
+    /// events of a run that printed the same message (`base::interned`).
+    pub message: Arc<str>,
     /// What few events carry (a wrapper's node, a traceback, a trailer), boxed: three
     /// empty strings' room in every event was a quarter of its size.
     pub extra: Option<Box<EventExtra>>,

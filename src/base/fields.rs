@@ -85,8 +85,10 @@ pub(crate) type FieldName = Arc<str>;
 
 /// An event's fields: name → value, at most one value per name, iterated in name order
 /// (as the map it replaces was, so every output that lists fields keeps its order).
+/// Shared: the events of a run's ranks that printed the same line carry one allocation
+/// of their fields (`base::pool_text`, as the run's files are read).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields(Box<[(FieldName, FieldValue)]>);
+pub struct Fields(Arc<[(FieldName, FieldValue)]>);
 
 /// Where `name` is among fields sorted by name, or where it would go.
 fn position(fields: &[(FieldName, FieldValue)], name: &str) -> Result<usize, usize> {
@@ -111,7 +113,7 @@ impl FieldsBuilder {
     }
     /// The fields, in one allocation of their size (room no capture took given back).
     pub(crate) fn build(self) -> Fields {
-        Fields(self.0.into_boxed_slice())
+        Fields(self.0.into())
     }
 }
 
@@ -137,14 +139,23 @@ impl Fields {
     /// rank's: rare, so the fields are made again).
     pub(crate) fn remove(&mut self, name: &str) -> Option<FieldValue> {
         let i = self.position(name).ok()?;
-        let mut v = std::mem::take(&mut self.0).into_vec();
+        let mut v = self.0.to_vec();
         let (_, value) = v.remove(i);
-        self.0 = v.into_boxed_slice();
+        self.0 = v.into();
         Some(value)
     }
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.0.len()
+    }
+    /// The (name, value) pairs, in name order.
+    pub(crate) fn as_slice(&self) -> &[(FieldName, FieldValue)] {
+        &self.0
+    }
+    /// Both are the one allocation.
+    #[cfg(test)]
+    pub(crate) fn ptr_eq(&self, other: &Fields) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
     /// (name, value) in name order.
     pub(crate) fn iter(&self) -> FieldsIter<'_> {

@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod fields;
+pub(crate) mod interned;
 pub mod name;
 pub mod pool;
 pub mod text;

@@ -287,7 +287,7 @@ fn instant(run: &Run, e: &Event, ts: i64, tid: u32) -> TraceEvent {
     for (k, v) in &e.fields {
         i.args.insert(k.to_string(), field_json(v));
     }
-    i.args.insert("message".into(), json!(e.message));
+    i.args.insert("message".into(), json!(&*e.message));
     i.args
         .insert("source".into(), json!(run.source_name(&e.origin)));
     i.args.insert("line".into(), json!(e.origin.line));

@@ -483,6 +483,7 @@ pub(super) fn scan_logs(
     let mut skipped = 0;
     let mut dropped = Dropped::default();
     let mut notes: Vec<ReadNote> = Vec::new();
+    let mut interner = crate::base::interned::Interner::default();
     // Files are scanned a batch at a time and each batch's events appended to the run's
     // one vector as it finishes: the batch's per-file vectors are freed before the next
     // batch's are made, so their memory is used again rather than held until the end.
@@ -518,6 +519,9 @@ pub(super) fn scan_logs(
                 Err(e) => return Err(e),
             };
             let (info, mut evs) = source_info_with(sf.display(), scan, ranks);
+            for e in &mut evs {
+                interner.intern(e);
+            }
             if events.0.is_empty() {
                 // One file's vector is taken as it is (a single log: no copy at all).
                 std::mem::swap(&mut events.0, &mut evs);
@@ -598,6 +602,49 @@ pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mu
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn the_same_line_in_two_rank_files_is_one_message_and_one_set_of_fields() {
+        use std::sync::Arc;
+        let gs = GrammarSet::builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // TP0 and TP1 print the same weight-load end; TP1's distributed init ends at
+        // another figure.
+        for (rank, init) in [(0, "0.60"), (1, "0.61")] {
+            let text = format!(
+                "[2026-12-08 10:00:01 TP{rank}] Init torch distributed ends. mem usage={init} GB\n\
+                 [2026-12-08 10:00:09 TP{rank}] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.52 GB, mem usage=15.52 GB.\n"
+            );
+            std::fs::write(dir.path().join(format!("rank{rank}.log")), text).unwrap();
+        }
+        let opts = crate::session::LoadOptions::default();
+        let session =
+            crate::session::Session::open(&gs, &[dir.path().to_path_buf()], &opts, &|_, _| {})
+                .unwrap();
+        let of = |kind: &str| -> Vec<&Event> {
+            let evs: Vec<&Event> = (session.run.events.iter())
+                .filter(|e| &*e.kind == kind)
+                .collect();
+            assert_eq!(evs.len(), 2, "{kind}: one event a rank");
+            evs
+        };
+        let load = of("weight_load_end");
+        assert!(Arc::ptr_eq(&load[0].message, &load[1].message));
+        assert!(load[0].fields.ptr_eq(&load[1].fields));
+        // 15.52 GB, GB being GiB: 15 × 1,073,741,824 + 0.52 × 1,073,741,824
+        // = 16,106,127,360 + 558,345,748.48.
+        assert_eq!(
+            load[1]
+                .fields
+                .get("mem_usage_bytes")
+                .and_then(crate::base::fields::FieldValue::as_bytes),
+            Some(16_664_473_108)
+        );
+        let init = of("dist_init_end");
+        assert!(!Arc::ptr_eq(&init[0].message, &init[1].message));
+        assert!(!init[0].fields.ptr_eq(&init[1].fields));
+        assert!(init[1].message.ends_with("mem usage=0.61 GB"));
+    }
 
     /// `read_listed` of a file holding `held` bytes, listed at `listed`, read up to `limit`.
     fn read_file(held: &[u8], listed: u64, limit: u64) -> (Vec<u8>, bool) {

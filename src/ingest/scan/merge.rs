@@ -578,7 +578,7 @@ impl<'a> Merger<'a> {
             kind: m.kind,
             grammar,
             fields: m.fields,
-            message: m.message.into_boxed_str(),
+            message: m.message.into(),
             extra: (node.is_some() || !detail.is_empty() || m.trailer.is_some()).then(|| {
                 Box::new(EventExtra {
                     node,
