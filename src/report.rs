@@ -6,9 +6,7 @@ use crate::analysis::attribute::{
     attribute, snapshot_evidence, snapshot_notes, Attribution, RankSnapshot, SnapshotEvidence,
     SnapshotNote,
 };
-use crate::analysis::breakdown::{
-    breakdown, breakdown_diff, rank_breakdowns, BreakdownDiff, RunBreakdown,
-};
+use crate::analysis::breakdown::{breakdown, breakdowns_compared, BreakdownDiff, RunBreakdown};
 use crate::analysis::capacity::{
     capacity, capacity_cost, Capacity, CapacityCost, ModelShape, DEFAULT_LENGTHS,
 };
@@ -90,8 +88,7 @@ impl MemoryDiff {
         shape: Option<&ModelShape>,
     ) -> MemoryDiff {
         // Each rank's breakdown once, for its run's report and for the comparison.
-        let (b_grouped, bb) = rank_breakdowns(baseline).unzip();
-        let (c_grouped, cb) = rank_breakdowns(candidate).unzip();
+        let (b_grouped, c_grouped, moved) = breakdowns_compared(baseline, candidate, attribution);
         let (b, c) = (
             MemoryReport::with_breakdown(baseline, lengths, shape, b_grouped),
             MemoryReport::with_breakdown(candidate, lengths, shape, c_grouped),
@@ -114,10 +111,7 @@ impl MemoryDiff {
             _ => None,
         };
         MemoryDiff {
-            moved: match (&bb, &cb) {
-                (Some(bb), Some(cb)) => breakdown_diff((bb, cb), attribution),
-                _ => None,
-            },
+            moved,
             baseline: b,
             candidate: c,
             cost,

@@ -391,8 +391,20 @@ pub(crate) fn model_of(run: &Run) -> Option<&MemoryModel> {
 /// a rank at a time, only each group's first kept: holding every rank's breakdown was
 /// 13 MiB more at the peak of `summary` over 8,192 rank files, 110 MiB over 65,536.
 pub fn breakdown(run: &Run) -> Option<RunBreakdown> {
+    breakdown_with(run, |_, _| {})
+}
+
+/// [`breakdown`], each worker rank's measured categories handed to `each_rank` as the
+/// rank is read.
+fn breakdown_with(
+    run: &Run,
+    mut each_rank: impl FnMut(&Rank, &MeasuredRows),
+) -> Option<RunBreakdown> {
     let (grammar, each) = worker_breakdowns(run)?;
-    let each = each.map(|(rank, b)| (rank, std::borrow::Cow::Owned(b)));
+    let each = each.map(|(rank, b)| {
+        each_rank(rank, &measured_rows(&b));
+        (rank, std::borrow::Cow::Owned(b))
+    });
     Some(grouped(grammar, each))
 }
 
@@ -457,30 +469,78 @@ fn measured_rows(b: &RankBreakdown) -> MeasuredRows {
     })
 }
 
-/// Each worker rank's measured categories, in the run's rank order (`Run::ranks`): what
-/// [`breakdown_diff`] compares rank by rank. A rank's whole breakdown (its terms, each
-/// with the line it was read from) is kept only as its group's first: holding every
-/// rank's, for both runs, was ~250 MiB at the end of a `diff` of 65,536 rank files.
-pub(crate) struct RankMeasures(Vec<(Rank, MeasuredRows)>);
-
-/// A run's breakdown (as [`breakdown`] gives it) and its worker ranks' measures, from
-/// one reading of each rank; `None` when the run's grammar has no memory model.
-pub(crate) fn rank_breakdowns(run: &Run) -> Option<(RunBreakdown, RankMeasures)> {
-    let (grammar, each) = worker_breakdowns(run)?;
-    let mut measures = Vec::new();
-    let each = each.map(|(rank, b)| {
-        measures.push((rank.clone(), measured_rows(&b)));
-        (rank, std::borrow::Cow::Owned(b))
-    });
-    let grouped = grouped(grammar, each);
-    Some((grouped, RankMeasures(measures)))
-}
+/// The baseline's worker ranks' measured categories, in the run's rank order
+/// (`Run::ranks`), for the candidate's ranks to be compared with as they are read. A
+/// rank's whole breakdown (its terms, each with the line it was read from) is kept only
+/// as its group's first, and the candidate's measures not at all: holding every rank's
+/// breakdown, for both runs, was ~250 MiB at the end of a `diff` of 65,536 rank files,
+/// both runs' measures ~37 MiB.
+struct RankMeasures(Vec<(Rank, MeasuredRows)>);
 
 impl RankMeasures {
     /// The measures of worker rank `rank`, if the run has it.
     fn of(&self, rank: &Rank) -> Option<&MeasuredRows> {
         let at = self.0.binary_search_by(|(r, _)| r.cmp(rank)).ok()?;
         self.0.get(at).map(|(_, m)| m)
+    }
+}
+
+/// Both runs' breakdowns (as [`breakdown`] gives each) and, when both have one, their
+/// categories compared rank by rank; each rank read once.
+pub(crate) fn breakdowns_compared(
+    baseline: &Run,
+    candidate: &Run,
+    attribution: Option<&Attribution>,
+) -> (
+    Option<RunBreakdown>,
+    Option<RunBreakdown>,
+    Option<BreakdownDiff>,
+) {
+    let mut measures = Vec::new();
+    let b = breakdown_with(baseline, |rank, m| measures.push((rank.clone(), *m)));
+    let measures = RankMeasures(measures);
+    let mut tallies: [Tally; Category::ALL.len()] = Default::default();
+    // Each candidate worker rank beside the baseline's of that name (a worker's too:
+    // whether a rank is a process is its name's).
+    let c = breakdown_with(candidate, |rank, c| {
+        if let Some(b) = measures.of(rank) {
+            for ((t, b), c) in tallies.iter_mut().zip(b).zip(c) {
+                t.add(b.as_ref(), c.as_ref());
+            }
+        }
+    });
+    let moved = (b.is_some() && c.is_some()).then(|| breakdown_diff(tallies, attribution));
+    (b, c, moved)
+}
+
+/// One category over the ranks compared so far.
+#[derive(Default)]
+struct Tally {
+    /// Candidate − baseline, on each rank both runs read the same way.
+    deltas: Vec<i64>,
+    /// Both sides' resolutions added, the largest over those ranks.
+    resolution: i64,
+    /// Both sides' print steps added, the largest over those ranks.
+    step: i64,
+    /// Ranks where it moved beyond their resolution.
+    moved_on: usize,
+    /// A rank where only one run read it, or the two read it by different formulas.
+    differ: bool,
+}
+
+impl Tally {
+    fn add(&mut self, b: Option<&Measured>, c: Option<&Measured>) {
+        match (b, c) {
+            (Some(b), Some(c)) if b.formula == c.formula => {
+                let r = b.resolution + c.resolution;
+                self.resolution = self.resolution.max(r);
+                self.step = self.step.max(b.step + c.step);
+                self.deltas.push(c.bytes - b.bytes);
+                self.moved_on += usize::from((c.bytes - b.bytes).abs() > r);
+            }
+            (None, None) => {}
+            _ => self.differ = true,
+        }
     }
 }
 
@@ -537,51 +597,28 @@ fn median(mut v: Vec<i64>) -> i64 {
 }
 
 /// Per category, the ranks of both runs compared where both read it the same way.
-pub(crate) fn breakdown_diff(
-    (bb, cb): (&RankMeasures, &RankMeasures),
+fn breakdown_diff(
+    tallies: [Tally; Category::ALL.len()],
     attribution: Option<&Attribution>,
-) -> Option<BreakdownDiff> {
+) -> BreakdownDiff {
     let mut moved = Vec::new();
     let mut not_compared = Vec::new();
-    // Each candidate worker rank beside the baseline's of that name (a worker's too:
-    // whether a rank is a process is its name's).
-    let pairs: Vec<(&MeasuredRows, &MeasuredRows)> = (cb.0.iter())
-        .filter_map(|(rank, c)| Some((bb.of(rank)?, c)))
-        .collect();
-    for (at, cat) in Category::ALL.into_iter().enumerate() {
-        let mut deltas = Vec::new();
-        let mut res = 0;
-        let mut step = 0;
-        let mut moved_on = 0;
-        let mut differ = false;
-        for (b, c) in &pairs {
-            match (b.get(at).copied().flatten(), c.get(at).copied().flatten()) {
-                (Some(vb), Some(vc)) if vb.formula == vc.formula => {
-                    let r = vb.resolution + vc.resolution;
-                    res = res.max(r);
-                    step = step.max(vb.step + vc.step);
-                    deltas.push(vc.bytes - vb.bytes);
-                    moved_on += usize::from((vc.bytes - vb.bytes).abs() > r);
-                }
-                (None, None) => {}
-                _ => differ = true,
-            }
-        }
-        if differ && deltas.is_empty() {
+    for (cat, t) in Category::ALL.into_iter().zip(tallies) {
+        if t.differ && t.deltas.is_empty() {
             not_compared.push(cat);
         }
-        let n = deltas.len();
-        let delta = median(deltas);
-        if n > 0 && delta.abs() > res {
+        let n = t.deltas.len();
+        let delta = median(t.deltas);
+        if n > 0 && delta.abs() > t.resolution {
             moved.push(CategoryMove {
                 category: cat,
                 delta: ByteDelta(delta),
-                resolution: res,
-                step,
-                ranks_moved: moved_on,
+                resolution: t.resolution,
+                step: t.step,
+                ranks_moved: t.moved_on,
                 ranks_compared: n,
             });
-        } else if differ {
+        } else if t.differ {
             not_compared.push(cat);
         }
     }
@@ -602,9 +639,9 @@ pub(crate) fn breakdown_diff(
                     .collect(),
             })
     });
-    Some(BreakdownDiff {
+    BreakdownDiff {
         moved,
         not_compared,
         snapshot,
-    })
+    }
 }
