@@ -10,17 +10,17 @@
 
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::Arc;
 
 use crate::base::event::Event;
 use crate::base::fields::{FieldName, FieldValue, Fields};
+use crate::base::name::Name;
 
 /// The messages and fields met so far, by a hash of their content. Two different
 /// contents with one 64-bit hash are not shared: the later keeps its own allocation.
 #[derive(Default)]
 pub(crate) struct Interner {
     hasher: foldhash::fast::RandomState,
-    messages: foldhash::HashMap<u64, Arc<str>>,
+    messages: foldhash::HashMap<u64, Name>,
     fields: foldhash::HashMap<u64, Fields>,
 }
 
@@ -28,9 +28,11 @@ impl Interner {
     /// `e`'s message and fields replaced by the equal ones met before, if any; else kept
     /// as they are, for later events to share.
     pub(crate) fn intern(&mut self, e: &mut Event) {
-        let h = self.hasher.hash_one(&*e.message);
+        let h = self.hasher.hash_one(e.message.as_str());
         match self.messages.entry(h) {
-            Entry::Occupied(o) if **o.get() == *e.message => e.message = o.get().clone(),
+            Entry::Occupied(o) if o.get().as_str() == e.message.as_str() => {
+                e.message = o.get().clone();
+            }
             Entry::Occupied(_) => {}
             Entry::Vacant(v) => {
                 v.insert(e.message.clone());
@@ -115,9 +117,9 @@ mod tests {
         for e in [&mut first, &mut same, &mut other] {
             pool.intern(e);
         }
-        assert!(Arc::ptr_eq(&first.message, &same.message));
+        assert!(first.message.ptr_eq(&same.message));
         assert!(first.fields.ptr_eq(&same.fields));
-        assert!(!Arc::ptr_eq(&first.message, &other.message));
+        assert!(!first.message.ptr_eq(&other.message));
         assert!(!first.fields.ptr_eq(&other.fields));
         assert_eq!(&*other.message, "Load weight end. mem usage=15.53 GB");
         assert_eq!(other.fields.get("mem"), Some(&bytes(8)));
@@ -160,6 +162,6 @@ mod tests {
         );
         assert!(!coarse.fields.ptr_eq(&fine.fields));
         // The message is the same text each time: one allocation for the four.
-        assert!(Arc::ptr_eq(&plus.message, &fine.message));
+        assert!(plus.message.ptr_eq(&fine.message));
     }
 }

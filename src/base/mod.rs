@@ -7,5 +7,6 @@ pub mod fields;
 pub(crate) mod interned;
 pub mod name;
 pub mod pool;
+pub(crate) mod rank;
 pub mod text;
 pub mod units;

@@ -605,7 +605,6 @@ mod tests {
 
     #[test]
     fn the_same_line_in_two_rank_files_is_one_message_and_one_set_of_fields() {
-        use std::sync::Arc;
         let gs = GrammarSet::builtin().unwrap();
         let dir = tempfile::tempdir().unwrap();
         // TP0 and TP1 print the same weight-load end; TP1's distributed init ends at
@@ -629,7 +628,7 @@ mod tests {
             evs
         };
         let load = of("weight_load_end");
-        assert!(Arc::ptr_eq(&load[0].message, &load[1].message));
+        assert!(load[0].message.ptr_eq(&load[1].message));
         assert!(load[0].fields.ptr_eq(&load[1].fields));
         // 15.52 GB, GB being GiB: 15 × 1,073,741,824 + 0.52 × 1,073,741,824
         // = 16,106,127,360 + 558,345,748.48.
@@ -641,7 +640,7 @@ mod tests {
             Some(16_664_473_108)
         );
         let init = of("dist_init_end");
-        assert!(!Arc::ptr_eq(&init[0].message, &init[1].message));
+        assert!(!init[0].message.ptr_eq(&init[1].message));
         assert!(!init[0].fields.ptr_eq(&init[1].fields));
         assert!(init[1].message.ends_with("mem usage=0.61 GB"));
     }
