@@ -25,6 +25,13 @@ pub(crate) struct Interner {
 }
 
 impl Interner {
+    /// [`Interner::intern`] of each event.
+    pub(crate) fn intern_all(&mut self, events: &mut [Event]) {
+        for e in events {
+            self.intern(e);
+        }
+    }
+
     /// `e`'s message and fields replaced by the equal ones met before, if any; else kept
     /// as they are, for later events to share.
     pub(crate) fn intern(&mut self, e: &mut Event) {

@@ -28,7 +28,13 @@ pub fn run(
         ),
     };
     check_stdin_once(baseline.iter().chain(candidate))?;
-    let (b, c) = rankscope::base::pool::both(|| cx.load(baseline), || cx.load(candidate));
+    // Both runs' equal messages and fields once: the candidate mostly prints the
+    // baseline's lines.
+    let texts = std::sync::Arc::new(rankscope::session::SharedTexts::default());
+    let (b, c) = rankscope::base::pool::both(
+        || cx.load_sharing(baseline, &texts),
+        || cx.load_sharing(candidate, &texts),
+    );
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
     // `summary` reads server output without a start-up event as incomplete; a diff of it

@@ -86,6 +86,10 @@ impl LogContext {
     /// progress bar when the input is large. The files are listed once, for the bar's
     /// total and the reading.
     pub fn load(&self, paths: &[PathBuf]) -> Result<Session> {
+        self.load_with(paths, &self.opts)
+    }
+
+    fn load_with(&self, paths: &[PathBuf], opts: &LoadOptions) -> Result<Session> {
         if self.all_attempts {
             anyhow::bail!(
                 "--attempt all writes every start-up only with `events --ndjson` and \
@@ -93,8 +97,22 @@ impl LogContext {
             );
         }
         self.behind_bar(paths, |inputs, report, _| {
-            Ok(Session::load(&self.grammars, inputs, &self.opts, report)?)
+            Ok(Session::load(&self.grammars, inputs, opts, report)?)
         })
+    }
+
+    /// [`LogContext::load`], the run's equal messages and fields shared with the other
+    /// runs read with `texts` (`diff`'s two runs print mostly the same lines).
+    pub fn load_sharing(
+        &self,
+        paths: &[PathBuf],
+        texts: &std::sync::Arc<rankscope::session::SharedTexts>,
+    ) -> Result<Session> {
+        let opts = LoadOptions {
+            texts: Some(texts.clone()),
+            ..self.opts.clone()
+        };
+        self.load_with(paths, &opts)
     }
 
     /// Reads `paths` behind the progress bar when the input is large: `read` is given the

@@ -36,7 +36,7 @@ use crate::report::{DiffReport, RunReport};
 
 pub use inputs::{check_stdin_once, Inputs};
 pub(crate) use load::Gathered;
-pub use options::{GivenScans, LoadError, LoadOptions};
+pub use options::{GivenScans, LoadError, LoadOptions, SharedTexts};
 
 /// Progress of the reading: `(source index, bytes of it read so far)`.
 pub(crate) type Progress<'a> = &'a (dyn Fn(usize, u64) + Sync);

@@ -82,6 +82,31 @@ pub struct LoadOptions {
     /// `report`); without it the identity reads the files again. Off for the commands
     /// that show no identity: the hash was 6 % of the instructions of scanning a log.
     pub digest: bool,
+    /// The pool the events' equal messages and fields are shared through, with the other
+    /// runs read with it (`diff`'s baseline and candidate print mostly the same lines);
+    /// `None`: a pool of the run's own, let go once it is read.
+    pub texts: Option<std::sync::Arc<SharedTexts>>,
+}
+
+/// Equal messages and fields of the events of the runs read with it, one allocation each
+/// (`base::interned`). Locked once a file, as each file's events join its run.
+#[derive(Default)]
+pub struct SharedTexts(std::sync::Mutex<crate::base::interned::Interner>);
+
+impl SharedTexts {
+    pub(crate) fn intern_all(&self, events: &mut [crate::base::event::Event]) {
+        let mut pool = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pool.intern_all(events);
+    }
+}
+
+impl std::fmt::Debug for SharedTexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedTexts")
+    }
 }
 
 /// Scans of a run's logs by path, made outside the loader (`ingest::follow`).
@@ -95,6 +120,7 @@ impl Default for LoadOptions {
             clock_align: true,
             given: None,
             digest: true,
+            texts: None,
         }
     }
 }

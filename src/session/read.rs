@@ -483,7 +483,7 @@ pub(super) fn scan_logs(
     let mut skipped = 0;
     let mut dropped = Dropped::default();
     let mut notes: Vec<ReadNote> = Vec::new();
-    let mut interner = crate::base::interned::Interner::default();
+    let mut own_texts = crate::base::interned::Interner::default();
     // Files are scanned a batch at a time and each batch's events appended to the run's
     // one vector as it finishes: the batch's per-file vectors are freed before the next
     // batch's are made, so their memory is used again rather than held until the end.
@@ -519,8 +519,9 @@ pub(super) fn scan_logs(
                 Err(e) => return Err(e),
             };
             let (info, mut evs) = source_info_with(sf.display(), scan, ranks);
-            for e in &mut evs {
-                interner.intern(e);
+            match &opts.texts {
+                Some(shared) => shared.intern_all(&mut evs),
+                None => own_texts.intern_all(&mut evs),
             }
             if events.0.is_empty() {
                 // One file's vector is taken as it is (a single log: no copy at all).
@@ -602,6 +603,35 @@ pub(super) fn attach_nvsmi(run: &mut Run, smi: &[(&SourceFile, i64)], notes: &mu
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn two_runs_read_with_one_pool_share_their_equal_lines() {
+        let gs = GrammarSet::builtin().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let line = "[2026-12-08 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, \
+                    dtype=torch.bfloat16, avail mem=63.52 GB, mem usage=15.52 GB.\n";
+        std::fs::write(dir.path().join("rank0.log"), line).unwrap();
+        let paths = [dir.path().to_path_buf()];
+        let load = |opts: &crate::session::LoadOptions| {
+            let s = crate::session::Session::open(&gs, &paths, opts, &|_, _| {}).unwrap();
+            let e = (s.run.events.iter())
+                .find(|e| &*e.kind == "weight_load_end")
+                .cloned()
+                .unwrap();
+            (e.message, e.fields)
+        };
+        let shared = crate::session::LoadOptions {
+            texts: Some(std::sync::Arc::new(crate::session::SharedTexts::default())),
+            ..Default::default()
+        };
+        let (a, b) = (load(&shared), load(&shared));
+        assert!(a.0.ptr_eq(&b.0) && a.1.ptr_eq(&b.1));
+        // Each with a pool of its own, as every command but `diff` reads.
+        let own = crate::session::LoadOptions::default();
+        let (c, d) = (load(&own), load(&own));
+        assert!(!c.0.ptr_eq(&d.0) && !c.1.ptr_eq(&d.1));
+        assert_eq!((c.0.as_str(), &c.1), (a.0.as_str(), &a.1));
+    }
 
     #[test]
     fn the_same_line_in_two_rank_files_is_one_message_and_one_set_of_fields() {
