@@ -35,6 +35,8 @@ pub fn run(
         || cx.load_sharing(baseline, &texts),
         || cx.load_sharing(candidate, &texts),
     );
+    // The pool's maps, not the texts the runs hold: not needed past the reading.
+    drop(texts);
     let b = b.with_context(|| format!("baseline {}", shown(baseline)))?;
     let c = c.with_context(|| format!("candidate {}", shown(candidate)))?;
     // `summary` reads server output without a start-up event as incomplete; a diff of it
