@@ -53,12 +53,6 @@ impl From<String> for Name {
     }
 }
 
-impl From<Box<str>> for Name {
-    fn from(s: Box<str>) -> Name {
-        Name(Arc::new(s))
-    }
-}
-
 impl From<Name> for String {
     fn from(n: Name) -> String {
         n.0.to_string()

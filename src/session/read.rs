@@ -483,7 +483,9 @@ pub(super) fn scan_logs(
     let mut skipped = 0;
     let mut dropped = Dropped::default();
     let mut notes: Vec<ReadNote> = Vec::new();
-    let mut own_texts = crate::base::interned::Interner::default();
+    // The run's own pool unless the caller shares one with other runs (`diff`).
+    let own_texts = super::SharedTexts::default();
+    let texts = opts.texts.as_deref().unwrap_or(&own_texts);
     // Files are scanned a batch at a time and each batch's events appended to the run's
     // one vector as it finishes: the batch's per-file vectors are freed before the next
     // batch's are made, so their memory is used again rather than held until the end.
@@ -519,10 +521,7 @@ pub(super) fn scan_logs(
                 Err(e) => return Err(e),
             };
             let (info, mut evs) = source_info_with(sf.display(), scan, ranks);
-            match &opts.texts {
-                Some(shared) => shared.intern_all(&mut evs),
-                None => own_texts.intern_all(&mut evs),
-            }
+            texts.intern_all(&mut evs);
             if events.0.is_empty() {
                 // One file's vector is taken as it is (a single log: no copy at all).
                 std::mem::swap(&mut events.0, &mut evs);
